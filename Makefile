@@ -1,0 +1,69 @@
+# fluid server - top-level build.  `make` builds everything, `make test` runs
+# every test, `make bench` runs the benchmarks, `make run` serves the client.
+# Each target first runs scripts/deps.sh, which installs missing Debian packages.
+
+CC      ?= cc
+BUILD   ?= build
+WARN     = -std=c11 -Wall -Wextra -Wpedantic -Wshadow
+DEFS     = -D_POSIX_C_SOURCE=200809L
+# No -ffast-math: the step checks for NaN/inf and must keep IEEE semantics.
+OPT     ?= -O3 -fno-math-errno -fno-trapping-math -g
+SAN      = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+CFLAGS_ALL = $(WARN) $(DEFS) $(CFLAGS)
+LDLIBS_SIM = -lpthread -lm
+
+SIM_SRC  = $(wildcard server/sim/*.c)
+SIM_HDR  = $(wildcard server/sim/*.h)
+TEST_SIM_SRC = $(wildcard tests/sim/*.c) tests/testlib.c
+TEST_HDR = tests/testlib.h
+
+.PHONY: all deps deps-test sim test test-sim bench run clean
+all: deps sim
+
+deps:
+	@bash scripts/deps.sh build
+deps-test:
+	@bash scripts/deps.sh test
+
+sim: $(BUILD)/libfluidsim.a
+
+$(BUILD)/sim/%.o: server/sim/%.c $(SIM_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/sim -c $< -o $@
+
+$(BUILD)/libfluidsim.a: $(patsubst server/sim/%.c,$(BUILD)/sim/%.o,$(SIM_SRC))
+	@rm -f $@
+	ar rcs $@ $^
+
+# Test binaries: one optimised, one under AddressSanitizer + UBSan.
+$(BUILD)/test_sim: $(TEST_SIM_SRC) $(TEST_HDR) $(BUILD)/libfluidsim.a
+	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/sim -Itests $(TEST_SIM_SRC) $(BUILD)/libfluidsim.a $(LDLIBS_SIM) -o $@
+
+$(BUILD)/test_sim_san: $(TEST_SIM_SRC) $(TEST_HDR) $(SIM_SRC) $(SIM_HDR)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(SAN) -Iserver/sim -Itests $(TEST_SIM_SRC) $(SIM_SRC) $(LDLIBS_SIM) -o $@
+
+$(BUILD)/bench_sim: tests/bench/bench_sim.c $(BUILD)/libfluidsim.a
+	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/sim $< $(BUILD)/libfluidsim.a $(LDLIBS_SIM) -o $@
+
+TEST_SUITES = $(BUILD)/test_sim $(BUILD)/test_sim_san
+
+# Each suite prints "N passed, N failed"; scripts/run-tests.sh runs them all
+# and closes with the total.
+test: deps-test $(TEST_SUITES) $(EXTRA_TEST_DEPS)
+	@bash scripts/run-tests.sh $(TEST_SUITES) $(EXTRA_TESTS)
+
+test-sim: $(BUILD)/test_sim
+	@$(BUILD)/test_sim
+
+bench: deps $(BUILD)/bench_sim $(EXTRA_BENCH_DEPS)
+	$(BUILD)/bench_sim
+	$(EXTRA_BENCH)
+
+clean:
+	rm -rf $(BUILD)
+
+# The server (server/server.mk) and the web client add their own targets and
+# extend EXTRA_TESTS / EXTRA_BENCH.
+-include server/server.mk
+-include web-client/client.mk

@@ -1,0 +1,271 @@
+/* fluid_sim.h - the simulation core's whole public interface.
+ *
+ * A plain C11 library: it knows nothing of sockets, JSON, msgpack or which
+ * thread owns it.  One fs_world is touched by one thread at a time (the
+ * caller's); the library may fan work out to helper threads only through the
+ * parallel_for callback the caller injects in fs_world_def.
+ *
+ * Units: metres, seconds.  Solver: Clavet, Beaudoin, Poulin 2005,
+ * "Particle-based viscoelastic fluid simulation" (Algorithms 1-5, Eq. 1-11).
+ * Material parameters that carry a length are expressed in units of the
+ * interaction radius h, so a material behaves the same at any particle count;
+ * stiffnesses are per step (k dt^2), see params.c.
+ */
+#ifndef FLUID_SIM_H
+#define FLUID_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FS_MAX_MATERIALS 8
+#define FS_MAX_EMITTERS 8
+#define FS_MAX_DRAINS 8
+#define FS_ERROR_LEN 160
+
+typedef struct fs_world fs_world;
+
+typedef struct fs_vec3 {
+    float x, y, z;
+} fs_vec3;
+
+typedef enum fs_status {
+    FS_OK = 0,
+    FS_ERR_ARG,     /* malformed argument (NaN, negative radius, ...) */
+    FS_ERR_RANGE,   /* value outside its documented range */
+    FS_ERR_UNKNOWN, /* unknown name (scene, material, parameter) */
+    FS_ERR_FULL,    /* capacity reached */
+    FS_ERR_NOMEM
+} fs_status;
+
+/* Every call that can refuse writes a human-readable reason here. */
+typedef struct fs_error {
+    char msg[FS_ERROR_LEN];
+} fs_error;
+
+/* ---- Task system (injected, Box2D v3 style) ----------------------------
+ * parallel_for must call fn over disjoint [begin, end) ranges that cover
+ * [0, count) and return when all are done.  worker is in [0, worker_count).
+ * Results never depend on how the range is split: every phase is written as
+ * a gather, so the state is bit-identical for any thread count. */
+typedef void fs_task_fn(int begin, int end, int worker, void *ctx);
+typedef void fs_parallel_for_fn(fs_task_fn *fn, void *ctx, int count, void *user);
+
+typedef enum fs_relax_mode {
+    /* Default.  Pairwise-symmetric Jacobi form of Algorithm 2: densities are
+     * computed for every particle from the same predicted positions, then each
+     * pair exchanges the sum of the two displacements Eq. 6 gives when i and
+     * when j is visited.  Parallel, deterministic, momentum conserved pair by pair. */
+    FS_RELAX_JACOBI = 0,
+    /* Algorithm 2 exactly as printed (Gauss-Seidel: neighbours move at once),
+     * in a fixed random order.  Single-threaded reference. */
+    FS_RELAX_SEQUENTIAL = 1
+} fs_relax_mode;
+
+typedef struct fs_world_def {
+    int capacity;            /* most particles the world can hold */
+    int springs_per_particle;/* spring slots per particle (default 48) */
+    float dt;                /* seconds per step (default 1/60) */
+    int substeps;            /* fs_world_step runs this many steps of dt / substeps (default 1) */
+    fs_relax_mode relax;
+    int relax_iterations;    /* relaxation sweeps per step (default 1, as the paper) */
+    int worker_count;        /* > 1 only with parallel_for */
+    fs_parallel_for_fn *parallel_for;
+    void *task_user;
+} fs_world_def;
+
+fs_world_def fs_default_world_def(void);
+
+/* ---- Materials --------------------------------------------------------- */
+typedef enum fs_param {
+    FS_P_REST_DENSITY = 0, /* rho0, Eq. 2 (kernel-sum units) */
+    FS_P_STIFFNESS,        /* k dt^2, Eq. 2-3 [h per unit density, per step] */
+    FS_P_NEAR_STIFFNESS,   /* k_near dt^2, Eq. 5-6 [h per step] */
+    FS_P_VISC_SIGMA,       /* sigma, Alg. 5 linear viscosity [1/s] */
+    FS_P_VISC_BETA,        /* beta, Alg. 5 quadratic viscosity [s/h] */
+    FS_P_SPRINGS,          /* 0/1: the material carries springs (Sec. 5) */
+    FS_P_SPRING_ADD,       /* 0/1: Alg. 4 adds springs between new neighbours */
+    FS_P_SPRING_STIFFNESS, /* k_spring dt^2, Alg. 3 [per step] */
+    FS_P_PLASTICITY,       /* alpha, Eq. 7-8 [1/s] */
+    FS_P_YIELD_STRETCH,    /* gamma for r > L, Eq. 8 */
+    FS_P_YIELD_COMPRESS,   /* gamma for r < L, Eq. 8 */
+    FS_P_SPRING_BREAK,     /* spring removed when r > break * h (not in paper) */
+    FS_P_FRICTION,         /* mu, Eq. 11, wall friction 0 slip .. 1 no-slip */
+    FS_P_COUNT
+} fs_param;
+
+typedef struct fs_param_info {
+    const char *name; /* wire name, e.g. "stiffness" */
+    const char *unit;
+    const char *doc;
+    float min, max;   /* inclusive range; set_param refuses anything else */
+    bool is_flag;     /* 0 or 1 only */
+} fs_param_info;
+
+const fs_param_info *fs_param_get_info(fs_param p);
+int fs_param_find(const char *name); /* -1 when unknown */
+
+int fs_world_material_count(const fs_world *w);
+const char *fs_world_material_name(const fs_world *w, int material);
+int fs_world_material_find(const fs_world *w, const char *name); /* -1 */
+float fs_world_get_param(const fs_world *w, int material, fs_param p);
+/* Validated: a NaN, an out-of-range value or an unknown material is refused
+ * with a reason and the world is left as it was. */
+fs_status fs_world_set_param(fs_world *w, int material, fs_param p, float value, fs_error *err);
+
+/* Presets, in table order: water, goo, jelly, clay, honey. */
+enum { FS_MAT_WATER = 0, FS_MAT_GOO, FS_MAT_JELLY, FS_MAT_CLAY, FS_MAT_HONEY, FS_MAT_PRESETS };
+
+/* ---- World ------------------------------------------------------------- */
+fs_world *fs_world_create(const fs_world_def *def);
+void fs_world_destroy(fs_world *w);
+
+/* The domain: an axis-aligned box with walls, gravity, interaction radius h
+ * and the rest spacing particles are laid out at. */
+typedef struct fs_domain {
+    fs_vec3 box_min, box_max;
+    fs_vec3 gravity;
+    float h;
+    float spacing;
+    float particle_radius; /* wall collision radius */
+} fs_domain;
+
+/* Empties the world and sets a new domain.  Allocates (the only calls that
+ * do, with fs_world_create). */
+fs_status fs_world_reset(fs_world *w, const fs_domain *dom, fs_error *err);
+fs_domain fs_world_domain(const fs_world *w);
+int fs_world_capacity(const fs_world *w);
+
+/* Particles.  Returns the new particle's stable id, or -1 when full. */
+int64_t fs_world_add_particle(fs_world *w, fs_vec3 pos, fs_vec3 vel, int material);
+/* Fills [lo, hi] with particles on a cubic lattice of the domain spacing,
+ * jittered by jitter * spacing (deterministic).  Returns the count added. */
+int fs_world_add_block(fs_world *w, fs_vec3 lo, fs_vec3 hi, int material, float jitter);
+int fs_world_add_sphere(fs_world *w, fs_vec3 centre, float radius, int material, float jitter);
+/* The "mold" of Fig. 12: springs between every pair of particles of a
+ * spring material closer than h, with rest length their current distance. */
+int fs_world_make_springs(fs_world *w);
+bool fs_world_remove_particle(fs_world *w, uint32_t id);
+int fs_world_remove_in_sphere(fs_world *w, fs_vec3 centre, float radius);
+int fs_world_particle_count(const fs_world *w);
+int fs_world_spring_count(const fs_world *w);
+/* Copies up to max springs as (id_a < id_b, rest length); returns how many
+ * springs the world has. */
+int fs_world_springs(const fs_world *w, uint32_t *id_a, uint32_t *id_b, float *rest, int max);
+
+/* Read-only view of particle state in internal (spatially sorted) order.
+ * Valid until the next call that changes the world. */
+typedef struct fs_particles_view {
+    int count;
+    const float *x, *y, *z;
+    const float *vx, *vy, *vz;
+    const uint8_t *material;
+    const uint32_t *id;
+    /* by_id[k] is the internal index of the k-th particle in increasing id
+     * order: the order frames use. */
+    const int32_t *by_id;
+} fs_particles_view;
+void fs_world_view(const fs_world *w, fs_particles_view *out);
+/* Internal index of a particle id, or -1. */
+int fs_world_index_of(const fs_world *w, uint32_t id);
+
+/* ---- Interaction (the server's entry points) -------------------------- */
+/* Adds strength * dir * (1 - (r/radius)^2) to the velocity of each particle
+ * within radius of point.  dir is normalised; strength is in m/s.  Returns
+ * the number of particles touched through *touched (may be NULL). */
+fs_status fs_world_push(fs_world *w, fs_vec3 point, float radius, fs_vec3 dir, float strength,
+                        int *touched, fs_error *err);
+
+typedef struct fs_emitter_def {
+    fs_vec3 pos;
+    fs_vec3 dir;   /* normalised */
+    float speed;   /* m/s */
+    float radius;  /* nozzle radius, m */
+    float rate;    /* particles per second */
+    int cap;       /* emits only while the world holds fewer particles than this
+                      (0: until the world is full); with a drain it runs forever */
+    int material;
+    bool enabled;
+} fs_emitter_def;
+/* Returns the emitter slot or -1 with a reason. */
+int fs_world_set_emitter(fs_world *w, int slot, const fs_emitter_def *def, fs_error *err);
+fs_status fs_world_enable_emitter(fs_world *w, int slot, bool enabled, fs_error *err);
+int fs_world_emitter_count(const fs_world *w);
+bool fs_world_get_emitter(const fs_world *w, int slot, fs_emitter_def *out, int *emitted);
+
+typedef struct fs_drain_def {
+    fs_vec3 centre;
+    float radius;
+    bool enabled;
+} fs_drain_def;
+int fs_world_set_drain(fs_world *w, int slot, const fs_drain_def *def, fs_error *err);
+
+void fs_world_set_paused(fs_world *w, bool paused);
+bool fs_world_paused(const fs_world *w);
+/* Queues n single steps to run while paused. */
+void fs_world_request_steps(fs_world *w, int n);
+/* Steps once if running or if single steps are queued; returns true if it
+ * stepped. */
+bool fs_world_advance(fs_world *w);
+/* One step of Algorithm 1, paused or not. */
+void fs_world_step(fs_world *w);
+
+/* ---- Scenes ------------------------------------------------------------- */
+typedef struct fs_scene_info {
+    const char *name;
+    const char *doc;
+    int default_particles;
+} fs_scene_info;
+int fs_scene_count(void);
+const fs_scene_info *fs_scene_get(int i);
+/* Resets the world to a named scene with about `particles` particles
+ * (0: the scene's default).  Material parameters are kept. */
+fs_status fs_world_load_scene(fs_world *w, const char *name, int particles, fs_error *err);
+const char *fs_world_scene_name(const fs_world *w);
+
+/* ---- Stats -------------------------------------------------------------- */
+typedef enum fs_phase {
+    FS_PHASE_GRID = 0,   /* both neighbour grids (counting sort + reorder) */
+    FS_PHASE_VISCOSITY,  /* gravity + Algorithm 5 + prediction */
+    FS_PHASE_SPRINGS,    /* Algorithms 4 and 3 */
+    FS_PHASE_RELAX,      /* Algorithm 2 */
+    FS_PHASE_COLLIDE,    /* walls (Eq. 9-11), velocities, repair */
+    FS_PHASE_COUNT
+} fs_phase;
+
+typedef struct fs_stats {
+    uint64_t tick;
+    double sim_time;
+    int particles;
+    int springs;
+    double phase_ms[FS_PHASE_COUNT]; /* last step */
+    double step_ms;                  /* last step */
+    uint64_t nonfinite_repaired;     /* particles whose state was NaN/inf and was repaired */
+    uint64_t escapes_clamped;        /* particles put back inside the box by the final clamp */
+    uint64_t springs_refused;        /* spring insertions refused for lack of slots */
+    uint64_t emitted, drained;
+} fs_stats;
+void fs_world_stats(const fs_world *w, fs_stats *out);
+
+/* Mean number of neighbours within h (excluding itself) of particles whose
+ * whole neighbourhood is full: an O(N) diagnostic, not called by the step. */
+float fs_world_mean_neighbours(fs_world *w, float *mean_density, float *mean_near);
+
+/* 64-bit hash of the whole state (particles in id order, springs, tick). */
+uint64_t fs_world_hash(const fs_world *w);
+
+/* ---- A small thread pool satisfying fs_parallel_for_fn ------------------ */
+typedef struct fs_pool fs_pool;
+fs_pool *fs_pool_create(int threads); /* threads includes the caller */
+void fs_pool_destroy(fs_pool *p);
+int fs_pool_threads(const fs_pool *p);
+void fs_pool_parallel_for(fs_task_fn *fn, void *ctx, int count, void *user /* fs_pool* */);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

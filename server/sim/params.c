@@ -1,0 +1,130 @@
+/* params.c - the materials table: parameter metadata, documented ranges and
+ * the five presets.  Parameters follow Clavet et al. 2005; lengths inside a
+ * parameter are in units of the interaction radius h so that a material
+ * behaves alike at any resolution (Eq. 3/6 displacements are k * h * ...). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+static const fs_param_info PARAMS[FS_P_COUNT] = {
+    [FS_P_REST_DENSITY] = {"rest_density", "kernel sum",
+                           "rho0 of Eq. 2; 3.19 is a cubic lattice at h = 2.1 spacings", 0.5f, 20.0f, false},
+    [FS_P_STIFFNESS] = {"stiffness", "h/step", "k dt^2 of Eq. 2-3 (pressure), per step", 0.0f, 0.05f, false},
+    [FS_P_NEAR_STIFFNESS] = {"near_stiffness", "h/step",
+                             "k_near dt^2 of Eq. 5-6 (anti-clustering, surface tension), per step", 0.0f, 0.2f,
+                             false},
+    [FS_P_VISC_SIGMA] = {"viscosity_linear", "1/s", "sigma of Algorithm 5", 0.0f, 60.0f, false},
+    [FS_P_VISC_BETA] = {"viscosity_quadratic", "s/h", "beta of Algorithm 5", 0.0f, 10.0f, false},
+    [FS_P_SPRINGS] = {"springs", "flag", "the material carries springs (Sec. 5.1)", 0.0f, 1.0f, true},
+    [FS_P_SPRING_ADD] = {"spring_add", "flag", "Algorithm 4 inserts springs between new neighbours", 0.0f,
+                         1.0f, true},
+    [FS_P_SPRING_STIFFNESS] = {"spring_stiffness", "1/step", "k_spring dt^2 of Algorithm 3, per step", 0.0f, 0.3f,
+                               false},
+    [FS_P_PLASTICITY] = {"plasticity", "1/s", "alpha of Eq. 7-8 (rest-length change rate)", 0.0f, 100.0f, false},
+    [FS_P_YIELD_STRETCH] = {"yield_stretch", "ratio", "gamma of Eq. 8 when stretched", 0.0f, 1.0f, false},
+    [FS_P_YIELD_COMPRESS] = {"yield_compress", "ratio", "gamma of Eq. 8 when compressed", 0.0f, 1.0f, false},
+    [FS_P_SPRING_BREAK] = {"spring_break", "h",
+                           "a spring is removed when stretched beyond this many h (not in the paper)", 1.0f,
+                           10.0f, false},
+    [FS_P_FRICTION] = {"friction", "ratio", "mu of Eq. 11 at walls: 0 slip, 1 no-slip", 0.0f, 1.0f, false},
+};
+
+const fs_param_info *fs_param_get_info(fs_param p) {
+    if ((int)p < 0 || p >= FS_P_COUNT) return NULL;
+    return &PARAMS[p];
+}
+
+int fs_param_find(const char *name) {
+    if (!name) return -1;
+    for (int i = 0; i < FS_P_COUNT; i++)
+        if (strcmp(PARAMS[i].name, name) == 0) return i;
+    return -1;
+}
+
+/* Presets.  The three stiffnesses are per step (k dt^2, as the paper's own
+ * values are given with dt = 1): the prediction-relaxation scheme is stable
+ * for k dt^2 up to about 0.02 at h = 2.1 spacings whatever dt is, so the
+ * ranges stay stable at any dt, and smaller steps (substeps) make the
+ * same material stiffer in physical terms, i.e. less compressible.
+ * Viscosities are physical (1/s, s/h). */
+static void preset(fs_material *m, const char *name, float rho0, float k, float kn, float sigma, float beta,
+                   bool springs, bool add, float ks, float alpha, float ys, float yc, float brk, float mu) {
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "%s", name);
+    m->p[FS_P_REST_DENSITY] = rho0;
+    m->p[FS_P_STIFFNESS] = k;
+    m->p[FS_P_NEAR_STIFFNESS] = kn;
+    m->p[FS_P_VISC_SIGMA] = sigma;
+    m->p[FS_P_VISC_BETA] = beta;
+    m->p[FS_P_SPRINGS] = springs ? 1.0f : 0.0f;
+    m->p[FS_P_SPRING_ADD] = add ? 1.0f : 0.0f;
+    m->p[FS_P_SPRING_STIFFNESS] = ks;
+    m->p[FS_P_PLASTICITY] = alpha;
+    m->p[FS_P_YIELD_STRETCH] = ys;
+    m->p[FS_P_YIELD_COMPRESS] = yc;
+    m->p[FS_P_SPRING_BREAK] = brk;
+    m->p[FS_P_FRICTION] = mu;
+}
+
+void fs__materials_init(fs_world *w) {
+    /*                                   rho0  k      kn      sigma beta springs add   ks    alpha ys    yc    break mu */
+    preset(&w->mat[FS_MAT_WATER], "water", 3.2f, 0.01f, 0.005f, 0.0f, 0.3f, false, false, 0, 0, 0, 0, 2, 0.05f);
+    preset(&w->mat[FS_MAT_GOO], "goo", 3.2f, 0.01f, 0.005f, 1.0f, 0.3f, true, true, 0.02f, 4.0f, 0.1f, 0.1f, 3.0f,
+           0.3f);
+    preset(&w->mat[FS_MAT_JELLY], "jelly", 3.2f, 0.01f, 0.005f, 1.0f, 0.3f, true, false, 0.1f, 0.0f, 0.2f, 0.2f,
+           1.6f, 0.5f);
+    preset(&w->mat[FS_MAT_CLAY], "clay", 3.2f, 0.01f, 0.005f, 2.0f, 0.3f, true, false, 0.1f, 20.0f, 0.05f, 0.05f,
+           1.6f, 0.8f);
+    preset(&w->mat[FS_MAT_HONEY], "honey", 3.2f, 0.01f, 0.005f, 30.0f, 1.0f, false, false, 0, 0, 0, 0, 2, 0.6f);
+    w->nmat = FS_MAT_PRESETS;
+}
+
+int fs_world_material_count(const fs_world *w) { return w->nmat; }
+
+const char *fs_world_material_name(const fs_world *w, int m) {
+    return (m >= 0 && m < w->nmat) ? w->mat[m].name : NULL;
+}
+
+int fs_world_material_find(const fs_world *w, const char *name) {
+    if (!name) return -1;
+    for (int i = 0; i < w->nmat; i++)
+        if (strcmp(w->mat[i].name, name) == 0) return i;
+    return -1;
+}
+
+float fs_world_get_param(const fs_world *w, int m, fs_param p) {
+    if (m < 0 || m >= w->nmat || (int)p < 0 || p >= FS_P_COUNT) return NAN;
+    return w->mat[m].p[p];
+}
+
+static void seterr(fs_error *err, const char *fmt, const char *a, double x, double lo, double hi) {
+    if (err) snprintf(err->msg, sizeof err->msg, fmt, a, x, lo, hi);
+}
+
+fs_status fs_world_set_param(fs_world *w, int m, fs_param p, float v, fs_error *err) {
+    if (m < 0 || m >= w->nmat) {
+        if (err) snprintf(err->msg, sizeof err->msg, "unknown material %d", m);
+        return FS_ERR_UNKNOWN;
+    }
+    if ((int)p < 0 || p >= FS_P_COUNT) {
+        if (err) snprintf(err->msg, sizeof err->msg, "unknown parameter %d", (int)p);
+        return FS_ERR_UNKNOWN;
+    }
+    const fs_param_info *in = &PARAMS[p];
+    if (!isfinite(v)) {
+        seterr(err, "%s must be a finite number (got %g; range %g..%g)", in->name, v, in->min, in->max);
+        return FS_ERR_ARG;
+    }
+    if (v < in->min || v > in->max) {
+        seterr(err, "%s = %g is outside %g..%g", in->name, v, in->min, in->max);
+        return FS_ERR_RANGE;
+    }
+    if (in->is_flag && v != 0.0f && v != 1.0f) {
+        seterr(err, "%s is a flag: 0 or 1 (got %g; %g..%g)", in->name, v, 0, 1);
+        return FS_ERR_RANGE;
+    }
+    w->mat[m].p[p] = v;
+    return FS_OK;
+}

@@ -1,0 +1,117 @@
+/* sim_internal.h - the world's private layout, shared by the sim's .c files.
+ * Nothing outside server/sim/ includes this. */
+#ifndef SIM_INTERNAL_H
+#define SIM_INTERNAL_H
+
+#include "fluid_sim.h"
+
+typedef struct fs_material {
+    char name[16];
+    float p[FS_P_COUNT];
+} fs_material;
+
+typedef struct fs_emitter {
+    fs_emitter_def def;
+    bool used;
+    int emitted;
+    double accum; /* fractional particles owed */
+} fs_emitter;
+
+typedef struct fs_drain {
+    fs_drain_def def;
+    bool used;
+} fs_drain;
+
+/* Hot particle data, structure of arrays, in spatial (cell) order.  Every
+ * array named here has a twin in `alt` so a reorder is a gather + swap. */
+typedef struct fs_particles {
+    float *x, *y, *z;    /* position (predicted position during a step) */
+    float *px, *py, *pz; /* previous position (Alg. 1 line 8) */
+    float *vx, *vy, *vz;
+    uint8_t *mat;
+    uint32_t *id;   /* stable public id, never reused */
+    int32_t *slot;  /* storage slot for cold per-particle data (springs) */
+} fs_particles;
+
+struct fs_world {
+    fs_world_def def;
+    fs_domain dom;
+    char scene[32];
+
+    /* derived from def and dom */
+    float dt;  /* one sub-step: def.dt / def.substeps */
+    float h, inv_h, max_speed;
+    fs_vec3 lo, hi; /* box shrunk by the particle radius: where centres may be */
+
+    int cap, n;
+    fs_particles p, alt;
+    /* per-particle scratch, in the current order */
+    float *s_a, *s_b;          /* pressure / near pressure (premultiplied) */
+    float *nx, *ny, *nz;       /* output positions of a gather phase */
+    float *nvx, *nvy, *nvz;    /* output velocities of a gather phase */
+    int32_t *cell;             /* cell of each particle at the last grid build */
+    int32_t *perm;             /* sort permutation */
+    int32_t *spr_total;        /* Alg. 4: springs + candidates per particle */
+    /* neighbour lists at the predicted positions, built once per step and
+     * used by Alg. 4 and Alg. 2; nb_n[i] = -1 when i had more than NB_MAX */
+    int32_t *nb, *nb_n;
+    int32_t *scratch;          /* per worker: cap entries, for full scans */
+
+    /* ids and slots */
+    uint32_t next_id;
+    int32_t *slot_index; /* slot -> current index, -1 when free */
+    int32_t *free_slots; /* stack */
+    int nfree;
+    int32_t *id_order;   /* slots in increasing id order, n entries */
+    int32_t *by_id;      /* k -> index, rebuilt after each reorder */
+    int32_t *seq_order;  /* FS_RELAX_SEQUENTIAL: a fixed random order of slots */
+
+    /* springs, stored per slot so a reorder never moves them; each list is
+     * sorted by partner slot; both ends hold the spring (kept identical). */
+    int K;
+    uint16_t *spr_n;  /* by slot */
+    int32_t *spr_j;   /* partner slot, [slot * K + k] */
+    float *spr_L;     /* rest length */
+    int springs;      /* total springs (pairs) */
+
+    /* uniform grid, cell size h, over the box */
+    int gx, gy, gz, ncell;
+    int32_t *cell_start; /* ncell + 1 */
+
+    fs_material mat[FS_MAX_MATERIALS];
+    int nmat;
+
+    fs_emitter emit[FS_MAX_EMITTERS];
+    fs_drain drain[FS_MAX_DRAINS];
+
+    bool paused;
+    int pending_steps;
+
+    fs_stats st;
+    uint64_t spr_refused_worker[64];
+};
+
+#define FS_NB_MAX 128
+
+/* world.c */
+void fs__remove_index(fs_world *w, int i);
+int fs__alloc_particle(fs_world *w, float x, float y, float z, float vx, float vy, float vz, int m);
+void fs__rebuild_by_id(fs_world *w);
+void fs__sync_ids(fs_world *w);
+void fs__materials_init(fs_world *w);
+double fs__now_ms(void);
+
+/* solver.c */
+void fs__grid_build(fs_world *w);
+void fs__step(fs_world *w);
+
+/* deterministic hash-based noise in [0, 1) */
+static inline float fs__rand01(uint64_t a, uint64_t b) {
+    uint64_t z = a * 0x9E3779B97F4A7C15ull + b + 0x632BE59BD9B4E019ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (float)(z >> 40) * (1.0f / 16777216.0f);
+}
+
+#endif

@@ -1,0 +1,777 @@
+/* solver.c - one step of Clavet, Beaudoin & Poulin 2005, Algorithm 1, in 3D.
+ *
+ * Stages (Algorithm 1):
+ *   emit / drain                       (commands; outside the paper)
+ *   grid on x                          (Sec. 7.1, uniform grid of cell h, counting sort)
+ *   gravity + viscosity (Alg. 5)       lines 1-5
+ *   prediction                          lines 6-10
+ *   grid on predicted x
+ *   adjustSprings (Alg. 4, Eq. 7-8)    line 12
+ *   applySpringDisplacements (Alg. 3)  line 15
+ *   doubleDensityRelaxation (Alg. 2)   line 16
+ *   resolveCollisions (Eq. 9-11)       line 17, walls of the box
+ *   new velocities                      lines 18-20, then NaN repair and box clamp
+ *
+ * Parallel form.  Algorithms 2, 3 and 5 apply each pair's displacement (or
+ * impulse) at once, so their sequential result depends on the visiting order.
+ * Here every pairwise stage is a *gather*: each particle sums, from the same
+ * input state, the share it receives from each pair, and the pair's two
+ * shares are computed by the same expression with r_ij negated, so they are
+ * bitwise equal and opposite.  Pairwise action-reaction along r_ij holds
+ * exactly per pair, hence linear and angular momentum are conserved to
+ * round-off, and the result does not depend on the thread count or on how
+ * the work is split.  For the relaxation this means: densities from the
+ * predicted positions, then the pair (i, j) exchanges
+ *     D_ij = dt^2 ((P_i + P_j)(1-q) + (P_i^near + P_j^near)(1-q)^2) r_ij / 2,
+ * i.e. the sum of the two displacements Algorithm 2 would give the pair when
+ * visiting i and when visiting j, evaluated at one configuration (Jacobi)
+ * instead of sequentially (Gauss-Seidel).  FS_RELAX_SEQUENTIAL runs
+ * Algorithm 2 exactly as printed for comparison (tests/bench report both).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+/* ---- running tasks ------------------------------------------------------ */
+static void run(fs_world *w, fs_task_fn *fn, void *ctx, int count) {
+    if (count <= 0) return;
+    if (w->def.parallel_for && w->def.worker_count > 1 && count >= 512)
+        w->def.parallel_for(fn, ctx, count, w->def.task_user);
+    else
+        fn(0, count, 0, ctx);
+}
+
+/* ---- the grid (Sec. 7.1) ----------------------------------------------- */
+static inline int cell_of(const fs_world *w, float x, float y, float z) {
+    int cx = (int)((x - w->dom.box_min.x) * w->inv_h);
+    int cy = (int)((y - w->dom.box_min.y) * w->inv_h);
+    int cz = (int)((z - w->dom.box_min.z) * w->inv_h);
+    cx = cx < 0 ? 0 : (cx >= w->gx ? w->gx - 1 : cx);
+    cy = cy < 0 ? 0 : (cy >= w->gy ? w->gy - 1 : cy);
+    cz = cz < 0 ? 0 : (cz >= w->gz ? w->gz - 1 : cz);
+    return (cz * w->gy + cy) * w->gx + cx;
+}
+
+/* The 27 neighbour cells as 9 runs of 3 cells consecutive in x, hence 9
+ * contiguous index ranges of the sorted particles. */
+typedef struct ranges {
+    int cell;
+    int n;
+    int32_t b[9], e[9];
+} ranges;
+
+static inline void ranges_of(const fs_world *w, int c, ranges *r) {
+    if (r->cell == c) return;
+    r->cell = c;
+    r->n = 0;
+    int gx = w->gx, gy = w->gy, gz = w->gz;
+    int cx = c % gx, cy = (c / gx) % gy, cz = c / (gx * gy);
+    int x0 = cx > 0 ? cx - 1 : 0, x1 = cx < gx - 1 ? cx + 1 : cx;
+    for (int dz = -1; dz <= 1; dz++) {
+        int zz = cz + dz;
+        if (zz < 0 || zz >= gz) continue;
+        for (int dy = -1; dy <= 1; dy++) {
+            int yy = cy + dy;
+            if (yy < 0 || yy >= gy) continue;
+            int base = (zz * gy + yy) * gx;
+            int b = w->cell_start[base + x0], e = w->cell_start[base + x1 + 1];
+            if (b < e) r->b[r->n] = b, r->e[r->n] = e, r->n++;
+        }
+    }
+}
+
+/* Branch-free scan of the 27 cells around i: writes the indices j != i
+ * closer than h to out (which has room for every particle) and returns how
+ * many.  The distance test is symmetric in (i, j) bit for bit, so j is in
+ * i's list exactly when i is in j's. */
+static inline int scan(const fs_world *w, const ranges *r, int i, float h2, int32_t *out) {
+    const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z;
+    const float xi = X[i], yi = Y[i], zi = Z[i];
+    int n = 0;
+    for (int k = 0; k < r->n; k++)
+        for (int j = r->b[k]; j < r->e[k]; j++) {
+            float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
+            out[n] = j;
+            n += (dx * dx + dy * dy + dz * dz < h2) & (j != i);
+        }
+    return n;
+}
+
+typedef struct reorder_ctx {
+    fs_world *w;
+} reorder_ctx;
+
+static void reorder_task(int b, int e, int worker, void *vctx) {
+    (void)worker;
+    fs_world *w = ((reorder_ctx *)vctx)->w;
+    const int32_t *perm = w->perm;
+    fs_particles *s = &w->p, *d = &w->alt;
+    for (int k = b; k < e; k++) {
+        int i = perm[k];
+        d->x[k] = s->x[i], d->y[k] = s->y[i], d->z[k] = s->z[i];
+        d->px[k] = s->px[i], d->py[k] = s->py[i], d->pz[k] = s->pz[i];
+        d->vx[k] = s->vx[i], d->vy[k] = s->vy[i], d->vz[k] = s->vz[i];
+        d->mat[k] = s->mat[i], d->id[k] = s->id[i], d->slot[k] = s->slot[i];
+    }
+}
+
+/* Counting sort of the particles by cell; the particle arrays are permuted
+ * into cell order so neighbour runs are contiguous in memory.  Stable, hence
+ * deterministic. */
+void fs__grid_build(fs_world *w) {
+    int n = w->n, nc = w->ncell;
+    int32_t *start = w->cell_start, *cell = w->cell, *perm = w->perm;
+    memset(start, 0, sizeof(int32_t) * ((size_t)nc + 1));
+    for (int i = 0; i < n; i++) {
+        int c = cell_of(w, w->p.x[i], w->p.y[i], w->p.z[i]);
+        cell[i] = c;
+        start[c + 1]++;
+    }
+    for (int c = 0; c < nc; c++) start[c + 1] += start[c];
+    /* scatter using start[c] as a cursor, then shift back */
+    for (int i = 0; i < n; i++) perm[start[cell[i]]++] = i;
+    for (int c = nc; c > 0; c--) start[c] = start[c - 1];
+    start[0] = 0;
+    reorder_ctx ctx = {w};
+    run(w, reorder_task, &ctx, n);
+    fs_particles t = w->p;
+    w->p = w->alt;
+    w->alt = t;
+    for (int c = 0; c < nc; c++)
+        for (int k = start[c]; k < start[c + 1]; k++) cell[k] = c;
+    for (int k = 0; k < n; k++) w->slot_index[w->p.slot[k]] = k;
+    fs__rebuild_by_id(w);
+}
+
+/* ---- per-material constants, premultiplied for the inner loops ---------- */
+typedef struct mconst {
+    float sigma[FS_MAX_MATERIALS], beta[FS_MAX_MATERIALS]; /* dt*sigma, dt*beta/h */
+    float k[FS_MAX_MATERIALS], kn[FS_MAX_MATERIALS];       /* h * (k dt^2) */
+    float rho0[FS_MAX_MATERIALS];
+    float ks[FS_MAX_MATERIALS], alpha[FS_MAX_MATERIALS];   /* k_spring dt^2, dt*alpha */
+    float ys[FS_MAX_MATERIALS], yc[FS_MAX_MATERIALS], brk[FS_MAX_MATERIALS];
+    uint8_t springs[FS_MAX_MATERIALS], add[FS_MAX_MATERIALS];
+    float mu[FS_MAX_MATERIALS];
+    bool any_springs;
+} mconst;
+
+static void mconst_init(const fs_world *w, mconst *m) {
+    float dt = w->dt, h = w->h;
+    memset(m, 0, sizeof *m);
+    for (int i = 0; i < w->nmat; i++) {
+        const float *p = w->mat[i].p;
+        m->sigma[i] = dt * p[FS_P_VISC_SIGMA];
+        m->beta[i] = dt * p[FS_P_VISC_BETA] / h;
+        m->k[i] = h * p[FS_P_STIFFNESS];
+        m->kn[i] = h * p[FS_P_NEAR_STIFFNESS];
+        m->rho0[i] = p[FS_P_REST_DENSITY];
+        m->ks[i] = p[FS_P_SPRING_STIFFNESS];
+        m->alpha[i] = dt * p[FS_P_PLASTICITY];
+        m->ys[i] = p[FS_P_YIELD_STRETCH];
+        m->yc[i] = p[FS_P_YIELD_COMPRESS];
+        m->brk[i] = p[FS_P_SPRING_BREAK] * h;
+        m->springs[i] = p[FS_P_SPRINGS] != 0.0f;
+        m->add[i] = m->springs[i] && p[FS_P_SPRING_ADD] != 0.0f;
+        m->mu[i] = p[FS_P_FRICTION];
+        m->any_springs |= m->springs[i];
+    }
+}
+
+typedef struct step_ctx {
+    fs_world *w;
+    mconst m;
+    float dt, h, h2, inv_h;
+    fs_vec3 g;
+    uint64_t nonfinite[64], clamped[64];
+} step_ctx;
+
+/* Direction r_ij of a coincident pair (r = 0): a pseudo-random unit vector
+ * drawn from the pair's ids, negated when i and j swap, so the pair still
+ * acts along one line with equal and opposite shares. */
+static inline void coincident_dir(const fs_particles *p, int i, int j, float *dx, float *dy, float *dz) {
+    uint32_t a = p->id[i], b = p->id[j];
+    float sg = b > a ? 1.0f : -1.0f;
+    uint64_t key = b > a ? ((uint64_t)a << 32 | b) : ((uint64_t)b << 32 | a);
+    float z = 2.0f * fs__rand01(key, 21) - 1.0f, t = 6.2831853f * fs__rand01(key, 22);
+    float r = sqrtf(fmaxf(0.0f, 1.0f - z * z));
+    *dx = sg * r * cosf(t), *dy = sg * r * sinf(t), *dz = sg * z;
+}
+
+/* ---- gravity + viscosity (Alg. 1 lines 1-5, Alg. 5), gather form ------- */
+static void viscosity_task(int b, int e, int worker, void *vctx) {
+    step_ctx *c = vctx;
+    fs_world *w = c->w;
+    const fs_particles *p = &w->p;
+    const float *X = p->x, *Y = p->y, *Z = p->z, *VX = p->vx, *VY = p->vy, *VZ = p->vz;
+    const uint8_t *M = p->mat;
+    const float inv_h = c->inv_h, gdx = c->g.x * c->dt, gdy = c->g.y * c->dt, gdz = c->g.z * c->dt;
+    int32_t *list = w->scratch + (size_t)worker * w->cap;
+    ranges r = {.cell = -1};
+    for (int i = b; i < e; i++) {
+        ranges_of(w, w->cell[i], &r);
+        int n = scan(w, &r, i, c->h2, list);
+        const float xi = X[i], yi = Y[i], zi = Z[i], vxi = VX[i], vyi = VY[i], vzi = VZ[i];
+        const float si = c->m.sigma[M[i]], bi = c->m.beta[M[i]];
+        float ax = 0, ay = 0, az = 0;
+        for (int k = 0; k < n; k++) {
+            int j = list[k];
+            float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
+            float rr = sqrtf(dx * dx + dy * dy + dz * dz);
+            if (rr < 1e-9f) continue; /* no direction: no radial impulse */
+            float inv = 1.0f / rr;
+            dx *= inv, dy *= inv, dz *= inv;
+            /* u: inward radial velocity (Alg. 5 line 5) */
+            float u = (vxi - VX[j]) * dx + (vyi - VY[j]) * dy + (vzi - VZ[j]) * dz;
+            if (u <= 0.0f) continue;
+            float q = rr * inv_h;
+            float sg = 0.5f * (si + c->m.sigma[M[j]]), bt = 0.5f * (bi + c->m.beta[M[j]]);
+            /* Alg. 5 line 8 (dt folded into sigma, beta).  Applied as a
+             * Jacobi gather, an impulse larger than (1-q) u / 16 per pair
+             * could make the sum over ~40 neighbours reverse the relative
+             * velocity; saturating there keeps the smoothing operator's
+             * eigenvalues in [0, 1] up to twice the rest density. */
+            float I = sg * u + bt * u * u, cap = u * (1.0f / 16.0f);
+            I = (1.0f - q) * (I < cap ? I : cap);
+            I *= 0.5f; /* line 9: v_i -= I/2 */
+            ax -= I * dx, ay -= I * dy, az -= I * dz;
+        }
+        /* Alg. 1 line 3 (gravity) + the viscosity impulses */
+        w->nvx[i] = vxi + gdx + ax;
+        w->nvy[i] = vyi + gdy + ay;
+        w->nvz[i] = vzi + gdz + az;
+    }
+}
+
+/* Alg. 1 lines 6-10: save previous position, advance to predicted. */
+static void predict_task(int b, int e, int worker, void *vctx) {
+    (void)worker;
+    step_ctx *c = vctx;
+    fs_particles *p = &c->w->p;
+    const float dt = c->dt;
+    for (int i = b; i < e; i++) {
+        p->px[i] = p->x[i], p->py[i] = p->y[i], p->pz[i] = p->z[i];
+        p->x[i] += dt * p->vx[i], p->y[i] += dt * p->vy[i], p->z[i] += dt * p->vz[i];
+    }
+}
+
+/* ---- springs: Algorithm 4 (adjust) in three gathers, then Algorithm 3 --- */
+static inline bool has_spring(const int32_t *J, int n, int32_t t) {
+    int lo = 0, hi = n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) >> 1;
+        if (J[mid] == t) return true;
+        if (J[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return false;
+}
+
+/* S1: Eq. 8 rest-length update of every existing spring, and Alg. 4 lines
+ * 12-14 removal (L > h), plus removal when stretched past the break length or
+ * when a material no longer has springs.  Both ends compute the same numbers
+ * from the same inputs, so the two copies stay identical. */
+static void spring_plastic_task(int b, int e, int worker, void *vctx) {
+    (void)worker;
+    step_ctx *c = vctx;
+    fs_world *w = c->w;
+    const fs_particles *p = &w->p;
+    const int K = w->K;
+    const float h = c->h;
+    for (int i = b; i < e; i++) {
+        int s = p->slot[i];
+        int n = w->spr_n[s], m = 0;
+        int32_t *J = w->spr_j + (size_t)s * K;
+        float *L = w->spr_L + (size_t)s * K;
+        int mi = p->mat[i];
+        for (int k = 0; k < n; k++) {
+            int j = w->slot_index[J[k]];
+            int mj = p->mat[j];
+            if (!c->m.springs[mi] || !c->m.springs[mj]) continue;
+            float dx = p->x[j] - p->x[i], dy = p->y[j] - p->y[i], dz = p->z[j] - p->z[i];
+            float rr = sqrtf(dx * dx + dy * dy + dz * dz);
+            float Lk = L[k];
+            float alpha = 0.5f * (c->m.alpha[mi] + c->m.alpha[mj]);
+            float ys = 0.5f * (c->m.ys[mi] + c->m.ys[mj]), yc = 0.5f * (c->m.yc[mi] + c->m.yc[mj]);
+            float brk = 0.5f * (c->m.brk[mi] + c->m.brk[mj]);
+            /* Alg. 4 lines 7-11: tolerable deformation d = gamma L */
+            float ds = ys * Lk, dc = yc * Lk;
+            if (rr > Lk + ds)
+                Lk += alpha * (rr - Lk - ds);
+            else if (rr < Lk - dc)
+                Lk -= alpha * (Lk - dc - rr);
+            /* Alg. 4 lines 13-14 */
+            if (Lk > h || rr > brk) continue;
+            J[m] = J[k];
+            L[m] = Lk;
+            m++;
+        }
+        w->spr_n[s] = (uint16_t)m;
+    }
+}
+
+/* S2: how many springs each particle would have if Alg. 4 line 5 added one
+ * for every eligible neighbour within h. */
+static void spring_count_task(int b, int e, int worker, void *vctx) {
+    step_ctx *c = vctx;
+    fs_world *w = c->w;
+    const fs_particles *p = &w->p;
+    const int K = w->K;
+    int32_t *list = w->scratch + (size_t)worker * w->cap;
+    ranges r = {.cell = -1};
+    for (int i = b; i < e; i++) {
+        int s = p->slot[i], n = w->spr_n[s];
+        int total = n;
+        if (c->m.add[p->mat[i]]) {
+            const int32_t *J = w->spr_j + (size_t)s * K;
+            ranges_of(w, w->cell[i], &r);
+            int nn = scan(w, &r, i, c->h2, list);
+            for (int k = 0; k < nn; k++) {
+                int j = list[k];
+                if (c->m.add[p->mat[j]] && !has_spring(J, n, p->slot[j])) total++;
+            }
+        }
+        w->spr_total[i] = total;
+    }
+}
+
+/* S3: Alg. 4 line 5, add spring ij with rest length h.  A pair is added
+ * only when both ends have room for all their candidates, so both ends make
+ * the same decision without talking to each other. */
+static void spring_add_task(int b, int e, int worker, void *vctx) {
+    step_ctx *c = vctx;
+    fs_world *w = c->w;
+    const fs_particles *p = &w->p;
+    const int K = w->K;
+    int32_t *list = w->scratch + (size_t)worker * w->cap;
+    ranges r = {.cell = -1};
+    for (int i = b; i < e; i++) {
+        int s = p->slot[i], n0 = w->spr_n[s];
+        if (w->spr_total[i] == n0) continue;
+        if (w->spr_total[i] > K) {
+            w->spr_refused_worker[worker] += (uint64_t)(w->spr_total[i] - n0);
+            continue;
+        }
+        int32_t *J = w->spr_j + (size_t)s * K;
+        float *L = w->spr_L + (size_t)s * K;
+        int n = n0;
+        ranges_of(w, w->cell[i], &r);
+        int nn = scan(w, &r, i, c->h2, list);
+        for (int k = 0; k < nn; k++) {
+            int j = list[k];
+            if (!c->m.add[p->mat[j]] || w->spr_total[j] > K) continue;
+            if (has_spring(J, n0, p->slot[j])) continue;
+            J[n] = p->slot[j];
+            L[n] = c->h;
+            n++;
+        }
+        /* insertion sort of the appended tail into the sorted list */
+        for (int a = n0; a < n; a++) {
+            int32_t tj = J[a];
+            float tl = L[a];
+            int q = a;
+            while (q > 0 && J[q - 1] > tj) J[q] = J[q - 1], L[q] = L[q - 1], q--;
+            J[q] = tj, L[q] = tl;
+        }
+        w->spr_n[s] = (uint16_t)n;
+    }
+}
+
+/* Algorithm 3: D = dt^2 k_spring (1 - L/h)(L - r) r_ij; x_i -= D/2. */
+static void spring_displace_task(int b, int e, int worker, void *vctx) {
+    (void)worker;
+    step_ctx *c = vctx;
+    fs_world *w = c->w;
+    const fs_particles *p = &w->p;
+    const int K = w->K;
+    const float inv_h = c->inv_h;
+    for (int i = b; i < e; i++) {
+        int s = p->slot[i], n = w->spr_n[s];
+        const int32_t *J = w->spr_j + (size_t)s * K;
+        const float *L = w->spr_L + (size_t)s * K;
+        float ax = 0, ay = 0, az = 0;
+        int mi = p->mat[i];
+        for (int k = 0; k < n; k++) {
+            int j = w->slot_index[J[k]];
+            float dx = p->x[j] - p->x[i], dy = p->y[j] - p->y[i], dz = p->z[j] - p->z[i];
+            float rr = sqrtf(dx * dx + dy * dy + dz * dz);
+            if (rr < 1e-9f) {
+                coincident_dir(p, i, j, &dx, &dy, &dz), rr = 0;
+            } else {
+                float inv = 1.0f / rr;
+                dx *= inv, dy *= inv, dz *= inv;
+            }
+            float ks = 0.5f * (c->m.ks[mi] + c->m.ks[p->mat[j]]);
+            float D = 0.5f * ks * (1.0f - L[k] * inv_h) * (L[k] - rr);
+            ax -= D * dx, ay -= D * dy, az -= D * dz;
+        }
+        w->nx[i] = p->x[i] + ax, w->ny[i] = p->y[i] + ay, w->nz[i] = p->z[i] + az;
+    }
+}
+
+static void swap_positions(fs_world *w) {
+    float *t;
+    t = w->p.x, w->p.x = w->nx, w->nx = t;
+    t = w->p.y, w->p.y = w->ny, w->ny = t;
+    t = w->p.z, w->p.z = w->nz, w->nz = t;
+}
+
+static void springs_stage(fs_world *w, step_ctx *c) {
+    bool any_add = false;
+    for (int m = 0; m < w->nmat; m++) any_add |= c->m.add[m];
+    if (w->springs == 0 && !any_add) return;
+    run(w, spring_plastic_task, c, w->n);
+    if (any_add) {
+        run(w, spring_count_task, c, w->n);
+        run(w, spring_add_task, c, w->n);
+    }
+    long total = 0;
+    for (int i = 0; i < w->n; i++) total += w->spr_n[w->p.slot[i]];
+    w->springs = (int)(total / 2);
+    if (w->springs == 0) return;
+    run(w, spring_displace_task, c, w->n);
+    swap_positions(w);
+}
+
+/* ---- Algorithm 2, double density relaxation ---------------------------- */
+/* Walls as mirror particles (an extension; the paper has only collisions).
+ * A particle closer than h/2 to a face sees its own mirror image at 2d: the
+ * image adds (1-q)^2 and (1-q)^3 to the densities (Eq. 1, 4) and the pair
+ * displacement of Eq. 6, both visits counted as in the Jacobi form, pushes
+ * the particle off the wall (the wall is static: it takes no share).  Only
+ * repulsion: a negative pressure does not glue fluid to walls.  Without it
+ * the box's faces are a vacuum to the relaxation, and particles pressed into
+ * an edge or a corner by the bulk are clamped onto one point. */
+static inline void wall_density(const fs_world *w, float x, float y, float z, float *rho, float *rhon) {
+    const float p[3] = {x, y, z};
+    const float lo[3] = {w->dom.box_min.x, w->dom.box_min.y, w->dom.box_min.z};
+    const float hi[3] = {w->dom.box_max.x, w->dom.box_max.y, w->dom.box_max.z};
+    for (int a = 0; a < 3; a++) {
+        float q1 = 1.0f - 2.0f * (p[a] - lo[a]) * w->inv_h, q2 = 1.0f - 2.0f * (hi[a] - p[a]) * w->inv_h;
+        if (q1 > 0) *rho += q1 * q1, *rhon += q1 * q1 * q1;
+        if (q2 > 0) *rho += q2 * q2, *rhon += q2 * q2 * q2;
+    }
+}
+
+static inline void wall_push(const fs_world *w, float x, float y, float z, float P, float PN, float *ax, float *ay,
+                             float *az) {
+    const float p[3] = {x, y, z};
+    const float lo[3] = {w->dom.box_min.x, w->dom.box_min.y, w->dom.box_min.z};
+    const float hi[3] = {w->dom.box_max.x, w->dom.box_max.y, w->dom.box_max.z};
+    float d[3] = {0, 0, 0};
+    P = P > 0 ? P : 0;
+    for (int a = 0; a < 3; a++) {
+        float q1 = 1.0f - 2.0f * (p[a] - lo[a]) * w->inv_h, q2 = 1.0f - 2.0f * (hi[a] - p[a]) * w->inv_h;
+        if (q1 > 0) d[a] += P * q1 + PN * q1 * q1;
+        if (q2 > 0) d[a] -= P * q2 + PN * q2 * q2;
+    }
+    *ax += d[0], *ay += d[1], *az += d[2];
+}
+
+
+/* Pass 1: density and near-density (Eq. 1, 4), pressures (Eq. 2, 5),
+ * premultiplied by dt^2 so that pass 2 is Eq. 6 directly. */
+static void density_task(int b, int e, int worker, void *vctx) {
+    step_ctx *c = vctx;
+    fs_world *w = c->w;
+    const fs_particles *p = &w->p;
+    const float *X = p->x, *Y = p->y, *Z = p->z;
+    const float inv_h = c->inv_h;
+    int32_t *tmp = w->scratch + (size_t)worker * w->cap;
+    ranges r = {.cell = -1};
+    for (int i = b; i < e; i++) {
+        ranges_of(w, w->cell[i], &r);
+        int32_t *list = w->nb + (size_t)i * FS_NB_MAX;
+        int n = scan(w, &r, i, c->h2, tmp);
+        if (n <= FS_NB_MAX) {
+            memcpy(list, tmp, sizeof(int32_t) * (size_t)n);
+            w->nb_n[i] = n;
+        } else {
+            w->nb_n[i] = -1; /* pass 2 scans again: same positions, same set */
+        }
+        const float xi = X[i], yi = Y[i], zi = Z[i];
+        float rho = 0, rhon = 0;
+        for (int k = 0; k < n; k++) {
+            int j = tmp[k];
+            float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
+            float q = 1.0f - sqrtf(dx * dx + dy * dy + dz * dz) * inv_h;
+            float q2 = q * q;
+            rho += q2;      /* Eq. 1 */
+            rhon += q2 * q; /* Eq. 4 */
+        }
+        wall_density(w, xi, yi, zi, &rho, &rhon);
+        int m = p->mat[i];
+        w->s_a[i] = c->m.k[m] * (rho - c->m.rho0[m]); /* Eq. 2, times dt^2 h */
+        w->s_b[i] = c->m.kn[m] * rhon;                /* Eq. 5, times dt^2 h */
+    }
+}
+
+/* Pass 2: Eq. 6 for every pair from both sides, applied as a gather. */
+static void displace_task(int b, int e, int worker, void *vctx) {
+    step_ctx *c = vctx;
+    fs_world *w = c->w;
+    const fs_particles *p = &w->p;
+    const float *X = p->x, *Y = p->y, *Z = p->z, *P = w->s_a, *PN = w->s_b;
+    const float inv_h = c->inv_h;
+    int32_t *tmp = w->scratch + (size_t)worker * w->cap;
+    ranges r = {.cell = -1};
+    for (int i = b; i < e; i++) {
+        const int32_t *list = w->nb + (size_t)i * FS_NB_MAX;
+        int n = w->nb_n[i];
+        if (n < 0) {
+            ranges_of(w, w->cell[i], &r);
+            n = scan(w, &r, i, c->h2, tmp);
+            list = tmp;
+        }
+        const float xi = X[i], yi = Y[i], zi = Z[i], pi = P[i], pni = PN[i];
+        float ax = 0, ay = 0, az = 0;
+        for (int k = 0; k < n; k++) {
+            int j = list[k];
+            float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
+            float rr = sqrtf(dx * dx + dy * dy + dz * dz);
+            if (rr < 1e-9f) {
+                coincident_dir(p, i, j, &dx, &dy, &dz);
+            } else {
+                float inv = 1.0f / rr;
+                dx *= inv, dy *= inv, dz *= inv;
+            }
+            float q = 1.0f - rr * inv_h;
+            /* Eq. 6 from i's visit plus Eq. 6 from j's visit */
+            float D = (pi + P[j]) * q + (pni + PN[j]) * q * q;
+            /* x_i receives -D/2 along r_ij (Alg. 2 line 20) */
+            ax -= 0.5f * D * dx, ay -= 0.5f * D * dy, az -= 0.5f * D * dz;
+        }
+        wall_push(w, xi, yi, zi, pi, pni, &ax, &ay, &az);
+        w->nx[i] = xi + ax, w->ny[i] = yi + ay, w->nz[i] = zi + az;
+    }
+}
+
+/* Algorithm 2 as printed: sequential, neighbours moved at once, particle i's
+ * own displacement applied after its neighbour loop; fixed random order. */
+static void relax_sequential(fs_world *w, step_ctx *c) {
+    fs_particles *p = &w->p;
+    float *X = p->x, *Y = p->y, *Z = p->z;
+    const float h2 = c->h2, inv_h = c->inv_h;
+    ranges r = {.cell = -1};
+    for (int o = 0; o < w->cap; o++) {
+        int i = w->slot_index[w->seq_order[o]];
+        if (i < 0) continue;
+        r.cell = -1;
+        ranges_of(w, w->cell[i], &r);
+        float rho = 0, rhon = 0;
+        for (int k = 0; k < r.n; k++)
+            for (int j = r.b[k]; j < r.e[k]; j++) {
+                if (j == i) continue;
+                float dx = X[j] - X[i], dy = Y[j] - Y[i], dz = Z[j] - Z[i];
+                float r2 = dx * dx + dy * dy + dz * dz;
+                if (r2 >= h2) continue;
+                float q = 1.0f - sqrtf(r2) * inv_h;
+                rho += q * q, rhon += q * q * q;
+            }
+        wall_density(w, X[i], Y[i], Z[i], &rho, &rhon);
+        int m = p->mat[i];
+        float P = c->m.k[m] * (rho - c->m.rho0[m]), PN = c->m.kn[m] * rhon;
+        float ax = 0, ay = 0, az = 0;
+        for (int k = 0; k < r.n; k++)
+            for (int j = r.b[k]; j < r.e[k]; j++) {
+                if (j == i) continue;
+                float dx = X[j] - X[i], dy = Y[j] - Y[i], dz = Z[j] - Z[i];
+                float r2 = dx * dx + dy * dy + dz * dz;
+                if (r2 >= h2) continue;
+                float rr = sqrtf(r2);
+                if (rr < 1e-9f) {
+                    coincident_dir(p, i, j, &dx, &dy, &dz);
+                } else {
+                    float inv = 1.0f / rr;
+                    dx *= inv, dy *= inv, dz *= inv;
+                }
+                float q = 1.0f - rr * inv_h;
+                float D = P * q + PN * q * q;
+                X[j] += 0.5f * D * dx, Y[j] += 0.5f * D * dy, Z[j] += 0.5f * D * dz;
+                ax -= 0.5f * D * dx, ay -= 0.5f * D * dy, az -= 0.5f * D * dz;
+            }
+        wall_push(w, X[i], Y[i], Z[i], P, PN, &ax, &ay, &az);
+        X[i] += ax, Y[i] += ay, Z[i] += az;
+    }
+}
+
+/* ---- collisions with the box walls (Eq. 9-11), new velocities ---------- */
+static void collide_task(int b, int e, int worker, void *vctx) {
+    step_ctx *c = vctx;
+    fs_world *w = c->w;
+    fs_particles *p = &w->p;
+    const float dt = c->dt, inv_dt = 1.0f / dt, vmax = w->max_speed;
+    const fs_vec3 lo = w->lo, hi = w->hi;
+    const fs_vec3 mid = {0.5f * (lo.x + hi.x), 0.5f * (lo.y + hi.y), 0.5f * (lo.z + hi.z)};
+    uint64_t bad = 0, clamped = 0;
+    for (int i = b; i < e; i++) {
+        float x[3] = {p->x[i], p->y[i], p->z[i]};
+        const float xp[3] = {p->px[i], p->py[i], p->pz[i]};
+        const float l[3] = {lo.x, lo.y, lo.z}, u[3] = {hi.x, hi.y, hi.z};
+        const float mu = c->m.mu[p->mat[i]];
+        for (int a = 0; a < 3; a++) {
+            float nrm;
+            if (x[a] < l[a])
+                nrm = 1.0f;
+            else if (x[a] > u[a])
+                nrm = -1.0f;
+            else
+                continue;
+            /* Eq. 9-10: velocity relative to the static wall, split */
+            float v[3] = {(x[0] - xp[0]) * inv_dt, (x[1] - xp[1]) * inv_dt, (x[2] - xp[2]) * inv_dt};
+            float vn = v[a] * nrm; /* < 0: moving into the wall */
+            if (vn < 0.0f) {
+                /* Eq. 11: cancel the normal part, remove mu of the tangential */
+                float I[3] = {mu * v[0], mu * v[1], mu * v[2]};
+                I[a] = v[a];
+                for (int q = 0; q < 3; q++) x[q] -= I[q] * dt;
+            }
+            /* Alg. 6 line 15: extract what is still inside the wall */
+            x[a] = x[a] < l[a] ? l[a] : (x[a] > u[a] ? u[a] : x[a]);
+        }
+        /* Alg. 1 lines 18-20 */
+        float vx = (x[0] - xp[0]) * inv_dt, vy = (x[1] - xp[1]) * inv_dt, vz = (x[2] - xp[2]) * inv_dt;
+        float sp2 = vx * vx + vy * vy + vz * vz;
+        if (!(isfinite(sp2) && isfinite(x[0]) && isfinite(x[1]) && isfinite(x[2]))) {
+            /* repair: back to the previous position (or the box centre), at rest */
+            bool pf = isfinite(xp[0]) && isfinite(xp[1]) && isfinite(xp[2]);
+            x[0] = pf ? xp[0] : mid.x, x[1] = pf ? xp[1] : mid.y, x[2] = pf ? xp[2] : mid.z;
+            vx = vy = vz = 0;
+            bad++;
+        } else if (sp2 > vmax * vmax) {
+            float s = vmax / sqrtf(sp2);
+            vx *= s, vy *= s, vz *= s;
+            x[0] = xp[0] + vx * dt, x[1] = xp[1] + vy * dt, x[2] = xp[2] + vz * dt;
+        }
+        for (int a = 0; a < 3; a++) {
+            if (x[a] < l[a] || x[a] > u[a]) {
+                x[a] = x[a] < l[a] ? l[a] : u[a];
+                clamped++;
+            }
+        }
+        p->x[i] = x[0], p->y[i] = x[1], p->z[i] = x[2];
+        p->vx[i] = vx, p->vy[i] = vy, p->vz[i] = vz;
+    }
+    c->nonfinite[worker] += bad;
+    c->clamped[worker] += clamped;
+}
+
+/* ---- emitters and drains (commands, run at the start of a step) -------- */
+static void emit_and_drain(fs_world *w) {
+    int removed = 0;
+    for (int d = 0; d < FS_MAX_DRAINS; d++) {
+        const fs_drain *dr = &w->drain[d];
+        if (!dr->used || !dr->def.enabled) continue;
+        float r2 = dr->def.radius * dr->def.radius;
+        for (int i = w->n - 1; i >= 0; i--) {
+            float dx = w->p.x[i] - dr->def.centre.x, dy = w->p.y[i] - dr->def.centre.y,
+                  dz = w->p.z[i] - dr->def.centre.z;
+            if (dx * dx + dy * dy + dz * dz <= r2) fs__remove_index(w, i), removed++;
+        }
+    }
+    if (removed) {
+        fs__sync_ids(w);
+        w->st.drained += (uint64_t)removed;
+    }
+    for (int k = 0; k < FS_MAX_EMITTERS; k++) {
+        fs_emitter *em = &w->emit[k];
+        if (!em->used || !em->def.enabled) continue;
+        em->accum += (double)em->def.rate * w->dt;
+        int want = (int)em->accum;
+        em->accum -= want;
+        int room = (em->def.cap > 0 && em->def.cap < w->cap ? em->def.cap : w->cap) - w->n;
+        if (want > room) want = room > 0 ? room : 0;
+        const fs_vec3 d = em->def.dir;
+        /* an orthonormal basis (t1, t2) of the nozzle plane */
+        fs_vec3 a = fabsf(d.x) < 0.9f ? (fs_vec3){1, 0, 0} : (fs_vec3){0, 1, 0};
+        fs_vec3 t1 = {d.y * a.z - d.z * a.y, d.z * a.x - d.x * a.z, d.x * a.y - d.y * a.x};
+        float tl = sqrtf(t1.x * t1.x + t1.y * t1.y + t1.z * t1.z);
+        t1.x /= tl, t1.y /= tl, t1.z /= tl;
+        fs_vec3 t2 = {d.y * t1.z - d.z * t1.y, d.z * t1.x - d.x * t1.z, d.x * t1.y - d.y * t1.x};
+        for (int q = 0; q < want; q++) {
+            uint64_t key = ((uint64_t)k << 40) + (uint64_t)em->emitted;
+            float rad = em->def.radius * sqrtf(fs__rand01(key, 11));
+            float ang = 6.2831853f * fs__rand01(key, 12);
+            float along = em->def.speed * w->dt * ((float)q + 0.5f) / (float)want;
+            float ox = rad * cosf(ang), oy = rad * sinf(ang);
+            float x = em->def.pos.x + t1.x * ox + t2.x * oy + d.x * along;
+            float y = em->def.pos.y + t1.y * ox + t2.y * oy + d.y * along;
+            float z = em->def.pos.z + t1.z * ox + t2.z * oy + d.z * along;
+            float s = em->def.speed;
+            if (fs__alloc_particle(w, x, y, z, d.x * s, d.y * s, d.z * s, em->def.material) < 0) break;
+            em->emitted++;
+            w->st.emitted++;
+        }
+    }
+}
+
+/* ---- Algorithm 1 -------------------------------------------------------- */
+void fs__step(fs_world *w) {
+    double t0 = fs__now_ms(), t;
+    step_ctx c;
+    memset(&c, 0, sizeof c);
+    c.w = w;
+    mconst_init(w, &c.m);
+    c.dt = w->dt;
+    c.h = w->h;
+    c.h2 = w->h * w->h;
+    c.inv_h = w->inv_h;
+    c.g = w->dom.gravity;
+    double *ph = w->st.phase_ms;
+    for (int k = 0; k < FS_PHASE_COUNT; k++) ph[k] = 0;
+
+    emit_and_drain(w);
+    t = fs__now_ms();
+    fs__grid_build(w);
+    ph[FS_PHASE_GRID] += fs__now_ms() - t;
+
+    /* lines 1-5, then 6-10 */
+    t = fs__now_ms();
+    run(w, viscosity_task, &c, w->n);
+    {
+        float *s;
+        s = w->p.vx, w->p.vx = w->nvx, w->nvx = s;
+        s = w->p.vy, w->p.vy = w->nvy, w->nvy = s;
+        s = w->p.vz, w->p.vz = w->nvz, w->nvz = s;
+    }
+    run(w, predict_task, &c, w->n);
+    ph[FS_PHASE_VISCOSITY] += fs__now_ms() - t;
+
+    t = fs__now_ms();
+    fs__grid_build(w);
+    ph[FS_PHASE_GRID] += fs__now_ms() - t;
+
+    /* lines 12, 15 */
+    t = fs__now_ms();
+    if (c.m.any_springs) springs_stage(w, &c);
+    ph[FS_PHASE_SPRINGS] += fs__now_ms() - t;
+
+    /* line 16 */
+    t = fs__now_ms();
+    for (int it = 0; it < w->def.relax_iterations; it++) {
+        if (w->def.relax == FS_RELAX_SEQUENTIAL) {
+            relax_sequential(w, &c);
+        } else {
+            run(w, density_task, &c, w->n);
+            run(w, displace_task, &c, w->n);
+            swap_positions(w);
+        }
+    }
+    ph[FS_PHASE_RELAX] += fs__now_ms() - t;
+
+    /* lines 17-20 */
+    t = fs__now_ms();
+    run(w, collide_task, &c, w->n);
+    for (int k = 0; k < 64; k++) {
+        w->st.nonfinite_repaired += c.nonfinite[k];
+        w->st.escapes_clamped += c.clamped[k];
+        w->st.springs_refused += w->spr_refused_worker[k];
+        w->spr_refused_worker[k] = 0;
+    }
+    ph[FS_PHASE_COLLIDE] += fs__now_ms() - t;
+
+    w->st.sim_time += w->dt;
+    w->st.step_ms = fs__now_ms() - t0;
+}

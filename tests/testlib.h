@@ -1,0 +1,25 @@
+/* testlib.h - a minimal test runner: named tests, CHECK macros that record
+ * failures with file:line and a message, and a closing line
+ * "N passed, N failed" that CI reads. */
+#ifndef TESTLIB_H
+#define TESTLIB_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+typedef void tl_fn(void);
+typedef struct tl_test {
+    const char *name;
+    tl_fn *fn;
+} tl_test;
+
+void tl_check(bool ok, const char *file, int line, const char *expr, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+int tl_run(const tl_test *tests, int count, int argc, char **argv);
+
+/* CHECK(cond, "printf-style context", ...) */
+#define CHECK(cond, ...) tl_check((cond), __FILE__, __LINE__, #cond, __VA_ARGS__)
+/* Prints a measured figure, indented under the running test. */
+#define REPORT(...) (printf("    "), printf(__VA_ARGS__), printf("\n"))
+
+#endif
