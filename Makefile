@@ -7,8 +7,8 @@ BUILD   ?= build
 WARN     = -std=c11 -Wall -Wextra -Wpedantic -Wshadow
 DEFS     = -D_POSIX_C_SOURCE=200809L
 # No -ffast-math: the step checks for NaN/inf and must keep IEEE semantics.
-OPT     ?= -O3 -fno-math-errno -fno-trapping-math -g
-SAN      = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+OPT     ?= -O3 -fno-math-errno -fno-trapping-math -fopenmp-simd -g
+SAN      = -O1 -g -fopenmp-simd -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 CFLAGS_ALL = $(WARN) $(DEFS) $(CFLAGS)
 LDLIBS_SIM = -lpthread -lm
 

@@ -55,7 +55,10 @@ struct fs_world {
     /* neighbour lists at the predicted positions, built once per step and
      * used by Alg. 4 and Alg. 2; nb_n[i] = -1 when i had more than NB_MAX */
     int32_t *nb, *nb_n;
-    int32_t *scratch;          /* per worker: cap entries, for full scans */
+    /* per worker: a neighbour scan's output, room for every particle (+16):
+     * index j, |r_ij|^2 and r_ij */
+    int32_t *scr_j;
+    float *scr_r2, *scr_dx, *scr_dy, *scr_dz;
 
     /* ids and slots */
     uint32_t next_id;
@@ -92,6 +95,22 @@ struct fs_world {
 };
 
 #define FS_NB_MAX 128
+#define FS_SCR_PAD 16
+
+/* The 27 neighbour cells as up to 9 runs of 3 cells consecutive in x, hence
+ * 9 contiguous index ranges of the cell-sorted particles. */
+typedef struct fs_ranges {
+    int cell;
+    int n;
+    int32_t b[9], e[9];
+} fs_ranges;
+
+/* kernels.c: the scan of the 27 cells around (xi, yi, zi), keeping j != i
+ * with |r_ij|^2 < h2.  Writes j and r2 (and r_ij when d is true) packed,
+ * returns how many.  Uses AVX2 when the CPU has it. */
+void fs__scan_init(void); /* once, before any scan (fs_world_create calls it) */
+int fs__scan(const float *X, const float *Y, const float *Z, const fs_ranges *r, int i, float h2, bool d,
+             int32_t *oj, float *or2, float *odx, float *ody, float *odz);
 
 /* world.c */
 void fs__remove_index(fs_world *w, int i);

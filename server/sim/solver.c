@@ -53,15 +53,7 @@ static inline int cell_of(const fs_world *w, float x, float y, float z) {
     return (cz * w->gy + cy) * w->gx + cx;
 }
 
-/* The 27 neighbour cells as 9 runs of 3 cells consecutive in x, hence 9
- * contiguous index ranges of the sorted particles. */
-typedef struct ranges {
-    int cell;
-    int n;
-    int32_t b[9], e[9];
-} ranges;
-
-static inline void ranges_of(const fs_world *w, int c, ranges *r) {
+static inline void ranges_of(const fs_world *w, int c, fs_ranges *r) {
     if (r->cell == c) return;
     r->cell = c;
     r->n = 0;
@@ -81,21 +73,23 @@ static inline void ranges_of(const fs_world *w, int c, ranges *r) {
     }
 }
 
-/* Branch-free scan of the 27 cells around i: writes the indices j != i
- * closer than h to out (which has room for every particle) and returns how
- * many.  The distance test is symmetric in (i, j) bit for bit, so j is in
- * i's list exactly when i is in j's. */
-static inline int scan(const fs_world *w, const ranges *r, int i, float h2, int32_t *out) {
-    const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z;
-    const float xi = X[i], yi = Y[i], zi = Z[i];
-    int n = 0;
-    for (int k = 0; k < r->n; k++)
-        for (int j = r->b[k]; j < r->e[k]; j++) {
-            float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
-            out[n] = j;
-            n += (dx * dx + dy * dy + dz * dz < h2) & (j != i);
-        }
-    return n;
+/* Clones of the hot tasks for AVX2 and for any x86-64 (dispatched at load
+ * time); the loops marked omp simd vectorise in the AVX2 clone. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define SIMD_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define SIMD_CLONES
+#endif
+
+typedef struct scratch {
+    int32_t *j;
+    float *r2, *dx, *dy, *dz;
+} scratch;
+
+static inline scratch scratch_of(const fs_world *w, int worker) {
+    size_t off = (size_t)worker * ((size_t)w->cap + FS_SCR_PAD);
+    scratch s = {w->scr_j + off, w->scr_r2 + off, w->scr_dx + off, w->scr_dy + off, w->scr_dz + off};
+    return s;
 }
 
 typedef struct reorder_ctx {
@@ -199,47 +193,59 @@ static inline void coincident_dir(const fs_particles *p, int i, int j, float *dx
 }
 
 /* ---- gravity + viscosity (Alg. 1 lines 1-5, Alg. 5), gather form ------- */
-static void viscosity_task(int b, int e, int worker, void *vctx) {
+SIMD_CLONES static void viscosity_task(int b, int e, int worker, void *vctx) {
     step_ctx *c = vctx;
     fs_world *w = c->w;
     const fs_particles *p = &w->p;
     const float *X = p->x, *Y = p->y, *Z = p->z, *VX = p->vx, *VY = p->vy, *VZ = p->vz;
-    const uint8_t *M = p->mat;
+    const float *SG = w->s_a, *BT = w->s_b; /* per-particle dt sigma, dt beta / h */
     const float inv_h = c->inv_h, gdx = c->g.x * c->dt, gdy = c->g.y * c->dt, gdz = c->g.z * c->dt;
-    int32_t *list = w->scratch + (size_t)worker * w->cap;
-    ranges r = {.cell = -1};
+    scratch sc = scratch_of(w, worker);
+    fs_ranges r = {.cell = -1};
     for (int i = b; i < e; i++) {
         ranges_of(w, w->cell[i], &r);
-        int n = scan(w, &r, i, c->h2, list);
-        const float xi = X[i], yi = Y[i], zi = Z[i], vxi = VX[i], vyi = VY[i], vzi = VZ[i];
-        const float si = c->m.sigma[M[i]], bi = c->m.beta[M[i]];
+        const int n = fs__scan(X, Y, Z, &r, i, c->h2, true, sc.j, sc.r2, sc.dx, sc.dy, sc.dz);
+        const float vxi = VX[i], vyi = VY[i], vzi = VZ[i], si = SG[i], bi = BT[i];
+        const int32_t *J = sc.j;
+        const float *R2 = sc.r2, *DX = sc.dx, *DY = sc.dy, *DZ = sc.dz;
         float ax = 0, ay = 0, az = 0;
+#pragma omp simd reduction(+ : ax, ay, az)
         for (int k = 0; k < n; k++) {
-            int j = list[k];
-            float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
-            float rr = sqrtf(dx * dx + dy * dy + dz * dz);
-            if (rr < 1e-9f) continue; /* no direction: no radial impulse */
-            float inv = 1.0f / rr;
-            dx *= inv, dy *= inv, dz *= inv;
-            /* u: inward radial velocity (Alg. 5 line 5) */
-            float u = (vxi - VX[j]) * dx + (vyi - VY[j]) * dy + (vzi - VZ[j]) * dz;
-            if (u <= 0.0f) continue;
-            float q = rr * inv_h;
-            float sg = 0.5f * (si + c->m.sigma[M[j]]), bt = 0.5f * (bi + c->m.beta[M[j]]);
+            const int j = J[k];
+            const float rr = sqrtf(R2[k]);
+            /* a coincident pair has no direction: no radial impulse */
+            const float inv = rr > 1e-9f ? 1.0f / rr : 0.0f;
+            const float ux = DX[k] * inv, uy = DY[k] * inv, uz = DZ[k] * inv;
+            /* u: inward radial velocity (Alg. 5 line 5); only u > 0 acts (line 6) */
+            float u = (vxi - VX[j]) * ux + (vyi - VY[j]) * uy + (vzi - VZ[j]) * uz;
+            u = u > 0.0f ? u : 0.0f;
+            const float q = rr * inv_h;
+            const float sg = 0.5f * (si + SG[j]), bt = 0.5f * (bi + BT[j]);
             /* Alg. 5 line 8 (dt folded into sigma, beta).  Applied as a
              * Jacobi gather, an impulse larger than (1-q) u / 16 per pair
              * could make the sum over ~40 neighbours reverse the relative
              * velocity; saturating there keeps the smoothing operator's
              * eigenvalues in [0, 1] up to twice the rest density. */
-            float I = sg * u + bt * u * u, cap = u * (1.0f / 16.0f);
-            I = (1.0f - q) * (I < cap ? I : cap);
-            I *= 0.5f; /* line 9: v_i -= I/2 */
-            ax -= I * dx, ay -= I * dy, az -= I * dz;
+            float I = sg * u + bt * u * u;
+            const float cap = u * (1.0f / 16.0f);
+            I = (1.0f - q) * (I < cap ? I : cap) * 0.5f; /* line 9: v_i -= I/2 */
+            ax -= I * ux, ay -= I * uy, az -= I * uz;
         }
         /* Alg. 1 line 3 (gravity) + the viscosity impulses */
         w->nvx[i] = vxi + gdx + ax;
         w->nvy[i] = vyi + gdy + ay;
         w->nvz[i] = vzi + gdz + az;
+    }
+}
+
+static void visc_params_task(int b, int e, int worker, void *vctx) {
+    (void)worker;
+    step_ctx *c = vctx;
+    fs_world *w = c->w;
+    for (int i = b; i < e; i++) {
+        int m = w->p.mat[i];
+        w->s_a[i] = c->m.sigma[m];
+        w->s_b[i] = c->m.beta[m];
     }
 }
 
@@ -319,15 +325,16 @@ static void spring_count_task(int b, int e, int worker, void *vctx) {
     fs_world *w = c->w;
     const fs_particles *p = &w->p;
     const int K = w->K;
-    int32_t *list = w->scratch + (size_t)worker * w->cap;
-    ranges r = {.cell = -1};
+    scratch sc = scratch_of(w, worker);
+    int32_t *list = sc.j;
+    fs_ranges r = {.cell = -1};
     for (int i = b; i < e; i++) {
         int s = p->slot[i], n = w->spr_n[s];
         int total = n;
         if (c->m.add[p->mat[i]]) {
             const int32_t *J = w->spr_j + (size_t)s * K;
             ranges_of(w, w->cell[i], &r);
-            int nn = scan(w, &r, i, c->h2, list);
+            int nn = fs__scan(p->x, p->y, p->z, &r, i, c->h2, false, list, sc.r2, NULL, NULL, NULL);
             for (int k = 0; k < nn; k++) {
                 int j = list[k];
                 if (c->m.add[p->mat[j]] && !has_spring(J, n, p->slot[j])) total++;
@@ -345,8 +352,9 @@ static void spring_add_task(int b, int e, int worker, void *vctx) {
     fs_world *w = c->w;
     const fs_particles *p = &w->p;
     const int K = w->K;
-    int32_t *list = w->scratch + (size_t)worker * w->cap;
-    ranges r = {.cell = -1};
+    scratch sc = scratch_of(w, worker);
+    int32_t *list = sc.j;
+    fs_ranges r = {.cell = -1};
     for (int i = b; i < e; i++) {
         int s = p->slot[i], n0 = w->spr_n[s];
         if (w->spr_total[i] == n0) continue;
@@ -358,7 +366,7 @@ static void spring_add_task(int b, int e, int worker, void *vctx) {
         float *L = w->spr_L + (size_t)s * K;
         int n = n0;
         ranges_of(w, w->cell[i], &r);
-        int nn = scan(w, &r, i, c->h2, list);
+        int nn = fs__scan(p->x, p->y, p->z, &r, i, c->h2, false, list, sc.r2, NULL, NULL, NULL);
         for (int k = 0; k < nn; k++) {
             int j = list[k];
             if (!c->m.add[p->mat[j]] || w->spr_total[j] > K) continue;
@@ -473,35 +481,31 @@ static inline void wall_push(const fs_world *w, float x, float y, float z, float
 
 /* Pass 1: density and near-density (Eq. 1, 4), pressures (Eq. 2, 5),
  * premultiplied by dt^2 so that pass 2 is Eq. 6 directly. */
-static void density_task(int b, int e, int worker, void *vctx) {
+SIMD_CLONES static void density_task(int b, int e, int worker, void *vctx) {
     step_ctx *c = vctx;
     fs_world *w = c->w;
     const fs_particles *p = &w->p;
-    const float *X = p->x, *Y = p->y, *Z = p->z;
     const float inv_h = c->inv_h;
-    int32_t *tmp = w->scratch + (size_t)worker * w->cap;
-    ranges r = {.cell = -1};
+    scratch sc = scratch_of(w, worker);
+    fs_ranges r = {.cell = -1};
     for (int i = b; i < e; i++) {
         ranges_of(w, w->cell[i], &r);
-        int32_t *list = w->nb + (size_t)i * FS_NB_MAX;
-        int n = scan(w, &r, i, c->h2, tmp);
+        const int n = fs__scan(p->x, p->y, p->z, &r, i, c->h2, false, sc.j, sc.r2, NULL, NULL, NULL);
         if (n <= FS_NB_MAX) {
-            memcpy(list, tmp, sizeof(int32_t) * (size_t)n);
+            memcpy(w->nb + (size_t)i * FS_NB_MAX, sc.j, sizeof(int32_t) * (size_t)n);
             w->nb_n[i] = n;
         } else {
             w->nb_n[i] = -1; /* pass 2 scans again: same positions, same set */
         }
-        const float xi = X[i], yi = Y[i], zi = Z[i];
+        const float *R2 = sc.r2;
         float rho = 0, rhon = 0;
+#pragma omp simd reduction(+ : rho, rhon)
         for (int k = 0; k < n; k++) {
-            int j = tmp[k];
-            float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
-            float q = 1.0f - sqrtf(dx * dx + dy * dy + dz * dz) * inv_h;
-            float q2 = q * q;
+            const float q = 1.0f - sqrtf(R2[k]) * inv_h, q2 = q * q;
             rho += q2;      /* Eq. 1 */
             rhon += q2 * q; /* Eq. 4 */
         }
-        wall_density(w, xi, yi, zi, &rho, &rhon);
+        wall_density(w, p->x[i], p->y[i], p->z[i], &rho, &rhon);
         int m = p->mat[i];
         w->s_a[i] = c->m.k[m] * (rho - c->m.rho0[m]); /* Eq. 2, times dt^2 h */
         w->s_b[i] = c->m.kn[m] * rhon;                /* Eq. 5, times dt^2 h */
@@ -509,40 +513,48 @@ static void density_task(int b, int e, int worker, void *vctx) {
 }
 
 /* Pass 2: Eq. 6 for every pair from both sides, applied as a gather. */
-static void displace_task(int b, int e, int worker, void *vctx) {
+SIMD_CLONES static void displace_task(int b, int e, int worker, void *vctx) {
     step_ctx *c = vctx;
     fs_world *w = c->w;
     const fs_particles *p = &w->p;
     const float *X = p->x, *Y = p->y, *Z = p->z, *P = w->s_a, *PN = w->s_b;
     const float inv_h = c->inv_h;
-    int32_t *tmp = w->scratch + (size_t)worker * w->cap;
-    ranges r = {.cell = -1};
+    scratch sc = scratch_of(w, worker);
+    fs_ranges r = {.cell = -1};
     for (int i = b; i < e; i++) {
         const int32_t *list = w->nb + (size_t)i * FS_NB_MAX;
         int n = w->nb_n[i];
         if (n < 0) {
             ranges_of(w, w->cell[i], &r);
-            n = scan(w, &r, i, c->h2, tmp);
-            list = tmp;
+            n = fs__scan(X, Y, Z, &r, i, c->h2, false, sc.j, sc.r2, NULL, NULL, NULL);
+            list = sc.j;
         }
         const float xi = X[i], yi = Y[i], zi = Z[i], pi = P[i], pni = PN[i];
         float ax = 0, ay = 0, az = 0;
+        int coincident = 0;
+#pragma omp simd reduction(+ : ax, ay, az, coincident)
         for (int k = 0; k < n; k++) {
-            int j = list[k];
-            float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
-            float rr = sqrtf(dx * dx + dy * dy + dz * dz);
-            if (rr < 1e-9f) {
-                coincident_dir(p, i, j, &dx, &dy, &dz);
-            } else {
-                float inv = 1.0f / rr;
-                dx *= inv, dy *= inv, dz *= inv;
-            }
-            float q = 1.0f - rr * inv_h;
-            /* Eq. 6 from i's visit plus Eq. 6 from j's visit */
-            float D = (pi + P[j]) * q + (pni + PN[j]) * q * q;
-            /* x_i receives -D/2 along r_ij (Alg. 2 line 20) */
-            ax -= 0.5f * D * dx, ay -= 0.5f * D * dy, az -= 0.5f * D * dz;
+            const int j = list[k];
+            const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
+            const float rr = sqrtf(dx * dx + dy * dy + dz * dz);
+            const float inv = rr >= 1e-9f ? 1.0f / rr : 0.0f;
+            coincident += rr < 1e-9f;
+            const float q = 1.0f - rr * inv_h;
+            /* Eq. 6 from i's visit plus Eq. 6 from j's visit; x_i receives
+             * -D/2 along r_ij (Alg. 2 line 20) */
+            const float D = 0.5f * ((pi + P[j]) * q + (pni + PN[j]) * q * q) * inv;
+            ax -= D * dx, ay -= D * dy, az -= D * dz;
         }
+        if (coincident) /* rare: pairs at one point act along a direction drawn from their ids */
+            for (int k = 0; k < n; k++) {
+                const int j = list[k];
+                const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
+                if (sqrtf(dx * dx + dy * dy + dz * dz) >= 1e-9f) continue;
+                float ux, uy, uz;
+                coincident_dir(p, i, j, &ux, &uy, &uz);
+                const float D = 0.5f * ((pi + P[j]) + (pni + PN[j]));
+                ax -= D * ux, ay -= D * uy, az -= D * uz;
+            }
         wall_push(w, xi, yi, zi, pi, pni, &ax, &ay, &az);
         w->nx[i] = xi + ax, w->ny[i] = yi + ay, w->nz[i] = zi + az;
     }
@@ -554,7 +566,7 @@ static void relax_sequential(fs_world *w, step_ctx *c) {
     fs_particles *p = &w->p;
     float *X = p->x, *Y = p->y, *Z = p->z;
     const float h2 = c->h2, inv_h = c->inv_h;
-    ranges r = {.cell = -1};
+    fs_ranges r = {.cell = -1};
     for (int o = 0; o < w->cap; o++) {
         int i = w->slot_index[w->seq_order[o]];
         if (i < 0) continue;
@@ -729,6 +741,7 @@ void fs__step(fs_world *w) {
 
     /* lines 1-5, then 6-10 */
     t = fs__now_ms();
+    run(w, visc_params_task, &c, w->n);
     run(w, viscosity_task, &c, w->n);
     {
         float *s;

@@ -60,7 +60,7 @@ void fs_world_destroy(fs_world *w) {
     free(w->nx), free(w->ny), free(w->nz);
     free(w->nvx), free(w->nvy), free(w->nvz);
     free(w->cell), free(w->perm), free(w->spr_total);
-    free(w->nb), free(w->nb_n), free(w->scratch);
+    free(w->nb), free(w->nb_n), free(w->scr_j);
     free(w->slot_index), free(w->free_slots), free(w->id_order), free(w->by_id), free(w->seq_order);
     free(w->spr_n), free(w->spr_j), free(w->spr_L);
     free(w->cell_start);
@@ -78,6 +78,7 @@ fs_world *fs_world_create(const fs_world_def *def) {
     if (d.substeps > 64) d.substeps = 64;
     if (d.worker_count < 1 || !d.parallel_for) d.worker_count = 1;
     if (d.worker_count > 64) d.worker_count = 64;
+    fs__scan_init();
     fs_world *w = calloc(1, sizeof *w);
     if (!w) return NULL;
     w->def = d;
@@ -91,14 +92,20 @@ fs_world *fs_world_create(const fs_world_def *def) {
     w->nvx = malloc(f), w->nvy = malloc(f), w->nvz = malloc(f);
     w->cell = malloc(i32), w->perm = malloc(i32), w->spr_total = malloc(i32);
     w->nb = malloc(i32 * FS_NB_MAX), w->nb_n = malloc(i32);
-    w->scratch = malloc(i32 * (size_t)d.worker_count);
+    /* one block: j, r2, dx, dy, dz for each worker */
+    size_t per = (size_t)w->cap + FS_SCR_PAD, nw = (size_t)d.worker_count;
+    w->scr_j = malloc(sizeof(int32_t) * per * nw * 5);
+    if (w->scr_j) {
+        float *fl = (float *)(w->scr_j + per * nw);
+        w->scr_r2 = fl, w->scr_dx = fl + per * nw, w->scr_dy = fl + 2 * per * nw, w->scr_dz = fl + 3 * per * nw;
+    }
     w->slot_index = malloc(i32), w->free_slots = malloc(i32);
     w->id_order = malloc(i32), w->by_id = malloc(i32), w->seq_order = malloc(i32);
     w->spr_n = calloc(n, sizeof(uint16_t));
     w->spr_j = malloc(sizeof(int32_t) * n * (size_t)w->K);
     w->spr_L = malloc(sizeof(float) * n * (size_t)w->K);
     ok = ok && w->s_a && w->s_b && w->nx && w->ny && w->nz && w->nvx && w->nvy && w->nvz && w->cell && w->perm &&
-         w->spr_total && w->nb && w->nb_n && w->scratch && w->slot_index && w->free_slots && w->id_order && w->by_id && w->seq_order && w->spr_n &&
+         w->spr_total && w->nb && w->nb_n && w->scr_j && w->slot_index && w->free_slots && w->id_order && w->by_id && w->seq_order && w->spr_n &&
          w->spr_j && w->spr_L;
     if (!ok) {
         fs_world_destroy(w);
