@@ -77,7 +77,8 @@ struct fs_world {
     float *spr_L;     /* rest length */
     int springs;      /* total springs (pairs) */
 
-    /* uniform grid, cell size h, over the box */
+    /* uniform grid, cell size h / FS_GRID_DIV, over the box */
+    float cs, inv_cs;
     int gx, gy, gz, ncell;
     int32_t *cell_start; /* ncell + 1 */
 
@@ -97,13 +98,19 @@ struct fs_world {
 #define FS_NB_MAX 128
 #define FS_SCR_PAD 16
 
-/* The 27 neighbour cells as up to 9 runs of 3 cells consecutive in x, hence
- * 9 contiguous index ranges of the cell-sorted particles. */
+/* The grid's cells are h/2 wide.  A particle's neighbours lie in the 5 x 5
+ * rows of 5 cells (consecutive in x, hence contiguous index ranges of the
+ * cell-sorted particles) around its cell; each row keeps its y and z extent
+ * so a scan skips, per particle, rows that are farther than h. */
+#define FS_GRID_DIV 2
 typedef struct fs_ranges {
-    int cell;
+    int cell, cyz; /* cached cell and its (y, z) row index */
     int n;
-    int32_t b[9], e[9];
+    int32_t base[25]; /* first cell of each row */
+    int32_t b[25], e[25];
+    float ylo[25], yhi[25], zlo[25], zhi[25];
 } fs_ranges;
+void fs__ranges_of(const fs_world *w, int cell, fs_ranges *r);
 
 /* kernels.c: the scan of the 27 cells around (xi, yi, zi), keeping j != i
  * with |r_ij|^2 < h2.  Writes j and r2 (and r_ij when d is true) packed,

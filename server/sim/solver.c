@@ -44,34 +44,45 @@ static void run(fs_world *w, fs_task_fn *fn, void *ctx, int count) {
 
 /* ---- the grid (Sec. 7.1) ----------------------------------------------- */
 static inline int cell_of(const fs_world *w, float x, float y, float z) {
-    int cx = (int)((x - w->dom.box_min.x) * w->inv_h);
-    int cy = (int)((y - w->dom.box_min.y) * w->inv_h);
-    int cz = (int)((z - w->dom.box_min.z) * w->inv_h);
+    int cx = (int)((x - w->dom.box_min.x) * w->inv_cs);
+    int cy = (int)((y - w->dom.box_min.y) * w->inv_cs);
+    int cz = (int)((z - w->dom.box_min.z) * w->inv_cs);
     cx = cx < 0 ? 0 : (cx >= w->gx ? w->gx - 1 : cx);
     cy = cy < 0 ? 0 : (cy >= w->gy ? w->gy - 1 : cy);
     cz = cz < 0 ? 0 : (cz >= w->gz ? w->gz - 1 : cz);
     return (cz * w->gy + cy) * w->gx + cx;
 }
 
-static inline void ranges_of(const fs_world *w, int c, fs_ranges *r) {
+void fs__ranges_of(const fs_world *w, int c, fs_ranges *r) {
     if (r->cell == c) return;
+    const int gx = w->gx, gy = w->gy, gz = w->gz, R = FS_GRID_DIV;
+    const int cx = c % gx, cyz = c / gx;
+    const int x0 = cx - R > 0 ? cx - R : 0, x1 = cx + R < gx - 1 ? cx + R : gx - 1;
     r->cell = c;
+    if (r->cyz == cyz) {
+        /* same rows, shifted in x: refresh the index ranges only */
+        for (int k = 0; k < r->n; k++)
+            r->b[k] = w->cell_start[r->base[k] + x0], r->e[k] = w->cell_start[r->base[k] + x1 + 1];
+        return;
+    }
+    r->cyz = cyz;
     r->n = 0;
-    int gx = w->gx, gy = w->gy, gz = w->gz;
-    int cx = c % gx, cy = (c / gx) % gy, cz = c / (gx * gy);
-    int x0 = cx > 0 ? cx - 1 : 0, x1 = cx < gx - 1 ? cx + 1 : cx;
-    for (int dz = -1; dz <= 1; dz++) {
+    const int cy = cyz % gy, cz = cyz / gy;
+    for (int dz = -R; dz <= R; dz++) {
         int zz = cz + dz;
         if (zz < 0 || zz >= gz) continue;
-        for (int dy = -1; dy <= 1; dy++) {
+        for (int dy = -R; dy <= R; dy++) {
             int yy = cy + dy;
             if (yy < 0 || yy >= gy) continue;
-            int base = (zz * gy + yy) * gx;
-            int b = w->cell_start[base + x0], e = w->cell_start[base + x1 + 1];
-            if (b < e) r->b[r->n] = b, r->e[r->n] = e, r->n++;
+            int k = r->n++;
+            r->base[k] = (zz * gy + yy) * gx;
+            r->b[k] = w->cell_start[r->base[k] + x0], r->e[k] = w->cell_start[r->base[k] + x1 + 1];
+            r->ylo[k] = w->dom.box_min.y + (float)yy * w->cs, r->yhi[k] = r->ylo[k] + w->cs;
+            r->zlo[k] = w->dom.box_min.z + (float)zz * w->cs, r->zhi[k] = r->zlo[k] + w->cs;
         }
     }
 }
+#define ranges_of fs__ranges_of
 
 /* Clones of the hot tasks for AVX2 and for any x86-64 (dispatched at load
  * time); the loops marked omp simd vectorise in the AVX2 clone. */
@@ -201,7 +212,7 @@ SIMD_CLONES static void viscosity_task(int b, int e, int worker, void *vctx) {
     const float *SG = w->s_a, *BT = w->s_b; /* per-particle dt sigma, dt beta / h */
     const float inv_h = c->inv_h, gdx = c->g.x * c->dt, gdy = c->g.y * c->dt, gdz = c->g.z * c->dt;
     scratch sc = scratch_of(w, worker);
-    fs_ranges r = {.cell = -1};
+    fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
         ranges_of(w, w->cell[i], &r);
         const int n = fs__scan(X, Y, Z, &r, i, c->h2, true, sc.j, sc.r2, sc.dx, sc.dy, sc.dz);
@@ -327,7 +338,7 @@ static void spring_count_task(int b, int e, int worker, void *vctx) {
     const int K = w->K;
     scratch sc = scratch_of(w, worker);
     int32_t *list = sc.j;
-    fs_ranges r = {.cell = -1};
+    fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
         int s = p->slot[i], n = w->spr_n[s];
         int total = n;
@@ -354,7 +365,7 @@ static void spring_add_task(int b, int e, int worker, void *vctx) {
     const int K = w->K;
     scratch sc = scratch_of(w, worker);
     int32_t *list = sc.j;
-    fs_ranges r = {.cell = -1};
+    fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
         int s = p->slot[i], n0 = w->spr_n[s];
         if (w->spr_total[i] == n0) continue;
@@ -487,7 +498,7 @@ SIMD_CLONES static void density_task(int b, int e, int worker, void *vctx) {
     const fs_particles *p = &w->p;
     const float inv_h = c->inv_h;
     scratch sc = scratch_of(w, worker);
-    fs_ranges r = {.cell = -1};
+    fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
         ranges_of(w, w->cell[i], &r);
         const int n = fs__scan(p->x, p->y, p->z, &r, i, c->h2, false, sc.j, sc.r2, NULL, NULL, NULL);
@@ -520,7 +531,7 @@ SIMD_CLONES static void displace_task(int b, int e, int worker, void *vctx) {
     const float *X = p->x, *Y = p->y, *Z = p->z, *P = w->s_a, *PN = w->s_b;
     const float inv_h = c->inv_h;
     scratch sc = scratch_of(w, worker);
-    fs_ranges r = {.cell = -1};
+    fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
         const int32_t *list = w->nb + (size_t)i * FS_NB_MAX;
         int n = w->nb_n[i];
@@ -566,7 +577,7 @@ static void relax_sequential(fs_world *w, step_ctx *c) {
     fs_particles *p = &w->p;
     float *X = p->x, *Y = p->y, *Z = p->z;
     const float h2 = c->h2, inv_h = c->inv_h;
-    fs_ranges r = {.cell = -1};
+    fs_ranges r = {.cell = -1, .cyz = -1};
     for (int o = 0; o < w->cap; o++) {
         int i = w->slot_index[w->seq_order[o]];
         if (i < 0) continue;

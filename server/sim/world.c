@@ -42,7 +42,9 @@ static void particles_free(fs_particles *p) {
 
 static bool particles_alloc(fs_particles *p, int cap) {
     size_t f = sizeof(float) * (size_t)cap;
-    p->x = malloc(f), p->y = malloc(f), p->z = malloc(f);
+    /* positions are read 8 at a time past the last particle (masked): pad */
+    size_t padded = (size_t)cap + FS_SCR_PAD;
+    p->x = calloc(padded, sizeof(float)), p->y = calloc(padded, sizeof(float)), p->z = calloc(padded, sizeof(float));
     p->px = malloc(f), p->py = malloc(f), p->pz = malloc(f);
     p->vx = malloc(f), p->vy = malloc(f), p->vz = malloc(f);
     p->mat = malloc((size_t)cap);
@@ -88,7 +90,8 @@ fs_world *fs_world_create(const fs_world_def *def) {
     size_t n = (size_t)w->cap, f = sizeof(float) * n, i32 = sizeof(int32_t) * n;
     bool ok = particles_alloc(&w->p, w->cap) && particles_alloc(&w->alt, w->cap);
     w->s_a = malloc(f), w->s_b = malloc(f);
-    w->nx = malloc(f), w->ny = malloc(f), w->nz = malloc(f);
+    size_t padded = n + FS_SCR_PAD;
+    w->nx = calloc(padded, sizeof(float)), w->ny = calloc(padded, sizeof(float)), w->nz = calloc(padded, sizeof(float));
     w->nvx = malloc(f), w->nvy = malloc(f), w->nvz = malloc(f);
     w->cell = malloc(i32), w->perm = malloc(i32), w->spr_total = malloc(i32);
     w->nb = malloc(i32 * FS_NB_MAX), w->nb_n = malloc(i32);
@@ -149,24 +152,25 @@ fs_status fs_world_reset(fs_world *w, const fs_domain *dom, fs_error *err) {
         SETERR(err, "box is smaller than a particle");
         return FS_ERR_ARG;
     }
-    double cells = ceil((b.x - a.x) / dom->h) * ceil((b.y - a.y) / dom->h) * ceil((b.z - a.z) / dom->h);
+    float cs = dom->h / FS_GRID_DIV;
+    double cells = ceil((b.x - a.x) / cs) * ceil((b.y - a.y) / cs) * ceil((b.z - a.z) / cs);
     if (cells > 64e6) {
-        SETERR(err, "box / h gives %.0f grid cells (limit 64M)", cells);
+        SETERR(err, "box / (h/2) gives %.0f grid cells (limit 64M)", cells);
         return FS_ERR_RANGE;
     }
-    int gx = (int)ceil((b.x - a.x) / dom->h), gy = (int)ceil((b.y - a.y) / dom->h),
-        gz = (int)ceil((b.z - a.z) / dom->h);
+    int gx = (int)ceil((b.x - a.x) / cs), gy = (int)ceil((b.y - a.y) / cs), gz = (int)ceil((b.z - a.z) / cs);
     if (gx < 1) gx = 1;
     if (gy < 1) gy = 1;
     if (gz < 1) gz = 1;
-    int32_t *cs = malloc(sizeof(int32_t) * ((size_t)gx * gy * gz + 1));
-    if (!cs) {
+    int32_t *starts = malloc(sizeof(int32_t) * ((size_t)gx * gy * gz + 1));
+    if (!starts) {
         SETERR(err, "out of memory for the grid");
         return FS_ERR_NOMEM;
     }
     free(w->cell_start);
-    w->cell_start = cs;
+    w->cell_start = starts;
     w->gx = gx, w->gy = gy, w->gz = gz, w->ncell = gx * gy * gz;
+    w->cs = cs, w->inv_cs = 1.0f / cs;
     w->dom = *dom;
     w->dom.particle_radius = r;
     w->h = dom->h;
@@ -383,30 +387,22 @@ int fs_world_make_springs(fs_world *w) {
     fs_particles *p = &w->p;
     float h2 = w->h * w->h;
     int made = 0;
+    fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = 0; i < w->n; i++) {
         if (w->mat[p->mat[i]].p[FS_P_SPRINGS] == 0.0f) continue;
-        int c = w->cell[i];
-        int cx = c % w->gx, cy = (c / w->gx) % w->gy, cz = c / (w->gx * w->gy);
-        for (int dz = -1; dz <= 1; dz++)
-            for (int dy = -1; dy <= 1; dy++) {
-                int yy = cy + dy, zz = cz + dz;
-                if (yy < 0 || yy >= w->gy || zz < 0 || zz >= w->gz) continue;
-                int x0 = cx > 0 ? cx - 1 : 0, x1 = cx < w->gx - 1 ? cx + 1 : cx;
-                int base = (zz * w->gy + yy) * w->gx;
-                for (int j = w->cell_start[base + x0]; j < w->cell_start[base + x1 + 1]; j++) {
-                    if (j <= i || w->mat[p->mat[j]].p[FS_P_SPRINGS] == 0.0f) continue;
-                    float dx = p->x[j] - p->x[i], dy2 = p->y[j] - p->y[i], dz2 = p->z[j] - p->z[i];
-                    float r2 = dx * dx + dy2 * dy2 + dz2 * dz2;
-                    if (r2 >= h2) continue;
-                    float r = sqrtf(r2);
-                    int si = p->slot[i], sj = p->slot[j];
-                    if (w->spr_n[si] >= w->K || w->spr_n[sj] >= w->K) continue;
-                    if (spring_insert(w, si, sj, r)) {
-                        spring_insert(w, sj, si, r);
-                        made++;
-                    }
-                }
+        fs__ranges_of(w, w->cell[i], &r);
+        int nn = fs__scan(p->x, p->y, p->z, &r, i, h2, false, w->scr_j, w->scr_r2, NULL, NULL, NULL);
+        for (int k = 0; k < nn; k++) {
+            int j = w->scr_j[k];
+            if (j <= i || w->mat[p->mat[j]].p[FS_P_SPRINGS] == 0.0f) continue;
+            int si = p->slot[i], sj = p->slot[j];
+            if (w->spr_n[si] >= w->K || w->spr_n[sj] >= w->K) continue;
+            float rr = sqrtf(w->scr_r2[k]);
+            if (spring_insert(w, si, sj, rr)) {
+                spring_insert(w, sj, si, rr);
+                made++;
             }
+        }
     }
     w->springs += made;
     return made;
@@ -604,30 +600,18 @@ float fs_world_mean_neighbours(fs_world *w, float *mean_density, float *mean_nea
     float h = w->h, h2 = h * h;
     double sn = 0, sd = 0, snear = 0;
     long cnt = 0;
-    /* brute force over the grid built by the last step (cell[] is current) */
     fs__grid_build(w);
+    fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = 0; i < w->n; i++) {
-        int c = w->cell[i];
-        int cx = c % w->gx, cy = (c / w->gx) % w->gy, cz = c / (w->gx * w->gy);
-        int nb = 0;
+        fs__ranges_of(w, w->cell[i], &r);
+        int nb = fs__scan(p->x, p->y, p->z, &r, i, h2, false, w->scr_j, w->scr_r2, NULL, NULL, NULL);
         double rho = 0, rhon = 0, mx = 0, my = 0, mz = 0;
-        for (int dz = -1; dz <= 1; dz++)
-            for (int dy = -1; dy <= 1; dy++) {
-                int yy = cy + dy, zz = cz + dz;
-                if (yy < 0 || yy >= w->gy || zz < 0 || zz >= w->gz) continue;
-                int x0 = cx > 0 ? cx - 1 : 0, x1 = cx < w->gx - 1 ? cx + 1 : cx;
-                int base = (zz * w->gy + yy) * w->gx;
-                for (int j = w->cell_start[base + x0]; j < w->cell_start[base + x1 + 1]; j++) {
-                    if (j == i) continue;
-                    float dx = p->x[j] - p->x[i], dy2 = p->y[j] - p->y[i], dz2 = p->z[j] - p->z[i];
-                    float r2 = dx * dx + dy2 * dy2 + dz2 * dz2;
-                    if (r2 >= h2) continue;
-                    float q = 1.0f - sqrtf(r2) / h;
-                    rho += q * q, rhon += q * q * q;
-                    mx += dx, my += dy2, mz += dz2;
-                    nb++;
-                }
-            }
+        for (int k = 0; k < nb; k++) {
+            int j = w->scr_j[k];
+            float q = 1.0f - sqrtf(w->scr_r2[k]) / h;
+            rho += q * q, rhon += q * q * q;
+            mx += p->x[j] - p->x[i], my += p->y[j] - p->y[i], mz += p->z[j] - p->z[i];
+        }
         if (nb < 8) continue;
         double off = sqrt(mx * mx + my * my + mz * mz) / nb;
         if (off > 0.1 * h) continue;
