@@ -15,7 +15,7 @@ LDLIBS_SIM = -lpthread -lm
 SIM_SRC  = $(wildcard server/sim/*.c)
 SIM_HDR  = $(wildcard server/sim/*.h)
 TEST_SIM_SRC = $(wildcard tests/sim/*.c) tests/testlib.c
-TEST_HDR = tests/testlib.h
+TEST_HDR = tests/testlib.h $(wildcard tests/sim/*.h)
 
 .PHONY: all deps deps-test sim test test-sim bench run clean
 all: deps sim

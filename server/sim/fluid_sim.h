@@ -214,6 +214,56 @@ bool fs_world_advance(fs_world *w);
 /* One step of Algorithm 1, paused or not. */
 void fs_world_step(fs_world *w);
 
+/* ---- Rigid bodies (Sec. 6, Algorithm 6) ------------------------------- */
+#define FS_MAX_BODIES 64
+
+typedef struct fs_quat {
+    float w, x, y, z;
+} fs_quat;
+
+typedef enum fs_shape { FS_SHAPE_SPHERE = 0, FS_SHAPE_BOX, FS_SHAPE_CAPSULE } fs_shape;
+
+typedef struct fs_body_def {
+    fs_shape shape;
+    /* box: half extents; sphere: size.x is the radius; capsule: size.x the
+     * radius, size.y half the length of its axis (the local y axis) */
+    fs_vec3 size;
+    float density; /* kg/m^3 (water is 1000) */
+    fs_vec3 pos;
+    fs_quat rot;
+    fs_vec3 vel, ang_vel;
+    bool is_static;
+    float friction; /* Coulomb, against bodies and walls */
+} fs_body_def;
+fs_body_def fs_default_body_def(void);
+
+typedef struct fs_body_state {
+    uint32_t id;
+    fs_shape shape;
+    fs_vec3 size;
+    bool is_static, grabbed;
+    float mass, density;
+    fs_vec3 pos;
+    fs_quat rot;
+    fs_vec3 vel, ang_vel;
+} fs_body_state;
+
+/* Returns the new body's stable id, or -1 with a reason. */
+int64_t fs_world_create_body(fs_world *w, const fs_body_def *def, fs_error *err);
+bool fs_world_destroy_body(fs_world *w, uint32_t id);
+int fs_world_body_count(const fs_world *w);
+bool fs_world_body_at(const fs_world *w, int index, fs_body_state *out); /* in id order */
+bool fs_world_body_get(const fs_world *w, uint32_t id, fs_body_state *out);
+/* An impulse (N s) at a world point. */
+fs_status fs_world_body_impulse(fs_world *w, uint32_t id, fs_vec3 point, fs_vec3 impulse, fs_error *err);
+/* Grab the body at a world point on it and pull that point towards target
+ * with a critically damped spring (3 Hz); drag moves the target. */
+fs_status fs_world_body_grab(fs_world *w, uint32_t id, fs_vec3 point, fs_vec3 target, fs_error *err);
+fs_status fs_world_body_drag(fs_world *w, uint32_t id, fs_vec3 target, fs_error *err);
+fs_status fs_world_body_release(fs_world *w, uint32_t id, fs_error *err);
+/* Deepest penetration of a particle (its collision sphere) into a body, m. */
+float fs_world_body_penetration(const fs_world *w);
+
 /* ---- Scenes ------------------------------------------------------------- */
 typedef struct fs_scene_info {
     const char *name;
@@ -248,6 +298,9 @@ typedef struct fs_stats {
     uint64_t escapes_clamped;        /* particles put back inside the box by the final clamp */
     uint64_t springs_refused;        /* spring insertions refused for lack of slots */
     uint64_t emitted, drained;
+    int bodies;
+    int contacts;              /* body-body and body-wall contacts, last step */
+    uint64_t body_extractions; /* particles pushed out of a body (Alg. 6 line 15) */
 } fs_stats;
 void fs_world_stats(const fs_world *w, fs_stats *out);
 

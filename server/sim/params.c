@@ -78,6 +78,13 @@ void fs__materials_init(fs_world *w) {
     preset(&w->mat[FS_MAT_CLAY], "clay", 3.2f, 0.01f, 0.005f, 2.0f, 0.3f, true, false, 0.1f, 20.0f, 0.05f, 0.05f,
            1.6f, 0.8f);
     preset(&w->mat[FS_MAT_HONEY], "honey", 3.2f, 0.01f, 0.005f, 30.0f, 1.0f, false, false, 0, 0, 0, 0, 2, 0.6f);
+    const float dens[FS_MAT_PRESETS] = {1000, 1100, 1050, 1800, 1400};
+    const float stick[FS_MAT_PRESETS] = {0.25f, 0.3f, 0.3f, 0.3f, 0.35f};
+    for (int m = 0; m < FS_MAT_PRESETS; m++) {
+        w->mat[m].mass_density = dens[m];
+        w->mat[m].stick_distance = stick[m];
+        w->mat[m].stick_strength = 0.0f;
+    }
     w->nmat = FS_MAT_PRESETS;
 }
 

@@ -17,6 +17,8 @@ static const fs_scene_info SCENES[] = {
     {"drop", "a ball of water falling into a pool", 20000},
     {"fountain", "a jet from the floor of a shallow pool, drained in a corner", 15000},
     {"gallery", "water, goo, jelly, clay and honey blocks dropped side by side", 15000},
+    {"floating", "boxes, balls and a capsule of several densities dropped on a pool", 20000},
+    {"heavy_object", "a heavy box falling into a tank of liquid (the paper's Fig. 9)", 20000},
 };
 #define NSCENES ((int)(sizeof SCENES / sizeof SCENES[0]))
 
@@ -84,6 +86,43 @@ fs_status fs_world_load_scene(fs_world *w, const char *name, int n, fs_error *er
                                0.05f);
         }
         fs_world_make_springs(w); /* the mold of Fig. 12 */
+        break;
+    }
+    case 4: { /* floating: a pool L x L/4 x L and six bodies above it */
+        float L = cbrtf(vol * 4.0f), y = 0.25f * L + 0.15f * L;
+        if ((st = setup(w, (fs_vec3){L, L, L}, err)) != FS_OK) return st;
+        fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){L, 0.25f * L, L}, FS_MAT_WATER, 0.1f);
+        const struct {
+            fs_shape shape;
+            float sx, sy, sz, density, x, z;
+        } B[6] = {{FS_SHAPE_BOX, 0.08f, 0.05f, 0.08f, 300, 0.25f, 0.25f},
+                  {FS_SHAPE_BOX, 0.07f, 0.07f, 0.07f, 600, 0.75f, 0.25f},
+                  {FS_SHAPE_SPHERE, 0.07f, 0, 0, 200, 0.5f, 0.5f},
+                  {FS_SHAPE_SPHERE, 0.06f, 0, 0, 850, 0.25f, 0.75f},
+                  {FS_SHAPE_CAPSULE, 0.04f, 0.08f, 0, 500, 0.75f, 0.75f},
+                  {FS_SHAPE_BOX, 0.05f, 0.05f, 0.05f, 2500, 0.5f, 0.2f}};
+        for (int k = 0; k < 6; k++) {
+            fs_body_def b = fs_default_body_def();
+            b.shape = B[k].shape;
+            b.size = (fs_vec3){B[k].sx * L, B[k].sy * L, B[k].sz * L};
+            b.density = B[k].density;
+            b.pos = (fs_vec3){B[k].x * L, y + 0.05f * L * (float)(k % 3), B[k].z * L};
+            if (b.shape == FS_SHAPE_CAPSULE) b.rot = (fs_quat){0.7071068f, 0, 0, 0.7071068f}; /* lying */
+            fs_world_create_body(w, &b, NULL);
+        }
+        break;
+    }
+    case 5: { /* heavy_object: a tank L x 0.4 L x L/2 of water and a box of
+                 3000 kg/m^3 falling into it from above */
+        float L = cbrtf(vol / 0.2f);
+        if ((st = setup(w, (fs_vec3){L, L, 0.5f * L}, err)) != FS_OK) return st;
+        fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){L, 0.4f * L, 0.5f * L}, FS_MAT_WATER, 0.1f);
+        fs_body_def b = fs_default_body_def();
+        b.size = (fs_vec3){0.1f * L, 0.1f * L, 0.1f * L};
+        b.density = 3000;
+        b.pos = (fs_vec3){0.5f * L, 0.8f * L, 0.25f * L};
+        b.rot = (fs_quat){0.9659258f, 0.1294095f, 0, 0.2241439f}; /* tilted, so it lands on an edge */
+        fs_world_create_body(w, &b, NULL);
         break;
     }
     }

@@ -8,7 +8,29 @@
 typedef struct fs_material {
     char name[16];
     float p[FS_P_COUNT];
+    /* not yet exposed as parameters: */
+    float mass_density;   /* kg/m^3: a particle's mass is this times spacing^3 */
+    float stick_distance; /* Eq. 12 d_stick, in h */
+    float stick_strength; /* Eq. 12 k_stick, 1/s^2 */
 } fs_material;
+
+typedef struct fs_body {
+    uint32_t id;
+    fs_shape shape;
+    fs_vec3 size;
+    float density, mass, inv_mass, friction, bound;
+    fs_vec3 inv_inertia; /* body frame, diagonal */
+    bool is_static, grab;
+    fs_vec3 pos, vel, ang; /* ang: angular velocity, world frame */
+    fs_vec3 vel_eff;       /* the velocity the last step advanced it with */
+    fs_quat rot;
+    fs_vec3 pos0;          /* Alg. 6 line 2: the saved pose */
+    fs_quat rot0;
+    fs_vec3 acc_J, acc_T;  /* line 7: the particles' impulse and its torque */
+    fs_vec3 grab_local, grab_target;
+} fs_body;
+
+#define FS_MAX_CONTACTS 4096
 
 typedef struct fs_emitter {
     fs_emitter_def def;
@@ -88,6 +110,14 @@ struct fs_world {
     fs_emitter emit[FS_MAX_EMITTERS];
     fs_drain drain[FS_MAX_DRAINS];
 
+    fs_body bodies[FS_MAX_BODIES];
+    int nbodies;
+    uint32_t next_body_id;
+    void *contacts, *contacts_prev; /* FS_MAX_CONTACTS each (bodies.c) */
+    int ncontacts, ncontacts_prev;
+    float stick_max;
+    uint64_t body_extract_worker[64];
+
     bool paused;
     int pending_steps;
 
@@ -126,6 +156,11 @@ void fs__rebuild_by_id(fs_world *w);
 void fs__sync_ids(fs_world *w);
 void fs__materials_init(fs_world *w);
 double fs__now_ms(void);
+
+/* bodies.c */
+size_t fs__contact_size(void);
+void fs__bodies_step(fs_world *w, float dt, float R, const float *mu, const float *stick_d, const float *stick_k,
+                     const float *mass, void (*run)(fs_world *, fs_task_fn *, void *, int));
 
 /* solver.c */
 void fs__grid_build(fs_world *w);

@@ -785,8 +785,20 @@ void fs__step(fs_world *w) {
     }
     ph[FS_PHASE_RELAX] += fs__now_ms() - t;
 
-    /* lines 17-20 */
+    /* line 17: bodies (Algorithm 6), then the walls; lines 18-20 */
     t = fs__now_ms();
+    if (w->nbodies) {
+        float mu[FS_MAX_MATERIALS], sd[FS_MAX_MATERIALS], sk[FS_MAX_MATERIALS], ms[FS_MAX_MATERIALS];
+        float vol = w->dom.spacing * w->dom.spacing * w->dom.spacing;
+        for (int m = 0; m < w->nmat; m++) {
+            mu[m] = w->mat[m].p[FS_P_FRICTION];
+            sd[m] = w->mat[m].stick_distance * w->h;
+            sk[m] = w->mat[m].stick_strength;
+            ms[m] = w->mat[m].mass_density * vol;
+        }
+        fs__bodies_step(w, c.dt, w->dom.particle_radius, mu, sd, sk, ms, run);
+        for (int k = 0; k < 64; k++) w->st.body_extractions += w->body_extract_worker[k], w->body_extract_worker[k] = 0;
+    }
     run(w, collide_task, &c, w->n);
     for (int k = 0; k < 64; k++) {
         w->st.nonfinite_repaired += c.nonfinite[k];

@@ -66,6 +66,7 @@ void fs_world_destroy(fs_world *w) {
     free(w->slot_index), free(w->free_slots), free(w->id_order), free(w->by_id), free(w->seq_order);
     free(w->spr_n), free(w->spr_j), free(w->spr_L);
     free(w->cell_start);
+    free(w->contacts), free(w->contacts_prev);
     free(w);
 }
 
@@ -107,7 +108,9 @@ fs_world *fs_world_create(const fs_world_def *def) {
     w->spr_n = calloc(n, sizeof(uint16_t));
     w->spr_j = malloc(sizeof(int32_t) * n * (size_t)w->K);
     w->spr_L = malloc(sizeof(float) * n * (size_t)w->K);
-    ok = ok && w->s_a && w->s_b && w->nx && w->ny && w->nz && w->nvx && w->nvy && w->nvz && w->cell && w->perm &&
+    w->contacts = malloc(fs__contact_size() * FS_MAX_CONTACTS);
+    w->contacts_prev = malloc(fs__contact_size() * FS_MAX_CONTACTS);
+    ok = ok && w->contacts && w->contacts_prev && w->s_a && w->s_b && w->nx && w->ny && w->nz && w->nvx && w->nvy && w->nvz && w->cell && w->perm &&
          w->spr_total && w->nb && w->nb_n && w->scr_j && w->slot_index && w->free_slots && w->id_order && w->by_id && w->seq_order && w->spr_n &&
          w->spr_j && w->spr_L;
     if (!ok) {
@@ -189,6 +192,8 @@ fs_status fs_world_reset(fs_world *w, const fs_domain *dom, fs_error *err) {
     w->springs = 0;
     memset(w->emit, 0, sizeof w->emit);
     memset(w->drain, 0, sizeof w->drain);
+    w->nbodies = 0;
+    w->ncontacts = w->ncontacts_prev = 0;
     memset(&w->st, 0, sizeof w->st);
     w->pending_steps = 0;
     snprintf(w->scene, sizeof w->scene, "custom");
@@ -591,6 +596,8 @@ void fs_world_stats(const fs_world *w, fs_stats *out) {
     *out = w->st;
     out->particles = w->n;
     out->springs = w->springs;
+    out->bodies = w->nbodies;
+    out->contacts = w->ncontacts;
 }
 
 float fs_world_mean_neighbours(fs_world *w, float *mean_density, float *mean_near) {
@@ -647,6 +654,20 @@ uint64_t fs_world_hash(const fs_world *w) {
             h = fnv(h, &pid, sizeof pid);
             h = fnv(h, &w->spr_L[(size_t)s * w->K + q], sizeof(float));
         }
+    }
+    for (int k = 0; k < w->nbodies; k++) {
+        const fs_body *b = &w->bodies[k];
+        float v[13] = {b->pos.x, b->pos.y, b->pos.z, b->rot.w, b->rot.x, b->rot.y, b->rot.z,
+                       b->vel.x, b->vel.y, b->vel.z, b->ang.x, b->ang.y, b->ang.z};
+        h = fnv(h, &b->id, sizeof b->id);
+        h = fnv(h, v, sizeof v);
+    }
+    for (int k = 0; k < w->nbodies; k++) {
+        const fs_body *b = &w->bodies[k];
+        float v[13] = {b->pos.x, b->pos.y, b->pos.z, b->rot.w, b->rot.x, b->rot.y, b->rot.z,
+                       b->vel.x, b->vel.y, b->vel.z, b->ang.x, b->ang.y, b->ang.z};
+        h = fnv(h, &b->id, sizeof b->id);
+        h = fnv(h, v, sizeof v);
     }
     return h;
 }

@@ -8,6 +8,7 @@
 #endif
 
 #include "fluid_sim.h"
+#include "sim_tests.h"
 #include "testlib.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -304,8 +305,8 @@ static uint64_t run_scene(const char *scene, int n, int threads, int steps) {
 }
 
 static void test_determinism_threads(void) {
-    const char *scenes[] = {"dam_break", "gallery", "fountain"};
-    for (int k = 0; k < 3; k++) {
+    const char *scenes[] = {"dam_break", "gallery", "fountain", "floating"};
+    for (int k = 0; k < 4; k++) {
         uint64_t h1 = run_scene(scenes[k], 3000, 1, 300);
         uint64_t h2 = run_scene(scenes[k], 3000, 2, 300);
         uint64_t h2b = run_scene(scenes[k], 3000, 2, 300);
@@ -707,6 +708,11 @@ int main(int argc, char **argv) {
         {"jelly_and_clay", test_jelly_and_clay},
         {"goo_filaments", test_goo_filaments},
         {"scenes", test_scenes},
+        {"bodies_validation", test_bodies_validation},
+        {"bodies_stack", test_bodies_stack},
+        {"bodies_grab", test_bodies_grab},
+        {"bodies_momentum", test_bodies_momentum},
+        {"bodies_buoyancy", test_bodies_buoyancy},
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
         {"no_allocation_in_step", test_no_allocation_in_step},
 #endif

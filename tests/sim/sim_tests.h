@@ -1,0 +1,9 @@
+/* sim_tests.h - tests defined outside test_sim.c */
+#ifndef SIM_TESTS_H
+#define SIM_TESTS_H
+void test_bodies_stack(void);
+void test_bodies_buoyancy(void);
+void test_bodies_momentum(void);
+void test_bodies_validation(void);
+void test_bodies_grab(void);
+#endif

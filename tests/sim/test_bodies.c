@@ -1,0 +1,228 @@
+/* test_bodies.c - rigid bodies coupled with the fluid (Algorithm 6). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fluid_sim.h"
+#include "sim_tests.h"
+#include "testlib.h"
+
+static fs_world *world(int capacity, int substeps, fs_pool **pool) {
+    fs_world_def d = fs_default_world_def();
+    d.capacity = capacity;
+    d.substeps = substeps;
+    *pool = fs_pool_create(2);
+    d.worker_count = 2;
+    d.parallel_for = fs_pool_parallel_for;
+    d.task_user = *pool;
+    return fs_world_create(&d);
+}
+
+static float angle_deg(fs_quat q) { return 2.0f * acosf(fminf(1.0f, fabsf(q.w))) * 57.29578f; }
+
+void test_bodies_stack(void) {
+    fs_pool *pool;
+    fs_world *w = world(1000, 1, &pool);
+    fs_domain dom = {{0, 0, 0}, {2, 3, 2}, {0, -9.81f, 0}, 0.168f, 0.08f, 0.04f};
+    fs_world_reset(w, &dom, NULL);
+    int64_t id[3];
+    fs_body_state s0[3];
+    for (int k = 0; k < 3; k++) {
+        fs_body_def b = fs_default_body_def();
+        b.size = (fs_vec3){0.2f, 0.2f, 0.2f};
+        b.density = 600;
+        b.pos = (fs_vec3){1, 0.2f + 0.4f * (float)k, 1};
+        id[k] = fs_world_create_body(w, &b, NULL);
+        fs_world_body_get(w, (uint32_t)id[k], &s0[k]);
+    }
+    float worst_move = 0, worst_angle = 0;
+    for (int t = 0; t < 600; t++) {
+        fs_world_step(w);
+        for (int k = 0; k < 3; k++) {
+            fs_body_state s;
+            fs_world_body_get(w, (uint32_t)id[k], &s);
+            float dx = s.pos.x - s0[k].pos.x, dy = s.pos.y - s0[k].pos.y, dz = s.pos.z - s0[k].pos.z;
+            worst_move = fmaxf(worst_move, sqrtf(dx * dx + dy * dy + dz * dz));
+            worst_angle = fmaxf(worst_angle, angle_deg(s.rot));
+        }
+    }
+    REPORT("three 0.4 m boxes stacked on the floor, 10 s: largest displacement %.2f mm, largest rotation %.3f deg",
+           1000 * worst_move, worst_angle);
+    CHECK(worst_move < 0.005f, "the stack moved %.4f m", worst_move);
+    CHECK(worst_angle < 1.0f, "the stack turned %.2f deg", worst_angle);
+    fs_world_destroy(w);
+    fs_pool_destroy(pool);
+}
+
+/* A pool 1.6 x 0.8 x 1.6 m, 4 substeps per 1/60 s; a 0.6 x 0.4 x 0.6 m box
+ * of the given density dropped in; 4 s.  Returns the draft in metres and
+ * the effective fluid density (particle mass over the volume it fills). */
+static void float_box(float density, float *draft, float *rho_fluid, float *bottom, float *penetration) {
+    fs_pool *pool;
+    fs_world *w = world(6000, 4, &pool);
+    float s = 0.08f, L = 1.6f;
+    fs_domain dom = {{0, 0, 0}, {L, 2.0f, L}, {0, -9.81f, 0}, 2.1f * s, s, 0.5f * s};
+    fs_world_reset(w, &dom, NULL);
+    int n = fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){L, 0.8f, L}, FS_MAT_WATER, 0.1f);
+    fs_body_def b = fs_default_body_def();
+    b.size = (fs_vec3){0.3f, 0.2f, 0.3f};
+    b.density = density;
+    b.pos = (fs_vec3){L / 2, 1.2f, L / 2};
+    int64_t id = fs_world_create_body(w, &b, NULL);
+    float pen = 0;
+    for (int t = 0; t < 240; t++) {
+        fs_world_step(w);
+        if (t > 120) pen = fmaxf(pen, fs_world_body_penetration(w));
+    }
+    fs_body_state st;
+    fs_world_body_get(w, (uint32_t)id, &st);
+    /* the level: mean of the highest particle centre in each 0.2 m column
+     * away from the box, plus half a spacing */
+    fs_particles_view v;
+    fs_world_view(w, &v);
+    float top[8][8];
+    memset(top, 0, sizeof top);
+    for (int i = 0; i < v.count; i++) {
+        int cx = (int)(v.x[i] / 0.2f), cz = (int)(v.z[i] / 0.2f);
+        cx = cx > 7 ? 7 : cx, cz = cz > 7 ? 7 : cz;
+        top[cx][cz] = fmaxf(top[cx][cz], v.y[i]);
+    }
+    double level = 0;
+    int nl = 0;
+    for (int a = 0; a < 8; a++)
+        for (int c = 0; c < 8; c++) {
+            float x = (a + 0.5f) * 0.2f, z = (c + 0.5f) * 0.2f;
+            if (fabsf(x - L / 2) < 0.5f && fabsf(z - L / 2) < 0.5f) continue;
+            level += top[a][c], nl++;
+        }
+    level = level / nl + 0.5 * s;
+    float submerged = (float)(L * L * level) + (float)(0.6 * 0.6) * fmaxf(0.0f, (float)level - (st.pos.y - 0.2f));
+    *draft = (float)level - (st.pos.y - 0.2f);
+    *rho_fluid = (float)n * 1000.0f * s * s * s / (submerged - 0.36f * fmaxf(0.0f, *draft));
+    *bottom = st.pos.y - 0.2f;
+    *penetration = pen;
+    fs_world_destroy(w);
+    fs_pool_destroy(pool);
+}
+
+void test_bodies_buoyancy(void) {
+    float d, rho, bottom, pen;
+    float_box(500, &d, &rho, &bottom, &pen);
+    float expect = 0.4f * 500.0f / rho;
+    REPORT("box of 500 kg/m^3, 0.4 m tall: draft %.3f m (%.0f%% of its height); Archimedes with the fluid's "
+           "effective density %.0f kg/m^3 says %.3f m: %+.0f%%; deepest particle penetration %.1f mm",
+           d, 100 * d / 0.4f, rho, expect, 100 * (d - expect) / expect, 1000 * pen);
+    CHECK(d > 0.05f && d < 0.35f, "the half-density box does not float: draft %.3f m", d);
+    CHECK(fabsf(d - expect) / expect < 0.3f, "draft %.3f m against %.3f m", d, expect);
+    float d2, rho2, bottom2, pen2;
+    float_box(2000, &d2, &rho2, &bottom2, &pen2);
+    REPORT("box of 2000 kg/m^3: bottom %.3f m above the floor (draft %.3f m); deepest penetration %.1f mm", bottom2,
+           d2, 1000 * pen2);
+    CHECK(bottom2 < 0.12f, "the heavy box does not rest on the floor: bottom at %.3f m", bottom2);
+    CHECK(pen < 0.02f && pen2 < 0.04f, "particles inside bodies: %.3f, %.3f m", pen, pen2);
+}
+
+/* No gravity, no walls within reach: a sphere thrown into a ball of water. */
+void test_bodies_momentum(void) {
+    fs_pool *pool;
+    fs_world *w = world(2000, 1, &pool);
+    float s = 0.08f, mp = 1000.0f * s * s * s;
+    fs_domain dom = {{-6, -6, -6}, {6, 6, 6}, {0, 0, 0}, 2.1f * s, s, 0.5f * s};
+    fs_world_reset(w, &dom, NULL);
+    int nw = fs_world_add_sphere(w, (fs_vec3){0.5f, 0, 0}, 0.5f, FS_MAT_WATER, 0.1f);
+    fs_body_def b = fs_default_body_def();
+    b.shape = FS_SHAPE_SPHERE;
+    b.size = (fs_vec3){0.25f, 0, 0};
+    b.density = 1000;
+    b.pos = (fs_vec3){-1.0f, 0.05f, 0.02f};
+    b.vel = (fs_vec3){4, 0, 0};
+    int64_t id = fs_world_create_body(w, &b, NULL);
+    double P0[3], P1[3];
+    for (int pass = 0; pass < 2; pass++) {
+        double *P = pass ? P1 : P0;
+        fs_particles_view v;
+        fs_world_view(w, &v);
+        P[0] = P[1] = P[2] = 0;
+        for (int i = 0; i < v.count; i++) P[0] += mp * v.vx[i], P[1] += mp * v.vy[i], P[2] += mp * v.vz[i];
+        fs_body_state st;
+        fs_world_body_get(w, (uint32_t)id, &st);
+        P[0] += st.mass * st.vel.x, P[1] += st.mass * st.vel.y, P[2] += st.mass * st.vel.z;
+        if (!pass)
+            for (int t = 0; t < 120; t++) fs_world_step(w);
+    }
+    fs_body_state st;
+    fs_world_body_get(w, (uint32_t)id, &st);
+    double d = sqrt((P1[0] - P0[0]) * (P1[0] - P0[0]) + (P1[1] - P0[1]) * (P1[1] - P0[1]) +
+                    (P1[2] - P0[2]) * (P1[2] - P0[2]));
+    double p0 = sqrt(P0[0] * P0[0] + P0[1] * P0[1] + P0[2] * P0[2]);
+    REPORT("sphere of %.1f kg at 4 m/s through %.0f kg of water: body leaves at %.2f m/s; total momentum %.3f -> "
+           "%.3f kg m/s (relative change %.1e)",
+           st.mass, nw * mp, st.vel.x, P0[0], P1[0], d / p0);
+    CHECK(st.vel.x < 3.0f, "the body went through untouched (%.2f m/s)", st.vel.x);
+    CHECK(d / p0 < 1e-4, "momentum changed by %.2e relative", d / p0);
+    fs_world_destroy(w);
+    fs_pool_destroy(pool);
+}
+
+void test_bodies_validation(void) {
+    fs_pool *pool;
+    fs_world *w = world(1000, 1, &pool);
+    fs_error err;
+    fs_body_def b = fs_default_body_def();
+    b.density = 1;
+    CHECK(fs_world_create_body(w, &b, &err) < 0, "density 1 accepted");
+    REPORT("refusal: %s", err.msg);
+    b = fs_default_body_def();
+    b.size.y = NAN;
+    CHECK(fs_world_create_body(w, &b, &err) < 0, "NaN size accepted");
+    b = fs_default_body_def();
+    b.shape = (fs_shape)7;
+    CHECK(fs_world_create_body(w, &b, &err) < 0, "unknown shape accepted");
+    CHECK(fs_world_body_count(w) == 0, "a refused body was created");
+    b = fs_default_body_def();
+    int64_t id = fs_world_create_body(w, &b, &err);
+    CHECK(id >= 0, "valid body refused: %s", err.msg);
+    CHECK(fs_world_body_impulse(w, (uint32_t)id, b.pos, (fs_vec3){1e6f, 0, 0}, &err) == FS_ERR_RANGE,
+          "huge impulse accepted");
+    CHECK(fs_world_body_impulse(w, 999, b.pos, (fs_vec3){1, 0, 0}, &err) == FS_ERR_UNKNOWN, "unknown body");
+    CHECK(fs_world_destroy_body(w, (uint32_t)id) && fs_world_body_count(w) == 0, "destroy");
+    for (int k = 0; k < FS_MAX_BODIES; k++) fs_world_create_body(w, &b, NULL);
+    CHECK(fs_world_create_body(w, &b, &err) < 0, "more than %d bodies", FS_MAX_BODIES);
+    fs_world_destroy(w);
+    fs_pool_destroy(pool);
+}
+
+/* A grabbed body follows its target and still collides with the floor. */
+void test_bodies_grab(void) {
+    fs_pool *pool;
+    fs_world *w = world(1000, 1, &pool);
+    fs_domain dom = {{0, 0, 0}, {3, 3, 3}, {0, -9.81f, 0}, 0.168f, 0.08f, 0.04f};
+    fs_world_reset(w, &dom, NULL);
+    fs_body_def b = fs_default_body_def();
+    b.pos = (fs_vec3){1, 0.2f, 1};
+    int64_t id = fs_world_create_body(w, &b, NULL);
+    fs_error err;
+    CHECK(fs_world_body_grab(w, (uint32_t)id, (fs_vec3){1, 0.4f, 1}, (fs_vec3){2, 1.5f, 2}, &err) == FS_OK, "%s",
+          err.msg);
+    for (int t = 0; t < 120; t++) fs_world_step(w);
+    fs_body_state s;
+    fs_world_body_get(w, (uint32_t)id, &s);
+    float dx = s.pos.x - 2, dy = s.pos.y + 0.2f - 1.5f, dz = s.pos.z - 2;
+    float miss = sqrtf(dx * dx + dy * dy + dz * dz);
+    /* drag it into the floor: it stops on the floor */
+    fs_world_body_drag(w, (uint32_t)id, (fs_vec3){2, -1.0f, 2}, NULL);
+    float lowest = 10;
+    for (int t = 0; t < 120; t++) {
+        fs_world_step(w);
+        fs_world_body_get(w, (uint32_t)id, &s);
+        lowest = fminf(lowest, s.pos.y);
+    }
+    fs_world_body_release(w, (uint32_t)id, NULL);
+    REPORT("grabbed box: %.1f cm from its target after 2 s; dragged into the floor its centre stays at >= %.3f m "
+           "(half height 0.2 m)",
+           100 * miss, lowest);
+    CHECK(miss < 0.05f, "grab missed its target by %.3f m", miss);
+    CHECK(lowest > 0.18f, "the grabbed body went through the floor (%.3f)", lowest);
+    fs_world_destroy(w);
+    fs_pool_destroy(pool);
+}
