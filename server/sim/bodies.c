@@ -343,20 +343,28 @@ static void apply_impulse(fs_body *b, v3 point, v3 J) {
     b->ang = add(b->ang, inv_inertia_mul(b, cross(sub(point, b->pos), J)));
 }
 
-fs_status fs_world_body_impulse(fs_world *w, uint32_t id, fs_vec3 point, fs_vec3 J, fs_error *err) {
+/* The dynamic body `id` for a command, or NULL with the reason in *st. */
+static fs_body *dynamic_body(fs_world *w, uint32_t id, const char *what, v3 a, v3 b2, fs_status *st,
+                             fs_error *err) {
     fs_body *b = find(w, id);
+    *st = FS_OK;
     if (!b) {
-        SETERR(err, "body %u does not exist", id);
-        return FS_ERR_UNKNOWN;
+        SETERR(err, "%s: body %u does not exist", what, id);
+        *st = FS_ERR_UNKNOWN;
+    } else if (!finite3(a) || !finite3(b2)) {
+        SETERR(err, "%s: every number must be finite", what);
+        *st = FS_ERR_ARG;
+    } else if (b->is_static) {
+        SETERR(err, "%s: body %u is static", what, id);
+        *st = FS_ERR_ARG;
     }
-    if (!finite3(point) || !finite3(J)) {
-        SETERR(err, "impulse: point and impulse must be finite");
-        return FS_ERR_ARG;
-    }
-    if (b->is_static) {
-        SETERR(err, "body %u is static", id);
-        return FS_ERR_ARG;
-    }
+    return *st == FS_OK ? b : NULL;
+}
+
+fs_status fs_world_body_impulse(fs_world *w, uint32_t id, fs_vec3 point, fs_vec3 J, fs_error *err) {
+    fs_status st;
+    fs_body *b = dynamic_body(w, id, "impulse", point, J, &st, err);
+    if (!b) return st;
     /* at most a 50 m/s change of the centre's speed */
     if (len(J) * b->inv_mass > 50.0f) {
         SETERR(err, "impulse: %g N s would change body %u's speed by more than 50 m/s", len(J), id);
@@ -368,19 +376,9 @@ fs_status fs_world_body_impulse(fs_world *w, uint32_t id, fs_vec3 point, fs_vec3
 }
 
 fs_status fs_world_body_grab(fs_world *w, uint32_t id, fs_vec3 point, fs_vec3 target, fs_error *err) {
-    fs_body *b = find(w, id);
-    if (!b) {
-        SETERR(err, "body %u does not exist", id);
-        return FS_ERR_UNKNOWN;
-    }
-    if (!finite3(point) || !finite3(target)) {
-        SETERR(err, "grab: point and target must be finite");
-        return FS_ERR_ARG;
-    }
-    if (b->is_static) {
-        SETERR(err, "body %u is static", id);
-        return FS_ERR_ARG;
-    }
+    fs_status st;
+    fs_body *b = dynamic_body(w, id, "grab", point, target, &st, err);
+    if (!b) return st;
     b->grab = true;
     b->grab_local = qrot_inv(b->rot, sub(point, b->pos));
     b->grab_target = target;

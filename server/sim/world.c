@@ -662,12 +662,5 @@ uint64_t fs_world_hash(const fs_world *w) {
         h = fnv(h, &b->id, sizeof b->id);
         h = fnv(h, v, sizeof v);
     }
-    for (int k = 0; k < w->nbodies; k++) {
-        const fs_body *b = &w->bodies[k];
-        float v[13] = {b->pos.x, b->pos.y, b->pos.z, b->rot.w, b->rot.x, b->rot.y, b->rot.z,
-                       b->vel.x, b->vel.y, b->vel.z, b->ang.x, b->ang.y, b->ang.z};
-        h = fnv(h, &b->id, sizeof b->id);
-        h = fnv(h, v, sizeof v);
-    }
     return h;
 }
