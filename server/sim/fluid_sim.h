@@ -308,6 +308,18 @@ void fs_world_stats(const fs_world *w, fs_stats *out);
  * whole neighbourhood is full: an O(N) diagnostic, not called by the step. */
 float fs_world_mean_neighbours(fs_world *w, float *mean_density, float *mean_near);
 
+/* ---- Snapshots --------------------------------------------------------- */
+/* The whole state as bytes (a format of this library, versioned): a world
+ * restored from it steps bit-identically to the one saved.  write returns
+ * the bytes written, 0 when cap is too small. */
+size_t fs_world_snapshot_size(const fs_world *w);
+size_t fs_world_snapshot_write(const fs_world *w, void *buf, size_t cap);
+/* Checks everything before it changes anything: a damaged or foreign
+ * snapshot is refused with a reason and the world is left as it was.  The
+ * world must have the snapshot's step and spring slots and room for its
+ * particles. */
+fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *err);
+
 /* 64-bit hash of the whole state (particles in id order, springs, tick). */
 uint64_t fs_world_hash(const fs_world *w);
 

@@ -6,4 +6,5 @@ void test_bodies_buoyancy(void);
 void test_bodies_momentum(void);
 void test_bodies_validation(void);
 void test_bodies_grab(void);
+void test_snapshot_roundtrip(void);
 #endif

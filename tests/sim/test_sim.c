@@ -713,6 +713,7 @@ int main(int argc, char **argv) {
         {"bodies_grab", test_bodies_grab},
         {"bodies_momentum", test_bodies_momentum},
         {"bodies_buoyancy", test_bodies_buoyancy},
+        {"snapshot_roundtrip", test_snapshot_roundtrip},
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
         {"no_allocation_in_step", test_no_allocation_in_step},
 #endif
