@@ -25,6 +25,7 @@ extern "C" {
 #define FS_MAX_MATERIALS 8
 #define FS_MAX_EMITTERS 8
 #define FS_MAX_DRAINS 8
+#define FS_MAX_HEATERS 8
 #define FS_ERROR_LEN 160
 
 typedef struct fs_world fs_world;
@@ -164,6 +165,7 @@ typedef struct fs_particles_view {
     const float *x, *y, *z;
     const float *vx, *vy, *vz;
     const uint8_t *material;
+    const float *temperature; /* deg C */
     const uint32_t *id;
     /* by_id[k] is the internal index of the k-th particle in increasing id
      * order: the order frames use. */
@@ -203,6 +205,27 @@ typedef struct fs_drain_def {
     bool enabled;
 } fs_drain_def;
 int fs_world_set_drain(fs_world *w, int slot, const fs_drain_def *def, fs_error *err);
+
+/* Heat (Solenthaler 2007, "Temperature Effects"): every particle carries a
+ * temperature that diffuses by Eq. 21.  A heater either adds `rate` K/s,
+ * (deg C per second), falling off as 1 - (r/radius)^2, to the particles within `radius` of
+ * `centre` (FS_HEAT_SPHERE; rate may be negative), or pulls the particles
+ * within `radius` of the floor towards `temperature` at `rate` per second
+ * (FS_HEAT_FLOOR: a hot or cold plate). */
+typedef enum fs_heat_kind { FS_HEAT_SPHERE = 0, FS_HEAT_FLOOR } fs_heat_kind;
+typedef struct fs_heater_def {
+    fs_heat_kind kind;
+    fs_vec3 centre;
+    float radius;
+    float rate;
+    float temperature;
+    bool enabled;
+} fs_heater_def;
+int fs_world_set_heater(fs_world *w, int slot, const fs_heater_def *def, fs_error *err);
+/* Sets every particle's temperature, and that of particles added later. */
+void fs_world_set_temperature(fs_world *w, float celsius);
+/* Sum of temperatures (heat with equal heat capacities), for diagnostics. */
+double fs_world_total_heat(const fs_world *w);
 
 void fs_world_set_paused(fs_world *w, bool paused);
 bool fs_world_paused(const fs_world *w);

@@ -84,6 +84,7 @@ void fs__materials_init(fs_world *w) {
         w->mat[m].mass_density = dens[m];
         w->mat[m].stick_distance = stick[m];
         w->mat[m].stick_strength = 0.0f;
+        w->mat[m].diffusivity = 0.01f; /* m^2/s: visible in seconds at 8 cm spacing */
     }
     w->nmat = FS_MAT_PRESETS;
 }

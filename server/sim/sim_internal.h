@@ -12,7 +12,13 @@ typedef struct fs_material {
     float mass_density;   /* kg/m^3: a particle's mass is this times spacing^3 */
     float stick_distance; /* Eq. 12 d_stick, in h */
     float stick_strength; /* Eq. 12 k_stick, 1/s^2 */
+    float diffusivity;    /* heat, m^2/s (Eq. 21's c) */
 } fs_material;
+
+typedef struct fs_heater {
+    fs_heater_def def;
+    bool used;
+} fs_heater;
 
 typedef struct fs_body {
     uint32_t id;
@@ -51,6 +57,7 @@ typedef struct fs_particles {
     float *px, *py, *pz; /* previous position (Alg. 1 line 8) */
     float *vx, *vy, *vz;
     uint8_t *mat;
+    float *temp;    /* temperature, deg C (Solenthaler 2007, "Temperature Effects") */
     uint32_t *id;   /* stable public id, never reused */
     int32_t *slot;  /* storage slot for cold per-particle data (springs) */
 } fs_particles;
@@ -107,6 +114,10 @@ struct fs_world {
     fs_material mat[FS_MAX_MATERIALS];
     int nmat;
 
+    fs_heater heat[FS_MAX_HEATERS];
+    float lap_norm; /* Eq. 21 kernel normalisation from the rest lattice */
+    float ambient;  /* temperature of new particles, deg C */
+    float *dT;      /* per particle: dT/dt from diffusion, this step */
     fs_emitter emit[FS_MAX_EMITTERS];
     fs_drain drain[FS_MAX_DRAINS];
 

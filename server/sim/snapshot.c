@@ -66,6 +66,7 @@ static void write_all(const fs_world *w, wbuf *b) {
     const float *f[9] = {p->x, p->y, p->z, p->px, p->py, p->pz, p->vx, p->vy, p->vz};
     for (int k = 0; k < 9; k++) put(b, f[k], sizeof(float) * n);
     put(b, p->mat, n);
+    put(b, p->temp, sizeof(float) * n);
     put(b, p->id, sizeof(uint32_t) * n);
     put(b, p->slot, sizeof(int32_t) * n);
     put(b, w->id_order, sizeof(int32_t) * n);
@@ -81,6 +82,8 @@ static void write_all(const fs_world *w, wbuf *b) {
     }
     put(b, w->emit, sizeof w->emit);
     put(b, w->drain, sizeof w->drain);
+    put(b, w->heat, sizeof w->heat);
+    put(b, &w->ambient, sizeof w->ambient);
     put_u32(b, (uint32_t)w->nbodies);
     put_u32(b, w->next_body_id);
     put(b, w->bodies, sizeof(fs_body) * (size_t)w->nbodies);
@@ -196,7 +199,7 @@ fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *
     }
     /* Everything below is read into a scratch copy first; the world changes
      * only once the whole snapshot has been checked. */
-    size_t bytes_needed = (size_t)n * (9 * sizeof(float) + 1 + 3 * sizeof(int32_t));
+    size_t bytes_needed = (size_t)n * (10 * sizeof(float) + 1 + 3 * sizeof(int32_t));
     if (bytes_needed > size - r.at) {
         SETERR(err, "snapshot: truncated (particles)");
         return FS_ERR_ARG;
@@ -204,6 +207,7 @@ fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *
     const float *F[9];
     for (int k = 0; k < 9; k++) F[k] = take(&r, sizeof(float) * n);
     const uint8_t *M = take(&r, n);
+    const float *TEMP = take(&r, sizeof(float) * n);
     const uint32_t *ID = take(&r, sizeof(uint32_t) * n);
     const int32_t *SL = take(&r, sizeof(int32_t) * n);
     const int32_t *ORD = take(&r, sizeof(int32_t) * n);
@@ -226,8 +230,8 @@ fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *
         return FS_ERR_NOMEM;
     }
     fs_status st = FS_OK;
-    for (int k = 0; k < 9 && st == FS_OK; k++) {
-        memcpy(tmpf, F[k], sizeof(float) * n);
+    for (int k = 0; k < 10 && st == FS_OK; k++) {
+        memcpy(tmpf, k < 9 ? F[k] : TEMP, sizeof(float) * n);
         if (!finite_all(tmpf, n)) st = fail(err, FS_ERR_ARG, "snapshot: a particle has a non-finite value");
     }
     int32_t *idx_of_slot = malloc(sizeof(int32_t) * (size_t)w->cap);
@@ -298,6 +302,11 @@ fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *
     fs_drain drain[FS_MAX_DRAINS];
     get(&r, emit, sizeof emit);
     get(&r, drain, sizeof drain);
+    fs_heater heat[FS_MAX_HEATERS];
+    float ambient = 20;
+    get(&r, heat, sizeof heat);
+    get(&r, &ambient, sizeof ambient);
+    for (int k = 0; k < FS_MAX_HEATERS; k++) flag01(&heat[k].used), flag01(&heat[k].def.enabled);
     /* bools from outside are made 0 or 1 before anything reads them as bool */
     for (int k = 0; k < FS_MAX_EMITTERS; k++) flag01(&emit[k].used), flag01(&emit[k].def.enabled);
     for (int k = 0; k < FS_MAX_DRAINS; k++) flag01(&drain[k].used), flag01(&drain[k].def.enabled);
@@ -326,6 +335,12 @@ fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *
                                  !isfinite(emit[k].def.rate) || !isfinite(emit[k].def.speed) ||
                                  !isfinite(emit[k].def.radius) || !(emit[k].accum >= 0 && emit[k].accum < 1e7)))
                 st = fail(err, FS_ERR_ARG, "snapshot: emitter %d is damaged", k);
+        for (int k = 0; k < FS_MAX_HEATERS && st == FS_OK; k++)
+            if (heat[k].used && ((int)heat[k].def.kind < 0 || heat[k].def.kind > FS_HEAT_FLOOR ||
+                                 !finite_all(&heat[k].def.centre.x, 3) || !isfinite(heat[k].def.radius) ||
+                                 !isfinite(heat[k].def.rate) || !isfinite(heat[k].def.temperature)))
+                st = fail(err, FS_ERR_ARG, "snapshot: heater %d is damaged", k);
+        if (!isfinite(ambient)) st = fail(err, FS_ERR_ARG, "snapshot: ambient temperature");
         for (int k = 0; k < FS_MAX_DRAINS && st == FS_OK; k++)
             if (drain[k].used && (!finite_all(&drain[k].def.centre.x, 3) || !isfinite(drain[k].def.radius)))
                 st = fail(err, FS_ERR_ARG, "snapshot: drain %d is damaged", k);
@@ -349,6 +364,7 @@ fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *
     float *dst[9] = {w->p.x, w->p.y, w->p.z, w->p.px, w->p.py, w->p.pz, w->p.vx, w->p.vy, w->p.vz};
     for (int k = 0; k < 9; k++) memcpy(dst[k], F[k], sizeof(float) * n);
     memcpy(w->p.mat, M, n);
+    memcpy(w->p.temp, TEMP, sizeof(float) * n);
     memcpy(w->p.id, ID, sizeof(uint32_t) * n);
     memcpy(w->p.slot, SL, sizeof(int32_t) * n);
     memcpy(w->id_order, ORD, sizeof(int32_t) * n);
@@ -369,6 +385,8 @@ fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *
     w->springs = (int)(total / 2);
     memcpy(w->emit, emit, sizeof emit);
     memcpy(w->drain, drain, sizeof drain);
+    memcpy(w->heat, heat, sizeof heat);
+    w->ambient = ambient;
     w->nbodies = (int)nb;
     w->next_body_id = next_body;
     memcpy(w->bodies, bodies, sizeof(fs_body) * nb);

@@ -118,6 +118,7 @@ static void reorder_task(int b, int e, int worker, void *vctx) {
         d->px[k] = s->px[i], d->py[k] = s->py[i], d->pz[k] = s->pz[i];
         d->vx[k] = s->vx[i], d->vy[k] = s->vy[i], d->vz[k] = s->vz[i];
         d->mat[k] = s->mat[i], d->id[k] = s->id[i], d->slot[k] = s->slot[i];
+        d->temp[k] = s->temp[i];
     }
 }
 
@@ -157,6 +158,8 @@ typedef struct mconst {
     float ks[FS_MAX_MATERIALS], alpha[FS_MAX_MATERIALS];   /* k_spring dt^2, dt*alpha */
     float ys[FS_MAX_MATERIALS], yc[FS_MAX_MATERIALS], brk[FS_MAX_MATERIALS];
     uint8_t springs[FS_MAX_MATERIALS], add[FS_MAX_MATERIALS];
+    float diff[FS_MAX_MATERIALS]; /* Eq. 21: dt-free, D * lattice normalisation * h */
+    bool heat;
     float mu[FS_MAX_MATERIALS];
     bool any_springs;
 } mconst;
@@ -179,6 +182,8 @@ static void mconst_init(const fs_world *w, mconst *m) {
         m->springs[i] = p[FS_P_SPRINGS] != 0.0f;
         m->add[i] = m->springs[i] && p[FS_P_SPRING_ADD] != 0.0f;
         m->mu[i] = p[FS_P_FRICTION];
+        m->diff[i] = w->mat[i].diffusivity * w->lap_norm * h;
+        m->heat |= m->diff[i] > 0;
         m->any_springs |= m->springs[i];
     }
 }
@@ -518,6 +523,23 @@ SIMD_CLONES static void density_task(int b, int e, int worker, void *vctx) {
         }
         wall_density(w, p->x[i], p->y[i], p->z[i], &rho, &rhon);
         int m = p->mat[i];
+        if (c->m.heat) {
+            /* Eq. 21: heat diffusion with the Laplacian of the viscosity
+             * kernel, proportional to (h - r) = h q; each pair's exchange is
+             * antisymmetric, so the total heat is conserved */
+            const float Ti = p->temp[i], Di = c->m.diff[m];
+            const float *T = p->temp;
+            const uint8_t *MM = p->mat;
+            const int32_t *J = sc.j;
+            float acc = 0;
+#pragma omp simd reduction(+ : acc)
+            for (int k = 0; k < n; k++) {
+                const int j = J[k];
+                const float q = 1.0f - sqrtf(R2[k]) * inv_h;
+                acc += 0.5f * (Di + c->m.diff[MM[j]]) * q * (T[j] - Ti);
+            }
+            w->dT[i] = acc;
+        }
         w->s_a[i] = c->m.k[m] * (rho - c->m.rho0[m]); /* Eq. 2, times dt^2 h */
         w->s_b[i] = c->m.kn[m] * rhon;                /* Eq. 5, times dt^2 h */
     }
@@ -676,6 +698,25 @@ static void collide_task(int b, int e, int worker, void *vctx) {
         }
         p->x[i] = x[0], p->y[i] = x[1], p->z[i] = x[2];
         p->vx[i] = vx, p->vy[i] = vy, p->vz[i] = vz;
+        /* temperature: Eq. 21 integrated by explicit Euler, then the heaters */
+        float T = p->temp[i];
+        if (c->m.heat) T += dt * w->dT[i];
+        for (int k = 0; k < FS_MAX_HEATERS; k++) {
+            const fs_heater *hs = &w->heat[k];
+            if (!hs->used || !hs->def.enabled) continue;
+            if (hs->def.kind == FS_HEAT_FLOOR) {
+                if (x[1] - w->dom.box_min.y < hs->def.radius) {
+                    float a = dt * hs->def.rate;
+                    T += (a < 1.0f ? a : 1.0f) * (hs->def.temperature - T);
+                }
+            } else {
+                float dx = x[0] - hs->def.centre.x, dy = x[1] - hs->def.centre.y, dz = x[2] - hs->def.centre.z;
+                float r2 = dx * dx + dy * dy + dz * dz, R2 = hs->def.radius * hs->def.radius;
+                if (r2 < R2) T += dt * hs->def.rate * (1.0f - r2 / R2);
+            }
+        }
+        if (!isfinite(T)) T = w->ambient, bad++;
+        p->temp[i] = T;
     }
     c->nonfinite[worker] += bad;
     c->clamped[worker] += clamped;
@@ -776,6 +817,7 @@ void fs__step(fs_world *w) {
     t = fs__now_ms();
     for (int it = 0; it < w->def.relax_iterations; it++) {
         if (w->def.relax == FS_RELAX_SEQUENTIAL) {
+            if (it == 0 && c.m.heat) run(w, density_task, &c, w->n); /* Eq. 21 only */
             relax_sequential(w, &c);
         } else {
             run(w, density_task, &c, w->n);

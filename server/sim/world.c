@@ -36,7 +36,7 @@ static void particles_free(fs_particles *p) {
     free(p->x), free(p->y), free(p->z);
     free(p->px), free(p->py), free(p->pz);
     free(p->vx), free(p->vy), free(p->vz);
-    free(p->mat), free(p->id), free(p->slot);
+    free(p->mat), free(p->id), free(p->slot), free(p->temp);
     memset(p, 0, sizeof *p);
 }
 
@@ -48,9 +48,10 @@ static bool particles_alloc(fs_particles *p, int cap) {
     p->px = malloc(f), p->py = malloc(f), p->pz = malloc(f);
     p->vx = malloc(f), p->vy = malloc(f), p->vz = malloc(f);
     p->mat = malloc((size_t)cap);
+    p->temp = malloc(sizeof(float) * (size_t)cap);
     p->id = malloc(sizeof(uint32_t) * (size_t)cap);
     p->slot = malloc(sizeof(int32_t) * (size_t)cap);
-    return p->x && p->y && p->z && p->px && p->py && p->pz && p->vx && p->vy && p->vz && p->mat && p->id &&
+    return p->x && p->y && p->z && p->px && p->py && p->pz && p->vx && p->vy && p->vz && p->mat && p->temp && p->id &&
            p->slot;
 }
 
@@ -58,7 +59,7 @@ void fs_world_destroy(fs_world *w) {
     if (!w) return;
     particles_free(&w->p);
     particles_free(&w->alt);
-    free(w->s_a), free(w->s_b);
+    free(w->s_a), free(w->s_b), free(w->dT);
     free(w->nx), free(w->ny), free(w->nz);
     free(w->nvx), free(w->nvy), free(w->nvz);
     free(w->cell), free(w->perm), free(w->spr_total);
@@ -90,7 +91,7 @@ fs_world *fs_world_create(const fs_world_def *def) {
     w->K = d.springs_per_particle;
     size_t n = (size_t)w->cap, f = sizeof(float) * n, i32 = sizeof(int32_t) * n;
     bool ok = particles_alloc(&w->p, w->cap) && particles_alloc(&w->alt, w->cap);
-    w->s_a = malloc(f), w->s_b = malloc(f);
+    w->s_a = malloc(f), w->s_b = malloc(f), w->dT = calloc(n, sizeof(float));
     size_t padded = n + FS_SCR_PAD;
     w->nx = calloc(padded, sizeof(float)), w->ny = calloc(padded, sizeof(float)), w->nz = calloc(padded, sizeof(float));
     w->nvx = malloc(f), w->nvy = malloc(f), w->nvz = malloc(f);
@@ -110,7 +111,7 @@ fs_world *fs_world_create(const fs_world_def *def) {
     w->spr_L = malloc(sizeof(float) * n * (size_t)w->K);
     w->contacts = malloc(fs__contact_size() * FS_MAX_CONTACTS);
     w->contacts_prev = malloc(fs__contact_size() * FS_MAX_CONTACTS);
-    ok = ok && w->contacts && w->contacts_prev && w->s_a && w->s_b && w->nx && w->ny && w->nz && w->nvx && w->nvy && w->nvz && w->cell && w->perm &&
+    ok = ok && w->dT && w->contacts && w->contacts_prev && w->s_a && w->s_b && w->nx && w->ny && w->nz && w->nvx && w->nvy && w->nvz && w->cell && w->perm &&
          w->spr_total && w->nb && w->nb_n && w->scr_j && w->slot_index && w->free_slots && w->id_order && w->by_id && w->seq_order && w->spr_n &&
          w->spr_j && w->spr_L;
     if (!ok) {
@@ -128,6 +129,7 @@ fs_world *fs_world_create(const fs_world_def *def) {
         w->seq_order[j] = t;
     }
     fs__materials_init(w);
+    w->ambient = 20.0f;
     fs_domain dom = {{0, 0, 0}, {1, 1, 1}, {0, -9.81f, 0}, 0.1f, 0.1f / 2.1f, 0.0f};
     if (fs_world_reset(w, &dom, NULL) != FS_OK) {
         fs_world_destroy(w);
@@ -192,7 +194,23 @@ fs_status fs_world_reset(fs_world *w, const fs_domain *dom, fs_error *err) {
     w->springs = 0;
     memset(w->emit, 0, sizeof w->emit);
     memset(w->drain, 0, sizeof w->drain);
+    memset(w->heat, 0, sizeof w->heat);
     w->nbodies = 0;
+    /* Eq. 21 on the rest lattice: for T = x^2/2 (Laplacian 1) the sum
+     * sum_j (T_j - T_i)(h - r_ij) is (1/6) sum_j r_j^2 (h - r_j); its inverse
+     * normalises the kernel so that the diffusivity is the physical one at
+     * this resolution. */
+    {
+        double acc = 0, sp = dom->spacing, hh = dom->h;
+        int m = (int)(hh / sp) + 1;
+        for (int k = -m; k <= m; k++)
+            for (int j = -m; j <= m; j++)
+                for (int i = -m; i <= m; i++) {
+                    double rr = sp * sqrt((double)(i * i + j * j + k * k));
+                    if (rr > 0 && rr < hh) acc += rr * rr * (hh - rr);
+                }
+        w->lap_norm = acc > 0 ? (float)(6.0 / acc) : 0.0f;
+    }
     w->ncontacts = w->ncontacts_prev = 0;
     memset(&w->st, 0, sizeof w->st);
     w->pending_steps = 0;
@@ -219,6 +237,7 @@ int fs__alloc_particle(fs_world *w, float x, float y, float z, float vx, float v
     p->px[i] = x, p->py[i] = y, p->pz[i] = z;
     p->vx[i] = vx, p->vy[i] = vy, p->vz[i] = vz;
     p->mat[i] = (uint8_t)m;
+    p->temp[i] = w->ambient;
     p->id[i] = w->next_id++;
     p->slot[i] = s;
     w->slot_index[s] = i;
@@ -265,6 +284,7 @@ void fs__remove_index(fs_world *w, int i) {
         p->px[i] = p->px[last], p->py[i] = p->py[last], p->pz[i] = p->pz[last];
         p->vx[i] = p->vx[last], p->vy[i] = p->vy[last], p->vz[i] = p->vz[last];
         p->mat[i] = p->mat[last], p->id[i] = p->id[last], p->slot[i] = p->slot[last];
+        p->temp[i] = p->temp[last];
         w->slot_index[p->slot[i]] = i;
     }
     w->slot_index[s] = -1;
@@ -437,6 +457,7 @@ void fs_world_view(const fs_world *w, fs_particles_view *o) {
     o->x = w->p.x, o->y = w->p.y, o->z = w->p.z;
     o->vx = w->p.vx, o->vy = w->p.vy, o->vz = w->p.vz;
     o->material = w->p.mat;
+    o->temperature = w->p.temp;
     o->id = w->p.id;
     o->by_id = w->by_id;
 }
@@ -543,6 +564,41 @@ bool fs_world_get_emitter(const fs_world *w, int slot, fs_emitter_def *out, int 
     return true;
 }
 
+int fs_world_set_heater(fs_world *w, int slot, const fs_heater_def *d, fs_error *err) {
+    if (!d || !vec_finite(d->centre) || !isfinite(d->radius) || !isfinite(d->rate) || !isfinite(d->temperature)) {
+        SETERR(err, "heater: every number must be finite");
+        return -1;
+    }
+    if ((int)d->kind < 0 || d->kind > FS_HEAT_FLOOR || d->radius <= 0 || d->radius > 10 || fabsf(d->rate) > 1000 ||
+        d->temperature < -100 || d->temperature > 1000) {
+        SETERR(err, "heater: kind 0/1, radius (0, 10] m, |rate| <= 1000 /s, temperature -100..1000 C");
+        return -1;
+    }
+    if (slot < 0) {
+        for (slot = 0; slot < FS_MAX_HEATERS && w->heat[slot].used; slot++) {
+        }
+    }
+    if (slot >= FS_MAX_HEATERS) {
+        SETERR(err, "heater: no free slot (%d)", FS_MAX_HEATERS);
+        return -1;
+    }
+    w->heat[slot].def = *d;
+    w->heat[slot].used = true;
+    return slot;
+}
+
+void fs_world_set_temperature(fs_world *w, float c) {
+    if (!isfinite(c)) return;
+    w->ambient = c;
+    for (int i = 0; i < w->n; i++) w->p.temp[i] = c;
+}
+
+double fs_world_total_heat(const fs_world *w) {
+    double s = 0;
+    for (int i = 0; i < w->n; i++) s += w->p.temp[i];
+    return s;
+}
+
 int fs_world_set_drain(fs_world *w, int slot, const fs_drain_def *d, fs_error *err) {
     if (!d || !vec_finite(d->centre) || !isfinite(d->radius) || d->radius < 0 || d->radius > 10) {
         SETERR(err, "drain: centre must be finite and radius in 0..10 m");
@@ -647,6 +703,7 @@ uint64_t fs_world_hash(const fs_world *w) {
         h = fnv(h, &p->id[i], sizeof p->id[i]);
         h = fnv(h, v, sizeof v);
         h = fnv(h, &p->mat[i], 1);
+        h = fnv(h, &p->temp[i], sizeof(float));
         int s = p->slot[i];
         for (int q = 0; q < w->spr_n[s]; q++) {
             int t = w->spr_j[(size_t)s * w->K + q];

@@ -714,6 +714,9 @@ int main(int argc, char **argv) {
         {"bodies_momentum", test_bodies_momentum},
         {"bodies_buoyancy", test_bodies_buoyancy},
         {"snapshot_roundtrip", test_snapshot_roundtrip},
+        {"heat_diffusion_erf", test_heat_diffusion_erf},
+        {"heat_conserved", test_heat_conserved},
+        {"heaters", test_heaters},
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
         {"no_allocation_in_step", test_no_allocation_in_step},
 #endif

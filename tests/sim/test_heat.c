@@ -1,0 +1,114 @@
+/* test_heat.c - temperature and heat diffusion (Solenthaler 2007, Eq. 21). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "fluid_sim.h"
+#include "sim_tests.h"
+#include "testlib.h"
+
+/* A still bar (no pressure, no viscosity, no gravity) of 40 x 10 x 10
+ * particles on a lattice: x < x0 at 1, x > x0 at 2.  After t seconds the
+ * core must follow 1.5 + 0.5 erf((x - x0) / (2 sqrt(D t))). */
+void test_heat_diffusion_erf(void) {
+    fs_world_def d = fs_default_world_def();
+    d.capacity = 5000;
+    fs_world *w = fs_world_create(&d);
+    float s = 0.08f, L = 40 * s, W = 10 * s, x0 = 0.5f * L;
+    fs_domain dom = {{0, 0, 0}, {L, W, W}, {0, 0, 0}, 2.1f * s, s, 0.5f * s};
+    fs_world_reset(w, &dom, NULL);
+    for (int p = 0; p < FS_P_COUNT; p++)
+        if (p == FS_P_STIFFNESS || p == FS_P_NEAR_STIFFNESS || p == FS_P_VISC_SIGMA || p == FS_P_VISC_BETA)
+            fs_world_set_param(w, FS_MAT_WATER, (fs_param)p, 0, NULL);
+    int n = fs_world_add_block(w, dom.box_min, dom.box_max, FS_MAT_WATER, 0.0f);
+    fs_particles_view v;
+    fs_world_view(w, &v);
+    for (int i = 0; i < v.count; i++) ((float *)v.temperature)[i] = v.x[i] < x0 ? 1.0f : 2.0f;
+    double q0 = fs_world_total_heat(w);
+    const float D = 0.01f; /* the presets' diffusivity, m^2/s */
+    const int steps = 90;  /* 1.5 s */
+    for (int t = 0; t < steps; t++) fs_world_step(w);
+    float tt = steps / 60.0f;
+    fs_world_view(w, &v);
+    double worst = 0, sq = 0, moved = 0;
+    int cnt = 0;
+    for (int i = 0; i < v.count; i++) {
+        moved = fmax(moved, fabs(v.vx[i]) + fabs(v.vy[i]) + fabs(v.vz[i]));
+        if (fabsf(v.y[i] - 0.5f * W) > 0.2f || fabsf(v.z[i] - 0.5f * W) > 0.2f) continue;
+        double exact = 1.5 + 0.5 * erf((v.x[i] - x0) / (2.0 * sqrt(D * tt)));
+        double e = fabs(v.temperature[i] - exact);
+        worst = fmax(worst, e), sq += e * e, cnt++;
+    }
+    double q1 = fs_world_total_heat(w);
+    REPORT("%d particles, D = %.3f m^2/s, t = %.1f s (2 sqrt(Dt) = %.2f m = %.1f spacings): %d core particles, "
+           "largest error %.4f, RMS %.4f (of a jump of 1); total heat %.6f -> %.6f; particles still (|v| <= %.1e)",
+           n, D, tt, 2 * sqrt(D * tt), 2 * sqrt(D * tt) / s, cnt, worst, sqrt(sq / cnt), q0, q1, moved);
+    CHECK(cnt > 100, "too few core particles");
+    CHECK(worst < 0.03, "largest error %.4f against erf", worst);
+    CHECK(fabs(q1 - q0) / q0 < 1e-6, "heat not conserved: %.9f -> %.9f", q0, q1);
+    fs_world_destroy(w);
+}
+
+/* A closed, insulated box of sloshing water at random temperatures keeps its
+ * total heat to round-off. */
+void test_heat_conserved(void) {
+    fs_pool *pool = fs_pool_create(2);
+    fs_world_def d = fs_default_world_def();
+    d.capacity = 5000;
+    d.worker_count = 2;
+    d.parallel_for = fs_pool_parallel_for;
+    d.task_user = pool;
+    fs_world *w = fs_world_create(&d);
+    fs_world_load_scene(w, "dam_break", 3000, NULL);
+    fs_particles_view v;
+    fs_world_view(w, &v);
+    uint64_t r = 12345;
+    for (int i = 0; i < v.count; i++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        ((float *)v.temperature)[i] = 10.0f + 80.0f * (float)(r >> 40) / 16777216.0f;
+    }
+    double q0 = fs_world_total_heat(w), spread0 = 0, spread1 = 0, mean = q0 / v.count;
+    for (int i = 0; i < v.count; i++) spread0 += fabs(v.temperature[i] - mean);
+    for (int t = 0; t < 300; t++) fs_world_step(w);
+    double q1 = fs_world_total_heat(w);
+    fs_world_view(w, &v);
+    for (int i = 0; i < v.count; i++) spread1 += fabs(v.temperature[i] - mean);
+    REPORT("dam break, %d particles at 10..90 C, 300 steps: total heat %.4f -> %.4f (relative %.1e); mean "
+           "deviation from the mean %.2f -> %.2f C",
+           v.count, q0, q1, fabs(q1 - q0) / q0, spread0 / v.count, spread1 / v.count);
+    CHECK(fabs(q1 - q0) / q0 < 1e-5, "heat changed by %.2e", fabs(q1 - q0) / q0);
+    CHECK(spread1 < 0.5 * spread0, "no diffusion happened");
+    fs_world_destroy(w);
+    fs_pool_destroy(pool);
+}
+
+void test_heaters(void) {
+    fs_world_def d = fs_default_world_def();
+    d.capacity = 5000;
+    fs_world *w = fs_world_create(&d);
+    float s = 0.08f;
+    fs_domain dom = {{0, 0, 0}, {1.6f, 1.0f, 0.8f}, {0, -9.81f, 0}, 2.1f * s, s, 0.5f * s};
+    fs_world_reset(w, &dom, NULL);
+    fs_world_add_block(w, dom.box_min, (fs_vec3){1.6f, 0.48f, 0.8f}, FS_MAT_WATER, 0.1f);
+    fs_error err;
+    fs_heater_def bad = {FS_HEAT_SPHERE, {0, 0, 0}, -1, 10, 0, true};
+    CHECK(fs_world_set_heater(w, -1, &bad, &err) < 0, "negative radius accepted");
+    fs_heater_def hot = {FS_HEAT_FLOOR, {0, 0, 0}, 0.1f, 5.0f, 80.0f, true};
+    CHECK(fs_world_set_heater(w, -1, &hot, &err) >= 0, "%s", err.msg);
+    fs_heater_def cold = {FS_HEAT_SPHERE, {1.2f, 0.3f, 0.4f}, 0.3f, -50.0f, 0, true};
+    CHECK(fs_world_set_heater(w, -1, &cold, &err) >= 0, "%s", err.msg);
+    for (int t = 0; t < 120; t++) fs_world_step(w);
+    fs_particles_view v;
+    fs_world_view(w, &v);
+    double bottom = 0, top = 0;
+    int nb = 0, nt = 0;
+    for (int i = 0; i < v.count; i++) {
+        if (v.y[i] < 0.1f) bottom += v.temperature[i], nb++;
+        float dx = v.x[i] - 1.2f, dy = v.y[i] - 0.3f, dz = v.z[i] - 0.4f;
+        if (dx * dx + dy * dy + dz * dz < 0.01f) top += v.temperature[i], nt++;
+    }
+    REPORT("after 2 s: the %d particles on an 80 C plate average %.1f C; %d near a -50 C/s cooler average %.1f C",
+           nb, nb ? bottom / nb : 0, nt, nt ? top / nt : 0);
+    CHECK(nb > 0 && bottom / nb > 50, "hot plate did not heat");
+    CHECK(nt > 5 && top / nt < 0, "cooler did not cool (%d particles)", nt);
+    fs_world_destroy(w);
+}
