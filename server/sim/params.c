@@ -70,21 +70,30 @@ static void preset(fs_material *m, const char *name, float rho0, float k, float 
 
 void fs__materials_init(fs_world *w) {
     /*                                   rho0  k      kn      sigma beta springs add   ks    alpha ys    yc    break mu */
-    preset(&w->mat[FS_MAT_WATER], "water", 3.2f, 0.01f, 0.005f, 0.0f, 0.3f, false, false, 0, 0, 0, 0, 2, 0.05f);
+    /* water and honey carry no springs, but the spring values below are what
+     * holds them together once frozen */
+    preset(&w->mat[FS_MAT_WATER], "water", 3.2f, 0.01f, 0.005f, 0.0f, 0.3f, false, false, 0.1f, 0, 0.2f, 0.2f, 1.6f,
+           0.05f);
     preset(&w->mat[FS_MAT_GOO], "goo", 3.2f, 0.01f, 0.005f, 1.0f, 0.3f, true, true, 0.02f, 4.0f, 0.1f, 0.1f, 3.0f,
            0.3f);
     preset(&w->mat[FS_MAT_JELLY], "jelly", 3.2f, 0.01f, 0.005f, 1.0f, 0.3f, true, false, 0.1f, 0.0f, 0.2f, 0.2f,
            1.6f, 0.5f);
     preset(&w->mat[FS_MAT_CLAY], "clay", 3.2f, 0.01f, 0.005f, 2.0f, 0.3f, true, false, 0.1f, 20.0f, 0.05f, 0.05f,
            1.6f, 0.8f);
-    preset(&w->mat[FS_MAT_HONEY], "honey", 3.2f, 0.01f, 0.005f, 30.0f, 1.0f, false, false, 0, 0, 0, 0, 2, 0.6f);
+    preset(&w->mat[FS_MAT_HONEY], "honey", 3.2f, 0.01f, 0.005f, 30.0f, 1.0f, false, false, 0.05f, 2.0f, 0.1f, 0.1f,
+           1.6f, 0.6f);
     const float dens[FS_MAT_PRESETS] = {1000, 1100, 1050, 1800, 1400};
+    /* water freezes below 0 C; jelly melts like gelatine; clay softens like
+     * wax; honey crystallises in deep cold */
+    const float tsolid[FS_MAT_PRESETS] = {-0.5f, -100, 30, 50, -20}, tmelt[FS_MAT_PRESETS] = {0.5f, -99, 45, 90, -5};
     const float stick[FS_MAT_PRESETS] = {0.25f, 0.3f, 0.3f, 0.3f, 0.35f};
     for (int m = 0; m < FS_MAT_PRESETS; m++) {
         w->mat[m].mass_density = dens[m];
         w->mat[m].stick_distance = stick[m];
+        w->mat[m].solid_point = tsolid[m], w->mat[m].melt_point = tmelt[m];
         w->mat[m].stick_strength = 0.0f;
         w->mat[m].diffusivity = 0.01f; /* m^2/s: visible in seconds at 8 cm spacing */
+        w->mat[m].phase = m != FS_MAT_GOO;
     }
     w->nmat = FS_MAT_PRESETS;
 }

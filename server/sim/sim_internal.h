@@ -13,6 +13,8 @@ typedef struct fs_material {
     float stick_distance; /* Eq. 12 d_stick, in h */
     float stick_strength; /* Eq. 12 k_stick, 1/s^2 */
     float diffusivity;    /* heat, m^2/s (Eq. 21's c) */
+    bool phase;           /* temperature moves it between solid and liquid */
+    float solid_point, melt_point; /* deg C: solid below the first, liquid above the second */
 } fs_material;
 
 typedef struct fs_heater {
@@ -58,6 +60,7 @@ typedef struct fs_particles {
     float *vx, *vy, *vz;
     uint8_t *mat;
     float *temp;    /* temperature, deg C (Solenthaler 2007, "Temperature Effects") */
+    uint8_t *frozen; /* was fully solid at the end of the last step */
     uint32_t *id;   /* stable public id, never reused */
     int32_t *slot;  /* storage slot for cold per-particle data (springs) */
 } fs_particles;
@@ -118,6 +121,7 @@ struct fs_world {
     float lap_norm; /* Eq. 21 kernel normalisation from the rest lattice */
     float ambient;  /* temperature of new particles, deg C */
     float *dT;      /* per particle: dT/dt from diffusion, this step */
+    float *solid;   /* per particle: solidity this step, 1 solid .. 0 liquid */
     fs_emitter emit[FS_MAX_EMITTERS];
     fs_drain drain[FS_MAX_DRAINS];
 

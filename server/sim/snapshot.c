@@ -67,6 +67,7 @@ static void write_all(const fs_world *w, wbuf *b) {
     for (int k = 0; k < 9; k++) put(b, f[k], sizeof(float) * n);
     put(b, p->mat, n);
     put(b, p->temp, sizeof(float) * n);
+    put(b, p->frozen, n);
     put(b, p->id, sizeof(uint32_t) * n);
     put(b, p->slot, sizeof(int32_t) * n);
     put(b, w->id_order, sizeof(int32_t) * n);
@@ -199,7 +200,7 @@ fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *
     }
     /* Everything below is read into a scratch copy first; the world changes
      * only once the whole snapshot has been checked. */
-    size_t bytes_needed = (size_t)n * (10 * sizeof(float) + 1 + 3 * sizeof(int32_t));
+    size_t bytes_needed = (size_t)n * (10 * sizeof(float) + 2 + 3 * sizeof(int32_t));
     if (bytes_needed > size - r.at) {
         SETERR(err, "snapshot: truncated (particles)");
         return FS_ERR_ARG;
@@ -208,6 +209,7 @@ fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *
     for (int k = 0; k < 9; k++) F[k] = take(&r, sizeof(float) * n);
     const uint8_t *M = take(&r, n);
     const float *TEMP = take(&r, sizeof(float) * n);
+    const uint8_t *FROZEN = take(&r, n);
     const uint32_t *ID = take(&r, sizeof(uint32_t) * n);
     const int32_t *SL = take(&r, sizeof(int32_t) * n);
     const int32_t *ORD = take(&r, sizeof(int32_t) * n);
@@ -365,6 +367,7 @@ fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *
     for (int k = 0; k < 9; k++) memcpy(dst[k], F[k], sizeof(float) * n);
     memcpy(w->p.mat, M, n);
     memcpy(w->p.temp, TEMP, sizeof(float) * n);
+    for (uint32_t i = 0; i < n; i++) w->p.frozen[i] = FROZEN[i] ? 1 : 0;
     memcpy(w->p.id, ID, sizeof(uint32_t) * n);
     memcpy(w->p.slot, SL, sizeof(int32_t) * n);
     memcpy(w->id_order, ORD, sizeof(int32_t) * n);

@@ -118,7 +118,7 @@ static void reorder_task(int b, int e, int worker, void *vctx) {
         d->px[k] = s->px[i], d->py[k] = s->py[i], d->pz[k] = s->pz[i];
         d->vx[k] = s->vx[i], d->vy[k] = s->vy[i], d->vz[k] = s->vz[i];
         d->mat[k] = s->mat[i], d->id[k] = s->id[i], d->slot[k] = s->slot[i];
-        d->temp[k] = s->temp[i];
+        d->temp[k] = s->temp[i], d->frozen[k] = s->frozen[i];
     }
 }
 
@@ -159,6 +159,9 @@ typedef struct mconst {
     float ys[FS_MAX_MATERIALS], yc[FS_MAX_MATERIALS], brk[FS_MAX_MATERIALS];
     uint8_t springs[FS_MAX_MATERIALS], add[FS_MAX_MATERIALS];
     float diff[FS_MAX_MATERIALS]; /* Eq. 21: dt-free, D * lattice normalisation * h */
+    uint8_t phase[FS_MAX_MATERIALS];
+    float tsolid[FS_MAX_MATERIALS], tmelt[FS_MAX_MATERIALS];
+    bool any_phase;
     bool heat;
     float mu[FS_MAX_MATERIALS];
     bool any_springs;
@@ -183,6 +186,9 @@ static void mconst_init(const fs_world *w, mconst *m) {
         m->add[i] = m->springs[i] && p[FS_P_SPRING_ADD] != 0.0f;
         m->mu[i] = p[FS_P_FRICTION];
         m->diff[i] = w->mat[i].diffusivity * w->lap_norm * h;
+        m->phase[i] = w->mat[i].phase;
+        m->tsolid[i] = w->mat[i].solid_point, m->tmelt[i] = w->mat[i].melt_point;
+        m->any_phase |= m->phase[i];
         m->heat |= m->diff[i] > 0;
         m->any_springs |= m->springs[i];
     }
@@ -193,8 +199,36 @@ typedef struct step_ctx {
     mconst m;
     float dt, h, h2, inv_h;
     fs_vec3 g;
-    uint64_t nonfinite[64], clamped[64];
+    uint64_t nonfinite[64], clamped[64], freeze_events[64];
+    bool freezing; /* some particle froze this step */
 } step_ctx;
+
+/* ---- temperature and springs (issue 7's coupling for this solver) -------
+ * A material with a phase change has a solidity s = 1 below its
+ * solidification point, 0 above its melting point, linear between.  Its
+ * springs hold while s > 0 (a material without one: while it has springs),
+ * yield faster as s falls (plasticity + (1 - s) SOFT_ALPHA), and break at
+ * s = 0.  A particle that becomes fully solid freezes to its fully solid
+ * neighbours: springs at their current distance.  An extension of the paper
+ * in the spirit of Fig. 12's mold. */
+#define SOFT_ALPHA 20.0f /* 1/s */
+
+static inline bool holds(const mconst *m, int mat, float s) { return m->phase[mat] ? s > 0.0f : m->springs[mat]; }
+
+static inline bool may_add(const step_ctx *c, const fs_world *w, int i) {
+    int m = w->p.mat[i];
+    return c->m.add[m] || (c->freezing && c->m.phase[m] && w->solid[i] >= 1.0f);
+}
+
+/* 0: no new spring between i and j; 1: Alg. 4 (rest length h); 2: freezing
+ * (rest length r).  Symmetric in (i, j). */
+static inline int new_spring(const step_ctx *c, const fs_world *w, int i, int j) {
+    int mi = w->p.mat[i], mj = w->p.mat[j];
+    if (c->freezing && c->m.phase[mi] && c->m.phase[mj] && w->solid[i] >= 1.0f && w->solid[j] >= 1.0f &&
+        (!w->p.frozen[i] || !w->p.frozen[j]))
+        return 2;
+    return (c->m.add[mi] && c->m.add[mj]) ? 1 : 0;
+}
 
 /* Direction r_ij of a coincident pair (r = 0): a pseudo-random unit vector
  * drawn from the pair's ids, negated when i and j swap, so the pair still
@@ -308,14 +342,18 @@ static void spring_plastic_task(int b, int e, int worker, void *vctx) {
         int32_t *J = w->spr_j + (size_t)s * K;
         float *L = w->spr_L + (size_t)s * K;
         int mi = p->mat[i];
+        const float si = w->solid[i];
         for (int k = 0; k < n; k++) {
             int j = w->slot_index[J[k]];
             int mj = p->mat[j];
-            if (!c->m.springs[mi] || !c->m.springs[mj]) continue;
+            const float sj = w->solid[j];
+            if (!holds(&c->m, mi, si) || !holds(&c->m, mj, sj)) continue; /* melted, or springs off */
             float dx = p->x[j] - p->x[i], dy = p->y[j] - p->y[i], dz = p->z[j] - p->z[i];
             float rr = sqrtf(dx * dx + dy * dy + dz * dz);
             float Lk = L[k];
             float alpha = 0.5f * (c->m.alpha[mi] + c->m.alpha[mj]);
+            /* warming towards the melting point makes the material yield */
+            if (c->m.phase[mi] || c->m.phase[mj]) alpha += (1.0f - (si < sj ? si : sj)) * SOFT_ALPHA * c->dt;
             float ys = 0.5f * (c->m.ys[mi] + c->m.ys[mj]), yc = 0.5f * (c->m.yc[mi] + c->m.yc[mj]);
             float brk = 0.5f * (c->m.brk[mi] + c->m.brk[mj]);
             /* Alg. 4 lines 7-11: tolerable deformation d = gamma L */
@@ -347,13 +385,13 @@ static void spring_count_task(int b, int e, int worker, void *vctx) {
     for (int i = b; i < e; i++) {
         int s = p->slot[i], n = w->spr_n[s];
         int total = n;
-        if (c->m.add[p->mat[i]]) {
+        if (may_add(c, w, i)) {
             const int32_t *J = w->spr_j + (size_t)s * K;
             ranges_of(w, w->cell[i], &r);
             int nn = fs__scan(p->x, p->y, p->z, &r, i, c->h2, false, list, sc.r2, NULL, NULL, NULL);
             for (int k = 0; k < nn; k++) {
                 int j = list[k];
-                if (c->m.add[p->mat[j]] && !has_spring(J, n, p->slot[j])) total++;
+                if (new_spring(c, w, i, j) && !has_spring(J, n, p->slot[j])) total++;
             }
         }
         w->spr_total[i] = total;
@@ -385,10 +423,13 @@ static void spring_add_task(int b, int e, int worker, void *vctx) {
         int nn = fs__scan(p->x, p->y, p->z, &r, i, c->h2, false, list, sc.r2, NULL, NULL, NULL);
         for (int k = 0; k < nn; k++) {
             int j = list[k];
-            if (!c->m.add[p->mat[j]] || w->spr_total[j] > K) continue;
+            int kind = new_spring(c, w, i, j);
+            if (!kind || w->spr_total[j] > K) continue;
             if (has_spring(J, n0, p->slot[j])) continue;
             J[n] = p->slot[j];
-            L[n] = c->h;
+            /* Alg. 4 line 5 inserts at rest length h; a pair that freezes
+             * together keeps the shape it froze in */
+            L[n] = kind == 2 ? sqrtf(sc.r2[k]) : c->h;
             n++;
         }
         /* insertion sort of the appended tail into the sorted list */
@@ -442,15 +483,50 @@ static void swap_positions(fs_world *w) {
     t = w->p.z, w->p.z = w->nz, w->nz = t;
 }
 
+static void solidity_task(int b, int e, int worker, void *vctx) {
+    step_ctx *c = vctx;
+    fs_world *w = c->w;
+    const fs_particles *p = &w->p;
+    uint64_t events = 0;
+    for (int i = b; i < e; i++) {
+        int m = p->mat[i];
+        float s = 1.0f;
+        if (c->m.phase[m]) {
+            float T = p->temp[i], ts = c->m.tsolid[m], tm = c->m.tmelt[m];
+            s = T <= ts ? 1.0f : (T >= tm ? 0.0f : (tm - T) / (tm - ts));
+            events += s >= 1.0f && !p->frozen[i];
+        }
+        w->solid[i] = s;
+    }
+    c->freeze_events[worker] += events;
+}
+
+static void frozen_task(int b, int e, int worker, void *vctx) {
+    (void)worker;
+    step_ctx *c = vctx;
+    fs_world *w = c->w;
+    for (int i = b; i < e; i++)
+        if (c->m.phase[w->p.mat[i]]) w->p.frozen[i] = w->solid[i] >= 1.0f;
+}
+
 static void springs_stage(fs_world *w, step_ctx *c) {
     bool any_add = false;
     for (int m = 0; m < w->nmat; m++) any_add |= c->m.add[m];
-    if (w->springs == 0 && !any_add) return;
+    run(w, solidity_task, c, w->n);
+    uint64_t ev = 0;
+    for (int k = 0; k < 64; k++) ev += c->freeze_events[k], c->freeze_events[k] = 0;
+    c->freezing = ev > 0;
+    any_add |= c->freezing;
+    if (w->springs == 0 && !any_add) {
+        if (c->m.any_phase) run(w, frozen_task, c, w->n);
+        return;
+    }
     run(w, spring_plastic_task, c, w->n);
     if (any_add) {
         run(w, spring_count_task, c, w->n);
         run(w, spring_add_task, c, w->n);
     }
+    if (c->m.any_phase) run(w, frozen_task, c, w->n);
     long total = 0;
     for (int i = 0; i < w->n; i++) total += w->spr_n[w->p.slot[i]];
     w->springs = (int)(total / 2);
@@ -810,7 +886,7 @@ void fs__step(fs_world *w) {
 
     /* lines 12, 15 */
     t = fs__now_ms();
-    if (c.m.any_springs) springs_stage(w, &c);
+    if (c.m.any_springs || c.m.any_phase) springs_stage(w, &c);
     ph[FS_PHASE_SPRINGS] += fs__now_ms() - t;
 
     /* line 16 */

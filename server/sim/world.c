@@ -36,7 +36,7 @@ static void particles_free(fs_particles *p) {
     free(p->x), free(p->y), free(p->z);
     free(p->px), free(p->py), free(p->pz);
     free(p->vx), free(p->vy), free(p->vz);
-    free(p->mat), free(p->id), free(p->slot), free(p->temp);
+    free(p->mat), free(p->id), free(p->slot), free(p->temp), free(p->frozen);
     memset(p, 0, sizeof *p);
 }
 
@@ -49,9 +49,10 @@ static bool particles_alloc(fs_particles *p, int cap) {
     p->vx = malloc(f), p->vy = malloc(f), p->vz = malloc(f);
     p->mat = malloc((size_t)cap);
     p->temp = malloc(sizeof(float) * (size_t)cap);
+    p->frozen = malloc((size_t)cap);
     p->id = malloc(sizeof(uint32_t) * (size_t)cap);
     p->slot = malloc(sizeof(int32_t) * (size_t)cap);
-    return p->x && p->y && p->z && p->px && p->py && p->pz && p->vx && p->vy && p->vz && p->mat && p->temp && p->id &&
+    return p->x && p->y && p->z && p->px && p->py && p->pz && p->vx && p->vy && p->vz && p->mat && p->temp && p->frozen && p->id &&
            p->slot;
 }
 
@@ -59,7 +60,7 @@ void fs_world_destroy(fs_world *w) {
     if (!w) return;
     particles_free(&w->p);
     particles_free(&w->alt);
-    free(w->s_a), free(w->s_b), free(w->dT);
+    free(w->s_a), free(w->s_b), free(w->dT), free(w->solid);
     free(w->nx), free(w->ny), free(w->nz);
     free(w->nvx), free(w->nvy), free(w->nvz);
     free(w->cell), free(w->perm), free(w->spr_total);
@@ -91,7 +92,7 @@ fs_world *fs_world_create(const fs_world_def *def) {
     w->K = d.springs_per_particle;
     size_t n = (size_t)w->cap, f = sizeof(float) * n, i32 = sizeof(int32_t) * n;
     bool ok = particles_alloc(&w->p, w->cap) && particles_alloc(&w->alt, w->cap);
-    w->s_a = malloc(f), w->s_b = malloc(f), w->dT = calloc(n, sizeof(float));
+    w->s_a = malloc(f), w->s_b = malloc(f), w->dT = calloc(n, sizeof(float)), w->solid = calloc(n, sizeof(float));
     size_t padded = n + FS_SCR_PAD;
     w->nx = calloc(padded, sizeof(float)), w->ny = calloc(padded, sizeof(float)), w->nz = calloc(padded, sizeof(float));
     w->nvx = malloc(f), w->nvy = malloc(f), w->nvz = malloc(f);
@@ -111,7 +112,7 @@ fs_world *fs_world_create(const fs_world_def *def) {
     w->spr_L = malloc(sizeof(float) * n * (size_t)w->K);
     w->contacts = malloc(fs__contact_size() * FS_MAX_CONTACTS);
     w->contacts_prev = malloc(fs__contact_size() * FS_MAX_CONTACTS);
-    ok = ok && w->dT && w->contacts && w->contacts_prev && w->s_a && w->s_b && w->nx && w->ny && w->nz && w->nvx && w->nvy && w->nvz && w->cell && w->perm &&
+    ok = ok && w->dT && w->solid && w->contacts && w->contacts_prev && w->s_a && w->s_b && w->nx && w->ny && w->nz && w->nvx && w->nvy && w->nvz && w->cell && w->perm &&
          w->spr_total && w->nb && w->nb_n && w->scr_j && w->slot_index && w->free_slots && w->id_order && w->by_id && w->seq_order && w->spr_n &&
          w->spr_j && w->spr_L;
     if (!ok) {
@@ -238,6 +239,7 @@ int fs__alloc_particle(fs_world *w, float x, float y, float z, float vx, float v
     p->vx[i] = vx, p->vy[i] = vy, p->vz[i] = vz;
     p->mat[i] = (uint8_t)m;
     p->temp[i] = w->ambient;
+    p->frozen[i] = w->mat[m].phase && w->ambient <= w->mat[m].solid_point;
     p->id[i] = w->next_id++;
     p->slot[i] = s;
     w->slot_index[s] = i;
@@ -284,7 +286,7 @@ void fs__remove_index(fs_world *w, int i) {
         p->px[i] = p->px[last], p->py[i] = p->py[last], p->pz[i] = p->pz[last];
         p->vx[i] = p->vx[last], p->vy[i] = p->vy[last], p->vz[i] = p->vz[last];
         p->mat[i] = p->mat[last], p->id[i] = p->id[last], p->slot[i] = p->slot[last];
-        p->temp[i] = p->temp[last];
+        p->temp[i] = p->temp[last], p->frozen[i] = p->frozen[last];
         w->slot_index[p->slot[i]] = i;
     }
     w->slot_index[s] = -1;
@@ -590,7 +592,11 @@ int fs_world_set_heater(fs_world *w, int slot, const fs_heater_def *d, fs_error 
 void fs_world_set_temperature(fs_world *w, float c) {
     if (!isfinite(c)) return;
     w->ambient = c;
-    for (int i = 0; i < w->n; i++) w->p.temp[i] = c;
+    for (int i = 0; i < w->n; i++) {
+        const fs_material *m = &w->mat[w->p.mat[i]];
+        w->p.temp[i] = c;
+        w->p.frozen[i] = m->phase && c <= m->solid_point; /* no freezing event for a reset */
+    }
 }
 
 double fs_world_total_heat(const fs_world *w) {
@@ -704,6 +710,7 @@ uint64_t fs_world_hash(const fs_world *w) {
         h = fnv(h, v, sizeof v);
         h = fnv(h, &p->mat[i], 1);
         h = fnv(h, &p->temp[i], sizeof(float));
+        h = fnv(h, &p->frozen[i], 1);
         int s = p->slot[i];
         for (int q = 0; q < w->spr_n[s]; q++) {
             int t = w->spr_j[(size_t)s * w->K + q];
