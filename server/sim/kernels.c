@@ -45,9 +45,11 @@ static int scan_scalar(const float *X, const float *Y, const float *Z, const fs_
 /* written once, under pthread_once, before any scan */
 static int32_t lut[256][8] __attribute__((aligned(32)));
 
-__attribute__((target("avx2"))) static int scan_avx2(const float *X, const float *Y, const float *Z,
-                                                     const fs_ranges *r, int i, float h2, bool d, int32_t *oj,
-                                                     float *or2, float *odx, float *ody, float *odz) {
+/* The body, inlined twice with d constant so each copy keeps only the
+ * stores it needs. */
+__attribute__((target("avx2"), always_inline)) static inline int scan_avx2_body(
+    const float *X, const float *Y, const float *Z, const fs_ranges *r, int i, float h2, const bool d, int32_t *oj,
+    float *or2, float *odx, float *ody, float *odz) {
     const float xi = X[i], yi = Y[i], zi = Z[i];
     const __m256 vx = _mm256_set1_ps(xi), vy = _mm256_set1_ps(yi), vz = _mm256_set1_ps(zi);
     const __m256 vh2 = _mm256_set1_ps(h2);
@@ -55,20 +57,21 @@ __attribute__((target("avx2"))) static int scan_avx2(const float *X, const float
     int n = 0;
     for (int k = 0; k < r->n; k++) {
         if (row_far(r, k, yi, zi, h2)) continue;
-        const int e = r->e[k];
-        /* whole vectors; the last one is masked by index (the position
-         * arrays are padded, so reading past the last particle is safe) */
-        for (int j = r->b[k]; j < e; j += 8) {
+        const __m256i ve = _mm256_set1_epi32(r->e[k]);
+        /* whole vectors; lanes past the row's end are masked by index (the
+         * position arrays are padded, so reading past the last particle is
+         * safe) */
+        for (int j = r->b[k]; j < r->e[k]; j += 8) {
             __m256 dx = _mm256_sub_ps(_mm256_loadu_ps(X + j), vx);
             __m256 dy = _mm256_sub_ps(_mm256_loadu_ps(Y + j), vy);
             __m256 dz = _mm256_sub_ps(_mm256_loadu_ps(Z + j), vz);
             __m256 r2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
                                       _mm256_mul_ps(dz, dz));
             __m256i idx = _mm256_add_epi32(_mm256_set1_epi32(j), lane);
-            __m256 in = _mm256_cmp_ps(r2, vh2, _CMP_LT_OQ);
+            __m256 in = _mm256_and_ps(_mm256_cmp_ps(r2, vh2, _CMP_LT_OQ),
+                                      _mm256_castsi256_ps(_mm256_cmpgt_epi32(ve, idx)));
             __m256 self = _mm256_castsi256_ps(_mm256_cmpeq_epi32(idx, vi));
             int mask = _mm256_movemask_ps(_mm256_andnot_ps(self, in));
-            if (e - j < 8) mask &= (1 << (e - j)) - 1;
             /* no branch on the mask: an empty store is cheaper than a
              * mispredicted jump (about 1 vector in 3 has no hit) */
             __m256i perm = _mm256_load_si256((const __m256i *)lut[mask]);
@@ -85,6 +88,18 @@ __attribute__((target("avx2"))) static int scan_avx2(const float *X, const float
     return n;
 }
 
+__attribute__((target("avx2,popcnt"))) static int scan_avx2_d(const float *X, const float *Y, const float *Z,
+                                                             const fs_ranges *r, int i, float h2, int32_t *oj,
+                                                             float *or2, float *odx, float *ody, float *odz) {
+    return scan_avx2_body(X, Y, Z, r, i, h2, true, oj, or2, odx, ody, odz);
+}
+
+__attribute__((target("avx2,popcnt"))) static int scan_avx2_nod(const float *X, const float *Y, const float *Z,
+                                                               const fs_ranges *r, int i, float h2, int32_t *oj,
+                                                               float *or2) {
+    return scan_avx2_body(X, Y, Z, r, i, h2, false, oj, or2, NULL, NULL, NULL);
+}
+
 static int use_avx2 = -1;
 
 static void init(void) {
@@ -95,7 +110,7 @@ static void init(void) {
         while (c < 8) lut[m][c++] = 0;
     }
     __builtin_cpu_init();
-    use_avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+    use_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt") ? 1 : 0;
 }
 #endif
 
@@ -109,7 +124,8 @@ void fs__scan_init(void) {
 int fs__scan(const float *X, const float *Y, const float *Z, const fs_ranges *r, int i, float h2, bool d,
              int32_t *oj, float *or2, float *odx, float *ody, float *odz) {
 #ifdef HAVE_AVX2_PATH
-    if (use_avx2 > 0) return scan_avx2(X, Y, Z, r, i, h2, d, oj, or2, odx, ody, odz);
+    if (use_avx2 > 0)
+        return d ? scan_avx2_d(X, Y, Z, r, i, h2, oj, or2, odx, ody, odz) : scan_avx2_nod(X, Y, Z, r, i, h2, oj, or2);
 #endif
     return scan_scalar(X, Y, Z, r, i, h2, d, oj, or2, odx, ody, odz);
 }
