@@ -172,6 +172,27 @@ void fs__sync_ids(fs_world *w);
 void fs__materials_init(fs_world *w);
 double fs__now_ms(void);
 
+/* sparse.c: CSR matrices and the incomplete-Cholesky conjugate gradient */
+#define FS_DOT_CHUNKS 64
+typedef struct fs_csr {
+    int n, nnz, n_cap, nnz_cap;
+    int32_t *rowptr, *col; /* columns sorted within a row */
+    double *val;
+} fs_csr;
+typedef struct fs_pcg {
+    fs_csr L; /* IC(0) factor */
+    double *r, *z, *p, *q, *diag;
+    int fallbacks; /* rows where IC(0) broke down and used the diagonal */
+} fs_pcg;
+bool fs__csr_alloc(fs_csr *A, int n, int nnz_cap);
+void fs__csr_free(fs_csr *A);
+bool fs__pcg_alloc(fs_pcg *s, int n, int nnz_cap);
+void fs__pcg_free(fs_pcg *s);
+bool fs__ic0(const fs_csr *A, fs_pcg *s);
+/* Solves A x = b from the x given, to |r| <= tol |b|; returns iterations. */
+int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, int maxit, bool precond,
+            double *resid);
+
 /* bodies.c */
 size_t fs__contact_size(void);
 void fs__bodies_step(fs_world *w, float dt, float R, const float *mu, const float *stick_d, const float *stick_k,

@@ -10,6 +10,7 @@ void test_snapshot_roundtrip(void);
 void test_heat_diffusion_erf(void);
 void test_heat_conserved(void);
 void test_heaters(void);
+void test_sparse_iccg(void);
 void test_phase_jelly(void);
 void test_phase_water_freezes(void);
 #endif

@@ -1,0 +1,65 @@
+/* test_sparse.c - the incomplete-Cholesky conjugate gradient (white box). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+#include "sim_tests.h"
+#include "testlib.h"
+
+/* The 7-point Laplacian of a g^3 grid with Dirichlet walls; b = A u* for a
+ * smooth u* that is no eigenvector, so the exact discrete answer is u*. */
+void test_sparse_iccg(void) {
+    const int g = 40, n = g * g * g;
+    fs_csr A = {0};
+    fs_pcg s = {0};
+    CHECK(fs__csr_alloc(&A, n, 7 * n) && fs__pcg_alloc(&s, n, 4 * n), "alloc");
+    int nnz = 0;
+    A.n = n;
+    for (int z = 0; z < g; z++)
+        for (int y = 0; y < g; y++)
+            for (int x = 0; x < g; x++) {
+                int i = (z * g + y) * g + x;
+                const int nb[7][3] = {{0, 0, -1}, {0, -1, 0}, {-1, 0, 0}, {0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+                for (int k = 0; k < 7; k++) {
+                    int xx = x + nb[k][0], yy = y + nb[k][1], zz = z + nb[k][2];
+                    if (xx < 0 || yy < 0 || zz < 0 || xx >= g || yy >= g || zz >= g) continue;
+                    A.col[nnz] = (zz * g + yy) * g + xx;
+                    A.val[nnz] = k == 3 ? 6.0 : -1.0;
+                    nnz++;
+                }
+                A.rowptr[i + 1] = nnz;
+            }
+    A.nnz = nnz;
+    double *u = malloc(sizeof(double) * n), *b = malloc(sizeof(double) * n), *x = calloc(n, sizeof(double));
+    for (int z = 0; z < g; z++)
+        for (int y = 0; y < g; y++)
+            for (int xx = 0; xx < g; xx++) {
+                double h = 1.0 / (g + 1);
+                double px = (xx + 1) * h, py = (y + 1) * h, pz = (z + 1) * h;
+                u[(z * g + y) * g + xx] = px * (1 - px) * py * py * exp(pz) + 0.1 * sin(17.0 * px * py + 5 * pz);
+            }
+    for (int i = 0; i < n; i++) {
+        double t = 0;
+        for (int k = A.rowptr[i]; k < A.rowptr[i + 1]; k++) t += A.val[k] * u[A.col[k]];
+        b[i] = t;
+    }
+    double res_cg, res_ic;
+    int it_cg = fs__pcg(&A, &s, b, x, 1e-8, 2000, false, &res_cg);
+    double err_cg = 0;
+    for (int i = 0; i < n; i++) err_cg = fmax(err_cg, fabs(x[i] - u[i]));
+    CHECK(fs__ic0(&A, &s), "ic0");
+    memset(x, 0, sizeof(double) * n);
+    int it_ic = fs__pcg(&A, &s, b, x, 1e-8, 2000, true, &res_ic);
+    double err_ic = 0;
+    for (int i = 0; i < n; i++) err_ic = fmax(err_ic, fabs(x[i] - u[i]));
+    REPORT("7-point Laplacian, %d unknowns, tolerance 1e-8: CG %d iterations (error %.1e), IC(0)-CG %d iterations "
+           "(error %.1e), %d pivot fallbacks",
+           n, it_cg, err_cg, it_ic, err_ic, s.fallbacks);
+    CHECK(res_ic <= 1e-8 && err_ic < 1e-6, "ICCG did not converge: residual %.2e, error %.2e", res_ic, err_ic);
+    CHECK(it_ic < 0.6 * it_cg, "the preconditioner does not pay: %d vs %d", it_ic, it_cg);
+    CHECK(s.fallbacks == 0, "IC(0) broke down on an M-matrix");
+    free(u), free(b), free(x);
+    fs__csr_free(&A);
+    fs__pcg_free(&s);
+}
