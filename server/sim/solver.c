@@ -510,8 +510,10 @@ static void frozen_task(int b, int e, int worker, void *vctx) {
 }
 
 static void springs_stage(fs_world *w, step_ctx *c) {
-    bool any_add = false;
-    for (int m = 0; m < w->nmat; m++) any_add |= c->m.add[m];
+    /* Alg. 4 insertion only when a material that inserts springs is present */
+    bool present[FS_MAX_MATERIALS] = {false}, any_add = false;
+    for (int i = 0; i < w->n; i++) present[w->p.mat[i]] = true;
+    for (int m = 0; m < w->nmat; m++) any_add |= c->m.add[m] && present[m];
     run(w, solidity_task, c, w->n);
     uint64_t ev = 0;
     for (int k = 0; k < 64; k++) ev += c->freeze_events[k], c->freeze_events[k] = 0;
