@@ -450,16 +450,25 @@ typedef struct cell_box {
     int x0, x1, y0, y1, z0, z1;
 } cell_box;
 
+static inline int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+/* The body's reach may lie partly or wholly outside the box (step 1 tests
+ * the advanced pose): both ends of each range are clamped into the grid, so
+ * an empty or outside range scans nothing or only the nearest cells. */
 static cell_box cells_near(const fs_world *w, const fs_body *b, float more) {
     float reach = b->bound + more;
     const v3 o = w->dom.box_min;
-    cell_box c = {(int)((b->pos.x - reach - o.x) * w->inv_cs), (int)((b->pos.x + reach - o.x) * w->inv_cs),
-                  (int)((b->pos.y - reach - o.y) * w->inv_cs), (int)((b->pos.y + reach - o.y) * w->inv_cs),
-                  (int)((b->pos.z - reach - o.z) * w->inv_cs), (int)((b->pos.z + reach - o.z) * w->inv_cs)};
-    c.x0 = c.x0 < 0 ? 0 : c.x0, c.y0 = c.y0 < 0 ? 0 : c.y0, c.z0 = c.z0 < 0 ? 0 : c.z0;
-    c.x1 = c.x1 >= w->gx ? w->gx - 1 : c.x1, c.y1 = c.y1 >= w->gy ? w->gy - 1 : c.y1;
-    c.z1 = c.z1 >= w->gz ? w->gz - 1 : c.z1;
-    return c;
+    float f[6] = {(b->pos.x - reach - o.x) * w->inv_cs, (b->pos.x + reach - o.x) * w->inv_cs,
+                  (b->pos.y - reach - o.y) * w->inv_cs, (b->pos.y + reach - o.y) * w->inv_cs,
+                  (b->pos.z - reach - o.z) * w->inv_cs, (b->pos.z + reach - o.z) * w->inv_cs};
+    const int g[3] = {w->gx, w->gy, w->gz};
+    int c[6];
+    for (int k = 0; k < 6; k++) {
+        float v = isfinite(f[k]) ? fminf(fmaxf(f[k], -1.0f), (float)g[k / 2]) : -1.0f; /* no int overflow */
+        c[k] = clampi((int)floorf(v), 0, g[k / 2] - 1);
+    }
+    cell_box cb = {c[0], c[1], c[2], c[3], c[4], c[5]};
+    return cb;
 }
 
 /* Step 1 (Alg. 6 lines 5-7), one body per task item: the collision
@@ -524,14 +533,21 @@ static void particles_against_bodies(body_ctx *c) {
                     if (!particle_impulse(b, x, v, c->R, c->mu[m], c->stick_d[m], c->stick_k[m], c->dt, &dv, &d, &n))
                         continue;
                     v3 x1 = add(x, mul(dv, c->dt)); /* x -= I dt (line 14) */
-                    float d2 = sdf_world(b, x1, &n) - c->R;
-                    if (d2 < 0) { /* line 15 */
-                        x1 = sub(x1, mul(n, d2));
-                        extracted++;
-                    }
-                    v3 Ji = mul(sub(x1, x), -c->mass[m] / c->dt);
+                    v3 Ji = mul(dv, -c->mass[m]);
                     J = add(J, Ji);
                     T = add(T, cross(sub(x1, b->pos), Ji));
+                    float d2 = sdf_world(b, x1, &n) - c->R;
+                    if (d2 < 0) {
+                        /* line 15: extract what is still inside.  A move of
+                         * position only (the previous position moves with it):
+                         * a particle found deep inside, e.g. under a body just
+                         * created on it, is put outside without being fired
+                         * out at (depth / dt). */
+                        v3 e = mul(n, -d2);
+                        x1 = add(x1, e);
+                        p->px[i] += e.x, p->py[i] += e.y, p->pz[i] += e.z;
+                        extracted++;
+                    }
                     p->x[i] = x1.x, p->y[i] = x1.y, p->z[i] = x1.z;
                 }
             }

@@ -135,10 +135,12 @@ typedef struct fs_domain {
     float particle_radius; /* wall collision radius */
 } fs_domain;
 
-/* Empties the world and sets a new domain.  Allocates (the only calls that
- * do, with fs_world_create). */
+/* Empties the world (particles, bodies, emitters, drains, heaters) and sets
+ * a new domain.  Allocates (the only calls that do, with fs_world_create). */
 fs_status fs_world_reset(fs_world *w, const fs_domain *dom, fs_error *err);
 fs_domain fs_world_domain(const fs_world *w);
+/* Simulated seconds per fs_world_step (the def's dt; substeps split it). */
+float fs_world_dt(const fs_world *w);
 int fs_world_capacity(const fs_world *w);
 
 /* Particles.  Returns the new particle's stable id, or -1 when full. */
@@ -296,7 +298,8 @@ typedef struct fs_scene_info {
 int fs_scene_count(void);
 const fs_scene_info *fs_scene_get(int i);
 /* Resets the world to a named scene with about `particles` particles
- * (0: the scene's default).  Material parameters are kept. */
+ * (0: the scene's default).  Material parameters are kept; particles,
+ * bodies, emitters, drains and heaters are replaced by the scene's. */
 fs_status fs_world_load_scene(fs_world *w, const char *name, int particles, fs_error *err);
 const char *fs_world_scene_name(const fs_world *w);
 

@@ -220,6 +220,7 @@ fs_status fs_world_reset(fs_world *w, const fs_domain *dom, fs_error *err) {
 }
 
 fs_domain fs_world_domain(const fs_world *w) { return w->dom; }
+float fs_world_dt(const fs_world *w) { return w->def.dt; }
 int fs_world_capacity(const fs_world *w) { return w->cap; }
 int fs_world_particle_count(const fs_world *w) { return w->n; }
 int fs_world_spring_count(const fs_world *w) { return w->springs; }

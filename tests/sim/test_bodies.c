@@ -295,3 +295,61 @@ void test_snapshot_roundtrip(void) {
         fs_pool_destroy(pa), fs_pool_destroy(pb);
     }
 }
+
+/* Many small bodies thrown at the walls (step 1 tests poses outside the
+ * box), and a body created in the middle of a pool: no out-of-bounds access
+ * (the sanitizer build runs this too), no particle or body fired out. */
+void test_bodies_rough_handling(void) {
+    fs_pool *pool;
+    fs_world *w = world(6000, 1, &pool);
+    float s = 0.08f;
+    fs_domain dom = {{0, 0, 0}, {2.0f, 1.2f, 0.6f}, {0, -9.81f, 0}, 2.1f * s, s, 0.5f * s};
+    fs_world_reset(w, &dom, NULL);
+    fs_world_add_block(w, dom.box_min, (fs_vec3){2.0f, 0.48f, 0.6f}, FS_MAT_WATER, 0.1f);
+    for (int t = 0; t < 30; t++) fs_world_step(w);
+    /* a box created deep in the water */
+    fs_body_def b = fs_default_body_def();
+    b.size = (fs_vec3){0.2f, 0.15f, 0.2f};
+    b.density = 1000;
+    b.pos = (fs_vec3){1.0f, 0.25f, 0.3f};
+    int64_t id = fs_world_create_body(w, &b, NULL);
+    float vmax = 0, bmax = 0;
+    for (int t = 0; t < 30; t++) {
+        fs_world_step(w);
+        fs_particles_view v;
+        fs_world_view(w, &v);
+        for (int i = 0; i < v.count; i++)
+            vmax = fmaxf(vmax, sqrtf(v.vx[i] * v.vx[i] + v.vy[i] * v.vy[i] + v.vz[i] * v.vz[i]));
+        fs_body_state st;
+        fs_world_body_get(w, (uint32_t)id, &st);
+        bmax = fmaxf(bmax, sqrtf(st.vel.x * st.vel.x + st.vel.y * st.vel.y + st.vel.z * st.vel.z));
+    }
+    /* and 60 small spheres flung at the walls */
+    uint64_t r = 99;
+    int made = 0;
+    for (int k = 0; k < 60; k++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        float u1 = (float)(r >> 40) / 16777216.0f, u2 = (float)((r >> 16) & 0xffffff) / 16777216.0f;
+        fs_body_def sb = fs_default_body_def();
+        sb.shape = FS_SHAPE_SPHERE;
+        sb.size = (fs_vec3){0.04f, 0, 0};
+        sb.pos = (fs_vec3){2.0f * u1, 0.6f + 0.5f * u2, 0.3f};
+        sb.vel = (fs_vec3){u1 < 0.5f ? -40.0f : 40.0f, 30.0f * (u2 - 0.5f), u2 < 0.5f ? -20.0f : 20.0f};
+        made += fs_world_create_body(w, &sb, NULL) >= 0;
+    }
+    for (int t = 0; t < 120; t++) fs_world_step(w);
+    int inside = 0;
+    for (int k = 0; k < fs_world_body_count(w); k++) {
+        fs_body_state st;
+        fs_world_body_at(w, k, &st);
+        inside += st.pos.x >= 0 && st.pos.x <= 2 && st.pos.y >= 0 && st.pos.y <= 1.2f && st.pos.z >= 0 &&
+                  st.pos.z <= 0.6f && isfinite(st.pos.x + st.pos.y + st.pos.z);
+    }
+    REPORT("a box created deep in a pool: fastest particle %.2f m/s, the box %.2f m/s in the next 0.5 s; %d of %d "
+           "flung spheres (and the box) inside the tank after 2 s",
+           vmax, bmax, inside - 1, made);
+    CHECK(vmax < 4.0f && bmax < 2.0f, "a body created in water fired things out (%.1f, %.1f m/s)", vmax, bmax);
+    CHECK(inside == made + 1, "bodies left the box");
+    fs_world_destroy(w);
+    fs_pool_destroy(pool);
+}

@@ -711,6 +711,7 @@ int main(int argc, char **argv) {
         {"bodies_validation", test_bodies_validation},
         {"bodies_stack", test_bodies_stack},
         {"bodies_grab", test_bodies_grab},
+        {"bodies_rough_handling", test_bodies_rough_handling},
         {"bodies_momentum", test_bodies_momentum},
         {"bodies_buoyancy", test_bodies_buoyancy},
         {"snapshot_roundtrip", test_snapshot_roundtrip},
