@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Writes protocol/golden/vectors.json: the meaning of every golden vector.
+
+An independent (Python) reading of PROTOCOL.md: for each server-to-client
+vector it derives the decoded message ("expect") from the inputs, which the C
+test feeds to the encoder.  The .msgpack bytes are written by
+`build/test_server_wire_san --write-golden protocol/golden`; the C test then
+checks the encoder still produces exactly those bytes, and the JavaScript test
+checks that @msgpack/msgpack decodes them to "expect".
+"""
+import json
+import struct
+
+def f32(x):
+    return struct.unpack('<f', struct.pack('<f', x))[0]
+
+def num(x):  # pk_num: float32, then its shortest 7-significant-digit decimal
+    return float('%.7g' % f32(x))
+
+def quant(p, lo, hi):
+    t = (f32(p) - f32(lo)) / (f32(hi) - f32(lo))
+    if not t > 0:
+        return 0
+    if t >= 1:
+        return 65535
+    return int(round(f32(t * 65535.0)))  # values chosen away from ties
+
+PARAMS = [  # name, unit, doc, min, max, flag (a small stand-in table)
+    ("rest_density", "kernel sum", "rho0", 0.1, 100.0, False),
+    ("stiffness", "h/s^2", "k", 0.0, 2000.0, False),
+    ("near_stiffness", "h/s^2", "k_near", 0.0, 20000.0, False),
+    ("viscosity_linear", "1/s", "sigma", 0.0, 60.0, False),
+    ("viscosity_quadratic", "s/h", "beta", 0.0, 10.0, False),
+    ("springs", "flag", "springs", 0.0, 1.0, True),
+    ("spring_add", "flag", "alg 4", 0.0, 1.0, True),
+    ("spring_stiffness", "1/s^2", "k_spring", 0.0, 5000.0, False),
+    ("plasticity", "1/s", "alpha", 0.0, 100.0, False),
+    ("yield_stretch", "ratio", "gamma+", 0.0, 1.0, False),
+    ("yield_compress", "ratio", "gamma-", 0.0, 1.0, False),
+    ("spring_break", "h", "break", 1.0, 10.0, False),
+    ("friction", "ratio", "mu", 0.0, 1.0, False),
+]
+WATER = [3.6, 150, 600, 0, 0.3, 0, 0, 0, 0, 0, 0, 2, 0.05]
+GOO = [3.6, 60, 300, 0.5, 0.5, 1, 1, 300, 3, 0.1, 0.1, 3, 0.2]
+WORLD = {
+    "box_min": [0, 0, 0], "box_max": [1, 2, 4], "gravity": [0, -9.8, 0], "h": 0.05, "spacing": 0.025,
+    "dt": 1 / 60, "scene": "dam_break", "particles": 6, "capacity": 65536, "paused": False,
+    "materials": [{"name": "water", "params": WATER}, {"name": "goo", "params": GOO}],
+}
+STATIC = {"scenes": ["dam_break", "drop"], "tick_hz": 60.0, "frame_hz": 30.0, "solver": "clavet2005-jacobi",
+          "auth_required": False, "max_msg": 4096, "rate_per_s": 120, "rate_burst": 240}
+
+def colour(cid):
+    pal = [0xe6194b, 0x3cb44b, 0xffe119, 0x4363d8, 0xf58231, 0x911eb4,
+           0x46f0f0, 0xf032e6, 0xbcf60c, 0xfabebe, 0x008080, 0xe6beff]
+    return '#%06x' % pal[cid % 12]
+
+def bounds(w):
+    return [num(v) for v in w["box_min"] + w["box_max"]]
+
+def mat_params(m):
+    return {p[0]: num(v) for p, v in zip(PARAMS, m["params"])}
+
+vectors = []
+
+# ---- server to client ----------------------------------------------------
+parts = [  # in id order; the C test feeds them in a shuffled internal order
+    {"id": 0, "pos": [0.1, 0.2, 0.3], "mat": 0},
+    {"id": 1, "pos": [0.9, 1.9, 3.9], "mat": 0},
+    {"id": 2, "pos": [0.0, 2.0, 4.0], "mat": 1},
+    {"id": 5, "pos": [-1.0, 3.0, 0.7], "mat": 1},  # outside the box: clamped
+    {"id": 6, "pos": [0.33, 0.77, 1.23], "mat": 0},
+    {"id": 9, "pos": [0.618, 1.414, 2.718], "mat": 1},
+]
+runs = [0, 3, 5, 2, 9, 1]
+lo, hi = WORLD["box_min"], WORLD["box_max"]
+pos_q = [quant(p["pos"][a], lo[a], hi[a]) for p in parts for a in range(3)]
+bodies = [
+    {"id": 0, "shape": 1, "size": [0.1, 0.2, 0.3], "pos": [0.5, 0.25, 1.5], "rot": [1.0, 0.0, 0.0, 0.0],
+     "static": False, "grabbed_by": 3},
+    {"id": 4, "shape": 0, "size": [0.125, 0.0, 0.0], "pos": [0.25, 1.0, 2.0], "rot": [0.5, 0.5, 0.5, 0.5],
+     "static": True, "grabbed_by": 0},
+]
+SHAPES = ["sphere", "box", "capsule"]
+frame_in = {"tick": 42, "time": 0.7, "paused": False, "bounds": lo + hi, "particles": parts,
+            "cursors": [{"id": 3, "pos": [0.5, 1.0, 2.0]}], "bodies": bodies}
+vectors.append({
+    "file": "s2c_frame.msgpack", "direction": "server_to_client",
+    "doc": "a frame of 6 particles with ids 0-2, 5-6, 9, one cursor and two bodies (one held by client 3)",
+    "input": frame_in,
+    "expect": {"type": "frame", "tick": 42, "time": 0.7, "paused": False, "n": 6, "bounds": bounds(WORLD),
+               "cursors": [{"id": 3, "colour": colour(3), "pos": [0.5, 1.0, 2.0]}],
+               "bodies": [{"id": b["id"], "shape": SHAPES[b["shape"]], "size": [f32(v) for v in b["size"]],
+                           "pos": [f32(v) for v in b["pos"]], "rot": [f32(v) for v in b["rot"]],
+                           "static": b["static"], "grabbed_by": b["grabbed_by"]} for b in bodies],
+               "ids_u32": runs, "pos_u16": pos_q, "mat_u8": [p["mat"] for p in parts]},
+})
+vectors.append({
+    "file": "s2c_frame_empty.msgpack", "direction": "server_to_client", "doc": "a frame of an empty world",
+    "input": {"tick": 0, "time": 0.0, "paused": True, "bounds": lo + hi, "particles": [], "cursors": [],
+              "bodies": []},
+    "expect": {"type": "frame", "tick": 0, "time": 0.0, "paused": True, "n": 0, "bounds": bounds(WORLD),
+               "cursors": [], "bodies": [], "ids_u32": [], "pos_u16": [], "mat_u8": []},
+})
+vectors.append({
+    "file": "s2c_hello.msgpack", "direction": "server_to_client", "doc": "hello to client 5",
+    "input": {"client_id": 5, "world": WORLD, "static": STATIC,
+              "params": [{"name": p[0], "unit": p[1], "doc": p[2], "min": p[3], "max": p[4], "flag": p[5]}
+                         for p in PARAMS]},
+    "expect": {
+        "type": "hello", "version": 1, "client_id": 5, "colour": colour(5), "bounds": bounds(WORLD),
+        "quant": 65535, "tick_hz": 60.0, "frame_hz": 30.0, "dt": num(1 / 60), "h": num(0.05),
+        "gravity": [num(v) for v in WORLD["gravity"]], "scene": "dam_break", "scenes": STATIC["scenes"],
+        "particles": 6, "capacity": 65536, "paused": False, "solver": "clavet2005-jacobi",
+        "auth_required": False, "limits": {"max_msg": 4096, "rate_per_s": 120, "rate_burst": 240},
+        "params": [{"name": p[0], "unit": p[1], "doc": p[2], "min": num(p[3]), "max": num(p[4]), "flag": p[5]}
+                   for p in PARAMS],
+        "materials": [{"index": i, "name": m["name"], "params": mat_params(m)}
+                      for i, m in enumerate(WORLD["materials"])],
+    },
+})
+vectors.append({
+    "file": "s2c_param.msgpack", "direction": "server_to_client", "doc": "goo's parameters changed by client 2",
+    "input": {"world": WORLD, "material": 1, "by": 2, "tick": 100},
+    "expect": {"type": "param", "material": "goo", "index": 1, "params": mat_params(WORLD["materials"][1]),
+               "by": 2, "tick": 100},
+})
+vectors.append({
+    "file": "s2c_scene.msgpack", "direction": "server_to_client", "doc": "a scene was loaded over REST (by 0)",
+    "input": {"world": WORLD, "by": 0, "tick": 7},
+    "expect": {"type": "scene", "scene": "dam_break", "particles": 6, "bounds": bounds(WORLD), "by": 0, "tick": 7},
+})
+vectors.append({
+    "file": "s2c_state.msgpack", "direction": "server_to_client", "doc": "paused by client 4",
+    "input": {"paused": True, "by": 4, "tick": 9},
+    "expect": {"type": "state", "paused": True, "by": 4, "tick": 9},
+})
+vectors.append({
+    "file": "s2c_reply_push.msgpack", "direction": "server_to_client", "doc": "push applied, 17 particles touched",
+    "input": {"rid": 7, "cmd": "push", "ok": True, "tick": 1234, "value": 17},
+    "expect": {"type": "reply", "rid": 7, "cmd": "push", "ok": True, "tick": 1234, "touched": 17},
+})
+vectors.append({
+    "file": "s2c_reply_error.msgpack", "direction": "server_to_client", "doc": "a refused set_param",
+    "input": {"rid": 8, "cmd": "set_param", "ok": False, "error": "set_param: stiffness=-1 outside [0, 2000]"},
+    "expect": {"type": "reply", "rid": 8, "cmd": "set_param", "ok": False,
+               "error": "set_param: stiffness=-1 outside [0, 2000]"},
+})
+
+# ---- client to server (every command kind) -------------------------------
+c2s = [
+    ("push", {"type": "push", "rid": 1, "point": [0.5, 0.25, 0.125], "radius": 0.1, "strength": 2.5,
+              "direction": [0, 1, 0]}),
+    ("set_param", {"type": "set_param", "rid": 2, "material": "water", "param": "stiffness", "value": 200}),
+    ("set_params", {"type": "set_param", "rid": 3, "material": "goo",
+                    "params": {"viscosity_linear": 1.5, "plasticity": 0.25}}),
+    ("load_scene", {"type": "load_scene", "rid": 4, "name": "drop", "particles": 5000}),
+    ("pause", {"type": "pause", "rid": 5}),
+    ("resume", {"type": "resume", "rid": 6}),
+    ("step", {"type": "step", "rid": 7, "steps": 10}),
+    ("emitter", {"type": "emitter", "rid": 8, "slot": 0, "pos": [0.5, 1.5, 0.5], "direction": [0, -1, 0],
+                 "speed": 2, "radius": 0.05, "rate": 500, "cap": 1000, "material": "water", "enabled": True}),
+    ("emitter_off", {"type": "emitter", "rid": 9, "slot": 0, "enabled": False}),
+    ("cursor", {"type": "cursor", "rid": 0, "pos": [0.25, 0.5, 0.75]}),
+    ("cursor_hide", {"type": "cursor", "rid": 0, "pos": None}),
+    ("auth", {"type": "auth", "rid": 10, "token": "s3cret"}),
+    ("body_create", {"type": "body_create", "rid": 11, "shape": "box", "size": [0.1, 0.05, 0.1],
+                     "pos": [0.5, 0.6, 0.5], "rot": [1, 0, 0, 0], "density": 500, "friction": 0.4}),
+    ("body_destroy", {"type": "body_destroy", "rid": 12, "id": 3}),
+    ("body_impulse", {"type": "body_impulse", "rid": 13, "id": 3, "point": [0.5, 0.6, 0.5], "impulse": [0, 2.5, 0]}),
+    ("body_grab", {"type": "body_grab", "rid": 14, "id": 3, "point": [0.5, 0.6, 0.5], "target": [0.5, 0.8, 0.5]}),
+    ("body_drag", {"type": "body_drag", "rid": 0, "id": 3, "target": [0.25, 0.8, 0.5]}),
+    ("body_release", {"type": "body_release", "rid": 15, "id": 3}),
+]
+for name, obj in c2s:
+    vectors.append({"file": "c2s_%s.msgpack" % name, "direction": "client_to_server",
+                    "doc": "a %s command" % obj["type"], "input": obj, "expect": obj})
+
+# ---- client to server, refused --------------------------------------------
+bad = [
+    ("not_a_map", "c1", "malformed message"),
+    ("truncated_map", "83a474797065", "malformed message"),
+    ("huge_map", "dfffffffff", "malformed message"),
+    ("huge_str_key", "81dbffffffff", "malformed message"),
+    ("huge_array", "82a474797065a470757368a5706f696e74ddffffffff", "malformed message"),
+    ("deep", "82a474797065a470757368a161" + "91" * 40 + "c0", "malformed message"),
+    ("unknown_cmd", "82a474797065a3666f6fa372696401", "unknown command 'foo'"),
+    ("wrong_type", "83a474797065a473746570a372696402a57374657073a374656e", "step: 'steps' must be"),
+]
+for name, hexs, err in bad:
+    vectors.append({"file": None, "direction": "client_to_server_bad", "doc": name, "hex": hexs, "error": err})
+
+json.dump({"protocol_version": 1, "quant": 65535, "vectors": vectors}, open('vectors.json', 'w'), indent=1)
+print("wrote %d vectors" % len(vectors))

@@ -1,0 +1,157 @@
+/* config.c - options: defaults < environment variables < command line. */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum opt_type { OT_INT, OT_DOUBLE, OT_STR };
+
+/* The option table: constant data, read by main only. */
+
+static const struct opt {
+    const char *name, *env;
+    enum opt_type type;
+    size_t off, size;
+    double lo, hi;
+    const char *help;
+} opts[] = {
+#define O(f) offsetof(srv_config, f), sizeof(((srv_config *)0)->f)
+    {"port", "FLUID_PORT", OT_INT, O(port), 0, 65535, "TCP port for HTTP, REST and WebSocket (0: any free port)"},
+    {"bind", "FLUID_BIND", OT_STR, O(bind), 0, 0, "address to listen on (0.0.0.0 for every interface)"},
+    {"scene", "FLUID_SCENE", OT_STR, O(scene), 0, 0, "scene loaded at start (GET /api/scenes lists them)"},
+    {"particles", "FLUID_PARTICLES", OT_INT, O(particles), 0, 1 << 20, "particle count of the first scene (0: its default)"},
+    {"capacity", "FLUID_CAPACITY", OT_INT, O(capacity), 0, 1 << 20, "most particles the world holds (0: max(65536, 2 x particles))"},
+    {"tick-hz", "FLUID_TICK_HZ", OT_DOUBLE, O(tick_hz), 1, 1000, "simulation steps per wall-clock second"},
+    {"frame-hz", "FLUID_FRAME_HZ", OT_DOUBLE, O(frame_hz), 1, 240, "frames broadcast per second"},
+    {"max-clients", "FLUID_MAX_CLIENTS", OT_INT, O(max_clients), 1, 1024, "most WebSocket clients at once"},
+    {"web-root", "FLUID_WEB_ROOT", OT_STR, O(web_root), 0, 0, "directory served at / (static files)"},
+    {"token", "FLUID_TOKEN", OT_STR, O(token), 0, 0, "if set, mutating requests need 'Authorization: Bearer TOKEN'"},
+    {"allow-origin", "FLUID_ALLOW_ORIGIN", OT_STR, O(allow_origin), 0, 0,
+     "comma-separated browser origins, besides this server's own, allowed to open the stream and change the world ('*': any)"},
+    {"threads", "FLUID_THREADS", OT_INT, O(threads), 1, 64, "simulation worker threads (fs_pool), including the sim thread"},
+    {"rate", "FLUID_RATE", OT_INT, O(rate_per_s), 1, 100000, "commands per second allowed per WebSocket client"},
+    {"burst", "FLUID_BURST", OT_INT, O(rate_burst), 1, 100000, "command burst allowed per WebSocket client"},
+    {"net-nice", "FLUID_NET_NICE", OT_INT, O(net_nice), 0, 19, "nice value of the network thread, so the simulation's tick comes first"},
+#undef O
+};
+#define NOPTS (sizeof opts / sizeof opts[0])
+
+void config_defaults(srv_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->port = 8080;
+    strcpy(c->bind, "127.0.0.1");
+    strcpy(c->scene, "");
+    c->tick_hz = 60;
+    c->frame_hz = 30;
+    c->max_clients = 64;
+    strcpy(c->web_root, "web-client");
+    c->threads = 2;
+    c->rate_per_s = 120;
+    c->rate_burst = 240;
+    c->net_nice = 5;
+}
+
+void config_usage(FILE *out)
+{
+    fprintf(out, "usage: fluid-server [options]\n"
+                 "Steps one particle-fluid world at a fixed rate and serves it on one port:\n"
+                 "static files at /, a JSON REST API under /api and a msgpack WebSocket stream\n"
+                 "(subprotocol \"fluid.v1\"; see protocol/PROTOCOL.md).\n\noptions (each also read from "
+                 "the environment variable shown; the command line wins):\n");
+    for (size_t i = 0; i < NOPTS; i++)
+        fprintf(out, "  --%-12s %-18s %s\n", opts[i].name, opts[i].env, opts[i].help);
+    fprintf(out, "  --quiet                         log errors only\n"
+                 "  --help                          this text\n"
+                 "defaults: --port 8080 --bind 127.0.0.1 --tick-hz 60 --frame-hz 30 --max-clients 64\n"
+                 "          --web-root web-client --threads 2 --rate 120 --burst 240 --net-nice 5\n");
+}
+
+static int set_opt(srv_config *c, const struct opt *o, const char *v, const char *from, FILE *err)
+{
+    char *end;
+    void *dst = (char *)c + o->off;
+    switch (o->type) {
+    case OT_INT: {
+        errno = 0;
+        long l = strtol(v, &end, 10);
+        if (errno || end == v || *end || l < o->lo || l > o->hi) {
+            fprintf(err, "fluid-server: %s: --%s wants an integer in [%g, %g], got '%s'\n", from, o->name,
+                    o->lo, o->hi, v);
+            return -1;
+        }
+        *(int *)dst = (int)l;
+        return 0;
+    }
+    case OT_DOUBLE: {
+        errno = 0;
+        double d = strtod(v, &end);
+        if (errno || end == v || *end || !isfinite(d) || d < o->lo || d > o->hi) {
+            fprintf(err, "fluid-server: %s: --%s wants a number in [%g, %g], got '%s'\n", from, o->name,
+                    o->lo, o->hi, v);
+            return -1;
+        }
+        *(double *)dst = d;
+        return 0;
+    }
+    case OT_STR:
+        if (strlen(v) >= o->size) {
+            fprintf(err, "fluid-server: %s: --%s is too long (at most %zu bytes)\n", from, o->name, o->size - 1);
+            return -1;
+        }
+        strcpy((char *)dst, v);
+        return 0;
+    }
+    return -1;
+}
+
+int config_parse(srv_config *c, int argc, char **argv, FILE *out, FILE *err)
+{
+    for (size_t i = 0; i < NOPTS; i++) {
+        const char *v = getenv(opts[i].env);
+        if (v && *v && set_opt(c, &opts[i], v, opts[i].env, err))
+            return -1;
+    }
+    for (int a = 1; a < argc; a++) {
+        const char *arg = argv[a];
+        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+            config_usage(out);
+            return 1;
+        }
+        if (!strcmp(arg, "--quiet")) {
+            c->quiet = true;
+            continue;
+        }
+        if (strncmp(arg, "--", 2)) {
+            fprintf(err, "fluid-server: unexpected argument '%s' (try --help)\n", arg);
+            return -1;
+        }
+        const char *name = arg + 2, *eq = strchr(name, '=');
+        size_t nl = eq ? (size_t)(eq - name) : strlen(name);
+        const struct opt *o = NULL;
+        for (size_t i = 0; i < NOPTS; i++)
+            if (strlen(opts[i].name) == nl && !strncmp(opts[i].name, name, nl))
+                o = &opts[i];
+        if (!o) {
+            fprintf(err, "fluid-server: unknown option '%s' (try --help)\n", arg);
+            return -1;
+        }
+        const char *v = eq ? eq + 1 : NULL;
+        if (!v) {
+            if (a + 1 >= argc) {
+                fprintf(err, "fluid-server: --%s needs a value\n", o->name);
+                return -1;
+            }
+            v = argv[++a];
+        }
+        if (set_opt(c, o, v, "command line", err))
+            return -1;
+    }
+    if (c->rate_burst < c->rate_per_s / 10)
+        c->rate_burst = c->rate_per_s / 10 + 1;
+    return 0;
+}

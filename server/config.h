@@ -1,0 +1,34 @@
+/* config.h - command line and environment options of fluid-server. */
+#ifndef SRV_CONFIG_H
+#define SRV_CONFIG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Threads: filled by main before any thread starts, then read-only. */
+typedef struct srv_config {
+    int port;
+    char bind[64];
+    char scene[32];
+    int particles;   /* 0: the scene's default */
+    int capacity;    /* most particles the world can hold */
+    double tick_hz;
+    double frame_hz;
+    int max_clients;
+    char web_root[1024];
+    char token[128]; /* empty: no token required */
+    char allow_origin[512]; /* extra browser origins allowed to connect and change the world; "*": any */
+    int threads;     /* sim worker threads, including the sim thread */
+    int rate_per_s;  /* per-client command rate limit */
+    int rate_burst;
+    int net_nice;    /* nice value of the network thread (Linux: per thread) */
+    bool quiet;
+} srv_config;
+
+void config_defaults(srv_config *c);
+/* Applies environment variables, then argv.  Returns 0 to run, 1 when
+ * --help was printed, -1 on a bad option (message printed to err). */
+int config_parse(srv_config *c, int argc, char **argv, FILE *out, FILE *err);
+void config_usage(FILE *out);
+
+#endif

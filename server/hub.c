@@ -1,0 +1,165 @@
+/* hub.c - see hub.h. */
+#include "hub.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void particles_snap_free(particles_snap *s)
+{
+    if (!s)
+        return;
+    free(s->id);
+    free(s->pos);
+    free(s->vel);
+    free(s->material);
+    free(s);
+}
+
+void cmd_reply_free_payload(cmd_reply *r)
+{
+    particles_snap_free(r->snap);
+    free(r->bodies);
+    r->snap = NULL;
+    r->bodies = NULL;
+}
+
+int hub_init(hub *h)
+{
+    memset(h, 0, sizeof *h);
+    h->replies = calloc(HUB_REPLY_RING, sizeof *h->replies);
+    if (!h->replies)
+        return -1;
+    pthread_mutex_init(&h->mtx, NULL);
+    return 0;
+}
+
+void hub_destroy(hub *h)
+{
+    if (!h->replies)
+        return;
+    msg_buf_unref(h->frame);
+    for (int i = 0; i < HUB_BCAST_RING; i++)
+        msg_buf_unref(h->bcast[i]);
+    for (int i = 0; i < h->reply_count; i++)
+        cmd_reply_free_payload(&h->replies[(h->reply_head + i) % HUB_REPLY_RING]);
+    free(h->replies);
+    pthread_mutex_destroy(&h->mtx);
+    memset(h, 0, sizeof *h);
+}
+
+void hub_wake(hub *h)
+{
+    if (h->wake)
+        h->wake(h->wake_arg);
+}
+
+void hub_publish_frame(hub *h, msg_buf *frame)
+{
+    pthread_mutex_lock(&h->mtx);
+    msg_buf *old = h->frame;
+    h->frame = frame;
+    h->frame_seq++;
+    pthread_mutex_unlock(&h->mtx);
+    msg_buf_unref(old);
+}
+
+void hub_publish_bcast(hub *h, msg_buf *m)
+{
+    pthread_mutex_lock(&h->mtx);
+    int slot = (int)(h->bcast_next % HUB_BCAST_RING);
+    msg_buf *old = h->bcast[slot];
+    h->bcast[slot] = m;
+    h->bcast_next++;
+    pthread_mutex_unlock(&h->mtx);
+    msg_buf_unref(old);
+}
+
+void hub_post_reply(hub *h, cmd_reply *r)
+{
+    bool dropped = false;
+    pthread_mutex_lock(&h->mtx);
+    if (h->reply_count < HUB_REPLY_RING) {
+        h->replies[(h->reply_head + h->reply_count) % HUB_REPLY_RING] = *r;
+        h->reply_count++;
+    } else {
+        h->replies_dropped++;
+        dropped = true;
+    }
+    pthread_mutex_unlock(&h->mtx);
+    if (dropped)
+        cmd_reply_free_payload(r);
+    r->snap = NULL;
+    r->bodies = NULL;
+}
+
+void hub_set_info(hub *h, const world_info *wi)
+{
+    pthread_mutex_lock(&h->mtx);
+    h->info = *wi;
+    pthread_mutex_unlock(&h->mtx);
+}
+
+void hub_set_stats(hub *h, const sim_stats *st)
+{
+    pthread_mutex_lock(&h->mtx);
+    h->stats = *st;
+    h->stats.replies_dropped = h->replies_dropped;
+    pthread_mutex_unlock(&h->mtx);
+}
+
+void hub_get_info(hub *h, world_info *out)
+{
+    pthread_mutex_lock(&h->mtx);
+    *out = h->info;
+    pthread_mutex_unlock(&h->mtx);
+}
+
+void hub_get_stats(hub *h, sim_stats *out)
+{
+    pthread_mutex_lock(&h->mtx);
+    *out = h->stats;
+    pthread_mutex_unlock(&h->mtx);
+}
+
+msg_buf *hub_take_frame(hub *h, uint64_t *seq)
+{
+    msg_buf *m = NULL;
+    pthread_mutex_lock(&h->mtx);
+    if (h->frame && h->frame_seq != *seq) {
+        m = msg_buf_ref(h->frame);
+        *seq = h->frame_seq;
+    }
+    pthread_mutex_unlock(&h->mtx);
+    return m;
+}
+
+int hub_take_bcast(hub *h, uint64_t *next, msg_buf **out, int max, bool *lost)
+{
+    int n = 0;
+    *lost = false;
+    pthread_mutex_lock(&h->mtx);
+    uint64_t oldest = h->bcast_next > HUB_BCAST_RING ? h->bcast_next - HUB_BCAST_RING : 0;
+    if (*next < oldest) {
+        *lost = true;
+        *next = oldest;
+    }
+    while (n < max && *next < h->bcast_next) {
+        out[n++] = msg_buf_ref(h->bcast[*next % HUB_BCAST_RING]);
+        (*next)++;
+    }
+    pthread_mutex_unlock(&h->mtx);
+    return n;
+}
+
+int hub_take_replies(hub *h, cmd_reply *out, int max)
+{
+    int n = 0;
+    pthread_mutex_lock(&h->mtx);
+    while (n < max && h->reply_count > 0) {
+        out[n++] = h->replies[h->reply_head];
+        h->reply_head = (h->reply_head + 1) % HUB_REPLY_RING;
+        h->reply_count--;
+    }
+    pthread_mutex_unlock(&h->mtx);
+    return n;
+}

@@ -1,0 +1,112 @@
+/* main.c - fluid-server: parses options, wires the sim thread and the
+ * network thread together, and shuts both down cleanly on SIGINT/SIGTERM.
+ * main() itself runs the network thread. */
+#include <signal.h>
+#include <sys/resource.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "config.h"
+#include "hub.h"
+#include "log.h"
+#include "net.h"
+#include "sim_thread.h"
+#include "wire.h"
+
+#define CMD_QUEUE_CAP 1024
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL); /* no SA_RESTART: poll() returns at once */
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static void fill_static(wire_static *st, const srv_config *cfg)
+{
+    memset(st, 0, sizeof *st);
+    for (int p = 0; p < FS_P_COUNT; p++)
+        st->param[p] = fs_param_get_info((fs_param)p);
+    st->scene_count = fs_scene_count() < 32 ? fs_scene_count() : 32;
+    for (int i = 0; i < st->scene_count; i++)
+        st->scene[i] = fs_scene_get(i)->name;
+    st->tick_hz = cfg->tick_hz;
+    st->frame_hz = cfg->frame_hz;
+    st->solver = fs_default_world_def().relax == FS_RELAX_SEQUENTIAL ? "clavet2005-sequential" : "clavet2005-jacobi";
+    st->auth_required = cfg->token[0] != 0;
+    st->max_msg = WIRE_MAX_MSG;
+    st->rate_per_s = cfg->rate_per_s;
+    st->rate_burst = cfg->rate_burst;
+}
+
+int main(int argc, char **argv)
+{
+    srv_config cfg;
+    config_defaults(&cfg);
+    int rc = config_parse(&cfg, argc, argv, stdout, stderr);
+    if (rc)
+        return rc > 0 ? 0 : 2;
+    log_set_quiet(cfg.quiet);
+    install_signals();
+    net_set_log_level(cfg.quiet);
+
+    wire_static st;
+    fill_static(&st, &cfg);
+    hub h;
+    cmd_queue q;
+    sim_thread sim;
+    char err[256];
+    int status = 1;
+    if (hub_init(&h) || cmd_queue_init(&q, CMD_QUEUE_CAP, cfg.max_clients + 16)) {
+        log_error("out of memory");
+        return 1;
+    }
+    net *n = NULL;
+    if (sim_thread_init(&sim, &cfg, &st, &h, &q, err, sizeof err)) {
+        log_error("%s", err);
+        goto out;
+    }
+    n = net_create(&cfg, &st, &h, &q);
+    if (!n)
+        goto out;
+    h.wake = net_wake;
+    h.wake_arg = n;
+    if (sim_thread_start(&sim)) {
+        log_error("cannot start the sim thread");
+        goto out;
+    }
+    /* The simulation's tick has priority over streaming: on Linux a nice
+     * value is per thread, so this lowers only the network thread (the
+     * sim thread and its pool were created above, at the default). */
+    if (cfg.net_nice && setpriority(PRIO_PROCESS, 0, cfg.net_nice))
+        log_info("cannot lower the network thread's priority (continuing)");
+    world_info wi;
+    hub_get_info(&h, &wi);
+    printf("fluid-server: listening on http://%s:%d/ (scene %s, %d particles, %g Hz tick, %g Hz frames)\n",
+           cfg.bind, net_port(n), wi.scene, wi.particles, cfg.tick_hz, cfg.frame_hz);
+    fflush(stdout);
+    net_run(n, &g_stop);
+    log_info("stopping");
+    status = 0;
+out:
+    sim_thread_destroy(&sim); /* joins: no lws_cancel_service after this */
+    h.wake = NULL;
+    net_destroy(n);
+    hub_destroy(&h);
+    cmd_queue_destroy(&q);
+    log_shutdown();
+    return status;
+}

@@ -1,0 +1,31 @@
+/* net.h - the network thread: libwebsockets on one port serving static
+ * files (/), the JSON REST API (/api) and the msgpack WebSocket stream. */
+#ifndef SRV_NET_H
+#define SRV_NET_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+#include "commands.h"
+#include "config.h"
+#include "hub.h"
+#include "wire.h"
+
+typedef struct net net;
+
+/* Creates the lws context and listens (main thread, before the sim thread
+ * starts).  NULL on failure, with a reason logged. */
+net *net_create(const srv_config *cfg, const wire_static *st, hub *h, cmd_queue *q);
+/* The port actually bound (useful with --port 0). */
+int net_port(const net *n);
+/* Services the network until *stop becomes non-zero (the network thread). */
+void net_run(net *n, volatile sig_atomic_t *stop);
+/* lws log level: errors and warnings, or errors only. */
+void net_set_log_level(bool quiet);
+/* Any thread: wakes the network thread (lws_cancel_service). */
+void net_wake(void *n);
+/* Closes every connection and frees everything (after the sim thread was
+ * joined, so no lws_cancel_service can race with the context's end). */
+void net_destroy(net *n);
+
+#endif

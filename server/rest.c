@@ -1,0 +1,705 @@
+/* rest.c - the JSON REST API under /api (lws callback mount).  Requests that
+ * read or change the world become cmd values on the shared queue; the reply
+ * comes back through the hub and is turned into JSON here.  Reads of
+ * statistics and materials use the immutable snapshots the sim thread
+ * publishes.  Everything here runs on the network thread. */
+#include <cJSON.h>
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "net_internal.h"
+#include "rest_views.h"
+#include "wire.h"
+
+/* ---- Responses ------------------------------------------------------------- */
+
+static void respond_text(net *n, http_req *r, int status, char *json)
+{
+    n->resp_bytes -= r->resp_len;
+    free(r->resp);
+    r->status = status;
+    r->resp = json;
+    r->resp_len = json ? strlen(json) : 0;
+    n->resp_bytes += r->resp_len;
+    r->resp_off = 0;
+    r->ready = true;
+    r->waiting = false;
+    lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, NET_REST_TIMEOUT_S);
+    lws_callback_on_writable(r->wsi);
+}
+
+static void respond_json(net *n, http_req *r, int status, cJSON *j)
+{
+    char *s = j ? cJSON_PrintUnformatted(j) : NULL;
+    cJSON_Delete(j);
+    if (!s) {
+        s = strdup("{\"error\":\"out of memory\"}");
+        status = 500;
+    }
+    respond_text(n, r, status, s);
+}
+
+static void respond_error(net *n, http_req *r, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void respond_error(net *n, http_req *r, int status, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (status >= 400 && status < 500 && status != 404) {
+        char key[64];
+        snprintf(key, sizeof key, "rest:%d:%.40s", status, msg);
+        log_once(key, "rest: %d %s (logged once)", status, msg);
+    }
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "error", msg);
+    respond_json(n, r, status, j);
+}
+
+/* ---- Requests that become commands ---------------------------------------- */
+
+static void submit(net *n, http_req *r, cmd *c)
+{
+    if (cmd_kind_mutates(c->kind) && !net_origin_ok(n, r->wsi)) {
+        n->origin_refused++;
+        respond_error(n, r, 403, "forbidden: requests from another site's page may not change the world "
+                                 "(see --allow-origin)");
+        return;
+    }
+    if (cmd_kind_mutates(c->kind) && n->cfg->token[0]) {
+        char buf[200];
+        int l = lws_hdr_copy(r->wsi, buf, sizeof buf, WSI_TOKEN_HTTP_AUTHORIZATION);
+        if (l <= 7 || strncmp(buf, "Bearer ", 7) || !net_token_ok(n, buf + 7)) {
+            respond_error(n, r, 401, "unauthorized: send 'Authorization: Bearer <token>'");
+            return;
+        }
+    }
+    if (n->npending >= NET_MAX_PENDING_REST) {
+        n->queue_busy++;
+        respond_error(n, r, 503, "busy: %d REST requests already waiting, try again", NET_MAX_PENDING_REST);
+        return;
+    }
+    if (c->kind == CMD_GET_PARTICLES && n->resp_bytes > NET_MAX_RESP_BYTES) {
+        /* Slow readers already hold this much of answers: bound the memory. */
+        n->queue_busy++;
+        respond_error(n, r, 503, "busy: %zu MB of answers are waiting for slow readers, try again",
+                      n->resp_bytes >> 20);
+        return;
+    }
+    c->client = CMD_REST_BIT | r->id;
+    if (!net_enqueue(n, c, false)) {
+        n->queue_busy++;
+        respond_error(n, r, 503, "busy: command queue full, try again");
+        return;
+    }
+    r->waiting = true;
+    r->pending_kind = c->kind;
+    if (c->kind == CMD_SET_PARAM)
+        snprintf(r->pending_name, sizeof r->pending_name, "%s", c->u.set_param.material);
+    if (!r->linked) {
+        r->next = n->pending;
+        n->pending = r;
+        r->linked = true;
+        n->npending++;
+    }
+    lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, NET_REST_TIMEOUT_S);
+}
+
+/* JSON object -> cmd_fields, with the same field names and types as msgpack. */
+static int fields_from_json(const cJSON *j, cmd_fields *f, char *err, size_t errlen)
+{
+    if (!cJSON_IsObject(j)) {
+        snprintf(err, errlen, "the body must be a JSON object");
+        return -1;
+    }
+    for (const cJSON *e = j->child; e; e = e->next) {
+        const char *k = e->string ? e->string : "";
+        int fi = cmd_field_find(k, strlen(k));
+        if (fi < 0 || fi == CF_TYPE || fi == CF_RID || fi == CF_TOKEN) {
+            snprintf(err, errlen, "unknown field '%.32s'", k);
+            return -1;
+        }
+        bool ok = true;
+        switch (cmd_field_types[fi]) {
+        case CFT_STR: {
+            size_t cap;
+            char *dst = cmd_field_str(f, fi, &cap);
+            ok = cJSON_IsString(e) && strlen(e->valuestring) < cap;
+            if (ok)
+                strcpy(dst, e->valuestring);
+            break;
+        }
+        case CFT_UINT: case CFT_INT: case CFT_NUM:
+            ok = cJSON_IsNumber(e);
+            if (ok)
+                *cmd_field_num(f, fi) = e->valuedouble;
+            break;
+        case CFT_BOOL:
+            ok = cJSON_IsBool(e);
+            *cmd_field_bool(f, fi) = cJSON_IsTrue(e);
+            break;
+        case CFT_VEC3: case CFT_VEC4: {
+            int want = cmd_field_types[fi] == CFT_VEC4 ? 4 : 3;
+            double *dst = cmd_field_vec(f, fi);
+            ok = cJSON_IsArray(e) && cJSON_GetArraySize(e) == want;
+            for (int i = 0; ok && i < want; i++) {
+                const cJSON *x = cJSON_GetArrayItem(e, i);
+                ok = cJSON_IsNumber(x);
+                if (ok)
+                    dst[i] = x->valuedouble;
+            }
+            break;
+        }
+        case CFT_PARAMS:
+            ok = false;
+            break;
+        }
+        if (!ok) {
+            static const char *const tn[] = {"a string (under 32 bytes)", "a non-negative integer", "an integer",
+                                             "a number", "an array of 3 numbers", "a boolean", "an object",
+                                             "an array of 4 numbers"};
+            snprintf(err, errlen, "'%s' must be %s", cmd_field_names[fi], tn[cmd_field_types[fi]]);
+            return -1;
+        }
+        if (f->present & CF_BIT(fi)) {
+            snprintf(err, errlen, "field '%s' given twice", cmd_field_names[fi]);
+            return -1;
+        }
+        f->present |= CF_BIT(fi);
+    }
+    return 0;
+}
+
+static cJSON *parse_body(net *n, http_req *r, bool optional)
+{
+    if (!r->body_len) {
+        if (optional)
+            return cJSON_CreateObject();
+        respond_error(n, r, 400, "a JSON body is required");
+        return NULL;
+    }
+    cJSON *j = cJSON_ParseWithLength(r->body, r->body_len);
+    if (!j)
+        respond_error(n, r, 400, "the body is not valid JSON");
+    return j;
+}
+
+static void post_command_id(net *n, http_req *r, const char *type, bool body_optional, long long id)
+{
+    cJSON *j = parse_body(n, r, body_optional);
+    if (!j)
+        return;
+    cmd_fields f;
+    memset(&f, 0, sizeof f);
+    if (id >= 0) {
+        f.id = (double)id;
+        f.present |= CF_BIT(CF_ID);
+    }
+    char err[FS_ERROR_LEN];
+    if (fields_from_json(j, &f, err, sizeof err)) {
+        cJSON_Delete(j);
+        respond_error(n, r, 400, "%s: %s", type, err);
+        return;
+    }
+    cJSON_Delete(j);
+    snprintf(f.type, sizeof f.type, "%s", type);
+    f.present |= CF_BIT(CF_TYPE) | CF_BIT(CF_RID); /* REST requests are matched by connection */
+    cmd c;
+    if (cmd_from_fields(&f, &c, err, sizeof err)) {
+        respond_error(n, r, 400, "%s", err);
+        return;
+    }
+    submit(n, r, &c);
+}
+
+static void post_command(net *n, http_req *r, const char *type, bool body_optional)
+{
+    post_command_id(n, r, type, body_optional, -1);
+}
+
+/* "/bodies/123" or "/bodies/123/impulse": the id, and the rest of the path. */
+static long long body_path_id(const char *p, const char **rest)
+{
+    const char *q = p + strlen("/bodies/");
+    long long id = 0;
+    int digits = 0;
+    while (isdigit((unsigned char)*q) && digits < 11) {
+        id = id * 10 + (*q++ - '0');
+        digits++;
+    }
+    *rest = q;
+    return digits && id <= 4294967295ll ? id : -1;
+}
+
+static void route_bodies(net *n, http_req *r)
+{
+    const char *rest;
+    long long id = body_path_id(r->path, &rest);
+    if (id < 0) {
+        respond_error(n, r, 404, "no such endpoint: /api%.100s", r->path);
+        return;
+    }
+    if (!*rest) {
+        if (r->method != HM_DELETE) {
+            r->close_after = true;
+            respond_error(n, r, 405, "use DELETE on /api/bodies/{id}");
+            return;
+        }
+        post_command_id(n, r, "body_destroy", true, id);
+        return;
+    }
+    if (!strcmp(rest, "/impulse")) {
+        if (r->method != HM_POST) {
+            r->close_after = true;
+            respond_error(n, r, 405, "use POST on /api/bodies/{id}/impulse");
+            return;
+        }
+        post_command_id(n, r, "body_impulse", false, id);
+        return;
+    }
+    respond_error(n, r, 404, "no such endpoint: /api%.100s", r->path);
+}
+
+static void patch_material(net *n, http_req *r, const char *name)
+{
+    if (!*name || strlen(name) >= CMD_NAME_LEN) {
+        respond_error(n, r, 404, "unknown material '%.40s'", name);
+        return;
+    }
+    cJSON *j = parse_body(n, r, false);
+    if (!j)
+        return;
+    cmd_fields f;
+    memset(&f, 0, sizeof f);
+    snprintf(f.type, sizeof f.type, "set_param");
+    snprintf(f.material, sizeof f.material, "%s", name);
+    f.present = CF_BIT(CF_TYPE) | CF_BIT(CF_RID) | CF_BIT(CF_MATERIAL) | CF_BIT(CF_PARAMS);
+    if (!cJSON_IsObject(j) || !j->child) {
+        cJSON_Delete(j);
+        respond_error(n, r, 400, "the body must be a non-empty JSON object {\"<param>\": value, ...}");
+        return;
+    }
+    for (const cJSON *e = j->child; e; e = e->next) {
+        if (f.n_params >= FS_P_COUNT) {
+            cJSON_Delete(j);
+            respond_error(n, r, 400, "too many parameters (at most %d)", FS_P_COUNT);
+            return;
+        }
+        if (!cJSON_IsNumber(e) || strlen(e->string) >= CMD_NAME_LEN) {
+            cJSON_Delete(j);
+            respond_error(n, r, 400, "'%.32s' must be a number", e->string);
+            return;
+        }
+        if (fs_param_find(e->string) < 0) { /* static table, not the world */
+            cJSON_Delete(j);
+            respond_error(n, r, 400, "unknown parameter '%.32s'", e->string);
+            return;
+        }
+        snprintf(f.pname[f.n_params], CMD_NAME_LEN, "%s", e->string);
+        f.pvalue[f.n_params++] = e->valuedouble;
+    }
+    cJSON_Delete(j);
+    cmd c;
+    char err[FS_ERROR_LEN];
+    if (cmd_from_fields(&f, &c, err, sizeof err)) {
+        respond_error(n, r, 400, "%s", err);
+        return;
+    }
+    submit(n, r, &c);
+}
+
+static bool parse_uint_arg(struct lws *wsi, const char *name, int *out, bool *bad)
+{
+    char buf[64];
+    const char *v = lws_get_urlarg_by_name(wsi, name, buf, sizeof buf);
+    if (!v)
+        return false;
+    if (!*v || strlen(v) > 9) {
+        *bad = true;
+        return true;
+    }
+    for (const char *p = v; *p; p++)
+        if (!isdigit((unsigned char)*p)) {
+            *bad = true;
+            return true;
+        }
+    *out = atoi(v);
+    return true;
+}
+
+static void get_particles(net *n, http_req *r)
+{
+    cmd_fields f;
+    memset(&f, 0, sizeof f);
+    snprintf(f.type, sizeof f.type, "get_particles");
+    f.present = CF_BIT(CF_TYPE) | CF_BIT(CF_RID);
+    int v = 0;
+    bool bad = false;
+    if (parse_uint_arg(r->wsi, "offset=", &v, &bad)) {
+        f.offset = v;
+        f.present |= CF_BIT(CF_OFFSET);
+    }
+    if (parse_uint_arg(r->wsi, "limit=", &v, &bad)) {
+        f.limit = v;
+        f.present |= CF_BIT(CF_LIMIT);
+    }
+    if (bad) {
+        respond_error(n, r, 400, "offset and limit must be non-negative integers");
+        return;
+    }
+    cmd c;
+    char err[FS_ERROR_LEN];
+    if (cmd_from_fields(&f, &c, err, sizeof err)) {
+        respond_error(n, r, 400, "%s", err);
+        return;
+    }
+    submit(n, r, &c);
+}
+
+/* ---- Routing ---------------------------------------------------------------- */
+
+static void route(net *n, http_req *r)
+{
+    const char *p = r->path;
+    int m = r->method;
+    if (r->body_too_large) {
+        r->close_after = true;
+        respond_error(n, r, 413, "request body too large (limit %d bytes)", NET_MAX_BODY);
+        return;
+    }
+    enum { V_HEALTH, V_STATS, V_SCENES, V_MATERIALS, V_PARTICLES, V_CLIENTS, V_COMMAND };
+    static const struct {
+        const char *path;
+        int method;
+        int view;      /* what answers: a view, or V_COMMAND (a command for the sim thread) */
+        cmd_kind kind; /* V_COMMAND: which */
+        bool body_optional;
+    } routes[] = {
+        {"/health", HM_GET, V_HEALTH, CMD_NONE, 0},       {"/stats", HM_GET, V_STATS, CMD_NONE, 0},
+        {"/scenes", HM_GET, V_SCENES, CMD_NONE, 0},       {"/materials", HM_GET, V_MATERIALS, CMD_NONE, 0},
+        {"/particles", HM_GET, V_PARTICLES, CMD_NONE, 0}, {"/clients", HM_GET, V_CLIENTS, CMD_NONE, 0},
+        {"/scene", HM_POST, V_COMMAND, CMD_LOAD_SCENE, 0}, {"/pause", HM_POST, V_COMMAND, CMD_PAUSE, 1},
+        {"/resume", HM_POST, V_COMMAND, CMD_RESUME, 1},    {"/step", HM_POST, V_COMMAND, CMD_STEP, 1},
+        {"/push", HM_POST, V_COMMAND, CMD_PUSH, 0},        {"/emitter", HM_POST, V_COMMAND, CMD_EMITTER, 0},
+    };
+    if (!strcmp(p, "/") && (m == HM_GET)) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON *a = cJSON_AddArrayToObject(j, "endpoints");
+        static const char *const eps[] = {
+            "GET /api/health", "GET /api/stats", "GET /api/scenes", "POST /api/scene", "GET /api/materials",
+            "PATCH /api/materials/{name}", "POST /api/pause", "POST /api/resume", "POST /api/step",
+            "GET /api/particles?offset=&limit=", "POST /api/push", "POST /api/emitter", "GET /api/bodies",
+            "POST /api/bodies", "DELETE /api/bodies/{id}", "POST /api/bodies/{id}/impulse", "GET /api/clients"};
+        for (size_t i = 0; i < sizeof eps / sizeof eps[0]; i++)
+            cJSON_AddItemToArray(a, cJSON_CreateString(eps[i]));
+        cJSON_AddStringToObject(j, "spec", "protocol/openapi.json");
+        respond_json(n, r, 200, j);
+        return;
+    }
+    if (!strcmp(p, "/bodies")) {
+        if (m == HM_GET) {
+            cmd c;
+            memset(&c, 0, sizeof c);
+            c.kind = CMD_GET_BODIES;
+            submit(n, r, &c);
+        } else if (m == HM_POST) {
+            post_command(n, r, "body_create", false);
+        } else {
+            r->close_after = true;
+            respond_error(n, r, 405, "use GET or POST on /api/bodies");
+        }
+        return;
+    }
+    if (!strncmp(p, "/bodies/", 8)) {
+        route_bodies(n, r);
+        return;
+    }
+    if (!strncmp(p, "/materials/", 11)) {
+        if (m != HM_PATCH) {
+            r->close_after = true;
+            respond_error(n, r, 405, "use PATCH on /api/materials/{name}");
+            return;
+        }
+        patch_material(n, r, p + 11);
+        return;
+    }
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+        if (strcmp(routes[i].path, p))
+            continue;
+        if (routes[i].method != m) {
+            r->close_after = true;
+            respond_error(n, r, 405, "use %s on /api%s", routes[i].method == HM_GET ? "GET" : "POST", p);
+            return;
+        }
+        switch (routes[i].view) {
+        case V_HEALTH: {
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddBoolToObject(j, "ok", true);
+            respond_json(n, r, 200, j);
+            return;
+        }
+        case V_STATS: respond_json(n, r, 200, rest_stats_json(n)); return;
+        case V_SCENES: respond_json(n, r, 200, rest_scenes_json(n)); return;
+        case V_MATERIALS: respond_json(n, r, 200, rest_materials_json(n)); return;
+        case V_CLIENTS: respond_json(n, r, 200, rest_clients_json(n)); return;
+        case V_PARTICLES: get_particles(n, r); return;
+        default: post_command(n, r, cmd_kind_name(routes[i].kind), routes[i].body_optional); return;
+        }
+    }
+    respond_error(n, r, 404, "no such endpoint: /api%.100s", p);
+}
+
+/* ---- Replies from the sim thread ------------------------------------------- */
+
+void rest_deliver(net *n, cmd_reply *rep)
+{
+    uint32_t id = rep->client & ~CMD_REST_BIT;
+    http_req **pp = &n->pending, *r = NULL;
+    for (; *pp; pp = &(*pp)->next)
+        if ((*pp)->id == id) {
+            r = *pp;
+            *pp = r->next;
+            r->linked = false;
+            n->npending--;
+            break;
+        }
+    if (!r || !r->waiting)
+        return; /* the request went away */
+    if (!rep->ok) {
+        int status = 400;
+        if (strstr(rep->error, "unknown"))
+            status = 404;
+        else if (strstr(rep->error, "pause it first") || strstr(rep->error, "in flight") ||
+                 strstr(rep->error, "held by"))
+            status = 409;
+        respond_error(n, r, status, "%s", rep->error);
+        return;
+    }
+    world_info wi;
+    hub_get_info(n->hub, &wi);
+    cJSON *j;
+    switch (rep->kind) {
+    case CMD_GET_PARTICLES:
+        j = rest_particles_json(rep->snap, &wi);
+        break;
+    case CMD_GET_BODIES:
+        j = rest_bodies_json(rep->bodies, rep->tick);
+        break;
+    case CMD_SET_PARAM:
+        j = rep->value >= 0 && rep->value < wi.material_count
+                ? rest_material_json(n, &wi, (int)rep->value, false)
+                : cJSON_CreateObject();
+        cJSON_AddBoolToObject(j, "ok", true);
+        cJSON_AddNumberToObject(j, "tick", (double)rep->tick);
+        break;
+    default:
+        j = cJSON_CreateObject();
+        cJSON_AddBoolToObject(j, "ok", true);
+        cJSON_AddNumberToObject(j, "tick", (double)rep->tick);
+        if (rep->kind == CMD_PUSH)
+            cJSON_AddNumberToObject(j, "touched", (double)rep->value);
+        if (rep->kind == CMD_LOAD_SCENE) {
+            cJSON_AddStringToObject(j, "scene", wi.scene);
+            cJSON_AddNumberToObject(j, "particles", (double)rep->value);
+        }
+        if (rep->kind == CMD_STEP)
+            cJSON_AddNumberToObject(j, "steps", (double)rep->value);
+        if (rep->kind == CMD_PAUSE || rep->kind == CMD_RESUME)
+            cJSON_AddBoolToObject(j, "paused", rep->kind == CMD_PAUSE);
+        if (rep->kind == CMD_EMITTER)
+            cJSON_AddNumberToObject(j, "slot", (double)rep->value);
+        if (rep->kind == CMD_BODY_CREATE || rep->kind == CMD_BODY_DESTROY || rep->kind == CMD_BODY_IMPULSE)
+            cJSON_AddNumberToObject(j, "id", (double)rep->value);
+        break;
+    }
+    respond_json(n, r, 200, j);
+}
+
+/* ---- Per-request state ------------------------------------------------------- */
+
+static void req_unlink(net *n, http_req *r)
+{
+    if (!r->linked)
+        return;
+    for (http_req **pp = &n->pending; *pp; pp = &(*pp)->next)
+        if (*pp == r) {
+            *pp = r->next;
+            n->npending--;
+            break;
+        }
+    r->linked = false;
+}
+
+static void req_reset(net *n, http_req *r)
+{
+    req_unlink(n, r);
+    n->resp_bytes -= r->resp_len;
+    free(r->body);
+    free(r->resp);
+    memset(r, 0, sizeof *r);
+}
+
+void rest_abandon_all(net *n)
+{
+    while (n->pending) {
+        http_req *r = n->pending;
+        n->pending = r->next;
+        n->npending--;
+        r->linked = false;
+        r->waiting = false;
+    }
+}
+
+static int method_of(struct lws *wsi)
+{
+    static const struct {
+        enum lws_token_indexes tok;
+        int m;
+    } t[] = {
+        {WSI_TOKEN_GET_URI, HM_GET},       {WSI_TOKEN_POST_URI, HM_POST},
+        {WSI_TOKEN_PATCH_URI, HM_PATCH},   {WSI_TOKEN_PUT_URI, HM_PUT},
+        {WSI_TOKEN_DELETE_URI, HM_DELETE}, {WSI_TOKEN_OPTIONS_URI, HM_OPTIONS},
+        {WSI_TOKEN_HEAD_URI, HM_HEAD},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (lws_hdr_total_length(wsi, t[i].tok))
+            return t[i].m;
+    return HM_OTHER;
+}
+
+static int write_response(net *n, http_req *r)
+{
+    (void)n;
+    if (!r->ready)
+        return 0;
+    if (!r->headers_sent) {
+        uint8_t buf[LWS_PRE + 1024], *start = buf + LWS_PRE, *p = start, *end = buf + sizeof buf - 1;
+        if (lws_add_http_common_headers(r->wsi, (unsigned)r->status, "application/json",
+                                        (lws_filepos_t)r->resp_len, &p, end))
+            return -1;
+        if (lws_add_http_header_by_token(r->wsi, WSI_TOKEN_HTTP_CACHE_CONTROL, (const unsigned char *)"no-store",
+                                         8, &p, end))
+            return -1;
+        if (r->close_after &&
+            lws_add_http_header_by_token(r->wsi, WSI_TOKEN_CONNECTION, (const unsigned char *)"close", 5, &p, end))
+            return -1;
+        if (lws_finalize_write_http_header(r->wsi, start, &p, end))
+            return -1;
+        r->headers_sent = true;
+        lws_callback_on_writable(r->wsi);
+        return 0;
+    }
+    size_t left = r->resp_len - r->resp_off;
+    size_t chunk = left < 16384 ? left : 16384;
+    uint8_t *tmp = malloc(LWS_PRE + chunk + 1);
+    if (!tmp)
+        return -1;
+    memcpy(tmp + LWS_PRE, r->resp + r->resp_off, chunk);
+    bool last = chunk == left;
+    int w = lws_write(r->wsi, tmp + LWS_PRE, chunk, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP);
+    free(tmp);
+    if (w < (int)chunk)
+        return -1;
+    r->resp_off += chunk;
+    if (!last) {
+        lws_callback_on_writable(r->wsi);
+        return 0;
+    }
+    struct lws *wsi = r->wsi;
+    bool close = r->close_after;
+    req_reset(n, r);
+    lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
+    if (close)
+        return -1;
+    return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
+{
+    net *n = lws_context_user(lws_get_context(wsi));
+    http_req *r = user;
+
+    switch (reason) {
+    case LWS_CALLBACK_HTTP: {
+        req_reset(n, r);
+        r->wsi = wsi;
+        r->active = true;
+        n->next_http_id = (n->next_http_id + 1) & ~CMD_REST_BIT;
+        if (!n->next_http_id)
+            n->next_http_id = 1;
+        r->id = n->next_http_id;
+        n->http_requests++;
+        const char *path = in ? (const char *)in : "";
+        snprintf(r->path, sizeof r->path, "%s", *path ? path : "/");
+        size_t pl = strlen(r->path);
+        if (pl > 1 && r->path[pl - 1] == '/')
+            r->path[pl - 1] = 0; /* /api/stats/ == /api/stats */
+        r->method = method_of(wsi);
+        if (r->method == HM_POST || r->method == HM_PATCH || r->method == HM_PUT) {
+            char cl[32];
+            if (lws_hdr_copy(wsi, cl, sizeof cl, WSI_TOKEN_HTTP_CONTENT_LENGTH) <= 0) {
+                /* No Content-Length: an empty body unless it is chunked,
+                 * which this API does not take.  lws would wait for a body,
+                 * so the connection closes after the answer. */
+                r->close_after = true;
+                if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING))
+                    respond_error(n, r, 411, "send the body with a Content-Length header");
+                else
+                    route(n, r);
+                return 0;
+            }
+            long long want = atoll(cl);
+            if (want < 0 || want > NET_MAX_BODY) {
+                r->body_too_large = true;
+                route(n, r);
+                return 0;
+            }
+            if (want == 0 && r->method != HM_POST)
+                route(n, r); /* lws sends no BODY_COMPLETION for an empty PATCH */
+            /* otherwise wait for LWS_CALLBACK_HTTP_BODY_COMPLETION */
+            return 0;
+        }
+        route(n, r);
+        return 0;
+    }
+    case LWS_CALLBACK_HTTP_BODY:
+        if (!r->active || r->ready)
+            return 0;
+        if (len && !r->body_too_large) {
+            if (len > NET_MAX_BODY - r->body_len) {
+                r->body_too_large = true;
+            } else {
+                char *b = realloc(r->body, r->body_len + len + 1);
+                if (!b)
+                    return -1;
+                r->body = b;
+                memcpy(r->body + r->body_len, in, len);
+                r->body_len += len;
+                r->body[r->body_len] = 0;
+            }
+        }
+        return 0;
+    case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+        if (r->active && !r->ready && !r->waiting)
+            route(n, r);
+        return 0;
+    case LWS_CALLBACK_HTTP_WRITEABLE:
+        if (r->active)
+            return write_response(n, r);
+        break;
+    case LWS_CALLBACK_CLOSED_HTTP:
+    case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+        req_reset(n, r);
+        break;
+    default:
+        break;
+    }
+    return lws_callback_http_dummy(wsi, reason, user, in, len);
+}

@@ -1,0 +1,217 @@
+/* rest_views.c - the JSON documents the REST API answers with, built from
+ * the snapshots and copies the sim thread publishes.  Network thread only. */
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net_internal.h"
+#include "rest_views.h"
+#include "sim_thread.h"
+#include "wire.h"
+
+/* Rounds a float to its shortest faithful decimal so JSON stays readable. */
+double rest_tidy(float f)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%.7g", (double)f);
+    return strtod(b, NULL);
+}
+
+cJSON *rest_vec3_json(const float *v)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < 3; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateNumber(rest_tidy(v[i])));
+    return a;
+}
+
+cJSON *rest_material_json(const net *n, const world_info *wi, int m, bool with_meta)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", wi->material[m]);
+    cJSON_AddNumberToObject(o, "index", m);
+    cJSON *ps = cJSON_AddObjectToObject(o, "params");
+    for (int p = 0; p < FS_P_COUNT; p++) {
+        const fs_param_info *pi = n->st->param[p];
+        if (!pi)
+            continue;
+        if (!with_meta) {
+            cJSON_AddNumberToObject(ps, pi->name, rest_tidy(wi->param[m][p]));
+            continue;
+        }
+        cJSON *e = cJSON_AddObjectToObject(ps, pi->name);
+        cJSON_AddNumberToObject(e, "value", rest_tidy(wi->param[m][p]));
+        cJSON_AddNumberToObject(e, "min", rest_tidy(pi->min));
+        cJSON_AddNumberToObject(e, "max", rest_tidy(pi->max));
+        cJSON_AddStringToObject(e, "unit", pi->unit ? pi->unit : "");
+        cJSON_AddBoolToObject(e, "flag", pi->is_flag);
+        cJSON_AddStringToObject(e, "doc", pi->doc ? pi->doc : "");
+    }
+    return o;
+}
+
+cJSON *rest_stats_json(const net *n)
+{
+    sim_stats s;
+    world_info wi;
+    hub_get_stats(n->hub, &s);
+    hub_get_info(n->hub, &wi);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "tick", (double)s.tick);
+    cJSON_AddNumberToObject(j, "sim_time", s.sim_time);
+    cJSON_AddNumberToObject(j, "particles", s.particles);
+    cJSON_AddNumberToObject(j, "springs", s.springs);
+    cJSON_AddNumberToObject(j, "clients", n->nclients);
+    cJSON_AddBoolToObject(j, "paused", s.paused);
+    cJSON_AddStringToObject(j, "scene", wi.scene);
+    cJSON_AddStringToObject(j, "solver", n->st->solver);
+    cJSON_AddNumberToObject(j, "threads", n->cfg->threads);
+    cJSON_AddNumberToObject(j, "tick_hz", n->cfg->tick_hz);
+    cJSON_AddNumberToObject(j, "frame_hz", n->cfg->frame_hz);
+    cJSON_AddNumberToObject(j, "tick_hz_actual", s.tick_hz_actual);
+    cJSON_AddNumberToObject(j, "step_ms", s.step_ms_mean);
+    cJSON_AddNumberToObject(j, "step_ms_last", s.step_ms_last);
+    cJSON_AddNumberToObject(j, "step_ms_max", s.step_ms_max);
+    static const char *const phases[FS_PHASE_COUNT] = {"grid", "viscosity", "springs", "relax", "collide"};
+    cJSON *ph = cJSON_AddObjectToObject(j, "phase_ms");
+    for (int i = 0; i < FS_PHASE_COUNT; i++)
+        cJSON_AddNumberToObject(ph, phases[i], s.phase_ms[i]);
+    cJSON_AddNumberToObject(j, "realtime_ratio", s.realtime_ratio);
+    /* Simulated seconds per wall second the schedule asks for (tick rate x dt);
+     * below it, steps take longer than a tick and simulated time slows. */
+    double target = n->cfg->tick_hz * wi.dt;
+    cJSON_AddNumberToObject(j, "realtime_target", target);
+    cJSON_AddBoolToObject(j, "slowed", !s.paused && s.tick_hz_actual > 0 && s.realtime_ratio < 0.95 * target);
+    cJSON_AddNumberToObject(j, "overruns", (double)s.overruns);
+    cJSON_AddNumberToObject(j, "encode_ms", s.encode_ms_mean);
+    cJSON_AddNumberToObject(j, "frame_bytes", (double)s.frame_bytes);
+    cJSON_AddNumberToObject(j, "frames_published", (double)s.frames_published);
+    cJSON_AddNumberToObject(j, "frames_sent", (double)n->frames_sent);
+    cJSON_AddNumberToObject(j, "frames_dropped", (double)n->frames_dropped);
+    cJSON_AddNumberToObject(j, "bytes_sent", (double)n->bytes_sent);
+    cJSON_AddNumberToObject(j, "messages_sent", (double)n->messages_sent);
+    cJSON_AddNumberToObject(j, "commands_applied", (double)s.commands_applied);
+    cJSON_AddNumberToObject(j, "commands_failed", (double)s.commands_failed);
+    cJSON_AddNumberToObject(j, "cmd_to_frame_ms", s.cmd_to_frame_ms_mean);
+    cJSON_AddNumberToObject(j, "bad_messages", (double)n->bad_messages);
+    cJSON_AddNumberToObject(j, "rate_limited", (double)n->rate_limited);
+    cJSON_AddNumberToObject(j, "queue_busy", (double)n->queue_busy);
+    cJSON_AddNumberToObject(j, "clients_refused", (double)n->ws_rejected);
+    cJSON_AddNumberToObject(j, "origin_refused", (double)n->origin_refused);
+    cJSON_AddNumberToObject(j, "replies_dropped", (double)(n->replies_dropped + s.replies_dropped));
+    cJSON_AddNumberToObject(j, "http_requests", (double)n->http_requests);
+    cJSON_AddNumberToObject(j, "nonfinite_repaired", (double)s.nonfinite_repaired);
+    cJSON_AddNumberToObject(j, "escapes_clamped", (double)s.escapes_clamped);
+    cJSON_AddNumberToObject(j, "emitted", (double)s.emitted);
+    cJSON_AddNumberToObject(j, "drained", (double)s.drained);
+    return j;
+}
+
+cJSON *rest_scenes_json(const net *n)
+{
+    world_info wi;
+    hub_get_info(n->hub, &wi);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "current", wi.scene);
+    cJSON *a = cJSON_AddArrayToObject(j, "scenes");
+    for (int i = 0; i < fs_scene_count(); i++) {
+        const fs_scene_info *si = fs_scene_get(i); /* static table, not the world */
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", si->name);
+        cJSON_AddStringToObject(o, "doc", si->doc ? si->doc : "");
+        cJSON_AddNumberToObject(o, "default_particles", si->default_particles);
+        cJSON_AddItemToArray(a, o);
+    }
+    return j;
+}
+
+cJSON *rest_materials_json(const net *n)
+{
+    world_info wi;
+    hub_get_info(n->hub, &wi);
+    cJSON *j = cJSON_CreateObject();
+    cJSON *a = cJSON_AddArrayToObject(j, "materials");
+    for (int m = 0; m < wi.material_count; m++)
+        cJSON_AddItemToArray(a, rest_material_json(n, &wi, m, true));
+    return j;
+}
+
+cJSON *rest_particles_json(const particles_snap *s, const world_info *wi)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "tick", (double)s->tick);
+    cJSON_AddNumberToObject(j, "total", s->total);
+    cJSON_AddNumberToObject(j, "offset", s->offset);
+    cJSON_AddNumberToObject(j, "count", s->count);
+    cJSON *names = cJSON_AddArrayToObject(j, "material_names");
+    for (int m = 0; m < wi->material_count; m++)
+        cJSON_AddItemToArray(names, cJSON_CreateString(wi->material[m]));
+    cJSON *ids = cJSON_AddArrayToObject(j, "ids");
+    cJSON *pos = cJSON_AddArrayToObject(j, "positions");
+    cJSON *vel = cJSON_AddArrayToObject(j, "velocities");
+    cJSON *mat = cJSON_AddArrayToObject(j, "materials");
+    for (int k = 0; k < s->count; k++) {
+        cJSON_AddItemToArray(ids, cJSON_CreateNumber(s->id[k]));
+        cJSON_AddItemToArray(pos, rest_vec3_json(&s->pos[3 * k]));
+        cJSON_AddItemToArray(vel, rest_vec3_json(&s->vel[3 * k]));
+        cJSON_AddItemToArray(mat, cJSON_CreateNumber(s->material[k]));
+    }
+    return j;
+}
+
+cJSON *rest_bodies_json(const bodies_snap *bs, uint64_t tick)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "tick", (double)tick);
+    cJSON *a = cJSON_AddArrayToObject(j, "bodies");
+    for (int i = 0; bs && i < bs->count; i++) {
+        const fs_body_state *b = &bs->body[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "id", b->id);
+        cJSON_AddStringToObject(o, "shape", wire_shape_name(b->shape));
+        cJSON_AddItemToObject(o, "size", rest_vec3_json((const float[3]){b->size.x, b->size.y, b->size.z}));
+        cJSON_AddItemToObject(o, "pos", rest_vec3_json((const float[3]){b->pos.x, b->pos.y, b->pos.z}));
+        cJSON *q = cJSON_AddArrayToObject(o, "rot");
+        const float qv[4] = {b->rot.w, b->rot.x, b->rot.y, b->rot.z};
+        for (int k = 0; k < 4; k++)
+            cJSON_AddItemToArray(q, cJSON_CreateNumber(rest_tidy(qv[k])));
+        cJSON_AddItemToObject(o, "vel", rest_vec3_json((const float[3]){b->vel.x, b->vel.y, b->vel.z}));
+        cJSON_AddItemToObject(o, "ang_vel",
+                              rest_vec3_json((const float[3]){b->ang_vel.x, b->ang_vel.y, b->ang_vel.z}));
+        cJSON_AddNumberToObject(o, "mass", rest_tidy(b->mass));
+        cJSON_AddNumberToObject(o, "density", rest_tidy(b->density));
+        cJSON_AddBoolToObject(o, "static", b->is_static);
+        cJSON_AddNumberToObject(o, "grabbed_by", bs->grabbed_by[i]);
+        cJSON_AddItemToArray(a, o);
+    }
+    return j;
+}
+
+cJSON *rest_clients_json(const net *n)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "count", n->nclients);
+    cJSON_AddNumberToObject(j, "max", n->cfg->max_clients);
+    cJSON *a = cJSON_AddArrayToObject(j, "clients");
+    uint64_t now = sim_now_ns();
+    for (const ws_client *c = n->clients; c; c = c->next) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "id", c->id);
+        cJSON_AddStringToObject(o, "peer", c->peer);
+        char col[8];
+        snprintf(col, sizeof col, "#%06x", (unsigned)wire_client_colour(c->id));
+        cJSON_AddStringToObject(o, "colour", col);
+        cJSON_AddBoolToObject(o, "authed", c->authed);
+        cJSON_AddNumberToObject(o, "connected_s", (double)(now - c->connected_ns) / 1e9);
+        cJSON_AddNumberToObject(o, "frames_sent", (double)c->frames_sent);
+        cJSON_AddNumberToObject(o, "frames_dropped", (double)c->frames_dropped);
+        cJSON_AddNumberToObject(o, "bytes_sent", (double)c->bytes_sent);
+        cJSON_AddNumberToObject(o, "commands", (double)c->commands);
+        cJSON_AddNumberToObject(o, "bad_messages", (double)c->bad);
+        cJSON_AddNumberToObject(o, "replies_queued", c->ctl_count);
+        cJSON_AddBoolToObject(o, "sending", c->cur != NULL);
+        cJSON_AddItemToArray(a, o);
+    }
+    return j;
+}

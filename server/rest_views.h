@@ -1,0 +1,24 @@
+/* rest_views.h - JSON documents of the REST API (network thread only). */
+#ifndef SRV_REST_VIEWS_H
+#define SRV_REST_VIEWS_H
+
+#include <cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hub.h"
+#include "net.h"
+
+/* A float as its shortest faithful decimal (so 0.3f reads 0.3 in JSON). */
+double rest_tidy(float f);
+cJSON *rest_vec3_json(const float *v);
+cJSON *rest_material_json(const net *n, const world_info *wi, int m, bool with_meta);
+cJSON *rest_stats_json(const net *n);
+cJSON *rest_scenes_json(const net *n);
+cJSON *rest_materials_json(const net *n);
+cJSON *rest_particles_json(const particles_snap *s, const world_info *wi);
+cJSON *rest_bodies_json(const bodies_snap *bs, uint64_t tick);
+/* Connected WebSocket clients and their counters (network thread data). */
+cJSON *rest_clients_json(const net *n);
+
+#endif

@@ -1,0 +1,67 @@
+# server/server.mk - fluid-server, its C unit tests, integration tests and
+# benchmark.  Included by the top-level Makefile (which defines CC, BUILD,
+# CFLAGS_ALL, OPT, SAN, LDLIBS_SIM and $(BUILD)/libfluidsim.a).
+
+SRV_PKGS    = libwebsockets msgpack libcjson
+SRV_CFLAGS  = $(shell pkg-config --cflags $(SRV_PKGS)) -Iserver -Iserver/sim
+SRV_LIBS    = $(shell pkg-config --libs $(SRV_PKGS))
+SRV_SRC     = $(wildcard server/*.c)
+SRV_HDR     = $(wildcard server/*.h) server/sim/fluid_sim.h
+SRV_OBJ     = $(patsubst server/%.c,$(BUILD)/server/%.o,$(SRV_SRC))
+# The protocol core the C unit tests exercise (no sockets, no world).
+SRV_WIRE_SRC = server/wire.c server/commands.c server/msgbuf.c server/hub.c server/log.c
+SRV_PORT   ?= 8080
+
+.PHONY: server server-san run test-server test-server-unit test-server-integration bench-server
+all: $(BUILD)/fluid-server
+server: $(BUILD)/fluid-server
+server-san: $(BUILD)/fluid-server-san
+
+$(BUILD)/server/%.o: server/%.c $(SRV_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(OPT) $(SRV_CFLAGS) -c $< -o $@
+
+$(BUILD)/fluid-server: $(SRV_OBJ) $(BUILD)/libfluidsim.a
+	$(CC) $(CFLAGS_ALL) $(OPT) $(SRV_OBJ) $(BUILD)/libfluidsim.a $(SRV_LIBS) $(LDLIBS_SIM) -o $@
+
+run: deps $(BUILD)/fluid-server
+	@echo "fluid-server: open http://localhost:$(SRV_PORT)/ in a browser (Ctrl-C stops)"
+	$(BUILD)/fluid-server --port $(SRV_PORT) --web-root web-client
+
+# C unit tests of the protocol (decoder bounds, encoders, golden vectors),
+# under AddressSanitizer + UBSan.
+$(BUILD)/test_server_wire_san: tests/server/test_wire.c $(SRV_WIRE_SRC) $(SRV_HDR)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(SAN) $(SRV_CFLAGS) tests/server/test_wire.c $(SRV_WIRE_SRC) $(SRV_LIBS) $(LDLIBS_SIM) -o $@
+
+# The whole server (and the sim sources) under ASan + UBSan + LSan, for the
+# leak and undefined-behaviour check in the integration tests.
+$(BUILD)/fluid-server-san: $(SRV_SRC) $(SRV_HDR) $(SIM_SRC) $(SIM_HDR)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(SAN) $(SRV_CFLAGS) $(SRV_SRC) $(SIM_SRC) $(SRV_LIBS) $(LDLIBS_SIM) -o $@
+
+# Integration tests: node --test against the real binary on loopback ports.
+tests/server/node_modules/.installed: tests/server/package.json tests/server/package-lock.json
+	cd tests/server && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+test-server-unit: $(BUILD)/test_server_wire_san
+	$(BUILD)/test_server_wire_san protocol/golden
+
+test-server-integration: $(BUILD)/fluid-server $(BUILD)/fluid-server-san tests/server/node_modules/.installed
+	$(SRV_IT_ENV) node tests/server/run.mjs
+
+test-server: test-server-unit test-server-integration
+
+SRV_IT_ENV = FLUID_SERVER=$(BUILD)/fluid-server FLUID_SERVER_SAN=$(BUILD)/fluid-server-san
+
+EXTRA_TEST_DEPS += $(BUILD)/fluid-server $(BUILD)/fluid-server-san $(BUILD)/test_server_wire_san \
+                   tests/server/node_modules/.installed
+EXTRA_TESTS += "$(BUILD)/test_server_wire_san protocol/golden" \
+               "$(SRV_IT_ENV) node tests/server/run.mjs"
+
+bench-server: $(BUILD)/fluid-server tests/server/node_modules/.installed
+	FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench.mjs
+
+EXTRA_BENCH_DEPS += $(BUILD)/fluid-server tests/server/node_modules/.installed
+EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench.mjs ;

@@ -1,0 +1,821 @@
+/* wire.c - msgpack encoders and the bounds-checked command decoder.
+ * See protocol/PROTOCOL.md for the messages. */
+#include "wire.h"
+
+#include <math.h>
+#include <msgpack.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Encoding helpers ---------------------------------------------------- */
+
+static void pk_str(msgpack_packer *pk, const char *s)
+{
+    size_t n = strlen(s);
+    msgpack_pack_str(pk, n);
+    msgpack_pack_str_body(pk, s, n);
+}
+
+static void pk_kv_str(msgpack_packer *pk, const char *k, const char *v)
+{
+    pk_str(pk, k);
+    pk_str(pk, v);
+}
+
+/* Floats go out as float64 holding the float's shortest decimal (7
+ * significant digits), so 0.3f reads as 0.3 in JavaScript. */
+static void pk_num(msgpack_packer *pk, float f)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%.7g", (double)f);
+    msgpack_pack_double(pk, strtod(b, NULL));
+}
+
+static void pk_bounds(msgpack_packer *pk, fs_vec3 lo, fs_vec3 hi)
+{
+    pk_str(pk, "bounds");
+    msgpack_pack_array(pk, 6);
+    pk_num(pk, lo.x);
+    pk_num(pk, lo.y);
+    pk_num(pk, lo.z);
+    pk_num(pk, hi.x);
+    pk_num(pk, hi.y);
+    pk_num(pk, hi.z);
+}
+
+static size_t bin_header_size(size_t n)
+{
+    return n < 256 ? 2 : n < 65536 ? 3 : 5;
+}
+
+/* Writes a padding entry ("_x": "<L spaces>") sized so that the payload of
+ * the bin that follows under `key` starts on a 4-byte boundary of the
+ * message.  Always writes exactly one map entry. */
+static void pk_pad_for_bin(msgpack_packer *pk, wbuf *b, const char *padkey, const char *key, size_t binlen)
+{
+    size_t keylen = 1 + strlen(key);
+    size_t fixed = b->len + 1 + strlen(padkey) + 1 + keylen + bin_header_size(binlen);
+    size_t l = (4 - fixed % 4) % 4;
+    pk_str(pk, padkey);
+    msgpack_pack_str(pk, l);
+    msgpack_pack_str_body(pk, "   ", l);
+}
+
+uint32_t wire_client_colour(uint32_t client)
+{
+    static const uint32_t palette[12] = {0xe6194b, 0x3cb44b, 0xffe119, 0x4363d8, 0xf58231, 0x911eb4,
+                                         0x46f0f0, 0xf032e6, 0xbcf60c, 0xfabebe, 0x008080, 0xe6beff};
+    return palette[client % 12];
+}
+
+static void pk_colour(msgpack_packer *pk, uint32_t client)
+{
+    char c[8];
+    snprintf(c, sizeof c, "#%06x", (unsigned)wire_client_colour(client));
+    pk_str(pk, c);
+}
+
+const char *wire_shape_name(int shape)
+{
+    return shape == FS_SHAPE_SPHERE ? "sphere" : shape == FS_SHAPE_BOX ? "box" : shape == FS_SHAPE_CAPSULE ? "capsule" : "?";
+}
+
+static void pk_floats(msgpack_packer *pk, const float *v, int n)
+{
+    msgpack_pack_array(pk, (size_t)n);
+    for (int i = 0; i < n; i++)
+        msgpack_pack_float(pk, v[i]);
+}
+
+uint16_t wire_quantize(float p, float lo, float hi)
+{
+    float span = hi - lo;
+    if (!(span > 0) || !isfinite(p))
+        return 0;
+    float t = (p - lo) / span;
+    if (!(t > 0))
+        return 0;
+    if (t >= 1)
+        return WIRE_QUANT_MAX;
+    return (uint16_t)lrintf(t * (float)WIRE_QUANT_MAX);
+}
+
+/* ---- Server to client -------------------------------------------------- */
+
+msg_buf *wire_encode_frame(const wire_frame_src *s)
+{
+    int n = s->count > 0 ? s->count : 0;
+    wbuf b;
+    wbuf_init(&b, 256 + (size_t)n * 7 + (size_t)s->cursor_count * 48, 0);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
+
+    /* Runs of consecutive ids, in id order. */
+    size_t runs = 0;
+    for (int k = 0; k < n; k++) {
+        int i = s->order ? s->order[k] : k;
+        int pi = k ? (s->order ? s->order[k - 1] : k - 1) : -1;
+        if (k == 0 || s->id[i] != s->id[pi] + 1)
+            runs++;
+    }
+
+    msgpack_pack_map(&pk, 13);
+    pk_kv_str(&pk, "type", "frame");
+    pk_str(&pk, "tick");
+    msgpack_pack_uint64(&pk, s->tick);
+    pk_str(&pk, "time");
+    msgpack_pack_double(&pk, s->sim_time);
+    pk_str(&pk, "paused");
+    if (s->paused)
+        msgpack_pack_true(&pk);
+    else
+        msgpack_pack_false(&pk);
+    pk_str(&pk, "n");
+    msgpack_pack_uint32(&pk, (uint32_t)n);
+    pk_bounds(&pk, s->box_min, s->box_max);
+    pk_str(&pk, "cursors");
+    msgpack_pack_array(&pk, (size_t)s->cursor_count);
+    for (int c = 0; c < s->cursor_count; c++) {
+        msgpack_pack_map(&pk, 3);
+        pk_str(&pk, "id");
+        msgpack_pack_uint32(&pk, s->cursors[c].client);
+        pk_str(&pk, "colour");
+        pk_colour(&pk, s->cursors[c].client);
+        pk_str(&pk, "pos");
+        msgpack_pack_array(&pk, 3);
+        for (int j = 0; j < 3; j++)
+            msgpack_pack_float(&pk, s->cursors[c].pos[j]);
+    }
+
+    pk_str(&pk, "bodies");
+    msgpack_pack_array(&pk, (size_t)s->body_count);
+    for (int k = 0; k < s->body_count; k++) {
+        const wire_body *bd = &s->bodies[k];
+        msgpack_pack_map(&pk, 7);
+        pk_str(&pk, "id");
+        msgpack_pack_uint32(&pk, bd->id);
+        pk_kv_str(&pk, "shape", wire_shape_name(bd->shape));
+        pk_str(&pk, "size");
+        pk_floats(&pk, bd->size, 3);
+        pk_str(&pk, "pos");
+        pk_floats(&pk, bd->pos, 3);
+        pk_str(&pk, "rot");
+        pk_floats(&pk, bd->rot, 4);
+        pk_str(&pk, "static");
+        if (bd->is_static)
+            msgpack_pack_true(&pk);
+        else
+            msgpack_pack_false(&pk);
+        pk_str(&pk, "grabbed_by");
+        msgpack_pack_uint32(&pk, bd->grabbed_by);
+    }
+
+    /* ids: pairs (first id, run length) as uint32 little-endian. */
+    size_t idlen = runs * 8;
+    pk_pad_for_bin(&pk, &b, "_a", "ids", idlen);
+    pk_str(&pk, "ids");
+    msgpack_pack_bin(&pk, idlen);
+    uint8_t *o = wbuf_grow(&b, idlen);
+    if (o) {
+        size_t r = 0;
+        uint32_t start = 0, len = 0;
+        for (int k = 0; k <= n; k++) {
+            int i = k < n ? (s->order ? s->order[k] : k) : 0;
+            if (k < n && len && s->id[i] == start + len) {
+                len++;
+                continue;
+            }
+            if (len) {
+                uint32_t v[2] = {start, len};
+                for (int w = 0; w < 2; w++)
+                    for (int byte = 0; byte < 4; byte++)
+                        o[r * 8 + (size_t)w * 4 + (size_t)byte] = (uint8_t)(v[w] >> (8 * byte));
+                r++;
+            }
+            if (k < n) {
+                start = s->id[i];
+                len = 1;
+            }
+        }
+    }
+
+    /* pos: x,y,z per particle as uint16 little-endian, 4-byte aligned. */
+    size_t poslen = (size_t)n * 6;
+    pk_pad_for_bin(&pk, &b, "_b", "pos", poslen);
+    pk_str(&pk, "pos");
+    msgpack_pack_bin(&pk, poslen);
+    o = wbuf_grow(&b, poslen);
+    if (o) {
+        fs_vec3 lo = s->box_min, hi = s->box_max;
+        for (int k = 0; k < n; k++) {
+            int i = s->order ? s->order[k] : k;
+            uint16_t q[3] = {wire_quantize(s->x[i], lo.x, hi.x), wire_quantize(s->y[i], lo.y, hi.y),
+                             wire_quantize(s->z[i], lo.z, hi.z)};
+            for (int j = 0; j < 3; j++) {
+                o[(size_t)k * 6 + (size_t)j * 2] = (uint8_t)(q[j] & 0xff);
+                o[(size_t)k * 6 + (size_t)j * 2 + 1] = (uint8_t)(q[j] >> 8);
+            }
+        }
+    }
+
+    pk_str(&pk, "mat");
+    msgpack_pack_bin(&pk, (size_t)n);
+    o = wbuf_grow(&b, (size_t)n);
+    if (o)
+        for (int k = 0; k < n; k++)
+            o[k] = s->material[s->order ? s->order[k] : k];
+    return wbuf_finish(&b);
+}
+
+
+static void pk_material_params(msgpack_packer *pk, const world_info *wi, const wire_static *st, int m)
+{
+    msgpack_pack_map(pk, FS_P_COUNT);
+    for (int p = 0; p < FS_P_COUNT; p++) {
+        pk_str(pk, st->param[p] ? st->param[p]->name : "?");
+        pk_num(pk, wi->param[m][p]);
+    }
+}
+
+msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t client)
+{
+    wbuf b;
+    wbuf_init(&b, 4096, 0);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
+    msgpack_pack_map(&pk, 21);
+    pk_kv_str(&pk, "type", "hello");
+    pk_str(&pk, "version");
+    msgpack_pack_uint32(&pk, WIRE_PROTOCOL_VERSION);
+    pk_str(&pk, "client_id");
+    msgpack_pack_uint32(&pk, client);
+    pk_str(&pk, "colour");
+    pk_colour(&pk, client);
+    pk_bounds(&pk, wi->box_min, wi->box_max);
+    pk_str(&pk, "quant");
+    msgpack_pack_uint32(&pk, WIRE_QUANT_MAX);
+    pk_str(&pk, "tick_hz");
+    msgpack_pack_double(&pk, st->tick_hz);
+    pk_str(&pk, "frame_hz");
+    msgpack_pack_double(&pk, st->frame_hz);
+    pk_str(&pk, "dt");
+    pk_num(&pk, wi->dt);
+    pk_str(&pk, "h");
+    pk_num(&pk, wi->h);
+    pk_str(&pk, "gravity");
+    msgpack_pack_array(&pk, 3);
+    pk_num(&pk, wi->gravity.x);
+    pk_num(&pk, wi->gravity.y);
+    pk_num(&pk, wi->gravity.z);
+    pk_kv_str(&pk, "scene", wi->scene);
+    pk_str(&pk, "scenes");
+    msgpack_pack_array(&pk, (size_t)st->scene_count);
+    for (int i = 0; i < st->scene_count; i++)
+        pk_str(&pk, st->scene[i]);
+    pk_str(&pk, "particles");
+    msgpack_pack_int32(&pk, wi->particles);
+    pk_str(&pk, "capacity");
+    msgpack_pack_int32(&pk, wi->capacity);
+    pk_str(&pk, "paused");
+    if (wi->paused)
+        msgpack_pack_true(&pk);
+    else
+        msgpack_pack_false(&pk);
+    pk_kv_str(&pk, "solver", st->solver ? st->solver : "");
+    pk_str(&pk, "auth_required");
+    if (st->auth_required)
+        msgpack_pack_true(&pk);
+    else
+        msgpack_pack_false(&pk);
+    pk_str(&pk, "limits");
+    msgpack_pack_map(&pk, 3);
+    pk_str(&pk, "max_msg");
+    msgpack_pack_int32(&pk, st->max_msg);
+    pk_str(&pk, "rate_per_s");
+    msgpack_pack_int32(&pk, st->rate_per_s);
+    pk_str(&pk, "rate_burst");
+    msgpack_pack_int32(&pk, st->rate_burst);
+    pk_str(&pk, "params");
+    msgpack_pack_array(&pk, FS_P_COUNT);
+    for (int p = 0; p < FS_P_COUNT; p++) {
+        const fs_param_info *pi = st->param[p];
+        msgpack_pack_map(&pk, 6);
+        pk_kv_str(&pk, "name", pi ? pi->name : "?");
+        pk_kv_str(&pk, "unit", pi && pi->unit ? pi->unit : "");
+        pk_kv_str(&pk, "doc", pi && pi->doc ? pi->doc : "");
+        pk_str(&pk, "min");
+        pk_num(&pk, pi ? pi->min : 0);
+        pk_str(&pk, "max");
+        pk_num(&pk, pi ? pi->max : 0);
+        pk_str(&pk, "flag");
+        if (pi && pi->is_flag)
+            msgpack_pack_true(&pk);
+        else
+            msgpack_pack_false(&pk);
+    }
+    pk_str(&pk, "materials");
+    msgpack_pack_array(&pk, (size_t)wi->material_count);
+    for (int m = 0; m < wi->material_count; m++) {
+        msgpack_pack_map(&pk, 3);
+        pk_str(&pk, "index");
+        msgpack_pack_int32(&pk, m);
+        pk_kv_str(&pk, "name", wi->material[m]);
+        pk_str(&pk, "params");
+        pk_material_params(&pk, wi, st, m);
+    }
+    return wbuf_finish(&b);
+}
+
+msg_buf *wire_encode_param_bcast(const world_info *wi, const wire_static *st, int material, uint32_t by,
+                                 uint64_t tick)
+{
+    wbuf b;
+    wbuf_init(&b, 512, 0);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
+    msgpack_pack_map(&pk, 6);
+    pk_kv_str(&pk, "type", "param");
+    pk_kv_str(&pk, "material", wi->material[material]);
+    pk_str(&pk, "index");
+    msgpack_pack_int32(&pk, material);
+    pk_str(&pk, "params");
+    pk_material_params(&pk, wi, st, material);
+    pk_str(&pk, "by");
+    msgpack_pack_uint32(&pk, by);
+    pk_str(&pk, "tick");
+    msgpack_pack_uint64(&pk, tick);
+    return wbuf_finish(&b);
+}
+
+msg_buf *wire_encode_scene_bcast(const world_info *wi, uint32_t by, uint64_t tick)
+{
+    wbuf b;
+    wbuf_init(&b, 256, 0);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
+    msgpack_pack_map(&pk, 6);
+    pk_kv_str(&pk, "type", "scene");
+    pk_kv_str(&pk, "scene", wi->scene);
+    pk_str(&pk, "particles");
+    msgpack_pack_int32(&pk, wi->particles);
+    pk_bounds(&pk, wi->box_min, wi->box_max);
+    pk_str(&pk, "by");
+    msgpack_pack_uint32(&pk, by);
+    pk_str(&pk, "tick");
+    msgpack_pack_uint64(&pk, tick);
+    return wbuf_finish(&b);
+}
+
+msg_buf *wire_encode_state_bcast(bool paused, uint32_t by, uint64_t tick)
+{
+    wbuf b;
+    wbuf_init(&b, 64, 0);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
+    msgpack_pack_map(&pk, 4);
+    pk_kv_str(&pk, "type", "state");
+    pk_str(&pk, "paused");
+    if (paused)
+        msgpack_pack_true(&pk);
+    else
+        msgpack_pack_false(&pk);
+    pk_str(&pk, "by");
+    msgpack_pack_uint32(&pk, by);
+    pk_str(&pk, "tick");
+    msgpack_pack_uint64(&pk, tick);
+    return wbuf_finish(&b);
+}
+
+msg_buf *wire_encode_reply(const cmd_reply *r)
+{
+    wbuf b;
+    wbuf_init(&b, 128, 0);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
+    const char *extra = NULL;
+    if (r->ok) {
+        if (r->kind == CMD_PUSH)
+            extra = "touched";
+        else if (r->kind == CMD_LOAD_SCENE)
+            extra = "particles";
+        else if (r->kind == CMD_STEP)
+            extra = "steps";
+        else if (r->kind == CMD_EMITTER)
+            extra = "slot";
+        else if (r->kind == CMD_BODY_CREATE)
+            extra = "id";
+    }
+    msgpack_pack_map(&pk, r->ok ? (extra ? 6 : 5) : 5);
+    pk_kv_str(&pk, "type", "reply");
+    pk_str(&pk, "rid");
+    msgpack_pack_uint32(&pk, r->rid);
+    pk_kv_str(&pk, "cmd", cmd_kind_name(r->kind));
+    pk_str(&pk, "ok");
+    if (r->ok) {
+        msgpack_pack_true(&pk);
+        pk_str(&pk, "tick");
+        msgpack_pack_uint64(&pk, r->tick);
+        if (extra) {
+            pk_str(&pk, extra);
+            msgpack_pack_int64(&pk, r->value);
+        }
+    } else {
+        msgpack_pack_false(&pk);
+        pk_kv_str(&pk, "error", r->error);
+    }
+    return wbuf_finish(&b);
+}
+
+msg_buf *wire_encode_error(uint32_t rid, const char *cmd_name, const char *reason)
+{
+    cmd_reply r;
+    memset(&r, 0, sizeof r);
+    r.rid = rid;
+    r.ok = false;
+    snprintf(r.error, sizeof r.error, "%s", reason);
+    /* cmd_kind_name(CMD_NONE) is "none"; a known name is echoed when given. */
+    wbuf b;
+    wbuf_init(&b, 128, 0);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
+    msgpack_pack_map(&pk, 5);
+    pk_kv_str(&pk, "type", "reply");
+    pk_str(&pk, "rid");
+    msgpack_pack_uint32(&pk, rid);
+    pk_kv_str(&pk, "cmd", cmd_name ? cmd_name : "none");
+    pk_str(&pk, "ok");
+    msgpack_pack_false(&pk);
+    pk_kv_str(&pk, "error", r.error);
+    return wbuf_finish(&b);
+}
+
+/* ---- Client to server: a small bounds-checked msgpack reader ------------ */
+
+/* Decoder state: a local of wire_decode_command (network thread). */
+typedef struct mp_rd {
+    const uint8_t *p, *end;
+} mp_rd;
+
+typedef enum mp_type { MP_NIL, MP_BOOL, MP_INT, MP_FLOAT, MP_STR, MP_BIN, MP_ARRAY, MP_MAP, MP_EXT } mp_type;
+
+/* One decoded msgpack header: a local of the decoder (network thread). */
+typedef struct mp_obj {
+    mp_type type;
+    bool b;
+    double num;      /* MP_INT and MP_FLOAT */
+    const uint8_t *s; /* MP_STR / MP_BIN payload */
+    uint32_t n;      /* str/bin length, array/map count */
+} mp_obj;
+
+static size_t mp_left(const mp_rd *r)
+{
+    return (size_t)(r->end - r->p);
+}
+
+static bool mp_take(mp_rd *r, size_t n, const uint8_t **at)
+{
+    if (mp_left(r) < n)
+        return false;
+    *at = r->p;
+    r->p += n;
+    return true;
+}
+
+static uint64_t be(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+/* Reads one object header.  str/bin/ext payloads are consumed and checked
+ * against the bytes present; array/map counts are checked against the
+ * minimum bytes their elements need (one per element, two per pair). */
+static bool mp_next(mp_rd *r, mp_obj *o)
+{
+    const uint8_t *q;
+    if (!mp_take(r, 1, &q))
+        return false;
+    uint8_t t = q[0];
+    memset(o, 0, sizeof *o);
+    uint64_t len = 0;
+    int lb = 0; /* bytes of length field */
+    if (t <= 0x7f) {
+        o->type = MP_INT;
+        o->num = t;
+        return true;
+    }
+    if (t >= 0xe0) {
+        o->type = MP_INT;
+        o->num = (int8_t)t;
+        return true;
+    }
+    if ((t & 0xf0) == 0x80) {
+        o->type = MP_MAP;
+        len = t & 0x0f;
+        goto container;
+    }
+    if ((t & 0xf0) == 0x90) {
+        o->type = MP_ARRAY;
+        len = t & 0x0f;
+        goto container;
+    }
+    if ((t & 0xe0) == 0xa0) {
+        o->type = MP_STR;
+        len = t & 0x1f;
+        goto payload;
+    }
+    switch (t) {
+    case 0xc0: o->type = MP_NIL; return true;
+    case 0xc2: o->type = MP_BOOL; o->b = false; return true;
+    case 0xc3: o->type = MP_BOOL; o->b = true; return true;
+    case 0xc4: case 0xc5: case 0xc6:
+        o->type = MP_BIN;
+        lb = 1 << (t - 0xc4);
+        break;
+    case 0xd9: case 0xda: case 0xdb:
+        o->type = MP_STR;
+        lb = 1 << (t - 0xd9);
+        break;
+    case 0xc7: case 0xc8: case 0xc9: /* ext 8/16/32: length, type, data */
+        o->type = MP_EXT;
+        lb = 1 << (t - 0xc7);
+        if (!mp_take(r, (size_t)lb, &q))
+            return false;
+        len = be(q, lb) + 1;
+        goto payload;
+    case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8: /* fixext */
+        o->type = MP_EXT;
+        len = 1 + (1u << (t - 0xd4));
+        goto payload;
+    case 0xca: {
+        if (!mp_take(r, 4, &q))
+            return false;
+        uint32_t u = (uint32_t)be(q, 4);
+        float f;
+        memcpy(&f, &u, 4);
+        o->type = MP_FLOAT;
+        o->num = f;
+        return true;
+    }
+    case 0xcb: {
+        if (!mp_take(r, 8, &q))
+            return false;
+        uint64_t u = be(q, 8);
+        double d;
+        memcpy(&d, &u, 8);
+        o->type = MP_FLOAT;
+        o->num = d;
+        return true;
+    }
+    case 0xcc: case 0xcd: case 0xce: case 0xcf: {
+        int nb = 1 << (t - 0xcc);
+        if (!mp_take(r, (size_t)nb, &q))
+            return false;
+        o->type = MP_INT;
+        o->num = (double)be(q, nb);
+        return true;
+    }
+    case 0xd0: case 0xd1: case 0xd2: case 0xd3: {
+        int nb = 1 << (t - 0xd0);
+        if (!mp_take(r, (size_t)nb, &q))
+            return false;
+        uint64_t u = be(q, nb);
+        int64_t v;
+        if (nb == 1) v = (int8_t)u;
+        else if (nb == 2) v = (int16_t)u;
+        else if (nb == 4) v = (int32_t)u;
+        else memcpy(&v, &u, 8);
+        o->type = MP_INT;
+        o->num = (double)v;
+        return true;
+    }
+    case 0xdc: case 0xdd:
+        o->type = MP_ARRAY;
+        lb = t == 0xdc ? 2 : 4;
+        if (!mp_take(r, (size_t)lb, &q))
+            return false;
+        len = be(q, lb);
+        goto container;
+    case 0xde: case 0xdf:
+        o->type = MP_MAP;
+        lb = t == 0xde ? 2 : 4;
+        if (!mp_take(r, (size_t)lb, &q))
+            return false;
+        len = be(q, lb);
+        goto container;
+    default: /* 0xc1 is never used */
+        return false;
+    }
+    if (!mp_take(r, (size_t)lb, &q))
+        return false;
+    len = be(q, lb);
+payload:
+    if (len > mp_left(r))
+        return false;
+    o->s = r->p;
+    o->n = (uint32_t)len;
+    r->p += len;
+    return true;
+container:
+    if (len > mp_left(r) / (o->type == MP_MAP ? 2 : 1))
+        return false;
+    o->n = (uint32_t)len;
+    return true;
+}
+
+/* Skips the body of o (already read), bounded in depth. */
+static bool mp_skip_body(mp_rd *r, const mp_obj *o, int depth)
+{
+    if (o->type != MP_ARRAY && o->type != MP_MAP)
+        return true;
+    if (depth >= WIRE_MAX_DEPTH)
+        return false;
+    uint64_t items = (uint64_t)o->n * (o->type == MP_MAP ? 2 : 1);
+    for (uint64_t i = 0; i < items; i++) {
+        mp_obj c;
+        if (!mp_next(r, &c) || !mp_skip_body(r, &c, depth + 1))
+            return false;
+    }
+    return true;
+}
+
+typedef enum { DEC_OK, DEC_BAD_VALUE, DEC_MALFORMED } dec_status;
+
+static dec_status read_num(mp_rd *r, double *v, const mp_obj *o)
+{
+    (void)r;
+    if (o->type != MP_INT && o->type != MP_FLOAT)
+        return DEC_BAD_VALUE;
+    *v = o->num;
+    return DEC_OK;
+}
+
+static bool copy_str(const mp_obj *o, char *dst, size_t cap)
+{
+    if (o->type != MP_STR || o->n >= cap || memchr(o->s, 0, o->n))
+        return false;
+    memcpy(dst, o->s, o->n);
+    dst[o->n] = 0;
+    return true;
+}
+
+int wire_decode_command(const uint8_t *p, size_t n, cmd *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (n > WIRE_MAX_MSG) {
+        snprintf(err, errlen, "message too large (%zu bytes, limit %d)", n, WIRE_MAX_MSG);
+        return -1;
+    }
+    mp_rd r = {p, p + n};
+    mp_obj top;
+    if (!mp_next(&r, &top) || top.type != MP_MAP) {
+        snprintf(err, errlen, "malformed message: expected a msgpack map");
+        return -1;
+    }
+    if (top.n > CF_COUNT) {
+        snprintf(err, errlen, "malformed message: too many fields (%u)", (unsigned)top.n);
+        return -1;
+    }
+    cmd_fields f;
+    memset(&f, 0, sizeof f);
+    char first_err[FS_ERROR_LEN] = "";
+    for (uint32_t i = 0; i < top.n; i++) {
+        mp_obj k, v;
+        if (!mp_next(&r, &k) || k.type != MP_STR) {
+            snprintf(err, errlen, "malformed message: map keys must be strings");
+            return -1;
+        }
+        int fi = cmd_field_find((const char *)k.s, k.n);
+        if (!mp_next(&r, &v)) {
+            snprintf(err, errlen, "malformed message: truncated");
+            return -1;
+        }
+        const mp_obj *vo = &v;
+        if (fi < 0) {
+            if (!first_err[0])
+                snprintf(first_err, sizeof first_err, "unknown field '%.*s'",
+                         (int)(k.n > 32 ? 32 : k.n), (const char *)k.s);
+            if (!mp_skip_body(&r, &v, 1)) {
+                snprintf(err, errlen, "malformed message: truncated or too deep");
+                return -1;
+            }
+            continue;
+        }
+        if (f.present & CF_BIT(fi)) {
+            if (!first_err[0])
+                snprintf(first_err, sizeof first_err, "field '%s' given twice", cmd_field_names[fi]);
+        }
+        bool ok = true;
+        switch (cmd_field_types[fi]) {
+        case CFT_STR: {
+            size_t cap;
+            char *dst = cmd_field_str(&f, fi, &cap);
+            ok = copy_str(vo, dst, cap);
+            break;
+        }
+        case CFT_UINT: case CFT_INT: case CFT_NUM:
+            ok = read_num(&r, cmd_field_num(&f, fi), vo) == DEC_OK;
+            break;
+        case CFT_BOOL:
+            ok = vo->type == MP_BOOL;
+            *cmd_field_bool(&f, fi) = vo->b;
+            break;
+        case CFT_VEC3: case CFT_VEC4: {
+            uint32_t want = cmd_field_types[fi] == CFT_VEC4 ? 4 : 3;
+            double *dst = cmd_field_vec(&f, fi);
+            if (fi == CF_POS && vo->type == MP_NIL) {
+                f.pos_nil = true;
+                break;
+            }
+            if (vo->type != MP_ARRAY || vo->n != want) {
+                ok = false;
+                if (!mp_skip_body(&r, vo, 1)) {
+                    snprintf(err, errlen, "malformed message: truncated or too deep");
+                    return -1;
+                }
+                break;
+            }
+            for (uint32_t j = 0; j < want; j++) {
+                mp_obj e;
+                if (!mp_next(&r, &e)) {
+                    snprintf(err, errlen, "malformed message: truncated");
+                    return -1;
+                }
+                if (read_num(&r, &dst[j], &e) != DEC_OK) {
+                    ok = false;
+                    if (!mp_skip_body(&r, &e, 2)) {
+                        snprintf(err, errlen, "malformed message: truncated or too deep");
+                        return -1;
+                    }
+                }
+            }
+            break;
+        }
+        case CFT_PARAMS: {
+            if (vo->type != MP_MAP || vo->n > FS_P_COUNT) {
+                ok = false;
+                if (!mp_skip_body(&r, vo, 1)) {
+                    snprintf(err, errlen, "malformed message: truncated or too deep");
+                    return -1;
+                }
+                break;
+            }
+            for (uint32_t j = 0; j < vo->n; j++) {
+                mp_obj pk, pv;
+                if (!mp_next(&r, &pk) || !mp_next(&r, &pv)) {
+                    snprintf(err, errlen, "malformed message: truncated");
+                    return -1;
+                }
+                if (!copy_str(&pk, f.pname[f.n_params], CMD_NAME_LEN) ||
+                    read_num(&r, &f.pvalue[f.n_params], &pv) != DEC_OK)
+                    ok = false;
+                else
+                    f.n_params++;
+                if (!mp_skip_body(&r, &pv, 2)) {
+                    snprintf(err, errlen, "malformed message: truncated or too deep");
+                    return -1;
+                }
+            }
+            break;
+        }
+        }
+        if (!ok) {
+            if (!first_err[0]) {
+                static const char *const tn[] = {"a string (under 32 bytes)", "a non-negative integer",
+                                                 "an integer", "a number", "an array of 3 numbers",
+                                                 "a boolean", "a map of parameter names to numbers (at most 13)",
+                                                 "an array of 4 numbers"};
+                const char *want = cmd_field_types[fi] == CFT_STR && fi == CF_TOKEN
+                                       ? "a string (under 128 bytes)"
+                                       : tn[cmd_field_types[fi]];
+                snprintf(first_err, sizeof first_err, "'%s' must be %s", cmd_field_names[fi], want);
+            }
+            if (vo->type != MP_ARRAY && vo->type != MP_MAP) {
+                /* scalar already consumed */
+            }
+        } else {
+            f.present |= CF_BIT(fi);
+        }
+    }
+    if (r.p != r.end) {
+        snprintf(err, errlen, "malformed message: %zu trailing bytes", (size_t)(r.end - r.p));
+        return -1;
+    }
+    cmd tmp;
+    int rc = cmd_from_fields(&f, &tmp, err, errlen);
+    out->rid = tmp.rid;
+    if (first_err[0]) {
+        if (f.present & CF_BIT(CF_TYPE))
+            snprintf(err, errlen, "%s: %s", f.type, first_err);
+        else
+            snprintf(err, errlen, "%s", first_err);
+        return -1;
+    }
+    if (rc)
+        return -1;
+    *out = tmp;
+    return 0;
+}

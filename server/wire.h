@@ -1,0 +1,97 @@
+/* wire.h - the msgpack protocol (protocol/PROTOCOL.md): encoders for every
+ * server-to-client message and a bounds-checked decoder for client commands.
+ *
+ * Pure functions: no world, no sockets.  Encoders run on the sim thread
+ * (frames, broadcasts) and the network thread (hello, replies); the decoder
+ * runs on the network thread.
+ */
+#ifndef SRV_WIRE_H
+#define SRV_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "commands.h"
+#include "fluid_sim.h"
+#include "hub.h"
+#include "msgbuf.h"
+
+#define WIRE_PROTOCOL_VERSION 1
+#define WIRE_SUBPROTOCOL "fluid.v1"
+#define WIRE_QUANT_MAX 65535
+#define WIRE_MAX_MSG 4096    /* largest client message accepted, bytes */
+#define WIRE_MAX_DEPTH 4     /* nesting accepted in a client message */
+
+/* A user's cursor as frames carry it.  A value; the sim thread keeps the
+ * table of them and the frame encoder reads it. */
+typedef struct wire_cursor {
+    uint32_t client;
+    float pos[3];
+} wire_cursor;
+
+/* A rigid body as frames carry it.  A value; the sim thread fills a table of
+ * them for each frame. */
+typedef struct wire_body {
+    uint32_t id;
+    uint32_t grabbed_by; /* client holding it, 0: none */
+    int shape;           /* fs_shape */
+    bool is_static;
+    float size[3], pos[3], rot[4]; /* rot: w, x, y, z */
+} wire_body;
+
+const char *wire_shape_name(int shape);
+
+/* What a frame shows.  Threads: the encoding thread only (points at data the
+ * caller owns for the duration of the call). */
+typedef struct wire_frame_src {
+    uint64_t tick;
+    double sim_time;
+    bool paused;
+    fs_vec3 box_min, box_max;
+    int count;
+    const float *x, *y, *z;
+    const uint8_t *material;
+    const uint32_t *id;
+    const int32_t *order; /* order[k]: index of the k-th particle in id order; NULL: identity */
+    const wire_cursor *cursors;
+    int cursor_count;
+    const wire_body *bodies;
+    int body_count;
+} wire_frame_src;
+
+/* Static description handed to the hello and param encoders (so wire.c
+ * needs no world).  Threads: filled by main before the threads start, then
+ * read-only (sim thread and network thread). */
+typedef struct wire_static {
+    const fs_param_info *param[FS_P_COUNT];
+    int scene_count;
+    const char *scene[32];
+    double tick_hz, frame_hz;
+    const char *solver;
+    bool auth_required;
+    int max_msg, rate_per_s, rate_burst;
+} wire_static;
+
+uint32_t wire_client_colour(uint32_t client); /* 0xRRGGBB */
+uint16_t wire_quantize(float p, float lo, float hi);
+
+msg_buf *wire_encode_frame(const wire_frame_src *s);
+msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t client);
+msg_buf *wire_encode_param_bcast(const world_info *wi, const wire_static *st, int material, uint32_t by,
+                                 uint64_t tick);
+msg_buf *wire_encode_scene_bcast(const world_info *wi, uint32_t by, uint64_t tick);
+msg_buf *wire_encode_state_bcast(bool paused, uint32_t by, uint64_t tick);
+/* A reply to a command (ok or error).  For set_param/load_scene the caller
+ * may pass wi to include the new state; may be NULL. */
+msg_buf *wire_encode_reply(const cmd_reply *r);
+/* An error that is not tied to a decoded command (rid may be 0). */
+msg_buf *wire_encode_error(uint32_t rid, const char *cmd_name, const char *reason);
+
+/* Decodes one client message.  Returns 0 with *out filled, or -1 with a
+ * reason in err; *out->rid is set when the message carried a valid rid.
+ * Never allocates; every declared length and count is checked against the
+ * bytes present. */
+int wire_decode_command(const uint8_t *p, size_t n, cmd *out, char *err, size_t errlen);
+
+#endif

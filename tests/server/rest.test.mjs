@@ -1,0 +1,329 @@
+// rest.test.mjs - the JSON REST API, static files, the token rule and a clean
+// shutdown, against the real binary.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { startServer, stopAll, connect, get, http, sleep, WebSocket } from './lib.mjs';
+
+let s;
+before(async () => { s = await startServer(['--particles', '2000']); });
+after(async () => { await stopAll(); });
+
+// Raw HTTP/1.1 request on a fresh socket (for paths fetch would normalise).
+function rawRequest(port, text) {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, '127.0.0.1', () => sock.write(text));
+    let data = '';
+    sock.setTimeout(5000, () => { sock.destroy(); resolve(data); });
+    sock.on('data', (d) => { data += d; if (/\r\n\r\n/.test(data)) setTimeout(() => sock.destroy(), 100); });
+    sock.on('close', () => resolve(data));
+    sock.on('error', reject);
+  });
+}
+
+test('GET /api/health, /api/stats, /api/scenes, /api/materials', async () => {
+  assert.deepEqual((await get(s, '/api/health')).json, { ok: true });
+  const st = await get(s, '/api/stats');
+  assert.equal(st.status, 200);
+  assert.match(st.headers.get('content-type'), /application\/json/);
+  for (const k of ['tick', 'sim_time', 'particles', 'clients', 'paused', 'solver', 'step_ms', 'realtime_ratio',
+    'frames_sent', 'frames_dropped', 'bytes_sent', 'encode_ms', 'frame_bytes', 'cmd_to_frame_ms'])
+    assert.ok(k in st.json, k);
+  await sleep(1200);
+  const st2 = (await get(s, '/api/stats')).json;
+  assert.ok(st2.tick > st.json.tick && st2.sim_time > st.json.sim_time);
+  assert.ok(st2.realtime_ratio > 0.2 && st2.realtime_ratio < 1.5, `realtime_ratio ${st2.realtime_ratio}`);
+  assert.ok(st2.step_ms > 0);
+  const sc = (await get(s, '/api/scenes')).json;
+  assert.ok(sc.scenes.length >= 1 && sc.scenes.every((x) => x.name && x.default_particles > 0));
+  assert.equal(sc.current, st2.scene);
+  const m = (await get(s, '/api/materials')).json.materials;
+  assert.ok(m.find((x) => x.name === 'water'));
+  const stiff = m[0].params.stiffness;
+  assert.ok(typeof stiff.value === 'number' && stiff.min <= stiff.max && typeof stiff.unit === 'string');
+});
+
+test('POST /api/scene, /api/pause, /api/step, /api/resume, /api/push and GET /api/particles paging', async () => {
+  const r = await http(s, 'POST', '/api/scene', { body: { name: 'drop', particles: 1500 } });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.json.scene, 'drop');
+  const st = (await get(s, '/api/stats')).json;
+  assert.equal(st.particles, r.json.particles);
+  assert.equal((await http(s, 'POST', '/api/pause')).json.paused, true);
+  const t0 = (await get(s, '/api/stats')).json.tick;
+  const step = await http(s, 'POST', '/api/step', { body: { steps: 7 } });
+  assert.equal(step.status, 200, step.text);
+  assert.equal(step.json.tick, t0 + 7);
+  assert.equal((await get(s, '/api/stats')).json.tick, t0 + 7);
+  const page1 = (await get(s, '/api/particles?offset=0&limit=100')).json;
+  const page2 = (await get(s, '/api/particles?offset=100&limit=100')).json;
+  assert.equal(page1.count, 100);
+  assert.equal(page1.total, st.particles);
+  assert.equal(page1.ids.length, 100);
+  assert.equal(page1.positions[0].length, 3);
+  assert.equal(page1.velocities[0].length, 3);
+  assert.ok(page2.ids[0] > page1.ids[99]);
+  const tail = (await get(s, `/api/particles?offset=${st.particles - 5}&limit=100`)).json;
+  assert.equal(tail.count, 5);
+  const p = page1.positions[50];
+  const push = await http(s, 'POST', '/api/push', { body: { point: p, radius: 0.05, strength: 2, direction: [0, 1, 0] } });
+  assert.equal(push.status, 200, push.text);
+  assert.ok(push.json.touched >= 1);
+  const after = (await get(s, '/api/particles?offset=0&limit=100')).json;
+  assert.ok(after.velocities[50][1] > page1.velocities[50][1] + 1, 'the pushed particle moves up');
+  assert.equal((await http(s, 'POST', '/api/resume')).json.paused, false);
+  assert.equal((await http(s, 'POST', '/api/step', { body: { steps: 1 } })).status, 409);
+});
+
+test('bad REST input gets 4xx with a JSON error and the server keeps serving', async () => {
+  const cases = [
+    ['POST', '/api/scene', '{"name": "drop", ', 400, /not valid JSON/],
+    ['POST', '/api/scene', '[1,2]', 400, /JSON object/],
+    ['POST', '/api/scene', { name: 'moon' }, 404, /unknown scene/],
+    ['POST', '/api/scene', { name: 'drop', particles: -3 }, 400, /particles/],
+    ['POST', '/api/scene', { name: 'drop', colour: 'red' }, 400, /unknown field 'colour'/],
+    ['POST', '/api/push', { point: [0, 0], radius: 1, strength: 1, direction: [0, 1, 0] }, 400, /'point' must be/],
+    ['POST', '/api/push', { point: [0, 0, 0], radius: 1e9, strength: 1, direction: [0, 1, 0] }, 400, /radius/],
+    ['POST', '/api/step', { steps: 100000 }, 400, /steps/],
+    ['PATCH', '/api/materials/lava', { stiffness: 1 }, 404, /unknown material/],
+    ['PATCH', '/api/materials/water', { spiciness: 1 }, 400, /unknown parameter/],
+    ['PATCH', '/api/materials/water', { stiffness: -1 }, 400, /outside/],
+    ['PATCH', '/api/materials/water', { stiffness: 'hard' }, 400, /must be a number/],
+    ['PATCH', '/api/materials/water', {}, 400, /non-empty/],
+    ['GET', '/api/particles?limit=abc', undefined, 400, /integers/],
+    ['GET', '/api/particles?limit=1000000', undefined, 400, /limit/],
+    ['GET', '/api/nothing', undefined, 404, /no such endpoint/],
+    ['DELETE', '/api/stats', undefined, 405, /use GET/],
+    ['GET', '/api/pause', undefined, 405, /use POST/],
+    ['POST', '/api/scene', JSON.stringify({ name: 'x'.repeat(20000) }), 413, /too large/],
+  ];
+  for (const [method, path, body, status, re] of cases) {
+    const r = await http(s, method, path, { body });
+    assert.equal(r.status, status, `${method} ${path}: ${r.text}`);
+    assert.match(r.json?.error ?? '', re, `${method} ${path}: ${r.text}`);
+  }
+  assert.equal((await get(s, '/api/health')).status, 200);
+  const m = (await get(s, '/api/materials')).json.materials.find((x) => x.name === 'water');
+  assert.ok(m.params.stiffness.value >= 0, 'nothing changed');
+});
+
+test('PATCH /api/materials/{name} changes several parameters at once, all or nothing', async () => {
+  const before = (await get(s, '/api/materials')).json.materials.find((x) => x.name === 'goo').params;
+  const bad = await http(s, 'PATCH', '/api/materials/goo', { body: { plasticity: 1, stiffness: 1e9 } });
+  assert.equal(bad.status, 400);
+  const same = (await get(s, '/api/materials')).json.materials.find((x) => x.name === 'goo').params;
+  assert.equal(same.plasticity.value, before.plasticity.value, 'no partial change');
+  const ok = await http(s, 'PATCH', '/api/materials/goo', { body: { plasticity: 1, friction: 0.5 } });
+  assert.equal(ok.status, 200, ok.text);
+  assert.equal(ok.json.params.plasticity, 1);
+  assert.equal(ok.json.params.friction, 0.5);
+});
+
+test('static files: index.html, MIME types, nothing outside the web root', async () => {
+  const idx = await http(s, 'GET', '/', { raw: true });
+  assert.equal(idx.status, 200);
+  assert.match(idx.headers.get('content-type'), /text\/html/);
+  assert.match(idx.text, /fluid test/);
+  const js = await http(s, 'GET', '/app.js', { raw: true });
+  assert.match(js.headers.get('content-type'), /javascript/);
+  assert.match((await http(s, 'GET', '/style.css', { raw: true })).headers.get('content-type'), /text\/css/);
+  assert.match((await http(s, 'GET', '/sub/data.json', { raw: true })).headers.get('content-type'), /application\/json/);
+  assert.equal((await http(s, 'GET', '/missing.html', { raw: true })).status, 404);
+  for (const path of ['/../../../../etc/passwd', '/%2e%2e/%2e%2e/%2e%2e/etc/passwd', '/sub/../../../etc/passwd', '/..%2f..%2f..%2fetc/passwd']) {
+    const resp = await rawRequest(s.port, `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    assert.doesNotMatch(resp, /root:/, path);
+    assert.doesNotMatch(resp.split('\r\n')[0], / 200 /, `${path}: ${resp.split('\r\n')[0]}`);
+  }
+});
+
+test('with --token, mutating requests need "Authorization: Bearer <token>" (401 otherwise, nothing changes)', async () => {
+  const t = await startServer(['--particles', '1000', '--token', 's3cret']);
+  const paused0 = (await get(t, '/api/stats')).json.paused;
+  for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 's3cret' }, { authorization: 'Bearer s3cret2' }]) {
+    const r = await http(t, 'POST', '/api/pause', { headers });
+    assert.equal(r.status, 401, JSON.stringify(headers));
+    assert.match(r.json.error, /unauthorized/);
+  }
+  assert.equal((await http(t, 'PATCH', '/api/materials/water', { body: { stiffness: 1 } })).status, 401);
+  assert.equal((await http(t, 'POST', '/api/push', { body: { point: [0, 0, 0], radius: 1, strength: 1, direction: [0, 1, 0] } })).status, 401);
+  assert.equal((await get(t, '/api/stats')).json.paused, paused0, 'nothing changed');
+  assert.notEqual((await get(t, '/api/materials')).json.materials[0].params.stiffness.value, 1);
+  assert.equal((await get(t, '/api/stats')).status, 200, 'reads need no token');
+  const ok = await http(t, 'POST', '/api/pause', { headers: { authorization: 'Bearer s3cret' } });
+  assert.equal(ok.status, 200);
+  // WebSocket: refused until authenticated; ?token= or an auth command.
+  const a = await connect(t);
+  const hello = await a.next((m) => m.type === 'hello');
+  assert.equal(hello.auth_required, true);
+  const no = await a.command({ type: 'resume' });
+  assert.equal(no.ok, false);
+  assert.match(no.error, /unauthorized/);
+  assert.equal((await a.command({ type: 'auth', token: 'nope' })).ok, false);
+  assert.equal((await a.command({ type: 'auth', token: 's3cret' })).ok, true);
+  assert.equal((await a.command({ type: 'resume' })).ok, true);
+  const b = await connect(t, { url: `${t.wsUrl}?token=s3cret` });
+  await b.next((m) => m.type === 'hello');
+  assert.equal((await b.command({ type: 'pause' })).ok, true);
+  a.close(); b.close();
+  await t.stop();
+});
+
+test('a WebSocket upgrade without a subprotocol still gets the stream', async () => {
+  const c = await connect(s, { protocol: null });
+  assert.equal((await c.next()).type, 'hello');
+  await c.next((m) => m.type === 'frame');
+  c.close();
+});
+
+test('SIGTERM and SIGINT stop the server cleanly (exit 0) with clients connected', async () => {
+  for (const sig of ['SIGTERM', 'SIGINT']) {
+    const t = await startServer(['--particles', '1000']);
+    const c = await connect(t);
+    await c.next((m) => m.type === 'frame');
+    const r = await t.stop(sig);
+    assert.deepEqual(r, { code: 0, signal: null }, t.stderr);
+    assert.ok(await c.closedWithin(3000));
+  }
+});
+
+test('options: --help describes every option; bad options are refused', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { SERVER } = await import('./lib.mjs');
+  const h = spawnSync(SERVER, ['--help'], { encoding: 'utf8', timeout: 5000 });
+  assert.equal(h.status, 0);
+  for (const o of ['--port', '--scene', '--particles', '--tick-hz', '--frame-hz', '--max-clients', '--web-root', '--token', '--threads'])
+    assert.ok(h.stdout.includes(o), o);
+  for (const args of [['--port', 'x'], ['--tick-hz', '0'], ['--bogus'], ['--scene', 'moon', '--port', '0']]) {
+    const r = spawnSync(SERVER, args, { encoding: 'utf8', timeout: 10000 });
+    assert.notEqual(r.status, 0, args.join(' '));
+    assert.ok(r.stderr.length > 0);
+  }
+  const e = await startServer([], { env: { FLUID_PARTICLES: '1200', FLUID_FRAME_HZ: '10' } });
+  const st = (await get(e, '/api/stats')).json;
+  assert.equal(st.frame_hz, 10);
+  assert.ok(Math.abs(st.particles - 1200) < 400, `particles ${st.particles}`);
+  await e.stop();
+});
+
+test('GET /api lists the endpoints; POST /api/emitter sets and switches an emitter', async () => {
+  const idx = await get(s, '/api');
+  assert.equal(idx.status, 200);
+  assert.ok(idx.json.endpoints.includes('GET /api/stats'));
+  await http(s, 'POST', '/api/scene', { body: { name: 'dam_break', particles: 1500 } });
+  const n0 = (await get(s, '/api/stats')).json.particles;
+  const e = await http(s, 'POST', '/api/emitter', { body: { slot: 1, pos: [0.5, 0.8, 0.5], direction: [0, -1, 0], speed: 1, radius: 0.05, rate: 300, material: 'water' } });
+  assert.equal(e.status, 200, e.text);
+  assert.equal(e.json.slot, 1);
+  let n1 = n0;
+  for (let i = 0; i < 40 && n1 < n0 + 40; i++) { await sleep(100); n1 = (await get(s, '/api/stats')).json.particles; }
+  assert.ok(n1 >= n0 + 40, `the emitter adds particles (${n0} -> ${n1})`);
+  assert.equal((await http(s, 'POST', '/api/emitter', { body: { slot: 1, enabled: false } })).status, 200);
+  await sleep(200);
+  const n2 = (await get(s, '/api/stats')).json.particles;
+  await sleep(500);
+  assert.equal((await get(s, '/api/stats')).json.particles, n2, 'switched off: no more particles');
+  assert.equal((await http(s, 'POST', '/api/emitter', { body: { slot: 1, material: 'lava', pos: [0, 0, 0], direction: [0, 1, 0], speed: 1, radius: 0.1, rate: 1 } })).status, 404);
+});
+
+test('while paused and unchanged, frames slow to a 1 Hz heartbeat; a cursor or command brings the next at once', async () => {
+  const c = await connect(s);
+  await c.next((m) => m.type === 'hello');
+  assert.equal((await c.command({ type: 'pause' })).ok, true);
+  await c.next((m) => m.type === 'frame' && m.paused);
+  const f0 = c.frames;
+  await sleep(2500);
+  const idle = c.frames - f0;
+  assert.ok(idle >= 1 && idle <= 4, `${idle} frames in 2.5 s while paused and idle`);
+  const t = Date.now();
+  c.send({ type: 'cursor', rid: 0, pos: [0.3, 0.3, 0.3] });
+  await c.next((m) => m.type === 'frame' && m.cursors.length > 0);
+  assert.ok(Date.now() - t < 500, 'the cursor shows in the next frame');
+  assert.equal((await c.command({ type: 'resume' })).ok, true);
+  c.close();
+});
+
+test('every path and method in protocol/openapi.json is served (no 404/405)', async () => {
+  const { readFileSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { ROOT } = await import('./lib.mjs');
+  const spec = JSON.parse(readFileSync(join(ROOT, 'protocol', 'openapi.json'), 'utf8'));
+  let n = 0;
+  for (const [path, ops] of Object.entries(spec.paths)) {
+    for (const method of Object.keys(ops)) {
+      const body = method === 'get' ? undefined : {};
+      const r = await http(s, method.toUpperCase(), path.replace('{name}', 'water').replace('{id}', '4000000000'), { body });
+      const missing = path.includes('{id}') && r.status === 404 && /unknown body/.test(r.json?.error);
+      assert.ok(missing || (r.status !== 404 && r.status !== 405), `${method} ${path}: ${r.status} ${r.text}`);
+      assert.ok(r.json !== null, `${method} ${path}: JSON answer`);
+      n++;
+    }
+  }
+  assert.ok(n >= 13);
+  await http(s, 'POST', '/api/resume');
+});
+
+test('when a step takes longer than a tick, simulated time slows (no catch-up) and /api/stats says so', async (t) => {
+  // 20000 particles cannot be stepped 1000 times a second on this kind of machine.
+  const f = await startServer(['--particles', '20000', '--tick-hz', '1000']);
+  await sleep(3500);
+  const st = (await get(f, '/api/stats')).json;
+  t.diagnostic(`tick_hz_actual ${st.tick_hz_actual.toFixed(1)}, step_ms ${st.step_ms.toFixed(2)}, realtime_ratio ${st.realtime_ratio.toFixed(3)} of ${st.realtime_target.toFixed(2)}, overruns ${st.overruns}`);
+  assert.ok(st.tick_hz_actual < 1000 * 0.9, `ticks ${st.tick_hz_actual}/s`);
+  assert.ok(st.overruns > 0);
+  assert.equal(st.slowed, true);
+  assert.ok(st.realtime_ratio < st.realtime_target * 0.9);
+  // No catch-up spiral: the ticks that ran match the step time, with no burst of extra steps.
+  assert.ok(st.tick_hz_actual <= 1000 / st.step_ms * 1.2 + 5, `tick rate ${st.tick_hz_actual} vs ${1000 / st.step_ms} steps/s possible`);
+  await f.stop();
+  // And at a rate it can keep: not slowed, ticks at the configured rate.
+  const g = await startServer(['--particles', '1000', '--tick-hz', '30']);
+  await sleep(2500);
+  const sg = (await get(g, '/api/stats')).json;
+  t.diagnostic(`1000 particles at 30 Hz: tick_hz_actual ${sg.tick_hz_actual.toFixed(1)}, realtime_ratio ${sg.realtime_ratio.toFixed(3)} of ${sg.realtime_target.toFixed(3)}`);
+  assert.ok(sg.tick_hz_actual > 24 && sg.tick_hz_actual < 33, `ticks ${sg.tick_hz_actual}/s`);
+  assert.equal(sg.slowed, false);
+  await g.stop();
+});
+
+test('GET /api/clients lists the WebSocket clients with their own counters', async () => {
+  const a = await connect(s), b = await connect(s);
+  const ha = await a.next((m) => m.type === 'hello');
+  await b.next((m) => m.type === 'hello');
+  for (let i = 0; i < 3; i++) await a.next((m) => m.type === 'frame');
+  a.sendRaw(Buffer.from([0xc1]));
+  await a.next((m) => m.type === 'reply');
+  const j = (await get(s, '/api/clients')).json;
+  assert.ok(j.count >= 2 && j.clients.length === j.count);
+  const me = j.clients.find((c) => c.id === ha.client_id);
+  assert.ok(me, 'listed');
+  assert.equal(me.peer, '127.0.0.1');
+  assert.equal(me.colour, ha.colour);
+  assert.ok(me.frames_sent >= 3 && me.bytes_sent > 0 && me.bad_messages === 1);
+  a.close(); b.close();
+});
+
+test('pages from other sites may watch nothing and change nothing unless --allow-origin names them', async () => {
+  const evil = { origin: 'http://evil.example' };
+  // WebSocket: an upgrade from another site's page is refused; same-origin and non-browser clients pass.
+  const bad = new WebSocket(s.wsUrl, 'fluid.v1', { headers: evil });
+  const outcome = await new Promise((res) => { bad.on('open', () => res('open')); bad.on('error', (e) => res(`error ${e.message}`)); bad.on('unexpected-response', (_q, r) => res(`http ${r.statusCode}`)); });
+  assert.notEqual(outcome, 'open', 'refused');
+  try { bad.terminate(); } catch { /* closed */ }
+  const same = await connect(s, { headers: { origin: s.base } });
+  assert.equal((await same.next()).type, 'hello');
+  same.close();
+  // REST: reads are fine, changes are 403.
+  assert.equal((await http(s, 'GET', '/api/stats', { headers: evil })).status, 200);
+  const r = await http(s, 'POST', '/api/pause', { headers: evil });
+  assert.equal(r.status, 403);
+  assert.match(r.json.error, /another site/);
+  assert.equal((await get(s, '/api/stats')).json.paused, false, 'nothing changed');
+  assert.equal((await http(s, 'POST', '/api/resume', { headers: { origin: s.base } })).status, 200);
+  // Named origins are allowed.
+  const t = await startServer(['--particles', '500', '--allow-origin', 'http://other.example, http://evil.example']);
+  const ok = await connect(t, { headers: evil });
+  assert.equal((await ok.next()).type, 'hello');
+  ok.close();
+  assert.equal((await http(t, 'POST', '/api/pause', { headers: evil })).status, 200);
+  await t.stop();
+});

@@ -1,0 +1,259 @@
+// robustness.test.mjs - bad input, limits and slow clients against the real
+// binary: every bad message gets an error with a reason, the server keeps
+// serving, and no client can stall the others or grow memory without bound.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { startServer, stopAll, connect, get, http, sleep, encode } from './lib.mjs';
+
+after(async () => { await stopAll(); });
+
+test('every kind of bad WebSocket input gets an error reply with a reason and the server keeps serving', async () => {
+  const s = await startServer(['--particles', '2000']);
+  const c = await connect(s);
+  await c.next((m) => m.type === 'hello');
+  const cases = [
+    ['malformed msgpack', Buffer.from([0xc1]), /malformed/],
+    ['truncated map', Buffer.from([0x83, 0xa4, 0x74, 0x79]), /malformed/],
+    ['map declaring 4G entries', Buffer.from([0xdf, 0xff, 0xff, 0xff, 0xff]), /malformed/],
+    ['string declaring 4 GB', Buffer.from([0x81, 0xdb, 0xff, 0xff, 0xff, 0xff, 0x61]), /malformed/],
+    ['not a map', encode([1, 2, 3]), /expected a msgpack map/],
+    ['deep nesting', Buffer.concat([Buffer.from([0x81, 0xa1, 0x7a]), Buffer.alloc(500, 0x91), Buffer.from([0xc0])]), /too deep/],
+    ['unknown command', encode({ type: 'explode', rid: 11 }), /unknown command 'explode'/, 11],
+    ['wrong type', encode({ type: 'push', rid: 12, point: 'here', radius: 1, strength: 1, direction: [0, 1, 0] }), /'point' must be an array of 3 numbers/, 12],
+    ['missing field', encode({ type: 'push', rid: 13, point: [0, 0, 0], radius: 1, strength: 1 }), /missing field 'direction'/, 13],
+    ['out of range', encode({ type: 'push', rid: 14, point: [0, 0, 0], radius: 500, strength: 1, direction: [0, 1, 0] }), /'radius' must be in/, 14],
+    ['NaN', encode({ type: 'set_param', rid: 15, material: 'water', param: 'stiffness', value: NaN }), /finite/, 15],
+    ['unknown field', encode({ type: 'pause', rid: 16, please: true }), /unknown field 'please'/, 16],
+    ['unknown material', encode({ type: 'set_param', rid: 17, material: 'lava', param: 'stiffness', value: 1 }), /unknown material 'lava'/, 17],
+    ['unknown parameter', encode({ type: 'set_param', rid: 18, material: 'water', param: 'spiciness', value: 1 }), /unknown parameter 'spiciness'/, 18],
+    ['parameter out of its range', encode({ type: 'set_param', rid: 19, material: 'water', param: 'stiffness', value: -5 }), /outside/, 19],
+    ['unknown scene', encode({ type: 'load_scene', rid: 20, name: 'moon' }), /unknown scene/, 20],
+    ['oversized message', encode({ type: 'load_scene', rid: 21, name: 'x'.repeat(5000) }), /too large/],
+  ];
+  for (const [what, bytes, re, rid] of cases) {
+    c.sendRaw(bytes);
+    const r = await c.next((m) => m.type === 'reply');
+    assert.equal(r.ok, false, what);
+    assert.match(r.error, re, `${what}: ${r.error}`);
+    if (rid !== undefined) assert.equal(r.rid, rid, `${what}: rid echoed`);
+  }
+  c.ws.send('{"type":"pause"}'); // text frame
+  assert.match((await c.next((m) => m.type === 'reply')).error, /binary msgpack/);
+  // Still serving: a valid command works and frames keep coming.
+  const ok = await c.command({ type: 'push', point: [0.5, 0.2, 0.5], radius: 0.2, strength: 1, direction: [0, 1, 0] });
+  assert.equal(ok.ok, true);
+  await c.next((m) => m.type === 'frame');
+  const stats = (await get(s, '/api/stats')).json;
+  assert.ok(stats.bad_messages >= cases.length - 5, `bad_messages ${stats.bad_messages}`);
+  // Logged once per kind, not once per message.
+  for (let i = 0; i < 20; i++) c.sendRaw(Buffer.from([0xc1]));
+  for (let i = 0; i < 20; i++) await c.next((m) => m.type === 'reply');
+  assert.equal(s.stderr.split('\n').filter((l) => l.includes('expected a msgpack map')).length, 1, s.stderr);
+  c.close();
+  await s.stop();
+});
+
+test('random garbage gets error replies, then a clean 1008 close; other clients are unaffected', async () => {
+  const s = await startServer(['--particles', '2000']);
+  const good = await connect(s);
+  await good.next((m) => m.type === 'hello');
+  const bad = await connect(s);
+  await bad.next((m) => m.type === 'hello');
+  for (let i = 0; i < 60 && !bad.closed; i++) bad.sendRaw(randomBytes(1 + (i * 37) % 300));
+  const closed = await bad.closedWithin(5000);
+  assert.ok(closed, 'garbage sender closed');
+  assert.equal(closed.code, 1008);
+  assert.match(closed.reason, /bad messages/);
+  assert.ok(bad.messages.filter((m) => m.type === 'reply' && !m.ok).length >= 10, 'errors were replied first');
+  const f0 = good.frames;
+  await sleep(500);
+  assert.ok(good.frames > f0, 'the other client still gets frames');
+  good.close();
+  assert.equal((await get(s, '/api/health')).json.ok, true);
+  await s.stop();
+});
+
+test('the per-client command rate limit answers "rate limited" and later recovers', async () => {
+  const s = await startServer(['--particles', '2000', '--rate', '20', '--burst', '20']);
+  const c = await connect(s);
+  await c.next((m) => m.type === 'hello');
+  for (let i = 1; i <= 60; i++) c.send({ type: 'cursor', rid: i, pos: [0.1, 0.1, 0.1] });
+  const limited = [];
+  const deadline = Date.now() + 5000;
+  while (limited.length < 30 && Date.now() < deadline) {
+    const r = await c.next((m) => m.type === 'reply', 5000);
+    if (/rate limited/.test(r.error)) limited.push(r);
+  }
+  assert.ok(limited.length >= 30, `rate-limited replies: ${limited.length}`);
+  await sleep(1200);
+  assert.equal((await c.command({ type: 'pause' })).ok, true, 'recovers after a second');
+  assert.ok((await get(s, '/api/stats')).json.rate_limited >= 30);
+  c.close();
+  await s.stop();
+});
+
+test('--max-clients refuses the extra client with close code 1013 and a reason', async () => {
+  const s = await startServer(['--particles', '1000', '--max-clients', '2']);
+  const a = await connect(s), b = await connect(s);
+  await a.next((m) => m.type === 'hello');
+  await b.next((m) => m.type === 'hello');
+  const c = await connect(s);
+  const closed = await c.closedWithin(5000);
+  assert.equal(closed?.code, 1013);
+  assert.match(closed.reason, /server full/);
+  b.close();
+  await sleep(300);
+  const d = await connect(s);
+  await d.next((m) => m.type === 'hello');
+  a.close(); d.close();
+  await s.stop();
+});
+
+// A raw TCP client that completes the WebSocket handshake and never reads.
+function nonReader(port) {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, '127.0.0.1', () => {
+      sock.write(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+        `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n` +
+        'Sec-WebSocket-Protocol: fluid.v1\r\n\r\n');
+      sock.once('data', (d) => {
+        sock.pause(); // never read again: the kernel buffers fill up
+        if (/ 101 /.test(d.toString().split('\r\n')[0])) resolve(sock); else reject(new Error(d.toString()));
+      });
+    });
+    sock.on('error', () => {});
+    sock.setTimeout(60000);
+  });
+}
+
+test('clients that connect and never read stall no one and do not grow the server\'s memory past a bound', async (t) => {
+  // 20000 particles: frames of about 150 KB at 30 Hz (4.5 MB/s per client).
+  const s = await startServer(['--particles', '20000', '--frame-hz', '30']);
+  const watcher = await connect(s);
+  await watcher.next((m) => m.type === 'hello');
+  await watcher.next((m) => m.type === 'frame', 10000);
+  await sleep(1000);
+  const rss0 = s.rssKiB();
+  const stuck = await Promise.all([nonReader(s.port), nonReader(s.port), nonReader(s.port)]);
+  const f0 = watcher.frames, t0 = Date.now();
+  let rssMax = rss0;
+  for (let i = 0; i < 12; i++) { await sleep(500); rssMax = Math.max(rssMax, s.rssKiB()); }
+  const rate = (watcher.frames - f0) / ((Date.now() - t0) / 1000);
+  const stats = (await get(s, '/api/stats')).json;
+  assert.ok(rate > 30 * 0.3, `the reading client still gets frames: ${rate.toFixed(1)}/s`);
+  // Bound: each stuck client holds at most one frame plus one fragment.
+  const growthMiB = (rssMax - rss0) / 1024;
+  t.diagnostic(`3 non-reading clients for 6 s: RSS +${growthMiB.toFixed(1)} MiB, reader ${rate.toFixed(1)} frames/s, frame ${stats.frame_bytes} B, frames_dropped ${stats.frames_dropped}`);
+  assert.ok(growthMiB < 40, `RSS grew ${growthMiB.toFixed(1)} MiB with 3 non-reading clients (frame ${stats.frame_bytes} B)`);
+  assert.ok(stats.frames_dropped > 0, 'frames were skipped for the stuck clients');
+  assert.equal((await get(s, '/api/health')).status, 200);
+  for (const k of stuck) k.destroy();
+  watcher.close();
+  await s.stop();
+});
+
+test('a client flooding commands gets every reply (back-pressure, nothing dropped)', async () => {
+  const s = await startServer(['--particles', '1000', '--rate', '5000', '--burst', '5000']);
+  const c = await connect(s);
+  await c.next((m) => m.type === 'hello');
+  for (let i = 1; i <= 600; i++) c.send({ type: i % 2 ? 'pause' : 'resume', rid: i });
+  const seen = new Set();
+  const deadline = Date.now() + 10000;
+  while (seen.size < 600 && Date.now() < deadline) {
+    const r = await c.next((m) => m.type === 'reply', 10000);
+    assert.equal(r.ok, true, r.error);
+    seen.add(r.rid);
+  }
+  assert.equal(seen.size, 600);
+  assert.equal((await get(s, '/api/stats')).json.replies_dropped, 0);
+  c.close();
+  await s.stop();
+});
+
+test('a slow reader skips to the newest frame instead of receiving a backlog', async () => {
+  const s = await startServer(['--particles', '20000', '--frame-hz', '30']);
+  const c = await connect(s);
+  await c.next((m) => m.type === 'hello');
+  await c.next((m) => m.type === 'frame', 10000);
+  const pub0 = (await get(s, '/api/stats')).json.frames_published;
+  c.ws._socket.pause(); // stop reading for 3 s: kernel buffers fill, the server holds one frame
+  await sleep(3000);
+  c.messages.length = 0;
+  const f0 = c.frames;
+  c.ws._socket.resume();
+  await sleep(1500);
+  const st = (await get(s, '/api/stats')).json;
+  const got = c.frames - f0;
+  const published = st.frames_published - pub0;
+  assert.ok(got < published * 0.85, `received ${got} of ${published} frames published: older ones were skipped`);
+  assert.ok(st.frames_dropped > 0);
+  const last = c.messages.filter((m) => m.type === 'frame').pop();
+  assert.ok(last && st.tick - last.tick < 30, `the newest frame is recent (frame tick ${last?.tick}, now ${st.tick})`);
+  c.close();
+  await s.stop();
+});
+
+test('a command sent in several WebSocket fragments is reassembled; an oversized fragmented one is refused', async () => {
+  const s = await startServer(['--particles', '1000']);
+  const c = await connect(s);
+  await c.next((m) => m.type === 'hello');
+  const bytes = encode({ type: 'push', rid: 77, point: [0.5, 0.1, 0.5], radius: 0.2, strength: 1, direction: [0, 1, 0] });
+  const cut = [5, 17, 30];
+  let at = 0;
+  for (const k of [...cut, bytes.length]) {
+    c.ws.send(bytes.subarray(at, k), { binary: true, fin: k === bytes.length });
+    at = k;
+  }
+  const r = await c.next((m) => m.type === 'reply' && m.rid === 77);
+  assert.equal(r.ok, true, r.error);
+  const big = Buffer.alloc(6000, 0x20);
+  c.ws.send(big.subarray(0, 2000), { binary: true, fin: false });
+  c.ws.send(big.subarray(2000, 4000), { binary: true, fin: false });
+  c.ws.send(big.subarray(4000), { binary: true, fin: true });
+  assert.match((await c.next((m) => m.type === 'reply')).error, /too large/);
+  assert.equal((await c.command({ type: 'pause' })).ok, true, 'still serving');
+  c.close();
+  await s.stop();
+});
+
+test('expensive commands cost more of the rate limit: a client cannot reload the scene in a loop', async () => {
+  const s = await startServer(['--particles', '1000', '--rate', '60', '--burst', '45']);
+  const c = await connect(s);
+  await c.next((m) => m.type === 'hello');
+  for (let i = 1; i <= 10; i++) c.send({ type: 'load_scene', rid: i, name: 'drop', particles: 500 });
+  const replies = [];
+  while (replies.length < 10) replies.push(await c.next((m) => m.type === 'reply'));
+  const ok = replies.filter((r) => r.ok).length, limited = replies.filter((r) => /rate limited/.test(r.error)).length;
+  assert.equal(ok + limited, 10);
+  assert.ok(replies.some((r) => /load_scene costs 30/.test(r.error)), 'the reason names the cost');
+  assert.deepEqual(replies.map((r) => r.rid).sort((a, b) => a - b), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 'every refusal echoes its rid');
+  assert.ok(ok >= 1 && ok <= 3, `${ok} scene loads accepted out of 10 sent at once (burst 45, 30 each)`);
+  c.close();
+  await s.stop();
+});
+
+test('REST clients that ask for big answers and never read them do not stall the server', async (t) => {
+  const s = await startServer(['--particles', '20000']);
+  const rss0 = s.rssKiB();
+  const socks = await Promise.all(Array.from({ length: 8 }, () => new Promise((res) => {
+    const k = net.connect(s.port, '127.0.0.1', () => {
+      k.write('GET /api/particles?limit=10000 HTTP/1.1\r\nHost: x\r\n\r\n');
+      k.pause(); // never read the ~1 MB answer
+      res(k);
+    });
+    k.on('error', () => {});
+  })));
+  await sleep(1500);
+  const c = await connect(s);
+  await c.next((m) => m.type === 'frame', 5000);
+  const r = await get(s, '/api/particles?limit=10');
+  assert.equal(r.status, 200);
+  const growth = (s.rssKiB() - rss0) / 1024;
+  t.diagnostic(`8 unread 10000-particle answers: RSS +${growth.toFixed(1)} MiB`);
+  assert.ok(growth < 64, `RSS grew ${growth.toFixed(1)} MiB`);
+  for (const k of socks) k.destroy();
+  c.close();
+  await s.stop();
+});

@@ -1,0 +1,57 @@
+// sanitized.test.mjs - the whole server built with ASan + UBSan + LSan
+// (build/fluid-server-san) driven through streaming, commands, bad input, a
+// non-reading client and a REST round trip, then stopped with SIGTERM: it must
+// exit 0 with no sanitizer report (no leak, no overflow, no UB).
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { startServer, stopAll, connect, get, http, sleep, ROOT } from './lib.mjs';
+
+const SAN = process.env.FLUID_SERVER_SAN ? resolve(ROOT, process.env.FLUID_SERVER_SAN) : null;
+after(async () => { await stopAll(); });
+
+test('under ASan/UBSan/LSan: a busy session ends with exit 0 and no sanitizer report', { skip: !SAN && 'FLUID_SERVER_SAN not set' }, async () => {
+  const s = await startServer(['--particles', '1500', '--frame-hz', '20'], {
+    binary: SAN, timeoutMs: 30000,
+    env: { ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=0:exitcode=23', UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1' },
+  });
+  const cs = await Promise.all([connect(s), connect(s), connect(s)]);
+  for (const c of cs) await c.next((m) => m.type === 'hello', 10000);
+  await cs[0].next((m) => m.type === 'frame', 10000);
+  // A client that never reads (partial writes, frames held).
+  const stuck = await new Promise((res) => {
+    const k = net.connect(s.port, '127.0.0.1', () => {
+      k.write(`GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+      k.once('data', () => { k.pause(); res(k); });
+    });
+    k.on('error', () => {});
+  });
+  assert.equal((await cs[0].command({ type: 'push', point: [0.5, 0.1, 0.5], radius: 0.2, strength: 1, direction: [0, 1, 0] }, 10000)).ok, true);
+  cs[1].send({ type: 'cursor', rid: 0, pos: [0.1, 0.2, 0.3] });
+  for (const b of [[0xc1], [0xdf, 0xff, 0xff, 0xff, 0xff], [0x81, 0xdb, 0xff, 0xff, 0xff, 0xff]]) cs[2].sendRaw(Buffer.from(b));
+  for (let i = 0; i < 20; i++) cs[2].sendRaw(randomBytes(50 + i));
+  assert.equal((await http(s, 'PATCH', '/api/materials/water', { body: { viscosity_linear: 1 } })).status, 200);
+  // Bodies: created, grabbed, dragged, listed, released by leaving, destroyed.
+  const b = await cs[1].command({ type: 'body_create', shape: 'box', size: [0.05, 0.05, 0.05], pos: [2.0, 1.0, 0.3] }, 10000);
+  assert.equal(b.ok, true, b.error);
+  assert.equal((await cs[1].command({ type: 'body_grab', id: b.id, point: [2.0, 1.0, 0.3], target: [2.0, 1.2, 0.3] }, 10000)).ok, true);
+  cs[1].send({ type: 'body_drag', rid: 0, id: b.id, target: [9, 9, 9] });
+  assert.equal((await http(s, 'POST', '/api/bodies', { body: { shape: 'capsule', size: [0.03, 0.05, 0], pos: [1.8, 1.0, 0.3] } })).status, 200);
+  assert.equal((await get(s, '/api/bodies')).json.bodies.length, 2);
+  await cs[0].next((m) => m.type === 'frame' && m.bodies.length === 2, 10000);
+  cs[1].close(); // leaving releases its grab
+  await sleep(300);
+  assert.equal((await http(s, 'DELETE', `/api/bodies/${b.id}`)).status, 200);
+  assert.equal((await get(s, '/api/particles?limit=500')).json.count, 500);
+  assert.equal((await http(s, 'POST', '/api/scene', { body: { name: 'drop', particles: 1200 } })).status, 200);
+  assert.equal((await http(s, 'POST', '/api/scene', { body: '{"broken' })).status, 400);
+  await sleep(1500);
+  cs[0].close();
+  const r = await s.stop('SIGTERM', 20000);
+  stuck.destroy();
+  const report = s.stderr.split('\n').filter((l) => /Sanitizer|runtime error|SUMMARY/.test(l));
+  assert.deepEqual(report, [], s.stderr.slice(-4000));
+  assert.deepEqual(r, { code: 0, signal: null }, s.stderr.slice(-4000));
+});

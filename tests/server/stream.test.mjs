@@ -1,0 +1,212 @@
+// stream.test.mjs - the WebSocket stream against the real binary: hello,
+// frames, commands, broadcasts, many clients.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, stopAll, connect, get, http, sleep, frameArrays, dequantize } from './lib.mjs';
+
+let s;
+before(async () => { s = await startServer(['--particles', '3000', '--frame-hz', '30', '--tick-hz', '60']); });
+after(async () => { await stopAll(); });
+
+async function resume() { await http(s, 'POST', '/api/resume'); }
+async function pause() { await http(s, 'POST', '/api/pause'); }
+
+async function allParticles() {
+  const out = { ids: [], positions: [], velocities: [], materials: [] };
+  let total = Infinity, tick = null;
+  for (let offset = 0; offset < total; offset += 10000) {
+    const r = await get(s, `/api/particles?offset=${offset}&limit=10000`);
+    assert.equal(r.status, 200);
+    total = r.json.total;
+    if (tick === null) tick = r.json.tick;
+    for (const k of ['ids', 'positions', 'velocities', 'materials']) out[k].push(...r.json[k]);
+  }
+  return { ...out, tick, total };
+}
+
+test('hello arrives first and matches /api/stats and /api/materials', async () => {
+  const c = await connect(s);
+  const hello = await c.next();
+  assert.equal(hello.type, 'hello');
+  const stats = (await get(s, '/api/stats')).json;
+  const mats = (await get(s, '/api/materials')).json.materials;
+  assert.equal(hello.version, 1);
+  assert.ok(Number.isInteger(hello.client_id) && hello.client_id > 0);
+  assert.match(hello.colour, /^#[0-9a-f]{6}$/);
+  assert.equal(hello.tick_hz, stats.tick_hz);
+  assert.equal(hello.frame_hz, stats.frame_hz);
+  assert.equal(hello.particles, stats.particles);
+  assert.equal(hello.scene, stats.scene);
+  assert.equal(hello.paused, stats.paused);
+  assert.equal(hello.solver, stats.solver);
+  assert.equal(hello.quant, 65535);
+  assert.equal(hello.bounds.length, 6);
+  assert.deepEqual(hello.materials.map((m) => m.name), mats.map((m) => m.name));
+  for (const m of mats)
+    for (const [k, v] of Object.entries(m.params))
+      assert.equal(hello.materials[m.index].params[k], v.value, `${m.name}.${k}`);
+  assert.equal(hello.params.length, Object.keys(mats[0].params).length);
+  c.close();
+});
+
+test('frames arrive at about the frame rate and decode to the particle count /api/stats reports', async (t) => {
+  await resume();
+  const c = await connect(s);
+  await c.next((m) => m.type === 'hello');
+  const first = await c.next((m) => m.type === 'frame');
+  const t0 = Date.now(), n0 = c.frames;
+  await sleep(2000);
+  const rate = (c.frames - n0) / ((Date.now() - t0) / 1000);
+  t.diagnostic(`frame rate ${rate.toFixed(1)}/s for --frame-hz 30`);
+  assert.ok(rate > 30 * 0.4 && rate < 30 * 1.5, `frame rate ${rate.toFixed(1)}/s for --frame-hz 30`);
+  const stats = (await get(s, '/api/stats')).json;
+  const f = c.messages.filter((m) => m.type === 'frame').pop();
+  assert.equal(f.n, stats.particles);
+  const { posView, idList, mat } = frameArrays(f);
+  assert.equal(posView.length, 3 * f.n);
+  assert.equal(idList.length, f.n);
+  assert.equal(mat.length, f.n);
+  assert.ok(f.tick > first.tick, 'ticks advance');
+  assert.ok(f.time > first.time, 'simulated time advances');
+  for (let i = 1; i < idList.length; i++) assert.ok(idList[i] > idList[i - 1], 'ids increase');
+  c.close();
+});
+
+test('a paused frame dequantizes to the positions /api/particles reports', async () => {
+  const c = await connect(s);
+  await c.next((m) => m.type === 'hello');
+  const r = await c.command({ type: 'pause' });
+  assert.equal(r.ok, true);
+  const p = await allParticles();
+  const f = await c.next((m) => m.type === 'frame' && m.tick === p.tick && m.paused);
+  const { posView, idList, mat } = frameArrays(f);
+  assert.deepEqual(idList, p.ids);
+  const b = f.bounds;
+  let worst = 0;
+  for (let k = 0; k < f.n; k++) {
+    for (let a = 0; a < 3; a++) {
+      const want = Math.min(Math.max(p.positions[k][a], b[a]), b[a + 3]);
+      const err = Math.abs(dequantize(posView[3 * k + a], b[a], b[a + 3]) - want) / (b[a + 3] - b[a]);
+      worst = Math.max(worst, err);
+    }
+    assert.equal(mat[k], p.materials[k]);
+  }
+  assert.ok(worst <= 1.01 / 65535, `quantization error ${worst}`);
+  c.close();
+  await resume();
+});
+
+test('a WebSocket push changes the velocities of the particles in its radius, and only those', async () => {
+  const c = await connect(s);
+  await c.next((m) => m.type === 'hello');
+  assert.equal((await c.command({ type: 'pause' })).ok, true);
+  const before = await allParticles();
+  const centre = before.positions[Math.floor(before.total / 2)];
+  const radius = 0.1, strength = 3, dir = [1, 2, 2]; // |dir| = 3
+  const r = await c.command({ type: 'push', point: centre, radius, strength, direction: dir });
+  assert.equal(r.ok, true, r.error);
+  const after = await allParticles();
+  assert.equal(after.tick, before.tick, 'paused: no step between');
+  let inside = 0, edge = 0;
+  for (let k = 0; k < before.total; k++) {
+    const d = Math.hypot(...[0, 1, 2].map((a) => before.positions[k][a] - centre[a]));
+    const dv = [0, 1, 2].map((a) => after.velocities[k][a] - before.velocities[k][a]);
+    if (d < radius * 0.999) {
+      inside++;
+      const w = strength * (1 - (d / radius) ** 2);
+      for (let a = 0; a < 3; a++) assert.ok(Math.abs(dv[a] - (w * dir[a]) / 3) < 1e-3 + 1e-3 * w, `particle ${k}: dv ${dv}`);
+    } else if (d > radius * 1.001) {
+      assert.deepEqual(dv, [0, 0, 0], `particle ${k} outside the radius moved`);
+    } else {
+      edge++; // on the rim, within float rounding: either is right
+    }
+  }
+  assert.ok(inside > 0 && r.touched >= inside && r.touched <= inside + edge, `touched ${r.touched}, inside ${inside}, rim ${edge}`);
+  c.close();
+  await resume();
+});
+
+test('a REST parameter change reaches every WebSocket client and changes the behaviour', async () => {
+  const clients = await Promise.all([connect(s), connect(s)]);
+  for (const c of clients) await c.next((m) => m.type === 'hello');
+  const water = (await get(s, '/api/materials')).json.materials.find((m) => m.name === 'water');
+  const original = water.params.viscosity_linear.value;
+  const run = async (param) => {
+    // Same start state, 40 steps, then the particles.
+    await http(s, 'POST', '/api/pause');
+    assert.equal((await http(s, 'POST', '/api/scene', { body: { name: 'dam_break', particles: 3000 } })).status, 200);
+    if (param !== undefined) {
+      const r = await http(s, 'PATCH', '/api/materials/water', { body: { viscosity_linear: param } });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.params.viscosity_linear, param);
+    }
+    const st = await http(s, 'POST', '/api/step', { body: { steps: 40 } });
+    assert.equal(st.status, 200, st.text);
+    return allParticles();
+  };
+  const a = await run();
+  const b = await run();
+  assert.deepEqual(a.positions, b.positions, 'the same parameters give the same motion');
+  const c = await run(40);
+  for (const cl of clients) {
+    const m = await cl.next((x) => x.type === 'param' && x.material === 'water' && x.params.viscosity_linear === 40);
+    assert.equal(m.by, 0, 'changed over REST');
+  }
+  const speed = (p) => p.velocities.reduce((acc, v) => acc + Math.hypot(...v), 0) / p.velocities.length;
+  assert.notDeepEqual(c.positions, a.positions, 'the change alters the motion');
+  assert.ok(speed(c) < speed(a), `more viscosity, slower flow (${speed(c)} vs ${speed(a)})`);
+  assert.equal((await http(s, 'PATCH', '/api/materials/water', { body: { viscosity_linear: original } })).status, 200);
+  for (const cl of clients)
+    await cl.next((x) => x.type === 'param' && x.material === 'water' && x.params.viscosity_linear === original);
+  await resume();
+  for (const cl of clients) cl.close();
+});
+
+test('16 concurrent clients all receive frames and see each other\'s cursors', async () => {
+  const cs = await Promise.all(Array.from({ length: 16 }, () => connect(s)));
+  const hellos = await Promise.all(cs.map((c) => c.next((m) => m.type === 'hello')));
+  assert.equal(new Set(hellos.map((h) => h.client_id)).size, 16);
+  cs[3].send({ type: 'cursor', rid: 0, pos: [0.25, 0.5, 0.125] });
+  await Promise.all(cs.map(async (c) => {
+    for (let i = 0; i < 5; i++) await c.next((m) => m.type === 'frame', 5000);
+  }));
+  const seen = await cs[7].next((m) => m.type === 'frame' && m.cursors.some((k) => k.id === hellos[3].client_id));
+  const cur = seen.cursors.find((k) => k.id === hellos[3].client_id);
+  assert.deepEqual(cur.pos, [0.25, 0.5, 0.125]);
+  assert.equal(cur.colour, hellos[3].colour);
+  assert.equal((await get(s, '/api/stats')).json.clients >= 16, true);
+  cs[3].close();
+  await cs[7].next((m) => m.type === 'frame' && !m.cursors.some((k) => k.id === hellos[3].client_id));
+  for (const c of cs) c.close();
+});
+
+test('pause, resume, step and load_scene over WebSocket are broadcast to the others', async () => {
+  const a = await connect(s), b = await connect(s);
+  await a.next((m) => m.type === 'hello');
+  const hb = await b.next((m) => m.type === 'hello');
+  assert.equal((await a.command({ type: 'pause' })).ok, true);
+  assert.equal((await b.next((m) => m.type === 'state')).paused, true);
+  const t0 = (await get(s, '/api/stats')).json.tick;
+  const st = await a.command({ type: 'step', steps: 5 });
+  assert.equal(st.ok, true);
+  assert.equal(st.tick, t0 + 5);
+  assert.equal((await get(s, '/api/stats')).json.tick, t0 + 5);
+  const ls = await a.command({ type: 'load_scene', name: 'drop', particles: 2000 });
+  assert.equal(ls.ok, true, ls.error);
+  const sc = await b.next((m) => m.type === 'scene');
+  assert.equal(sc.scene, 'drop');
+  assert.equal(sc.particles, ls.particles);
+  const f = await b.next((m) => m.type === 'frame' && m.n === ls.particles);
+  assert.equal(f.n, (await get(s, '/api/stats')).json.particles);
+  assert.equal((await a.command({ type: 'resume' })).ok, true);
+  assert.equal((await b.next((m) => m.type === 'state')).paused, false);
+  const bad = await a.command({ type: 'step' });
+  assert.equal(bad.ok, false);
+  assert.match(bad.error, /pause/);
+  assert.ok(hb.scenes.includes('drop'));
+  const e = await a.command({ type: 'emitter', slot: 0, pos: [0.5, 0.8, 0.5], direction: [0, -1, 0], speed: 1, radius: 0.05, rate: 200, cap: 50, material: 'water' });
+  assert.equal(e.ok, true, e.error);
+  assert.equal((await a.command({ type: 'emitter', slot: 0, enabled: false })).ok, true);
+  a.close(); b.close();
+  await http(s, 'POST', '/api/scene', { body: { name: 'dam_break', particles: 3000 } });
+});

@@ -1,0 +1,811 @@
+/* test_wire.c - C unit tests of the server's protocol core: the bounds-checked
+ * command decoder (valid, invalid, adversarial and random input), the frame
+ * encoder (alignment, quantization, id runs), the command queue, and the golden
+ * vectors in protocol/golden shared with the JavaScript tests.
+ *
+ *   test_server_wire_san DIR                 run (DIR: protocol/golden)
+ *   test_server_wire_san --write-golden DIR  (re)write the .msgpack files in DIR
+ * Prints "N passed, N failed"; exits non-zero on any failure. */
+#include <cJSON.h>
+#include <math.h>
+#include <msgpack.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "hub.h"
+#include "msgbuf.h"
+#include "wire.h"
+
+static int g_pass, g_fail;
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (cond) {                                                                                \
+            g_pass++;                                                                              \
+        } else {                                                                                   \
+            g_fail++;                                                                              \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
+            printf(__VA_ARGS__);                                                                   \
+            printf("\n");                                                                          \
+        }                                                                                          \
+    } while (0)
+
+/* ---- Building client messages with msgpack-c (as a client would) --------- */
+
+typedef struct pk_ctx {
+    wbuf b;
+    msgpack_packer pk;
+} pk_ctx;
+
+static void pk_begin(pk_ctx *c)
+{
+    wbuf_init(&c->b, 64, 0);
+    msgpack_packer_init(&c->pk, &c->b, wbuf_msgpack_write);
+}
+
+static void pk_s(pk_ctx *c, const char *s)
+{
+    msgpack_pack_str(&c->pk, strlen(s));
+    msgpack_pack_str_body(&c->pk, s, strlen(s));
+}
+
+/* JSON value -> msgpack: integers as the smallest int, other numbers float64. */
+static void pack_json(msgpack_packer *pk, const cJSON *j)
+{
+    if (cJSON_IsObject(j)) {
+        msgpack_pack_map(pk, (size_t)cJSON_GetArraySize(j));
+        for (const cJSON *e = j->child; e; e = e->next) {
+            msgpack_pack_str(pk, strlen(e->string));
+            msgpack_pack_str_body(pk, e->string, strlen(e->string));
+            pack_json(pk, e);
+        }
+    } else if (cJSON_IsArray(j)) {
+        msgpack_pack_array(pk, (size_t)cJSON_GetArraySize(j));
+        for (const cJSON *e = j->child; e; e = e->next)
+            pack_json(pk, e);
+    } else if (cJSON_IsString(j)) {
+        msgpack_pack_str(pk, strlen(j->valuestring));
+        msgpack_pack_str_body(pk, j->valuestring, strlen(j->valuestring));
+    } else if (cJSON_IsBool(j)) {
+        if (cJSON_IsTrue(j))
+            msgpack_pack_true(pk);
+        else
+            msgpack_pack_false(pk);
+    } else if (cJSON_IsNull(j)) {
+        msgpack_pack_nil(pk);
+    } else if (cJSON_IsNumber(j)) {
+        double d = j->valuedouble;
+        if (d == floor(d) && fabs(d) < 9e15)
+            msgpack_pack_int64(pk, (int64_t)d);
+        else
+            msgpack_pack_double(pk, d);
+    }
+}
+
+static int decode_json(const char *json, cmd *c, char *err)
+{
+    cJSON *j = cJSON_Parse(json);
+    if (!j) {
+        snprintf(err, FS_ERROR_LEN, "bad test json");
+        return -2;
+    }
+    pk_ctx p;
+    pk_begin(&p);
+    pack_json(&p.pk, j);
+    cJSON_Delete(j);
+    int rc = wire_decode_command(p.b.data, p.b.len, c, err, FS_ERROR_LEN);
+    wbuf_free(&p.b);
+    return rc;
+}
+
+/* ---- Decoder: valid commands ------------------------------------------------ */
+
+static void test_decode_valid(void)
+{
+    cmd c;
+    char err[FS_ERROR_LEN];
+    int rc = decode_json("{\"type\":\"push\",\"rid\":9,\"point\":[1,2,3],\"radius\":0.5,\"strength\":-3,"
+                         "\"direction\":[0,0,2]}", &c, err);
+    CHECK(rc == 0, "push decodes: %s", err);
+    CHECK(c.kind == CMD_PUSH && c.rid == 9, "push kind/rid");
+    CHECK(c.u.push.point[2] == 3.0f && c.u.push.radius == 0.5f && c.u.push.strength == -3.0f, "push values");
+    CHECK(c.u.push.dir[2] == 1.0f && c.u.push.dir[0] == 0.0f, "push direction normalised");
+
+    rc = decode_json("{\"type\":\"set_param\",\"rid\":1,\"material\":\"water\",\"params\":{\"stiffness\":5,"
+                     "\"friction\":0.5}}", &c, err);
+    CHECK(rc == 0 && c.kind == CMD_SET_PARAM && c.u.set_param.count == 2, "set_param map: %s", err);
+    CHECK(!strcmp(c.u.set_param.param[1], "friction") && c.u.set_param.value[1] == 0.5f, "set_param values");
+
+    rc = decode_json("{\"type\":\"step\",\"rid\":4294967295}", &c, err);
+    CHECK(rc == 0 && c.u.step.steps == 1 && c.rid == 4294967295u, "step default and max rid: %s", err);
+    rc = decode_json("{\"type\":\"cursor\",\"pos\":null}", &c, err);
+    CHECK(rc == 0 && c.kind == CMD_CURSOR && !c.u.cursor.visible, "cursor hide: %s", err);
+    rc = decode_json("{\"type\":\"emitter\",\"rid\":5,\"slot\":2,\"enabled\":false}", &c, err);
+    CHECK(rc == 0 && !c.u.emitter.has_def && !c.u.emitter.enabled && c.u.emitter.slot == 2, "emitter toggle: %s",
+          err);
+    rc = decode_json("{\"type\":\"load_scene\",\"rid\":6,\"name\":\"drop\"}", &c, err);
+    CHECK(rc == 0 && c.u.scene.particles == 0 && !strcmp(c.u.scene.name, "drop"), "load_scene: %s", err);
+}
+
+/* ---- Decoder: invalid commands get reasons ---------------------------------- */
+
+static void expect_error(const char *json, const char *want)
+{
+    cmd c;
+    char err[FS_ERROR_LEN] = "";
+    int rc = decode_json(json, &c, err);
+    CHECK(rc == -1 && strstr(err, want), "%s -> '%s' (want '%s')", json, err, want);
+}
+
+static void test_decode_invalid(void)
+{
+    expect_error("{\"rid\":1}", "missing field 'type'");
+    expect_error("{\"type\":\"pause\"}", "pause: missing field 'rid'");
+    expect_error("{\"type\":\"explode\",\"rid\":3}", "unknown command 'explode'");
+    expect_error("{\"type\":\"push\",\"point\":[0,0,0],\"radius\":1,\"strength\":1}", "missing field 'direction'");
+    expect_error("{\"type\":\"push\",\"point\":[0,0],\"radius\":1,\"strength\":1,\"direction\":[0,1,0]}",
+                 "'point' must be an array of 3 numbers");
+    expect_error("{\"type\":\"push\",\"point\":[0,0,0],\"radius\":\"big\",\"strength\":1,\"direction\":[0,1,0]}",
+                 "'radius' must be a number");
+    expect_error("{\"type\":\"push\",\"point\":[0,0,0],\"radius\":-1,\"strength\":1,\"direction\":[0,1,0]}",
+                 "'radius' must be in");
+    expect_error("{\"type\":\"push\",\"point\":[0,0,0],\"radius\":1,\"strength\":1e9,\"direction\":[0,1,0]}",
+                 "'strength' must be in");
+    expect_error("{\"type\":\"push\",\"point\":[0,0,0],\"radius\":1,\"strength\":1,\"direction\":[0,0,0]}",
+                 "must not be zero");
+    expect_error("{\"type\":\"push\",\"point\":[1e30,0,0],\"radius\":1,\"strength\":1,\"direction\":[0,1,0]}",
+                 "'point' must be 3 finite");
+    expect_error("{\"type\":\"step\",\"steps\":0}", "'steps' must be an integer in [1, 1000]");
+    expect_error("{\"type\":\"step\",\"steps\":2.5}", "'steps' must be an integer");
+    expect_error("{\"type\":\"pause\",\"radius\":1}", "unexpected field 'radius'");
+    expect_error("{\"type\":\"pause\",\"colour\":1}", "unknown field 'colour'");
+    expect_error("{\"type\":\"pause\",\"rid\":-1}", "'rid' must be");
+    expect_error("{\"type\":\"set_param\",\"material\":\"water\"}", "give either");
+    expect_error("{\"type\":\"set_param\",\"material\":\"water\",\"param\":\"stiffness\"}", "go together");
+    expect_error("{\"type\":\"load_scene\",\"name\":\"drop\",\"particles\":-5}", "'particles' must be");
+    expect_error("{\"type\":\"emitter\",\"slot\":99,\"enabled\":true}", "'slot' must be");
+    expect_error("{\"type\":\"cursor\",\"pos\":[1,2,\"x\"]}", "'pos' must be");
+    expect_error("{\"type\":\"pause\",\"type\":\"resume\"}", "given twice");
+    expect_error("{\"type\":\"load_scene\",\"name\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}",
+                 "'name' must be a string");
+    expect_error("{\"type\":\"body_create\",\"shape\":\"cone\",\"size\":[1,1,1],\"pos\":[0,0,0]}",
+                 "'shape' must be sphere, box or capsule");
+    expect_error("{\"type\":\"body_create\",\"shape\":\"box\",\"size\":[1,0,1],\"pos\":[0,0,0]}",
+                 "'size' components must be in");
+    expect_error("{\"type\":\"body_create\",\"shape\":\"sphere\",\"size\":[1,0,0],\"pos\":[0,0,0],"
+                 "\"rot\":[0,0,0,0]}", "'rot' must not be zero");
+    expect_error("{\"type\":\"body_create\",\"shape\":\"sphere\",\"size\":[1,0,0],\"pos\":[0,0,0],"
+                 "\"rot\":[1,0,0]}", "'rot' must be an array of 4 numbers");
+    expect_error("{\"type\":\"body_create\",\"shape\":\"sphere\",\"size\":[1,0,0],\"pos\":[0,0,0],"
+                 "\"density\":-1}", "'density' must be in");
+    expect_error("{\"type\":\"body_impulse\",\"id\":1,\"point\":[0,0,0],\"impulse\":[1e9,0,0]}",
+                 "'impulse' must be 3 numbers");
+    expect_error("{\"type\":\"body_drag\",\"id\":-2,\"target\":[0,0,0]}", "'id' must be an integer");
+    expect_error("{\"type\":\"body_grab\",\"id\":1,\"point\":[0,0,0]}", "missing field 'target'");
+}
+
+/* ---- Decoder: adversarial bytes ------------------------------------------- */
+
+static void expect_bytes_error(const uint8_t *p, size_t n, const char *want, const char *what)
+{
+    cmd c;
+    char err[FS_ERROR_LEN] = "";
+    int rc = wire_decode_command(p, n, &c, err, sizeof err);
+    CHECK(rc == -1 && strstr(err, want), "%s -> '%s' (want '%s')", what, err, want);
+}
+
+static void test_decode_adversarial(void)
+{
+    static const uint8_t huge_map[] = {0xdf, 0xff, 0xff, 0xff, 0xff};
+    static const uint8_t huge_str[] = {0x81, 0xdb, 0xff, 0xff, 0xff, 0xff, 'a'};
+    static const uint8_t huge_bin[] = {0x81, 0xa4, 't', 'y', 'p', 'e', 0xc6, 0x7f, 0xff, 0xff, 0xff};
+    static const uint8_t huge_ext[] = {0x81, 0xa1, 'x', 0xc9, 0xff, 0xff, 0xff, 0xf0, 0x01};
+    static const uint8_t never[] = {0x81, 0xa4, 't', 'y', 'p', 'e', 0xc1};
+    static const uint8_t trailing[] = {0x81, 0xa4, 't', 'y', 'p', 'e', 0xa5, 'p', 'a', 'u', 's', 'e', 0x00};
+    static const uint8_t nul_in_str[] = {0x81, 0xa4, 't', 'y', 'p', 'e', 0xa5, 'p', 'a', 0, 's', 'e'};
+    expect_bytes_error(huge_map, sizeof huge_map, "malformed", "map declaring 4G entries");
+    expect_bytes_error(huge_str, sizeof huge_str, "malformed", "str declaring 4 GB");
+    expect_bytes_error(huge_bin, sizeof huge_bin, "malformed", "bin declaring 2 GB");
+    expect_bytes_error(huge_ext, sizeof huge_ext, "malformed", "ext declaring 4 GB");
+    expect_bytes_error(never, sizeof never, "malformed", "0xc1");
+    expect_bytes_error(trailing, sizeof trailing, "trailing", "trailing byte");
+    expect_bytes_error(nul_in_str, sizeof nul_in_str, "'type' must be a string", "NUL inside a string");
+    expect_bytes_error((const uint8_t *)"", 0, "malformed", "empty message");
+    /* Deep nesting under an unknown key is refused, not recursed into. */
+    uint8_t deep[300];
+    size_t k = 0;
+    deep[k++] = 0x81;
+    deep[k++] = 0xa1;
+    deep[k++] = 'z';
+    for (int i = 0; i < 200; i++)
+        deep[k++] = 0x91;
+    deep[k++] = 0xc0;
+    expect_bytes_error(deep, k, "too deep", "200 nested arrays");
+    /* Oversized. */
+    uint8_t *big = calloc(WIRE_MAX_MSG + 1, 1);
+    expect_bytes_error(big, WIRE_MAX_MSG + 1, "too large", "4097 bytes");
+    free(big);
+    /* NaN and infinity. */
+    pk_ctx p;
+    pk_begin(&p);
+    msgpack_pack_map(&p.pk, 3);
+    pk_s(&p, "type");
+    pk_s(&p, "set_param");
+    pk_s(&p, "material");
+    pk_s(&p, "water");
+    pk_s(&p, "params");
+    msgpack_pack_map(&p.pk, 1);
+    pk_s(&p, "stiffness");
+    msgpack_pack_double(&p.pk, NAN);
+    expect_bytes_error(p.b.data, p.b.len, "must be finite", "NaN parameter");
+    wbuf_free(&p.b);
+    pk_begin(&p);
+    msgpack_pack_map(&p.pk, 5);
+    pk_s(&p, "type");
+    pk_s(&p, "push");
+    pk_s(&p, "point");
+    msgpack_pack_array(&p.pk, 3);
+    msgpack_pack_double(&p.pk, INFINITY);
+    msgpack_pack_double(&p.pk, 0);
+    msgpack_pack_double(&p.pk, 0);
+    pk_s(&p, "radius");
+    msgpack_pack_float(&p.pk, 1);
+    pk_s(&p, "strength");
+    msgpack_pack_float(&p.pk, 1);
+    pk_s(&p, "direction");
+    msgpack_pack_array(&p.pk, 3);
+    msgpack_pack_int(&p.pk, 0);
+    msgpack_pack_int(&p.pk, 1);
+    msgpack_pack_int(&p.pk, 0);
+    expect_bytes_error(p.b.data, p.b.len, "finite", "infinite point");
+    wbuf_free(&p.b);
+}
+
+/* Every prefix of a valid message, and many random mutations, must be
+ * handled without a crash or an out-of-bounds read (ASan checks that). */
+static void test_decode_fuzz(void)
+{
+    pk_ctx p;
+    pk_begin(&p);
+    cJSON *j = cJSON_Parse("{\"type\":\"emitter\",\"rid\":8,\"slot\":0,\"pos\":[0.5,1.5,0.5],\"direction\":[0,-1,0],"
+                           "\"speed\":2,\"radius\":0.05,\"rate\":500,\"cap\":1000,\"material\":\"water\","
+                           "\"enabled\":true}");
+    pack_json(&p.pk, j);
+    cJSON_Delete(j);
+    cmd c;
+    char err[FS_ERROR_LEN];
+    CHECK(wire_decode_command(p.b.data, p.b.len, &c, err, sizeof err) == 0, "emitter decodes: %s", err);
+    int prefixes_refused = 0;
+    for (size_t n = 0; n < p.b.len; n++) {
+        uint8_t *copy = malloc(n ? n : 1); /* exact size: ASan catches any over-read */
+        memcpy(copy, p.b.data, n);
+        prefixes_refused += wire_decode_command(copy, n, &c, err, sizeof err) == -1;
+        free(copy);
+    }
+    CHECK(prefixes_refused == (int)p.b.len, "every strict prefix refused (%d of %zu)", prefixes_refused, p.b.len);
+    unsigned seed = 12345;
+    int ok = 0, refused = 0;
+    for (int it = 0; it < 200000; it++) {
+        size_t n = p.b.len;
+        uint8_t *m = malloc(n);
+        memcpy(m, p.b.data, n);
+        int flips = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 4;
+        for (int f = 0; f < flips; f++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t at = (seed >> 8) % n;
+            seed = seed * 1103515245u + 12345u;
+            m[at] = (uint8_t)(seed >> 16);
+        }
+        seed = seed * 1103515245u + 12345u;
+        size_t len = (seed >> 20) % 4 == 0 ? (seed >> 4) % (n + 1) : n;
+        int rc = wire_decode_command(m, len, &c, err, sizeof err);
+        if (rc == 0)
+            ok++;
+        else
+            refused++;
+        free(m);
+    }
+    CHECK(ok + refused == 200000 && refused > 0, "fuzz: %d accepted, %d refused", ok, refused);
+    /* Random garbage. */
+    for (int it = 0; it < 100000; it++) {
+        uint8_t m[64];
+        size_t n = (size_t)(it % 64);
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            m[i] = (uint8_t)(seed >> 16);
+        }
+        if (n)
+            m[0] = (uint8_t)(0x80 | (m[0] & 0x0f)); /* mostly fixmaps */
+        uint8_t *copy = malloc(n ? n : 1);
+        memcpy(copy, m, n);
+        (void)wire_decode_command(copy, n, &c, err, sizeof err);
+        free(copy);
+    }
+    CHECK(1, "random garbage survived");
+    wbuf_free(&p.b);
+}
+
+/* ---- Frame encoder ------------------------------------------------------------- */
+
+static const msgpack_object *map_get(const msgpack_object *m, const char *key)
+{
+    if (m->type != MSGPACK_OBJECT_MAP)
+        return NULL;
+    for (uint32_t i = 0; i < m->via.map.size; i++) {
+        const msgpack_object_kv *kv = &m->via.map.ptr[i];
+        if (kv->key.type == MSGPACK_OBJECT_STR && kv->key.via.str.size == strlen(key) &&
+            !memcmp(kv->key.via.str.ptr, key, strlen(key)))
+            return &kv->val;
+    }
+    return NULL;
+}
+
+static void test_frame_encoder(void)
+{
+    for (int n = 0; n < 300; n += 37) {
+        float *x = malloc(sizeof(float) * (size_t)(n + 1)), *y = malloc(sizeof(float) * (size_t)(n + 1)),
+              *z = malloc(sizeof(float) * (size_t)(n + 1));
+        uint8_t *mat = malloc((size_t)n + 1);
+        uint32_t *id = malloc(sizeof(uint32_t) * (size_t)(n + 1));
+        int32_t *order = malloc(sizeof(int32_t) * (size_t)(n + 1));
+        for (int i = 0; i < n; i++) {
+            int k = n - 1 - i; /* internal order is reversed id order */
+            order[k] = i;
+            id[i] = (uint32_t)(k + (k > n / 2 ? 10 : 0)); /* two runs */
+            x[i] = (float)k / (float)(n ? n : 1);
+            y[i] = 2.0f * x[i];
+            z[i] = 4.0f * x[i];
+            mat[i] = (uint8_t)(k % 5);
+        }
+        wire_cursor cur[2] = {{1, {0.5f, 0.5f, 0.5f}}, {2, {0.1f, 0.2f, 0.3f}}};
+        for (int nc = 0; nc <= 2; nc++) {
+            wire_frame_src s = {.tick = 5, .sim_time = 0.25, .box_min = {0, 0, 0}, .box_max = {1, 2, 4},
+                                .count = n, .x = x, .y = y, .z = z, .material = mat, .id = id, .order = order,
+                                .cursors = cur, .cursor_count = nc};
+            msg_buf *m = wire_encode_frame(&s);
+            CHECK(m != NULL, "frame encodes (n=%d)", n);
+            if (!m)
+                continue;
+            msgpack_unpacked u;
+            msgpack_unpacked_init(&u);
+            size_t off = 0;
+            int rc = msgpack_unpack_next(&u, (const char *)m->data, m->len, &off);
+            CHECK(rc == MSGPACK_UNPACK_SUCCESS && off == m->len, "frame is one msgpack object");
+            const msgpack_object *pos = map_get(&u.data, "pos"), *ids = map_get(&u.data, "ids"),
+                                 *mt = map_get(&u.data, "mat"), *nn = map_get(&u.data, "n");
+            CHECK(pos && ids && mt && nn && nn->via.u64 == (uint64_t)n, "frame fields (n=%d)", n);
+            if (pos && ids && mt) {
+                size_t po = (size_t)((const uint8_t *)pos->via.bin.ptr - m->data);
+                size_t io = (size_t)((const uint8_t *)ids->via.bin.ptr - m->data);
+                CHECK(n == 0 || (po % 4 == 0 && io % 4 == 0), "bin payloads 4-byte aligned (pos %zu, ids %zu, n=%d, cursors %d)",
+                      po, io, n, nc);
+                CHECK(pos->via.bin.size == (uint32_t)n * 6 && mt->via.bin.size == (uint32_t)n, "bin sizes");
+                bool good = true;
+                for (int k = 0; k < n && good; k++) {
+                    const uint8_t *q = (const uint8_t *)pos->via.bin.ptr + 6 * k;
+                    unsigned qx = q[0] | (unsigned)q[1] << 8, qz = q[4] | (unsigned)q[5] << 8;
+                    unsigned ex = (unsigned)lrintf((float)k / (float)n * 65535.0f);
+                    good = (qx == ex || qx + 1 == ex || qx == ex + 1) && qz == qx &&
+                           (uint8_t)mt->via.bin.ptr[k] == k % 5;
+                }
+                CHECK(good, "positions quantized in id order (n=%d)", n);
+                uint32_t expect_runs = n == 0 ? 0 : (n > 1 + n / 2 ? 2 : 1);
+                CHECK(ids->via.bin.size == expect_runs * 8, "id runs: %u bytes for n=%d", ids->via.bin.size, n);
+            }
+            msgpack_unpacked_destroy(&u);
+            msg_buf_unref(m);
+        }
+        free(x);
+        free(y);
+        free(z);
+        free(mat);
+        free(id);
+        free(order);
+    }
+    CHECK(wire_quantize(-1, 0, 1) == 0 && wire_quantize(2, 0, 1) == 65535 && wire_quantize(NAN, 0, 1) == 0 &&
+              wire_quantize(0.5f, 0, 0) == 0,
+          "quantize clamps");
+}
+
+/* ---- Command queue ----------------------------------------------------------- */
+
+static void test_queue(void)
+{
+    cmd_queue q;
+    CHECK(cmd_queue_init(&q, 8, 2) == 0, "queue init");
+    cmd c;
+    memset(&c, 0, sizeof c);
+    int pushed = 0;
+    for (int i = 0; i < 20; i++) {
+        c.rid = (uint32_t)i;
+        pushed += cmd_queue_push(&q, &c, false);
+    }
+    CHECK(pushed == 6, "client commands stop at cap - reserve (%d)", pushed);
+    CHECK(cmd_queue_push(&q, &c, true) && cmd_queue_push(&q, &c, true) && !cmd_queue_push(&q, &c, true),
+          "internal commands use the reserve, then stop");
+    cmd out[16];
+    int n = cmd_queue_pop(&q, out, 16);
+    CHECK(n == 8 && out[0].rid == 0 && out[5].rid == 5, "FIFO order");
+    cmd_queue_destroy(&q);
+}
+
+/* ---- Hub: broadcast history, newest frame, reply ring ------------------------ */
+
+static void test_hub(void)
+{
+    hub h;
+    CHECK(hub_init(&h) == 0, "hub init");
+    for (int i = 0; i < 100; i++) {
+        uint8_t b = (uint8_t)i;
+        hub_publish_bcast(&h, msg_buf_from_bytes(&b, 1));
+    }
+    msg_buf *out[HUB_BCAST_RING];
+    bool lost = false;
+    uint64_t next = 0;
+    int k = hub_take_bcast(&h, &next, out, HUB_BCAST_RING, &lost);
+    CHECK(lost && k == HUB_BCAST_RING && next == 100, "a reader 100 behind loses the oldest (k %d, next %llu)", k,
+          (unsigned long long)next);
+    CHECK(k > 0 && out[0]->data[0] == 100 - HUB_BCAST_RING && out[k - 1]->data[0] == 99, "keeps the newest, in order");
+    for (int i = 0; i < k; i++)
+        msg_buf_unref(out[i]);
+    k = hub_take_bcast(&h, &next, out, HUB_BCAST_RING, &lost);
+    CHECK(k == 0 && !lost, "nothing new");
+    uint64_t seq = 0;
+    hub_publish_frame(&h, msg_buf_from_bytes("a", 1));
+    hub_publish_frame(&h, msg_buf_from_bytes("b", 1));
+    msg_buf *f = hub_take_frame(&h, &seq);
+    CHECK(f && f->data[0] == 'b' && seq == 2, "the newest frame only");
+    msg_buf_unref(f);
+    CHECK(hub_take_frame(&h, &seq) == NULL, "no frame twice");
+    int posted = 0;
+    for (int i = 0; i < HUB_REPLY_RING + 10; i++) {
+        cmd_reply r;
+        memset(&r, 0, sizeof r);
+        r.rid = (uint32_t)i;
+        r.bodies = calloc(1, sizeof *r.bodies); /* dropped replies must free what they carry */
+        hub_post_reply(&h, &r);
+        posted++;
+    }
+    cmd_reply rs[64];
+    int got = 0, n;
+    while ((n = hub_take_replies(&h, rs, 64)) > 0) {
+        for (int i = 0; i < n; i++)
+            cmd_reply_free_payload(&rs[i]);
+        got += n;
+    }
+    CHECK(posted == HUB_REPLY_RING + 10 && got == HUB_REPLY_RING && h.replies_dropped == 10,
+          "reply ring bounded: %d kept, %llu dropped", got, (unsigned long long)h.replies_dropped);
+    hub_destroy(&h); /* LSan: the ring's last references are freed */
+}
+
+/* ---- Golden vectors ------------------------------------------------------------- */
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    if (b)
+        b[n] = 0;
+    fclose(f);
+    if (len)
+        *len = (size_t)n;
+    return b;
+}
+
+static float jnum(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return v ? (float)v->valuedouble : 0.0f;
+}
+
+static fs_vec3 jvec(const cJSON *a, int at)
+{
+    return (fs_vec3){(float)cJSON_GetArrayItem(a, at)->valuedouble, (float)cJSON_GetArrayItem(a, at + 1)->valuedouble,
+                     (float)cJSON_GetArrayItem(a, at + 2)->valuedouble};
+}
+
+static void world_from_json(const cJSON *w, world_info *wi)
+{
+    memset(wi, 0, sizeof *wi);
+    wi->box_min = jvec(cJSON_GetObjectItem(w, "box_min"), 0);
+    wi->box_max = jvec(cJSON_GetObjectItem(w, "box_max"), 0);
+    wi->gravity = jvec(cJSON_GetObjectItem(w, "gravity"), 0);
+    wi->h = jnum(w, "h");
+    wi->spacing = jnum(w, "spacing");
+    wi->dt = jnum(w, "dt");
+    snprintf(wi->scene, sizeof wi->scene, "%s", cJSON_GetObjectItem(w, "scene")->valuestring);
+    wi->particles = (int)jnum(w, "particles");
+    wi->capacity = (int)jnum(w, "capacity");
+    wi->paused = cJSON_IsTrue(cJSON_GetObjectItem(w, "paused"));
+    const cJSON *mats = cJSON_GetObjectItem(w, "materials");
+    wi->material_count = cJSON_GetArraySize(mats);
+    for (int m = 0; m < wi->material_count; m++) {
+        const cJSON *mo = cJSON_GetArrayItem(mats, m);
+        snprintf(wi->material[m], CMD_NAME_LEN, "%s", cJSON_GetObjectItem(mo, "name")->valuestring);
+        const cJSON *ps = cJSON_GetObjectItem(mo, "params");
+        for (int p = 0; p < FS_P_COUNT; p++)
+            wi->param[m][p] = (float)cJSON_GetArrayItem(ps, p)->valuedouble;
+    }
+}
+
+/* Builds the message a server-to-client vector describes, with the real encoder. */
+static msg_buf *encode_vector(const char *file, const cJSON *in, fs_param_info *pinfo, wire_static *st)
+{
+    world_info wi;
+    const cJSON *w = cJSON_GetObjectItem(in, "world");
+    if (w)
+        world_from_json(w, &wi);
+    if (!strncmp(file, "s2c_frame", 9)) {
+        const cJSON *parts = cJSON_GetObjectItem(in, "particles"), *b = cJSON_GetObjectItem(in, "bounds");
+        int n = cJSON_GetArraySize(parts);
+        float x[16], y[16], z[16];
+        uint8_t mat[16];
+        uint32_t id[16];
+        int32_t order[16];
+        for (int k = 0; k < n; k++) { /* internal order: rotated by 2 */
+            int i = (k + 2) % n;
+            const cJSON *p = cJSON_GetArrayItem(parts, k);
+            fs_vec3 v = jvec(cJSON_GetObjectItem(p, "pos"), 0);
+            x[i] = v.x;
+            y[i] = v.y;
+            z[i] = v.z;
+            mat[i] = (uint8_t)jnum(p, "mat");
+            id[i] = (uint32_t)jnum(p, "id");
+            order[k] = i;
+        }
+        const cJSON *cs = cJSON_GetObjectItem(in, "cursors");
+        wire_cursor cur[4];
+        int nc = cJSON_GetArraySize(cs);
+        for (int c = 0; c < nc && c < 4; c++) {
+            const cJSON *co = cJSON_GetArrayItem(cs, c);
+            cur[c].client = (uint32_t)jnum(co, "id");
+            fs_vec3 v = jvec(cJSON_GetObjectItem(co, "pos"), 0);
+            cur[c].pos[0] = v.x;
+            cur[c].pos[1] = v.y;
+            cur[c].pos[2] = v.z;
+        }
+        const cJSON *bs = cJSON_GetObjectItem(in, "bodies");
+        wire_body bodies[4];
+        int nb = cJSON_GetArraySize(bs);
+        for (int k = 0; k < nb && k < 4; k++) {
+            const cJSON *bo = cJSON_GetArrayItem(bs, k);
+            bodies[k].id = (uint32_t)jnum(bo, "id");
+            bodies[k].shape = (int)jnum(bo, "shape");
+            bodies[k].is_static = cJSON_IsTrue(cJSON_GetObjectItem(bo, "static"));
+            bodies[k].grabbed_by = (uint32_t)jnum(bo, "grabbed_by");
+            fs_vec3 sz = jvec(cJSON_GetObjectItem(bo, "size"), 0), ps = jvec(cJSON_GetObjectItem(bo, "pos"), 0);
+            const cJSON *rot = cJSON_GetObjectItem(bo, "rot");
+            for (int a = 0; a < 3; a++) {
+                bodies[k].size[a] = a == 0 ? sz.x : a == 1 ? sz.y : sz.z;
+                bodies[k].pos[a] = a == 0 ? ps.x : a == 1 ? ps.y : ps.z;
+            }
+            for (int a = 0; a < 4; a++)
+                bodies[k].rot[a] = (float)cJSON_GetArrayItem(rot, a)->valuedouble;
+        }
+        wire_frame_src s = {.bodies = bodies, .body_count = nb < 4 ? nb : 4,
+                            .tick = (uint64_t)jnum(in, "tick"), .sim_time = cJSON_GetObjectItem(in, "time")->valuedouble,
+                            .paused = cJSON_IsTrue(cJSON_GetObjectItem(in, "paused")), .box_min = jvec(b, 0),
+                            .box_max = jvec(b, 3), .count = n, .x = x, .y = y, .z = z, .material = mat, .id = id,
+                            .order = order, .cursors = cur, .cursor_count = nc};
+        return wire_encode_frame(&s);
+    }
+    if (!strcmp(file, "s2c_hello.msgpack")) {
+        const cJSON *ps = cJSON_GetObjectItem(in, "params"), *sj = cJSON_GetObjectItem(in, "static");
+        for (int p = 0; p < FS_P_COUNT; p++) {
+            const cJSON *po = cJSON_GetArrayItem(ps, p);
+            pinfo[p].name = cJSON_GetObjectItem(po, "name")->valuestring;
+            pinfo[p].unit = cJSON_GetObjectItem(po, "unit")->valuestring;
+            pinfo[p].doc = cJSON_GetObjectItem(po, "doc")->valuestring;
+            pinfo[p].min = jnum(po, "min");
+            pinfo[p].max = jnum(po, "max");
+            pinfo[p].is_flag = cJSON_IsTrue(cJSON_GetObjectItem(po, "flag"));
+            st->param[p] = &pinfo[p];
+        }
+        const cJSON *sc = cJSON_GetObjectItem(sj, "scenes");
+        st->scene_count = cJSON_GetArraySize(sc);
+        for (int i = 0; i < st->scene_count; i++)
+            st->scene[i] = cJSON_GetArrayItem(sc, i)->valuestring;
+        st->tick_hz = jnum(sj, "tick_hz");
+        st->frame_hz = jnum(sj, "frame_hz");
+        st->solver = cJSON_GetObjectItem(sj, "solver")->valuestring;
+        st->auth_required = cJSON_IsTrue(cJSON_GetObjectItem(sj, "auth_required"));
+        st->max_msg = (int)jnum(sj, "max_msg");
+        st->rate_per_s = (int)jnum(sj, "rate_per_s");
+        st->rate_burst = (int)jnum(sj, "rate_burst");
+        return wire_encode_hello(&wi, st, (uint32_t)jnum(in, "client_id"));
+    }
+    if (!strcmp(file, "s2c_param.msgpack"))
+        return wire_encode_param_bcast(&wi, st, (int)jnum(in, "material"), (uint32_t)jnum(in, "by"),
+                                       (uint64_t)jnum(in, "tick"));
+    if (!strcmp(file, "s2c_scene.msgpack"))
+        return wire_encode_scene_bcast(&wi, (uint32_t)jnum(in, "by"), (uint64_t)jnum(in, "tick"));
+    if (!strcmp(file, "s2c_state.msgpack"))
+        return wire_encode_state_bcast(cJSON_IsTrue(cJSON_GetObjectItem(in, "paused")), (uint32_t)jnum(in, "by"),
+                                       (uint64_t)jnum(in, "tick"));
+    if (!strncmp(file, "s2c_reply", 9)) {
+        cmd_reply r;
+        memset(&r, 0, sizeof r);
+        r.rid = (uint32_t)jnum(in, "rid");
+        const char *k = cJSON_GetObjectItem(in, "cmd")->valuestring;
+        for (int i = 0; i < CMD_KIND_COUNT; i++)
+            if (!strcmp(cmd_kind_name((cmd_kind)i), k))
+                r.kind = (cmd_kind)i;
+        r.ok = cJSON_IsTrue(cJSON_GetObjectItem(in, "ok"));
+        r.tick = (uint64_t)jnum(in, "tick");
+        r.value = (int64_t)jnum(in, "value");
+        const cJSON *e = cJSON_GetObjectItem(in, "error");
+        if (e)
+            snprintf(r.error, sizeof r.error, "%s", e->valuestring);
+        return wire_encode_reply(&r);
+    }
+    return NULL;
+}
+
+static void check_c2s(const char *file, const cJSON *in, const uint8_t *bytes, size_t len)
+{
+    cmd c;
+    char err[FS_ERROR_LEN] = "";
+    int rc = wire_decode_command(bytes, len, &c, err, sizeof err);
+    CHECK(rc == 0, "%s decodes: %s", file, err);
+    if (rc)
+        return;
+    const char *type = cJSON_GetObjectItem(in, "type")->valuestring;
+    CHECK(!strcmp(cmd_kind_name(c.kind), type), "%s kind %s", file, cmd_kind_name(c.kind));
+    CHECK(c.rid == (uint32_t)jnum(in, "rid"), "%s rid", file);
+    switch (c.kind) {
+    case CMD_PUSH:
+        CHECK(c.u.push.radius == jnum(in, "radius") && c.u.push.strength == jnum(in, "strength") &&
+                  c.u.push.point[1] == (float)cJSON_GetArrayItem(cJSON_GetObjectItem(in, "point"), 1)->valuedouble,
+              "%s values", file);
+        break;
+    case CMD_SET_PARAM:
+        CHECK(!strcmp(c.u.set_param.material, cJSON_GetObjectItem(in, "material")->valuestring), "%s material", file);
+        if (cJSON_GetObjectItem(in, "params"))
+            CHECK(c.u.set_param.count == cJSON_GetArraySize(cJSON_GetObjectItem(in, "params")), "%s count", file);
+        else
+            CHECK(c.u.set_param.count == 1 && c.u.set_param.value[0] == jnum(in, "value"), "%s value", file);
+        break;
+    case CMD_LOAD_SCENE:
+        CHECK(c.u.scene.particles == (int)jnum(in, "particles"), "%s particles", file);
+        break;
+    case CMD_STEP:
+        CHECK(c.u.step.steps == (int)jnum(in, "steps"), "%s steps", file);
+        break;
+    case CMD_EMITTER:
+        CHECK(c.u.emitter.slot == (int)jnum(in, "slot") &&
+                  c.u.emitter.enabled == cJSON_IsTrue(cJSON_GetObjectItem(in, "enabled")),
+              "%s slot/enabled", file);
+        if (cJSON_GetObjectItem(in, "rate"))
+            CHECK(c.u.emitter.has_def && c.u.emitter.rate == jnum(in, "rate") && c.u.emitter.cap == (int)jnum(in, "cap"),
+                  "%s definition", file);
+        break;
+    case CMD_CURSOR:
+        CHECK(c.u.cursor.visible == !cJSON_IsNull(cJSON_GetObjectItem(in, "pos")), "%s visible", file);
+        break;
+    case CMD_AUTH:
+        CHECK(!strcmp(c.u.auth.token, cJSON_GetObjectItem(in, "token")->valuestring), "%s token", file);
+        break;
+    case CMD_BODY_CREATE:
+        CHECK(c.u.body_create.shape == FS_SHAPE_BOX && c.u.body_create.size[1] == 0.05f &&
+                  c.u.body_create.has_density && c.u.body_create.density == 500.0f && c.u.body_create.rot[0] == 1.0f,
+              "%s values", file);
+        break;
+    case CMD_BODY_DESTROY: case CMD_BODY_IMPULSE: case CMD_BODY_GRAB: case CMD_BODY_DRAG: case CMD_BODY_RELEASE:
+        CHECK(c.u.body.id == (uint32_t)jnum(in, "id"), "%s id", file);
+        if (c.kind == CMD_BODY_IMPULSE)
+            CHECK(c.u.body.vec[1] == 2.5f, "%s impulse", file);
+        if (c.kind == CMD_BODY_DRAG)
+            CHECK(c.u.body.vec[0] == 0.25f, "%s target", file);
+        break;
+    default:
+        break;
+    }
+}
+
+static int hexval(char ch)
+{
+    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+}
+
+static void test_golden(const char *dir, bool write)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/vectors.json", dir);
+    char *text = read_file(path, NULL);
+    CHECK(text != NULL, "read %s", path);
+    if (!text)
+        return;
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    CHECK(root != NULL, "vectors.json parses");
+    if (!root)
+        return;
+    CHECK((int)jnum(root, "protocol_version") == WIRE_PROTOCOL_VERSION, "protocol version matches");
+    fs_param_info pinfo[FS_P_COUNT];
+    wire_static st;
+    memset(&st, 0, sizeof st);
+    /* Parameter names for param broadcasts come from the hello vector's table. */
+    const cJSON *vs = cJSON_GetObjectItem(root, "vectors");
+    for (const cJSON *v = vs->child; v; v = v->next) {
+        const cJSON *f = cJSON_GetObjectItem(v, "file");
+        if (cJSON_IsString(f) && !strcmp(f->valuestring, "s2c_hello.msgpack"))
+            msg_buf_unref(encode_vector(f->valuestring, cJSON_GetObjectItem(v, "input"), pinfo, &st));
+    }
+    int n = 0;
+    for (const cJSON *v = vs->child; v; v = v->next, n++) {
+        const char *dirn = cJSON_GetObjectItem(v, "direction")->valuestring;
+        const cJSON *in = cJSON_GetObjectItem(v, "input");
+        if (!strcmp(dirn, "client_to_server_bad")) {
+            const char *hex = cJSON_GetObjectItem(v, "hex")->valuestring;
+            size_t hl = strlen(hex) / 2;
+            uint8_t *b = malloc(hl ? hl : 1);
+            for (size_t i = 0; i < hl; i++)
+                b[i] = (uint8_t)(hexval(hex[2 * i]) << 4 | hexval(hex[2 * i + 1]));
+            char what[64];
+            snprintf(what, sizeof what, "bad vector %s", cJSON_GetObjectItem(v, "doc")->valuestring);
+            expect_bytes_error(b, hl, cJSON_GetObjectItem(v, "error")->valuestring, what);
+            free(b);
+            continue;
+        }
+        const char *file = cJSON_GetObjectItem(v, "file")->valuestring;
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+        msg_buf *m = NULL;
+        if (!strcmp(dirn, "server_to_client")) {
+            m = encode_vector(file, in, pinfo, &st);
+        } else {
+            pk_ctx p;
+            pk_begin(&p);
+            pack_json(&p.pk, in);
+            m = wbuf_finish(&p.b);
+        }
+        CHECK(m != NULL, "%s encodes", file);
+        if (!m)
+            continue;
+        if (write) {
+            FILE *fo = fopen(path, "wb");
+            CHECK(fo && fwrite(m->data, 1, m->len, fo) == m->len, "write %s", path);
+            if (fo)
+                fclose(fo);
+        }
+        size_t len = 0;
+        char *bytes = read_file(path, &len);
+        CHECK(bytes != NULL, "read %s", path);
+        if (bytes) {
+            if (!strcmp(dirn, "server_to_client"))
+                CHECK(len == m->len && !memcmp(bytes, m->data, len),
+                      "%s: the encoder's bytes equal the golden bytes (%zu vs %zu)", file, m->len, len);
+            else
+                check_c2s(file, in, (const uint8_t *)bytes, len);
+            free(bytes);
+        }
+        msg_buf_unref(m);
+    }
+    CHECK(n >= 20, "%d golden vectors", n);
+    cJSON_Delete(root);
+}
+
+int main(int argc, char **argv)
+{
+    bool write = argc > 2 && !strcmp(argv[1], "--write-golden");
+    const char *dir = write ? argv[2] : argc > 1 ? argv[1] : "protocol/golden";
+    test_decode_valid();
+    test_decode_invalid();
+    test_decode_adversarial();
+    test_decode_fuzz();
+    test_frame_encoder();
+    test_queue();
+    test_hub();
+    test_golden(dir, write);
+    printf("test_server_wire: %d passed, %d failed\n", g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}
