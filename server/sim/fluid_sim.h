@@ -96,6 +96,13 @@ typedef enum fs_param {
     FS_P_YIELD_COMPRESS,   /* gamma for r < L, Eq. 8 */
     FS_P_SPRING_BREAK,     /* spring removed when r > break * h (not in paper) */
     FS_P_FRICTION,         /* mu, Eq. 11, wall friction 0 slip .. 1 no-slip */
+    FS_P_MASS_DENSITY,     /* kg/m^3: a particle's mass is this times spacing^3 (bodies) */
+    FS_P_STICK_DISTANCE,   /* d_stick of Eq. 12 [h] */
+    FS_P_STICK_STRENGTH,   /* k_stick of Eq. 12 [1/s^2] */
+    FS_P_HEAT_DIFFUSIVITY, /* c of Solenthaler Eq. 21 [m^2/s] */
+    FS_P_PHASE_CHANGE,     /* 0/1: temperature moves it between solid and liquid */
+    FS_P_SOLID_POINT,      /* deg C: fully solid at or below */
+    FS_P_MELT_POINT,       /* deg C: liquid at or above (taken as the solid point if lower) */
     FS_P_COUNT
 } fs_param;
 

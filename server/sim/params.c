@@ -28,7 +28,18 @@ static const fs_param_info PARAMS[FS_P_COUNT] = {
     [FS_P_SPRING_BREAK] = {"spring_break", "h",
                            "a spring is removed when stretched beyond this many h (not in the paper)", 1.0f,
                            10.0f, false},
-    [FS_P_FRICTION] = {"friction", "ratio", "mu of Eq. 11 at walls: 0 slip, 1 no-slip", 0.0f, 1.0f, false},
+    [FS_P_FRICTION] = {"friction", "ratio", "mu of Eq. 11 at walls and bodies: 0 slip, 1 no-slip", 0.0f, 1.0f, false},
+    [FS_P_MASS_DENSITY] = {"mass_density", "kg/m^3", "a particle's mass is this times the spacing cubed (buoyancy)",
+                           100.0f, 20000.0f, false},
+    [FS_P_STICK_DISTANCE] = {"stick_distance", "h", "d_stick of Eq. 12: reach of the attraction to bodies", 0.0f,
+                             0.5f, false},
+    [FS_P_STICK_STRENGTH] = {"stick_strength", "1/s^2", "k_stick of Eq. 12: strength of the attraction to bodies",
+                             0.0f, 20000.0f, false},
+    [FS_P_HEAT_DIFFUSIVITY] = {"heat_diffusivity", "m^2/s", "c of Solenthaler Eq. 21", 0.0f, 0.05f, false},
+    [FS_P_PHASE_CHANGE] = {"phase_change", "flag", "temperature moves it between solid and liquid", 0.0f, 1.0f,
+                           true},
+    [FS_P_SOLID_POINT] = {"solid_point", "C", "fully solid at or below this temperature", -100.0f, 1000.0f, false},
+    [FS_P_MELT_POINT] = {"melt_point", "C", "liquid at or above this temperature", -100.0f, 1000.0f, false},
 };
 
 const fs_param_info *fs_param_get_info(fs_param p) {
@@ -88,12 +99,13 @@ void fs__materials_init(fs_world *w) {
     const float tsolid[FS_MAT_PRESETS] = {-0.5f, -100, 30, 50, -20}, tmelt[FS_MAT_PRESETS] = {0.5f, -99, 45, 90, -5};
     const float stick[FS_MAT_PRESETS] = {0.25f, 0.3f, 0.3f, 0.3f, 0.35f};
     for (int m = 0; m < FS_MAT_PRESETS; m++) {
-        w->mat[m].mass_density = dens[m];
-        w->mat[m].stick_distance = stick[m];
-        w->mat[m].solid_point = tsolid[m], w->mat[m].melt_point = tmelt[m];
-        w->mat[m].stick_strength = 0.0f;
-        w->mat[m].diffusivity = 0.01f; /* m^2/s: visible in seconds at 8 cm spacing */
-        w->mat[m].phase = m != FS_MAT_GOO;
+        float *p = w->mat[m].p;
+        p[FS_P_MASS_DENSITY] = dens[m];
+        p[FS_P_STICK_DISTANCE] = stick[m];
+        p[FS_P_STICK_STRENGTH] = 0.0f;
+        p[FS_P_HEAT_DIFFUSIVITY] = 0.01f; /* m^2/s: visible in seconds at 8 cm spacing */
+        p[FS_P_PHASE_CHANGE] = m != FS_MAT_GOO;
+        p[FS_P_SOLID_POINT] = tsolid[m], p[FS_P_MELT_POINT] = tmelt[m];
     }
     w->nmat = FS_MAT_PRESETS;
 }

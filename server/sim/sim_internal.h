@@ -8,13 +8,6 @@
 typedef struct fs_material {
     char name[16];
     float p[FS_P_COUNT];
-    /* not yet exposed as parameters: */
-    float mass_density;   /* kg/m^3: a particle's mass is this times spacing^3 */
-    float stick_distance; /* Eq. 12 d_stick, in h */
-    float stick_strength; /* Eq. 12 k_stick, 1/s^2 */
-    float diffusivity;    /* heat, m^2/s (Eq. 21's c) */
-    bool phase;           /* temperature moves it between solid and liquid */
-    float solid_point, melt_point; /* deg C: solid below the first, liquid above the second */
 } fs_material;
 
 typedef struct fs_heater {

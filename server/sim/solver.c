@@ -185,9 +185,10 @@ static void mconst_init(const fs_world *w, mconst *m) {
         m->springs[i] = p[FS_P_SPRINGS] != 0.0f;
         m->add[i] = m->springs[i] && p[FS_P_SPRING_ADD] != 0.0f;
         m->mu[i] = p[FS_P_FRICTION];
-        m->diff[i] = w->mat[i].diffusivity * w->lap_norm * h;
-        m->phase[i] = w->mat[i].phase;
-        m->tsolid[i] = w->mat[i].solid_point, m->tmelt[i] = w->mat[i].melt_point;
+        m->diff[i] = p[FS_P_HEAT_DIFFUSIVITY] * w->lap_norm * h;
+        m->phase[i] = p[FS_P_PHASE_CHANGE] != 0.0f;
+        m->tsolid[i] = p[FS_P_SOLID_POINT];
+        m->tmelt[i] = p[FS_P_MELT_POINT] > p[FS_P_SOLID_POINT] ? p[FS_P_MELT_POINT] : p[FS_P_SOLID_POINT];
         m->any_phase |= m->phase[i];
         m->heat |= m->diff[i] > 0;
         m->any_springs |= m->springs[i];
@@ -912,9 +913,9 @@ void fs__step(fs_world *w) {
         float vol = w->dom.spacing * w->dom.spacing * w->dom.spacing;
         for (int m = 0; m < w->nmat; m++) {
             mu[m] = w->mat[m].p[FS_P_FRICTION];
-            sd[m] = w->mat[m].stick_distance * w->h;
-            sk[m] = w->mat[m].stick_strength;
-            ms[m] = w->mat[m].mass_density * vol;
+            sd[m] = w->mat[m].p[FS_P_STICK_DISTANCE] * w->h;
+            sk[m] = w->mat[m].p[FS_P_STICK_STRENGTH];
+            ms[m] = w->mat[m].p[FS_P_MASS_DENSITY] * vol;
         }
         fs__bodies_step(w, c.dt, w->dom.particle_radius, mu, sd, sk, ms, run);
         for (int k = 0; k < 64; k++) w->st.body_extractions += w->body_extract_worker[k], w->body_extract_worker[k] = 0;

@@ -240,7 +240,7 @@ int fs__alloc_particle(fs_world *w, float x, float y, float z, float vx, float v
     p->vx[i] = vx, p->vy[i] = vy, p->vz[i] = vz;
     p->mat[i] = (uint8_t)m;
     p->temp[i] = w->ambient;
-    p->frozen[i] = w->mat[m].phase && w->ambient <= w->mat[m].solid_point;
+    p->frozen[i] = w->mat[m].p[FS_P_PHASE_CHANGE] != 0.0f && w->ambient <= w->mat[m].p[FS_P_SOLID_POINT];
     p->id[i] = w->next_id++;
     p->slot[i] = s;
     w->slot_index[s] = i;
@@ -596,7 +596,8 @@ void fs_world_set_temperature(fs_world *w, float c) {
     for (int i = 0; i < w->n; i++) {
         const fs_material *m = &w->mat[w->p.mat[i]];
         w->p.temp[i] = c;
-        w->p.frozen[i] = m->phase && c <= m->solid_point; /* no freezing event for a reset */
+        /* no freezing event for a reset */
+        w->p.frozen[i] = m->p[FS_P_PHASE_CHANGE] != 0.0f && c <= m->p[FS_P_SOLID_POINT];
     }
 }
 

@@ -8,6 +8,7 @@ void test_bodies_validation(void);
 void test_bodies_grab(void);
 void test_bodies_rough_handling(void);
 void test_snapshot_roundtrip(void);
+void test_bodies_stickiness(void);
 void test_heat_diffusion_erf(void);
 void test_heat_conserved(void);
 void test_heaters(void);

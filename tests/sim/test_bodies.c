@@ -353,3 +353,52 @@ void test_bodies_rough_handling(void) {
     fs_world_destroy(w);
     fs_pool_destroy(pool);
 }
+
+/* Eq. 12: water on the underside of a static sphere stays with stickiness
+ * on and drips off with it off. */
+static int sticky_run(float strength, int *start) {
+    fs_pool *pool;
+    fs_world *w = world(4000, 1, &pool);
+    float s = 0.08f;
+    fs_domain dom = {{0, 0, 0}, {2, 2, 2}, {0, -9.81f, 0}, 2.1f * s, s, 0.5f * s};
+    fs_world_reset(w, &dom, NULL);
+    fs_world_set_param(w, FS_MAT_WATER, FS_P_STICK_STRENGTH, strength, NULL);
+    fs_world_set_param(w, FS_MAT_WATER, FS_P_STICK_DISTANCE, 0.4f, NULL);
+    fs_body_def b = fs_default_body_def();
+    b.shape = FS_SHAPE_SPHERE;
+    b.size = (fs_vec3){0.4f, 0, 0};
+    b.is_static = true;
+    b.pos = (fs_vec3){1, 1.2f, 1};
+    fs_world_create_body(w, &b, NULL);
+    /* a film of water, one layer thick, on the lower half of the sphere */
+    int n = 0;
+    for (float z = 0.4f; z < 1.6f; z += s)
+        for (float y = 0.6f; y < 1.2f; y += s)
+            for (float x = 0.4f; x < 1.6f; x += s) {
+                float dx = x - 1, dy = y - 1.2f, dz = z - 1, r = sqrtf(dx * dx + dy * dy + dz * dz);
+                if (r > 0.4f + 0.5f * s && r < 0.4f + 1.5f * s && dy < -0.15f)
+                    n += fs_world_add_particle(w, (fs_vec3){x, y, z}, (fs_vec3){0, 0, 0}, FS_MAT_WATER) >= 0;
+            }
+    for (int t = 0; t < 120; t++) fs_world_step(w);
+    fs_particles_view v;
+    fs_world_view(w, &v);
+    int near = 0;
+    for (int i = 0; i < v.count; i++) {
+        float dx = v.x[i] - 1, dy = v.y[i] - 1.2f, dz = v.z[i] - 1;
+        near += sqrtf(dx * dx + dy * dy + dz * dz) < 0.4f + 3 * s;
+    }
+    *start = n;
+    fs_world_destroy(w);
+    fs_pool_destroy(pool);
+    return near;
+}
+
+void test_bodies_stickiness(void) {
+    int n_on, n_off;
+    int on = sticky_run(5000.0f, &n_on), off = sticky_run(0.0f, &n_off);
+    REPORT("%d particles under a 0.4 m sphere, after 2 s: %d still on it with stickiness (k 5000 /s^2, d 0.4 h), "
+           "%d without",
+           n_on, on, off);
+    CHECK(on > 0.8 * n_on, "stickiness did not hold the water (%d of %d)", on, n_on);
+    CHECK(off < 0.3 * n_off, "without stickiness the water stayed (%d of %d)", off, n_off);
+}

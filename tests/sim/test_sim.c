@@ -714,6 +714,7 @@ int main(int argc, char **argv) {
         {"bodies_rough_handling", test_bodies_rough_handling},
         {"bodies_momentum", test_bodies_momentum},
         {"bodies_buoyancy", test_bodies_buoyancy},
+        {"bodies_stickiness", test_bodies_stickiness},
         {"snapshot_roundtrip", test_snapshot_roundtrip},
         {"heat_diffusion_erf", test_heat_diffusion_erf},
         {"heat_conserved", test_heat_conserved},
