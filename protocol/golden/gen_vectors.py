@@ -39,9 +39,16 @@ PARAMS = [  # name, unit, doc, min, max, flag (a small stand-in table)
     ("yield_compress", "ratio", "gamma-", 0.0, 1.0, False),
     ("spring_break", "h", "break", 1.0, 10.0, False),
     ("friction", "ratio", "mu", 0.0, 1.0, False),
+    ("mass_density", "kg/m^3", "mass", 100.0, 20000.0, False),
+    ("stick_distance", "h", "d_stick", 0.0, 0.5, False),
+    ("stick_strength", "1/s^2", "k_stick", 0.0, 20000.0, False),
+    ("heat_diffusivity", "m^2/s", "c", 0.0, 0.05, False),
+    ("phase_change", "flag", "phase", 0.0, 1.0, True),
+    ("solid_point", "C", "solid", -100.0, 1000.0, False),
+    ("melt_point", "C", "melt", -100.0, 1000.0, False),
 ]
-WATER = [3.6, 150, 600, 0, 0.3, 0, 0, 0, 0, 0, 0, 2, 0.05]
-GOO = [3.6, 60, 300, 0.5, 0.5, 1, 1, 300, 3, 0.1, 0.1, 3, 0.2]
+WATER = [3.6, 150, 600, 0, 0.3, 0, 0, 0, 0, 0, 0, 2, 0.05, 1000, 0.25, 0, 0.01, 1, -0.5, 0.5]
+GOO = [3.6, 60, 300, 0.5, 0.5, 1, 1, 300, 3, 0.1, 0.1, 3, 0.2, 1100, 0.3, 500, 0.01, 0, -10, 0]
 WORLD = {
     "box_min": [0, 0, 0], "box_max": [1, 2, 4], "gravity": [0, -9.8, 0], "h": 0.05, "spacing": 0.025,
     "dt": 1 / 60, "scene": "dam_break", "particles": 6, "capacity": 65536, "paused": False,
