@@ -33,6 +33,8 @@ static const struct opt {
     {"allow-origin", "FLUID_ALLOW_ORIGIN", OT_STR, O(allow_origin), 0, 0,
      "comma-separated browser origins, besides this server's own, allowed to open the stream and change the world ('*': any)"},
     {"threads", "FLUID_THREADS", OT_INT, O(threads), 1, 64, "simulation worker threads (fs_pool), including the sim thread"},
+    {"substeps", "FLUID_SUBSTEPS", OT_INT, O(substeps), 1, 16,
+     "solver steps per tick: more is less compressible water and stiffer jelly, at that many times the cost"},
     {"rate", "FLUID_RATE", OT_INT, O(rate_per_s), 1, 100000, "commands per second allowed per WebSocket client"},
     {"burst", "FLUID_BURST", OT_INT, O(rate_burst), 1, 100000, "command burst allowed per WebSocket client"},
     {"net-nice", "FLUID_NET_NICE", OT_INT, O(net_nice), 0, 19, "nice value of the network thread, so the simulation's tick comes first"},
@@ -51,6 +53,7 @@ void config_defaults(srv_config *c)
     c->max_clients = 64;
     strcpy(c->web_root, "web-client");
     c->threads = 2;
+    c->substeps = 1;
     c->rate_per_s = 120;
     c->rate_burst = 240;
     c->net_nice = 5;
@@ -68,7 +71,7 @@ void config_usage(FILE *out)
     fprintf(out, "  --quiet                         log errors only\n"
                  "  --help                          this text\n"
                  "defaults: --port 8080 --bind 127.0.0.1 --tick-hz 60 --frame-hz 30 --max-clients 64\n"
-                 "          --web-root web-client --threads 2 --rate 120 --burst 240 --net-nice 5\n");
+                 "          --web-root web-client --threads 2 --substeps 1 --rate 120 --burst 240 --net-nice 5\n");
 }
 
 static int set_opt(srv_config *c, const struct opt *o, const char *v, const char *from, FILE *err)

@@ -19,6 +19,7 @@ typedef struct srv_config {
     char token[128]; /* empty: no token required */
     char allow_origin[512]; /* extra browser origins allowed to connect and change the world; "*": any */
     int threads;     /* sim worker threads, including the sim thread */
+    int substeps;    /* simulation steps per tick (each of 1/(tick_hz * substeps) s) */
     int rate_per_s;  /* per-client command rate limit */
     int rate_burst;
     int net_nice;    /* nice value of the network thread (Linux: per thread) */

@@ -72,6 +72,7 @@ int sim_thread_init(sim_thread *s, const srv_config *cfg, const wire_static *st,
     if (cap <= 0)
         cap = cfg->particles * 2 > 65536 ? cfg->particles * 2 : 65536;
     def.capacity = cap;
+    def.substeps = cfg->substeps > 0 ? cfg->substeps : 1;
     if (cfg->threads > 1) {
         s->pool = fs_pool_create(cfg->threads);
         if (!s->pool) {
@@ -82,8 +83,12 @@ int sim_thread_init(sim_thread *s, const srv_config *cfg, const wire_static *st,
         def.parallel_for = fs_pool_parallel_for;
         def.task_user = s->pool;
     }
-    s->dt = def.dt;
+    /* one tick advances the world by one tick of wall time (the core accepts
+     * steps up to 0.1 s; below 10 Hz the world runs slower than real time) */
+    if (cfg->tick_hz >= 10) def.dt = (float)(1.0 / cfg->tick_hz);
     s->world = fs_world_create(&def);
+    if (s->world) def.dt = fs_world_dt(s->world);
+    s->dt = def.dt;
     if (!s->world) {
         snprintf(err, errlen, "cannot create a world of %d particles", cap);
         return -1;
