@@ -2,21 +2,22 @@
 # Installs the Debian packages the project needs that this machine lacks.
 # Used by `make deps` (and so by `make`, `make test`, `make run`) and by the
 # Dockerfile's build stage.  Idempotent: installs nothing when all are present.
-#   scripts/deps.sh build    compiler and libraries (default)
-#   scripts/deps.sh test     build + what the tests need (valgrind, node, chromium)
+#   scripts/deps.sh build    compiler, libraries, Node.js (default)
+#   scripts/deps.sh test     build + what the tests need (valgrind, chromium)
 set -euo pipefail
 what=${1:-build}
 pkgs=(gcc make pkg-config libc6-dev libwebsockets-dev libcjson-dev libmsgpack-dev)
 if [ "$what" = test ]; then
-  pkgs+=(valgrind)
+  pkgs+=(valgrind chromium)   # chromium: the web client's browser tests (tests/web)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-# Node.js: any install that provides both commands will do (some machines
+# Node.js (npm builds the web client's vendored modules and runs the JS
+# tests): any install that provides both commands will do (some machines
 # carry a nodejs build that bundles npm and conflicts with Debian's npm).
-if [ "$what" = test ] && ! { command -v node && command -v npm; } >/dev/null 2>&1; then
+if ! { command -v node && command -v npm; } >/dev/null 2>&1; then
   missing+=(nodejs npm)
 fi
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -20,8 +20,8 @@
 #define CMD_MAX_STEPS 1000
 #define CMD_MAX_COORD 1.0e4f
 #define CMD_MAX_RADIUS 100.0f
-#define CMD_MAX_STRENGTH 1000.0f
-#define CMD_MAX_SPEED 1000.0f
+#define CMD_MAX_STRENGTH 50.0f     /* m/s, as the core (fs_world_push) */
+#define CMD_MAX_SPEED 50.0f        /* m/s, emitters, as the core */
 #define CMD_MAX_RATE 100000.0f
 #define CMD_MAX_PARTICLES (1 << 20)
 #define CMD_MAX_BODY_SIZE 10.0f     /* m, per half extent / radius */

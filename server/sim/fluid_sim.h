@@ -186,7 +186,8 @@ int fs_world_index_of(const fs_world *w, uint32_t id);
 
 /* ---- Interaction (the server's entry points) -------------------------- */
 /* Adds strength * dir * (1 - (r/radius)^2) to the velocity of each particle
- * within radius of point.  dir is normalised; strength is in m/s.  Returns
+ * within radius of point.  dir is normalised; strength is in m/s, |strength|
+ * <= 50 (negative pushes against dir), radius in (0, 100] m.  Returns
  * the number of particles touched through *touched (may be NULL). */
 fs_status fs_world_push(fs_world *w, fs_vec3 point, float radius, fs_vec3 dir, float strength,
                         int *touched, fs_error *err);

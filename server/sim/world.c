@@ -473,12 +473,12 @@ fs_status fs_world_push(fs_world *w, fs_vec3 c, float radius, fs_vec3 dir, float
         SETERR(err, "push: point, direction, radius and strength must be finite");
         return FS_ERR_ARG;
     }
-    if (radius <= 0 || radius > 10.0f) {
-        SETERR(err, "push: radius %g outside (0, 10] m", radius);
+    if (radius <= 0 || radius > 100.0f) {
+        SETERR(err, "push: radius %g outside (0, 100] m", radius);
         return FS_ERR_RANGE;
     }
-    if (strength < 0 || strength > 50.0f) {
-        SETERR(err, "push: strength %g outside 0..50 m/s", strength);
+    if (fabsf(strength) > 50.0f) { /* negative: against dir */
+        SETERR(err, "push: strength %g outside -50..50 m/s", strength);
         return FS_ERR_RANGE;
     }
     float len = sqrtf(dir.x * dir.x + dir.y * dir.y + dir.z * dir.z);
@@ -522,9 +522,9 @@ int fs_world_set_emitter(fs_world *w, int slot, const fs_emitter_def *d, fs_erro
         SETERR(err, "emitter: every number must be finite");
         return -1;
     }
-    if (d->speed < 0 || d->speed > 50 || d->radius < 0 || d->radius > 5 || d->rate < 0 || d->rate > 1e6f ||
+    if (d->speed < 0 || d->speed > 50 || d->radius < 0 || d->radius > 100 || d->rate < 0 || d->rate > 1e6f ||
         d->cap < 0) {
-        SETERR(err, "emitter: speed 0..50 m/s, radius 0..5 m, rate 0..1e6 /s, cap >= 0");
+        SETERR(err, "emitter: speed 0..50 m/s, radius 0..100 m, rate 0..1e6 /s, cap >= 0");
         return -1;
     }
     if (d->material < 0 || d->material >= w->nmat) {

@@ -1,0 +1,54 @@
+// ui.test.mjs - slider mapping and the heads-up display's rates.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { toSlider, fromSlider, formatValue, STEPS } from '../../../web-client/src/ui/sliders.js';
+import { StreamStats, Ring } from '../../../web-client/src/stats.js';
+
+test('sliders: ends map to ends, the mapping is monotonic and round-trips', () => {
+  for (const [min, max] of [[0, 1], [0.1, 100], [0, 20000], [1, 10], [0, 60]]) {
+    assert.equal(toSlider(min, min, max), 0);
+    assert.equal(toSlider(max, min, max), STEPS);
+    assert.equal(fromSlider(0, min, max), min);
+    assert.equal(fromSlider(STEPS, min, max), max);
+    let last = -Infinity;
+    for (let p = 0; p <= STEPS; p += 50) { const v = fromSlider(p, min, max); assert.ok(v >= last); last = v; }
+    for (const v of [min, (min + max) / 3, max]) {
+      const back = fromSlider(toSlider(v, min, max), min, max);
+      assert.ok(Math.abs(back - v) <= (max - min) * 0.01 + 1e-9, `${v} -> ${back} in [${min}, ${max}]`);
+    }
+  }
+  assert.ok(toSlider(600, 0, 20000) > 200, 'a wide range gives small defaults room');
+  assert.equal(toSlider(-5, 0, 1), 0, 'clamped');
+});
+
+test('sliders: values are shown with sensible precision', () => {
+  assert.equal(formatValue(0), '0');
+  assert.equal(formatValue(1500), '1500');
+  assert.equal(formatValue(12.345), '12.3');
+  assert.equal(formatValue(0.0123), '0.012');
+});
+
+test('stats: tick rate, realtime ratio and bytes per second over the window', () => {
+  const s = new StreamStats(1000);
+  for (let k = 0; k <= 30; k++) { s.frame(1000 + k * 100 / 3, 2 * k, k / 30); s.received(1000 + k * 100 / 3, 1000); }
+  const r = s.rates(2000);
+  assert.ok(Math.abs(r.tickHz - 60) < 1, `${r.tickHz}`);
+  assert.ok(Math.abs(r.realtime - 1) < 0.02, `${r.realtime}`);
+  assert.ok(Math.abs(r.bytesPerS - 31000) < 2000, `${r.bytesPerS}`);
+});
+
+test('ring: bounded, with a summary', () => {
+  const r = new Ring(10);
+  for (let i = 1; i <= 25; i++) r.add(i);
+  const s = r.summary();
+  assert.equal(s.n, 10);
+  assert.equal(s.max, 25);
+  assert.equal(s.median, 21);
+});
+
+test('presence: label text stays readable on every cursor colour', async () => {
+  const { luminance } = await import('../../../web-client/src/ui/presence.js');
+  assert.ok(luminance('#ffffff') > 0.99);
+  assert.ok(luminance('#000075') < 0.2, 'navy gets white text');
+  assert.ok(luminance('#ffe119') > 0.2, 'yellow gets dark text');
+});

@@ -1,0 +1,54 @@
+# web-client/client.mk - the WebGL2 client: its npm dependencies (pinned in
+# web-client/package-lock.json) copied into web-client/vendor/ for the server
+# to serve, and its tests (tests/web/) and benchmark.  Included by the
+# top-level Makefile.
+
+WEB_DIR      = web-client
+WEB_TEST_DIR = tests/web
+WEB_VENDOR   = $(WEB_DIR)/vendor/msgpack/index.mjs
+WEB_ENV      = FLUID_SERVER=$(BUILD)/fluid-server FLUID_ROOT=$(CURDIR)
+
+.PHONY: web-client-build web-client-clean test-web test-web-unit test-web-e2e bench-web
+all: web-client-build
+run: web-client-build
+web-client-build: $(WEB_VENDOR)
+
+# npm comes with the test packages of scripts/deps.sh; a machine without it
+# gets them here (the build branch of deps.sh has no Node.js).
+$(WEB_DIR)/node_modules/.installed: $(WEB_DIR)/package.json $(WEB_DIR)/package-lock.json
+	@command -v npm >/dev/null 2>&1 || bash scripts/deps.sh build
+	cd $(WEB_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# The browser loads @msgpack/msgpack's ES-module build through the import map
+# in index.html; nothing comes from another host at run time.
+$(WEB_VENDOR): $(WEB_DIR)/node_modules/.installed
+	@rm -rf $(WEB_DIR)/vendor/msgpack
+	@mkdir -p $(WEB_DIR)/vendor/msgpack
+	cp -r $(WEB_DIR)/node_modules/@msgpack/msgpack/dist.esm/. $(WEB_DIR)/vendor/msgpack/
+	cp $(WEB_DIR)/node_modules/@msgpack/msgpack/LICENSE $(WEB_DIR)/vendor/msgpack/
+	@touch $@
+
+$(WEB_TEST_DIR)/node_modules/.installed: $(WEB_TEST_DIR)/package.json $(WEB_TEST_DIR)/package-lock.json
+	cd $(WEB_TEST_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+WEB_TEST_DEPS = $(WEB_VENDOR) $(WEB_TEST_DIR)/node_modules/.installed $(BUILD)/fluid-server
+
+test-web-unit: $(WEB_TEST_DEPS)
+	node $(WEB_TEST_DIR)/run.mjs unit
+test-web-e2e: $(WEB_TEST_DEPS)
+	$(WEB_ENV) node $(WEB_TEST_DIR)/run.mjs e2e
+test-web: test-web-unit test-web-e2e
+
+bench-web: $(WEB_TEST_DEPS)
+	$(WEB_ENV) node $(WEB_TEST_DIR)/bench.mjs
+
+web-client-clean:
+	rm -rf $(WEB_DIR)/vendor $(WEB_DIR)/node_modules $(WEB_TEST_DIR)/node_modules
+
+EXTRA_TEST_DEPS += $(WEB_TEST_DEPS)
+EXTRA_TESTS += "node $(WEB_TEST_DIR)/run.mjs unit" \
+               "$(WEB_ENV) node $(WEB_TEST_DIR)/run.mjs e2e"
+EXTRA_BENCH_DEPS += $(WEB_TEST_DEPS)
+EXTRA_BENCH += $(WEB_ENV) node $(WEB_TEST_DIR)/bench.mjs ;

@@ -1,0 +1,126 @@
+// net.js - the WebSocket connection: msgpack in and out, request ids and
+// round-trip times, byte counting, and reconnection with backoff.
+import { encode } from '@msgpack/msgpack';
+import { decodeMessage } from './decode.js';
+import { SUBPROTOCOL, checkHello, backoffDelay, NO_REPLY } from './protocol.js';
+
+export class Connection {
+  // url: ws://... ; handlers: onMessage(msg, bytes), onStatus({state, text}),
+  // onDecodeTime(ms)
+  constructor(url, handlers = {}) {
+    this.url = url;
+    this.h = handlers;
+    this.ws = null;
+    this.rid = 1;
+    this.pending = new Map();   // rid -> {t0, cmd, resolve}
+    this.lastRtt = null;        // ms, last command's round trip
+    this.bytesIn = 0;           // total bytes received
+    this.messagesIn = 0;
+    this.attempt = 0;
+    this.timer = null;
+    this.stopped = false;
+    this.fatal = null;          // a reason not to reconnect (protocol version)
+    this.hello = null;
+  }
+
+  start() { this.stopped = false; this._open(); }
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    if (this.ws) try { this.ws.close(1000, 'bye'); } catch { /* closed */ }
+  }
+  get connected() { return !!(this.ws && this.ws.readyState === 1 && this.hello); }
+
+  _status(state, text) { this.h.onStatus?.({ state, text }); }
+
+  _open() {
+    clearTimeout(this.timer);
+    this._status('connecting', this.attempt ? `reconnecting (attempt ${this.attempt + 1})…` : 'connecting…');
+    let ws;
+    try { ws = new WebSocket(this.url, SUBPROTOCOL); } catch (e) { this._retry(String(e)); return; }
+    ws.binaryType = 'arraybuffer';
+    this.ws = ws;
+    this.hello = null;
+    ws.onopen = () => {
+      if (ws.protocol && ws.protocol !== SUBPROTOCOL) {
+        this._fatal(`The server answered with WebSocket subprotocol "${ws.protocol}", not "${SUBPROTOCOL}".`);
+      }
+    };
+    ws.onmessage = (ev) => this._message(ev.data);
+    ws.onclose = (ev) => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      this.hello = null;
+      for (const p of this.pending.values()) p.resolve({ ok: false, error: 'connection closed' });
+      this.pending.clear();
+      if (this.fatal) { this._status('fatal', this.fatal); return; }
+      if (this.stopped) { this._status('closed', 'disconnected'); return; }
+      let why = `connection closed (${ev.code}${ev.reason ? ' ' + ev.reason : ''})`;
+      if (ev.code === 1013) why = `server full: ${ev.reason || 'try again later'}`;
+      this._retry(why);
+    };
+    ws.onerror = () => { /* onclose follows */ };
+  }
+
+  _retry(why) {
+    const d = backoffDelay(this.attempt++);
+    const until = performance.now() + d;
+    const tick = () => {
+      const left = Math.max(0, until - performance.now());
+      this._status('waiting', `${why} — reconnecting in ${(left / 1000).toFixed(1)} s`);
+      if (left > 0) this.timer = setTimeout(tick, Math.min(250, left));
+      else this._open();
+    };
+    tick();
+  }
+
+  _fatal(text) {
+    this.fatal = text;
+    this._status('fatal', text);
+    try { this.ws?.close(1000, 'protocol mismatch'); } catch { /* closed */ }
+  }
+
+  _message(data) {
+    if (!(data instanceof ArrayBuffer)) return;   // text is not part of the protocol
+    this.bytesIn += data.byteLength;
+    this.messagesIn++;
+    const t0 = performance.now();
+    let m;
+    try { m = decodeMessage(new Uint8Array(data)); } catch (e) {
+      console.warn('undecodable message', e);
+      return;
+    }
+    const decodeMs = performance.now() - t0;
+    if (m.type === 'hello') {
+      const bad = checkHello(m);
+      if (bad) { this._fatal(bad); return; }
+      this.hello = m;
+      this.attempt = 0;
+      this._status('connected', 'connected');
+    } else if (m.type === 'reply') {
+      const p = this.pending.get(m.rid);
+      if (p) {
+        this.pending.delete(m.rid);
+        this.lastRtt = performance.now() - p.t0;
+        p.resolve(m);
+      }
+    }
+    this.h.onMessage?.(m, data, decodeMs);
+  }
+
+  // Sends a command; resolves with its reply ({ok:false,...} if not connected).
+  send(command) {
+    if (!this.ws || this.ws.readyState !== 1) return Promise.resolve({ ok: false, error: 'not connected' });
+    if (NO_REPLY.has(command.type)) { this._raw({ ...command, rid: 0 }); return Promise.resolve({ ok: true }); }
+    const rid = this.rid++;
+    if (this.rid > 0xffffffff) this.rid = 1;
+    return new Promise((resolve) => {
+      this.pending.set(rid, { t0: performance.now(), cmd: command.type, resolve });
+      this._raw({ ...command, rid });
+      // Bound the wait so callers never hang on a lost reply.
+      setTimeout(() => { if (this.pending.delete(rid)) resolve({ ok: false, error: 'no reply within 10 s' }); }, 10000);
+    });
+  }
+
+  _raw(obj) { try { this.ws.send(encode(obj)); } catch (e) { console.warn('send failed', e); } }
+}
