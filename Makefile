@@ -48,6 +48,12 @@ $(BUILD)/bench_sim: tests/bench/bench_sim.c $(BUILD)/libfluidsim.a
 
 TEST_SUITES = $(BUILD)/test_sim $(BUILD)/test_sim_san
 
+# The server (server/server.mk) and the web client add their own targets and
+# extend EXTRA_TESTS / EXTRA_TEST_DEPS / EXTRA_BENCH.  Included here, before
+# the rules below use those variables as prerequisites (expanded when read).
+-include server/server.mk
+-include web-client/client.mk
+
 # Each suite prints "N passed, N failed"; scripts/run-tests.sh runs them all
 # and closes with the total.
 test: deps-test $(TEST_SUITES) $(EXTRA_TEST_DEPS)
@@ -62,8 +68,3 @@ bench: deps $(BUILD)/bench_sim $(EXTRA_BENCH_DEPS)
 
 clean:
 	rm -rf $(BUILD)
-
-# The server (server/server.mk) and the web client add their own targets and
-# extend EXTRA_TESTS / EXTRA_BENCH.
--include server/server.mk
--include web-client/client.mk
