@@ -17,19 +17,26 @@ static double now_ms(void) {
 
 static void run_bodies(int n, int nbodies, int threads, int warm, int steps);
 
-static void run(int n, int threads, int warm, int steps) {
-    fs_pool *pool = fs_pool_create(threads);
+/* A dam break of about n particles on a pool of `threads` threads. */
+static fs_world *dam_break(int n, int threads, fs_pool **pool) {
+    *pool = fs_pool_create(threads);
     fs_world_def d = fs_default_world_def();
     d.capacity = n + n / 4;
     d.worker_count = threads;
     d.parallel_for = fs_pool_parallel_for;
-    d.task_user = pool;
+    d.task_user = *pool;
     fs_world *w = fs_world_create(&d);
     fs_error err;
     if (!w || fs_world_load_scene(w, "dam_break", n, &err) != FS_OK) {
         printf("cannot load: %s\n", w ? err.msg : "out of memory");
         exit(1);
     }
+    return w;
+}
+
+static void run(int n, int threads, int warm, int steps) {
+    fs_pool *pool;
+    fs_world *w = dam_break(n, threads, &pool);
     float nb0 = fs_world_mean_neighbours(w, NULL, NULL);
     for (int t = 0; t < warm; t++) fs_world_step(w);
     double ph[FS_PHASE_COUNT] = {0}, total = 0;
@@ -77,14 +84,8 @@ int main(int argc, char **argv) {
 }
 
 static void run_bodies(int n, int nbodies, int threads, int warm, int steps) {
-    fs_pool *pool = fs_pool_create(threads);
-    fs_world_def d = fs_default_world_def();
-    d.capacity = n + n / 4;
-    d.worker_count = threads;
-    d.parallel_for = fs_pool_parallel_for;
-    d.task_user = pool;
-    fs_world *w = fs_world_create(&d);
-    fs_world_load_scene(w, "dam_break", n, NULL);
+    fs_pool *pool;
+    fs_world *w = dam_break(n, threads, &pool);
     fs_domain dom = fs_world_domain(w);
     /* 20 bodies of every shape and several densities over the tank, where the
      * collapsing column reaches them */
