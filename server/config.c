@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum opt_type { OT_INT, OT_DOUBLE, OT_STR };
 
@@ -32,7 +33,9 @@ static const struct opt {
     {"token", "FLUID_TOKEN", OT_STR, O(token), 0, 0, "if set, mutating requests need 'Authorization: Bearer TOKEN'"},
     {"allow-origin", "FLUID_ALLOW_ORIGIN", OT_STR, O(allow_origin), 0, 0,
      "comma-separated browser origins, besides this server's own, allowed to open the stream and change the world ('*': any)"},
-    {"threads", "FLUID_THREADS", OT_INT, O(threads), 1, 64, "simulation worker threads (fs_pool), including the sim thread"},
+    {"threads", "FLUID_THREADS", OT_INT, O(threads), 0, 64,
+     "simulation worker threads (fs_pool), including the sim thread (0: one less than the cores, at least 1, so the "
+     "network thread keeps a core for the clients)"},
     {"substeps", "FLUID_SUBSTEPS", OT_INT, O(substeps), 1, 16,
      "solver steps per tick: more is less compressible water and stiffer jelly, at that many times the cost"},
     {"rate", "FLUID_RATE", OT_INT, O(rate_per_s), 1, 100000, "commands per second allowed per WebSocket client"},
@@ -52,7 +55,7 @@ void config_defaults(srv_config *c)
     c->frame_hz = 30;
     c->max_clients = 64;
     strcpy(c->web_root, "web-client");
-    c->threads = 2;
+    c->threads = 0;
     c->substeps = 1;
     c->rate_per_s = 120;
     c->rate_burst = 240;
@@ -71,7 +74,7 @@ void config_usage(FILE *out)
     fprintf(out, "  --quiet                         log errors only\n"
                  "  --help                          this text\n"
                  "defaults: --port 8080 --bind 127.0.0.1 --tick-hz 60 --frame-hz 30 --max-clients 64\n"
-                 "          --web-root web-client --threads 2 --substeps 1 --rate 120 --burst 240 --net-nice 5\n");
+                 "          --web-root web-client --threads 0 --substeps 1 --rate 120 --burst 240 --net-nice 5\n");
 }
 
 static int set_opt(srv_config *c, const struct opt *o, const char *v, const char *from, FILE *err)
@@ -156,5 +159,11 @@ int config_parse(srv_config *c, int argc, char **argv, FILE *out, FILE *err)
     }
     if (c->rate_burst < c->rate_per_s / 10)
         c->rate_burst = c->rate_per_s / 10 + 1;
+    if (c->threads == 0) { /* auto: leave a core to the network thread and its clients */
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        c->threads = cores > 2 ? (int)(cores - 1) : 1;
+        if (c->threads > 64)
+            c->threads = 64;
+    }
     return 0;
 }
