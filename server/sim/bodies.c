@@ -471,86 +471,78 @@ static cell_box cells_near(const fs_world *w, const fs_body *b, float more) {
     return cb;
 }
 
-/* Step 1 (Alg. 6 lines 5-7), one body per task item: the collision
- * impulses of the particles inside the advanced body, summed in index order
- * (deterministic whatever the thread count). */
+/* The particles within reach of body b, in index order (deterministic), each
+ * against b with Eq. 9-12.  Returns the momentum the body receives (the
+ * opposite of the particles') and its torque about the body's centre.
+ * apply = false: Alg. 6 lines 5-7, the impulses are only summed (step 1, at
+ * the advanced pose).  apply = true: lines 12-15, the body at infinite mass,
+ * each particle is moved by its impulse and then extracted if still inside;
+ * the torque is taken at the moved position. */
+static void body_particles(body_ctx *c, const fs_body *b, bool apply, v3 *J_out, v3 *T_out, uint64_t *extracted) {
+    fs_world *w = c->w;
+    fs_particles *p = &w->p;
+    cell_box cb = cells_near(w, b, c->R + w->stick_max);
+    v3 J = {0, 0, 0}, T = {0, 0, 0};
+    for (int z = cb.z0; z <= cb.z1; z++)
+        for (int y = cb.y0; y <= cb.y1; y++) {
+            int base = (z * w->gy + y) * w->gx;
+            for (int i = w->cell_start[base + cb.x0]; i < w->cell_start[base + cb.x1 + 1]; i++) {
+                v3 x = {p->x[i], p->y[i], p->z[i]};
+                v3 v = {(x.x - p->px[i]) / c->dt, (x.y - p->py[i]) / c->dt, (x.z - p->pz[i]) / c->dt};
+                int m = p->mat[i];
+                v3 dv, n;
+                float d;
+                if (!particle_impulse(b, x, v, c->R, c->mu[m], c->stick_d[m], c->stick_k[m], c->dt, &dv, &d, &n))
+                    continue;
+                v3 Ji = mul(dv, -c->mass[m]); /* opposite of the particle's momentum change */
+                J = add(J, Ji);
+                if (!apply) {
+                    T = add(T, cross(sub(x, b->pos), Ji));
+                    continue;
+                }
+                v3 x1 = add(x, mul(dv, c->dt)); /* x -= I dt (line 14) */
+                T = add(T, cross(sub(x1, b->pos), Ji));
+                float d2 = sdf_world(b, x1, &n) - c->R;
+                if (d2 < 0) {
+                    /* line 15: extract what is still inside.  A move of
+                     * position only (the previous position moves with it):
+                     * a particle found deep inside, e.g. under a body just
+                     * created on it, is put outside without being fired out
+                     * at (depth / dt). */
+                    v3 e = mul(n, -d2);
+                    x1 = add(x1, e);
+                    p->px[i] += e.x, p->py[i] += e.y, p->pz[i] += e.z;
+                    (*extracted)++;
+                }
+                p->x[i] = x1.x, p->y[i] = x1.y, p->z[i] = x1.z;
+            }
+        }
+    *J_out = J, *T_out = T;
+}
+
+/* Step 1 (Alg. 6 lines 5-7), one body per task item. */
 static void accumulate_task(int bb, int be, int worker, void *vctx) {
     (void)worker;
     body_ctx *c = vctx;
-    fs_world *w = c->w;
-    fs_particles *p = &w->p;
     for (int k = bb; k < be; k++) {
-        fs_body *b = &w->bodies[k];
+        fs_body *b = &c->w->bodies[k];
         b->acc_J = (v3){0, 0, 0}, b->acc_T = (v3){0, 0, 0};
-        if (b->is_static) continue;
-        cell_box cb = cells_near(w, b, c->R + w->stick_max);
-        v3 J = {0, 0, 0}, T = {0, 0, 0};
-        for (int z = cb.z0; z <= cb.z1; z++)
-            for (int y = cb.y0; y <= cb.y1; y++) {
-                int base = (z * w->gy + y) * w->gx;
-                for (int i = w->cell_start[base + cb.x0]; i < w->cell_start[base + cb.x1 + 1]; i++) {
-                    v3 x = {p->x[i], p->y[i], p->z[i]};
-                    v3 v = {(x.x - p->px[i]) / c->dt, (x.y - p->py[i]) / c->dt, (x.z - p->pz[i]) / c->dt};
-                    int m = p->mat[i];
-                    v3 dv, n;
-                    float d;
-                    if (!particle_impulse(b, x, v, c->R, c->mu[m], c->stick_d[m], c->stick_k[m], c->dt, &dv, &d, &n))
-                        continue;
-                    /* the body receives the opposite of the particle's momentum change */
-                    v3 Ji = mul(dv, -c->mass[m]);
-                    J = add(J, Ji);
-                    T = add(T, cross(sub(x, b->pos), Ji));
-                }
-            }
-        b->acc_J = J, b->acc_T = T;
+        if (!b->is_static) body_particles(c, b, false, &b->acc_J, &b->acc_T, NULL);
     }
 }
 
-/* Step 3 (lines 12-15): the particles against each body at its final pose,
- * the body at infinite mass, then extraction.  Bodies in index order,
- * particles in index order: deterministic.  The momentum the particles
+/* Step 3 (lines 12-15), bodies in index order.  The momentum the particles
  * gain here is what the body must lose; step 1 gave the body an estimate of
  * it (at the tentative pose), so the difference is returned to the body's
  * velocity now, and fluid plus bodies conserve momentum exactly (an
  * addition to the paper, which leaves the two steps' impulses unequal). */
 static void particles_against_bodies(body_ctx *c) {
     fs_world *w = c->w;
-    fs_particles *p = &w->p;
     uint64_t extracted = 0;
     for (int k = 0; k < w->nbodies; k++) {
         fs_body *b = &w->bodies[k];
-        cell_box cb = cells_near(w, b, c->R + w->stick_max);
-        v3 J = {0, 0, 0}, T = {0, 0, 0};
-        for (int z = cb.z0; z <= cb.z1; z++)
-            for (int y = cb.y0; y <= cb.y1; y++) {
-                int base = (z * w->gy + y) * w->gx;
-                for (int i = w->cell_start[base + cb.x0]; i < w->cell_start[base + cb.x1 + 1]; i++) {
-                    v3 x = {p->x[i], p->y[i], p->z[i]};
-                    v3 v = {(x.x - p->px[i]) / c->dt, (x.y - p->py[i]) / c->dt, (x.z - p->pz[i]) / c->dt};
-                    int m = p->mat[i];
-                    v3 dv, n;
-                    float d;
-                    if (!particle_impulse(b, x, v, c->R, c->mu[m], c->stick_d[m], c->stick_k[m], c->dt, &dv, &d, &n))
-                        continue;
-                    v3 x1 = add(x, mul(dv, c->dt)); /* x -= I dt (line 14) */
-                    v3 Ji = mul(dv, -c->mass[m]);
-                    J = add(J, Ji);
-                    T = add(T, cross(sub(x1, b->pos), Ji));
-                    float d2 = sdf_world(b, x1, &n) - c->R;
-                    if (d2 < 0) {
-                        /* line 15: extract what is still inside.  A move of
-                         * position only (the previous position moves with it):
-                         * a particle found deep inside, e.g. under a body just
-                         * created on it, is put outside without being fired
-                         * out at (depth / dt). */
-                        v3 e = mul(n, -d2);
-                        x1 = add(x1, e);
-                        p->px[i] += e.x, p->py[i] += e.y, p->pz[i] += e.z;
-                        extracted++;
-                    }
-                    p->x[i] = x1.x, p->y[i] = x1.y, p->z[i] = x1.z;
-                }
-            }
+        v3 J, T;
+        body_particles(c, b, true, &J, &T, &extracted);
         if (!b->is_static) {
             b->vel = add(b->vel, mul(sub(J, b->acc_J), b->inv_mass));
             b->ang = add(b->ang, inv_inertia_mul(b, sub(T, b->acc_T)));

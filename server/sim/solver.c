@@ -487,7 +487,7 @@ static void swap_positions(fs_world *w) {
 static void solidity_task(int b, int e, int worker, void *vctx) {
     step_ctx *c = vctx;
     fs_world *w = c->w;
-    const fs_particles *p = &w->p;
+    fs_particles *p = &w->p;
     uint64_t events = 0;
     for (int i = b; i < e; i++) {
         int m = p->mat[i];
@@ -496,6 +496,10 @@ static void solidity_task(int b, int e, int worker, void *vctx) {
             float T = p->temp[i], ts = c->m.tsolid[m], tm = c->m.tmelt[m];
             s = T <= ts ? 1.0f : (T >= tm ? 0.0f : (tm - T) / (tm - ts));
             events += s >= 1.0f && !p->frozen[i];
+            /* no longer fully solid: clear now (nothing below reads it for
+             * such a particle); becoming solid is recorded by frozen_task
+             * after this step's freezing springs are made */
+            if (s < 1.0f) p->frozen[i] = 0;
         }
         w->solid[i] = s;
     }
@@ -520,16 +524,13 @@ static void springs_stage(fs_world *w, step_ctx *c) {
     for (int k = 0; k < 64; k++) ev += c->freeze_events[k], c->freeze_events[k] = 0;
     c->freezing = ev > 0;
     any_add |= c->freezing;
-    if (w->springs == 0 && !any_add) {
-        if (c->m.any_phase) run(w, frozen_task, c, w->n);
-        return;
-    }
+    if (w->springs == 0 && !any_add) return; /* no freezing (it would be in any_add) */
     run(w, spring_plastic_task, c, w->n);
     if (any_add) {
         run(w, spring_count_task, c, w->n);
         run(w, spring_add_task, c, w->n);
     }
-    if (c->m.any_phase) run(w, frozen_task, c, w->n);
+    if (c->freezing) run(w, frozen_task, c, w->n);
     long total = 0;
     for (int i = 0; i < w->n; i++) total += w->spr_n[w->p.slot[i]];
     w->springs = (int)(total / 2);
@@ -593,32 +594,35 @@ SIMD_CLONES static void density_task(int b, int e, int worker, void *vctx) {
             w->nb_n[i] = -1; /* pass 2 scans again: same positions, same set */
         }
         const float *R2 = sc.r2;
+        const int m = p->mat[i];
         float rho = 0, rhon = 0;
-#pragma omp simd reduction(+ : rho, rhon)
-        for (int k = 0; k < n; k++) {
-            const float q = 1.0f - sqrtf(R2[k]) * inv_h, q2 = q * q;
-            rho += q2;      /* Eq. 1 */
-            rhon += q2 * q; /* Eq. 4 */
-        }
-        wall_density(w, p->x[i], p->y[i], p->z[i], &rho, &rhon);
-        int m = p->mat[i];
         if (c->m.heat) {
-            /* Eq. 21: heat diffusion with the Laplacian of the viscosity
-             * kernel, proportional to (h - r) = h q; each pair's exchange is
-             * antisymmetric, so the total heat is conserved */
+            /* the same pass also sums Eq. 21: heat diffusion with the
+             * Laplacian of the viscosity kernel, proportional to (h - r) = h q;
+             * each pair's exchange is antisymmetric, so heat is conserved */
             const float Ti = p->temp[i], Di = c->m.diff[m];
             const float *T = p->temp;
             const uint8_t *MM = p->mat;
             const int32_t *J = sc.j;
             float acc = 0;
-#pragma omp simd reduction(+ : acc)
+#pragma omp simd reduction(+ : rho, rhon, acc)
             for (int k = 0; k < n; k++) {
+                const float q = 1.0f - sqrtf(R2[k]) * inv_h, q2 = q * q;
+                rho += q2;      /* Eq. 1 */
+                rhon += q2 * q; /* Eq. 4 */
                 const int j = J[k];
-                const float q = 1.0f - sqrtf(R2[k]) * inv_h;
                 acc += 0.5f * (Di + c->m.diff[MM[j]]) * q * (T[j] - Ti);
             }
             w->dT[i] = acc;
+        } else {
+#pragma omp simd reduction(+ : rho, rhon)
+            for (int k = 0; k < n; k++) {
+                const float q = 1.0f - sqrtf(R2[k]) * inv_h, q2 = q * q;
+                rho += q2;      /* Eq. 1 */
+                rhon += q2 * q; /* Eq. 4 */
+            }
         }
+        wall_density(w, p->x[i], p->y[i], p->z[i], &rho, &rhon);
         w->s_a[i] = c->m.k[m] * (rho - c->m.rho0[m]); /* Eq. 2, times dt^2 h */
         w->s_b[i] = c->m.kn[m] * rhon;                /* Eq. 5, times dt^2 h */
     }
