@@ -73,7 +73,7 @@ cJSON *rest_stats_json(const net *n)
     cJSON_AddNumberToObject(j, "step_ms", s.step_ms_mean);
     cJSON_AddNumberToObject(j, "step_ms_last", s.step_ms_last);
     cJSON_AddNumberToObject(j, "step_ms_max", s.step_ms_max);
-    static const char *const phases[FS_PHASE_COUNT] = {"grid", "viscosity", "springs", "relax", "collide"};
+    static const char *const phases[FS_PHASE_COUNT] = {"grid", "viscosity", "springs", "relax", "collide", "assemble", "solve"};
     cJSON *ph = cJSON_AddObjectToObject(j, "phase_ms");
     for (int i = 0; i < FS_PHASE_COUNT; i++)
         cJSON_AddNumberToObject(ph, phases[i], s.phase_ms[i]);

@@ -297,17 +297,40 @@ fs_status fs_world_body_release(fs_world *w, uint32_t id, fs_error *err);
 /* Deepest penetration of a particle (its collision sphere) into a body, m. */
 float fs_world_body_penetration(const fs_world *w);
 
+/* ---- Solvers ------------------------------------------------------------
+ * The world (particles, grid, bodies, heat sources, emitters) is shared; a
+ * solver is the step that moves it.  "clavet" (Clavet 2005, the default),
+ * "unified" (Solenthaler 2007) and "mps" (Premoze 2003) when built in. */
+typedef enum fs_solver {
+    FS_SOLVER_CLAVET = 0,
+    FS_SOLVER_UNIFIED,
+    FS_SOLVER_MPS,
+    FS_SOLVER_COUNT
+} fs_solver;
+/* Wire name ("clavet", "unified", "mps") and one line on it; NULL for a
+ * solver this build does not have. */
+const char *fs_solver_name(fs_solver s);
+const char *fs_solver_doc(fs_solver s);
+int fs_solver_find(const char *name); /* -1 when unknown or not built in */
+/* Switches solver.  Positions, velocities and temperatures carry over; the
+ * new solver derives its own state (reference shapes, pressures) from the
+ * current particles.  Allocates: not a step-loop call. */
+fs_status fs_world_set_solver(fs_world *w, fs_solver s, fs_error *err);
+fs_solver fs_world_solver(const fs_world *w);
+
 /* ---- Scenes ------------------------------------------------------------- */
 typedef struct fs_scene_info {
     const char *name;
     const char *doc;
     int default_particles;
+    fs_solver solver; /* the solver the scene is made for */
 } fs_scene_info;
 int fs_scene_count(void);
 const fs_scene_info *fs_scene_get(int i);
 /* Resets the world to a named scene with about `particles` particles
  * (0: the scene's default).  Material parameters are kept; particles,
- * bodies, emitters, drains and heaters are replaced by the scene's. */
+ * bodies, emitters, drains and heaters are replaced by the scene's.  The
+ * current solver is kept (fs_world_set_solver first to change it). */
 fs_status fs_world_load_scene(fs_world *w, const char *name, int particles, fs_error *err);
 const char *fs_world_scene_name(const fs_world *w);
 
@@ -318,6 +341,8 @@ typedef enum fs_phase {
     FS_PHASE_SPRINGS,    /* Algorithms 4 and 3 */
     FS_PHASE_RELAX,      /* Algorithm 2 */
     FS_PHASE_COLLIDE,    /* walls (Eq. 9-11), velocities, repair */
+    FS_PHASE_ASSEMBLE,   /* implicit solvers: building the linear system */
+    FS_PHASE_SOLVE,      /* implicit solvers: solving it */
     FS_PHASE_COUNT
 } fs_phase;
 
@@ -335,6 +360,9 @@ typedef struct fs_stats {
     int bodies;
     int contacts;              /* body-body and body-wall contacts, last step */
     uint64_t body_extractions; /* particles pushed out of a body (Alg. 6 line 15) */
+    fs_solver solver;
+    int solver_iterations;     /* implicit solvers: iterations of the last solve */
+    double solver_residual;    /* and its relative residual */
 } fs_stats;
 void fs_world_stats(const fs_world *w, fs_stats *out);
 

@@ -13,12 +13,12 @@
 #define H_OVER_S 2.1f
 
 static const fs_scene_info SCENES[] = {
-    {"dam_break", "a water column (width a, height 2a) collapsing along a tank", 20000},
-    {"drop", "a ball of water falling into a pool", 20000},
-    {"fountain", "a jet from the floor of a shallow pool, drained in a corner", 15000},
-    {"gallery", "water, goo, jelly, clay and honey blocks dropped side by side", 15000},
-    {"floating", "boxes, balls and a capsule of several densities dropped on a pool", 20000},
-    {"heavy_object", "a heavy box falling into a tank of liquid (the paper's Fig. 9)", 20000},
+    {"dam_break", "a water column (width a, height 2a) collapsing along a tank", 20000, FS_SOLVER_CLAVET},
+    {"drop", "a ball of water falling into a pool", 20000, FS_SOLVER_CLAVET},
+    {"fountain", "a jet from the floor of a shallow pool, drained in a corner", 15000, FS_SOLVER_CLAVET},
+    {"gallery", "water, goo, jelly, clay and honey blocks dropped side by side", 15000, FS_SOLVER_CLAVET},
+    {"floating", "boxes, balls and a capsule of several densities dropped on a pool", 20000, FS_SOLVER_CLAVET},
+    {"heavy_object", "a heavy box falling into a tank of liquid (the paper's Fig. 9)", 20000, FS_SOLVER_CLAVET},
 };
 #define NSCENES ((int)(sizeof SCENES / sizeof SCENES[0]))
 
@@ -128,5 +128,7 @@ fs_status fs_world_load_scene(fs_world *w, const char *name, int n, fs_error *er
     }
     snprintf(w->scene, sizeof w->scene, "%s", SCENES[which].name);
     fs__grid_build(w);
+    const fs_solver_ops *ops = fs__solver_ops(w->solver);
+    if (ops->prepare) ops->prepare(w);
     return FS_OK;
 }

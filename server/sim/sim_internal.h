@@ -58,8 +58,35 @@ typedef struct fs_particles {
     int32_t *slot;  /* storage slot for cold per-particle data (springs) */
 } fs_particles;
 
+/* A solver (solver.c: Clavet; unified.c; mps.c).  The world owns the
+ * particles and everything shared; a solver owns only the state it alone
+ * reads, behind w->solver_state, and keeps any per-particle part of it by
+ * storage slot (p.slot) so the grid's reorders never move it. */
+typedef struct fs_solver_ops {
+    const char *name, *doc;
+    /* Allocates the state for the world's capacity (may be NULL). */
+    fs_status (*attach)(fs_world *w, fs_error *err);
+    void (*detach)(fs_world *w); /* frees it (may be NULL) */
+    /* Derives the state from the current particles: after a switch and after
+     * a scene is built.  No allocation (may be NULL). */
+    void (*prepare)(fs_world *w);
+    void (*step)(fs_world *w); /* one sub-step of w->dt */
+    /* The particle in storage slot `slot` is being removed (may be NULL). */
+    void (*removed)(fs_world *w, int slot);
+    /* Snapshot section: write the state (buf NULL: count only) and read it
+     * back.  read with apply false only checks; with apply true it is called
+     * after a successful check and after the particles were restored. */
+    size_t (*state_write)(const fs_world *w, void *buf, size_t cap);
+    fs_status (*state_read)(fs_world *w, const void *buf, size_t n, bool apply, fs_error *err);
+} fs_solver_ops;
+extern const fs_solver_ops fs__clavet_ops;
+const fs_solver_ops *fs__solver_ops(fs_solver s); /* NULL when not built in */
+void fs__solver_detach(fs_world *w);             /* frees the current solver's state */
+
 struct fs_world {
     fs_world_def def;
+    fs_solver solver;
+    void *solver_state;
     fs_domain dom;
     char scene[32];
 
@@ -191,9 +218,14 @@ size_t fs__contact_size(void);
 void fs__bodies_step(fs_world *w, float dt, float R, const float *mu, const float *stick_d, const float *stick_k,
                      const float *mass, void (*run)(fs_world *, fs_task_fn *, void *, int));
 
-/* solver.c */
+/* solver.c: the Clavet step, and pieces any solver may call */
 void fs__grid_build(fs_world *w);
 void fs__step(fs_world *w);
+/* runs fn over [0, count) through the injected parallel_for (serially for
+ * small counts or one worker) */
+void fs__run(fs_world *w, fs_task_fn *fn, void *ctx, int count);
+/* emitters and drains: the start of every solver's step */
+void fs__emit_and_drain(fs_world *w);
 
 /* deterministic hash-based noise in [0, 1) */
 static inline float fs__rand01(uint64_t a, uint64_t b) {

@@ -18,7 +18,7 @@
 #include "sim_internal.h"
 
 #define SNAP_MAGIC 0x31575346u /* "FSW1" */
-#define SNAP_VERSION 1u
+#define SNAP_VERSION 2u
 
 #define SETERR(err, ...)                                                \
     do {                                                                \
@@ -94,6 +94,13 @@ static void write_all(const fs_world *w, wbuf *b) {
     put_u32(b, flags);
     put_u32(b, (uint32_t)w->pending_steps);
     put(b, &w->st, sizeof w->st);
+    /* the solver and its own state */
+    const fs_solver_ops *ops = fs__solver_ops(w->solver);
+    size_t sn = ops->state_write ? ops->state_write(w, NULL, 0) : 0;
+    put_u32(b, (uint32_t)w->solver);
+    put_u32(b, (uint32_t)sn);
+    if (sn && b->cap && b->n + sn <= b->cap) ops->state_write(w, b->p + b->n, sn);
+    b->n += sn;
     put_u32(b, SNAP_MAGIC);
 }
 
@@ -328,6 +335,14 @@ fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *
     uint32_t flags = get_u32(&r), pending = get_u32(&r);
     fs_stats stats;
     get(&r, &stats, sizeof stats);
+    uint32_t solver = get_u32(&r), slen = get_u32(&r);
+    const void *sbytes = take(&r, slen);
+    const fs_solver_ops *sops = r.bad ? NULL : fs__solver_ops((fs_solver)solver);
+    if (st == FS_OK && !r.bad && !sops) st = fail(err, FS_ERR_ARG, "snapshot: solver %u is not built in", solver);
+    if (st == FS_OK && sops && (slen ? !sops->state_read : false))
+        st = fail(err, FS_ERR_ARG, "snapshot: state for solver %s, which keeps none", sops->name);
+    if (st == FS_OK && sops && sops->state_read && sops->state_read(w, sbytes, slen, false, err) != FS_OK)
+        st = FS_ERR_ARG;
     if (st == FS_OK && (r.bad || get_u32(&r) != SNAP_MAGIC || r.at != size))
         st = fail(err, FS_ERR_ARG, "snapshot: truncated or trailing bytes");
     if (st == FS_OK) { /* emitters and drains */
@@ -351,6 +366,12 @@ fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *
     if (st == FS_OK && fs_world_reset(w, &dom, &derr) != FS_OK) { /* also checks the domain */
         SETERR(err, "snapshot: %.140s", derr.msg);
         st = FS_ERR_ARG;
+    }
+    if (st == FS_OK && (w->solver != (fs_solver)solver || (sops->attach && !w->solver_state))) {
+        fs__solver_detach(w);
+        w->solver = FS_SOLVER_CLAVET;
+        if (sops->attach) st = sops->attach(w, err);
+        if (st == FS_OK) w->solver = (fs_solver)solver;
     }
     if (st != FS_OK) {
         free(tmpf), free(seen), free(idx_of_slot);
@@ -398,7 +419,9 @@ fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *
     w->paused = flags & 1u;
     w->pending_steps = (int)(pending > 100000 ? 100000 : pending);
     w->st = stats;
+    w->st.solver = w->solver;
     fs__rebuild_by_id(w);
     free(tmpf), free(seen), free(idx_of_slot);
+    if (sops->state_read) sops->state_read(w, sbytes, slen, true, NULL);
     return FS_OK;
 }

@@ -34,7 +34,7 @@
 #include "sim_internal.h"
 
 /* ---- running tasks ------------------------------------------------------ */
-static void run(fs_world *w, fs_task_fn *fn, void *ctx, int count) {
+void fs__run(fs_world *w, fs_task_fn *fn, void *ctx, int count) {
     if (count <= 0) return;
     if (w->def.parallel_for && w->def.worker_count > 1 && count >= 512)
         w->def.parallel_for(fn, ctx, count, w->def.task_user);
@@ -140,7 +140,7 @@ void fs__grid_build(fs_world *w) {
     for (int c = nc; c > 0; c--) start[c] = start[c - 1];
     start[0] = 0;
     reorder_ctx ctx = {w};
-    run(w, reorder_task, &ctx, n);
+    fs__run(w, reorder_task, &ctx, n);
     fs_particles t = w->p;
     w->p = w->alt;
     w->alt = t;
@@ -519,23 +519,23 @@ static void springs_stage(fs_world *w, step_ctx *c) {
     bool present[FS_MAX_MATERIALS] = {false}, any_add = false;
     for (int i = 0; i < w->n; i++) present[w->p.mat[i]] = true;
     for (int m = 0; m < w->nmat; m++) any_add |= c->m.add[m] && present[m];
-    run(w, solidity_task, c, w->n);
+    fs__run(w, solidity_task, c, w->n);
     uint64_t ev = 0;
     for (int k = 0; k < 64; k++) ev += c->freeze_events[k], c->freeze_events[k] = 0;
     c->freezing = ev > 0;
     any_add |= c->freezing;
     if (w->springs == 0 && !any_add) return; /* no freezing (it would be in any_add) */
-    run(w, spring_plastic_task, c, w->n);
+    fs__run(w, spring_plastic_task, c, w->n);
     if (any_add) {
-        run(w, spring_count_task, c, w->n);
-        run(w, spring_add_task, c, w->n);
+        fs__run(w, spring_count_task, c, w->n);
+        fs__run(w, spring_add_task, c, w->n);
     }
-    if (c->freezing) run(w, frozen_task, c, w->n);
+    if (c->freezing) fs__run(w, frozen_task, c, w->n);
     long total = 0;
     for (int i = 0; i < w->n; i++) total += w->spr_n[w->p.slot[i]];
     w->springs = (int)(total / 2);
     if (w->springs == 0) return;
-    run(w, spring_displace_task, c, w->n);
+    fs__run(w, spring_displace_task, c, w->n);
     swap_positions(w);
 }
 
@@ -806,7 +806,7 @@ static void collide_task(int b, int e, int worker, void *vctx) {
 }
 
 /* ---- emitters and drains (commands, run at the start of a step) -------- */
-static void emit_and_drain(fs_world *w) {
+void fs__emit_and_drain(fs_world *w) {
     int removed = 0;
     for (int d = 0; d < FS_MAX_DRAINS; d++) {
         const fs_drain *dr = &w->drain[d];
@@ -869,22 +869,22 @@ void fs__step(fs_world *w) {
     double *ph = w->st.phase_ms;
     for (int k = 0; k < FS_PHASE_COUNT; k++) ph[k] = 0;
 
-    emit_and_drain(w);
+    fs__emit_and_drain(w);
     t = fs__now_ms();
     fs__grid_build(w);
     ph[FS_PHASE_GRID] += fs__now_ms() - t;
 
     /* lines 1-5, then 6-10 */
     t = fs__now_ms();
-    run(w, visc_params_task, &c, w->n);
-    run(w, viscosity_task, &c, w->n);
+    fs__run(w, visc_params_task, &c, w->n);
+    fs__run(w, viscosity_task, &c, w->n);
     {
         float *s;
         s = w->p.vx, w->p.vx = w->nvx, w->nvx = s;
         s = w->p.vy, w->p.vy = w->nvy, w->nvy = s;
         s = w->p.vz, w->p.vz = w->nvz, w->nvz = s;
     }
-    run(w, predict_task, &c, w->n);
+    fs__run(w, predict_task, &c, w->n);
     ph[FS_PHASE_VISCOSITY] += fs__now_ms() - t;
 
     t = fs__now_ms();
@@ -900,11 +900,11 @@ void fs__step(fs_world *w) {
     t = fs__now_ms();
     for (int it = 0; it < w->def.relax_iterations; it++) {
         if (w->def.relax == FS_RELAX_SEQUENTIAL) {
-            if (it == 0 && c.m.heat) run(w, density_task, &c, w->n); /* Eq. 21 only */
+            if (it == 0 && c.m.heat) fs__run(w, density_task, &c, w->n); /* Eq. 21 only */
             relax_sequential(w, &c);
         } else {
-            run(w, density_task, &c, w->n);
-            run(w, displace_task, &c, w->n);
+            fs__run(w, density_task, &c, w->n);
+            fs__run(w, displace_task, &c, w->n);
             swap_positions(w);
         }
     }
@@ -921,10 +921,10 @@ void fs__step(fs_world *w) {
             sk[m] = w->mat[m].p[FS_P_STICK_STRENGTH];
             ms[m] = w->mat[m].p[FS_P_MASS_DENSITY] * vol;
         }
-        fs__bodies_step(w, c.dt, w->dom.particle_radius, mu, sd, sk, ms, run);
+        fs__bodies_step(w, c.dt, w->dom.particle_radius, mu, sd, sk, ms, fs__run);
         for (int k = 0; k < 64; k++) w->st.body_extractions += w->body_extract_worker[k], w->body_extract_worker[k] = 0;
     }
-    run(w, collide_task, &c, w->n);
+    fs__run(w, collide_task, &c, w->n);
     for (int k = 0; k < 64; k++) {
         w->st.nonfinite_repaired += c.nonfinite[k];
         w->st.escapes_clamped += c.clamped[k];
@@ -936,3 +936,9 @@ void fs__step(fs_world *w) {
     w->st.sim_time += w->dt;
     w->st.step_ms = fs__now_ms() - t0;
 }
+
+const fs_solver_ops fs__clavet_ops = {
+    .name = "clavet",
+    .doc = "Clavet, Beaudoin, Poulin 2005: double density relaxation, viscoelastic springs, plasticity",
+    .step = fs__step,
+};

@@ -58,6 +58,7 @@ static bool particles_alloc(fs_particles *p, int cap) {
 
 void fs_world_destroy(fs_world *w) {
     if (!w) return;
+    fs__solver_detach(w);
     particles_free(&w->p);
     particles_free(&w->alt);
     free(w->s_a), free(w->s_b), free(w->dT), free(w->solid);
@@ -278,6 +279,8 @@ void fs__remove_index(fs_world *w, int i) {
     fs_particles *p = &w->p;
     int s = p->slot[i];
     int K = w->K;
+    const fs_solver_ops *ops = fs__solver_ops(w->solver);
+    if (ops->removed) ops->removed(w, s);
     for (int k = 0; k < w->spr_n[s]; k++) spring_unlink(w, w->spr_j[(size_t)s * K + k], s);
     w->springs -= w->spr_n[s];
     w->spr_n[s] = 0;
@@ -646,8 +649,9 @@ bool fs_world_advance(fs_world *w) {
 void fs_world_step(fs_world *w) {
     double t0 = fs__now_ms();
     double ph[FS_PHASE_COUNT] = {0};
+    const fs_solver_ops *ops = fs__solver_ops(w->solver);
     for (int k = 0; k < w->def.substeps; k++) {
-        fs__step(w);
+        ops->step(w);
         for (int q = 0; q < FS_PHASE_COUNT; q++) ph[q] += w->st.phase_ms[q];
     }
     for (int q = 0; q < FS_PHASE_COUNT; q++) w->st.phase_ms[q] = ph[q];
@@ -662,6 +666,7 @@ void fs_world_stats(const fs_world *w, fs_stats *out) {
     out->springs = w->springs;
     out->bodies = w->nbodies;
     out->contacts = w->ncontacts;
+    out->solver = w->solver;
 }
 
 float fs_world_mean_neighbours(fs_world *w, float *mean_density, float *mean_near) {
