@@ -103,6 +103,11 @@ typedef enum fs_param {
     FS_P_PHASE_CHANGE,     /* 0/1: temperature moves it between solid and liquid */
     FS_P_SOLID_POINT,      /* deg C: fully solid at or below */
     FS_P_MELT_POINT,       /* deg C: liquid at or above (taken as the solid point if lower) */
+    /* physical parameters of the unified (Solenthaler) and MPS solvers */
+    FS_P_KIN_VISCOSITY,    /* nu, kinematic viscosity of the liquid [m^2/s] */
+    FS_P_SURFACE_TENSION,  /* surface tension coefficient [N/m] */
+    FS_P_YOUNG,            /* E, Young's modulus of the solid [Pa] */
+    FS_P_POISSON,          /* Poisson's ratio of the solid */
     FS_P_COUNT
 } fs_param;
 

@@ -40,6 +40,12 @@ static const fs_param_info PARAMS[FS_P_COUNT] = {
                            true},
     [FS_P_SOLID_POINT] = {"solid_point", "C", "fully solid at or below this temperature", -100.0f, 1000.0f, false},
     [FS_P_MELT_POINT] = {"melt_point", "C", "liquid at or above this temperature", -100.0f, 1000.0f, false},
+    [FS_P_KIN_VISCOSITY] = {"kinematic_viscosity", "m^2/s",
+                            "nu of the liquid (unified and MPS solvers)", 0.0f, 10.0f, false},
+    [FS_P_SURFACE_TENSION] = {"surface_tension", "N/m", "surface tension coefficient (unified and MPS solvers)",
+                              0.0f, 10.0f, false},
+    [FS_P_YOUNG] = {"young_modulus", "Pa", "E of the solid (unified solver, Eq. 13)", 0.0f, 1e9f, false},
+    [FS_P_POISSON] = {"poisson_ratio", "ratio", "nu of the solid (unified solver, Eq. 13)", 0.0f, 0.49f, false},
 };
 
 const fs_param_info *fs_param_get_info(fs_param p) {
@@ -106,6 +112,7 @@ void fs__materials_init(fs_world *w) {
         p[FS_P_HEAT_DIFFUSIVITY] = 0.01f; /* m^2/s: visible in seconds at 8 cm spacing */
         p[FS_P_PHASE_CHANGE] = m != FS_MAT_GOO;
         p[FS_P_SOLID_POINT] = tsolid[m], p[FS_P_MELT_POINT] = tmelt[m];
+        p[FS_P_POISSON] = 0.3f;
     }
     w->nmat = FS_MAT_PRESETS;
 }
