@@ -13,6 +13,8 @@ static const char *const kind_names[CMD_KIND_COUNT] = {
     [CMD_BODY_CREATE] = "body_create", [CMD_BODY_DESTROY] = "body_destroy", [CMD_BODY_IMPULSE] = "body_impulse",
     [CMD_BODY_GRAB] = "body_grab",     [CMD_BODY_DRAG] = "body_drag",       [CMD_BODY_RELEASE] = "body_release",
     [CMD_GET_BODIES] = "get_bodies",
+    [CMD_SET_SOLVER] = "set_solver",   [CMD_HEAT] = "heat",
+    [CMD_GET_SNAPSHOT] = "get_snapshot", [CMD_RESTORE] = "restore", [CMD_SAVE] = "save",
 };
 
 const char *cmd_kind_name(cmd_kind k)
@@ -26,6 +28,7 @@ bool cmd_kind_mutates(cmd_kind k)
     case CMD_PUSH: case CMD_SET_PARAM: case CMD_LOAD_SCENE: case CMD_PAUSE:
     case CMD_RESUME: case CMD_STEP: case CMD_EMITTER: case CMD_BODY_CREATE: case CMD_BODY_DESTROY:
     case CMD_BODY_IMPULSE: case CMD_BODY_GRAB: case CMD_BODY_DRAG: case CMD_BODY_RELEASE:
+    case CMD_SET_SOLVER: case CMD_HEAT: case CMD_RESTORE:
         return true;
     default:
         return false;
@@ -99,7 +102,7 @@ const char *const cmd_field_names[CF_COUNT] = {
     [CF_SHAPE] = "shape",     [CF_SIZE] = "size",             [CF_ROT] = "rot",
     [CF_VEL] = "vel",         [CF_ANG_VEL] = "ang_vel",       [CF_DENSITY] = "density",
     [CF_STATIC] = "static",   [CF_FRICTION] = "friction",     [CF_IMPULSE] = "impulse",
-    [CF_TARGET] = "target",
+    [CF_TARGET] = "target",   [CF_SOLVER] = "solver",         [CF_DURATION] = "duration",
 };
 
 const cmd_ftype cmd_field_types[CF_COUNT] = {
@@ -111,7 +114,7 @@ const cmd_ftype cmd_field_types[CF_COUNT] = {
     [CF_TOKEN] = CFT_STR,  [CF_OFFSET] = CFT_INT,   [CF_LIMIT] = CFT_INT,   [CF_ID] = CFT_UINT,
     [CF_SHAPE] = CFT_STR,  [CF_SIZE] = CFT_VEC3,    [CF_ROT] = CFT_VEC4,    [CF_VEL] = CFT_VEC3,
     [CF_ANG_VEL] = CFT_VEC3, [CF_DENSITY] = CFT_NUM, [CF_STATIC] = CFT_BOOL, [CF_FRICTION] = CFT_NUM,
-    [CF_IMPULSE] = CFT_VEC3, [CF_TARGET] = CFT_VEC3,
+    [CF_IMPULSE] = CFT_VEC3, [CF_TARGET] = CFT_VEC3, [CF_SOLVER] = CFT_STR, [CF_DURATION] = CFT_NUM,
 };
 
 char *cmd_field_str(cmd_fields *f, int field, size_t *cap)
@@ -123,6 +126,7 @@ char *cmd_field_str(cmd_fields *f, int field, size_t *cap)
     case CF_PARAM: return f->param;
     case CF_NAME: return f->name;
     case CF_SHAPE: return f->shape;
+    case CF_SOLVER: return f->solver;
     case CF_TOKEN: *cap = sizeof f->token; return f->token;
     default: return NULL;
     }
@@ -146,6 +150,7 @@ double *cmd_field_num(cmd_fields *f, int field)
     case CF_ID: return &f->id;
     case CF_DENSITY: return &f->density;
     case CF_FRICTION: return &f->friction;
+    case CF_DURATION: return &f->duration;
     default: return NULL;
     }
 }
@@ -196,7 +201,10 @@ static const struct kind_schema {
     {CMD_PUSH, B(CF_POINT) | B(CF_RADIUS) | B(CF_STRENGTH) | B(CF_DIRECTION),
      B(CF_POINT) | B(CF_RADIUS) | B(CF_STRENGTH) | B(CF_DIRECTION)},
     {CMD_SET_PARAM, B(CF_MATERIAL), B(CF_MATERIAL) | B(CF_PARAM) | B(CF_VALUE) | B(CF_PARAMS)},
-    {CMD_LOAD_SCENE, B(CF_NAME), B(CF_NAME) | B(CF_PARTICLES)},
+    {CMD_LOAD_SCENE, B(CF_NAME), B(CF_NAME) | B(CF_PARTICLES) | B(CF_SOLVER)},
+    {CMD_SET_SOLVER, B(CF_NAME), B(CF_NAME)},
+    {CMD_HEAT, B(CF_POINT) | B(CF_RADIUS) | B(CF_RATE), B(CF_POINT) | B(CF_RADIUS) | B(CF_RATE) | B(CF_DURATION)},
+    {CMD_GET_SNAPSHOT, 0, 0},
     {CMD_PAUSE, 0, 0},
     {CMD_RESUME, 0, 0},
     {CMD_STEP, 0, B(CF_STEPS)},
@@ -346,7 +354,51 @@ int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen)
         }
         break;
     }
+    case CMD_SET_SOLVER:
+        out->u.solver.solver = fs_solver_find(f->name);
+        if (out->u.solver.solver < 0) {
+            snprintf(err, errlen, "set_solver: unknown solver '%.32s' (GET /api/solvers lists them)", f->name);
+            return -1;
+        }
+        break;
+    case CMD_HEAT:
+        if (!finite3(f->point, CMD_MAX_COORD)) {
+            snprintf(err, errlen, "heat: 'point' must be 3 finite numbers within +-%g", CMD_MAX_COORD);
+            return -1;
+        }
+        if (!(in_range(f->radius, 0, CMD_MAX_HEAT_RADIUS) && f->radius > 0)) {
+            snprintf(err, errlen, "heat: 'radius' must be in (0, %g] m", CMD_MAX_HEAT_RADIUS);
+            return -1;
+        }
+        if (!in_range(f->rate, -CMD_MAX_HEAT_RATE, CMD_MAX_HEAT_RATE)) {
+            snprintf(err, errlen, "heat: 'rate' must be in [-%g, %g] K/s", CMD_MAX_HEAT_RATE, CMD_MAX_HEAT_RATE);
+            return -1;
+        }
+        out->u.heat.duration = CMD_DEFAULT_HEAT_S;
+        if (f->present & B(CF_DURATION)) {
+            if (!(in_range(f->duration, 0, CMD_MAX_HEAT_S) && f->duration > 0)) {
+                snprintf(err, errlen, "heat: 'duration' must be in (0, %g] s", CMD_MAX_HEAT_S);
+                return -1;
+            }
+            out->u.heat.duration = (float)f->duration;
+        }
+        for (int i = 0; i < 3; i++)
+            out->u.heat.point[i] = (float)f->point[i];
+        out->u.heat.radius = (float)f->radius;
+        out->u.heat.rate = (float)f->rate;
+        break;
+    case CMD_GET_SNAPSHOT:
+        break;
     case CMD_LOAD_SCENE:
+        out->u.scene.solver = -1;
+        if (f->present & B(CF_SOLVER)) {
+            out->u.scene.solver = fs_solver_find(f->solver);
+            if (out->u.scene.solver < 0) {
+                snprintf(err, errlen, "load_scene: unknown solver '%.32s' (GET /api/solvers lists them)",
+                         f->solver);
+                return -1;
+            }
+        }
         snprintf(out->u.scene.name, CMD_NAME_LEN, "%s", f->name);
         if (f->present & B(CF_PARTICLES)) {
             if (!is_int(f->particles, 0, CMD_MAX_PARTICLES)) {

@@ -27,6 +27,10 @@
 #define CMD_MAX_BODY_SIZE 10.0f     /* m, per half extent / radius */
 #define CMD_MAX_DENSITY 100000.0f   /* kg/m^3 */
 #define CMD_MAX_IMPULSE 10000.0f    /* N s */
+#define CMD_MAX_HEAT_RATE 1000.0f   /* K/s, heat tool */
+#define CMD_MAX_HEAT_RADIUS 10.0f  /* m, as the core's heaters */
+#define CMD_MAX_HEAT_S 10.0f        /* s, how long one heat command heats */
+#define CMD_DEFAULT_HEAT_S 0.25f
 
 typedef enum cmd_kind {
     CMD_NONE = 0,
@@ -48,6 +52,11 @@ typedef enum cmd_kind {
     CMD_BODY_DRAG,
     CMD_BODY_RELEASE,
     CMD_GET_BODIES,    /* REST only: reply carries a body snapshot */
+    CMD_SET_SOLVER,
+    CMD_HEAT,
+    CMD_GET_SNAPSHOT,  /* REST only: reply carries the world's snapshot */
+    CMD_RESTORE,       /* REST only: restores the snapshot uploaded under u.restore.upload */
+    CMD_SAVE,          /* internal: save to the data directory */
     CMD_KIND_COUNT
 } cmd_kind;
 
@@ -86,7 +95,17 @@ typedef struct cmd {
         struct {
             char name[CMD_NAME_LEN];
             int particles; /* 0: scene default */
+            int solver;    /* fs_solver, -1: the scene's own */
         } scene;
+        struct {
+            int solver; /* fs_solver */
+        } solver;
+        struct {
+            float point[3], radius, rate, duration;
+        } heat;
+        struct {
+            uint32_t upload; /* hub upload id */
+        } restore;
         struct {
             int steps;
         } step;
@@ -150,6 +169,7 @@ enum cmd_field {
     CF_VALUE, CF_PARAMS, CF_NAME, CF_PARTICLES, CF_STEPS, CF_SLOT, CF_ENABLED, CF_POS,
     CF_SPEED, CF_RATE, CF_CAP, CF_VISIBLE, CF_TOKEN, CF_OFFSET, CF_LIMIT, CF_ID, CF_SHAPE,
     CF_SIZE, CF_ROT, CF_VEL, CF_ANG_VEL, CF_DENSITY, CF_STATIC, CF_FRICTION, CF_IMPULSE, CF_TARGET,
+    CF_SOLVER, CF_DURATION,
     CF_COUNT
 };
 extern const char *const cmd_field_names[CF_COUNT];
@@ -163,9 +183,10 @@ typedef struct cmd_fields {
     uint64_t present; /* 1ull << CF_x */
     char type[CMD_NAME_LEN];
     char material[CMD_NAME_LEN], param[CMD_NAME_LEN], name[CMD_NAME_LEN], shape[CMD_NAME_LEN];
+    char solver[CMD_NAME_LEN];
     char token[128];
     double rid, radius, strength, value, speed, rate, particles, steps, slot, cap, offset, limit;
-    double id, density, friction;
+    double id, density, friction, duration;
     double point[3], direction[3], pos[3], size[3], vel[3], ang_vel[3], impulse[3], target[3];
     double rot[4];
     bool pos_nil; /* cursor: pos = nil hides the cursor */

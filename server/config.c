@@ -1,5 +1,6 @@
 /* config.c - options: defaults < environment variables < command line. */
 #include "config.h"
+#include "log.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -41,6 +42,11 @@ static const struct opt {
     {"rate", "FLUID_RATE", OT_INT, O(rate_per_s), 1, 100000, "commands per second allowed per WebSocket client"},
     {"burst", "FLUID_BURST", OT_INT, O(rate_burst), 1, 100000, "command burst allowed per WebSocket client"},
     {"net-nice", "FLUID_NET_NICE", OT_INT, O(net_nice), 0, 19, "nice value of the network thread, so the simulation's tick comes first"},
+    {"log-level", "FLUID_LOG_LEVEL", OT_STR, O(log_level), 0, 0, "error, warn, info or debug"},
+    {"data-dir", "FLUID_DATA_DIR", OT_STR, O(data_dir), 0, 0,
+     "directory of the saved world: restored at start, saved at SIGTERM/SIGINT and every --save-interval s (empty: none)"},
+    {"save-interval", "FLUID_SAVE_INTERVAL", OT_DOUBLE, O(save_interval), 0, 86400,
+     "seconds between saves while running, with --data-dir (0: only at shutdown)"},
 #undef O
 };
 #define NOPTS (sizeof opts / sizeof opts[0])
@@ -58,6 +64,8 @@ void config_defaults(srv_config *c)
     c->threads = 0;
     c->substeps = 1;
     c->rate_per_s = 120;
+    strcpy(c->log_level, "info");
+    c->save_interval = 300;
     c->rate_burst = 240;
     c->net_nice = 5;
 }
@@ -71,10 +79,11 @@ void config_usage(FILE *out)
                  "the environment variable shown; the command line wins):\n");
     for (size_t i = 0; i < NOPTS; i++)
         fprintf(out, "  --%-12s %-18s %s\n", opts[i].name, opts[i].env, opts[i].help);
-    fprintf(out, "  --quiet                         log errors only\n"
+    fprintf(out, "  --quiet                         log errors only (--log-level error)\n"
                  "  --help                          this text\n"
                  "defaults: --port 8080 --bind 127.0.0.1 --tick-hz 60 --frame-hz 30 --max-clients 64\n"
-                 "          --web-root web-client --threads 0 --substeps 1 --rate 120 --burst 240 --net-nice 5\n");
+                 "          --web-root web-client --threads 0 --substeps 1 --rate 120 --burst 240 --net-nice 5\n"
+                 "          --log-level info --save-interval 300\n");
 }
 
 static int set_opt(srv_config *c, const struct opt *o, const char *v, const char *from, FILE *err)
@@ -156,6 +165,10 @@ int config_parse(srv_config *c, int argc, char **argv, FILE *out, FILE *err)
         }
         if (set_opt(c, o, v, "command line", err))
             return -1;
+    }
+    if (log_level_parse(c->log_level) < 0) {
+        fprintf(err, "fluid-server: --log-level wants error, warn, info or debug, got '%s'\n", c->log_level);
+        return -1;
     }
     if (c->rate_burst < c->rate_per_s / 10)
         c->rate_burst = c->rate_per_s / 10 + 1;

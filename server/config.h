@@ -23,6 +23,9 @@ typedef struct srv_config {
     int rate_per_s;  /* per-client command rate limit */
     int rate_burst;
     int net_nice;    /* nice value of the network thread (Linux: per thread) */
+    char log_level[16];  /* error, warn, info, debug */
+    char data_dir[1024]; /* empty: no persistence */
+    double save_interval; /* seconds between saves while running (0: only at shutdown) */
     bool quiet;
 } srv_config;
 

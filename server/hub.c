@@ -12,6 +12,7 @@ void particles_snap_free(particles_snap *s)
     free(s->pos);
     free(s->vel);
     free(s->material);
+    free(s->temp);
     free(s);
 }
 
@@ -19,9 +20,13 @@ void cmd_reply_free_payload(cmd_reply *r)
 {
     particles_snap_free(r->snap);
     free(r->bodies);
+    msg_buf_unref(r->blob);
     r->snap = NULL;
     r->bodies = NULL;
+    r->blob = NULL;
 }
+
+const double sim_step_bucket_ms[SIM_STEP_BUCKETS] = {1, 2, 5, 10, 15, 20, 30, 50, 75, 100, 250, 1000};
 
 int hub_init(hub *h)
 {
@@ -42,6 +47,8 @@ void hub_destroy(hub *h)
         msg_buf_unref(h->bcast[i]);
     for (int i = 0; i < h->reply_count; i++)
         cmd_reply_free_payload(&h->replies[(h->reply_head + i) % HUB_REPLY_RING]);
+    for (int i = 0; i < HUB_UPLOADS; i++)
+        msg_buf_unref(h->upload[i].buf);
     free(h->replies);
     pthread_mutex_destroy(&h->mtx);
     memset(h, 0, sizeof *h);
@@ -162,4 +169,38 @@ int hub_take_replies(hub *h, cmd_reply *out, int max)
     }
     pthread_mutex_unlock(&h->mtx);
     return n;
+}
+
+uint32_t hub_put_upload(hub *h, msg_buf *buf)
+{
+    uint32_t id = 0;
+    pthread_mutex_lock(&h->mtx);
+    for (int i = 0; i < HUB_UPLOADS && !id; i++)
+        if (!h->upload[i].buf) {
+            if (++h->next_upload == 0)
+                h->next_upload = 1;
+            id = h->next_upload;
+            h->upload[i].id = id;
+            h->upload[i].buf = buf;
+        }
+    pthread_mutex_unlock(&h->mtx);
+    return id;
+}
+
+msg_buf *hub_take_upload(hub *h, uint32_t id)
+{
+    msg_buf *b = NULL;
+    pthread_mutex_lock(&h->mtx);
+    for (int i = 0; i < HUB_UPLOADS; i++)
+        if (h->upload[i].buf && h->upload[i].id == id) {
+            b = h->upload[i].buf;
+            h->upload[i].buf = NULL;
+        }
+    pthread_mutex_unlock(&h->mtx);
+    return b;
+}
+
+void hub_drop_upload(hub *h, uint32_t id)
+{
+    msg_buf_unref(hub_take_upload(h, id));
 }

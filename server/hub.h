@@ -26,6 +26,7 @@ typedef struct world_info {
     fs_vec3 box_min, box_max, gravity;
     float h, spacing, dt;
     char scene[CMD_NAME_LEN];
+    char solver[CMD_NAME_LEN];
     int particles, capacity;
     bool paused;
     int material_count;
@@ -51,7 +52,24 @@ typedef struct sim_stats {
     double cmd_to_frame_ms_last, cmd_to_frame_ms_mean; /* command arrival -> frame published */
     uint64_t nonfinite_repaired, escapes_clamped, emitted, drained;
     uint64_t replies_dropped;
+    /* the solver and its implicit solve, last step */
+    char solver[CMD_NAME_LEN];
+    int solver_iterations;
+    double solver_residual;
+    int bodies;
+    /* step time histogram (Prometheus): counts of steps at or under each bound */
+#define SIM_STEP_BUCKETS 12
+    uint64_t step_bucket[SIM_STEP_BUCKETS]; /* cumulative, le = sim_step_bucket_ms[k] */
+    uint64_t step_count;
+    double step_ms_sum;
+    /* commands by kind and result */
+    uint64_t cmd_ok[CMD_KIND_COUNT], cmd_failed[CMD_KIND_COUNT];
+    /* persistence */
+    uint64_t saves, save_failures;
+    double save_ms_last;
+    size_t save_bytes_last;
 } sim_stats;
+extern const double sim_step_bucket_ms[SIM_STEP_BUCKETS];
 
 /* Threads: allocated and filled by the sim thread, then owned (read-only) by
  * the network thread, which frees it. */
@@ -62,6 +80,7 @@ typedef struct particles_snap {
     float *pos; /* 3 per particle */
     float *vel; /* 3 per particle */
     uint8_t *material;
+    float *temp; /* deg C */
 } particles_snap;
 
 void particles_snap_free(particles_snap *s);
@@ -86,6 +105,7 @@ typedef struct cmd_reply {
     int64_t value;  /* push: touched; load_scene: particles; step: steps; set_param: material; emitter: slot */
     particles_snap *snap;   /* GET_PARTICLES */
     bodies_snap *bodies;    /* GET_BODIES */
+    msg_buf *blob;          /* GET_SNAPSHOT: the encoded snapshot (one reference) */
 } cmd_reply;
 
 /* Frees what a reply carries (snapshots) and clears the pointers. */
@@ -105,6 +125,14 @@ typedef struct hub {
     uint64_t replies_dropped;
     world_info info;
     sim_stats stats;
+    /* snapshot uploads waiting for the sim thread (POST /api/snapshot):
+     * immutable buffers, one reference each, found by upload id */
+#define HUB_UPLOADS 2
+    struct {
+        uint32_t id;
+        msg_buf *buf;
+    } upload[HUB_UPLOADS];
+    uint32_t next_upload;
     hub_wake_fn *wake;       /* lws_cancel_service wrapper; set before threads start */
     void *wake_arg;
 } hub;
@@ -118,6 +146,8 @@ void hub_publish_bcast(hub *h, msg_buf *m);
 void hub_post_reply(hub *h, cmd_reply *r);
 void hub_set_info(hub *h, const world_info *wi);
 void hub_set_stats(hub *h, const sim_stats *st);
+/* Takes (removes) the upload with this id: the caller owns the reference; NULL if gone. */
+msg_buf *hub_take_upload(hub *h, uint32_t id);
 void hub_wake(hub *h);
 
 /* Network thread side. */
@@ -130,5 +160,10 @@ msg_buf *hub_take_frame(hub *h, uint64_t *seq);
  * sets *next past them.  *lost is set when some were already overwritten. */
 int hub_take_bcast(hub *h, uint64_t *next, msg_buf **out, int max, bool *lost);
 int hub_take_replies(hub *h, cmd_reply *out, int max);
+/* Parks an upload for the sim thread (takes the reference); returns its id,
+ * or 0 when every slot is busy (the caller unrefs and answers 503). */
+uint32_t hub_put_upload(hub *h, msg_buf *buf);
+/* Drops the upload if it is still parked (its command never ran). */
+void hub_drop_upload(hub *h, uint32_t id);
 
 #endif

@@ -1,50 +1,74 @@
-/* log.c - see log.h.  Threads: any; the key table is under a mutex. */
+/* log.c - see log.h.  Threads: any; the key table is under a mutex, the
+ * level and the counters are atomics. */
 #include "log.h"
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define LOG_KEYS 256
 
-/* Threads: any, under mtx. */
+static const char *const level_names[] = {"error", "warn", "info", "debug"};
+
+/* Threads: any; keys under mtx. */
 static struct {
     pthread_mutex_t mtx;
-    bool quiet;
+    atomic_int level;
+    atomic_ulong count[4];
     char *keys[LOG_KEYS];
     int nkeys;
     unsigned long suppressed;
-} lg = {PTHREAD_MUTEX_INITIALIZER, false, {0}, 0, 0};
+} lg = {.mtx = PTHREAD_MUTEX_INITIALIZER, .level = LOG_INFO};
 
-void log_set_quiet(bool quiet)
+void log_set_level(log_level level)
 {
-    lg.quiet = quiet;
+    atomic_store(&lg.level, (int)level);
 }
 
-static void vlog(const char *level, const char *fmt, va_list ap)
+log_level log_get_level(void)
 {
-    char line[512];
-    vsnprintf(line, sizeof line, fmt, ap);
-    fprintf(stderr, "fluid-server: %s%s\n", level, line);
+    return (log_level)atomic_load(&lg.level);
 }
 
-void log_info(const char *fmt, ...)
+int log_level_parse(const char *name)
 {
-    if (lg.quiet)
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(name, level_names[i]))
+            return i;
+    return -1;
+}
+
+unsigned long log_count(log_level level)
+{
+    return (unsigned)level < 4 ? atomic_load(&lg.count[level]) : 0;
+}
+
+static void vlog(log_level level, const char *fmt, va_list ap)
+{
+    atomic_fetch_add(&lg.count[level], 1);
+    if ((int)level > atomic_load(&lg.level))
         return;
-    va_list ap;
-    va_start(ap, fmt);
-    vlog("", fmt, ap);
-    va_end(ap);
+    char line[512], stamp[40];
+    vsnprintf(line, sizeof line, fmt, ap);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t k = strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(stamp + k, sizeof stamp - k, ".%03ldZ", ts.tv_nsec / 1000000);
+    /* one fprintf per line: stdio locks the stream, so lines never interleave */
+    fprintf(stderr, "%s %-5s fluid-server: %s\n", stamp, level_names[level], line);
 }
 
-void log_error(const char *fmt, ...)
+void log_msg(log_level level, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vlog("error: ", fmt, ap);
+    vlog(level, fmt, ap);
     va_end(ap);
 }
 
@@ -65,17 +89,18 @@ void log_once(const char *key, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vlog("", fmt, ap);
+    vlog(LOG_WARN, fmt, ap);
     va_end(ap);
 }
 
 void log_shutdown(void)
 {
     pthread_mutex_lock(&lg.mtx);
-    if (lg.suppressed && !lg.quiet)
-        fprintf(stderr, "fluid-server: %lu repeated log lines were suppressed\n", lg.suppressed);
+    unsigned long sup = lg.suppressed;
     for (int i = 0; i < lg.nkeys; i++)
         free(lg.keys[i]);
     lg.nkeys = 0;
     pthread_mutex_unlock(&lg.mtx);
+    if (sup)
+        log_info("%lu repeated log lines were suppressed", sup);
 }

@@ -45,7 +45,9 @@ static void fill_static(wire_static *st, const srv_config *cfg)
         st->scene[i] = fs_scene_get(i)->name;
     st->tick_hz = cfg->tick_hz;
     st->frame_hz = cfg->frame_hz;
-    st->solver = fs_default_world_def().relax == FS_RELAX_SEQUENTIAL ? "clavet2005-sequential" : "clavet2005-jacobi";
+    for (int i = 0; i < FS_SOLVER_COUNT; i++)
+        if (fs_solver_name((fs_solver)i))
+            st->solver[st->solver_count++] = fs_solver_name((fs_solver)i);
     st->auth_required = cfg->token[0] != 0;
     st->max_msg = WIRE_MAX_MSG;
     st->rate_per_s = cfg->rate_per_s;
@@ -59,9 +61,9 @@ int main(int argc, char **argv)
     int rc = config_parse(&cfg, argc, argv, stdout, stderr);
     if (rc)
         return rc > 0 ? 0 : 2;
-    log_set_quiet(cfg.quiet);
+    log_set_level(cfg.quiet ? LOG_ERROR : (log_level)log_level_parse(cfg.log_level));
     install_signals();
-    net_set_log_level(cfg.quiet);
+    net_set_log_level();
 
     wire_static st;
     fill_static(&st, &cfg);

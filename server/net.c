@@ -68,10 +68,22 @@ void net_wake(void *arg)
         lws_cancel_service(n->ctx);
 }
 
-void net_set_log_level(bool quiet)
+/* libwebsockets' own lines go through log.c, so every line has one format. */
+static void lws_emit(int level, const char *line)
+{
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        n--;
+    log_msg(level & LLL_ERR ? LOG_ERROR : level & LLL_WARN ? LOG_WARN : level & (LLL_NOTICE | LLL_INFO) ? LOG_INFO : LOG_DEBUG,
+            "lws: %.*s", (int)n, line);
+}
+
+void net_set_log_level(void)
 {
     const char *dbg = getenv("FLUID_LWS_LOG");
-    lws_set_log_level(dbg ? atoi(dbg) : quiet ? LLL_ERR : (LLL_ERR | LLL_WARN), NULL);
+    log_level l = log_get_level();
+    int lv = LLL_ERR | (l >= LOG_WARN ? LLL_WARN : 0) | (l >= LOG_DEBUG ? LLL_NOTICE : 0);
+    lws_set_log_level(dbg ? atoi(dbg) : lv, lws_emit);
 }
 
 int net_port(const net *n)
@@ -234,6 +246,11 @@ static bool has_more(const net *n, const ws_client *c)
 
 static int ws_writeable(net *n, ws_client *c)
 {
+    if (n->closing) {
+        static const char why[] = "server shutting down";
+        lws_close_reason(c->wsi, LWS_CLOSE_STATUS_GOINGAWAY, (unsigned char *)why, sizeof why - 1);
+        return -1;
+    }
     if (c->reject) {
         char why[64];
         snprintf(why, sizeof why, "server full (%d clients)", n->cfg->max_clients);
@@ -583,7 +600,13 @@ net *net_create(const srv_config *cfg, const wire_static *st, hub *h, cmd_queue 
         n->mime[i].name = mimes[i][0];
         n->mime[i].value = mimes[i][1];
     }
+    memset(&n->mount_metrics, 0, sizeof n->mount_metrics);
+    n->mount_metrics.mountpoint = "/metrics";
+    n->mount_metrics.mountpoint_len = 8;
+    n->mount_metrics.protocol = "http";
+    n->mount_metrics.origin_protocol = LWSMPRO_CALLBACK;
     memset(&n->mount_api, 0, sizeof n->mount_api);
+    n->mount_api.mount_next = &n->mount_metrics;
     n->mount_api.mountpoint = "/api";
     n->mount_api.mountpoint_len = 4;
     n->mount_api.protocol = "http";
@@ -634,7 +657,17 @@ void net_run(net *n, volatile sig_atomic_t *stop)
 {
     while (!*stop)
         if (lws_service(n->ctx, 0) < 0)
+            return;
+    /* Shutdown: every WebSocket gets a close frame with a reason (1001,
+     * "server shutting down"); wait for them to go, 500 ms at most. */
+    n->closing = true;
+    for (ws_client *c = n->clients; c; c = c->next)
+        lws_callback_on_writable(c->wsi);
+    uint64_t until = sim_now_ns() + 500000000ull;
+    while (n->nclients > 0 && sim_now_ns() < until)
+        if (lws_service(n->ctx, 50) < 0)
             break;
+    log_info("closed %s WebSocket connections", n->nclients ? "some" : "all");
 }
 
 void net_destroy(net *n)

@@ -21,7 +21,7 @@ int net_port(const net *n);
 /* Services the network until *stop becomes non-zero (the network thread). */
 void net_run(net *n, volatile sig_atomic_t *stop);
 /* lws log level: errors and warnings, or errors only. */
-void net_set_log_level(bool quiet);
+void net_set_log_level(void); /* after log_set_level */
 /* Any thread: wakes the network thread (lws_cancel_service). */
 void net_wake(void *n);
 /* Closes every connection and frees everything (after the sim thread was

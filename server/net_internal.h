@@ -14,6 +14,7 @@
 #define NET_REPLY_RING 256     /* queued control messages per client */
 #define NET_RX_PAUSE_AT 64     /* stop reading a client with this many unsent replies */
 #define NET_MAX_BODY 16384     /* largest REST request body */
+#define NET_MAX_SNAPSHOT_BODY ((size_t)256 << 20) /* largest POST /api/snapshot body */
 #define NET_SEND_TIMEOUT_S 30  /* a message must drain within this */
 #define NET_REST_TIMEOUT_S 10  /* a REST command must be answered within this */
 #define NET_MAX_PENDING_REST 64 /* REST requests waiting for the sim at once (bounds snapshot memory) */
@@ -59,12 +60,14 @@ typedef struct http_req {
     bool active, linked, waiting, ready, headers_sent, close_after;
     int method;
     char path[160];
+    bool metrics;          /* GET /metrics (its own mount) */
     char *body;
-    size_t body_len;
+    size_t body_len, body_cap, body_max;
     bool body_too_large;
     uint32_t pending_kind;
     char pending_name[CMD_NAME_LEN];
     int status;
+    const char *ctype;     /* NULL: application/json */
     char *resp;
     size_t resp_len, resp_off;
 } http_req;
@@ -81,7 +84,8 @@ struct net {
     struct lws_context *ctx;
     struct lws_vhost *vhost;
     char web_root[PATH_MAX];
-    struct lws_http_mount mount_root, mount_api;
+    struct lws_http_mount mount_root, mount_api, mount_metrics;
+    bool closing; /* shutting down: every WebSocket gets a close frame */
     struct lws_protocol_vhost_options mime[6], pvo_default, pvo;
     struct lws_protocols protocols[3];
     lws_retry_bo_t retry;

@@ -33,6 +33,16 @@ static void respond_text(net *n, http_req *r, int status, char *json)
     lws_callback_on_writable(r->wsi);
 }
 
+/* Any other content: takes ownership of data (malloc'd, len bytes). */
+static void respond_bytes(net *n, http_req *r, int status, const char *ctype, char *data, size_t len)
+{
+    respond_text(n, r, status, NULL);
+    r->resp = data;
+    r->resp_len = data ? len : 0;
+    n->resp_bytes += r->resp_len;
+    r->ctype = ctype;
+}
+
 static void respond_json(net *n, http_req *r, int status, cJSON *j)
 {
     char *s = j ? cJSON_PrintUnformatted(j) : NULL;
@@ -65,39 +75,40 @@ static void respond_error(net *n, http_req *r, int status, const char *fmt, ...)
 
 /* ---- Requests that become commands ---------------------------------------- */
 
-static void submit(net *n, http_req *r, cmd *c)
+/* Returns true when the command was queued (an answer will follow). */
+static bool submit(net *n, http_req *r, cmd *c)
 {
     if (cmd_kind_mutates(c->kind) && !net_origin_ok(n, r->wsi)) {
         n->origin_refused++;
         respond_error(n, r, 403, "forbidden: requests from another site's page may not change the world "
                                  "(see --allow-origin)");
-        return;
+        return false;
     }
     if (cmd_kind_mutates(c->kind) && n->cfg->token[0]) {
         char buf[200];
         int l = lws_hdr_copy(r->wsi, buf, sizeof buf, WSI_TOKEN_HTTP_AUTHORIZATION);
         if (l <= 7 || strncmp(buf, "Bearer ", 7) || !net_token_ok(n, buf + 7)) {
             respond_error(n, r, 401, "unauthorized: send 'Authorization: Bearer <token>'");
-            return;
+            return false;
         }
     }
     if (n->npending >= NET_MAX_PENDING_REST) {
         n->queue_busy++;
         respond_error(n, r, 503, "busy: %d REST requests already waiting, try again", NET_MAX_PENDING_REST);
-        return;
+        return false;
     }
-    if (c->kind == CMD_GET_PARTICLES && n->resp_bytes > NET_MAX_RESP_BYTES) {
+    if ((c->kind == CMD_GET_PARTICLES || c->kind == CMD_GET_SNAPSHOT) && n->resp_bytes > NET_MAX_RESP_BYTES) {
         /* Slow readers already hold this much of answers: bound the memory. */
         n->queue_busy++;
         respond_error(n, r, 503, "busy: %zu MB of answers are waiting for slow readers, try again",
                       n->resp_bytes >> 20);
-        return;
+        return false;
     }
     c->client = CMD_REST_BIT | r->id;
     if (!net_enqueue(n, c, false)) {
         n->queue_busy++;
         respond_error(n, r, 503, "busy: command queue full, try again");
-        return;
+        return false;
     }
     r->waiting = true;
     r->pending_kind = c->kind;
@@ -110,6 +121,7 @@ static void submit(net *n, http_req *r, cmd *c)
         n->npending++;
     }
     lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, NET_REST_TIMEOUT_S);
+    return true;
 }
 
 /* JSON object -> cmd_fields, with the same field names and types as msgpack. */
@@ -363,6 +375,49 @@ static void get_particles(net *n, http_req *r)
     submit(n, r, &c);
 }
 
+/* GET /api/snapshot: the whole world; POST: restore one.  The body is the
+ * snapshot document (msgpack); its wrapper is checked here, the world
+ * bytes by the core on the sim thread.  The bytes travel to the sim thread
+ * as an immutable buffer parked in the hub under an id the command names. */
+static void route_snapshot(net *n, http_req *r)
+{
+    cmd c;
+    memset(&c, 0, sizeof c);
+    if (r->method == HM_GET) {
+        c.kind = CMD_GET_SNAPSHOT;
+        submit(n, r, &c);
+        return;
+    }
+    if (r->method != HM_POST) {
+        r->close_after = true;
+        respond_error(n, r, 405, "use GET or POST on /api/snapshot");
+        return;
+    }
+    const uint8_t *world;
+    size_t len;
+    char err[160];
+    if (!r->body_len) {
+        respond_error(n, r, 400, "POST a snapshot document (application/msgpack, as GET /api/snapshot returns)");
+        return;
+    }
+    if (wire_decode_snapshot((const uint8_t *)r->body, r->body_len, &world, &len, err, sizeof err)) {
+        respond_error(n, r, 400, "%s", err);
+        return;
+    }
+    msg_buf *up = msg_buf_from_bytes(r->body, r->body_len);
+    uint32_t id = up ? hub_put_upload(n->hub, up) : 0;
+    if (!id) {
+        msg_buf_unref(up);
+        n->queue_busy++;
+        respond_error(n, r, 503, "busy: another snapshot is being restored, try again");
+        return;
+    }
+    c.kind = CMD_RESTORE;
+    c.u.restore.upload = id;
+    if (!submit(n, r, &c))
+        hub_drop_upload(n->hub, id);
+}
+
 /* ---- Routing ---------------------------------------------------------------- */
 
 static void route(net *n, http_req *r)
@@ -371,10 +426,29 @@ static void route(net *n, http_req *r)
     int m = r->method;
     if (r->body_too_large) {
         r->close_after = true;
-        respond_error(n, r, 413, "request body too large (limit %d bytes)", NET_MAX_BODY);
+        respond_error(n, r, 413, "request body too large (limit %zu bytes)", r->body_max);
         return;
     }
-    enum { V_HEALTH, V_STATS, V_SCENES, V_MATERIALS, V_PARTICLES, V_CLIENTS, V_COMMAND };
+    if (r->metrics) {
+        if (m != HM_GET) {
+            r->close_after = true;
+            respond_error(n, r, 405, "use GET on /metrics");
+            return;
+        }
+        size_t len = 0;
+        char *text = rest_metrics_text(n, &len);
+        if (!text) {
+            respond_error(n, r, 500, "out of memory");
+            return;
+        }
+        respond_bytes(n, r, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
+        return;
+    }
+    if (!strcmp(p, "/snapshot")) {
+        route_snapshot(n, r);
+        return;
+    }
+    enum { V_HEALTH, V_STATS, V_SCENES, V_MATERIALS, V_PARTICLES, V_CLIENTS, V_SOLVERS, V_COMMAND };
     static const struct {
         const char *path;
         int method;
@@ -388,15 +462,19 @@ static void route(net *n, http_req *r)
         {"/scene", HM_POST, V_COMMAND, CMD_LOAD_SCENE, 0}, {"/pause", HM_POST, V_COMMAND, CMD_PAUSE, 1},
         {"/resume", HM_POST, V_COMMAND, CMD_RESUME, 1},    {"/step", HM_POST, V_COMMAND, CMD_STEP, 1},
         {"/push", HM_POST, V_COMMAND, CMD_PUSH, 0},        {"/emitter", HM_POST, V_COMMAND, CMD_EMITTER, 0},
+        {"/solvers", HM_GET, V_SOLVERS, CMD_NONE, 0},     {"/solver", HM_POST, V_COMMAND, CMD_SET_SOLVER, 0},
+        {"/heat", HM_POST, V_COMMAND, CMD_HEAT, 0},
     };
     if (!strcmp(p, "/") && (m == HM_GET)) {
         cJSON *j = cJSON_CreateObject();
         cJSON *a = cJSON_AddArrayToObject(j, "endpoints");
         static const char *const eps[] = {
-            "GET /api/health", "GET /api/stats", "GET /api/scenes", "POST /api/scene", "GET /api/materials",
+            "GET /api", "GET /api/health", "GET /api/stats", "GET /api/scenes", "POST /api/scene", "GET /api/materials",
             "PATCH /api/materials/{name}", "POST /api/pause", "POST /api/resume", "POST /api/step",
             "GET /api/particles?offset=&limit=", "POST /api/push", "POST /api/emitter", "GET /api/bodies",
-            "POST /api/bodies", "DELETE /api/bodies/{id}", "POST /api/bodies/{id}/impulse", "GET /api/clients"};
+            "POST /api/bodies", "DELETE /api/bodies/{id}", "POST /api/bodies/{id}/impulse", "GET /api/clients",
+            "GET /api/solvers", "POST /api/solver", "POST /api/heat", "GET /api/snapshot", "POST /api/snapshot",
+            "GET /metrics"};
         for (size_t i = 0; i < sizeof eps / sizeof eps[0]; i++)
             cJSON_AddItemToArray(a, cJSON_CreateString(eps[i]));
         cJSON_AddStringToObject(j, "spec", "protocol/openapi.json");
@@ -449,6 +527,7 @@ static void route(net *n, http_req *r)
         case V_SCENES: respond_json(n, r, 200, rest_scenes_json(n)); return;
         case V_MATERIALS: respond_json(n, r, 200, rest_materials_json(n)); return;
         case V_CLIENTS: respond_json(n, r, 200, rest_clients_json(n)); return;
+        case V_SOLVERS: respond_json(n, r, 200, rest_solvers_json(n)); return;
         case V_PARTICLES: get_particles(n, r); return;
         default: post_command(n, r, cmd_kind_name(routes[i].kind), routes[i].body_optional); return;
         }
@@ -492,6 +571,16 @@ void rest_deliver(net *n, cmd_reply *rep)
     case CMD_GET_BODIES:
         j = rest_bodies_json(rep->bodies, rep->tick);
         break;
+    case CMD_GET_SNAPSHOT: {
+        char *data = rep->blob ? malloc(rep->blob->len) : NULL;
+        if (!data) {
+            respond_error(n, r, 500, "out of memory");
+            return;
+        }
+        memcpy(data, rep->blob->data, rep->blob->len);
+        respond_bytes(n, r, 200, "application/msgpack", data, rep->blob->len);
+        return;
+    }
     case CMD_SET_PARAM:
         j = rep->value >= 0 && rep->value < wi.material_count
                 ? rest_material_json(n, &wi, (int)rep->value, false)
@@ -505,10 +594,13 @@ void rest_deliver(net *n, cmd_reply *rep)
         cJSON_AddNumberToObject(j, "tick", (double)rep->tick);
         if (rep->kind == CMD_PUSH)
             cJSON_AddNumberToObject(j, "touched", (double)rep->value);
-        if (rep->kind == CMD_LOAD_SCENE) {
+        if (rep->kind == CMD_LOAD_SCENE || rep->kind == CMD_RESTORE) {
             cJSON_AddStringToObject(j, "scene", wi.scene);
+            cJSON_AddStringToObject(j, "solver", wi.solver);
             cJSON_AddNumberToObject(j, "particles", (double)rep->value);
         }
+        if (rep->kind == CMD_SET_SOLVER)
+            cJSON_AddStringToObject(j, "solver", wi.solver);
         if (rep->kind == CMD_STEP)
             cJSON_AddNumberToObject(j, "steps", (double)rep->value);
         if (rep->kind == CMD_PAUSE || rep->kind == CMD_RESUME)
@@ -581,7 +673,7 @@ static int write_response(net *n, http_req *r)
         return 0;
     if (!r->headers_sent) {
         uint8_t buf[LWS_PRE + 1024], *start = buf + LWS_PRE, *p = start, *end = buf + sizeof buf - 1;
-        if (lws_add_http_common_headers(r->wsi, (unsigned)r->status, "application/json",
+        if (lws_add_http_common_headers(r->wsi, (unsigned)r->status, r->ctype ? r->ctype : "application/json",
                                         (lws_filepos_t)r->resp_len, &p, end))
             return -1;
         if (lws_add_http_header_by_token(r->wsi, WSI_TOKEN_HTTP_CACHE_CONTROL, (const unsigned char *)"no-store",
@@ -638,6 +730,14 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
         n->http_requests++;
         const char *path = in ? (const char *)in : "";
         snprintf(r->path, sizeof r->path, "%s", *path ? path : "/");
+        {
+            char uri[32];
+            int ul = lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI);
+            if (ul <= 0)
+                ul = lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_POST_URI);
+            r->metrics = ul >= 8 && !strncmp(uri, "/metrics", 8) && (uri[8] == 0 || uri[8] == '/' || uri[8] == '?');
+        }
+        r->body_max = (!r->metrics && !strncmp(r->path, "/snapshot", 9)) ? NET_MAX_SNAPSHOT_BODY : NET_MAX_BODY;
         size_t pl = strlen(r->path);
         if (pl > 1 && r->path[pl - 1] == '/')
             r->path[pl - 1] = 0; /* /api/stats/ == /api/stats */
@@ -656,10 +756,16 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
                 return 0;
             }
             long long want = atoll(cl);
-            if (want < 0 || want > NET_MAX_BODY) {
+            if (want < 0 || (unsigned long long)want > r->body_max) {
                 r->body_too_large = true;
                 route(n, r);
                 return 0;
+            }
+            if (want > 0) { /* the declared size, once: no growth by copies */
+                r->body = malloc((size_t)want + 1);
+                if (!r->body)
+                    return -1;
+                r->body_cap = (size_t)want;
             }
             if (want == 0 && r->method != HM_POST)
                 route(n, r); /* lws sends no BODY_COMPLETION for an empty PATCH */
@@ -673,13 +779,9 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
         if (!r->active || r->ready)
             return 0;
         if (len && !r->body_too_large) {
-            if (len > NET_MAX_BODY - r->body_len) {
-                r->body_too_large = true;
+            if (!r->body || len > r->body_cap - r->body_len) {
+                r->body_too_large = true; /* more than Content-Length said */
             } else {
-                char *b = realloc(r->body, r->body_len + len + 1);
-                if (!b)
-                    return -1;
-                r->body = b;
                 memcpy(r->body + r->body_len, in, len);
                 r->body_len += len;
                 r->body[r->body_len] = 0;

@@ -30,9 +30,10 @@ run: deps $(BUILD)/fluid-server
 
 # C unit tests of the protocol (decoder bounds, encoders, golden vectors),
 # under AddressSanitizer + UBSan.
-$(BUILD)/test_server_wire_san: tests/server/test_wire.c $(SRV_WIRE_SRC) $(SRV_HDR)
+# (the sim library only for its static tables: solver names)
+$(BUILD)/test_server_wire_san: tests/server/test_wire.c $(SRV_WIRE_SRC) $(SRV_HDR) $(SIM_SRC) $(SIM_HDR)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS_ALL) $(SAN) $(SRV_CFLAGS) tests/server/test_wire.c $(SRV_WIRE_SRC) $(SRV_LIBS) $(LDLIBS_SIM) -o $@
+	$(CC) $(CFLAGS_ALL) $(SAN) $(SRV_CFLAGS) tests/server/test_wire.c $(SRV_WIRE_SRC) $(SIM_SRC) $(SRV_LIBS) $(LDLIBS_SIM) -o $@
 
 # The whole server (and the sim sources) under ASan + UBSan + LSan, for the
 # leak and undefined-behaviour check in the integration tests.

@@ -24,10 +24,76 @@ static void post(sim_thread *s, const cmd *c, bool ok, const char *error, int64_
     r.tick = fst.tick;
     r.value = value;
     if (ok)
-        s->stats.commands_applied++;
+        s->stats.commands_applied++, s->stats.cmd_ok[c->kind]++;
     else
-        s->stats.commands_failed++;
+        s->stats.commands_failed++, s->stats.cmd_failed[c->kind]++;
     hub_post_reply(s->hub, &r);
+}
+
+/* A reply that carries a payload (particles, bodies, snapshot). */
+static void post_payload(sim_thread *s, cmd_reply *r)
+{
+    if (r->ok)
+        s->stats.commands_applied++, s->stats.cmd_ok[r->kind]++;
+    else
+        s->stats.commands_failed++, s->stats.cmd_failed[r->kind]++;
+    hub_post_reply(s->hub, r);
+}
+
+void sim_world_replaced(sim_thread *s, uint32_t by)
+{
+    world_info wi;
+    sim_flush_pending_steps(s, true);
+    s->grab_count = 0;                                /* the bodies were replaced */
+    memset(s->heat_tool, 0, sizeof s->heat_tool);     /* and the heaters */
+    sim_publish_info(s, &wi);
+    hub_publish_bcast(s->hub, wire_encode_scene_bcast(&wi, by, sim_world_tick(s)));
+}
+
+void sim_expire_heat(sim_thread *s)
+{
+    uint64_t tick = sim_world_tick(s);
+    for (int k = 0; k < SIM_HEAT_TOOLS; k++)
+        if (s->heat_tool[k].used && tick >= s->heat_tool[k].until_tick) {
+            fs_heater_def off = {.kind = FS_HEAT_SPHERE, .radius = 1, .enabled = false};
+            fs_world_set_heater(s->world, FS_MAX_HEATERS - SIM_HEAT_TOOLS + k, &off, NULL);
+            s->heat_tool[k].used = false;
+        }
+}
+
+/* The heat tool: one core heater per client while it heats; each command
+ * moves it and heats for `duration` more seconds. */
+static void apply_heat(sim_thread *s, const cmd *c)
+{
+    int k = -1;
+    for (int i = 0; i < SIM_HEAT_TOOLS && k < 0; i++)
+        if (s->heat_tool[i].used && s->heat_tool[i].client == c->client)
+            k = i;
+    for (int i = 0; i < SIM_HEAT_TOOLS && k < 0; i++)
+        if (!s->heat_tool[i].used)
+            k = i;
+    if (k < 0) {
+        post(s, c, false, "heat: all heat tools are in use by other clients; try again shortly", 0);
+        return;
+    }
+    fs_heater_def d = {.kind = FS_HEAT_SPHERE,
+                       .centre = {c->u.heat.point[0], c->u.heat.point[1], c->u.heat.point[2]},
+                       .radius = c->u.heat.radius,
+                       .rate = c->u.heat.rate,
+                       .temperature = 0,
+                       .enabled = true};
+    fs_error e = {{0}};
+    char msg[FS_ERROR_LEN + 64];
+    if (fs_world_set_heater(s->world, FS_MAX_HEATERS - SIM_HEAT_TOOLS + k, &d, &e) < 0) {
+        snprintf(msg, sizeof msg, "heat: %s", e.msg);
+        post(s, c, false, msg, 0);
+        return;
+    }
+    uint64_t ticks = (uint64_t)ceil(c->u.heat.duration / s->dt);
+    s->heat_tool[k].used = true;
+    s->heat_tool[k].client = c->client;
+    s->heat_tool[k].until_tick = sim_world_tick(s) + (ticks ? ticks : 1);
+    post(s, c, true, NULL, 0);
 }
 
 static uint32_t by_of(const cmd *c)
@@ -127,7 +193,8 @@ static particles_snap *snapshot(sim_thread *s, int offset, int limit)
     p->pos = malloc(cnt * 3 * sizeof *p->pos);
     p->vel = malloc(cnt * 3 * sizeof *p->vel);
     p->material = malloc(cnt);
-    if (!p->id || !p->pos || !p->vel || !p->material) {
+    p->temp = malloc(cnt * sizeof *p->temp);
+    if (!p->id || !p->pos || !p->vel || !p->material || !p->temp) {
         particles_snap_free(p);
         return NULL;
     }
@@ -141,6 +208,7 @@ static particles_snap *snapshot(sim_thread *s, int offset, int limit)
         p->vel[3 * k + 1] = v.vy[i];
         p->vel[3 * k + 2] = v.vz[i];
         p->material[k] = v.material[i];
+        p->temp[k] = v.temperature[i];
     }
     return p;
 }
@@ -320,18 +388,79 @@ void sim_apply(sim_thread *s, const cmd *c)
     case CMD_SET_PARAM:
         apply_set_param(s, c);
         break;
-    case CMD_LOAD_SCENE:
-        if (fs_world_load_scene(s->world, c->u.scene.name, c->u.scene.particles, &e) != FS_OK) {
+    case CMD_LOAD_SCENE: {
+        /* the scene's own solver unless the command names one; checked
+         * before anything changes */
+        int which = -1;
+        for (int i = 0; i < fs_scene_count(); i++)
+            if (!strcmp(fs_scene_get(i)->name, c->u.scene.name))
+                which = i;
+        int np = c->u.scene.particles;
+        if (which < 0 || (np != 0 && (np < 100 || np > fs_world_capacity(s->world)))) {
+            if (which < 0)
+                snprintf(msg, sizeof msg, "load_scene: unknown scene '%s' (GET /api/scenes lists them)",
+                         c->u.scene.name);
+            else
+                snprintf(msg, sizeof msg, "load_scene: particles %d outside 100..%d (or 0: the scene's default)",
+                         np, fs_world_capacity(s->world));
+            post(s, c, false, msg, 0);
+            break;
+        }
+        fs_solver sv = c->u.scene.solver >= 0 ? (fs_solver)c->u.scene.solver : fs_scene_get(which)->solver;
+        if (fs_world_set_solver(s->world, sv, &e) != FS_OK ||
+            fs_world_load_scene(s->world, c->u.scene.name, np, &e) != FS_OK) {
             snprintf(msg, sizeof msg, "load_scene: %s", e.msg);
             post(s, c, false, msg, 0);
             break;
         }
-        sim_flush_pending_steps(s, true);
-        s->grab_count = 0; /* the scene replaced the bodies */
-        sim_publish_info(s, &wi);
-        hub_publish_bcast(s->hub, wire_encode_scene_bcast(&wi, by_of(c), sim_world_tick(s)));
-        post(s, c, true, NULL, wi.particles);
+        sim_world_replaced(s, by_of(c));
+        post(s, c, true, NULL, fs_world_particle_count(s->world));
         break;
+    }
+    case CMD_SET_SOLVER: {
+        if (fs_world_set_solver(s->world, (fs_solver)c->u.solver.solver, &e) != FS_OK) {
+            snprintf(msg, sizeof msg, "set_solver: %s", e.msg);
+            post(s, c, false, msg, 0);
+            break;
+        }
+        sim_publish_info(s, &wi);
+        hub_publish_bcast(s->hub, wire_encode_solver_bcast(wi.solver, by_of(c), sim_world_tick(s)));
+        post(s, c, true, NULL, 0);
+        break;
+    }
+    case CMD_HEAT:
+        apply_heat(s, c);
+        break;
+    case CMD_GET_SNAPSHOT:
+    case CMD_RESTORE: {
+        cmd_reply r;
+        memset(&r, 0, sizeof r);
+        r.client = c->client;
+        r.rid = c->rid;
+        r.kind = c->kind;
+        if (c->kind == CMD_GET_SNAPSHOT) {
+            r.blob = sim_snapshot_doc(s);
+            r.ok = r.blob != NULL;
+            if (!r.ok)
+                snprintf(r.error, sizeof r.error, "out of memory");
+        } else {
+            msg_buf *up = hub_take_upload(s->hub, c->u.restore.upload);
+            if (!up) {
+                snprintf(r.error, sizeof r.error, "restore: the upload is gone");
+            } else {
+                char why[FS_ERROR_LEN];
+                r.ok = sim_restore_doc(s, up->data, up->len, why, sizeof why) == 0;
+                if (!r.ok)
+                    snprintf(r.error, sizeof r.error, "restore: %.150s", why);
+                else
+                    r.value = fs_world_particle_count(s->world);
+                msg_buf_unref(up);
+            }
+        }
+        r.tick = sim_world_tick(s);
+        post_payload(s, &r);
+        break;
+    }
     case CMD_PAUSE:
     case CMD_RESUME: {
         bool pause = c->kind == CMD_PAUSE;
@@ -432,7 +561,7 @@ void sim_apply(sim_thread *s, const cmd *c)
         } else {
             snprintf(r.error, sizeof r.error, "out of memory");
         }
-        hub_post_reply(s->hub, &r);
+        post_payload(s, &r);
         break;
     }
     case CMD_GET_PARTICLES: {
@@ -446,7 +575,7 @@ void sim_apply(sim_thread *s, const cmd *c)
         if (!r.ok)
             snprintf(r.error, sizeof r.error, "out of memory");
         r.tick = sim_world_tick(s);
-        hub_post_reply(s->hub, &r);
+        post_payload(s, &r);
         break;
     }
     default:

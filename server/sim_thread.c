@@ -32,6 +32,7 @@ static void fill_info(sim_thread *s, world_info *wi)
     wi->dt = s->dt;
     const char *sc = fs_world_scene_name(w);
     snprintf(wi->scene, sizeof wi->scene, "%s", sc ? sc : "");
+    snprintf(wi->solver, sizeof wi->solver, "%s", fs_solver_name(fs_world_solver(w)));
     wi->particles = fs_world_particle_count(w);
     wi->capacity = fs_world_capacity(w);
     wi->paused = fs_world_paused(w);
@@ -95,10 +96,22 @@ int sim_thread_init(sim_thread *s, const srv_config *cfg, const wire_static *st,
     }
     const char *scene = cfg->scene[0] ? cfg->scene : (fs_scene_count() > 0 ? fs_scene_get(0)->name : "");
     fs_error e = {{0}};
-    if (fs_world_load_scene(s->world, scene, cfg->particles, &e) != FS_OK) {
-        snprintf(err, errlen, "cannot load scene '%s': %s", scene, e.msg);
-        return -1;
+    if (sim_load_saved(s) <= 0) {
+        int which = -1;
+        for (int i = 0; i < fs_scene_count(); i++)
+            if (!strcmp(fs_scene_get(i)->name, scene))
+                which = i;
+        if (which >= 0 && fs_world_set_solver(s->world, fs_scene_get(which)->solver, &e) != FS_OK) {
+            snprintf(err, errlen, "cannot start solver for scene '%s': %s", scene, e.msg);
+            return -1;
+        }
+        if (fs_world_load_scene(s->world, scene, cfg->particles, &e) != FS_OK) {
+            snprintf(err, errlen, "cannot load scene '%s': %s", scene, e.msg);
+            return -1;
+        }
     }
+    if (cfg->data_dir[0] && cfg->save_interval > 0)
+        s->next_save_ns = sim_now_ns() + (uint64_t)(cfg->save_interval * 1e9);
     world_info wi;
     sim_publish_info(s, &wi);
     fs_stats fst;
@@ -136,7 +149,7 @@ static void publish_frame(sim_thread *s, uint64_t now)
     wire_frame_src src = {
         .tick = fst.tick, .sim_time = fst.sim_time, .paused = fs_world_paused(s->world),
         .box_min = d.box_min, .box_max = d.box_max, .count = v.count,
-        .x = v.x, .y = v.y, .z = v.z, .material = v.material, .id = v.id, .order = v.by_id,
+        .x = v.x, .y = v.y, .z = v.z, .material = v.material, .temp = v.temperature, .id = v.id, .order = v.by_id,
         .cursors = s->cursor, .cursor_count = s->cursor_count, .bodies = s->body, .body_count = nb,
     };
     uint64_t t0 = sim_now_ns();
@@ -202,6 +215,12 @@ static void *sim_main(void *arg)
         if (stepped) {
             double ms = (double)(t1 - t0) / 1e6;
             s->stats.step_ms_last = ms;
+            s->stats.step_count++;
+            s->stats.step_ms_sum += ms;
+            for (int k = 0; k < SIM_STEP_BUCKETS; k++)
+                if (ms <= sim_step_bucket_ms[k])
+                    s->stats.step_bucket[k]++;
+            sim_expire_heat(s);
             memcpy(s->stats.phase_ms, fst.phase_ms, sizeof s->stats.phase_ms);
             win_step_sum += ms;
             if (ms > win_step_max)
@@ -246,6 +265,14 @@ static void *sim_main(void *arg)
         s->stats.escapes_clamped = fst.escapes_clamped;
         s->stats.emitted = fst.emitted;
         s->stats.drained = fst.drained;
+        s->stats.bodies = fst.bodies;
+        snprintf(s->stats.solver, sizeof s->stats.solver, "%s", fs_solver_name(fst.solver));
+        s->stats.solver_iterations = fst.solver_iterations;
+        s->stats.solver_residual = fst.solver_residual;
+        if (s->next_save_ns && t1 >= s->next_save_ns) {
+            sim_save(s); /* on this thread: one late tick per interval (a few ms per MB) */
+            s->next_save_ns = sim_now_ns() + (uint64_t)(s->cfg->save_interval * 1e9);
+        }
         hub_set_stats(s->hub, &s->stats);
         hub_wake(s->hub);
         /* 5. Fixed rate without a catch-up spiral: a late tick moves the
@@ -259,6 +286,9 @@ static void *sim_main(void *arg)
             sleep_until(next_tick);
         }
     }
+    /* Stopping (SIGTERM/SIGINT): commands already queued are dropped; the
+     * world as it stands is saved. */
+    sim_save(s);
     return NULL;
 }
 

@@ -16,6 +16,7 @@
 #include "wire.h"
 
 #define SIM_MAX_PENDING_STEPS 32
+#define SIM_HEAT_TOOLS 4
 
 /* A reply held back until the world has stepped to `tick`.  A value owned
  * by the sim thread. */
@@ -45,6 +46,14 @@ typedef struct sim_thread {
         uint32_t body, client;
     } grab[FS_MAX_BODIES];       /* who holds which body */
     int grab_count;
+    /* heat tools: core heater slots FS_MAX_HEATERS - SIM_HEAT_TOOLS.., one per
+     * client while it heats, switched off at until_tick */
+    struct {
+        bool used;
+        uint32_t client;
+        uint64_t until_tick;
+    } heat_tool[SIM_HEAT_TOOLS];
+    uint64_t next_save_ns;        /* 0: no periodic saves */
     sim_pending_step pending[SIM_MAX_PENDING_STEPS];
     int pending_count;
     uint64_t info_version;
@@ -70,5 +79,16 @@ void sim_flush_pending_steps(sim_thread *s, bool all);
 uint64_t sim_world_tick(sim_thread *s);
 uint32_t sim_grab_owner(const sim_thread *s, uint32_t body);
 void sim_publish_info(sim_thread *s, world_info *wi);
+/* After a scene load or a restore: forgets grabs, heat tools and held steps,
+ * publishes the new world info and tells every client. */
+void sim_world_replaced(sim_thread *s, uint32_t by);
+/* Switches heat tools whose time is up off (every tick). */
+void sim_expire_heat(sim_thread *s);
+
+/* persist.c */
+msg_buf *sim_snapshot_doc(sim_thread *s);
+int sim_restore_doc(sim_thread *s, const uint8_t *p, size_t n, char *err, size_t errlen);
+bool sim_save(sim_thread *s);      /* to --data-dir; true when saved or nothing to do */
+int sim_load_saved(sim_thread *s); /* 1 restored, 0 nothing saved, -1 set aside */
 
 #endif

@@ -101,13 +101,22 @@ uint16_t wire_quantize(float p, float lo, float hi)
     return (uint16_t)lrintf(t * (float)WIRE_QUANT_MAX);
 }
 
+uint8_t wire_temp_byte(float c)
+{
+    if (!(c > WIRE_TEMP_LO)) /* also NaN */
+        return 0;
+    if (c >= WIRE_TEMP_HI)
+        return WIRE_TEMP_HI - WIRE_TEMP_LO;
+    return (uint8_t)lrintf(c - (float)WIRE_TEMP_LO);
+}
+
 /* ---- Server to client -------------------------------------------------- */
 
 msg_buf *wire_encode_frame(const wire_frame_src *s)
 {
     int n = s->count > 0 ? s->count : 0;
     wbuf b;
-    wbuf_init(&b, 256 + (size_t)n * 7 + (size_t)s->cursor_count * 48, 0);
+    wbuf_init(&b, 256 + (size_t)n * 8 + (size_t)s->cursor_count * 48, 0);
     msgpack_packer pk;
     msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
 
@@ -120,7 +129,7 @@ msg_buf *wire_encode_frame(const wire_frame_src *s)
             runs++;
     }
 
-    msgpack_pack_map(&pk, 13);
+    msgpack_pack_map(&pk, 15);
     pk_kv_str(&pk, "type", "frame");
     pk_str(&pk, "tick");
     msgpack_pack_uint64(&pk, s->tick);
@@ -225,6 +234,18 @@ msg_buf *wire_encode_frame(const wire_frame_src *s)
     if (o)
         for (int k = 0; k < n; k++)
             o[k] = s->material[s->order ? s->order[k] : k];
+
+    /* temp: N uint8, T = lo + byte deg C */
+    pk_str(&pk, "temp_range");
+    msgpack_pack_array(&pk, 2);
+    msgpack_pack_int32(&pk, WIRE_TEMP_LO);
+    msgpack_pack_int32(&pk, WIRE_TEMP_HI);
+    pk_str(&pk, "temp");
+    msgpack_pack_bin(&pk, (size_t)n);
+    o = wbuf_grow(&b, (size_t)n);
+    if (o)
+        for (int k = 0; k < n; k++)
+            o[k] = s->temp ? wire_temp_byte(s->temp[s->order ? s->order[k] : k]) : 0;
     return wbuf_finish(&b);
 }
 
@@ -244,7 +265,7 @@ msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t
     wbuf_init(&b, 4096, 0);
     msgpack_packer pk;
     msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
-    msgpack_pack_map(&pk, 21);
+    msgpack_pack_map(&pk, 22);
     pk_kv_str(&pk, "type", "hello");
     pk_str(&pk, "version");
     msgpack_pack_uint32(&pk, WIRE_PROTOCOL_VERSION);
@@ -282,7 +303,11 @@ msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t
         msgpack_pack_true(&pk);
     else
         msgpack_pack_false(&pk);
-    pk_kv_str(&pk, "solver", st->solver ? st->solver : "");
+    pk_kv_str(&pk, "solver", wi->solver);
+    pk_str(&pk, "solvers");
+    msgpack_pack_array(&pk, (size_t)st->solver_count);
+    for (int i = 0; i < st->solver_count; i++)
+        pk_str(&pk, st->solver[i]);
     pk_str(&pk, "auth_required");
     if (st->auth_required)
         msgpack_pack_true(&pk);
@@ -354,9 +379,10 @@ msg_buf *wire_encode_scene_bcast(const world_info *wi, uint32_t by, uint64_t tic
     wbuf_init(&b, 256, 0);
     msgpack_packer pk;
     msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
-    msgpack_pack_map(&pk, 6);
+    msgpack_pack_map(&pk, 7);
     pk_kv_str(&pk, "type", "scene");
     pk_kv_str(&pk, "scene", wi->scene);
+    pk_kv_str(&pk, "solver", wi->solver);
     pk_str(&pk, "particles");
     msgpack_pack_int32(&pk, wi->particles);
     pk_bounds(&pk, wi->box_min, wi->box_max);
@@ -384,6 +410,60 @@ msg_buf *wire_encode_state_bcast(bool paused, uint32_t by, uint64_t tick)
     msgpack_pack_uint32(&pk, by);
     pk_str(&pk, "tick");
     msgpack_pack_uint64(&pk, tick);
+    return wbuf_finish(&b);
+}
+
+msg_buf *wire_encode_solver_bcast(const char *solver, uint32_t by, uint64_t tick)
+{
+    wbuf b;
+    wbuf_init(&b, 64, 0);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
+    msgpack_pack_map(&pk, 4);
+    pk_kv_str(&pk, "type", "solver");
+    pk_kv_str(&pk, "solver", solver);
+    pk_str(&pk, "by");
+    msgpack_pack_uint32(&pk, by);
+    pk_str(&pk, "tick");
+    msgpack_pack_uint64(&pk, tick);
+    return wbuf_finish(&b);
+}
+
+msg_buf *wire_encode_snapshot(const wire_snapshot_meta *m, size_t world_len,
+                              bool (*fill)(void *dst, size_t n, void *ctx), void *ctx)
+{
+    wbuf b;
+    wbuf_init(&b, 256 + world_len, 0);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
+    msgpack_pack_map(&pk, 11);
+    pk_kv_str(&pk, "type", "snapshot");
+    pk_str(&pk, "version");
+    msgpack_pack_uint32(&pk, WIRE_PROTOCOL_VERSION);
+    pk_str(&pk, "tick");
+    msgpack_pack_uint64(&pk, m->tick);
+    pk_str(&pk, "time");
+    msgpack_pack_double(&pk, m->sim_time);
+    pk_kv_str(&pk, "scene", m->scene);
+    pk_kv_str(&pk, "solver", m->solver);
+    pk_str(&pk, "particles");
+    msgpack_pack_int32(&pk, m->particles);
+    pk_str(&pk, "springs");
+    msgpack_pack_int32(&pk, m->springs);
+    pk_str(&pk, "bodies");
+    msgpack_pack_int32(&pk, m->bodies);
+    pk_str(&pk, "paused");
+    if (m->paused)
+        msgpack_pack_true(&pk);
+    else
+        msgpack_pack_false(&pk);
+    pk_str(&pk, "world");
+    msgpack_pack_bin(&pk, world_len);
+    uint8_t *o = wbuf_grow(&b, world_len);
+    if (!o || !fill(o, world_len, ctx)) {
+        wbuf_free(&b);
+        return NULL;
+    }
     return wbuf_finish(&b);
 }
 
@@ -817,5 +897,45 @@ int wire_decode_command(const uint8_t *p, size_t n, cmd *out, char *err, size_t 
     if (rc)
         return -1;
     *out = tmp;
+    return 0;
+}
+
+int wire_decode_snapshot(const uint8_t *p, size_t n, const uint8_t **world, size_t *world_len, char *err,
+                         size_t errlen)
+{
+    mp_rd r = {p, p + n};
+    mp_obj top;
+    *world = NULL;
+    *world_len = 0;
+    if (!mp_next(&r, &top) || top.type != MP_MAP) {
+        snprintf(err, errlen, "snapshot: expected a msgpack map");
+        return -1;
+    }
+    bool typed = false;
+    for (uint32_t i = 0; i < top.n; i++) {
+        mp_obj k, v;
+        if (!mp_next(&r, &k) || k.type != MP_STR || !mp_next(&r, &v) || !mp_skip_body(&r, &v, 1)) {
+            snprintf(err, errlen, "snapshot: malformed map");
+            return -1;
+        }
+        if (k.n == 5 && !memcmp(k.s, "world", 5)) {
+            if (v.type != MP_BIN) {
+                snprintf(err, errlen, "snapshot: 'world' must be a bin");
+                return -1;
+            }
+            *world = v.s;
+            *world_len = v.n;
+        } else if (k.n == 4 && !memcmp(k.s, "type", 4)) {
+            typed = v.type == MP_STR && v.n == 8 && !memcmp(v.s, "snapshot", 8);
+        }
+    }
+    if (r.p != r.end) {
+        snprintf(err, errlen, "snapshot: %zu trailing bytes", (size_t)(r.end - r.p));
+        return -1;
+    }
+    if (!typed || !*world) {
+        snprintf(err, errlen, "snapshot: not a snapshot document (needs type 'snapshot' and a 'world' bin)");
+        return -1;
+    }
     return 0;
 }

@@ -22,6 +22,9 @@
 #define WIRE_QUANT_MAX 65535
 #define WIRE_MAX_MSG 4096    /* largest client message accepted, bytes */
 #define WIRE_MAX_DEPTH 4     /* nesting accepted in a client message */
+/* Frame temperatures: one byte per particle, T = WIRE_TEMP_LO + byte (deg C). */
+#define WIRE_TEMP_LO (-40)
+#define WIRE_TEMP_HI 215
 
 /* A user's cursor as frames carry it.  A value; the sim thread keeps the
  * table of them and the frame encoder reads it. */
@@ -52,6 +55,7 @@ typedef struct wire_frame_src {
     int count;
     const float *x, *y, *z;
     const uint8_t *material;
+    const float *temp;    /* deg C; NULL: every particle at WIRE_TEMP_LO */
     const uint32_t *id;
     const int32_t *order; /* order[k]: index of the k-th particle in id order; NULL: identity */
     const wire_cursor *cursors;
@@ -68,13 +72,15 @@ typedef struct wire_static {
     int scene_count;
     const char *scene[32];
     double tick_hz, frame_hz;
-    const char *solver;
+    int solver_count;
+    const char *solver[FS_SOLVER_COUNT]; /* names of the solvers built in */
     bool auth_required;
     int max_msg, rate_per_s, rate_burst;
 } wire_static;
 
 uint32_t wire_client_colour(uint32_t client); /* 0xRRGGBB */
 uint16_t wire_quantize(float p, float lo, float hi);
+uint8_t wire_temp_byte(float celsius); /* rounded, clamped to the frame's range */
 
 msg_buf *wire_encode_frame(const wire_frame_src *s);
 msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t client);
@@ -82,6 +88,24 @@ msg_buf *wire_encode_param_bcast(const world_info *wi, const wire_static *st, in
                                  uint64_t tick);
 msg_buf *wire_encode_scene_bcast(const world_info *wi, uint32_t by, uint64_t tick);
 msg_buf *wire_encode_state_bcast(bool paused, uint32_t by, uint64_t tick);
+msg_buf *wire_encode_solver_bcast(const char *solver, uint32_t by, uint64_t tick);
+
+/* The snapshot document (GET/POST /api/snapshot, the save file): a msgpack
+ * map of descriptive fields and `world`, the core's snapshot bytes as a
+ * bin.  fill writes exactly world_len bytes at dst and returns true. */
+typedef struct wire_snapshot_meta {
+    uint64_t tick;
+    double sim_time;
+    const char *scene, *solver;
+    int particles, springs, bodies;
+    bool paused;
+} wire_snapshot_meta;
+msg_buf *wire_encode_snapshot(const wire_snapshot_meta *m, size_t world_len,
+                              bool (*fill)(void *dst, size_t n, void *ctx), void *ctx);
+/* Finds `world` in a snapshot document (pointing into p).  Returns 0, or -1
+ * with a reason in err. */
+int wire_decode_snapshot(const uint8_t *p, size_t n, const uint8_t **world, size_t *world_len, char *err,
+                         size_t errlen);
 /* A reply to a command (ok or error).  For set_param/load_scene the caller
  * may pass wi to include the new state; may be NULL. */
 msg_buf *wire_encode_reply(const cmd_reply *r);

@@ -46,15 +46,19 @@ PARAMS = [  # name, unit, doc, min, max, flag (a small stand-in table)
     ("phase_change", "flag", "phase", 0.0, 1.0, True),
     ("solid_point", "C", "solid", -100.0, 1000.0, False),
     ("melt_point", "C", "melt", -100.0, 1000.0, False),
+    ("kinematic_viscosity", "m^2/s", "nu", 0.0, 10.0, False),
+    ("surface_tension", "N/m", "sigma_s", 0.0, 10.0, False),
+    ("young_modulus", "Pa", "E", 0.0, 1e9, False),
+    ("poisson_ratio", "ratio", "nu_p", 0.0, 0.49, False),
 ]
-WATER = [3.6, 150, 600, 0, 0.3, 0, 0, 0, 0, 0, 0, 2, 0.05, 1000, 0.25, 0, 0.01, 1, -0.5, 0.5]
-GOO = [3.6, 60, 300, 0.5, 0.5, 1, 1, 300, 3, 0.1, 0.1, 3, 0.2, 1100, 0.3, 500, 0.01, 0, -10, 0]
+WATER = [3.6, 150, 600, 0, 0.3, 0, 0, 0, 0, 0, 0, 2, 0.05, 1000, 0.25, 0, 0.01, 1, -0.5, 0.5, 1e-6, 0.0728, 0, 0.3]
+GOO = [3.6, 60, 300, 0.5, 0.5, 1, 1, 300, 3, 0.1, 0.1, 3, 0.2, 1100, 0.3, 500, 0.01, 0, -10, 0, 0.5, 0.05, 2e5, 0.45]
 WORLD = {
     "box_min": [0, 0, 0], "box_max": [1, 2, 4], "gravity": [0, -9.8, 0], "h": 0.05, "spacing": 0.025,
-    "dt": 1 / 60, "scene": "dam_break", "particles": 6, "capacity": 65536, "paused": False,
+    "dt": 1 / 60, "scene": "dam_break", "solver": "clavet", "particles": 6, "capacity": 65536, "paused": False,
     "materials": [{"name": "water", "params": WATER}, {"name": "goo", "params": GOO}],
 }
-STATIC = {"scenes": ["dam_break", "drop"], "tick_hz": 60.0, "frame_hz": 30.0, "solver": "clavet2005-jacobi",
+STATIC = {"scenes": ["dam_break", "drop"], "tick_hz": 60.0, "frame_hz": 30.0, "solvers": ["clavet", "unified", "mps"],
           "auth_required": False, "max_msg": 4096, "rate_per_s": 120, "rate_burst": 240}
 
 def colour(cid):
@@ -72,13 +76,21 @@ vectors = []
 
 # ---- server to client ----------------------------------------------------
 parts = [  # in id order; the C test feeds them in a shuffled internal order
-    {"id": 0, "pos": [0.1, 0.2, 0.3], "mat": 0},
-    {"id": 1, "pos": [0.9, 1.9, 3.9], "mat": 0},
-    {"id": 2, "pos": [0.0, 2.0, 4.0], "mat": 1},
-    {"id": 5, "pos": [-1.0, 3.0, 0.7], "mat": 1},  # outside the box: clamped
-    {"id": 6, "pos": [0.33, 0.77, 1.23], "mat": 0},
-    {"id": 9, "pos": [0.618, 1.414, 2.718], "mat": 1},
+    {"id": 0, "pos": [0.1, 0.2, 0.3], "mat": 0, "temp": 20.0},
+    {"id": 1, "pos": [0.9, 1.9, 3.9], "mat": 0, "temp": -60.0},   # below the frame's range: clamped
+    {"id": 2, "pos": [0.0, 2.0, 4.0], "mat": 1, "temp": 36.6},
+    {"id": 5, "pos": [-1.0, 3.0, 0.7], "mat": 1, "temp": 300.0},  # outside the box and the range: clamped
+    {"id": 6, "pos": [0.33, 0.77, 1.23], "mat": 0, "temp": -0.4},
+    {"id": 9, "pos": [0.618, 1.414, 2.718], "mat": 1, "temp": 99.4},
 ]
+TEMP_LO, TEMP_HI = -40, 215
+
+def temp_byte(t):  # T = TEMP_LO + byte, rounded half away from zero (lrintf: half to even; no ties here)
+    if not t > TEMP_LO:
+        return 0
+    if t >= TEMP_HI:
+        return TEMP_HI - TEMP_LO
+    return int(round(f32(t) - TEMP_LO))
 runs = [0, 3, 5, 2, 9, 1]
 lo, hi = WORLD["box_min"], WORLD["box_max"]
 pos_q = [quant(p["pos"][a], lo[a], hi[a]) for p in parts for a in range(3)]
@@ -100,14 +112,17 @@ vectors.append({
                "bodies": [{"id": b["id"], "shape": SHAPES[b["shape"]], "size": [f32(v) for v in b["size"]],
                            "pos": [f32(v) for v in b["pos"]], "rot": [f32(v) for v in b["rot"]],
                            "static": b["static"], "grabbed_by": b["grabbed_by"]} for b in bodies],
-               "ids_u32": runs, "pos_u16": pos_q, "mat_u8": [p["mat"] for p in parts]},
+               "temp_range": [TEMP_LO, TEMP_HI],
+               "ids_u32": runs, "pos_u16": pos_q, "mat_u8": [p["mat"] for p in parts],
+               "temp_u8": [temp_byte(p["temp"]) for p in parts]},
 })
 vectors.append({
     "file": "s2c_frame_empty.msgpack", "direction": "server_to_client", "doc": "a frame of an empty world",
     "input": {"tick": 0, "time": 0.0, "paused": True, "bounds": lo + hi, "particles": [], "cursors": [],
               "bodies": []},
     "expect": {"type": "frame", "tick": 0, "time": 0.0, "paused": True, "n": 0, "bounds": bounds(WORLD),
-               "cursors": [], "bodies": [], "ids_u32": [], "pos_u16": [], "mat_u8": []},
+               "cursors": [], "bodies": [], "temp_range": [TEMP_LO, TEMP_HI],
+               "ids_u32": [], "pos_u16": [], "mat_u8": [], "temp_u8": []},
 })
 vectors.append({
     "file": "s2c_hello.msgpack", "direction": "server_to_client", "doc": "hello to client 5",
@@ -118,7 +133,7 @@ vectors.append({
         "type": "hello", "version": 1, "client_id": 5, "colour": colour(5), "bounds": bounds(WORLD),
         "quant": 65535, "tick_hz": 60.0, "frame_hz": 30.0, "dt": num(1 / 60), "h": num(0.05),
         "gravity": [num(v) for v in WORLD["gravity"]], "scene": "dam_break", "scenes": STATIC["scenes"],
-        "particles": 6, "capacity": 65536, "paused": False, "solver": "clavet2005-jacobi",
+        "particles": 6, "capacity": 65536, "paused": False, "solver": "clavet", "solvers": STATIC["solvers"],
         "auth_required": False, "limits": {"max_msg": 4096, "rate_per_s": 120, "rate_burst": 240},
         "params": [{"name": p[0], "unit": p[1], "doc": p[2], "min": num(p[3]), "max": num(p[4]), "flag": p[5]}
                    for p in PARAMS],
@@ -135,7 +150,13 @@ vectors.append({
 vectors.append({
     "file": "s2c_scene.msgpack", "direction": "server_to_client", "doc": "a scene was loaded over REST (by 0)",
     "input": {"world": WORLD, "by": 0, "tick": 7},
-    "expect": {"type": "scene", "scene": "dam_break", "particles": 6, "bounds": bounds(WORLD), "by": 0, "tick": 7},
+    "expect": {"type": "scene", "scene": "dam_break", "solver": "clavet", "particles": 6, "bounds": bounds(WORLD),
+               "by": 0, "tick": 7},
+})
+vectors.append({
+    "file": "s2c_solver.msgpack", "direction": "server_to_client", "doc": "client 3 switched the solver",
+    "input": {"solver": "mps", "by": 3, "tick": 11},
+    "expect": {"type": "solver", "solver": "mps", "by": 3, "tick": 11},
 })
 vectors.append({
     "file": "s2c_state.msgpack", "direction": "server_to_client", "doc": "paused by client 4",
@@ -161,7 +182,9 @@ c2s = [
     ("set_param", {"type": "set_param", "rid": 2, "material": "water", "param": "stiffness", "value": 200}),
     ("set_params", {"type": "set_param", "rid": 3, "material": "goo",
                     "params": {"viscosity_linear": 1.5, "plasticity": 0.25}}),
-    ("load_scene", {"type": "load_scene", "rid": 4, "name": "drop", "particles": 5000}),
+    ("load_scene", {"type": "load_scene", "rid": 4, "name": "drop", "particles": 5000, "solver": "clavet"}),
+    ("set_solver", {"type": "set_solver", "rid": 16, "name": "clavet"}),
+    ("heat", {"type": "heat", "rid": 17, "point": [0.5, 0.25, 0.5], "radius": 0.2, "rate": -40, "duration": 0.5}),
     ("pause", {"type": "pause", "rid": 5}),
     ("resume", {"type": "resume", "rid": 6}),
     ("step", {"type": "step", "rid": 7, "steps": 10}),

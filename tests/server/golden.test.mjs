@@ -41,9 +41,9 @@ for (const v of vectors.filter((x) => x.file && x.direction === 'server_to_clien
       assert.deepEqual(m, v.expect);
       return;
     }
-    const { pos, ids, mat, ...rest } = m;
+    const { pos, ids, mat, temp, ...rest } = m;
     for (const k of Object.keys(rest)) if (k.startsWith('_')) delete rest[k]; // alignment padding
-    const { ids_u32: eIds, pos_u16: ePos, mat_u8: eMat, ...eRest } = v.expect;
+    const { ids_u32: eIds, pos_u16: ePos, mat_u8: eMat, temp_u8: eTemp, ...eRest } = v.expect;
     assert.deepEqual(rest, eRest);
     // bin fields are views into the message: no copy, and aligned for typed arrays.
     assert.equal(pos.buffer, bytes.buffer);
@@ -52,6 +52,12 @@ for (const v of vectors.filter((x) => x.file && x.direction === 'server_to_clien
     assert.deepEqual([...new Uint16Array(pos.buffer, pos.byteOffset, pos.byteLength / 2)], ePos);
     assert.deepEqual([...new Uint32Array(ids.buffer, ids.byteOffset, ids.byteLength / 4)], eIds);
     assert.deepEqual([...mat], eMat);
+    assert.deepEqual([...temp], eTemp);
+    // Temperatures decode as T = temp_range[0] + byte, within half a degree inside the range.
+    v.input.particles.forEach((p, k) => {
+      const want = Math.min(Math.max(p.temp, m.temp_range[0]), m.temp_range[1]);
+      assert.ok(Math.abs(m.temp_range[0] + temp[k] - want) <= 0.5, `particle ${p.id} temperature`);
+    });
     // Dequantizing gives the input positions back within one quantization step.
     const b = m.bounds;
     v.input.particles.forEach((p, k) => {

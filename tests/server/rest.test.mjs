@@ -242,25 +242,7 @@ test('while paused and unchanged, frames slow to a 1 Hz heartbeat; a cursor or c
   c.close();
 });
 
-test('every path and method in protocol/openapi.json is served (no 404/405)', async () => {
-  const { readFileSync } = await import('node:fs');
-  const { join } = await import('node:path');
-  const { ROOT } = await import('./lib.mjs');
-  const spec = JSON.parse(readFileSync(join(ROOT, 'protocol', 'openapi.json'), 'utf8'));
-  let n = 0;
-  for (const [path, ops] of Object.entries(spec.paths)) {
-    for (const method of Object.keys(ops)) {
-      const body = method === 'get' ? undefined : {};
-      const r = await http(s, method.toUpperCase(), path.replace('{name}', 'water').replace('{id}', '4000000000'), { body });
-      const missing = path.includes('{id}') && r.status === 404 && /unknown body/.test(r.json?.error);
-      assert.ok(missing || (r.status !== 404 && r.status !== 405), `${method} ${path}: ${r.status} ${r.text}`);
-      assert.ok(r.json !== null, `${method} ${path}: JSON answer`);
-      n++;
-    }
-  }
-  assert.ok(n >= 13);
-  await http(s, 'POST', '/api/resume');
-});
+// openapi.test.mjs checks that the spec and the served routes agree.
 
 test('when a step takes longer than a tick, simulated time slows (no catch-up) and /api/stats says so', async (t) => {
   // 20000 particles cannot be stepped 1000 times a second on this kind of machine.

@@ -524,6 +524,7 @@ static void world_from_json(const cJSON *w, world_info *wi)
     wi->spacing = jnum(w, "spacing");
     wi->dt = jnum(w, "dt");
     snprintf(wi->scene, sizeof wi->scene, "%s", cJSON_GetObjectItem(w, "scene")->valuestring);
+    snprintf(wi->solver, sizeof wi->solver, "%s", cJSON_GetObjectItem(w, "solver")->valuestring);
     wi->particles = (int)jnum(w, "particles");
     wi->capacity = (int)jnum(w, "capacity");
     wi->paused = cJSON_IsTrue(cJSON_GetObjectItem(w, "paused"));
@@ -548,7 +549,7 @@ static msg_buf *encode_vector(const char *file, const cJSON *in, fs_param_info *
     if (!strncmp(file, "s2c_frame", 9)) {
         const cJSON *parts = cJSON_GetObjectItem(in, "particles"), *b = cJSON_GetObjectItem(in, "bounds");
         int n = cJSON_GetArraySize(parts);
-        float x[16], y[16], z[16];
+        float x[16], y[16], z[16], temp[16];
         uint8_t mat[16];
         uint32_t id[16];
         int32_t order[16];
@@ -560,6 +561,7 @@ static msg_buf *encode_vector(const char *file, const cJSON *in, fs_param_info *
             y[i] = v.y;
             z[i] = v.z;
             mat[i] = (uint8_t)jnum(p, "mat");
+            temp[i] = (float)jnum(p, "temp");
             id[i] = (uint32_t)jnum(p, "id");
             order[k] = i;
         }
@@ -595,8 +597,8 @@ static msg_buf *encode_vector(const char *file, const cJSON *in, fs_param_info *
         wire_frame_src s = {.bodies = bodies, .body_count = nb < 4 ? nb : 4,
                             .tick = (uint64_t)jnum(in, "tick"), .sim_time = cJSON_GetObjectItem(in, "time")->valuedouble,
                             .paused = cJSON_IsTrue(cJSON_GetObjectItem(in, "paused")), .box_min = jvec(b, 0),
-                            .box_max = jvec(b, 3), .count = n, .x = x, .y = y, .z = z, .material = mat, .id = id,
-                            .order = order, .cursors = cur, .cursor_count = nc};
+                            .box_max = jvec(b, 3), .count = n, .x = x, .y = y, .z = z, .material = mat, .temp = temp,
+                            .id = id, .order = order, .cursors = cur, .cursor_count = nc};
         return wire_encode_frame(&s);
     }
     if (!strcmp(file, "s2c_hello.msgpack")) {
@@ -617,7 +619,10 @@ static msg_buf *encode_vector(const char *file, const cJSON *in, fs_param_info *
             st->scene[i] = cJSON_GetArrayItem(sc, i)->valuestring;
         st->tick_hz = jnum(sj, "tick_hz");
         st->frame_hz = jnum(sj, "frame_hz");
-        st->solver = cJSON_GetObjectItem(sj, "solver")->valuestring;
+        const cJSON *sv = cJSON_GetObjectItem(sj, "solvers");
+        st->solver_count = cJSON_GetArraySize(sv) < FS_SOLVER_COUNT ? cJSON_GetArraySize(sv) : FS_SOLVER_COUNT;
+        for (int i = 0; i < st->solver_count; i++)
+            st->solver[i] = cJSON_GetArrayItem(sv, i)->valuestring;
         st->auth_required = cJSON_IsTrue(cJSON_GetObjectItem(sj, "auth_required"));
         st->max_msg = (int)jnum(sj, "max_msg");
         st->rate_per_s = (int)jnum(sj, "rate_per_s");
@@ -629,6 +634,9 @@ static msg_buf *encode_vector(const char *file, const cJSON *in, fs_param_info *
                                        (uint64_t)jnum(in, "tick"));
     if (!strcmp(file, "s2c_scene.msgpack"))
         return wire_encode_scene_bcast(&wi, (uint32_t)jnum(in, "by"), (uint64_t)jnum(in, "tick"));
+    if (!strcmp(file, "s2c_solver.msgpack"))
+        return wire_encode_solver_bcast(cJSON_GetObjectItem(in, "solver")->valuestring, (uint32_t)jnum(in, "by"),
+                                        (uint64_t)jnum(in, "tick"));
     if (!strcmp(file, "s2c_state.msgpack"))
         return wire_encode_state_bcast(cJSON_IsTrue(cJSON_GetObjectItem(in, "paused")), (uint32_t)jnum(in, "by"),
                                        (uint64_t)jnum(in, "tick"));
@@ -676,7 +684,18 @@ static void check_c2s(const char *file, const cJSON *in, const uint8_t *bytes, s
             CHECK(c.u.set_param.count == 1 && c.u.set_param.value[0] == jnum(in, "value"), "%s value", file);
         break;
     case CMD_LOAD_SCENE:
-        CHECK(c.u.scene.particles == (int)jnum(in, "particles"), "%s particles", file);
+        CHECK(c.u.scene.particles == (int)jnum(in, "particles") &&
+                  c.u.scene.solver == fs_solver_find(cJSON_GetObjectItem(in, "solver")->valuestring),
+              "%s particles and solver", file);
+        break;
+    case CMD_SET_SOLVER:
+        CHECK(c.u.solver.solver == fs_solver_find(cJSON_GetObjectItem(in, "name")->valuestring), "%s solver", file);
+        break;
+    case CMD_HEAT:
+        CHECK(c.u.heat.radius == (float)jnum(in, "radius") && c.u.heat.rate == (float)jnum(in, "rate") &&
+                  c.u.heat.duration == (float)jnum(in, "duration") &&
+                  c.u.heat.point[1] == (float)cJSON_GetArrayItem(cJSON_GetObjectItem(in, "point"), 1)->valuedouble,
+              "%s values", file);
         break;
     case CMD_STEP:
         CHECK(c.u.step.steps == (int)jnum(in, "steps"), "%s steps", file);

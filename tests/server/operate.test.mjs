@@ -1,0 +1,288 @@
+// operate.test.mjs - running the server: snapshots over REST, saving on
+// SIGTERM and restoring at start (--data-dir), a corrupt save set aside,
+// every WebSocket closed with a reason, /metrics, log lines, the heat tool
+// and the solver switch.  Against the real binary.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, writeFileSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startServer, stopAll, connect, get, http, sleep, decode } from './lib.mjs';
+
+after(async () => { await stopAll(); });
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'fluid-data-'));
+
+async function particles(s) {
+  const r = await get(s, '/api/particles?limit=10000');
+  assert.equal(r.status, 200, r.text);
+  return r.json;
+}
+
+async function postBytes(s, path, bytes) {
+  const res = await fetch(s.base + path, {
+    method: 'POST', body: bytes, headers: { 'content-type': 'application/msgpack' }, signal: AbortSignal.timeout(10000),
+  });
+  return { status: res.status, json: await res.json() };
+}
+
+test('GET /api/snapshot then POST it back: the following steps are bit-identical', async (t) => {
+  const s = await startServer(['--particles', '2000', '--scene', 'dam_break']);
+  assert.equal((await http(s, 'POST', '/api/pause')).status, 200);
+  assert.equal((await http(s, 'POST', '/api/step', { body: { steps: 20 } })).status, 200);
+  const res = await fetch(s.base + '/api/snapshot');
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type'), /application\/msgpack/);
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  const doc = decode(bytes);
+  assert.equal(doc.type, 'snapshot');
+  assert.equal(doc.scene, 'dam_break');
+  assert.equal(doc.solver, 'clavet');
+  assert.equal(doc.paused, true);
+  assert.ok(doc.world instanceof Uint8Array && doc.world.length > doc.particles * 40);
+  t.diagnostic(`snapshot of ${doc.particles} particles at tick ${doc.tick}: ${bytes.length} bytes`);
+  await http(s, 'POST', '/api/step', { body: { steps: 30 } });
+  const a = await particles(s);
+  // A different world in between, then the snapshot back.
+  assert.equal((await http(s, 'POST', '/api/scene', { body: { name: 'drop', particles: 1000 } })).status, 200);
+  const c = await connect(s);
+  await c.next((m) => m.type === 'hello');
+  const r = await postBytes(s, '/api/snapshot', bytes);
+  assert.equal(r.status, 200, JSON.stringify(r.json));
+  assert.equal(r.json.scene, 'dam_break');
+  assert.equal(r.json.tick, doc.tick);
+  const bc = await c.next((m) => m.type === 'scene');
+  assert.equal(bc.scene, 'dam_break', 'clients hear of the restored world');
+  c.close();
+  await http(s, 'POST', '/api/pause');
+  await http(s, 'POST', '/api/step', { body: { steps: 30 } });
+  const b = await particles(s);
+  assert.equal(b.tick, a.tick);
+  assert.deepEqual(b.positions, a.positions, 'positions after 30 steps are identical');
+  assert.deepEqual(b.velocities, a.velocities);
+  // Damaged documents are refused and change nothing.
+  const bad = bytes.slice(0, bytes.length - 100);
+  const rb = await postBytes(s, '/api/snapshot', bad);
+  assert.equal(rb.status, 400);
+  t.diagnostic(`truncated: ${rb.json.error}`);
+  const flipped = bytes.slice();
+  flipped[flipped.length - 8] ^= 0xff; // inside the core's bytes
+  const rf = await postBytes(s, '/api/snapshot', flipped);
+  assert.equal(rf.status, 400, JSON.stringify(rf.json));
+  const junk = await postBytes(s, '/api/snapshot', new Uint8Array([1, 2, 3]));
+  assert.equal(junk.status, 400);
+  assert.equal((await get(s, '/api/stats')).json.tick, b.tick, 'refused restores leave the world as it was');
+  await s.stop();
+});
+
+test('SIGTERM closes every WebSocket with a reason, saves to --data-dir within a second; a restart restores it', async (t) => {
+  const dir = tmp();
+  const s = await startServer(['--particles', '1500', '--scene', 'drop', '--data-dir', dir]);
+  await http(s, 'POST', '/api/pause');
+  await http(s, 'POST', '/api/step', { body: { steps: 12 } });
+  const before = await particles(s);
+  const c = await connect(s);
+  await c.next((m) => m.type === 'hello');
+  const t0 = Date.now();
+  const r = await s.stop('SIGTERM');
+  const ms = Date.now() - t0;
+  t.diagnostic(`exit ${r.code} after ${ms} ms; ${readdirSync(dir).join(', ')}`);
+  assert.equal(r.code, 0);
+  assert.ok(ms < 1000, `exited within a second (${ms} ms)`);
+  const closed = await c.closedWithin(2000);
+  assert.equal(closed?.code, 1001);
+  assert.equal(closed?.reason, 'server shutting down');
+  assert.ok(existsSync(join(dir, 'world.snapshot')));
+  assert.ok(!existsSync(join(dir, 'world.snapshot.tmp')));
+  assert.match(s.stderr, /saved the world/);
+  // A crash mid-save leaves a stray temporary file: it must not matter.
+  writeFileSync(join(dir, 'world.snapshot.tmp'), 'half a save');
+  const s2 = await startServer(['--particles', '500', '--scene', 'dam_break', '--data-dir', dir]);
+  const st = (await get(s2, '/api/stats')).json;
+  assert.equal(st.scene, 'drop');
+  assert.equal(st.tick, before.tick);
+  assert.equal(st.paused, true);
+  assert.match(s2.stderr, /restored the saved world/);
+  assert.deepEqual((await particles(s2)).positions, before.positions);
+  await s2.stop('SIGINT');
+});
+
+test('a corrupt save is reported and set aside; the server starts with its default scene', async () => {
+  const dir = tmp();
+  writeFileSync(join(dir, 'world.snapshot'), Buffer.from([0x82, 0xa4, 0x74, 0x79, 0x70, 0x65]));
+  const s = await startServer(['--particles', '800', '--scene', 'dam_break', '--data-dir', dir]);
+  const st = (await get(s, '/api/stats')).json;
+  assert.equal(st.scene, 'dam_break');
+  assert.equal(st.tick >= 0, true);
+  assert.match(s.stderr, /error fluid-server: the saved world .* cannot be restored/);
+  const files = readdirSync(dir);
+  assert.ok(files.some((f) => f.startsWith('world.snapshot.rejected-')), files.join(', '));
+  await s.stop();
+  // and a truncated real one too
+  const dir2 = tmp();
+  const a = await startServer(['--particles', '800', '--data-dir', dir2]);
+  await a.stop();
+  const full = readFileSync(join(dir2, 'world.snapshot'));
+  writeFileSync(join(dir2, 'world.snapshot'), full.subarray(0, full.length >> 1));
+  const b = await startServer(['--particles', '800', '--scene', 'drop', '--data-dir', dir2]);
+  assert.equal((await get(b, '/api/stats')).json.scene, 'drop');
+  assert.ok(readdirSync(dir2).some((f) => f.startsWith('world.snapshot.rejected-')));
+  await b.stop();
+});
+
+test('--save-interval saves while running', async () => {
+  const dir = tmp();
+  const s = await startServer(['--particles', '600', '--data-dir', dir, '--save-interval', '0.5']);
+  await sleep(1400);
+  const st = (await get(s, '/api/stats')).json;
+  assert.ok(st.saves >= 2, `saves ${st.saves}`);
+  assert.ok(statSync(join(dir, 'world.snapshot')).size > 600 * 40);
+  await s.stop();
+});
+
+function metric(text, name) {
+  const m = new RegExp(`^${name.replace(/[{}"=+.]/g, '\\$&')} (\\S+)$`, 'm').exec(text);
+  return m ? Number(m[1]) : NaN;
+}
+
+test('GET /metrics: Prometheus text with the step histogram, counts and commands by kind and result', async () => {
+  const s = await startServer(['--particles', '1000']);
+  await sleep(300);
+  await http(s, 'POST', '/api/push', { body: { point: [0.2, 0.2, 0.2], radius: 0.3, strength: 1, direction: [1, 0, 0] } });
+  await http(s, 'POST', '/api/push', { body: { point: [0.2, 0.2, 0.2], radius: -1, strength: 1, direction: [1, 0, 0] } });
+  await http(s, 'POST', '/api/scene', { body: { name: 'no_such_scene' } });
+  const c = await connect(s);
+  await c.next((m) => m.type === 'frame');
+  const res = await fetch(s.base + '/metrics');
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
+  const text = await res.text();
+  // Every sample line is `name{labels} value` and every family has HELP and TYPE.
+  for (const line of text.split('\n').filter((l) => l && !l.startsWith('#')))
+    assert.match(line, /^[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? -?[0-9.e+-]+$|Inf/, line);
+  const types = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => m[1]);
+  assert.ok(types.length >= 20 && new Set(types).size === types.length);
+  const count = metric(text, 'fluid_step_duration_seconds_count');
+  assert.ok(count > 5, `steps ${count}`);
+  assert.equal(metric(text, 'fluid_step_duration_seconds_bucket{le="+Inf"}'), count);
+  assert.ok(metric(text, 'fluid_step_duration_seconds_bucket{le="1"}') <= count);
+  assert.equal(metric(text, 'fluid_particles'), (await get(s, '/api/stats')).json.particles);
+  assert.equal(metric(text, 'fluid_clients'), 1);
+  assert.equal(metric(text, 'fluid_commands_total{kind="push",result="ok"}'), 1);
+  assert.equal(metric(text, 'fluid_commands_total{kind="load_scene",result="failed"}'), 1);
+  assert.ok(metric(text, 'fluid_frames_sent_total') >= 1);
+  assert.ok(metric(text, 'fluid_bytes_sent_total') > 0);
+  assert.ok(metric(text, 'fluid_http_requests_total') >= 4);
+  assert.equal(metric(text, 'fluid_solver_info{solver="clavet",scene="dam_break"}'), 1);
+  assert.equal((await http(s, 'POST', '/metrics', { body: {} })).status, 405);
+  c.close();
+  await s.stop();
+});
+
+test('log lines carry a UTC timestamp and a level; --log-level filters them', async () => {
+  const s = await startServer(['--particles', '500', '--data-dir', tmp()]);
+  await s.stop();
+  const lines = s.stderr.trim().split('\n');
+  assert.ok(lines.length >= 2);
+  for (const l of lines) assert.match(l, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (error|warn |info |debug) fluid-server: /, l);
+  const q = await startServer(['--particles', '500', '--log-level', 'error', '--data-dir', tmp()]);
+  await q.stop();
+  assert.equal(q.stderr.trim(), '', 'nothing below error');
+  const bad = await startServer(['--log-level', 'loud']).catch((e) => e);
+  assert.match(String(bad), /--log-level wants error, warn, info or debug/);
+});
+
+test('heat tool over REST and WebSocket warms particles near the point and cools with a negative rate', async () => {
+  const s = await startServer(['--particles', '2000', '--scene', 'dam_break']);
+  await http(s, 'POST', '/api/pause');
+  const p0 = await particles(s);
+  // the middle of the column
+  const n = p0.positions.length;
+  const c = p0.positions.reduce((a, p) => [a[0] + p[0] / n, a[1] + p[1] / n, a[2] + p[2] / n], [0, 0, 0]);
+  const dist = (p) => Math.hypot(p[0] - c[0], p[1] - c[1], p[2] - c[2]);
+  // the particles near the point and far from it at the start, followed by id as they move
+  const nearIds = new Set(p0.ids.filter((id, i) => dist(p0.positions[i]) < 0.15));
+  const farIds = new Set(p0.ids.filter((id, i) => dist(p0.positions[i]) > 0.6));
+  assert.ok(nearIds.size > 5 && farIds.size > 5, `${nearIds.size} near, ${farIds.size} far`);
+  const near = nearIds, far = farIds;
+  const mean = (snap, set) => { let s2 = 0, k = 0; snap.ids.forEach((id, i) => { if (set.has(id)) { s2 += snap.temperatures[i]; k++; } }); return s2 / k; };
+  assert.ok(Math.abs(mean(p0, near) - 20) < 0.01);
+  let r = await http(s, 'POST', '/api/heat', { body: { point: c, radius: 0.3, rate: 200, duration: 1 } });
+  assert.equal(r.status, 200, r.text);
+  await http(s, 'POST', '/api/step', { body: { steps: 30 } }); // 0.5 s of heating
+  const p1 = await particles(s);
+  const warm = Math.max(...p1.temperatures);
+  assert.ok(warm > 40 && mean(p1, near) > 25, `near the point: ${mean(p1, near).toFixed(1)} C, hottest ${warm.toFixed(1)} C`);
+  // far away it warms far less (only by diffusion and by particles flowing through the tool)
+  assert.ok(mean(p1, far) - 20 < 0.25 * (mean(p1, near) - 20), `far away: ${mean(p1, far).toFixed(2)} C`);
+  // The tool stops on its own after its duration.
+  await http(s, 'POST', '/api/step', { body: { steps: 60 } });
+  const p2 = await particles(s);
+  await http(s, 'POST', '/api/step', { body: { steps: 30 } });
+  const p3 = await particles(s);
+  const total = (snap) => snap.temperatures.reduce((a, b) => a + b, 0);
+  assert.ok(Math.abs(total(p3) - total(p2)) < 1e-2 * total(p2), 'no heat added after the duration');
+  // WebSocket: cooling.
+  const ws = await connect(s);
+  await ws.next((m) => m.type === 'hello');
+  const rep = await ws.command({ type: 'heat', point: c, radius: 0.3, rate: -300, duration: 2 });
+  assert.equal(rep.ok, true, JSON.stringify(rep));
+  await ws.command({ type: 'step', steps: 30 });
+  const p4 = await particles(s);
+  const coldest = (snap) => Math.min(...snap.temperatures);
+  assert.ok(coldest(p4) < coldest(p3) - 20, `cooled: coldest ${coldest(p3).toFixed(1)} -> ${coldest(p4).toFixed(1)} C`);
+  // Frames carry the temperatures.
+  const f = await ws.next((m) => m.type === 'frame' && m.tick === p4.tick, 3000).catch(() => null)
+    || await ws.next((m) => m.type === 'frame');
+  assert.deepEqual(f.temp_range, [-40, 215]);
+  assert.equal(f.temp.length, f.n);
+  const ids = p4.ids, byId = new Map(ids.map((id, i) => [id, p4.temperatures[i]]));
+  let maxErr = 0, k = 0;
+  const runs = new Uint32Array(f.ids.buffer, f.ids.byteOffset, f.ids.byteLength / 4);
+  for (let r2 = 0; r2 < runs.length; r2 += 2)
+    for (let q = 0; q < runs[r2 + 1]; q++, k++) {
+      const T = byId.get(runs[r2] + q);
+      if (T !== undefined) maxErr = Math.max(maxErr, Math.abs(-40 + f.temp[k] - Math.min(Math.max(T, -40), 215)));
+    }
+  assert.ok(maxErr <= 0.5, `frame temperature error ${maxErr}`);
+  // Bad heat commands are refused at the edge.
+  for (const bad of [{ radius: 0 }, { radius: 11 }, { rate: 5000 }, { duration: 0 }, { point: [0, 0] }]) {
+    const rr = await http(s, 'POST', '/api/heat', { body: { point: c, radius: 0.3, rate: 10, ...bad } });
+    assert.equal(rr.status, 400, JSON.stringify(bad));
+  }
+  ws.close();
+  await s.stop();
+});
+
+test('solvers: GET /api/solvers, POST /api/solver switches and broadcasts, unknown names are refused', async () => {
+  const s = await startServer(['--particles', '1000']);
+  const sv = (await get(s, '/api/solvers')).json;
+  assert.equal(sv.solver, 'clavet');
+  assert.ok(sv.solvers.some((x) => x.name === 'clavet' && x.doc));
+  const c = await connect(s);
+  const hello = await c.next((m) => m.type === 'hello');
+  assert.equal(hello.solver, 'clavet');
+  assert.deepEqual(hello.solvers, sv.solvers.map((x) => x.name));
+  for (const name of hello.solvers) {
+    const r = await http(s, 'POST', '/api/solver', { body: { name } });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.solver, name);
+    const b = await c.next((m) => m.type === 'solver');
+    assert.equal(b.solver, name);
+    assert.equal((await get(s, '/api/stats')).json.solver, name);
+    // it steps: time moves on, nothing escapes
+    const t0 = (await get(s, '/api/stats')).json.sim_time;
+    await sleep(300);
+    const st = (await get(s, '/api/stats')).json;
+    assert.ok(st.sim_time > t0 && st.particles === 1000 || st.particles > 0, name);
+  }
+  assert.equal((await http(s, 'POST', '/api/solver', { body: { name: 'navier' } })).status, 400);
+  const r = await c.command({ type: 'load_scene', name: 'drop', particles: 800, solver: 'clavet' });
+  assert.equal(r.ok, true);
+  const sc = await c.next((m) => m.type === 'scene');
+  assert.equal(sc.solver, 'clavet');
+  const scenes = (await get(s, '/api/scenes')).json.scenes;
+  assert.ok(scenes.every((x) => hello.solvers.includes(x.solver)), 'every scene names a solver this server has');
+  c.close();
+  await s.stop();
+});
