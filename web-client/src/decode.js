@@ -2,6 +2,7 @@
 // zero-copy typed-array views of a frame's binary fields, id-run helpers and
 // the id-matched re-ordering interpolation needs.  Pure: runs under node too.
 import { decode } from '@msgpack/msgpack';
+import { TEMP_RANGE } from './temperature.js';
 
 export const PROTOCOL_VERSION = 1;
 
@@ -20,12 +21,17 @@ function u8(v, name) {
 
 // Views a decoded `frame` message's bins as typed arrays without copying
 // (they are 4-byte aligned in the message; if a server ever misaligns them
-// the fallback copies, counted in `copied`).
+// the fallback copies, counted in `copied`).  `temp` (N bytes, °C =
+// tempLo + byte) is null when a frame carries no temperatures.
 export function frameView(m) {
   const posB = u8(m.pos, 'pos'), idsB = u8(m.ids, 'ids'), matB = u8(m.mat, 'mat');
+  const tempB = m.temp === undefined || m.temp === null ? null : u8(m.temp, 'temp');
   const n = m.n >>> 0;
-  if (posB.byteLength !== 6 * n || matB.byteLength !== n || idsB.byteLength % 8)
+  if (posB.byteLength !== 6 * n || matB.byteLength !== n || idsB.byteLength % 8 || (tempB && tempB.byteLength !== n))
     throw new Error(`frame: sizes do not match n=${n}`);
+  const tr = m.temp_range;
+  const tempLo = Array.isArray(tr) && Number.isFinite(tr[0]) ? tr[0] : TEMP_RANGE[0];
+  const tempHi = Array.isArray(tr) && Number.isFinite(tr[1]) ? tr[1] : TEMP_RANGE[1];
   let copied = 0;
   let pos, runs;
   if (posB.byteOffset % 2 === 0) pos = new Uint16Array(posB.buffer, posB.byteOffset, posB.byteLength / 2);
@@ -38,7 +44,7 @@ export function frameView(m) {
     bounds: [b[0], b[1], b[2], b[3], b[4], b[5]],
     cursors: Array.isArray(m.cursors) ? m.cursors : [],
     bodies: Array.isArray(m.bodies) ? m.bodies : [],
-    pos, runs, mat: matB, copied,
+    pos, runs, mat: matB, temp: tempB, tempLo, tempHi, copied,
   };
 }
 
@@ -66,12 +72,13 @@ export function runsEqual(a, b) {
   return true;
 }
 
-// Writes into `out` (3·n uint16) the positions of frame A re-ordered into
+// Writes into `out` (k·n values) the positions of frame A re-ordered into
 // frame B's id order: a particle present in both gets A's position, a
 // particle only in B (just emitted) gets B's own position.  Works run by run
 // (copies of contiguous slices), so it costs O(runs + n) with no per-id search.
-// Returns the number of particles matched.
-export function remapByIds(runsA, posA, runsB, posB, out) {
+// Returns the number of particles matched.  `k` values per particle (3 for
+// positions, 1 for the temperature bytes).
+export function remapByIds(runsA, posA, runsB, posB, out, k = 3) {
   let ra = 0, ia = 0;             // run index in A, particle index of that run's start
   let matched = 0;
   let ib = 0;                     // particle index in B
@@ -83,14 +90,14 @@ export function remapByIds(runsA, posA, runsB, posB, out) {
       while (ra < runsA.length && runsA[ra] + runsA[ra + 1] <= id) { ia += runsA[ra + 1]; ra += 2; }
       if (ra >= runsA.length || runsA[ra] >= end) {          // nothing of A in the rest of this run
         const c = end - id;
-        out.set(posB.subarray(3 * ib, 3 * (ib + c)), 3 * ib);
+        out.set(posB.subarray(k * ib, k * (ib + c)), k * ib);
         ib += c; id = end;
         continue;
       }
       const aFirst = runsA[ra];
       if (aFirst > id) {                                     // ids [id, aFirst) are new in B
         const c = aFirst - id;
-        out.set(posB.subarray(3 * ib, 3 * (ib + c)), 3 * ib);
+        out.set(posB.subarray(k * ib, k * (ib + c)), k * ib);
         ib += c; id = aFirst;
         continue;
       }
@@ -98,7 +105,7 @@ export function remapByIds(runsA, posA, runsB, posB, out) {
       const aEnd = aFirst + runsA[ra + 1];
       const c = Math.min(aEnd, end) - id;
       const srcA = ia + (id - aFirst);
-      out.set(posA.subarray(3 * srcA, 3 * (srcA + c)), 3 * ib);
+      out.set(posA.subarray(k * srcA, k * (srcA + c)), k * ib);
       matched += c; ib += c; id += c;
     }
   }

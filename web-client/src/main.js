@@ -13,6 +13,8 @@ import { StreamStats, Ring } from './stats.js';
 import { pickFluid, dragVector, clampToBox } from './picking.js';
 import { vec3, clamp } from './math.js';
 import { interpolateBodies, pickBody } from './bodies.js';
+import { HeatTool } from './heat.js';
+import { byteRange, spansTemperatures } from './temperature.js';
 
 const $ = (id) => document.getElementById(id);
 const query = new URLSearchParams(location.search);
@@ -43,6 +45,9 @@ let framesReceived = 0;
 let fps = 0, fpsCount = 0, fpsT0 = performance.now();
 let boundsKey = '';
 let shownBodies = [];
+// After a hello or a scene load: look at the first frame's temperatures and
+// colour by temperature when the scene's particles span a range.
+let tempCheck = true;
 function holderColour(id) {
   if (id === myId) return hexColour(myColour);
   const c = cursors.find((x) => x.id === id);
@@ -94,6 +99,7 @@ function onMessage(m, data, decodeMs) {
       stats.frame(now, f.tick, f.time);
       cursors = f.cursors;
       if (f.paused !== panel.paused) panel.setPaused(f.paused);
+      if (tempCheck && f.n) { tempCheck = false; autoColour(f); }
       const bk = f.bounds.join(',');
       if (bk !== boundsKey) { boundsKey = bk; keepAnglesFit(f.bounds); }
       break;
@@ -106,9 +112,15 @@ function onMessage(m, data, decodeMs) {
       break;
     case 'scene':
       panel.setScene(m.scene, m.particles);
+      panel.onSolver(m);
+      tempCheck = true;
       timeline.clear(); lastRuns = null;
       $('emitter').checked = false; $('scene-emitter').checked = true;
-      toast(`${who(m.by)} loaded ${m.scene} (${m.particles.toLocaleString()} particles)`);
+      toast(`${who(m.by)} loaded ${m.scene} (${m.particles.toLocaleString()} particles${m.solver ? `, ${m.solver} solver` : ''})`);
+      break;
+    case 'solver':
+      panel.onSolver(m);
+      toast(`${who(m.by)} switched the solver to ${m.solver}`);
       break;
     case 'state':
       panel.setPaused(m.paused);
@@ -132,6 +144,21 @@ function onHello(h) {
   timeline.clear(); lastRuns = null;
   if (h.frame_hz > 0) timeline.setNominal(1000 / h.frame_hz);
   if (first) { camera.fit(h.bounds); boundsKey = h.bounds.join(','); }
+  tempCheck = true;
+  $('hud-h').textContent = Number.isFinite(h.h) ? `${h.h.toPrecision(3)} m` : '–';
+  $('hud-h').title = Number.isFinite(h.h) ? `interaction radius h = ${h.h} m; particles about ${(h.h / 2.1).toPrecision(2)} m apart` : '';
+}
+
+// Colour by temperature when a newly loaded scene's particles span more than
+// 2 °C (unless the user chose a colouring other than material); back to
+// material when the page had chosen temperature and the new scene is uniform.
+function autoColour(f) {
+  if (!f.temp) return;
+  const spans = spansTemperatures(f.temp, f.n, 2);
+  if (spans && panel.colour === 'material') {
+    panel.setColour('temperature', true);
+    toast('this scene has hot and cold parts: colouring by temperature');
+  } else if (!spans && panel.colour === 'temperature' && panel.colourAuto) panel.setColour('material');
 }
 
 // A new box (another scene or count): frame it, keeping the user's angles.
@@ -146,7 +173,10 @@ const hover = { ndc: null, changed: false, lastSent: 0, shown: false, pos: null,
 const drag = { active: false, ndc: null, prevNdc: null, lastSend: 0 };
 // Holding a rigid body: a drag that starts on a body grabs it instead of pushing.
 const grab = { id: null, plane: null, ndc: null, lastSend: 0, pending: false };
-
+// The heat / cool tool: held on the fluid, a `heat` command every 125 ms from
+// a timer (the draw loop can run at a few frames a second in software WebGL).
+const heat = { tool: new HeatTool(), timer: null, ndc: null, errorAt: 0, lastReply: null };
+const isHeatTool = (t) => t === 'heat' || t === 'cool';
 function fluidCentre() {
   if (!newest) return hello ? vec3.scale(vec3.add(hello.bounds.slice(0, 3), hello.bounds.slice(3)), 0.5) : [0, 0, 0];
   if (centreCache.seq !== newest.seq) centreCache = { seq: newest.seq, c: centroid(newest.f) };
@@ -163,13 +193,41 @@ new Input(canvas, camera, {
   tool: () => panel.tool,
   onHover: (ndc) => { hover.ndc = ndc; hover.changed = true; },
   onPushStart: (ndc) => {
+    if (isHeatTool(panel.tool)) { startHeat(ndc); return; }
     const hit = conn.connected ? pickBody(camera.ray(ndc[0], ndc[1]), shownBodies) : null;
     if (hit && !hit.body.static && (!hit.body.grabbed_by || hit.body.grabbed_by === myId)) { startGrab(hit, ndc); return; }
     Object.assign(drag, { active: true, ndc, prevNdc: ndc, lastSend: performance.now() });
   },
-  onPushMove: (ndc) => { drag.ndc = ndc; grab.ndc = ndc; },
-  onPushEnd: () => { drag.active = false; endGrab(); },
+  onPushMove: (ndc) => { drag.ndc = ndc; grab.ndc = ndc; heat.ndc = ndc; },
+  onPushEnd: () => { drag.active = false; endGrab(); endHeat(); },
 });
+
+function startHeat(ndc) {
+  heat.ndc = ndc;
+  heat.tool.begin(panel.tool === 'cool' ? -1 : 1);
+  clearInterval(heat.timer);
+  heat.timer = setInterval(heatTick, heat.tool.intervalMs);
+  heatTick();
+}
+function endHeat() {
+  clearInterval(heat.timer);
+  heat.timer = null;
+  heat.tool.end();
+}
+function heatTick() {
+  if (!conn.connected || !heat.ndc || !heat.tool.active) return;
+  heat.tool.rate = panel.heatRate;
+  heat.tool.radius = panel.heatRadius;
+  const p = pick(heat.ndc);
+  const b = newest?.f.bounds || hello.bounds;
+  const c = heat.tool.tick(performance.now(), p?.onFluid ? clampToBox(p.point, b) : null);
+  if (!c) return;
+  conn.send(c).then((r) => {
+    heat.lastReply = r;
+    // One message per couple of seconds while refused (e.g. four others heating).
+    if (!r.ok && performance.now() - heat.errorAt > 2000) { heat.errorAt = performance.now(); toast(`heat: ${r.error}`, true); }
+  });
+}
 
 function toolsTick(now) {
   if (!conn.connected) return;
@@ -281,6 +339,8 @@ window.addEventListener('keydown', (e) => {
   else if (k === 'l') panel.setMode(panel.mode === 'surface' ? 'particles' : 'surface');
   else if (k === 'o') panel.setTool('orbit');
   else if (k === 'p') panel.setTool('push');
+  else if (k === 'h') panel.setTool('heat');
+  else if (k === 'c') panel.setTool('cool');
   else if (k === 'r') app.resetView();
   else if (k === 's' && panel.paused) conn.send(cmd.step(e.shiftKey ? 10 : 1));
 });
@@ -305,6 +365,10 @@ function markers() {
   if (hover.pos && hover.ndc) {
     out.push({ pos: hover.pos, colour: hexColour(myColour), radius: r });
     if (panel.tool === 'push') out.push({ pos: hover.pos, colour: hexColour(myColour), radius: panel.pushRadius, ring: true, alpha: 0.35 });
+    else if (isHeatTool(panel.tool)) {
+      const on = heat.tool.active;
+      out.push({ pos: hover.pos, colour: panel.tool === 'cool' ? [0.3, 0.6, 1] : [1, 0.45, 0.1], radius: panel.heatRadius, ring: true, alpha: on ? 0.6 : 0.35 });
+    }
   }
   return out;
 }
@@ -367,6 +431,14 @@ function updateHud(now) {
   $('hud-kbs').textContent = fmt(r.bytesPerS / 1000, 0, ' kB/s');
   $('hud-rtt').textContent = conn.lastRtt === null ? '–' : `${conn.lastRtt.toFixed(1)} ms`;
   $('hud-scene').textContent = hello ? `${$('scene').value}${panel.paused ? ' (paused)' : ''}` : '–';
+  $('hud-solver').textContent = panel.solver.current || '–';
+  $('hud-time').textContent = newest ? `${newest.f.time.toFixed(1)} s` : '–';
+  // The newest frame's coldest and hottest particle (one pass over n bytes, twice a second).
+  const f = newest?.f;
+  const tr = f?.temp ? byteRange(f.temp, f.n) : null;
+  const range = tr ? { min: f.tempLo + tr.min, max: f.tempLo + tr.max } : null;
+  $('hud-temp').textContent = !range ? '–' : range.min === range.max ? `${range.min} °C` : `${range.min} to ${range.max} °C`;
+  if (panel.colour === 'temperature') panel.showTemperatures(range, f?.tempLo, f?.tempHi);
   // Users connected (the server's count; until it answers, those showing a cursor).
   const others = cursors.filter((c) => c.id !== myId && c.pos).length;
   $('hud-users').textContent = !conn.connected ? '–'
@@ -416,6 +488,11 @@ window.__fluid = {
   get bytesIn() { return conn.bytesIn; },
   get lastRtt() { return conn.lastRtt; },
   get hello() { return hello; },
+  get colour() { return panel.colour; },
+  get solver() { const s = panel.solver; return { current: s.current, options: s.options.slice(), shown: s.shown, pending: s.pending, by: s.by, tick: s.tick, lastReply: s.lastReply }; },
+  get heat() { const t = heat.tool; return { active: t.active, sent: t.sent, sign: t.sign, lastPoint: t.lastPoint, lastReply: heat.lastReply }; },
+  // The newest frame's temperature bytes, as °C.
+  temperatures() { const f = newest?.f; return f?.temp ? Array.from(f.temp, (b) => f.tempLo + b) : null; },
   rates: () => stats.rates(performance.now()),
   timings: () => ({ decode: decodeRing.summary(), upload: uploadRing.summary() }),
   project: (p) => { const { project } = window.__fluidMath; return project(camera.viewProj, p); },

@@ -6,12 +6,33 @@ export const SUBPROTOCOL = 'fluid.v1';
 
 const v3 = (p) => [Number(p[0]), Number(p[1]), Number(p[2])];
 
+// The `heat` command's ranges (PROTOCOL.md): radius (0, 10] m, rate
+// [-1000, 1000] K/s, duration (0, 10] s; the open ends are kept off zero.
+export const HEAT = { radius: [0.01, 10], rate: [-1000, 1000], duration: [0.01, 10] };
+function clampTo(v, [lo, hi], otherwise = lo) {
+  const x = Number(v);
+  return Number.isFinite(x) ? Math.min(hi, Math.max(lo, x)) : otherwise;
+}
+
 export const cmd = {
   push: (point, direction, radius, strength) =>
     ({ type: 'push', point: v3(point), radius: Number(radius), strength: Number(strength), direction: v3(direction) }),
   setParam: (material, param, value) => ({ type: 'set_param', material, param, value: Number(value) }),
   setParams: (material, params) => ({ type: 'set_param', material, params }),
-  loadScene: (name, particles) => (particles ? { type: 'load_scene', name, particles: Math.round(particles) } : { type: 'load_scene', name }),
+  // Without `solver` the scene brings its own (GET /api/scenes names it).
+  loadScene: (name, particles, solver) => {
+    const c = { type: 'load_scene', name };
+    if (particles) c.particles = Math.round(particles);
+    if (solver) c.solver = String(solver);
+    return c;
+  },
+  setSolver: (name) => ({ type: 'set_solver', name: String(name) }),
+  // The heat tool (negative rate cools), each value clamped to the protocol's range.
+  heat: (point, radius, rate, duration) => {
+    const c = { type: 'heat', point: v3(point), radius: clampTo(radius, HEAT.radius), rate: clampTo(rate, HEAT.rate, 0) };
+    if (duration !== undefined) c.duration = clampTo(duration, HEAT.duration);
+    return c;
+  },
   pause: () => ({ type: 'pause' }),
   resume: () => ({ type: 'resume' }),
   step: (steps = 1) => ({ type: 'step', steps }),

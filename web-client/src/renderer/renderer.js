@@ -7,6 +7,7 @@ import { remapByIds } from '../decode.js';
 import { vec3 } from '../math.js';
 import { sphereMesh, cubeMesh } from './meshes.js';
 import { modelMatrix } from '../bodies.js';
+import { tempLut, TEMP_RANGE } from '../temperature.js';
 
 const MATERIAL_COLOURS = {
   water: [0.22, 0.52, 0.92], goo: [0.40, 0.78, 0.30], jelly: [0.90, 0.36, 0.62],
@@ -76,7 +77,17 @@ export class Renderer {
     // SwiftShader); texture rows take the frame's bytes as they are.
     this.matTex = gl.createTexture();
     this.matOrder = -1;
+    // Temperatures: one R8UI texture per position slot (the same frame's
+    // bytes, in the same id order), interpolated like the positions, and a
+    // 256-texel colour ramp indexed by the byte (tempLut, linear filtering).
+    this.tempTex = [gl.createTexture(), gl.createTexture()];
+    this.hasTemp = [false, false];
+    this.lutTex = gl.createTexture();
+    this.lutLo = null;
+    this.lutBytes = new Uint8Array(1024);
+    this._setLut(TEMP_RANGE[0]);
     this.scratch = new Uint16Array(0);
+    this.scratch8 = new Uint8Array(0);
     this.vao = gl.createVertexArray();
     this.drawN = 0;
     this.prevSlot = 0; this.curSlot = 1;
@@ -176,10 +187,46 @@ export class Renderer {
     gl.texImage2D(gl.TEXTURE_2D, 0, gl.R8UI, MAT_W, Math.ceil(n / MAT_W), 0, gl.RED_INTEGER, gl.UNSIGNED_BYTE, null);
     gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.NEAREST);
     gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.NEAREST);
+    for (const t of this.tempTex) {
+      gl.bindTexture(gl.TEXTURE_2D, t);
+      gl.texImage2D(gl.TEXTURE_2D, 0, gl.R8UI, MAT_W, Math.ceil(n / MAT_W), 0, gl.RED_INTEGER, gl.UNSIGNED_BYTE, null);
+      gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.NEAREST);
+      gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.NEAREST);
+    }
     gl.bindTexture(gl.TEXTURE_2D, null);
     this.scratch = new Uint16Array(3 * n);
+    this.scratch8 = new Uint8Array(n);
+    this.hasTemp = [false, false];
     this.slotKey = ['', ''];
     this.matOrder = -1;
+  }
+
+  // The colour ramp for frames whose temperatures start at lo °C.
+  _setLut(lo) {
+    if (this.lutLo === lo) return;
+    const gl = this.gl;
+    tempLut(lo, this.lutBytes);
+    gl.bindTexture(gl.TEXTURE_2D, this.lutTex);
+    gl.pixelStorei(gl.UNPACK_ALIGNMENT, 1);
+    gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA8, 256, 1, 0, gl.RGBA, gl.UNSIGNED_BYTE, this.lutBytes);
+    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.LINEAR);
+    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.LINEAR);
+    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_WRAP_S, gl.CLAMP_TO_EDGE);
+    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_WRAP_T, gl.CLAMP_TO_EDGE);
+    gl.bindTexture(gl.TEXTURE_2D, null);
+    this.lutLo = lo;
+  }
+
+  // n bytes (one per particle) into an R8UI texture MAT_W texels wide, as
+  // whole rows and a partial last row, straight from the frame's bytes.
+  _uploadBytes(tex, bytes, n) {
+    const gl = this.gl, rows = Math.floor(n / MAT_W), rest = n - rows * MAT_W;
+    gl.bindTexture(gl.TEXTURE_2D, tex);
+    gl.pixelStorei(gl.UNPACK_ALIGNMENT, 1);
+    if (rows) gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, 0, MAT_W, rows, gl.RED_INTEGER, gl.UNSIGNED_BYTE, bytes, 0);
+    if (rest) gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, rows, rest, 1, gl.RED_INTEGER, gl.UNSIGNED_BYTE, bytes, rows * MAT_W);
+    gl.bindTexture(gl.TEXTURE_2D, null);
+    return n;
   }
 
   // Makes the GPU hold timeline entries a (previous) and b (current), both in
@@ -199,6 +246,8 @@ export class Renderer {
       gl.bufferSubData(gl.ARRAY_BUFFER, 0, b.f.pos);
       this.slotKey[cs] = keyC;
       bytes += b.f.pos.byteLength;
+      this.hasTemp[cs] = !!b.f.temp;
+      if (b.f.temp) bytes += this._uploadBytes(this.tempTex[cs], b.f.temp, n);
     }
     if (keyP === keyC) ps = cs;
     else if (ps < 0) {
@@ -214,16 +263,19 @@ export class Renderer {
       gl.bufferSubData(gl.ARRAY_BUFFER, 0, src);
       this.slotKey[ps] = keyP;
       bytes += src.byteLength;
+      // The previous temperatures, in b's order (a frame without them: b's own).
+      let t = b.f.temp;
+      if (a.f.temp && b.f.temp) {
+        if (a.order === b.order) t = a.f.temp;
+        else { t = this.scratch8.subarray(0, n); remapByIds(a.f.runs, a.f.temp, b.f.runs, b.f.temp, t, 1); }
+      }
+      this.hasTemp[ps] = !!t;
+      if (t) bytes += this._uploadBytes(this.tempTex[ps], t, n);
     }
+    if (b.f.temp) this._setLut(b.f.tempLo);
     if (this.matOrder !== b.order) {
-      const m = b.f.mat, rows = Math.floor(n / MAT_W), rest = n - rows * MAT_W;
-      gl.bindTexture(gl.TEXTURE_2D, this.matTex);
-      gl.pixelStorei(gl.UNPACK_ALIGNMENT, 1);
-      if (rows) gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, 0, MAT_W, rows, gl.RED_INTEGER, gl.UNSIGNED_BYTE, m.subarray(0, rows * MAT_W));
-      if (rest) gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, rows, rest, 1, gl.RED_INTEGER, gl.UNSIGNED_BYTE, m.subarray(rows * MAT_W, n));
-      gl.bindTexture(gl.TEXTURE_2D, null);
+      bytes += this._uploadBytes(this.matTex, b.f.mat, n);
       this.matOrder = b.order;
-      bytes += m.byteLength;
     }
     if (ps !== this.prevSlot || cs !== this.curSlot || this.drawN !== n || !this.vaoReady) {
       gl.bindVertexArray(this.vao);
@@ -267,11 +319,22 @@ export class Renderer {
     gl.uniform1f(u.uPixelScale, cam.proj[5] * this.viewH / 2);
     gl.uniform1f(u.uInvDt, opts.invDt || 0);
     gl.uniform1f(u.uSpeedMax, opts.speedMax || 3);
-    gl.uniform1i(u.uColorMode, opts.colorMode === 'speed' ? 1 : 0);
+    const temp = opts.colorMode === 'temperature' && this.hasTemp[this.curSlot] && this.hasTemp[this.prevSlot];
+    gl.uniform1i(u.uColorMode, opts.colorMode === 'speed' ? 1 : temp ? 2 : 0);
     gl.uniform3fv(u.uMatColor, this.matColours);
     gl.activeTexture(gl.TEXTURE0);
     gl.bindTexture(gl.TEXTURE_2D, this.matTex);
     gl.uniform1i(u.uMatTex, 0);
+    gl.activeTexture(gl.TEXTURE1);
+    gl.bindTexture(gl.TEXTURE_2D, this.tempTex[this.prevSlot]);
+    gl.uniform1i(u.uTempPrev, 1);
+    gl.activeTexture(gl.TEXTURE2);
+    gl.bindTexture(gl.TEXTURE_2D, this.tempTex[this.curSlot]);
+    gl.uniform1i(u.uTempCur, 2);
+    gl.activeTexture(gl.TEXTURE3);
+    gl.bindTexture(gl.TEXTURE_2D, this.lutTex);
+    gl.uniform1i(u.uTempLut, 3);
+    gl.activeTexture(gl.TEXTURE0);
     if (u.uLight) gl.uniform3fv(u.uLight, this._lightView(cam));
     if (u.uUp) gl.uniform3f(u.uUp, cam.view[4], cam.view[5], cam.view[6]);
   }

@@ -12,11 +12,13 @@ export const PARTICLE_VS = HEAD + `
 layout(location = 0) in vec3 aPrev;
 layout(location = 1) in vec3 aCur;
 uniform highp usampler2D uMatTex;   // material index per particle, row-major, MAT_W wide
+uniform highp usampler2D uTempPrev, uTempCur;   // temperature byte per particle, same layout
+uniform sampler2D uTempLut;         // 256 x 1: the colour of each temperature byte
 uniform mat4 uView, uProj;
 uniform vec3 uMin, uSize;
 uniform float uAlpha, uRadius, uInvDt, uSpeedMax;
 uniform float uPixelScale;   // viewport pixels per unit of x/z (proj[5] * height / 2)
-uniform int uColorMode;
+uniform int uColorMode;      // 0 material, 1 speed, 2 temperature
 uniform vec3 uMatColor[8];
 out vec3 vCenter;
 out vec3 vColor;
@@ -35,7 +37,12 @@ void main() {
   vec4 cv = uView * vec4(p, 1.0);
   vCenter = cv.xyz;
   if (uColorMode == 1) vColor = ramp(length(p1 - p0) * uInvDt / uSpeedMax);
-  else {
+  else if (uColorMode == 2) {
+    int w = textureSize(uTempCur, 0).x;
+    ivec2 ij = ivec2(gl_VertexID % w, gl_VertexID / w);
+    float t = mix(float(texelFetch(uTempPrev, ij, 0).r), float(texelFetch(uTempCur, ij, 0).r), uAlpha);
+    vColor = textureLod(uTempLut, vec2((t + 0.5) / 256.0, 0.5), 0.0).rgb;
+  } else {
     int w = textureSize(uMatTex, 0).x;
     uint m = texelFetch(uMatTex, ivec2(gl_VertexID % w, gl_VertexID / w), 0).r;
     vColor = uMatColor[min(m, 7u)];

@@ -1,9 +1,10 @@
 // input.js - mouse and touch on the canvas: the orbit camera (right drag,
 // the Orbit tool, two fingers), zoom (wheel, pinch), pan (shift / middle
-// drag), and the push tool's drags, reported to the app as rays.
+// drag), and the current tool's drags (push, heat, cool), reported to the
+// app as pointer positions (onPush* whatever the tool).
 
 export class Input {
-  // canvas, camera, handlers: {tool() -> 'push'|'orbit', onHover(ndc|null),
+  // canvas, camera, handlers: {tool() -> 'push'|'heat'|'cool'|'orbit', onHover(ndc|null),
   // onPushStart(ndc), onPushMove(ndc), onPushEnd(), onCamera()}
   constructor(canvas, camera, h) {
     this.c = canvas; this.cam = camera; this.h = h;
@@ -39,7 +40,7 @@ export class Input {
     if (this.pointers.size > 2) return;
     if (e.button === 2 || (e.button === 0 && e.altKey)) this.mode = 'orbit';
     else if (e.button === 1 || (e.button === 0 && e.shiftKey)) this.mode = 'pan';
-    else if (e.button === 0) this.mode = this.h.tool() === 'push' ? 'push' : 'orbit';
+    else if (e.button === 0) this.mode = this.h.tool() === 'orbit' ? 'orbit' : 'push';
     else this.mode = null;
     if (this.mode === 'push') this.h.onPushStart?.(this.ndc(e));
     e.preventDefault();

@@ -1,7 +1,9 @@
 // panel.js - the control panel: tool, view, simulation and the material
 // sliders bound to the server (every user's change moves everyone's sliders).
-import { toSlider, fromSlider, formatValue, STEPS } from './sliders.js';
+import { toSlider, fromSlider, formatValue, scaleOf, STEPS } from './sliders.js';
 import { materialColour } from '../renderer/renderer.js';
+import { SolverState } from '../solver.js';
+import { legendGradient, TEMP_RANGE } from '../temperature.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -18,12 +20,18 @@ export class Panel {
     this.tool = 'push';
     this.mode = 'particles';
     this.colour = 'material';
+    this.colourAuto = false;      // the colour mode was chosen by the page (scene load), not the user
     this.paused = false;
+    this.solver = new SolverState();
+    this.sceneSolver = new Map();  // scene name -> the solver it is made for (GET /api/scenes)
+    this.legendRange = null;
     this._wire();
   }
 
   get pushRadius() { return Number($('push-radius').value); }
   get pushStrength() { return Number($('push-strength').value); }
+  get heatRadius() { return Number($('heat-radius').value); }
+  get heatRate() { return Number($('heat-rate').value); }
   get speedMax() { return Number($('speed-max').value); }
 
   _wire() {
@@ -31,12 +39,16 @@ export class Panel {
     out('push-radius', (v) => `${v.toFixed(2)} m`);
     out('push-strength', (v) => `${v.toFixed(1)} m/s`);
     out('speed-max', (v) => `${v.toFixed(1)} m/s`);
+    out('heat-radius', (v) => `${v.toFixed(2)} m`);
+    out('heat-rate', (v) => `${v.toFixed(0)} K/s`);
     out('body-density', (v) => `${v.toFixed(0)} kg/m³`);
     for (const shape of ['sphere', 'box', 'capsule']) $(`add-${shape}`).addEventListener('click', () => this.app.dropBody?.(shape));
     $('clear-bodies').addEventListener('click', () => this.app.clearBodies?.());
-    for (const r of document.querySelectorAll('input[name=tool]')) r.addEventListener('change', () => { this.tool = r.value; this.app.onTool?.(r.value); });
+    for (const r of document.querySelectorAll('input[name=tool]')) r.addEventListener('change', () => this.setTool(r.value));
     for (const r of document.querySelectorAll('input[name=mode]')) r.addEventListener('change', () => { this.mode = r.value; });
-    for (const r of document.querySelectorAll('input[name=colour]')) r.addEventListener('change', () => { this.colour = r.value; });
+    for (const r of document.querySelectorAll('input[name=colour]')) r.addEventListener('change', () => this.setColour(r.value));
+    $('solver').addEventListener('change', () => this.requestSolver($('solver').value));
+    this._buildLegend(TEMP_RANGE[0], TEMP_RANGE[1]);
     $('side-toggle').addEventListener('click', () => $('side').classList.toggle('collapsed'));
     // Small screens start with the fluid, not the controls.
     if (window.innerWidth < 700) $('side').classList.add('collapsed');
@@ -59,7 +71,83 @@ export class Panel {
     this.tool = t;
     const r = document.querySelector(`input[name=tool][value=${t}]`);
     if (r) r.checked = true;
+    const heat = t === 'heat' || t === 'cool';
+    for (const el of document.querySelectorAll('.tool-push')) el.classList.toggle('hidden', heat);
+    for (const el of document.querySelectorAll('.tool-heat')) el.classList.toggle('hidden', !heat);
     this.app.onTool?.(t);
+  }
+
+  // Colour by 'material', 'speed' or 'temperature'; auto: chosen by the page
+  // (a scene whose particles span temperatures), so the next scene may undo it.
+  setColour(c, auto = false) {
+    this.colour = c;
+    this.colourAuto = auto;
+    const r = document.querySelector(`input[name=colour][value=${c}]`);
+    if (r) r.checked = true;
+    $('temp-legend').classList.toggle('hidden', c !== 'temperature');
+  }
+
+  // The legend's gradient and ticks for temperatures lo..hi °C.
+  _buildLegend(lo, hi) {
+    if (this.legendRange && this.legendRange[0] === lo && this.legendRange[1] === hi) return;
+    this.legendRange = [lo, hi];
+    $('temp-bar').style.background = legendGradient(lo, hi);
+    const ticks = [lo, 0, 30, 100, hi].filter((t, i, a) => t >= lo && t <= hi && a.indexOf(t) === i);
+    $('temp-ticks').replaceChildren(...ticks.map((t) => {
+      const el = document.createElement('span');
+      el.textContent = String(t);
+      el.style.left = `${((t - lo) / (hi - lo) * 100).toFixed(1)}%`;
+      return el;
+    }));
+  }
+
+  // The newest frame's temperatures (°C, null when unknown) on the legend.
+  showTemperatures(range, lo, hi) {
+    if (lo !== undefined && hi > lo) this._buildLegend(lo, hi);
+    const span = $('temp-span');
+    if (!range || !this.legendRange) { span.style.display = 'none'; $('temp-now').textContent = ''; return; }
+    const [a, b] = this.legendRange;
+    const x = (t) => Math.min(100, Math.max(0, (t - a) / (b - a) * 100));
+    span.style.display = 'block';
+    span.style.left = `calc(${x(range.min).toFixed(2)}% - 2px)`;
+    span.style.width = `calc(${(x(range.max) - x(range.min)).toFixed(2)}% + 4px)`;
+    $('temp-now').textContent = range.min === range.max ? `now ${range.min}` : `now ${range.min} to ${range.max}`;
+  }
+
+  // --- solver ---------------------------------------------------------------
+  _showSolver() {
+    const sel = $('solver'), st = this.solver;
+    const have = [...sel.options].map((o) => o.value);
+    if (have.join() !== st.options.join()) {
+      sel.replaceChildren(...st.options.map((s) => { const o = document.createElement('option'); o.value = o.textContent = s; return o; }));
+      this._solverTitles();
+    }
+    if (sel.value !== st.shown) sel.value = st.shown;
+    sel.disabled = st.options.length === 0;
+  }
+
+  // The solvers' descriptions (REST only) as the options' tooltips.
+  _solverTitles() {
+    fetch('/api/solvers', { signal: AbortSignal.timeout(5000) }).then((r) => (r.ok ? r.json() : null)).then((j) => {
+      for (const sv of j?.solvers || []) {
+        const o = [...$('solver').options].find((x) => x.value === sv.name);
+        if (o && sv.doc) o.title = sv.doc;
+      }
+    }).catch(() => { /* tooltips are optional */ });
+  }
+
+  // A `solver` or `scene` broadcast, or a hello: show what runs.
+  onSolver(m) { const changed = this.solver.onBroadcast(m); this._showSolver(); return changed; }
+
+  async requestSolver(name) {
+    const c = this.solver.request(name);
+    this._showSolver();
+    if (!c) return null;
+    const r = await this.app.send(c);
+    this.solver.onReply(name, r);
+    if (!r.ok) this.app.toast(`solver: ${r.error}`, true);
+    this._showSolver();
+    return r;
   }
   setMode(m) { this.mode = m; const r = document.querySelector(`input[name=mode][value=${m}]`); if (r) r.checked = true; }
 
@@ -98,12 +186,15 @@ export class Panel {
     fetch('/api/scenes', { signal: AbortSignal.timeout(5000) }).then((r) => (r.ok ? r.json() : null)).then((j) => {
       for (const sc of j?.scenes || []) {
         const o = [...sel.options].find((x) => x.value === sc.name);
-        if (o) o.title = `${sc.doc} (default ${sc.default_particles} particles)`;
+        if (sc.solver) this.sceneSolver.set(sc.name, sc.solver);
+        if (o) o.title = `${sc.doc} (default ${sc.default_particles} particles${sc.solver ? `; solver ${sc.solver}` : ''})`;
       }
     }).catch(() => { /* tooltips are optional */ });
     this.setScene(h.scene, h.particles);
     $('count').max = h.capacity || '';
     this.setPaused(h.paused);
+    this.solver.fromHello(h);
+    this._showSolver();
     this.materials = (h.materials || []).map((m) => ({ index: m.index, name: m.name, params: { ...m.params } }));
     if (this.active >= this.materials.length) this.active = 0;
     this._buildTabs();
@@ -141,8 +232,22 @@ export class Panel {
       name.firstChild.textContent = info.name.replace(/_/g, ' ');
       name.lastChild.textContent = info.flag ? '' : info.unit;
       row.append(name);
-      const out = document.createElement('output');
-      const v = m.params[info.name];
+      // A huge range (Young's modulus, up to 1e9 Pa) gets a log slider and a
+      // number box to type a value into.
+      const typed = !info.flag && scaleOf(info.min, info.max) === 'log';
+      const out = document.createElement(typed ? 'input' : 'output');
+      if (typed) {
+        Object.assign(out, { type: 'number', min: info.min, max: info.max, step: 'any', className: 'num' });
+        out.setAttribute('aria-label', `${m.name} ${info.name} value`);
+        out.addEventListener('change', () => {
+          const val = Math.min(info.max, Math.max(info.min, Number(out.value)));
+          if (!Number.isFinite(val)) { this._show(m.name); return; }
+          input.value = toSlider(val, info.min, info.max);
+          this._send(m.name, info.name, val, true);
+        });
+      }
+      const setOut = (val) => { if (typed) { if (document.activeElement !== out) out.value = String(val); } else out.textContent = formatValue(val); };
+      const v = m.params[info.name] ?? info.min;
       let input;
       if (info.flag) {
         input = document.createElement('input');
@@ -155,14 +260,14 @@ export class Panel {
         input.type = 'range';
         input.min = 0; input.max = STEPS; input.step = 1;
         input.value = toSlider(v, info.min, info.max);
-        out.textContent = formatValue(v);
+        setOut(v);
         input.addEventListener('pointerdown', () => this.dragging.add(key));
         const end = () => this.dragging.delete(key);
         input.addEventListener('pointerup', end);
         input.addEventListener('pointercancel', end);
         input.addEventListener('input', () => {
           const val = fromSlider(Number(input.value), info.min, info.max);
-          out.textContent = formatValue(val);
+          setOut(val);
           this._send(m.name, info.name, val, false);
         });
         input.addEventListener('change', () => {
@@ -175,7 +280,7 @@ export class Panel {
       input.setAttribute('aria-label', `${m.name} ${info.name}`);
       row.append(input, out);
       rows.push(row);
-      this.inputs.set(key, { input, out, row, info });
+      this.inputs.set(key, { input, out, row, info, setOut });
     }
     box.replaceChildren(...rows);
   }
@@ -211,7 +316,7 @@ export class Panel {
       if (e.info.flag) e.input.checked = v >= 0.5;
       else if (!this.dragging.has(`${m.name}/${name}`)) {
         e.input.value = toSlider(v, e.info.min, e.info.max);
-        e.out.textContent = formatValue(v);
+        e.setOut(v);
       }
       if (msg.by !== myId && before[name] !== v) {
         e.row.classList.remove('remote');
