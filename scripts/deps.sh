@@ -8,7 +8,7 @@ set -euo pipefail
 what=${1:-build}
 pkgs=(gcc make pkg-config libc6-dev libwebsockets-dev libcjson-dev libmsgpack-dev)
 if [ "$what" = test ]; then
-  pkgs+=(valgrind chromium)   # chromium: the web client's browser tests (tests/web)
+  pkgs+=(valgrind chromium python3 curl)   # chromium: the web client's browser tests (tests/web); python3, curl: examples/
 fi
 missing=()
 for p in "${pkgs[@]}"; do
