@@ -14,7 +14,7 @@ static const char *const kind_names[CMD_KIND_COUNT] = {
     [CMD_BODY_GRAB] = "body_grab",     [CMD_BODY_DRAG] = "body_drag",       [CMD_BODY_RELEASE] = "body_release",
     [CMD_GET_BODIES] = "get_bodies",
     [CMD_SET_SOLVER] = "set_solver",   [CMD_HEAT] = "heat",
-    [CMD_GET_SNAPSHOT] = "get_snapshot", [CMD_RESTORE] = "restore", [CMD_SAVE] = "save",
+    [CMD_GET_SNAPSHOT] = "get_snapshot", [CMD_RESTORE] = "restore",
 };
 
 const char *cmd_kind_name(cmd_kind k)

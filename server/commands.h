@@ -56,7 +56,6 @@ typedef enum cmd_kind {
     CMD_HEAT,
     CMD_GET_SNAPSHOT,  /* REST only: reply carries the world's snapshot */
     CMD_RESTORE,       /* REST only: restores the snapshot uploaded under u.restore.upload */
-    CMD_SAVE,          /* internal: save to the data directory */
     CMD_KIND_COUNT
 } cmd_kind;
 

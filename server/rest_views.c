@@ -339,7 +339,7 @@ char *rest_metrics_text(const net *n, size_t *len)
            (double)n->http_requests);
     mt_head(&t, "fluid_commands_total", "counter", "Commands the simulation ran, by kind and result.");
     for (int k = 1; k < CMD_KIND_COUNT; k++) {
-        if (k == CMD_AUTH || k == CMD_CLIENT_LEFT || k == CMD_SAVE)
+        if (k == CMD_AUTH || k == CMD_CLIENT_LEFT)
             continue;
         mt_printf(&t, "fluid_commands_total{kind=\"%s\",result=\"ok\"} %llu\n", cmd_kind_name((cmd_kind)k),
                   (unsigned long long)s.cmd_ok[k]);

@@ -69,6 +69,8 @@ export async function allParticles(s) {
     const p = await api(s, 'GET', `/api/particles?offset=${out.ids.length}&limit=10000`);
     if (!p.count) break;
     out.ids.push(...p.ids); out.positions.push(...p.positions); out.velocities.push(...p.velocities);
+    if (out.temperatures && p.temperatures) out.temperatures.push(...p.temperatures);
+    if (out.materials && p.materials) out.materials.push(...p.materials);
   }
   return out;
 }

@@ -45,6 +45,8 @@ for (const v of vectors.filter((x) => x.file && x.direction === 'server_to_clien
     assert.deepEqual([...f.pos], v.expect.pos_u16);
     assert.deepEqual([...f.runs], v.expect.ids_u32);
     assert.deepEqual([...f.mat], v.expect.mat_u8);
+    assert.deepEqual([...f.temp], v.expect.temp_u8);
+    assert.deepEqual([f.tempLo, f.tempHi], v.expect.temp_range);
     assert.equal(runsCount(f.runs), f.n);
     const ids = [...expandRuns(f.runs)];
     assert.deepEqual(ids, v.input.particles.map((p) => p.id));

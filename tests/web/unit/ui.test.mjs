@@ -52,3 +52,47 @@ test('presence: label text stays readable on every cursor colour', async () => {
   assert.ok(luminance('#000075') < 0.2, 'navy gets white text');
   assert.ok(luminance('#ffe119') > 0.2, 'yellow gets dark text');
 });
+
+test('sliders: a huge range (Young\'s modulus, 0 to 1e9 Pa) is logarithmic, with 0 at the left end', async () => {
+  const { scaleOf } = await import('../../../web-client/src/ui/sliders.js');
+  assert.equal(scaleOf(0, 1e9), 'log');
+  assert.equal(scaleOf(0, 20000), 'cubic');
+  assert.equal(scaleOf(0, 1), 'linear');
+  const [min, max] = [0, 1e9];
+  assert.equal(toSlider(0, min, max), 0);
+  assert.equal(fromSlider(0, min, max), 0);
+  assert.equal(toSlider(max, min, max), STEPS);
+  assert.equal(fromSlider(STEPS, min, max), max);
+  assert.equal(fromSlider(1, min, max), 1000, 'position 1 is six decades below the top');
+  let last = -Infinity, worst = 0;
+  for (let p = 0; p <= STEPS; p++) { const v = fromSlider(p, min, max); assert.ok(v > last || p === 0); last = v; }
+  for (const v of [1e3, 5e4, 2e5, 3e7, 7e8]) {
+    const back = fromSlider(toSlider(v, min, max), min, max);
+    worst = Math.max(worst, Math.abs(back - v) / v);
+  }
+  console.log(`REPORT log slider 0..1e9: round trip within ${(100 * worst).toFixed(2)} % (relative) from 1e3 to 7e8`);
+  assert.ok(worst < 0.01);
+  assert.ok(toSlider(2e5, min, max) > 300 && toSlider(2e5, min, max) < 500, 'goo\'s 2e5 Pa sits mid-travel');
+  assert.equal(formatValue(1e9), '1.00e9');
+  assert.equal(formatValue(1e-6), '1.0e-6');
+});
+
+test('sliders: every parameter of the golden hello (however many) maps its materials\' values and ends', async () => {
+  const { readFileSync } = await import('node:fs');
+  const { decodeMessage } = await import('../../../web-client/src/decode.js');
+  const h = decodeMessage(new Uint8Array(readFileSync(new URL('../../../protocol/golden/s2c_hello.msgpack', import.meta.url))));
+  assert.ok(h.params.length >= 24, `${h.params.length} parameters`);
+  for (const info of h.params) {
+    if (info.flag) continue;
+    assert.equal(fromSlider(toSlider(info.min, info.min, info.max), info.min, info.max), info.min, info.name);
+    assert.equal(fromSlider(toSlider(info.max, info.min, info.max), info.min, info.max), info.max, info.name);
+    for (const m of h.materials) {
+      const v = m.params[info.name];
+      assert.ok(Number.isFinite(v), `${m.name}.${info.name}`);
+      const back = fromSlider(toSlider(v, info.min, info.max), info.min, info.max);
+      assert.ok(back >= info.min && back <= info.max);
+      // Within 1 % of the value or half a percent of the range, whichever is looser.
+      assert.ok(Math.abs(back - v) <= Math.max(0.01 * Math.abs(v), 0.005 * (info.max - info.min)), `${m.name}.${info.name} ${v} -> ${back}`);
+    }
+  }
+});

@@ -52,5 +52,6 @@ export function formatValue(v) {
   if (a >= 1000) return v.toFixed(0);
   if (a >= 10) return v.toFixed(1);
   if (a >= 1) return v.toFixed(2);
+  if (a < 1e-3) return v.toExponential(1);
   return v.toPrecision(2);
 }
