@@ -150,25 +150,29 @@ static void set_aside(const sim_thread *s, const char *fin, const char *why)
                   fin, why, strerror(errno));
 }
 
-int sim_load_saved(sim_thread *s)
+/* Reads the save (if any) into s->save and sizes the world to it: a world
+ * restores only into one of the capacity it was saved from. */
+void sim_open_saved(sim_thread *s, fs_world_def *def)
 {
     char fin[1200];
+    s->save = NULL;
+    s->save_len = 0;
+    s->save_why = NULL;
     if (!s->cfg->data_dir[0] || path_of(s, fin, sizeof fin, ""))
-        return 0;
+        return;
     int fd = open(fin, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         if (errno != ENOENT)
             log_error("cannot open the saved world %s: %s", fin, strerror(errno));
         else
             log_info("no saved world in %s yet", s->cfg->data_dir);
-        return 0;
+        return;
     }
     struct stat st;
     uint8_t *buf = NULL;
     size_t n = 0;
-    const char *why = NULL;
     if (fstat(fd, &st) != 0 || st.st_size <= 0 || (size_t)st.st_size > SAVE_MAX_BYTES) {
-        why = "empty, unreadable or too large";
+        s->save_why = "empty, unreadable or too large";
     } else {
         n = (size_t)st.st_size;
         buf = malloc(n);
@@ -182,13 +186,36 @@ int sim_load_saved(sim_thread *s)
             got += (size_t)k;
         }
         if (!buf || got != n)
-            why = "cannot read it";
+            s->save_why = "cannot read it";
     }
     close(fd);
+    s->save = buf;
+    s->save_len = n;
+    const uint8_t *world;
+    size_t len;
+    char err[128];
+    fs_snapshot_info info;
+    if (!s->save_why && !wire_decode_snapshot(buf, n, &world, &len, err, sizeof err) &&
+        fs_snapshot_peek(world, len, &info) && info.capacity != def->capacity) {
+        log_info("the saved world was made with --capacity %d: using it (instead of %d)", info.capacity,
+                 def->capacity);
+        def->capacity = info.capacity;
+    }
+}
+
+int sim_load_saved(sim_thread *s)
+{
+    char fin[1200];
+    if (!s->cfg->data_dir[0] || path_of(s, fin, sizeof fin, ""))
+        return 0;
+    if (!s->save && !s->save_why)
+        return 0;
+    const char *why = s->save_why;
     char err[FS_ERROR_LEN + 64];
-    if (!why && sim_restore_doc(s, buf, n, err, sizeof err))
+    if (!why && sim_restore_doc(s, s->save, s->save_len, err, sizeof err))
         why = err;
-    free(buf);
+    free(s->save);
+    s->save = NULL;
     if (why) {
         set_aside(s, fin, why);
         return -1;

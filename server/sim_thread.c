@@ -87,6 +87,7 @@ int sim_thread_init(sim_thread *s, const srv_config *cfg, const wire_static *st,
     /* one tick advances the world by one tick of wall time (the core accepts
      * steps up to 0.1 s; below 10 Hz the world runs slower than real time) */
     if (cfg->tick_hz >= 10) def.dt = (float)(1.0 / cfg->tick_hz);
+    sim_open_saved(s, &def);
     s->world = fs_world_create(&def);
     if (s->world) def.dt = fs_world_dt(s->world);
     s->dt = def.dt;
@@ -311,6 +312,8 @@ void sim_thread_destroy(sim_thread *s)
     if (s->pool)
         fs_pool_destroy(s->pool);
     free(s->cursor);
+    free(s->save);
+    s->save = NULL;
     s->world = NULL;
     s->pool = NULL;
     s->cursor = NULL;

@@ -54,6 +54,9 @@ typedef struct sim_thread {
         uint64_t until_tick;
     } heat_tool[SIM_HEAT_TOOLS];
     uint64_t next_save_ns;        /* 0: no periodic saves */
+    uint8_t *save;                /* the save file read at start, until restored */
+    size_t save_len;
+    const char *save_why;         /* why it cannot be used (static text), or NULL */
     sim_pending_step pending[SIM_MAX_PENDING_STEPS];
     int pending_count;
     uint64_t info_version;
@@ -89,6 +92,7 @@ void sim_expire_heat(sim_thread *s);
 msg_buf *sim_snapshot_doc(sim_thread *s);
 int sim_restore_doc(sim_thread *s, const uint8_t *p, size_t n, char *err, size_t errlen);
 bool sim_save(sim_thread *s);      /* to --data-dir; true when saved or nothing to do */
+void sim_open_saved(sim_thread *s, fs_world_def *def); /* before the world exists */
 int sim_load_saved(sim_thread *s); /* 1 restored, 0 nothing saved, -1 set aside */
 
 #endif

@@ -386,6 +386,14 @@ size_t fs_world_snapshot_write(const fs_world *w, void *buf, size_t cap);
  * world must have the snapshot's step and spring slots and room for its
  * particles. */
 fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *err);
+/* What a world must be created with to restore a snapshot: its capacity,
+ * spring slots and step.  false when buf does not start like a snapshot of
+ * this version. */
+typedef struct fs_snapshot_info {
+    int capacity, springs_per_particle, particles;
+    float dt;
+} fs_snapshot_info;
+bool fs_snapshot_peek(const void *buf, size_t size, fs_snapshot_info *out);
 
 /* 64-bit hash of the whole state (particles in id order, springs, tick). */
 uint64_t fs_world_hash(const fs_world *w);

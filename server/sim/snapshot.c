@@ -157,6 +157,28 @@ static bool finite_all(const float *f, size_t n) {
     return true;
 }
 
+bool fs_snapshot_peek(const void *buf, size_t size, fs_snapshot_info *out) {
+    rbuf r = {buf, size, 0, false};
+    if (!buf || get_u32(&r) != SNAP_MAGIC || get_u32(&r) != SNAP_VERSION) return false;
+    uint32_t cap = get_u32(&r), K = get_u32(&r);
+    float dt = 0;
+    fs_domain dom;
+    char scene[32];
+    uint32_t nmat = 0;
+    get(&r, &dt, sizeof dt);
+    get(&r, &dom, sizeof dom);
+    get(&r, scene, sizeof scene);
+    nmat = get_u32(&r);
+    if (r.bad || nmat > FS_MAX_MATERIALS || !take(&r, sizeof(fs_material) * nmat)) return false;
+    uint32_t n = get_u32(&r);
+    if (r.bad || cap < 1 || cap > (1u << 24) || K < 1 || K > 255 || n > cap || !(dt > 0 && dt <= 0.1f)) return false;
+    out->capacity = (int)cap;
+    out->springs_per_particle = (int)K;
+    out->particles = (int)n;
+    out->dt = dt;
+    return true;
+}
+
 fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *err) {
     rbuf r = {buf, size, 0, false};
     if (!buf || get_u32(&r) != SNAP_MAGIC) {
@@ -166,6 +188,10 @@ fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *
     uint32_t ver = get_u32(&r), cap = get_u32(&r), K = get_u32(&r);
     if (ver != SNAP_VERSION) {
         SETERR(err, "snapshot: version %u, this build reads %u", ver, SNAP_VERSION);
+        return FS_ERR_ARG;
+    }
+    if (cap != (uint32_t)w->cap) {
+        SETERR(err, "snapshot: made for a world of capacity %u, this one holds %d", cap, w->cap);
         return FS_ERR_ARG;
     }
     if (K != (uint32_t)w->K) {

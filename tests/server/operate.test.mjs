@@ -77,7 +77,7 @@ test('GET /api/snapshot then POST it back: the following steps are bit-identical
 
 test('SIGTERM closes every WebSocket with a reason, saves to --data-dir within a second; a restart restores it', async (t) => {
   const dir = tmp();
-  const s = await startServer(['--particles', '1500', '--scene', 'drop', '--data-dir', dir]);
+  const s = await startServer(['--particles', '1500', '--scene', 'drop', '--data-dir', dir, '--capacity', '70000']);
   await http(s, 'POST', '/api/pause');
   await http(s, 'POST', '/api/step', { body: { steps: 12 } });
   const before = await particles(s);
@@ -103,6 +103,7 @@ test('SIGTERM closes every WebSocket with a reason, saves to --data-dir within a
   assert.equal(st.tick, before.tick);
   assert.equal(st.paused, true);
   assert.match(s2.stderr, /restored the saved world/);
+  assert.match(s2.stderr, /made with --capacity 70000: using it/, 'the world is sized to the save');
   assert.deepEqual((await particles(s2)).positions, before.positions);
   await s2.stop('SIGINT');
 });
