@@ -53,6 +53,7 @@ TEST_SUITES = $(BUILD)/test_sim $(BUILD)/test_sim_san
 # the rules below use those variables as prerequisites (expanded when read).
 -include server/server.mk
 -include web-client/client.mk
+-include docker/docker.mk
 
 # Each suite prints "N passed, N failed"; scripts/run-tests.sh runs them all
 # and closes with the total.

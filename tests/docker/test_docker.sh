@@ -1,0 +1,309 @@
+#!/usr/bin/env bash
+# tests/docker/test_docker.sh - the container test (`make test-docker`).
+#
+# Builds docker/Dockerfile with podman (no Docker daemon or registry needed),
+# starts it with podman-compose from docker/compose.yaml on a free host port
+# and checks it from outside: health check, static client files, REST
+# (load a scene, pause, step, stats), the WebSocket stream (hello, frames),
+# a clean stop on SIGTERM that saves the world to the named volume, and the
+# restore of that world after `down` and `up`.  Cleans up (containers, pod,
+# volume) even when a check fails.  One line per check, "ok - ..." or
+# "not ok - ...", then "N passed, N failed" as the last line; exit status 1
+# on any failure.
+#
+# Runs as root, as CI does (rootful podman; debootstrap needs root too); run
+# by another user it runs itself again under sudo.  Installs what it lacks
+# (tests/docker/deps.sh).  When docker.io/library/debian:bookworm is not in
+# podman's storage it builds it once with debootstrap (and
+# debian:bookworm-slim from it); the images stay there for the next run.
+#
+# Environment: BUILD (build), logs go to $BUILD/docker/; FLUID_TEST_IMAGE
+# (localhost/fluid-server:test); DEBIAN_MIRROR (http://deb.debian.org/debian).
+set -uo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$repo" || exit 1
+if [ "$(id -u)" -ne 0 ]; then
+  exec sudo --preserve-env=BUILD,FLUID_TEST_IMAGE,DEBIAN_MIRROR,NODE_EXTRA_CA_CERTS,PATH bash "$0" "$@"
+fi
+BUILD=${BUILD:-build}
+logdir="$repo/$BUILD/docker"
+mkdir -p "$logdir"
+IMAGE=${FLUID_TEST_IMAGE:-localhost/fluid-server:test}
+MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+COMPOSE_FILE=docker/compose.yaml
+PROJECT="fluidtest$$"
+SERVICE=fluid
+CONTAINER="${PROJECT}_${SERVICE}_1"      # podman-compose 1.0.3 naming
+VOLUME="${PROJECT}_fluid-data"
+export CONTAINERS_CONF="$repo/docker/containers.conf"
+unset FLUID_TOKEN   # compose passes it through; the REST checks send none
+
+passed=0 failed=0 started=0
+t0=$(date +%s)
+ok() { echo "ok - $*"; passed=$((passed + 1)); }
+not_ok() { echo "not ok - $*"; failed=$((failed + 1)); }
+note() { echo "# $*"; }
+# check DESCRIPTION COMMAND...: one line for the outcome of COMMAND.
+check() {
+  local what=$1
+  shift
+  if "$@"; then ok "$what"; else not_ok "$what"; fi
+}
+
+compose() {
+  podman-compose --no-ansi -p "$PROJECT" -f "$COMPOSE_FILE" "$@" >>"$logdir/compose.log" 2>&1
+}
+
+# cleanup: the project's containers, pod, volume and network (podman-compose
+# 1.0.3's down leaves the network).
+cleanup() {
+  [ "$started" = 1 ] || return 0
+  {
+    compose down -t 5
+    podman rm -f "$CONTAINER"
+    podman pod rm -f "pod_$PROJECT"
+    podman volume rm -f "$VOLUME"
+    podman network rm -f "${PROJECT}_default"
+  } >>"$logdir/compose.log" 2>&1
+  started=0
+}
+
+finish() {
+  trap - EXIT INT TERM
+  cleanup
+  note "$(($(date +%s) - t0)) s; logs in $logdir/"
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+  exit
+}
+trap finish EXIT
+trap 'not_ok "interrupted"; exit 1' INT TERM
+
+# Stops the test here: the remaining checks need what just failed.
+abort() {
+  not_ok "$*"
+  exit 1
+}
+
+# --- tools --------------------------------------------------------------------
+bash tests/docker/deps.sh docker >"$logdir/deps.log" 2>&1 ||
+  abort "install podman, podman-compose, runc, debootstrap (see $logdir/deps.log)"
+if ! { command -v node && command -v npm; } >/dev/null 2>&1; then
+  bash scripts/deps.sh build >>"$logdir/deps.log" 2>&1 || abort "install Node.js (scripts/deps.sh build)"
+fi
+# ws and @msgpack/msgpack for the WebSocket probe: the server tests' modules.
+make -s BUILD="$BUILD" tests/server/node_modules/.installed >>"$logdir/deps.log" 2>&1 ||
+  abort "install the WebSocket probe's modules (tests/server/node_modules)"
+
+# json FIELD: prints FIELD of the JSON document on stdin (nothing if absent).
+json() {
+  node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{let v;try{v=JSON.parse(s)}catch{process.exit(1)}
+for(const k of process.argv[1].split("."))v=v==null?undefined:v[k];
+if(v!==undefined)console.log(typeof v==="object"?JSON.stringify(v):String(v))})' "$1"
+}
+# api METHOD PATH [BODY]: the response body (stdout) of a request to the
+# published port; fails on a non-2xx status.
+api() {
+  local body=()
+  [ $# -ge 3 ] && body=(-H 'content-type: application/json' --data "$3")
+  curl -sS --fail --max-time 15 -X "$1" "${body[@]}" "http://127.0.0.1:$HOST_PORT$2"
+}
+
+# --- base images ----------------------------------------------------------------
+# The Dockerfile starts FROM debian:bookworm (build stage) and
+# debian:bookworm-slim (runtime stage).  Without a registry both are made
+# here from one debootstrap minbase root (about 40 s): "bookworm" as is
+# (minus apt's caches), "bookworm-slim" without documentation, manual pages
+# and translations, and dpkg told to keep leaving them out, as Debian's slim
+# images do.
+make_base_images() {
+  local root="$logdir/rootfs"
+  rm -rf "$root"
+  note "building debian:bookworm with debootstrap ($MIRROR)"
+  debootstrap --variant=minbase bookworm "$root" "$MIRROR" >"$logdir/debootstrap.log" 2>&1 || return 1
+  rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/archives/*.deb "$root"/var/cache/apt/*.bin
+  rm -f "$root/etc/apt/sources.list"
+  cat >"$root/etc/apt/sources.list.d/debian.sources" <<EOF
+Types: deb
+URIs: $MIRROR
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb
+URIs: http://deb.debian.org/debian-security
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+  # Builds in containers: no translations to download, no fsync per file.
+  echo 'Acquire::Languages "none";' >"$root/etc/apt/apt.conf.d/90container-languages"
+  echo 'force-unsafe-io' >"$root/etc/dpkg/dpkg.cfg.d/90container-unsafe-io"
+  tar -C "$root" -c . | podman import --change 'CMD ["bash"]' - docker.io/library/debian:bookworm \
+    >>"$logdir/debootstrap.log" 2>&1 || return 1
+
+  cat >"$root/etc/dpkg/dpkg.cfg.d/90container-slim" <<'EOF'
+# slim image: no documentation, manual pages or translations
+path-exclude /usr/share/doc/*
+path-include /usr/share/doc/*/copyright
+path-exclude /usr/share/man/*
+path-exclude /usr/share/info/*
+path-exclude /usr/share/groff/*
+path-exclude /usr/share/lintian/*
+path-exclude /usr/share/locale/*
+path-include /usr/share/locale/locale.alias
+EOF
+  find "$root/usr/share/doc" -mindepth 1 \( -type f -o -type l \) ! -name copyright -delete
+  find "$root/usr/share/doc" -mindepth 1 -type d -empty -delete
+  rm -rf "$root"/usr/share/man/* "$root"/usr/share/info/* "$root"/usr/share/groff/* "$root"/usr/share/lintian/*
+  find "$root/usr/share/locale" -mindepth 1 -maxdepth 1 ! -name locale.alias -exec rm -rf {} +
+  tar -C "$root" -c . | podman import --change 'CMD ["bash"]' - docker.io/library/debian:bookworm-slim \
+    >>"$logdir/debootstrap.log" 2>&1 || return 1
+  rm -rf "$root"
+}
+
+if podman image exists docker.io/library/debian:bookworm &&
+  podman image exists docker.io/library/debian:bookworm-slim; then
+  ok "base images debian:bookworm and debian:bookworm-slim present (cached)"
+else
+  make_base_images || abort "build debian:bookworm base images with debootstrap (see $logdir/debootstrap.log)"
+  ok "base images debian:bookworm and debian:bookworm-slim built with debootstrap"
+fi
+
+# --- the image ------------------------------------------------------------------
+# --format docker: the OCI image format has no HEALTHCHECK.  The host's CA
+# bundle goes to npm in the build stage (NODE_EXTRA_CA_CERTS, see the
+# Dockerfile): on machines whose HTTPS goes through an intercepting proxy the
+# host trusts the proxy's CA, a fresh Debian image does not.
+build_args=(--pull=never --isolation=chroot --network=host --format docker)
+ca=${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}
+if [ -r "$ca" ]; then
+  build_args+=(-v "$(readlink -f "$ca"):/run/host-ca.pem:ro" --build-arg NODE_EXTRA_CA_CERTS=/run/host-ca.pem)
+fi
+note "building $IMAGE (log: $logdir/build.log)"
+tb=$(date +%s)
+if podman build "${build_args[@]}" -t "$IMAGE" -f docker/Dockerfile . >"$logdir/build.log" 2>&1; then
+  ok "podman build -f docker/Dockerfile . ($(($(date +%s) - tb)) s)"
+else
+  tail -n 30 "$logdir/build.log" | sed 's/^/# /'
+  abort "podman build -f docker/Dockerfile . (see $logdir/build.log)"
+fi
+# The build stage is tagged too (every step is cached: a second), so that
+# pruning the images earlier runs left untagged keeps this run's layer cache.
+podman build "${build_args[@]}" --target build -t "${IMAGE%:*}-build:${IMAGE##*:}" -f docker/Dockerfile . \
+  >>"$logdir/build.log" 2>&1 && podman image prune -f >>"$logdir/build.log" 2>&1
+note "image size: $(podman image inspect --format '{{.Size}}' "$IMAGE" | awk '{printf "%.1f MB", $1 / 1e6}')"
+
+inspect=$(podman image inspect "$IMAGE")
+user=$(json 0.Config.User <<<"$inspect")
+check "image runs as a non-root user ($user)" test -n "$user" -a "${user%%:*}" != 0 -a "${user%%:*}" != root
+hc=$(json 0.Healthcheck.Test <<<"$inspect")
+[ -n "$hc" ] || hc=$(json 0.Config.Healthcheck.Test <<<"$inspect")
+check "image has a HEALTHCHECK on /api/health" grep -q /api/health <<<"$hc"
+check "image exposes 8080/tcp and declares the /data volume" \
+  test -n "$(json 0.Config.ExposedPorts.8080/tcp <<<"$inspect")" -a -n "$(json 0.Config.Volumes./data <<<"$inspect")"
+env_list=$(json 0.Config.Env <<<"$inspect")
+sets_env() {
+  local v
+  for v in FLUID_BIND=0.0.0.0 FLUID_PORT=8080 FLUID_WEB_ROOT=/ FLUID_DATA_DIR=/data; do
+    grep -q "\"$v" <<<"$env_list" || return 1
+  done
+}
+check "image sets FLUID_BIND, FLUID_PORT, FLUID_WEB_ROOT, FLUID_DATA_DIR" sets_env
+files=$(podman run --rm --pull=never --no-healthcheck --entrypoint bash "$IMAGE" -c \
+  'cd "$FLUID_WEB_ROOT" && ls index.html vendor/msgpack/index.mjs src/main.js &&
+   ! find / -xdev -name node_modules -print -quit | grep . && stat -c "%u %a" /data' 2>&1)
+check "image holds the client files, vendored msgpack, no node_modules; /data owned by the user" \
+  grep -qx "${user%%:*} 750" <<<"$files"
+
+# --- up -------------------------------------------------------------------------
+HOST_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+export FLUID_HOST_PORT=$HOST_PORT FLUID_IMAGE=$IMAGE
+: >"$logdir/compose.log"
+started=1
+check "podman-compose up (project $PROJECT, host port $HOST_PORT)" compose up -d --no-build
+
+# wait_healthy: polls /api/health through the published port (60 s).
+wait_healthy() {
+  local _
+  for _ in $(seq 1 120); do
+    api GET /api/health 2>/dev/null | grep -q '"ok": *true' && return 0
+    sleep 0.5
+  done
+  return 1
+}
+if wait_healthy; then
+  ok "GET /api/health through the published port"
+else
+  podman logs "$CONTAINER" 2>&1 | tail -n 20 | sed 's/^/# /'
+  abort "GET /api/health through the published port within 60 s"
+fi
+# The image's HEALTHCHECK, run inside the container by podman (podman runs it
+# on a timer only under systemd, so it is triggered here).
+check "podman healthcheck run (the image's HEALTHCHECK) passes" podman healthcheck run "$CONTAINER"
+status=$(podman inspect --format '{{.State.Health.Status}}' "$CONTAINER" 2>/dev/null ||
+  podman inspect --format '{{.State.Healthcheck.Status}}' "$CONTAINER" 2>/dev/null)
+check "podman inspect: health status is healthy ($status)" test "$status" = healthy
+ids=$(podman exec "$CONTAINER" sh -c 'id -u; cat /proc/1/comm' 2>&1 | tr '\n' ' ')
+pid1_not_root() { [[ $ids =~ ^([0-9]+)\ fluid-server\ $ ]] && [ "${BASH_REMATCH[1]}" != 0 ]; }
+check "server is PID 1 and not root (uid, PID 1: $ids)" pid1_not_root
+serves_client() { curl -sS --fail --max-time 15 "http://127.0.0.1:$HOST_PORT/" | grep -i "<html" >/dev/null; }
+check "GET / serves the web client" serves_client
+check "GET /vendor/msgpack/index.mjs serves the vendored module" \
+  curl -sS --fail --max-time 15 -o /dev/null "http://127.0.0.1:$HOST_PORT/vendor/msgpack/index.mjs"
+
+# --- REST and the stream --------------------------------------------------------
+SCENE=floating
+r=$(api POST /api/scene "{\"name\": \"$SCENE\", \"particles\": 3000}")
+particles=$(json particles <<<"$r")
+check "POST /api/scene loads $SCENE ($particles particles)" \
+  test "$(json ok <<<"$r")" = true -a "$(json scene <<<"$r")" = "$SCENE" -a -n "$particles"
+probe=$(node tests/docker/ws_probe.mjs "ws://127.0.0.1:$HOST_PORT/" 5 15000)
+note "ws: $probe"
+check "WebSocket (fluid.v1): hello, then binary msgpack frames of the $SCENE scene" \
+  test "$(json ok <<<"$probe")" = true -a "$(json hello.scene <<<"$probe")" = "$SCENE" -a "$(json n <<<"$probe")" = "$particles"
+r=$(api POST /api/pause)
+check "POST /api/pause" test "$(json ok <<<"$r")" = true
+r=$(api POST /api/step '{"steps": 7}')
+tick=$(json tick <<<"$r")
+check "POST /api/step runs 7 steps (tick $tick)" test "$(json ok <<<"$r")" = true -a -n "$tick"
+stats=$(api GET /api/stats)
+check "GET /api/stats: scene $SCENE, paused, tick $tick, $particles particles" \
+  test "$(json scene <<<"$stats")" = "$SCENE" -a "$(json paused <<<"$stats")" = true \
+  -a "$(json tick <<<"$stats")" = "$tick" -a "$(json particles <<<"$stats")" = "$particles"
+
+# --- stop (SIGTERM saves the world), down, up: restored -------------------------
+ts=$(date +%s)
+compose stop -t 30
+code=$(podman inspect --format '{{.State.ExitCode}}' "$CONTAINER" 2>/dev/null)
+check "SIGTERM (podman-compose stop): server exited with status 0 in $(($(date +%s) - ts)) s" test "$code" = 0
+snap=$(podman run --rm --pull=never --no-healthcheck -v "$VOLUME:/data" --entrypoint stat "$IMAGE" \
+  -c '%U %s' /data/world.snapshot 2>/dev/null)
+saved() { [[ $snap =~ ^fluid\ [1-9][0-9]*$ ]]; }
+check "world saved to the named volume ($VOLUME: /data/world.snapshot, owner and bytes: $snap)" saved
+check "podman-compose down (keeps the volume)" compose down -t 30
+check "podman-compose up again" compose up -d --no-build
+if wait_healthy; then
+  ok "healthy again after restart"
+else
+  podman logs "$CONTAINER" 2>&1 | tail -n 20 | sed 's/^/# /'
+  abort "healthy again after restart within 60 s"
+fi
+stats=$(api GET /api/stats)
+r_scene=$(json scene <<<"$stats") r_tick=$(json tick <<<"$stats")
+r_paused=$(json paused <<<"$stats") r_particles=$(json particles <<<"$stats")
+note "after restart: scene $r_scene, tick $r_tick, paused $r_paused, particles $r_particles"
+# The world comes back as it was saved: same scene and particles, paused at
+# the same tick (restored running, it can only have moved on from there).
+restored() {
+  [ "$r_scene" = "$SCENE" ] && [ "$r_particles" = "$particles" ] && [ -n "$r_tick" ] || return 1
+  if [ "$r_paused" = true ]; then [ "$r_tick" = "$tick" ]; else [ "$r_tick" -ge "$tick" ]; fi
+}
+check "world restored from the volume after down/up (scene $SCENE, tick $tick, $particles particles)" restored
+
+# down -v: removes the container, the pod and the volume (the EXIT trap
+# does the same if anything above stopped the test early).
+check "podman-compose down -v" compose down -t 30 -v
+volume_gone() { ! podman volume exists "$VOLUME"; }
+check "volume removed" volume_gone

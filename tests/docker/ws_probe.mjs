@@ -1,0 +1,71 @@
+// ws_probe.mjs - opens the fluid-server WebSocket stream (subprotocol
+// fluid.v1) at a URL, checks that the first message is `hello` and that
+// binary msgpack `frame` messages follow, and prints one JSON line:
+//   {"ok":true,"hello":{...},"frames":N,"n":particles,"tick":...}
+// or {"ok":false,"error":"..."} (exit status 1).
+//   node tests/docker/ws_probe.mjs ws://127.0.0.1:PORT/ [frames=3] [timeout_ms=15000]
+// ws and @msgpack/msgpack are the server tests' pinned modules
+// (tests/server/node_modules, made by `make tests/server/node_modules/.installed`).
+import { createRequire } from 'node:module';
+
+const require = createRequire(new URL('../server/package.json', import.meta.url));
+const WebSocket = require('ws');
+const { decode } = require('@msgpack/msgpack');
+
+const [url, wantArg = '3', timeoutArg = '15000'] = process.argv.slice(2);
+if (!url) {
+  console.error('usage: node ws_probe.mjs URL [frames] [timeout_ms]');
+  process.exit(2);
+}
+const want = Number(wantArg);
+
+function done(result) {
+  console.log(JSON.stringify(result));
+  process.exit(result.ok ? 0 : 1);
+}
+
+const ws = new WebSocket(url, 'fluid.v1');
+ws.binaryType = 'nodebuffer';
+const timer = setTimeout(() => done({ ok: false, error: `timed out after ${timeoutArg} ms`, ...state() }), Number(timeoutArg));
+let hello = null, frames = 0, last = null, count = 0, protocol = '';
+
+function state() {
+  return { protocol, messages: count, frames, hello: hello && { version: hello.version, scene: hello.scene, client_id: hello.client_id } };
+}
+
+ws.on('open', () => { protocol = ws.protocol; });
+ws.on('error', (e) => { clearTimeout(timer); done({ ok: false, error: String(e.message || e), ...state() }); });
+ws.on('close', (code) => { clearTimeout(timer); done({ ok: false, error: `closed (${code})`, ...state() }); });
+ws.on('message', (data, isBinary) => {
+  count++;
+  let msg;
+  try {
+    if (!isBinary) throw new Error('text message');
+    msg = decode(data);
+  } catch (e) {
+    clearTimeout(timer);
+    return done({ ok: false, error: `message ${count} is not binary msgpack: ${e.message}`, ...state() });
+  }
+  if (count === 1) {
+    if (msg.type !== 'hello') {
+      clearTimeout(timer);
+      return done({ ok: false, error: `first message is '${msg.type}', not hello`, ...state() });
+    }
+    hello = msg;
+    return;
+  }
+  if (msg.type !== 'frame') return;
+  // A frame carries n particles: 3 uint16 positions and 1 material byte each.
+  if (!(msg.pos instanceof Uint8Array) || msg.pos.byteLength !== 6 * msg.n || msg.mat.byteLength !== msg.n) {
+    clearTimeout(timer);
+    return done({ ok: false, error: `frame ${frames + 1} is malformed (n ${msg.n})`, ...state() });
+  }
+  frames++;
+  last = msg;
+  if (frames >= want) {
+    clearTimeout(timer);
+    ws.removeAllListeners('close');
+    ws.close();
+    done({ ok: protocol === 'fluid.v1' && hello.version === 1 && last.n > 0, ...state(), n: last.n, tick: last.tick });
+  }
+});
