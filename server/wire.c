@@ -265,7 +265,7 @@ msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t
     wbuf_init(&b, 4096, 0);
     msgpack_packer pk;
     msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
-    msgpack_pack_map(&pk, 22);
+    msgpack_pack_map(&pk, 23);
     pk_kv_str(&pk, "type", "hello");
     pk_str(&pk, "version");
     msgpack_pack_uint32(&pk, WIRE_PROTOCOL_VERSION);
@@ -284,6 +284,8 @@ msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t
     pk_num(&pk, wi->dt);
     pk_str(&pk, "h");
     pk_num(&pk, wi->h);
+    pk_str(&pk, "spacing");
+    pk_num(&pk, wi->spacing);
     pk_str(&pk, "gravity");
     msgpack_pack_array(&pk, 3);
     pk_num(&pk, wi->gravity.x);
@@ -314,13 +316,26 @@ msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t
     else
         msgpack_pack_false(&pk);
     pk_str(&pk, "limits");
-    msgpack_pack_map(&pk, 3);
+    msgpack_pack_map(&pk, 9);
     pk_str(&pk, "max_msg");
     msgpack_pack_int32(&pk, st->max_msg);
     pk_str(&pk, "rate_per_s");
     msgpack_pack_int32(&pk, st->rate_per_s);
     pk_str(&pk, "rate_burst");
     msgpack_pack_int32(&pk, st->rate_burst);
+    /* the edge's ranges for the tools (commands.h), so a client can clamp */
+    pk_str(&pk, "push_strength");
+    pk_num(&pk, CMD_MAX_STRENGTH);
+    pk_str(&pk, "push_radius");
+    pk_num(&pk, CMD_MAX_RADIUS);
+    pk_str(&pk, "heat_rate");
+    pk_num(&pk, CMD_MAX_HEAT_RATE);
+    pk_str(&pk, "heat_radius");
+    pk_num(&pk, CMD_MAX_HEAT_RADIUS);
+    pk_str(&pk, "heat_duration");
+    pk_num(&pk, CMD_MAX_HEAT_S);
+    pk_str(&pk, "steps");
+    msgpack_pack_int32(&pk, CMD_MAX_STEPS);
     pk_str(&pk, "params");
     msgpack_pack_array(&pk, FS_P_COUNT);
     for (int p = 0; p < FS_P_COUNT; p++) {

@@ -131,10 +131,12 @@ vectors.append({
                          for p in PARAMS]},
     "expect": {
         "type": "hello", "version": 1, "client_id": 5, "colour": colour(5), "bounds": bounds(WORLD),
-        "quant": 65535, "tick_hz": 60.0, "frame_hz": 30.0, "dt": num(1 / 60), "h": num(0.05),
+        "quant": 65535, "tick_hz": 60.0, "frame_hz": 30.0, "dt": num(1 / 60), "h": num(0.05), "spacing": num(0.025),
         "gravity": [num(v) for v in WORLD["gravity"]], "scene": "dam_break", "scenes": STATIC["scenes"],
         "particles": 6, "capacity": 65536, "paused": False, "solver": "clavet", "solvers": STATIC["solvers"],
-        "auth_required": False, "limits": {"max_msg": 4096, "rate_per_s": 120, "rate_burst": 240},
+        "auth_required": False,
+        "limits": {"max_msg": 4096, "rate_per_s": 120, "rate_burst": 240, "push_strength": 50.0, "push_radius": 100.0,
+                   "heat_rate": 1000.0, "heat_radius": 10.0, "heat_duration": 10.0, "steps": 1000},
         "params": [{"name": p[0], "unit": p[1], "doc": p[2], "min": num(p[3]), "max": num(p[4]), "flag": p[5]}
                    for p in PARAMS],
         "materials": [{"index": i, "name": m["name"], "params": mat_params(m)}
