@@ -1,7 +1,8 @@
 // bench.mjs - the web client's measurements in headless Chromium (SwiftShader):
 //  1. time to decode one frame (msgpack + typed-array views) and upload it to
-//     the GPU (bufferSubData of the positions as received), at 20k and 100k
-//     particles, on real frames from the server;
+//     the GPU (bufferSubData of the positions as received, the temperature
+//     and material bytes into R8UI textures), at 20k and 100k particles, on
+//     real frames from the server, and the share of the temperatures;
 //  2. the JavaScript heap while frames stream for FLUID_BENCH_HEAP_S seconds
 //     (default 60; the figure in BENCHMARKS.md was taken with 600).
 // Prints a summary and writes build/artifacts/web/bench.json.
@@ -33,6 +34,12 @@ try {
     console.log(`${r.n} particles (${(r.bytes / 1024).toFixed(0)} KiB/frame), median of 5 batch means (${r.k} frames): decode ${f2(r.decodeMean)} ms + ` +
       `upload ${f2(r.uploadMean)} ms = ${f2(r.totalMean)} ms (p95 ${f2(r.totalP95)}, max ${f2(r.totalMax)}); ` +
       `until the GPU process has it ${f2(r.syncedMean)} ms; headless fps ${r.fps.toFixed(1)}, ${(r.bytesPerS / 1000).toFixed(0)} kB/s received`);
+    if (r.temp) {
+      console.log(`  temperature attribute (N bytes into an R8UI texture), alternating batches: decode + upload ${f2(r.withTempMean)} ms with it, ` +
+        `${f2(r.noTempMean)} ms without (+${f2(r.withTempMean - r.noTempMean)} ms); until the GPU process has it ${f2(r.withTempSyncedMean)} vs ` +
+        `${f2(r.noTempSyncedMean)} ms (+${f2(r.withTempSyncedMean - r.noTempSyncedMean)}); its texture upload alone ${f2(r.tempUploadMean)} ms, ` +
+        `until the GPU process has it +${f2(r.tempSyncedMean)} ms`);
+    }
     await page.close();
     await server.stop();
   }

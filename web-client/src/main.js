@@ -212,7 +212,8 @@ function startHeat(ndc) {
 function endHeat() {
   clearInterval(heat.timer);
   heat.timer = null;
-  heat.tool.end();
+  const stop = heat.tool.end();
+  if (stop && conn.connected) conn.send(stop);
 }
 function heatTick() {
   if (!conn.connected || !heat.ndc || !heat.tool.active) return;
@@ -529,10 +530,30 @@ window.__fluid = {
     sync();
     const syncedMean = batch(() => { upload(decodeOnce()); sync(); });
     const totalPer = per(() => upload(decodeOnce()));
-    renderer.slotKey = ['', '']; renderer.matOrder = -1;
+    // The temperature attribute's share: decode + upload with and without it,
+    // in alternating batches (the machine's load drifts between batches), and
+    // its texture upload alone (with and without waiting for the GPU process).
+    const noTemp = () => { const f = decodeOnce(); f.temp = null; return f; };
+    const ab = (withFn, withoutFn) => {
+      const a = [], b = [];
+      for (let r = 0; r < 5; r++) { a.push(batch(withFn)); b.push(batch(withoutFn)); }
+      const med = (x) => x.sort((p, q) => p - q)[2];
+      return [med(a), med(b)];
+    };
+    sync();
+    const [withTempMean, noTempMean] = ab(() => upload(decodeOnce()), () => upload(noTemp()));
+    const [withTempSyncedMean, noTempSyncedMean] = ab(() => { upload(decodeOnce()); sync(); }, () => { upload(noTemp()); sync(); });
     const f = decodeOnce();
+    let tempUploadMean = null, tempSyncedMean = null;
+    if (f.temp) {
+      tempUploadMean = batch(() => renderer._uploadBytes(renderer.tempTex[0], f.temp, f.n));
+      sync();
+      tempSyncedMean = batch(() => { renderer._uploadBytes(renderer.tempTex[0], f.temp, f.n); sync(); }) - batch(sync);
+    }
+    renderer.slotKey = ['', '']; renderer.matOrder = -1;
     return { n: f.n, bytes: lastFrameBytes.byteLength, k, decodeMean, uploadMean: totalMean - decodeMean, totalMean,
-      syncedMean, totalP95: totalPer.p95, totalMax: totalPer.max };
+      syncedMean, totalP95: totalPer.p95, totalMax: totalPer.max,
+      temp: !!f.temp, withTempMean, noTempMean, withTempSyncedMean, noTempSyncedMean, tempUploadMean, tempSyncedMean };
   },
 };
 import('./math.js').then((m) => { window.__fluidMath = m; });

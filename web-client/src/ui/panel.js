@@ -21,9 +21,9 @@ export class Panel {
     this.mode = 'particles';
     this.colour = 'material';
     this.colourAuto = false;      // the colour mode was chosen by the page (scene load), not the user
+    this.colourForTool = false;   // ... or by picking the heat / cool tool
     this.paused = false;
     this.solver = new SolverState();
-    this.sceneSolver = new Map();  // scene name -> the solver it is made for (GET /api/scenes)
     this.legendRange = null;
     this._wire();
   }
@@ -74,6 +74,10 @@ export class Panel {
     const heat = t === 'heat' || t === 'cool';
     for (const el of document.querySelectorAll('.tool-push')) el.classList.toggle('hidden', heat);
     for (const el of document.querySelectorAll('.tool-heat')) el.classList.toggle('hidden', !heat);
+    // Heating is seen in temperature colours: the heat tools switch to them
+    // from material colours, and the other tools switch back.
+    if (heat && this.colour === 'material') { this.setColour('temperature'); this.colourForTool = true; }
+    else if (!heat && this.colourForTool && this.colour === 'temperature') this.setColour('material');
     this.app.onTool?.(t);
   }
 
@@ -82,6 +86,7 @@ export class Panel {
   setColour(c, auto = false) {
     this.colour = c;
     this.colourAuto = auto;
+    this.colourForTool = false;
     const r = document.querySelector(`input[name=colour][value=${c}]`);
     if (r) r.checked = true;
     $('temp-legend').classList.toggle('hidden', c !== 'temperature');
@@ -105,13 +110,12 @@ export class Panel {
   showTemperatures(range, lo, hi) {
     if (lo !== undefined && hi > lo) this._buildLegend(lo, hi);
     const span = $('temp-span');
-    if (!range || !this.legendRange) { span.style.display = 'none'; $('temp-now').textContent = ''; return; }
+    if (!range || !this.legendRange) { span.style.display = 'none'; return; }
     const [a, b] = this.legendRange;
     const x = (t) => Math.min(100, Math.max(0, (t - a) / (b - a) * 100));
     span.style.display = 'block';
     span.style.left = `calc(${x(range.min).toFixed(2)}% - 2px)`;
     span.style.width = `calc(${(x(range.max) - x(range.min)).toFixed(2)}% + 4px)`;
-    $('temp-now').textContent = range.min === range.max ? `now ${range.min}` : `now ${range.min} to ${range.max}`;
   }
 
   // --- solver ---------------------------------------------------------------
@@ -186,7 +190,6 @@ export class Panel {
     fetch('/api/scenes', { signal: AbortSignal.timeout(5000) }).then((r) => (r.ok ? r.json() : null)).then((j) => {
       for (const sc of j?.scenes || []) {
         const o = [...sel.options].find((x) => x.value === sc.name);
-        if (sc.solver) this.sceneSolver.set(sc.name, sc.solver);
         if (o) o.title = `${sc.doc} (default ${sc.default_particles} particles${sc.solver ? `; solver ${sc.solver}` : ''})`;
       }
     }).catch(() => { /* tooltips are optional */ });
@@ -240,8 +243,9 @@ export class Panel {
         Object.assign(out, { type: 'number', min: info.min, max: info.max, step: 'any', className: 'num' });
         out.setAttribute('aria-label', `${m.name} ${info.name} value`);
         out.addEventListener('change', () => {
-          const val = Math.min(info.max, Math.max(info.min, Number(out.value)));
-          if (!Number.isFinite(val)) { this._show(m.name); return; }
+          const typedValue = out.value.trim() === '' ? NaN : Number(out.value);
+          if (!Number.isFinite(typedValue)) { this._show(m.name); return; }
+          const val = Math.min(info.max, Math.max(info.min, typedValue));
           input.value = toSlider(val, info.min, info.max);
           this._send(m.name, info.name, val, true);
         });

@@ -1,0 +1,58 @@
+// solver.js - which solver steps the world, as the page knows it: the list
+// and current one from every hello, the `solver` and `scene` broadcasts
+// (whoever caused them), and this page's own `set_solver` requests.  The
+// selector shows the request in flight, else the server's solver.  Pure.
+import { cmd } from './protocol.js';
+
+export class SolverState {
+  constructor() {
+    this.options = [];       // hello.solvers, in the server's order
+    this.current = null;     // the solver the server runs
+    this.pending = null;     // a name this page asked for, until the reply
+    this.by = null;          // client id that caused the last change (0: REST)
+    this.tick = null;
+    this.lastReply = null;   // {name, ok, error}
+  }
+
+  // A (re)synchronising hello.
+  fromHello(h) {
+    this.options = Array.isArray(h.solvers) ? h.solvers.map(String) : [];
+    this.current = typeof h.solver === 'string' ? h.solver : null;
+    if (this.current && !this.options.includes(this.current)) this.options.push(this.current);
+    this.pending = null;
+    this.by = null;
+    this.tick = null;
+  }
+
+  // A `solver` or `scene` broadcast (both name the solver): returns whether
+  // the solver changed.
+  onBroadcast(m) {
+    if (!m || typeof m.solver !== 'string') return false;
+    const changed = m.solver !== this.current;
+    this.current = m.solver;
+    if (!this.options.includes(m.solver)) this.options.push(m.solver);
+    this.by = m.by ?? null;
+    this.tick = m.tick ?? null;
+    return changed;
+  }
+
+  // The user picked `name` (the same as the current one too: the server
+  // switches anyway): the command to send, or null for a name the server does
+  // not have.
+  request(name) {
+    if (!this.options.includes(name)) return null;
+    this.pending = name;
+    return cmd.setSolver(name);
+  }
+
+  // The reply to request(name).
+  onReply(name, r) {
+    if (this.pending === name) this.pending = null;
+    this.lastReply = { name, ok: !!r?.ok, error: r?.ok ? null : (r?.error || 'failed') };
+    if (r?.ok) this.current = name;
+    return !!r?.ok;
+  }
+
+  // What the selector shows.
+  get shown() { return this.pending ?? this.current ?? ''; }
+}
