@@ -1008,14 +1008,6 @@ static void unified_step(fs_world *w) {
         t = fs__now_ms();
         fs__run(w, density_task, &c, w->n);
         fs__run(w, force_task, &c, w->n);
-        if (getenv("UDBG") && k == 0) {
-            double mr = 0, mx = 0, mp = 0, may = 0;
-            for (int i = 0; i < w->n; i++) {
-                double q = u->rho[i] / c.c.rho0[w->p.mat[i]];
-                mr += q, mx = q > mx ? q : mx, mp += u->prs[i], may += u->ay[i];
-            }
-            fprintf(stderr, "rho/rho0 mean %.4f max %.4f  p mean %.1f  ay mean %.3f\n", mr / w->n, mx, mp / w->n, may / w->n);
-        }
         ph[FS_PHASE_RELAX] += fs__now_ms() - t;
         t = fs__now_ms();
         fs__run(w, integrate_task, &c, w->n);
