@@ -5,8 +5,10 @@
  * caller's); the library may fan work out to helper threads only through the
  * parallel_for callback the caller injects in fs_world_def.
  *
- * Units: metres, seconds.  Solver: Clavet, Beaudoin, Poulin 2005,
- * "Particle-based viscoelastic fluid simulation" (Algorithms 1-5, Eq. 1-11).
+ * Units: metres, seconds.  Solvers: Clavet, Beaudoin, Poulin 2005,
+ * "Particle-based viscoelastic fluid simulation" (Algorithms 1-5, Eq. 1-11),
+ * the default; Solenthaler, Schläfli, Pajarola 2007, "A unified particle
+ * model for fluid-solid interactions" (unified.c, fs_world_set_solver).
  * Material parameters that carry a length are expressed in units of the
  * interaction radius h, so a material behaves the same at any particle count;
  * stiffnesses are per step (k dt^2), see params.c.
@@ -372,7 +374,7 @@ typedef struct fs_stats {
     int contacts;              /* body-body and body-wall contacts, last step */
     uint64_t body_extractions; /* particles pushed out of a body (Alg. 6 line 15) */
     fs_solver solver;
-    int solver_iterations;     /* implicit solvers: iterations of the last solve */
+    int solver_iterations;     /* implicit solvers: iterations of the last solve; unified: internal steps */
     double solver_residual;    /* and its relative residual */
 } fs_stats;
 void fs_world_stats(const fs_world *w, fs_stats *out);

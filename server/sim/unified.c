@@ -104,6 +104,10 @@ enum { LIQUID = 0, ELASTIC = 1, RIGID = 2 };
 #endif
 
 /* ---- state ----------------------------------------------------------------- */
+/* Behind w->solver_state.  Touched by the thread that owns the world and,
+ * during a step, by the pool's workers through fs__run: each task writes
+ * only its own particles' entries (per index, or per slot of its own
+ * particles) and its own worker's counters. */
 typedef struct ustate {
     /* per storage slot (kept across steps, in snapshots) */
     uint32_t *uid;    /* the particle id the slot's state belongs to (STALE: none) */
@@ -727,7 +731,7 @@ SIMD_CLONES static void force_task(int b, int e, int worker, void *vctx) {
             const float rr = sqrtf(dx * dx + dy * dy + dz * dz);
             const float inv = rr > 1e-9f ? 1.0f / rr : 0.0f;
             coincident += rr <= 1e-9f;
-            const float keep = (ci >= 0 && LAB[j] == ci) ? 0.0f : 1.0f;
+            const float keep = (float)((LAB[j] != ci) | (ci < 0));
             const float hr = h - rr;
             const float f = keep * MS[j] * (qi + Q[j]) * gsp * hr * hr * inv;
             const float vv = keep * 0.5f * (mui + MU[j]) * RI[j] * irhoi * lap * hr;
