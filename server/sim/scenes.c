@@ -176,7 +176,7 @@ fs_status fs_world_load_scene(fs_world *w, const char *name, int n, fs_error *er
                  chocolate at 45 C; a bunny (body, head, ears, tail: spheres)
                  with ~20% at 20 C, solid, above it */
         float L = cbrtf(0.8f * vol / 0.3f), R = cbrtf(0.2f * vol / 6.3f);
-        if ((st = setup(w, (fs_vec3){L, 1.1f * L, L}, err)) != FS_OK) return st;
+        if ((st = setup(w, (fs_vec3){L, 1.5f * L, L}, err)) != FS_OK) return st; /* room for the ears */
         add_block_at(w, (fs_vec3){0, 0, 0}, (fs_vec3){L, 0.3f * L, L}, FS_MAT_CHOCOLATE, 0.1f, 45.0f);
         float cx = 0.5f * L, cy = 0.3f * L + 1.4f * R, cz = 0.5f * L;
         const ball bunny[] = {
@@ -198,9 +198,9 @@ fs_status fs_world_load_scene(fs_world *w, const char *name, int n, fs_error *er
     case 7: { /* shell: a pool L x 0.3 L x L of honey at 5 C (85%), a ball of
                  liquid chocolate at 45 C (15%) falling into it */
         float L = cbrtf(0.85f * vol / 0.3f), r = cbrtf(0.15f * vol / 4.18879f);
-        if ((st = setup(w, (fs_vec3){L, L, L}, err)) != FS_OK) return st;
+        if ((st = setup(w, (fs_vec3){L, 1.2f * L, L}, err)) != FS_OK) return st;
         add_block_at(w, (fs_vec3){0, 0, 0}, (fs_vec3){L, 0.3f * L, L}, FS_MAT_HONEY, 0.1f, 5.0f);
-        const ball drop[] = {{0.5f * L, 0.3f * L + 2.5f * r, 0.5f * L, r}};
+        const ball drop[] = {{0.5f * L, 0.3f * L + 1.6f * r, 0.5f * L, r}}; /* top 0.3 L + 2.6 r < 0.9 L */
         add_balls(w, drop, 1, FS_MAT_CHOCOLATE, 45.0f);
         break;
     }
