@@ -67,8 +67,8 @@ typedef struct fs_solver_ops {
     /* Allocates the state for the world's capacity (may be NULL). */
     fs_status (*attach)(fs_world *w, fs_error *err);
     void (*detach)(fs_world *w); /* frees it (may be NULL) */
-    /* Derives the state from the current particles: after a switch and after
-     * a scene is built.  No allocation (may be NULL). */
+    /* Derives the state from the current particles: after a switch, after
+     * a scene is built and after fs_world_reset.  No allocation (may be NULL). */
     void (*prepare)(fs_world *w);
     void (*step)(fs_world *w); /* one sub-step of w->dt */
     /* The particle in storage slot `slot` is being removed (may be NULL). */

@@ -1108,6 +1108,10 @@ nomem:
 static void unified_prepare(fs_world *w) {
     ustate *u = st_of(w);
     if (!u) return;
+    /* free slots (all of them after a reset, which restarts the ids) hold
+     * no state */
+    for (int s = 0; s < w->cap; s++)
+        if (w->slot_index[s] < 0) u->uid[s] = STALE, u->bn[s] = 0, u->was[s] = 0;
     fs__grid_build(w);
     uctx c;
     memset(&c, 0, sizeof c);

@@ -451,6 +451,24 @@ void test_unified_scenes(void) {
         CHECK(st.nonfinite_repaired == 0, "%s: non-finite particles", names[k]);
         drop_world(&e);
     }
+    /* a reset forgets the body neighbours (ids restart at 0 in the same
+     * slots): a block built after it is one fresh body */
+    {
+        uenv e = make_world(3000, 1, (fs_vec3){1, 1, 1}, (fs_vec3){0, -9.81f, 0});
+        fs_error err;
+        to_unified(e.w);
+        fs_world_load_scene(e.w, "merge", 1000, &err);
+        int pa, ba, ca = fs__unified_components(e.w, &pa, &ba);
+        fs_domain dom = fs_world_domain(e.w);
+        fs_world_reset(e.w, &dom, NULL);
+        int n = fs_world_add_block(e.w, (fs_vec3){0.2f, 0, 0.2f}, (fs_vec3){0.52f, 0.32f, 0.52f}, FS_MAT_JELLY, 0);
+        fs_world_step(e.w);
+        int pb, bb, cb = fs__unified_components(e.w, &pb, &bb);
+        REPORT("merge scene: %d bodies, %d pairs; reset, a jelly block of %d: %d body of %d, %d pairs", ca, pa, n, cb,
+               bb, pb);
+        CHECK(cb == 1 && bb == n, "the block after a reset is not one fresh body");
+        drop_world(&e);
+    }
     /* the shape bodies (bodies.c) under the unified solver: the Clavet scene
      * "floating" (a pool and six bodies) */
     uenv e = make_world(4000, 2, (fs_vec3){1, 1, 1}, (fs_vec3){0, -9.81f, 0});
