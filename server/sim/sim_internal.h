@@ -241,6 +241,7 @@ void fs__unified_set_cfl(fs_world *w, float cfl); /* default 0.4 */
 int fs__unified_last_substeps(const fs_world *w, float *dt);
 int fs__unified_components(fs_world *w, int *pairs, int *largest);
 float fs__unified_max_strain(const fs_world *w);
+float fs__unified_density_ratio(const fs_world *w, float *max);
 
 /* deterministic hash-based noise in [0, 1) */
 static inline float fs__rand01(uint64_t a, uint64_t b) {

@@ -1253,6 +1253,26 @@ int fs__unified_last_substeps(const fs_world *w, float *dt) {
     return u ? u->last_sub : 0;
 }
 
+/* Density against rest density (rho / rho-hat) at the last internal step,
+ * over the particles with at least 20 neighbours (not at a free surface):
+ * the mean, and the largest through *max. */
+float fs__unified_density_ratio(const fs_world *w, float *max) {
+    const ustate *u = w->solver == FS_SOLVER_UNIFIED ? st_of(w) : NULL;
+    if (max) *max = 0;
+    if (!u) return 0;
+    double sum = 0;
+    float big = 0;
+    int cnt = 0;
+    for (int i = 0; i < w->n; i++) {
+        if (w->nb_n[i] >= 0 && w->nb_n[i] < 20) continue;
+        float q = u->rho[i] / w->mat[w->p.mat[i]].p[FS_P_MASS_DENSITY];
+        sum += q, cnt++;
+        big = q > big ? q : big;
+    }
+    if (max) *max = big;
+    return cnt ? (float)(sum / cnt) : 0;
+}
+
 /* Connected components of the body-neighbour graph among particles that
  * have at least one body neighbour (isolated solid particles are not
  * counted); *pairs gets the number of pairs, *largest the biggest size. */

@@ -725,6 +725,7 @@ int main(int argc, char **argv) {
         {"unified_phase_block", test_unified_phase_block},
         {"unified_merge_split", test_unified_merge_split},
         {"unified_heat_conserved", test_unified_heat_conserved},
+        {"unified_density_pool", test_unified_density_pool},
         {"unified_beam", test_unified_beam},
         {"unified_diffusion_erf", test_unified_diffusion_erf},
         {"unified_layers", test_unified_layers},

@@ -217,6 +217,25 @@ void test_unified_heat_conserved(void) {
     drop_world(&e);
 }
 
+/* The equation of state's stiffness: a settled pool 0.96 m deep stays
+ * within a few % of its rest density. */
+void test_unified_density_pool(void) {
+    uenv e = make_world(4000, 2, (fs_vec3){1.2f, 1.4f, 1.2f}, (fs_vec3){0, -9.81f, 0});
+    fs_world *w = e.w;
+    int n = fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){1.2f, 0.96f, 1.2f}, FS_MAT_WATER, 0.1f);
+    to_unified(w);
+    steps(w, SAN ? 60 : 120);
+    float mx, mean = fs__unified_density_ratio(w, &mx);
+    float dt;
+    int sub = fs__unified_last_substeps(w, &dt);
+    REPORT("pool of %d water particles 0.96 m deep after %.0f s: density / rest density %.4f on average, %.4f at "
+           "most (g H / c^2 = %.4f at the floor); %d internal steps of %.2f ms",
+           n, (SAN ? 60 : 120) / 60.0, mean, mx, 9.81 * 0.96 / (25.0 * 25.0), sub, dt * 1e3);
+    CHECK(fabsf(mean - 1.0f) < 0.03f, "mean density error %.4f", mean - 1.0f);
+    CHECK(mx < 1.06f, "largest density %.4f of rest", mx);
+    drop_world(&e);
+}
+
 /* 4. Elasticity returns a bent beam to its rest shape; beyond the elastic
  * limit, clay keeps a permanent deformation. */
 static double beam_run(int material, float young, float amp, int settle, double *max_dev) {
