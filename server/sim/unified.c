@@ -16,15 +16,27 @@
  *     walls (clamp), repair, temperature (Eq. 21 + heaters, shared with solver.c)
  *   shape bodies (bodies.c, Algorithm 6 of Clavet 2005) once per step
  *
- * Kernels.  Density: poly6; pressure gradient: spiky; viscosity Laplacian:
- * the viscosity kernel's (h - r) (Müller 2003, as the paper says); elastic
- * forces: the cosine kernel of Eq. 17.  Each is normalised on the rest
- * lattice (spacing s, h = 2.1 s) rather than over the continuum, as solver.c
- * does for Eq. 21 (w->lap_norm): a full lattice of a material has exactly its
- * rest density, the Laplacian of a quadratic field is exact, and the
- * displacement gradient of Eq. 14 of a linear field is exact.  So material
- * parameters are physical (kg/m^3, m^2/s, Pa) at any resolution.
+ * Kernels.  Density (Eq. 4) and pressure gradient (Eq. 7): the spiky kernel
+ * (h - r)^3 of Müller 2003 (the paper's ref. 10) for both, so that the
+ * pressure force is the gradient of the density (with poly6 for the density
+ * and spiky for the force, as ref. 10 pairs them, a still pool gained energy
+ * at this resolution).  Viscosity (Eq. 8) and heat (Eq. 21): the Laplacian of
+ * ref. 10's viscosity kernel, proportional to (h - r).  Elastic forces: the
+ * cosine kernel of Eq. 17.  Each is normalised on the rest lattice (spacing
+ * s, h = 2.1 s) rather than over the continuum, as solver.c does for Eq. 21
+ * (w->lap_norm): a full lattice of a material has exactly its rest density,
+ * the Laplacian of a quadratic field is exact, and Eq. 14's displacement
+ * gradient of a linear field is exact.  (The paper's constant c of Eq. 17 is
+ * the continuum normalisation; its lattice counterpart is computed here.)
+ * So material parameters are physical (kg/m^3, m^2/s, Pa).
  *
+ * Walls.  Each face of the box is backed by boundary particles at rest on the
+ * lattice behind it (tables over the distance to the face), which add to a
+ * particle's density and push it off with its own pressure; plus a stiff
+ * spring-damper beyond the particle radius and a final clamp (counted in
+ * escapes_clamped).  The boundary particles of two faces overlap behind an
+ * edge of the box (counted twice there).
+
  * Masses.  A particle's mass is its material's FS_P_MASS_DENSITY times s^3
  * and its rest density (rho-hat of Eq. 9) is that mass density: fluids of
  * different densities layer and mix (the multi-fluid model of the paper's
