@@ -71,15 +71,15 @@ int main(int argc, char **argv) {
     }
     int warm = getenv("BENCH_WARM") ? atoi(getenv("BENCH_WARM")) : 60;
     int steps = getenv("BENCH_STEPS") ? atoi(getenv("BENCH_STEPS")) : 120;
+    if (getenv("BENCH_UNIFIED_ONLY")) {
+        unified_section(warm, steps);
+        return 0;
+    }
     printf("Clavet dam break, dt = 1/60 s per step, h = 2.1 spacings; %d warm-up steps (1 s), then the mean of %d\n",
            warm, steps);
     printf("      N  T  ms/step|  grid  visc  sprg relax  coll | neighbours (start -> run) | particle-steps/s\n");
     for (int i = 0; i < ns; i++)
         for (int t = 1; t <= 2; t++) run(sizes[i], t, warm, steps);
-    if (getenv("BENCH_UNIFIED_ONLY")) {
-        unified_section(warm, steps);
-        return 0;
-    }
     if (argc <= 1) {
         printf("\nRigid bodies (Algorithm 6): the same dam break, 50k particles, with and without 20 bodies\n");
         printf("      N  bodies  T  ms/step  (collide phase, which holds the bodies' work)\n");
