@@ -892,12 +892,30 @@ static void rigid_solve(fs_world *w, uctx *x) {
             R[3] = ky * kx * t + kz * sn, R[4] = cs + ky * ky * t, R[5] = ky * kz * t - kx * sn;
             R[6] = kz * kx * t - ky * sn, R[7] = kz * ky * t + kx * sn, R[8] = cs + kz * kz * t;
         }
+        /* the particles' velocities after the move: omega' = I'^-1 L with
+         * the rotated inertia I' = R I R^T, so that L (not omega) carries
+         * over to the next step, which takes it from these velocities */
+        const double I0[9] = {a11, a12, a13, a12, a22, a23, a13, a23, a33};
+        double RI[9], Ip[9];
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) RI[a * 3 + b] = R[a * 3] * I0[b] + R[a * 3 + 1] * I0[3 + b] + R[a * 3 + 2] * I0[6 + b];
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) Ip[a * 3 + b] = RI[a * 3] * R[b * 3] + RI[a * 3 + 1] * R[b * 3 + 1] + RI[a * 3 + 2] * R[b * 3 + 2];
+        double d11 = Ip[4] * Ip[8] - Ip[5] * Ip[7], d12 = Ip[2] * Ip[7] - Ip[1] * Ip[8], d13 = Ip[1] * Ip[5] - Ip[2] * Ip[4];
+        double d22 = Ip[0] * Ip[8] - Ip[2] * Ip[6], d23 = Ip[2] * Ip[3] - Ip[0] * Ip[5], d33 = Ip[0] * Ip[4] - Ip[1] * Ip[3];
+        double det2 = Ip[0] * d11 + Ip[1] * (Ip[5] * Ip[6] - Ip[3] * Ip[8]) + Ip[2] * (Ip[3] * Ip[7] - Ip[4] * Ip[6]);
+        double om2[3] = {om[0], om[1], om[2]};
+        if (det2 > 0 && isfinite(det2)) { /* I' is symmetric: its adjugate too */
+            om2[0] = (d11 * L[0] + d12 * L[1] + d13 * L[2]) / det2;
+            om2[1] = (d12 * L[0] + d22 * L[1] + d23 * L[2]) / det2;
+            om2[2] = (d13 * L[0] + d23 * L[1] + d33 * L[2]) / det2;
+        }
         /* keep: centre (RB_S), velocity (RB_P), angular velocity (RB_L), R
          * in RB_F .. RB_F + 8 (F, L and T are no longer needed) */
         for (int a = 0; a < 3; a++) B[RB_P + a] = V[a];
         double Rk[9];
         memcpy(Rk, R, sizeof R);
-        for (int a = 0; a < 3; a++) B[RB_L + a] = om[a];
+        for (int a = 0; a < 3; a++) B[RB_L + a] = om2[a];
         /* RB_F .. RB_F+2, RB_T .. RB_T+2 and RB_I .. RB_I+2 hold R's rows */
         B[RB_F] = Rk[0], B[RB_F + 1] = Rk[1], B[RB_F + 2] = Rk[2];
         B[RB_T] = Rk[3], B[RB_T + 1] = Rk[4], B[RB_T + 2] = Rk[5];

@@ -17,6 +17,7 @@ void test_phase_jelly(void);
 void test_phase_water_freezes(void);
 void test_unified_phase_block(void);
 void test_unified_merge_split(void);
+void test_unified_rigid(void);
 void test_unified_heat_conserved(void);
 void test_unified_density_pool(void);
 void test_unified_beam(void);

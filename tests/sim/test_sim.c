@@ -724,6 +724,7 @@ int main(int argc, char **argv) {
         {"phase_water_freezes", test_phase_water_freezes},
         {"unified_phase_block", test_unified_phase_block},
         {"unified_merge_split", test_unified_merge_split},
+        {"unified_rigid", test_unified_rigid},
         {"unified_heat_conserved", test_unified_heat_conserved},
         {"unified_density_pool", test_unified_density_pool},
         {"unified_beam", test_unified_beam},

@@ -194,6 +194,100 @@ void test_unified_merge_split(void) {
     drop_world(&e);
 }
 
+/* Rigid bodies (Eq. 18-20): a solid chocolate block spinning in zero
+ * gravity keeps its shape and its angular momentum; dropped on the floor it
+ * comes to rest without deforming. */
+static void angular(fs_world *w, double L[3], double c[3]) {
+    fs_particles_view v;
+    fs_world_view(w, &v);
+    c[0] = c[1] = c[2] = L[0] = L[1] = L[2] = 0;
+    for (int i = 0; i < v.count; i++) c[0] += v.x[i], c[1] += v.y[i], c[2] += v.z[i];
+    for (int a = 0; a < 3; a++) c[a] /= v.count;
+    for (int i = 0; i < v.count; i++) {
+        double r[3] = {v.x[i] - c[0], v.y[i] - c[1], v.z[i] - c[2]};
+        L[0] += r[1] * v.vz[i] - r[2] * v.vy[i];
+        L[1] += r[2] * v.vx[i] - r[0] * v.vz[i];
+        L[2] += r[0] * v.vy[i] - r[1] * v.vx[i];
+    }
+}
+
+static double pair_drift(fs_world *w, const float *p0, int n) {
+    float *p1 = malloc(sizeof(float) * 3 * (size_t)n);
+    positions(w, p1);
+    double worst = 0;
+    for (int a = 0; a < n; a += 7)
+        for (int b = a + 1; b < n; b += 5) {
+            double d0 = 0, d1 = 0;
+            for (int k = 0; k < 3; k++) {
+                d0 += (double)(p0[3 * a + k] - p0[3 * b + k]) * (p0[3 * a + k] - p0[3 * b + k]);
+                d1 += (double)(p1[3 * a + k] - p1[3 * b + k]) * (p1[3 * a + k] - p1[3 * b + k]);
+            }
+            worst = fmax(worst, fabs(sqrt(d1) - sqrt(d0)));
+        }
+    free(p1);
+    return worst;
+}
+
+void test_unified_rigid(void) {
+    uenv e = make_world(2000, 2, (fs_vec3){2, 2, 2}, (fs_vec3){0, 0, 0});
+    fs_world *w = e.w;
+    int n = fs_world_add_block(w, (fs_vec3){0.68f, 0.84f, 0.76f}, (fs_vec3){1.32f, 1.16f, 1.24f}, FS_MAT_CHOCOLATE,
+                               0.0f);
+    to_unified(w);
+    float *p0 = malloc(sizeof(float) * 3 * (size_t)n);
+    positions(w, p0);
+    /* spin: v = omega x (x - c), omega = 3 rad/s about (0, 1, 1)/sqrt 2 */
+    fs_particles_view v;
+    fs_world_view(w, &v);
+    const float om[3] = {0, 2.1213203f, 2.1213203f};
+    for (int i = 0; i < v.count; i++) {
+        float r[3] = {v.x[i] - 1.0f, v.y[i] - 1.0f, v.z[i] - 1.0f};
+        ((float *)v.vx)[i] = om[1] * r[2] - om[2] * r[1];
+        ((float *)v.vy)[i] = om[2] * r[0] - om[0] * r[2];
+        ((float *)v.vz)[i] = om[0] * r[1] - om[1] * r[0];
+    }
+    double L0[3], c0[3], L1[3], c1[3];
+    angular(w, L0, c0);
+    steps(w, SAN ? 30 : 60);
+    angular(w, L1, c1);
+    double drift = pair_drift(w, p0, n);
+    double l0 = sqrt(L0[0] * L0[0] + L0[1] * L0[1] + L0[2] * L0[2]);
+    double dl = sqrt((L1[0] - L0[0]) * (L1[0] - L0[0]) + (L1[1] - L0[1]) * (L1[1] - L0[1]) +
+                     (L1[2] - L0[2]) * (L1[2] - L0[2]));
+    int pairs, big, nc = fs__unified_components(w, &pairs, &big);
+    REPORT("rigid chocolate block of %d spinning at 3 rad/s, no gravity, %.1f s: %d body; angular momentum "
+           "changed by %.2e of itself; largest change of a pair distance %.2e m; centre moved %.2e m",
+           n, (SAN ? 30 : 60) / 60.0, nc, dl / l0, drift,
+           sqrt((c1[0] - c0[0]) * (c1[0] - c0[0]) + (c1[1] - c0[1]) * (c1[1] - c0[1]) + (c1[2] - c0[2]) * (c1[2] - c0[2])));
+    CHECK(nc == 1, "%d bodies", nc);
+    CHECK(dl / l0 < 1e-3, "angular momentum not kept: %.2e", dl / l0);
+    CHECK(drift < 1e-3, "the rigid block deformed by %.2e m", drift);
+    drop_world(&e);
+
+    /* dropped on the floor */
+    e = make_world(2000, 2, (fs_vec3){1.2f, 1.2f, 1.2f}, (fs_vec3){0, -9.81f, 0});
+    w = e.w;
+    n = fs_world_add_block(w, (fs_vec3){0.36f, 0.4f, 0.36f}, (fs_vec3){0.84f, 0.72f, 0.84f}, FS_MAT_CHOCOLATE, 0.0f);
+    to_unified(w);
+    positions(w, p0);
+    steps(w, SAN ? 60 : 120);
+    drift = pair_drift(w, p0, n);
+    float lo = 1e9f, vm = 0;
+    fs_world_view(w, &v);
+    for (int i = 0; i < v.count; i++) {
+        lo = fminf(lo, v.y[i]);
+        vm = fmaxf(vm, sqrtf(v.vx[i] * v.vx[i] + v.vy[i] * v.vy[i] + v.vz[i] * v.vz[i]));
+    }
+    REPORT("the block dropped 0.36 m onto the floor, %.1f s later: lowest centre %.3f m (rest %.3f), fastest "
+           "particle %.3f m/s, largest change of a pair distance %.2e m",
+           (SAN ? 60 : 120) / 60.0, lo, 0.5f * S, vm, drift);
+    CHECK(fabsf(lo - 0.5f * S) < 0.25f * S, "not resting on the floor: %.3f", lo);
+    CHECK(vm < 0.1f, "still moving at %.3f m/s", vm);
+    CHECK(drift < 2e-3, "the rigid block deformed by %.2e m", drift);
+    free(p0);
+    drop_world(&e);
+}
+
 /* 3. A closed, insulated box of sloshing water at random temperatures keeps
  * its total heat to round-off. */
 void test_unified_heat_conserved(void) {
