@@ -458,7 +458,10 @@ static void bond_task(int b, int e, int worker, void *vctx) {
             int32_t tj = J[a];
             float tx = RX[a], ty = RY[a], tz = RZ[a];
             int q = a;
-            while (q > 0 && J[q - 1] > tj) J[q] = J[q - 1], RX[q] = RX[q - 1], RY[q] = RY[q - 1], RZ[q] = RZ[q - 1], q--;
+            while (q > 0 && J[q - 1] > tj) {
+                J[q] = J[q - 1], RX[q] = RX[q - 1], RY[q] = RY[q - 1], RZ[q] = RZ[q - 1];
+                q--;
+            }
             J[q] = tj, RX[q] = tx, RY[q] = ty, RZ[q] = tz;
         }
         u->bn[s] = (uint8_t)n;
@@ -640,7 +643,8 @@ SIMD_CLONES static void density_task(int b, int e, int worker, void *vctx) {
         float eps[3][3];
         for (int a = 0; a < 3; a++)
             for (int bb = 0; bb < 3; bb++)
-                eps[a][bb] = 0.5f * (G[a][bb] + G[bb][a] + G[a][0] * G[bb][0] + G[a][1] * G[bb][1] + G[a][2] * G[bb][2]);
+                eps[a][bb] =
+                    0.5f * (G[a][bb] + G[bb][a] + G[a][0] * G[bb][0] + G[a][1] * G[bb][1] + G[a][2] * G[bb][2]);
         /* von Mises plasticity (O'Brien et al. 2002, the paper's ref. 28):
          * the elastic strain is the total minus the plastic strain; its
          * deviatoric part beyond the elastic limit flows into the plastic
@@ -898,11 +902,14 @@ static void rigid_solve(fs_world *w, uctx *x) {
         const double I0[9] = {a11, a12, a13, a12, a22, a23, a13, a23, a33};
         double RI[9], Ip[9];
         for (int a = 0; a < 3; a++)
-            for (int b = 0; b < 3; b++) RI[a * 3 + b] = R[a * 3] * I0[b] + R[a * 3 + 1] * I0[3 + b] + R[a * 3 + 2] * I0[6 + b];
+            for (int b = 0; b < 3; b++)
+                RI[a * 3 + b] = R[a * 3] * I0[b] + R[a * 3 + 1] * I0[3 + b] + R[a * 3 + 2] * I0[6 + b];
         for (int a = 0; a < 3; a++)
-            for (int b = 0; b < 3; b++) Ip[a * 3 + b] = RI[a * 3] * R[b * 3] + RI[a * 3 + 1] * R[b * 3 + 1] + RI[a * 3 + 2] * R[b * 3 + 2];
-        double d11 = Ip[4] * Ip[8] - Ip[5] * Ip[7], d12 = Ip[2] * Ip[7] - Ip[1] * Ip[8], d13 = Ip[1] * Ip[5] - Ip[2] * Ip[4];
-        double d22 = Ip[0] * Ip[8] - Ip[2] * Ip[6], d23 = Ip[2] * Ip[3] - Ip[0] * Ip[5], d33 = Ip[0] * Ip[4] - Ip[1] * Ip[3];
+            for (int b = 0; b < 3; b++)
+                Ip[a * 3 + b] = RI[a * 3] * R[b * 3] + RI[a * 3 + 1] * R[b * 3 + 1] + RI[a * 3 + 2] * R[b * 3 + 2];
+        double d11 = Ip[4] * Ip[8] - Ip[5] * Ip[7], d12 = Ip[2] * Ip[7] - Ip[1] * Ip[8];
+        double d13 = Ip[1] * Ip[5] - Ip[2] * Ip[4], d22 = Ip[0] * Ip[8] - Ip[2] * Ip[6];
+        double d23 = Ip[2] * Ip[3] - Ip[0] * Ip[5], d33 = Ip[0] * Ip[4] - Ip[1] * Ip[3];
         double det2 = Ip[0] * d11 + Ip[1] * (Ip[5] * Ip[6] - Ip[3] * Ip[8]) + Ip[2] * (Ip[3] * Ip[7] - Ip[4] * Ip[6]);
         double om2[3] = {om[0], om[1], om[2]};
         if (det2 > 0 && isfinite(det2)) { /* I' is symmetric: its adjugate too */
@@ -1119,7 +1126,8 @@ static fs_status unified_attach(fs_world *w, fs_error *err) {
     u->A = malloc(f * 9), u->kind = calloc(n, 1), u->fresh = calloc(n, 1), u->hasA = calloc(n, 1);
     u->rb = malloc(sizeof(double) * RB_N * n);
     u->q = malloc(f), u->mu = malloc(f), u->ms = malloc(f), u->ri = malloc(f), u->lab = malloc(sizeof(int32_t) * n);
-    if (!(u->q && u->mu && u->ms && u->ri && u->lab && u->uid && u->bj && u->rx && u->ry && u->rz && u->ep && u->vbar && u->comp && u->uf && u->rho && u->prs &&
+    if (!(u->q && u->mu && u->ms && u->ri && u->lab && u->uid && u->bj && u->rx && u->ry && u->rz && u->ep &&
+          u->vbar && u->comp && u->uf && u->rho && u->prs &&
           u->ax && u->ay && u->az && u->nu && u->young && u->cut && u->A && u->kind && u->fresh && u->hasA && u->rb &&
           u->was && u->bn)) {
         unified_detach(w);

@@ -187,7 +187,10 @@ static stab stability_run(fs_solver solver, float world_dt, float cfl) {
     for (int t = 0; t < n; t++) {
         fs_world_step(w);
         float dt;
-        if (fs__unified_last_substeps(w, &dt)) r.dtmin = dt < r.dtmin ? dt : r.dtmin, r.dtmax = dt > r.dtmax ? dt : r.dtmax;
+        if (fs__unified_last_substeps(w, &dt)) {
+            r.dtmin = dt < r.dtmin ? dt : r.dtmin;
+            r.dtmax = dt > r.dtmax ? dt : r.dtmax;
+        }
     }
     fs_particles_view v;
     fs_world_view(w, &v);
@@ -221,7 +224,8 @@ static void unified_section(int warm, int steps) {
     for (int k = 0; k < 6; k++) {
         stab r = k ? stability_run(FS_SOLVER_UNIFIED, 1.0f / 60.0f, cfls[k]) : ref;
         bool ok = r.repaired == 0 && r.clamped <= 20 && r.ke_end <= 1.5 * ref.ke_end;
-        printf("unified  CFL %.1f: internal step %.2f .. %.2f ms: KE at 3 s %.3f J/kg, %llu repaired, %llu clamped: %s\n",
+        printf("unified  CFL %.1f: internal step %.2f .. %.2f ms: KE at 3 s %.3f J/kg, %llu repaired, %llu clamped: "
+               "%s\n",
                cfls[k], r.dtmin * 1e3, r.dtmax * 1e3, r.ke_end, r.repaired, r.clamped, ok ? "stable" : "UNSTABLE");
     }
     const float dts[5] = {1.0f / 120, 1.0f / 60, 1.0f / 30, 1.0f / 20, 1.0f / 15};

@@ -166,8 +166,8 @@ void test_unified_merge_split(void) {
     fs_world_set_heater(w, slot, &hot, NULL);
     steps(w, 90);
     int pairs2, big2, nc2 = fs__unified_components(w, &pairs2, &big2);
-    REPORT("merge: two chocolate blocks 1.2 spacings apart (%d particles): %d bodies (largest %d) before; heated at the "
-           "contact %d bodies, %d pairs; cooled: %d body(ies), largest %d",
+    REPORT("merge: two chocolate blocks 1.2 spacings apart (%d particles): %d bodies (largest %d) before; heated at "
+           "the contact %d bodies, %d pairs; cooled: %d body(ies), largest %d",
            fs_world_particle_count(w), nc0, big0, nc1, pairs1, nc2, big2);
     CHECK(nc0 == 2, "two separate blocks expected, got %d", nc0);
     CHECK(pairs1 < pairs0, "heating did not melt anything");
@@ -255,10 +255,11 @@ void test_unified_rigid(void) {
     double dl = sqrt((L1[0] - L0[0]) * (L1[0] - L0[0]) + (L1[1] - L0[1]) * (L1[1] - L0[1]) +
                      (L1[2] - L0[2]) * (L1[2] - L0[2]));
     int pairs, big, nc = fs__unified_components(w, &pairs, &big);
+    double moved = sqrt((c1[0] - c0[0]) * (c1[0] - c0[0]) + (c1[1] - c0[1]) * (c1[1] - c0[1]) +
+                        (c1[2] - c0[2]) * (c1[2] - c0[2]));
     REPORT("rigid chocolate block of %d spinning at 3 rad/s, no gravity, %.1f s: %d body; angular momentum "
            "changed by %.2e of itself; largest change of a pair distance %.2e m; centre moved %.2e m",
-           n, (SAN ? 30 : 60) / 60.0, nc, dl / l0, drift,
-           sqrt((c1[0] - c0[0]) * (c1[0] - c0[0]) + (c1[1] - c0[1]) * (c1[1] - c0[1]) + (c1[2] - c0[2]) * (c1[2] - c0[2])));
+           n, (SAN ? 30 : 60) / 60.0, nc, dl / l0, drift, moved);
     CHECK(nc == 1, "%d bodies", nc);
     CHECK(dl / l0 < 1e-3, "angular momentum not kept: %.2e", dl / l0);
     CHECK(drift < 1e-3, "the rigid block deformed by %.2e m", drift);
