@@ -388,6 +388,26 @@ void test_unified_beam(void) {
     CHECK(peak_e > 0.02, "the beam hardly bent (%.4f m)", peak_e);
     CHECK(rms_e < 0.25 * peak_e, "the elastic beam did not return: %.4f of %.4f m", rms_e, peak_e);
     CHECK(rms_p > 0.4 * peak_p, "the plastic beam sprang back: %.4f of %.4f m", rms_p, peak_p);
+
+    /* fracture: a jelly bar whose halves fly apart at 4 m/s each breaks in
+     * two where the body neighbours stretch beyond fracture_stretch */
+    uenv e = make_world(2000, 2, (fs_vec3){3.2f, 1.0f, 1.0f}, (fs_vec3){0, 0, 0});
+    fs_world *w = e.w;
+    fs_world_set_param(w, FS_MAT_JELLY, FS_P_FRACTURE, 1.2f, NULL); /* brittle: 8 J/kg parts it */
+    int n = fs_world_add_block(w, (fs_vec3){1.12f, 0.36f, 0.36f}, (fs_vec3){2.08f, 0.68f, 0.68f}, FS_MAT_JELLY, 0);
+    to_unified(w);
+    int p0, b0, c0 = fs__unified_components(w, &p0, &b0);
+    fs_particles_view v;
+    fs_world_view(w, &v);
+    for (int i = 0; i < v.count; i++) ((float *)v.vx)[i] = v.x[i] < 1.6f ? -4.0f : 4.0f;
+    steps(w, 20);
+    int p1, b1, c1 = fs__unified_components(w, &p1, &b1);
+    REPORT("fracture: a jelly bar of %d (E = %.0f kPa, fracture_stretch %.1f) pulled apart at 8 m/s: %d body, %d "
+           "pairs -> %d bodies (largest %d), %d pairs",
+           n, fs_world_get_param(w, FS_MAT_JELLY, FS_P_YOUNG) / 1e3, fs_world_get_param(w, FS_MAT_JELLY, FS_P_FRACTURE),
+           c0, p0, c1, b1, p1);
+    CHECK(c0 == 1 && c1 >= 2 && b1 < n, "the bar did not break (%d bodies)", c1);
+    drop_world(&e);
 }
 
 /* 5. Diffusion against erf under the unified solver: two halves of a still
