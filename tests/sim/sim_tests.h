@@ -25,4 +25,5 @@ void test_unified_diffusion_erf(void);
 void test_unified_layers(void);
 void test_unified_determinism(void);
 void test_unified_scenes(void);
+void test_unified_stress(void);
 #endif

@@ -732,6 +732,7 @@ int main(int argc, char **argv) {
         {"unified_layers", test_unified_layers},
         {"unified_determinism", test_unified_determinism},
         {"unified_scenes", test_unified_scenes},
+        {"unified_stress", test_unified_stress},
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
         {"no_allocation_in_step", test_no_allocation_in_step},
 #endif

@@ -554,6 +554,53 @@ void test_unified_determinism(void) {
     fs_world_destroy(a), fs_world_destroy(b), fs_world_destroy(c);
 }
 
+/* Every parameter at the violent end of its range, pushes at 50 m/s and a
+ * 1000 K/s heater: nothing non-finite, nothing outside the box. */
+void test_unified_stress(void) {
+    uenv e = make_world(2000, 2, (fs_vec3){1, 1, 1}, (fs_vec3){0, -9.81f, 0});
+    fs_world *w = e.w;
+    fs_error err;
+    to_unified(w);
+    CHECK(fs_world_load_scene(w, "gallery", 1000, &err) == FS_OK, "%s", err.msg);
+    for (int m = 0; m < fs_world_material_count(w); m++)
+        for (int q = 0; q < FS_P_COUNT; q++) {
+            const fs_param_info *in = fs_param_get_info((fs_param)q);
+            float v = (q == FS_P_MASS_DENSITY || q == FS_P_REST_DENSITY) ? (m % 2 ? in->max : in->min) : in->max;
+            CHECK(fs_world_set_param(w, m, (fs_param)q, v, &err) == FS_OK, "%s", err.msg);
+        }
+    fs_domain d = fs_world_domain(w);
+    uint64_t r = 99;
+    int bad_steps = 0, nsteps = SAN ? 15 : 60;
+    for (int t = 0; t < nsteps; t++) {
+        for (int k = 0; k < 3; k++) {
+            float f[6];
+            for (int q = 0; q < 6; q++) {
+                r = r * 6364136223846793005ull + 1442695040888963407ull;
+                f[q] = (float)(r >> 40) / 16777216.0f;
+            }
+            fs_vec3 c = {d.box_max.x * f[0], d.box_max.y * f[1], d.box_max.z * f[2]};
+            fs_world_push(w, c, 0.2f + f[3], (fs_vec3){f[4] - 0.5f, f[5] - 0.5f, 0.3f}, 50.0f, NULL, NULL);
+        }
+        if (t == nsteps / 3) {
+            fs_heater_def h = {FS_HEAT_SPHERE, {0.5f * d.box_max.x, 0.3f, 0.5f * d.box_max.z}, 1.0f, 1000, 0, true};
+            fs_world_set_heater(w, -1, &h, NULL);
+        }
+        fs_world_step(w);
+        bad_steps += !finite_inside(w);
+    }
+    fs_stats st;
+    fs_world_stats(w, &st);
+    float dt;
+    int sub = fs__unified_last_substeps(w, &dt);
+    REPORT("gallery (%d particles) at extreme parameters (E = 1e9 Pa capped to what %d internal steps of %.3f ms "
+           "carry), %d steps of 50 m/s pushes: %d bad steps, %llu repaired, %llu clamped into the box",
+           fs_world_particle_count(w), sub, dt * 1e3, nsteps, bad_steps, (unsigned long long)st.nonfinite_repaired,
+           (unsigned long long)st.escapes_clamped);
+    CHECK(bad_steps == 0, "%d steps left bad particles", bad_steps);
+    CHECK(st.nonfinite_repaired == 0, "%llu non-finite particles repaired", (unsigned long long)st.nonfinite_repaired);
+    drop_world(&e);
+}
+
 /* The unified scenes load and run without losing particles. */
 void test_unified_scenes(void) {
     const char *names[] = {"chocolate_bunny", "shell", "merge"};
