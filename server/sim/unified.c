@@ -165,7 +165,7 @@ typedef struct uconst {
     float mass[FS_MAX_MATERIALS], rho0[FS_MAX_MATERIALS], mu_l[FS_MAX_MATERIALS], nu_l[FS_MAX_MATERIALS],
         nu_s[FS_MAX_MATERIALS], E[FS_MAX_MATERIALS], pois[FS_MAX_MATERIALS], elim[FS_MAX_MATERIALS],
         plim[FS_MAX_MATERIALS], frac[FS_MAX_MATERIALS], tsolid[FS_MAX_MATERIALS], tmelt[FS_MAX_MATERIALS],
-        diff[FS_MAX_MATERIALS];
+        diff[FS_MAX_MATERIALS], mu[FS_MAX_MATERIALS];
     uint8_t phase[FS_MAX_MATERIALS], rigid[FS_MAX_MATERIALS], always_solid[FS_MAX_MATERIALS];
     bool heat;
     float h, h2, inv_h, s, k;
@@ -221,6 +221,7 @@ static void uconst_init(const fs_world *w, uconst *c) {
         c->tsolid[m] = p[FS_P_SOLID_POINT];
         c->tmelt[m] = p[FS_P_MELT_POINT] > p[FS_P_SOLID_POINT] ? p[FS_P_MELT_POINT] : p[FS_P_SOLID_POINT];
         c->diff[m] = fs__heat_coef(w, m);
+        c->mu[m] = p[FS_P_FRICTION];
         c->heat |= c->diff[m] > 0;
     }
     /* lattice sums over the rest lattice (self included where the kernel is
@@ -793,15 +794,33 @@ SIMD_CLONES static void force_task(int b, int e, int worker, void *vctx) {
             const float im = 1.0f / c->mass[m];
             ax += fx * im, ay += fy * im, az += fz * im;
         }
-        if (qi > 0.0f) { /* Eq. 7 against the walls' boundary particles (same form) */
-            const float pr = qi * c->rho0[m], ih = c->inv_h;
-            ax += pr * (wall_tab(c->wg, xi - w->dom.box_min.x, ih) - wall_tab(c->wg, w->dom.box_max.x - xi, ih));
-            ay += pr * (wall_tab(c->wg, yi - w->dom.box_min.y, ih) - wall_tab(c->wg, w->dom.box_max.y - yi, ih));
-            az += pr * (wall_tab(c->wg, zi - w->dom.box_min.z, ih) - wall_tab(c->wg, w->dom.box_max.z - zi, ih));
+        /* walls: Eq. 7 against their boundary particles (same form), the
+         * spring-damper, and for solid particles Coulomb friction
+         * (FS_P_FRICTION, as Eq. 11 of Clavet's walls) on the velocity along
+         * each face pressing on it, never more than stops the particle in
+         * this internal step (liquids slip: their viscosity acts among them) */
+        const float X3[3] = {xi, yi, zi}, V3[3] = {vxi, vyi, vzi};
+        const float lo3[3] = {w->dom.box_min.x, w->dom.box_min.y, w->dom.box_min.z};
+        const float hi3[3] = {w->dom.box_max.x, w->dom.box_max.y, w->dom.box_max.z};
+        const float slo[3] = {w->lo.x, w->lo.y, w->lo.z}, shi[3] = {w->hi.x, w->hi.y, w->hi.z};
+        const float pr = qi * c->rho0[m], ih = c->inv_h, mu = u->kind[si] != LIQUID ? c->mu[m] : 0.0f;
+        float acc[3] = {ax, ay, az}, press[3];
+        for (int a = 0; a < 3; a++) {
+            float f = qi > 0.0f ? pr * (wall_tab(c->wg, X3[a] - lo3[a], ih) - wall_tab(c->wg, hi3[a] - X3[a], ih)) : 0;
+            f += wall_acc(X3[a], V3[a], slo[a], shi[a], kw, om);
+            press[a] = fabsf(f);
+            acc[a] += f;
         }
-        ax += c->g.x + wall_acc(xi, vxi, w->lo.x, w->hi.x, kw, om);
-        ay += c->g.y + wall_acc(yi, vyi, w->lo.y, w->hi.y, kw, om);
-        az += c->g.z + wall_acc(zi, vzi, w->lo.z, w->hi.z, kw, om);
+        if (mu > 0.0f)
+            for (int a = 0; a < 3; a++) {
+                if (press[a] <= 0.0f) continue;
+                const float vt[3] = {a == 0 ? 0 : V3[0], a == 1 ? 0 : V3[1], a == 2 ? 0 : V3[2]};
+                const float vn = sqrtf(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
+                if (vn <= 0.0f) continue;
+                const float dec = fminf(mu * press[a], vn / x->dt) / vn;
+                for (int q = 0; q < 3; q++) acc[q] -= dec * vt[q];
+            }
+        ax = acc[0] + c->g.x, ay = acc[1] + c->g.y, az = acc[2] + c->g.z;
         u->ax[i] = ax, u->ay[i] = ay, u->az[i] = az;
     }
 }
