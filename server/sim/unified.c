@@ -82,6 +82,18 @@
  * it, and its particles move rigidly.  Forces between two particles of one
  * rigid body are skipped (as the paper does).
  *
+ * Limits (measured, see tests/sim/test_unified.c and BENCHMARKS.md):
+ *  - cost: ~7-12 internal steps per 1/60 s, 6-9x Clavet's step;
+ *  - Eq. 7 is used in Monaghan's form, see force_task;
+ *  - liquid squeezed between a rigid body and a wall spurts (a bunny landing
+ *    on the floor through the pool throws drops at ~10 m/s): the
+ *    compressibility of c = 25 m/s, the paper's "open problem" of collisions;
+ *  - the shape bodies of bodies.c act once per 1/60 s step through Clavet's
+ *    impulses (Algorithm 6), not through SPH pressure: buoyancy is rougher
+ *    than under Clavet (light bodies bounce higher);
+ *  - the walls' boundary particles are counted twice behind the box's edges;
+ *  - solid particles have Coulomb friction at walls, liquids slip.
+ *
  * Parallel form: every per-particle phase is a gather through fs__run, each
  * pair's two shares computed from the same inputs, so the state is
  * bit-identical for any thread count.  Rigid-body sums run serially in
