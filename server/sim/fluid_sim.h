@@ -5,8 +5,10 @@
  * caller's); the library may fan work out to helper threads only through the
  * parallel_for callback the caller injects in fs_world_def.
  *
- * Units: metres, seconds.  Solver: Clavet, Beaudoin, Poulin 2005,
- * "Particle-based viscoelastic fluid simulation" (Algorithms 1-5, Eq. 1-11).
+ * Units: metres, seconds.  Solvers: Clavet, Beaudoin, Poulin 2005,
+ * "Particle-based viscoelastic fluid simulation" (Algorithms 1-5, Eq. 1-11),
+ * the default; Solenthaler, Schläfli, Pajarola 2007, "A unified particle
+ * model for fluid-solid interactions" (unified.c, fs_world_set_solver).
  * Material parameters that carry a length are expressed in units of the
  * interaction radius h, so a material behaves the same at any particle count;
  * stiffnesses are per step (k dt^2), see params.c.
@@ -108,6 +110,12 @@ typedef enum fs_param {
     FS_P_SURFACE_TENSION,  /* surface tension coefficient [N/m] */
     FS_P_YOUNG,            /* E, Young's modulus of the solid [Pa] */
     FS_P_POISSON,          /* Poisson's ratio of the solid */
+    /* the unified (Solenthaler 2007) solver's solid state */
+    FS_P_SOLID_VISCOSITY,  /* kinematic viscosity of the fully solid state [m^2/s] (Fig. 5 interpolates) */
+    FS_P_RIGID,            /* 0/1: the fully solid state is a rigid body (Eq. 18-20), else elastic */
+    FS_P_ELASTIC_LIMIT,    /* von Mises elastic limit (strain) before plastic flow */
+    FS_P_PLASTIC_LIMIT,    /* largest plastic strain; 0: perfectly elastic */
+    FS_P_FRACTURE,         /* body neighbours part when stretched beyond this ratio of the reference */
     FS_P_COUNT
 } fs_param;
 
@@ -130,8 +138,8 @@ float fs_world_get_param(const fs_world *w, int material, fs_param p);
  * with a reason and the world is left as it was. */
 fs_status fs_world_set_param(fs_world *w, int material, fs_param p, float value, fs_error *err);
 
-/* Presets, in table order: water, goo, jelly, clay, honey. */
-enum { FS_MAT_WATER = 0, FS_MAT_GOO, FS_MAT_JELLY, FS_MAT_CLAY, FS_MAT_HONEY, FS_MAT_PRESETS };
+/* Presets, in table order: water, goo, jelly, clay, honey, chocolate. */
+enum { FS_MAT_WATER = 0, FS_MAT_GOO, FS_MAT_JELLY, FS_MAT_CLAY, FS_MAT_HONEY, FS_MAT_CHOCOLATE, FS_MAT_PRESETS };
 
 /* ---- World ------------------------------------------------------------- */
 fs_world *fs_world_create(const fs_world_def *def);
@@ -366,7 +374,7 @@ typedef struct fs_stats {
     int contacts;              /* body-body and body-wall contacts, last step */
     uint64_t body_extractions; /* particles pushed out of a body (Alg. 6 line 15) */
     fs_solver solver;
-    int solver_iterations;     /* implicit solvers: iterations of the last solve */
+    int solver_iterations;     /* implicit solvers: iterations of the last solve; unified: internal steps */
     double solver_residual;    /* and its relative residual */
 } fs_stats;
 void fs_world_stats(const fs_world *w, fs_stats *out);

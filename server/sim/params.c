@@ -1,5 +1,5 @@
 /* params.c - the materials table: parameter metadata, documented ranges and
- * the five presets.  Parameters follow Clavet et al. 2005; lengths inside a
+ * the six presets.  Parameters follow Clavet et al. 2005; lengths inside a
  * parameter are in units of the interaction radius h so that a material
  * behaves alike at any resolution (Eq. 3/6 displacements are k * h * ...). */
 #include <math.h>
@@ -46,6 +46,24 @@ static const fs_param_info PARAMS[FS_P_COUNT] = {
                               0.0f, 10.0f, false},
     [FS_P_YOUNG] = {"young_modulus", "Pa", "E of the solid (unified solver, Eq. 13)", 0.0f, 1e9f, false},
     [FS_P_POISSON] = {"poisson_ratio", "ratio", "nu of the solid (unified solver, Eq. 13)", 0.0f, 0.49f, false},
+    [FS_P_SOLID_VISCOSITY] = {"solid_viscosity", "m^2/s",
+                              "kinematic viscosity of the fully solid state (unified solver; between the "
+                              "solidification and melting points it is interpolated, Fig. 5)",
+                              0.0f, 10.0f, false},
+    [FS_P_RIGID] = {"rigid", "flag",
+                    "the fully solid state is a rigid body (unified solver, Eq. 18-20) instead of an elastic one",
+                    0.0f, 1.0f, true},
+    [FS_P_ELASTIC_LIMIT] = {"elastic_limit", "strain",
+                            "von Mises elastic limit: deviatoric elastic strain beyond it flows plastically "
+                            "(unified solver)",
+                            0.0f, 10.0f, false},
+    [FS_P_PLASTIC_LIMIT] = {"plastic_limit", "strain",
+                            "largest plastic strain a particle takes (unified solver); 0: perfectly elastic", 0.0f,
+                            10.0f, false},
+    [FS_P_FRACTURE] = {"fracture_stretch", "ratio",
+                       "two body neighbours part when their distance exceeds this times their reference distance "
+                       "(unified solver)",
+                       1.0f, 10.0f, false},
 };
 
 const fs_param_info *fs_param_get_info(fs_param p) {
@@ -99,11 +117,33 @@ void fs__materials_init(fs_world *w) {
            1.6f, 0.8f);
     preset(&w->mat[FS_MAT_HONEY], "honey", 3.2f, 0.01f, 0.005f, 30.0f, 1.0f, false, false, 0.05f, 2.0f, 0.1f, 0.1f,
            1.6f, 0.6f);
-    const float dens[FS_MAT_PRESETS] = {1000, 1100, 1050, 1800, 1400};
+    preset(&w->mat[FS_MAT_CHOCOLATE], "chocolate", 3.2f, 0.01f, 0.005f, 10.0f, 0.5f, false, false, 0.1f, 2.0f, 0.1f,
+           0.1f, 1.6f, 0.6f);
+    const float dens[FS_MAT_PRESETS] = {1000, 1100, 1050, 1800, 1400, 1250};
     /* water freezes below 0 C; jelly melts like gelatine; clay softens like
-     * wax; honey crystallises in deep cold */
-    const float tsolid[FS_MAT_PRESETS] = {-0.5f, -100, 30, 50, -20}, tmelt[FS_MAT_PRESETS] = {0.5f, -99, 45, 90, -5};
-    const float stick[FS_MAT_PRESETS] = {0.25f, 0.3f, 0.3f, 0.3f, 0.35f};
+     * wax; honey crystallises in deep cold; cocoa butter sets below about
+     * 28 C and is liquid above about 34 C */
+    const float tsolid[FS_MAT_PRESETS] = {-0.5f, -100, 30, 50, -20, 28},
+                tmelt[FS_MAT_PRESETS] = {0.5f, -99, 45, 90, -5, 34};
+    const float stick[FS_MAT_PRESETS] = {0.25f, 0.3f, 0.3f, 0.3f, 0.35f, 0.3f};
+    /* The unified solver (Solenthaler 2007).  Liquid kinematic viscosities
+     * are physical (water 1e-6, honey ~10 Pa s / 1400 kg/m^3, molten
+     * chocolate ~5 Pa s / 1250 kg/m^3; goo is a thick paste and never
+     * solid: Young's modulus 0).  Young's moduli are those an explicit step
+     * at 8 cm spacing can carry (elastic wave speed sqrt(E/rho) of 5-15 m/s
+     * next to the liquid's 25 m/s sound speed), far below real ice or
+     * chocolate (GPa): those solids are rigid bodies instead (rigid = 1),
+     * and E only acts in the soft state between the two points (Fig. 5).
+     * Jelly is elastic, clay plastic (small elastic limit, large plastic
+     * limit), honey crystallises elastic. */
+    const float nu_l[FS_MAT_PRESETS] = {1e-6f, 0.05f, 1e-3f, 0.01f, 0.007f, 0.004f};
+    const float nu_s[FS_MAT_PRESETS] = {0.02f, 0.05f, 0.02f, 0.05f, 0.05f, 0.05f};
+    const float young[FS_MAT_PRESETS] = {2e5f, 0.0f, 1e5f, 1e5f, 1e5f, 2e5f};
+    const float poisson[FS_MAT_PRESETS] = {0.3f, 0.3f, 0.4f, 0.3f, 0.3f, 0.3f};
+    const float rigid[FS_MAT_PRESETS] = {1, 0, 0, 0, 0, 1};
+    const float elim[FS_MAT_PRESETS] = {0.05f, 0.05f, 0.1f, 0.01f, 0.05f, 0.05f};
+    const float plim[FS_MAT_PRESETS] = {0, 0, 0, 1.0f, 0, 0};
+    const float frac[FS_MAT_PRESETS] = {1.5f, 1.5f, 2.0f, 3.0f, 1.5f, 1.5f};
     for (int m = 0; m < FS_MAT_PRESETS; m++) {
         float *p = w->mat[m].p;
         p[FS_P_MASS_DENSITY] = dens[m];
@@ -112,7 +152,14 @@ void fs__materials_init(fs_world *w) {
         p[FS_P_HEAT_DIFFUSIVITY] = 0.01f; /* m^2/s: visible in seconds at 8 cm spacing */
         p[FS_P_PHASE_CHANGE] = m != FS_MAT_GOO;
         p[FS_P_SOLID_POINT] = tsolid[m], p[FS_P_MELT_POINT] = tmelt[m];
-        p[FS_P_POISSON] = 0.3f;
+        p[FS_P_KIN_VISCOSITY] = nu_l[m];
+        p[FS_P_SOLID_VISCOSITY] = nu_s[m];
+        p[FS_P_YOUNG] = young[m];
+        p[FS_P_POISSON] = poisson[m];
+        p[FS_P_RIGID] = rigid[m];
+        p[FS_P_ELASTIC_LIMIT] = elim[m];
+        p[FS_P_PLASTIC_LIMIT] = plim[m];
+        p[FS_P_FRACTURE] = frac[m];
     }
     w->nmat = FS_MAT_PRESETS;
 }

@@ -19,6 +19,16 @@ static const fs_scene_info SCENES[] = {
     {"gallery", "water, goo, jelly, clay and honey blocks dropped side by side", 15000, FS_SOLVER_CLAVET},
     {"floating", "boxes, balls and a capsule of several densities dropped on a pool", 20000, FS_SOLVER_CLAVET},
     {"heavy_object", "a heavy box falling into a tank of liquid (the paper's Fig. 9)", 20000, FS_SOLVER_CLAVET},
+    /* Solenthaler 2007 (the unified solver) */
+    {"chocolate_bunny", "a solid chocolate bunny at 20 C dropped into a pool of liquid chocolate at 45 C: it melts "
+                        "(Solenthaler 2007, Fig. 11, 14)",
+     20000, FS_SOLVER_UNIFIED},
+    {"shell", "hot liquid chocolate (45 C) dropped into a cold viscous pool (honey, 5 C): it sets into a shell "
+              "(Solenthaler 2007, Fig. 12)",
+     20000, FS_SOLVER_UNIFIED},
+    {"merge", "two chocolate blocks side by side on a 45 C plate melt at the bottom and flow together; set the "
+              "plate cold (heater 0) and they set into one body (Solenthaler 2007, Fig. 1, 9)",
+     12000, FS_SOLVER_UNIFIED},
 };
 #define NSCENES ((int)(sizeof SCENES / sizeof SCENES[0]))
 
@@ -31,6 +41,43 @@ static fs_status setup(fs_world *w, fs_vec3 box, fs_error *err) {
     float s = SPACING;
     fs_domain d = {{0, 0, 0}, box, {0, -9.81f, 0}, H_OVER_S * s, s, 0.5f * s};
     return fs_world_reset(w, &d, err);
+}
+
+/* Particles on the lattice of the domain spacing inside the union of
+ * spheres (each lattice point once), at temperature `temp`. */
+typedef struct ball {
+    float x, y, z, r;
+} ball;
+
+static int add_balls(fs_world *w, const ball *b, int nb, int material, float temp) {
+    float s = w->dom.spacing, lo[3] = {1e30f, 1e30f, 1e30f}, hi[3] = {-1e30f, -1e30f, -1e30f};
+    for (int k = 0; k < nb; k++) {
+        const float c[3] = {b[k].x, b[k].y, b[k].z};
+        for (int a = 0; a < 3; a++) lo[a] = fminf(lo[a], c[a] - b[k].r), hi[a] = fmaxf(hi[a], c[a] + b[k].r);
+    }
+    float old = w->ambient;
+    w->ambient = temp;
+    int added = 0;
+    for (float z = lo[2] + 0.5f * s; z <= hi[2]; z += s)
+        for (float y = lo[1] + 0.5f * s; y <= hi[1]; y += s)
+            for (float x = lo[0] + 0.5f * s; x <= hi[0]; x += s) {
+                bool in = false;
+                for (int k = 0; k < nb && !in; k++) {
+                    float dx = x - b[k].x, dy = y - b[k].y, dz = z - b[k].z;
+                    in = dx * dx + dy * dy + dz * dz <= b[k].r * b[k].r;
+                }
+                if (in && fs__alloc_particle(w, x, y, z, 0, 0, 0, material) >= 0) added++;
+            }
+    w->ambient = old;
+    return added;
+}
+
+static int add_block_at(fs_world *w, fs_vec3 lo, fs_vec3 hi, int material, float jitter, float temp) {
+    float old = w->ambient;
+    w->ambient = temp;
+    int n = fs_world_add_block(w, lo, hi, material, jitter);
+    w->ambient = old;
+    return n;
 }
 
 fs_status fs_world_load_scene(fs_world *w, const char *name, int n, fs_error *err) {
@@ -123,6 +170,53 @@ fs_status fs_world_load_scene(fs_world *w, const char *name, int n, fs_error *er
         b.pos = (fs_vec3){0.5f * L, 0.8f * L, 0.25f * L};
         b.rot = (fs_quat){0.9659258f, 0.1294095f, 0, 0.2241439f}; /* tilted, so it lands on an edge */
         fs_world_create_body(w, &b, NULL);
+        break;
+    }
+    case 6: { /* chocolate_bunny: a pool L x 0.3 L x L holding 80% of liquid
+                 chocolate at 45 C; a bunny (body, head, ears, tail: spheres)
+                 with ~20% at 20 C, solid, above it */
+        float L = cbrtf(0.8f * vol / 0.3f), R = cbrtf(0.2f * vol / 6.3f);
+        if ((st = setup(w, (fs_vec3){L, 1.5f * L, L}, err)) != FS_OK) return st; /* room for the ears */
+        add_block_at(w, (fs_vec3){0, 0, 0}, (fs_vec3){L, 0.3f * L, L}, FS_MAT_CHOCOLATE, 0.1f, 45.0f);
+        float cx = 0.5f * L, cy = 0.3f * L + 1.4f * R, cz = 0.5f * L;
+        const ball bunny[] = {
+            {cx, cy, cz, R},                                         /* body */
+            {cx + 0.85f * R, cy + 0.9f * R, cz, 0.62f * R},          /* head */
+            {cx + 0.75f * R, cy + 1.7f * R, cz - 0.25f * R, 0.2f * R}, /* ears: three balls each */
+            {cx + 0.7f * R, cy + 2.05f * R, cz - 0.3f * R, 0.2f * R},
+            {cx + 0.65f * R, cy + 2.4f * R, cz - 0.35f * R, 0.18f * R},
+            {cx + 0.75f * R, cy + 1.7f * R, cz + 0.25f * R, 0.2f * R},
+            {cx + 0.7f * R, cy + 2.05f * R, cz + 0.3f * R, 0.2f * R},
+            {cx + 0.65f * R, cy + 2.4f * R, cz + 0.35f * R, 0.18f * R},
+            {cx - 1.0f * R, cy + 0.1f * R, cz, 0.3f * R},            /* tail */
+            {cx + 0.5f * R, cy - 0.75f * R, cz - 0.45f * R, 0.3f * R}, /* feet */
+            {cx + 0.5f * R, cy - 0.75f * R, cz + 0.45f * R, 0.3f * R},
+        };
+        add_balls(w, bunny, (int)(sizeof bunny / sizeof bunny[0]), FS_MAT_CHOCOLATE, 20.0f);
+        break;
+    }
+    case 7: { /* shell: a pool L x 0.3 L x L of honey at 5 C (85%), a ball of
+                 liquid chocolate at 45 C (15%) falling into it */
+        float L = cbrtf(0.85f * vol / 0.3f), r = cbrtf(0.15f * vol / 4.18879f);
+        if ((st = setup(w, (fs_vec3){L, 1.2f * L, L}, err)) != FS_OK) return st;
+        add_block_at(w, (fs_vec3){0, 0, 0}, (fs_vec3){L, 0.3f * L, L}, FS_MAT_HONEY, 0.1f, 5.0f);
+        const ball drop[] = {{0.5f * L, 0.3f * L + 1.6f * r, 0.5f * L, r}}; /* top 0.3 L + 2.6 r < 0.9 L */
+        add_balls(w, drop, 1, FS_MAT_CHOCOLATE, 45.0f);
+        break;
+    }
+    case 8: { /* merge: two chocolate blocks a x a x a side by side at 20 C,
+                 the centres of their facing layers 2.2 spacings apart (just
+                 beyond h = 2.1 spacings, so they start as two bodies; their
+                 particles' surfaces are 1.2 spacings apart), on a plate at
+                 45 C (2 spacings deep) */
+        float a = s * floorf(cbrtf(0.5f * vol) / s + 0.5f); /* whole layers */
+        if ((st = setup(w, (fs_vec3){3.0f * a, 1.6f * a, 1.6f * a}, err)) != FS_OK) return st;
+        float x0 = 0.5f * a, z0 = 0.3f * a, gap = 1.2f * s;
+        add_block_at(w, (fs_vec3){x0, 0, z0}, (fs_vec3){x0 + a, a, z0 + a}, FS_MAT_CHOCOLATE, 0.0f, 20.0f);
+        add_block_at(w, (fs_vec3){x0 + a + gap, 0, z0}, (fs_vec3){x0 + 2 * a + gap, a, z0 + a}, FS_MAT_CHOCOLATE, 0.0f,
+                     20.0f);
+        fs_heater_def plate = {FS_HEAT_FLOOR, {0, 0, 0}, 2.0f * s, 2.0f, 45.0f, true};
+        fs_world_set_heater(w, -1, &plate, NULL);
         break;
     }
     }

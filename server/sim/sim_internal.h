@@ -67,8 +67,8 @@ typedef struct fs_solver_ops {
     /* Allocates the state for the world's capacity (may be NULL). */
     fs_status (*attach)(fs_world *w, fs_error *err);
     void (*detach)(fs_world *w); /* frees it (may be NULL) */
-    /* Derives the state from the current particles: after a switch and after
-     * a scene is built.  No allocation (may be NULL). */
+    /* Derives the state from the current particles: after a switch, after
+     * a scene is built and after fs_world_reset.  No allocation (may be NULL). */
     void (*prepare)(fs_world *w);
     void (*step)(fs_world *w); /* one sub-step of w->dt */
     /* The particle in storage slot `slot` is being removed (may be NULL). */
@@ -80,6 +80,7 @@ typedef struct fs_solver_ops {
     fs_status (*state_read)(fs_world *w, const void *buf, size_t n, bool apply, fs_error *err);
 } fs_solver_ops;
 extern const fs_solver_ops fs__clavet_ops;
+extern const fs_solver_ops fs__unified_ops;
 const fs_solver_ops *fs__solver_ops(fs_solver s); /* NULL when not built in */
 void fs__solver_detach(fs_world *w);             /* frees the current solver's state */
 
@@ -226,6 +227,21 @@ void fs__step(fs_world *w);
 void fs__run(fs_world *w, fs_task_fn *fn, void *ctx, int count);
 /* emitters and drains: the start of every solver's step */
 void fs__emit_and_drain(fs_world *w);
+/* Temperature T after dt: Eq. 21's rate dTdt (when diffuse) by explicit
+ * Euler, then every heater of w->heat at (x, y, z). */
+float fs__heat_update(const fs_world *w, float T, bool diffuse, float dTdt, float x, float y, float z, float dt);
+/* Eq. 21's pair coefficient of material m: the diffusivity times the rest
+ * lattice normalisation times h, so that dT_i/dt = sum_j (c_i + c_j)/2
+ * (1 - r_ij/h) (T_j - T_i). */
+float fs__heat_coef(const fs_world *w, int m);
+
+/* unified.c: knobs and diagnostics for tests and benchmarks (no-ops or 0
+ * when the world is on another solver) */
+void fs__unified_set_cfl(fs_world *w, float cfl); /* default 0.4 */
+int fs__unified_last_substeps(const fs_world *w, float *dt);
+int fs__unified_components(fs_world *w, int *pairs, int *largest);
+float fs__unified_max_strain(const fs_world *w);
+float fs__unified_density_ratio(const fs_world *w, float *max);
 
 /* deterministic hash-based noise in [0, 1) */
 static inline float fs__rand01(uint64_t a, uint64_t b) {

@@ -217,6 +217,9 @@ fs_status fs_world_reset(fs_world *w, const fs_domain *dom, fs_error *err) {
     memset(&w->st, 0, sizeof w->st);
     w->pending_steps = 0;
     snprintf(w->scene, sizeof w->scene, "custom");
+    /* the solver's per-particle state belongs to no particle any more */
+    const fs_solver_ops *ops = fs__solver_ops(w->solver);
+    if (ops && ops->prepare && w->solver_state) ops->prepare(w);
     return FS_OK;
 }
 

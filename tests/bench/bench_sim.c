@@ -1,13 +1,16 @@
 /* bench_sim.c - the simulation core's benchmark: the 3D dam break at
  * dt = 1/60 s per step, h = 2.1 spacings, N = 10k, 59,319 (39^3, the
  * reference figure), 50k and 100k, with 1 and 2 threads.  Prints ms per step
- * by phase and particle-steps per second.  Usage: bench_sim [N ...] */
+ * by phase and particle-steps per second; then rigid bodies; then the unified
+ * solver against Clavet and the largest stable step of each.
+ * Usage: bench_sim [N ...]; BENCH_UNIFIED_ONLY=1 runs the last section only. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "fluid_sim.h"
+#include "sim_internal.h" /* the unified solver's step count and CFL knob */
 
 static double now_ms(void) {
     struct timespec ts;
@@ -16,6 +19,7 @@ static double now_ms(void) {
 }
 
 static void run_bodies(int n, int nbodies, int threads, int warm, int steps);
+static void unified_section(int warm, int steps);
 
 /* A dam break of about n particles on a pool of `threads` threads. */
 static fs_world *dam_break(int n, int threads, fs_pool **pool) {
@@ -67,6 +71,10 @@ int main(int argc, char **argv) {
     }
     int warm = getenv("BENCH_WARM") ? atoi(getenv("BENCH_WARM")) : 60;
     int steps = getenv("BENCH_STEPS") ? atoi(getenv("BENCH_STEPS")) : 120;
+    if (getenv("BENCH_UNIFIED_ONLY")) {
+        unified_section(warm, steps);
+        return 0;
+    }
     printf("Clavet dam break, dt = 1/60 s per step, h = 2.1 spacings; %d warm-up steps (1 s), then the mean of %d\n",
            warm, steps);
     printf("      N  T  ms/step|  grid  visc  sprg relax  coll | neighbours (start -> run) | particle-steps/s\n");
@@ -79,6 +87,7 @@ int main(int argc, char **argv) {
             run_bodies(50000, 0, t, warm, steps);
             run_bodies(50000, 20, t, warm, steps);
         }
+        unified_section(warm, steps);
     }
     return 0;
 }
@@ -112,4 +121,119 @@ static void run_bodies(int n, int nbodies, int threads, int warm, int steps) {
     fflush(stdout);
     fs_world_destroy(w);
     fs_pool_destroy(pool);
+}
+
+/* ---- the unified solver (Solenthaler 2007) against Clavet ------------------ */
+static fs_world *world(int n, int threads, fs_pool **pool, float dt, fs_solver solver, const char *scene) {
+    *pool = fs_pool_create(threads);
+    fs_world_def d = fs_default_world_def();
+    d.capacity = n + n / 4;
+    d.dt = dt;
+    d.worker_count = threads;
+    d.parallel_for = fs_pool_parallel_for;
+    d.task_user = *pool;
+    fs_world *w = fs_world_create(&d);
+    fs_error err;
+    if (!w || fs_world_set_solver(w, solver, &err) != FS_OK || fs_world_load_scene(w, scene, n, &err) != FS_OK) {
+        printf("cannot load: %s\n", w ? err.msg : "out of memory");
+        exit(1);
+    }
+    return w;
+}
+
+/* ms per 1/60 s step, and the unified solver's internal steps */
+static void run_solver(fs_solver solver, const char *scene, int n, int threads, int warm, int steps) {
+    fs_pool *pool;
+    fs_world *w = world(n, threads, &pool, 1.0f / 60.0f, solver, scene);
+    for (int t = 0; t < warm; t++) fs_world_step(w);
+    double total = 0, sub = 0;
+    float dt = 0, dtmin = 1;
+    for (int t = 0; t < steps; t++) {
+        fs_world_step(w);
+        fs_stats st;
+        fs_world_stats(w, &st);
+        total += st.step_ms;
+        sub += fs__unified_last_substeps(w, &dt);
+        if (dt > 0 && dt < dtmin) dtmin = dt;
+    }
+    if (solver == FS_SOLVER_UNIFIED)
+        printf("%-8s %-16s %7d  %d  %8.2f  %5.1f x %.2f ms (smallest %.2f ms)\n", fs_solver_name(solver), scene,
+               fs_world_particle_count(w), threads, total / steps, sub / steps, 1e3 / 60.0 / (sub / steps),
+               dtmin * 1e3);
+    else
+        printf("%-8s %-16s %7d  %d  %8.2f  1 x 16.67 ms\n", fs_solver_name(solver), scene, fs_world_particle_count(w),
+               threads, total / steps);
+    fflush(stdout);
+    fs_world_destroy(w);
+    fs_pool_destroy(pool);
+}
+
+/* Stability of a time step: 3 s of the dam break (3000 particles); stable
+ * when nothing was repaired, at most a few particles were clamped back into
+ * the box, and the kinetic energy after 3 s is within 1.5x that of the
+ * smallest step tried (the column has settled into sloshing). */
+typedef struct stab {
+    double ke_end;
+    unsigned long long repaired, clamped;
+    float dtmin, dtmax;
+} stab;
+
+static stab stability_run(fs_solver solver, float world_dt, float cfl) {
+    fs_pool *pool;
+    fs_world *w = world(3000, 2, &pool, world_dt, solver, "dam_break");
+    if (cfl > 0) fs__unified_set_cfl(w, cfl);
+    stab r = {0, 0, 0, 1, 0};
+    int n = (int)(3.0f / world_dt + 0.5f);
+    for (int t = 0; t < n; t++) {
+        fs_world_step(w);
+        float dt;
+        if (fs__unified_last_substeps(w, &dt)) {
+            r.dtmin = dt < r.dtmin ? dt : r.dtmin;
+            r.dtmax = dt > r.dtmax ? dt : r.dtmax;
+        }
+    }
+    fs_particles_view v;
+    fs_world_view(w, &v);
+    for (int i = 0; i < v.count; i++) r.ke_end += 0.5 * (v.vx[i] * v.vx[i] + v.vy[i] * v.vy[i] + v.vz[i] * v.vz[i]);
+    r.ke_end /= v.count;
+    fs_stats st;
+    fs_world_stats(w, &st);
+    r.repaired = st.nonfinite_repaired, r.clamped = st.escapes_clamped;
+    fs_world_destroy(w);
+    fs_pool_destroy(pool);
+    return r;
+}
+
+static void unified_section(int warm, int steps) {
+    printf("\nUnified solver (Solenthaler 2007) against Clavet: ms per 1/60 s step, 2 threads\n");
+    printf("solver   scene                  N  T  ms/step  internal steps\n");
+    const int sizes[2] = {20000, 50000};
+    int uw = warm / 2, us = steps / 2; /* the unified solver is slower: fewer steps */
+    for (int k = 0; k < 2; k++) {
+        run_solver(FS_SOLVER_CLAVET, "dam_break", sizes[k], 2, warm, steps);
+        run_solver(FS_SOLVER_UNIFIED, "dam_break", sizes[k], 2, uw, us);
+    }
+    const char *scenes[3] = {"chocolate_bunny", "shell", "merge"};
+    const int counts[3] = {20000, 20000, 12000}; /* the scenes' defaults */
+    for (int k = 0; k < 3; k++) run_solver(FS_SOLVER_UNIFIED, scenes[k], counts[k], 2, uw, us);
+
+    printf("\nLargest stable time step, dam break of 3000 particles, 3 s simulated (stable: nothing repaired, <= 20\n"
+           "particles clamped into the box, kinetic energy at 3 s within 1.5x of the smallest step's)\n");
+    const float cfls[6] = {0.2f, 0.4f, 0.6f, 0.8f, 1.0f, 1.3f};
+    stab ref = stability_run(FS_SOLVER_UNIFIED, 1.0f / 60.0f, cfls[0]);
+    for (int k = 0; k < 6; k++) {
+        stab r = k ? stability_run(FS_SOLVER_UNIFIED, 1.0f / 60.0f, cfls[k]) : ref;
+        bool ok = r.repaired == 0 && r.clamped <= 20 && r.ke_end <= 1.5 * ref.ke_end;
+        printf("unified  CFL %.1f: internal step %.2f .. %.2f ms: KE at 3 s %.3f J/kg, %llu repaired, %llu clamped: "
+               "%s\n",
+               cfls[k], r.dtmin * 1e3, r.dtmax * 1e3, r.ke_end, r.repaired, r.clamped, ok ? "stable" : "UNSTABLE");
+    }
+    const float dts[5] = {1.0f / 120, 1.0f / 60, 1.0f / 30, 1.0f / 20, 1.0f / 15};
+    stab cref = stability_run(FS_SOLVER_CLAVET, dts[0], 0);
+    for (int k = 0; k < 5; k++) {
+        stab r = k ? stability_run(FS_SOLVER_CLAVET, dts[k], 0) : cref;
+        bool ok = r.repaired == 0 && r.clamped <= 20 && r.ke_end <= 1.5 * cref.ke_end;
+        printf("clavet   dt %5.2f ms: KE at 3 s %.3f J/kg, %llu repaired, %llu clamped: %s\n", dts[k] * 1e3, r.ke_end,
+               r.repaired, r.clamped, ok ? "stable" : "UNSTABLE");
+    }
 }

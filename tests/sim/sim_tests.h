@@ -15,4 +15,15 @@ void test_heaters(void);
 void test_sparse_iccg(void);
 void test_phase_jelly(void);
 void test_phase_water_freezes(void);
+void test_unified_phase_block(void);
+void test_unified_merge_split(void);
+void test_unified_rigid(void);
+void test_unified_heat_conserved(void);
+void test_unified_density_pool(void);
+void test_unified_beam(void);
+void test_unified_diffusion_erf(void);
+void test_unified_layers(void);
+void test_unified_determinism(void);
+void test_unified_scenes(void);
+void test_unified_stress(void);
 #endif

@@ -722,6 +722,17 @@ int main(int argc, char **argv) {
         {"sparse_iccg", test_sparse_iccg},
         {"phase_jelly", test_phase_jelly},
         {"phase_water_freezes", test_phase_water_freezes},
+        {"unified_phase_block", test_unified_phase_block},
+        {"unified_merge_split", test_unified_merge_split},
+        {"unified_rigid", test_unified_rigid},
+        {"unified_heat_conserved", test_unified_heat_conserved},
+        {"unified_density_pool", test_unified_density_pool},
+        {"unified_beam", test_unified_beam},
+        {"unified_diffusion_erf", test_unified_diffusion_erf},
+        {"unified_layers", test_unified_layers},
+        {"unified_determinism", test_unified_determinism},
+        {"unified_scenes", test_unified_scenes},
+        {"unified_stress", test_unified_stress},
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
         {"no_allocation_in_step", test_no_allocation_in_step},
 #endif
