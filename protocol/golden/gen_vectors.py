@@ -50,9 +50,14 @@ PARAMS = [  # name, unit, doc, min, max, flag (a small stand-in table)
     ("surface_tension", "N/m", "sigma_s", 0.0, 10.0, False),
     ("young_modulus", "Pa", "E", 0.0, 1e9, False),
     ("poisson_ratio", "ratio", "nu_p", 0.0, 0.49, False),
+    ("solid_viscosity", "m^2/s", "nu_s", 0.0, 10.0, False),
+    ("rigid", "flag", "rigid", 0.0, 1.0, True),
+    ("elastic_limit", "strain", "e_lim", 0.0, 1.0, False),
+    ("plastic_limit", "strain", "p_lim", 0.0, 10.0, False),
+    ("fracture_stretch", "ratio", "frac", 1.0, 10.0, False),
 ]
-WATER = [3.6, 150, 600, 0, 0.3, 0, 0, 0, 0, 0, 0, 2, 0.05, 1000, 0.25, 0, 0.01, 1, -0.5, 0.5, 1e-6, 0.0728, 0, 0.3]
-GOO = [3.6, 60, 300, 0.5, 0.5, 1, 1, 300, 3, 0.1, 0.1, 3, 0.2, 1100, 0.3, 500, 0.01, 0, -10, 0, 0.5, 0.05, 2e5, 0.45]
+WATER = [3.6, 150, 600, 0, 0.3, 0, 0, 0, 0, 0, 0, 2, 0.05, 1000, 0.25, 0, 0.01, 1, -0.5, 0.5, 1e-6, 0.0728, 0, 0.3, 0.02, 1, 0.05, 0, 1.5]
+GOO = [3.6, 60, 300, 0.5, 0.5, 1, 1, 300, 3, 0.1, 0.1, 3, 0.2, 1100, 0.3, 500, 0.01, 0, -10, 0, 0.5, 0.05, 2e5, 0.45, 0.05, 0, 0.1, 1, 2]
 WORLD = {
     "box_min": [0, 0, 0], "box_max": [1, 2, 4], "gravity": [0, -9.8, 0], "h": 0.05, "spacing": 0.025,
     "dt": 1 / 60, "scene": "dam_break", "solver": "clavet", "particles": 6, "capacity": 65536, "paused": False,

@@ -534,8 +534,10 @@ static void world_from_json(const cJSON *w, world_info *wi)
         const cJSON *mo = cJSON_GetArrayItem(mats, m);
         snprintf(wi->material[m], CMD_NAME_LEN, "%s", cJSON_GetObjectItem(mo, "name")->valuestring);
         const cJSON *ps = cJSON_GetObjectItem(mo, "params");
-        for (int p = 0; p < FS_P_COUNT; p++)
-            wi->param[m][p] = (float)cJSON_GetArrayItem(ps, p)->valuedouble;
+        for (int p = 0; p < FS_P_COUNT; p++) { /* missing ones (a lagging stand-in table) read 0 */
+            const cJSON *v = cJSON_GetArrayItem(ps, p);
+            wi->param[m][p] = v ? (float)v->valuedouble : 0.0f;
+        }
     }
 }
 
@@ -603,6 +605,11 @@ static msg_buf *encode_vector(const char *file, const cJSON *in, fs_param_info *
     }
     if (!strcmp(file, "s2c_hello.msgpack")) {
         const cJSON *ps = cJSON_GetObjectItem(in, "params"), *sj = cJSON_GetObjectItem(in, "static");
+        if (cJSON_GetArraySize(ps) != FS_P_COUNT) { /* gen_vectors.py's stand-in table lags the core's */
+            CHECK(false, "s2c_hello: vectors.json has %d parameters, the core %d: update gen_vectors.py",
+                  cJSON_GetArraySize(ps), FS_P_COUNT);
+            return NULL;
+        }
         for (int p = 0; p < FS_P_COUNT; p++) {
             const cJSON *po = cJSON_GetArrayItem(ps, p);
             pinfo[p].name = cJSON_GetObjectItem(po, "name")->valuestring;
