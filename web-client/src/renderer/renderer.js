@@ -11,7 +11,8 @@ import { tempLut, TEMP_RANGE } from '../temperature.js';
 
 const MATERIAL_COLOURS = {
   water: [0.22, 0.52, 0.92], goo: [0.40, 0.78, 0.30], jelly: [0.90, 0.36, 0.62],
-  clay: [0.80, 0.46, 0.30], honey: [0.95, 0.66, 0.16],
+  clay: [0.80, 0.46, 0.30], honey: [0.95, 0.66, 0.16], chocolate: [0.42, 0.24, 0.13],
+  oil: [0.86, 0.80, 0.28],
 };
 export function materialColour(name, index) {
   if (MATERIAL_COLOURS[name]) return MATERIAL_COLOURS[name];
