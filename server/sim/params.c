@@ -99,11 +99,14 @@ void fs__materials_init(fs_world *w) {
            1.6f, 0.8f);
     preset(&w->mat[FS_MAT_HONEY], "honey", 3.2f, 0.01f, 0.005f, 30.0f, 1.0f, false, false, 0.05f, 2.0f, 0.1f, 0.1f,
            1.6f, 0.6f);
-    const float dens[FS_MAT_PRESETS] = {1000, 1100, 1050, 1800, 1400};
+    preset(&w->mat[FS_MAT_OIL], "oil", 3.2f, 0.01f, 0.005f, 2.0f, 0.5f, false, false, 0.05f, 2.0f, 0.1f, 0.1f, 1.6f,
+           0.3f);
+    const float dens[FS_MAT_PRESETS] = {1000, 1100, 1050, 1800, 1400, 900};
     /* water freezes below 0 C; jelly melts like gelatine; clay softens like
-     * wax; honey crystallises in deep cold */
-    const float tsolid[FS_MAT_PRESETS] = {-0.5f, -100, 30, 50, -20}, tmelt[FS_MAT_PRESETS] = {0.5f, -99, 45, 90, -5};
-    const float stick[FS_MAT_PRESETS] = {0.25f, 0.3f, 0.3f, 0.3f, 0.35f};
+     * wax; honey crystallises in deep cold; oil clouds and sets below -5 C */
+    const float tsolid[FS_MAT_PRESETS] = {-0.5f, -100, 30, 50, -20, -10},
+                tmelt[FS_MAT_PRESETS] = {0.5f, -99, 45, 90, -5, -5};
+    const float stick[FS_MAT_PRESETS] = {0.25f, 0.3f, 0.3f, 0.3f, 0.35f, 0.3f};
     for (int m = 0; m < FS_MAT_PRESETS; m++) {
         float *p = w->mat[m].p;
         p[FS_P_MASS_DENSITY] = dens[m];
@@ -114,6 +117,12 @@ void fs__materials_init(fs_world *w) {
         p[FS_P_SOLID_POINT] = tsolid[m], p[FS_P_MELT_POINT] = tmelt[m];
         p[FS_P_POISSON] = 0.3f;
     }
+    /* physical values read by the MPS solver: water at 20 C; a light oil
+     * (olive oil is 910 kg/m^3, ~8e-5 m^2/s, 0.032 N/m) */
+    w->mat[FS_MAT_WATER].p[FS_P_KIN_VISCOSITY] = 1.0e-6f;
+    w->mat[FS_MAT_WATER].p[FS_P_SURFACE_TENSION] = 0.0728f;
+    w->mat[FS_MAT_OIL].p[FS_P_KIN_VISCOSITY] = 5.0e-5f;
+    w->mat[FS_MAT_OIL].p[FS_P_SURFACE_TENSION] = 0.032f;
     w->nmat = FS_MAT_PRESETS;
 }
 

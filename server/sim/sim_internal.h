@@ -80,6 +80,7 @@ typedef struct fs_solver_ops {
     fs_status (*state_read)(fs_world *w, const void *buf, size_t n, bool apply, fs_error *err);
 } fs_solver_ops;
 extern const fs_solver_ops fs__clavet_ops;
+extern const fs_solver_ops fs__mps_ops; /* mps.c */
 const fs_solver_ops *fs__solver_ops(fs_solver s); /* NULL when not built in */
 void fs__solver_detach(fs_world *w);             /* frees the current solver's state */
 
@@ -88,6 +89,7 @@ struct fs_world {
     fs_solver solver;
     void *solver_state;
     fs_domain dom;
+    uint32_t epoch; /* counts fs_world_reset calls: solver state tied to a domain (MPS obstacles) */
     char scene[32];
 
     /* derived from def and dom */
@@ -203,6 +205,7 @@ typedef struct fs_pcg {
     fs_csr L; /* IC(0) factor */
     double *r, *z, *p, *q, *diag;
     int fallbacks; /* rows where IC(0) broke down and used the diagonal */
+    fs_world *w;   /* when set, mat-vecs and vector updates run through fs__run (deterministic) */
 } fs_pcg;
 bool fs__csr_alloc(fs_csr *A, int n, int nnz_cap);
 void fs__csr_free(fs_csr *A);
@@ -226,6 +229,9 @@ void fs__step(fs_world *w);
 void fs__run(fs_world *w, fs_task_fn *fn, void *ctx, int count);
 /* emitters and drains: the start of every solver's step */
 void fs__emit_and_drain(fs_world *w);
+/* temperature of one particle after dt: Eq. 21 (Solenthaler 2007) rate dTdt
+ * by explicit Euler when diffuse, then the heaters */
+float fs__heat_advance(const fs_world *w, float T, bool diffuse, float dTdt, float x, float y, float z, float dt);
 
 /* deterministic hash-based noise in [0, 1) */
 static inline float fs__rand01(uint64_t a, uint64_t b) {

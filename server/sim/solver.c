@@ -725,6 +725,28 @@ static void relax_sequential(fs_world *w, step_ctx *c) {
     }
 }
 
+/* ---- temperature, shared by the solvers --------------------------------
+ * One particle's temperature after dt at (x, y, z): Eq. 21's rate dTdt
+ * (when diffuse) by explicit Euler, then the heaters. */
+float fs__heat_advance(const fs_world *w, float T, bool diffuse, float dTdt, float x, float y, float z, float dt) {
+    if (diffuse) T += dt * dTdt;
+    for (int k = 0; k < FS_MAX_HEATERS; k++) {
+        const fs_heater *hs = &w->heat[k];
+        if (!hs->used || !hs->def.enabled) continue;
+        if (hs->def.kind == FS_HEAT_FLOOR) {
+            if (y - w->dom.box_min.y < hs->def.radius) {
+                float a = dt * hs->def.rate;
+                T += (a < 1.0f ? a : 1.0f) * (hs->def.temperature - T);
+            }
+        } else {
+            float dx = x - hs->def.centre.x, dy = y - hs->def.centre.y, dz = z - hs->def.centre.z;
+            float r2 = dx * dx + dy * dy + dz * dz, R2 = hs->def.radius * hs->def.radius;
+            if (r2 < R2) T += dt * hs->def.rate * (1.0f - r2 / R2);
+        }
+    }
+    return T;
+}
+
 /* ---- collisions with the box walls (Eq. 9-11), new velocities ---------- */
 static void collide_task(int b, int e, int worker, void *vctx) {
     step_ctx *c = vctx;
@@ -781,23 +803,7 @@ static void collide_task(int b, int e, int worker, void *vctx) {
         }
         p->x[i] = x[0], p->y[i] = x[1], p->z[i] = x[2];
         p->vx[i] = vx, p->vy[i] = vy, p->vz[i] = vz;
-        /* temperature: Eq. 21 integrated by explicit Euler, then the heaters */
-        float T = p->temp[i];
-        if (c->m.heat) T += dt * w->dT[i];
-        for (int k = 0; k < FS_MAX_HEATERS; k++) {
-            const fs_heater *hs = &w->heat[k];
-            if (!hs->used || !hs->def.enabled) continue;
-            if (hs->def.kind == FS_HEAT_FLOOR) {
-                if (x[1] - w->dom.box_min.y < hs->def.radius) {
-                    float a = dt * hs->def.rate;
-                    T += (a < 1.0f ? a : 1.0f) * (hs->def.temperature - T);
-                }
-            } else {
-                float dx = x[0] - hs->def.centre.x, dy = x[1] - hs->def.centre.y, dz = x[2] - hs->def.centre.z;
-                float r2 = dx * dx + dy * dy + dz * dz, R2 = hs->def.radius * hs->def.radius;
-                if (r2 < R2) T += dt * hs->def.rate * (1.0f - r2 / R2);
-            }
-        }
+        float T = fs__heat_advance(w, p->temp[i], c->m.heat, w->dT[i], x[0], x[1], x[2], dt);
         if (!isfinite(T)) T = w->ambient, bad++;
         p->temp[i] = T;
     }

@@ -15,4 +15,9 @@ void test_heaters(void);
 void test_sparse_iccg(void);
 void test_phase_jelly(void);
 void test_phase_water_freezes(void);
+void test_mps_hydrostatic(void);
+void test_mps_dam_break(void);
+void test_mps_oil_water(void);
+void test_mps_cg_20k(void);
+void test_mps_determinism(void);
 #endif
