@@ -7,51 +7,68 @@
  *   neighbour lists at r^n              (world grid + a static wall grid)
  *   u* = u^n + dt (nu lap u + sigma kappa n / rho + g)        Eq. 9 / 27, 7, App. A
  *   r* = r^n + dt u*                                           Eq. 10
- *   n* at r*, free surface n* < beta n0                        Eq. 18
+ *   n* at r*, free surface n* < beta n0, beta = 0.97           Eq. 3-4, 18
  *   pressure Poisson equation, symmetric, by ICCG              Eq. 14 (sparse.c)
  *   u' = -dt/rho grad p, u^{n+1} = u* + u', r^{n+1} = r* + u' dt   Eq. 15-17, 5
  *
- * Choices (documented where the paper is silent or loose):
+ * Choices, where the paper is silent or loose (and what was measured):
  *  - Kernel: w(r) = r_e/r - 1 for r < r_e (Koshizuka & Oka 1996).  Eq. 3 as
  *    printed (r_e/r) jumps from 1 to 0 at r_e, so n would jump each time a
  *    neighbour crosses r_e; the -1 makes it continuous.  r is clamped to
- *    0.05 l0 so coincident particles stay finite.
- *  - Radii: n, the gradient and the free-surface test use r_e = 2.1 l0;
- *    the Laplacian (viscosity, Eq. 14) uses min(3.1 l0, h), the 3D choice of
- *    Koshizuka's group (4 l0 is their 2D value).  n0, n0_lap and lambda
- *    (Eq. 8, discrete form sum r^2 w / sum w) come from the cubic rest
- *    lattice.  The neighbour lists come from the world's grid, which finds
- *    pairs within the domain's h: MPS scenes set h = 3.1 l0.  A list is made
- *    once per sub-step at r^n and evaluated at r* (the CFL limit of 0.2 l0
- *    per sub-step keeps every pair within 2.1 l0 at r* inside it; pairs that
- *    enter 3.1 l0 during the sub-step are missed, at weights below 0.1).
- *  - Eq. 14 is printed with rho/dt; it is rho/dt^2 (Koshizuka & Oka), and the
- *    sign is that of -(n* - n0): compressed particles get positive pressure.
- *    For several fluids (Sec. 3.4) the equation is solved as
- *    div(grad p / rho) = -(n* - n0) / (n0 dt^2), with 2 / (rho_i + rho_j) per
- *    pair, so the matrix stays symmetric; one solve for all fluids (the
- *    densities are of one order of magnitude, as Sec. 3.4 asks).  A relative
- *    1e-6 is added to the diagonal so that a pocket without free surface
- *    still has a (stiff) solution.
+ *    RMIN l0 so one close pair cannot multiply n (and the pressure).
+ *  - Radii: n, the gradient, the free-surface test and the pressure
+ *    Laplacian of Eq. 14 use r_e = 2.1 l0; the viscosity Laplacian and the
+ *    surface-tension counts use min(3.1 l0, h) (3.1 l0: the 3D choice of
+ *    Koshizuka's group; 4 l0 is their 2D value).  Eq. 14 over 3.1 l0 gave
+ *    ~125 entries a matrix row and an IC(0) factorisation ~15 times dearer
+ *    (60 ms for 4.3k unknowns against ~5 ms), for no visible gain.  n0, n0_lap
+ *    and lambda (Eq. 8, discrete form sum r^2 w / sum w) come from the cubic
+ *    rest lattice.  Neighbours come from the world's grid, which finds pairs
+ *    within the domain's h: MPS scenes set h = 3.1 l0 (the grid then scans
+ *    5^3 cells of 1.55 l0, ~470 candidates for ~125 neighbours).  A list is
+ *    made once per sub-step at r^n and evaluated at r*; a second list keeps
+ *    the pairs within NEAR = 2.6 l0, which hold every 2.1 l0 pair at r* (the
+ *    CFL limit moves a pair < 0.4 l0 per sub-step).  Pairs that enter 3.1 l0
+ *    during a sub-step are missed by the viscosity, at weights below 0.1.
+ *  - Eq. 14 is printed with rho/dt; it is rho/dt^2 (Koshizuka & Oka), with
+ *    the sign that gives compressed particles positive pressure.  For several
+ *    fluids (Sec. 3.4) it is solved as div(grad p / rho) = -RELAX (n* - n0) /
+ *    (n0 dt^2) with 2 / (rho_i + rho_j) per pair, so the matrix stays
+ *    symmetric; one solve for all fluids (their densities are of one order,
+ *    as Sec. 3.4 asks).  RELAX = 0.5 (see its definition); the compressibility
+ *    of water over dt^2 on the diagonal keeps a pocket without free surface
+ *    solvable.
  *  - Eq. 5 for the pressure gradient uses p_j - p^_i with p^_i the smallest
  *    pressure among i and its neighbours (Koshizuka & Oka 1996): every pair
- *    repels, which keeps particles apart.  Negative pressures are set to 0.
+ *    repels.  Measured: with Eq. 5 as printed (p_j - p_i) a tank at rest
+ *    reads within 2-7% of rho g d but its surface sprays and the dam-break
+ *    surge runs 40% ahead; with p^_i the surface holds and the pressure
+ *    reads 10-20% low.  Negative pressures are set to 0.
+ *  - Collisions (Koshizuka's practice): pairs closer than 0.5 l0 that
+ *    approach lose the normal part of their relative velocity (restitution
+ *    0.2) between Eq. 10 and n*.
  *  - Walls (Sec. 3.2, "three layers of fixed particles"): the box's faces
- *    and box obstacles are lattices of fixed particles at l0, three deep.
- *    The first layer takes part in the Laplacian and the gradient and gets
- *    its own pressure from Eq. 14 (its rows join the system when a fluid
- *    particle is within reach); the second and third layers only fill the
- *    number density (dummy particles, Koshizuka's practice).  Velocity 0 at
- *    wall particles (no-slip viscosity).  Wall particles are rho = 1000.
- *    As a safety rail (not in the paper), a fluid particle that still ends
- *    inside an obstacle or outside the box is put back on its face.
+ *    and box obstacles are lattices of fixed particles at l0, three deep
+ *    (the box's outside it, at -l0/2, -3l0/2, -5l0/2 from each face).  The
+ *    first layer takes part in the Laplacians and the gradient and gets its
+ *    own pressure from Eq. 14 (its rows join the system when a particle is
+ *    within NEAR); the second and third layers only fill the number density
+ *    (Koshizuka's "dummy" particles).  Velocity 0 at walls (no-slip); rho =
+ *    1000 for their pairs in Eq. 14.  As a safety rail (not in the paper), a
+ *    particle that still ends inside an obstacle or outside the box is put
+ *    back on the face.  Wall particles are the solver's, not the world's: the
+ *    world's views, frames and hash do not see them.
  *  - Surface tension (Appendix A) acts at free-surface particles only (not
- *    at the interface between two fluids): kappa from Eq. 34-39 with
- *    r_e^st = r_lap and n0^st taken on a flat lattice face, along the unit
- *    vector towards the fluid, with delta = 1 / l0.
- *  - Heat: Eq. 21 of Solenthaler 2007 exactly as the Clavet solver does it
- *    (w->lap_norm, the kernel h - r over the domain's h), and the heaters
- *    through fs__heat_advance.
+ *    at the interface between two fluids): kappa from Eq. 34-39 with r_e^st
+ *    = 3.1 l0 and n0^st taken on a flat lattice face, along the unit vector
+ *    towards the fluid (the gradient of n), with delta = 1 / l0.
+ *  - Heat: Eq. 21 of Solenthaler 2007 as the Clavet solver does it (w->lap_norm,
+ *    the kernel h - r over the domain's h), summed at the first sub-step and
+ *    applied over each, then the heaters: fs__heat_advance (solver.c).
+ *  - Time step: sub-steps of w->dt / k, k the least for which dt u_max <=
+ *    0.2 l0 (u_max with what gravity adds in w->dt) and dt <= 0.25 l0^2 / nu;
+ *    at most MAX_SUB.  Emitters and drains (fs__emit_and_drain) run once per
+ *    call, before the sub-steps.  Rigid bodies and freezing are not coupled.
  *
  * Parallel form: every pass is a per-particle gather through fs__run; the
  * row numbering and the active-wall list are serial prefix passes; IC(0)
@@ -59,9 +76,12 @@
  * chunks.  The result is bit-identical for any thread count.
  *
  * Memory: everything per particle is allocated in attach for w->cap
- * particles.  The wall particles depend on the domain and the obstacles:
- * they are (re)built when those change (scene load, reset, obstacle,
- * restore), which may allocate; a step of an unchanged world never does.
+ * particles (~3 kB a particle: lists of 224 + 112 neighbours and the
+ * distances of the second, 64 matrix entries and their IC(0) factor; 300 MB
+ * for the server's default capacity of 100k).  The wall particles depend on the domain
+ * and the obstacles: they are (re)built when those change (scene load,
+ * reset, obstacle, restore), which may allocate; a step of an unchanged world
+ * never does.
  */
 #include <math.h>
 #include <stdio.h>
