@@ -803,6 +803,7 @@ static void collide_task(int b, int e, int worker, void *vctx) {
         }
         p->x[i] = x[0], p->y[i] = x[1], p->z[i] = x[2];
         p->vx[i] = vx, p->vy[i] = vy, p->vz[i] = vz;
+        /* temperature: Eq. 21 integrated by explicit Euler, then the heaters */
         float T = fs__heat_advance(w, p->temp[i], c->m.heat, w->dT[i], x[0], x[1], x[2], dt);
         if (!isfinite(T)) T = w->ambient, bad++;
         p->temp[i] = T;

@@ -289,6 +289,37 @@ void test_mps_oil_water(void) {
     drop(w, pool);
 }
 
+/* ---- heat (Solenthaler Eq. 21, as the Clavet solver) and heaters under MPS */
+void test_mps_heat(void) {
+    fs_pool *pool;
+    fs_world *w = mps_world(3000, 2, &pool);
+    const float l0 = 0.02f;
+    const int nx = 12, ny = 8, nz = 6;
+    mps_domain(w, (fs_vec3){nx * l0, (ny + 6) * l0, nz * l0}, l0);
+    fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){nx * l0, ny * l0, nz * l0}, FS_MAT_WATER, 0.0f);
+    fs_particles_view v;
+    fs_world_view(w, &v);
+    for (int i = 0; i < v.count; i++) ((float *)v.temperature)[i] = v.x[i] < 0.5f * nx * l0 ? 10.0f : 30.0f;
+    double q0 = fs_world_total_heat(w), spread0 = 0, spread1 = 0, mean = q0 / v.count;
+    for (int i = 0; i < v.count; i++) spread0 += fabs(v.temperature[i] - mean);
+    for (int t = 0; t < 30; t++) fs_world_step(w);
+    double q1 = fs_world_total_heat(w);
+    fs_world_view(w, &v);
+    for (int i = 0; i < v.count; i++) spread1 += fabs(v.temperature[i] - mean);
+    /* then a hot plate on the floor */
+    fs_heater_def h = {FS_HEAT_FLOOR, {0, 0, 0}, 1.5f * l0, 2.0f, 80.0f, true};
+    fs_world_set_heater(w, -1, &h, NULL);
+    for (int t = 0; t < 30; t++) fs_world_step(w);
+    double q2 = fs_world_total_heat(w);
+    REPORT("%d particles at 10 / 30 C, 0.5 s insulated: total heat %.3f -> %.3f (relative %.1e), mean deviation "
+           "%.2f -> %.2f C; 0.5 s on an 80 C plate: mean %.2f -> %.2f C",
+           v.count, q0, q1, fabs(q1 - q0) / q0, spread0 / v.count, spread1 / v.count, q1 / v.count, q2 / v.count);
+    CHECK(fabs(q1 - q0) / q0 < 1e-5, "heat not conserved: %.6f -> %.6f", q0, q1);
+    CHECK(spread1 < 0.9 * spread0, "no diffusion");
+    CHECK(q2 / v.count > q1 / v.count + 1.0, "the plate did not heat");
+    drop(w, pool);
+}
+
 /* ---- 4. the ICCG solve on a 20k-particle tank ------------------------------ */
 void test_mps_cg_20k(void) {
     fs_pool *pool;
