@@ -122,6 +122,9 @@ typedef struct mps_obst {
 typedef struct mps_state {
     /* per storage slot, kept across steps: last pressure (warm start) */
     float *p_slot;
+    /* per storage slot, within a step: Eq. 21's dT/dt from the first sub-step
+     * (by slot: the sub-steps' grid builds reorder the particles) */
+    float *dT_slot;
     /* per particle, current order, one sub-step */
     int32_t *nb;          /* [i * NB_MAX]: fluid indices ascending, then cap + wall index (grid order) */
     int16_t *nb_f, *nb_t; /* fluid count, total count */
@@ -415,7 +418,7 @@ static void mps_detach(fs_world *w) {
     mps_state *s = state_of(w);
     if (!s) return;
     free(s->p_slot), free(s->nb), free(s->nb_f), free(s->nb_t), free(s->nst), free(s->nst1), free(s->press);
-    free(s->nn), free(s->nn_f), free(s->nn_t), free(s->nr);
+    free(s->nn), free(s->nn_f), free(s->nn_t), free(s->nr), free(s->dT_slot);
     free(s->row), free(s->rho), free(s->nu);
     free_walls(s);
     fs__csr_free(&s->A);
@@ -431,13 +434,14 @@ static fs_status mps_attach(fs_world *w, fs_error *err) {
     w->solver_state = s;
     size_t n = (size_t)w->cap, f = sizeof(float) * n;
     s->p_slot = calloc(n, sizeof(float));
+    s->dT_slot = calloc(n, sizeof(float));
     s->nb = malloc(sizeof(int32_t) * n * NB_MAX);
     s->nb_f = malloc(sizeof(int16_t) * n), s->nb_t = malloc(sizeof(int16_t) * n);
     s->nn = malloc(sizeof(int32_t) * n * NN_MAX), s->nr = malloc(sizeof(float) * n * NN_MAX);
     s->nn_f = malloc(sizeof(int16_t) * n), s->nn_t = malloc(sizeof(int16_t) * n);
     s->nst = malloc(f), s->nst1 = malloc(f), s->press = calloc(n, sizeof(float));
     s->row = malloc(sizeof(int32_t) * n), s->rho = malloc(f), s->nu = malloc(f);
-    if (!s->p_slot || !s->nb || !s->nn || !s->nr || !s->nn_f || !s->nn_t || !s->nb_f || !s->nb_t || !s->nst || !s->nst1 || !s->press || !s->row || !s->rho ||
+    if (!s->p_slot || !s->dT_slot || !s->nb || !s->nn || !s->nr || !s->nn_f || !s->nn_t || !s->nb_f || !s->nb_t || !s->nst || !s->nst1 || !s->press || !s->row || !s->rho ||
         !s->nu)
         goto nomem;
     s->obst_epoch = w->epoch;
@@ -545,7 +549,7 @@ static void list_task(int b, int e, int worker, void *vctx) {
                 const float q = 1.0f - sqrtf(R2[k]) * inv_h;
                 acc += 0.5f * (Di + c->m.diff[p->mat[J[k]]]) * q * (p->temp[J[k]] - Ti);
             }
-            w->dT[i] = acc;
+            s->dT_slot[p->slot[i]] = acc;
         }
         int32_t *L = s->nb + (size_t)i * NB_MAX, *NL = s->nn + (size_t)i * NN_MAX;
         int m = n < NB_MAX ? n : NB_MAX, mn = 0;
@@ -982,7 +986,7 @@ static void correct_task(int b, int e, int worker, void *vctx) {
         w->nx[i] = x[0], w->ny[i] = x[1], w->nz[i] = x[2]; /* neighbours still read r* */
         p->vx[i] = v[0], p->vy[i] = v[1], p->vz[i] = v[2];
         s->p_slot[p->slot[i]] = P[i];
-        float T = fs__heat_advance(w, p->temp[i], c->m.heat, w->dT[i], x[0], x[1], x[2], dt);
+        float T = fs__heat_advance(w, p->temp[i], c->m.heat, s->dT_slot[p->slot[i]], x[0], x[1], x[2], dt);
         if (!isfinite(T)) T = w->ambient, bad++;
         p->temp[i] = T;
     }
