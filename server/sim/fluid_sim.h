@@ -346,7 +346,7 @@ typedef struct fs_mps_info {
     float dt_sub;             /* their length [s] */
     int unknowns, surface;    /* last pressure solve: rows, free-surface (Dirichlet) particles */
     int active_walls;         /* first-layer wall particles in it */
-    int shrunk_solves;        /* solves that fell back to re_n for want of matrix room (cumulative) */
+    int skipped_solves;       /* sub-steps without a pressure solve for want of matrix room (cumulative; 0 seen) */
 } fs_mps_info;
 bool fs_world_mps_info(const fs_world *w, fs_mps_info *out);
 /* Pressure [Pa] and number density n* (Eq. 14's, at the predicted

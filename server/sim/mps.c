@@ -174,7 +174,7 @@ typedef struct mps_state {
     int nobst;
     uint32_t obst_epoch;
     /* diagnostics */
-    int substeps, unknowns, surface, shrunk;
+    int substeps, unknowns, surface, shrunk; /* shrunk: solves skipped for want of matrix room */
     float dt_sub;
 } mps_state;
 
@@ -1265,7 +1265,7 @@ bool fs_world_mps_info(const fs_world *w, fs_mps_info *o) {
     o->walls = s->nwall, o->obstacles = s->nobst;
     o->substeps = s->substeps, o->dt_sub = s->dt_sub;
     o->unknowns = s->unknowns, o->surface = s->surface, o->active_walls = s->nact;
-    o->shrunk_solves = s->shrunk;
+    o->skipped_solves = s->shrunk;
     return true;
 }
 
