@@ -89,7 +89,7 @@ void test_mps_hydrostatic(void) {
     mps_domain(w, (fs_vec3){nx * l0, (ny + 8) * l0, nz * l0}, l0);
     int n = fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){nx * l0, ny * l0, nz * l0}, FS_MAT_WATER, 0.0f);
     const float H = ny * l0, rho = 1000.0f, g = 9.81f;
-    const int settle = SAN_BUILD ? 20 : 40, avg = SAN_BUILD ? 20 : 40;
+    const int settle = 60, avg = SAN_BUILD ? 30 : 60; /* 1 s to settle: shorter averages carry the start's transient */
     for (int t = 0; t < settle; t++) fs_world_step(w);
     enum { LAYERS = 64 };
     double psum[LAYERS] = {0}, ysum[LAYERS] = {0};
@@ -151,9 +151,10 @@ void test_mps_hydrostatic(void) {
            "interior number density |n - n0| / n0 (%ld particles): mean %.2f%%, worst %.2f%%; fastest particle %.3f m/s",
            used ? 100 * sum / used : 0.0, 100 * worst, avg, ncnt, ncnt ? 100 * nerr / ncnt : 0.0, 100 * nmax, vmax);
     CHECK(used > 3, "too few layers");
-    /* The target was "within a few percent": not met.  With Koshizuka's p^ in Eq. 5 (needed for stability,
-     * see mps.c) the time-averaged pressure reads 10-20% low; the bound is what it does, with a margin. */
-    CHECK(worst < 0.30 && sum / used < 0.20, "hydrostatic pressure off by %.1f%% (mean %.1f%%)", 100 * worst,
+    /* The target was "within a few percent": met only by some averaging windows.  The tank breathes slowly
+     * (a pressure oscillation of a few seconds), and averages over 0.5-1 s read 3-19% below rho g d
+     * (measured over tanks of 10 x 12 x 7 to 16 x 24 x 8 and windows of 0.33-1 s); the bound is that. */
+    CHECK(worst < 0.25 && sum / used < 0.20, "hydrostatic pressure off by %.1f%% (mean %.1f%%)", 100 * worst,
           100 * sum / used);
     CHECK(ncnt > 0 && nerr / ncnt < 0.03, "interior number density error %.2f%%", ncnt ? 100 * nerr / ncnt : 0.0);
     CHECK(vmax < 3.0, "blew up: %.2f m/s", vmax);
