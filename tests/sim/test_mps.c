@@ -361,7 +361,7 @@ static fs_world *obstacle_world(int threads, fs_pool **pool) {
 }
 
 void test_mps_determinism(void) {
-    const int steps = SAN_BUILD ? 20 : 60;
+    const int steps = SAN_BUILD ? 40 : 60;
     uint64_t h[3];
     fs_mps_info in = {0};
     fs_stats st = {0};
