@@ -138,8 +138,17 @@ float fs_world_get_param(const fs_world *w, int material, fs_param p);
  * with a reason and the world is left as it was. */
 fs_status fs_world_set_param(fs_world *w, int material, fs_param p, float value, fs_error *err);
 
-/* Presets, in table order: water, goo, jelly, clay, honey, chocolate. */
-enum { FS_MAT_WATER = 0, FS_MAT_GOO, FS_MAT_JELLY, FS_MAT_CLAY, FS_MAT_HONEY, FS_MAT_CHOCOLATE, FS_MAT_PRESETS };
+/* Presets, in table order: water, goo, jelly, clay, honey, chocolate, oil. */
+enum {
+    FS_MAT_WATER = 0,
+    FS_MAT_GOO,
+    FS_MAT_JELLY,
+    FS_MAT_CLAY,
+    FS_MAT_HONEY,
+    FS_MAT_CHOCOLATE,
+    FS_MAT_OIL, /* 900 kg/m^3, 50x the kinematic viscosity of water (MPS multi-fluid scenes) */
+    FS_MAT_PRESETS
+};
 
 /* ---- World ------------------------------------------------------------- */
 fs_world *fs_world_create(const fs_world_def *def);
@@ -330,6 +339,29 @@ int fs_solver_find(const char *name); /* -1 when unknown or not built in */
  * current particles.  Allocates: not a step-loop call. */
 fs_status fs_world_set_solver(fs_world *w, fs_solver s, fs_error *err);
 fs_solver fs_world_solver(const fs_world *w);
+
+/* ---- The MPS solver's extras (Premoze et al. 2003) ---------------------
+ * Solid walls are fixed particles in three layers (the box, and box
+ * obstacles added here); they live in the solver, not among the world's
+ * particles.  Obstacles belong to the domain: fs_world_reset and scene loads
+ * clear them.  Refused (FS_ERR_ARG) when the world's solver is not "mps".
+ * Allocates: not a step-loop call. */
+fs_status fs_world_mps_add_obstacle(fs_world *w, fs_vec3 lo, fs_vec3 hi, fs_error *err);
+typedef struct fs_mps_info {
+    float l0, re_n, re_lap; /* spacing, number-density and Laplacian radii [m] */
+    float n0, n0_lap, lambda; /* Eq. 3-8 constants from the rest lattice */
+    int walls, obstacles;     /* wall particles (all layers), box obstacles */
+    int substeps;             /* CFL sub-steps inside the last fs_world_step sub-step */
+    float dt_sub;             /* their length [s] */
+    int unknowns, surface;    /* last pressure solve: rows, free-surface (Dirichlet) particles */
+    int active_walls;         /* first-layer wall particles in it */
+    int skipped_solves;       /* sub-steps without a pressure solve for want of matrix room (cumulative; 0 seen) */
+} fs_mps_info;
+bool fs_world_mps_info(const fs_world *w, fs_mps_info *out);
+/* Pressure [Pa] and number density n* (Eq. 14's, at the predicted
+ * positions) of the last sub-step, per particle in view order.  Returns the
+ * count written (0 when the solver is not mps). */
+int fs_world_mps_fields(const fs_world *w, float *pressure, float *number_density, int max);
 
 /* ---- Scenes ------------------------------------------------------------- */
 typedef struct fs_scene_info {

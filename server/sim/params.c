@@ -119,13 +119,15 @@ void fs__materials_init(fs_world *w) {
            1.6f, 0.6f);
     preset(&w->mat[FS_MAT_CHOCOLATE], "chocolate", 3.2f, 0.01f, 0.005f, 10.0f, 0.5f, false, false, 0.1f, 2.0f, 0.1f,
            0.1f, 1.6f, 0.6f);
-    const float dens[FS_MAT_PRESETS] = {1000, 1100, 1050, 1800, 1400, 1250};
+    preset(&w->mat[FS_MAT_OIL], "oil", 3.2f, 0.01f, 0.005f, 2.0f, 0.5f, false, false, 0.05f, 2.0f, 0.1f, 0.1f, 1.6f,
+           0.3f);
+    const float dens[FS_MAT_PRESETS] = {1000, 1100, 1050, 1800, 1400, 1250, 900};
     /* water freezes below 0 C; jelly melts like gelatine; clay softens like
      * wax; honey crystallises in deep cold; cocoa butter sets below about
-     * 28 C and is liquid above about 34 C */
-    const float tsolid[FS_MAT_PRESETS] = {-0.5f, -100, 30, 50, -20, 28},
-                tmelt[FS_MAT_PRESETS] = {0.5f, -99, 45, 90, -5, 34};
-    const float stick[FS_MAT_PRESETS] = {0.25f, 0.3f, 0.3f, 0.3f, 0.35f, 0.3f};
+     * 28 C and is liquid above about 34 C; oil clouds and sets below -5 C */
+    const float tsolid[FS_MAT_PRESETS] = {-0.5f, -100, 30, 50, -20, 28, -10},
+                tmelt[FS_MAT_PRESETS] = {0.5f, -99, 45, 90, -5, 34, -5};
+    const float stick[FS_MAT_PRESETS] = {0.25f, 0.3f, 0.3f, 0.3f, 0.35f, 0.3f, 0.3f};
     /* The unified solver (Solenthaler 2007).  Liquid kinematic viscosities
      * are physical (water 1e-6, honey ~10 Pa s / 1400 kg/m^3, molten
      * chocolate ~5 Pa s / 1250 kg/m^3; goo is a thick paste and never
@@ -136,14 +138,14 @@ void fs__materials_init(fs_world *w) {
      * and E only acts in the soft state between the two points (Fig. 5).
      * Jelly is elastic, clay plastic (small elastic limit, large plastic
      * limit), honey crystallises elastic. */
-    const float nu_l[FS_MAT_PRESETS] = {1e-6f, 0.05f, 1e-3f, 0.01f, 0.007f, 0.004f};
-    const float nu_s[FS_MAT_PRESETS] = {0.02f, 0.05f, 0.02f, 0.05f, 0.05f, 0.05f};
-    const float young[FS_MAT_PRESETS] = {2e5f, 0.0f, 1e5f, 1e5f, 1e5f, 2e5f};
-    const float poisson[FS_MAT_PRESETS] = {0.3f, 0.3f, 0.4f, 0.3f, 0.3f, 0.3f};
-    const float rigid[FS_MAT_PRESETS] = {1, 0, 0, 0, 0, 1};
-    const float elim[FS_MAT_PRESETS] = {0.05f, 0.05f, 0.1f, 0.01f, 0.05f, 0.05f};
-    const float plim[FS_MAT_PRESETS] = {0, 0, 0, 1.0f, 0, 0};
-    const float frac[FS_MAT_PRESETS] = {1.5f, 1.5f, 2.0f, 3.0f, 1.5f, 1.5f};
+    const float nu_l[FS_MAT_PRESETS] = {1e-6f, 0.05f, 1e-3f, 0.01f, 0.007f, 0.004f, 5e-5f};
+    const float nu_s[FS_MAT_PRESETS] = {0.02f, 0.05f, 0.02f, 0.05f, 0.05f, 0.05f, 0.05f};
+    const float young[FS_MAT_PRESETS] = {2e5f, 0.0f, 1e5f, 1e5f, 1e5f, 2e5f, 2e5f};
+    const float poisson[FS_MAT_PRESETS] = {0.3f, 0.3f, 0.4f, 0.3f, 0.3f, 0.3f, 0.3f};
+    const float rigid[FS_MAT_PRESETS] = {1, 0, 0, 0, 0, 1, 1};
+    const float elim[FS_MAT_PRESETS] = {0.05f, 0.05f, 0.1f, 0.01f, 0.05f, 0.05f, 0.05f};
+    const float plim[FS_MAT_PRESETS] = {0, 0, 0, 1.0f, 0, 0, 0};
+    const float frac[FS_MAT_PRESETS] = {1.5f, 1.5f, 2.0f, 3.0f, 1.5f, 1.5f, 1.5f};
     for (int m = 0; m < FS_MAT_PRESETS; m++) {
         float *p = w->mat[m].p;
         p[FS_P_MASS_DENSITY] = dens[m];
@@ -161,6 +163,12 @@ void fs__materials_init(fs_world *w) {
         p[FS_P_PLASTIC_LIMIT] = plim[m];
         p[FS_P_FRACTURE] = frac[m];
     }
+    /* physical values read by the MPS solver: water at 20 C; a light oil
+     * (olive oil is 910 kg/m^3, ~8e-5 m^2/s, 0.032 N/m) */
+    w->mat[FS_MAT_WATER].p[FS_P_KIN_VISCOSITY] = 1.0e-6f;
+    w->mat[FS_MAT_WATER].p[FS_P_SURFACE_TENSION] = 0.0728f;
+    w->mat[FS_MAT_OIL].p[FS_P_KIN_VISCOSITY] = 5.0e-5f;
+    w->mat[FS_MAT_OIL].p[FS_P_SURFACE_TENSION] = 0.032f;
     w->nmat = FS_MAT_PRESETS;
 }
 

@@ -30,6 +30,12 @@ static const fs_scene_info SCENES[] = {
     {"merge", "two chocolate blocks side by side on a 45 C plate melt at the bottom and flow together; set the "
               "plate cold (heater 0) and they set into one body (Solenthaler 2007, Fig. 1, 9)",
      6000, FS_SOLVER_UNIFIED},
+    {"mps_dam_break", "MPS: a water column (width a, height 2a) collapsing along a tank (Martin & Moyce)", 8000,
+     FS_SOLVER_MPS},
+    {"oil_water", "MPS: a layer of oil under a layer of water; the oil rises through it (Sec. 3.4)", 6000,
+     FS_SOLVER_MPS},
+    {"mps_obstacle", "MPS: a jet poured onto a box obstacle of wall particles, drained in a corner", 5000,
+     FS_SOLVER_MPS},
 };
 #define NSCENES ((int)(sizeof SCENES / sizeof SCENES[0]))
 
@@ -38,11 +44,16 @@ const fs_scene_info *fs_scene_get(int i) { return (i >= 0 && i < NSCENES) ? &SCE
 
 #define SPACING 0.08f
 
-static fs_status setup(fs_world *w, fs_vec3 box, fs_error *err) {
+static fs_status setup_h(fs_world *w, fs_vec3 box, float h_over_s, fs_error *err) {
     float s = SPACING;
-    fs_domain d = {{0, 0, 0}, box, {0, -9.81f, 0}, H_OVER_S * s, s, 0.5f * s};
+    fs_domain d = {{0, 0, 0}, box, {0, -9.81f, 0}, h_over_s * s, s, 0.5f * s};
     return fs_world_reset(w, &d, err);
 }
+
+static fs_status setup(fs_world *w, fs_vec3 box, fs_error *err) { return setup_h(w, box, H_OVER_S, err); }
+
+/* MPS scenes: h is the Laplacian's radius, 3.1 spacings (mps.c) */
+#define MPS_H_OVER_S 3.1f
 
 /* Particles on the lattice of the domain spacing inside the union of
  * spheres (each lattice point once), at temperature `temp`. */
@@ -218,6 +229,33 @@ fs_status fs_world_load_scene(fs_world *w, const char *name, int n, fs_error *er
                      20.0f);
         fs_heater_def plate = {FS_HEAT_FLOOR, {0, 0, 0}, 2.0f * s, 2.0f, 45.0f, true};
         fs_world_set_heater(w, -1, &plate, NULL);
+        break;
+    }
+    case 9: { /* mps_dam_break: as dam_break, for the MPS solver */
+        float a = cbrtf(vol / 2.0f);
+        if ((st = setup_h(w, (fs_vec3){4 * a, 2.4f * a, a}, MPS_H_OVER_S, err)) != FS_OK) return st;
+        fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){a, 2 * a, a}, FS_MAT_WATER, 0.0f);
+        break;
+    }
+    case 10: { /* oil_water: a tank L x 0.7 L x L/2, oil (40%) below water (60%) */
+        float L = cbrtf(vol / 0.25f), H = 0.5f * L;
+        if ((st = setup_h(w, (fs_vec3){L, 0.7f * L, 0.5f * L}, MPS_H_OVER_S, err)) != FS_OK) return st;
+        fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){L, 0.4f * H, 0.5f * L}, FS_MAT_OIL, 0.0f);
+        fs_world_add_block(w, (fs_vec3){0, 0.4f * H, 0}, (fs_vec3){L, H, 0.5f * L}, FS_MAT_WATER, 0.0f);
+        break;
+    }
+    case 11: { /* mps_obstacle: a tank L x L x L/2 with a box on its floor; a jet
+                 from the upper left lands on it; a drain in the far corner */
+        float L = cbrtf(vol / 0.12f);
+        if ((st = setup_h(w, (fs_vec3){L, 0.8f * L, 0.5f * L}, MPS_H_OVER_S, err)) != FS_OK) return st;
+        /* only the mps solver has obstacles: elsewhere the scene runs without */
+        fs_world_mps_add_obstacle(w, (fs_vec3){0.35f * L, 0, 0.1f * L}, (fs_vec3){0.6f * L, 0.25f * L, 0.4f * L}, NULL);
+        fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){0.3f * L, 0.1f * L, 0.5f * L}, FS_MAT_WATER, 0.0f);
+        fs_emitter_def e = {{0.45f * L, 0.65f * L, 0.25f * L}, {0.3f, -1, 0}, 2.0f, 2.0f * s, (float)n / 4.0f, n,
+                            FS_MAT_WATER, true};
+        fs_world_set_emitter(w, -1, &e, NULL);
+        fs_drain_def d = {{L, 0.0f, 0.25f * L}, 0.12f * L, true};
+        fs_world_set_drain(w, -1, &d, NULL);
         break;
     }
     }

@@ -81,6 +81,7 @@ typedef struct fs_solver_ops {
 } fs_solver_ops;
 extern const fs_solver_ops fs__clavet_ops;
 extern const fs_solver_ops fs__unified_ops;
+extern const fs_solver_ops fs__mps_ops;
 const fs_solver_ops *fs__solver_ops(fs_solver s); /* NULL when not built in */
 void fs__solver_detach(fs_world *w);             /* frees the current solver's state */
 
@@ -89,6 +90,7 @@ struct fs_world {
     fs_solver solver;
     void *solver_state;
     fs_domain dom;
+    uint32_t epoch; /* counts fs_world_reset calls: solver state tied to a domain (MPS obstacles) */
     char scene[32];
 
     /* derived from def and dom */
@@ -204,6 +206,7 @@ typedef struct fs_pcg {
     fs_csr L; /* IC(0) factor */
     double *r, *z, *p, *q, *diag;
     int fallbacks; /* rows where IC(0) broke down and used the diagonal */
+    fs_world *w;   /* when set, mat-vecs and vector updates run through fs__run (deterministic) */
 } fs_pcg;
 bool fs__csr_alloc(fs_csr *A, int n, int nnz_cap);
 void fs__csr_free(fs_csr *A);

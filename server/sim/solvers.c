@@ -9,6 +9,7 @@
 static const fs_solver_ops *const SOLVERS[FS_SOLVER_COUNT] = {
     [FS_SOLVER_CLAVET] = &fs__clavet_ops,
     [FS_SOLVER_UNIFIED] = &fs__unified_ops,
+    [FS_SOLVER_MPS] = &fs__mps_ops,
 };
 
 const fs_solver_ops *fs__solver_ops(fs_solver s) {

@@ -63,12 +63,30 @@ static double dot(const double *a, const double *b, int n) {
     return s;
 }
 
-static void spmv(const fs_csr *A, const double *x, double *y) {
-    for (int i = 0; i < A->n; i++) {
+typedef struct spmv_ctx {
+    const fs_csr *A;
+    const double *x;
+    double *y;
+} spmv_ctx;
+
+static void spmv_task(int b, int e, int worker, void *vctx) {
+    (void)worker;
+    const spmv_ctx *c = vctx;
+    const fs_csr *A = c->A;
+    for (int i = b; i < e; i++) {
         double s = 0;
-        for (int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) s += A->val[k] * x[A->col[k]];
-        y[i] = s;
+        for (int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) s += A->val[k] * c->x[A->col[k]];
+        c->y[i] = s;
     }
+}
+
+/* y = A x, one row per gather: the same bits on any split of the rows. */
+static void spmv(fs_world *w, const fs_csr *A, const double *x, double *y) {
+    spmv_ctx c = {A, x, y};
+    if (w)
+        fs__run(w, spmv_task, &c, A->n);
+    else
+        spmv_task(0, A->n, 0, &c);
 }
 
 /* IC(0): L with the lower pattern of A (columns sorted, diagonal last in each
@@ -142,7 +160,7 @@ int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, 
             double *resid_out) {
     int n = A->n;
     double *r = s->r, *z = s->z, *p = s->p, *q = s->q;
-    spmv(A, x, q);
+    spmv(s->w, A, x, q);
     for (int i = 0; i < n; i++) r[i] = b[i] - q[i];
     double bnorm = sqrt(dot(b, b, n));
     if (bnorm == 0) bnorm = 1;
@@ -154,7 +172,7 @@ int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, 
     double rz = dot(r, z, n), res = sqrt(dot(r, r, n)) / bnorm;
     int it = 0;
     while (res > tol && it < maxit) {
-        spmv(A, p, q);
+        spmv(s->w, A, p, q);
         double pq = dot(p, q, n);
         if (!(pq > 0)) break; /* not positive definite along p: stop */
         double alpha = rz / pq;

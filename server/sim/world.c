@@ -187,6 +187,7 @@ fs_status fs_world_reset(fs_world *w, const fs_domain *dom, fs_error *err) {
     w->max_speed = 4.0f * dom->h / w->dt;
     w->lo = (fs_vec3){a.x + r, a.y + r, a.z + r};
     w->hi = (fs_vec3){b.x - r, b.y - r, b.z - r};
+    w->epoch++;
     w->n = 0;
     w->next_id = 0;
     w->nfree = 0;

@@ -2,8 +2,10 @@
  * dt = 1/60 s per step, h = 2.1 spacings, N = 10k, 59,319 (39^3, the
  * reference figure), 50k and 100k, with 1 and 2 threads.  Prints ms per step
  * by phase and particle-steps per second; then rigid bodies; then the unified
- * solver against Clavet and the largest stable step of each.
- * Usage: bench_sim [N ...]; BENCH_UNIFIED_ONLY=1 runs the last section only. */
+ * solver against Clavet and the largest stable step of each; then the MPS
+ * solver's dam break (10k and 50k): wall-clock seconds per simulated second,
+ * split into neighbour search, explicit part, assembly, solve and correction.
+ * Usage: bench_sim [N ...] | bench_sim mps [N ...]; BENCH_UNIFIED_ONLY=1 runs the unified section only. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,20 @@ static double now_ms(void) {
 
 static void run_bodies(int n, int nbodies, int threads, int warm, int steps);
 static void unified_section(int warm, int steps);
+static void run_mps(int n, int threads, int warm, int steps);
+
+/* The MPS dam break at the given sizes (default 10k and 50k). */
+static void mps_section(const int *n, int count) {
+    int mw = getenv("BENCH_MPS_WARM") ? atoi(getenv("BENCH_MPS_WARM")) : 30;
+    int ms = getenv("BENCH_MPS_STEPS") ? atoi(getenv("BENCH_MPS_STEPS")) : 15;
+    printf("\nMPS dam break (mps_dam_break: 8 cm spacing, h = 3.1 spacings), %d warm-up steps of 1/60 s, then %d\n", mw,
+           ms);
+    printf("      N  T  s per sim s | grid  explicit  assemble  solve  correct (ms per step) | sub-steps  CG its\n");
+    if (count)
+        for (int i = 0; i < count; i++) run_mps(n[i], 2, mw, ms);
+    else
+        for (int i = 0; i < 2; i++) run_mps(i ? 50000 : 10000, 2, mw, ms);
+}
 
 /* A dam break of about n particles on a pool of `threads` threads. */
 static fs_world *dam_break(int n, int threads, fs_pool **pool) {
@@ -65,6 +81,12 @@ static void run(int n, int threads, int warm, int steps) {
 
 int main(int argc, char **argv) {
     int sizes[16] = {10000, 50000, 59319, 100000}, ns = 4;
+    if (argc > 1 && strcmp(argv[1], "mps") == 0) {
+        int n[14], k = 0;
+        for (int i = 2; i < argc && k < 14; i++) n[k++] = atoi(argv[i]);
+        mps_section(n, k);
+        return 0;
+    }
     if (argc > 1) {
         ns = 0;
         for (int i = 1; i < argc && ns < 16; i++) sizes[ns++] = atoi(argv[i]);
@@ -88,6 +110,7 @@ int main(int argc, char **argv) {
             run_bodies(50000, 20, t, warm, steps);
         }
         unified_section(warm, steps);
+        mps_section(NULL, 0);
     }
     return 0;
 }
@@ -236,4 +259,40 @@ static void unified_section(int warm, int steps) {
         printf("clavet   dt %5.2f ms: KE at 3 s %.3f J/kg, %llu repaired, %llu clamped: %s\n", dts[k] * 1e3, r.ke_end,
                r.repaired, r.clamped, ok ? "stable" : "UNSTABLE");
     }
+}
+
+/* The MPS dam break: seconds of wall clock per simulated second, and where they go. */
+static void run_mps(int n, int threads, int warm, int steps) {
+    fs_pool *pool = fs_pool_create(threads);
+    fs_world_def d = fs_default_world_def();
+    d.capacity = n + n / 4;
+    d.worker_count = threads;
+    d.parallel_for = fs_pool_parallel_for;
+    d.task_user = pool;
+    fs_world *w = fs_world_create(&d);
+    fs_error err;
+    if (!w || fs_world_set_solver(w, FS_SOLVER_MPS, &err) != FS_OK ||
+        fs_world_load_scene(w, "mps_dam_break", n, &err) != FS_OK) {
+        printf("cannot load: %s\n", w ? err.msg : "out of memory");
+        exit(1);
+    }
+    for (int t = 0; t < warm; t++) fs_world_step(w);
+    double ph[FS_PHASE_COUNT] = {0}, subs = 0, its = 0;
+    double t0 = now_ms();
+    for (int t = 0; t < steps; t++) {
+        fs_world_step(w);
+        fs_stats st;
+        fs_world_stats(w, &st);
+        fs_mps_info in;
+        fs_world_mps_info(w, &in);
+        for (int k = 0; k < FS_PHASE_COUNT; k++) ph[k] += st.phase_ms[k];
+        subs += in.substeps, its += st.solver_iterations;
+    }
+    double wall = now_ms() - t0, sim = steps * (double)fs_world_dt(w);
+    printf("%7d  %d  %10.1f | %6.0f %8.0f %9.0f %6.0f %8.0f | %9.1f  %6.1f\n", fs_world_particle_count(w), threads,
+           wall * 1e-3 / sim, ph[FS_PHASE_GRID] / steps, ph[FS_PHASE_VISCOSITY] / steps, ph[FS_PHASE_ASSEMBLE] / steps,
+           ph[FS_PHASE_SOLVE] / steps, ph[FS_PHASE_COLLIDE] / steps, subs / steps, its / steps);
+    fflush(stdout);
+    fs_world_destroy(w);
+    fs_pool_destroy(pool);
 }

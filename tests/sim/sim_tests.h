@@ -26,4 +26,10 @@ void test_unified_layers(void);
 void test_unified_determinism(void);
 void test_unified_scenes(void);
 void test_unified_stress(void);
+void test_mps_hydrostatic(void);
+void test_mps_dam_break(void);
+void test_mps_oil_water(void);
+void test_mps_heat(void);
+void test_mps_cg_20k(void);
+void test_mps_determinism(void);
 #endif
