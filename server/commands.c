@@ -14,7 +14,7 @@ static const char *const kind_names[CMD_KIND_COUNT] = {
     [CMD_BODY_GRAB] = "body_grab",     [CMD_BODY_DRAG] = "body_drag",       [CMD_BODY_RELEASE] = "body_release",
     [CMD_GET_BODIES] = "get_bodies",
     [CMD_SET_SOLVER] = "set_solver",   [CMD_HEAT] = "heat",
-    [CMD_GET_SNAPSHOT] = "get_snapshot", [CMD_RESTORE] = "restore",
+    [CMD_GET_SNAPSHOT] = "get_snapshot", [CMD_RESTORE] = "restore", [CMD_HEATER] = "heater",
 };
 
 const char *cmd_kind_name(cmd_kind k)
@@ -28,7 +28,7 @@ bool cmd_kind_mutates(cmd_kind k)
     case CMD_PUSH: case CMD_SET_PARAM: case CMD_LOAD_SCENE: case CMD_PAUSE:
     case CMD_RESUME: case CMD_STEP: case CMD_EMITTER: case CMD_BODY_CREATE: case CMD_BODY_DESTROY:
     case CMD_BODY_IMPULSE: case CMD_BODY_GRAB: case CMD_BODY_DRAG: case CMD_BODY_RELEASE:
-    case CMD_SET_SOLVER: case CMD_HEAT: case CMD_RESTORE:
+    case CMD_SET_SOLVER: case CMD_HEAT: case CMD_RESTORE: case CMD_HEATER:
         return true;
     default:
         return false;
@@ -103,6 +103,7 @@ const char *const cmd_field_names[CF_COUNT] = {
     [CF_VEL] = "vel",         [CF_ANG_VEL] = "ang_vel",       [CF_DENSITY] = "density",
     [CF_STATIC] = "static",   [CF_FRICTION] = "friction",     [CF_IMPULSE] = "impulse",
     [CF_TARGET] = "target",   [CF_SOLVER] = "solver",         [CF_DURATION] = "duration",
+    [CF_KIND] = "kind",       [CF_TEMPERATURE] = "temperature",
 };
 
 const cmd_ftype cmd_field_types[CF_COUNT] = {
@@ -115,6 +116,7 @@ const cmd_ftype cmd_field_types[CF_COUNT] = {
     [CF_SHAPE] = CFT_STR,  [CF_SIZE] = CFT_VEC3,    [CF_ROT] = CFT_VEC4,    [CF_VEL] = CFT_VEC3,
     [CF_ANG_VEL] = CFT_VEC3, [CF_DENSITY] = CFT_NUM, [CF_STATIC] = CFT_BOOL, [CF_FRICTION] = CFT_NUM,
     [CF_IMPULSE] = CFT_VEC3, [CF_TARGET] = CFT_VEC3, [CF_SOLVER] = CFT_STR, [CF_DURATION] = CFT_NUM,
+    [CF_KIND] = CFT_STR,   [CF_TEMPERATURE] = CFT_NUM,
 };
 
 char *cmd_field_str(cmd_fields *f, int field, size_t *cap)
@@ -127,6 +129,7 @@ char *cmd_field_str(cmd_fields *f, int field, size_t *cap)
     case CF_NAME: return f->name;
     case CF_SHAPE: return f->shape;
     case CF_SOLVER: return f->solver;
+    case CF_KIND: return f->kind;
     case CF_TOKEN: *cap = sizeof f->token; return f->token;
     default: return NULL;
     }
@@ -151,6 +154,7 @@ double *cmd_field_num(cmd_fields *f, int field)
     case CF_DENSITY: return &f->density;
     case CF_FRICTION: return &f->friction;
     case CF_DURATION: return &f->duration;
+    case CF_TEMPERATURE: return &f->temperature;
     default: return NULL;
     }
 }
@@ -205,6 +209,8 @@ static const struct kind_schema {
     {CMD_SET_SOLVER, B(CF_NAME), B(CF_NAME)},
     {CMD_HEAT, B(CF_POINT) | B(CF_RADIUS) | B(CF_RATE), B(CF_POINT) | B(CF_RADIUS) | B(CF_RATE) | B(CF_DURATION)},
     {CMD_GET_SNAPSHOT, 0, 0},
+    {CMD_HEATER, B(CF_SLOT),
+     B(CF_SLOT) | B(CF_KIND) | B(CF_POINT) | B(CF_RADIUS) | B(CF_RATE) | B(CF_TEMPERATURE) | B(CF_ENABLED)},
     {CMD_PAUSE, 0, 0},
     {CMD_RESUME, 0, 0},
     {CMD_STEP, 0, B(CF_STEPS)},
@@ -389,6 +395,57 @@ int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen)
         break;
     case CMD_GET_SNAPSHOT:
         break;
+    case CMD_HEATER: {
+        if (!is_int(f->slot, 0, CMD_HEATER_SLOTS - 1)) {
+            snprintf(err, errlen, "heater: 'slot' must be an integer in [0, %d]", CMD_HEATER_SLOTS - 1);
+            return -1;
+        }
+        out->u.heater.slot = (int)f->slot;
+        out->u.heater.enabled = (f->present & B(CF_ENABLED)) ? f->enabled : true;
+        uint64_t defmask = B(CF_KIND) | B(CF_POINT) | B(CF_RADIUS) | B(CF_RATE) | B(CF_TEMPERATURE);
+        if (!(f->present & defmask)) {
+            if (!(f->present & B(CF_ENABLED))) {
+                snprintf(err, errlen, "heater: give 'enabled' or a definition");
+                return -1;
+            }
+            break;
+        }
+        bool floor = !strcmp(f->kind, "floor");
+        if (!(f->present & B(CF_KIND)) || (!floor && strcmp(f->kind, "sphere"))) {
+            snprintf(err, errlen, "heater: 'kind' must be 'floor' or 'sphere'");
+            return -1;
+        }
+        uint64_t need = B(CF_RADIUS) | B(CF_RATE) | (floor ? B(CF_TEMPERATURE) : B(CF_POINT));
+        for (int i = 0; i < CF_COUNT; i++)
+            if ((need & ~f->present) & B(i)) {
+                snprintf(err, errlen, "heater: a %s heater needs '%s'", f->kind, cmd_field_names[i]);
+                return -1;
+            }
+        if ((f->present & B(CF_POINT)) && !finite3(f->point, CMD_MAX_COORD)) {
+            snprintf(err, errlen, "heater: 'point' must be 3 finite numbers");
+            return -1;
+        }
+        if (!(in_range(f->radius, 0, CMD_MAX_HEAT_RADIUS) && f->radius > 0) ||
+            !in_range(f->rate, -CMD_MAX_HEAT_RATE, CMD_MAX_HEAT_RATE) ||
+            ((f->present & B(CF_TEMPERATURE)) && !in_range(f->temperature, CMD_MIN_TEMPERATURE, CMD_MAX_TEMPERATURE))) {
+            snprintf(err, errlen, "heater: radius in (0, %g] m, rate in [-%g, %g], temperature in [%g, %g] C",
+                     CMD_MAX_HEAT_RADIUS, CMD_MAX_HEAT_RATE, CMD_MAX_HEAT_RATE, CMD_MIN_TEMPERATURE,
+                     CMD_MAX_TEMPERATURE);
+            return -1;
+        }
+        if (floor && f->rate < 0) {
+            snprintf(err, errlen, "heater: a floor's 'rate' (how fast it pulls towards its temperature, 1/s) must be >= 0");
+            return -1;
+        }
+        out->u.heater.has_def = true;
+        out->u.heater.kind = floor ? FS_HEAT_FLOOR : FS_HEAT_SPHERE;
+        for (int i = 0; i < 3; i++)
+            out->u.heater.point[i] = (float)f->point[i];
+        out->u.heater.radius = (float)f->radius;
+        out->u.heater.rate = (float)f->rate;
+        out->u.heater.temperature = (float)f->temperature;
+        break;
+    }
     case CMD_LOAD_SCENE:
         out->u.scene.solver = -1;
         if (f->present & B(CF_SOLVER)) {

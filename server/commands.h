@@ -31,6 +31,10 @@
 #define CMD_MAX_HEAT_RADIUS 10.0f  /* m, as the core's heaters */
 #define CMD_MAX_HEAT_S 10.0f        /* s, how long one heat command heats */
 #define CMD_DEFAULT_HEAT_S 0.25f
+#define CMD_HEAT_TOOLS 4            /* heater slots kept for the heat tools (the last ones) */
+#define CMD_HEATER_SLOTS (FS_MAX_HEATERS - CMD_HEAT_TOOLS) /* slots the heater command sets */
+#define CMD_MAX_TEMPERATURE 1000.0f /* deg C, as the core's heaters */
+#define CMD_MIN_TEMPERATURE (-100.0f)
 
 typedef enum cmd_kind {
     CMD_NONE = 0,
@@ -56,6 +60,7 @@ typedef enum cmd_kind {
     CMD_HEAT,
     CMD_GET_SNAPSHOT,  /* REST only: reply carries the world's snapshot */
     CMD_RESTORE,       /* REST only: restores the snapshot uploaded under u.restore.upload */
+    CMD_HEATER,
     CMD_KIND_COUNT
 } cmd_kind;
 
@@ -105,6 +110,12 @@ typedef struct cmd {
         struct {
             uint32_t upload; /* hub upload id */
         } restore;
+        struct {
+            int slot;
+            bool has_def, enabled;
+            int kind; /* fs_heat_kind */
+            float point[3], radius, rate, temperature;
+        } heater;
         struct {
             int steps;
         } step;
@@ -168,7 +179,7 @@ enum cmd_field {
     CF_VALUE, CF_PARAMS, CF_NAME, CF_PARTICLES, CF_STEPS, CF_SLOT, CF_ENABLED, CF_POS,
     CF_SPEED, CF_RATE, CF_CAP, CF_VISIBLE, CF_TOKEN, CF_OFFSET, CF_LIMIT, CF_ID, CF_SHAPE,
     CF_SIZE, CF_ROT, CF_VEL, CF_ANG_VEL, CF_DENSITY, CF_STATIC, CF_FRICTION, CF_IMPULSE, CF_TARGET,
-    CF_SOLVER, CF_DURATION,
+    CF_SOLVER, CF_DURATION, CF_KIND, CF_TEMPERATURE,
     CF_COUNT
 };
 extern const char *const cmd_field_names[CF_COUNT];
@@ -182,10 +193,10 @@ typedef struct cmd_fields {
     uint64_t present; /* 1ull << CF_x */
     char type[CMD_NAME_LEN];
     char material[CMD_NAME_LEN], param[CMD_NAME_LEN], name[CMD_NAME_LEN], shape[CMD_NAME_LEN];
-    char solver[CMD_NAME_LEN];
+    char solver[CMD_NAME_LEN], kind[CMD_NAME_LEN];
     char token[128];
     double rid, radius, strength, value, speed, rate, particles, steps, slot, cap, offset, limit;
-    double id, density, friction, duration;
+    double id, density, friction, duration, temperature;
     double point[3], direction[3], pos[3], size[3], vel[3], ang_vel[3], impulse[3], target[3];
     double rot[4];
     bool pos_nil; /* cursor: pos = nil hides the cursor */

@@ -463,7 +463,7 @@ static void route(net *n, http_req *r)
         {"/resume", HM_POST, V_COMMAND, CMD_RESUME, 1},    {"/step", HM_POST, V_COMMAND, CMD_STEP, 1},
         {"/push", HM_POST, V_COMMAND, CMD_PUSH, 0},        {"/emitter", HM_POST, V_COMMAND, CMD_EMITTER, 0},
         {"/solvers", HM_GET, V_SOLVERS, CMD_NONE, 0},     {"/solver", HM_POST, V_COMMAND, CMD_SET_SOLVER, 0},
-        {"/heat", HM_POST, V_COMMAND, CMD_HEAT, 0},
+        {"/heat", HM_POST, V_COMMAND, CMD_HEAT, 0},       {"/heater", HM_POST, V_COMMAND, CMD_HEATER, 0},
     };
     if (!strcmp(p, "/") && (m == HM_GET)) {
         cJSON *j = cJSON_CreateObject();
@@ -473,7 +473,7 @@ static void route(net *n, http_req *r)
             "PATCH /api/materials/{name}", "POST /api/pause", "POST /api/resume", "POST /api/step",
             "GET /api/particles?offset=&limit=", "POST /api/push", "POST /api/emitter", "GET /api/bodies",
             "POST /api/bodies", "DELETE /api/bodies/{id}", "POST /api/bodies/{id}/impulse", "GET /api/clients",
-            "GET /api/solvers", "POST /api/solver", "POST /api/heat", "GET /api/snapshot", "POST /api/snapshot",
+            "GET /api/solvers", "POST /api/solver", "POST /api/heat", "POST /api/heater", "GET /api/snapshot", "POST /api/snapshot",
             "GET /metrics"};
         for (size_t i = 0; i < sizeof eps / sizeof eps[0]; i++)
             cJSON_AddItemToArray(a, cJSON_CreateString(eps[i]));
@@ -605,7 +605,7 @@ void rest_deliver(net *n, cmd_reply *rep)
             cJSON_AddNumberToObject(j, "steps", (double)rep->value);
         if (rep->kind == CMD_PAUSE || rep->kind == CMD_RESUME)
             cJSON_AddBoolToObject(j, "paused", rep->kind == CMD_PAUSE);
-        if (rep->kind == CMD_EMITTER)
+        if (rep->kind == CMD_EMITTER || rep->kind == CMD_HEATER)
             cJSON_AddNumberToObject(j, "slot", (double)rep->value);
         if (rep->kind == CMD_BODY_CREATE || rep->kind == CMD_BODY_DESTROY || rep->kind == CMD_BODY_IMPULSE)
             cJSON_AddNumberToObject(j, "id", (double)rep->value);

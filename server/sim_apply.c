@@ -431,6 +431,30 @@ void sim_apply(sim_thread *s, const cmd *c)
     case CMD_HEAT:
         apply_heat(s, c);
         break;
+    case CMD_HEATER: {
+        fs_heater_def d;
+        int slot = c->u.heater.slot;
+        if (c->u.heater.has_def) {
+            memset(&d, 0, sizeof d);
+            d.kind = (fs_heat_kind)c->u.heater.kind;
+            d.centre = (fs_vec3){c->u.heater.point[0], c->u.heater.point[1], c->u.heater.point[2]};
+            d.radius = c->u.heater.radius;
+            d.rate = c->u.heater.rate;
+            d.temperature = c->u.heater.temperature;
+        } else if (!fs_world_get_heater(s->world, slot, &d)) {
+            snprintf(msg, sizeof msg, "heater: slot %d is empty; give a definition", slot);
+            post(s, c, false, msg, 0);
+            break;
+        }
+        d.enabled = c->u.heater.enabled;
+        if (fs_world_set_heater(s->world, slot, &d, &e) < 0) {
+            snprintf(msg, sizeof msg, "heater: %s", e.msg);
+            post(s, c, false, msg, 0);
+            break;
+        }
+        post(s, c, true, NULL, slot);
+        break;
+    }
     case CMD_GET_SNAPSHOT:
     case CMD_RESTORE: {
         cmd_reply r;

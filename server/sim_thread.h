@@ -16,7 +16,7 @@
 #include "wire.h"
 
 #define SIM_MAX_PENDING_STEPS 32
-#define SIM_HEAT_TOOLS 4
+#define SIM_HEAT_TOOLS CMD_HEAT_TOOLS
 
 /* A reply held back until the world has stepped to `tick`.  A value owned
  * by the sim thread. */

@@ -496,7 +496,7 @@ msg_buf *wire_encode_reply(const cmd_reply *r)
             extra = "particles";
         else if (r->kind == CMD_STEP)
             extra = "steps";
-        else if (r->kind == CMD_EMITTER)
+        else if (r->kind == CMD_EMITTER || r->kind == CMD_HEATER)
             extra = "slot";
         else if (r->kind == CMD_BODY_CREATE)
             extra = "id";

@@ -192,6 +192,8 @@ c2s = [
     ("load_scene", {"type": "load_scene", "rid": 4, "name": "drop", "particles": 5000, "solver": "clavet"}),
     ("set_solver", {"type": "set_solver", "rid": 16, "name": "clavet"}),
     ("heat", {"type": "heat", "rid": 17, "point": [0.5, 0.25, 0.5], "radius": 0.2, "rate": -40, "duration": 0.5}),
+    ("heater", {"type": "heater", "rid": 18, "slot": 0, "kind": "floor", "radius": 0.16, "rate": 2,
+                "temperature": 5, "enabled": True}),
     ("pause", {"type": "pause", "rid": 5}),
     ("resume", {"type": "resume", "rid": 6}),
     ("step", {"type": "step", "rid": 7, "steps": 10}),

@@ -254,6 +254,8 @@ typedef struct fs_heater_def {
     bool enabled;
 } fs_heater_def;
 int fs_world_set_heater(fs_world *w, int slot, const fs_heater_def *def, fs_error *err);
+/* The heater in a slot; false when the slot is empty. */
+bool fs_world_get_heater(const fs_world *w, int slot, fs_heater_def *out);
 /* Sets every particle's temperature, and that of particles added later. */
 void fs_world_set_temperature(fs_world *w, float celsius);
 /* Sum of temperatures (heat with equal heat capacities), for diagnostics. */

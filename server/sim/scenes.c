@@ -28,7 +28,7 @@ static const fs_scene_info SCENES[] = {
               "(Solenthaler 2007, Fig. 12)",
      8000, FS_SOLVER_UNIFIED},
     {"merge", "two chocolate blocks side by side on a 45 C plate melt at the bottom and flow together; set the "
-              "plate cold (heater 0) and they set into one body (Solenthaler 2007, Fig. 1, 9)",
+              "plate cold (heater slot 0: POST /api/heater) and they set into one body (Solenthaler 2007, Fig. 1, 9)",
      6000, FS_SOLVER_UNIFIED},
     {"mps_dam_break", "MPS: a water column (width a, height 2a) collapsing along a tank (Martin & Moyce)", 8000,
      FS_SOLVER_MPS},

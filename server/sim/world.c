@@ -574,6 +574,12 @@ bool fs_world_get_emitter(const fs_world *w, int slot, fs_emitter_def *out, int 
     return true;
 }
 
+bool fs_world_get_heater(const fs_world *w, int slot, fs_heater_def *out) {
+    if (slot < 0 || slot >= FS_MAX_HEATERS || !w->heat[slot].used) return false;
+    *out = w->heat[slot].def;
+    return true;
+}
+
 int fs_world_set_heater(fs_world *w, int slot, const fs_heater_def *d, fs_error *err) {
     if (!d || !vec_finite(d->centre) || !isfinite(d->radius) || !isfinite(d->rate) || !isfinite(d->temperature)) {
         SETERR(err, "heater: every number must be finite");

@@ -289,3 +289,36 @@ test('solvers: GET /api/solvers, POST /api/solver switches and broadcasts, unkno
   c.close();
   await s.stop();
 });
+
+test('heater: the merge scene\'s hot plate (slot 0) is set cold over REST, and the bottom cools', async (t) => {
+  const s = await startServer(['--particles', '1500', '--scene', 'merge']);
+  const st = (await get(s, '/api/stats')).json;
+  assert.equal(st.solver, 'unified');
+  await http(s, 'POST', '/api/pause');
+  await http(s, 'POST', '/api/step', { body: { steps: 60 } }); // the plate at 45 C warms the bottom layers
+  const bottom = (snap) => {
+    const ys = snap.positions.map((p) => p[1]), lo = Math.min(...ys);
+    const T = snap.temperatures.filter((_, i) => ys[i] < lo + 0.1);
+    return T.reduce((a, b) => a + b, 0) / T.length;
+  };
+  const warm = bottom(await particles(s));
+  let r = await http(s, 'POST', '/api/heater', { body: { slot: 0, kind: 'floor', radius: 0.16, rate: 2, temperature: 5 } });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.json.slot, 0);
+  await http(s, 'POST', '/api/step', { body: { steps: 90 } });
+  const cold = bottom(await particles(s));
+  t.diagnostic(`bottom layer: ${warm.toFixed(1)} C on the hot plate, ${cold.toFixed(1)} C 1.5 s after it was set to 5 C`);
+  assert.ok(warm > 25 && cold < warm - 10, `${warm} -> ${cold}`);
+  // switched off, then on again without a definition
+  assert.equal((await http(s, 'POST', '/api/heater', { body: { slot: 0, enabled: false } })).status, 200);
+  assert.equal((await http(s, 'POST', '/api/heater', { body: { slot: 0, enabled: true } })).status, 200);
+  // refused: an empty slot without a definition, slots kept for the heat tools, bad kinds and ranges
+  r = await http(s, 'POST', '/api/heater', { body: { slot: 3, enabled: true } });
+  assert.equal(r.status, 400);
+  assert.match(r.json.error, /slot 3 is empty/);
+  for (const bad of [{ slot: 4, enabled: true }, { slot: 0, kind: 'cube', radius: 1, rate: 1, temperature: 1 },
+    { slot: 0, kind: 'floor', radius: 0.1, rate: 1 }, { slot: 0, kind: 'floor', radius: 0.1, rate: 1, temperature: 5000 },
+    { slot: 0, kind: 'sphere', radius: 0.1, rate: 1 }])
+    assert.equal((await http(s, 'POST', '/api/heater', { body: bad })).status, 400, JSON.stringify(bad));
+  await s.stop();
+});

@@ -698,6 +698,11 @@ static void check_c2s(const char *file, const cJSON *in, const uint8_t *bytes, s
     case CMD_SET_SOLVER:
         CHECK(c.u.solver.solver == fs_solver_find(cJSON_GetObjectItem(in, "name")->valuestring), "%s solver", file);
         break;
+    case CMD_HEATER:
+        CHECK(c.u.heater.slot == (int)jnum(in, "slot") && c.u.heater.has_def && c.u.heater.kind == FS_HEAT_FLOOR &&
+                  c.u.heater.temperature == (float)jnum(in, "temperature") && c.u.heater.rate == (float)jnum(in, "rate"),
+              "%s values", file);
+        break;
     case CMD_HEAT:
         CHECK(c.u.heat.radius == (float)jnum(in, "radius") && c.u.heat.rate == (float)jnum(in, "rate") &&
                   c.u.heat.duration == (float)jnum(in, "duration") &&
