@@ -33,6 +33,15 @@ export const cmd = {
     if (duration !== undefined) c.duration = clampTo(duration, HEAT.duration);
     return c;
   },
+  // One of the world's fixed heat sources (PROTOCOL.md `heater`): a floor
+  // plate {kind: 'floor', radius, rate, temperature} or a sphere {kind:
+  // 'sphere', point, radius, rate}; enabled defaults to true.
+  heater: (slot, def) => {
+    const c = { type: 'heater', slot, ...def };
+    if (def.point) c.point = v3(def.point);
+    return c;
+  },
+  heaterEnable: (slot, enabled) => ({ type: 'heater', slot, enabled: !!enabled }),
   pause: () => ({ type: 'pause' }),
   resume: () => ({ type: 'resume' }),
   step: (steps = 1) => ({ type: 'step', steps }),

@@ -22,6 +22,7 @@ const build = {
   'c2s_load_scene.msgpack': (e) => cmd.loadScene(e.name, e.particles, e.solver),
   'c2s_set_solver.msgpack': (e) => cmd.setSolver(e.name),
   'c2s_heat.msgpack': (e) => cmd.heat(e.point, e.radius, e.rate, e.duration),
+  'c2s_heater.msgpack': (e) => { const { type, rid, slot, ...def } = e; return cmd.heater(slot, def); },
   'c2s_pause.msgpack': () => cmd.pause(),
   'c2s_resume.msgpack': () => cmd.resume(),
   'c2s_step.msgpack': (e) => cmd.step(e.steps),
