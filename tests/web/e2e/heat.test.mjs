@@ -311,3 +311,22 @@ test('the material panel copes with every parameter: Young\'s modulus gets a log
   await page.screenshot({ path: join(ART, 'materials-panel.png'), clip: { x: 600, y: 0, width: 360, height: 600 } });
   assert.deepEqual(page.errors, []);
 });
+
+test('the Floor control sets a cold plate (heater slot 0): the bottom of the fluid cools; a scene load resets the control', async () => {
+  const p = await openClient(browser, server);
+  await connected(p);
+  await api(server, 'POST', '/api/scene', { name: 'dam_break', particles: 3000 });
+  await api(server, 'POST', '/api/resume');
+  await p.selectOption('#floor-plate', '-20');
+  await sleep(2000);
+  const snap = await allParticles(server);
+  const ys = snap.positions.map((q) => q[1]), lo = Math.min(...ys);
+  const bottom = snap.temperatures.filter((_, i) => ys[i] < lo + 0.1);
+  const mean = bottom.reduce((a, b) => a + b, 0) / bottom.length;
+  console.log(`floor at -20 C for 2 s: the bottom 10 cm of fluid at ${mean.toFixed(1)} C (was 20 C)`);
+  assert.ok(mean < 5, `bottom at ${mean} C`);
+  await p.selectOption('#floor-plate', 'off');
+  await p.selectOption('#scene', 'dam_break');
+  await waitFor(p, () => document.getElementById('floor-plate').value === '');
+  await p.close();
+});

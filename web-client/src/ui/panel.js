@@ -61,6 +61,15 @@ export class Panel {
       if (!r.ok) this.app.toast(`step: ${r.error}`, true);
     });
     $('emitter').addEventListener('change', (ev) => this.app.setEmitter?.(ev.target.checked));
+    $('floor-plate').addEventListener('change', async (ev) => {
+      const v = ev.target.value;
+      if (v === '') return;
+      const c = v === 'off' ? this.app.cmd.heaterEnable(0, false)
+        : this.app.cmd.heater(0, { kind: 'floor', radius: 0.2, rate: 2, temperature: Number(v) });
+      const r = await this.app.send(c);
+      if (!r.ok) this.app.toast(`floor: ${r.error}`, true);
+      else if (this.colour === 'material') this.setColour('temperature');
+    });
     $('scene-emitter').addEventListener('change', async (ev) => {
       const r = await this.app.send(this.app.cmd.emitterEnable(0, ev.target.checked));
       if (!r.ok) { this.app.toast(`scene jet: ${r.error}`, true); ev.target.checked = !ev.target.checked; }
@@ -167,6 +176,7 @@ export class Panel {
     if (cap && n > cap) { this.app.toast(`at most ${cap} particles on this server (--capacity)`, true); n = cap; $('count').value = cap; }
     const r = await this.app.send(this.app.cmd.loadScene(name, n));
     if (!r.ok) this.app.toast(`load_scene: ${r.error}`, true);
+    else $('floor-plate').value = ''; /* the new scene's own heaters */
   }
 
   setPaused(p) {
