@@ -524,15 +524,6 @@ static inline float *scr_r2(const fs_world *w, int worker) {
     return w->scr_r2 + (size_t)worker * ((size_t)w->cap + FS_SCR_PAD);
 }
 
-static inline int world_cell(const fs_world *w, float x, float y, float z) {
-    int cx = (int)((x - w->dom.box_min.x) * w->inv_cs);
-    int cy = (int)((y - w->dom.box_min.y) * w->inv_cs);
-    int cz = (int)((z - w->dom.box_min.z) * w->inv_cs);
-    cx = cx < 0 ? 0 : (cx >= w->gx ? w->gx - 1 : cx);
-    cy = cy < 0 ? 0 : (cy >= w->gy ? w->gy - 1 : cy);
-    cz = cz < 0 ? 0 : (cz >= w->gz ? w->gz - 1 : cz);
-    return (cz * w->gy + cy) * w->gx + cx;
-}
 
 /* Neighbour lists at r^n: fluid within h (the world grid), then walls within
  * h (the wall grid); also saves r^n and sums Eq. 21's heat exchange. */
@@ -601,7 +592,7 @@ static void wall_list_task(int b, int e, int worker, void *vctx) {
     for (int a = b; a < e; a++) {
         int k = s->l1_wall[s->act[a]];
         const float xk = s->wx[k], yk = s->wy[k], zk = s->wz[k];
-        fs__ranges_of(w, world_cell(w, xk, yk, zk), &r);
+        fs__ranges_of(w, fs__cell_of(w, xk, yk, zk), &r);
         int32_t *L = s->anb + (size_t)a * WNB_MAX;
         int m = 0;
         for (int q = 0; q < r.n; q++)

@@ -246,6 +246,31 @@ int fs__unified_components(fs_world *w, int *pairs, int *largest);
 float fs__unified_max_strain(const fs_world *w);
 float fs__unified_density_ratio(const fs_world *w, float *max);
 
+/* The grid cell holding (x, y, z), clamped to the grid. */
+static inline int fs__cell_of(const fs_world *w, float x, float y, float z) {
+    int cx = (int)((x - w->dom.box_min.x) * w->inv_cs);
+    int cy = (int)((y - w->dom.box_min.y) * w->inv_cs);
+    int cz = (int)((z - w->dom.box_min.z) * w->inv_cs);
+    cx = cx < 0 ? 0 : (cx >= w->gx ? w->gx - 1 : cx);
+    cy = cy < 0 ? 0 : (cy >= w->gy ? w->gy - 1 : cy);
+    cz = cz < 0 ? 0 : (cz >= w->gz ? w->gz - 1 : cz);
+    return (cz * w->gy + cy) * w->gx + cx;
+}
+
+/* Whether the sorted list J[0..n) holds t (springs, body neighbours). */
+static inline bool fs__sorted_has(const int32_t *J, int n, int32_t t) {
+    int lo = 0, hi = n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) >> 1;
+        if (J[mid] == t) return true;
+        if (J[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return false;
+}
+
 /* deterministic hash-based noise in [0, 1) */
 static inline float fs__rand01(uint64_t a, uint64_t b) {
     uint64_t z = a * 0x9E3779B97F4A7C15ull + b + 0x632BE59BD9B4E019ull;

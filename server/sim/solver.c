@@ -43,15 +43,6 @@ void fs__run(fs_world *w, fs_task_fn *fn, void *ctx, int count) {
 }
 
 /* ---- the grid (Sec. 7.1) ----------------------------------------------- */
-static inline int cell_of(const fs_world *w, float x, float y, float z) {
-    int cx = (int)((x - w->dom.box_min.x) * w->inv_cs);
-    int cy = (int)((y - w->dom.box_min.y) * w->inv_cs);
-    int cz = (int)((z - w->dom.box_min.z) * w->inv_cs);
-    cx = cx < 0 ? 0 : (cx >= w->gx ? w->gx - 1 : cx);
-    cy = cy < 0 ? 0 : (cy >= w->gy ? w->gy - 1 : cy);
-    cz = cz < 0 ? 0 : (cz >= w->gz ? w->gz - 1 : cz);
-    return (cz * w->gy + cy) * w->gx + cx;
-}
 
 void fs__ranges_of(const fs_world *w, int c, fs_ranges *r) {
     if (r->cell == c) return;
@@ -130,7 +121,7 @@ void fs__grid_build(fs_world *w) {
     int32_t *start = w->cell_start, *cell = w->cell, *perm = w->perm;
     memset(start, 0, sizeof(int32_t) * ((size_t)nc + 1));
     for (int i = 0; i < n; i++) {
-        int c = cell_of(w, w->p.x[i], w->p.y[i], w->p.z[i]);
+        int c = fs__cell_of(w, w->p.x[i], w->p.y[i], w->p.z[i]);
         cell[i] = c;
         start[c + 1]++;
     }
@@ -313,18 +304,6 @@ static void predict_task(int b, int e, int worker, void *vctx) {
 }
 
 /* ---- springs: Algorithm 4 (adjust) in three gathers, then Algorithm 3 --- */
-static inline bool has_spring(const int32_t *J, int n, int32_t t) {
-    int lo = 0, hi = n - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) >> 1;
-        if (J[mid] == t) return true;
-        if (J[mid] < t)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return false;
-}
 
 /* S1: Eq. 8 rest-length update of every existing spring, and Alg. 4 lines
  * 12-14 removal (L > h), plus removal when stretched past the break length or
@@ -392,7 +371,7 @@ static void spring_count_task(int b, int e, int worker, void *vctx) {
             int nn = fs__scan(p->x, p->y, p->z, &r, i, c->h2, false, list, sc.r2, NULL, NULL, NULL);
             for (int k = 0; k < nn; k++) {
                 int j = list[k];
-                if (new_spring(c, w, i, j) && !has_spring(J, n, p->slot[j])) total++;
+                if (new_spring(c, w, i, j) && !fs__sorted_has(J, n, p->slot[j])) total++;
             }
         }
         w->spr_total[i] = total;
@@ -426,7 +405,7 @@ static void spring_add_task(int b, int e, int worker, void *vctx) {
             int j = list[k];
             int kind = new_spring(c, w, i, j);
             if (!kind || w->spr_total[j] > K) continue;
-            if (has_spring(J, n0, p->slot[j])) continue;
+            if (fs__sorted_has(J, n0, p->slot[j])) continue;
             J[n] = p->slot[j];
             /* Alg. 4 line 5 inserts at rest length h; a pair that freezes
              * together keeps the shape it froze in */

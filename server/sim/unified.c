@@ -316,18 +316,6 @@ static inline void coincident_dir(const fs_particles *p, int i, int j, float *dx
     *dx = sg * r * cosf(t), *dy = sg * r * sinf(t), *dz = sg * z;
 }
 
-static inline bool has_bond(const int32_t *J, int n, int32_t t) {
-    int lo = 0, hi = n - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) >> 1;
-        if (J[mid] == t) return true;
-        if (J[mid] < t)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return false;
-}
 
 /* ---- phase and body neighbours (once per step) ------------------------------ */
 /* P1: solidity, state, fresh slots; the viscosity and stiffness of the state
@@ -417,7 +405,7 @@ static void prune_task(int b, int e, int worker, void *vctx) {
         float *cand = sc.dx; /* squared distances of the candidates */
         for (int k = 0; k < nn; k++) {
             int j = sc.j[k];
-            if (w->solid[j] <= 0.0f || !(u->fresh[i] || u->fresh[j]) || has_bond(J, keep, p->slot[j])) continue;
+            if (w->solid[j] <= 0.0f || !(u->fresh[i] || u->fresh[j]) || fs__sorted_has(J, keep, p->slot[j])) continue;
             cand[cnt++] = sc.r2[k];
         }
         int budget = KB - keep;
@@ -462,7 +450,7 @@ static void bond_task(int b, int e, int worker, void *vctx) {
             int j = sc.j[k];
             if (w->solid[j] <= 0.0f || !(u->fresh[i] || u->fresh[j])) continue;
             if (!(sc.r2[k] < u->cut[i] && sc.r2[k] < u->cut[j])) continue;
-            if (has_bond(J, n0, p->slot[j])) continue;
+            if (fs__sorted_has(J, n0, p->slot[j])) continue;
             J[n] = p->slot[j];
             RX[n] = p->x[j] - p->x[i], RY[n] = p->y[j] - p->y[i], RZ[n] = p->z[j] - p->z[i];
             n++;
