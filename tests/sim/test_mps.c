@@ -151,11 +151,16 @@ void test_mps_hydrostatic(void) {
            "interior number density |n - n0| / n0 (%ld particles): mean %.2f%%, worst %.2f%%; fastest particle %.3f m/s",
            used ? 100 * sum / used : 0.0, 100 * worst, avg, ncnt, ncnt ? 100 * nerr / ncnt : 0.0, 100 * nmax, vmax);
     CHECK(used > 3, "too few layers");
-    /* The target was "within a few percent": met only by some averaging windows.  The tank breathes slowly
-     * (a pressure oscillation of a few seconds), and averages over 0.5-1 s read 3-19% below rho g d
-     * (measured over tanks of 10 x 12 x 7 to 16 x 24 x 8 and windows of 0.33-1 s); the bound is that. */
-    CHECK(worst < 0.25 && sum / used < 0.20, "hydrostatic pressure off by %.1f%% (mean %.1f%%)", 100 * worst,
-          100 * sum / used);
+    /* The target is "within a few percent".  With p^_i of Eq. 5 the least pressure within 2.1 l0 this tank
+     * read 9.1% low on average (worst 10.7%): the pressure's slope with depth was ~8% short, the bias
+     * (p_i - p^_i) sum r w / r^2 of a not quite regular arrangement carrying part of the weight, and p_i - p^_i
+     * is rho g times the reach of the search (2 l0).  With p^_i over r < 1.1 l0 (PMIN_R, mps.c) it reads mean
+     * 1.5%, worst 3.7% (14 x 20 x 7, 1 s settled, 1 s averaged).  Other tanks and windows (the tank breathes
+     * slowly): 16 x 24 x 8 2.1% / 4.9% (was 8.4% / 10.8%), windows 1.5 + 1.5 s 1.1% / 2.9% (6.5% / 9.2%),
+     * 2 + 0.5 s 3.5% / 7.1% (2.6% / 7.9%), 10 x 12 x 7 over 0.5 s (the ASan tank) 9.2% / 10.4% (13.7% / 16.9%).
+     * The ASan build's smaller tank, shorter average: 0.15 / 0.12 (was 0.25 / 0.20). */
+    CHECK(worst < (SAN_BUILD ? 0.15 : 0.06) && sum / used < (SAN_BUILD ? 0.12 : 0.03),
+          "hydrostatic pressure off by %.1f%% (mean %.1f%%)", 100 * worst, 100 * sum / used);
     CHECK(ncnt > 0 && nerr / ncnt < 0.03, "interior number density error %.2f%%", ncnt ? 100 * nerr / ncnt : 0.0);
     CHECK(vmax < 3.0, "blew up: %.2f m/s", vmax);
     CHECK(finite_inside(w), "NaN or escaped particle");
@@ -217,7 +222,9 @@ void test_mps_dam_break(void) {
         T[ns] = (ns * (double)d.dt) * Tscale;
         Z[ns] = (front + 0.5 * l0) / a;
         ns++;
-        if (Z[ns - 1] > 3.3 || T[ns - 1] > 3.5) break;
+        /* run past the last point (T = 2.547): interp() holds the last sample beyond the run, so a run
+         * stopped at x/a > 3.3 (T = 2.52) read the last point and the speed from a clamped sample */
+        if (T[ns - 1] > MM_T[3] + 0.05 || Z[ns - 1] > 4.5) break;
     }
     fs_stats st;
     fs_world_stats(w, &st);
@@ -229,8 +236,15 @@ void test_mps_dam_break(void) {
     for (int k = 0; k < 4; k++) {
         double zs = interp(T, Z, ns, MM_T[k]), e = (zs - MM_Z[k]) / MM_Z[k];
         worst = fabs(e) > worst ? fabs(e) : worst;
-        REPORT("  T = %.3f: x/a = %.3f, Martin & Moyce %.3f, error %+.1f%%; Koshizuka & Oka's MPS %.3f", MM_T[k], zs,
-               MM_Z[k], 100 * e, interp(KO_T, KO_Z, 9, MM_T[k]));
+        double tz = T[ns - 1]; /* when the simulated front reached Martin & Moyce's x/a */
+        for (int q = 1; q < ns; q++)
+            if (Z[q] >= MM_Z[k]) {
+                tz = T[q - 1] + (T[q] - T[q - 1]) * (MM_Z[k] - Z[q - 1]) / (Z[q] - Z[q - 1]);
+                break;
+            }
+        REPORT("  T = %.3f: x/a = %.3f, Martin & Moyce %.3f, error %+.1f%% (reached at T = %.3f, %.1f ms early); "
+               "Koshizuka & Oka's MPS %.3f",
+               MM_T[k], zs, MM_Z[k], 100 * e, tz, 1e3 * (MM_T[k] - tz) / Tscale, interp(KO_T, KO_Z, 9, MM_T[k]));
     }
     for (int k = 0; k < ns; k += ns / 8 + 1) REPORT("  T = %.2f  x/a = %.3f", T[k], Z[k]);
     /* the speed of the surge, dZ/dT between the last two points */
@@ -240,7 +254,7 @@ void test_mps_dam_break(void) {
            "the surge runs ahead by a near-constant time; its speed dZ/dT over T = %.2f..%.2f: %.3f, Martin & Moyce "
            "%.3f (%+.1f%%)",
            100 * worst, MM_T[2], MM_T[3], slope, mm_slope, 100 * (slope - mm_slope) / mm_slope);
-    CHECK(T[ns - 1] >= 2.6 || Z[ns - 1] > 3.0, "the run stopped early: T %.2f, x/a %.2f", T[ns - 1], Z[ns - 1]);
+    CHECK(T[ns - 1] > MM_T[3], "the run stopped early: T %.2f, x/a %.2f", T[ns - 1], Z[ns - 1]);
     CHECK(worst < 0.20, "surge front off Martin & Moyce by %.1f%%", 100 * worst);
     CHECK(fabs(slope - mm_slope) / mm_slope < (SAN_BUILD ? 0.25 : 0.10), "surge speed %.3f against %.3f", slope,
           mm_slope);
