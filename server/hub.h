@@ -52,8 +52,8 @@ typedef struct sim_stats {
     double cmd_to_frame_ms_last, cmd_to_frame_ms_mean; /* command arrival -> frame published */
     uint64_t nonfinite_repaired, escapes_clamped, emitted, drained;
     uint64_t replies_dropped;
-    /* the solver and its implicit solve, last step */
-    char solver[CMD_NAME_LEN];
+    /* the solver's implicit solve (or internal steps), last step; which
+     * solver runs is in world_info */
     int solver_iterations;
     double solver_residual;
     int bodies;

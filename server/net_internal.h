@@ -68,6 +68,7 @@ typedef struct http_req {
     char pending_name[CMD_NAME_LEN];
     int status;
     const char *ctype;     /* NULL: application/json */
+    msg_buf *resp_msg;     /* the answer as an immutable buffer (one reference), else resp */
     char *resp;
     size_t resp_len, resp_off;
 } http_req;

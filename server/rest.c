@@ -22,6 +22,8 @@ static void respond_text(net *n, http_req *r, int status, char *json)
 {
     n->resp_bytes -= r->resp_len;
     free(r->resp);
+    msg_buf_unref(r->resp_msg);
+    r->resp_msg = NULL;
     r->status = status;
     r->resp = json;
     r->resp_len = json ? strlen(json) : 0;
@@ -33,12 +35,22 @@ static void respond_text(net *n, http_req *r, int status, char *json)
     lws_callback_on_writable(r->wsi);
 }
 
-/* Any other content: takes ownership of data (malloc'd, len bytes). */
+/* Any other content: takes ownership of data (malloc'd, len bytes), or
+ * sends an immutable buffer (takes one reference; no copy). */
 static void respond_bytes(net *n, http_req *r, int status, const char *ctype, char *data, size_t len)
 {
     respond_text(n, r, status, NULL);
     r->resp = data;
     r->resp_len = data ? len : 0;
+    n->resp_bytes += r->resp_len;
+    r->ctype = ctype;
+}
+
+static void respond_msg(net *n, http_req *r, int status, const char *ctype, msg_buf *m)
+{
+    respond_text(n, r, status, NULL);
+    r->resp_msg = m;
+    r->resp_len = m->len;
     n->resp_bytes += r->resp_len;
     r->ctype = ctype;
 }
@@ -571,16 +583,9 @@ void rest_deliver(net *n, cmd_reply *rep)
     case CMD_GET_BODIES:
         j = rest_bodies_json(rep->bodies, rep->tick);
         break;
-    case CMD_GET_SNAPSHOT: {
-        char *data = rep->blob ? malloc(rep->blob->len) : NULL;
-        if (!data) {
-            respond_error(n, r, 500, "out of memory");
-            return;
-        }
-        memcpy(data, rep->blob->data, rep->blob->len);
-        respond_bytes(n, r, 200, "application/msgpack", data, rep->blob->len);
+    case CMD_GET_SNAPSHOT:
+        respond_msg(n, r, 200, "application/msgpack", msg_buf_ref(rep->blob)); /* ok implies a blob */
         return;
-    }
     case CMD_SET_PARAM:
         j = rep->value >= 0 && rep->value < wi.material_count
                 ? rest_material_json(n, &wi, (int)rep->value, false)
@@ -635,6 +640,7 @@ static void req_reset(net *n, http_req *r)
     n->resp_bytes -= r->resp_len;
     free(r->body);
     free(r->resp);
+    msg_buf_unref(r->resp_msg);
     memset(r, 0, sizeof *r);
 }
 
@@ -693,7 +699,7 @@ static int write_response(net *n, http_req *r)
     uint8_t *tmp = malloc(LWS_PRE + chunk + 1);
     if (!tmp)
         return -1;
-    memcpy(tmp + LWS_PRE, r->resp + r->resp_off, chunk);
+    memcpy(tmp + LWS_PRE, (r->resp_msg ? (const char *)r->resp_msg->data : r->resp) + r->resp_off, chunk);
     bool last = chunk == left;
     int w = lws_write(r->wsi, tmp + LWS_PRE, chunk, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP);
     free(tmp);

@@ -391,10 +391,7 @@ void sim_apply(sim_thread *s, const cmd *c)
     case CMD_LOAD_SCENE: {
         /* the scene's own solver unless the command names one; checked
          * before anything changes */
-        int which = -1;
-        for (int i = 0; i < fs_scene_count(); i++)
-            if (!strcmp(fs_scene_get(i)->name, c->u.scene.name))
-                which = i;
+        int which = fs_scene_find(c->u.scene.name);
         int np = c->u.scene.particles;
         if (which < 0 || (np != 0 && (np < 100 || np > fs_world_capacity(s->world)))) {
             if (which < 0)

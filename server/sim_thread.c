@@ -98,10 +98,7 @@ int sim_thread_init(sim_thread *s, const srv_config *cfg, const wire_static *st,
     const char *scene = cfg->scene[0] ? cfg->scene : (fs_scene_count() > 0 ? fs_scene_get(0)->name : "");
     fs_error e = {{0}};
     if (sim_load_saved(s) <= 0) {
-        int which = -1;
-        for (int i = 0; i < fs_scene_count(); i++)
-            if (!strcmp(fs_scene_get(i)->name, scene))
-                which = i;
+        int which = fs_scene_find(scene);
         if (which >= 0 && fs_world_set_solver(s->world, fs_scene_get(which)->solver, &e) != FS_OK) {
             snprintf(err, errlen, "cannot start solver for scene '%s': %s", scene, e.msg);
             return -1;
@@ -267,7 +264,6 @@ static void *sim_main(void *arg)
         s->stats.emitted = fst.emitted;
         s->stats.drained = fst.drained;
         s->stats.bodies = fst.bodies;
-        snprintf(s->stats.solver, sizeof s->stats.solver, "%s", fs_solver_name(fst.solver));
         s->stats.solver_iterations = fst.solver_iterations;
         s->stats.solver_residual = fst.solver_residual;
         if (s->next_save_ns && t1 >= s->next_save_ns) {

@@ -374,6 +374,7 @@ typedef struct fs_scene_info {
 } fs_scene_info;
 int fs_scene_count(void);
 const fs_scene_info *fs_scene_get(int i);
+int fs_scene_find(const char *name); /* index, or -1 when unknown */
 /* Resets the world to a named scene with about `particles` particles
  * (0: the scene's default).  Material parameters are kept; particles,
  * bodies, emitters, drains and heaters are replaced by the scene's.  The

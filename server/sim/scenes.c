@@ -43,6 +43,11 @@ static const fs_scene_info SCENES[] = {
 
 int fs_scene_count(void) { return NSCENES; }
 const fs_scene_info *fs_scene_get(int i) { return (i >= 0 && i < NSCENES) ? &SCENES[i] : NULL; }
+int fs_scene_find(const char *name) {
+    for (int i = 0; i < NSCENES && name; i++)
+        if (strcmp(SCENES[i].name, name) == 0) return i;
+    return -1;
+}
 
 #define SPACING 0.08f
 
@@ -95,9 +100,7 @@ static int add_block_at(fs_world *w, fs_vec3 lo, fs_vec3 hi, int material, float
 }
 
 fs_status fs_world_load_scene(fs_world *w, const char *name, int n, fs_error *err) {
-    int which = -1;
-    for (int i = 0; i < NSCENES && name; i++)
-        if (strcmp(SCENES[i].name, name) == 0) which = i;
+    int which = fs_scene_find(name);
     if (which < 0) {
         if (err) snprintf(err->msg, sizeof err->msg, "unknown scene '%s'", name ? name : "(null)");
         return FS_ERR_UNKNOWN;
