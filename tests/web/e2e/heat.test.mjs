@@ -85,8 +85,9 @@ test('the solver selector and the HUD show the server\'s solver; set_solver roun
   const r = await other.evaluate(() => window.__fluid.conn.send({ type: 'set_solver', name: 'clavet' }));
   assert.equal(r.ok, true);
   await waitFor(page, (id) => window.__fluid.solver.by === id, idB);
-  await waitFor(page, () => [...document.querySelectorAll('.toast')].some((t) => /switched the solver to clavet/.test(t.textContent)));
-  const toastText = await page.evaluate(() => [...document.querySelectorAll('.toast')].map((t) => t.textContent).find((t) => /switched the solver/.test(t)));
+  // (this page's own "you switched ..." toast may still be up: look for the other client's)
+  await waitFor(page, (id) => [...document.querySelectorAll('.toast')].some((t) => t.textContent.includes(`${id} switched the solver`)), idB);
+  const toastText = await page.evaluate((id) => [...document.querySelectorAll('.toast')].map((t) => t.textContent).find((t) => t.includes(`${id} switched the solver`)), idB);
   assert.match(toastText, new RegExp(`${idB} switched the solver to clavet`));
   // And a REST switch (by 0).
   await api(server, 'POST', '/api/solver', { name: 'clavet' });
