@@ -172,14 +172,30 @@ void test_mps_hydrostatic(void) {
  * Martin, J.C. & Moyce, W.J. 1952, "Part IV. An experimental study of the
  * collapse of liquid columns on a rigid horizontal plane", Phil. Trans. R.
  * Soc. A 244, 312-324: surge front Z = x/a against T = t sqrt(2g/a) for the
- * column of height 2a (n^2 = 2) and a = 2.25 in, their Fig. 3 as digitised in
- * PySPH's pysph/examples/db_exp_data.py (github.com/pypr/pysph, commit
- * 483e4449, "mm_data_2"; that file cites Martin & Moyce 1952 and Koshizuka
- * & Oka 1996, Nucl. Sci. Eng. 123, 421-434).  Time origin: the release of
- * the column; front: the leading edge of the surge on the floor, x/a = 1 at
- * T = 0.  The points up to x/a = 3 (the next one is at 4.13). */
+ * column of height 2a (n^2 = 2).  Front: the leading edge of the surge on
+ * the floor, x/a = 1 at T = 0.  Two transcriptions of their measurements,
+ * each up to x/a = 3:
+ *  - MM: a = 2.25 in (the a simulated here), their Fig. 3 as digitised in
+ *    PySPH's pysph/examples/db_exp_data.py (github.com/pypr/pysph, commit
+ *    483e4449, "mm_data_2"; the next point is at x/a = 4.13);
+ *  - MMT: the times at which the front passed their marks x/a = 1 + k/4.5
+ *    (half an inch apart), as transcribed in Lethe's dam-break example
+ *    (github.com/chaos-polymtl/lethe, examples/multiphysics/dam-break/
+ *    dam-break-2d.py, commit 129b71aa, citing Martin & Moyce 1952).
+ * Time origin.  The simulation releases the column at once; the experiment
+ * took a finite time to release it, so the measured surge starts late, and
+ * numerical studies shift the experiment's clock: Lethe's example (the same
+ * file) adds TAU0 = 0.175 to the simulated T.  This test does the same and
+ * asserts that the front follows both sets within 10% up to x/a = 3 with
+ * that shift; it prints, and bounds at 20%, the raw comparison too (the
+ * simulated front reaches each point 11-15 ms early, while its speed agrees;
+ * see the note in server/sim/mps.c), and the shift that would fit best. */
 static const double MM_T[] = {0.832, 1.219, 1.997, 2.547}, MM_Z[] = {1.217, 1.474, 2.292, 2.995};
-/* The same file's "ko_data": Koshizuka & Oka's own MPS front, printed for comparison. */
+static const double MMT_T[] = {0.41, 0.84, 1.19, 1.43, 1.63, 1.82, 1.97, 2.2, 2.32, 2.5},
+                    MMT_Z[] = {1.11, 1.23, 1.44, 1.67, 1.89, 2.11, 2.33, 2.56, 2.78, 3.0};
+#define TAU0 0.175
+/* The same PySPH file's "ko_data": Koshizuka & Oka's own MPS front (Nucl. Sci. Eng. 123, 421-434,
+ * 1996), printed for comparison. */
 static const double KO_T[] = {0.0, 0.381, 0.769, 1.153, 1.537, 1.935, 2.323, 2.719, 3.096},
                     KO_Z[] = {1.000, 1.111, 1.252, 1.505, 1.892, 2.241, 2.615, 3.003, 3.624};
 
@@ -188,6 +204,20 @@ static double interp(const double *t, const double *z, int n, double at) {
     for (int k = 1; k < n; k++)
         if (at <= t[k]) return z[k - 1] + (z[k] - z[k - 1]) * (at - t[k - 1]) / (t[k] - t[k - 1]);
     return z[n - 1];
+}
+
+/* The largest relative deviation of the simulated front (T, Z; ns samples)
+ * from a measured set, the simulation's clock shifted by tau; the sum of
+ * squared deviations is added to *sq. */
+static double front_error(const double *T, const double *Z, int ns, const double *mt, const double *mz, int m,
+                          double tau, double *sq) {
+    double worst = 0;
+    for (int k = 0; k < m; k++) {
+        double e = (interp(T, Z, ns, mt[k] - tau) - mz[k]) / mz[k];
+        worst = fabs(e) > worst ? fabs(e) : worst;
+        if (sq) *sq += e * e;
+    }
+    return worst;
 }
 
 /* A thin 3D tank (the column a x 2a, `deep` particles deep between two
@@ -232,30 +262,52 @@ void test_mps_dam_break(void) {
            "surface tension %.4f N/m, nu %.1e m^2/s",
            n, na, 2 * na, deep, l0 * 1e3, a * 1e3, maxsub, fs_world_get_param(w, FS_MAT_WATER, FS_P_SURFACE_TENSION),
            fs_world_get_param(w, FS_MAT_WATER, FS_P_KIN_VISCOSITY));
-    double worst = 0;
+    const double mms = 1e3 / Tscale; /* ms per unit of T */
     for (int k = 0; k < 4; k++) {
-        double zs = interp(T, Z, ns, MM_T[k]), e = (zs - MM_Z[k]) / MM_Z[k];
-        worst = fabs(e) > worst ? fabs(e) : worst;
         double tz = T[ns - 1]; /* when the simulated front reached Martin & Moyce's x/a */
         for (int q = 1; q < ns; q++)
             if (Z[q] >= MM_Z[k]) {
                 tz = T[q - 1] + (T[q] - T[q - 1]) * (MM_Z[k] - Z[q - 1]) / (Z[q] - Z[q - 1]);
                 break;
             }
-        REPORT("  T = %.3f: x/a = %.3f, Martin & Moyce %.3f, error %+.1f%% (reached at T = %.3f, %.1f ms early); "
-               "Koshizuka & Oka's MPS %.3f",
-               MM_T[k], zs, MM_Z[k], 100 * e, tz, 1e3 * (MM_T[k] - tz) / Tscale, interp(KO_T, KO_Z, 9, MM_T[k]));
+        double raw = interp(T, Z, ns, MM_T[k]), shifted = interp(T, Z, ns, MM_T[k] - TAU0);
+        REPORT("  MM T = %.3f: x/a = %.3f, Martin & Moyce %.3f: %+.1f%% with the release shift, %+.1f%% raw "
+               "(x/a %.3f; reached at T = %.3f, %.1f ms early); Koshizuka & Oka's MPS %.3f",
+               MM_T[k], shifted, MM_Z[k], 100 * (shifted - MM_Z[k]) / MM_Z[k], 100 * (raw - MM_Z[k]) / MM_Z[k], raw,
+               tz, mms * (MM_T[k] - tz), interp(KO_T, KO_Z, 9, MM_T[k]));
+    }
+    for (int k = 0; k < 10; k++) {
+        double raw = interp(T, Z, ns, MMT_T[k]), shifted = interp(T, Z, ns, MMT_T[k] - TAU0);
+        REPORT("  MMT T = %.2f: x/a = %.3f, Martin & Moyce %.2f: %+.1f%% with the release shift, %+.1f%% raw", MMT_T[k],
+               shifted, MMT_Z[k], 100 * (shifted - MMT_Z[k]) / MMT_Z[k], 100 * (raw - MMT_Z[k]) / MMT_Z[k]);
     }
     for (int k = 0; k < ns; k += ns / 8 + 1) REPORT("  T = %.2f  x/a = %.3f", T[k], Z[k]);
+    double w_mm = front_error(T, Z, ns, MM_T, MM_Z, 4, TAU0, NULL),
+           w_mmt = front_error(T, Z, ns, MMT_T, MMT_Z, 10, TAU0, NULL),
+           raw_mm = front_error(T, Z, ns, MM_T, MM_Z, 4, 0, NULL), raw_mmt = front_error(T, Z, ns, MMT_T, MMT_Z, 10, 0, NULL);
+    double best = 0, best_sq = INFINITY; /* the shift that fits both sets best, for the record */
+    for (double tau = 0; tau <= 0.5; tau += 0.005) {
+        double sq = 0;
+        front_error(T, Z, ns, MM_T, MM_Z, 4, tau, &sq);
+        front_error(T, Z, ns, MMT_T, MMT_Z, 10, tau, &sq);
+        if (sq < best_sq) best_sq = sq, best = tau;
+    }
     /* the speed of the surge, dZ/dT between the last two points */
     double slope = (interp(T, Z, ns, MM_T[3]) - interp(T, Z, ns, MM_T[2])) / (MM_T[3] - MM_T[2]),
            mm_slope = (MM_Z[3] - MM_Z[2]) / (MM_T[3] - MM_T[2]);
-    REPORT("largest deviation from Martin & Moyce up to x/a = 3: %.1f%% (the brief's target: 10%%; asserted: 20%%); "
-           "the surge runs ahead by a near-constant time; its speed dZ/dT over T = %.2f..%.2f: %.3f, Martin & Moyce "
-           "%.3f (%+.1f%%)",
-           100 * worst, MM_T[2], MM_T[3], slope, mm_slope, 100 * (slope - mm_slope) / mm_slope);
+    REPORT("largest deviation up to x/a = 3 with the release shift T0 = %.3f (%.1f ms): %.1f%% (MM), %.1f%% (MMT) "
+           "(target and assert: 10%%); raw: %.1f%% (MM), %.1f%% (MMT) (asserted: 20%%); best-fitting shift %.3f "
+           "(%.1f ms: %.1f%%, %.1f%%)",
+           TAU0, mms * TAU0, 100 * w_mm, 100 * w_mmt, 100 * raw_mm, 100 * raw_mmt, best, mms * best,
+           100 * front_error(T, Z, ns, MM_T, MM_Z, 4, best, NULL),
+           100 * front_error(T, Z, ns, MMT_T, MMT_Z, 10, best, NULL));
+    REPORT("speed of the surge dZ/dT over T = %.2f..%.2f: %.3f, Martin & Moyce %.3f (%+.1f%%)", MM_T[2], MM_T[3],
+           slope, mm_slope, 100 * (slope - mm_slope) / mm_slope);
     CHECK(T[ns - 1] > MM_T[3], "the run stopped early: T %.2f, x/a %.2f", T[ns - 1], Z[ns - 1]);
-    CHECK(worst < 0.20, "surge front off Martin & Moyce by %.1f%%", 100 * worst);
+    CHECK(w_mm < 0.10 && w_mmt < 0.10, "surge front off Martin & Moyce by %.1f%% / %.1f%% (release shift %.3f)",
+          100 * w_mm, 100 * w_mmt, TAU0);
+    CHECK(raw_mm < 0.20 && raw_mmt < 0.20, "raw surge front off Martin & Moyce by %.1f%% / %.1f%%", 100 * raw_mm,
+          100 * raw_mmt);
     CHECK(fabs(slope - mm_slope) / mm_slope < (SAN_BUILD ? 0.25 : 0.10), "surge speed %.3f against %.3f", slope,
           mm_slope);
     CHECK(finite_inside(w), "NaN or escaped particle");
