@@ -743,6 +743,7 @@ int main(int argc, char **argv) {
         {"mps_dam_break", test_mps_dam_break},
         {"mps_oil_water", test_mps_oil_water},
         {"mps_heat", test_mps_heat},
+        {"mps_surface_tension", test_mps_surface_tension},
         {"mps_cg_20k", test_mps_cg_20k},
         {"mps_determinism", test_mps_determinism},
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
