@@ -31,6 +31,7 @@ void test_mps_dam_break(void);
 void test_mps_oil_water(void);
 void test_mps_heat(void);
 void test_mps_surface_tension(void);
+void test_mps_inflow_outflow(void);
 void test_mps_cg_20k(void);
 void test_mps_determinism(void);
 #endif

@@ -409,6 +409,58 @@ void test_mps_surface_tension(void) {
           "proportional to sigma", a.p_in, b.p_in);
 }
 
+/* ---- inflow and outflow: the mps_obstacle scene ---------------------------
+ * A jet (an emitter) lands on a box obstacle of wall particles and the water
+ * leaves through a drain in the far corner: the count of particles must
+ * level off where the drain takes what the jet brings, no particle may end
+ * inside the obstacle. */
+void test_mps_inflow_outflow(void) {
+    fs_pool *pool;
+    fs_world *w = mps_world(3200, 2, &pool);
+    fs_error err;
+    CHECK(fs_world_load_scene(w, "mps_obstacle", 800, &err) == FS_OK, "%s", err.msg);
+    const fs_domain dom = fs_world_domain(w);
+    const float L = dom.box_max.x, e = 0.5f * dom.spacing;
+    const int n0 = fs_world_particle_count(w);
+    fs_mps_info in;
+    fs_world_mps_info(w, &in);
+    int inside = 0, on_top = 0, count[6] = {0};
+    uint64_t emitted[6] = {0}, drained[6] = {0};
+    for (int s = 1; s <= 300; s++) { /* 5 s */
+        fs_world_step(w);
+        if (s % 60) continue;
+        fs_stats st;
+        fs_world_stats(w, &st);
+        fs_particles_view v;
+        fs_world_view(w, &v);
+        const int k = s / 60;
+        count[k] = v.count, emitted[k] = st.emitted, drained[k] = st.drained;
+        on_top = 0;
+        for (int i = 0; i < v.count; i++) {
+            bool over = v.x[i] > 0.35f * L && v.x[i] < 0.6f * L && v.z[i] > 0.1f * L && v.z[i] < 0.4f * L;
+            if (over && v.y[i] >= 0.25f * L) on_top++;
+            if (v.x[i] > 0.35f * L + e && v.x[i] < 0.6f * L - e && v.y[i] < 0.25f * L - e && v.z[i] > 0.1f * L + e &&
+                v.z[i] < 0.4f * L - e)
+                inside++;
+        }
+        REPORT("  t = %d s: %d particles, %llu emitted, %llu drained, %d over the obstacle's top (the jet and the water on it)", k, v.count,
+               (unsigned long long)st.emitted, (unsigned long long)st.drained, on_top);
+    }
+    const double in_last = (double)(emitted[5] - emitted[4]), out_last = (double)(drained[5] - drained[4]);
+    REPORT("mps_obstacle at 800: %d at the start, %d wall particles (%d obstacle); over the last second %.0f in, "
+           "%.0f out (%.0f%%), the count %d -> %d; %d particles ever inside the obstacle",
+           n0, in.walls, in.obstacles, in_last, out_last, 100 * out_last / in_last, count[4], count[5], inside);
+    CHECK(in.obstacles == 1, "%d obstacles", in.obstacles);
+    CHECK(count[5] == n0 + (int)emitted[5] - (int)drained[5], "particles not conserved: %d != %d + %llu - %llu",
+          count[5], n0, (unsigned long long)emitted[5], (unsigned long long)drained[5]);
+    CHECK(in_last > 0 && out_last > 0.8 * in_last, "the drain does not keep up: %.0f in, %.0f out", in_last, out_last);
+    CHECK(count[5] - count[4] < count[4] / 20, "the count still climbs: %d -> %d", count[4], count[5]);
+    CHECK(inside == 0, "%d particles inside the obstacle", inside);
+    CHECK(on_top > 10, "only %d particles over the obstacle", on_top);
+    CHECK(finite_inside(w), "NaN or escaped particle");
+    drop(w, pool);
+}
+
 /* ---- 3. two fluids (Sec. 3.4): oil below water rises above it ------------- */
 void test_mps_oil_water(void) {
     fs_pool *pool;

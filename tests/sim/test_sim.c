@@ -744,6 +744,7 @@ int main(int argc, char **argv) {
         {"mps_oil_water", test_mps_oil_water},
         {"mps_heat", test_mps_heat},
         {"mps_surface_tension", test_mps_surface_tension},
+        {"mps_inflow_outflow", test_mps_inflow_outflow},
         {"mps_cg_20k", test_mps_cg_20k},
         {"mps_determinism", test_mps_determinism},
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
