@@ -443,8 +443,9 @@ void test_mps_inflow_outflow(void) {
                 v.z[i] < 0.4f * L - e)
                 inside++;
         }
-        REPORT("  t = %d s: %d particles, %llu emitted, %llu drained, %d over the obstacle's top (the jet and the water on it)", k, v.count,
-               (unsigned long long)st.emitted, (unsigned long long)st.drained, on_top);
+        REPORT("  t = %d s: %d particles, %llu emitted, %llu drained, %d over the obstacle's top (the jet and the "
+               "water on it)",
+               k, v.count, (unsigned long long)st.emitted, (unsigned long long)st.drained, on_top);
     }
     const double in_last = (double)(emitted[5] - emitted[4]), out_last = (double)(drained[5] - drained[4]);
     REPORT("mps_obstacle at 800: %d at the start, %d wall particles (%d obstacle); over the last second %.0f in, "
