@@ -149,7 +149,8 @@ void test_mps_hydrostatic(void) {
         }
     }
     REPORT("pressure below the top quarter: mean |error| %.1f%%, worst %.1f%% (time average over %d steps); "
-           "interior number density |n - n0| / n0 (%ld particles): mean %.2f%%, worst %.2f%%; fastest particle %.3f m/s",
+           "interior number density |n - n0| / n0 (%ld particles): mean %.2f%%, worst %.2f%%; fastest particle "
+           "%.3f m/s",
            used ? 100 * sum / used : 0.0, 100 * worst, avg, ncnt, ncnt ? 100 * nerr / ncnt : 0.0, 100 * nmax, vmax);
     CHECK(used > 3, "too few layers");
     /* The target is "within a few percent".  With p^_i of Eq. 5 the least pressure within 2.1 l0 this tank
@@ -287,7 +288,8 @@ void test_mps_dam_break(void) {
     for (int k = 0; k < ns; k += ns / 8 + 1) REPORT("  T = %.2f  x/a = %.3f", T[k], Z[k]);
     double w_mm = front_error(T, Z, ns, MM_T, MM_Z, 4, TAU0, NULL),
            w_mmt = front_error(T, Z, ns, MMT_T, MMT_Z, 10, TAU0, NULL),
-           raw_mm = front_error(T, Z, ns, MM_T, MM_Z, 4, 0, NULL), raw_mmt = front_error(T, Z, ns, MMT_T, MMT_Z, 10, 0, NULL);
+           raw_mm = front_error(T, Z, ns, MM_T, MM_Z, 4, 0, NULL),
+           raw_mmt = front_error(T, Z, ns, MMT_T, MMT_Z, 10, 0, NULL);
     double best = 0, best_sq = INFINITY; /* the shift that fits both sets best, for the record */
     for (double tau = 0; tau <= 0.5; tau += 0.005) {
         double sq = 0;
@@ -364,7 +366,8 @@ static drop_result water_drop(float sigma, int m, double duration) {
         int nin = 0, k = fs_world_mps_fields(w, P, NULL, n);
         for (int i = 0; i < v.count; i++) {
             double x = v.x[i] - c[0], y = v.y[i] - c[1], z = v.z[i] - c[2], rr = sqrt(x * x + y * y + z * z);
-            double q[7] = {fabs(x), fabs(y), fabs(z), fabs(x + y + z), fabs(x + y - z), fabs(x - y + z), fabs(-x + y + z)};
+            double q[7] = {fabs(x),         fabs(y),         fabs(z),         fabs(x + y + z),
+                           fabs(x + y - z), fabs(x - y + z), fabs(-x + y + z)};
             for (int a = 0; a < 3; a++) axis[a] = q[a] > axis[a] ? q[a] : axis[a];
             for (int a = 0; a < 4; a++) diag[a] = q[3 + a] / sqrt(3.0) > diag[a] ? q[3 + a] / sqrt(3.0) : diag[a];
             rg += rr * rr, far = rr > far ? rr : far;
