@@ -57,7 +57,7 @@
  *    run).  Negative pressures are set to 0.
  *  - Dam break against Martin & Moyce 1952 (test mps_dam_break): the front
  *    reaches each of their x/a 11-15 ms (T = 0.2-0.29) before they saw it, so
- *    raw x/a is 11-18% ahead at x/a <= 3 while the speed agrees (+0.5%).
+ *    raw x/a is 11-19% ahead at x/a <= 3 while the speed agrees (+1.4%).
  *    The flow simulated is inviscid and scale-free: a column ten times as
  *    large, or nu = 0 and sigma = 0, moves the front by < 1.5%; 10, 14, 20 or
  *    28 particles across a agree within 2.5% (largest raw deviation 17.8-18.3%
@@ -72,7 +72,7 @@
  *    took a finite time to release its column, which this solver does at
  *    once; numerical studies shift the experiment's clock for it (Lethe's
  *    dam-break example by T = 0.175, 9.4 ms here).  With that shift the front
- *    follows both transcriptions of their data within 6.7% and 8.1%; the
+ *    follows both transcriptions of their data within 6.4% and 8.1%; the
  *    shift that fits best is T = 0.245 (13 ms).  Koshizuka & Oka's own MPS
  *    leads the raw data by 6-7% at T < 1.3.
  *  - Collisions (Koshizuka's practice): pairs closer than 0.5 l0 that
