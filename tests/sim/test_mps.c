@@ -182,10 +182,12 @@ void test_mps_hydrostatic(void) {
  *  - MM: a = 2.25 in (the a simulated here), their Fig. 3 as digitised in
  *    PySPH's pysph/examples/db_exp_data.py (github.com/pypr/pysph, commit
  *    483e4449, "mm_data_2"; the next point is at x/a = 4.13);
- *  - MMT: the times at which the front passed their marks x/a = 1 + k/4.5
- *    (half an inch apart), as transcribed in Lethe's dam-break example
- *    (github.com/chaos-polymtl/lethe, examples/multiphysics/dam-break/
- *    dam-break-2d.py, commit 129b71aa, citing Martin & Moyce 1952).
+ *  - MMT: the times at which the front passed their marks x/a = 1 + k/4.5,
+ *    as transcribed in Lethe's dam-break example (github.com/chaos-polymtl/
+ *    lethe, examples/multiphysics/dam-break/dam-break-2d.py, commit
+ *    129b71aa, citing Martin & Moyce 1952; it does not say which column, and
+ *    its times lie closer to PySPH's a = 1.125 in set, "mm_data_1").  The
+ *    flow simulated is scale-free (see mps.c), so both compare in T.
  * Time origin.  The simulation releases the column at once; the experiment
  * took a finite time to release it, so the measured surge starts late, and
  * numerical studies shift the experiment's clock: Lethe's example (the same
