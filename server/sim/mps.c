@@ -108,17 +108,19 @@
  *    whose "normal" is noise, and forcing them fed the motion until the drop
  *    burst (radius of gyration 2.7 R in 0.4 s; 0.2 still drifted, 0.25
  *    holds for 0.6 s and more).  The drop rounds (diagonal/axis extent 1.73
- *    -> 1.01) within ~0.1 s; kappa R averages ~1.5 against Eq. 38's 1, and
- *    the pressure inside is proportional to sigma but 0.23 of Laplace's
+ *    -> 0.99-1.01) within ~0.1 s; kappa R averages ~1.5 against Eq. 38's 1, and
+ *    the pressure inside is proportional to sigma but 0.22-0.23 of Laplace's
  *    2 sigma / R (Eq. 38 is the 2D curvature, and the surface layer is
  *    coarse): the model shapes a drop, it does not give its pressure.
  *  - Heat: Eq. 21 of Solenthaler 2007 as the Clavet solver does it (w->lap_norm,
  *    the kernel h - r over the domain's h), summed at the first sub-step and
  *    applied over each, then the heaters: fs__heat_update (solver.c).
  *  - Time step: sub-steps of w->dt / k, k the least for which dt u_max <=
- *    0.2 l0 (u_max with what gravity adds in w->dt) and dt <= 0.25 l0^2 / nu;
- *    at most MAX_SUB.  Emitters and drains (fs__emit_and_drain) run once per
- *    call, before the sub-steps.  Rigid bodies and freezing are not coupled.
+ *    0.2 l0 (u_max with what gravity adds in w->dt), dt <= 0.25 l0^2 / nu and
+ *    dt <= sqrt(rho l0^3 / (2 pi sigma)) (the capillary limit of explicit
+ *    surface tension, Brackbill, Kothe & Zemach 1992); at most MAX_SUB.
+ *    Emitters and drains (fs__emit_and_drain) run once per call, before
+ *    the sub-steps.  Rigid bodies and freezing are not coupled.
  *
  * Parallel form: every pass is a per-particle gather through fs__run; the
  * row numbering and the active-wall list are serial prefix passes; IC(0)
@@ -1176,14 +1178,22 @@ static void mps_step(fs_world *w) {
         umax2 = v2 > umax2 ? v2 : umax2;
         present[w->p.mat[i]] = true;
     }
-    for (int m = 0; m < w->nmat; m++)
-        if (present[m] && c.m.nu[m] > numax) numax = c.m.nu[m];
+    float cap = INFINITY; /* the capillary limit sqrt(rho l0^3 / (2 pi sigma)) (Brackbill et al. 1992) */
+    for (int m = 0; m < w->nmat; m++) {
+        if (!present[m]) continue;
+        if (c.m.nu[m] > numax) numax = c.m.nu[m];
+        if (c.m.sigma[m] > 0) {
+            float t = sqrtf(c.m.rho[m] * s->l0 * s->l0 * s->l0 / (2.0f * 3.14159265f * c.m.sigma[m]));
+            cap = t < cap ? t : cap;
+        }
+    }
     /* the sub-step: Courant (with what gravity adds over it) and viscous limits */
     const float l0 = s->l0, gmag = sqrtf(w->dom.gravity.x * w->dom.gravity.x + w->dom.gravity.y * w->dom.gravity.y +
                                          w->dom.gravity.z * w->dom.gravity.z);
     float umax = sqrtf(umax2) + gmag * w->dt;
     float lim = umax > 0 ? COURANT * l0 / umax : w->dt;
     if (numax > 0 && VISC_LIMIT * l0 * l0 / numax < lim) lim = VISC_LIMIT * l0 * l0 / numax;
+    if (cap < lim) lim = cap;
     int nsub = (int)ceilf(w->dt / lim - 1e-4f);
     nsub = nsub < 1 ? 1 : (nsub > MAX_SUB ? MAX_SUB : nsub);
     c.dt = w->dt / (float)nsub;

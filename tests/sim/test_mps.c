@@ -340,7 +340,8 @@ static drop_result water_drop(float sigma, int m, double duration) {
     drop_result r = {0};
     fs_world_def d = fs_default_world_def();
     d.capacity = m * m * m + 10;
-    d.dt = 1e-3f; /* the capillary limit sqrt(rho l0^3 / (2 pi sigma)) is 1.5 ms */
+    /* the world's step is the server's 1/60 s: the solver sub-steps within the capillary limit
+     * sqrt(rho l0^3 / (2 pi sigma)), 1.5 ms here (without it the drop burst in the first step) */
     fs_pool *pool = fs_pool_create(2);
     d.worker_count = 2, d.parallel_for = fs_pool_parallel_for, d.task_user = pool;
     fs_world *w = fs_world_create(&d);
@@ -354,11 +355,10 @@ static drop_result water_drop(float sigma, int m, double duration) {
     CHECK(fs_world_set_param(w, FS_MAT_WATER, FS_P_SURFACE_TENSION, sigma, &err) == FS_OK, "%s", err.msg);
     r.req = cbrt(3.0 * n / (4.0 * 3.14159265358979)) * l0;
     float *P = malloc(sizeof(float) * (size_t)n);
-    const int steps = (int)(duration / 1e-3 + 0.5);
+    const int steps = (int)(duration / d.dt + 0.5);
     int samples = 0;
-    for (int s = 1; s <= steps; s++) {
-        if (s > 1) fs_world_step(w);
-        if (s % 10 != 1) continue;
+    for (int s = 0; s <= steps; s++) {
+        if (s > 0) fs_world_step(w);
         fs_particles_view v;
         fs_world_view(w, &v);
         double c[3] = {0, 0, 0};
@@ -377,10 +377,10 @@ static drop_result water_drop(float sigma, int m, double duration) {
         }
         double shape = (diag[0] + diag[1] + diag[2] + diag[3]) / 4 / ((axis[0] + axis[1] + axis[2]) / 3);
         rg = sqrt(rg / v.count) / r.req;
-        if (s == 1) r.shape0 = shape;
+        if (s == 0) r.shape0 = shape;
         r.worst_rg = rg > r.worst_rg ? rg : r.worst_rg;
         r.farthest = far / r.req > r.farthest ? far / r.req : r.farthest;
-        if (s * 1e-3 >= 0.5 * duration) { /* the second half: after a few capillary times */
+        if (s * d.dt >= 0.5 * duration) { /* the second half: after a few capillary times */
             r.shape += shape, r.rg += rg, r.p_in += nin ? pin / nin : 0, samples++;
             r.worst_shape = shape > r.worst_shape ? shape : r.worst_shape;
         }
