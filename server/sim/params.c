@@ -42,7 +42,7 @@ static const fs_param_info PARAMS[FS_P_COUNT] = {
     [FS_P_MELT_POINT] = {"melt_point", "C", "liquid at or above this temperature", -100.0f, 1000.0f, false},
     [FS_P_KIN_VISCOSITY] = {"kinematic_viscosity", "m^2/s",
                             "nu of the liquid (unified and MPS solvers)", 0.0f, 10.0f, false},
-    [FS_P_SURFACE_TENSION] = {"surface_tension", "N/m", "surface tension coefficient (unified and MPS solvers)",
+    [FS_P_SURFACE_TENSION] = {"surface_tension", "N/m", "surface tension coefficient (MPS solver, Appendix A)",
                               0.0f, 10.0f, false},
     [FS_P_YOUNG] = {"young_modulus", "Pa", "E of the solid (unified solver, Eq. 13)", 0.0f, 1e9f, false},
     [FS_P_POISSON] = {"poisson_ratio", "ratio", "nu of the solid (unified solver, Eq. 13)", 0.0f, 0.49f, false},
