@@ -326,7 +326,8 @@ static void wall_put(mps_state *s, int *n, float x, float y, float z, int layer)
 static void emit_walls(mps_state *s, const fs_world *w, int *n) {
     const float l0 = s->l0;
     const fs_vec3 lo = w->dom.box_min, hi = w->dom.box_max;
-    const int mx = axis_interior(lo.x, hi.x, l0), my = axis_interior(lo.y, hi.y, l0), mz = axis_interior(lo.z, hi.z, l0);
+    const int mx = axis_interior(lo.x, hi.x, l0), my = axis_interior(lo.y, hi.y, l0),
+              mz = axis_interior(lo.z, hi.z, l0);
     /* the box: three layers outside each face, corners and edges included */
     for (int k = 0; k < mz + 6; k++)
         for (int j = 0; j < my + 6; j++)
@@ -508,8 +509,8 @@ static fs_status mps_attach(fs_world *w, fs_error *err) {
     s->nn_f = malloc(sizeof(int16_t) * n), s->nn_t = malloc(sizeof(int16_t) * n);
     s->nst = malloc(f), s->nst1 = malloc(f), s->press = calloc(n, sizeof(float));
     s->row = malloc(sizeof(int32_t) * n), s->rho = malloc(f), s->nu = malloc(f);
-    if (!s->p_slot || !s->dT_slot || !s->nb || !s->nn || !s->nr || !s->nn_f || !s->nn_t || !s->nb_f || !s->nb_t || !s->nst || !s->nst1 || !s->press || !s->row || !s->rho ||
-        !s->nu)
+    if (!s->p_slot || !s->dT_slot || !s->nb || !s->nn || !s->nr || !s->nn_f || !s->nn_t || !s->nb_f || !s->nb_t ||
+        !s->nst || !s->nst1 || !s->press || !s->row || !s->rho || !s->nu)
         goto nomem;
     s->obst_epoch = w->epoch;
     return FS_OK;
