@@ -45,9 +45,9 @@
  *    taken over r < PMIN_R = 1.1 l0 (the six nearest on the lattice), not
  *    over r_e: the term (p_i - p^_i) sum r w / r^2 is nonzero wherever the
  *    arrangement is not quite regular and carries part of the weight, and
- *    p_i - p^_i is rho g times the vertical reach of the search.  With the
- *    search over 2.1 l0 the time-averaged pressure of test mps_hydrostatic's
- *    tank read 9.1% below rho g d (its slope with depth ~8% short, so not a
+ *    p_i - p^_i is rho g times the vertical reach of the search.  With the search
+ *    over 2.1 l0 the time-averaged pressure of test mps_hydrostatic's tank
+ *    read 9.1% below rho g d (its slope with depth ~8% short, so not a
  *    question of where the surface is); with Eq. 5 as printed 2.2% (but the
  *    tank churned, 2 m/s); over 1.5 l0 3.6%; over 1.1 l0 1.5% (worst layer
  *    3.7%), with other tanks and windows 1-9% where 2.1 l0 gave 3-14% (the
@@ -55,14 +55,13 @@
  *    particle 0.66 m/s against 0.37, interior |n - n0| / n0 1.7% against
  *    1.2%).  The dam break does not notice (front within 1% of the 2.1 l0
  *    run).  Negative pressures are set to 0.  The noise is the method's, not
- *    the collisions' (without them the same): in test mps_hydrostatic's
- *    tank (0.4 m deep, l0 = 2 cm) particles keep an rms speed of ~0.24 m/s
- *    (0.17 with p^_i over 2.1 l0; RELAX 1: 0.22, 0.2: 0.32; Courant 0.1:
- *    0.23; the symmetric, momentum-conserving form (p_i + p_j - p^_i -
- *    p^_j) of Khayyer & Gotoh's CMPS, weighted 1 or 1/2: 0.5-1.4, worse;
- *    measured over 2-3 s).  Time averages
- *    are right (the hydrostatic pressure); a snapshot of the still tank
- *    jitters.
+ *    the collisions' (without them the same): in test mps_hydrostatic's tank
+ *    (0.4 m deep, l0 = 2 cm) particles keep an rms speed of ~0.24 m/s (0.17
+ *    with p^_i over 2.1 l0; RELAX 1: 0.22, 0.2: 0.32; Courant 0.1: 0.23; the
+ *    symmetric, momentum-conserving form (p_i + p_j - p^_i - p^_j) of Khayyer
+ *    & Gotoh's CMPS, weighted 1 or 1/2: 0.5-1.4, worse; measured over 2-3 s).
+ *    Time averages are right (the hydrostatic pressure); a snapshot of the
+ *    still tank jitters.
  *  - Dam break against Martin & Moyce 1952 (test mps_dam_break): the front
  *    reaches each of their x/a 11-15 ms (T = 0.2-0.29) before they saw it, so
  *    raw x/a is 11-19% ahead at x/a <= 3 while the speed agrees (+1.4%). The
@@ -101,26 +100,26 @@
  *    thin tank every sub-step and carried load the pressure should carry:
  *    the hydrostatic pressure read 17% low.)  Wall particles are the solver's, not the world's: the
  *    world's views, frames and hash do not see them.
- *  - Surface tension (Appendix A) acts at free-surface particles only (not
- *    at the interface between two fluids): kappa from Eq. 34-39 with r_e^st
- *    = 3.1 l0, along the unit vector towards the fluid (the gradient of n),
+ *  - Surface tension (Appendix A) acts at free-surface particles only (not at
+ *    the interface between two fluids): kappa from Eq. 34-39 with r_e^st =
+ *    3.1 l0, along the unit vector towards the fluid (the gradient of n),
  *    with delta = 1 / l0.  Two choices make a drop hold together (test
  *    mps_surface_tension: a 12^3 cube of water without gravity).  Eq. 39's
  *    n0^st1, "computed when the interface is flat", counts the neighbours
  *    deeper than i and half of those level with it: on a face that is not a
  *    perfect lattice, half of those are denser than i, so counting only the
- *    deeper ones read every flat face as concave (kappa R ~ 0.5 on the
- *    ball, a third of the surface kappa < 0, pushed outwards).  And Eq. 33
- *    acts only where the neighbourhood is one-sided, |sum r_ij w| >=
- *    ST_ONE_SIDED sum |r_ij| w (0.3-0.4 on a flat face, ~0 inside): the
- *    n* < beta n0 test also flags particles in thin spots inside the liquid,
- *    whose "normal" is noise, and forcing them fed the motion until the drop
- *    burst (radius of gyration 2.7 R in 0.4 s; 0.2 still drifted, 0.25
- *    holds for 0.6 s and more).  The drop rounds (diagonal/axis extent 1.73
- *    -> 0.99-1.01) within ~0.1 s; kappa R averages ~1.5 against Eq. 38's 1, and
- *    the pressure inside is proportional to sigma but 0.22-0.23 of Laplace's
- *    2 sigma / R (Eq. 38 is the 2D curvature, and the surface layer is
- *    coarse): the model shapes a drop, it does not give its pressure.
+ *    deeper ones read every flat face as concave (kappa R ~ 0.5 on the ball,
+ *    a third of the surface kappa < 0, pushed outwards).  And Eq. 33 acts
+ *    only where the neighbourhood is one-sided, |sum r_ij w| >= ST_ONE_SIDED
+ *    sum |r_ij| w (0.3-0.4 on a flat face, ~0 inside): the n* < beta n0 test
+ *    also flags particles in thin spots inside the liquid, whose "normal" is
+ *    noise, and forcing them fed the motion until the drop burst (radius of
+ *    gyration 2.7 R in 0.4 s; 0.2 still drifted, 0.25 holds for 0.6 s and
+ *    more).  The drop rounds (diagonal/axis extent 1.73 -> 0.99-1.01) within
+ *    ~0.1 s; kappa R averages ~1.5 against Eq. 38's 1, and the pressure
+ *    inside is proportional to sigma but 0.22-0.23 of Laplace's 2 sigma / R
+ *    (Eq. 38 is the 2D curvature, and the surface layer is coarse): the model
+ *    shapes a drop, it does not give its pressure.
  *  - Heat: Eq. 21 of Solenthaler 2007 as the Clavet solver does it (w->lap_norm,
  *    the kernel h - r over the domain's h), summed at the first sub-step and
  *    applied over each, then the heaters: fs__heat_update (solver.c).
