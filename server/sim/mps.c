@@ -1196,7 +1196,7 @@ static void mps_step(fs_world *w) {
             cap = t < cap ? t : cap;
         }
     }
-    /* the sub-step: Courant (with what gravity adds over it) and viscous limits */
+    /* the sub-step: Courant (with what gravity adds over it), viscous and capillary limits */
     const float l0 = s->l0, gmag = sqrtf(w->dom.gravity.x * w->dom.gravity.x + w->dom.gravity.y * w->dom.gravity.y +
                                          w->dom.gravity.z * w->dom.gravity.z);
     float umax = sqrtf(umax2) + gmag * w->dt;
