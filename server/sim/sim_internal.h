@@ -166,6 +166,26 @@ struct fs_world {
 #define FS_NB_MAX 128
 #define FS_SCR_PAD 16
 
+/* One worker's neighbour-scan output (fs_world.scr_*): index j, |r_ij|^2 and r_ij. */
+typedef struct fs_scratch {
+    int32_t *j;
+    float *r2, *dx, *dy, *dz;
+} fs_scratch;
+
+static inline fs_scratch fs__scratch_of(const fs_world *w, int worker) {
+    size_t off = (size_t)worker * ((size_t)w->cap + FS_SCR_PAD);
+    fs_scratch s = {w->scr_j + off, w->scr_r2 + off, w->scr_dx + off, w->scr_dy + off, w->scr_dz + off};
+    return s;
+}
+
+/* Clones of the hot pair passes for AVX2 and for any x86-64 (dispatched at
+ * load time); the loops marked omp simd vectorise in the AVX2 clone. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define FS_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define FS_SIMD_CLONES
+#endif
+
 /* The grid's cells are h/2 wide.  A particle's neighbours lie in the 5 x 5
  * rows of 5 cells (consecutive in x, hence contiguous index ranges of the
  * cell-sorted particles) around its cell; each row keeps its y and z extent

@@ -75,24 +75,6 @@ void fs__ranges_of(const fs_world *w, int c, fs_ranges *r) {
 }
 #define ranges_of fs__ranges_of
 
-/* Clones of the hot tasks for AVX2 and for any x86-64 (dispatched at load
- * time); the loops marked omp simd vectorise in the AVX2 clone. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define SIMD_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define SIMD_CLONES
-#endif
-
-typedef struct scratch {
-    int32_t *j;
-    float *r2, *dx, *dy, *dz;
-} scratch;
-
-static inline scratch scratch_of(const fs_world *w, int worker) {
-    size_t off = (size_t)worker * ((size_t)w->cap + FS_SCR_PAD);
-    scratch s = {w->scr_j + off, w->scr_r2 + off, w->scr_dx + off, w->scr_dy + off, w->scr_dz + off};
-    return s;
-}
 
 typedef struct reorder_ctx {
     fs_world *w;
@@ -235,14 +217,14 @@ static inline void coincident_dir(const fs_particles *p, int i, int j, float *dx
 }
 
 /* ---- gravity + viscosity (Alg. 1 lines 1-5, Alg. 5), gather form ------- */
-SIMD_CLONES static void viscosity_task(int b, int e, int worker, void *vctx) {
+FS_SIMD_CLONES static void viscosity_task(int b, int e, int worker, void *vctx) {
     step_ctx *c = vctx;
     fs_world *w = c->w;
     const fs_particles *p = &w->p;
     const float *X = p->x, *Y = p->y, *Z = p->z, *VX = p->vx, *VY = p->vy, *VZ = p->vz;
     const float *SG = w->s_a, *BT = w->s_b; /* per-particle dt sigma, dt beta / h */
     const float inv_h = c->inv_h, gdx = c->g.x * c->dt, gdy = c->g.y * c->dt, gdz = c->g.z * c->dt;
-    scratch sc = scratch_of(w, worker);
+    fs_scratch sc = fs__scratch_of(w, worker);
     fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
         ranges_of(w, w->cell[i], &r);
@@ -359,7 +341,7 @@ static void spring_count_task(int b, int e, int worker, void *vctx) {
     fs_world *w = c->w;
     const fs_particles *p = &w->p;
     const int K = w->K;
-    scratch sc = scratch_of(w, worker);
+    fs_scratch sc = fs__scratch_of(w, worker);
     int32_t *list = sc.j;
     fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
@@ -386,7 +368,7 @@ static void spring_add_task(int b, int e, int worker, void *vctx) {
     fs_world *w = c->w;
     const fs_particles *p = &w->p;
     const int K = w->K;
-    scratch sc = scratch_of(w, worker);
+    fs_scratch sc = fs__scratch_of(w, worker);
     int32_t *list = sc.j;
     fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
@@ -556,12 +538,12 @@ static inline void wall_push(const fs_world *w, float x, float y, float z, float
 
 /* Pass 1: density and near-density (Eq. 1, 4), pressures (Eq. 2, 5),
  * premultiplied by dt^2 so that pass 2 is Eq. 6 directly. */
-SIMD_CLONES static void density_task(int b, int e, int worker, void *vctx) {
+FS_SIMD_CLONES static void density_task(int b, int e, int worker, void *vctx) {
     step_ctx *c = vctx;
     fs_world *w = c->w;
     const fs_particles *p = &w->p;
     const float inv_h = c->inv_h;
-    scratch sc = scratch_of(w, worker);
+    fs_scratch sc = fs__scratch_of(w, worker);
     fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
         ranges_of(w, w->cell[i], &r);
@@ -608,13 +590,13 @@ SIMD_CLONES static void density_task(int b, int e, int worker, void *vctx) {
 }
 
 /* Pass 2: Eq. 6 for every pair from both sides, applied as a gather. */
-SIMD_CLONES static void displace_task(int b, int e, int worker, void *vctx) {
+FS_SIMD_CLONES static void displace_task(int b, int e, int worker, void *vctx) {
     step_ctx *c = vctx;
     fs_world *w = c->w;
     const fs_particles *p = &w->p;
     const float *X = p->x, *Y = p->y, *Z = p->z, *P = w->s_a, *PN = w->s_b;
     const float inv_h = c->inv_h;
-    scratch sc = scratch_of(w, worker);
+    fs_scratch sc = fs__scratch_of(w, worker);
     fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
         const int32_t *list = w->nb + (size_t)i * FS_NB_MAX;

@@ -120,12 +120,6 @@
 
 enum { LIQUID = 0, ELASTIC = 1, RIGID = 2 };
 
-/* AVX2 and generic clones of the two pair passes (as solver.c) */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define SIMD_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define SIMD_CLONES
-#endif
 
 /* ---- state ----------------------------------------------------------------- */
 /* Behind w->solver_state.  Touched by the thread that owns the world and,
@@ -294,16 +288,6 @@ static inline float solidity(const uconst *c, int m, float T) {
     return T <= ts ? 1.0f : (T >= tm ? 0.0f : (tm - T) / (tm - ts));
 }
 
-typedef struct scratch {
-    int32_t *j;
-    float *r2, *dx, *dy, *dz;
-} scratch;
-
-static inline scratch scratch_of(const fs_world *w, int worker) {
-    size_t off = (size_t)worker * ((size_t)w->cap + FS_SCR_PAD);
-    scratch s = {w->scr_j + off, w->scr_r2 + off, w->scr_dx + off, w->scr_dy + off, w->scr_dz + off};
-    return s;
-}
 
 /* Direction of a coincident pair: pseudo-random from the two ids, negated
  * when i and j swap. */
@@ -375,7 +359,7 @@ static void prune_task(int b, int e, int worker, void *vctx) {
     ustate *u = x->u;
     const uconst *c = &x->c;
     const fs_particles *p = &w->p;
-    scratch sc = scratch_of(w, worker);
+    fs_scratch sc = fs__scratch_of(w, worker);
     fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
         const int s = p->slot[i], mi = p->mat[i];
@@ -436,7 +420,7 @@ static void bond_task(int b, int e, int worker, void *vctx) {
     ustate *u = x->u;
     const uconst *c = &x->c;
     const fs_particles *p = &w->p;
-    scratch sc = scratch_of(w, worker);
+    fs_scratch sc = fs__scratch_of(w, worker);
     fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
         if (u->cut[i] <= 0.0f) continue;
@@ -562,13 +546,13 @@ static void topology(fs_world *w, uctx *x) {
 /* S1: density (Eq. 4), pressure (Eq. 9), heat (Eq. 21); for elastic
  * particles the displacement gradient (Eq. 14-15), Green-Saint-Venant strain,
  * von Mises plasticity, Hooke's stress and the matrix of Eq. 12. */
-SIMD_CLONES static void density_task(int b, int e, int worker, void *vctx) {
+FS_SIMD_CLONES static void density_task(int b, int e, int worker, void *vctx) {
     uctx *x = vctx;
     fs_world *w = x->w;
     ustate *u = x->u;
     const uconst *c = &x->c;
     const fs_particles *p = &w->p;
-    scratch sc = scratch_of(w, worker);
+    fs_scratch sc = fs__scratch_of(w, worker);
     fs_ranges r = {.cell = -1, .cyz = -1};
     const float h2 = c->h2, w6 = c->w6, inv_h = c->inv_h;
     for (int i = b; i < e; i++) {
@@ -705,13 +689,13 @@ static inline float wall_acc(float x, float v, float lo, float hi, float kw, flo
 /* S2: accelerations: pressure (Eq. 7) and viscosity (Eq. 8) over the SPH
  * neighbours, elasticity (Eq. 12, 16) over the body neighbours, gravity and
  * the walls; a = f / rho (Eq. 6). */
-SIMD_CLONES static void force_task(int b, int e, int worker, void *vctx) {
+FS_SIMD_CLONES static void force_task(int b, int e, int worker, void *vctx) {
     uctx *x = vctx;
     fs_world *w = x->w;
     ustate *u = x->u;
     const uconst *c = &x->c;
     const fs_particles *p = &w->p;
-    scratch sc = scratch_of(w, worker);
+    fs_scratch sc = fs__scratch_of(w, worker);
     fs_ranges r = {.cell = -1, .cyz = -1};
     const float *X = p->x, *Y = p->y, *Z = p->z, *VX = p->vx, *VY = p->vy, *VZ = p->vz;
     const float h = c->h, gsp = c->gsp, lap = c->lap;
