@@ -4,9 +4,17 @@
 # Dockerfile's build stage.  Idempotent: installs nothing when all are present.
 #   scripts/deps.sh build    compiler, libraries, Node.js (default)
 #   scripts/deps.sh test     build + what the tests need (valgrind, chromium)
+#   scripts/deps.sh docker   what `make test-docker` needs besides build: a
+#                            daemonless engine (podman, runc), podman-compose,
+#                            debootstrap (the base image when no registry is
+#                            reachable), curl, and Node.js (its WebSocket probe)
 set -euo pipefail
 what=${1:-build}
-pkgs=(gcc make pkg-config libc6-dev libwebsockets-dev libcjson-dev libmsgpack-dev)
+case "$what" in
+  build|test) pkgs=(gcc make pkg-config libc6-dev libwebsockets-dev libcjson-dev libmsgpack-dev) ;;
+  docker) pkgs=(podman podman-compose runc debootstrap curl ca-certificates) ;;
+  *) echo "usage: $0 [build|test|docker]" >&2; exit 2 ;;
+esac
 if [ "$what" = test ]; then
   pkgs+=(valgrind chromium python3 curl)   # chromium: the web client's browser tests (tests/web); python3, curl: examples/
 fi

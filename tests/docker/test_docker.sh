@@ -13,7 +13,7 @@
 #
 # Runs as root, as CI does (rootful podman; debootstrap needs root too); run
 # by another user it runs itself again under sudo.  Installs what it lacks
-# (tests/docker/deps.sh).  When docker.io/library/debian:bookworm is not in
+# (scripts/deps.sh docker).  When docker.io/library/debian:bookworm is not in
 # podman's storage it builds it once with debootstrap (and
 # debian:bookworm-slim from it); the images stay there for the next run.
 #
@@ -87,11 +87,8 @@ abort() {
 }
 
 # --- tools --------------------------------------------------------------------
-bash tests/docker/deps.sh docker >"$logdir/deps.log" 2>&1 ||
-  abort "install podman, podman-compose, runc, debootstrap (see $logdir/deps.log)"
-if ! { command -v node && command -v npm; } >/dev/null 2>&1; then
-  bash scripts/deps.sh build >>"$logdir/deps.log" 2>&1 || abort "install Node.js (scripts/deps.sh build)"
-fi
+bash scripts/deps.sh docker >"$logdir/deps.log" 2>&1 ||
+  abort "install podman, podman-compose, runc, debootstrap, Node.js (see $logdir/deps.log)"
 # ws and @msgpack/msgpack for the WebSocket probe: the server tests' modules.
 make -s BUILD="$BUILD" tests/server/node_modules/.installed >>"$logdir/deps.log" 2>&1 ||
   abort "install the WebSocket probe's modules (tests/server/node_modules)"
