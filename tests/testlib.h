@@ -5,6 +5,7 @@
 #define TESTLIB_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 typedef void tl_fn(void);
@@ -21,5 +22,11 @@ int tl_run(const tl_test *tests, int count, int argc, char **argv);
 #define CHECK(cond, ...) tl_check((cond), __FILE__, __LINE__, #cond, __VA_ARGS__)
 /* Prints a measured figure, indented under the running test. */
 #define REPORT(...) (printf("    "), printf(__VA_ARGS__), printf("\n"))
+
+/* A reproducible uniform number in [0, 1) (64-bit LCG, the top 24 bits). */
+static inline float tl_rand01(uint64_t *state) {
+    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)(*state >> 40) / 16777216.0f;
+}
 
 #endif

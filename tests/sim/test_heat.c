@@ -63,8 +63,7 @@ void test_heat_conserved(void) {
     fs_world_view(w, &v);
     uint64_t r = 12345;
     for (int i = 0; i < v.count; i++) {
-        r = r * 6364136223846793005ull + 1442695040888963407ull;
-        ((float *)v.temperature)[i] = 10.0f + 80.0f * (float)(r >> 40) / 16777216.0f;
+        ((float *)v.temperature)[i] = 10.0f + 80.0f * tl_rand01(&r);
     }
     double q0 = fs_world_total_heat(w), spread0 = 0, spread1 = 0, mean = q0 / v.count;
     for (int i = 0; i < v.count; i++) spread0 += fabs(v.temperature[i] - mean);

@@ -339,24 +339,21 @@ typedef struct drop_result {
 
 static drop_result water_drop(float sigma, int m, double duration) {
     drop_result r = {0};
-    fs_world_def d = fs_default_world_def();
-    d.capacity = m * m * m + 10;
     /* the world's step is the server's 1/60 s: the solver sub-steps within the capillary limit
      * sqrt(rho l0^3 / (2 pi sigma)), 1.5 ms here (without it the drop burst in the first step) */
-    fs_pool *pool = fs_pool_create(2);
-    d.worker_count = 2, d.parallel_for = fs_pool_parallel_for, d.task_user = pool;
-    fs_world *w = fs_world_create(&d);
+    fs_pool *pool;
+    fs_world *w = mps_world(m * m * m + 10, 2, &pool);
     const float l0 = 1e-3f, box = 3.0f * (float)m * l0, c0 = 0.5f * box - 0.5f * (float)m * l0;
+    const double dt = fs_default_world_def().dt;
     fs_domain dom = {{0, 0, 0}, {box, box, box}, {0, 0, 0}, 3.1f * l0, l0, 0.5f * l0};
     fs_error err;
-    CHECK(fs_world_set_solver(w, FS_SOLVER_MPS, &err) == FS_OK, "%s", err.msg);
     CHECK(fs_world_reset(w, &dom, &err) == FS_OK, "reset: %s", err.msg);
     int n = fs_world_add_block(w, (fs_vec3){c0, c0, c0}, (fs_vec3){c0 + m * l0, c0 + m * l0, c0 + m * l0},
                                FS_MAT_WATER, 0.0f);
     CHECK(fs_world_set_param(w, FS_MAT_WATER, FS_P_SURFACE_TENSION, sigma, &err) == FS_OK, "%s", err.msg);
     r.req = cbrt(3.0 * n / (4.0 * 3.14159265358979)) * l0;
     float *P = malloc(sizeof(float) * (size_t)n);
-    const int steps = (int)(duration / d.dt + 0.5);
+    const int steps = (int)(duration / dt + 0.5);
     int samples = 0;
     for (int s = 0; s <= steps; s++) {
         if (s > 0) fs_world_step(w);
@@ -381,7 +378,7 @@ static drop_result water_drop(float sigma, int m, double duration) {
         if (s == 0) r.shape0 = shape;
         r.worst_rg = rg > r.worst_rg ? rg : r.worst_rg;
         r.farthest = far / r.req > r.farthest ? far / r.req : r.farthest;
-        if (s * d.dt >= 0.5 * duration) { /* the second half: after a few capillary times */
+        if (s * dt >= 0.5 * duration) { /* the second half: after a few capillary times */
             r.shape += shape, r.rg += rg, r.p_in += nin ? pin / nin : 0, samples++;
             r.worst_shape = shape > r.worst_shape ? shape : r.worst_shape;
         }

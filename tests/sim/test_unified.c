@@ -300,8 +300,7 @@ void test_unified_heat_conserved(void) {
     fs_world_view(w, &v);
     uint64_t r = 12345;
     for (int i = 0; i < v.count; i++) {
-        r = r * 6364136223846793005ull + 1442695040888963407ull;
-        ((float *)v.temperature)[i] = 10.0f + 80.0f * (float)(r >> 40) / 16777216.0f;
+        ((float *)v.temperature)[i] = 10.0f + 80.0f * tl_rand01(&r);
     }
     double q0 = fs_world_total_heat(w);
     steps(w, SAN ? 60 : 180);
@@ -575,8 +574,7 @@ void test_unified_stress(void) {
         for (int k = 0; k < 3; k++) {
             float f[6];
             for (int q = 0; q < 6; q++) {
-                r = r * 6364136223846793005ull + 1442695040888963407ull;
-                f[q] = (float)(r >> 40) / 16777216.0f;
+                f[q] = tl_rand01(&r);
             }
             fs_vec3 c = {d.box_max.x * f[0], d.box_max.y * f[1], d.box_max.z * f[2]};
             fs_world_push(w, c, 0.2f + f[3], (fs_vec3){f[4] - 0.5f, f[5] - 0.5f, 0.3f}, 50.0f, NULL, NULL);
