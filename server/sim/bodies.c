@@ -692,6 +692,69 @@ static void solve_contacts(fs_world *w, int iterations) {
 
 size_t fs__contact_size(void) { return sizeof(contact); }
 
+/* ---- snapshot checks ---------------------------------------------------------- */
+static bool within(v3 v, float lim) { return finite3(v) && len(v) <= lim; }
+static bool inside(v3 p, const fs_domain *d) {
+    return p.x >= d->box_min.x && p.x <= d->box_max.x && p.y >= d->box_min.y && p.y <= d->box_max.y &&
+           p.z >= d->box_min.z && p.z <= d->box_max.z;
+}
+static float qlen(fs_quat q) { return sqrtf(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z); }
+static bool unit(fs_quat q) { return fabsf(qlen(q) - 1.0f) < 1e-3f; }
+
+fs_status fs__bodies_check(fs_body *bodies, int nb, uint32_t next_id, const fs_domain *dom, const void *contacts,
+                           int nc, fs_error *err) {
+    for (int k = 0; k < nb; k++) {
+        fs_body *b = &bodies[k];
+        const char *why = NULL;
+        float smin = b->shape == FS_SHAPE_BOX ? fminf(b->size.x, fminf(b->size.y, b->size.z)) : b->size.x;
+        if ((int)b->shape < 0 || b->shape > FS_SHAPE_CAPSULE)
+            why = "shape is not sphere, box or capsule";
+        else if (b->id >= next_id || (k > 0 && b->id <= bodies[k - 1].id))
+            why = "id out of order or not below the next id";
+        else if (!finite3(b->size) || !(smin >= 0.01f) || b->size.x > 5 || b->size.y > 5 || b->size.z > 5 ||
+                 (b->shape == FS_SHAPE_CAPSULE && b->size.y < 0) ||
+                 (b->shape == FS_SHAPE_SPHERE && (b->size.y != b->size.x || b->size.z != b->size.x)) ||
+                 (b->shape == FS_SHAPE_CAPSULE && b->size.z != b->size.x))
+            why = "size outside 0.01..5 m (or not the shape's)";
+        else if (!(b->density >= 10.0f && b->density <= 20000.0f))
+            why = "density outside 10..20000 kg/m^3";
+        else if (!(b->friction >= 0 && b->friction <= 2))
+            why = "friction outside 0..2";
+        else if (!inside(b->pos, dom) || !within(b->pos0, 2 * FS_DOMAIN_MAX_COORD))
+            why = "centre outside the box";
+        else if (!unit(b->rot) || !(qlen(b->rot0) <= 1.001f)) /* rot0: the step's scratch (zero until it runs) */
+            why = "orientation is not a unit quaternion";
+        else if (!within(b->vel, FS_BODY_MAX_SPEED) || !within(b->vel_eff, FS_BODY_MAX_SPEED) ||
+                 !within(b->ang, FS_BODY_MAX_SPIN))
+            why = "velocity above the bounds";
+        else if (!finite3(b->acc_J) || !finite3(b->acc_T) || !within(b->grab_local, 100.0f) ||
+                 !finite3(b->grab_target))
+            why = "a non-finite impulse or grab point";
+        if (why) {
+            SETERR(err, "snapshot: body %d (id %u): %s", k, b->id, why);
+            return FS_ERR_ARG;
+        }
+        /* derived from shape, size, density: recomputed, not trusted */
+        set_mass(b);
+        b->bound = bound_radius(b);
+    }
+    const contact *cs = contacts;
+    for (int k = 0; k < nc; k++) {
+        contact c;
+        memcpy(&c, cs + k, sizeof c);
+        bool ok = c.a >= 0 && c.a < nb && c.b >= -6 && c.b < nb && c.b != c.a;
+        const float f[] = {c.p.x, c.p.y, c.p.z, c.n.x, c.n.y, c.n.z, c.depth, c.ra.x, c.ra.y, c.ra.z, c.rb.x,
+                           c.rb.y, c.rb.z, c.mn, c.mt1, c.mt2, c.bias, c.t1.x, c.t1.y, c.t1.z, c.t2.x, c.t2.y, c.t2.z,
+                           c.jn, c.jt1, c.jt2};
+        for (size_t q = 0; q < sizeof f / sizeof f[0] && ok; q++) ok = isfinite(f[q]) && fabsf(f[q]) <= 1e12f;
+        if (!ok || c.jn < 0) {
+            SETERR(err, "snapshot: contact %d names bodies %d, %d of %d or has a bad impulse", k, c.a, c.b, nb);
+            return FS_ERR_ARG;
+        }
+    }
+    return FS_OK;
+}
+
 /* ---- Algorithm 6 ------------------------------------------------------------------ */
 void fs__bodies_step(fs_world *w, float dt, float R, const float *mu, const float *stick_d, const float *stick_k,
                      const float *mass, void (*run)(fs_world *, fs_task_fn *, void *, int)) {

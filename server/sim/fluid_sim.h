@@ -165,7 +165,30 @@ typedef struct fs_domain {
 } fs_domain;
 
 /* Empties the world (particles, bodies, emitters, drains, heaters) and sets
- * a new domain.  Allocates (the only calls that do, with fs_world_create). */
+ * a new domain.  Allocates (the only calls that do, with fs_world_create).
+ * The domain is refused (the world left as it was) unless every number is
+ * finite, the box is non-empty with corners within +-FS_DOMAIN_MAX_COORD
+ * and 2^20 spacings of the origin,
+ * |gravity| <= FS_DOMAIN_MAX_GRAVITY, the spacing lies in
+ * FS_DOMAIN_MIN_SPACING..FS_DOMAIN_MAX_SPACING, h / spacing in
+ * FS_DOMAIN_MIN_H_OVER_S..FS_DOMAIN_MAX_H_OVER_S, 0 <= particle_radius <= h
+ * (0: half the spacing) and below half of each extent, the grid of h/2
+ * cells has at most FS_DOMAIN_MAX_CELLS, and the box holds at most
+ * max(FS_DOMAIN_SITES_FLOOR, FS_DOMAIN_SITES_PER_PARTICLE x capacity)
+ * lattice sites of the spacing, with at most max(FS_DOMAIN_FACE_FLOOR,
+ * FS_DOMAIN_FACE_PER_PARTICLE x capacity^(2/3)) on its faces (area /
+ * spacing^2).  The scenes use h = 2.1 and 3.1 spacings of 8 cm. */
+#define FS_DOMAIN_MAX_COORD 1e4f
+#define FS_DOMAIN_MAX_GRAVITY 100.0
+#define FS_DOMAIN_MIN_SPACING 1e-3f
+#define FS_DOMAIN_MAX_SPACING 10.0f
+#define FS_DOMAIN_MIN_H_OVER_S 1.0
+#define FS_DOMAIN_MAX_H_OVER_S 8.0
+#define FS_DOMAIN_MAX_CELLS 64e6
+#define FS_DOMAIN_SITES_FLOOR 2097152.0
+#define FS_DOMAIN_SITES_PER_PARTICLE 64.0
+#define FS_DOMAIN_FACE_FLOOR 262144.0
+#define FS_DOMAIN_FACE_PER_PARTICLE 64.0
 fs_status fs_world_reset(fs_world *w, const fs_domain *dom, fs_error *err);
 fs_domain fs_world_domain(const fs_world *w);
 /* Simulated seconds per fs_world_step (the def's dt; substeps split it). */
@@ -225,7 +248,12 @@ typedef struct fs_emitter_def {
     int material;
     bool enabled;
 } fs_emitter_def;
-/* Returns the emitter slot or -1 with a reason. */
+/* Returns the emitter slot or -1 with a reason.  Ranges: speed 0..50 m/s,
+ * radius 0..100 m, rate 0..1e6 particles/s, cap >= 0, a known material, a
+ * non-zero direction, the position within 2e4 m of the origin. */
+#define FS_EMITTER_MAX_SPEED 50.0f
+#define FS_EMITTER_MAX_RADIUS 100.0f
+#define FS_EMITTER_MAX_RATE 1e6f
 int fs_world_set_emitter(fs_world *w, int slot, const fs_emitter_def *def, fs_error *err);
 fs_status fs_world_enable_emitter(fs_world *w, int slot, bool enabled, fs_error *err);
 int fs_world_emitter_count(const fs_world *w);
@@ -256,7 +284,11 @@ typedef struct fs_heater_def {
 int fs_world_set_heater(fs_world *w, int slot, const fs_heater_def *def, fs_error *err);
 /* The heater in a slot; false when the slot is empty. */
 bool fs_world_get_heater(const fs_world *w, int slot, fs_heater_def *out);
-/* Sets every particle's temperature, and that of particles added later. */
+/* Sets every particle's temperature, and that of particles added later
+ * (ignored outside FS_TEMP_MIN..FS_TEMP_MAX, the range every temperature
+ * stays in). */
+#define FS_TEMP_MIN -273.15f
+#define FS_TEMP_MAX 1e6f
 void fs_world_set_temperature(fs_world *w, float celsius);
 /* Sum of temperatures (heat with equal heat capacities), for diagnostics. */
 double fs_world_total_heat(const fs_world *w);
@@ -427,7 +459,12 @@ size_t fs_world_snapshot_write(const fs_world *w, void *buf, size_t cap);
 /* Checks everything before it changes anything: a damaged or foreign
  * snapshot is refused with a reason and the world is left as it was.  The
  * world must have the snapshot's step and spring slots and room for its
- * particles. */
+ * particles.  Every field is held to the range its setter documents: the
+ * domain to fs_world_reset's, materials to the parameter table, emitters,
+ * drains, heaters and bodies to theirs; particle positions lie in the box
+ * grown by h, velocities within FS_SNAPSHOT_MAX_SPEED, temperatures in
+ * FS_TEMP_MIN..FS_TEMP_MAX; springs are held by both ends. */
+#define FS_SNAPSHOT_MAX_SPEED 1e4f
 fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *err);
 /* What a world must be created with to restore a snapshot: its capacity,
  * spring slots and step.  false when buf does not start like a snapshot of

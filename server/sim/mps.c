@@ -294,8 +294,7 @@ static int grid_cell(const mps_state *s, float x, float y, float z) {
     int c[3];
     const float p[3] = {x, y, z};
     for (int a = 0; a < 3; a++) {
-        int v = (int)floorf((p[a] - s->wg_lo[a]) * s->wg_inv);
-        c[a] = v < 0 ? 0 : (v >= s->wg_n[a] ? s->wg_n[a] - 1 : v);
+        c[a] = fs__floor_clamp((p[a] - s->wg_lo[a]) * s->wg_inv, 0, s->wg_n[a] - 1);
     }
     return (c[2] * s->wg_n[1] + c[1]) * s->wg_n[0] + c[0];
 }
@@ -341,8 +340,11 @@ static void emit_walls(mps_state *s, const fs_world *w, int *n) {
     /* obstacles: their own lattice, three layers in from each face */
     for (int o = 0; o < s->nobst; o++) {
         fs_vec3 a = s->obst[o].lo, b = s->obst[o].hi;
-        int ox = (int)floorf((b.x - a.x) / l0 + 1e-3f), oy = (int)floorf((b.y - a.y) / l0 + 1e-3f),
-            oz = (int)floorf((b.z - a.z) / l0 + 1e-3f);
+        /* obstacles lie inside the box (fs_world_mps_add_obstacle, restore): the clamp only keeps the
+         * conversion defined */
+        int ox = fs__floor_clamp((b.x - a.x) / l0 + 1e-3f, 0, 1 << 20),
+            oy = fs__floor_clamp((b.y - a.y) / l0 + 1e-3f, 0, 1 << 20),
+            oz = fs__floor_clamp((b.z - a.z) / l0 + 1e-3f, 0, 1 << 20);
         for (int k = 0; k < oz; k++)
             for (int j = 0; j < oy; j++)
                 for (int i = 0; i < ox; i++) {
@@ -1203,8 +1205,8 @@ static void mps_step(fs_world *w) {
     float lim = umax > 0 ? COURANT * l0 / umax : w->dt;
     if (numax > 0 && VISC_LIMIT * l0 * l0 / numax < lim) lim = VISC_LIMIT * l0 * l0 / numax;
     if (cap < lim) lim = cap;
-    int nsub = (int)ceilf(w->dt / lim - 1e-4f);
-    nsub = nsub < 1 ? 1 : (nsub > MAX_SUB ? MAX_SUB : nsub);
+    /* clamped before the conversion: a huge (or NaN) speed gives MAX_SUB (or 1) */
+    int nsub = fs__floor_clamp(ceilf(w->dt / lim - 1e-4f), 1, MAX_SUB);
     c.dt = w->dt / (float)nsub;
     c.h2 = w->h * w->h;
     c.near2 = NEAR * l0 * NEAR * l0;
@@ -1254,21 +1256,35 @@ static size_t mps_state_write(const fs_world *w, void *buf, size_t cap) {
     return need;
 }
 
-static fs_status mps_state_read(fs_world *w, const void *buf, size_t n, bool apply, fs_error *err) {
+static fs_status mps_state_read(fs_world *w, const void *buf, size_t n, const fs__restore_ctx *rc, fs_error *err) {
     uint32_t hdr[4];
+    const char *why = "header";
     if (n < sizeof hdr) goto bad;
     memcpy(hdr, buf, sizeof hdr);
-    if (hdr[0] != STATE_MAGIC || hdr[1] > MAX_OBST || hdr[2] > (uint32_t)w->cap) goto bad;
+    if (hdr[0] != STATE_MAGIC || hdr[1] > MAX_OBST || hdr[2] != (uint32_t)rc->particles || hdr[3] > (1u << 28))
+        goto bad;
     size_t need = sizeof hdr + (size_t)hdr[1] * 24 + (size_t)hdr[2] * 4 + (size_t)hdr[3] * 4;
+    why = "length";
     if (n != need) goto bad;
     const unsigned char *b = (const unsigned char *)buf + sizeof hdr;
+    /* obstacles as fs_world_mps_add_obstacle leaves them: inside the box, a spacing thick */
+    const fs_domain *d = rc->dom;
+    why = "an obstacle is not inside the box or thinner than a spacing";
     for (uint32_t o = 0; o < hdr[1]; o++) {
         float v[6];
         memcpy(v, b + o * 24, sizeof v);
-        for (int k = 0; k < 6; k++)
-            if (!isfinite(v[k])) goto bad;
+        if (!(v[0] >= d->box_min.x && v[1] >= d->box_min.y && v[2] >= d->box_min.z && v[3] <= d->box_max.x &&
+              v[4] <= d->box_max.y && v[5] <= d->box_max.z && v[3] - v[0] >= d->spacing &&
+              v[4] - v[1] >= d->spacing && v[5] - v[2] >= d->spacing))
+            goto bad;
     }
-    if (!apply) return FS_OK;
+    why = "a pressure is not finite";
+    for (size_t k = 0; k < (size_t)hdr[2] + hdr[3]; k++) {
+        float p;
+        memcpy(&p, b + (size_t)hdr[1] * 24 + 4 * k, 4);
+        if (!(fabsf(p) <= 1e12f)) goto bad;
+    }
+    if (!rc->apply) return FS_OK;
     mps_state *s = state_of(w);
     if (!s) return FS_OK;
     s->nobst = (int)hdr[1];
@@ -1286,7 +1302,7 @@ static fs_status mps_state_read(fs_world *w, const void *buf, size_t n, bool app
     if (s->built && (int)hdr[3] == s->nwall && s->nwall) memcpy(s->wp, b, (size_t)s->nwall * 4);
     return FS_OK;
 bad:
-    if (err) snprintf(err->msg, sizeof err->msg, "snapshot: the mps section is damaged");
+    if (err) snprintf(err->msg, sizeof err->msg, "snapshot: the mps section is damaged (%s)", why);
     return FS_ERR_ARG;
 }
 

@@ -3,6 +3,8 @@
 #ifndef SIM_INTERNAL_H
 #define SIM_INTERNAL_H
 
+#include <math.h>
+
 #include "fluid_sim.h"
 
 typedef struct fs_material {
@@ -62,6 +64,12 @@ typedef struct fs_particles {
  * particles and everything shared; a solver owns only the state it alone
  * reads, behind w->solver_state, and keeps any per-particle part of it by
  * storage slot (p.slot) so the grid's reorders never move it. */
+typedef struct fs__restore_ctx {
+    const fs_domain *dom; /* the snapshot's domain */
+    int particles;        /* and its particle count */
+    bool apply;
+} fs__restore_ctx;
+
 typedef struct fs_solver_ops {
     const char *name, *doc;
     /* Allocates the state for the world's capacity (may be NULL). */
@@ -74,10 +82,11 @@ typedef struct fs_solver_ops {
     /* The particle in storage slot `slot` is being removed (may be NULL). */
     void (*removed)(fs_world *w, int slot);
     /* Snapshot section: write the state (buf NULL: count only) and read it
-     * back.  read with apply false only checks; with apply true it is called
-     * after a successful check and after the particles were restored. */
+     * back.  read with rc->apply false only checks (against the snapshot's
+     * domain and particle count, not yet the world's); with apply true it is
+     * called after a successful check and after the particles were restored. */
     size_t (*state_write)(const fs_world *w, void *buf, size_t cap);
-    fs_status (*state_read)(fs_world *w, const void *buf, size_t n, bool apply, fs_error *err);
+    fs_status (*state_read)(fs_world *w, const void *buf, size_t n, const fs__restore_ctx *rc, fs_error *err);
 } fs_solver_ops;
 extern const fs_solver_ops fs__clavet_ops;
 extern const fs_solver_ops fs__unified_ops;
@@ -208,6 +217,16 @@ int fs__scan(const float *X, const float *Y, const float *Z, const fs_ranges *r,
              int32_t *oj, float *or2, float *odx, float *ody, float *odz);
 
 /* world.c */
+/* fs_world_reset in three parts: the domain's ranges for a world of capacity
+ * cap (no change), the grid for it (NULL: out of memory), and the rest,
+ * which cannot fail (takes ownership of starts). */
+fs_status fs__domain_check(const fs_domain *dom, int cap, fs_error *err);
+int32_t *fs__grid_alloc(const fs_domain *dom);
+void fs__reset_apply(fs_world *w, const fs_domain *dom, int32_t *starts);
+/* the set_emitter / set_heater / set_drain ranges, for snapshots too */
+fs_status fs__emitter_check(const fs_emitter_def *d, int nmat, fs_error *err);
+fs_status fs__heater_check(const fs_heater_def *d, fs_error *err);
+fs_status fs__drain_check(const fs_drain_def *d, fs_error *err);
 void fs__remove_index(fs_world *w, int i);
 int fs__alloc_particle(fs_world *w, float x, float y, float z, float vx, float vy, float vz, int m);
 void fs__rebuild_by_id(fs_world *w);
@@ -239,6 +258,13 @@ int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, 
 
 /* bodies.c */
 size_t fs__contact_size(void);
+/* A snapshot's bodies (in id order, ids below next_id) and warm-start
+ * contacts against their documented ranges, inside the domain's box; fills
+ * in what derives from shape, size and density (mass, inertia, bound). */
+#define FS_BODY_MAX_SPEED 1000.0f /* m/s: ten times the step's rail */
+#define FS_BODY_MAX_SPIN 2000.0f  /* rad/s: ten times the step's rail */
+fs_status fs__bodies_check(fs_body *bodies, int nb, uint32_t next_id, const fs_domain *dom, const void *contacts,
+                           int nc, fs_error *err);
 void fs__bodies_step(fs_world *w, float dt, float R, const float *mu, const float *stick_d, const float *stick_k,
                      const float *mass, void (*run)(fs_world *, fs_task_fn *, void *, int));
 
@@ -266,14 +292,19 @@ int fs__unified_components(fs_world *w, int *pairs, int *largest);
 float fs__unified_max_strain(const fs_world *w);
 float fs__unified_density_ratio(const fs_world *w, float *max);
 
-/* The grid cell holding (x, y, z), clamped to the grid. */
+/* floor(v) clamped to [lo, hi], NaN giving lo: a float outside int's range
+ * never reaches the conversion (which would be undefined behaviour). */
+static inline int fs__floor_clamp(float v, int lo, int hi) {
+    if (!(v >= (float)lo)) return lo;
+    if (v >= (float)hi) return hi;
+    return (int)floorf(v);
+}
+
+/* The grid cell holding (x, y, z), clamped to the grid (any float, NaN included). */
 static inline int fs__cell_of(const fs_world *w, float x, float y, float z) {
-    int cx = (int)((x - w->dom.box_min.x) * w->inv_cs);
-    int cy = (int)((y - w->dom.box_min.y) * w->inv_cs);
-    int cz = (int)((z - w->dom.box_min.z) * w->inv_cs);
-    cx = cx < 0 ? 0 : (cx >= w->gx ? w->gx - 1 : cx);
-    cy = cy < 0 ? 0 : (cy >= w->gy ? w->gy - 1 : cy);
-    cz = cz < 0 ? 0 : (cz >= w->gz ? w->gz - 1 : cz);
+    int cx = fs__floor_clamp((x - w->dom.box_min.x) * w->inv_cs, 0, w->gx - 1);
+    int cy = fs__floor_clamp((y - w->dom.box_min.y) * w->inv_cs, 0, w->gy - 1);
+    int cz = fs__floor_clamp((z - w->dom.box_min.z) * w->inv_cs, 0, w->gz - 1);
     return (cz * w->gy + cy) * w->gx + cx;
 }
 

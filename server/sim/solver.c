@@ -28,6 +28,7 @@
  * instead of sequentially (Gauss-Seidel).  FS_RELAX_SEQUENTIAL runs
  * Algorithm 2 exactly as printed for comparison (tests/bench report both).
  */
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -704,6 +705,10 @@ float fs__heat_update(const fs_world *w, float T, bool diffuse, float dTdt, floa
             if (r2 < R2) T += dt * hs->def.rate * (1.0f - r2 / R2);
         }
     }
+    /* heaters may run for ever: temperatures stay in the documented range
+     * (NaN passes through for the caller to repair) */
+    if (T < FS_TEMP_MIN) T = FS_TEMP_MIN;
+    if (T > FS_TEMP_MAX) T = FS_TEMP_MAX;
     return T;
 }
 
@@ -796,8 +801,11 @@ void fs__emit_and_drain(fs_world *w) {
         fs_emitter *em = &w->emit[k];
         if (!em->used || !em->def.enabled) continue;
         em->accum += (double)em->def.rate * w->dt;
-        int want = (int)em->accum;
-        em->accum -= want;
+        /* rate and dt are bounded (fs_world_set_emitter, restore), but no
+         * state converts out of int range: NaN or less gives 0 */
+        double owed = em->accum < 1e9 ? em->accum : 1e9;
+        int want = owed > 0 ? (int)owed : 0;
+        em->accum = owed - want;
         int room = (em->def.cap > 0 && em->def.cap < w->cap ? em->def.cap : w->cap) - w->n;
         if (want > room) want = room > 0 ? room : 0;
         const fs_vec3 d = em->def.dir;
@@ -818,7 +826,7 @@ void fs__emit_and_drain(fs_world *w) {
             float z = em->def.pos.z + t1.z * ox + t2.z * oy + d.z * along;
             float s = em->def.speed;
             if (fs__alloc_particle(w, x, y, z, d.x * s, d.y * s, d.z * s, em->def.material) < 0) break;
-            em->emitted++;
+            em->emitted = em->emitted < INT_MAX ? em->emitted + 1 : 0; /* the noise key wraps, never overflows */
             w->st.emitted++;
         }
     }

@@ -1226,7 +1226,9 @@ static fs_status bad(fs_error *err, const char *what, long a) {
     return FS_ERR_ARG;
 }
 
-static fs_status unified_state_read(fs_world *w, const void *vbuf, size_t n, bool apply, fs_error *err) {
+static fs_status unified_state_read(fs_world *w, const void *vbuf, size_t n, const fs__restore_ctx *rc, fs_error *err) {
+    const bool apply = rc->apply;
+    const float rmax = 100.0f * rc->dom->h;
     const uint8_t *b = vbuf;
     size_t at = 0;
 #define TAKE(dst, len)                                         \
@@ -1239,7 +1241,7 @@ static fs_status unified_state_read(fs_world *w, const void *vbuf, size_t n, boo
     TAKE(hdr, sizeof hdr);
     if (hdr[0] != SNAP_MAGIC_U) return bad(err, "wrong magic", (long)hdr[0]);
     if (hdr[1] != KB) return bad(err, "body neighbours per particle differ", (long)hdr[1]);
-    if (hdr[2] > (uint32_t)w->cap) return bad(err, "more particles than the capacity", (long)hdr[2]);
+    if (hdr[2] != (uint32_t)rc->particles) return bad(err, "not one entry per particle", (long)hdr[2]);
     ustate *u = st_of(w);
     if (apply) {
         if (!u) return bad(err, "solver not attached", 0);
@@ -1256,13 +1258,18 @@ static fs_status unified_state_read(fs_world *w, const void *vbuf, size_t n, boo
         if (s < 0 || s >= w->cap) return bad(err, "slot out of range", (long)s);
         if (was > 1) return bad(err, "bad phase flag", (long)was);
         if (bn > KB) return bad(err, "too many body neighbours", (long)bn);
+        int32_t prev = -1;
         for (int k = 0; k < bn; k++) {
             int32_t j;
             float r[3];
             TAKE(&j, 4);
             TAKE(r, sizeof r);
-            if (j < 0 || j >= w->cap || j == s) return bad(err, "body neighbour slot out of range", (long)j);
-            if (!(isfinite(r[0]) && isfinite(r[1]) && isfinite(r[2]))) return bad(err, "non-finite reference", (long)i);
+            /* the lists are sorted (fs__sorted_has bisects them) */
+            if (j < 0 || j >= w->cap || j == s || j <= prev)
+                return bad(err, "body neighbour slot out of range or out of order", (long)j);
+            prev = j;
+            if (!(fabsf(r[0]) <= rmax && fabsf(r[1]) <= rmax && fabsf(r[2]) <= rmax))
+                return bad(err, "reference vector not finite or longer than 100 h", (long)i);
             if (apply) {
                 size_t q = (size_t)s * KB + (size_t)k;
                 u->bj[q] = j, u->rx[q] = r[0], u->ry[q] = r[1], u->rz[q] = r[2];
@@ -1271,7 +1278,7 @@ static fs_status unified_state_read(fs_world *w, const void *vbuf, size_t n, boo
         float ep[6];
         TAKE(ep, sizeof ep);
         for (int q = 0; q < 6; q++)
-            if (!isfinite(ep[q])) return bad(err, "non-finite plastic strain", (long)i);
+            if (!(fabsf(ep[q]) <= 1e6f)) return bad(err, "plastic strain not finite or above 1e6", (long)i);
         if (apply) {
             u->uid[s] = uid, u->was[s] = was, u->bn[s] = bn;
             memcpy(u->ep + (size_t)s * 6, ep, sizeof ep);
@@ -1368,7 +1375,7 @@ float fs__unified_max_strain(const fs_world *w) {
             size_t q = (size_t)s * KB + (size_t)k;
             int j = w->slot_index[u->bj[q]];
             float L = sqrtf(u->rx[q] * u->rx[q] + u->ry[q] * u->ry[q] + u->rz[q] * u->rz[q]);
-            if (!(L > 1e-9f) || L >= c.h) continue;
+            if (j < 0 || !(L > 1e-9f) || L >= c.h) continue; /* a partner gone since the last prune */
             float gm = u->vbar[u->bj[q]] * c.cg * cos_g(L, c.h) / L;
             float d[3] = {gm * u->rx[q], gm * u->ry[q], gm * u->rz[q]};
             float uj[3] = {p->x[j] - p->x[i] - u->rx[q], p->y[j] - p->y[i] - u->ry[q], p->z[j] - p->z[i] - u->rz[q]};

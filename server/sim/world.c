@@ -141,8 +141,11 @@ fs_world *fs_world_create(const fs_world_def *def) {
 }
 
 static bool vec_finite(fs_vec3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
+static double len3(fs_vec3 v) { return sqrt((double)v.x * v.x + (double)v.y * v.y + (double)v.z * v.z); }
 
-fs_status fs_world_reset(fs_world *w, const fs_domain *dom, fs_error *err) {
+/* The domain's documented ranges (fluid_sim.h, fs_world_reset), checked
+ * before anything changes; also the first check of a snapshot's domain. */
+fs_status fs__domain_check(const fs_domain *dom, int cap, fs_error *err) {
     if (!dom || !vec_finite(dom->box_min) || !vec_finite(dom->box_max) || !vec_finite(dom->gravity) ||
         !isfinite(dom->h) || !isfinite(dom->spacing) || !isfinite(dom->particle_radius)) {
         SETERR(err, "domain has a missing or non-finite value");
@@ -154,26 +157,95 @@ fs_status fs_world_reset(fs_world *w, const fs_domain *dom, fs_error *err) {
         SETERR(err, "domain box must be non-empty and h, spacing positive");
         return FS_ERR_ARG;
     }
+    const float cmax = FS_DOMAIN_MAX_COORD;
+    if (fabsf(a.x) > cmax || fabsf(a.y) > cmax || fabsf(a.z) > cmax || fabsf(b.x) > cmax || fabsf(b.y) > cmax ||
+        fabsf(b.z) > cmax) {
+        SETERR(err, "domain box corners must lie within -%g..%g m", cmax, cmax);
+        return FS_ERR_RANGE;
+    }
+    if (len3(dom->gravity) > FS_DOMAIN_MAX_GRAVITY) {
+        SETERR(err, "domain gravity %g m/s^2 outside 0..%g", len3(dom->gravity), FS_DOMAIN_MAX_GRAVITY);
+        return FS_ERR_RANGE;
+    }
+    if (dom->spacing < FS_DOMAIN_MIN_SPACING || dom->spacing > FS_DOMAIN_MAX_SPACING) {
+        SETERR(err, "domain spacing %g m outside %g..%g m", dom->spacing, FS_DOMAIN_MIN_SPACING,
+               FS_DOMAIN_MAX_SPACING);
+        return FS_ERR_RANGE;
+    }
+    /* a float coordinate of the box resolves an eighth of a spacing (lattice loops always advance) */
+    float amax_c = fmaxf(fmaxf(fmaxf(fabsf(a.x), fabsf(a.y)), fmaxf(fabsf(a.z), fabsf(b.x))), fmaxf(fabsf(b.y), fabsf(b.z)));
+    if (amax_c / dom->spacing > 1048576.0f) {
+        SETERR(err, "domain box corner %g m is more than 2^20 spacings (%g m) from the origin", amax_c, dom->spacing);
+        return FS_ERR_RANGE;
+    }
+    /* the ratio sizes every neighbourhood (and the (2 h/spacing + 3)^3 lattice sum below) */
+    double ratio = (double)dom->h / dom->spacing;
+    if (!(ratio >= FS_DOMAIN_MIN_H_OVER_S && ratio <= FS_DOMAIN_MAX_H_OVER_S)) {
+        SETERR(err, "domain h / spacing = %g outside %g..%g", ratio, FS_DOMAIN_MIN_H_OVER_S, FS_DOMAIN_MAX_H_OVER_S);
+        return FS_ERR_RANGE;
+    }
+    if (dom->particle_radius > dom->h) {
+        SETERR(err, "domain particle radius %g m outside 0..h (%g m)", dom->particle_radius, dom->h);
+        return FS_ERR_RANGE;
+    }
     float r = dom->particle_radius > 0 ? dom->particle_radius : 0.5f * dom->spacing;
     if (2 * r >= b.x - a.x || 2 * r >= b.y - a.y || 2 * r >= b.z - a.z) {
         SETERR(err, "box is smaller than a particle");
         return FS_ERR_ARG;
     }
-    float cs = dom->h / FS_GRID_DIV;
-    double cells = ceil((b.x - a.x) / cs) * ceil((b.y - a.y) / cs) * ceil((b.z - a.z) / cs);
-    if (cells > 64e6) {
-        SETERR(err, "box / (h/2) gives %.0f grid cells (limit 64M)", cells);
+    double cs = dom->h / FS_GRID_DIV;
+    double ex = (double)b.x - a.x, ey = (double)b.y - a.y, ez = (double)b.z - a.z;
+    double cells = ceil(ex / cs) * ceil(ey / cs) * ceil(ez / cs);
+    if (cells > FS_DOMAIN_MAX_CELLS) {
+        SETERR(err, "box / (h/2) gives %.0f grid cells (limit %.0f)", cells, FS_DOMAIN_MAX_CELLS);
         return FS_ERR_RANGE;
     }
-    int gx = (int)ceil((b.x - a.x) / cs), gy = (int)ceil((b.y - a.y) / cs), gz = (int)ceil((b.z - a.z) / cs);
-    if (gx < 1) gx = 1;
-    if (gy < 1) gy = 1;
-    if (gz < 1) gz = 1;
-    int32_t *starts = malloc(sizeof(int32_t) * ((size_t)gx * gy * gz + 1));
+    /* what the box costs (solvers that fill the box or its faces with a
+     * lattice: MPS walls) stays in proportion to the capacity */
+    double s = dom->spacing, vol = ex * ey * ez / (s * s * s), area = 2 * (ex * ey + ey * ez + ex * ez) / (s * s);
+    double cap_d = cap > 0 ? cap : 1;
+    double vmax = fmax(FS_DOMAIN_SITES_FLOOR, FS_DOMAIN_SITES_PER_PARTICLE * cap_d);
+    double amax = fmax(FS_DOMAIN_FACE_FLOOR, FS_DOMAIN_FACE_PER_PARTICLE * pow(cap_d, 2.0 / 3.0));
+    if (vol > vmax || area > amax) {
+        SETERR(err, "box holds %.0f lattice sites (limit %.0f) with %.0f on its faces (limit %.0f) at capacity %d",
+               vol, vmax, area, amax, cap);
+        return FS_ERR_RANGE;
+    }
+    return FS_OK;
+}
+
+fs_status fs_world_reset(fs_world *w, const fs_domain *dom, fs_error *err) {
+    fs_status st = fs__domain_check(dom, w->cap, err);
+    if (st != FS_OK) return st;
+    int32_t *starts = fs__grid_alloc(dom);
     if (!starts) {
         SETERR(err, "out of memory for the grid");
         return FS_ERR_NOMEM;
     }
+    fs__reset_apply(w, dom, starts);
+    return FS_OK;
+}
+
+int32_t *fs__grid_alloc(const fs_domain *dom) {
+    fs_vec3 a = dom->box_min, b = dom->box_max;
+    float cs = dom->h / FS_GRID_DIV;
+    int gx = (int)ceil((b.x - a.x) / cs), gy = (int)ceil((b.y - a.y) / cs), gz = (int)ceil((b.z - a.z) / cs);
+    if (gx < 1) gx = 1;
+    if (gy < 1) gy = 1;
+    if (gz < 1) gz = 1;
+    return malloc(sizeof(int32_t) * ((size_t)gx * gy * gz + 1));
+}
+
+/* The part of fs_world_reset that cannot fail: the domain was checked and
+ * the grid allocated (fs__grid_alloc); takes ownership of starts. */
+void fs__reset_apply(fs_world *w, const fs_domain *dom, int32_t *starts) {
+    fs_vec3 a = dom->box_min, b = dom->box_max;
+    float r = dom->particle_radius > 0 ? dom->particle_radius : 0.5f * dom->spacing;
+    float cs = dom->h / FS_GRID_DIV;
+    int gx = (int)ceil((b.x - a.x) / cs), gy = (int)ceil((b.y - a.y) / cs), gz = (int)ceil((b.z - a.z) / cs);
+    if (gx < 1) gx = 1;
+    if (gy < 1) gy = 1;
+    if (gz < 1) gz = 1;
     free(w->cell_start);
     w->cell_start = starts;
     w->gx = gx, w->gy = gy, w->gz = gz, w->ncell = gx * gy * gz;
@@ -221,7 +293,6 @@ fs_status fs_world_reset(fs_world *w, const fs_domain *dom, fs_error *err) {
     /* the solver's per-particle state belongs to no particle any more */
     const fs_solver_ops *ops = fs__solver_ops(w->solver);
     if (ops && ops->prepare && w->solver_state) ops->prepare(w);
-    return FS_OK;
 }
 
 fs_domain fs_world_domain(const fs_world *w) { return w->dom; }
@@ -507,6 +578,32 @@ fs_status fs_world_push(fs_world *w, fs_vec3 c, float radius, fs_vec3 dir, float
     return FS_OK;
 }
 
+/* The emitter's documented ranges (fluid_sim.h); also a snapshot's emitters. */
+fs_status fs__emitter_check(const fs_emitter_def *d, int nmat, fs_error *err) {
+    if (!vec_finite(d->pos) || !vec_finite(d->dir) || !isfinite(d->speed) || !isfinite(d->radius) ||
+        !isfinite(d->rate)) {
+        SETERR(err, "emitter: every number must be finite");
+        return FS_ERR_ARG;
+    }
+    if (d->speed < 0 || d->speed > FS_EMITTER_MAX_SPEED || d->radius < 0 || d->radius > FS_EMITTER_MAX_RADIUS ||
+        d->rate < 0 || d->rate > FS_EMITTER_MAX_RATE || d->cap < 0 || fabsf(d->pos.x) > 2 * FS_DOMAIN_MAX_COORD ||
+        fabsf(d->pos.y) > 2 * FS_DOMAIN_MAX_COORD || fabsf(d->pos.z) > 2 * FS_DOMAIN_MAX_COORD) {
+        SETERR(err, "emitter: speed 0..%g m/s, radius 0..%g m, rate 0..%g /s, cap >= 0, position within %g m",
+               FS_EMITTER_MAX_SPEED, FS_EMITTER_MAX_RADIUS, FS_EMITTER_MAX_RATE, 2 * FS_DOMAIN_MAX_COORD);
+        return FS_ERR_RANGE;
+    }
+    if (d->material < 0 || d->material >= nmat) {
+        SETERR(err, "emitter: unknown material %d", d->material);
+        return FS_ERR_UNKNOWN;
+    }
+    float len = sqrtf(d->dir.x * d->dir.x + d->dir.y * d->dir.y + d->dir.z * d->dir.z);
+    if (!(len > 1e-6f && len < 1e6f)) {
+        SETERR(err, "emitter: direction must be non-zero");
+        return FS_ERR_ARG;
+    }
+    return FS_OK;
+}
+
 int fs_world_set_emitter(fs_world *w, int slot, const fs_emitter_def *d, fs_error *err) {
     if (!d) {
         SETERR(err, "emitter: missing definition");
@@ -524,25 +621,8 @@ int fs_world_set_emitter(fs_world *w, int slot, const fs_emitter_def *d, fs_erro
         SETERR(err, "emitter: slot %d outside 0..%d", slot, FS_MAX_EMITTERS - 1);
         return -1;
     }
-    if (!vec_finite(d->pos) || !vec_finite(d->dir) || !isfinite(d->speed) || !isfinite(d->radius) ||
-        !isfinite(d->rate)) {
-        SETERR(err, "emitter: every number must be finite");
-        return -1;
-    }
-    if (d->speed < 0 || d->speed > 50 || d->radius < 0 || d->radius > 100 || d->rate < 0 || d->rate > 1e6f ||
-        d->cap < 0) {
-        SETERR(err, "emitter: speed 0..50 m/s, radius 0..100 m, rate 0..1e6 /s, cap >= 0");
-        return -1;
-    }
-    if (d->material < 0 || d->material >= w->nmat) {
-        SETERR(err, "emitter: unknown material %d", d->material);
-        return -1;
-    }
+    if (fs__emitter_check(d, w->nmat, err) != FS_OK) return -1;
     float len = sqrtf(d->dir.x * d->dir.x + d->dir.y * d->dir.y + d->dir.z * d->dir.z);
-    if (!(len > 1e-6f)) {
-        SETERR(err, "emitter: direction must be non-zero");
-        return -1;
-    }
     fs_emitter *e = &w->emit[slot];
     bool fresh = !e->used;
     e->def = *d;
@@ -580,16 +660,22 @@ bool fs_world_get_heater(const fs_world *w, int slot, fs_heater_def *out) {
     return true;
 }
 
-int fs_world_set_heater(fs_world *w, int slot, const fs_heater_def *d, fs_error *err) {
+/* The heater's documented ranges; also a snapshot's heaters. */
+fs_status fs__heater_check(const fs_heater_def *d, fs_error *err) {
     if (!d || !vec_finite(d->centre) || !isfinite(d->radius) || !isfinite(d->rate) || !isfinite(d->temperature)) {
         SETERR(err, "heater: every number must be finite");
-        return -1;
+        return FS_ERR_ARG;
     }
     if ((int)d->kind < 0 || d->kind > FS_HEAT_FLOOR || d->radius <= 0 || d->radius > 10 || fabsf(d->rate) > 1000 ||
         d->temperature < -100 || d->temperature > 1000) {
         SETERR(err, "heater: kind 0/1, radius (0, 10] m, |rate| <= 1000 /s, temperature -100..1000 C");
-        return -1;
+        return FS_ERR_RANGE;
     }
+    return FS_OK;
+}
+
+int fs_world_set_heater(fs_world *w, int slot, const fs_heater_def *d, fs_error *err) {
+    if (fs__heater_check(d, err) != FS_OK) return -1;
     if (slot < 0) {
         for (slot = 0; slot < FS_MAX_HEATERS && w->heat[slot].used; slot++) {
         }
@@ -604,7 +690,7 @@ int fs_world_set_heater(fs_world *w, int slot, const fs_heater_def *d, fs_error 
 }
 
 void fs_world_set_temperature(fs_world *w, float c) {
-    if (!isfinite(c)) return;
+    if (!(c >= FS_TEMP_MIN && c <= FS_TEMP_MAX)) return;
     w->ambient = c;
     for (int i = 0; i < w->n; i++) {
         const fs_material *m = &w->mat[w->p.mat[i]];
@@ -620,11 +706,17 @@ double fs_world_total_heat(const fs_world *w) {
     return s;
 }
 
-int fs_world_set_drain(fs_world *w, int slot, const fs_drain_def *d, fs_error *err) {
+/* The drain's documented ranges; also a snapshot's drains. */
+fs_status fs__drain_check(const fs_drain_def *d, fs_error *err) {
     if (!d || !vec_finite(d->centre) || !isfinite(d->radius) || d->radius < 0 || d->radius > 10) {
         SETERR(err, "drain: centre must be finite and radius in 0..10 m");
-        return -1;
+        return FS_ERR_ARG;
     }
+    return FS_OK;
+}
+
+int fs_world_set_drain(fs_world *w, int slot, const fs_drain_def *d, fs_error *err) {
+    if (fs__drain_check(d, err) != FS_OK) return -1;
     if (slot < 0) {
         for (slot = 0; slot < FS_MAX_DRAINS && w->drain[slot].used; slot++) {
         }
