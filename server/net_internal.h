@@ -15,6 +15,11 @@
 #define NET_RX_PAUSE_AT 64     /* stop reading a client with this many unsent replies */
 #define NET_MAX_BODY 16384     /* largest REST request body */
 #define NET_MAX_SNAPSHOT_BODY ((size_t)256 << 20) /* largest POST /api/snapshot body */
+/* Request bodies being received, all connections together (their declared
+ * lengths, reserved when the headers arrive): one largest snapshot and room
+ * for the small ones.  Beyond it a request gets 503 before its body is read. */
+#define NET_MAX_BODY_BYTES_IN_FLIGHT (NET_MAX_SNAPSHOT_BODY + ((size_t)64 << 20))
+#define NET_BODY_CHUNK ((size_t)64 << 10) /* a body buffer starts at this and doubles as bytes arrive */
 #define NET_SEND_TIMEOUT_S 30  /* a message must drain within this */
 #define NET_REST_TIMEOUT_S 10  /* a REST command must be answered within this */
 #define NET_MAX_PENDING_REST 64 /* REST requests waiting for the sim at once (bounds snapshot memory) */
@@ -61,8 +66,9 @@ typedef struct http_req {
     int method;
     char path[160];
     bool metrics;          /* GET /metrics (its own mount) */
-    char *body;
-    size_t body_len, body_cap, body_max;
+    char *body;            /* grows as bytes arrive (body_alloc), never past body_cap + 1 */
+    size_t body_len, body_cap, body_max, body_alloc;
+    size_t body_reserved;  /* this request's share of net.body_bytes */
     bool body_too_large;
     uint32_t pending_kind;
     char pending_name[CMD_NAME_LEN];
@@ -96,6 +102,7 @@ struct net {
     http_req *pending; /* REST requests waiting for a reply from the sim thread */
     int npending;
     size_t resp_bytes; /* REST answer bytes held (until written or the connection goes) */
+    size_t body_bytes; /* request body bytes reserved (NET_MAX_BODY_BYTES_IN_FLIGHT) */
     uint32_t next_http_id;
     msg_buf *frame;
     uint64_t frame_seq;

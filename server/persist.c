@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "persist_doc.h"
 #include "sim_thread.h"
 
 #define SAVE_NAME "world.snapshot"
@@ -47,15 +48,8 @@ msg_buf *sim_snapshot_doc(sim_thread *s)
 
 int sim_restore_doc(sim_thread *s, const uint8_t *p, size_t n, char *err, size_t errlen)
 {
-    const uint8_t *world;
-    size_t len;
-    if (wire_decode_snapshot(p, n, &world, &len, err, errlen))
+    if (persist_doc_restore(s->world, p, n, err, errlen))
         return -1;
-    fs_error e = {{0}};
-    if (fs_world_restore(s->world, world, len, &e) != FS_OK) {
-        snprintf(err, errlen, "%s", e.msg);
-        return -1;
-    }
     sim_world_replaced(s, 0);
     return 0;
 }
@@ -191,12 +185,10 @@ void sim_open_saved(sim_thread *s, fs_world_def *def)
     close(fd);
     s->save = buf;
     s->save_len = n;
-    const uint8_t *world;
-    size_t len;
     char err[128];
     fs_snapshot_info info;
-    if (!s->save_why && !wire_decode_snapshot(buf, n, &world, &len, err, sizeof err) &&
-        fs_snapshot_peek(world, len, &info) && info.capacity != def->capacity) {
+    /* a document that does not peek is refused (and set aside) by the restore */
+    if (!s->save_why && !persist_doc_peek(buf, n, &info, err, sizeof err) && info.capacity != def->capacity) {
         log_info("the saved world was made with --capacity %d: using it (instead of %d)", info.capacity,
                  def->capacity);
         def->capacity = info.capacity;

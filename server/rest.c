@@ -5,6 +5,7 @@
  * publishes.  Everything here runs on the network thread. */
 #include <cJSON.h>
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -88,22 +89,32 @@ static void respond_error(net *n, http_req *r, int status, const char *fmt, ...)
 /* ---- Requests that become commands ---------------------------------------- */
 
 /* Returns true when the command was queued (an answer will follow). */
-static bool submit(net *n, http_req *r, cmd *c)
+/* A request that would change the world from another site's page, or
+ * without the token: answers 403 / 401 and returns true.  Only headers are
+ * read, so a body is refused before it is received. */
+static bool refuse_unauthorized(net *n, http_req *r)
 {
-    if (cmd_kind_mutates(c->kind) && !net_origin_ok(n, r->wsi)) {
+    if (!net_origin_ok(n, r->wsi)) {
         n->origin_refused++;
         respond_error(n, r, 403, "forbidden: requests from another site's page may not change the world "
                                  "(see --allow-origin)");
-        return false;
+        return true;
     }
-    if (cmd_kind_mutates(c->kind) && n->cfg->token[0]) {
+    if (n->cfg->token[0]) {
         char buf[200];
         int l = lws_hdr_copy(r->wsi, buf, sizeof buf, WSI_TOKEN_HTTP_AUTHORIZATION);
         if (l <= 7 || strncmp(buf, "Bearer ", 7) || !net_token_ok(n, buf + 7)) {
             respond_error(n, r, 401, "unauthorized: send 'Authorization: Bearer <token>'");
-            return false;
+            return true;
         }
     }
+    return false;
+}
+
+static bool submit(net *n, http_req *r, cmd *c)
+{
+    if (cmd_kind_mutates(c->kind) && refuse_unauthorized(n, r))
+        return false;
     if (n->npending >= NET_MAX_PENDING_REST) {
         n->queue_busy++;
         respond_error(n, r, 503, "busy: %d REST requests already waiting, try again", NET_MAX_PENDING_REST);
@@ -416,7 +427,11 @@ static void route_snapshot(net *n, http_req *r)
         respond_error(n, r, 400, "%s", err);
         return;
     }
-    msg_buf *up = msg_buf_from_bytes(r->body, r->body_len);
+    /* the body becomes the upload as it is (no second copy of up to 256 MiB) */
+    wbuf owned = {.data = (uint8_t *)r->body, .len = r->body_len, .cap = r->body_alloc};
+    r->body = NULL;
+    r->body_alloc = 0;
+    msg_buf *up = wbuf_finish(&owned);
     uint32_t id = up ? hub_put_upload(n->hub, up) : 0;
     if (!id) {
         msg_buf_unref(up);
@@ -638,6 +653,7 @@ static void req_reset(net *n, http_req *r)
 {
     req_unlink(n, r);
     n->resp_bytes -= r->resp_len;
+    n->body_bytes -= r->body_reserved;
     free(r->body);
     free(r->resp);
     msg_buf_unref(r->resp_msg);
@@ -761,17 +777,33 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
                     route(n, r);
                 return 0;
             }
-            long long want = atoll(cl);
-            if (want < 0 || (unsigned long long)want > r->body_max) {
+            char *end = NULL;
+            errno = 0;
+            long long want = strtoll(cl, &end, 10);
+            if (end == cl || *end || errno || want < 0 || (unsigned long long)want > r->body_max) {
                 r->body_too_large = true;
                 route(n, r);
                 return 0;
             }
-            if (want > 0) { /* the declared size, once: no growth by copies */
-                r->body = malloc((size_t)want + 1);
-                if (!r->body)
-                    return -1;
+            if (want > 0) {
+                /* Every body-carrying route changes the world: the token
+                 * (and origin) are checked on the headers, before any of
+                 * the body is read or any memory is set aside for it. */
+                if (refuse_unauthorized(n, r)) {
+                    r->close_after = true;
+                    return 0;
+                }
+                if ((size_t)want > NET_MAX_BODY_BYTES_IN_FLIGHT - n->body_bytes) {
+                    n->queue_busy++;
+                    r->close_after = true;
+                    respond_error(n, r, 503, "busy: %zu MB of request bodies are being received, try again",
+                                  n->body_bytes >> 20);
+                    return 0;
+                }
+                /* reserved now, allocated as the bytes arrive (HTTP_BODY) */
                 r->body_cap = (size_t)want;
+                r->body_reserved = (size_t)want;
+                n->body_bytes += r->body_reserved;
             }
             if (want == 0 && r->method != HM_POST)
                 route(n, r); /* lws sends no BODY_COMPLETION for an empty PATCH */
@@ -785,9 +817,22 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
         if (!r->active || r->ready)
             return 0;
         if (len && !r->body_too_large) {
-            if (!r->body || len > r->body_cap - r->body_len) {
+            if (len > r->body_cap - r->body_len) {
                 r->body_too_large = true; /* more than Content-Length said */
             } else {
+                size_t need = r->body_len + len + 1;
+                if (need > r->body_alloc) { /* doubling, from NET_BODY_CHUNK up to the declared length */
+                    size_t a = r->body_alloc ? 2 * r->body_alloc : NET_BODY_CHUNK;
+                    if (a < need)
+                        a = need;
+                    if (a > r->body_cap + 1)
+                        a = r->body_cap + 1;
+                    char *nb = realloc(r->body, a);
+                    if (!nb)
+                        return -1;
+                    r->body = nb;
+                    r->body_alloc = a;
+                }
                 memcpy(r->body + r->body_len, in, len);
                 r->body_len += len;
                 r->body[r->body_len] = 0;

@@ -57,7 +57,9 @@ static void write_all(const fs_world *w, wbuf *b) {
     put_u32(b, (uint32_t)w->K);
     put(b, &w->dt, sizeof w->dt);
     put(b, &w->dom, sizeof w->dom);
-    put(b, w->scene, sizeof w->scene);
+    char scene[sizeof w->scene] = {0}; /* the name and zeros: the same bytes after a restore */
+    memcpy(scene, w->scene, strnlen(w->scene, sizeof scene - 1));
+    put(b, scene, sizeof scene);
     put_u32(b, (uint32_t)w->nmat);
     put(b, w->mat, sizeof(fs_material) * (size_t)w->nmat);
     put_u32(b, (uint32_t)w->n);

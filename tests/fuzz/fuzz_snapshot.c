@@ -1,0 +1,132 @@
+/* fuzz_snapshot.c - libFuzzer harness: a snapshot document into a world, the
+ * two ways the server takes one.
+ *   REST (POST /api/snapshot): wire_decode_snapshot + fs_world_restore into
+ *     the running world, whose capacity is fixed (persist_doc_restore);
+ *   the save file (--data-dir, read at start): persist_doc_peek sizes a new
+ *     world from the document, then persist_doc_restore.
+ * A restored world is stepped a few times, so that bad state shows (the
+ * sanitizers: ASan, UBSan with float-cast-overflow).  Two properties are
+ * checked on every input, beyond "no report":
+ *   - a refused document leaves the world exactly as it was (its snapshot
+ *     bytes are unchanged);
+ *   - after stepping, the world's own snapshot is accepted again (what the
+ *     server saves, it restores at the next start).
+ *
+ * Build and run (clang from Debian; from the repository root):
+ *   mkdir -p build/fuzz
+ *   clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fno-omit-frame-pointer \
+ *     -fsanitize=fuzzer,address,undefined -fsanitize=float-cast-overflow -fno-sanitize-recover=all \
+ *     $(pkg-config --cflags msgpack libcjson) -Iserver -Iserver/sim -Itests/fuzz \
+ *     tests/fuzz/fuzz_snapshot.c server/persist_doc.c server/wire.c server/msgbuf.c server/commands.c \
+ *     server/hub.c server/log.c server/sim/[a-z]*.c $(pkg-config --libs msgpack libcjson) -lm -lpthread \
+ *     -o build/fuzz/fuzz_snapshot
+ *   build/fuzz/fuzz_snapshot -jobs=1 -workers=1 -max_len=200000 -artifact_prefix=tests/fuzz/crashes/snapshot/ \
+ *     build/fuzz/corpus-snapshot tests/fuzz/corpus/snapshot
+ * (the first corpus directory collects what the run finds; the committed
+ * seeds in tests/fuzz/corpus/snapshot are made by gen_snapshot_corpus.c, see
+ * there).  Replaying the reproducers: build/fuzz/fuzz_snapshot tests/fuzz/crashes/snapshot/<file>.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz_snapshot.h"
+#include "log.h"
+#include "persist_doc.h"
+
+#define STEPS 2
+
+static uint8_t *base_bytes; /* the REST world's state before each input */
+static size_t base_len;
+
+static uint8_t *snap_of(const fs_world *w, size_t *len)
+{
+    size_t n = fs_world_snapshot_size(w);
+    uint8_t *b = malloc(n);
+    if (!b || fs_world_snapshot_write(w, b, n) != n)
+        abort();
+    *len = n;
+    return b;
+}
+
+/* The running world an upload lands in: a small dam break, stepped once, so
+ * that "left as it was" is checked against a world with particles in it. */
+static fs_world *rest_world(void)
+{
+    fs_world_def d = fuzz_snapshot_def(FUZZ_SNAP_CAPACITY);
+    fs_world *w = fs_world_create(&d);
+    if (!w)
+        abort();
+    if (!base_bytes) {
+        if (fs_world_load_scene(w, "dam_break", 150, NULL) != FS_OK)
+            abort();
+        fs_world_step(w);
+        base_bytes = snap_of(w, &base_len);
+    } else if (fs_world_restore(w, base_bytes, base_len, NULL) != FS_OK) {
+        abort();
+    }
+    return w;
+}
+
+static void same_as_base(const fs_world *w, const char *why)
+{
+    size_t n;
+    uint8_t *b = snap_of(w, &n);
+    if (n != base_len || memcmp(b, base_bytes, n)) {
+        fprintf(stderr, "fuzz_snapshot: a refused snapshot changed the world (%s)\n", why);
+        abort();
+    }
+    free(b);
+}
+
+/* Steps, then checks that the world's own snapshot restores. */
+static void step_and_resave(fs_world *w)
+{
+    for (int k = 0; k < STEPS; k++)
+        fs_world_step(w);
+    size_t n;
+    uint8_t *b = snap_of(w, &n);
+    fs_world_def d = fuzz_snapshot_def(fs_world_capacity(w));
+    fs_world *again = fs_world_create(&d);
+    fs_error e = {{0}};
+    if (!again || fs_world_restore(again, b, n, &e) != FS_OK) {
+        fprintf(stderr, "fuzz_snapshot: a stepped world's own snapshot is refused: %s\n", e.msg);
+        abort();
+    }
+    fs_world_destroy(again);
+    free(b);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc, (void)argv;
+    log_set_level(LOG_ERROR);
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char err[256];
+    /* REST: into the running world */
+    fs_world *w = rest_world();
+    if (persist_doc_restore(w, data, size, err, sizeof err) == 0)
+        step_and_resave(w);
+    else
+        same_as_base(w, err);
+    fs_world_destroy(w);
+
+    /* the save file: a world sized from the document */
+    fs_snapshot_info info;
+    if (persist_doc_peek(data, size, &info, err, sizeof err) == 0 && info.capacity != FUZZ_SNAP_CAPACITY &&
+        info.capacity <= FUZZ_SNAP_MAX_FILE_CAP) {
+        fs_world_def d = fuzz_snapshot_def(info.capacity);
+        fs_world *f = fs_world_create(&d);
+        if (!f)
+            abort();
+        if (persist_doc_restore(f, data, size, err, sizeof err) == 0)
+            step_and_resave(f);
+        fs_world_destroy(f);
+    }
+    return 0;
+}

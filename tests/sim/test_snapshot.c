@@ -1,0 +1,229 @@
+/* test_snapshot.c - snapshot restore refuses every field outside its
+ * documented range, and a refused snapshot leaves the world exactly as it
+ * was (its own snapshot bytes unchanged) and stepping; the cases of issue
+ * #13 (spacing h/1500, positions and an emitter rate of 1e30) among them. */
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+#include "sim_tests.h"
+#include "testlib.h"
+
+typedef struct snap {
+    unsigned char *b;
+    size_t n;
+} snap;
+
+static snap take_snapshot(const fs_world *w) {
+    snap s = {NULL, fs_world_snapshot_size(w)};
+    s.b = malloc(s.n);
+    CHECK(s.b && fs_world_snapshot_write(w, s.b, s.n) == s.n, "snapshot write");
+    return s;
+}
+
+/* Byte offsets into the layout of snapshot.c (version 2). */
+#define OFF_DOM 20
+#define OFF_NMAT (OFF_DOM + sizeof(fs_domain) + 32)
+static size_t off_mats(void) { return OFF_NMAT + 4; }
+static uint32_t u32_at(const snap *s, size_t at) {
+    uint32_t v;
+    memcpy(&v, s->b + at, 4);
+    return v;
+}
+static size_t off_count(const snap *s) { return off_mats() + sizeof(fs_material) * u32_at(s, OFF_NMAT); }
+/* array k of the 9 float arrays (x y z px py pz vx vy vz), 9: temperature */
+static size_t off_floats(const snap *s, int k) {
+    size_t n = u32_at(s, off_count(s)), at = off_count(s) + 8;
+    return k < 9 ? at + 4 * n * (size_t)k : at + 36 * n + n;
+}
+static size_t off_springs(const snap *s) {
+    size_t n = u32_at(s, off_count(s)), at = off_count(s) + 8 + 54 * n;
+    return at + 4 + 4 * (size_t)u32_at(s, at);
+}
+static size_t off_emitters(const snap *s) {
+    size_t n = u32_at(s, off_count(s)), at = off_springs(s);
+    for (size_t i = 0; i < n; i++) at += 4 + 8 * (size_t)u32_at(s, at);
+    return at;
+}
+static void put_f32(snap *s, size_t at, float v) { memcpy(s->b + at, &v, 4); }
+
+typedef struct ctx {
+    fs_world *w; /* the world restores are tried on */
+    snap before; /* its state */
+    snap good;   /* the snapshot the cases damage */
+} ctx;
+
+/* Restores the damaged copy; it must be refused with `want` in the reason,
+ * leave the world byte for byte as it was, and the world must still step. */
+static void refused(ctx *c, const snap *bad, const char *what, const char *want) {
+    fs_error err = {{0}};
+    fs_status st = fs_world_restore(c->w, bad->b, bad->n, &err);
+    REPORT("%-34s -> %s", what, st == FS_OK ? "ACCEPTED" : err.msg);
+    CHECK(st != FS_OK, "%s: accepted", what);
+    CHECK(strstr(err.msg, want) != NULL, "%s: the reason '%s' does not name '%s'", what, err.msg, want);
+    snap after = take_snapshot(c->w);
+    CHECK(after.n == c->before.n && !memcmp(after.b, c->before.b, after.n), "%s: the refused snapshot changed the world",
+          what);
+    free(after.b);
+    fs_stats a, b;
+    fs_world_stats(c->w, &a);
+    fs_world_step(c->w);
+    fs_world_stats(c->w, &b);
+    CHECK(b.tick == a.tick + 1, "%s: the world no longer steps", what);
+    CHECK(fs_world_restore(c->w, c->before.b, c->before.n, &err) == FS_OK, "back to the state before: %s", err.msg);
+}
+
+static snap copy_of(const snap *s) {
+    snap d = {malloc(s->n), s->n};
+    memcpy(d.b, s->b, s->n);
+    return d;
+}
+
+void test_snapshot_refusals(void) {
+    fs_world_def d = fs_default_world_def();
+    d.capacity = 3000;
+    fs_world *a = fs_world_create(&d), *w = fs_world_create(&d);
+    fs_error err = {{0}};
+    CHECK(fs_world_load_scene(a, "gallery", 1200, &err) == FS_OK, "%s", err.msg);
+    fs_emitter_def em = {{1, 1, 0.5f}, {0, -1, 0}, 2, 0.1f, 100, 0, 0, true};
+    CHECK(fs_world_set_emitter(a, -1, &em, &err) == 0, "emitter: %s", err.msg);
+    for (int t = 0; t < 20; t++) fs_world_step(a);
+    CHECK(fs_world_spring_count(a) > 0, "the gallery has springs");
+    CHECK(fs_world_load_scene(w, "drop", 800, &err) == FS_OK, "%s", err.msg);
+    for (int t = 0; t < 3; t++) fs_world_step(w);
+    ctx c = {w, take_snapshot(w), take_snapshot(a)};
+    /* the snapshot as it is: accepted, and it continues as the original */
+    snap ok = copy_of(&c.good);
+    CHECK(fs_world_restore(w, ok.b, ok.n, &err) == FS_OK, "restore: %s", err.msg);
+    CHECK(fs_world_hash(w) == fs_world_hash(a), "restored world differs");
+    CHECK(fs_world_restore(w, c.before.b, c.before.n, &err) == FS_OK, "back: %s", err.msg);
+    free(ok.b);
+
+    fs_domain dom;
+    memcpy(&dom, c.good.b + OFF_DOM, sizeof dom);
+    struct {
+        const char *what, *want;
+        size_t at;
+        float v;
+    } cases[] = {
+        {"spacing h/1500 (issue #13)", "spacing", OFF_DOM + offsetof(fs_domain, spacing), dom.h / 1500},
+        {"spacing h/20000", "spacing", OFF_DOM + offsetof(fs_domain, spacing), dom.h / 20000},
+        {"spacing 2 h", "h / spacing", OFF_DOM + offsetof(fs_domain, spacing), dom.h * 2},
+        {"h 1e30", "spacing", OFF_DOM + offsetof(fs_domain, h), 1e30f},
+        {"box corner 1e30", "box", OFF_DOM + offsetof(fs_domain, box_max), 1e30f},
+        {"box corner NaN", "non-finite", OFF_DOM + offsetof(fs_domain, box_max) + 4, NAN},
+        {"box of 1e9 lattice sites", "lattice sites", OFF_DOM + offsetof(fs_domain, box_max), 900},
+        {"gravity 1e6", "gravity", OFF_DOM + offsetof(fs_domain, gravity) + 4, -1e6f},
+        {"particle radius 10 h", "radius", OFF_DOM + offsetof(fs_domain, particle_radius), dom.h * 10},
+        {"position x 1e30 (issue #13)", "position x", off_floats(&c.good, 0), 1e30f},
+        {"position z -1e30", "position z", off_floats(&c.good, 2) + 8, -1e30f},
+        {"previous position y 1e30", "previous position y", off_floats(&c.good, 4), 1e30f},
+        {"position just outside the box", "position", off_floats(&c.good, 1), dom.box_max.y + 2 * dom.h},
+        {"velocity 1e30", "velocity", off_floats(&c.good, 7), 1e30f},
+        {"velocity NaN", "velocity", off_floats(&c.good, 6), NAN},
+        {"temperature 1e30", "temperature", off_floats(&c.good, 9), 1e30f},
+        {"temperature below absolute zero", "temperature", off_floats(&c.good, 9), -300},
+        {"emitter rate 1e30 (issue #13)", "emitter 0", off_emitters(&c.good) + offsetof(fs_emitter_def, rate), 1e30f},
+        {"emitter rate 2e6", "rate 0..1e+06", off_emitters(&c.good) + offsetof(fs_emitter_def, rate), 2e6f},
+        {"emitter speed 1e3", "emitter 0", off_emitters(&c.good) + offsetof(fs_emitter_def, speed), 1e3f},
+        {"emitter direction not unit", "unit length", off_emitters(&c.good) + offsetof(fs_emitter_def, dir), 3},
+        {"emitter position 1e30", "emitter 0", off_emitters(&c.good) + offsetof(fs_emitter_def, pos), 1e30f},
+        {"stiffness 1e9", "stiffness", off_mats() + offsetof(fs_material, p) + 4 * FS_P_STIFFNESS, 1e9f},
+        {"springs flag 0.5", "flag", off_mats() + offsetof(fs_material, p) + 4 * FS_P_SPRINGS, 0.5f},
+        {"viscosity NaN", "material water", off_mats() + offsetof(fs_material, p) + 4 * FS_P_VISC_SIGMA, NAN},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        snap bad = copy_of(&c.good);
+        put_f32(&bad, cases[k].at, cases[k].v);
+        refused(&c, &bad, cases[k].what, cases[k].want);
+        free(bad.b);
+    }
+    /* integers and structure */
+    snap bad = copy_of(&c.good);
+    int32_t e_cap = -5;
+    memcpy(bad.b + off_emitters(&c.good) + offsetof(fs_emitter_def, cap), &e_cap, 4);
+    refused(&c, &bad, "emitter cap -5", "emitter 0");
+    free(bad.b);
+    bad = copy_of(&c.good);
+    int32_t e_mat = 7;
+    memcpy(bad.b + off_emitters(&c.good) + offsetof(fs_emitter_def, material), &e_mat, 4);
+    refused(&c, &bad, "emitter of an unknown material", "material");
+    free(bad.b);
+    bad = copy_of(&c.good);
+    memcpy(bad.b + off_mats(), "wat\"er", 7);
+    refused(&c, &bad, "a material named wat\"er", "printable");
+    free(bad.b);
+    bad = copy_of(&c.good);
+    memcpy(bad.b + off_mats() + sizeof(fs_material), "water", 6);
+    refused(&c, &bad, "two materials named water", "both named");
+    free(bad.b);
+    /* a spring held by one end only: its first spring's rest length changed at that end */
+    bad = copy_of(&c.good);
+    size_t at = off_springs(&c.good);
+    while (u32_at(&bad, at) == 0) at += 4;
+    put_f32(&bad, at + 4 + 4 * u32_at(&bad, at), 0.123f);
+    refused(&c, &bad, "a spring held by one end", "one end");
+    free(bad.b);
+    bad = copy_of(&c.good);
+    memset(bad.b + at + 4, 0xff, 4); /* partner slot -1 */
+    refused(&c, &bad, "a spring to slot -1", "spring");
+    free(bad.b);
+    free(c.before.b), free(c.good.b);
+    fs_world_destroy(a), fs_world_destroy(w);
+}
+
+/* fs_world_reset shares the checks: the freeze of the issue was its
+ * (2 h / spacing + 3)^3 loop, and past int range the cast was undefined. */
+void test_domain_ranges(void) {
+    fs_world_def d = fs_default_world_def();
+    d.capacity = 1000;
+    fs_world *w = fs_world_create(&d);
+    fs_error err = {{0}};
+    CHECK(fs_world_load_scene(w, "dam_break", 500, &err) == FS_OK, "%s", err.msg);
+    int n0 = fs_world_particle_count(w);
+    fs_domain dom = fs_world_domain(w), bad = dom;
+    bad.spacing = dom.h / 1500;
+    CHECK(fs_world_reset(w, &bad, &err) == FS_ERR_RANGE, "h/1500 accepted");
+    REPORT("reset with spacing h/1500: %s", err.msg);
+    bad.spacing = dom.h / 3e9f;
+    CHECK(fs_world_reset(w, &bad, &err) == FS_ERR_RANGE, "h/3e9 accepted");
+    bad = dom;
+    bad.box_max = (fs_vec3){5000, 5000, 5000};
+    CHECK(fs_world_reset(w, &bad, &err) != FS_OK, "a 5 km box accepted");
+    REPORT("reset with a 5 km box: %s", err.msg);
+    CHECK(fs_world_particle_count(w) == n0, "a refused reset changed the world");
+    /* what the scenes use is inside the ranges */
+    for (int s = 0; s < fs_scene_count(); s++)
+        CHECK(fs_world_load_scene(w, fs_scene_get(s)->name, 1000, &err) == FS_OK, "%s: %s", fs_scene_get(s)->name,
+              err.msg);
+    fs_world_destroy(w);
+}
+
+/* Emitters at the largest rate for a long time, temperatures under a
+ * heater that never stops: counters and temperatures stay in range. */
+void test_state_bounds(void) {
+    fs_world_def d = fs_default_world_def();
+    d.capacity = 2000;
+    fs_world *w = fs_world_create(&d);
+    fs_error err = {{0}};
+    CHECK(fs_world_load_scene(w, "dam_break", 200, &err) == FS_OK, "%s", err.msg);
+    fs_heater_def ht = {FS_HEAT_SPHERE, {0.2f, 0.2f, 0.2f}, 10, 1000, 0, true};
+    CHECK(fs_world_set_heater(w, -1, &ht, &err) >= 0, "%s", err.msg);
+    /* a floor pulling away from its temperature (negative rate) would grow without bound */
+    fs_heater_def fl = {FS_HEAT_FLOOR, {0, 0, 0}, 10, -1000, 1000, true};
+    CHECK(fs_world_set_heater(w, -1, &fl, &err) >= 0, "%s", err.msg);
+    for (int t = 0; t < 200; t++) fs_world_step(w);
+    fs_particles_view v;
+    fs_world_view(w, &v);
+    float lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < v.count; i++) lo = fminf(lo, v.temperature[i]), hi = fmaxf(hi, v.temperature[i]);
+    REPORT("200 steps under a runaway heater: temperatures %g..%g C", lo, hi);
+    CHECK(lo >= FS_TEMP_MIN && hi <= FS_TEMP_MAX, "temperature outside the range");
+    snap s = take_snapshot(w);
+    fs_world *b = fs_world_create(&d);
+    CHECK(fs_world_restore(b, s.b, s.n, &err) == FS_OK, "its own snapshot: %s", err.msg);
+    free(s.b);
+    fs_world_destroy(b), fs_world_destroy(w);
+}
