@@ -10,7 +10,8 @@
  *     server/hub.c server/log.c server/sim/[a-z]*.c $(pkg-config --libs msgpack libcjson) -lm -lpthread \
  *     -o build/fuzz/gen_snapshot_corpus
  *   build/fuzz/gen_snapshot_corpus tests/fuzz/corpus/snapshot
- * The output is deterministic (the same bytes on every run of one build).
+ * The output is the same on every run of one build but for the step-time
+ * statistics the snapshot carries (wall-clock milliseconds).
  */
 #include <stdio.h>
 #include <stdlib.h>
