@@ -15,7 +15,7 @@ let stopping = false;
 const stopped = new Promise((resolve) => parentPort.on('message', (m) => { if (m === 'stop') { stopping = true; resolve(); } }));
 
 if (role === 'good') {
-  const r = { frames: 0, hello: 0, other: 0, undecodable: 0, clientId: 0, firstFrameMs: 0, lastFrameMs: 0, maxGapMs: 0, closed: null, error: null };
+  const r = { frames: 0, hello: 0, other: 0, undecodable: 0, clientId: 0, firstFrameMs: 0, lastFrameMs: 0, maxGapMs: 0, maxGapAt: '', closed: null, error: null };
   const ws = new WebSocket(`ws://127.0.0.1:${port}/`, 'fluid.v1', { perMessageDeflate: false });
   ws.binaryType = 'arraybuffer';
   ws.on('message', (data) => {
@@ -27,7 +27,7 @@ if (role === 'good') {
         r.firstFrameMs = t;
         parentPort.postMessage({ event: 'first-frame' });
       } else {
-        r.maxGapMs = Math.max(r.maxGapMs, t - r.lastFrameMs);
+        if (t - r.lastFrameMs > r.maxGapMs) { r.maxGapMs = t - r.lastFrameMs; r.maxGapAt = new Date().toISOString(); }
       }
       r.lastFrameMs = t;
       r.frames++;
@@ -47,7 +47,7 @@ if (role === 'good') {
   ws.terminate();
   parentPort.postMessage({ event: 'result', result: r });
 } else if (role === 'health') {
-  const r = { probes: 0, ok: 0, failures: [], maxMs: 0, over1s: 0, latencies: [] };
+  const r = { probes: 0, ok: 0, failures: [], maxMs: 0, maxAt: '', over1s: 0, latencies: [] };
   const probe = () => new Promise((resolve) => {
     const t0 = performance.now();
     let answered = false;
@@ -57,7 +57,7 @@ if (role === 'good') {
       const ms = performance.now() - t0;
       r.probes++;
       r.latencies.push(ms);
-      r.maxMs = Math.max(r.maxMs, ms);
+      if (ms > r.maxMs) { r.maxMs = ms; r.maxAt = new Date().toISOString(); }
       if (ms > 1000) r.over1s++;
       if (!err && status === 200 && /"ok"\s*:\s*true/.test(body)) r.ok++;
       else if (r.failures.length < 20) r.failures.push(err ? String(err) : `status ${status}: ${body.slice(0, 80)}`);
