@@ -36,6 +36,18 @@ const counts = {
 };
 
 let running = true;
+// Paces an average rate: each call says how many are due now (at most max),
+// so a timer that fires late (a busy machine) is made up for by the next ones.
+function pacer(hz) {
+  const t0 = performance.now();
+  let done = 0;
+  return (max) => {
+    const n = Math.max(0, Math.min(max, Math.floor(((performance.now() - t0) / 1000) * hz) - done));
+    done += n;
+    return n;
+  };
+}
+const garbageDue = pacer(GARBAGE_HZ), restDue = pacer(REST_HZ);
 const sockets = new Set(); // every raw socket and WebSocket, closed at the end
 const track = (x) => { sockets.add(x); return x; };
 const untrack = (x) => sockets.delete(x);
@@ -202,11 +214,12 @@ async function garbageLoop(s) {
         counts.garbageConnects++;
         timer = setInterval(() => {
           if (ws.readyState !== WebSocket.OPEN || ws.bufferedAmount > 1 << 20) return;
-          const kind = garbageKind();
-          const msg = GARBAGE[kind]();
-          ws.send(msg, { binary: kind !== 'text' });
-          counts.garbageSent++;
-          counts.garbageKinds[kind] = (counts.garbageKinds[kind] || 0) + 1;
+          for (let n = garbageDue(5); n > 0; n--) {
+            const kind = garbageKind();
+            ws.send(GARBAGE[kind](), { binary: kind !== 'text' });
+            counts.garbageSent++;
+            counts.garbageKinds[kind] = (counts.garbageKinds[kind] || 0) + 1;
+          }
         }, 1000 / GARBAGE_HZ);
       });
       ws.on('message', () => { counts.garbageReplies++; });
@@ -319,7 +332,7 @@ for (let i = 0; i < CHURN_CLIENTS; i++) loops.push(churnLoop(s, i));
 for (let i = 0; i < STUCK_CLIENTS; i++) loops.push(stuckLoop(s, i));
 loops.push(garbageLoop(s));
 for (let i = 0; i < SLOWLORIS; i++) loops.push(slowLoop(s, i));
-const restTimer = setInterval(() => { restOne(s); }, 1000 / REST_HZ);
+const restTimer = setInterval(() => { for (let n = restDue(5); n > 0; n--) restOne(s); }, 1000 / REST_HZ);
 process.send({ started: { CHURN_CLIENTS, STUCK_CLIENTS, SLOWLORIS, GARBAGE_HZ, REST_HZ } });
 process.on('message', async (m) => {
   if (m !== 'stop') return;
