@@ -23,7 +23,7 @@
 //   1 well-behaved client (worker thread) that reads every frame;
 //   a health probe (worker thread) every 250 ms.
 // Usage: node tests/soak/soak.mjs [--duration 300] [--warmup 60] [--particles 1000]
-//          [--seed N] [--log DIR] [--binary build/fluid-server-san]
+//          [--seed N] [--log DIR] [--binary build/fluid-server-san] [--server-args "--net-nice 0"]
 // Prints each check and closes with "soak: N passed, N failed".
 import { Worker } from 'node:worker_threads';
 import { fork } from 'node:child_process';
@@ -49,18 +49,26 @@ const PARTICLES = Number(opt('particles', 1000));
 const SEED = Number(opt('seed', process.env.SOAK_SEED || (Date.now() % 1e9)));
 const LOG_DIR = resolve(ROOT, opt('log', 'build/soak'));
 const BINARY = resolve(ROOT, opt('binary', process.env.FLUID_SERVER_SAN || 'build/fluid-server-san'));
+// Extra server options, for experiments (e.g. --server-args "--net-nice 0").
+const SERVER_ARGS = (opt('server-args', '') || '').split(' ').filter(Boolean);
 const FRAME_HZ = 30, FRAMES_PER_S_BAR = 27, FRAME_SHARE_BAR = 0.9, HEALTH_BAR_MS = 1000;
 const LOAD_NICE = 10;
 
 // ---------------------------------------------------------------- run
 function startWorker(role, port) {
   const w = new Worker(new URL('./worker.mjs', import.meta.url), { workerData: { role, port } });
-  const waiters = [];
-  w.on('message', (m) => { for (const f of waiters.splice(0)) f(m); });
+  const inbox = [], waiters = new Set();
+  w.on('message', (m) => { inbox.push(m); for (const f of [...waiters]) f(); });
+  // Resolves with the first message (already received or to come) matching pred.
   const next = (pred, timeoutMs) => new Promise((res, rej) => {
-    const t = setTimeout(() => rej(new Error(`${role} worker: timed out`)), timeoutMs);
-    const f = (m) => { if (pred(m)) { clearTimeout(t); res(m); } else waiters.push(f); };
-    waiters.push(f);
+    const f = () => {
+      const i = inbox.findIndex(pred);
+      if (i < 0) return false;
+      clearTimeout(t); waiters.delete(f); res(inbox.splice(i, 1)[0]);
+      return true;
+    };
+    const t = setTimeout(() => { waiters.delete(f); rej(new Error(`${role} worker: timed out`)); }, timeoutMs);
+    if (!f()) waiters.add(f);
   });
   w.on('error', (e) => { console.error(`${role} worker failed:`, e); });
   return { w, next };
@@ -104,15 +112,15 @@ const loadStr = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 async function main() {
   mkdirSync(LOG_DIR, { recursive: true });
   console.log(`soak: ${DURATION_S} s (warm-up ${WARMUP_S} s, RSS bar ${RSS_BAR_MB.toFixed(1)} MB), dam_break ${PARTICLES} particles, ` +
-    `frame-hz ${FRAME_HZ}, seed ${SEED}, server ${BINARY}`);
-  const s = await startServer(['--scene', 'dam_break', '--particles', String(PARTICLES), '--frame-hz', String(FRAME_HZ), '--tick-hz', '60'], {
+    `frame-hz ${FRAME_HZ}, seed ${SEED}, server ${BINARY} ${SERVER_ARGS.join(' ')}`);
+  const s = await startServer(['--scene', 'dam_break', '--particles', String(PARTICLES), '--frame-hz', String(FRAME_HZ), '--tick-hz', '60', ...SERVER_ARGS], {
     binary: BINARY, timeoutMs: 60000,
     env: {
       // Leak check at exit; the first error ends the process (exit 23) and
       // is printed on stderr.  A smaller quarantine than the default 256 MB:
       // freed blocks wait there before reuse, and the default would make RSS
       // climb for the whole run, hiding whether the server's own memory
-      // levels off; 32 MB still catches use-after-free of recent blocks.
+      // levels off; 8 MB still catches a use-after-free of recently freed blocks.
       ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=0:exitcode=23:quarantine_size_mb=8',
       UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1',
     },

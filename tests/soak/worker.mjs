@@ -41,7 +41,6 @@ if (role === 'good') {
   });
   ws.on('error', (e) => { r.error = String(e); });
   ws.on('close', (code, reason) => { if (!stopping) r.closed = { code, reason: reason.toString() }; });
-  parentPort.on('message', (m) => { if (m === 'count') parentPort.postMessage({ event: 'count', frames: r.frames }); });
   await stopped;
   r.stopMs = performance.now();
   ws.terminate();
