@@ -4,8 +4,8 @@
 //   - the server is alive at the end and exits 0 on SIGTERM;
 //   - no sanitizer report (ASan, UBSan, LSan) on its stderr;
 //   - RSS levels off: growth after the warm-up <= the bar (20 MB for the
-//     5-minute run after its first minute; a shorter run: the bar scaled to
-//     its length, after the first half);
+//     5-minute run after its first minute; 8 MB after the first half of a
+//     short run, see RSS_BAR_MB);
 //   - the well-behaved client gets >= 27 frames/s (--frame-hz 30) and >= 90%
 //     of the frames the server published while it was connected;
 //   - GET /api/health answers 200 within 1 s every time it is asked;
@@ -42,9 +42,12 @@ const DURATION_S = Number(opt('duration', process.env.SOAK_DURATION || 300));
 // CPU, to reach its steady state of connections, allocator pools and ASan's
 // quarantine, and more on a busy machine).
 const WARMUP_S = Number(opt('warmup', DURATION_S >= 120 ? 60 : Math.max(30, Math.round(DURATION_S / 2))));
-// 20 MB for the 5-minute run; a shorter run gets the bar scaled to its length
-// (4 MB for 60 s).
-const RSS_BAR_MB = Number(opt('rss-mb', 20 * DURATION_S / 300));
+// 20 MB for the 5-minute run (longer runs: scaled to their length).  A short
+// run ends while RSS is still settling: over the second half of 60-second runs
+// a healthy server grew 0 to 5.3 MB (measured on the busy 2-core machine), so
+// the 5-minute bar's rate (2.5 MB for 30 s) would fail on noise; 8 MB there
+// catches runaway growth, and the 5-minute run is the measurement.
+const RSS_BAR_MB = Number(opt('rss-mb', DURATION_S >= 120 ? 20 * Math.max(1, DURATION_S / 300) : 8));
 const PARTICLES = Number(opt('particles', 1000));
 const SEED = Number(opt('seed', process.env.SOAK_SEED || (Date.now() % 1e9)));
 const LOG_DIR = resolve(ROOT, opt('log', 'build/soak'));
@@ -201,7 +204,7 @@ async function main() {
     `${counts.garbageSent} garbage messages on ${counts.garbageConnects} connections (${counts.garbageClosed1008} closed 1008, ${counts.garbageReplies} replies; ` +
     `${Object.entries(counts.garbageKinds).map(([k, v]) => `${k} ${v}`).join(', ')}), ${counts.slowConnects} slowloris connections ` +
     `(${counts.slowClosedByServer} closed by the server, longest ${(counts.slowLifeMsMax / 1000).toFixed(1)} s, ${counts.slowBytes} bytes), ` +
-    `${counts.rest} REST requests (${counts.restValid} valid, ${counts.restInvalid} invalid, ${counts.restSkipped} skipped at 32 in flight)`);
+    `${counts.rest} REST requests (${counts.restValid} valid, ${counts.restInvalid} invalid, ${counts.restSkipped} skipped at 32 in flight, ${counts.restRetried} sent again after a keep-alive close)`);
   if (statsEnd) console.log(`server: frames_published ${statsEnd.frames_published}, frames_sent ${statsEnd.frames_sent}, frames_dropped ${statsEnd.frames_dropped}, ` +
     `bad_messages ${statsEnd.bad_messages}, rate_limited ${statsEnd.rate_limited}, clients_refused ${statsEnd.clients_refused}, http_requests ${statsEnd.http_requests}, ` +
     `overruns ${statsEnd.overruns}, realtime ratio min ${Math.min(...realtime).toFixed(2)} mean ${(realtime.reduce((a, b) => a + b, 0) / realtime.length).toFixed(2)}`);
@@ -247,7 +250,8 @@ async function main() {
 
   check(`/api/health within ${HEALTH_BAR_MS} ms every time`, healthR.probes > 0 && healthR.ok === healthR.probes && healthR.maxMs <= HEALTH_BAR_MS,
     `${healthR.ok}/${healthR.probes} answered ok, max ${healthR.maxMs.toFixed(1)} ms (at ${healthR.maxAt}), p99 ${healthR.p99Ms.toFixed(1)} ms, median ${healthR.medianMs.toFixed(1)} ms` +
-    (healthR.failures.length ? `; failures: ${healthR.failures.slice(0, 3).join(' | ')}` : ''));
+    (healthR.failures.length ? `; failures: ${healthR.failures.slice(0, 3).join(' | ')}` : '') +
+    `; the probe's own 20 ms timer was late by up to ${healthR.timerLateMaxMs.toFixed(0)} ms (at ${healthR.timerLateAt})`);
 
   const { CHURN_CLIENTS, STUCK_CLIENTS, SLOWLORIS, GARBAGE_HZ, REST_HZ } = rates;
   const expect = (rateHz) => 0.8 * rateHz * DURATION_S;

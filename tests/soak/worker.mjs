@@ -72,6 +72,16 @@ if (role === 'good') {
     req.on('timeout', () => req.destroy(new Error('no answer within 5 s')));
     req.on('error', (e) => done(e));
   });
+  // A witness: this thread's own 20 ms timer.  When it is late by as much
+  // as a slow answer took, the whole machine stalled, not only the server.
+  r.timerLateMaxMs = 0; r.timerLateAt = '';
+  let expectAt = performance.now() + 20;
+  const witness = setInterval(() => {
+    const late = performance.now() - expectAt;
+    if (late > r.timerLateMaxMs) { r.timerLateMaxMs = late; r.timerLateAt = new Date().toISOString(); }
+    expectAt = performance.now() + 20;
+  }, 20);
+  stopped.then(() => clearInterval(witness));
   while (!stopping) {
     await probe();
     await Promise.race([new Promise((res) => setTimeout(res, 250)), stopped]);
