@@ -30,7 +30,7 @@ import { fork } from 'node:child_process';
 import { mkdirSync, writeFileSync, readFileSync, readdirSync } from 'node:fs';
 import { resolve, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { loadavg, setPriority } from 'node:os';
+import { loadavg, setPriority, cpus } from 'node:os';
 import { startServer, stopAll, get, sleep, ROOT } from '../server/lib.mjs';
 
 // ---------------------------------------------------------------- options
@@ -211,7 +211,7 @@ async function main() {
   if (statsEnd) console.log(`server: frames_published ${statsEnd.frames_published}, frames_sent ${statsEnd.frames_sent}, frames_dropped ${statsEnd.frames_dropped}, ` +
     `bad_messages ${statsEnd.bad_messages}, rate_limited ${statsEnd.rate_limited}, clients_refused ${statsEnd.clients_refused}, http_requests ${statsEnd.http_requests}, ` +
     `overruns ${statsEnd.overruns}, realtime ratio min ${Math.min(...realtime).toFixed(2)} mean ${(realtime.reduce((a, b) => a + b, 0) / realtime.length).toFixed(2)}`);
-  console.log(`machine: 2-core load average ${load0} at the start, ${load1} at the end; CPU used over ${wallS.toFixed(0)} s: ` +
+  console.log(`machine: ${cpus().length} cores, load average ${load0} at the start, ${load1} at the end; CPU used over ${wallS.toFixed(0)} s: ` +
     `server ${serverCpuS.toFixed(0)} s (${(100 * serverCpuS / wallS).toFixed(0)}% of a core), load generator ${loadCpuS.toFixed(0)} s ` +
     `(${(100 * loadCpuS / wallS).toFixed(0)}%); the server's sim thread ran ${whole('sim', 'run')}% of the time and waited for a CPU ` +
     `${whole('sim', 'wait')}%, its network thread ran ${whole('net', 'run')}% and waited ${whole('net', 'wait')}%`);
