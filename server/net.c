@@ -647,6 +647,15 @@ net *net_create(const srv_config *cfg, const wire_static *st, hub *h, cmd_queue 
         info.ssl_cert_filepath = cfg->tls_cert;
         info.ssl_private_key_filepath = cfg->tls_key;
         info.alpn = "http/1.1";
+        /* libwebsockets 4.1.6 spins forever in its WebSocket read loop when
+         * a connection is rx-flow-controlled (rx_pressure) while OpenSSL
+         * still holds decrypted bytes of the record it last read: it loops
+         * on SSL_pending() over a buflist it may not consume.  Reading with
+         * a buffer that holds a whole TLS record (2^14 bytes of plaintext)
+         * leaves nothing pending in OpenSSL, so that state cannot arise;
+         * the service buffer must be at least as large. */
+        n->protocols[1].rx_buffer_size = NET_TLS_RX_READ;
+        info.pt_serv_buf_size = 2 * NET_TLS_RX_READ;
     }
     n->ctx = lws_create_context(&info);
     if (!n->ctx) {
