@@ -16,7 +16,9 @@ case "$what" in
   *) echo "usage: $0 [build|test|docker]" >&2; exit 2 ;;
 esac
 if [ "$what" = test ]; then
-  pkgs+=(valgrind chromium python3 curl)   # chromium: the web client's browser tests (tests/web); python3, curl: examples/
+  # chromium: the web client's browser tests (tests/web); python3, curl: examples/;
+  # openssl: the TLS tests' CA and certificates; libnss3-tools (certutil): the CA trusted by Chromium
+  pkgs+=(valgrind chromium python3 curl openssl libnss3-tools)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

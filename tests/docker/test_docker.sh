@@ -197,7 +197,7 @@ user=$(json 0.Config.User <<<"$inspect")
 check "image runs as a non-root user ($user)" test -n "$user" -a "${user%%:*}" != 0 -a "${user%%:*}" != root
 hc=$(json 0.Healthcheck.Test <<<"$inspect")
 [ -n "$hc" ] || hc=$(json 0.Config.Healthcheck.Test <<<"$inspect")
-check "image has a HEALTHCHECK on /api/health" grep -q /api/health <<<"$hc"
+check "image has a HEALTHCHECK (fluid-server --health-check: GET /api/health)" grep -q -- --health-check <<<"$hc"
 check "image exposes 8080/tcp and declares the /data volume" \
   test -n "$(json 0.Config.ExposedPorts.8080/tcp <<<"$inspect")" -a -n "$(json 0.Config.Volumes./data <<<"$inspect")"
 env_list=$(json 0.Config.Env <<<"$inspect")
