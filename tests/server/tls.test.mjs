@@ -8,7 +8,7 @@
 // runs every other integration test over TLS as well.)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import net from 'node:net';
@@ -210,4 +210,17 @@ test('--health-check asks the server for /api/health, over TLS or plain http', a
   assert.equal(plain.status, 0, plain.stderr);
   assert.match(plain.stdout, /http:\/\/127\.0\.0\.1:\d+\/api\/health answered 200/);
   await p.stop();
+  // A port that accepts and never answers: unhealthy, and the check ends by itself.
+  const mute = net.createServer(() => {});
+  await new Promise((res) => mute.listen(0, '127.0.0.1', res));
+  const hung = await new Promise((res) => {
+    const k = spawn(SERVER, ['--health-check', '--bind', '127.0.0.1', '--port', String(mute.address().port)]);
+    let err = '';
+    k.stderr.on('data', (d) => { err += d; });
+    const t = setTimeout(() => k.kill('SIGKILL'), 15000);
+    k.on('exit', (code, signal) => { clearTimeout(t); res({ code, signal, err }); });
+  });
+  mute.close();
+  assert.deepEqual([hung.code, hung.signal], [1, null], hung.err);
+  assert.match(hung.err, /no answer within \d+ s/);
 });
