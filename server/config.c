@@ -209,8 +209,10 @@ int config_parse(srv_config *c, int argc, char **argv, FILE *out, FILE *err)
         return -1;
     }
     if (!c->tls_cert[0] != !c->tls_key[0]) {
-        fprintf(err, "fluid-server: --tls-cert and --tls-key (FLUID_TLS_CERT, FLUID_TLS_KEY) go together: %s is "
-                     "set, %s is not\n", c->tls_cert[0] ? "--tls-cert" : "--tls-key", c->tls_cert[0] ? "--tls-key" : "--tls-cert");
+        bool cert = c->tls_cert[0] != 0;
+        const char *set = cert ? "--tls-cert" : "--tls-key", *unset = cert ? "--tls-key" : "--tls-cert";
+        fprintf(err, "fluid-server: --tls-cert and --tls-key (FLUID_TLS_CERT, FLUID_TLS_KEY) go together: %s is set, "
+                     "%s is not\n", set, unset);
         return -1;
     }
     if (!c->health_check && (readable(c->tls_cert, "--tls-cert", err) || readable(c->tls_key, "--tls-key", err)))

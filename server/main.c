@@ -105,7 +105,8 @@ int main(int argc, char **argv)
         log_warn("--token over plain http on %s: the token crosses the network in the clear; "
                  "give --tls-cert and --tls-key to serve https and wss", cfg.bind);
     printf("fluid-server: listening on %s://%s:%d/ (scene %s, %d particles, %g Hz tick, %g Hz frames)\n",
-           config_tls(&cfg) ? "https" : "http", cfg.bind, net_port(n), wi.scene, wi.particles, cfg.tick_hz, cfg.frame_hz);
+           config_tls(&cfg) ? "https" : "http", cfg.bind, net_port(n), wi.scene, wi.particles, cfg.tick_hz,
+           cfg.frame_hz);
     fflush(stdout);
     net_run(n, &g_stop);
     log_info("stopping");
