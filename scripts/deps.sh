@@ -7,16 +7,19 @@
 #   scripts/deps.sh docker   what `make test-docker` needs besides build: a
 #                            daemonless engine (podman, runc), podman-compose,
 #                            debootstrap (the base image when no registry is
-#                            reachable), curl, and Node.js (its WebSocket probe)
+#                            reachable), curl, openssl (the TLS phase's
+#                            certificates), and Node.js (its WebSocket probe)
 set -euo pipefail
 what=${1:-build}
 case "$what" in
   build|test) pkgs=(gcc make pkg-config libc6-dev libwebsockets-dev libcjson-dev libmsgpack-dev) ;;
-  docker) pkgs=(podman podman-compose runc debootstrap curl ca-certificates) ;;
+  docker) pkgs=(podman podman-compose runc debootstrap curl ca-certificates openssl) ;;
   *) echo "usage: $0 [build|test|docker]" >&2; exit 2 ;;
 esac
 if [ "$what" = test ]; then
-  pkgs+=(valgrind chromium python3 curl)   # chromium: the web client's browser tests (tests/web); python3, curl: examples/
+  # chromium: the web client's browser tests (tests/web); python3, curl: examples/;
+  # openssl: the TLS tests' CA and certificates; libnss3-tools (certutil): the CA trusted by Chromium
+  pkgs+=(valgrind chromium python3 curl openssl libnss3-tools)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

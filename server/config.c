@@ -47,6 +47,9 @@ static const struct opt {
      "directory of the saved world: restored at start, saved at SIGTERM/SIGINT and every --save-interval s (empty: none)"},
     {"save-interval", "FLUID_SAVE_INTERVAL", OT_DOUBLE, O(save_interval), 0, 86400,
      "seconds between saves while running, with --data-dir (0: only at shutdown)"},
+    {"tls-cert", "FLUID_TLS_CERT", OT_STR, O(tls_cert), 0, 0,
+     "PEM certificate file (the chain, leaf first): serve https and wss on the port (needs --tls-key)"},
+    {"tls-key", "FLUID_TLS_KEY", OT_STR, O(tls_key), 0, 0, "PEM private key file of --tls-cert"},
 #undef O
 };
 #define NOPTS (sizeof opts / sizeof opts[0])
@@ -80,6 +83,9 @@ void config_usage(FILE *out)
     for (size_t i = 0; i < NOPTS; i++)
         fprintf(out, "  --%-12s %-18s %s\n", opts[i].name, opts[i].env, opts[i].help);
     fprintf(out, "  --quiet                         log errors only (--log-level error)\n"
+                 "  --health-check                  ask the server these options describe for /api/health\n"
+                 "                                  (https with --tls-cert, without verifying it) and exit\n"
+                 "                                  0 if it answers 200 (a container's health check)\n"
                  "  --help                          this text\n"
                  "defaults: --port 8080 --bind 127.0.0.1 --tick-hz 60 --frame-hz 30 --max-clients 64\n"
                  "          --web-root web-client --threads 0 --substeps 1 --rate 120 --burst 240 --net-nice 5\n"
@@ -124,6 +130,34 @@ static int set_opt(srv_config *c, const struct opt *o, const char *v, const char
     return -1;
 }
 
+bool config_tls(const srv_config *c)
+{
+    return c->tls_cert[0] != 0;
+}
+
+/* A TLS file that cannot be read is refused here, with its name and the
+ * reason, before anything starts (libwebsockets would only say that the
+ * vhost failed). */
+static int readable(const char *path, const char *opt, FILE *err)
+{
+    if (!path[0])
+        return 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(err, "fluid-server: %s: cannot read '%s': %s\n", opt, path, strerror(errno));
+        return -1;
+    }
+    int ch = fgetc(f);
+    bool bad = ferror(f), empty = ch == EOF && !bad;
+    int e = errno;
+    fclose(f);
+    if (bad || empty) {
+        fprintf(err, "fluid-server: %s: cannot read '%s': %s\n", opt, path, bad ? strerror(e) : "the file is empty");
+        return -1;
+    }
+    return 0;
+}
+
 int config_parse(srv_config *c, int argc, char **argv, FILE *out, FILE *err)
 {
     for (size_t i = 0; i < NOPTS; i++) {
@@ -139,6 +173,10 @@ int config_parse(srv_config *c, int argc, char **argv, FILE *out, FILE *err)
         }
         if (!strcmp(arg, "--quiet")) {
             c->quiet = true;
+            continue;
+        }
+        if (!strcmp(arg, "--health-check")) {
+            c->health_check = true;
             continue;
         }
         if (strncmp(arg, "--", 2)) {
@@ -170,6 +208,15 @@ int config_parse(srv_config *c, int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "fluid-server: --log-level wants error, warn, info or debug, got '%s'\n", c->log_level);
         return -1;
     }
+    if (!c->tls_cert[0] != !c->tls_key[0]) {
+        bool cert = c->tls_cert[0] != 0;
+        const char *set = cert ? "--tls-cert" : "--tls-key", *unset = cert ? "--tls-key" : "--tls-cert";
+        fprintf(err, "fluid-server: --tls-cert and --tls-key (FLUID_TLS_CERT, FLUID_TLS_KEY) go together: %s is set, "
+                     "%s is not\n", set, unset);
+        return -1;
+    }
+    if (!c->health_check && (readable(c->tls_cert, "--tls-cert", err) || readable(c->tls_key, "--tls-key", err)))
+        return -1;
     if (c->rate_burst < c->rate_per_s / 10)
         c->rate_burst = c->rate_per_s / 10 + 1;
     if (c->threads == 0) { /* auto: leave a core to the network thread and its clients */

@@ -26,13 +26,19 @@ typedef struct srv_config {
     char log_level[16];  /* error, warn, info, debug */
     char data_dir[1024]; /* empty: no persistence */
     double save_interval; /* seconds between saves while running (0: only at shutdown) */
+    char tls_cert[1024]; /* PEM certificate (chain) file; empty: plain http/ws */
+    char tls_key[1024];  /* PEM private key file; given together with tls_cert */
     bool quiet;
+    bool health_check; /* --health-check: ask the running server's /api/health and exit */
 } srv_config;
 
 void config_defaults(srv_config *c);
 /* Applies environment variables, then argv.  Returns 0 to run, 1 when
- * --help was printed, -1 on a bad option (message printed to err). */
+ * --help was printed, -1 on a bad option (message printed to err).
+ * --tls-cert and --tls-key come together, and both files must be readable. */
 int config_parse(srv_config *c, int argc, char **argv, FILE *out, FILE *err);
 void config_usage(FILE *out);
+/* True when the server serves https and wss (a certificate was given). */
+bool config_tls(const srv_config *c);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "config.h"
+#include "health.h"
 #include "hub.h"
 #include "log.h"
 #include "net.h"
@@ -61,6 +62,8 @@ int main(int argc, char **argv)
     int rc = config_parse(&cfg, argc, argv, stdout, stderr);
     if (rc)
         return rc > 0 ? 0 : 2;
+    if (cfg.health_check)
+        return health_check(&cfg);
     log_set_level(cfg.quiet ? LOG_ERROR : (log_level)log_level_parse(cfg.log_level));
     install_signals();
     net_set_log_level();
@@ -97,8 +100,13 @@ int main(int argc, char **argv)
         log_info("cannot lower the network thread's priority (continuing)");
     world_info wi;
     hub_get_info(&h, &wi);
-    printf("fluid-server: listening on http://%s:%d/ (scene %s, %d particles, %g Hz tick, %g Hz frames)\n",
-           cfg.bind, net_port(n), wi.scene, wi.particles, cfg.tick_hz, cfg.frame_hz);
+    if (cfg.token[0] && !config_tls(&cfg) && strncmp(cfg.bind, "127.", 4) && strcmp(cfg.bind, "::1") &&
+        strcmp(cfg.bind, "localhost"))
+        log_warn("--token over plain http on %s: the token crosses the network in the clear; "
+                 "give --tls-cert and --tls-key to serve https and wss", cfg.bind);
+    printf("fluid-server: listening on %s://%s:%d/ (scene %s, %d particles, %g Hz tick, %g Hz frames)\n",
+           config_tls(&cfg) ? "https" : "http", cfg.bind, net_port(n), wi.scene, wi.particles, cfg.tick_hz,
+           cfg.frame_hz);
     fflush(stdout);
     net_run(n, &g_stop);
     log_info("stopping");

@@ -637,6 +637,26 @@ net *net_create(const srv_config *cfg, const wire_static *st, hub *h, cmd_queue 
     info.max_http_header_data = 4096;
     info.retry_and_idle_policy = &n->retry;
     info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
+    if (config_tls(cfg)) {
+        /* https and wss on the same port (minimal-http-server-tls): OpenSSL
+         * is set up with the context, the certificate with the vhost.  ALPN
+         * offers http/1.1 only: Debian's libwebsockets is built with HTTP/2,
+         * which browsers would pick, and this server's request, body and
+         * stream handling is the HTTP/1.1 path the tests cover. */
+        info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+        info.ssl_cert_filepath = cfg->tls_cert;
+        info.ssl_private_key_filepath = cfg->tls_key;
+        info.alpn = "http/1.1";
+        /* libwebsockets 4.1.6 spins forever in its WebSocket read loop when
+         * a connection is rx-flow-controlled (rx_pressure) while OpenSSL
+         * still holds decrypted bytes of the record it last read: it loops
+         * on SSL_pending() over a buflist it may not consume.  Reading with
+         * a buffer that holds a whole TLS record (2^14 bytes of plaintext)
+         * leaves nothing pending in OpenSSL, so that state cannot arise;
+         * the service buffer must be at least as large. */
+        n->protocols[1].rx_buffer_size = NET_TLS_RX_READ;
+        info.pt_serv_buf_size = 2 * NET_TLS_RX_READ;
+    }
     n->ctx = lws_create_context(&info);
     if (!n->ctx) {
         log_error("cannot create the libwebsockets context");
@@ -645,7 +665,12 @@ net *net_create(const srv_config *cfg, const wire_static *st, hub *h, cmd_queue 
     }
     n->vhost = lws_create_vhost(n->ctx, &info);
     if (!n->vhost) {
-        log_error("cannot listen on %s:%d", cfg->bind, cfg->port);
+        if (config_tls(cfg))
+            log_error("cannot listen on %s:%d over TLS with the certificate '%s' and the key '%s' "
+                      "(libwebsockets' reason is logged above)",
+                      cfg->bind, cfg->port, cfg->tls_cert, cfg->tls_key);
+        else
+            log_error("cannot listen on %s:%d", cfg->bind, cfg->port);
         lws_context_destroy(n->ctx);
         free(n);
         return NULL;

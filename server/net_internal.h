@@ -12,6 +12,7 @@
 
 #define NET_FRAGMENT 32768     /* bytes per WebSocket fragment sent */
 #define NET_REPLY_RING 256     /* queued control messages per client */
+#define NET_TLS_RX_READ 16384 /* over TLS, bytes read at once: one whole TLS record (see net_create) */
 #define NET_RX_PAUSE_AT 64     /* stop reading a client with this many unsent replies */
 #define NET_MAX_BODY 16384     /* largest REST request body */
 #define NET_MAX_SNAPSHOT_BODY ((size_t)256 << 20) /* largest POST /api/snapshot body */

@@ -12,7 +12,7 @@ SRV_OBJ     = $(patsubst server/%.c,$(BUILD)/server/%.o,$(SRV_SRC))
 SRV_WIRE_SRC = server/wire.c server/commands.c server/msgbuf.c server/hub.c server/log.c
 SRV_PORT   ?= 8080
 
-.PHONY: server server-san run test-server test-server-unit test-server-integration bench-server
+.PHONY: server server-san run test-server test-server-unit test-server-integration bench-server test-server-tls
 all: $(BUILD)/fluid-server
 server: $(BUILD)/fluid-server
 server-san: $(BUILD)/fluid-server-san
@@ -53,6 +53,13 @@ test-server-integration: $(BUILD)/fluid-server $(BUILD)/fluid-server-san tests/s
 	$(SRV_IT_ENV) node tests/server/run.mjs
 
 test-server: test-server-unit test-server-integration
+
+# The whole integration suite again over TLS (FLUID_TEST_TLS=1: https and wss
+# with a CA and certificate the tests make; every client verifies).  Not part
+# of `make test`, where tests/server/tls.test.mjs covers TLS: it would double
+# the suite's time.
+test-server-tls: $(BUILD)/fluid-server $(BUILD)/fluid-server-san tests/server/node_modules/.installed
+	$(SRV_IT_ENV) FLUID_TEST_TLS=1 node tests/server/run.mjs
 
 SRV_IT_ENV = FLUID_SERVER=$(BUILD)/fluid-server FLUID_SERVER_SAN=$(BUILD)/fluid-server-san
 

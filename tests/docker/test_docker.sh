@@ -6,7 +6,9 @@
 # and checks it from outside: health check, static client files, REST
 # (load a scene, pause, step, stats), the WebSocket stream (hello, frames),
 # a clean stop on SIGTERM that saves the world to the named volume, and the
-# restore of that world after `down` and `up`.  Cleans up (containers, pod,
+# restore of that world after `down` and `up`, then the same over TLS with a
+# certificate and key from a mounted directory (docker/compose.tls.yaml):
+# https, the health check, wss.  Cleans up (containers, pod,
 # volume) even when a check fails.  One line per check, "ok - ..." or
 # "not ok - ...", then "N passed, N failed" as the last line; exit status 1
 # on any failure.
@@ -197,7 +199,7 @@ user=$(json 0.Config.User <<<"$inspect")
 check "image runs as a non-root user ($user)" test -n "$user" -a "${user%%:*}" != 0 -a "${user%%:*}" != root
 hc=$(json 0.Healthcheck.Test <<<"$inspect")
 [ -n "$hc" ] || hc=$(json 0.Config.Healthcheck.Test <<<"$inspect")
-check "image has a HEALTHCHECK on /api/health" grep -q /api/health <<<"$hc"
+check "image has a HEALTHCHECK (fluid-server --health-check: GET /api/health)" grep -q -- --health-check <<<"$hc"
 check "image exposes 8080/tcp and declares the /data volume" \
   test -n "$(json 0.Config.ExposedPorts.8080/tcp <<<"$inspect")" -a -n "$(json 0.Config.Volumes./data <<<"$inspect")"
 env_list=$(json 0.Config.Env <<<"$inspect")
@@ -298,6 +300,59 @@ restored() {
   if [ "$r_paused" = true ]; then [ "$r_tick" = "$tick" ]; else [ "$r_tick" -ge "$tick" ]; fi
 }
 check "world restored from the volume after down/up (scene $SCENE, tick $tick, $particles particles)" restored
+
+# --- TLS: certificate and key from a host directory mounted at /certs ----------
+# A CA and a server certificate for 127.0.0.1 made here; docker/compose.tls.yaml
+# mounts the directory read-only and sets FLUID_TLS_CERT/FLUID_TLS_KEY.  The
+# clients verify the server against the CA (curl --cacert, NODE_EXTRA_CA_CERTS).
+certs="$logdir/certs"
+make_certs() {
+  local ec=(-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes)
+  rm -rf "$certs" && mkdir -p "$certs" &&
+    openssl req -x509 "${ec[@]}" -keyout "$certs/ca.key" -out "$certs/ca.pem" -days 2 -subj "/CN=fluid docker test CA" &&
+    openssl req "${ec[@]}" -keyout "$certs/privkey.pem" -out "$certs/server.csr" -subj "/CN=localhost" &&
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' \
+      >"$certs/ext.cnf" &&
+    openssl x509 -req -in "$certs/server.csr" -CA "$certs/ca.pem" -CAkey "$certs/ca.key" -CAcreateserial \
+      -out "$certs/fullchain.pem" -days 2 -extfile "$certs/ext.cnf" &&
+    chmod 0644 "$certs/privkey.pem" # a throwaway key; the container's user (uid 10001) must read it
+} >>"$logdir/certs.log" 2>&1
+tls_compose() {
+  FLUID_CERT_DIR="$certs" podman-compose --no-ansi -p "$PROJECT" -f "$COMPOSE_FILE" -f docker/compose.tls.yaml "$@" \
+    >>"$logdir/compose.log" 2>&1
+}
+tls_api() { curl -sS --fail --max-time 15 --cacert "$certs/ca.pem" "https://127.0.0.1:$HOST_PORT$1"; }
+make_certs || abort "make a CA and a server certificate with openssl (see $logdir/certs.log)"
+check "podman-compose down (before TLS)" compose down -t 30
+check "podman-compose up with docker/compose.tls.yaml (certificate and key from $certs at /certs)" \
+  tls_compose up -d --no-build
+tls_healthy() {
+  local _
+  for _ in $(seq 1 120); do
+    tls_api /api/health 2>/dev/null | grep -q '"ok": *true' && return 0
+    sleep 0.5
+  done
+  return 1
+}
+if tls_healthy; then
+  ok "GET https://…/api/health through the published port, certificate verified against the test CA"
+else
+  podman logs "$CONTAINER" 2>&1 | tail -n 20 | sed 's/^/# /'
+  abort "GET https://…/api/health within 60 s"
+fi
+check "podman healthcheck run (the image's HEALTHCHECK, over https) passes" podman healthcheck run "$CONTAINER"
+serves_client_tls() { tls_api / | grep -qi "<html"; }
+check "GET https://…/ serves the web client" serves_client_tls
+refused_without_ca() { ! curl -sS --max-time 10 -o /dev/null "https://127.0.0.1:$HOST_PORT/api/health" 2>/dev/null; }
+check "a client without the test CA is refused" refused_without_ca
+no_plain_http() { ! curl -sS --max-time 10 -o /dev/null "http://127.0.0.1:$HOST_PORT/api/health" 2>/dev/null; }
+check "plain http on the TLS port gets no answer" no_plain_http
+probe=$(NODE_EXTRA_CA_CERTS="$certs/ca.pem" node tests/docker/ws_probe.mjs "wss://127.0.0.1:$HOST_PORT/" 3 15000)
+note "wss: $probe"
+check "wss:// stream (certificate verified): hello, then frames of the restored $SCENE scene" \
+  test "$(json ok <<<"$probe")" = true -a "$(json hello.scene <<<"$probe")" = "$SCENE"
+check "podman-compose down (TLS)" tls_compose down -t 30
+rm -rf "$certs"
 
 # down -v: removes the container, the pod and the volume (the EXIT trap
 # does the same if anything above stopped the test early).

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
-import { startServer, stopAll, ROOT } from './lib.mjs';
+import { startServer, stopAll, ROOT, childEnv } from './lib.mjs';
 
 const run = promisify(execFile);
 after(async () => { await stopAll(); });
@@ -19,13 +19,13 @@ function parse(out) {
 test('examples/dam_break_front.py and .sh run the experiment through REST and agree', async (t) => {
   const s = await startServer(['--particles', '3000']);
   const py = await run('python3', [join(ROOT, 'examples', 'dam_break_front.py'), '--server', s.base, '--ticks', '120'],
-    { timeout: 120000 });
+    { timeout: 120000, env: childEnv() });
   t.diagnostic(py.stdout.trim());
   const a = parse(py.stdout);
   assert.equal(a.ticks, 120);
   assert.ok(Math.abs(a.t - 2.0) < 1e-3, `t = ${a.t}`); // 120 steps of 1/60 s
   assert.ok(a.xa > 1.5, `the front advanced: x/a = ${a.xa}`);
-  const sh = await run('sh', [join(ROOT, 'examples', 'dam_break_front.sh'), s.base, '120'], { timeout: 120000 });
+  const sh = await run('sh', [join(ROOT, 'examples', 'dam_break_front.sh'), s.base, '120'], { timeout: 120000, env: childEnv() });
   t.diagnostic(sh.stdout.trim());
   const b = parse(sh.stdout);
   assert.equal(b.ticks, 120);

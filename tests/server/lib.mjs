@@ -1,19 +1,73 @@
 // lib.mjs - helpers for the fluid-server integration tests and benchmark:
 // start the real binary on a loopback port, HTTP/JSON and WebSocket clients.
 // Every wait is bounded; every server started is killed by stopAll().
-import { spawn } from 'node:child_process';
+//
+// TLS mode (FLUID_TEST_TLS=1): this process makes its own CA and a server
+// certificate for 127.0.0.1 and localhost (openssl), every server started
+// gets --tls-cert/--tls-key, base and wsUrl are https:// and wss://, and
+// every client here verifies the server against that CA and nothing else:
+// fetch (undici's global dispatcher, so tests that call fetch themselves
+// too), WebSocket, rawConnect, and the curl/python children (childEnv).
+import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import WebSocket from 'ws';
+import net from 'node:net';
+import tls from 'node:tls';
+import WS from 'ws';
+import { Agent, setGlobalDispatcher } from 'undici';
 import { decode, encode } from '@msgpack/msgpack';
 
-export { decode, encode, WebSocket };
+export { decode, encode };
 
 const servers = new Set();
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const SERVER = resolve(ROOT, process.env.FLUID_SERVER || 'build/fluid-server');
+export const TLS = process.env.FLUID_TEST_TLS === '1';
+
+// A fresh CA and a server certificate it signed, in a temporary directory:
+// { dir, ca, cert, key } (PEM paths; ca also as text in caPem).  names: the
+// subjectAltName entries.
+export function makeCerts(names = ['IP:127.0.0.1', 'DNS:localhost']) {
+  const dir = mkdtempSync(join(tmpdir(), 'fluid-tls-'));
+  const f = (n) => join(dir, n);
+  const ossl = (...a) => execFileSync('openssl', a, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+  ossl('req', '-x509', ...ec, '-keyout', f('ca.key'), '-out', f('ca.pem'), '-days', '2', '-subj', '/CN=fluid test CA');
+  ossl('req', ...ec, '-keyout', f('server.key'), '-out', f('server.csr'), '-subj', '/CN=localhost');
+  writeFileSync(f('ext.cnf'), `subjectAltName=${names.join(',')}\nbasicConstraints=CA:FALSE\n` +
+    'keyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n');
+  ossl('x509', '-req', '-in', f('server.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial',
+    '-out', f('server.pem'), '-days', '2', '-extfile', f('ext.cnf'));
+  return { dir, ca: f('ca.pem'), cert: f('server.pem'), key: f('server.key'), caPem: readFileSync(f('ca.pem'), 'utf8') };
+}
+
+export const certs = TLS ? makeCerts() : null;
+if (TLS) {
+  // Only this CA: the system's roots are not consulted.
+  setGlobalDispatcher(new Agent({ connect: { ca: certs.caPem, rejectUnauthorized: true } }));
+  process.on('exit', () => rmSync(certs.dir, { recursive: true, force: true }));
+}
+
+// Environment for child processes (curl, python) so that they verify the
+// server against the test CA (empty without TLS).
+export const childEnv = () => (TLS ? { ...process.env, CURL_CA_BUNDLE: certs.ca, SSL_CERT_FILE: certs.ca } : process.env);
+
+// ws's WebSocket, with the test CA in TLS mode (new WebSocket(url[, protocols][, options])).
+export class WebSocket extends WS {
+  constructor(url, protocols, options) {
+    if (protocols && typeof protocols === 'object' && !Array.isArray(protocols)) { options = protocols; protocols = undefined; }
+    super(url, protocols, TLS ? { ca: certs.caPem, rejectUnauthorized: true, ...options } : options);
+  }
+}
+
+// A raw TCP connection to the server (TLS in TLS mode, verified); onConnect
+// runs once bytes can be written.
+export function rawConnect(port, onConnect) {
+  if (TLS) return tls.connect({ host: '127.0.0.1', port, ca: certs.caPem, rejectUnauthorized: true }, onConnect);
+  return net.connect(port, '127.0.0.1', onConnect);
+}
 
 export function makeWebRoot() {
   const dir = mkdtempSync(join(tmpdir(), 'fluid-web-'));
@@ -26,30 +80,41 @@ export function makeWebRoot() {
 }
 
 // Starts fluid-server on a kernel-chosen loopback port; resolves when it
-// prints its "listening on" line.
-export async function startServer(args = [], { env = {}, timeoutMs = 15000, binary = SERVER } = {}) {
+// prints its "listening on" line.  ca: the PEM text of the CA that http()
+// and connect() verify this server against (TLS mode: the test CA).
+export async function startServer(args = [], { env = {}, timeoutMs = 15000, binary = SERVER, ca } = {}) {
   const webRoot = makeWebRoot();
-  const proc = spawn(binary, ['--port', '0', '--bind', '127.0.0.1', '--web-root', webRoot, ...args], {
+  const tlsArgs = TLS ? ['--tls-cert', certs.cert, '--tls-key', certs.key] : [];
+  const proc = spawn(binary, ['--port', '0', '--bind', '127.0.0.1', '--web-root', webRoot, ...tlsArgs, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '', err = '';
+  let out = '', err = '', scheme = 'http';
   proc.stdout.on('data', (d) => { out += d; });
   proc.stderr.on('data', (d) => { err += d; });
   const port = await new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`server did not start: ${out}${err}`)), timeoutMs);
     const check = () => {
-      const m = /listening on http:\/\/[\d.]+:(\d+)\//.exec(out);
-      if (m) { clearTimeout(t); resolve(Number(m[1])); }
+      const m = /listening on (https?):\/\/[\d.]+:(\d+)\//.exec(out);
+      if (!m) return;
+      clearTimeout(t);
+      // A server started with a certificate says https (and one without, http).
+      const given = args.lastIndexOf('--tls-cert');
+      const tlsOn = given >= 0 ? args[given + 1] !== '' : TLS;
+      if (m[1] !== (tlsOn ? 'https' : 'http')) reject(new Error(`expected ${tlsOn ? 'https' : 'http'}: ${out}`));
+      else resolve(Number(m[2]));
+      scheme = m[1];
     };
     proc.stdout.on('data', check);
     proc.on('exit', (code) => { clearTimeout(t); reject(new Error(`server exited ${code}: ${out}${err}`)); });
     proc.on('error', (e) => { clearTimeout(t); reject(e); });
-  });
+  }).catch((e) => { proc.kill('SIGKILL'); rmSync(webRoot, { recursive: true, force: true }); throw e; });
   const s = {
     proc, port, webRoot,
-    base: `http://127.0.0.1:${port}`,
-    wsUrl: `ws://127.0.0.1:${port}/`,
+    ca: ca ?? certs?.caPem,
+    dispatcher: ca ? new Agent({ connect: { ca, rejectUnauthorized: true } }) : undefined,
+    base: `${scheme}://127.0.0.1:${port}`,
+    wsUrl: `${scheme === 'https' ? 'wss' : 'ws'}://127.0.0.1:${port}/`,
     get stdout() { return out; },
     get stderr() { return err; },
     async stop(signal = 'SIGTERM', waitMs = 10000) {
@@ -80,7 +145,7 @@ process.on('exit', () => { for (const s of servers) try { s.proc.kill('SIGKILL')
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export async function http(s, method, path, { body, headers = {}, raw = false } = {}) {
-  const init = { method, headers: { ...headers }, signal: AbortSignal.timeout(10000) };
+  const init = { method, headers: { ...headers }, signal: AbortSignal.timeout(10000), dispatcher: s.dispatcher };
   if (body !== undefined) {
     init.body = typeof body === 'string' ? body : JSON.stringify(body);
     init.headers['content-type'] = 'application/json';
@@ -97,8 +162,9 @@ export const get = (s, path) => http(s, 'GET', path);
 // A WebSocket client that decodes every binary message and keeps them in
 // order; next() waits (bounded) for the next message matching a predicate.
 export class Client {
-  constructor(url, { protocol = 'fluid.v1', headers } = {}) {
-    this.ws = protocol ? new WebSocket(url, protocol, { headers }) : new WebSocket(url, { headers });
+  constructor(url, { protocol = 'fluid.v1', headers, ca } = {}) {
+    const o = ca ? { headers, ca } : { headers };
+    this.ws = protocol ? new WebSocket(url, protocol, o) : new WebSocket(url, o);
     this.ws.binaryType = 'arraybuffer';
     this.messages = [];
     this.waiters = [];
@@ -155,7 +221,7 @@ export class Client {
 }
 
 export async function connect(s, opts = {}) {
-  const c = new Client(opts.url || s.wsUrl, opts);
+  const c = new Client(opts.url || s.wsUrl, { ca: s.ca, ...opts });
   await c.opened;
   return c;
 }

@@ -10,7 +10,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, stopAll, ROOT, SERVER } from './lib.mjs';
+import { startServer, stopAll, ROOT, SERVER, childEnv } from './lib.mjs';
 
 const run = promisify(execFile);
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -29,9 +29,9 @@ test('every curl command and example script in the README runs against a live se
   const lines = shLines().filter((l) => /^(curl|python3 examples|sh examples)/.test(l));
   assert.ok(lines.length >= 12, `${lines.length} commands`);
   for (const line of lines) {
-    const cmd = line.replaceAll('localhost:8080', `127.0.0.1:${s.port}`).replaceAll('127.0.0.1:8080', `127.0.0.1:${s.port}`)
+    const cmd = line.replace(/(https?:\/\/)?(localhost|127\.0\.0\.1):8080/g, s.base)
       .replace(/^curl /, 'curl --fail-with-body ').replaceAll('examples/', `${ROOT}/examples/`);
-    const r = await run('sh', ['-c', cmd], { cwd, timeout: 120000 }).catch((e) => e);
+    const r = await run('sh', ['-c', cmd], { cwd, timeout: 120000, env: childEnv() }).catch((e) => e);
     assert.equal(r.code ?? 0, 0, `${line}\n${r.stdout}${r.stderr}`);
     assert.ok(!/"error"/.test(r.stdout), `${line}\n${r.stdout}`);
     t.diagnostic(`${line.slice(0, 70)} -> ${String(r.stdout).trim().split('\n').pop().slice(0, 80)}`);

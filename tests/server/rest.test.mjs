@@ -2,8 +2,7 @@
 // shutdown, against the real binary.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
-import { startServer, stopAll, connect, get, http, sleep, WebSocket } from './lib.mjs';
+import { startServer, stopAll, connect, get, http, sleep, WebSocket, rawConnect } from './lib.mjs';
 
 let s;
 before(async () => { s = await startServer(['--particles', '2000']); });
@@ -12,7 +11,7 @@ after(async () => { await stopAll(); });
 // Raw HTTP/1.1 request on a fresh socket (for paths fetch would normalise).
 function rawRequest(port, text) {
   return new Promise((resolve, reject) => {
-    const sock = net.connect(port, '127.0.0.1', () => sock.write(text));
+    const sock = rawConnect(port, () => sock.write(text));
     let data = '';
     sock.setTimeout(5000, () => { sock.destroy(); resolve(data); });
     sock.on('data', (d) => { data += d; if (/\r\n\r\n/.test(data)) setTimeout(() => sock.destroy(), 100); });

@@ -3,9 +3,8 @@
 // serving, and no client can stall the others or grow memory without bound.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { startServer, stopAll, connect, get, http, sleep, encode } from './lib.mjs';
+import { startServer, stopAll, connect, get, http, sleep, encode, rawConnect } from './lib.mjs';
 
 after(async () => { await stopAll(); });
 
@@ -114,7 +113,7 @@ test('--max-clients refuses the extra client with close code 1013 and a reason',
 // A raw TCP client that completes the WebSocket handshake and never reads.
 function nonReader(port) {
   return new Promise((resolve, reject) => {
-    const sock = net.connect(port, '127.0.0.1', () => {
+    const sock = rawConnect(port, () => {
       sock.write(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
         `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n` +
         'Sec-WebSocket-Protocol: fluid.v1\r\n\r\n');
@@ -238,7 +237,7 @@ test('REST clients that ask for big answers and never read them do not stall the
   const s = await startServer(['--particles', '20000']);
   const rss0 = s.rssKiB();
   const socks = await Promise.all(Array.from({ length: 8 }, () => new Promise((res) => {
-    const k = net.connect(s.port, '127.0.0.1', () => {
+    const k = rawConnect(s.port, () => {
       k.write('GET /api/particles?limit=10000 HTTP/1.1\r\nHost: x\r\n\r\n');
       k.pause(); // never read the ~1 MB answer
       res(k);

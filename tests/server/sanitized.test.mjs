@@ -4,10 +4,9 @@
 // exit 0 with no sanitizer report (no leak, no overflow, no UB).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { startServer, stopAll, connect, get, http, sleep, ROOT } from './lib.mjs';
+import { startServer, stopAll, connect, get, http, sleep, ROOT, rawConnect } from './lib.mjs';
 
 const SAN = process.env.FLUID_SERVER_SAN ? resolve(ROOT, process.env.FLUID_SERVER_SAN) : null;
 after(async () => { await stopAll(); });
@@ -22,7 +21,7 @@ test('under ASan/UBSan/LSan: a busy session ends with exit 0 and no sanitizer re
   await cs[0].next((m) => m.type === 'frame', 10000);
   // A client that never reads (partial writes, frames held).
   const stuck = await new Promise((res) => {
-    const k = net.connect(s.port, '127.0.0.1', () => {
+    const k = rawConnect(s.port, () => {
       k.write(`GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
       k.once('data', () => { k.pause(); res(k); });
     });

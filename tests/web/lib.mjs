@@ -25,18 +25,18 @@ export async function startServer(args = [], { timeoutMs = 20000, port = 0 } = {
   if (!existsSync(SERVER)) throw new Error(`no server binary at ${SERVER} (run make)`);
   const proc = spawn(SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--web-root', WEB_ROOT, '--threads', '1', ...args],
     { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '', err = '';
+  let out = '', err = '', scheme = 'http';
   proc.stdout.on('data', (d) => { out += d; });
   proc.stderr.on('data', (d) => { err += d; });
   const p = await new Promise((res, rej) => {
     const t = setTimeout(() => rej(new Error(`server did not start: ${out}${err}`)), timeoutMs);
-    const check = () => { const m = /listening on http:\/\/[\d.]+:(\d+)\//.exec(out); if (m) { clearTimeout(t); res(Number(m[1])); } };
+    const check = () => { const m = /listening on (https?):\/\/[\d.]+:(\d+)\//.exec(out); if (m) { clearTimeout(t); scheme = m[1]; res(Number(m[2])); } };
     proc.stdout.on('data', check);
     proc.on('exit', (code) => { clearTimeout(t); rej(new Error(`server exited ${code}: ${out}${err}`)); });
     proc.on('error', (e) => { clearTimeout(t); rej(e); });
   });
   const s = {
-    proc, port: p, base: `http://127.0.0.1:${p}`,
+    proc, port: p, base: `${scheme}://127.0.0.1:${p}`,
     get log() { return out + err; },
     async stop() {
       servers.delete(s);
@@ -76,10 +76,11 @@ export async function allParticles(s) {
 }
 
 // playwright gives every launch a fresh temporary profile (--user-data-dir).
-export async function launchBrowser() {
+// env: the browser's environment (e.g. a HOME whose NSS database trusts a test CA).
+export async function launchBrowser({ env } = {}) {
   const { chromium } = await import('playwright-core');
   const browser = await chromium.launch({
-    executablePath: CHROMIUM, headless: true, timeout: 30000,
+    executablePath: CHROMIUM, headless: true, timeout: 30000, ...(env ? { env } : {}),
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--enable-unsafe-swiftshader',
       '--disable-background-timer-throttling', '--disable-renderer-backgrounding', '--disable-backgrounding-occluded-windows'],
