@@ -65,6 +65,10 @@ test('under TSan: stream, commands of every kind, REST and snapshots from many c
   const cs = await Promise.all([connect(s), connect(s), connect(s)]);
   for (const c of cs) await c.next((m) => m.type === 'hello', WAIT);
   await cs[0].next((m) => m.type === 'frame', WAIT);
+  // The network thread, the sim thread and one pool worker (TSan may add its own).
+  assert.equal((await get(s, '/api/stats')).json.threads, 2);
+  const tasks = readdirSync(`/proc/${s.proc.pid}/task`).length;
+  assert.ok(tasks >= 3, `${tasks} threads`);
   const stuck = await neverReads(s);
   const [a, b, c] = cs;
   // Commands from three clients at once (one in flight per client: Client.next
