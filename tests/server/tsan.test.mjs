@@ -17,7 +17,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import * as lib from './lib.mjs';
 import { startServer, stopAll, connect, get, http, sleep, decode, ROOT } from './lib.mjs';
+
+// A raw connection: lib's (TLS when the suite runs over TLS) when it has one.
+const rawConnect = lib.rawConnect ?? ((port, onConnect) => net.connect(port, '127.0.0.1', onConnect));
 
 const TSAN = process.env.FLUID_SERVER_TSAN ? resolve(ROOT, process.env.FLUID_SERVER_TSAN) : null;
 const skip = !TSAN && 'FLUID_SERVER_TSAN not set';
@@ -46,11 +50,13 @@ async function stopClean(s, logs) {
   assert.deepEqual(r, { code: 0, signal: null }, s.stderr.slice(-4000));
 }
 
+// A WebSocket that is upgraded and then never read from (frames pile up, partial writes).
 function neverReads(s) {
-  return new Promise((res) => {
-    const k = net.connect(s.port, '127.0.0.1', () => {
+  return new Promise((res, rej) => {
+    const t = setTimeout(() => rej(new Error('no upgrade answer')), WAIT);
+    const k = rawConnect(s.port, () => {
       k.write(`GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
-      k.once('data', () => { k.pause(); res(k); });
+      k.once('data', () => { clearTimeout(t); k.pause(); res(k); });
     });
     k.on('error', () => {});
   });
