@@ -12,7 +12,7 @@ SRV_OBJ     = $(patsubst server/%.c,$(BUILD)/server/%.o,$(SRV_SRC))
 SRV_WIRE_SRC = server/wire.c server/commands.c server/msgbuf.c server/hub.c server/log.c
 SRV_PORT   ?= 8080
 
-.PHONY: server server-san run test-server-tsan-all test-server test-server-unit test-server-integration bench-server
+.PHONY: server server-san run test-server test-server-unit test-server-integration bench-server
 all: $(BUILD)/fluid-server
 server: $(BUILD)/fluid-server
 server-san: $(BUILD)/fluid-server-san
@@ -51,6 +51,7 @@ $(BUILD)/fluid-server-tsan: $(SRV_SRC) $(SRV_HDR) $(SIM_SRC) $(SIM_HDR)
 # part of `make test`: the TSan server is 5-15x slower, so tests with a timing
 # bar such as frames per second fail here; this target fails on TSan reports
 # only and prints them, the functional summary is for information).
+.PHONY: test-server-tsan-all
 test-server-tsan-all: $(BUILD)/fluid-server-tsan tests/server/node_modules/.installed
 	@d=$$(mktemp -d /tmp/fluid-tsan-all-XXXXXX); \
 	FLUID_SERVER=$(BUILD)/fluid-server-tsan FLUID_SERVER_TSAN=$(BUILD)/fluid-server-tsan FLUID_THREADS=2 \
@@ -66,15 +67,18 @@ tests/server/node_modules/.installed: tests/server/package.json tests/server/pac
 test-server-unit: $(BUILD)/test_server_wire_san
 	$(BUILD)/test_server_wire_san protocol/golden
 
-test-server-integration: $(BUILD)/fluid-server $(BUILD)/fluid-server-san $(BUILD)/fluid-server-tsan tests/server/node_modules/.installed
+test-server-integration: $(BUILD)/fluid-server $(BUILD)/fluid-server-san tests/server/node_modules/.installed
 	$(SRV_IT_ENV) node tests/server/run.mjs
 
 test-server: test-server-unit test-server-integration
 
-SRV_IT_ENV = FLUID_SERVER=$(BUILD)/fluid-server FLUID_SERVER_SAN=$(BUILD)/fluid-server-san \
-             FLUID_SERVER_TSAN=$(BUILD)/fluid-server-tsan
+SRV_IT_ENV = FLUID_SERVER=$(BUILD)/fluid-server FLUID_SERVER_SAN=$(BUILD)/fluid-server-san
+# tests/server/tsan.test.mjs drives the TSan server.
+SRV_IT_ENV += FLUID_SERVER_TSAN=$(BUILD)/fluid-server-tsan
+test-server-integration: $(BUILD)/fluid-server-tsan
+EXTRA_TEST_DEPS += $(BUILD)/fluid-server-tsan
 
-EXTRA_TEST_DEPS += $(BUILD)/fluid-server $(BUILD)/fluid-server-san $(BUILD)/fluid-server-tsan $(BUILD)/test_server_wire_san \
+EXTRA_TEST_DEPS += $(BUILD)/fluid-server $(BUILD)/fluid-server-san $(BUILD)/test_server_wire_san \
                    tests/server/node_modules/.installed
 EXTRA_TESTS += "$(BUILD)/test_server_wire_san protocol/golden" \
                "$(SRV_IT_ENV) node tests/server/run.mjs"
