@@ -9,6 +9,8 @@ DEFS     = -D_POSIX_C_SOURCE=200809L
 # No -ffast-math: the step checks for NaN/inf and must keep IEEE semantics.
 OPT     ?= -O3 -fno-math-errno -fno-trapping-math -fopenmp-simd -g
 SAN      = -O1 -g -fopenmp-simd -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+# ThreadSanitizer (gcc's libtsan): the threaded code, i.e. the server and the sim's worker pool.
+TSAN     = -O1 -g -fopenmp-simd -fno-omit-frame-pointer -fsanitize=thread
 CFLAGS_ALL = $(WARN) $(DEFS) $(CFLAGS)
 LDLIBS_SIM = -lpthread -lm
 
@@ -43,10 +45,18 @@ $(BUILD)/test_sim_san: $(TEST_SIM_SRC) $(TEST_HDR) $(SIM_SRC) $(SIM_HDR)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS_ALL) $(SAN) -Iserver/sim -Itests $(TEST_SIM_SRC) $(SIM_SRC) $(LDLIBS_SIM) -o $@
 
+$(BUILD)/test_sim_tsan: $(TEST_SIM_SRC) $(TEST_HDR) $(SIM_SRC) $(SIM_HDR)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(TSAN) -Iserver/sim -Itests $(TEST_SIM_SRC) $(SIM_SRC) $(LDLIBS_SIM) -o $@
+
 $(BUILD)/bench_sim: tests/bench/bench_sim.c $(BUILD)/libfluidsim.a
 	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/sim $< $(BUILD)/libfluidsim.a $(LDLIBS_SIM) -o $@
 
 TEST_SUITES = $(BUILD)/test_sim $(BUILD)/test_sim_san
+# The sim core's worker pool under ThreadSanitizer: every scene (every solver's
+# parallel tasks) on 2 threads.  TSan exits 66 when it reported anything.
+EXTRA_TEST_DEPS += $(BUILD)/test_sim_tsan
+EXTRA_TESTS += "TSAN_OPTIONS='halt_on_error=0 exitcode=66' $(BUILD)/test_sim_tsan threads_every_scene"
 
 # The server (server/server.mk) and the web client add their own targets and
 # extend EXTRA_TESTS / EXTRA_TEST_DEPS / EXTRA_BENCH.  Included here, before

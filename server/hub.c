@@ -95,8 +95,9 @@ void hub_post_reply(hub *h, cmd_reply *r)
     pthread_mutex_unlock(&h->mtx);
     if (dropped)
         cmd_reply_free_payload(r);
-    r->snap = NULL;
+    r->snap = NULL; /* the hub (the network thread) owns them now */
     r->bodies = NULL;
+    r->blob = NULL;
 }
 
 void hub_set_info(hub *h, const world_info *wi)

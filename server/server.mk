@@ -41,6 +41,24 @@ $(BUILD)/fluid-server-san: $(SRV_SRC) $(SRV_HDR) $(SIM_SRC) $(SIM_HDR)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS_ALL) $(SAN) $(SRV_CFLAGS) $(SRV_SRC) $(SIM_SRC) $(SRV_LIBS) $(LDLIBS_SIM) -o $@
 
+# The whole server under ThreadSanitizer: the integration tests run it too
+# (tests/server/tsan.test.mjs) and fail on any report.
+$(BUILD)/fluid-server-tsan: $(SRV_SRC) $(SRV_HDR) $(SIM_SRC) $(SIM_HDR)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(TSAN) $(SRV_CFLAGS) $(SRV_SRC) $(SIM_SRC) $(SRV_LIBS) $(LDLIBS_SIM) -o $@
+
+# Every integration test against the TSan server, its pool on 2 threads (not
+# part of `make test`: the TSan server is 5-15x slower, so tests with a timing
+# bar such as frames per second fail here; this target fails on TSan reports
+# only and prints them, the functional summary is for information).
+.PHONY: test-server-tsan-all
+test-server-tsan-all: $(BUILD)/fluid-server-tsan tests/server/node_modules/.installed
+	@d=$$(mktemp -d /tmp/fluid-tsan-all-XXXXXX); \
+	FLUID_SERVER=$(BUILD)/fluid-server-tsan FLUID_SERVER_TSAN=$(BUILD)/fluid-server-tsan FLUID_THREADS=2 \
+	  TSAN_OPTIONS="log_path=$$d/tsan halt_on_error=0 exitcode=66" node tests/server/run.mjs; \
+	n=$$(cat $$d/tsan.* 2>/dev/null | grep -c 'WARNING: ThreadSanitizer'); \
+	cat $$d/tsan.* 2>/dev/null; echo "tsan-all: $$n ThreadSanitizer reports (logs in $$d)"; [ "$$n" -eq 0 ]
+
 # Integration tests: node --test against the real binary on loopback ports.
 tests/server/node_modules/.installed: tests/server/package.json tests/server/package-lock.json
 	cd tests/server && npm ci --no-audit --no-fund --loglevel=error
@@ -62,6 +80,10 @@ test-server-tls: $(BUILD)/fluid-server $(BUILD)/fluid-server-san tests/server/no
 	$(SRV_IT_ENV) FLUID_TEST_TLS=1 node tests/server/run.mjs
 
 SRV_IT_ENV = FLUID_SERVER=$(BUILD)/fluid-server FLUID_SERVER_SAN=$(BUILD)/fluid-server-san
+# tests/server/tsan.test.mjs drives the TSan server.
+SRV_IT_ENV += FLUID_SERVER_TSAN=$(BUILD)/fluid-server-tsan
+test-server-integration: $(BUILD)/fluid-server-tsan
+EXTRA_TEST_DEPS += $(BUILD)/fluid-server-tsan
 
 EXTRA_TEST_DEPS += $(BUILD)/fluid-server $(BUILD)/fluid-server-san $(BUILD)/test_server_wire_san \
                    tests/server/node_modules/.installed

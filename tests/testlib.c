@@ -17,11 +17,18 @@ void tl_check(bool ok, const char *file, int line, const char *expr, const char 
     fflush(stdout);
 }
 
-/* argv[1], when given, runs only the tests whose name contains it. */
+/* Arguments, when given, run only the tests whose name contains one of them. */
+static int tl_selected(const char *name, int argc, char **argv) {
+    if (argc < 2) return 1;
+    for (int a = 1; a < argc; a++)
+        if (strstr(name, argv[a])) return 1;
+    return 0;
+}
+
 int tl_run(const tl_test *tests, int count, int argc, char **argv) {
     int passed = 0, failed = 0;
     for (int i = 0; i < count; i++) {
-        if (argc > 1 && !strstr(tests[i].name, argv[1])) continue;
+        if (!tl_selected(tests[i].name, argc, argv)) continue;
         printf("--- %s\n", tests[i].name);
         fflush(stdout);
         g_fail_here = 0;

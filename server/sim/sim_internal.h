@@ -188,8 +188,10 @@ static inline fs_scratch fs__scratch_of(const fs_world *w, int worker) {
 }
 
 /* Clones of the hot pair passes for AVX2 and for any x86-64 (dispatched at
- * load time); the loops marked omp simd vectorise in the AVX2 clone. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+ * load time); the loops marked omp simd vectorise in the AVX2 clone.  Not
+ * under ThreadSanitizer: gcc instruments the clones' ifunc resolver, which the
+ * dynamic loader runs before the TSan runtime exists (SIGSEGV at start). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define FS_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define FS_SIMD_CLONES

@@ -318,6 +318,36 @@ static void test_determinism_threads(void) {
     CHECK(run_scene("dam_break", 3000, 1, 300) != run_scene("dam_break", 3000, 1, 301), "hash blind to a step");
 }
 
+/* Every scene (so every solver, bodies, heaters, emitters) for a few steps
+ * on a pool of 2 threads gives the state one thread gives.  Short: it is the
+ * workload of the ThreadSanitizer build (test_sim_tsan), which runs every
+ * parallel_for task of the core on two threads. */
+static uint64_t run_scene_solver(int k, int n, int threads, int steps) {
+    const fs_scene_info *sc = fs_scene_get(k);
+    env e = make(n + 2000, threads, 1, FS_RELAX_JACOBI);
+    fs_error err;
+    CHECK(fs_world_set_solver(e.w, sc->solver, &err) == FS_OK, "%s: %s", sc->name, err.msg);
+    CHECK(fs_world_load_scene(e.w, sc->name, n, &err) == FS_OK, "%s: %s", sc->name, err.msg);
+    fs_domain d = fs_world_domain(e.w);
+    fs_vec3 c = {0.5f * (d.box_min.x + d.box_max.x), 0.3f * d.box_max.y, 0.5f * d.box_max.z};
+    for (int t = 0; t < steps; t++) {
+        if (t == steps / 2) fs_world_push(e.w, c, 0.3f * d.box_max.x, (fs_vec3){1, 1, 0}, 3.0f, NULL, NULL);
+        fs_world_step(e.w);
+    }
+    uint64_t h = fs_world_hash(e.w);
+    drop(&e);
+    return h;
+}
+
+static void test_threads_every_scene(void) {
+    for (int k = 0; k < fs_scene_count(); k++) {
+        uint64_t h1 = run_scene_solver(k, 1000, 1, 6), h2 = run_scene_solver(k, 1000, 2, 6);
+        REPORT("%-16s %-8s 6 steps: hash %016llx (1 thread) %016llx (2 threads)", fs_scene_get(k)->name,
+               fs_solver_name(fs_scene_get(k)->solver), (unsigned long long)h1, (unsigned long long)h2);
+        CHECK(h1 == h2, "%s state differs between thread counts", fs_scene_get(k)->name);
+    }
+}
+
 /* ---- robustness ------------------------------------------------------------ */
 static void test_stress_extreme(void) {
     env e = make(3000, 2, 1, FS_RELAX_JACOBI);
@@ -710,6 +740,7 @@ int main(int argc, char **argv) {
         {"density_pool", test_density_pool},
         {"sequential_vs_jacobi", test_sequential_vs_jacobi},
         {"determinism_threads", test_determinism_threads},
+        {"threads_every_scene", test_threads_every_scene},
         {"stress_extreme", test_stress_extreme},
         {"jelly_and_clay", test_jelly_and_clay},
         {"goo_filaments", test_goo_filaments},
