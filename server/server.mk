@@ -76,7 +76,7 @@ test-server: test-server-unit test-server-integration
 # with a CA and certificate the tests make; every client verifies).  Not part
 # of `make test`, where tests/server/tls.test.mjs covers TLS: it would double
 # the suite's time.
-test-server-tls: $(BUILD)/fluid-server $(BUILD)/fluid-server-san tests/server/node_modules/.installed
+test-server-tls: $(BUILD)/fluid-server $(BUILD)/fluid-server-san $(BUILD)/fluid-server-tsan tests/server/node_modules/.installed
 	$(SRV_IT_ENV) FLUID_TEST_TLS=1 node tests/server/run.mjs
 
 SRV_IT_ENV = FLUID_SERVER=$(BUILD)/fluid-server FLUID_SERVER_SAN=$(BUILD)/fluid-server-san
