@@ -331,7 +331,7 @@ int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen)
                 snprintf(err, errlen, "set_param: 'param' and 'value' go together");
                 return -1;
             }
-            if (!isfinite(f->value)) {
+            if (!isfinite(f->value) || fabs(f->value) > 3.0e38) { /* also within float's range */
                 snprintf(err, errlen, "set_param: 'value' must be finite");
                 return -1;
             }
@@ -341,6 +341,10 @@ int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen)
         } else {
             if (f->n_params < 1) {
                 snprintf(err, errlen, "set_param: 'params' is empty");
+                return -1;
+            }
+            if (f->n_params > FS_P_COUNT) { /* the decoders stop at FS_P_COUNT; never trusted */
+                snprintf(err, errlen, "set_param: 'params' holds at most %d entries", FS_P_COUNT);
                 return -1;
             }
             for (int i = 0; i < f->n_params; i++) {
