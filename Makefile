@@ -52,6 +52,7 @@ TEST_SUITES = $(BUILD)/test_sim $(BUILD)/test_sim_san
 # extend EXTRA_TESTS / EXTRA_TEST_DEPS / EXTRA_BENCH.  Included here, before
 # the rules below use those variables as prerequisites (expanded when read).
 -include server/server.mk
+-include tests/fuzz/fuzz.mk
 -include web-client/client.mk
 -include docker/docker.mk
 

@@ -17,6 +17,7 @@ case "$what" in
 esac
 if [ "$what" = test ]; then
   pkgs+=(valgrind chromium python3 curl)   # chromium: the web client's browser tests (tests/web); python3, curl: examples/
+  pkgs+=(clang libclang-rt-dev)           # tests/fuzz: libFuzzer (its runtime is libclang-rt-dev, only a Recommends of clang)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
