@@ -973,7 +973,7 @@ int wire_decode_snapshot(const uint8_t *p, size_t n, const uint8_t **world, size
         snprintf(err, errlen, "snapshot: expected a msgpack map");
         return -1;
     }
-    bool typed = false;
+    bool typed = false, seen_type = false;
     for (uint32_t i = 0; i < top.n; i++) {
         mp_obj k, v;
         if (!mp_next(&r, &k) || k.type != MP_STR || !mp_next(&r, &v) || !mp_skip_body(&r, &v, 1)) {
@@ -981,6 +981,10 @@ int wire_decode_snapshot(const uint8_t *p, size_t n, const uint8_t **world, size
             return -1;
         }
         if (k.n == 5 && !memcmp(k.s, "world", 5)) {
+            if (*world) {
+                snprintf(err, errlen, "snapshot: 'world' given twice");
+                return -1;
+            }
             if (v.type != MP_BIN) {
                 snprintf(err, errlen, "snapshot: 'world' must be a bin");
                 return -1;
@@ -988,6 +992,11 @@ int wire_decode_snapshot(const uint8_t *p, size_t n, const uint8_t **world, size
             *world = v.s;
             *world_len = v.n;
         } else if (k.n == 4 && !memcmp(k.s, "type", 4)) {
+            if (seen_type) {
+                snprintf(err, errlen, "snapshot: 'type' given twice");
+                return -1;
+            }
+            seen_type = true;
             typed = v.type == MP_STR && v.n == 8 && !memcmp(v.s, "snapshot", 8);
         }
     }

@@ -913,6 +913,17 @@ static void test_issue13_decoder(void)
     expect_error("{\"type\":\"load_scene\",\"rid\":1,\"name\":\"drop\",\"particles\":1e300}", "'particles' must be");
     expect_error("{\"type\":\"body_destroy\",\"rid\":1,\"id\":1e19}", "'id' must be an integer");
     expect_error("{\"type\":\"get_particles\",\"rid\":1,\"offset\":-1e300}", "'offset' must be");
+    /* Positive as a double, 0 as the float the command carries (fuzz_ws_command). */
+    expect_error("{\"type\":\"heater\",\"rid\":1,\"slot\":0,\"kind\":\"floor\",\"radius\":1e-300,\"rate\":2,"
+                 "\"temperature\":5}", "heater: radius in (0, 10] m");
+    expect_error("{\"type\":\"push\",\"rid\":1,\"point\":[0,0,0],\"radius\":1e-50,\"strength\":1,"
+                 "\"direction\":[0,1,0]}", "'radius' must be in");
+    expect_error("{\"type\":\"heat\",\"rid\":1,\"point\":[0,0,0],\"radius\":1,\"rate\":1,\"duration\":1e-46}",
+                 "'duration' must be in");
+    expect_error("{\"type\":\"body_create\",\"rid\":1,\"shape\":\"sphere\",\"size\":[1e-46,0,0],\"pos\":[0,0,0]}",
+                 "'size' components must be in");
+    expect_error("{\"type\":\"body_create\",\"rid\":1,\"shape\":\"sphere\",\"size\":[1,0,0],\"pos\":[0,0,0],"
+                 "\"density\":1e-300}", "'density' must be in");
 }
 
 /* The REST translation (rest_route.c), without a socket. */
@@ -981,6 +992,28 @@ static void test_issue13_rest(void)
     CHECK(a.outcome == REST_SNAPSHOT, "the snapshot route is rest.c's");
 }
 
+/* The snapshot document's wrapper: a key given twice is refused. */
+static void test_snapshot_wrapper(void)
+{
+    static const uint8_t ok[] = {0x82, 0xa4, 't', 'y', 'p', 'e', 0xa8, 's', 'n', 'a', 'p', 's', 'h', 'o', 't',
+                                 0xa5, 'w', 'o', 'r', 'l', 'd', 0xc4, 0x02, 0xaa, 0xbb};
+    static const uint8_t two_worlds[] = {0x83, 0xa4, 't', 'y', 'p', 'e', 0xa8, 's', 'n', 'a', 'p', 's', 'h', 'o', 't',
+                                         0xa5, 'w', 'o', 'r', 'l', 'd', 0xc4, 0x02, 0xaa, 0xbb,
+                                         0xa5, 'w', 'o', 'r', 'l', 'd', 0xc4, 0x01, 0xcc};
+    static const uint8_t two_types[] = {0x83, 0xa4, 't', 'y', 'p', 'e', 0xa3, 'x', 'y', 'z',
+                                        0xa5, 'w', 'o', 'r', 'l', 'd', 0xc4, 0x02, 0xaa, 0xbb,
+                                        0xa4, 't', 'y', 'p', 'e', 0xa8, 's', 'n', 'a', 'p', 's', 'h', 'o', 't'};
+    const uint8_t *w;
+    size_t wl;
+    char err[160] = "";
+    CHECK(wire_decode_snapshot(ok, sizeof ok, &w, &wl, err, sizeof err) == 0 && wl == 2 && w[0] == 0xaa,
+          "snapshot wrapper: %s", err);
+    CHECK(wire_decode_snapshot(two_worlds, sizeof two_worlds, &w, &wl, err, sizeof err) == -1 &&
+              !strcmp(err, "snapshot: 'world' given twice"), "two worlds -> '%s'", err);
+    CHECK(wire_decode_snapshot(two_types, sizeof two_types, &w, &wl, err, sizeof err) == -1 &&
+              !strcmp(err, "snapshot: 'type' given twice"), "two types -> '%s'", err);
+}
+
 /* protocol/PROTOCOL.md and openapi.json state the code's limit on params. */
 static void test_params_limit_documented(const char *golden)
 {
@@ -1014,6 +1047,7 @@ int main(int argc, char **argv)
     test_issue13_decoder();
     test_issue13_rest();
     test_params_limit_documented(dir);
+    test_snapshot_wrapper();
     printf("test_server_wire: %d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }
