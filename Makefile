@@ -63,6 +63,7 @@ EXTRA_TESTS += "TSAN_OPTIONS='halt_on_error=0 exitcode=66' $(BUILD)/test_sim_tsa
 # the rules below use those variables as prerequisites (expanded when read).
 -include server/server.mk
 -include tests/soak/soak.mk
+-include tests/fuzz/fuzz.mk
 -include web-client/client.mk
 -include docker/docker.mk
 

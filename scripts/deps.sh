@@ -20,6 +20,7 @@ if [ "$what" = test ]; then
   # chromium: the web client's browser tests (tests/web); python3, curl: examples/;
   # openssl: the TLS tests' CA and certificates; libnss3-tools (certutil): the CA trusted by Chromium
   pkgs+=(valgrind chromium python3 curl openssl libnss3-tools)
+  pkgs+=(clang libclang-rt-dev)           # tests/fuzz: libFuzzer (its runtime is libclang-rt-dev, only a Recommends of clang)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

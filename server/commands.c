@@ -244,6 +244,13 @@ static bool in_range(double v, double lo, double hi)
     return isfinite(v) && v >= lo && v <= hi;
 }
 
+/* In (0, hi], also as the float the command carries: a double such as 1e-300
+ * is positive but becomes 0 (found by fuzz_ws_command). */
+static bool positive(double v, double hi)
+{
+    return in_range(v, 0, hi) && (float)v > 0;
+}
+
 static bool is_int(double v, double lo, double hi)
 {
     return in_range(v, lo, hi) && v == floor(v);
@@ -300,7 +307,7 @@ int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen)
             snprintf(err, errlen, "push: 'direction' must not be zero");
             return -1;
         }
-        if (!(in_range(f->radius, 0, CMD_MAX_RADIUS) && f->radius > 0)) {
+        if (!positive(f->radius, CMD_MAX_RADIUS)) {
             snprintf(err, errlen, "push: 'radius' must be in (0, %g]", CMD_MAX_RADIUS);
             return -1;
         }
@@ -331,7 +338,7 @@ int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen)
                 snprintf(err, errlen, "set_param: 'param' and 'value' go together");
                 return -1;
             }
-            if (!isfinite(f->value)) {
+            if (!isfinite(f->value) || fabs(f->value) > 3.0e38) { /* also within float's range */
                 snprintf(err, errlen, "set_param: 'value' must be finite");
                 return -1;
             }
@@ -341,6 +348,10 @@ int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen)
         } else {
             if (f->n_params < 1) {
                 snprintf(err, errlen, "set_param: 'params' is empty");
+                return -1;
+            }
+            if (f->n_params > FS_P_COUNT) { /* the decoders stop at FS_P_COUNT; never trusted */
+                snprintf(err, errlen, "set_param: 'params' holds at most %d entries", FS_P_COUNT);
                 return -1;
             }
             for (int i = 0; i < f->n_params; i++) {
@@ -372,7 +383,7 @@ int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen)
             snprintf(err, errlen, "heat: 'point' must be 3 finite numbers within +-%g", CMD_MAX_COORD);
             return -1;
         }
-        if (!(in_range(f->radius, 0, CMD_MAX_HEAT_RADIUS) && f->radius > 0)) {
+        if (!positive(f->radius, CMD_MAX_HEAT_RADIUS)) {
             snprintf(err, errlen, "heat: 'radius' must be in (0, %g] m", CMD_MAX_HEAT_RADIUS);
             return -1;
         }
@@ -382,7 +393,7 @@ int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen)
         }
         out->u.heat.duration = CMD_DEFAULT_HEAT_S;
         if (f->present & B(CF_DURATION)) {
-            if (!(in_range(f->duration, 0, CMD_MAX_HEAT_S) && f->duration > 0)) {
+            if (!positive(f->duration, CMD_MAX_HEAT_S)) {
                 snprintf(err, errlen, "heat: 'duration' must be in (0, %g] s", CMD_MAX_HEAT_S);
                 return -1;
             }
@@ -425,7 +436,7 @@ int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen)
             snprintf(err, errlen, "heater: 'point' must be 3 finite numbers");
             return -1;
         }
-        if (!(in_range(f->radius, 0, CMD_MAX_HEAT_RADIUS) && f->radius > 0) ||
+        if (!positive(f->radius, CMD_MAX_HEAT_RADIUS) ||
             !in_range(f->rate, -CMD_MAX_HEAT_RATE, CMD_MAX_HEAT_RATE) ||
             ((f->present & B(CF_TEMPERATURE)) && !in_range(f->temperature, CMD_MIN_TEMPERATURE, CMD_MAX_TEMPERATURE))) {
             snprintf(err, errlen, "heater: radius in (0, %g] m, rate in [-%g, %g], temperature in [%g, %g] C",
@@ -511,7 +522,7 @@ int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen)
             snprintf(err, errlen, "emitter: 'direction' must not be zero");
             return -1;
         }
-        if (!in_range(f->speed, 0, CMD_MAX_SPEED) || !(in_range(f->radius, 0, CMD_MAX_RADIUS) && f->radius > 0) ||
+        if (!in_range(f->speed, 0, CMD_MAX_SPEED) || !positive(f->radius, CMD_MAX_RADIUS) ||
             !in_range(f->rate, 0, CMD_MAX_RATE)) {
             snprintf(err, errlen, "emitter: speed in [0, %g], radius in (0, %g], rate in [0, %g]",
                      CMD_MAX_SPEED, CMD_MAX_RADIUS, CMD_MAX_RATE);
@@ -580,7 +591,7 @@ int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen)
         out->u.body_create.shape = sh == 0 ? FS_SHAPE_SPHERE : sh == 1 ? FS_SHAPE_BOX : FS_SHAPE_CAPSULE;
         int need = sh == 1 ? 3 : sh == 2 ? 2 : 1; /* components of size that matter */
         for (int i = 0; i < 3; i++) {
-            if (!in_range(f->size[i], 0, CMD_MAX_BODY_SIZE) || (i < need && !(f->size[i] > 0))) {
+            if (!in_range(f->size[i], 0, CMD_MAX_BODY_SIZE) || (i < need && !positive(f->size[i], CMD_MAX_BODY_SIZE))) {
                 snprintf(err, errlen, "body_create: 'size' components must be in (0, %g] m", CMD_MAX_BODY_SIZE);
                 return -1;
             }
@@ -620,7 +631,7 @@ int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen)
             out->u.body_create.ang_vel[i] = (f->present & B(CF_ANG_VEL)) ? (float)f->ang_vel[i] : 0.0f;
         }
         if (f->present & B(CF_DENSITY)) {
-            if (!(in_range(f->density, 0, CMD_MAX_DENSITY) && f->density > 0)) {
+            if (!positive(f->density, CMD_MAX_DENSITY)) {
                 snprintf(err, errlen, "body_create: 'density' must be in (0, %g] kg/m^3", CMD_MAX_DENSITY);
                 return -1;
             }

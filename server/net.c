@@ -33,12 +33,15 @@ bool net_token_ok(const net *n, const char *token)
 
 bool net_origin_ok(const net *n, struct lws *wsi)
 {
-    char origin[256], host[256];
-    if (lws_hdr_copy(wsi, origin, sizeof origin, WSI_TOKEN_ORIGIN) <= 0)
+    char origin[sizeof n->cfg->allow_origin], host[256];
+    int got = lws_hdr_copy(wsi, origin, sizeof origin, WSI_TOKEN_ORIGIN);
+    if (got == 0)
         return true; /* not a browser: scripts and tools send no Origin */
     const char *list = n->cfg->allow_origin;
     if (!strcmp(list, "*"))
         return true;
+    if (got < 0)
+        return false; /* an Origin too long to copy (-1) is there, and longer than any allowed one */
     const char *o = origin;
     if (!strncmp(o, "http://", 7))
         o += 7;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "net.h"
+#include "rest_route.h" /* HM_* */
 
 #define NET_FRAGMENT 32768     /* bytes per WebSocket fragment sent */
 #define NET_REPLY_RING 256     /* queued control messages per client */
@@ -79,8 +80,6 @@ typedef struct http_req {
     char *resp;
     size_t resp_len, resp_off;
 } http_req;
-
-enum { HM_OTHER, HM_GET, HM_POST, HM_PATCH, HM_PUT, HM_DELETE, HM_OPTIONS, HM_HEAD };
 
 /* Threads: network thread only (the sim thread reaches only `ctx`, through
  * lws_cancel_service). */

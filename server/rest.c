@@ -14,6 +14,7 @@
 
 #include "log.h"
 #include "net_internal.h"
+#include "rest_route.h"
 #include "rest_views.h"
 #include "wire.h"
 
@@ -147,257 +148,6 @@ static bool submit(net *n, http_req *r, cmd *c)
     return true;
 }
 
-/* JSON object -> cmd_fields, with the same field names and types as msgpack. */
-static int fields_from_json(const cJSON *j, cmd_fields *f, char *err, size_t errlen)
-{
-    if (!cJSON_IsObject(j)) {
-        snprintf(err, errlen, "the body must be a JSON object");
-        return -1;
-    }
-    for (const cJSON *e = j->child; e; e = e->next) {
-        const char *k = e->string ? e->string : "";
-        int fi = cmd_field_find(k, strlen(k));
-        if (fi < 0 || fi == CF_TYPE || fi == CF_RID || fi == CF_TOKEN) {
-            snprintf(err, errlen, "unknown field '%.32s'", k);
-            return -1;
-        }
-        bool ok = true;
-        switch (cmd_field_types[fi]) {
-        case CFT_STR: {
-            size_t cap;
-            char *dst = cmd_field_str(f, fi, &cap);
-            ok = cJSON_IsString(e) && strlen(e->valuestring) < cap;
-            if (ok)
-                strcpy(dst, e->valuestring);
-            break;
-        }
-        case CFT_UINT: case CFT_INT: case CFT_NUM:
-            ok = cJSON_IsNumber(e);
-            if (ok)
-                *cmd_field_num(f, fi) = e->valuedouble;
-            break;
-        case CFT_BOOL:
-            ok = cJSON_IsBool(e);
-            *cmd_field_bool(f, fi) = cJSON_IsTrue(e);
-            break;
-        case CFT_VEC3: case CFT_VEC4: {
-            int want = cmd_field_types[fi] == CFT_VEC4 ? 4 : 3;
-            double *dst = cmd_field_vec(f, fi);
-            ok = cJSON_IsArray(e) && cJSON_GetArraySize(e) == want;
-            for (int i = 0; ok && i < want; i++) {
-                const cJSON *x = cJSON_GetArrayItem(e, i);
-                ok = cJSON_IsNumber(x);
-                if (ok)
-                    dst[i] = x->valuedouble;
-            }
-            break;
-        }
-        case CFT_PARAMS:
-            ok = false;
-            break;
-        }
-        if (!ok) {
-            static const char *const tn[] = {"a string (under 32 bytes)", "a non-negative integer", "an integer",
-                                             "a number", "an array of 3 numbers", "a boolean", "an object",
-                                             "an array of 4 numbers"};
-            snprintf(err, errlen, "'%s' must be %s", cmd_field_names[fi], tn[cmd_field_types[fi]]);
-            return -1;
-        }
-        if (f->present & CF_BIT(fi)) {
-            snprintf(err, errlen, "field '%s' given twice", cmd_field_names[fi]);
-            return -1;
-        }
-        f->present |= CF_BIT(fi);
-    }
-    return 0;
-}
-
-static cJSON *parse_body(net *n, http_req *r, bool optional)
-{
-    if (!r->body_len) {
-        if (optional)
-            return cJSON_CreateObject();
-        respond_error(n, r, 400, "a JSON body is required");
-        return NULL;
-    }
-    cJSON *j = cJSON_ParseWithLength(r->body, r->body_len);
-    if (!j)
-        respond_error(n, r, 400, "the body is not valid JSON");
-    return j;
-}
-
-static void post_command_id(net *n, http_req *r, const char *type, bool body_optional, long long id)
-{
-    cJSON *j = parse_body(n, r, body_optional);
-    if (!j)
-        return;
-    cmd_fields f;
-    memset(&f, 0, sizeof f);
-    if (id >= 0) {
-        f.id = (double)id;
-        f.present |= CF_BIT(CF_ID);
-    }
-    char err[FS_ERROR_LEN];
-    if (fields_from_json(j, &f, err, sizeof err)) {
-        cJSON_Delete(j);
-        respond_error(n, r, 400, "%s: %s", type, err);
-        return;
-    }
-    cJSON_Delete(j);
-    snprintf(f.type, sizeof f.type, "%s", type);
-    f.present |= CF_BIT(CF_TYPE) | CF_BIT(CF_RID); /* REST requests are matched by connection */
-    cmd c;
-    if (cmd_from_fields(&f, &c, err, sizeof err)) {
-        respond_error(n, r, 400, "%s", err);
-        return;
-    }
-    submit(n, r, &c);
-}
-
-static void post_command(net *n, http_req *r, const char *type, bool body_optional)
-{
-    post_command_id(n, r, type, body_optional, -1);
-}
-
-/* "/bodies/123" or "/bodies/123/impulse": the id, and the rest of the path. */
-static long long body_path_id(const char *p, const char **rest)
-{
-    const char *q = p + strlen("/bodies/");
-    long long id = 0;
-    int digits = 0;
-    while (isdigit((unsigned char)*q) && digits < 11) {
-        id = id * 10 + (*q++ - '0');
-        digits++;
-    }
-    *rest = q;
-    return digits && id <= 4294967295ll ? id : -1;
-}
-
-static void route_bodies(net *n, http_req *r)
-{
-    const char *rest;
-    long long id = body_path_id(r->path, &rest);
-    if (id < 0) {
-        respond_error(n, r, 404, "no such endpoint: /api%.100s", r->path);
-        return;
-    }
-    if (!*rest) {
-        if (r->method != HM_DELETE) {
-            r->close_after = true;
-            respond_error(n, r, 405, "use DELETE on /api/bodies/{id}");
-            return;
-        }
-        post_command_id(n, r, "body_destroy", true, id);
-        return;
-    }
-    if (!strcmp(rest, "/impulse")) {
-        if (r->method != HM_POST) {
-            r->close_after = true;
-            respond_error(n, r, 405, "use POST on /api/bodies/{id}/impulse");
-            return;
-        }
-        post_command_id(n, r, "body_impulse", false, id);
-        return;
-    }
-    respond_error(n, r, 404, "no such endpoint: /api%.100s", r->path);
-}
-
-static void patch_material(net *n, http_req *r, const char *name)
-{
-    if (!*name || strlen(name) >= CMD_NAME_LEN) {
-        respond_error(n, r, 404, "unknown material '%.40s'", name);
-        return;
-    }
-    cJSON *j = parse_body(n, r, false);
-    if (!j)
-        return;
-    cmd_fields f;
-    memset(&f, 0, sizeof f);
-    snprintf(f.type, sizeof f.type, "set_param");
-    snprintf(f.material, sizeof f.material, "%s", name);
-    f.present = CF_BIT(CF_TYPE) | CF_BIT(CF_RID) | CF_BIT(CF_MATERIAL) | CF_BIT(CF_PARAMS);
-    if (!cJSON_IsObject(j) || !j->child) {
-        cJSON_Delete(j);
-        respond_error(n, r, 400, "the body must be a non-empty JSON object {\"<param>\": value, ...}");
-        return;
-    }
-    for (const cJSON *e = j->child; e; e = e->next) {
-        if (f.n_params >= FS_P_COUNT) {
-            cJSON_Delete(j);
-            respond_error(n, r, 400, "too many parameters (at most %d)", FS_P_COUNT);
-            return;
-        }
-        if (!cJSON_IsNumber(e) || strlen(e->string) >= CMD_NAME_LEN) {
-            cJSON_Delete(j);
-            respond_error(n, r, 400, "'%.32s' must be a number", e->string);
-            return;
-        }
-        if (fs_param_find(e->string) < 0) { /* static table, not the world */
-            cJSON_Delete(j);
-            respond_error(n, r, 400, "unknown parameter '%.32s'", e->string);
-            return;
-        }
-        snprintf(f.pname[f.n_params], CMD_NAME_LEN, "%s", e->string);
-        f.pvalue[f.n_params++] = e->valuedouble;
-    }
-    cJSON_Delete(j);
-    cmd c;
-    char err[FS_ERROR_LEN];
-    if (cmd_from_fields(&f, &c, err, sizeof err)) {
-        respond_error(n, r, 400, "%s", err);
-        return;
-    }
-    submit(n, r, &c);
-}
-
-static bool parse_uint_arg(struct lws *wsi, const char *name, int *out, bool *bad)
-{
-    char buf[64];
-    const char *v = lws_get_urlarg_by_name(wsi, name, buf, sizeof buf);
-    if (!v)
-        return false;
-    if (!*v || strlen(v) > 9) {
-        *bad = true;
-        return true;
-    }
-    for (const char *p = v; *p; p++)
-        if (!isdigit((unsigned char)*p)) {
-            *bad = true;
-            return true;
-        }
-    *out = atoi(v);
-    return true;
-}
-
-static void get_particles(net *n, http_req *r)
-{
-    cmd_fields f;
-    memset(&f, 0, sizeof f);
-    snprintf(f.type, sizeof f.type, "get_particles");
-    f.present = CF_BIT(CF_TYPE) | CF_BIT(CF_RID);
-    int v = 0;
-    bool bad = false;
-    if (parse_uint_arg(r->wsi, "offset=", &v, &bad)) {
-        f.offset = v;
-        f.present |= CF_BIT(CF_OFFSET);
-    }
-    if (parse_uint_arg(r->wsi, "limit=", &v, &bad)) {
-        f.limit = v;
-        f.present |= CF_BIT(CF_LIMIT);
-    }
-    if (bad) {
-        respond_error(n, r, 400, "offset and limit must be non-negative integers");
-        return;
-    }
-    cmd c;
-    char err[FS_ERROR_LEN];
-    if (cmd_from_fields(&f, &c, err, sizeof err)) {
-        respond_error(n, r, 400, "%s", err);
-        return;
-    }
-    submit(n, r, &c);
-}
-
 /* GET /api/snapshot: the whole world; POST: restore one.  The body is the
  * snapshot document (msgpack); its wrapper is checked here, the world
  * bytes by the core on the sim thread.  The bytes travel to the sim thread
@@ -447,21 +197,58 @@ static void route_snapshot(net *n, http_req *r)
 
 /* ---- Routing ---------------------------------------------------------------- */
 
+/* lws_get_urlarg_by_name for rest_translate. */
+static const char *query_arg(void *wsi, const char *name, char *buf, int len)
+{
+    return lws_get_urlarg_by_name(wsi, name, buf, len);
+}
+
+static cJSON *index_json(void)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON *a = cJSON_AddArrayToObject(j, "endpoints");
+    static const char *const eps[] = {
+        "GET /api", "GET /api/health", "GET /api/stats", "GET /api/scenes", "POST /api/scene", "GET /api/materials",
+        "PATCH /api/materials/{name}", "POST /api/pause", "POST /api/resume", "POST /api/step",
+        "GET /api/particles?offset=&limit=", "POST /api/push", "POST /api/emitter", "GET /api/bodies",
+        "POST /api/bodies", "DELETE /api/bodies/{id}", "POST /api/bodies/{id}/impulse", "GET /api/clients",
+        "GET /api/solvers", "POST /api/solver", "POST /api/heat", "POST /api/heater", "GET /api/snapshot", "POST /api/snapshot",
+        "GET /metrics"};
+    for (size_t i = 0; i < sizeof eps / sizeof eps[0]; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateString(eps[i]));
+    cJSON_AddStringToObject(j, "spec", "protocol/openapi.json");
+    return j;
+}
+
+/* Translates the request (rest_route.c) and carries out the result. */
 static void route(net *n, http_req *r)
 {
-    const char *p = r->path;
-    int m = r->method;
     if (r->body_too_large) {
         r->close_after = true;
         respond_error(n, r, 413, "request body too large (limit %zu bytes)", r->body_max);
         return;
     }
-    if (r->metrics) {
-        if (m != HM_GET) {
+    rest_request q = {.method = r->method, .path = r->path, .metrics = r->metrics, .arg = query_arg,
+                      .arg_ctx = r->wsi, .body = r->body, .body_len = r->body_len};
+    rest_action a;
+    rest_translate(&q, &a);
+    switch (a.outcome) {
+    case REST_ERROR:
+        if (a.close_after)
             r->close_after = true;
-            respond_error(n, r, 405, "use GET on /metrics");
-            return;
-        }
+        respond_error(n, r, a.status, "%s", a.error);
+        return;
+    case REST_COMMAND:
+        submit(n, r, &a.c);
+        return;
+    case REST_SNAPSHOT:
+        route_snapshot(n, r);
+        return;
+    case REST_VIEW:
+        break;
+    }
+    switch (a.view) {
+    case RV_METRICS: {
         size_t len = 0;
         char *text = rest_metrics_text(n, &len);
         if (!text) {
@@ -471,95 +258,19 @@ static void route(net *n, http_req *r)
         respond_bytes(n, r, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
         return;
     }
-    if (!strcmp(p, "/snapshot")) {
-        route_snapshot(n, r);
-        return;
-    }
-    enum { V_HEALTH, V_STATS, V_SCENES, V_MATERIALS, V_PARTICLES, V_CLIENTS, V_SOLVERS, V_COMMAND };
-    static const struct {
-        const char *path;
-        int method;
-        int view;      /* what answers: a view, or V_COMMAND (a command for the sim thread) */
-        cmd_kind kind; /* V_COMMAND: which */
-        bool body_optional;
-    } routes[] = {
-        {"/health", HM_GET, V_HEALTH, CMD_NONE, 0},       {"/stats", HM_GET, V_STATS, CMD_NONE, 0},
-        {"/scenes", HM_GET, V_SCENES, CMD_NONE, 0},       {"/materials", HM_GET, V_MATERIALS, CMD_NONE, 0},
-        {"/particles", HM_GET, V_PARTICLES, CMD_NONE, 0}, {"/clients", HM_GET, V_CLIENTS, CMD_NONE, 0},
-        {"/scene", HM_POST, V_COMMAND, CMD_LOAD_SCENE, 0}, {"/pause", HM_POST, V_COMMAND, CMD_PAUSE, 1},
-        {"/resume", HM_POST, V_COMMAND, CMD_RESUME, 1},    {"/step", HM_POST, V_COMMAND, CMD_STEP, 1},
-        {"/push", HM_POST, V_COMMAND, CMD_PUSH, 0},        {"/emitter", HM_POST, V_COMMAND, CMD_EMITTER, 0},
-        {"/solvers", HM_GET, V_SOLVERS, CMD_NONE, 0},     {"/solver", HM_POST, V_COMMAND, CMD_SET_SOLVER, 0},
-        {"/heat", HM_POST, V_COMMAND, CMD_HEAT, 0},       {"/heater", HM_POST, V_COMMAND, CMD_HEATER, 0},
-    };
-    if (!strcmp(p, "/") && (m == HM_GET)) {
+    case RV_INDEX: respond_json(n, r, 200, index_json()); return;
+    case RV_HEALTH: {
         cJSON *j = cJSON_CreateObject();
-        cJSON *a = cJSON_AddArrayToObject(j, "endpoints");
-        static const char *const eps[] = {
-            "GET /api", "GET /api/health", "GET /api/stats", "GET /api/scenes", "POST /api/scene", "GET /api/materials",
-            "PATCH /api/materials/{name}", "POST /api/pause", "POST /api/resume", "POST /api/step",
-            "GET /api/particles?offset=&limit=", "POST /api/push", "POST /api/emitter", "GET /api/bodies",
-            "POST /api/bodies", "DELETE /api/bodies/{id}", "POST /api/bodies/{id}/impulse", "GET /api/clients",
-            "GET /api/solvers", "POST /api/solver", "POST /api/heat", "POST /api/heater", "GET /api/snapshot", "POST /api/snapshot",
-            "GET /metrics"};
-        for (size_t i = 0; i < sizeof eps / sizeof eps[0]; i++)
-            cJSON_AddItemToArray(a, cJSON_CreateString(eps[i]));
-        cJSON_AddStringToObject(j, "spec", "protocol/openapi.json");
+        cJSON_AddBoolToObject(j, "ok", true);
         respond_json(n, r, 200, j);
         return;
     }
-    if (!strcmp(p, "/bodies")) {
-        if (m == HM_GET) {
-            cmd c;
-            memset(&c, 0, sizeof c);
-            c.kind = CMD_GET_BODIES;
-            submit(n, r, &c);
-        } else if (m == HM_POST) {
-            post_command(n, r, "body_create", false);
-        } else {
-            r->close_after = true;
-            respond_error(n, r, 405, "use GET or POST on /api/bodies");
-        }
-        return;
+    case RV_STATS: respond_json(n, r, 200, rest_stats_json(n)); return;
+    case RV_SCENES: respond_json(n, r, 200, rest_scenes_json(n)); return;
+    case RV_MATERIALS: respond_json(n, r, 200, rest_materials_json(n)); return;
+    case RV_CLIENTS: respond_json(n, r, 200, rest_clients_json(n)); return;
+    case RV_SOLVERS: respond_json(n, r, 200, rest_solvers_json(n)); return;
     }
-    if (!strncmp(p, "/bodies/", 8)) {
-        route_bodies(n, r);
-        return;
-    }
-    if (!strncmp(p, "/materials/", 11)) {
-        if (m != HM_PATCH) {
-            r->close_after = true;
-            respond_error(n, r, 405, "use PATCH on /api/materials/{name}");
-            return;
-        }
-        patch_material(n, r, p + 11);
-        return;
-    }
-    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
-        if (strcmp(routes[i].path, p))
-            continue;
-        if (routes[i].method != m) {
-            r->close_after = true;
-            respond_error(n, r, 405, "use %s on /api%s", routes[i].method == HM_GET ? "GET" : "POST", p);
-            return;
-        }
-        switch (routes[i].view) {
-        case V_HEALTH: {
-            cJSON *j = cJSON_CreateObject();
-            cJSON_AddBoolToObject(j, "ok", true);
-            respond_json(n, r, 200, j);
-            return;
-        }
-        case V_STATS: respond_json(n, r, 200, rest_stats_json(n)); return;
-        case V_SCENES: respond_json(n, r, 200, rest_scenes_json(n)); return;
-        case V_MATERIALS: respond_json(n, r, 200, rest_materials_json(n)); return;
-        case V_CLIENTS: respond_json(n, r, 200, rest_clients_json(n)); return;
-        case V_SOLVERS: respond_json(n, r, 200, rest_solvers_json(n)); return;
-        case V_PARTICLES: get_particles(n, r); return;
-        default: post_command(n, r, cmd_kind_name(routes[i].kind), routes[i].body_optional); return;
-        }
-    }
-    respond_error(n, r, 404, "no such endpoint: /api%.100s", p);
 }
 
 /* ---- Replies from the sim thread ------------------------------------------- */

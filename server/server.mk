@@ -9,7 +9,7 @@ SRV_SRC     = $(wildcard server/*.c)
 SRV_HDR     = $(wildcard server/*.h) server/sim/fluid_sim.h
 SRV_OBJ     = $(patsubst server/%.c,$(BUILD)/server/%.o,$(SRV_SRC))
 # The protocol core the C unit tests exercise (no sockets, no world).
-SRV_WIRE_SRC = server/wire.c server/commands.c server/msgbuf.c server/hub.c server/log.c
+SRV_WIRE_SRC = server/wire.c server/commands.c server/msgbuf.c server/hub.c server/log.c server/rest_route.c
 SRV_PORT   ?= 8080
 
 .PHONY: server server-san run test-server test-server-unit test-server-integration bench-server test-server-tls

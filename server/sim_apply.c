@@ -139,6 +139,11 @@ static void apply_set_param(sim_thread *s, const cmd *c)
     }
     int idx[FS_P_COUNT];
     int n = c->u.set_param.count;
+    if (n < 1 || n > FS_P_COUNT) { /* cmd_from_fields guarantees it; the arrays here depend on it */
+        snprintf(msg, sizeof msg, "set_param: 'params' holds 1 to %d entries", FS_P_COUNT);
+        post(s, c, false, msg, 0);
+        return;
+    }
     for (int i = 0; i < n; i++) {
         idx[i] = fs_param_find(c->u.set_param.param[i]);
         const fs_param_info *pi = idx[i] >= 0 ? fs_param_get_info((fs_param)idx[i]) : NULL;

@@ -737,15 +737,15 @@ static bool mp_skip_body(mp_rd *r, const mp_obj *o, int depth)
     return true;
 }
 
-typedef enum { DEC_OK, DEC_BAD_VALUE, DEC_MALFORMED } dec_status;
-
-static dec_status read_num(mp_rd *r, double *v, const mp_obj *o)
+/* A number: any msgpack int or float, as a double.  Never fails on the
+ * value itself (NaN and infinities pass through): cmd_from_fields checks
+ * every number for finiteness and range before it is converted. */
+static bool read_num(const mp_obj *o, double *v)
 {
-    (void)r;
     if (o->type != MP_INT && o->type != MP_FLOAT)
-        return DEC_BAD_VALUE;
+        return false;
     *v = o->num;
-    return DEC_OK;
+    return true;
 }
 
 static bool copy_str(const mp_obj *o, char *dst, size_t cap)
@@ -755,6 +755,114 @@ static bool copy_str(const mp_obj *o, char *dst, size_t cap)
     memcpy(dst, o->s, o->n);
     dst[o->n] = 0;
     return true;
+}
+
+static bool is_container(const mp_obj *o)
+{
+    return o->type == MP_ARRAY || o->type == MP_MAP;
+}
+
+/* The rid, when one was decoded and is valid: replies to a refused message
+ * still echo it. */
+static uint32_t fields_rid(const cmd_fields *f)
+{
+    if (!(f->present & CF_BIT(CF_RID)) || !(f->rid >= 0 && f->rid <= 4294967295.0) || f->rid != floor(f->rid))
+        return 0;
+    return (uint32_t)f->rid;
+}
+
+/* Decodes the value v of field fi into f.  Returns 1 when it is of the
+ * field's type, 0 when not (the value, containers included, has been
+ * skipped), -1 when the message is malformed (err filled).  Every write
+ * into f is bounded by the field's storage: strings by their capacity,
+ * vectors by 3 or 4, parameter maps by FS_P_COUNT entries. */
+static int decode_field(mp_rd *r, const mp_obj *v, int fi, cmd_fields *f, char *err, size_t errlen)
+{
+    cmd_ftype t = cmd_field_types[fi];
+    if (is_container(v) && t != CFT_VEC3 && t != CFT_VEC4 && t != CFT_PARAMS) {
+        if (!mp_skip_body(r, v, 1)) {
+            snprintf(err, errlen, "malformed message: truncated or too deep");
+            return -1;
+        }
+        return 0;
+    }
+    switch (t) {
+    case CFT_STR: {
+        size_t cap;
+        char *dst = cmd_field_str(f, fi, &cap);
+        return copy_str(v, dst, cap);
+    }
+    case CFT_UINT: case CFT_INT: case CFT_NUM:
+        return read_num(v, cmd_field_num(f, fi));
+    case CFT_BOOL:
+        if (v->type != MP_BOOL)
+            return 0;
+        *cmd_field_bool(f, fi) = v->b;
+        return 1;
+    case CFT_VEC3: case CFT_VEC4: {
+        uint32_t want = t == CFT_VEC4 ? 4 : 3;
+        double *dst = cmd_field_vec(f, fi);
+        if (fi == CF_POS && v->type == MP_NIL) {
+            f->pos_nil = true;
+            return 1;
+        }
+        if (v->type != MP_ARRAY || v->n != want) {
+            if (!mp_skip_body(r, v, 1)) {
+                snprintf(err, errlen, "malformed message: truncated or too deep");
+                return -1;
+            }
+            return 0;
+        }
+        int ok = 1;
+        for (uint32_t j = 0; j < want; j++) {
+            mp_obj e;
+            if (!mp_next(r, &e)) {
+                snprintf(err, errlen, "malformed message: truncated");
+                return -1;
+            }
+            if (!read_num(&e, &dst[j])) {
+                ok = 0;
+                if (!mp_skip_body(r, &e, 2)) {
+                    snprintf(err, errlen, "malformed message: truncated or too deep");
+                    return -1;
+                }
+            }
+        }
+        return ok;
+    }
+    case CFT_PARAMS: {
+        if (v->type != MP_MAP || v->n > FS_P_COUNT) {
+            if (!mp_skip_body(r, v, 1)) {
+                snprintf(err, errlen, "malformed message: truncated or too deep");
+                return -1;
+            }
+            return 0;
+        }
+        int ok = 1;
+        for (uint32_t j = 0; j < v->n; j++) {
+            mp_obj pk, pv;
+            if (!mp_next(r, &pk) || pk.type != MP_STR) {
+                snprintf(err, errlen, "malformed message: 'params' keys must be strings");
+                return -1;
+            }
+            if (!mp_next(r, &pv)) {
+                snprintf(err, errlen, "malformed message: truncated");
+                return -1;
+            }
+            if (f->n_params < FS_P_COUNT && copy_str(&pk, f->pname[f->n_params], CMD_NAME_LEN) &&
+                read_num(&pv, &f->pvalue[f->n_params]))
+                f->n_params++;
+            else
+                ok = 0;
+            if (!mp_skip_body(r, &pv, 2)) {
+                snprintf(err, errlen, "malformed message: truncated or too deep");
+                return -1;
+            }
+        }
+        return ok;
+    }
+    }
+    return 0;
 }
 
 int wire_decode_command(const uint8_t *p, size_t n, cmd *out, char *err, size_t errlen)
@@ -781,134 +889,73 @@ int wire_decode_command(const uint8_t *p, size_t n, cmd *out, char *err, size_t 
         mp_obj k, v;
         if (!mp_next(&r, &k) || k.type != MP_STR) {
             snprintf(err, errlen, "malformed message: map keys must be strings");
+            out->rid = fields_rid(&f);
             return -1;
         }
         int fi = cmd_field_find((const char *)k.s, k.n);
-        if (!mp_next(&r, &v)) {
-            snprintf(err, errlen, "malformed message: truncated");
+        if (fi >= 0 && (f.present & CF_BIT(fi))) {
+            /* Refused before its value is read: a second copy must never
+             * add to (or overwrite) what the first one stored. */
+            if (f.present & CF_BIT(CF_TYPE))
+                snprintf(err, errlen, "%s: field '%s' given twice", f.type, cmd_field_names[fi]);
+            else
+                snprintf(err, errlen, "field '%s' given twice", cmd_field_names[fi]);
+            out->rid = fields_rid(&f);
             return -1;
         }
-        const mp_obj *vo = &v;
+        if (!mp_next(&r, &v)) {
+            snprintf(err, errlen, "malformed message: truncated");
+            out->rid = fields_rid(&f);
+            return -1;
+        }
         if (fi < 0) {
             if (!first_err[0])
                 snprintf(first_err, sizeof first_err, "unknown field '%.*s'",
                          (int)(k.n > 32 ? 32 : k.n), (const char *)k.s);
             if (!mp_skip_body(&r, &v, 1)) {
                 snprintf(err, errlen, "malformed message: truncated or too deep");
+                out->rid = fields_rid(&f);
                 return -1;
             }
             continue;
         }
-        if (f.present & CF_BIT(fi)) {
-            if (!first_err[0])
-                snprintf(first_err, sizeof first_err, "field '%s' given twice", cmd_field_names[fi]);
+        int st = decode_field(&r, &v, fi, &f, err, errlen);
+        if (st < 0) {
+            out->rid = fields_rid(&f);
+            return -1;
         }
-        bool ok = true;
-        switch (cmd_field_types[fi]) {
-        case CFT_STR: {
-            size_t cap;
-            char *dst = cmd_field_str(&f, fi, &cap);
-            ok = copy_str(vo, dst, cap);
-            break;
-        }
-        case CFT_UINT: case CFT_INT: case CFT_NUM:
-            ok = read_num(&r, cmd_field_num(&f, fi), vo) == DEC_OK;
-            break;
-        case CFT_BOOL:
-            ok = vo->type == MP_BOOL;
-            *cmd_field_bool(&f, fi) = vo->b;
-            break;
-        case CFT_VEC3: case CFT_VEC4: {
-            uint32_t want = cmd_field_types[fi] == CFT_VEC4 ? 4 : 3;
-            double *dst = cmd_field_vec(&f, fi);
-            if (fi == CF_POS && vo->type == MP_NIL) {
-                f.pos_nil = true;
-                break;
-            }
-            if (vo->type != MP_ARRAY || vo->n != want) {
-                ok = false;
-                if (!mp_skip_body(&r, vo, 1)) {
-                    snprintf(err, errlen, "malformed message: truncated or too deep");
-                    return -1;
-                }
-                break;
-            }
-            for (uint32_t j = 0; j < want; j++) {
-                mp_obj e;
-                if (!mp_next(&r, &e)) {
-                    snprintf(err, errlen, "malformed message: truncated");
-                    return -1;
-                }
-                if (read_num(&r, &dst[j], &e) != DEC_OK) {
-                    ok = false;
-                    if (!mp_skip_body(&r, &e, 2)) {
-                        snprintf(err, errlen, "malformed message: truncated or too deep");
-                        return -1;
-                    }
-                }
-            }
-            break;
-        }
-        case CFT_PARAMS: {
-            if (vo->type != MP_MAP || vo->n > FS_P_COUNT) {
-                ok = false;
-                if (!mp_skip_body(&r, vo, 1)) {
-                    snprintf(err, errlen, "malformed message: truncated or too deep");
-                    return -1;
-                }
-                break;
-            }
-            for (uint32_t j = 0; j < vo->n; j++) {
-                mp_obj pk, pv;
-                if (!mp_next(&r, &pk) || !mp_next(&r, &pv)) {
-                    snprintf(err, errlen, "malformed message: truncated");
-                    return -1;
-                }
-                if (!copy_str(&pk, f.pname[f.n_params], CMD_NAME_LEN) ||
-                    read_num(&r, &f.pvalue[f.n_params], &pv) != DEC_OK)
-                    ok = false;
-                else
-                    f.n_params++;
-                if (!mp_skip_body(&r, &pv, 2)) {
-                    snprintf(err, errlen, "malformed message: truncated or too deep");
-                    return -1;
-                }
-            }
-            break;
-        }
-        }
-        if (!ok) {
-            if (!first_err[0]) {
-                static const char *const tn[] = {"a string (under 32 bytes)", "a non-negative integer",
-                                                 "an integer", "a number", "an array of 3 numbers",
-                                                 "a boolean", "a map of parameter names to numbers (at most 13)",
-                                                 "an array of 4 numbers"};
-                const char *want = cmd_field_types[fi] == CFT_STR && fi == CF_TOKEN
-                                       ? "a string (under 128 bytes)"
-                                       : tn[cmd_field_types[fi]];
+        /* A field counts as given even when its value is refused, so that
+         * a second copy is still a duplicate. */
+        f.present |= CF_BIT(fi);
+        if (!st && !first_err[0]) {
+            static const char *const tn[] = {"a string (under 32 bytes)", "a non-negative integer",
+                                             "an integer", "a number", "an array of 3 numbers",
+                                             "a boolean", "a map of parameter names to numbers",
+                                             "an array of 4 numbers"};
+            const char *want = fi == CF_TOKEN ? "a string (under 128 bytes)" : tn[cmd_field_types[fi]];
+            if (cmd_field_types[fi] == CFT_PARAMS)
+                snprintf(first_err, sizeof first_err, "'%s' must be %s (at most %d, one per parameter)",
+                         cmd_field_names[fi], want, FS_P_COUNT);
+            else
                 snprintf(first_err, sizeof first_err, "'%s' must be %s", cmd_field_names[fi], want);
-            }
-            if (vo->type != MP_ARRAY && vo->type != MP_MAP) {
-                /* scalar already consumed */
-            }
-        } else {
-            f.present |= CF_BIT(fi);
         }
     }
     if (r.p != r.end) {
         snprintf(err, errlen, "malformed message: %zu trailing bytes", (size_t)(r.end - r.p));
+        out->rid = fields_rid(&f);
         return -1;
     }
-    cmd tmp;
-    int rc = cmd_from_fields(&f, &tmp, err, errlen);
-    out->rid = tmp.rid;
     if (first_err[0]) {
-        if (f.present & CF_BIT(CF_TYPE))
+        out->rid = fields_rid(&f);
+        if (f.present & CF_BIT(CF_TYPE) && f.type[0])
             snprintf(err, errlen, "%s: %s", f.type, first_err);
         else
             snprintf(err, errlen, "%s", first_err);
         return -1;
     }
+    cmd tmp;
+    int rc = cmd_from_fields(&f, &tmp, err, errlen);
+    out->rid = tmp.rid;
     if (rc)
         return -1;
     *out = tmp;
@@ -926,7 +973,7 @@ int wire_decode_snapshot(const uint8_t *p, size_t n, const uint8_t **world, size
         snprintf(err, errlen, "snapshot: expected a msgpack map");
         return -1;
     }
-    bool typed = false;
+    bool typed = false, seen_type = false;
     for (uint32_t i = 0; i < top.n; i++) {
         mp_obj k, v;
         if (!mp_next(&r, &k) || k.type != MP_STR || !mp_next(&r, &v) || !mp_skip_body(&r, &v, 1)) {
@@ -934,6 +981,10 @@ int wire_decode_snapshot(const uint8_t *p, size_t n, const uint8_t **world, size
             return -1;
         }
         if (k.n == 5 && !memcmp(k.s, "world", 5)) {
+            if (*world) {
+                snprintf(err, errlen, "snapshot: 'world' given twice");
+                return -1;
+            }
             if (v.type != MP_BIN) {
                 snprintf(err, errlen, "snapshot: 'world' must be a bin");
                 return -1;
@@ -941,6 +992,11 @@ int wire_decode_snapshot(const uint8_t *p, size_t n, const uint8_t **world, size
             *world = v.s;
             *world_len = v.n;
         } else if (k.n == 4 && !memcmp(k.s, "type", 4)) {
+            if (seen_type) {
+                snprintf(err, errlen, "snapshot: 'type' given twice");
+                return -1;
+            }
+            seen_type = true;
             typed = v.type == MP_STR && v.n == 8 && !memcmp(v.s, "snapshot", 8);
         }
     }

@@ -4,7 +4,8 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { startServer, stopAll, connect, get, http, sleep, encode, rawConnect } from './lib.mjs';
+import { resolve } from 'node:path';
+import { startServer, stopAll, connect, get, http, sleep, encode, rawConnect, ROOT } from './lib.mjs';
 
 after(async () => { await stopAll(); });
 
@@ -255,4 +256,52 @@ test('REST clients that ask for big answers and never read them do not stall the
   for (const k of socks) k.destroy();
   c.close();
   await s.stop();
+});
+
+// Issue 13's reproducers, against the ASan build when there is one (it sees
+// the overflow and the use-after-free that the optimised build hides or dies
+// of), with a token set: both ran before any token check.
+const SAN = process.env.FLUID_SERVER_SAN ? resolve(ROOT, process.env.FLUID_SERVER_SAN) : null;
+
+test('issue 13: a duplicate params map, PATCH with an unknown key and an overlong Origin are refused, and the server lives', async () => {
+  const s = await startServer(['--particles', '1000', '--token', 'sesame'], {
+    binary: SAN || undefined, timeoutMs: 30000,
+    env: { ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=0:exitcode=23', UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1' },
+  });
+  const c = await connect(s);
+  await c.next((m) => m.type === 'hello', 10000);
+  // The 810-byte set_param: `params` twice, 29 entries (p00..p28 = 1.0) each.
+  const params = Object.fromEntries(Array.from({ length: 29 }, (_, i) => [`p${String(i).padStart(2, '0')}`, 1.5]));
+  const one = encode({ type: 'set_param', rid: 31, material: 'water', params });
+  // Splice a second copy of the `params` entry in: a map of 4 -> 5 entries.
+  const key = encode('params'), at = Buffer.from(one).indexOf(Buffer.from(key));
+  const entry = Buffer.from(one).subarray(at);
+  const twice = Buffer.concat([Buffer.from([0x85]), Buffer.from(one).subarray(1), entry]);
+  assert.ok(twice.length > 700 && twice.length < 900, `${twice.length} bytes`);
+  for (let i = 0; i < 3; i++) {
+    c.sendRaw(twice);
+    const r = await c.next((m) => m.type === 'reply', 10000);
+    assert.equal(r.ok, false);
+    assert.equal(r.rid, 31);
+    assert.match(r.error, /^set_param: field 'params' given twice$/);
+  }
+  // One copy holds 29 unknown names: refused by name, not by overflow.
+  c.sendRaw(one);
+  assert.match((await c.next((m) => m.type === 'reply', 10000)).error, /unauthorized|unknown parameter/);
+  // PATCH with an unknown key: the key is quoted exactly, no freed bytes.
+  for (const [body, want] of [['{"bogus":1}', "unknown parameter 'bogus'"], ['{"stiffness":"x"}', "'stiffness' must be a number"]]) {
+    const r = await http(s, 'PATCH', '/api/materials/water', { body });
+    assert.equal(r.status, 400);
+    assert.deepEqual(r.json, { error: want });
+  }
+  // An Origin longer than any allowed one is a foreign page, not "no Origin".
+  const far = await http(s, 'POST', '/api/pause', { headers: { origin: `http://${'a'.repeat(600)}.example`, authorization: 'Bearer sesame' } });
+  assert.equal(far.status, 403, far.text);
+  assert.equal((await http(s, 'POST', '/api/pause', { headers: { authorization: 'Bearer sesame' } })).status, 200);
+  assert.equal((await get(s, '/api/health')).json.ok, true);
+  c.close();
+  const r = await s.stop('SIGTERM', 20000);
+  const report = s.stderr.split('\n').filter((l) => /Sanitizer|runtime error|SUMMARY/.test(l));
+  assert.deepEqual(report, [], s.stderr.slice(-4000));
+  assert.deepEqual(r, { code: 0, signal: null }, s.stderr.slice(-4000));
 });

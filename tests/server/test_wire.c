@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "hub.h"
 #include "msgbuf.h"
+#include "rest_route.h"
 #include "wire.h"
 
 static int g_pass, g_fail;
@@ -825,6 +826,212 @@ static void test_golden(const char *dir, bool write)
     cJSON_Delete(root);
 }
 
+
+/* ---- Regressions of issue 13 ---------------------------------------------- */
+
+/* A set_param whose `params` holds `entries` numbers named p00, p01, ...,
+ * given `copies` times (the issue's reproducer: 2 copies of 29). */
+static void pack_params_msg(pk_ctx *p, int copies, int entries, bool real_names)
+{
+    pk_begin(p);
+    msgpack_pack_map(&p->pk, (size_t)(3 + copies));
+    pk_s(p, "type");
+    pk_s(p, "set_param");
+    pk_s(p, "rid");
+    msgpack_pack_uint32(&p->pk, 7);
+    pk_s(p, "material");
+    pk_s(p, "water");
+    for (int c = 0; c < copies; c++) {
+        pk_s(p, "params");
+        msgpack_pack_map(&p->pk, (size_t)entries);
+        for (int i = 0; i < entries; i++) {
+            char name[16];
+            snprintf(name, sizeof name, "p%02d", i);
+            pk_s(p, real_names && i < FS_P_COUNT ? fs_param_get_info((fs_param)i)->name : name);
+            msgpack_pack_double(&p->pk, 1.0);
+        }
+    }
+}
+
+static void test_issue13_decoder(void)
+{
+    cmd c;
+    char err[FS_ERROR_LEN] = "";
+    pk_ctx p;
+    /* The issue's message: `params` twice, 29 entries each.  Refused at the
+     * second key, before its map is read: no write past pname/pvalue. */
+    pack_params_msg(&p, 2, 29, false);
+    CHECK(p.b.len > 700 && p.b.len < 900, "the reproducer is about 810 bytes (%zu)", p.b.len);
+    int rc = wire_decode_command(p.b.data, p.b.len, &c, err, sizeof err);
+    CHECK(rc == -1 && strstr(err, "set_param: field 'params' given twice") && c.rid == 7,
+          "params given twice -> '%s' (rid %u)", err, (unsigned)c.rid);
+    wbuf_free(&p.b);
+    /* Many copies of a full map. */
+    pack_params_msg(&p, 8, 29, false);
+    rc = wire_decode_command(p.b.data, p.b.len, &c, err, sizeof err);
+    CHECK(rc == -1 && strstr(err, "given twice"), "params 8 times -> '%s'", err);
+    wbuf_free(&p.b);
+    /* One more entry than there are parameters. */
+    pack_params_msg(&p, 1, FS_P_COUNT + 1, true);
+    rc = wire_decode_command(p.b.data, p.b.len, &c, err, sizeof err);
+    char want[64];
+    snprintf(want, sizeof want, "at most %d", FS_P_COUNT);
+    CHECK(rc == -1 && strstr(err, "'params' must be a map") && strstr(err, want) && c.rid == 7,
+          "params with %d entries -> '%s'", FS_P_COUNT + 1, err);
+    wbuf_free(&p.b);
+    /* Every parameter at once is a valid command (all or nothing). */
+    pack_params_msg(&p, 1, FS_P_COUNT, true);
+    rc = wire_decode_command(p.b.data, p.b.len, &c, err, sizeof err);
+    CHECK(rc == 0 && c.u.set_param.count == FS_P_COUNT && c.u.set_param.value[FS_P_COUNT - 1] == 1.0f,
+          "params with all %d parameters decodes: %s", FS_P_COUNT, rc ? err : "ok");
+    wbuf_free(&p.b);
+    /* A scalar field given twice is refused the same way, rid echoed. */
+    expect_error("{\"type\":\"pause\",\"rid\":1,\"rid\":2}", "pause: field 'rid' given twice");
+    expect_error("{\"type\":\"push\",\"rid\":1,\"point\":[0,0,0],\"point\":[1,1,1],\"radius\":1,\"strength\":1,"
+                 "\"direction\":[0,1,0]}", "field 'point' given twice");
+    /* ...even when its first copy was refused. */
+    expect_error("{\"type\":\"step\",\"rid\":1,\"steps\":\"x\",\"steps\":5}", "field 'steps' given twice");
+    /* A container where a scalar belongs is skipped whole: its contents are
+     * never read as fields of the command. */
+    rc = decode_json("{\"type\":\"step\",\"rid\":3,\"steps\":{\"rid\":9}}", &c, err);
+    CHECK(rc == -1 && strstr(err, "step: 'steps' must be an integer") && c.rid == 3, "map as steps -> '%s' rid %u",
+          err, (unsigned)c.rid);
+    rc = decode_json("{\"type\":\"pause\",\"rid\":4,\"name\":[\"rid\",1]}", &c, err);
+    CHECK(rc == -1 && strstr(err, "'name' must be a string") && c.rid == 4, "array as name -> '%s'", err);
+    /* params keys must be strings; a map key is not skipped into. */
+    static const uint8_t map_key[] = {0x84, 0xa4, 't', 'y', 'p', 'e', 0xa9, 's', 'e', 't', '_', 'p', 'a', 'r', 'a', 'm',
+                                      0xa3, 'r', 'i', 'd', 0x01, 0xa8, 'm', 'a', 't', 'e', 'r', 'i', 'a', 'l',
+                                      0xa5, 'w', 'a', 't', 'e', 'r', 0xa6, 'p', 'a', 'r', 'a', 'm', 's',
+                                      0x81, 0x81, 0xa1, 'a', 0x01, 0x01};
+    expect_bytes_error(map_key, sizeof map_key, "'params' keys must be strings", "a map as a params key");
+    /* Numbers: NaN, infinities and values beyond float's range are refused
+     * (never converted). */
+    expect_error("{\"type\":\"set_param\",\"rid\":1,\"material\":\"water\",\"param\":\"stiffness\",\"value\":1e300}",
+                 "'value' must be finite");
+    expect_error("{\"type\":\"set_param\",\"rid\":1,\"material\":\"water\",\"params\":{\"stiffness\":-1e39}}",
+                 "must be finite");
+    expect_error("{\"type\":\"load_scene\",\"rid\":1,\"name\":\"drop\",\"particles\":1e300}", "'particles' must be");
+    expect_error("{\"type\":\"body_destroy\",\"rid\":1,\"id\":1e19}", "'id' must be an integer");
+    expect_error("{\"type\":\"get_particles\",\"rid\":1,\"offset\":-1e300}", "'offset' must be");
+    /* Positive as a double, 0 as the float the command carries (fuzz_ws_command). */
+    expect_error("{\"type\":\"heater\",\"rid\":1,\"slot\":0,\"kind\":\"floor\",\"radius\":1e-300,\"rate\":2,"
+                 "\"temperature\":5}", "heater: radius in (0, 10] m");
+    expect_error("{\"type\":\"push\",\"rid\":1,\"point\":[0,0,0],\"radius\":1e-50,\"strength\":1,"
+                 "\"direction\":[0,1,0]}", "'radius' must be in");
+    expect_error("{\"type\":\"heat\",\"rid\":1,\"point\":[0,0,0],\"radius\":1,\"rate\":1,\"duration\":1e-46}",
+                 "'duration' must be in");
+    expect_error("{\"type\":\"body_create\",\"rid\":1,\"shape\":\"sphere\",\"size\":[1e-46,0,0],\"pos\":[0,0,0]}",
+                 "'size' components must be in");
+    expect_error("{\"type\":\"body_create\",\"rid\":1,\"shape\":\"sphere\",\"size\":[1,0,0],\"pos\":[0,0,0],"
+                 "\"density\":1e-300}", "'density' must be in");
+}
+
+/* The REST translation (rest_route.c), without a socket. */
+static const char *no_args(void *ctx, const char *name, char *buf, int len)
+{
+    (void)ctx, (void)name, (void)buf, (void)len;
+    return NULL;
+}
+
+static void rest_call(int method, const char *path, const char *body, rest_action *a)
+{
+    /* An exact-size copy, not terminated: ASan sees any read past it. */
+    size_t n = body ? strlen(body) : 0;
+    char *b = n ? malloc(n) : NULL;
+    if (n)
+        memcpy(b, body, n);
+    rest_request q = {.method = method, .path = path, .arg = no_args, .body = b, .body_len = n};
+    rest_translate(&q, a);
+    free(b);
+}
+
+static void test_issue13_rest(void)
+{
+    rest_action a;
+    /* PATCH with an unknown key: the error quotes the key, which used to be
+     * read after cJSON_Delete (heap use-after-free under ASan). */
+    rest_call(HM_PATCH, "/materials/water", "{\"bogus\":1}", &a);
+    CHECK(a.outcome == REST_ERROR && a.status == 400 && !strcmp(a.error, "unknown parameter 'bogus'"),
+          "PATCH bogus -> %d '%s'", a.status, a.error);
+    rest_call(HM_PATCH, "/materials/water", "{\"stiffness\":\"soft\"}", &a);
+    CHECK(a.outcome == REST_ERROR && a.status == 400 && !strcmp(a.error, "'stiffness' must be a number"),
+          "PATCH non-number -> %d '%s'", a.status, a.error);
+    /* Too many: FS_P_COUNT + 1 keys. */
+    char body[4096];
+    size_t k = 0;
+    k += (size_t)snprintf(body + k, sizeof body - k, "{");
+    for (int i = 0; i <= FS_P_COUNT; i++)
+        k += (size_t)snprintf(body + k, sizeof body - k, "%s\"%s\":1", i ? "," : "",
+                              fs_param_get_info((fs_param)(i % FS_P_COUNT))->name);
+    snprintf(body + k, sizeof body - k, "}");
+    rest_call(HM_PATCH, "/materials/water", body, &a);
+    char want[64];
+    snprintf(want, sizeof want, "too many parameters (at most %d)", FS_P_COUNT);
+    CHECK(a.outcome == REST_ERROR && a.status == 400 && !strcmp(a.error, want), "PATCH %d keys -> '%s'",
+          FS_P_COUNT + 1, a.error);
+    rest_call(HM_PATCH, "/materials/water", "{\"stiffness\":0.01,\"stiffness\":0.02}", &a);
+    CHECK(a.outcome == REST_ERROR && a.status == 400 && strstr(a.error, "'stiffness' given twice"),
+          "PATCH duplicate -> '%s'", a.error);
+    rest_call(HM_PATCH, "/materials/water", "{\"stiffness\":0.01,\"friction\":0.5}", &a);
+    CHECK(a.outcome == REST_COMMAND && a.c.kind == CMD_SET_PARAM && a.c.u.set_param.count == 2 &&
+              !strcmp(a.c.u.set_param.material, "water"), "PATCH two params -> a set_param (%s)", a.error);
+    /* Body fields given twice, and the routes' other refusals. */
+    rest_call(HM_POST, "/push", "{\"point\":[0,0,0],\"point\":[1,1,1],\"radius\":1,\"strength\":1,"
+                                "\"direction\":[0,1,0]}", &a);
+    CHECK(a.outcome == REST_ERROR && a.status == 400 && !strcmp(a.error, "push: field 'point' given twice"),
+          "POST push duplicate -> '%s'", a.error);
+    rest_call(HM_POST, "/step", NULL, &a);
+    CHECK(a.outcome == REST_COMMAND && a.c.kind == CMD_STEP && a.c.u.step.steps == 1, "POST step, no body");
+    rest_call(HM_GET, "/step", NULL, &a);
+    CHECK(a.outcome == REST_ERROR && a.status == 405 && a.close_after, "GET step -> 405 '%s'", a.error);
+    rest_call(HM_DELETE, "/bodies/4294967296", NULL, &a);
+    CHECK(a.outcome == REST_ERROR && a.status == 404, "body id past uint32 -> 404 '%s'", a.error);
+    rest_call(HM_POST, "/bodies/12/impulse", "{\"point\":[0,0,0],\"impulse\":[1,0,0]}", &a);
+    CHECK(a.outcome == REST_COMMAND && a.c.kind == CMD_BODY_IMPULSE && a.c.u.body.id == 12, "impulse on body 12");
+    rest_call(HM_GET, "/snapshot", NULL, &a);
+    CHECK(a.outcome == REST_SNAPSHOT, "the snapshot route is rest.c's");
+}
+
+/* The snapshot document's wrapper: a key given twice is refused. */
+static void test_snapshot_wrapper(void)
+{
+    static const uint8_t ok[] = {0x82, 0xa4, 't', 'y', 'p', 'e', 0xa8, 's', 'n', 'a', 'p', 's', 'h', 'o', 't',
+                                 0xa5, 'w', 'o', 'r', 'l', 'd', 0xc4, 0x02, 0xaa, 0xbb};
+    static const uint8_t two_worlds[] = {0x83, 0xa4, 't', 'y', 'p', 'e', 0xa8, 's', 'n', 'a', 'p', 's', 'h', 'o', 't',
+                                         0xa5, 'w', 'o', 'r', 'l', 'd', 0xc4, 0x02, 0xaa, 0xbb,
+                                         0xa5, 'w', 'o', 'r', 'l', 'd', 0xc4, 0x01, 0xcc};
+    static const uint8_t two_types[] = {0x83, 0xa4, 't', 'y', 'p', 'e', 0xa3, 'x', 'y', 'z',
+                                        0xa5, 'w', 'o', 'r', 'l', 'd', 0xc4, 0x02, 0xaa, 0xbb,
+                                        0xa4, 't', 'y', 'p', 'e', 0xa8, 's', 'n', 'a', 'p', 's', 'h', 'o', 't'};
+    const uint8_t *w;
+    size_t wl;
+    char err[160] = "";
+    CHECK(wire_decode_snapshot(ok, sizeof ok, &w, &wl, err, sizeof err) == 0 && wl == 2 && w[0] == 0xaa,
+          "snapshot wrapper: %s", err);
+    CHECK(wire_decode_snapshot(two_worlds, sizeof two_worlds, &w, &wl, err, sizeof err) == -1 &&
+              !strcmp(err, "snapshot: 'world' given twice"), "two worlds -> '%s'", err);
+    CHECK(wire_decode_snapshot(two_types, sizeof two_types, &w, &wl, err, sizeof err) == -1 &&
+              !strcmp(err, "snapshot: 'type' given twice"), "two types -> '%s'", err);
+}
+
+/* protocol/PROTOCOL.md and openapi.json state the code's limit on params. */
+static void test_params_limit_documented(const char *golden)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/../PROTOCOL.md", golden);
+    size_t len = 0;
+    char *md = read_file(path, &len);
+    char want[96];
+    snprintf(want, sizeof want, "(at most %d entries, one per parameter", FS_P_COUNT);
+    CHECK(md && strstr(md, want), "PROTOCOL.md says '%s'", want);
+    free(md);
+    snprintf(path, sizeof path, "%s/../openapi.json", golden);
+    char *oa = read_file(path, &len);
+    snprintf(want, sizeof want, "\"maxProperties\": %d,", FS_P_COUNT);
+    CHECK(oa && strstr(oa, want), "openapi.json says %s", want);
+    free(oa);
+}
+
 int main(int argc, char **argv)
 {
     bool write = argc > 2 && !strcmp(argv[1], "--write-golden");
@@ -837,6 +1044,10 @@ int main(int argc, char **argv)
     test_queue();
     test_hub();
     test_golden(dir, write);
+    test_issue13_decoder();
+    test_issue13_rest();
+    test_params_limit_documented(dir);
+    test_snapshot_wrapper();
     printf("test_server_wire: %d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

@@ -1,0 +1,55 @@
+/* rest_route.h - the REST API's request -> command translation, without a
+ * socket: method, path, query and body in; a checked command, a view to
+ * answer, or an error (status and reason) out.
+ *
+ * Pure: no libwebsockets, no world, no threads, no allocation that outlives
+ * the call.  rest.c calls it on the network thread for every /api request;
+ * the fuzz harness tests/fuzz/fuzz_rest.c calls it directly.
+ */
+#ifndef SRV_REST_ROUTE_H
+#define SRV_REST_ROUTE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "commands.h"
+
+enum { HM_OTHER, HM_GET, HM_POST, HM_PATCH, HM_PUT, HM_DELETE, HM_OPTIONS, HM_HEAD };
+
+typedef enum rest_outcome {
+    REST_ERROR,    /* answer status + error */
+    REST_COMMAND,  /* submit c to the sim thread (origin and token checks first) */
+    REST_VIEW,     /* answer view from the network thread's snapshots */
+    REST_SNAPSHOT, /* /api/snapshot: rest.c's route_snapshot (the body is a msgpack document) */
+} rest_outcome;
+
+typedef enum rest_view { RV_INDEX, RV_HEALTH, RV_STATS, RV_SCENES, RV_MATERIALS, RV_CLIENTS, RV_SOLVERS, RV_METRICS } rest_view;
+
+/* A query argument by name ("offset="), with lws_get_urlarg_by_name's
+ * contract: the value (pointing into buf, len bytes) or NULL. */
+typedef const char *(*rest_arg_fn)(void *ctx, const char *name, char *buf, int len);
+
+/* One request.  Threads: the caller's (network thread, or a fuzz harness). */
+typedef struct rest_request {
+    int method;       /* HM_* */
+    const char *path; /* below /api ("/stats"), without a trailing '/'; "/" for /api itself */
+    bool metrics;     /* the request came through the /metrics mount */
+    rest_arg_fn arg;  /* query arguments */
+    void *arg_ctx;
+    const char *body; /* body_len bytes (need not be terminated); NULL when empty */
+    size_t body_len;
+} rest_request;
+
+/* The translation's result.  A value. */
+typedef struct rest_action {
+    rest_outcome outcome;
+    int status;       /* REST_ERROR: HTTP status */
+    bool close_after; /* REST_ERROR: close the connection after the answer */
+    char error[256];  /* REST_ERROR: the reason */
+    rest_view view;   /* REST_VIEW */
+    cmd c;            /* REST_COMMAND: checked (cmd_from_fields), client and rid not set */
+} rest_action;
+
+void rest_translate(const rest_request *q, rest_action *a);
+
+#endif

@@ -1,0 +1,63 @@
+# tests/fuzz/fuzz.mk - libFuzzer harnesses of every decoder of untrusted
+# input, built with Debian's clang (ASan + UBSan, float-cast-overflow
+# included).  Included by the top-level Makefile after server/server.mk
+# (which defines SRV_CFLAGS, SRV_LIBS, SRV_HDR).  docs/fuzzing.md has the
+# figures of the long runs.
+#
+#   make fuzz                 every harness for FUZZ_SECONDS (default 600) each
+#   make fuzz FUZZ=fuzz_rest  one harness
+#   make test                 each harness for FUZZ_SMOKE_SECONDS (default 60)
+#                             and every past reproducer replayed
+#
+# Declaring a harness takes one line:
+#
+#   $(eval $(call fuzz_harness,NAME,SOURCES))
+#
+# NAME is tests/fuzz/NAME.c (it defines LLVMFuzzerTestOneInput); SOURCES are
+# the project's .c files it calls (compiled once each, instrumented, into
+# $(BUILD)/fuzz/obj/); $(FUZZ_SIM) is the simulation core, instrumented.
+# Optional, by convention: tests/fuzz/corpus/NAME/ (seeds, kept in the repo),
+# tests/fuzz/NAME.dict (libFuzzer dictionary), tests/fuzz/NAME.options (extra
+# libFuzzer flags, one line, e.g. -max_len=20000), tests/fuzz/crashes/NAME/
+# (past reproducers: each is replayed by `make test` and must not crash).
+# tests/fuzz/run.sh runs them; a crash fails the run and is kept in
+# $(BUILD)/fuzz/crashes/NAME/.
+
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 600
+FUZZ_SMOKE_SECONDS ?= 60
+FUZZ_SAN = -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all
+# -Wno-pass-failed: at -O1 under the sanitizers clang cannot honour the core's
+# "omp simd" hints and says so; the hints are for speed only.
+FUZZ_CFLAGS = $(WARN) $(DEFS) -g -O1 -fno-omit-frame-pointer -fopenmp-simd -Wno-pass-failed $(FUZZ_SAN) $(SRV_CFLAGS) -Itests/fuzz
+FUZZ_SIM = $(SIM_SRC)
+FUZZ_NAMES =
+
+$(BUILD)/fuzz/obj/%.o: %.c $(SRV_HDR) $(SIM_HDR)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+define fuzz_harness
+FUZZ_NAMES += $(1)
+$(BUILD)/fuzz/$(1): tests/fuzz/$(1).c tests/fuzz/fuzz_check.h $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(2))
+	@mkdir -p $$(dir $$@)
+	$$(FUZZ_CC) $$(FUZZ_CFLAGS) -fsanitize=fuzzer $$< $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(2)) $$(SRV_LIBS) $$(LDLIBS_SIM) -o $$@
+endef
+
+# ---- The harnesses ----------------------------------------------------------
+$(eval $(call fuzz_harness,fuzz_ws_command,server/wire.c server/commands.c server/msgbuf.c server/hub.c server/log.c $(FUZZ_SIM)))
+$(eval $(call fuzz_harness,fuzz_rest,server/rest_route.c server/wire.c server/commands.c server/msgbuf.c server/hub.c server/log.c $(FUZZ_SIM)))
+$(eval $(call fuzz_harness,fuzz_config,server/config.c server/log.c))
+
+FUZZ ?= $(FUZZ_NAMES)
+FUZZ_BINS = $(addprefix $(BUILD)/fuzz/,$(FUZZ_NAMES))
+
+.PHONY: fuzz fuzz-build deps-fuzz
+deps-fuzz:
+	@bash scripts/deps.sh test
+fuzz-build: $(FUZZ_BINS)
+fuzz: deps-fuzz $(addprefix $(BUILD)/fuzz/,$(FUZZ))
+	@bash tests/fuzz/run.sh fuzz $(FUZZ_SECONDS) $(BUILD) $(FUZZ)
+
+EXTRA_TEST_DEPS += $(FUZZ_BINS)
+EXTRA_TESTS += "bash tests/fuzz/run.sh smoke $(FUZZ_SMOKE_SECONDS) $(BUILD) $(FUZZ_NAMES)"
