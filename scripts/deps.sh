@@ -17,6 +17,7 @@ case "$what" in
 esac
 if [ "$what" = test ]; then
   pkgs+=(valgrind chromium python3 curl)   # chromium: the web client's browser tests (tests/web); python3, curl: examples/
+  pkgs+=(libzstd-dev)   # bench-codec: zstd, measured against the frame codec's range coder
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -134,6 +134,8 @@ static size_t zstd_planes(const int32_t *res, int count, int level, uint8_t *buf
 
 static void run(const char *name, const rec *r, fc_options o, bool extras)
 {
+    /* BENCH_CODEC_DUMP=DIR writes the payloads as DIR/NNNN.bin (for the JS decoder's bench) */
+    const char *dump = getenv("BENCH_CODEC_DUMP");
     uint32_t cap = 0;
     for (uint32_t i = 0; i < r->frames; i++)
         if (r->f[i].n > cap)
@@ -170,6 +172,16 @@ static void run(const char *name, const rec *r, fc_options o, bool extras)
         if (!len) {
             printf("encode: %s\n", err);
             exit(1);
+        }
+        if (dump) {
+            char path[600];
+            snprintf(path, sizeof path, "%s/%04u.bin", dump, i);
+            FILE *df = fopen(path, "wb");
+            if (!df || fwrite(out, 1, len, df) != len) {
+                perror(path);
+                exit(1);
+            }
+            fclose(df);
         }
         const fc_frame *df = fc_decode(d, out, len, err, sizeof err);
         double t2 = now_ms();
@@ -233,6 +245,8 @@ int main(int argc, char **argv)
     bool all = !getenv("BENCH_CODEC_ALL") || atoi(getenv("BENCH_CODEC_ALL"));
     for (int i = 1; i < argc; i++) {
         rec r = load(argv[i]);
+        if (getenv("BENCH_CODEC_FRAMES") && (uint32_t)atoi(getenv("BENCH_CODEC_FRAMES")) < r.frames)
+            r.frames = (uint32_t)atoi(getenv("BENCH_CODEC_FRAMES")); /* the rest stay loaded, unused */
         const char *name = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
         if (all) {
             static const fc_options opts[] = {

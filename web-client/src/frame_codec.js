@@ -39,13 +39,16 @@ function fail(msg) { throw new FrameCodecError(msg); }
 
 // Adaptive binary range decoder (11-bit probabilities, shift 5), and the
 // integer code: magnitude class in unary, modelled top mantissa bit, raw rest, sign.
+// The coder's range and code live in a Uint32Array: object fields holding
+// values above 2^31 would be boxed numbers (measured 50x slower in node).
 class RangeDecoder {
-  constructor() { this.p = new Uint16Array(M_TOTAL); this.buf = null; this.pos = 0; this.end = 0; this.range = 0; this.code = 0; this.overrun = false; this.cls = 0; }
+  constructor() { this.p = new Uint16Array(M_TOTAL); this.rs = new Uint32Array(2); this.buf = null; this.pos = 0; this.end = 0; this.overrun = false; this.cls = 0; }
   init(buf, off, len) {
     this.p.fill(PROB_ONE / 2);
     this.buf = buf; this.pos = off; this.end = off + len; this.overrun = false;
-    this.range = 0xffffffff; this.code = 0;
-    for (let i = 0; i < 5; i++) this.code = ((this.code * 256) + this.next()) % 4294967296;
+    const rs = this.rs;
+    rs[0] = 0xffffffff; rs[1] = 0;
+    for (let i = 0; i < 5; i++) rs[1] = (rs[1] << 8) | this.next();
   }
   next() {
     if (this.pos < this.end) return this.buf[this.pos++];
@@ -53,19 +56,21 @@ class RangeDecoder {
     return 0;
   }
   bit(i) {
-    const p = this.p, pr = p[i];
-    const bound = (this.range >>> 11) * pr;
-    let b;
-    if (this.code < bound) { this.range = bound; p[i] = pr + ((PROB_ONE - pr) >>> 5); b = 0; }
-    else { this.code -= bound; this.range -= bound; p[i] = pr - (pr >>> 5); b = 1; }
-    while (this.range < 16777216) { this.range *= 256; this.code = this.code * 256 + this.next(); }
+    const p = this.p, pr = p[i], rs = this.rs;
+    let range = rs[0], code = rs[1], b;
+    const bound = (range >>> 11) * pr;
+    if (code < bound) { range = bound; p[i] = pr + ((PROB_ONE - pr) >>> 5); b = 0; }
+    else { code -= bound; range -= bound; p[i] = pr - (pr >>> 5); b = 1; }
+    while (range < 16777216) { range = (range << 8) >>> 0; code = ((code << 8) | this.next()) >>> 0; }
+    rs[0] = range; rs[1] = code;
     return b;
   }
   direct() {
-    this.range = this.range >>> 1;
-    let b = 0;
-    if (this.code >= this.range) { this.code -= this.range; b = 1; }
-    while (this.range < 16777216) { this.range *= 256; this.code = this.code * 256 + this.next(); }
+    const rs = this.rs;
+    let range = rs[0] >>> 1, code = rs[1], b = 0;
+    if (code >= range) { code -= range; b = 1; }
+    while (range < 16777216) { range = (range << 8) >>> 0; code = ((code << 8) | this.next()) >>> 0; }
+    rs[0] = range; rs[1] = code;
     return b;
   }
   mag(m) {
@@ -274,6 +279,16 @@ export class FrameDecoder {
       }
       if (ai !== nadd || k !== n) fail('frame payload: ids do not merge');
     }
+    this.phaseVel(f, base, prev);
+    this.phaseOrder(o, n);
+    this.phasePred(o, f, base, prev);
+    this.phaseRes(o, f);
+    this.phaseNew(f);
+    this.phaseChanges(f, base);
+  }
+
+  phaseVel(f, base, prev) {
+    const n = f.n, bn = base.n, bidx = this.bidx;
     // 2. velocities, cells
     const pidx = this.pidx, vel = this.vel, cell = this.cell, bq = base.q, lv = f.grid.levels;
     if (prev) {
@@ -289,7 +304,7 @@ export class FrameDecoder {
       nx = (lv[0] >> sh) + 1; ny = (lv[1] >> sh) + 1; nz = (lv[2] >> sh) + 1;
       if (nx * ny * nz <= CELLS_MAX) break;
     }
-    const ncell = nx * ny * nz;
+    this.ncell = nx * ny * nz;
     let nm = 0;
     const pq = prev ? prev.q : null;
     for (let k = 0; k < n; k++) {
@@ -302,8 +317,12 @@ export class FrameDecoder {
       cell[k] = ((z >> sh) * ny + (y >> sh)) * nx + (x >> sh);
       nm++;
     }
+    this.nm = nm;
+  }
+
+  phaseOrder(o, n) {
     // 3. order
-    const ord = this.ord;
+    const ord = this.ord, bidx = this.bidx, cell = this.cell, ncell = this.ncell;
     if (o.order === FC_ORDER.CELL || o.predictor >= FC_PRED.CELLMEAN) {
       const count = this.count;
       count.fill(0, 0, ncell + 1);
@@ -314,8 +333,12 @@ export class FrameDecoder {
       let j = 0;
       for (let k = 0; k < n; k++) if (bidx[k] >= 0) ord[j++] = k;
     }
+  }
+
+  phasePred(o, f, base, prev) {
     // 4. prediction
-    const pred = this.pred, P = o.predictor;
+    const pred = this.pred, P = o.predictor, nm = this.nm, ord = this.ord, cell = this.cell, pidx = this.pidx;
+    const bidx = this.bidx, vel = this.vel, bq = base.q, lv = f.grid.levels;
     for (let j = 0; j < nm;) {
       let e = j + 1, sx = 0, sy = 0, sz = 0, cnt = 0;
       if (P >= FC_PRED.CELLMEAN) {
@@ -342,8 +365,12 @@ export class FrameDecoder {
       }
       j = e;
     }
+  }
+
+  phaseRes(o, f) {
     // 5. residuals of the matched particles
-    const q = f.q, NB = o.neighbour;
+    const rc = this.rc, q = f.q, NB = o.neighbour, nm = this.nm, ord = this.ord, cell = this.cell;
+    const vel = this.vel, pred = this.pred, lv = f.grid.levels;
     let pc0 = 0, pc1 = 0, pc2 = 0;
     const lastres = [0, 0, 0], cellmean = [0, 0, 0], csum = [0, 0, 0];
     let ccnt = 0, curcell = -1;
@@ -372,12 +399,20 @@ export class FrameDecoder {
       pc0 = c0; pc1 = c1; pc2 = c2;
       if (rc.overrun) fail('frame payload truncated');
     }
+  }
+
+  phaseNew(f) {
     // 6. new particles
+    const rc = this.rc, n = f.n, bidx = this.bidx;
     const st = this.newSpatial(f);
     for (let k = 0; k < n; k++) if (bidx[k] < 0) {
       this.spatial(f, k, st);
       if (rc.overrun) fail('frame payload truncated');
     }
+  }
+
+  phaseChanges(f, base) {
+    const rc = this.rc, n = f.n, bidx = this.bidx;
     // 7. materials and temperatures: changes only
     for (let which = 0; which < 2; which++) {
       const dst = which ? f.temp : f.mat, src = which ? base.temp : base.mat;
