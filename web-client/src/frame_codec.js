@@ -73,9 +73,26 @@ class RangeDecoder {
     rs[0] = range; rs[1] = code;
     return b;
   }
+  // The class loop and the modelled mantissa bit with the coder state in
+  // locals (the same arithmetic as bit(), inlined by hand: the hot path).
   mag(m) {
-    let c = 0;
-    while (c < NCLS - 1 && this.bit(m + c)) c++;
+    const p = this.p, rs = this.rs, buf = this.buf, end = this.end;
+    let range = rs[0], code = rs[1], pos = this.pos, c = 0;
+    for (;;) {
+      const i = m + c, pr = p[i], bound = (range >>> 11) * pr;
+      let b;
+      if (code < bound) { range = bound; p[i] = pr + ((PROB_ONE - pr) >>> 5); b = 0; }
+      else { code -= bound; range -= bound; p[i] = pr - (pr >>> 5); b = 1; }
+      while (range < 16777216) {
+        range = (range << 8) >>> 0;
+        let byte = 0;
+        if (pos < end) byte = buf[pos++]; else this.overrun = true;
+        code = ((code << 8) | byte) >>> 0;
+      }
+      if (!b) break;
+      if (++c === NCLS - 1) break;
+    }
+    rs[0] = range; rs[1] = code; this.pos = pos;
     this.cls = c;
     if (c <= 1) return c;
     let v = 2 + this.bit(m + NCLS + c);
