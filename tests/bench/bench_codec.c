@@ -155,6 +155,7 @@ static void run(const char *name, const rec *r, fc_options o, bool extras)
     double *bits = calloc(r->frames, sizeof *bits), *enc_ms = calloc(r->frames, sizeof *enc_ms);
     double *dec_ms = calloc(r->frames, sizeof *dec_ms), *zbits = calloc(r->frames, sizeof *zbits);
     double *zbits3 = calloc(r->frames, sizeof *zbits3), *h0 = calloc(r->frames, sizeof *h0);
+    double *z19_ms = calloc(r->frames, sizeof *z19_ms), *z3_ms = calloc(r->frames, sizeof *z3_ms);
     double key_bits = 0, max_err = 0;
     int nd = 0, bad = 0;
     for (uint32_t i = 0; i < r->frames; i++) {
@@ -212,9 +213,23 @@ static void run(const char *name, const rec *r, fc_options o, bool extras)
             const int32_t *res = fc_encoder_residuals(e, &cnt);
             /* BENCH_CODEC_ZSTD19=0 skips level 19 (slow at 100k) */
             bool z19on = !getenv("BENCH_CODEC_ZSTD19") || atoi(getenv("BENCH_CODEC_ZSTD19"));
+            double t3 = now_ms();
             size_t z19 = z19on ? zstd_planes(res, cnt, 19, zb, zd, ZSTD_compressBound((size_t)cap * 6)) : 0;
+            double t4 = now_ms();
             size_t z3 = zstd_planes(res, cnt, 3, zb, zd, ZSTD_compressBound((size_t)cap * 6));
+            z19_ms[nd] = t4 - t3, z3_ms[nd] = now_ms() - t4;
             zbits[nd] = 8.0 * (double)z19 / (cnt / 3 ? cnt / 3 : 1);
+            if (dump && z19) { /* the level-19 planes too, for timing a JS zstd decoder */
+                char path[600];
+                zstd_planes(res, cnt, 19, zb, zd, ZSTD_compressBound((size_t)cap * 6));
+                snprintf(path, sizeof path, "%s/%04u.zst", dump, i);
+                FILE *zf = fopen(path, "wb");
+                if (!zf || fwrite(zd, 1, z19, zf) != z19) {
+                    perror(path);
+                    exit(1);
+                }
+                fclose(zf);
+            }
             zbits3[nd] = 8.0 * (double)z3 / (cnt / 3 ? cnt / 3 : 1);
             h0[nd] = entropy0(res, cnt, 3, 0) + entropy0(res, cnt, 3, 1) + entropy0(res, cnt, 3, 2);
         }
@@ -230,13 +245,15 @@ static void run(const char *name, const rec *r, fc_options o, bool extras)
     printf("%-22s pred %d nb %d order %d | bits/particle median %5.2f mean %5.2f p90 %5.2f key %5.2f", name,
            o.predictor, o.neighbour, o.order, med, mean, p90, key_bits);
     if (extras)
-        printf(" | H0 %5.2f zstd19 %5.2f zstd3 %5.2f", median(h0, nd), median(zbits, nd), median(zbits3, nd));
+        printf(" | H0 %5.2f zstd19 %5.2f zstd3 %5.2f (%.1f, %.1f ms)", median(h0, nd), median(zbits, nd),
+               median(zbits3, nd), median(z19_ms, nd), median(z3_ms, nd));
     printf(" | enc %.2f ms dec %.2f ms (CPU) | max err %.3f step, %d id mismatches (step %.2f mm)\n", median(enc_ms, nd),
            median(dec_ms, nd), max_err, bad, 1e3 * g.step);
     if (max_err > 0.5 + 1e-4 || bad) {
         printf("FAILED: error bound\n");
         exit(1);
     }
+    free(z19_ms), free(z3_ms);
     free(bits), free(enc_ms), free(dec_ms), free(zbits), free(zbits3), free(h0), free(out), free(zb), free(zd);
     fc_encoder_destroy(e);
     fc_decoder_destroy(d);
