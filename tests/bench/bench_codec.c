@@ -5,7 +5,8 @@
  * Every frame is also decoded and checked: each particle within half a
  * step of the simulation's position, identical quantized state.
  *
- * Usage: bench_codec REC [REC ...]   (BENCH_CODEC_ALL=0: default options only)
+ * Usage: bench_codec REC [REC ...]   (BENCH_CODEC_ALL=0: default options only,
+ * BENCH_CODEC_OPTS=P,N,O with it: those; BENCH_CODEC_FRAMES, BENCH_CODEC_DUMP, BENCH_CODEC_ZSTD19)
  * Prints one line per (recording, options). */
 #include <math.h>
 #include <stdio.h>
@@ -278,7 +279,11 @@ int main(int argc, char **argv)
             for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++)
                 run(name, &r, opts[k], true);
         } else {
-            run(name, &r, fc_default_options(), true);
+            /* BENCH_CODEC_OPTS=P,N,O: one predictor / neighbour / order instead of the default */
+            fc_options o = fc_default_options();
+            if (getenv("BENCH_CODEC_OPTS"))
+                sscanf(getenv("BENCH_CODEC_OPTS"), "%d,%d,%d", &o.predictor, &o.neighbour, &o.order);
+            run(name, &r, o, true);
         }
         for (uint32_t k = 0; k < r.frames; k++) {
             rec_frame *f = &r.f[k];
