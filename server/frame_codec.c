@@ -353,7 +353,9 @@ typedef struct scratch {
     int cap;
     models m;
     uint32_t *removed, *added;
-    int32_t *bidx, *pidx, *ord, *pred, *vel, *res;
+    int32_t *bidx, *pidx, *ord, *res;
+    int32_t *kin;  /* per particle (frame index): base q[3], velocity[3], has velocity, cell */
+    int32_t *pred; /* per coding position: prediction[3], speed context */
     uint32_t *cell, *count;
     int nres;
 } scratch;
@@ -361,7 +363,7 @@ typedef struct scratch {
 static void scratch_free(scratch *s)
 {
     free(s->removed), free(s->added), free(s->bidx), free(s->pidx), free(s->ord);
-    free(s->pred), free(s->vel), free(s->res), free(s->cell), free(s->count);
+    free(s->pred), free(s->kin), free(s->res), free(s->cell), free(s->count);
 }
 
 static bool scratch_alloc(scratch *s, int cap)
@@ -370,9 +372,9 @@ static bool scratch_alloc(scratch *s, int cap)
     size_t c = (size_t)(cap > 0 ? cap : 1);
     s->cap = cap;
     s->removed = malloc(c * 4), s->added = malloc(c * 4), s->bidx = malloc(c * 4), s->pidx = malloc(c * 4);
-    s->ord = malloc(c * 4), s->pred = malloc(c * 12), s->vel = malloc(c * 12), s->res = malloc(c * 12);
+    s->ord = malloc(c * 4), s->pred = malloc(c * 16), s->kin = malloc(c * 32), s->res = malloc(c * 12);
     s->cell = malloc(c * 4), s->count = malloc((CELLS_MAX + 1) * 4);
-    if (!s->removed || !s->added || !s->bidx || !s->pidx || !s->ord || !s->pred || !s->vel || !s->res || !s->cell ||
+    if (!s->removed || !s->added || !s->bidx || !s->pidx || !s->ord || !s->pred || !s->kin || !s->res || !s->cell ||
         !s->count) {
         scratch_free(s);
         return false;
@@ -715,9 +717,14 @@ static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const
             continue;
         const uint16_t *bq = &base->q[3 * b];
         int pi = prev ? s->pidx[b] : -1;
-        for (int a = 0; a < 3; a++)
-            s->vel[3 * k + a] = pi >= 0 ? (int32_t)bq[a] - (int32_t)prev->q[3 * pi + a] : 0;
+        int32_t *kn = &s->kin[8 * k];
+        for (int a = 0; a < 3; a++) {
+            kn[a] = bq[a];
+            kn[3 + a] = pi >= 0 ? (int32_t)bq[a] - (int32_t)prev->q[3 * pi + a] : 0;
+        }
+        kn[6] = pi >= 0;
         s->cell[k] = ((uint32_t)(bq[2] >> sh) * ny + (uint32_t)(bq[1] >> sh)) * nx + (uint32_t)(bq[0] >> sh);
+        kn[7] = (int32_t)s->cell[k];
         nm++;
     }
     /* 3. Order: matched particles by cell (stable: id order within a cell). */
@@ -738,28 +745,30 @@ static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const
             if (s->bidx[k] >= 0)
                 s->ord[j++] = k;
     }
-    /* 4. Prediction. */
+    /* 4. Prediction, stored by coding position (so the residual loop reads
+     * it in sequence; s->cell is rewritten by position too). */
     for (int j = 0; j < nm;) {
         int e = j + 1;
         int64_t sum[3] = {0, 0, 0};
         int cnt = 0;
         if (o->predictor >= FC_PRED_CELLMEAN) {
-            while (e < nm && s->cell[s->ord[e]] == s->cell[s->ord[j]])
+            while (e < nm && s->kin[8 * s->ord[e] + 7] == s->kin[8 * s->ord[j] + 7])
                 e++;
             for (int i = j; i < e; i++) {
-                int k = s->ord[i];
-                if (prev && s->pidx[s->bidx[k]] >= 0) {
+                const int32_t *kn = &s->kin[8 * s->ord[i]];
+                if (kn[6]) {
                     for (int a = 0; a < 3; a++)
-                        sum[a] += s->vel[3 * k + a];
+                        sum[a] += kn[3 + a];
                     cnt++;
                 }
             }
         }
         for (int i = j; i < e; i++) {
-            int k = s->ord[i];
-            const uint16_t *bq = &base->q[3 * s->bidx[k]];
+            const int32_t *kn = &s->kin[8 * s->ord[i]];
+            s->cell[i] = (uint32_t)kn[7];
+            s->pred[4 * i + 3] = speed_ctx(kn[3], kn[4], kn[5]);
             for (int a = 0; a < 3; a++) {
-                int32_t v = s->vel[3 * k + a], mean = cnt ? rdiv(sum[a], cnt) : 0, p = bq[a];
+                int32_t v = kn[3 + a], mean = cnt ? rdiv(sum[a], cnt) : 0, p = kn[a];
                 if (o->predictor == FC_PRED_CV)
                     p += v;
                 else if (o->predictor == FC_PRED_CELLMEAN)
@@ -770,7 +779,7 @@ static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const
                     p = 0;
                 if (p >= f->grid.levels[a])
                     p = f->grid.levels[a] - 1;
-                s->pred[3 * k + a] = p;
+                s->pred[4 * i + a] = p;
             }
         }
         j = e;
@@ -784,21 +793,22 @@ static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const
     s->nres = 0;
     for (int j = 0; j < nm; j++) {
         int k = s->ord[j];
-        if (o->neighbour == FC_NB_CELL && s->cell[k] != curcell) {
-            curcell = s->cell[k];
+        if (o->neighbour == FC_NB_CELL && s->cell[j] != curcell) {
+            curcell = s->cell[j];
             if (ccnt)
                 for (int a = 0; a < 3; a++)
                     cellmean[a] = rdiv(csum[a], ccnt);
             csum[0] = csum[1] = csum[2] = 0;
             ccnt = 0;
         }
-        int sc = speed_ctx(s->vel[3 * k], s->vel[3 * k + 1], s->vel[3 * k + 2]);
+        const int32_t *pr = &s->pred[4 * j];
+        int sc = pr[3];
         int cls[3];
         for (int a = 0; a < 3; a++) {
             int32_t nbp = o->neighbour == FC_NB_PREV ? lastres[a]
                           : o->neighbour == FC_NB_CELL ? (ccnt ? rdiv(csum[a], ccnt) : cellmean[a])
                                                        : 0;
-            int32_t p = s->pred[3 * k + a] + nbp;
+            int32_t p = pr[a] + nbp;
             int ctx = nb_ctx(prevcls[a], a ? cls[a - 1] : prevcls[a]);
             int64_t e = r->dec ? 0 : (int64_t)f->q[3 * k + a] - p;
             e = code_int(r, &m->tres[a][sc][ctx], e, &cls[a]);
@@ -806,7 +816,7 @@ static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const
             if (q < 0 || q >= f->grid.levels[a])
                 FAIL("frame payload: particle %d lies outside the grid on axis %d", k, a);
             f->q[3 * k + a] = (uint16_t)q;
-            lastres[a] = (int32_t)(q - s->pred[3 * k + a]);
+            lastres[a] = (int32_t)(q - pr[a]);
             csum[a] += lastres[a];
             s->res[s->nres++] = (int32_t)e;
         }
