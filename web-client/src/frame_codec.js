@@ -174,7 +174,8 @@ export class FrameDecoder {
     this.rc = new RangeDecoder();
     this.removed = new Uint32Array(c); this.added = new Float64Array(c);
     this.bidx = new Int32Array(c); this.pidx = new Int32Array(c); this.ord = new Int32Array(c);
-    this.pred = new Int32Array(3 * c); this.vel = new Int32Array(3 * c); this.cell = new Uint32Array(c);
+    // kin: per particle base q[3], velocity[3], has velocity, cell; pred: per coding position prediction[3], speed context
+    this.pred = new Int32Array(4 * c); this.kin = new Int32Array(8 * c); this.cell = new Uint32Array(c);
     this.count = new Uint32Array(CELLS_MAX + 1);
   }
 
@@ -307,7 +308,7 @@ export class FrameDecoder {
   phaseVel(f, base, prev) {
     const n = f.n, bn = base.n, bidx = this.bidx;
     // 2. velocities, cells
-    const pidx = this.pidx, vel = this.vel, cell = this.cell, bq = base.q, lv = f.grid.levels;
+    const pidx = this.pidx, kin = this.kin, cell = this.cell, bq = base.q, lv = f.grid.levels;
     if (prev) {
       const pid = prev.id, pn = prev.n, bid = base.id;
       let j = 0;
@@ -329,9 +330,12 @@ export class FrameDecoder {
       if (b < 0) continue;
       const pi = prev ? pidx[b] : -1;
       const x = bq[3 * b], y = bq[3 * b + 1], z = bq[3 * b + 2];
-      if (pi >= 0) { vel[3 * k] = x - pq[3 * pi]; vel[3 * k + 1] = y - pq[3 * pi + 1]; vel[3 * k + 2] = z - pq[3 * pi + 2]; }
-      else { vel[3 * k] = 0; vel[3 * k + 1] = 0; vel[3 * k + 2] = 0; }
-      cell[k] = ((z >> sh) * ny + (y >> sh)) * nx + (x >> sh);
+      const k8 = 8 * k;
+      kin[k8] = x; kin[k8 + 1] = y; kin[k8 + 2] = z;
+      if (pi >= 0) { kin[k8 + 3] = x - pq[3 * pi]; kin[k8 + 4] = y - pq[3 * pi + 1]; kin[k8 + 5] = z - pq[3 * pi + 2]; kin[k8 + 6] = 1; }
+      else { kin[k8 + 3] = 0; kin[k8 + 4] = 0; kin[k8 + 5] = 0; kin[k8 + 6] = 0; }
+      const c = ((z >> sh) * ny + (y >> sh)) * nx + (x >> sh);
+      cell[k] = c; kin[k8 + 7] = c;
       nm++;
     }
     this.nm = nm;
@@ -354,22 +358,25 @@ export class FrameDecoder {
 
   phasePred(o, f, base, prev) {
     // 4. prediction
-    const pred = this.pred, P = o.predictor, nm = this.nm, ord = this.ord, cell = this.cell, pidx = this.pidx;
-    const bidx = this.bidx, vel = this.vel, bq = base.q, lv = f.grid.levels;
+    // stored by coding position, so the residual loop reads in sequence; cell is rewritten by position too
+    const pred = this.pred, P = o.predictor, nm = this.nm, ord = this.ord, cell = this.cell, kin = this.kin;
+    const lv = f.grid.levels;
     for (let j = 0; j < nm;) {
       let e = j + 1, sx = 0, sy = 0, sz = 0, cnt = 0;
       if (P >= FC_PRED.CELLMEAN) {
-        while (e < nm && cell[ord[e]] === cell[ord[j]]) e++;
+        while (e < nm && kin[8 * ord[e] + 7] === kin[8 * ord[j] + 7]) e++;
         for (let i = j; i < e; i++) {
-          const k = ord[i];
-          if (prev && pidx[bidx[k]] >= 0) { sx += vel[3 * k]; sy += vel[3 * k + 1]; sz += vel[3 * k + 2]; cnt++; }
+          const k8 = 8 * ord[i];
+          if (kin[k8 + 6]) { sx += kin[k8 + 3]; sy += kin[k8 + 4]; sz += kin[k8 + 5]; cnt++; }
         }
       }
       for (let i = j; i < e; i++) {
-        const k = ord[i], b3 = 3 * bidx[k];
+        const k8 = 8 * ord[i];
+        cell[i] = kin[k8 + 7];
+        pred[4 * i + 3] = speedCtx(kin[k8 + 3], kin[k8 + 4], kin[k8 + 5]);
         for (let a = 0; a < 3; a++) {
-          const v = vel[3 * k + a];
-          let p = bq[b3 + a];
+          const v = kin[k8 + 3 + a];
+          let p = kin[k8 + a];
           if (P === FC_PRED.CV) p += v;
           else if (P >= FC_PRED.CELLMEAN) {
             const mean = cnt ? rdiv(a === 0 ? sx : a === 1 ? sy : sz, cnt) : 0;
@@ -377,7 +384,7 @@ export class FrameDecoder {
           }
           if (p < 0) p = 0;
           if (p >= lv[a]) p = lv[a] - 1;
-          pred[3 * k + a] = p;
+          pred[4 * i + a] = p;
         }
       }
       j = e;
@@ -387,28 +394,28 @@ export class FrameDecoder {
   phaseRes(o, f) {
     // 5. residuals of the matched particles
     const rc = this.rc, q = f.q, NB = o.neighbour, nm = this.nm, ord = this.ord, cell = this.cell;
-    const vel = this.vel, pred = this.pred, lv = f.grid.levels;
+    const pred = this.pred, lv = f.grid.levels;
     let pc0 = 0, pc1 = 0, pc2 = 0;
     const lastres = [0, 0, 0], cellmean = [0, 0, 0], csum = [0, 0, 0];
     let ccnt = 0, curcell = -1;
     for (let j = 0; j < nm; j++) {
       const k = ord[j];
-      if (NB === FC_NB.CELL && cell[k] !== curcell) {
-        curcell = cell[k];
+      if (NB === FC_NB.CELL && cell[j] !== curcell) {
+        curcell = cell[j];
         if (ccnt) for (let a = 0; a < 3; a++) cellmean[a] = rdiv(csum[a], ccnt);
         csum[0] = csum[1] = csum[2] = 0; ccnt = 0;
       }
-      const sc = speedCtx(vel[3 * k], vel[3 * k + 1], vel[3 * k + 2]) * 4;
+      const j4 = 4 * j, sc = pred[j4 + 3] * 4;
       const mbase = M_TRES + sc * MODEL;
       let c0, c1, c2;
       for (let a = 0; a < 3; a++) {
         const nbp = NB === FC_NB.NONE ? 0 : NB === FC_NB.PREV ? lastres[a] : (ccnt ? rdiv(csum[a], ccnt) : cellmean[a]);
-        const p = pred[3 * k + a] + nbp;
+        const p = pred[j4 + a] + nbp;
         const ctx = a === 0 ? nbCtx(pc0, pc0) : a === 1 ? nbCtx(pc1, c0) : nbCtx(pc2, c1);
         const v = p + rc.int(mbase + (a * 16 + ctx) * MODEL);
         if (v < 0 || v >= lv[a]) fail(`frame payload: particle ${k} lies outside the grid on axis ${a}`);
         q[3 * k + a] = v;
-        const r = v - pred[3 * k + a];
+        const r = v - pred[j4 + a];
         lastres[a] = r; csum[a] += r;
         if (a === 0) c0 = rc.cls; else if (a === 1) c1 = rc.cls; else c2 = rc.cls;
       }
