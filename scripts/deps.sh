@@ -21,6 +21,7 @@ if [ "$what" = test ]; then
   # openssl: the TLS tests' CA and certificates; libnss3-tools (certutil): the CA trusted by Chromium
   pkgs+=(valgrind chromium python3 curl openssl libnss3-tools)
   pkgs+=(clang libclang-rt-dev)           # tests/fuzz: libFuzzer (its runtime is libclang-rt-dev, only a Recommends of clang)
+  pkgs+=(libzstd-dev)   # bench-codec: zstd, measured against the frame codec's range coder
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -95,3 +95,36 @@ bench-server: $(BUILD)/fluid-server tests/server/node_modules/.installed
 
 EXTRA_BENCH_DEPS += $(BUILD)/fluid-server tests/server/node_modules/.installed
 EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench.mjs ;
+
+# The v2 frame codec (server/frame_codec.c): C unit tests under ASan + UBSan
+# (a running world included), and its measurement on recorded frames
+# (tests/bench/record_frames.c, tests/bench/bench_codec.c, zstd for the
+# comparison; docs/wire-v2.md has the figures).
+$(BUILD)/test_frame_codec_san: tests/server/test_frame_codec.c server/frame_codec.c server/frame_codec.h tests/testlib.c $(SIM_SRC) $(SIM_HDR)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(SAN) -Iserver -Iserver/sim -Itests tests/server/test_frame_codec.c server/frame_codec.c tests/testlib.c $(SIM_SRC) $(LDLIBS_SIM) -o $@
+
+EXTRA_TEST_DEPS += $(BUILD)/test_frame_codec_san
+EXTRA_TESTS += "$(BUILD)/test_frame_codec_san protocol/golden"
+
+$(BUILD)/record_frames: tests/bench/record_frames.c $(BUILD)/libfluidsim.a
+	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/sim $< $(BUILD)/libfluidsim.a $(LDLIBS_SIM) -o $@
+$(BUILD)/bench_codec: tests/bench/bench_codec.c server/frame_codec.c server/frame_codec.h
+	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver tests/bench/bench_codec.c server/frame_codec.c -lzstd -lm -o $@
+
+CODEC_RECS = $(BUILD)/rec/dam20k.bin $(BUILD)/rec/pool20k.bin $(BUILD)/rec/fountain15k.bin $(BUILD)/rec/dam100k.bin
+$(BUILD)/rec/dam20k.bin: | $(BUILD)/record_frames
+	@mkdir -p $(dir $@) && $(BUILD)/record_frames $@ dam_break 20000 10
+$(BUILD)/rec/pool20k.bin: | $(BUILD)/record_frames
+	@mkdir -p $(dir $@) && $(BUILD)/record_frames $@ dam_break 20000 5 30
+$(BUILD)/rec/fountain15k.bin: | $(BUILD)/record_frames
+	@mkdir -p $(dir $@) && $(BUILD)/record_frames $@ fountain 15000 5 3
+$(BUILD)/rec/dam100k.bin: | $(BUILD)/record_frames
+	@mkdir -p $(dir $@) && $(BUILD)/record_frames $@ dam_break 100000 10
+
+.PHONY: bench-codec
+bench-codec: deps-test $(BUILD)/bench_codec $(CODEC_RECS)
+	$(BUILD)/bench_codec $(CODEC_RECS)
+	@rm -rf $(BUILD)/rec/dump100k && mkdir -p $(BUILD)/rec/dump100k
+	BENCH_CODEC_ALL=0 BENCH_CODEC_FRAMES=90 BENCH_CODEC_DUMP=$(BUILD)/rec/dump100k $(BUILD)/bench_codec $(BUILD)/rec/dam100k.bin
+	node tests/bench/bench_frame_decode.mjs $(BUILD)/rec/dump100k

@@ -1,0 +1,1169 @@
+/* frame_codec.c - protocol v2's particle payload: see frame_codec.h and
+ * protocol/PROTOCOL.md ("Frame payload, version 2").
+ *
+ * One function per frame kind walks the particles in the same order on
+ * both ends; a flag says whether it encodes (values in, bits out) or decodes
+ * (bits in, values out), so the two cannot disagree.  The entropy coder is
+ * a binary range coder with adaptive probabilities (11-bit, the shape LZMA
+ * uses); integers are coded as a magnitude class in unary, a sign and the
+ * mantissa (top bit modelled, the rest raw), with contexts chosen by the
+ * particle's speed and its neighbours' residuals. */
+#include "frame_codec.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROB_BITS 11
+#define PROB_ONE (1u << PROB_BITS)
+#define PROB_SHIFT 5
+#define NCLS 33 /* magnitude classes 0..32: class c holds 2^(c-1) <= m < 2^c */
+#define CELLS_MAX (1u << 18)
+#define CELL_SHIFT_MIN 4
+#define SPEED_CTX 4
+#define NB_CTX 4
+
+/* ---- Range coder ---------------------------------------------------------- */
+
+/* Coder state: a local of one encode or decode call. */
+typedef struct rc {
+    bool dec;
+    /* encoder */
+    uint64_t low;
+    uint32_t range;
+    uint8_t cache;
+    uint64_t cache_size;
+    uint8_t *out;
+    size_t len, cap;
+    bool overflow;
+    /* decoder */
+    uint32_t code;
+    const uint8_t *in;
+    size_t pos, n;
+    bool overrun;
+} rc;
+
+static void rc_out(rc *r, uint8_t b)
+{
+    if (r->len < r->cap)
+        r->out[r->len] = b;
+    else
+        r->overflow = true;
+    r->len++;
+}
+
+static void rc_shift_low(rc *r)
+{
+    if ((uint32_t)r->low < 0xff000000u || (r->low >> 32) != 0) {
+        uint8_t carry = (uint8_t)(r->low >> 32), t = r->cache;
+        do {
+            rc_out(r, (uint8_t)(t + carry));
+            t = 0xff;
+        } while (--r->cache_size != 0);
+        r->cache = (uint8_t)(r->low >> 24);
+    }
+    r->cache_size++;
+    r->low = (r->low & 0x00ffffffu) << 8;
+}
+
+static uint8_t rc_in(rc *r)
+{
+    if (r->pos < r->n)
+        return r->in[r->pos++];
+    r->overrun = true;
+    return 0;
+}
+
+static void rc_enc_init(rc *r, uint8_t *out, size_t cap)
+{
+    memset(r, 0, sizeof *r);
+    r->range = 0xffffffffu;
+    r->cache_size = 1;
+    r->out = out;
+    r->cap = cap;
+}
+
+static void rc_enc_flush(rc *r)
+{
+    for (int i = 0; i < 5; i++)
+        rc_shift_low(r);
+}
+
+static void rc_dec_init(rc *r, const uint8_t *in, size_t n)
+{
+    memset(r, 0, sizeof *r);
+    r->dec = true;
+    r->in = in;
+    r->n = n;
+    r->range = 0xffffffffu;
+    for (int i = 0; i < 5; i++)
+        r->code = (r->code << 8) | rc_in(r);
+}
+
+static inline int rc_bit(rc *r, uint16_t *p, int bit)
+{
+    uint32_t bound = (r->range >> PROB_BITS) * *p;
+    if (r->dec) {
+        if (r->code < bound) {
+            r->range = bound;
+            *p += (uint16_t)((PROB_ONE - *p) >> PROB_SHIFT);
+            bit = 0;
+        } else {
+            r->code -= bound;
+            r->range -= bound;
+            *p -= (uint16_t)(*p >> PROB_SHIFT);
+            bit = 1;
+        }
+        while (r->range < (1u << 24)) {
+            r->range <<= 8;
+            r->code = (r->code << 8) | rc_in(r);
+        }
+        return bit;
+    }
+    if (!bit) {
+        r->range = bound;
+        *p += (uint16_t)((PROB_ONE - *p) >> PROB_SHIFT);
+    } else {
+        r->low += bound;
+        r->range -= bound;
+        *p -= (uint16_t)(*p >> PROB_SHIFT);
+    }
+    while (r->range < (1u << 24)) {
+        r->range <<= 8;
+        rc_shift_low(r);
+    }
+    return bit;
+}
+
+/* A bit at probability one half. */
+static inline int rc_direct(rc *r, int bit)
+{
+    r->range >>= 1;
+    if (r->dec) {
+        bit = r->code >= r->range;
+        if (bit)
+            r->code -= r->range;
+        while (r->range < (1u << 24)) {
+            r->range <<= 8;
+            r->code = (r->code << 8) | rc_in(r);
+        }
+        return bit;
+    }
+    if (bit)
+        r->low += r->range;
+    while (r->range < (1u << 24)) {
+        r->range <<= 8;
+        rc_shift_low(r);
+    }
+    return bit;
+}
+
+/* ---- Integers --------------------------------------------------------------- */
+
+/* One adaptive integer model.  Part of a model table (below). */
+typedef struct int_model {
+    uint16_t cls[NCLS];
+    uint16_t mant[NCLS];
+    uint16_t sign;
+} int_model;
+
+static int mag_class(uint32_t m)
+{
+    int c = 0;
+    while (m) {
+        c++;
+        m >>= 1;
+    }
+    return c;
+}
+
+/* Codes m (encoder) or returns the decoded magnitude; *cls gets its class. */
+static uint32_t code_mag(rc *r, int_model *md, uint32_t m, int *cls)
+{
+    int c = r->dec ? 0 : mag_class(m);
+    if (r->dec) {
+        while (c < NCLS - 1 && rc_bit(r, &md->cls[c], 1))
+            c++;
+    } else {
+        for (int i = 0; i < c; i++)
+            rc_bit(r, &md->cls[i], 1);
+        if (c < NCLS - 1)
+            rc_bit(r, &md->cls[c], 0);
+    }
+    *cls = c;
+    if (c <= 1)
+        return (uint32_t)c;
+    /* m = 2^(c-1) + mantissa of c-1 bits; the top one modelled */
+    int nb = c - 1;
+    uint32_t v = 1;
+    v = (v << 1) | (uint32_t)rc_bit(r, &md->mant[c], (int)((m >> (nb - 1)) & 1));
+    for (int b = nb - 2; b >= 0; b--)
+        v = (v << 1) | (uint32_t)rc_direct(r, (int)((m >> b) & 1));
+    return v;
+}
+
+/* Codes a signed value of magnitude below 2^32. */
+static int64_t code_int(rc *r, int_model *md, int64_t v, int *cls)
+{
+    uint32_t m = (uint32_t)(v < 0 ? -v : v);
+    m = code_mag(r, md, m, cls);
+    if (!m)
+        return 0;
+    int neg = rc_bit(r, &md->sign, v < 0);
+    return neg ? -(int64_t)m : (int64_t)m;
+}
+
+/* ---- Models and contexts ----------------------------------------------------- */
+
+/* Every adaptive probability of one payload; reset at the start of each.
+ * Part of an encoder or decoder context. */
+typedef struct models {
+    int_model tres[3][SPEED_CTX][NB_CTX]; /* temporal residuals: axis, speed, neighbour activity */
+    int_model spat[3][NB_CTX];            /* spatial residuals (keyframes, new particles) */
+    int_model count, gap, idfirst, runlen;
+    int_model mat, temp, matchg, tempchg;
+} models;
+
+static void models_reset(models *m)
+{
+    uint16_t *p = (uint16_t *)m;
+    size_t k = sizeof *m / sizeof *p;
+    for (size_t i = 0; i < k; i++)
+        p[i] = PROB_ONE / 2;
+}
+
+static int speed_ctx(int32_t vx, int32_t vy, int32_t vz)
+{
+    int32_t s = abs(vx);
+    if (abs(vy) > s)
+        s = abs(vy);
+    if (abs(vz) > s)
+        s = abs(vz);
+    return s <= 1 ? 0 : s <= 4 ? 1 : s <= 12 ? 2 : 3;
+}
+
+static int nb_ctx(int prev_cls, int this_prev_axis_cls)
+{
+    int a = prev_cls + this_prev_axis_cls;
+    return a == 0 ? 0 : a <= 2 ? 1 : a <= 4 ? 2 : 3;
+}
+
+/* Rounded quotient, symmetric about zero. */
+static int32_t rdiv(int64_t s, int64_t c)
+{
+    return (int32_t)(s >= 0 ? (s + c / 2) / c : -((-s + c / 2) / c));
+}
+
+/* ---- Grid and checksum ---------------------------------------------------------- */
+
+float fc_default_step(const float lo[3], const float hi[3], float spacing)
+{
+    float L = 0;
+    for (int a = 0; a < 3; a++)
+        if (hi[a] - lo[a] > L)
+            L = hi[a] - lo[a];
+    float s = L / 1024.0f;
+    if (spacing > 0 && spacing / 10.0f < s)
+        s = spacing / 10.0f;
+    return s;
+}
+
+int fc_grid_make(fc_grid *g, const float lo[3], const float hi[3], float step, char *err, size_t errlen)
+{
+    memset(g, 0, sizeof *g);
+    if (!(step > 0) || !isfinite(step)) {
+        snprintf(err, errlen, "quantization step must be positive (got %g)", (double)step);
+        return -1;
+    }
+    g->step = step;
+    for (int a = 0; a < 3; a++) {
+        double span = (double)hi[a] - (double)lo[a];
+        if (!(span >= 0) || !isfinite(span) || !isfinite(lo[a])) {
+            snprintf(err, errlen, "box axis %d is empty or not finite", a);
+            return -1;
+        }
+        double lv = ceil(span / step) + 1;
+        if (lv > FC_MAX_LEVELS) {
+            snprintf(err, errlen, "quantization step %g m gives %.0f levels on axis %d (at most %d)", (double)step, lv,
+                     a, FC_MAX_LEVELS);
+            return -1;
+        }
+        g->origin[a] = lo[a];
+        g->levels[a] = (uint16_t)lv;
+    }
+    return 0;
+}
+
+static uint16_t quantize(float p, float origin, float step, uint16_t levels)
+{
+    double t = ((double)p - origin) / step;
+    if (!(t > 0)) /* also NaN */
+        return 0;
+    if (t >= levels - 1)
+        return (uint16_t)(levels - 1);
+    return (uint16_t)lround(t);
+}
+
+static uint8_t temp_byte(float c)
+{
+    if (!(c > -40.0f))
+        return 0;
+    if (c >= 215.0f)
+        return 255;
+    return (uint8_t)lrintf(c + 40.0f);
+}
+
+static uint32_t frame_checksum(const fc_frame *f)
+{
+    uint32_t a = 1, b = (uint32_t)f->n;
+    for (int k = 0; k < f->n; k++) {
+        a += f->id[k], b += a;
+        a += f->q[3 * k], b += a;
+        a += f->q[3 * k + 1], b += a;
+        a += f->q[3 * k + 2], b += a;
+        a += (uint32_t)f->mat[k] | (uint32_t)f->temp[k] << 8, b += a;
+    }
+    return a ^ (b << 16 | b >> 16);
+}
+
+static bool grid_equal(const fc_grid *a, const fc_grid *b)
+{
+    return !memcmp(a->origin, b->origin, sizeof a->origin) && a->step == b->step &&
+           !memcmp(a->levels, b->levels, sizeof a->levels);
+}
+
+static int cell_shift(const fc_grid *g, uint32_t *nx, uint32_t *ny, uint32_t *nz)
+{
+    int s = CELL_SHIFT_MIN;
+    for (;; s++) {
+        *nx = (uint32_t)(g->levels[0] >> s) + 1;
+        *ny = (uint32_t)(g->levels[1] >> s) + 1;
+        *nz = (uint32_t)(g->levels[2] >> s) + 1;
+        if ((uint64_t)*nx * *ny * *nz <= CELLS_MAX)
+            return s;
+    }
+}
+
+/* ---- Contexts ------------------------------------------------------------------ */
+
+/* Scratch of one coding walk, sized by capacity at create.  Part of an
+ * encoder or decoder. */
+typedef struct scratch {
+    int cap;
+    models m;
+    uint32_t *removed, *added;
+    int32_t *bidx, *pidx, *ord, *res;
+    int32_t *kin;  /* per particle (frame index): base q[3], velocity[3], has velocity, cell */
+    int32_t *pred; /* per coding position: prediction[3], speed context */
+    uint32_t *cell, *count;
+    int nres;
+} scratch;
+
+static void scratch_free(scratch *s)
+{
+    free(s->removed), free(s->added), free(s->bidx), free(s->pidx), free(s->ord);
+    free(s->pred), free(s->kin), free(s->res), free(s->cell), free(s->count);
+}
+
+static bool scratch_alloc(scratch *s, int cap)
+{
+    memset(s, 0, sizeof *s);
+    size_t c = (size_t)(cap > 0 ? cap : 1);
+    s->cap = cap;
+    s->removed = malloc(c * 4), s->added = malloc(c * 4), s->bidx = malloc(c * 4), s->pidx = malloc(c * 4);
+    s->ord = malloc(c * 4), s->pred = malloc(c * 16), s->kin = malloc(c * 32), s->res = malloc(c * 12);
+    s->cell = malloc(c * 4), s->count = malloc((CELLS_MAX + 1) * 4);
+    if (!s->removed || !s->added || !s->bidx || !s->pidx || !s->ord || !s->pred || !s->kin || !s->res || !s->cell ||
+        !s->count) {
+        scratch_free(s);
+        return false;
+    }
+    return true;
+}
+
+static bool frame_alloc(fc_frame *f, int cap)
+{
+    size_t c = (size_t)(cap > 0 ? cap : 1);
+    memset(f, 0, sizeof *f);
+    f->id = malloc(c * 4), f->q = malloc(c * 6), f->mat = malloc(c), f->temp = malloc(c);
+    return f->id && f->q && f->mat && f->temp;
+}
+
+static void frame_free(fc_frame *f)
+{
+    free(f->id), free(f->q), free(f->mat), free(f->temp);
+}
+
+struct fc_encoder {
+    int cap;
+    uint32_t epoch;
+    fc_options opt;
+    fc_frame hist[FC_HISTORY];
+    bool any;
+    uint32_t last_seq;
+    scratch s;
+};
+
+struct fc_decoder {
+    int cap;
+    uint32_t epoch;
+    bool has_epoch;
+    fc_frame hist[FC_DEC_HISTORY];
+    uint64_t stamp[FC_DEC_HISTORY], clock;
+    scratch s;
+};
+
+fc_options fc_default_options(void)
+{
+    fc_options o = {FC_PRED_CV, FC_NB_NONE, FC_ORDER_CELL};
+    return o;
+}
+
+/* ---- Header -------------------------------------------------------------------- */
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void putf(uint8_t *p, float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    put32(p, u);
+}
+
+static float getf(const uint8_t *p)
+{
+    uint32_t u = get32(p);
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static void write_header(uint8_t *p, const fc_header *h)
+{
+    memset(p, 0, FC_HEADER_BYTES);
+    p[0] = 'F';
+    p[1] = FC_VERSION;
+    p[2] = (uint8_t)h->kind;
+    p[3] = (uint8_t)(h->options.predictor | h->options.neighbour << 2 | h->options.order << 4);
+    put32(p + 4, h->epoch);
+    put32(p + 8, h->seq);
+    put32(p + 12, h->base);
+    put32(p + 16, h->prev);
+    put32(p + 20, h->n);
+    for (int a = 0; a < 3; a++)
+        putf(p + 24 + 4 * a, h->grid.origin[a]);
+    putf(p + 36, h->grid.step);
+    for (int a = 0; a < 3; a++)
+        p[40 + 2 * a] = (uint8_t)h->grid.levels[a], p[41 + 2 * a] = (uint8_t)(h->grid.levels[a] >> 8);
+    put32(p + 48, h->checksum);
+    put32(p + 52, h->body_len);
+}
+
+int fc_read_header(const uint8_t *p, size_t n, fc_header *h, char *err, size_t errlen)
+{
+    memset(h, 0, sizeof *h);
+    if (n < FC_HEADER_BYTES) {
+        snprintf(err, errlen, "frame payload truncated: %zu bytes, the header alone is %d", n, FC_HEADER_BYTES);
+        return -1;
+    }
+    if (p[0] != 'F' || p[1] != FC_VERSION) {
+        snprintf(err, errlen, "not a version %d frame payload", FC_VERSION);
+        return -1;
+    }
+    h->kind = p[2];
+    h->options.predictor = p[3] & 3;
+    h->options.neighbour = (p[3] >> 2) & 3;
+    h->options.order = (p[3] >> 4) & 1;
+    if (h->kind > 1 || (p[3] >> 5) || h->options.neighbour > FC_NB_CELL || p[46] || p[47]) {
+        snprintf(err, errlen, "frame payload: unknown kind %u or options 0x%02x", p[2], p[3]);
+        return -1;
+    }
+    h->epoch = get32(p + 4);
+    h->seq = get32(p + 8);
+    h->base = get32(p + 12);
+    h->prev = get32(p + 16);
+    h->n = get32(p + 20);
+    for (int a = 0; a < 3; a++)
+        h->grid.origin[a] = getf(p + 24 + 4 * a);
+    h->grid.step = getf(p + 36);
+    for (int a = 0; a < 3; a++)
+        h->grid.levels[a] = (uint16_t)(p[40 + 2 * a] | p[41 + 2 * a] << 8);
+    h->checksum = get32(p + 48);
+    h->body_len = get32(p + 52);
+    if (h->body_len != n - FC_HEADER_BYTES) {
+        snprintf(err, errlen, "frame payload: body declares %u bytes, %zu present", h->body_len,
+                 n - FC_HEADER_BYTES);
+        return -1;
+    }
+    for (int a = 0; a < 3; a++)
+        if (!h->grid.levels[a] || !isfinite(h->grid.origin[a])) {
+            snprintf(err, errlen, "frame payload: bad quantization grid");
+            return -1;
+        }
+    if (!(h->grid.step > 0) || !isfinite(h->grid.step)) {
+        snprintf(err, errlen, "frame payload: bad quantization step");
+        return -1;
+    }
+    if (h->kind == 1 && (h->base == FC_NONE || (h->prev != FC_NONE && h->prev == h->base))) {
+        snprintf(err, errlen, "frame payload: delta with a bad base (%u) or prev (%u)", h->base, h->prev);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- The walks ----------------------------------------------------------------- */
+
+#define FAIL(...)                                                                                                \
+    do {                                                                                                         \
+        snprintf(err, errlen, __VA_ARGS__);                                                                      \
+        return -1;                                                                                               \
+    } while (0)
+
+/* Positions, materials and temperatures of one particle from a spatial
+ * prediction (keyframes, new particles).  *last is the previous particle so
+ * coded (its q, mat, temp; classes). */
+typedef struct spatial_state {
+    int32_t q[3];
+    int32_t mat, temp;
+    int cls[3];
+} spatial_state;
+
+static int code_spatial(rc *r, models *m, fc_frame *f, int k, spatial_state *st, char *err, size_t errlen)
+{
+    for (int a = 0; a < 3; a++) {
+        int ctx = nb_ctx(st->cls[a], a ? st->cls[a - 1] : st->cls[a]);
+        int64_t e = r->dec ? 0 : (int64_t)f->q[3 * k + a] - st->q[a];
+        int c;
+        e = code_int(r, &m->spat[a][ctx], e, &c);
+        int64_t q = st->q[a] + e;
+        if (q < 0 || q >= f->grid.levels[a])
+            FAIL("frame payload: particle %d lies outside the grid on axis %d", k, a);
+        f->q[3 * k + a] = (uint16_t)q;
+        st->q[a] = (int32_t)q;
+        st->cls[a] = c;
+    }
+    int c;
+    int64_t v = code_int(r, &m->mat, r->dec ? 0 : (int64_t)f->mat[k] - st->mat, &c) + st->mat;
+    if (v < 0 || v > 255)
+        FAIL("frame payload: material out of range");
+    f->mat[k] = (uint8_t)v;
+    st->mat = (int32_t)v;
+    v = code_int(r, &m->temp, r->dec ? 0 : (int64_t)f->temp[k] - st->temp, &c) + st->temp;
+    if (v < 0 || v > 255)
+        FAIL("frame payload: temperature out of range");
+    f->temp[k] = (uint8_t)v;
+    st->temp = (int32_t)v;
+    return 0;
+}
+
+static uint32_t code_u(rc *r, int_model *m, uint32_t v)
+{
+    int c;
+    return code_mag(r, m, v, &c);
+}
+
+static int walk_key(rc *r, scratch *s, fc_frame *f, char *err, size_t errlen)
+{
+    models *m = &s->m;
+    int n = f->n;
+    /* ids as runs: (gap from the previous run's end, length - 1) */
+    uint32_t runs = 0;
+    if (!r->dec)
+        for (int k = 0; k < n; k++)
+            runs += k == 0 || f->id[k] != f->id[k - 1] + 1;
+    runs = code_u(r, &m->count, runs);
+    if (runs > (uint32_t)n || (n && !runs))
+        FAIL("frame payload: %u id runs for %d particles", runs, n);
+    uint64_t next = 0;
+    int k = 0;
+    for (uint32_t i = 0; i < runs; i++) {
+        uint32_t gap = 0, len = 0;
+        if (!r->dec) {
+            int e = k + 1;
+            while (e < n && f->id[e] == f->id[e - 1] + 1)
+                e++;
+            gap = (uint32_t)(f->id[k] - next);
+            len = (uint32_t)(e - k - 1);
+        }
+        gap = code_u(r, &m->gap, gap);
+        len = code_u(r, &m->runlen, len) + 1;
+        uint64_t start = next + gap;
+        if (len > (uint32_t)(n - k) || start + len - 1 > 0xffffffffu)
+            FAIL("frame payload: id runs exceed the declared count or the id range");
+        for (uint32_t j = 0; j < len; j++)
+            f->id[k++] = (uint32_t)(start + j);
+        next = start + len;
+    }
+    if (k != n)
+        FAIL("frame payload: id runs hold %d ids, %d declared", k, n);
+    spatial_state st;
+    memset(&st, 0, sizeof st);
+    for (int a = 0; a < 3; a++)
+        st.q[a] = f->grid.levels[a] / 2;
+    for (k = 0; k < n; k++)
+        if (code_spatial(r, m, f, k, &st, err, errlen))
+            return -1;
+    return 0;
+}
+
+/* For each particle of a (ids increasing) its index in b, or -1. */
+static void match_ids(const fc_frame *a, const fc_frame *b, int32_t *idx)
+{
+    int j = 0;
+    for (int i = 0; i < a->n; i++) {
+        while (j < b->n && b->id[j] < a->id[i])
+            j++;
+        idx[i] = j < b->n && b->id[j] == a->id[i] ? j : -1;
+    }
+}
+
+static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const fc_frame *base,
+                      const fc_frame *prev, char *err, size_t errlen)
+{
+    models *m = &s->m;
+    int n = f->n;
+    /* 1. Ids: removed (indices into base) and added (ids). */
+    uint32_t nrem = 0, nadd = 0;
+    if (!r->dec) {
+        int i = 0, j = 0;
+        while (i < base->n || j < n) {
+            if (j >= n || (i < base->n && base->id[i] < f->id[j]))
+                s->removed[nrem++] = (uint32_t)i++;
+            else if (i >= base->n || f->id[j] < base->id[i])
+                s->added[nadd++] = f->id[j++];
+            else
+                i++, j++;
+        }
+    }
+    nrem = code_u(r, &m->count, nrem);
+    if (nrem > (uint32_t)base->n)
+        FAIL("frame payload: removes %u of the base's %d particles", nrem, base->n);
+    uint32_t last = FC_NONE;
+    for (uint32_t i = 0; i < nrem; i++) {
+        uint32_t g = code_u(r, &m->gap, r->dec ? 0 : s->removed[i] - last - 1);
+        uint64_t at = (uint64_t)last + 1 + g;
+        if (last == FC_NONE)
+            at = g;
+        if (at >= (uint64_t)base->n)
+            FAIL("frame payload: removes particle %llu of a base of %d", (unsigned long long)at, base->n);
+        s->removed[i] = last = (uint32_t)at;
+        if (r->overrun)
+            FAIL("frame payload truncated");
+    }
+    nadd = code_u(r, &m->count, nadd);
+    if ((uint64_t)base->n - nrem + nadd != (uint64_t)n)
+        FAIL("frame payload: %d - %u + %u particles, %d declared", base->n, nrem, nadd, n);
+    int64_t ref = base->n ? (int64_t)base->id[base->n - 1] + 1 : 0;
+    for (uint32_t i = 0; i < nadd; i++) {
+        int64_t id;
+        if (i == 0) {
+            int c;
+            id = ref + code_int(r, &m->idfirst, r->dec ? 0 : (int64_t)s->added[0] - ref, &c);
+        } else {
+            id = (int64_t)s->added[i - 1] + 1 + code_u(r, &m->gap, r->dec ? 0 : s->added[i] - s->added[i - 1] - 1);
+        }
+        if (id < 0 || id > 0xffffffffLL)
+            FAIL("frame payload: added id out of range");
+        s->added[i] = (uint32_t)id;
+        if (r->overrun)
+            FAIL("frame payload truncated");
+    }
+    /* Merge: the frame's ids and each particle's base index. */
+    {
+        uint32_t ri = 0, ai = 0;
+        int k = 0;
+        for (int i = 0; i <= base->n; i++) {
+            bool keep = i < base->n;
+            if (keep && ri < nrem && s->removed[ri] == (uint32_t)i) {
+                keep = false;
+                ri++;
+            }
+            while (ai < nadd && (i == base->n || s->added[ai] < base->id[i]) && (keep || i == base->n)) {
+                if (k && s->added[ai] <= f->id[k - 1])
+                    FAIL("frame payload: added ids not increasing");
+                f->id[k] = s->added[ai++];
+                s->bidx[k++] = -1;
+            }
+            if (keep) {
+                if (k && base->id[i] <= f->id[k - 1])
+                    FAIL("frame payload: added id %u already present", f->id[k - 1]);
+                f->id[k] = base->id[i];
+                s->bidx[k++] = i;
+            }
+        }
+        if (ai != nadd || k != n)
+            FAIL("frame payload: ids do not merge");
+    }
+    /* 2. Velocities from prev (same id), cells of the base positions. */
+    if (prev)
+        match_ids(base, prev, s->pidx);
+    uint32_t nx, ny, nz;
+    int sh = cell_shift(&f->grid, &nx, &ny, &nz);
+    uint32_t ncell = nx * ny * nz;
+    int nm = 0;
+    for (int k = 0; k < n; k++) {
+        int b = s->bidx[k];
+        if (b < 0)
+            continue;
+        const uint16_t *bq = &base->q[3 * b];
+        int pi = prev ? s->pidx[b] : -1;
+        int32_t *kn = &s->kin[8 * k];
+        for (int a = 0; a < 3; a++) {
+            kn[a] = bq[a];
+            kn[3 + a] = pi >= 0 ? (int32_t)bq[a] - (int32_t)prev->q[3 * pi + a] : 0;
+        }
+        kn[6] = pi >= 0;
+        s->cell[k] = ((uint32_t)(bq[2] >> sh) * ny + (uint32_t)(bq[1] >> sh)) * nx + (uint32_t)(bq[0] >> sh);
+        kn[7] = (int32_t)s->cell[k];
+        nm++;
+    }
+    /* 3. Order: matched particles by cell (stable: id order within a cell). */
+    bool by_cell = o->order == FC_ORDER_CELL || o->predictor >= FC_PRED_CELLMEAN;
+    if (by_cell) {
+        memset(s->count, 0, (ncell + 1) * sizeof *s->count);
+        for (int k = 0; k < n; k++)
+            if (s->bidx[k] >= 0)
+                s->count[s->cell[k] + 1]++;
+        for (uint32_t c = 0; c < ncell; c++)
+            s->count[c + 1] += s->count[c];
+        for (int k = 0; k < n; k++)
+            if (s->bidx[k] >= 0)
+                s->ord[s->count[s->cell[k]]++] = k;
+    } else {
+        int j = 0;
+        for (int k = 0; k < n; k++)
+            if (s->bidx[k] >= 0)
+                s->ord[j++] = k;
+    }
+    /* 4. Prediction, stored by coding position (so the residual loop reads
+     * it in sequence; s->cell is rewritten by position too). */
+    for (int j = 0; j < nm;) {
+        int e = j + 1;
+        int64_t sum[3] = {0, 0, 0};
+        int cnt = 0;
+        if (o->predictor >= FC_PRED_CELLMEAN) {
+            while (e < nm && s->kin[8 * s->ord[e] + 7] == s->kin[8 * s->ord[j] + 7])
+                e++;
+            for (int i = j; i < e; i++) {
+                const int32_t *kn = &s->kin[8 * s->ord[i]];
+                if (kn[6]) {
+                    for (int a = 0; a < 3; a++)
+                        sum[a] += kn[3 + a];
+                    cnt++;
+                }
+            }
+        }
+        for (int i = j; i < e; i++) {
+            const int32_t *kn = &s->kin[8 * s->ord[i]];
+            s->cell[i] = (uint32_t)kn[7];
+            s->pred[4 * i + 3] = speed_ctx(kn[3], kn[4], kn[5]);
+            for (int a = 0; a < 3; a++) {
+                int32_t v = kn[3 + a], mean = cnt ? rdiv(sum[a], cnt) : 0, p = kn[a];
+                if (o->predictor == FC_PRED_CV)
+                    p += v;
+                else if (o->predictor == FC_PRED_CELLMEAN)
+                    p += mean;
+                else if (o->predictor == FC_PRED_MIX)
+                    p += rdiv((int64_t)v + mean, 2);
+                if (p < 0)
+                    p = 0;
+                if (p >= f->grid.levels[a])
+                    p = f->grid.levels[a] - 1;
+                s->pred[4 * i + a] = p;
+            }
+        }
+        j = e;
+    }
+    /* 5. Residuals of the matched particles in coding order. */
+    int prevcls[3] = {0, 0, 0};
+    int32_t lastres[3] = {0, 0, 0}, cellmean[3] = {0, 0, 0};
+    int64_t csum[3] = {0, 0, 0};
+    int ccnt = 0;
+    uint32_t curcell = FC_NONE;
+    s->nres = 0;
+    for (int j = 0; j < nm; j++) {
+        int k = s->ord[j];
+        if (o->neighbour == FC_NB_CELL && s->cell[j] != curcell) {
+            curcell = s->cell[j];
+            if (ccnt)
+                for (int a = 0; a < 3; a++)
+                    cellmean[a] = rdiv(csum[a], ccnt);
+            csum[0] = csum[1] = csum[2] = 0;
+            ccnt = 0;
+        }
+        const int32_t *pr = &s->pred[4 * j];
+        int sc = pr[3];
+        int cls[3];
+        for (int a = 0; a < 3; a++) {
+            int32_t nbp = o->neighbour == FC_NB_PREV ? lastres[a]
+                          : o->neighbour == FC_NB_CELL ? (ccnt ? rdiv(csum[a], ccnt) : cellmean[a])
+                                                       : 0;
+            int32_t p = pr[a] + nbp;
+            int ctx = nb_ctx(prevcls[a], a ? cls[a - 1] : prevcls[a]);
+            int64_t e = r->dec ? 0 : (int64_t)f->q[3 * k + a] - p;
+            e = code_int(r, &m->tres[a][sc][ctx], e, &cls[a]);
+            int64_t q = p + e;
+            if (q < 0 || q >= f->grid.levels[a])
+                FAIL("frame payload: particle %d lies outside the grid on axis %d", k, a);
+            f->q[3 * k + a] = (uint16_t)q;
+            lastres[a] = (int32_t)(q - pr[a]);
+            csum[a] += lastres[a];
+            s->res[s->nres++] = (int32_t)e;
+        }
+        ccnt++;
+        for (int a = 0; a < 3; a++)
+            prevcls[a] = cls[a];
+        if (r->overrun)
+            FAIL("frame payload truncated");
+    }
+    /* 6. New particles, in id order, from the previous new one. */
+    spatial_state st;
+    memset(&st, 0, sizeof st);
+    for (int a = 0; a < 3; a++)
+        st.q[a] = f->grid.levels[a] / 2;
+    for (int k = 0; k < n; k++)
+        if (s->bidx[k] < 0) {
+            if (code_spatial(r, m, f, k, &st, err, errlen))
+                return -1;
+            if (r->overrun)
+                FAIL("frame payload truncated");
+        }
+    /* 7. Materials and temperatures of matched particles: only changes. */
+    for (int which = 0; which < 2; which++) {
+        uint8_t *dst = which ? f->temp : f->mat;
+        const uint8_t *src = which ? base->temp : base->mat;
+        uint32_t nch = 0;
+        if (!r->dec)
+            for (int k = 0; k < n; k++)
+                nch += s->bidx[k] >= 0 && dst[k] != src[s->bidx[k]];
+        nch = code_u(r, &m->count, nch);
+        if (nch > (uint32_t)n)
+            FAIL("frame payload: %u changes for %d particles", nch, n);
+        int k = 0;
+        for (uint32_t i = 0; i < nch; i++) {
+            uint32_t g = 0;
+            if (!r->dec) {
+                int e = k;
+                while (s->bidx[e] < 0 || dst[e] == src[s->bidx[e]])
+                    e++;
+                g = (uint32_t)(e - k);
+            }
+            g = code_u(r, &m->gap, g);
+            if ((uint64_t)k + g >= (uint64_t)n)
+                FAIL("frame payload: a change past the last particle");
+            int kk = k + (int)g;
+            if (s->bidx[kk] < 0)
+                FAIL("frame payload: a change on a new particle");
+            if (r->dec) /* the unchanged ones up to here */
+                for (int t = k; t < kk; t++)
+                    if (s->bidx[t] >= 0)
+                        dst[t] = src[s->bidx[t]];
+            int c;
+            int64_t old = src[s->bidx[kk]];
+            int64_t v = old + code_int(r, which ? &m->tempchg : &m->matchg, r->dec ? 0 : (int64_t)dst[kk] - old, &c);
+            if (v < 0 || v > 255 || v == old)
+                FAIL("frame payload: bad %s change", which ? "temperature" : "material");
+            dst[kk] = (uint8_t)v;
+            k = kk + 1;
+            if (r->overrun)
+                FAIL("frame payload truncated");
+        }
+        if (r->dec)
+            for (int t = k; t < n; t++)
+                if (s->bidx[t] >= 0)
+                    dst[t] = src[s->bidx[t]];
+    }
+    return 0;
+}
+
+#undef FAIL
+
+/* ---- Encoder ------------------------------------------------------------------- */
+
+fc_encoder *fc_encoder_create(int capacity, uint32_t epoch)
+{
+    if (capacity < 0 || capacity > FC_MAX_PARTICLES)
+        return NULL;
+    fc_encoder *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    e->cap = capacity;
+    e->epoch = epoch;
+    e->opt = fc_default_options();
+    bool ok = scratch_alloc(&e->s, capacity);
+    for (int i = 0; i < FC_HISTORY; i++)
+        ok = frame_alloc(&e->hist[i], capacity) && ok;
+    if (!ok) {
+        fc_encoder_destroy(e);
+        return NULL;
+    }
+    return e;
+}
+
+void fc_encoder_destroy(fc_encoder *e)
+{
+    if (!e)
+        return;
+    for (int i = 0; i < FC_HISTORY; i++)
+        frame_free(&e->hist[i]);
+    scratch_free(&e->s);
+    free(e);
+}
+
+void fc_encoder_reset(fc_encoder *e, uint32_t epoch)
+{
+    e->epoch = epoch;
+    e->any = false;
+    for (int i = 0; i < FC_HISTORY; i++)
+        e->hist[i].valid = false;
+}
+
+void fc_encoder_set_options(fc_encoder *e, const fc_options *o)
+{
+    e->opt = *o;
+}
+
+const fc_frame *fc_encoder_frame(const fc_encoder *e, uint32_t seq)
+{
+    if (seq == FC_NONE)
+        return NULL;
+    for (int i = 0; i < FC_HISTORY; i++)
+        if (e->hist[i].valid && e->hist[i].seq == seq)
+            return &e->hist[i];
+    return NULL;
+}
+
+int fc_encoder_push(fc_encoder *e, uint32_t seq, const fc_grid *g, const fc_input *in, char *err, size_t errlen)
+{
+    if (in->count < 0 || in->count > e->cap) {
+        snprintf(err, errlen, "frame of %d particles, the encoder holds at most %d", in->count, e->cap);
+        return -1;
+    }
+    if (seq == FC_NONE || (e->any && seq <= e->last_seq)) {
+        snprintf(err, errlen, "frame number %u does not follow %u", seq, e->last_seq);
+        return -1;
+    }
+    for (int a = 0; a < 3; a++)
+        if (!g->levels[a] || !(g->step > 0)) {
+            snprintf(err, errlen, "bad quantization grid");
+            return -1;
+        }
+    int slot = -1; /* an empty slot, else the oldest frame */
+    for (int i = 0; i < FC_HISTORY && slot < 0; i++)
+        if (!e->hist[i].valid)
+            slot = i;
+    if (slot < 0) {
+        slot = 0;
+        for (int i = 1; i < FC_HISTORY; i++)
+            if (e->hist[i].seq < e->hist[slot].seq)
+                slot = i;
+    }
+    fc_frame *f = &e->hist[slot];
+    f->valid = false;
+    for (int k = 0; k < in->count; k++) {
+        int i = in->order ? in->order[k] : k;
+        if (k && in->id[i] <= f->id[k - 1]) {
+            snprintf(err, errlen, "particle ids are not increasing at %d", k);
+            return -1;
+        }
+        f->id[k] = in->id[i];
+        f->q[3 * k] = quantize(in->x[i], g->origin[0], g->step, g->levels[0]);
+        f->q[3 * k + 1] = quantize(in->y[i], g->origin[1], g->step, g->levels[1]);
+        f->q[3 * k + 2] = quantize(in->z[i], g->origin[2], g->step, g->levels[2]);
+        f->mat[k] = in->material[i];
+        f->temp[k] = in->temp ? temp_byte(in->temp[i]) : 0;
+    }
+    f->n = in->count;
+    f->grid = *g;
+    f->seq = seq;
+    f->valid = true;
+    e->any = true;
+    e->last_seq = seq;
+    return 0;
+}
+
+size_t fc_max_payload(int n)
+{
+    return FC_HEADER_BYTES + 4096 + (size_t)(n > 0 ? n : 0) * 256;
+}
+
+size_t fc_encode(fc_encoder *e, uint32_t seq, uint32_t base, uint32_t prev, uint8_t *out, size_t cap, char *err,
+                 size_t errlen)
+{
+    fc_frame *f = (fc_frame *)fc_encoder_frame(e, seq);
+    const fc_frame *b = base == FC_NONE ? NULL : fc_encoder_frame(e, base);
+    const fc_frame *pv = prev == FC_NONE ? NULL : fc_encoder_frame(e, prev);
+    if (!f || (base != FC_NONE && !b) || (prev != FC_NONE && !pv)) {
+        snprintf(err, errlen, "frame %u, base %u or prev %u is not held", seq, base, prev);
+        return 0;
+    }
+    if ((b && (base >= seq || !grid_equal(&b->grid, &f->grid))) ||
+        (pv && (!b || prev >= base || !grid_equal(&pv->grid, &f->grid)))) {
+        snprintf(err, errlen, "base %u / prev %u cannot serve frame %u (order or grid)", base, prev, seq);
+        return 0;
+    }
+    if (cap < FC_HEADER_BYTES) {
+        snprintf(err, errlen, "output buffer too small");
+        return 0;
+    }
+    rc r;
+    rc_enc_init(&r, out + FC_HEADER_BYTES, cap - FC_HEADER_BYTES);
+    models_reset(&e->s.m);
+    e->s.nres = 0;
+    int rcode = b ? walk_delta(&r, &e->s, &e->opt, f, b, pv, err, errlen) : walk_key(&r, &e->s, f, err, errlen);
+    if (rcode)
+        return 0;
+    rc_enc_flush(&r);
+    if (r.overflow) {
+        snprintf(err, errlen, "output buffer too small (%zu bytes needed)", r.len + FC_HEADER_BYTES);
+        return 0;
+    }
+    fc_header h;
+    memset(&h, 0, sizeof h);
+    h.kind = b ? 1 : 0;
+    h.options = e->opt;
+    h.epoch = e->epoch;
+    h.seq = seq;
+    h.base = b ? base : FC_NONE;
+    h.prev = pv ? prev : FC_NONE;
+    h.n = (uint32_t)f->n;
+    h.grid = f->grid;
+    h.checksum = frame_checksum(f);
+    h.body_len = (uint32_t)r.len;
+    write_header(out, &h);
+    return FC_HEADER_BYTES + r.len;
+}
+
+const int32_t *fc_encoder_residuals(const fc_encoder *e, int *count)
+{
+    *count = e->s.nres;
+    return e->s.res;
+}
+
+/* ---- Decoder ------------------------------------------------------------------- */
+
+fc_decoder *fc_decoder_create(int capacity)
+{
+    if (capacity < 0 || capacity > FC_MAX_PARTICLES)
+        return NULL;
+    fc_decoder *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    d->cap = capacity;
+    bool ok = scratch_alloc(&d->s, capacity);
+    for (int i = 0; i < FC_DEC_HISTORY; i++)
+        ok = frame_alloc(&d->hist[i], capacity) && ok;
+    if (!ok) {
+        fc_decoder_destroy(d);
+        return NULL;
+    }
+    return d;
+}
+
+void fc_decoder_destroy(fc_decoder *d)
+{
+    if (!d)
+        return;
+    for (int i = 0; i < FC_DEC_HISTORY; i++)
+        frame_free(&d->hist[i]);
+    scratch_free(&d->s);
+    free(d);
+}
+
+void fc_decoder_reset(fc_decoder *d)
+{
+    d->has_epoch = false;
+    for (int i = 0; i < FC_DEC_HISTORY; i++)
+        d->hist[i].valid = false;
+}
+
+const fc_frame *fc_decoder_frame(const fc_decoder *d, uint32_t seq)
+{
+    if (seq == FC_NONE)
+        return NULL;
+    for (int i = 0; i < FC_DEC_HISTORY; i++)
+        if (d->hist[i].valid && d->hist[i].seq == seq)
+            return &d->hist[i];
+    return NULL;
+}
+
+const fc_frame *fc_decode(fc_decoder *d, const uint8_t *p, size_t n, char *err, size_t errlen)
+{
+    fc_header h;
+    if (fc_read_header(p, n, &h, err, errlen))
+        return NULL;
+    if (h.n > (uint32_t)d->cap) {
+        snprintf(err, errlen, "frame of %u particles, this decoder holds at most %d", h.n, d->cap);
+        return NULL;
+    }
+    const fc_frame *b = NULL, *pv = NULL;
+    if (h.kind == 1) {
+        if (!d->has_epoch || h.epoch != d->epoch) {
+            snprintf(err, errlen, "delta of stream %u, this decoder follows %s", h.epoch,
+                     d->has_epoch ? "another" : "none yet");
+            return NULL;
+        }
+        b = fc_decoder_frame(d, h.base);
+        pv = fc_decoder_frame(d, h.prev);
+        if (!b || (h.prev != FC_NONE && !pv)) {
+            snprintf(err, errlen, "delta against frame %u (prev %u), which this decoder does not hold", h.base,
+                     h.prev);
+            return NULL;
+        }
+        if (!grid_equal(&b->grid, &h.grid) || (pv && !grid_equal(&pv->grid, &h.grid))) {
+            snprintf(err, errlen, "delta on another quantization grid than its base");
+            return NULL;
+        }
+    }
+    /* The oldest slot that is neither base nor prev. */
+    int slot = -1; /* an empty slot, else the least recently decoded; never base or prev */
+    for (int i = 0; i < FC_DEC_HISTORY; i++) {
+        const fc_frame *c = &d->hist[i];
+        if (c == b || c == pv)
+            continue;
+        if (slot < 0 || (d->hist[slot].valid && (!c->valid || d->stamp[i] < d->stamp[slot])))
+            slot = i;
+    }
+    fc_frame *f = &d->hist[slot];
+    f->valid = false;
+    f->n = (int)h.n;
+    f->grid = h.grid;
+    f->seq = h.seq;
+    rc r;
+    rc_dec_init(&r, p + FC_HEADER_BYTES, h.body_len);
+    models_reset(&d->s.m);
+    int rcode = b ? walk_delta(&r, &d->s, &h.options, f, b, pv, err, errlen) : walk_key(&r, &d->s, f, err, errlen);
+    if (rcode)
+        return NULL;
+    if (r.overrun) {
+        snprintf(err, errlen, "frame payload truncated");
+        return NULL;
+    }
+    if (frame_checksum(f) != h.checksum) {
+        snprintf(err, errlen, "frame payload checksum mismatch (corrupt, or coded against another base)");
+        return NULL;
+    }
+    f->valid = true;
+    d->stamp[slot] = ++d->clock;
+    if (h.kind == 0) {
+        /* A keyframe starts (or restarts) a stream: older frames of another
+         * epoch can no longer serve as bases. */
+        if (!d->has_epoch || d->epoch != h.epoch)
+            for (int i = 0; i < FC_DEC_HISTORY; i++)
+                if (i != slot)
+                    d->hist[i].valid = false;
+        d->epoch = h.epoch;
+        d->has_epoch = true;
+    }
+    return f;
+}

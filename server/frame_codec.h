@@ -1,0 +1,134 @@
+/* frame_codec.h - protocol v2's particle payload (protocol/PROTOCOL.md,
+ * "Frame payload, version 2"): quantized positions coded as residuals of a
+ * temporal prediction from frames the client already holds (keyframes:
+ * spatial prediction), materials and temperatures only where they changed,
+ * particles added and removed by id, all through an adaptive binary range
+ * coder with contexts.  Measured in docs/wire-v2.md.
+ *
+ * Pure functions on caller-owned contexts: no sockets, no world, no threads,
+ * no allocation after create.  An encoder keeps the last FC_HISTORY frames
+ * as the decoder will hold them (quantized), so one encoded delta serves
+ * every client that holds the same (base, prev) pair.  A decoder keeps the
+ * last FC_DEC_HISTORY decoded frames.
+ *
+ * Threads: an fc_encoder belongs to the thread that encodes (the sim thread
+ * or an encoder thread); an fc_decoder to the thread that decodes.  Neither
+ * is shared.
+ */
+#ifndef SRV_FRAME_CODEC_H
+#define SRV_FRAME_CODEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FC_VERSION 2
+#define FC_HEADER_BYTES 56
+#define FC_HISTORY 8     /* frames an encoder can code against */
+#define FC_DEC_HISTORY 4 /* frames a decoder holds */
+#define FC_NONE 0xffffffffu
+#define FC_MAX_LEVELS 65535 /* quantization levels per axis (positions are uint16) */
+#define FC_MAX_PARTICLES (1 << 24)
+
+/* Predictor choices (the header records them; the decoder follows). */
+enum { FC_PRED_ZERO = 0, FC_PRED_CV = 1, FC_PRED_CELLMEAN = 2, FC_PRED_MIX = 3 };
+enum { FC_NB_NONE = 0, FC_NB_PREV = 1, FC_NB_CELL = 2 };
+enum { FC_ORDER_ID = 0, FC_ORDER_CELL = 1 };
+
+/* The quantization grid: q = round((p - origin) / step), clamped to
+ * 0..levels-1; decoded p = origin + q * step (error <= step / 2 inside the
+ * box).  A value. */
+typedef struct fc_grid {
+    float origin[3];
+    float step;
+    uint16_t levels[3];
+} fc_grid;
+
+/* The default step: at most 1/1024 of the box's longest side and at most
+ * 1/10 of the particle spacing. */
+float fc_default_step(const float box_min[3], const float box_max[3], float spacing);
+/* Builds the grid over [box_min, box_max] at `step`.  Returns 0, or -1 with
+ * a reason (step not positive, or more than FC_MAX_LEVELS levels). */
+int fc_grid_make(fc_grid *g, const float box_min[3], const float box_max[3], float step, char *err, size_t errlen);
+
+/* One frame as the simulation has it.  Threads: the encoding thread, for
+ * the duration of fc_encoder_push (points at caller-owned arrays). */
+typedef struct fc_input {
+    int count;
+    const uint32_t *id; /* strictly increasing in frame order */
+    const float *x, *y, *z;
+    const uint8_t *material;
+    const float *temp;    /* deg C; NULL: all at the lowest temperature */
+    const int32_t *order; /* order[k]: index of the k-th particle in id order; NULL: identity */
+} fc_input;
+
+/* One decoded frame: what both ends hold.  Arrays of `capacity` entries
+ * owned by the context it came from. */
+typedef struct fc_frame {
+    uint32_t seq;
+    int n;
+    bool valid;
+    fc_grid grid;
+    uint32_t *id;  /* n, increasing */
+    uint16_t *q;   /* 3n: x0 y0 z0 x1 ... */
+    uint8_t *mat;  /* n */
+    uint8_t *temp; /* n: deg C = -40 + byte, like v1 */
+} fc_frame;
+
+typedef struct fc_options {
+    int predictor; /* FC_PRED_* */
+    int neighbour; /* FC_NB_* */
+    int order;     /* FC_ORDER_* */
+} fc_options;
+fc_options fc_default_options(void);
+
+typedef struct fc_encoder fc_encoder;
+/* capacity: most particles a frame may hold.  epoch: names this stream
+ * (a decoder refuses deltas of another epoch); NULL on allocation failure. */
+fc_encoder *fc_encoder_create(int capacity, uint32_t epoch);
+void fc_encoder_destroy(fc_encoder *e);
+/* Forgets every stored frame and starts a new epoch (scene load: ids
+ * restart, so nothing may be coded against an older frame). */
+void fc_encoder_reset(fc_encoder *e, uint32_t epoch);
+void fc_encoder_set_options(fc_encoder *e, const fc_options *o);
+/* Quantizes a frame on `grid` and stores it as frame `seq` (replacing the
+ * oldest).  seq must grow.  Returns 0, or -1 with a reason (too many
+ * particles, ids not increasing, seq not growing). */
+int fc_encoder_push(fc_encoder *e, uint32_t seq, const fc_grid *grid, const fc_input *in, char *err, size_t errlen);
+/* The stored frame seq (NULL when not held). */
+const fc_frame *fc_encoder_frame(const fc_encoder *e, uint32_t seq);
+/* Upper bound of an encoded payload of n particles. */
+size_t fc_max_payload(int n);
+/* Encodes stored frame `seq` as a keyframe (base == FC_NONE) or as a delta
+ * against stored frame `base`, with velocities from `prev` (FC_NONE: none;
+ * prev < base < seq).  Writes at most cap bytes to out; returns the payload
+ * length, or 0 with a reason (a frame not held, cap too small). */
+size_t fc_encode(fc_encoder *e, uint32_t seq, uint32_t base, uint32_t prev, uint8_t *out, size_t cap, char *err,
+                 size_t errlen);
+/* Residuals of the last delta, in coding order (3 per particle coded with
+ * a temporal prediction; for measurements). */
+const int32_t *fc_encoder_residuals(const fc_encoder *e, int *count);
+
+typedef struct fc_decoder fc_decoder;
+fc_decoder *fc_decoder_create(int capacity);
+void fc_decoder_destroy(fc_decoder *d);
+void fc_decoder_reset(fc_decoder *d);
+/* Decodes one payload.  Returns the decoded frame (held until
+ * FC_DEC_HISTORY - 2 further decodes), or NULL with a reason: truncated or
+ * malformed payload, another epoch, a base or prev frame not held, more
+ * particles than capacity, a value outside the grid, a checksum mismatch.
+ * Never reads outside [p, p + n); never allocates. */
+const fc_frame *fc_decode(fc_decoder *d, const uint8_t *p, size_t n, char *err, size_t errlen);
+const fc_frame *fc_decoder_frame(const fc_decoder *d, uint32_t seq);
+
+/* The header fields a server or client needs without decoding the body.
+ * Returns 0, or -1 when p is not a v2 payload header. */
+typedef struct fc_header {
+    int kind; /* 0 keyframe, 1 delta */
+    fc_options options;
+    uint32_t epoch, seq, base, prev, n, checksum, body_len;
+    fc_grid grid;
+} fc_header;
+int fc_read_header(const uint8_t *p, size_t n, fc_header *h, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,459 @@
+// frame_codec.js - decoder of protocol v2's particle payload (protocol/PROTOCOL.md,
+// "Frame payload, version 2"); the encoder is server/frame_codec.c, and this is a
+// line-by-line port of its decoding walk.  Pure: runs under node too.
+//
+// const dec = new FrameDecoder(capacity);       // once: all memory is allocated here
+// const f = dec.decode(bytes);                  // Uint8Array; throws FrameCodecError
+// f.q: Uint16Array(3n) x0 y0 z0 ..., position = grid.origin[a] + q * grid.step
+// The frame returned stays valid for the next FC_DEC_HISTORY - 2 decodes.
+
+export const FC_VERSION = 2;
+export const FC_HEADER_BYTES = 56;
+export const FC_NONE = 0xffffffff;
+export const FC_DEC_HISTORY = 4;
+export const FC_PRED = { ZERO: 0, CV: 1, CELLMEAN: 2, MIX: 3 };
+export const FC_NB = { NONE: 0, PREV: 1, CELL: 2 };
+export const FC_ORDER = { ID: 0, CELL: 1 };
+
+export class FrameCodecError extends Error {}
+
+const PROB_ONE = 2048;
+const NCLS = 33;
+const MODEL = 2 * NCLS + 1;           // cls[33], mant[33], sign
+const CELLS_MAX = 1 << 18;
+const CELL_SHIFT_MIN = 4;
+// Model table: temporal [axis 3][speed 4][neighbour 4], spatial [axis 3][neighbour 4], then singles.
+const M_TRES = 0;
+const M_SPAT = M_TRES + 48 * MODEL;
+const M_COUNT = M_SPAT + 12 * MODEL;
+const M_GAP = M_COUNT + MODEL;
+const M_IDFIRST = M_GAP + MODEL;
+const M_RUNLEN = M_IDFIRST + MODEL;
+const M_MAT = M_RUNLEN + MODEL;
+const M_TEMP = M_MAT + MODEL;
+const M_MATCHG = M_TEMP + MODEL;
+const M_TEMPCHG = M_MATCHG + MODEL;
+const M_TOTAL = M_TEMPCHG + MODEL;
+
+function fail(msg) { throw new FrameCodecError(msg); }
+
+// Adaptive binary range decoder (11-bit probabilities, shift 5), and the
+// integer code: magnitude class in unary, modelled top mantissa bit, raw rest, sign.
+// The coder's range and code live in a Uint32Array: object fields holding
+// values above 2^31 would be boxed numbers (measured 50x slower in node).
+class RangeDecoder {
+  constructor() { this.p = new Uint16Array(M_TOTAL); this.rs = new Uint32Array(2); this.buf = null; this.pos = 0; this.end = 0; this.overrun = false; this.cls = 0; }
+  init(buf, off, len) {
+    this.p.fill(PROB_ONE / 2);
+    this.buf = buf; this.pos = off; this.end = off + len; this.overrun = false;
+    const rs = this.rs;
+    rs[0] = 0xffffffff; rs[1] = 0;
+    for (let i = 0; i < 5; i++) rs[1] = (rs[1] << 8) | this.next();
+  }
+  next() {
+    if (this.pos < this.end) return this.buf[this.pos++];
+    this.overrun = true;
+    return 0;
+  }
+  bit(i) {
+    const p = this.p, pr = p[i], rs = this.rs;
+    let range = rs[0], code = rs[1], b;
+    const bound = (range >>> 11) * pr;
+    if (code < bound) { range = bound; p[i] = pr + ((PROB_ONE - pr) >>> 5); b = 0; }
+    else { code -= bound; range -= bound; p[i] = pr - (pr >>> 5); b = 1; }
+    while (range < 16777216) { range = (range << 8) >>> 0; code = ((code << 8) | this.next()) >>> 0; }
+    rs[0] = range; rs[1] = code;
+    return b;
+  }
+  direct() {
+    const rs = this.rs;
+    let range = rs[0] >>> 1, code = rs[1], b = 0;
+    if (code >= range) { code -= range; b = 1; }
+    while (range < 16777216) { range = (range << 8) >>> 0; code = ((code << 8) | this.next()) >>> 0; }
+    rs[0] = range; rs[1] = code;
+    return b;
+  }
+  // The class loop and the modelled mantissa bit with the coder state in
+  // locals (the same arithmetic as bit(), inlined by hand: the hot path).
+  mag(m) {
+    const p = this.p, rs = this.rs, buf = this.buf, end = this.end;
+    let range = rs[0], code = rs[1], pos = this.pos, c = 0;
+    for (;;) {
+      const i = m + c, pr = p[i], bound = (range >>> 11) * pr;
+      let b;
+      if (code < bound) { range = bound; p[i] = pr + ((PROB_ONE - pr) >>> 5); b = 0; }
+      else { code -= bound; range -= bound; p[i] = pr - (pr >>> 5); b = 1; }
+      while (range < 16777216) {
+        range = (range << 8) >>> 0;
+        let byte = 0;
+        if (pos < end) byte = buf[pos++]; else this.overrun = true;
+        code = ((code << 8) | byte) >>> 0;
+      }
+      if (!b) break;
+      if (++c === NCLS - 1) break;
+    }
+    rs[0] = range; rs[1] = code; this.pos = pos;
+    this.cls = c;
+    if (c <= 1) return c;
+    let v = 2 + this.bit(m + NCLS + c);
+    for (let b = c - 3; b >= 0; b--) v = v * 2 + this.direct();
+    return v;
+  }
+  int(m) {
+    const v = this.mag(m);
+    if (!v) return 0;
+    return this.bit(m + 2 * NCLS) ? -v : v;
+  }
+}
+
+function speedCtx(vx, vy, vz) {
+  let s = vx < 0 ? -vx : vx;
+  if ((vy < 0 ? -vy : vy) > s) s = vy < 0 ? -vy : vy;
+  if ((vz < 0 ? -vz : vz) > s) s = vz < 0 ? -vz : vz;
+  return s <= 1 ? 0 : s <= 4 ? 1 : s <= 12 ? 2 : 3;
+}
+function nbCtx(a, b) { const s = a + b; return s === 0 ? 0 : s <= 2 ? 1 : s <= 4 ? 2 : 3; }
+function rdiv(s, c) { const h = Math.floor(c / 2); return s >= 0 ? Math.floor((s + h) / c) : -Math.floor((-s + h) / c); }
+
+// Reads the 56-byte header.  Throws when it is not a v2 payload or the body length disagrees.
+export function readHeader(bytes) {
+  if (!(bytes instanceof Uint8Array)) fail('frame payload is not bytes');
+  if (bytes.length < FC_HEADER_BYTES) fail(`frame payload truncated: ${bytes.length} bytes, the header alone is ${FC_HEADER_BYTES}`);
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (bytes[0] !== 0x46 || bytes[1] !== FC_VERSION) fail(`not a version ${FC_VERSION} frame payload`);
+  const kind = bytes[2], o = bytes[3];
+  const options = { predictor: o & 3, neighbour: (o >> 2) & 3, order: (o >> 4) & 1 };
+  if (kind > 1 || (o >> 5) || options.neighbour > 2 || bytes[46] || bytes[47]) fail(`frame payload: unknown kind ${kind} or options ${o}`);
+  const h = {
+    kind, options,
+    epoch: dv.getUint32(4, true), seq: dv.getUint32(8, true), base: dv.getUint32(12, true), prev: dv.getUint32(16, true),
+    n: dv.getUint32(20, true),
+    grid: {
+      origin: [dv.getFloat32(24, true), dv.getFloat32(28, true), dv.getFloat32(32, true)],
+      originBits: [dv.getUint32(24, true), dv.getUint32(28, true), dv.getUint32(32, true)],
+      step: dv.getFloat32(36, true), stepBits: dv.getUint32(36, true),
+      levels: [dv.getUint16(40, true), dv.getUint16(42, true), dv.getUint16(44, true)],
+    },
+    checksum: dv.getUint32(48, true), bodyLen: dv.getUint32(52, true),
+  };
+  if (h.bodyLen !== bytes.length - FC_HEADER_BYTES) fail(`frame payload: body declares ${h.bodyLen} bytes, ${bytes.length - FC_HEADER_BYTES} present`);
+  for (let a = 0; a < 3; a++) if (!h.grid.levels[a] || !Number.isFinite(h.grid.origin[a])) fail('frame payload: bad quantization grid');
+  if (!(h.grid.step > 0) || !Number.isFinite(h.grid.step)) fail('frame payload: bad quantization step');
+  if (kind === 1 && (h.base === FC_NONE || (h.prev !== FC_NONE && h.prev === h.base))) fail(`frame payload: delta with a bad base (${h.base}) or prev (${h.prev})`);
+  return h;
+}
+
+function gridEqual(a, b) {
+  for (let i = 0; i < 3; i++) if (a.originBits[i] !== b.originBits[i] || a.levels[i] !== b.levels[i]) return false;
+  return a.stepBits === b.stepBits;
+}
+
+export function frameChecksum(f) {
+  let a = 1, b = f.n >>> 0;
+  const id = f.id, q = f.q, mat = f.mat, temp = f.temp;
+  for (let k = 0, n = f.n; k < n; k++) {
+    a = (a + id[k]) >>> 0; b = (b + a) >>> 0;
+    a = (a + q[3 * k]) >>> 0; b = (b + a) >>> 0;
+    a = (a + q[3 * k + 1]) >>> 0; b = (b + a) >>> 0;
+    a = (a + q[3 * k + 2]) >>> 0; b = (b + a) >>> 0;
+    a = (a + (mat[k] | (temp[k] << 8))) >>> 0; b = (b + a) >>> 0;
+  }
+  return (a ^ ((b << 16) | (b >>> 16))) >>> 0;
+}
+
+export class FrameDecoder {
+  constructor(capacity) {
+    if (!Number.isInteger(capacity) || capacity < 0 || capacity > (1 << 24)) throw new RangeError('capacity');
+    this.cap = capacity;
+    const c = Math.max(1, capacity);
+    this.hist = [];
+    for (let i = 0; i < FC_DEC_HISTORY; i++)
+      this.hist.push({ seq: 0, n: 0, valid: false, grid: null, id: new Uint32Array(c), q: new Uint16Array(3 * c),
+        mat: new Uint8Array(c), temp: new Uint8Array(c), stamp: 0 });
+    this.clock = 0; this.epoch = 0; this.hasEpoch = false;
+    this.rc = new RangeDecoder();
+    this.removed = new Uint32Array(c); this.added = new Float64Array(c);
+    this.bidx = new Int32Array(c); this.pidx = new Int32Array(c); this.ord = new Int32Array(c);
+    // kin: per particle base q[3], velocity[3], has velocity, cell; pred: per coding position prediction[3], speed context
+    this.pred = new Int32Array(4 * c); this.kin = new Int32Array(8 * c); this.cell = new Uint32Array(c);
+    this.count = new Uint32Array(CELLS_MAX + 1);
+  }
+
+  reset() { this.hasEpoch = false; for (const f of this.hist) f.valid = false; }
+
+  frame(seq) {
+    if (seq === FC_NONE) return null;
+    for (const f of this.hist) if (f.valid && f.seq === seq) return f;
+    return null;
+  }
+
+  decode(bytes) {
+    const h = readHeader(bytes);
+    if (h.n > this.cap) fail(`frame of ${h.n} particles, this decoder holds at most ${this.cap}`);
+    let b = null, pv = null;
+    if (h.kind === 1) {
+      if (!this.hasEpoch || h.epoch !== this.epoch) fail(`delta of stream ${h.epoch}, this decoder follows ${this.hasEpoch ? 'another' : 'none yet'}`);
+      b = this.frame(h.base); pv = this.frame(h.prev);
+      if (!b || (h.prev !== FC_NONE && !pv)) fail(`delta against frame ${h.base} (prev ${h.prev}), which this decoder does not hold`);
+      if (!gridEqual(b.grid, h.grid) || (pv && !gridEqual(pv.grid, h.grid))) fail('delta on another quantization grid than its base');
+    }
+    let slot = null;
+    for (const c of this.hist) {
+      if (c === b || c === pv) continue;
+      if (!slot || (slot.valid && (!c.valid || c.stamp < slot.stamp))) slot = c;
+    }
+    const f = slot;
+    f.valid = false; f.n = h.n; f.grid = h.grid; f.seq = h.seq;
+    this.rc.init(bytes, FC_HEADER_BYTES, h.bodyLen);
+    if (b) this.walkDelta(h.options, f, b, pv); else this.walkKey(f);
+    if (this.rc.overrun) fail('frame payload truncated');
+    if (frameChecksum(f) !== h.checksum) fail('frame payload checksum mismatch (corrupt, or coded against another base)');
+    f.valid = true; f.stamp = ++this.clock;
+    if (h.kind === 0) {
+      if (!this.hasEpoch || this.epoch !== h.epoch) for (const c of this.hist) if (c !== f) c.valid = false;
+      this.epoch = h.epoch; this.hasEpoch = true;
+    }
+    return f;
+  }
+
+  // Positions, material and temperature of particle k from the previous one so coded (st).
+  spatial(f, k, st) {
+    const rc = this.rc, lv = f.grid.levels, q = f.q;
+    for (let a = 0; a < 3; a++) {
+      const ctx = nbCtx(st.cls[a], a ? st.cls[a - 1] : st.cls[a]);
+      const v = st.q[a] + rc.int(M_SPAT + (a * 4 + ctx) * MODEL);
+      if (v < 0 || v >= lv[a]) fail(`frame payload: particle ${k} lies outside the grid on axis ${a}`);
+      q[3 * k + a] = v; st.q[a] = v; st.cls[a] = rc.cls;
+    }
+    let v = st.mat + rc.int(M_MAT);
+    if (v < 0 || v > 255) fail('frame payload: material out of range');
+    f.mat[k] = v; st.mat = v;
+    v = st.temp + rc.int(M_TEMP);
+    if (v < 0 || v > 255) fail('frame payload: temperature out of range');
+    f.temp[k] = v; st.temp = v;
+  }
+
+  newSpatial(f) {
+    const lv = f.grid.levels;
+    return { q: [lv[0] >> 1, lv[1] >> 1, lv[2] >> 1], mat: 0, temp: 0, cls: [0, 0, 0] };
+  }
+
+  walkKey(f) {
+    const rc = this.rc, n = f.n, id = f.id;
+    const runs = rc.mag(M_COUNT);
+    if (runs > n || (n && !runs)) fail(`frame payload: ${runs} id runs for ${n} particles`);
+    let next = 0, k = 0;
+    for (let i = 0; i < runs; i++) {
+      const gap = rc.mag(M_GAP), len = rc.mag(M_RUNLEN) + 1;
+      const start = next + gap;
+      if (len > n - k || start + len - 1 > 0xffffffff) fail('frame payload: id runs exceed the declared count or the id range');
+      for (let j = 0; j < len; j++) id[k++] = start + j;
+      next = start + len;
+      if (rc.overrun) fail('frame payload truncated');
+    }
+    if (k !== n) fail(`frame payload: id runs hold ${k} ids, ${n} declared`);
+    const st = this.newSpatial(f);
+    for (k = 0; k < n; k++) {
+      this.spatial(f, k, st);
+      if (rc.overrun) fail('frame payload truncated');
+    }
+  }
+
+  walkDelta(o, f, base, prev) {
+    const rc = this.rc, n = f.n, bn = base.n, removed = this.removed, added = this.added, bidx = this.bidx;
+    // 1. ids
+    const nrem = rc.mag(M_COUNT);
+    if (nrem > bn) fail(`frame payload: removes ${nrem} of the base's ${bn} particles`);
+    let last = -1;
+    for (let i = 0; i < nrem; i++) {
+      const at = last + 1 + rc.mag(M_GAP);
+      if (at >= bn) fail(`frame payload: removes particle ${at} of a base of ${bn}`);
+      removed[i] = last = at;
+      if (rc.overrun) fail('frame payload truncated');
+    }
+    const nadd = rc.mag(M_COUNT);
+    if (bn - nrem + nadd !== n) fail(`frame payload: ${bn} - ${nrem} + ${nadd} particles, ${n} declared`);
+    const ref = bn ? base.id[bn - 1] + 1 : 0;
+    for (let i = 0; i < nadd; i++) {
+      const id = i === 0 ? ref + rc.int(M_IDFIRST) : added[i - 1] + 1 + rc.mag(M_GAP);
+      if (id < 0 || id > 0xffffffff) fail('frame payload: added id out of range');
+      added[i] = id;
+      if (rc.overrun) fail('frame payload truncated');
+    }
+    {
+      let ri = 0, ai = 0, k = 0;
+      const fid = f.id, bid = base.id;
+      for (let i = 0; i <= bn; i++) {
+        let keep = i < bn;
+        if (keep && ri < nrem && removed[ri] === i) { keep = false; ri++; }
+        while (ai < nadd && (i === bn || added[ai] < bid[i]) && (keep || i === bn)) {
+          if (k && added[ai] <= fid[k - 1]) fail('frame payload: added ids not increasing');
+          fid[k] = added[ai++]; bidx[k++] = -1;
+        }
+        if (keep) {
+          if (k && bid[i] <= fid[k - 1]) fail(`frame payload: added id ${fid[k - 1]} already present`);
+          fid[k] = bid[i]; bidx[k++] = i;
+        }
+      }
+      if (ai !== nadd || k !== n) fail('frame payload: ids do not merge');
+    }
+    this.phaseVel(f, base, prev);
+    this.phaseOrder(o, n);
+    this.phasePred(o, f, base, prev);
+    this.phaseRes(o, f);
+    this.phaseNew(f);
+    this.phaseChanges(f, base);
+  }
+
+  phaseVel(f, base, prev) {
+    const n = f.n, bn = base.n, bidx = this.bidx;
+    // 2. velocities, cells
+    const pidx = this.pidx, kin = this.kin, cell = this.cell, bq = base.q, lv = f.grid.levels;
+    if (prev) {
+      const pid = prev.id, pn = prev.n, bid = base.id;
+      let j = 0;
+      for (let i = 0; i < bn; i++) {
+        while (j < pn && pid[j] < bid[i]) j++;
+        pidx[i] = j < pn && pid[j] === bid[i] ? j : -1;
+      }
+    }
+    let sh = CELL_SHIFT_MIN, nx, ny, nz;
+    for (;; sh++) {
+      nx = (lv[0] >> sh) + 1; ny = (lv[1] >> sh) + 1; nz = (lv[2] >> sh) + 1;
+      if (nx * ny * nz <= CELLS_MAX) break;
+    }
+    this.ncell = nx * ny * nz;
+    let nm = 0;
+    const pq = prev ? prev.q : null;
+    for (let k = 0; k < n; k++) {
+      const b = bidx[k];
+      if (b < 0) continue;
+      const pi = prev ? pidx[b] : -1;
+      const x = bq[3 * b], y = bq[3 * b + 1], z = bq[3 * b + 2];
+      const k8 = 8 * k;
+      kin[k8] = x; kin[k8 + 1] = y; kin[k8 + 2] = z;
+      if (pi >= 0) { kin[k8 + 3] = x - pq[3 * pi]; kin[k8 + 4] = y - pq[3 * pi + 1]; kin[k8 + 5] = z - pq[3 * pi + 2]; kin[k8 + 6] = 1; }
+      else { kin[k8 + 3] = 0; kin[k8 + 4] = 0; kin[k8 + 5] = 0; kin[k8 + 6] = 0; }
+      const c = ((z >> sh) * ny + (y >> sh)) * nx + (x >> sh);
+      cell[k] = c; kin[k8 + 7] = c;
+      nm++;
+    }
+    this.nm = nm;
+  }
+
+  phaseOrder(o, n) {
+    // 3. order
+    const ord = this.ord, bidx = this.bidx, cell = this.cell, ncell = this.ncell;
+    if (o.order === FC_ORDER.CELL || o.predictor >= FC_PRED.CELLMEAN) {
+      const count = this.count;
+      count.fill(0, 0, ncell + 1);
+      for (let k = 0; k < n; k++) if (bidx[k] >= 0) count[cell[k] + 1]++;
+      for (let c = 0; c < ncell; c++) count[c + 1] += count[c];
+      for (let k = 0; k < n; k++) if (bidx[k] >= 0) ord[count[cell[k]]++] = k;
+    } else {
+      let j = 0;
+      for (let k = 0; k < n; k++) if (bidx[k] >= 0) ord[j++] = k;
+    }
+  }
+
+  phasePred(o, f, base, prev) {
+    // 4. prediction
+    // stored by coding position, so the residual loop reads in sequence; cell is rewritten by position too
+    const pred = this.pred, P = o.predictor, nm = this.nm, ord = this.ord, cell = this.cell, kin = this.kin;
+    const lv = f.grid.levels;
+    for (let j = 0; j < nm;) {
+      let e = j + 1, sx = 0, sy = 0, sz = 0, cnt = 0;
+      if (P >= FC_PRED.CELLMEAN) {
+        while (e < nm && kin[8 * ord[e] + 7] === kin[8 * ord[j] + 7]) e++;
+        for (let i = j; i < e; i++) {
+          const k8 = 8 * ord[i];
+          if (kin[k8 + 6]) { sx += kin[k8 + 3]; sy += kin[k8 + 4]; sz += kin[k8 + 5]; cnt++; }
+        }
+      }
+      for (let i = j; i < e; i++) {
+        const k8 = 8 * ord[i];
+        cell[i] = kin[k8 + 7];
+        pred[4 * i + 3] = speedCtx(kin[k8 + 3], kin[k8 + 4], kin[k8 + 5]);
+        for (let a = 0; a < 3; a++) {
+          const v = kin[k8 + 3 + a];
+          let p = kin[k8 + a];
+          if (P === FC_PRED.CV) p += v;
+          else if (P >= FC_PRED.CELLMEAN) {
+            const mean = cnt ? rdiv(a === 0 ? sx : a === 1 ? sy : sz, cnt) : 0;
+            p += P === FC_PRED.CELLMEAN ? mean : rdiv(v + mean, 2);
+          }
+          if (p < 0) p = 0;
+          if (p >= lv[a]) p = lv[a] - 1;
+          pred[4 * i + a] = p;
+        }
+      }
+      j = e;
+    }
+  }
+
+  phaseRes(o, f) {
+    // 5. residuals of the matched particles
+    const rc = this.rc, q = f.q, NB = o.neighbour, nm = this.nm, ord = this.ord, cell = this.cell;
+    const pred = this.pred, lv = f.grid.levels;
+    let pc0 = 0, pc1 = 0, pc2 = 0;
+    const lastres = [0, 0, 0], cellmean = [0, 0, 0], csum = [0, 0, 0];
+    let ccnt = 0, curcell = -1;
+    for (let j = 0; j < nm; j++) {
+      const k = ord[j];
+      if (NB === FC_NB.CELL && cell[j] !== curcell) {
+        curcell = cell[j];
+        if (ccnt) for (let a = 0; a < 3; a++) cellmean[a] = rdiv(csum[a], ccnt);
+        csum[0] = csum[1] = csum[2] = 0; ccnt = 0;
+      }
+      const j4 = 4 * j, sc = pred[j4 + 3] * 4;
+      const mbase = M_TRES + sc * MODEL;
+      let c0, c1, c2;
+      for (let a = 0; a < 3; a++) {
+        const nbp = NB === FC_NB.NONE ? 0 : NB === FC_NB.PREV ? lastres[a] : (ccnt ? rdiv(csum[a], ccnt) : cellmean[a]);
+        const p = pred[j4 + a] + nbp;
+        const ctx = a === 0 ? nbCtx(pc0, pc0) : a === 1 ? nbCtx(pc1, c0) : nbCtx(pc2, c1);
+        const v = p + rc.int(mbase + (a * 16 + ctx) * MODEL);
+        if (v < 0 || v >= lv[a]) fail(`frame payload: particle ${k} lies outside the grid on axis ${a}`);
+        q[3 * k + a] = v;
+        const r = v - pred[j4 + a];
+        lastres[a] = r; csum[a] += r;
+        if (a === 0) c0 = rc.cls; else if (a === 1) c1 = rc.cls; else c2 = rc.cls;
+      }
+      ccnt++;
+      pc0 = c0; pc1 = c1; pc2 = c2;
+      if (rc.overrun) fail('frame payload truncated');
+    }
+  }
+
+  phaseNew(f) {
+    // 6. new particles
+    const rc = this.rc, n = f.n, bidx = this.bidx;
+    const st = this.newSpatial(f);
+    for (let k = 0; k < n; k++) if (bidx[k] < 0) {
+      this.spatial(f, k, st);
+      if (rc.overrun) fail('frame payload truncated');
+    }
+  }
+
+  phaseChanges(f, base) {
+    const rc = this.rc, n = f.n, bidx = this.bidx;
+    // 7. materials and temperatures: changes only
+    for (let which = 0; which < 2; which++) {
+      const dst = which ? f.temp : f.mat, src = which ? base.temp : base.mat;
+      const nch = rc.mag(M_COUNT);
+      if (nch > n) fail(`frame payload: ${nch} changes for ${n} particles`);
+      let k = 0;
+      for (let i = 0; i < nch; i++) {
+        const kk = k + rc.mag(M_GAP);
+        if (kk >= n) fail('frame payload: a change past the last particle');
+        if (bidx[kk] < 0) fail('frame payload: a change on a new particle');
+        for (let t = k; t < kk; t++) if (bidx[t] >= 0) dst[t] = src[bidx[t]];
+        const old = src[bidx[kk]], v = old + rc.int(which ? M_TEMPCHG : M_MATCHG);
+        if (v < 0 || v > 255 || v === old) fail(`frame payload: bad ${which ? 'temperature' : 'material'} change`);
+        dst[kk] = v; k = kk + 1;
+        if (rc.overrun) fail('frame payload truncated');
+      }
+      for (let t = k; t < n; t++) if (bidx[t] >= 0) dst[t] = src[bidx[t]];
+    }
+  }
+}
