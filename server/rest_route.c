@@ -36,6 +36,17 @@ static void command(rest_action *a, const cmd *c)
     a->c = *c;
 }
 
+/* The checked command built from f, or a 400 naming what is wrong. */
+static void command_from(rest_action *a, const cmd_fields *f)
+{
+    cmd c;
+    char err[FS_ERROR_LEN];
+    if (cmd_from_fields(f, &c, err, sizeof err))
+        fail(a, 400, "%s", err);
+    else
+        command(a, &c);
+}
+
 static void view(rest_action *a, rest_view v)
 {
     a->outcome = REST_VIEW;
@@ -146,12 +157,7 @@ static void post_command_id(const rest_request *q, rest_action *a, const char *t
     }
     snprintf(f.type, sizeof f.type, "%s", type);
     f.present |= CF_BIT(CF_TYPE) | CF_BIT(CF_RID); /* REST requests are matched by connection */
-    cmd c;
-    if (cmd_from_fields(&f, &c, err, sizeof err)) {
-        fail(a, 400, "%s", err);
-        return;
-    }
-    command(a, &c);
+    command_from(a, &f);
 }
 
 /* "/bodies/123" or "/bodies/123/impulse": the id, and the rest of the path. */
@@ -240,13 +246,7 @@ static void patch_material(const rest_request *q, rest_action *a, const char *na
     cJSON_Delete(j);
     if (bad)
         return;
-    cmd c;
-    char err[FS_ERROR_LEN];
-    if (cmd_from_fields(&f, &c, err, sizeof err)) {
-        fail(a, 400, "%s", err);
-        return;
-    }
-    command(a, &c);
+    command_from(a, &f);
 }
 
 /* A query argument that must be a non-negative integer of at most 9 digits.
@@ -291,13 +291,7 @@ static void get_particles(const rest_request *q, rest_action *a)
         fail(a, 400, "offset and limit must be non-negative integers");
         return;
     }
-    cmd c;
-    char err[FS_ERROR_LEN];
-    if (cmd_from_fields(&f, &c, err, sizeof err)) {
-        fail(a, 400, "%s", err);
-        return;
-    }
-    command(a, &c);
+    command_from(a, &f);
 }
 
 void rest_translate(const rest_request *q, rest_action *a)
