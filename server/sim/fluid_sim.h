@@ -59,15 +59,26 @@ typedef void fs_task_fn(int begin, int end, int worker, void *ctx);
 typedef void fs_parallel_for_fn(fs_task_fn *fn, void *ctx, int count, void *user);
 
 typedef enum fs_relax_mode {
-    /* Default.  Pairwise-symmetric Jacobi form of Algorithm 2: densities are
+    /* Pairwise-symmetric Jacobi form of Algorithm 2: densities are
      * computed for every particle from the same predicted positions, then each
      * pair exchanges the sum of the two displacements Eq. 6 gives when i and
      * when j is visited.  Parallel, deterministic, momentum conserved pair by pair. */
     FS_RELAX_JACOBI = 0,
     /* Algorithm 2 exactly as printed (Gauss-Seidel: neighbours move at once),
      * in a fixed random order.  Single-threaded reference. */
-    FS_RELAX_SEQUENTIAL = 1
+    FS_RELAX_SEQUENTIAL = 1,
+    /* Default.  Algorithm 2 as a Gauss-Seidel sweep over blocks of 2h in eight
+     * colours (blocks of one colour share no particle, so they run in
+     * parallel; the result does not depend on the thread count), with the
+     * compression side of Eq. 2 taken as a Newton step on the density
+     * constraint (Macklin & Mueller 2013, Eq. 9-11) instead of a fixed k, and
+     * relax_iterations sweeps per step over neighbour lists built once per step. */
+    FS_RELAX_COLORED = 2
 } fs_relax_mode;
+
+/* Sweeps per step of the default relaxation (FS_RELAX_COLORED); see
+ * docs/clavet-notes.md for the density error and cost of each count. */
+#define FS_DEFAULT_RELAX_ITERATIONS 2
 
 typedef struct fs_world_def {
     int capacity;            /* most particles the world can hold */
@@ -75,7 +86,7 @@ typedef struct fs_world_def {
     float dt;                /* seconds per step (default 1/60) */
     int substeps;            /* fs_world_step runs this many steps of dt / substeps (default 1) */
     fs_relax_mode relax;
-    int relax_iterations;    /* relaxation sweeps per step (default 1, as the paper) */
+    int relax_iterations;    /* relaxation sweeps per step (default FS_DEFAULT_RELAX_ITERATIONS; the paper: 1) */
     int worker_count;        /* > 1 only with parallel_for */
     fs_parallel_for_fn *parallel_for;
     void *task_user;
@@ -404,6 +415,7 @@ typedef struct fs_stats {
     uint64_t nonfinite_repaired;     /* particles whose state was NaN/inf and was repaired */
     uint64_t escapes_clamped;        /* particles put back inside the box by the final clamp */
     uint64_t springs_refused;        /* spring insertions refused for lack of slots */
+    uint64_t relax_fallbacks;        /* Clavet steps relaxed by Jacobi sweeps (a neighbour list overflowed) */
     uint64_t emitted, drained;
     int bodies;
     int contacts;              /* body-body and body-wall contacts, last step */

@@ -686,6 +686,144 @@ static void relax_sequential(fs_world *w, step_ctx *c) {
     }
 }
 
+/* ---- Algorithm 2 as a coloured Gauss-Seidel sweep (FS_RELAX_COLORED) -----
+ * The grid's cells (h/2) are grouped in blocks of 4 x 4 x 4 cells (2h), and
+ * the blocks in eight colours by the parity of their block coordinates.  A
+ * particle's constraint reads and moves only the particles of its neighbour
+ * list (within h at the step's grid build), so two particles in different
+ * blocks of one colour (at least one whole block, 2h, apart) touch disjoint
+ * sets: the blocks of a colour run in parallel, each visiting its particles
+ * in index order, and the result is the same for any thread count.
+ *
+ * Per particle, Algorithm 2 lines 2-21 on the fixed list, with one change to
+ * line 11: a compressed particle (rho > rho0) takes the pressure that makes
+ * its displacements the Newton step of the constraint C_i = rho_i - rho0,
+ * linearised, with every particle of unit mass (the position-based fluids
+ * step, Macklin & Mueller 2013, Eq. 9-11, with Eq. 1's kernel).  Eq. 3's
+ * displacement of j is D/2 = P (1-q)/2 r^_ij = -(h/4) P grad_j rho_i, and
+ * line 20's of i is -(h/4) P grad_i rho_i, so Algorithm 2 is a gradient step
+ * on C_i of length (h/4) P; with grad_j rho_i = -(2/h)(1-q) r^_ij the Newton
+ * step C_i / sum_k |grad_k C_i|^2 is
+ *     P_i = omega h (rho_i - rho0) / (sum_j (1-q)^2 + |sum_j (1-q) r^_ij|^2).
+ * One sweep is then successive over-relaxation on the linearised system
+ * A lambda = C with A = J J^T symmetric positive semi-definite, which
+ * converges for any 0 < omega < 2 (Ostrowski-Reich); omega is the material's
+ * stiffness over its preset 0.01, kept below OMEGA_MAX.  The stretched side
+ * (rho < rho0: Clavet's cohesion and surface tension) and the near-pressure
+ * (Eq. 5) keep the paper's per-step k and k_near, split over the sweeps, so a
+ * material's cohesion does not depend on the sweep count.  The box's walls
+ * are position constraints inside the sweep (a particle moved past one is put
+ * back on it at once, as position-based dynamics projects collisions in its
+ * loop): the floor then holds the bottom layer instead of the end-of-step
+ * clamp squashing it, and Eq. 9-11 act on particles touching a wall. */
+#define OMEGA_MAX 1.5f
+#define BLOCK 4 /* cells (h/2) per block side: 2h */
+
+typedef struct gs_ctx {
+    step_ctx *c;
+    int color, nbx, nby, nbz; /* blocks of this colour along each axis */
+    bool backward;            /* odd sweeps visit the colours and particles in reverse */
+    float inv_iters;
+    float omega[FS_MAX_MATERIALS];
+} gs_ctx;
+
+static inline float clampf(float v, float a, float b) { return v < a ? a : (v > b ? b : v); }
+
+static void gs_particle(fs_world *w, const gs_ctx *g, int i, float *sdx, float *sdy, float *sdz, float *sq) {
+    const step_ctx *c = g->c;
+    fs_particles *p = &w->p;
+    float *X = p->x, *Y = p->y, *Z = p->z;
+    const int32_t *J = w->nb + (size_t)i * FS_NB_MAX;
+    const int n = w->nb_n[i];
+    const float xi = X[i], yi = Y[i], zi = Z[i], inv_h = c->inv_h, h2 = c->h2;
+    const fs_vec3 lo = w->lo, hi = w->hi;
+    float rho = 0, rhon = 0, gx = 0, gy = 0, gz = 0;
+    /* lines 4-9 (Eq. 1, 4), and sum_j (1-q) r^_ij for the Newton step */
+    for (int k = 0; k < n; k++) {
+        const int j = J[k];
+        float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
+        const float r2 = dx * dx + dy * dy + dz * dz;
+        if (r2 >= h2) { /* moved out of range during this step's sweeps */
+            sq[k] = 0;
+            continue;
+        }
+        const float rr = sqrtf(r2), q = 1.0f - rr * inv_h;
+        if (rr < 1e-9f)
+            coincident_dir(p, i, j, &dx, &dy, &dz);
+        else
+            dx /= rr, dy /= rr, dz /= rr;
+        sdx[k] = dx, sdy[k] = dy, sdz[k] = dz, sq[k] = q;
+        rho += q * q, rhon += q * q * q;
+        gx += q * dx, gy += q * dy, gz += q * dz;
+    }
+    const float rho_p = rho;
+    wall_density(w, xi, yi, zi, &rho, &rhon);
+    /* lines 11-12 */
+    const int m = p->mat[i];
+    const float C = rho - c->m.rho0[m];
+    const float P = C > 0.0f ? g->omega[m] * c->h * C / (rho_p + gx * gx + gy * gy + gz * gz + 1e-3f)
+                             : g->inv_iters * c->m.k[m] * C;
+    const float PN = g->inv_iters * c->m.kn[m] * rhon;
+    /* lines 14-21 */
+    float ax = 0, ay = 0, az = 0;
+    for (int k = 0; k < n; k++) {
+        const float q = sq[k];
+        if (q <= 0.0f) continue;
+        const int j = J[k];
+        const float D = 0.5f * (P * q + PN * q * q);
+        X[j] = clampf(X[j] + D * sdx[k], lo.x, hi.x);
+        Y[j] = clampf(Y[j] + D * sdy[k], lo.y, hi.y);
+        Z[j] = clampf(Z[j] + D * sdz[k], lo.z, hi.z);
+        ax -= D * sdx[k], ay -= D * sdy[k], az -= D * sdz[k];
+    }
+    wall_push(w, xi, yi, zi, P, PN, &ax, &ay, &az);
+    X[i] = clampf(xi + ax, lo.x, hi.x), Y[i] = clampf(yi + ay, lo.y, hi.y), Z[i] = clampf(zi + az, lo.z, hi.z);
+}
+
+static void gs_task(int b, int e, int worker, void *vctx) {
+    const gs_ctx *g = vctx;
+    fs_world *w = g->c->w;
+    fs_scratch sc = fs__scratch_of(w, worker);
+    const int ox = g->color & 1, oy = (g->color >> 1) & 1, oz = (g->color >> 2) & 1;
+    for (int t = b; t < e; t++) {
+        const int bx = 2 * (t % g->nbx) + ox, by = 2 * ((t / g->nbx) % g->nby) + oy, bz = 2 * (t / (g->nbx * g->nby)) + oz;
+        const int x0 = bx * BLOCK, x1 = x0 + BLOCK < w->gx ? x0 + BLOCK : w->gx;
+        for (int cz = bz * BLOCK; cz < bz * BLOCK + BLOCK && cz < w->gz; cz++)
+            for (int cy = by * BLOCK; cy < by * BLOCK + BLOCK && cy < w->gy; cy++) {
+                const int row = (cz * w->gy + cy) * w->gx;
+                const int i0 = w->cell_start[row + x0], i1 = w->cell_start[row + x1];
+                if (g->backward)
+                    for (int i = i1 - 1; i >= i0; i--) gs_particle(w, g, i, sc.dx, sc.dy, sc.dz, sc.r2);
+                else
+                    for (int i = i0; i < i1; i++) gs_particle(w, g, i, sc.dx, sc.dy, sc.dz, sc.r2);
+            }
+    }
+}
+
+/* One sweep: the eight colours in turn; odd sweeps run backwards (colours
+ * and particles), so two sweeps are a symmetric Gauss-Seidel pass and the
+ * visiting order's bias cancels to first order. */
+static void relax_colored(fs_world *w, step_ctx *c, int sweep) {
+    gs_ctx g = {.c = c, .inv_iters = 1.0f / (float)w->def.relax_iterations, .backward = sweep & 1};
+    for (int m = 0; m < w->nmat; m++) {
+        float o = w->mat[m].p[FS_P_STIFFNESS] / 0.01f;
+        g.omega[m] = o < OMEGA_MAX ? o : OMEGA_MAX;
+    }
+    const int NBX = (w->gx + BLOCK - 1) / BLOCK, NBY = (w->gy + BLOCK - 1) / BLOCK, NBZ = (w->gz + BLOCK - 1) / BLOCK;
+    for (int k = 0; k < 8; k++) {
+        const int color = g.backward ? 7 - k : k;
+        const int ox = color & 1, oy = (color >> 1) & 1, oz = (color >> 2) & 1;
+        g.color = color;
+        g.nbx = (NBX - ox + 1) / 2, g.nby = (NBY - oy + 1) / 2, g.nbz = (NBZ - oz + 1) / 2;
+        const int count = g.nbx * g.nby * g.nbz;
+        if (count <= 0) continue;
+        if (w->def.parallel_for && w->def.worker_count > 1 && count > 1)
+            w->def.parallel_for(gs_task, &g, count, w->def.task_user);
+        else
+            gs_task(0, count, 0, &g);
+    }
+}
+
 /* ---- temperature (Solenthaler 2007, "Temperature Effects"), any solver --- */
 float fs__heat_update(const fs_world *w, float T, bool diffuse, float dTdt, float x, float y, float z, float dt) {
     /* Eq. 21 integrated by explicit Euler, then the heaters */
@@ -727,16 +865,17 @@ static void collide_task(int b, int e, int worker, void *vctx) {
         const float mu = c->m.mu[p->mat[i]];
         for (int a = 0; a < 3; a++) {
             float nrm;
-            if (x[a] < l[a])
+            /* on the wall counts: the coloured sweeps put particles back on it */
+            if (x[a] <= l[a])
                 nrm = 1.0f;
-            else if (x[a] > u[a])
+            else if (x[a] >= u[a])
                 nrm = -1.0f;
             else
                 continue;
             /* Eq. 9-10: velocity relative to the static wall, split */
             float v[3] = {(x[0] - xp[0]) * inv_dt, (x[1] - xp[1]) * inv_dt, (x[2] - xp[2]) * inv_dt};
-            float vn = v[a] * nrm; /* < 0: moving into the wall */
-            if (vn < 0.0f) {
+            float vn = v[a] * nrm; /* < 0: moving into the wall; 0: resting on it */
+            if (vn <= 0.0f) {
                 /* Eq. 11: cancel the normal part, remove mu of the tangential */
                 float I[3] = {mu * v[0], mu * v[1], mu * v[2]};
                 I[a] = v[a];
@@ -868,8 +1007,20 @@ void fs__step(fs_world *w) {
 
     /* line 16 */
     t = fs__now_ms();
+    bool colored = w->def.relax == FS_RELAX_COLORED;
+    if (colored) {
+        /* the neighbour lists of every sweep (and Eq. 21's heat rates) at the
+         * predicted positions; a particle with more than FS_NB_MAX
+         * neighbours has none, and the step falls back to the Jacobi sweeps,
+         * which scan again */
+        fs__run(w, density_task, &c, w->n);
+        for (int i = 0; i < w->n && colored; i++) colored = w->nb_n[i] >= 0;
+        w->st.relax_fallbacks += !colored;
+    }
     for (int it = 0; it < w->def.relax_iterations; it++) {
-        if (w->def.relax == FS_RELAX_SEQUENTIAL) {
+        if (colored) {
+            relax_colored(w, &c, it);
+        } else if (w->def.relax == FS_RELAX_SEQUENTIAL) {
             if (it == 0 && c.m.heat) fs__run(w, density_task, &c, w->n); /* Eq. 21 only */
             relax_sequential(w, &c);
         } else {

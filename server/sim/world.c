@@ -26,8 +26,8 @@ fs_world_def fs_default_world_def(void) {
     d.springs_per_particle = 48;
     d.dt = 1.0f / 60.0f;
     d.substeps = 1;
-    d.relax = FS_RELAX_JACOBI;
-    d.relax_iterations = 1;
+    d.relax = FS_RELAX_COLORED;
+    d.relax_iterations = FS_DEFAULT_RELAX_ITERATIONS;
     d.worker_count = 1;
     return d;
 }
