@@ -5,8 +5,7 @@
 // refused before they are read when the token is missing.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
-import { startServer, stopAll, get, http, sleep, decode, encode } from './lib.mjs';
+import { startServer, stopAll, get, http, sleep, decode, encode, rawConnect } from './lib.mjs';
 
 after(async () => { await stopAll(); });
 
@@ -102,7 +101,7 @@ async function parallelUploads(s, { count, bytes, headers = '' }) {
       };
     });
     c.open = new Promise((resolve) => {
-      c.sock = net.connect(s.port, '127.0.0.1', () => {
+      c.sock = rawConnect(s.port, () => {
         c.sock.write(`POST /api/snapshot HTTP/1.1\r\nHost: x\r\nContent-Type: application/msgpack\r\n${headers}Content-Length: ${bytes}\r\n\r\n`);
         resolve();
       });
