@@ -1,11 +1,9 @@
 /* fuzz_frame_decode.c - libFuzzer harness for the v2 frame decoder
  * (server/frame_codec.c, fc_decode).
  *
- * Build and run (from the repository root):
- *   clang -std=c11 -g -O1 -D_POSIX_C_SOURCE=200809L -fsanitize=fuzzer,address,undefined \
- *         -fno-sanitize-recover=all -Iserver tests/fuzz/fuzz_frame_decode.c server/frame_codec.c -lm \
- *         -o build/fuzz_frame_decode
- *   build/fuzz_frame_decode -max_total_time=60 -max_len=4096
+ * Built and run by tests/fuzz/fuzz.mk (`make fuzz FUZZ=fuzz_frame_decode`, and
+ * `make test`'s smoke run); seeds: tests/fuzz/corpus/fuzz_frame_decode (the
+ * golden frames of protocol/golden).
  *
  * Each input is decoded by a decoder that already holds a keyframe (seq 1)
  * and a delta (seq 2) of a small stream, so inputs that name those frames

@@ -12,25 +12,14 @@
  *   - after stepping, the world's own snapshot is accepted again (what the
  *     server saves, it restores at the next start).
  *
- * Build and run (clang from Debian; from the repository root).  The step's
- * hot loops (solver, mps, unified, kernels, sparse, pool) are built with the
- * sanitizers but without coverage instrumentation: with it, an MPS input
- * took 2 s instead of 0.1 s, and their coverage says little about the
- * decoder and the checks, which is what the fuzzer explores.
- *   S="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fno-omit-frame-pointer \
- *      -fsanitize=address,undefined -fsanitize=float-cast-overflow -fno-sanitize-recover=all"
- *   I="$(pkg-config --cflags msgpack libcjson) -Iserver -Iserver/sim -Itests/fuzz"
- *   mkdir -p build/fuzz/obj
- *   for f in solver mps unified kernels sparse pool; do clang $S $I -c server/sim/$f.c -o build/fuzz/obj/$f.o; done
- *   clang $S -fsanitize=fuzzer $I tests/fuzz/fuzz_snapshot.c server/persist_doc.c server/wire.c server/msgbuf.c \
- *     server/commands.c server/hub.c server/log.c server/sim/snapshot.c server/sim/world.c server/sim/bodies.c \
- *     server/sim/params.c server/sim/scenes.c server/sim/solvers.c build/fuzz/obj/[a-z]*.o \
- *     $(pkg-config --libs msgpack libcjson) -lm -lpthread -o build/fuzz/fuzz_snapshot
- *   build/fuzz/fuzz_snapshot -max_len=131072 -timeout=10 -rss_limit_mb=2048 \
- *     -artifact_prefix=tests/fuzz/crashes/snapshot/ build/fuzz/corpus-snapshot tests/fuzz/corpus/snapshot
- * (the first corpus directory collects what the run finds; the committed
- * seeds in tests/fuzz/corpus/snapshot are made by gen_snapshot_corpus.c, see
- * there).  Replaying the reproducers: build/fuzz/fuzz_snapshot tests/fuzz/crashes/snapshot/<file>.
+ * Built and run by tests/fuzz/fuzz.mk (`make fuzz FUZZ=fuzz_snapshot`, and
+ * `make test`'s smoke run): the step's hot loops ($(FUZZ_SIM_HOT): solver, mps,
+ * unified, kernels, sparse, pool) are built with the sanitizers but without
+ * coverage instrumentation: their coverage says little about the decoder and
+ * the checks, which is what the fuzzer explores, and only slows each
+ * execution (docs/fuzzing-snapshot.md has the measurement).  Seeds:
+ * tests/fuzz/corpus/fuzz_snapshot (made by gen_snapshot_corpus.c, see there);
+ * past reproducers: tests/fuzz/crashes/fuzz_snapshot.
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
  *     -Itests/fuzz tests/fuzz/gen_snapshot_corpus.c server/wire.c server/msgbuf.c server/commands.c \
  *     server/hub.c server/log.c server/sim/[a-z]*.c $(pkg-config --libs msgpack libcjson) -lm -lpthread \
  *     -o build/fuzz/gen_snapshot_corpus
- *   build/fuzz/gen_snapshot_corpus tests/fuzz/corpus/snapshot
+ *   build/fuzz/gen_snapshot_corpus tests/fuzz/corpus/fuzz_snapshot
  * The output is the same on every run of one build but for the step-time
  * statistics the snapshot carries (wall-clock milliseconds).
  */
