@@ -755,6 +755,15 @@ fs_status fs__bodies_check(fs_body *bodies, int nb, uint32_t next_id, const fs_d
     return FS_OK;
 }
 
+/* A safety rail like the particles': at most 100 m/s and 200 rad/s (a
+ * snapshot accepts ten times these). */
+static void rail(fs_body *b) {
+    float sp = len(b->vel);
+    if (!(sp < 100.0f)) b->vel = isfinite(sp) ? mul(b->vel, 100.0f / sp) : (v3){0, 0, 0};
+    float wsp = len(b->ang);
+    if (!(wsp < 200.0f)) b->ang = isfinite(wsp) ? mul(b->ang, 200.0f / wsp) : (v3){0, 0, 0};
+}
+
 /* ---- Algorithm 6 ------------------------------------------------------------------ */
 void fs__bodies_step(fs_world *w, float dt, float R, const float *mu, const float *stick_d, const float *stick_k,
                      const float *mass, void (*run)(fs_world *, fs_task_fn *, void *, int)) {
@@ -804,11 +813,7 @@ void fs__bodies_step(fs_world *w, float dt, float R, const float *mu, const floa
     for (int k = 0; k < w->nbodies; k++) {
         fs_body *b = &w->bodies[k];
         if (b->is_static) continue;
-        /* a safety rail like the particles' */
-        float sp = len(b->vel);
-        if (!(sp < 100.0f)) b->vel = isfinite(sp) ? mul(b->vel, 100.0f / sp) : (v3){0, 0, 0};
-        float wsp = len(b->ang);
-        if (!(wsp < 200.0f)) b->ang = isfinite(wsp) ? mul(b->ang, 200.0f / wsp) : (v3){0, 0, 0};
+        rail(b);
         b->pos = add(b->pos, mul(b->vel, dt));
         b->rot = qintegrate(b->rot, b->ang, dt);
         b->vel_eff = b->vel;
@@ -819,6 +824,10 @@ void fs__bodies_step(fs_world *w, float dt, float R, const float *mu, const floa
     }
     /* step 3 */
     particles_against_bodies(&c);
+    /* the rail again: step 3's impulses come after it, and a light body
+     * could leave the step (and the snapshot's bounds) spinning at 1e7 rad/s */
+    for (int k = 0; k < w->nbodies; k++)
+        if (!w->bodies[k].is_static) rail(&w->bodies[k]);
 }
 
 /* Worst penetration of a particle into a body (m, >= 0): a diagnostic. */

@@ -11,11 +11,16 @@
 #
 # Declaring a harness takes one line:
 #
-#   $(eval $(call fuzz_harness,NAME,SOURCES))
+#   $(eval $(call fuzz_harness,NAME,SOURCES[,UNGUIDED]))
 #
 # NAME is tests/fuzz/NAME.c (it defines LLVMFuzzerTestOneInput); SOURCES are
 # the project's .c files it calls (compiled once each, instrumented, into
 # $(BUILD)/fuzz/obj/); $(FUZZ_SIM) is the simulation core, instrumented.
+# UNGUIDED (optional) are .c files compiled with the same sanitizers but
+# without coverage instrumentation (into $(BUILD)/fuzz/obj-nocov/): hot loops
+# whose coverage does not guide the fuzzer toward anything and only slows each
+# execution (fuzz_snapshot steps the solvers; $(FUZZ_SIM_HOT) lists them and
+# $(FUZZ_SIM_COLD) is the rest of the core).
 # Optional, by convention: tests/fuzz/corpus/NAME/ (seeds, kept in the repo),
 # tests/fuzz/NAME.dict (libFuzzer dictionary), tests/fuzz/NAME.options (extra
 # libFuzzer flags, one line, e.g. -max_len=20000), tests/fuzz/crashes/NAME/
@@ -31,23 +36,31 @@ FUZZ_SAN = -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recove
 # "omp simd" hints and says so; the hints are for speed only.
 FUZZ_CFLAGS = $(WARN) $(DEFS) -g -O1 -fno-omit-frame-pointer -fopenmp-simd -Wno-pass-failed $(FUZZ_SAN) $(SRV_CFLAGS) -Itests/fuzz
 FUZZ_SIM = $(SIM_SRC)
+FUZZ_SIM_HOT = $(addprefix server/sim/,solver.c mps.c unified.c kernels.c sparse.c pool.c)
+FUZZ_SIM_COLD = $(filter-out $(FUZZ_SIM_HOT),$(SIM_SRC))
 FUZZ_NAMES =
 
 $(BUILD)/fuzz/obj/%.o: %.c $(SRV_HDR) $(SIM_HDR)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+$(BUILD)/fuzz/obj-nocov/%.o: %.c $(SRV_HDR) $(SIM_HDR)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
 
+fuzz_objs = $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(1)) $(patsubst %.c,$(BUILD)/fuzz/obj-nocov/%.o,$(2))
 define fuzz_harness
 FUZZ_NAMES += $(1)
-$(BUILD)/fuzz/$(1): tests/fuzz/$(1).c tests/fuzz/fuzz_check.h $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(2))
+$(BUILD)/fuzz/$(1): tests/fuzz/$(1).c $(wildcard tests/fuzz/$(1).h) tests/fuzz/fuzz_check.h $(call fuzz_objs,$(2),$(3))
 	@mkdir -p $$(dir $$@)
-	$$(FUZZ_CC) $$(FUZZ_CFLAGS) -fsanitize=fuzzer $$< $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(2)) $$(SRV_LIBS) $$(LDLIBS_SIM) -o $$@
+	$$(FUZZ_CC) $$(FUZZ_CFLAGS) -fsanitize=fuzzer $$< $(call fuzz_objs,$(2),$(3)) $$(SRV_LIBS) $$(LDLIBS_SIM) -o $$@
 endef
 
 # ---- The harnesses ----------------------------------------------------------
 $(eval $(call fuzz_harness,fuzz_ws_command,server/wire.c server/commands.c server/msgbuf.c server/hub.c server/log.c $(FUZZ_SIM)))
 $(eval $(call fuzz_harness,fuzz_rest,server/rest_route.c server/wire.c server/commands.c server/msgbuf.c server/hub.c server/log.c $(FUZZ_SIM)))
 $(eval $(call fuzz_harness,fuzz_config,server/config.c server/log.c))
+$(eval $(call fuzz_harness,fuzz_snapshot,server/persist_doc.c server/wire.c server/commands.c server/msgbuf.c server/hub.c server/log.c $(FUZZ_SIM_COLD),$(FUZZ_SIM_HOT)))
+$(eval $(call fuzz_harness,fuzz_frame_decode,server/frame_codec.c))
 
 FUZZ ?= $(FUZZ_NAMES)
 FUZZ_BINS = $(addprefix $(BUILD)/fuzz/,$(FUZZ_NAMES))

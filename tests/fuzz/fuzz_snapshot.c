@@ -12,25 +12,14 @@
  *   - after stepping, the world's own snapshot is accepted again (what the
  *     server saves, it restores at the next start).
  *
- * Build and run (clang from Debian; from the repository root).  The step's
- * hot loops (solver, mps, unified, kernels, sparse, pool) are built with the
- * sanitizers but without coverage instrumentation: with it, an MPS input
- * took 2 s instead of 0.1 s, and their coverage says little about the
- * decoder and the checks, which is what the fuzzer explores.
- *   S="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fno-omit-frame-pointer \
- *      -fsanitize=address,undefined -fsanitize=float-cast-overflow -fno-sanitize-recover=all"
- *   I="$(pkg-config --cflags msgpack libcjson) -Iserver -Iserver/sim -Itests/fuzz"
- *   mkdir -p build/fuzz/obj
- *   for f in solver mps unified kernels sparse pool; do clang $S $I -c server/sim/$f.c -o build/fuzz/obj/$f.o; done
- *   clang $S -fsanitize=fuzzer $I tests/fuzz/fuzz_snapshot.c server/persist_doc.c server/wire.c server/msgbuf.c \
- *     server/commands.c server/hub.c server/log.c server/sim/snapshot.c server/sim/world.c server/sim/bodies.c \
- *     server/sim/params.c server/sim/scenes.c server/sim/solvers.c build/fuzz/obj/[a-z]*.o \
- *     $(pkg-config --libs msgpack libcjson) -lm -lpthread -o build/fuzz/fuzz_snapshot
- *   build/fuzz/fuzz_snapshot -max_len=131072 -timeout=10 -rss_limit_mb=2048 \
- *     -artifact_prefix=tests/fuzz/crashes/snapshot/ build/fuzz/corpus-snapshot tests/fuzz/corpus/snapshot
- * (the first corpus directory collects what the run finds; the committed
- * seeds in tests/fuzz/corpus/snapshot are made by gen_snapshot_corpus.c, see
- * there).  Replaying the reproducers: build/fuzz/fuzz_snapshot tests/fuzz/crashes/snapshot/<file>.
+ * Built and run by tests/fuzz/fuzz.mk (`make fuzz FUZZ=fuzz_snapshot`, and
+ * `make test`'s smoke run): the step's hot loops ($(FUZZ_SIM_HOT): solver, mps,
+ * unified, kernels, sparse, pool) are built with the sanitizers but without
+ * coverage instrumentation: their coverage says little about the decoder and
+ * the checks, which is what the fuzzer explores, and only slows each
+ * execution (docs/fuzzing-snapshot.md has the measurement).  Seeds:
+ * tests/fuzz/corpus/fuzz_snapshot (made by gen_snapshot_corpus.c, see there);
+ * past reproducers: tests/fuzz/crashes/fuzz_snapshot.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -43,65 +32,92 @@
 
 #define STEPS 2
 
-static uint8_t *base_bytes; /* the REST world's state before each input */
+/* The running world an upload lands in, kept across inputs as the server
+ * keeps its one world: a small dam break (thinned to BASE_PARTICLES, see
+ * fuzz_snapshot.h), stepped, so that "left as it was" is checked against a
+ * world with particles in it.  base_bytes is its snapshot; after an accepted
+ * input (only then) the world is put back from it. */
+#define BASE_PARTICLES 40
+static fs_world *g_rest;
+static bool g_dirty;
+static uint8_t *base_bytes;
 static size_t base_len;
+static uint8_t *g_buf; /* scratch for the snapshots the checks take */
+static size_t g_buf_cap;
 
-static uint8_t *snap_of(const fs_world *w, size_t *len)
+/* The world's snapshot into g_buf (grown as needed, never shrunk). */
+static size_t snap_of(const fs_world *w)
 {
     size_t n = fs_world_snapshot_size(w);
-    uint8_t *b = malloc(n);
-    if (!b || fs_world_snapshot_write(w, b, n) != n)
+    if (n > g_buf_cap) {
+        free(g_buf);
+        g_buf = malloc(n);
+        g_buf_cap = n;
+    }
+    if (!g_buf || fs_world_snapshot_write(w, g_buf, n) != n)
         abort();
-    *len = n;
-    return b;
+    return n;
 }
 
-/* The running world an upload lands in: a small dam break, stepped once, so
- * that "left as it was" is checked against a world with particles in it. */
-static fs_world *rest_world(void)
+static void make_rest_world(void)
 {
     fs_world_def d = fuzz_snapshot_def(FUZZ_SNAP_CAPACITY);
-    fs_world *w = fs_world_create(&d);
-    if (!w)
+    g_rest = fs_world_create(&d);
+    if (!g_rest || fs_world_load_scene(g_rest, "dam_break", FUZZ_SNAP_MIN_SCENE, NULL) != FS_OK)
         abort();
-    if (!base_bytes) {
-        if (fs_world_load_scene(w, "dam_break", 150, NULL) != FS_OK)
-            abort();
-        fs_world_step(w);
-        base_bytes = snap_of(w, &base_len);
-    } else if (fs_world_restore(w, base_bytes, base_len, NULL) != FS_OK) {
+    fs_world_step(g_rest);
+    fuzz_snapshot_thin(g_rest, BASE_PARTICLES);
+    fs_world_step(g_rest);
+    base_len = snap_of(g_rest);
+    base_bytes = malloc(base_len);
+    if (!base_bytes)
         abort();
-    }
-    return w;
+    memcpy(base_bytes, g_buf, base_len);
 }
 
+/* The world as the last input left it, put back to the base if that input
+ * changed it. */
+static fs_world *rest_world(void)
+{
+    if (!g_rest)
+        make_rest_world();
+    if (g_dirty) {
+        fs_error e = {{0}};
+        if (fs_world_restore(g_rest, base_bytes, base_len, &e) != FS_OK) {
+            fprintf(stderr, "fuzz_snapshot: the base snapshot is refused: %s\n", e.msg);
+            abort();
+        }
+        g_dirty = false;
+    }
+    return g_rest;
+}
+
+/* Exact: the world's snapshot, byte for byte, is the base's. */
 static void same_as_base(const fs_world *w, const char *why)
 {
-    size_t n;
-    uint8_t *b = snap_of(w, &n);
-    if (n != base_len || memcmp(b, base_bytes, n)) {
+    size_t n = snap_of(w);
+    if (n != base_len || memcmp(g_buf, base_bytes, n)) {
         fprintf(stderr, "fuzz_snapshot: a refused snapshot changed the world (%s)\n", why);
         abort();
     }
-    free(b);
 }
 
-/* Steps, then checks that the world's own snapshot restores. */
+/* Steps, then checks that the world's own snapshot restores into a new
+ * world of its capacity (what the server saves, it restores at the next
+ * start). */
 static void step_and_resave(fs_world *w)
 {
     for (int k = 0; k < STEPS; k++)
         fs_world_step(w);
-    size_t n;
-    uint8_t *b = snap_of(w, &n);
+    size_t n = snap_of(w);
     fs_world_def d = fuzz_snapshot_def(fs_world_capacity(w));
     fs_world *again = fs_world_create(&d);
     fs_error e = {{0}};
-    if (!again || fs_world_restore(again, b, n, &e) != FS_OK) {
+    if (!again || fs_world_restore(again, g_buf, n, &e) != FS_OK) {
         fprintf(stderr, "fuzz_snapshot: a stepped world's own snapshot is refused: %s\n", e.msg);
         abort();
     }
     fs_world_destroy(again);
-    free(b);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -116,11 +132,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[256];
     /* REST: into the running world */
     fs_world *w = rest_world();
-    if (persist_doc_restore(w, data, size, err, sizeof err) == 0)
+    if (persist_doc_restore(w, data, size, err, sizeof err) == 0) {
+        g_dirty = true;
         step_and_resave(w);
-    else
+    } else {
         same_as_base(w, err);
-    fs_world_destroy(w);
+    }
 
     /* the save file: a world sized from the document */
     fs_snapshot_info info;

@@ -2,14 +2,15 @@
  * real snapshot documents (as GET /api/snapshot returns them) of small
  * scenes on each solver, with springs, bodies, emitters, drains, heaters and
  * MPS obstacles, made for the harness's world (fuzz_snapshot.h), plus one for
- * a larger capacity (the save file path sizes its world from the document).
+ * another capacity (the save file path sizes its world from the document).
+ * Each holds 30-60 particles (fuzz_snapshot.h says why).
  *
  * Build and run (from the repository root):
  *   clang -std=c11 -D_POSIX_C_SOURCE=200809L -O1 $(pkg-config --cflags msgpack libcjson) -Iserver -Iserver/sim \
  *     -Itests/fuzz tests/fuzz/gen_snapshot_corpus.c server/wire.c server/msgbuf.c server/commands.c \
  *     server/hub.c server/log.c server/sim/[a-z]*.c $(pkg-config --libs msgpack libcjson) -lm -lpthread \
  *     -o build/fuzz/gen_snapshot_corpus
- *   build/fuzz/gen_snapshot_corpus tests/fuzz/corpus/snapshot
+ *   build/fuzz/gen_snapshot_corpus tests/fuzz/corpus/fuzz_snapshot
  * The output is the same on every run of one build but for the step-time
  * statistics the snapshot carries (wall-clock milliseconds).
  */
@@ -53,7 +54,7 @@ static int write_doc(const char *dir, const char *name, fs_world *w)
 
 typedef struct seed {
     const char *name, *scene;
-    int particles, steps;
+    int particles, steps; /* particles kept (the scene loads 100, is stepped, then thinned) */
     fs_solver solver;
     bool extras; /* an emitter, a drain, a heater, a body, paused with steps queued */
 } seed;
@@ -65,17 +66,17 @@ int main(int argc, char **argv)
         return 2;
     }
     static const seed seeds[] = {
-        {"clavet_dam_break", "dam_break", 150, 5, FS_SOLVER_CLAVET, false},
-        {"clavet_gallery_springs", "gallery", 300, 10, FS_SOLVER_CLAVET, false},
-        {"clavet_floating_bodies", "floating", 300, 10, FS_SOLVER_CLAVET, false},
-        {"clavet_fountain_emitter", "fountain", 200, 8, FS_SOLVER_CLAVET, true},
-        {"clavet_drop_extras", "drop", 200, 4, FS_SOLVER_CLAVET, true},
-        {"unified_merge_heater", "merge", 250, 4, FS_SOLVER_UNIFIED, false},
-        {"unified_bunny", "chocolate_bunny", 300, 3, FS_SOLVER_UNIFIED, true},
-        {"unified_shell", "shell", 200, 3, FS_SOLVER_UNIFIED, false},
-        {"mps_dam_break", "mps_dam_break", 150, 2, FS_SOLVER_MPS, false},
-        {"mps_obstacle_emitter", "mps_obstacle", 150, 2, FS_SOLVER_MPS, true},
-        {"mps_oil_water", "oil_water", 150, 1, FS_SOLVER_MPS, false},
+        {"clavet_dam_break", "dam_break", 40, 5, FS_SOLVER_CLAVET, false},
+        {"clavet_gallery_springs", "gallery", 60, 10, FS_SOLVER_CLAVET, false},
+        {"clavet_floating_bodies", "floating", 50, 10, FS_SOLVER_CLAVET, false},
+        {"clavet_fountain_emitter", "fountain", 30, 8, FS_SOLVER_CLAVET, true},
+        {"clavet_drop_extras", "drop", 30, 4, FS_SOLVER_CLAVET, true},
+        {"unified_merge_heater", "merge", 40, 4, FS_SOLVER_UNIFIED, false},
+        {"unified_bunny", "chocolate_bunny", 40, 3, FS_SOLVER_UNIFIED, true},
+        {"unified_shell", "shell", 40, 3, FS_SOLVER_UNIFIED, false},
+        {"mps_dam_break", "mps_dam_break", 40, 2, FS_SOLVER_MPS, false},
+        {"mps_obstacle_emitter", "mps_obstacle", 30, 2, FS_SOLVER_MPS, true},
+        {"mps_oil_water", "oil_water", 40, 1, FS_SOLVER_MPS, false},
     };
     int bad = 0;
     for (size_t k = 0; k < sizeof seeds / sizeof seeds[0]; k++) {
@@ -84,12 +85,14 @@ int main(int argc, char **argv)
         fs_world *w = fs_world_create(&d);
         fs_error e = {{0}};
         if (!w || fs_world_set_solver(w, s->solver, &e) != FS_OK ||
-            fs_world_load_scene(w, s->scene, s->particles, &e) != FS_OK) {
+            fs_world_load_scene(w, s->scene, FUZZ_SNAP_MIN_SCENE, &e) != FS_OK) {
             fprintf(stderr, "%s: %s\n", s->name, e.msg);
             return 1;
         }
         for (int i = 0; i < s->steps; i++)
             fs_world_step(w);
+        fuzz_snapshot_thin(w, s->particles);
+        fs_world_step(w);
         if (s->extras) {
             fs_domain dom = fs_world_domain(w);
             fs_vec3 mid = {0.5f * (dom.box_min.x + dom.box_max.x), 0.7f * dom.box_max.y,
@@ -116,12 +119,14 @@ int main(int argc, char **argv)
         fs_world_destroy(w);
     }
     /* the save file path: a document for another capacity */
-    fs_world_def d = fuzz_snapshot_def(1000);
+    fs_world_def d = fuzz_snapshot_def(200);
     fs_world *w = fs_world_create(&d);
-    if (!w || fs_world_load_scene(w, "drop", 600, NULL) != FS_OK)
+    if (!w || fs_world_load_scene(w, "drop", 150, NULL) != FS_OK)
         return 1;
     fs_world_step(w);
-    bad |= write_doc(argv[1], "file_capacity_1000", w);
+    fuzz_snapshot_thin(w, 50);
+    fs_world_step(w);
+    bad |= write_doc(argv[1], "file_capacity_200", w);
     fs_world_destroy(w);
     return bad;
 }

@@ -11,6 +11,7 @@ void test_snapshot_roundtrip(void);
 void test_snapshot_refusals(void);
 void test_domain_ranges(void);
 void test_state_bounds(void);
+void test_body_rails(void);
 void test_bodies_stickiness(void);
 void test_heat_diffusion_erf(void);
 void test_heat_conserved(void);

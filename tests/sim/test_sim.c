@@ -756,6 +756,7 @@ int main(int argc, char **argv) {
         {"snapshot_refusals", test_snapshot_refusals},
         {"domain_ranges", test_domain_ranges},
         {"state_bounds", test_state_bounds},
+        {"body_rails", test_body_rails},
         {"heat_diffusion_erf", test_heat_diffusion_erf},
         {"heat_conserved", test_heat_conserved},
         {"heaters", test_heaters},
