@@ -125,10 +125,16 @@ typedef struct fs_param_info {
     const char *doc;
     float min, max;   /* inclusive range; set_param refuses anything else */
     bool is_flag;     /* 0 or 1 only */
+    uint32_t solvers; /* FS_SOLVER_BIT of each solver whose step reads it */
 } fs_param_info;
+#define FS_SOLVER_BIT(s) (1u << (unsigned)(s))
 
 const fs_param_info *fs_param_get_info(fs_param p);
 int fs_param_find(const char *name); /* -1 when unknown */
+/* A solver's parameter set: true when solver s (an fs_solver, below) reads
+ * parameter p.  Setting one that the running solver does not read is
+ * allowed and changes nothing until a solver that reads it runs. */
+bool fs_param_used_by(fs_param p, int solver);
 
 int fs_world_material_count(const fs_world *w);
 const char *fs_world_material_name(const fs_world *w, int material);

@@ -8,67 +8,81 @@
 
 #include "sim_internal.h"
 
+/* Which solver reads which parameter (each solver's parameter set). */
+#define CL FS_SOLVER_BIT(FS_SOLVER_CLAVET)
+#define UN FS_SOLVER_BIT(FS_SOLVER_UNIFIED)
+#define MP FS_SOLVER_BIT(FS_SOLVER_MPS)
+
 static const fs_param_info PARAMS[FS_P_COUNT] = {
     [FS_P_REST_DENSITY] = {"rest_density", "kernel sum",
-                           "rho0 of Eq. 2; 3.19 is a cubic lattice at h = 2.1 spacings", 0.5f, 20.0f, false},
-    [FS_P_STIFFNESS] = {"stiffness", "h/step", "k dt^2 of Eq. 2-3 (pressure), per step", 0.0f, 0.05f, false},
+                           "rho0 of Eq. 2; 3.19 is a cubic lattice at h = 2.1 spacings", 0.5f, 20.0f, false, CL},
+    [FS_P_STIFFNESS] = {"stiffness", "h/step", "k dt^2 of Eq. 2-3 (pressure), per step", 0.0f, 0.05f, false, CL},
     [FS_P_NEAR_STIFFNESS] = {"near_stiffness", "h/step",
                              "k_near dt^2 of Eq. 5-6 (anti-clustering, surface tension), per step", 0.0f, 0.2f,
-                             false},
-    [FS_P_VISC_SIGMA] = {"viscosity_linear", "1/s", "sigma of Algorithm 5", 0.0f, 60.0f, false},
-    [FS_P_VISC_BETA] = {"viscosity_quadratic", "s/h", "beta of Algorithm 5", 0.0f, 10.0f, false},
-    [FS_P_SPRINGS] = {"springs", "flag", "the material carries springs (Sec. 5.1)", 0.0f, 1.0f, true},
+                             false, CL},
+    [FS_P_VISC_SIGMA] = {"viscosity_linear", "1/s", "sigma of Algorithm 5", 0.0f, 60.0f, false, CL},
+    [FS_P_VISC_BETA] = {"viscosity_quadratic", "s/h", "beta of Algorithm 5", 0.0f, 10.0f, false, CL},
+    [FS_P_SPRINGS] = {"springs", "flag", "the material carries springs (Sec. 5.1)", 0.0f, 1.0f, true, CL},
     [FS_P_SPRING_ADD] = {"spring_add", "flag", "Algorithm 4 inserts springs between new neighbours", 0.0f,
-                         1.0f, true},
+                         1.0f, true, CL},
     [FS_P_SPRING_STIFFNESS] = {"spring_stiffness", "1/step", "k_spring dt^2 of Algorithm 3, per step", 0.0f, 0.3f,
-                               false},
-    [FS_P_PLASTICITY] = {"plasticity", "1/s", "alpha of Eq. 7-8 (rest-length change rate)", 0.0f, 100.0f, false},
-    [FS_P_YIELD_STRETCH] = {"yield_stretch", "ratio", "gamma of Eq. 8 when stretched", 0.0f, 1.0f, false},
-    [FS_P_YIELD_COMPRESS] = {"yield_compress", "ratio", "gamma of Eq. 8 when compressed", 0.0f, 1.0f, false},
+                               false, CL},
+    [FS_P_PLASTICITY] = {"plasticity", "1/s", "alpha of Eq. 7-8 (rest-length change rate)", 0.0f, 100.0f, false, CL},
+    [FS_P_YIELD_STRETCH] = {"yield_stretch", "ratio", "gamma of Eq. 8 when stretched", 0.0f, 1.0f, false, CL},
+    [FS_P_YIELD_COMPRESS] = {"yield_compress", "ratio", "gamma of Eq. 8 when compressed", 0.0f, 1.0f, false, CL},
     [FS_P_SPRING_BREAK] = {"spring_break", "h",
                            "a spring is removed when stretched beyond this many h (not in the paper)", 1.0f,
-                           10.0f, false},
-    [FS_P_FRICTION] = {"friction", "ratio", "mu of Eq. 11 at walls and bodies: 0 slip, 1 no-slip", 0.0f, 1.0f, false},
+                           10.0f, false, CL},
+    [FS_P_FRICTION] = {"friction", "ratio", "mu of Eq. 11 at walls and bodies: 0 slip, 1 no-slip", 0.0f, 1.0f, false, CL | UN},
     [FS_P_MASS_DENSITY] = {"mass_density", "kg/m^3", "a particle's mass is this times the spacing cubed (buoyancy)",
-                           100.0f, 20000.0f, false},
+                           100.0f, 20000.0f, false, CL | UN | MP},
     [FS_P_STICK_DISTANCE] = {"stick_distance", "h", "d_stick of Eq. 12: reach of the attraction to bodies", 0.0f,
-                             0.5f, false},
+                             0.5f, false, CL | UN},
     [FS_P_STICK_STRENGTH] = {"stick_strength", "1/s^2", "k_stick of Eq. 12: strength of the attraction to bodies",
-                             0.0f, 20000.0f, false},
-    [FS_P_HEAT_DIFFUSIVITY] = {"heat_diffusivity", "m^2/s", "c of Solenthaler Eq. 21", 0.0f, 0.05f, false},
+                             0.0f, 20000.0f, false, CL | UN},
+    [FS_P_HEAT_DIFFUSIVITY] = {"heat_diffusivity", "m^2/s", "c of Solenthaler Eq. 21", 0.0f, 0.05f, false, CL | UN | MP},
     [FS_P_PHASE_CHANGE] = {"phase_change", "flag", "temperature moves it between solid and liquid", 0.0f, 1.0f,
-                           true},
-    [FS_P_SOLID_POINT] = {"solid_point", "C", "fully solid at or below this temperature", -100.0f, 1000.0f, false},
-    [FS_P_MELT_POINT] = {"melt_point", "C", "liquid at or above this temperature", -100.0f, 1000.0f, false},
+                           true, CL | UN},
+    [FS_P_SOLID_POINT] = {"solid_point", "C", "fully solid at or below this temperature", -100.0f, 1000.0f, false, CL | UN},
+    [FS_P_MELT_POINT] = {"melt_point", "C", "liquid at or above this temperature", -100.0f, 1000.0f, false, CL | UN},
     [FS_P_KIN_VISCOSITY] = {"kinematic_viscosity", "m^2/s",
-                            "nu of the liquid (unified and MPS solvers)", 0.0f, 10.0f, false},
+                            "nu of the liquid (unified and MPS solvers)", 0.0f, 10.0f, false, UN | MP},
     [FS_P_SURFACE_TENSION] = {"surface_tension", "N/m", "surface tension coefficient (MPS solver, Appendix A)",
-                              0.0f, 10.0f, false},
-    [FS_P_YOUNG] = {"young_modulus", "Pa", "E of the solid (unified solver, Eq. 13)", 0.0f, 1e9f, false},
-    [FS_P_POISSON] = {"poisson_ratio", "ratio", "nu of the solid (unified solver, Eq. 13)", 0.0f, 0.49f, false},
+                              0.0f, 10.0f, false, MP},
+    [FS_P_YOUNG] = {"young_modulus", "Pa", "E of the solid (unified solver, Eq. 13)", 0.0f, 1e9f, false, UN},
+    [FS_P_POISSON] = {"poisson_ratio", "ratio", "nu of the solid (unified solver, Eq. 13)", 0.0f, 0.49f, false, UN},
     [FS_P_SOLID_VISCOSITY] = {"solid_viscosity", "m^2/s",
                               "kinematic viscosity of the fully solid state (unified solver; between the "
                               "solidification and melting points it is interpolated, Fig. 5)",
-                              0.0f, 10.0f, false},
+                              0.0f, 10.0f, false, UN},
     [FS_P_RIGID] = {"rigid", "flag",
                     "the fully solid state is a rigid body (unified solver, Eq. 18-20) instead of an elastic one",
-                    0.0f, 1.0f, true},
+                    0.0f, 1.0f, true, UN},
     [FS_P_ELASTIC_LIMIT] = {"elastic_limit", "strain",
                             "von Mises elastic limit: deviatoric elastic strain beyond it flows plastically "
                             "(unified solver)",
-                            0.0f, 10.0f, false},
+                            0.0f, 10.0f, false, UN},
     [FS_P_PLASTIC_LIMIT] = {"plastic_limit", "strain",
                             "largest plastic strain a particle takes (unified solver); 0: perfectly elastic", 0.0f,
-                            10.0f, false},
+                            10.0f, false, UN},
     [FS_P_FRACTURE] = {"fracture_stretch", "ratio",
                        "two body neighbours part when their distance exceeds this times their reference distance "
                        "(unified solver)",
-                       1.0f, 10.0f, false},
+                       1.0f, 10.0f, false, UN},
 };
+
+#undef CL
+#undef UN
+#undef MP
 
 const fs_param_info *fs_param_get_info(fs_param p) {
     if ((int)p < 0 || p >= FS_P_COUNT) return NULL;
     return &PARAMS[p];
+}
+
+bool fs_param_used_by(fs_param p, int solver) {
+    if ((int)p < 0 || p >= FS_P_COUNT || solver < 0 || solver >= FS_SOLVER_COUNT) return false;
+    return (PARAMS[p].solvers & FS_SOLVER_BIT(solver)) != 0;
 }
 
 int fs_param_find(const char *name) {
