@@ -548,7 +548,7 @@ static void particles_against_bodies(body_ctx *c) {
             b->ang = add(b->ang, inv_inertia_mul(b, sub(T, b->acc_T)));
         }
     }
-    w->body_extract_worker[0] += extracted;
+    w->st.body_extractions += extracted;
 }
 
 /* ---- body contacts ------------------------------------------------------------- */

@@ -28,6 +28,9 @@ extern "C" {
 #define FS_MAX_EMITTERS 8
 #define FS_MAX_DRAINS 8
 #define FS_MAX_HEATERS 8
+/* Most workers a step fans out to (fs_world_def.worker_count, the pool's
+ * threads): per-worker tallies are arrays of this size. */
+#define FS_MAX_WORKERS 64
 #define FS_ERROR_LEN 160
 
 typedef struct fs_world fs_world;
@@ -76,7 +79,7 @@ typedef struct fs_world_def {
     int substeps;            /* fs_world_step runs this many steps of dt / substeps (default 1) */
     fs_relax_mode relax;
     int relax_iterations;    /* relaxation sweeps per step (default 1, as the paper) */
-    int worker_count;        /* > 1 only with parallel_for */
+    int worker_count;        /* > 1 only with parallel_for; at most FS_MAX_WORKERS */
     fs_parallel_for_fn *parallel_for;
     void *task_user;
 } fs_world_def;

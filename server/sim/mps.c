@@ -576,7 +576,7 @@ typedef struct ctx {
     float lap_k;  /* 2d / (lambda n0_lap), Eq. 7, viscosity */
     float ppe_k;  /* 2d / (lambda_n n0), Eq. 7 in Eq. 14 */
     float grad_k; /* d / n0, Eq. 5 */
-    uint64_t bad[64], clamped[64];
+    uint64_t bad[FS_MAX_WORKERS], clamped[FS_MAX_WORKERS];
 } ctx;
 
 static inline int32_t *scr_j(const fs_world *w, int worker) {
@@ -1225,7 +1225,7 @@ static void mps_step(fs_world *w) {
         for (int q = 0; q < FS_PHASE_COUNT; q++) acc[q] += ph[q];
     }
     for (int q = 0; q < FS_PHASE_COUNT; q++) ph[q] = acc[q];
-    for (int k = 0; k < 64; k++) {
+    for (int k = 0; k < FS_MAX_WORKERS; k++) {
         w->st.nonfinite_repaired += c.bad[k];
         w->st.escapes_clamped += c.clamped[k];
     }

@@ -62,7 +62,7 @@ static void *worker_main(void *arg) {
 
 fs_pool *fs_pool_create(int threads) {
     if (threads < 1) threads = 1;
-    if (threads > 64) threads = 64;
+    if (threads > FS_MAX_WORKERS) threads = FS_MAX_WORKERS;
     fs_pool *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->threads = threads;

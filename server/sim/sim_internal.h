@@ -163,13 +163,12 @@ struct fs_world {
     void *contacts, *contacts_prev; /* FS_MAX_CONTACTS each (bodies.c) */
     int ncontacts, ncontacts_prev;
     float stick_max;
-    uint64_t body_extract_worker[64];
 
     bool paused;
     int pending_steps;
 
     fs_stats st;
-    uint64_t spr_refused_worker[64];
+    uint64_t spr_refused_worker[FS_MAX_WORKERS];
 };
 
 #define FS_NB_MAX 128

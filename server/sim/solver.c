@@ -174,7 +174,7 @@ typedef struct step_ctx {
     mconst m;
     float dt, h, h2, inv_h;
     fs_vec3 g;
-    uint64_t nonfinite[64], clamped[64], freeze_events[64];
+    uint64_t nonfinite[FS_MAX_WORKERS], clamped[FS_MAX_WORKERS], freeze_events[FS_MAX_WORKERS];
     bool freezing; /* some particle froze this step */
 } step_ctx;
 
@@ -483,7 +483,7 @@ static void springs_stage(fs_world *w, step_ctx *c) {
     for (int m = 0; m < w->nmat; m++) any_add |= c->m.add[m] && present[m];
     fs__run(w, solidity_task, c, w->n);
     uint64_t ev = 0;
-    for (int k = 0; k < 64; k++) ev += c->freeze_events[k], c->freeze_events[k] = 0;
+    for (int k = 0; k < FS_MAX_WORKERS; k++) ev += c->freeze_events[k], c->freeze_events[k] = 0;
     c->freezing = ev > 0;
     any_add |= c->freezing;
     if (w->springs == 0 && !any_add) return; /* no freezing (it would be in any_add) */
@@ -900,10 +900,9 @@ void fs__step(fs_world *w) {
             ms[m] = w->mat[m].p[FS_P_MASS_DENSITY] * vol;
         }
         fs__bodies_step(w, c.dt, w->dom.particle_radius, mu, sd, sk, ms, fs__run);
-        for (int k = 0; k < 64; k++) w->st.body_extractions += w->body_extract_worker[k], w->body_extract_worker[k] = 0;
     }
     fs__run(w, collide_task, &c, w->n);
-    for (int k = 0; k < 64; k++) {
+    for (int k = 0; k < FS_MAX_WORKERS; k++) {
         w->st.nonfinite_repaired += c.nonfinite[k];
         w->st.escapes_clamped += c.clamped[k];
         w->st.springs_refused += w->spr_refused_worker[k];

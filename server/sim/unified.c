@@ -154,9 +154,9 @@ typedef struct ustate {
     float cfl;        /* CFL factor (tests and benchmarks may lower or raise it) */
     int last_sub;     /* internal steps of the last step */
     float last_dt;
-    uint64_t refused[64], nonfinite[64], clamped[64];
-    float vmax[64], numax[64], cmax[64];
-    int anynew[64], anysolid[64], anyrigid[64];
+    uint64_t refused[FS_MAX_WORKERS], nonfinite[FS_MAX_WORKERS], clamped[FS_MAX_WORKERS];
+    float vmax[FS_MAX_WORKERS], numax[FS_MAX_WORKERS], cmax[FS_MAX_WORKERS];
+    int anynew[FS_MAX_WORKERS], anysolid[FS_MAX_WORKERS], anyrigid[FS_MAX_WORKERS];
 } ustate;
 
 /* rigid component record layout */
@@ -523,13 +523,13 @@ static void rigid_label(fs_world *w, ustate *u) {
 
 static void topology(fs_world *w, uctx *x) {
     ustate *u = x->u;
-    for (int k = 0; k < 64; k++) {
+    for (int k = 0; k < FS_MAX_WORKERS; k++) {
         u->vmax[k] = u->numax[k] = u->cmax[k] = 0;
         u->anynew[k] = u->anysolid[k] = u->anyrigid[k] = 0;
     }
     fs__run(w, phase_task, x, w->n);
     int anynew = 0, anysolid = 0, anyrigid = 0;
-    for (int k = 0; k < 64; k++) anynew |= u->anynew[k], anysolid |= u->anysolid[k], anyrigid |= u->anyrigid[k];
+    for (int k = 0; k < FS_MAX_WORKERS; k++) anynew |= u->anynew[k], anysolid |= u->anysolid[k], anyrigid |= u->anyrigid[k];
     x->any_new = anynew;
     if (anysolid) {
         fs__run(w, prune_task, x, w->n);
@@ -1010,7 +1010,7 @@ static void save_pos_task(int b, int e, int worker, void *vctx) {
 static int substeps_for(const fs_world *w, const uctx *x) {
     const ustate *u = x->u;
     float v2 = 0, nu = 0, c2 = 0;
-    for (int k = 0; k < 64; k++) v2 = fmaxf(v2, u->vmax[k]), nu = fmaxf(nu, u->numax[k]), c2 = fmaxf(c2, u->cmax[k]);
+    for (int k = 0; k < FS_MAX_WORKERS; k++) v2 = fmaxf(v2, u->vmax[k]), nu = fmaxf(nu, u->numax[k]), c2 = fmaxf(c2, u->cmax[k]);
     const float h = w->h, cfl = u->cfl;
     float dt = cfl * h / (SOUND + sqrtf(v2));
     if (c2 > 0) dt = fminf(dt, cfl * h / sqrtf(c2));
@@ -1078,7 +1078,6 @@ static void unified_step(fs_world *w) {
             w->nx[i] = p->x[i] - p->px[i], w->ny[i] = p->y[i] - p->py[i], w->nz[i] = p->z[i] - p->pz[i];
         }
         fs__bodies_step(w, w->dt, w->dom.particle_radius, mu, sd, sk, ms, fs__run);
-        for (int k = 0; k < 64; k++) w->st.body_extractions += w->body_extract_worker[k], w->body_extract_worker[k] = 0;
         const float inv = 1.0f / w->dt;
         for (int i = 0; i < w->n; i++) {
             p->vx[i] += ((p->x[i] - p->px[i]) - w->nx[i]) * inv;
@@ -1091,7 +1090,7 @@ static void unified_step(fs_world *w) {
         ph[FS_PHASE_COLLIDE] += fs__now_ms() - t;
     }
 
-    for (int k = 0; k < 64; k++) {
+    for (int k = 0; k < FS_MAX_WORKERS; k++) {
         w->st.nonfinite_repaired += u->nonfinite[k], u->nonfinite[k] = 0;
         w->st.escapes_clamped += u->clamped[k], u->clamped[k] = 0;
         w->st.springs_refused += u->refused[k], u->refused[k] = 0;

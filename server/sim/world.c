@@ -83,7 +83,7 @@ fs_world *fs_world_create(const fs_world_def *def) {
     if (d.substeps < 1) d.substeps = 1;
     if (d.substeps > 64) d.substeps = 64;
     if (d.worker_count < 1 || !d.parallel_for) d.worker_count = 1;
-    if (d.worker_count > 64) d.worker_count = 64;
+    if (d.worker_count > FS_MAX_WORKERS) d.worker_count = FS_MAX_WORKERS;
     fs__scan_init();
     fs_world *w = calloc(1, sizeof *w);
     if (!w) return NULL;
