@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "commands.h"
+#include "command.h"
 #include "config.h"
 #include "health.h"
 #include "hub.h"
@@ -14,6 +14,7 @@
 #include "net.h"
 #include "sim_thread.h"
 #include "wire.h"
+#include "queue.h"
 
 #define CMD_QUEUE_CAP 1024
 

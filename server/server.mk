@@ -3,13 +3,18 @@
 # CFLAGS_ALL, OPT, SAN, LDLIBS_SIM and $(BUILD)/libfluidsim.a).
 
 SRV_PKGS    = libwebsockets msgpack libcjson
-SRV_CFLAGS  = $(shell pkg-config --cflags $(SRV_PKGS)) -Iserver -Iserver/sim
+# The layers (STYLE.md): base, hub, wire, loop, net, and main.c; sim/ is the
+# core library (the top-level Makefile builds it).  Every layer's folder is
+# on the include path: a file includes another's header by its bare name.
+SRV_DIRS    = server/base server/hub server/wire server/loop server/net
+SRV_INC     = -Iserver $(addprefix -I,$(SRV_DIRS)) -Iserver/sim
+SRV_CFLAGS  = $(shell pkg-config --cflags $(SRV_PKGS)) $(SRV_INC)
 SRV_LIBS    = $(shell pkg-config --libs $(SRV_PKGS))
-SRV_SRC     = $(wildcard server/*.c)
-SRV_HDR     = $(wildcard server/*.h) server/sim/fluid_sim.h
+SRV_SRC     = server/main.c $(foreach d,$(SRV_DIRS),$(wildcard $(d)/*.c))
+SRV_HDR     = $(foreach d,$(SRV_DIRS),$(wildcard $(d)/*.h)) server/sim/fluid_sim.h
 SRV_OBJ     = $(patsubst server/%.c,$(BUILD)/server/%.o,$(SRV_SRC))
 # The protocol core the C unit tests exercise (no sockets, no world).
-SRV_WIRE_SRC = server/wire.c server/commands.c server/msgbuf.c server/hub.c server/log.c server/rest_route.c
+SRV_WIRE_SRC = $(wildcard server/wire/*.c server/hub/*.c) server/base/msgbuf.c server/base/log.c server/net/rest_route.c
 SRV_PORT   ?= 8080
 
 .PHONY: server server-san run test-server test-server-unit test-server-integration bench-server test-server-tls
@@ -96,21 +101,21 @@ bench-server: $(BUILD)/fluid-server tests/server/node_modules/.installed
 EXTRA_BENCH_DEPS += $(BUILD)/fluid-server tests/server/node_modules/.installed
 EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench.mjs ;
 
-# The v2 frame codec (server/frame_codec.c): C unit tests under ASan + UBSan
+# The v2 frame codec (server/wire/frame_codec.c): C unit tests under ASan + UBSan
 # (a running world included), and its measurement on recorded frames
 # (tests/bench/record_frames.c, tests/bench/bench_codec.c, zstd for the
 # comparison; docs/wire-v2.md has the figures).
-$(BUILD)/test_frame_codec_san: tests/server/test_frame_codec.c server/frame_codec.c server/frame_codec.h tests/testlib.c $(SIM_SRC) $(SIM_HDR)
+$(BUILD)/test_frame_codec_san: tests/server/test_frame_codec.c server/wire/frame_codec.c server/wire/frame_codec.h tests/testlib.c $(SIM_SRC) $(SIM_HDR)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS_ALL) $(SAN) -Iserver -Iserver/sim -Itests tests/server/test_frame_codec.c server/frame_codec.c tests/testlib.c $(SIM_SRC) $(LDLIBS_SIM) -o $@
+	$(CC) $(CFLAGS_ALL) $(SAN) -Iserver/wire -Iserver/sim -Itests tests/server/test_frame_codec.c server/wire/frame_codec.c tests/testlib.c $(SIM_SRC) $(LDLIBS_SIM) -o $@
 
 EXTRA_TEST_DEPS += $(BUILD)/test_frame_codec_san
 EXTRA_TESTS += "$(BUILD)/test_frame_codec_san protocol/golden"
 
 $(BUILD)/record_frames: tests/bench/record_frames.c $(BUILD)/libfluidsim.a
 	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/sim $< $(BUILD)/libfluidsim.a $(LDLIBS_SIM) -o $@
-$(BUILD)/bench_codec: tests/bench/bench_codec.c server/frame_codec.c server/frame_codec.h
-	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver tests/bench/bench_codec.c server/frame_codec.c -lzstd -lm -o $@
+$(BUILD)/bench_codec: tests/bench/bench_codec.c server/wire/frame_codec.c server/wire/frame_codec.h
+	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/wire tests/bench/bench_codec.c server/wire/frame_codec.c -lzstd -lm -o $@
 
 CODEC_RECS = $(BUILD)/rec/dam20k.bin $(BUILD)/rec/pool20k.bin $(BUILD)/rec/fountain15k.bin $(BUILD)/rec/dam100k.bin
 $(BUILD)/rec/dam20k.bin: | $(BUILD)/record_frames

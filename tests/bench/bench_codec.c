@@ -1,4 +1,4 @@
-/* bench_codec.c - measures the v2 frame codec (server/frame_codec.c) on
+/* bench_codec.c - measures the v2 frame codec (server/wire/frame_codec.c) on
  * recordings made by record_frames: bits per particle per frame for each
  * predictor / neighbour / order choice, against zstd on byte planes of the
  * same residuals and their order-0 entropy; encode and decode times.

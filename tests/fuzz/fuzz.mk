@@ -36,6 +36,8 @@ FUZZ_SAN = -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recove
 # "omp simd" hints and says so; the hints are for speed only.
 FUZZ_CFLAGS = $(WARN) $(DEFS) -g -O1 -fno-omit-frame-pointer -fopenmp-simd -Wno-pass-failed $(FUZZ_SAN) $(SRV_CFLAGS) -Itests/fuzz
 FUZZ_SIM = $(SIM_SRC)
+# The codecs, the command value and queue, and what they use.
+FUZZ_WIRE = server/wire/wire.c server/wire/validate.c $(wildcard server/hub/*.c) server/base/msgbuf.c server/base/log.c
 FUZZ_SIM_HOT = $(addprefix server/sim/,solver.c mps.c unified.c kernels.c sparse.c pool.c)
 FUZZ_SIM_COLD = $(filter-out $(FUZZ_SIM_HOT),$(SIM_SRC))
 FUZZ_NAMES =
@@ -56,11 +58,11 @@ $(BUILD)/fuzz/$(1): tests/fuzz/$(1).c $(wildcard tests/fuzz/$(1).h) tests/fuzz/f
 endef
 
 # ---- The harnesses ----------------------------------------------------------
-$(eval $(call fuzz_harness,fuzz_ws_command,server/wire.c server/commands.c server/msgbuf.c server/hub.c server/log.c $(FUZZ_SIM)))
-$(eval $(call fuzz_harness,fuzz_rest,server/rest_route.c server/wire.c server/commands.c server/msgbuf.c server/hub.c server/log.c $(FUZZ_SIM)))
-$(eval $(call fuzz_harness,fuzz_config,server/config.c server/log.c))
-$(eval $(call fuzz_harness,fuzz_snapshot,server/persist_doc.c server/wire.c server/commands.c server/msgbuf.c server/hub.c server/log.c $(FUZZ_SIM_COLD),$(FUZZ_SIM_HOT)))
-$(eval $(call fuzz_harness,fuzz_frame_decode,server/frame_codec.c))
+$(eval $(call fuzz_harness,fuzz_ws_command,$(FUZZ_WIRE) $(FUZZ_SIM)))
+$(eval $(call fuzz_harness,fuzz_rest,server/net/rest_route.c $(FUZZ_WIRE) $(FUZZ_SIM)))
+$(eval $(call fuzz_harness,fuzz_config,server/base/config.c server/base/log.c))
+$(eval $(call fuzz_harness,fuzz_snapshot,server/wire/persist_doc.c $(FUZZ_WIRE) $(FUZZ_SIM_COLD),$(FUZZ_SIM_HOT)))
+$(eval $(call fuzz_harness,fuzz_frame_decode,server/wire/frame_codec.c))
 
 FUZZ ?= $(FUZZ_NAMES)
 FUZZ_BINS = $(addprefix $(BUILD)/fuzz/,$(FUZZ_NAMES))

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
+#include "command.h"
 
 #define FUZZ_REQUIRE(cond)                                                                          \
     do {                                                                                            \

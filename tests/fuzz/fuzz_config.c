@@ -1,4 +1,4 @@
-/* fuzz_config.c - libFuzzer harness: config_parse (server/config.c) with a
+/* fuzz_config.c - libFuzzer harness: config_parse (server/base/config.c) with a
  * command line and an environment built from the input.
  *
  * Input layout: NUL-separated strings.  The first byte's low 3 bits say how

@@ -1,5 +1,5 @@
 /* fuzz_rest.c - libFuzzer harness: one REST request through rest_translate
- * (server/rest_route.c), the function rest.c calls for every /api request:
+ * (server/net/rest_route.c), the function rest.c calls for every /api request:
  * method + path + query + body -> a checked command, a view, or an error.
  *
  * Input layout (so that every route is reached and its body mutated):

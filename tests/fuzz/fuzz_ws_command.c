@@ -10,6 +10,7 @@
 
 #include "fuzz_check.h"
 #include "wire.h"
+#include "validate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

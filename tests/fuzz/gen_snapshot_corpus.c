@@ -6,9 +6,9 @@
  * Each holds 30-60 particles (fuzz_snapshot.h says why).
  *
  * Build and run (from the repository root):
- *   clang -std=c11 -D_POSIX_C_SOURCE=200809L -O1 $(pkg-config --cflags msgpack libcjson) -Iserver -Iserver/sim \
- *     -Itests/fuzz tests/fuzz/gen_snapshot_corpus.c server/wire.c server/msgbuf.c server/commands.c \
- *     server/hub.c server/log.c server/sim/[a-z]*.c $(pkg-config --libs msgpack libcjson) -lm -lpthread \
+ *   clang -std=c11 -D_POSIX_C_SOURCE=200809L -O1 $(pkg-config --cflags msgpack libcjson) -Iserver/base -Iserver/hub -Iserver/wire -Iserver/sim \
+ *     -Itests/fuzz tests/fuzz/gen_snapshot_corpus.c server/wire/wire.c server/wire/validate.c server/base/msgbuf.c \
+ *     server/hub/*.c server/base/log.c server/sim/[a-z]*.c $(pkg-config --libs msgpack libcjson) -lm -lpthread \
  *     -o build/fuzz/gen_snapshot_corpus
  *   build/fuzz/gen_snapshot_corpus tests/fuzz/corpus/fuzz_snapshot
  * The output is the same on every run of one build but for the step-time

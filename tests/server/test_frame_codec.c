@@ -1,4 +1,4 @@
-/* test_frame_codec.c - C unit tests of the v2 frame codec (server/frame_codec.c):
+/* test_frame_codec.c - C unit tests of the v2 frame codec (server/wire/frame_codec.c):
  * round trips within half a quantization step for every particle over many
  * frames of a running simulation (an emitter, a drain, a scene load, a
  * decoder joining mid-stream with a keyframe, a client on every 2nd frame),

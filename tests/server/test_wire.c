@@ -13,11 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
+#include "command.h"
 #include "hub.h"
 #include "msgbuf.h"
 #include "rest_route.h"
 #include "wire.h"
+#include "queue.h"
 
 static int g_pass, g_fail;
 #define CHECK(cond, ...)                                                                           \

@@ -9,11 +9,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "commands.h"
+#include "command.h"
 #include "config.h"
 #include "fluid_sim.h"
 #include "hub.h"
 #include "wire.h"
+#include "queue.h"
 
 #define SIM_MAX_PENDING_STEPS 32
 #define SIM_HEAT_TOOLS CMD_HEAT_TOOLS
@@ -73,8 +74,6 @@ int sim_thread_init(sim_thread *s, const srv_config *cfg, const wire_static *st,
 int sim_thread_start(sim_thread *s);
 /* Asks the thread to stop, joins it, frees the world (main thread). */
 void sim_thread_destroy(sim_thread *s);
-
-uint64_t sim_now_ns(void);
 
 /* Sim thread only (sim_thread.c and sim_apply.c). */
 void sim_apply(sim_thread *s, const cmd *c);

@@ -1,32 +1,8 @@
-/* hub.c - see hub.h. */
+/* hub.c - the mailbox between the sim and network threads (see hub.h). */
 #include "hub.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-void particles_snap_free(particles_snap *s)
-{
-    if (!s)
-        return;
-    free(s->id);
-    free(s->pos);
-    free(s->vel);
-    free(s->material);
-    free(s->temp);
-    free(s);
-}
-
-void cmd_reply_free_payload(cmd_reply *r)
-{
-    particles_snap_free(r->snap);
-    free(r->bodies);
-    msg_buf_unref(r->blob);
-    r->snap = NULL;
-    r->bodies = NULL;
-    r->blob = NULL;
-}
-
-const double sim_step_bucket_ms[SIM_STEP_BUCKETS] = {1, 2, 5, 10, 15, 20, 30, 50, 75, 100, 250, 1000};
 
 int hub_init(hub *h)
 {

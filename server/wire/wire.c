@@ -1,6 +1,7 @@
 /* wire.c - msgpack encoders and the bounds-checked command decoder.
  * See protocol/PROTOCOL.md for the messages. */
 #include "wire.h"
+#include "validate.h"
 
 #include <math.h>
 #include <msgpack.h>

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "commands.h"
+#include "command.h"
 #include "fluid_sim.h"
 #include "hub.h"
 #include "msgbuf.h"

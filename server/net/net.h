@@ -6,10 +6,11 @@
 #include <signal.h>
 #include <stdbool.h>
 
-#include "commands.h"
+#include "command.h"
 #include "config.h"
 #include "hub.h"
 #include "wire.h"
+#include "queue.h"
 
 typedef struct net net;
 

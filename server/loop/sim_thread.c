@@ -10,13 +10,7 @@
 #include <time.h>
 
 #include "log.h"
-
-uint64_t sim_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "clock.h"
 
 static void fill_info(sim_thread *s, world_info *wi)
 {
@@ -109,7 +103,7 @@ int sim_thread_init(sim_thread *s, const srv_config *cfg, const wire_static *st,
         }
     }
     if (cfg->data_dir[0] && cfg->save_interval > 0)
-        s->next_save_ns = sim_now_ns() + (uint64_t)(cfg->save_interval * 1e9);
+        s->next_save_ns = clock_now_ns() + (uint64_t)(cfg->save_interval * 1e9);
     world_info wi;
     sim_publish_info(s, &wi);
     fs_stats fst;
@@ -150,9 +144,9 @@ static void publish_frame(sim_thread *s, uint64_t now)
         .x = v.x, .y = v.y, .z = v.z, .material = v.material, .temp = v.temperature, .id = v.id, .order = v.by_id,
         .cursors = s->cursor, .cursor_count = s->cursor_count, .bodies = s->body, .body_count = nb,
     };
-    uint64_t t0 = sim_now_ns();
+    uint64_t t0 = clock_now_ns();
     msg_buf *m = wire_encode_frame(&src);
-    uint64_t t1 = sim_now_ns();
+    uint64_t t1 = clock_now_ns();
     if (!m) {
         log_once("frame-oom", "sim: cannot encode a frame (out of memory)");
         return;
@@ -185,7 +179,7 @@ static void *sim_main(void *arg)
     sim_thread *s = arg;
     const uint64_t period = (uint64_t)(1e9 / s->cfg->tick_hz);
     const uint64_t fperiod = (uint64_t)(1e9 / s->cfg->frame_hz);
-    uint64_t next_tick = sim_now_ns(), next_frame = next_tick, last_frame = 0;
+    uint64_t next_tick = clock_now_ns(), next_frame = next_tick, last_frame = 0;
     /* Stats window (about one second). */
     uint64_t win_start = next_tick, win_ticks = 0, win_steps = 0;
     double win_step_sum = 0, win_step_max = 0, win_sim_start = 0;
@@ -201,9 +195,9 @@ static void *sim_main(void *arg)
             total += n;
         }
         /* 2. One step (or none while paused). */
-        uint64_t t0 = sim_now_ns();
+        uint64_t t0 = clock_now_ns();
         bool stepped = fs_world_advance(s->world);
-        uint64_t t1 = sim_now_ns();
+        uint64_t t1 = clock_now_ns();
         fs_stats fst;
         fs_world_stats(s->world, &fst);
         if (!have_win_sim) {
@@ -268,14 +262,14 @@ static void *sim_main(void *arg)
         s->stats.solver_residual = fst.solver_residual;
         if (s->next_save_ns && t1 >= s->next_save_ns) {
             sim_save(s); /* on this thread: one late tick per interval (a few ms per MB) */
-            s->next_save_ns = sim_now_ns() + (uint64_t)(s->cfg->save_interval * 1e9);
+            s->next_save_ns = clock_now_ns() + (uint64_t)(s->cfg->save_interval * 1e9);
         }
         hub_set_stats(s->hub, &s->stats);
         hub_wake(s->hub);
         /* 5. Fixed rate without a catch-up spiral: a late tick moves the
          * schedule instead of running extra steps, so simulated time slows. */
         next_tick += period;
-        uint64_t now = sim_now_ns();
+        uint64_t now = clock_now_ns();
         if (now > next_tick) {
             s->stats.overruns++;
             next_tick = now;

@@ -9,8 +9,8 @@
 #include "net_internal.h"
 #include "rest_views.h"
 #include "log.h"
-#include "sim_thread.h"
 #include "wire.h"
+#include "clock.h"
 
 /* Rounds a float to its shortest faithful decimal so JSON stays readable. */
 double rest_tidy(float f)
@@ -206,7 +206,7 @@ cJSON *rest_clients_json(const net *n)
     cJSON_AddNumberToObject(j, "count", n->nclients);
     cJSON_AddNumberToObject(j, "max", n->cfg->max_clients);
     cJSON *a = cJSON_AddArrayToObject(j, "clients");
-    uint64_t now = sim_now_ns();
+    uint64_t now = clock_now_ns();
     for (const ws_client *c = n->clients; c; c = c->next) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "id", c->id);

@@ -11,13 +11,13 @@
 #include <string.h>
 
 #include "log.h"
-#include "sim_thread.h"
+#include "clock.h"
 
 /* ---- Shared helpers ------------------------------------------------------ */
 
 bool net_enqueue(net *n, cmd *c, bool internal)
 {
-    c->arrival_ns = sim_now_ns();
+    c->arrival_ns = clock_now_ns();
     return cmd_queue_push(n->queue, c, internal);
 }
 
@@ -315,7 +315,7 @@ static int ws_writeable(net *n, ws_client *c)
  * second up to --burst. */
 static bool take_tokens(net *n, ws_client *c, double cost)
 {
-    uint64_t now = sim_now_ns();
+    uint64_t now = clock_now_ns();
     double el = (double)(now - c->tokens_ns) / 1e9;
     c->tokens_ns = now;
     c->tokens += el * n->cfg->rate_per_s;
@@ -348,7 +348,7 @@ static void bad_message(net *n, ws_client *c, uint32_t rid, const char *cmd_name
         c->close_bad = true;
         log_once("close-bad", "ws: closing clients that send %d bad messages in a row (logged once)",
                  NET_MAX_BAD_IN_A_ROW);
-        c->close_bad_ns = sim_now_ns();
+        c->close_bad_ns = clock_now_ns();
         lws_set_timer_usecs(c->wsi, NET_CLOSE_QUIET_US);
         lws_callback_on_writable(c->wsi);
     }
@@ -520,12 +520,12 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
         lws_get_peer_simple(wsi, c->peer, sizeof c->peer);
         if (!strncmp(c->peer, "::ffff:", 7)) /* an IPv4 peer on a dual-stack socket */
             memmove(c->peer, c->peer + 7, strlen(c->peer + 7) + 1);
-        c->connected_ns = sim_now_ns();
+        c->connected_ns = clock_now_ns();
         log_info("ws: client %u connected from %s (%d clients)", (unsigned)c->id, c->peer, n->nclients);
         c->hello_pending = true;
         c->bcast_next = n->bcast_next;
         c->tokens = n->cfg->rate_burst;
-        c->tokens_ns = sim_now_ns();
+        c->tokens_ns = clock_now_ns();
         lws_callback_on_writable(wsi);
         return 0;
     case LWS_CALLBACK_CLOSED:
@@ -554,7 +554,7 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
     case LWS_CALLBACK_RECEIVE:
         if (c->linked && !c->close_bad)
             ws_receive(n, c, in, len);
-        else if (c->close_bad && sim_now_ns() - c->close_bad_ns < NET_CLOSE_MAX_WAIT_NS)
+        else if (c->close_bad && clock_now_ns() - c->close_bad_ns < NET_CLOSE_MAX_WAIT_NS)
             lws_set_timer_usecs(wsi, NET_CLOSE_QUIET_US); /* read and drop until it is quiet */
         return 0;
     case LWS_CALLBACK_TIMER:
@@ -691,8 +691,8 @@ void net_run(net *n, volatile sig_atomic_t *stop)
     n->closing = true;
     for (ws_client *c = n->clients; c; c = c->next)
         lws_callback_on_writable(c->wsi);
-    uint64_t until = sim_now_ns() + 500000000ull;
-    while (n->nclients > 0 && sim_now_ns() < until)
+    uint64_t until = clock_now_ns() + 500000000ull;
+    while (n->nclients > 0 && clock_now_ns() < until)
         if (lws_service(n->ctx, 50) < 0)
             break;
     log_info("closed %s WebSocket connections", n->nclients ? "some" : "all");

@@ -12,7 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "commands.h"
+#include "command.h"
+#include "validate.h"
 
 enum { HM_OTHER, HM_GET, HM_POST, HM_PATCH, HM_PUT, HM_DELETE, HM_OPTIONS, HM_HEAD };
 

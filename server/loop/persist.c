@@ -20,6 +20,7 @@
 #include "log.h"
 #include "persist_doc.h"
 #include "sim_thread.h"
+#include "clock.h"
 
 #define SAVE_NAME "world.snapshot"
 #define SAVE_MAX_BYTES ((size_t)1 << 31)
@@ -78,7 +79,7 @@ bool sim_save(sim_thread *s)
 {
     if (!s->cfg->data_dir[0])
         return true;
-    uint64_t t0 = sim_now_ns();
+    uint64_t t0 = clock_now_ns();
     char tmp[1200], fin[1200];
     if (path_of(s, tmp, sizeof tmp, ".tmp") || path_of(s, fin, sizeof fin, "")) {
         log_error("save: the data directory path is too long");
@@ -117,7 +118,7 @@ bool sim_save(sim_thread *s)
         }
         s->stats.saves++;
         s->stats.save_bytes_last = doc->len;
-        s->stats.save_ms_last = (double)(sim_now_ns() - t0) / 1e6;
+        s->stats.save_ms_last = (double)(clock_now_ns() - t0) / 1e6;
         log_info("saved the world (%zu bytes, tick %llu) to %s in %.1f ms", doc->len,
                  (unsigned long long)sim_world_tick(s), fin, s->stats.save_ms_last);
     } else {

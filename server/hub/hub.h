@@ -1,0 +1,79 @@
+/* hub.h - the mailbox between the sim thread and the network thread: the
+ * newest encoded frame, broadcast messages, replies to commands, uploads,
+ * and the latest world information and statistics (values in their own
+ * headers: world_info.h, sim_stats.h, reply.h, snapshots.h).
+ *
+ * Everything crosses as a value or as an immutable refcounted buffer; the
+ * network thread never sees a pointer into the world.
+ */
+#ifndef SRV_HUB_H
+#define SRV_HUB_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "msgbuf.h"
+#include "reply.h"
+#include "sim_stats.h"
+#include "world_info.h"
+
+#define HUB_BCAST_RING 64
+#define HUB_REPLY_RING 2048
+
+typedef void hub_wake_fn(void *arg);
+
+/* Threads: sim thread writes, network thread reads; every field under mtx. */
+typedef struct hub {
+    pthread_mutex_t mtx;
+    msg_buf *frame;          /* newest encoded frame (hub holds one ref) */
+    uint64_t frame_seq;
+    msg_buf *bcast[HUB_BCAST_RING]; /* bcast[seq % RING] for seq in [bcast_next-RING, bcast_next) */
+    uint64_t bcast_next;
+    cmd_reply *replies;      /* ring of HUB_REPLY_RING */
+    int reply_head, reply_count;
+    uint64_t replies_dropped;
+    world_info info;
+    sim_stats stats;
+    /* snapshot uploads waiting for the sim thread (POST /api/snapshot):
+     * immutable buffers, one reference each, found by upload id */
+#define HUB_UPLOADS 2
+    struct {
+        uint32_t id;
+        msg_buf *buf;
+    } upload[HUB_UPLOADS];
+    uint32_t next_upload;
+    hub_wake_fn *wake;       /* lws_cancel_service wrapper; set before threads start */
+    void *wake_arg;
+} hub;
+
+int hub_init(hub *h);
+void hub_destroy(hub *h);
+/* Sim thread side.  Each takes ownership of the message reference. */
+void hub_publish_frame(hub *h, msg_buf *frame);
+void hub_publish_bcast(hub *h, msg_buf *m);
+/* Takes ownership of r's snapshots.  Drops (and frees) them when the ring is full. */
+void hub_post_reply(hub *h, cmd_reply *r);
+void hub_set_info(hub *h, const world_info *wi);
+void hub_set_stats(hub *h, const sim_stats *st);
+/* Takes (removes) the upload with this id: the caller owns the reference; NULL if gone. */
+msg_buf *hub_take_upload(hub *h, uint32_t id);
+void hub_wake(hub *h);
+
+/* Network thread side. */
+void hub_get_info(hub *h, world_info *out);
+void hub_get_stats(hub *h, sim_stats *out);
+/* New reference to the newest frame if its seq differs from *seq (updates
+ * *seq), else NULL. */
+msg_buf *hub_take_frame(hub *h, uint64_t *seq);
+/* Copies up to max broadcasts with seq >= *next into out (new references);
+ * sets *next past them.  *lost is set when some were already overwritten. */
+int hub_take_bcast(hub *h, uint64_t *next, msg_buf **out, int max, bool *lost);
+int hub_take_replies(hub *h, cmd_reply *out, int max);
+/* Parks an upload for the sim thread (takes the reference); returns its id,
+ * or 0 when every slot is busy (the caller unrefs and answers 503). */
+uint32_t hub_put_upload(hub *h, msg_buf *buf);
+/* Drops the upload if it is still parked (its command never ran). */
+void hub_drop_upload(hub *h, uint32_t id);
+
+#endif

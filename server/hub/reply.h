@@ -1,0 +1,31 @@
+/* reply.h - the answer to one command, moved from the sim thread to the
+ * network thread (with the snapshot it carries, if any). */
+#ifndef SRV_REPLY_H
+#define SRV_REPLY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "command.h"
+#include "fluid_sim.h"
+#include "msgbuf.h"
+#include "snapshots.h"
+
+/* Threads: built by the sim thread, moved through the hub to the network
+ * thread.  `snap` (GET_PARTICLES only) is handed over with the reply. */
+typedef struct cmd_reply {
+    uint32_t client, rid;
+    cmd_kind kind;
+    bool ok;
+    char error[FS_ERROR_LEN];
+    uint64_t tick;  /* tick at which the command took effect */
+    int64_t value;  /* push: touched; load_scene: particles; step: steps; set_param: material; emitter: slot */
+    particles_snap *snap;   /* GET_PARTICLES */
+    bodies_snap *bodies;    /* GET_BODIES */
+    msg_buf *blob;          /* GET_SNAPSHOT: the encoded snapshot (one reference) */
+} cmd_reply;
+
+/* Frees what a reply carries (snapshots) and clears the pointers. */
+void cmd_reply_free_payload(cmd_reply *r);
+
+#endif

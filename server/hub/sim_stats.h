@@ -1,0 +1,50 @@
+/* sim_stats.h - the sim thread's statistics (step times, rates, command
+ * counts, persistence): a value it publishes for /api/stats and /metrics. */
+#ifndef SRV_SIM_STATS_H
+#define SRV_SIM_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "command.h"
+#include "fluid_sim.h"
+
+/* Threads: built by the sim thread, copied by the network thread.  A value. */
+typedef struct sim_stats {
+    uint64_t tick;
+    double sim_time;
+    int particles, springs;
+    bool paused;
+    double step_ms_last, step_ms_mean, step_ms_max; /* mean/max over the last second */
+    double phase_ms[FS_PHASE_COUNT];
+    double realtime_ratio; /* simulated s per wall s over the last second */
+    double tick_hz_actual; /* ticks (stepped or not) per wall second */
+    uint64_t overruns;     /* ticks whose work took longer than the tick period */
+    double encode_ms_last, encode_ms_mean;
+    uint64_t frames_published;
+    size_t frame_bytes;
+    uint64_t commands_applied, commands_failed;
+    double cmd_to_frame_ms_last, cmd_to_frame_ms_mean; /* command arrival -> frame published */
+    uint64_t nonfinite_repaired, escapes_clamped, emitted, drained;
+    uint64_t replies_dropped;
+    /* the solver's implicit solve (or internal steps), last step; which
+     * solver runs is in world_info */
+    int solver_iterations;
+    double solver_residual;
+    int bodies;
+    /* step time histogram (Prometheus): counts of steps at or under each bound */
+#define SIM_STEP_BUCKETS 12
+    uint64_t step_bucket[SIM_STEP_BUCKETS]; /* cumulative, le = sim_step_bucket_ms[k] */
+    uint64_t step_count;
+    double step_ms_sum;
+    /* commands by kind and result */
+    uint64_t cmd_ok[CMD_KIND_COUNT], cmd_failed[CMD_KIND_COUNT];
+    /* persistence */
+    uint64_t saves, save_failures;
+    double save_ms_last;
+    size_t save_bytes_last;
+} sim_stats;
+extern const double sim_step_bucket_ms[SIM_STEP_BUCKETS];
+
+#endif
