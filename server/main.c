@@ -73,7 +73,7 @@ int main(int argc, char **argv)
     fill_static(&st, &cfg);
     hub h;
     cmd_queue q;
-    sim_thread sim;
+    sim_thread *sim = NULL;
     char err[256];
     int status = 1;
     if (hub_init(&h) || cmd_queue_init(&q, CMD_QUEUE_CAP, cfg.max_clients + 16)) {
@@ -81,7 +81,8 @@ int main(int argc, char **argv)
         return 1;
     }
     net *n = NULL;
-    if (sim_thread_init(&sim, &cfg, &st, &h, &q, err, sizeof err)) {
+    sim = sim_thread_create(&cfg, &st, &h, &q, err, sizeof err);
+    if (!sim) {
         log_error("%s", err);
         goto out;
     }
@@ -90,7 +91,7 @@ int main(int argc, char **argv)
         goto out;
     h.wake = net_wake;
     h.wake_arg = n;
-    if (sim_thread_start(&sim)) {
+    if (sim_thread_start(sim)) {
         log_error("cannot start the sim thread");
         goto out;
     }
@@ -113,7 +114,7 @@ int main(int argc, char **argv)
     log_info("stopping");
     status = 0;
 out:
-    sim_thread_destroy(&sim); /* joins: no lws_cancel_service after this */
+    sim_thread_destroy(sim); /* joins: no lws_cancel_service after this */
     h.wake = NULL;
     net_destroy(n);
     hub_destroy(&h);

@@ -74,6 +74,12 @@ static inline void cmd_strlcpy(char *dst, size_t cap, const char *src)
     dst[l] = 0;
 }
 
+/* A command's point or direction (float[3]) as the core's vector. */
+static inline fs_vec3 cmd_vec3(const float v[3])
+{
+    return (fs_vec3){v[0], v[1], v[2]};
+}
+
 const char *cmd_kind_name(cmd_kind k);
 /* True for commands that change the world (need the token when one is set). */
 bool cmd_kind_mutates(cmd_kind k);

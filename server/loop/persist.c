@@ -1,6 +1,5 @@
-/* persist.c - the snapshot document (GET/POST /api/snapshot) and the save
- * file in --data-dir.  Sim thread only (and sim_thread_init on the main
- * thread before the sim thread starts).
+/* persist.c - saving and restoring the world (see persist.h): the snapshot
+ * document (GET/POST /api/snapshot) and the save file in --data-dir.
  *
  * A save is atomic: the document goes to world.snapshot.tmp, is fsync'd,
  * renamed over world.snapshot and the directory fsync'd, so a crash at any
@@ -8,6 +7,8 @@
  * be read or restored is reported and renamed aside
  * (world.snapshot.rejected-<UTC time>), and the server starts with its
  * default scene. */
+#include "persist.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,10 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "persist_doc.h"
-#include "sim_thread.h"
-#include "clock.h"
+#include "wire.h"
 
 #define SAVE_NAME "world.snapshot"
 #define SAVE_MAX_BYTES ((size_t)1 << 31)
@@ -30,34 +31,38 @@ static bool fill_world(void *dst, size_t n, void *ctx)
     return fs_world_snapshot_write(ctx, dst, n) == n;
 }
 
-msg_buf *sim_snapshot_doc(sim_thread *s)
+static uint64_t tick_of(const fs_world *w)
 {
     fs_stats fst;
-    fs_world_stats(s->world, &fst);
+    fs_world_stats(w, &fst);
+    return fst.tick;
+}
+
+msg_buf *persist_encode(fs_world *w)
+{
+    fs_stats fst;
+    fs_world_stats(w, &fst);
     wire_snapshot_meta m = {
         .tick = fst.tick,
         .sim_time = fst.sim_time,
-        .scene = fs_world_scene_name(s->world),
-        .solver = fs_solver_name(fs_world_solver(s->world)),
+        .scene = fs_world_scene_name(w),
+        .solver = fs_solver_name(fs_world_solver(w)),
         .particles = fst.particles,
         .springs = fst.springs,
         .bodies = fst.bodies,
-        .paused = fs_world_paused(s->world),
+        .paused = fs_world_paused(w),
     };
-    return wire_encode_snapshot(&m, fs_world_snapshot_size(s->world), fill_world, s->world);
+    return wire_encode_snapshot(&m, fs_world_snapshot_size(w), fill_world, w);
 }
 
-int sim_restore_doc(sim_thread *s, const uint8_t *p, size_t n, char *err, size_t errlen)
+int persist_restore(fs_world *w, const uint8_t *p, size_t n, char *err, size_t errlen)
 {
-    if (persist_doc_restore(s->world, p, n, err, errlen))
-        return -1;
-    sim_world_replaced(s, 0);
-    return 0;
+    return persist_doc_restore(w, p, n, err, errlen) ? -1 : 0;
 }
 
-static int path_of(const sim_thread *s, char *out, size_t cap, const char *suffix)
+static int path_of(const char *dir, char *out, size_t cap, const char *suffix)
 {
-    int k = snprintf(out, cap, "%s/%s%s", s->cfg->data_dir, SAVE_NAME, suffix);
+    int k = snprintf(out, cap, "%s/%s%s", dir, SAVE_NAME, suffix);
     return (k < 0 || (size_t)k >= cap) ? -1 : 0;
 }
 
@@ -75,67 +80,67 @@ static bool write_all(int fd, const uint8_t *p, size_t n)
     return true;
 }
 
-bool sim_save(sim_thread *s)
+/* Writes doc to tmp, flushes it and renames it over fin. */
+static bool write_renamed(const msg_buf *doc, const char *tmp, const char *fin)
 {
-    if (!s->cfg->data_dir[0])
-        return true;
-    uint64_t t0 = clock_now_ns();
-    char tmp[1200], fin[1200];
-    if (path_of(s, tmp, sizeof tmp, ".tmp") || path_of(s, fin, sizeof fin, "")) {
-        log_error("save: the data directory path is too long");
-        s->stats.save_failures++;
-        return false;
-    }
-    mkdir(s->cfg->data_dir, 0755); /* may exist */
-    msg_buf *doc = sim_snapshot_doc(s);
-    if (!doc) {
-        log_error("save: out of memory encoding the world");
-        s->stats.save_failures++;
-        return false;
-    }
     bool ok = false;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         log_error("save: cannot create %s: %s", tmp, strerror(errno));
-    } else {
-        ok = write_all(fd, doc->data, doc->len) && fsync(fd) == 0;
-        if (!ok)
-            log_error("save: cannot write %s: %s", tmp, strerror(errno));
-        if (close(fd) != 0)
-            ok = false;
-        if (ok && rename(tmp, fin) != 0) {
-            log_error("save: cannot rename %s to %s: %s", tmp, fin, strerror(errno));
-            ok = false;
-        }
-        if (!ok)
-            unlink(tmp);
+        return false;
     }
+    ok = write_all(fd, doc->data, doc->len) && fsync(fd) == 0;
+    if (!ok)
+        log_error("save: cannot write %s: %s", tmp, strerror(errno));
+    if (close(fd) != 0)
+        ok = false;
+    if (ok && rename(tmp, fin) != 0) {
+        log_error("save: cannot rename %s to %s: %s", tmp, fin, strerror(errno));
+        ok = false;
+    }
+    if (!ok)
+        unlink(tmp);
+    return ok;
+}
+
+bool persist_save(const char *dir, fs_world *w, persist_saved *out)
+{
+    uint64_t t0 = clock_now_ns();
+    char tmp[1200], fin[1200];
+    if (path_of(dir, tmp, sizeof tmp, ".tmp") || path_of(dir, fin, sizeof fin, "")) {
+        log_error("save: the data directory path is too long");
+        return false;
+    }
+    mkdir(dir, 0755); /* may exist */
+    msg_buf *doc = persist_encode(w);
+    if (!doc) {
+        log_error("save: out of memory encoding the world");
+        return false;
+    }
+    bool ok = write_renamed(doc, tmp, fin);
     if (ok) { /* make the rename itself durable */
-        int dfd = open(s->cfg->data_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd >= 0) {
             fsync(dfd);
             close(dfd);
         }
-        s->stats.saves++;
-        s->stats.save_bytes_last = doc->len;
-        s->stats.save_ms_last = (double)(clock_now_ns() - t0) / 1e6;
+        out->bytes = doc->len;
+        out->ms = (double)(clock_now_ns() - t0) / 1e6;
         log_info("saved the world (%zu bytes, tick %llu) to %s in %.1f ms", doc->len,
-                 (unsigned long long)sim_world_tick(s), fin, s->stats.save_ms_last);
-    } else {
-        s->stats.save_failures++;
+                 (unsigned long long)tick_of(w), fin, out->ms);
     }
     msg_buf_unref(doc);
     return ok;
 }
 
-static void set_aside(const sim_thread *s, const char *fin, const char *why)
+static void set_aside(const char *dir, const char *fin, const char *why)
 {
     char stamp[32], aside[1280];
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-    snprintf(aside, sizeof aside, "%s/%s.rejected-%s", s->cfg->data_dir, SAVE_NAME, stamp);
+    snprintf(aside, sizeof aside, "%s/%s.rejected-%s", dir, SAVE_NAME, stamp);
     if (rename(fin, aside) == 0)
         log_error("the saved world %s cannot be restored (%s); moved it to %s and starting with the default scene",
                   fin, why, aside);
@@ -145,31 +150,15 @@ static void set_aside(const sim_thread *s, const char *fin, const char *why)
                   fin, why, strerror(errno));
 }
 
-/* Reads the save (if any) into s->save and sizes the world to it: a world
- * restores only into one of the capacity it was saved from. */
-void sim_open_saved(sim_thread *s, fs_world_def *def)
+/* Reads the whole file fd (of size `size`) into f. */
+static void read_file(int fd, off_t size, persist_file *f)
 {
-    char fin[1200];
-    s->save = NULL;
-    s->save_len = 0;
-    s->save_why = NULL;
-    if (!s->cfg->data_dir[0] || path_of(s, fin, sizeof fin, ""))
-        return;
-    int fd = open(fin, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno != ENOENT)
-            log_error("cannot open the saved world %s: %s", fin, strerror(errno));
-        else
-            log_info("no saved world in %s yet", s->cfg->data_dir);
-        return;
-    }
-    struct stat st;
     uint8_t *buf = NULL;
     size_t n = 0;
-    if (fstat(fd, &st) != 0 || st.st_size <= 0 || (size_t)st.st_size > SAVE_MAX_BYTES) {
-        s->save_why = "empty, unreadable or too large";
+    if (size <= 0 || (size_t)size > SAVE_MAX_BYTES) {
+        f->why = "empty, unreadable or too large";
     } else {
-        n = (size_t)st.st_size;
+        n = (size_t)size;
         buf = malloc(n);
         size_t got = 0;
         while (buf && got < n) {
@@ -181,40 +170,68 @@ void sim_open_saved(sim_thread *s, fs_world_def *def)
             got += (size_t)k;
         }
         if (!buf || got != n)
-            s->save_why = "cannot read it";
+            f->why = "cannot read it";
     }
+    f->data = buf;
+    f->len = n;
+}
+
+void persist_open(const char *dir, persist_file *f, fs_world_def *def)
+{
+    char fin[1200];
+    f->data = NULL;
+    f->len = 0;
+    f->why = NULL;
+    if (!dir[0] || path_of(dir, fin, sizeof fin, ""))
+        return;
+    int fd = open(fin, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno != ENOENT)
+            log_error("cannot open the saved world %s: %s", fin, strerror(errno));
+        else
+            log_info("no saved world in %s yet", dir);
+        return;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        f->why = "empty, unreadable or too large";
+    else
+        read_file(fd, st.st_size, f);
     close(fd);
-    s->save = buf;
-    s->save_len = n;
     char err[128];
     fs_snapshot_info info;
     /* a document that does not peek is refused (and set aside) by the restore */
-    if (!s->save_why && !persist_doc_peek(buf, n, &info, err, sizeof err) && info.capacity != def->capacity) {
+    if (!f->why && !persist_doc_peek(f->data, f->len, &info, err, sizeof err) && info.capacity != def->capacity) {
         log_info("the saved world was made with --capacity %d: using it (instead of %d)", info.capacity,
                  def->capacity);
         def->capacity = info.capacity;
     }
 }
 
-int sim_load_saved(sim_thread *s)
+persist_status persist_load(const char *dir, persist_file *f, fs_world *w)
 {
     char fin[1200];
-    if (!s->cfg->data_dir[0] || path_of(s, fin, sizeof fin, ""))
-        return 0;
-    if (!s->save && !s->save_why)
-        return 0;
-    const char *why = s->save_why;
+    if (!dir[0] || path_of(dir, fin, sizeof fin, ""))
+        return PERSIST_NONE;
+    if (!f->data && !f->why)
+        return PERSIST_NONE;
+    const char *why = f->why;
     char err[FS_ERROR_LEN + 64];
-    if (!why && sim_restore_doc(s, s->save, s->save_len, err, sizeof err))
+    if (!why && persist_restore(w, f->data, f->len, err, sizeof err))
         why = err;
-    free(s->save);
-    s->save = NULL;
+    persist_close(f);
     if (why) {
-        set_aside(s, fin, why);
-        return -1;
+        set_aside(dir, fin, why);
+        return PERSIST_REJECTED;
     }
-    log_info("restored the saved world from %s (scene %s, tick %llu, %d particles)", fin,
-             fs_world_scene_name(s->world), (unsigned long long)sim_world_tick(s),
-             fs_world_particle_count(s->world));
-    return 1;
+    log_info("restored the saved world from %s (scene %s, tick %llu, %d particles)", fin, fs_world_scene_name(w),
+             (unsigned long long)tick_of(w), fs_world_particle_count(w));
+    return PERSIST_RESTORED;
+}
+
+void persist_close(persist_file *f)
+{
+    free(f->data);
+    f->data = NULL;
+    f->len = 0;
 }

@@ -1,0 +1,31 @@
+/* publish.h - what the sim thread tells the network side besides frames: the
+ * world's description (world_info) and the reply to each command, counted in
+ * its statistics.  Sim thread only. */
+#ifndef SRV_PUBLISH_H
+#define SRV_PUBLISH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "command.h"
+#include "fluid_sim.h"
+#include "reply.h"
+#include "sim_state.h"
+
+/* The world's current tick. */
+uint64_t sim_world_tick(sim_thread *s);
+/* Fills wi from the world (a new version) and hands a copy to the hub. */
+void sim_publish_info(sim_thread *s, world_info *wi);
+
+/* A reply to c at the current tick, not yet ok and carrying nothing. */
+cmd_reply sim_reply_to(sim_thread *s, const cmd *c);
+/* Posts r (and what it carries) to the hub, counted by kind and result. */
+void sim_reply_post(sim_thread *s, cmd_reply *r);
+/* Replies ok with value (presence and drag updates are not acknowledged). */
+void sim_reply_ok(sim_thread *s, const cmd *c, int64_t value);
+/* Replies with the error "<kind>: <fmt ...>". */
+void sim_reply_error(sim_thread *s, const cmd *c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Replies ok with value, or (ok false) with the error "<kind>: <e's text>". */
+void sim_reply_status(sim_thread *s, const cmd *c, bool ok, const fs_error *e, int64_t value);
+
+#endif

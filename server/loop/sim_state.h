@@ -1,0 +1,73 @@
+/* sim_state.h - the sim thread's state (struct sim_thread), shared by the
+ * files of loop/ and by nothing outside it. */
+#ifndef SRV_SIM_STATE_H
+#define SRV_SIM_STATE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "command.h"
+#include "config.h"
+#include "fluid_sim.h"
+#include "hub.h"
+#include "persist.h"
+#include "queue.h"
+#include "sim_stats.h"
+#include "wire.h"
+
+#define SIM_MAX_PENDING_STEPS 32
+#define SIM_HEAT_TOOLS CMD_HEAT_TOOLS
+
+/* A reply held back until the world has stepped to `tick`.  A value owned
+ * by the sim thread. */
+typedef struct sim_pending_step {
+    uint32_t client, rid;
+    uint64_t tick;
+    int steps;
+} sim_pending_step;
+
+/* Also declared in sim_thread.h (C11 allows the same typedef twice): the
+ * files of loop/ include this header, not the public one. */
+typedef struct sim_thread sim_thread;
+
+/* Threads: sim_thread_create/destroy run on the main thread before the thread
+ * starts and after it is joined; between those, every field except `stop` is
+ * touched only by the sim thread.  `stop` is atomic (main writes, sim reads). */
+struct sim_thread {
+    const srv_config *cfg;
+    const wire_static *st;
+    hub *hub;
+    cmd_queue *queue;
+    fs_world *world;
+    fs_pool *pool;
+    pthread_t thread;
+    bool started;
+    atomic_bool stop;
+    wire_cursor *cursor; /* cfg->max_clients entries */
+    int cursor_count;
+    wire_body body[FS_MAX_BODIES]; /* frame scratch */
+    struct {
+        uint32_t body, client;
+    } grab[FS_MAX_BODIES];       /* who holds which body */
+    int grab_count;
+    /* heat tools: core heater slots FS_MAX_HEATERS - SIM_HEAT_TOOLS.., one per
+     * client while it heats, switched off at until_tick */
+    struct {
+        bool used;
+        uint32_t client;
+        uint64_t until_tick;
+    } heat_tool[SIM_HEAT_TOOLS];
+    uint64_t next_save_ns;        /* 0: no periodic saves */
+    persist_file save;            /* the save file read at start, until restored */
+    sim_pending_step pending[SIM_MAX_PENDING_STEPS];
+    int pending_count;
+    uint64_t info_version;
+    float dt;                     /* the world's fixed step */
+    uint64_t earliest_unshown_ns; /* arrival of the oldest command applied since the last frame */
+    bool dirty;                   /* something changed since the last frame */
+    sim_stats stats;
+};
+
+#endif
