@@ -1,6 +1,7 @@
-/* main.c - fluid-server: parses options, wires the sim thread and the
- * network thread together, and shuts both down cleanly on SIGINT/SIGTERM.
- * main() itself runs the network thread. */
+/* main.c - fluid-server: parses options, wires the hub, the command queue,
+ * the sim thread and the network thread together, and shuts them down
+ * cleanly on SIGINT/SIGTERM.  main() itself runs the network thread;
+ * --health-check instead runs the health check client and exits. */
 #include <signal.h>
 #include <sys/resource.h>
 #include <stdio.h>
@@ -56,6 +57,22 @@ static void fill_static(wire_static *st, const srv_config *cfg)
     st->rate_burst = cfg->rate_burst;
 }
 
+/* The first line on stdout (tests and scripts wait for it), after a warning
+ * when a token would cross the network in the clear. */
+static void announce(const srv_config *cfg, net *n, hub *h)
+{
+    if (cfg->token[0] && !config_tls(cfg) && strncmp(cfg->bind, "127.", 4) && strcmp(cfg->bind, "::1") &&
+        strcmp(cfg->bind, "localhost"))
+        log_warn("--token over plain http on %s: the token crosses the network in the clear; "
+                 "give --tls-cert and --tls-key to serve https and wss", cfg->bind);
+    world_info wi;
+    hub_get_info(h, &wi);
+    printf("fluid-server: listening on %s://%s:%d/ (scene %s, %d particles, %g Hz tick, %g Hz frames)\n",
+           config_tls(cfg) ? "https" : "http", cfg->bind, net_port(n), wi.scene, wi.particles, cfg->tick_hz,
+           cfg->frame_hz);
+    fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
     srv_config cfg;
@@ -63,25 +80,25 @@ int main(int argc, char **argv)
     int rc = config_parse(&cfg, argc, argv, stdout, stderr);
     if (rc)
         return rc > 0 ? 0 : 2;
-    if (cfg.health_check)
+    if (cfg.health_check) /* a client of a running server, not a server */
         return health_check(&cfg);
     log_set_level(cfg.quiet ? LOG_ERROR : (log_level)log_level_parse(cfg.log_level));
     install_signals();
     net_set_log_level();
 
+    /* config -> hub and queue -> sim thread -> net -> run until a signal -> teardown */
     wire_static st;
     fill_static(&st, &cfg);
     hub h;
     cmd_queue q;
-    sim_thread *sim = NULL;
-    char err[256];
-    int status = 1;
     if (hub_init(&h) || cmd_queue_init(&q, CMD_QUEUE_CAP, cfg.max_clients + 16)) {
         log_error("out of memory");
         return 1;
     }
+    char err[256];
+    int status = 1;
     net *n = NULL;
-    sim = sim_thread_create(&cfg, &st, &h, &q, err, sizeof err);
+    sim_thread *sim = sim_thread_create(&cfg, &st, &h, &q, err, sizeof err);
     if (!sim) {
         log_error("%s", err);
         goto out;
@@ -100,16 +117,7 @@ int main(int argc, char **argv)
      * sim thread and its pool were created above, at the default). */
     if (cfg.net_nice && setpriority(PRIO_PROCESS, 0, cfg.net_nice))
         log_info("cannot lower the network thread's priority (continuing)");
-    world_info wi;
-    hub_get_info(&h, &wi);
-    if (cfg.token[0] && !config_tls(&cfg) && strncmp(cfg.bind, "127.", 4) && strcmp(cfg.bind, "::1") &&
-        strcmp(cfg.bind, "localhost"))
-        log_warn("--token over plain http on %s: the token crosses the network in the clear; "
-                 "give --tls-cert and --tls-key to serve https and wss", cfg.bind);
-    printf("fluid-server: listening on %s://%s:%d/ (scene %s, %d particles, %g Hz tick, %g Hz frames)\n",
-           config_tls(&cfg) ? "https" : "http", cfg.bind, net_port(n), wi.scene, wi.particles, cfg.tick_hz,
-           cfg.frame_hz);
-    fflush(stdout);
+    announce(&cfg, n, &h);
     net_run(n, &g_stop);
     log_info("stopping");
     status = 0;

@@ -23,7 +23,11 @@
 
 typedef void hub_wake_fn(void *arg);
 
-/* Threads: sim thread writes, network thread reads; every field under mtx. */
+/* Threads: the sim thread publishes (frame, broadcasts, replies, info, stats)
+ * and takes uploads; the network thread takes frames, broadcasts and replies,
+ * reads info and stats and parks uploads.  Every field is under mtx except
+ * wake and wake_arg, which the main thread sets before the sim thread starts
+ * and clears after it is joined. */
 typedef struct hub {
     pthread_mutex_t mtx;
     msg_buf *frame;          /* newest encoded frame (hub holds one ref) */

@@ -12,7 +12,7 @@
 #include "snapshots.h"
 
 /* Threads: built by the sim thread, moved through the hub to the network
- * thread.  `snap` (GET_PARTICLES only) is handed over with the reply. */
+ * thread.  What it carries (snap, bodies or blob) is handed over with it. */
 typedef struct cmd_reply {
     uint32_t client, rid;
     cmd_kind kind;

@@ -75,6 +75,42 @@ test('GET /api/snapshot then POST it back: the following steps are bit-identical
   await s.stop();
 });
 
+test('a restore forgets what the old world held: a held step request is answered, grabs are let go', async () => {
+  const s = await startServer(['--particles', '1500', '--scene', 'dam_break']);
+  const a = await connect(s), b = await connect(s);
+  await a.next((m) => m.type === 'hello');
+  await b.next((m) => m.type === 'hello');
+  const { id } = await a.command({ type: 'body_create', shape: 'sphere', size: [0.05, 0, 0], pos: [0.3, 0.5, 0.3] });
+  assert.ok(Number.isInteger(id));
+  assert.equal((await a.command({ type: 'body_grab', id, point: [0.3, 0.5, 0.3], target: [0.3, 0.7, 0.3] })).ok, true);
+  assert.equal((await http(s, 'POST', '/api/pause')).status, 200);
+  const res = await fetch(s.base + '/api/snapshot');
+  assert.equal(res.status, 200);
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  const doc = decode(bytes);
+  // 1000 steps at 60 Hz would take ~17 s: its reply is held until they ran (or the world is replaced).
+  const step = http(s, 'POST', '/api/step', { body: { steps: 1000 } });
+  let tick = doc.tick;
+  for (let i = 0; i < 200 && tick <= doc.tick; i++) {
+    await sleep(20);
+    tick = (await get(s, '/api/stats')).json.tick;
+  }
+  assert.ok(tick > doc.tick, `the requested steps are running (tick ${doc.tick} -> ${tick})`);
+  const r = await postBytes(s, '/api/snapshot', bytes);
+  assert.equal(r.status, 200, JSON.stringify(r.json));
+  assert.equal(r.json.tick, doc.tick);
+  const st = await step;
+  assert.equal(st.status, 200, st.text);
+  assert.equal(st.json.tick, doc.tick, 'the held step reply is answered at the restore, at the restored tick');
+  // The server forgot who held the body: the old holder's release is refused, another client may grab it.
+  const rel = await a.command({ type: 'body_release', id });
+  assert.equal(rel.ok, false);
+  assert.match(rel.error, /not held by you/);
+  assert.equal((await b.command({ type: 'body_grab', id, point: [0.3, 0.5, 0.3], target: [0.3, 0.6, 0.3] })).ok, true);
+  a.close(); b.close();
+  await s.stop();
+});
+
 test('SIGTERM closes every WebSocket with a reason, saves to --data-dir within a second; a restart restores it', async (t) => {
   const dir = tmp();
   const s = await startServer(['--particles', '1500', '--scene', 'drop', '--data-dir', dir, '--capacity', '70000']);
