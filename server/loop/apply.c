@@ -1,6 +1,6 @@
 /* apply.c - applies checked commands to the world at a tick boundary: one
  * handler per command kind, in a table; each posts its reply and broadcasts.
- * The body commands are in bodies.c.  Sim thread only. */
+ * The body commands are in apply_bodies.c.  Sim thread only. */
 #include "apply.h"
 
 #include <math.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bodies.h"
+#include "apply_bodies.h"
 #include "persist.h"
 #include "publish.h"
 

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "apply.h"
-#include "bodies.h"
+#include "apply_bodies.h"
 #include "clock.h"
 #include "log.h"
 #include "persist.h"

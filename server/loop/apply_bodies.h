@@ -1,7 +1,7 @@
-/* bodies.h - the rigid-body commands (create, destroy, impulse, grab, drag,
+/* apply_bodies.h - the rigid-body commands (create, destroy, impulse, grab, drag,
  * release, list) and who holds which body.  Sim thread only. */
-#ifndef SRV_BODIES_H
-#define SRV_BODIES_H
+#ifndef SRV_APPLY_BODIES_H
+#define SRV_APPLY_BODIES_H
 
 #include <stdint.h>
 

@@ -1,5 +1,5 @@
-/* bodies.c - the rigid-body commands and who holds which body (see bodies.h). */
-#include "bodies.h"
+/* apply_bodies.c - the rigid-body commands and who holds which body (see apply_bodies.h). */
+#include "apply_bodies.h"
 
 #include <math.h>
 #include <stdio.h>
