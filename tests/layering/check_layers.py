@@ -22,6 +22,7 @@ import sys
 sys.dont_write_bytecode = True  # no __pycache__ in the tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lex  # noqa: E402
+import verdict  # noqa: E402
 
 # The one table of allowed dependencies between the folders of server/
 # (a folder may always include its own headers).  'main.c' is server/main.c.
@@ -259,14 +260,7 @@ def check_include_cycles(tree):
         for line, name, res, _ in tree.includes[f]:
             if res is not None and res.endswith('.h') and module_of(res) != a:
                 deps.setdefault(module_of(res), '%s:%d' % (f, line))
-    bad = []
-    for comp, path in cycles(graph):
-        steps = ['%s (%s)' % (path[i], graph[path[i]][path[i + 1]]) for i in range(len(path) - 1)]
-        msg = 'include circle: ' + ' -> '.join(steps) + ' -> ' + path[-1]
-        if len(comp) > len(path) - 1:
-            msg += '\n    (all of: %s)' % ', '.join(comp)
-        bad.append(msg)
-    return bad
+    return circles(graph, 'include circle')
 
 
 def nm_symbols(obj):
@@ -300,14 +294,28 @@ def check_call_cycles(objects):
             b = owner.get(s)
             if b is not None and b[0] != o:
                 deps.setdefault(b[0], b[1])
+    return circles(graph, 'call circle')
+
+
+def circles(graph, what):
+    """One message per circle of graph {node: {node: why}}: the circle with the why of each step."""
     bad = []
     for comp, path in cycles(graph):
         steps = ['%s (%s)' % (path[i], graph[path[i]][path[i + 1]]) for i in range(len(path) - 1)]
-        msg = 'call circle: ' + ' -> '.join(steps) + ' -> ' + path[-1]
+        msg = what + ': ' + ' -> '.join(steps) + ' -> ' + path[-1]
         if len(comp) > len(path) - 1:
-            msg += '\n    (all of: %s)' % ', '.join(comp)
+            msg += scc_edges(graph, comp)
         bad.append(msg)
     return bad
+
+
+def scc_edges(graph, comp):
+    """The dependencies inside a component larger than the circle shown: what to cut."""
+    members = set(comp)
+    edges = ['%s -> %s (%s)' % (a, b, graph[a][b]) for a in comp for b in sorted(graph.get(a, ())) if b in members]
+    more = '' if len(edges) <= 40 else '\n      ... %d more' % (len(edges) - 40)
+    return '\n    (one circle of %d files that depend on each other: %s)\n    dependencies among them:\n      %s%s' % (
+        len(comp), ', '.join(comp), '\n      '.join(edges[:40]), more)
 
 
 def main():
@@ -332,19 +340,7 @@ def main():
     if args.objects:
         checks.append(('no call circles between object files (%d files)' % len(args.objects),
                        lambda: check_call_cycles(args.objects)))
-    passed = failed = 0
-    for title, fn in checks:
-        bad = fn()
-        if bad:
-            failed += 1
-            print('FAIL %s:' % title)
-            for b in bad:
-                print('  ' + b.replace('\n', '\n  '))
-        else:
-            passed += 1
-            print('ok   %s' % title)
-    print('check-layers: %d passed, %d failed' % (passed, failed))
-    return 1 if failed else 0
+    return verdict.report('check-layers', [(title, fn()) for title, fn in checks])
 
 
 if __name__ == '__main__':

@@ -28,6 +28,7 @@ import sys
 sys.dont_write_bytecode = True  # no __pycache__ in the tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lex  # noqa: E402
+import verdict  # noqa: E402
 
 CONTROL = {'if', 'for', 'while', 'switch', 'catch', 'with', 'return', 'typeof', 'sizeof',
            '_Alignof', '_Generic', 'defined'}
@@ -249,18 +250,7 @@ def main():
     checks = [('every file can be read', errors),
               ('no function longer than %d lines (data tables aside)' % args.max_lines, over),
               ('every file opens with a comment naming it and saying what it is', heads)]
-    passed = failed = 0
-    for title, bad in checks:
-        if bad:
-            failed += 1
-            print('FAIL %s:' % title)
-            for b in bad:
-                print('  ' + b)
-        else:
-            passed += 1
-            print('ok   %s' % title)
-    print('check-shape: %d passed, %d failed' % (passed, failed))
-    return 1 if failed else 0
+    return verdict.report('check-shape', checks)
 
 
 if __name__ == '__main__':

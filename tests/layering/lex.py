@@ -32,7 +32,8 @@ class LexError(Exception):
 
 
 def _skip_quoted(src, i, quote):
-    """i is just past the opening quote; returns the index just past the closing one."""
+    """i is just past the opening quote; returns the index just past the closing one.  A
+    template (`) may span lines and holds ${ ... } expressions, skipped with their nesting."""
     n = len(src)
     while i < n:
         c = src[i]
@@ -41,25 +42,11 @@ def _skip_quoted(src, i, quote):
             continue
         if c == quote:
             return i + 1
-        if c == '\n' and quote != '`':
-            return i  # unterminated: stop at the line end, as the compiler would complain
-        i += 1
-    return n
-
-
-def _skip_template(src, i):
-    """i is just past the opening backtick; skips ${ ... } expressions with their nesting."""
-    n = len(src)
-    while i < n:
-        c = src[i]
-        if c == '\\':
-            i += 2
-            continue
-        if c == '`':
-            return i + 1
-        if c == '$' and i + 1 < n and src[i + 1] == '{':
+        if quote == '`' and c == '$' and i + 1 < n and src[i + 1] == '{':
             i = _skip_js_braces(src, i + 2)
             continue
+        if c == '\n' and quote != '`':
+            return i  # unterminated: stop at the line end, as the compiler would complain
         i += 1
     return n
 
@@ -72,7 +59,7 @@ def _skip_js_braces(src, i):
         if c in '"\'':
             i = _skip_quoted(src, i + 1, c)
         elif c == '`':
-            i = _skip_template(src, i + 1)
+            i = _skip_quoted(src, i + 1, '`')
         elif src.startswith('//', i):
             j = src.find('\n', i)
             i = n if j < 0 else j
@@ -172,7 +159,7 @@ def tokenize(src, lang):
             j = _skip_quoted(src, i + 1, c)
             tok = Token('string', src[i:j], start_line)
         elif c == '`' and lang == 'js':
-            j = _skip_template(src, i + 1)
+            j = _skip_quoted(src, i + 1, '`')
             tok = Token('string', '`...`', start_line)
         elif c == '/' and lang == 'js' and _regex_allowed(prev):
             j = _skip_regex(src, i + 1)

@@ -10,6 +10,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
+import verdict  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 LAYERS = os.path.join(HERE, 'check_layers.py')
 SHAPE = os.path.join(HERE, 'check_shape.py')
@@ -224,17 +227,8 @@ def main():
          {'web-client/src/ui/panel.js': 'export const P = 1;\n'}, 1,
          ['web-client/src/ui/panel.js:1: the first line is not a comment "// panel.js - what it is"'])
 
-    passed = failed = 0
-    for name, why, out in RESULTS:
-        if why:
-            failed += 1
-            print('FAIL %s: %s' % (name, '; '.join(why)))
-            print('     ' + out.strip().replace('\n', '\n     '))
-        else:
-            passed += 1
-            print('ok   %s' % name)
-    print('test-checks: %d passed, %d failed' % (passed, failed))
-    return 1 if failed else 0
+    return verdict.report('test-checks', [(name, ['; '.join(why), out.strip()] if why else [])
+                                          for name, why, out in RESULTS])
 
 
 if __name__ == '__main__':
