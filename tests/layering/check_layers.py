@@ -36,6 +36,9 @@ LAYERS = {
     'main.c': ('base', 'sim', 'hub', 'wire', 'loop', 'net'),
 }
 
+# The core's one public header: the only one of server/sim/ that other folders include.
+SIM_PUBLIC = 'server/sim/fluid_sim.h'
+
 # Headers of the network, JSON and msgpack libraries (and of sockets): the
 # core (server/sim/) includes none of them.
 FOREIGN = ['libwebsockets.h', 'libwebsockets/*', 'lws_config.h', 'lws-*.h',
@@ -55,7 +58,8 @@ def matches(name, patterns):
 
 def layer_table():
     rows = ['  %-7s -> %s' % (k, ', '.join(v) if v else '(nothing)') for k, v in LAYERS.items()]
-    return 'allowed dependencies (tests/layering/check_layers.py LAYERS):\n' + '\n'.join(rows)
+    return ('allowed dependencies (tests/layering/check_layers.py LAYERS; of sim, only %s):\n' % SIM_PUBLIC
+            + '\n'.join(rows))
 
 
 class Tree:
@@ -170,6 +174,9 @@ def check_folders(tree):
             if to not in LAYERS or to not in LAYERS[lay]:
                 bad.append('%s:%d: %s includes %s (%s -> %s is not allowed)'
                            % (f, line, lay, res, lay, to if to else res))
+            elif to == 'sim' and res != SIM_PUBLIC:
+                bad.append('%s:%d: %s includes %s: outside server/sim/ only its public header %s'
+                           % (f, line, lay, res, SIM_PUBLIC))
     if bad:
         bad.append(layer_table())
     return bad

@@ -155,6 +155,11 @@ def main():
     case('layers: hub includes wire', LAYERS,
          {'server/hub/hub.c': c_file('hub.c', ['"hub.h"', '"wire.h"'])}, 1,
          ['server/hub/hub.c:3: hub includes server/wire/wire.h (hub -> wire is not allowed)'])
+    case('layers: loop includes the core\'s private header', LAYERS,
+         {'server/sim/sim_internal.h': h_file('sim_internal.h', ['"fluid_sim.h"']),
+          'server/loop/loop.c': c_file('loop.c', ['"loop.h"', '"sim_internal.h"'])}, 1,
+         ['server/loop/loop.c:3: loop includes server/sim/sim_internal.h: outside server/sim/ only its public '
+          'header server/sim/fluid_sim.h'])
     case('layers: a file outside the layer folders', LAYERS,
          {'server/extra.c': c_file('extra.c', ['"hub.h"'])}, 1,
          ['server/extra.c: not in a layer folder'])
