@@ -211,12 +211,24 @@ export class Panel {
     this.setScene(h.scene, h.particles);
     $('count').max = h.capacity || '';
     this.setPaused(h.paused);
+    this._limitSliders(this.app.limits);
     this.solver.fromHello(h);
     this._showSolver();
     this._fetchSolvers();
     this.sliders.fromHello(h);
     this.sliders.showOnly(this.solver.paramSet);
     $('mat-note').textContent = h.auth_required ? 'this server needs a token to change things (?token=… in the page address)' : '';
+  }
+
+  // The tool sliders reach at most the server's limits (hello.limits).
+  _limitSliders(lim) {
+    const keys = { 'push-radius': 'push_radius', 'push-strength': 'push_strength', 'heat-radius': 'heat_radius', 'heat-rate': 'heat_rate' };
+    for (const [id, key] of Object.entries(keys)) {
+      const el = $(id);
+      if (!el.dataset.max) el.dataset.max = el.max;          // the page's own end
+      const max = String(Math.min(Number(el.dataset.max), lim[key]));
+      if (el.max !== max) { el.max = max; el.dispatchEvent(new Event('input')); }
+    }
   }
 
   // A `param` broadcast.
