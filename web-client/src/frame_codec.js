@@ -1,5 +1,5 @@
 // frame_codec.js - decoder of protocol v2's particle payload (protocol/PROTOCOL.md,
-// "Frame payload, version 2"); the encoder is server/frame_codec.c, and this is a
+// "Frame payload, version 2"); the encoder is server/wire/frame_codec.c, and this is a
 // line-by-line port of its decoding walk.  Pure: runs under node too.
 //
 // const dec = new FrameDecoder(capacity);       // once: all memory is allocated here

@@ -44,32 +44,22 @@ export function multiply(a, b) {
   return o;
 }
 
+// The inverse by cofactors, inv = adj(m) / det(m); null when m is singular.
 export function invert(m) {
-  const inv = new Float32Array(16);
-  const [a00, a01, a02, a03, a10, a11, a12, a13, a20, a21, a22, a23, a30, a31, a32, a33] = m;
-  const b00 = a00 * a11 - a01 * a10, b01 = a00 * a12 - a02 * a10, b02 = a00 * a13 - a03 * a10;
-  const b03 = a01 * a12 - a02 * a11, b04 = a01 * a13 - a03 * a11, b05 = a02 * a13 - a03 * a12;
-  const b06 = a20 * a31 - a21 * a30, b07 = a20 * a32 - a22 * a30, b08 = a20 * a33 - a23 * a30;
-  const b09 = a21 * a32 - a22 * a31, b10 = a21 * a33 - a23 * a31, b11 = a22 * a33 - a23 * a32;
-  let det = b00 * b11 - b01 * b10 + b02 * b09 + b03 * b08 - b04 * b07 + b05 * b06;
+  const at = (c, r) => m[c * 4 + r];
+  // The cofactor of the element in column c, row r.
+  const cofactor = (c0, r0) => {
+    const cs = [0, 1, 2, 3].filter((c) => c !== c0), rs = [0, 1, 2, 3].filter((r) => r !== r0);
+    const e = (i, j) => at(cs[i], rs[j]);
+    const minor = e(0, 0) * (e(1, 1) * e(2, 2) - e(1, 2) * e(2, 1)) - e(1, 0) * (e(0, 1) * e(2, 2) - e(0, 2) * e(2, 1))
+      + e(2, 0) * (e(0, 1) * e(1, 2) - e(0, 2) * e(1, 1));
+    return (c0 + r0) & 1 ? -minor : minor;
+  };
+  let det = 0;
+  for (let c = 0; c < 4; c++) det += at(c, 0) * cofactor(c, 0);
   if (!det) return null;
-  det = 1 / det;
-  inv[0] = (a11 * b11 - a12 * b10 + a13 * b09) * det;
-  inv[1] = (a02 * b10 - a01 * b11 - a03 * b09) * det;
-  inv[2] = (a31 * b05 - a32 * b04 + a33 * b03) * det;
-  inv[3] = (a22 * b04 - a21 * b05 - a23 * b03) * det;
-  inv[4] = (a12 * b08 - a10 * b11 - a13 * b07) * det;
-  inv[5] = (a00 * b11 - a02 * b08 + a03 * b07) * det;
-  inv[6] = (a32 * b02 - a30 * b05 - a33 * b01) * det;
-  inv[7] = (a20 * b05 - a22 * b02 + a23 * b01) * det;
-  inv[8] = (a10 * b10 - a11 * b08 + a13 * b06) * det;
-  inv[9] = (a01 * b08 - a00 * b10 - a03 * b06) * det;
-  inv[10] = (a30 * b04 - a31 * b02 + a33 * b00) * det;
-  inv[11] = (a21 * b02 - a20 * b04 - a23 * b00) * det;
-  inv[12] = (a11 * b07 - a10 * b09 - a12 * b06) * det;
-  inv[13] = (a00 * b09 - a01 * b07 + a02 * b06) * det;
-  inv[14] = (a31 * b01 - a30 * b03 - a32 * b00) * det;
-  inv[15] = (a20 * b03 - a21 * b01 + a22 * b00) * det;
+  const inv = new Float32Array(16);
+  for (let c = 0; c < 4; c++) for (let r = 0; r < 4; r++) inv[c * 4 + r] = cofactor(r, c) / det;
   return inv;
 }
 

@@ -1,8 +1,13 @@
 // net.js - the WebSocket connection: msgpack in and out, request ids and
-// round-trip times, byte counting, and reconnection with backoff.
+// round-trip times, byte counting, reconnection with backoff, and the
+// server's message limits (hello.limits): a command larger than max_msg is
+// refused here, and the commands answered only when refused (cursor,
+// body_drag; the next one supersedes them) are left unsent while the rate
+// budget (rate_per_s, rate_burst) is spent.
 import { encode } from '@msgpack/msgpack';
 import { decodeMessage } from './decode.js';
 import { SUBPROTOCOL, checkHello, backoffDelay, NO_REPLY } from './protocol.js';
+import { DEFAULT_LIMITS, readLimits, RateBudget, commandCost } from './limits.js';
 
 export class Connection {
   // url: ws://... ; handlers: onMessage(msg, bytes), onStatus({state, text}),
@@ -21,6 +26,9 @@ export class Connection {
     this.stopped = false;
     this.fatal = null;          // a reason not to reconnect (protocol version)
     this.hello = null;
+    this.limits = DEFAULT_LIMITS;
+    this.budget = new RateBudget();
+    this.skipped = 0;           // cursor / body_drag left unsent (rate budget)
   }
 
   start() { this.stopped = false; this._open(); }
@@ -95,6 +103,8 @@ export class Connection {
       const bad = checkHello(m);
       if (bad) { this._fatal(bad); return; }
       this.hello = m;
+      this.limits = readLimits(m);
+      this.budget.setLimits(this.limits);
       this.attempt = 0;
       this._status('connected', 'connected');
     } else if (m.type === 'reply') {
@@ -108,19 +118,34 @@ export class Connection {
     this.h.onMessage?.(m, data, decodeMs);
   }
 
-  // Sends a command; resolves with its reply ({ok:false,...} if not connected).
+  // Sends a command; resolves with its reply ({ok:false,...} if not
+  // connected, larger than the server takes, or a cursor / body_drag left
+  // unsent for the rate limit).
   send(command) {
     if (!this.ws || this.ws.readyState !== 1) return Promise.resolve({ ok: false, error: 'not connected' });
-    if (NO_REPLY.has(command.type)) { this._raw({ ...command, rid: 0 }); return Promise.resolve({ ok: true }); }
-    const rid = this.rid++;
+    const noReply = NO_REPLY.has(command.type);
+    const rid = noReply ? 0 : this.rid;
+    const msg = { ...command, rid };
+    let bytes;
+    try { bytes = encode(msg); } catch (e) { return Promise.resolve({ ok: false, error: `cannot encode: ${e.message}` }); }
+    if (bytes.byteLength > this.limits.max_msg)
+      return Promise.resolve({ ok: false, error: `message too large: ${bytes.byteLength} bytes, the server takes at most ${this.limits.max_msg}` });
+    const now = performance.now(), cost = commandCost(command.type);
+    if (noReply) {
+      if (!this.budget.take(cost, now)) { this.skipped++; return Promise.resolve({ ok: false, error: 'rate limited: not sent' }); }
+      this._raw(msg, bytes);
+      return Promise.resolve({ ok: true });
+    }
+    this.budget.charge(cost, now);
+    this.rid++;
     if (this.rid > 0xffffffff) this.rid = 1;
     return new Promise((resolve) => {
       this.pending.set(rid, { t0: performance.now(), cmd: command.type, resolve });
-      this._raw({ ...command, rid });
+      this._raw(msg, bytes);
       // Bound the wait so callers never hang on a lost reply.
       setTimeout(() => { if (this.pending.delete(rid)) resolve({ ok: false, error: 'no reply within 10 s' }); }, 10000);
     });
   }
 
-  _raw(obj) { try { this.ws.send(encode(obj)); } catch (e) { console.warn('send failed', e); } }
+  _raw(obj, bytes = encode(obj)) { try { this.ws.send(bytes); } catch (e) { console.warn('send failed', e); } }
 }

@@ -1,14 +1,14 @@
 // protocol.js - client-to-server command values (PROTOCOL.md "Client to
 // server"), the version check and the reconnect schedule.  Pure.
 import { PROTOCOL_VERSION } from './decode.js';
+import { DEFAULT_LIMITS, heatRanges } from './limits.js';
 
 export const SUBPROTOCOL = 'fluid.v1';
 
 const v3 = (p) => [Number(p[0]), Number(p[1]), Number(p[2])];
 
-// The `heat` command's ranges (PROTOCOL.md): radius (0, 10] m, rate
-// [-1000, 1000] K/s, duration (0, 10] s; the open ends are kept off zero.
-export const HEAT = { radius: [0.01, 10], rate: [-1000, 1000], duration: [0.01, 10] };
+// The `heat` command's ranges until a hello gives the server's (limits.js).
+export const HEAT = heatRanges(DEFAULT_LIMITS);
 function clampTo(v, [lo, hi], otherwise = lo) {
   const x = Number(v);
   return Number.isFinite(x) ? Math.min(hi, Math.max(lo, x)) : otherwise;
@@ -27,10 +27,11 @@ export const cmd = {
     return c;
   },
   setSolver: (name) => ({ type: 'set_solver', name: String(name) }),
-  // The heat tool (negative rate cools), each value clamped to the protocol's range.
-  heat: (point, radius, rate, duration) => {
-    const c = { type: 'heat', point: v3(point), radius: clampTo(radius, HEAT.radius), rate: clampTo(rate, HEAT.rate, 0) };
-    if (duration !== undefined) c.duration = clampTo(duration, HEAT.duration);
+  // The heat tool (negative rate cools), each value clamped to `ranges`
+  // (heatRanges of the server's limits).
+  heat: (point, radius, rate, duration, ranges = HEAT) => {
+    const c = { type: 'heat', point: v3(point), radius: clampTo(radius, ranges.radius), rate: clampTo(rate, ranges.rate, 0) };
+    if (duration !== undefined) c.duration = clampTo(duration, ranges.duration);
     return c;
   },
   // One of the world's fixed heat sources (PROTOCOL.md `heater`): a floor
@@ -44,7 +45,7 @@ export const cmd = {
   heaterEnable: (slot, enabled) => ({ type: 'heater', slot, enabled: !!enabled }),
   pause: () => ({ type: 'pause' }),
   resume: () => ({ type: 'resume' }),
-  step: (steps = 1) => ({ type: 'step', steps }),
+  step: (steps = 1, lim = DEFAULT_LIMITS) => ({ type: 'step', steps: Math.round(clampTo(steps, [1, lim.steps])) }),
   emitterEnable: (slot, enabled) => ({ type: 'emitter', slot, enabled: !!enabled }),
   emitter: (slot, def) => ({ type: 'emitter', slot, ...def, pos: v3(def.pos), direction: v3(def.direction) }),
   cursor: (pos) => ({ type: 'cursor', rid: 0, pos: pos ? v3(pos) : null }),

@@ -1,7 +1,11 @@
 // solver.js - which solver steps the world, as the page knows it: the list
 // and current one from every hello, the `solver` and `scene` broadcasts
-// (whoever caused them), and this page's own `set_solver` requests.  The
-// selector shows the request in flight, else the server's solver.  Pure.
+// (whoever caused them), this page's own `set_solver` requests, and each
+// solver's parameter set (GET /api/solvers, fetched after every hello: the
+// hello itself does not carry them).  The selector shows the request in
+// flight, else the server's solver; the material panel shows the running
+// solver's parameters, or all of them while the sets are unknown.  Pure but
+// for the injected fetch.
 import { cmd } from './protocol.js';
 
 export class SolverState {
@@ -12,6 +16,7 @@ export class SolverState {
     this.by = null;          // client id that caused the last change (0: REST)
     this.tick = null;
     this.lastReply = null;   // {name, ok, error}
+    this.sets = null;        // Map solver -> [parameter names], null: unknown
   }
 
   // A (re)synchronising hello.
@@ -55,4 +60,27 @@ export class SolverState {
 
   // What the selector shows.
   get shown() { return this.pending ?? this.current ?? ''; }
+
+  // GET /api/solvers ({solvers: [{name, doc, params}]}) through fetchFn:
+  // keeps each solver's parameter set and returns the answer (null when it
+  // failed: every parameter shows then).
+  async fetchSets(fetchFn = fetch) {
+    let j = null;
+    try {
+      const r = await fetchFn('/api/solvers', { signal: AbortSignal.timeout(5000) });
+      j = r.ok ? await r.json() : null;
+    } catch { j = null; }
+    this.sets = new Map();
+    for (const sv of Array.isArray(j?.solvers) ? j.solvers : [])
+      if (typeof sv?.name === 'string' && Array.isArray(sv.params)) this.sets.set(sv.name, sv.params.map(String));
+    if (!this.sets.size) this.sets = null;
+    return j;
+  }
+
+  // The parameters the running solver reads (a Set), or null: show them all
+  // (the sets are unknown, or the solver has none listed).
+  get paramSet() {
+    const p = this.sets?.get(this.current);
+    return p ? new Set(p) : null;
+  }
 }

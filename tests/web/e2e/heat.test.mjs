@@ -289,6 +289,10 @@ test('a page that joins a world with hot and cold parts colours by temperature; 
 test('the material panel copes with every parameter: Young\'s modulus gets a log slider and a number box', async () => {
   const h = await page.evaluate(() => window.__fluid.hello.params.map((x) => x.name));
   assert.ok(h.length >= 24);
+  // young_modulus is the unified solver's parameter: the panel shows its row
+  // while that solver runs (a parameter set per solver).
+  await api(server, 'POST', '/api/solver', { name: 'unified' });
+  await waitFor(page, () => window.__fluid.solver.current === 'unified');
   await page.click('#mat-tabs button[data-material=goo]');
   const rows = await page.$$eval('#mat-params .param', (rs) => rs.length);
   assert.equal(rows, h.length, 'one row per hello parameter');

@@ -4,7 +4,7 @@
 // late timers, and the stop on release.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HeatTool, HEAT_DEFAULTS } from '../../../web-client/src/heat.js';
+import { HeatTool, HEAT_DEFAULTS } from '../../../web-client/src/tools/heat.js';
 import { cmd, HEAT } from '../../../web-client/src/protocol.js';
 
 const P = [0.5, 0.25, 0.5];

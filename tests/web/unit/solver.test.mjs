@@ -75,3 +75,63 @@ test('solver: a hello resynchronises (clears a request in flight); unknown names
   assert.deepEqual(s.options, []);
   assert.equal(s.shown, '');
 });
+
+// A stand-in for GET /api/solvers (the shape the server answers).
+const SOLVERS = {
+  solvers: [
+    { name: 'clavet', doc: 'Clavet et al. 2005', params: ['rest_density', 'stiffness', 'friction', 'heat_diffusivity'] },
+    { name: 'unified', doc: 'unified particles', params: ['friction', 'young_modulus', 'heat_diffusivity'] },
+    { name: 'mps', doc: 'MPS', params: ['kinematic_viscosity', 'surface_tension', 'heat_diffusivity'] },
+  ],
+};
+const fakeFetch = (answer, { ok = true, fail = false } = {}) => {
+  const calls = [];
+  const f = async (url, opts) => {
+    calls.push({ url, opts });
+    if (fail) throw new TypeError('Failed to fetch');
+    return { ok, json: async () => answer };
+  };
+  f.calls = calls;
+  return f;
+};
+
+test('solver parameter sets: fetched from /api/solvers, the running solver\'s set follows hello and broadcasts', async () => {
+  const s = new SolverState();
+  s.fromHello(msg('s2c_hello.msgpack'));                // clavet
+  assert.equal(s.paramSet, null, 'unknown until /api/solvers answers: every parameter shows');
+  const f = fakeFetch(SOLVERS);
+  const j = await s.fetchSets(f);
+  assert.equal(f.calls.length, 1);
+  assert.equal(f.calls[0].url, '/api/solvers');
+  assert.equal(j.solvers[0].doc, 'Clavet et al. 2005', 'the answer comes back for the tooltips');
+  assert.deepEqual([...s.paramSet], ['rest_density', 'stiffness', 'friction', 'heat_diffusivity']);
+  s.onBroadcast(msg('s2c_solver.msgpack'));            // mps
+  assert.ok(s.paramSet.has('surface_tension'));
+  assert.ok(!s.paramSet.has('stiffness'), 'a Clavet-only parameter is not in MPS\'s set');
+  s.request('unified');
+  assert.ok(s.paramSet.has('surface_tension'), 'a request in flight does not change the set: the server still runs mps');
+  s.onReply('unified', { ok: true });
+  assert.ok(s.paramSet.has('young_modulus'));
+  s.fromHello(msg('s2c_hello.msgpack'));
+  assert.ok(s.paramSet.has('stiffness'), 'a hello keeps the sets until the next answer');
+});
+
+test('solver parameter sets: a failed fetch, an error status or a solver without a list shows every parameter', async () => {
+  const s = new SolverState();
+  s.fromHello(msg('s2c_hello.msgpack'));
+  await s.fetchSets(fakeFetch(SOLVERS));
+  assert.ok(s.paramSet);
+  assert.equal(await s.fetchSets(fakeFetch(null, { fail: true })), null);
+  assert.equal(s.paramSet, null, 'network failure');
+  await s.fetchSets(fakeFetch(SOLVERS));
+  await s.fetchSets(fakeFetch({ error: 'not found' }, { ok: false }));
+  assert.equal(s.paramSet, null, 'HTTP error');
+  // Today's server: solvers without `params`.
+  await s.fetchSets(fakeFetch({ solvers: [{ name: 'clavet', doc: 'x' }, { name: 'mps', doc: 'y' }] }));
+  assert.equal(s.paramSet, null);
+  // Only some solvers listed: the others show everything.
+  await s.fetchSets(fakeFetch({ solvers: [{ name: 'mps', doc: 'y', params: ['surface_tension'] }] }));
+  assert.equal(s.paramSet, null, 'clavet has no list');
+  s.onBroadcast({ type: 'solver', solver: 'mps', by: 1, tick: 2 });
+  assert.deepEqual([...s.paramSet], ['surface_tension']);
+});

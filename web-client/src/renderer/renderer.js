@@ -68,7 +68,8 @@ export class Renderer {
       marker: program(gl, S.MARKER_VS, S.MARKER_FS, 'marker'),
       body: program(gl, S.BODY_VS, S.BODY_FS, 'bodies'),
     };
-    this.meshes = { sphere: this._meshVao(sphereMesh()), box: this._meshVao(cubeMesh()) };
+    const mesh = (m) => this._vao(m.data, 24, m.index);
+    this.meshes = { sphere: mesh(sphereMesh()), box: mesh(cubeMesh()) };
     // Particles: two position buffers (uint16 triples as sent), one of materials.
     this.cap = 0;
     this.posBuf = [gl.createBuffer(), gl.createBuffer()];
@@ -92,45 +93,35 @@ export class Renderer {
     this.vao = gl.createVertexArray();
     this.drawN = 0;
     this.prevSlot = 0; this.curSlot = 1;
-    this.boxVao = this._staticVao(CUBE_TRIS);
-    this.lineVao = this._staticVao(CUBE_LINES);
+    this.boxVao = this._vao(CUBE_TRIS, 12);
+    this.lineVao = this._vao(CUBE_LINES, 12);
     this.emptyVao = gl.createVertexArray();
     this.bounds = [0, 0, 0, 1, 1, 1];
     this.radius = 0.04;
     this.spacing = 0.08;
     this.matColours = new Float32Array(24).fill(0.7);
     this.ssf = null;
+    this.finishPixel = new Uint8Array(4);
   }
 
-  _staticVao(data) {
+  // A vertex array of float xyz vertices (stride 12) or xyz and normal
+  // (stride 24, attributes 0 and 1), drawn by index when `index` is given.
+  _vao(data, stride, index = null) {
     const gl = this.gl;
     const vao = gl.createVertexArray();
     gl.bindVertexArray(vao);
-    const b = gl.createBuffer();
-    gl.bindBuffer(gl.ARRAY_BUFFER, b);
+    gl.bindBuffer(gl.ARRAY_BUFFER, gl.createBuffer());
     gl.bufferData(gl.ARRAY_BUFFER, data, gl.STATIC_DRAW);
-    gl.enableVertexAttribArray(0);
-    gl.vertexAttribPointer(0, 3, gl.FLOAT, false, 0, 0);
+    for (let a = 0; 12 * a < stride; a++) {
+      gl.enableVertexAttribArray(a);
+      gl.vertexAttribPointer(a, 3, gl.FLOAT, false, stride, 12 * a);
+    }
+    if (index) {
+      gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, gl.createBuffer());
+      gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, index, gl.STATIC_DRAW);
+    }
     gl.bindVertexArray(null);
-    return { vao, count: data.length / 3 };
-  }
-
-  _meshVao(m) {
-    const gl = this.gl;
-    const vao = gl.createVertexArray();
-    gl.bindVertexArray(vao);
-    const b = gl.createBuffer();
-    gl.bindBuffer(gl.ARRAY_BUFFER, b);
-    gl.bufferData(gl.ARRAY_BUFFER, m.data, gl.STATIC_DRAW);
-    gl.enableVertexAttribArray(0);
-    gl.vertexAttribPointer(0, 3, gl.FLOAT, false, 24, 0);
-    gl.enableVertexAttribArray(1);
-    gl.vertexAttribPointer(1, 3, gl.FLOAT, false, 24, 12);
-    const ib = gl.createBuffer();
-    gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, ib);
-    gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, m.index, gl.STATIC_DRAW);
-    gl.bindVertexArray(null);
-    return { vao, count: m.index.length };
+    return { vao, count: index ? index.length : data.length / 3 };
   }
 
   // bodies: [{shape, size, pos, rot, static, grabbed_by}] (interpolated);
@@ -297,6 +288,22 @@ export class Renderer {
     return bytes;
   }
 
+  // --- the benchmark's API (bench_hook.js) ---------------------------------
+  // Returns once the GPU process has done all that was queued (a 1-pixel
+  // readPixels of the screen).
+  finish() {
+    const gl = this.gl;
+    gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+    gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, this.finishPixel);
+  }
+
+  // n temperature bytes uploaded as a frame's are (into the first slot's
+  // texture); returns the bytes sent.
+  uploadTemperatures(bytes, n) { return this._uploadBytes(this.tempTex[0], bytes, n); }
+
+  // Forgets what the GPU holds, so that the next uploadPair sends it all.
+  forgetUploads() { this.slotKey = ['', '']; this.matOrder = -1; }
+
   resize(w, h) {
     if (this.canvas.width !== w || this.canvas.height !== h) {
       this.canvas.width = w; this.canvas.height = h;
@@ -393,12 +400,10 @@ export class Renderer {
     gl.bindVertexArray(null);
   }
 
-  // opts: {alpha, invDt, colorMode, speedMax, mode: 'particles'|'surface', markers}
-  draw(cam, opts) {
+  // The box and the bodies on a cleared framebuffer fb (null: the screen), w x h.
+  _drawBackground(cam, opts, fb, w, h) {
     const gl = this.gl;
-    const w = this.canvas.width, h = this.canvas.height;
-    if (opts.mode === 'surface' && this.floatTargets && this.drawN) { this._drawSurface(cam, opts); return; }
-    gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+    gl.bindFramebuffer(gl.FRAMEBUFFER, fb);
     gl.viewport(0, 0, w, h);
     gl.clearColor(0.07, 0.08, 0.10, 1);
     gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
@@ -406,6 +411,14 @@ export class Renderer {
     gl.depthFunc(gl.LEQUAL);
     this._drawBox(cam);
     this._drawBodies(cam, opts.bodies, opts.holderColour);
+  }
+
+  // opts: {alpha, invDt, colorMode, speedMax, mode: 'particles'|'surface', markers}
+  draw(cam, opts) {
+    const gl = this.gl;
+    const w = this.canvas.width, h = this.canvas.height;
+    if (opts.mode === 'surface' && this.floatTargets && this.drawN) { this._drawSurface(cam, opts); return; }
+    this._drawBackground(cam, opts, null, w, h);
     const pr = this.p.particle;
     gl.useProgram(pr.prog);
     this.viewH = h;
@@ -474,14 +487,7 @@ export class Renderer {
     const s = this._ssfTargets(w, h);
     const r = this.radius * 1.35;
     // 1. the background into a texture.
-    gl.bindFramebuffer(gl.FRAMEBUFFER, s.sceneFb.fb);
-    gl.viewport(0, 0, w, h);
-    gl.clearColor(0.07, 0.08, 0.10, 1);
-    gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
-    gl.enable(gl.DEPTH_TEST);
-    gl.depthFunc(gl.LEQUAL);
-    this._drawBox(cam);
-    this._drawBodies(cam, opts.bodies, opts.holderColour);
+    this._drawBackground(cam, opts, s.sceneFb.fb, w, h);
     // 2. nearest sphere depth.
     gl.bindFramebuffer(gl.FRAMEBUFFER, s.depthFb.fb);
     gl.viewport(0, 0, s.sw, s.sh);

@@ -1,22 +1,20 @@
-// panel.js - the control panel: tool, view, simulation and the material
-// sliders bound to the server (every user's change moves everyone's sliders).
-import { toSlider, fromSlider, formatValue, scaleOf, STEPS } from './sliders.js';
-import { materialColour } from '../renderer/renderer.js';
+// panel.js - the control panel: tool, view (with the temperature legend),
+// simulation (scene, solver, pause, step, emitters, floor plate) and bodies;
+// the material sliders (materials.js) show the running solver's parameters.
+import { MaterialSliders } from './materials.js';
 import { SolverState } from '../solver.js';
 import { legendGradient, TEMP_RANGE } from '../temperature.js';
 
 const $ = (id) => document.getElementById(id);
 
 export class Panel {
-  // app: {send(cmd) -> Promise<reply>, cmd (builders), nameOf(id), toast(text, err)}
+  // app: {send(cmd) -> Promise<reply>, cmd (builders), limits (the server's),
+  // nameOf(id), toast(text, err), and the actions: dropBody(shape),
+  // clearBodies(), setEmitter(on), resetView(), onTool(tool)}
   constructor(app) {
     this.app = app;
     this.hello = null;
-    this.materials = [];          // [{index, name, params: {name: value}}]
-    this.active = 0;              // material shown
-    this.dragging = new Set();    // "mat/param" being dragged here
-    this.inputs = new Map();      // "mat/param" -> {range|check, out, row, info}
-    this.sendTimers = new Map();
+    this.sliders = new MaterialSliders(app);
     this.tool = 'push';
     this.mode = 'particles';
     this.colour = 'material';
@@ -25,6 +23,7 @@ export class Panel {
     this.paused = false;
     this.solver = new SolverState();
     this.legendRange = null;
+    this.solverDoc = null;        // the last GET /api/solvers answer
     this._wire();
   }
 
@@ -57,7 +56,7 @@ export class Panel {
     $('scene').addEventListener('change', () => this.loadScene());
     $('pause').addEventListener('click', () => this.togglePause());
     $('step').addEventListener('click', async (ev) => {
-      const r = await this.app.send(this.app.cmd.step(ev.shiftKey ? 10 : 1));
+      const r = await this.app.send(this.app.cmd.step(ev.shiftKey ? 10 : 1, this.app.limits));
       if (!r.ok) this.app.toast(`step: ${r.error}`, true);
     });
     $('emitter').addEventListener('change', (ev) => this.app.setEmitter?.(ev.target.checked));
@@ -137,16 +136,22 @@ export class Panel {
     }
     if (sel.value !== st.shown) sel.value = st.shown;
     sel.disabled = st.options.length === 0;
+    this.sliders.showOnly(st.paramSet);
   }
 
-  // The solvers' descriptions (REST only) as the options' tooltips.
+  // The solvers' descriptions as the options' tooltips (from the last GET /api/solvers).
   _solverTitles() {
-    fetch('/api/solvers', { signal: AbortSignal.timeout(5000) }).then((r) => (r.ok ? r.json() : null)).then((j) => {
-      for (const sv of j?.solvers || []) {
-        const o = [...$('solver').options].find((x) => x.value === sv.name);
-        if (o && sv.doc) o.title = sv.doc;
-      }
-    }).catch(() => { /* tooltips are optional */ });
+    for (const sv of this.solverDoc?.solvers || []) {
+      const o = [...$('solver').options].find((x) => x.value === sv.name);
+      if (o && sv.doc) o.title = sv.doc;
+    }
+  }
+
+  // After a hello: each solver's parameter set and description (REST only).
+  async _fetchSolvers() {
+    this.solverDoc = await this.solver.fetchSets();
+    this._solverTitles();
+    this._showSolver();
   }
 
   // A `solver` or `scene` broadcast, or a hello: show what runs.
@@ -206,144 +211,28 @@ export class Panel {
     this.setScene(h.scene, h.particles);
     $('count').max = h.capacity || '';
     this.setPaused(h.paused);
+    this._limitSliders(this.app.limits);
     this.solver.fromHello(h);
     this._showSolver();
-    this.materials = (h.materials || []).map((m) => ({ index: m.index, name: m.name, params: { ...m.params } }));
-    if (this.active >= this.materials.length) this.active = 0;
-    this._buildTabs();
-    this._buildParams();
+    this._fetchSolvers();
+    this.sliders.fromHello(h);
+    this.sliders.showOnly(this.solver.paramSet);
     $('mat-note').textContent = h.auth_required ? 'this server needs a token to change things (?token=… in the page address)' : '';
   }
 
-  _buildTabs() {
-    const tabs = $('mat-tabs');
-    tabs.replaceChildren(...this.materials.map((m, i) => {
-      const b = document.createElement('button');
-      const c = materialColour(m.name, m.index).map((x) => Math.round(x * 255));
-      b.innerHTML = `<span class="dot" style="background:rgb(${c})"></span>${m.name}`;
-      b.dataset.material = m.name;
-      b.className = i === this.active ? 'active' : '';
-      b.addEventListener('click', () => { this.active = i; this._buildTabs(); this._buildParams(); });
-      return b;
-    }));
-  }
-
-  _buildParams() {
-    const box = $('mat-params');
-    this.inputs.clear();
-    const m = this.materials[this.active];
-    if (!m || !this.hello) { box.replaceChildren(); return; }
-    const rows = [];
-    for (const info of this.hello.params || []) {
-      const key = `${m.name}/${info.name}`;
-      const row = document.createElement('div');
-      row.className = 'param';
-      row.title = info.doc || '';
-      const name = document.createElement('div');
-      name.className = 'name';
-      name.innerHTML = `<span></span><span class="unit"></span>`;
-      name.firstChild.textContent = info.name.replace(/_/g, ' ');
-      name.lastChild.textContent = info.flag ? '' : info.unit;
-      row.append(name);
-      // A huge range (Young's modulus, up to 1e9 Pa) gets a log slider and a
-      // number box to type a value into.
-      const typed = !info.flag && scaleOf(info.min, info.max) === 'log';
-      const out = document.createElement(typed ? 'input' : 'output');
-      if (typed) {
-        Object.assign(out, { type: 'number', min: info.min, max: info.max, step: 'any', className: 'num' });
-        out.setAttribute('aria-label', `${m.name} ${info.name} value`);
-        out.addEventListener('change', () => {
-          const typedValue = out.value.trim() === '' ? NaN : Number(out.value);
-          if (!Number.isFinite(typedValue)) { this._show(m.name); return; }
-          const val = Math.min(info.max, Math.max(info.min, typedValue));
-          input.value = toSlider(val, info.min, info.max);
-          this._send(m.name, info.name, val, true);
-        });
-      }
-      const setOut = (val) => { if (typed) { if (document.activeElement !== out) out.value = String(val); } else out.textContent = formatValue(val); };
-      const v = m.params[info.name] ?? info.min;
-      let input;
-      if (info.flag) {
-        input = document.createElement('input');
-        input.type = 'checkbox';
-        input.checked = v >= 0.5;
-        input.addEventListener('change', () => this._send(m.name, info.name, input.checked ? 1 : 0, true));
-        out.textContent = '';
-      } else {
-        input = document.createElement('input');
-        input.type = 'range';
-        input.min = 0; input.max = STEPS; input.step = 1;
-        input.value = toSlider(v, info.min, info.max);
-        setOut(v);
-        input.addEventListener('pointerdown', () => this.dragging.add(key));
-        const end = () => this.dragging.delete(key);
-        input.addEventListener('pointerup', end);
-        input.addEventListener('pointercancel', end);
-        input.addEventListener('input', () => {
-          const val = fromSlider(Number(input.value), info.min, info.max);
-          setOut(val);
-          this._send(m.name, info.name, val, false);
-        });
-        input.addEventListener('change', () => {
-          this.dragging.delete(key);
-          this._send(m.name, info.name, fromSlider(Number(input.value), info.min, info.max), true);
-        });
-      }
-      input.dataset.material = m.name;
-      input.dataset.param = info.name;
-      input.setAttribute('aria-label', `${m.name} ${info.name}`);
-      row.append(input, out);
-      rows.push(row);
-      this.inputs.set(key, { input, out, row, info, setOut });
-    }
-    box.replaceChildren(...rows);
-  }
-
-  // Sends set_param, at most every 80 ms while a slider moves (the last
-  // value always goes out).
-  _send(material, param, value, now) {
-    const key = `${material}/${param}`;
-    let s = this.sendTimers.get(key);
-    if (!s) { s = { value, timer: null, last: 0 }; this.sendTimers.set(key, s); }
-    s.value = value;
-    const fire = async () => {
-      s.timer = null;
-      s.last = performance.now();
-      const r = await this.app.send(this.app.cmd.setParam(material, param, s.value));
-      if (!r.ok) { this.app.toast(`${param}: ${r.error}`, true); this._show(material); }
-    };
-    if (now) { clearTimeout(s.timer); fire(); return; }
-    if (s.timer) return;
-    s.timer = setTimeout(fire, Math.max(0, 80 - (performance.now() - s.last)));
-  }
-
-  // A `param` broadcast: store the values and move the sliders.
-  onParam(msg, myId) {
-    const m = this.materials.find((x) => x.name === msg.material || x.index === msg.index);
-    if (!m) return;
-    const before = { ...m.params };
-    Object.assign(m.params, msg.params);
-    if (this.materials[this.active] !== m) return;
-    for (const [name, v] of Object.entries(msg.params)) {
-      const e = this.inputs.get(`${m.name}/${name}`);
-      if (!e) continue;
-      if (e.info.flag) e.input.checked = v >= 0.5;
-      else if (!this.dragging.has(`${m.name}/${name}`)) {
-        e.input.value = toSlider(v, e.info.min, e.info.max);
-        e.setOut(v);
-      }
-      if (msg.by !== myId && before[name] !== v) {
-        e.row.classList.remove('remote');
-        void e.row.offsetWidth;     // restart the animation
-        e.row.classList.add('remote');
-        e.row.title = `${e.info.doc || name} — changed by ${msg.by ? this.app.nameOf(msg.by) : 'the REST API'}`;
-      }
+  // The tool sliders reach at most the server's limits (hello.limits).
+  _limitSliders(lim) {
+    const keys = { 'push-radius': 'push_radius', 'push-strength': 'push_strength', 'heat-radius': 'heat_radius', 'heat-rate': 'heat_rate' };
+    for (const [id, key] of Object.entries(keys)) {
+      const el = $(id);
+      if (!el.dataset.max) el.dataset.max = el.max;          // the page's own end
+      const max = String(Math.min(Number(el.dataset.max), lim[key]));
+      if (el.max !== max) { el.max = max; el.dispatchEvent(new Event('input')); }
     }
   }
 
-  _show(material) {
-    if (this.materials[this.active]?.name === material) this._buildParams();
-  }
+  // A `param` broadcast.
+  onParam(msg, myId) { this.sliders.onParam(msg, myId); }
 
-  currentMaterial() { return this.materials[this.active]?.name || 'water'; }
+  currentMaterial() { return this.sliders.currentMaterial(); }
 }

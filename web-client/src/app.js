@@ -1,0 +1,217 @@
+// app.js - the page: its shared state, the connection to the server and
+// what each message does to the page; it builds the panel, the tools, the
+// HUD and the draw loop around that state.  The entry point of index.html.
+import { Connection } from './net.js';
+import { frameView, runsEqual, centroid } from './decode.js';
+import { cmd, shortName } from './protocol.js';
+import { DEFAULT_LIMITS, readLimits } from './limits.js';
+import { Timeline } from './interp.js';
+import { OrbitCamera } from './camera.js';
+import { Renderer } from './renderer/renderer.js';
+import { Panel } from './ui/panel.js';
+import { Input } from './ui/input.js';
+import { Presence } from './ui/presence.js';
+import { Hud } from './ui/hud.js';
+import { showBanner, hideBanner, toast } from './ui/messages.js';
+import { StreamStats, Ring } from './stats.js';
+import { pickFluid } from './picking.js';
+import { vec3 } from './math.js';
+import { spansTemperatures } from './temperature.js';
+import { Toolbox } from './tools/toolbox.js';
+import { dropBody, clearBodies, setEmitter } from './actions.js';
+import { DrawLoop } from './view.js';
+import { installHooks } from './hooks.js';
+
+const $ = (id) => document.getElementById(id);
+const query = new URLSearchParams(location.search);
+
+function wsUrl() {
+  if (query.get('ws')) return query.get('ws');
+  const token = query.get('token');
+  return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/${token ? `?token=${encodeURIComponent(token)}` : ''}`;
+}
+
+const canvas = $('view');
+
+// The page's state, shared by the panel, the tools, the HUD, the draw loop
+// and the test hooks (each module's header lists what it reads).
+const page = {
+  camera: new OrbitCamera(),
+  renderer: null,
+  conn: null,
+  panel: null,
+  timeline: new Timeline(4),
+  stats: new StreamStats(3000),
+  decodeRing: new Ring(600),
+  uploadRing: new Ring(600),
+  hello: null, myId: 0, myColour: '#ffffff',
+  limits: DEFAULT_LIMITS,               // the server's, from each hello
+  newest: null,                         // the newest timeline entry {seq, order, f}
+  lastRuns: null, lastFrameBytes: null, framesReceived: 0,
+  cursors: [], shownBodies: [],
+  boundsKey: '',
+  // After a hello or a scene load: look at the first frame's temperatures
+  // and colour by temperature when the scene's particles span a range.
+  tempCheck: true,
+  centreCache: { seq: -1, c: [0, 0, 0] },
+  toast,
+  bounds() { return this.newest?.f.bounds || this.hello?.bounds; },
+  ray(ndc) { return this.camera.ray(ndc[0], ndc[1]); },
+  get forward() { return this.camera.forward; },
+  fluidCentre() {
+    const n = this.newest;
+    if (!n) return this.hello ? vec3.scale(vec3.add(this.hello.bounds.slice(0, 3), this.hello.bounds.slice(3)), 0.5) : [0, 0, 0];
+    if (this.centreCache.seq !== n.seq) this.centreCache = { seq: n.seq, c: centroid(n.f) };
+    return this.centreCache.c;
+  },
+  pickRay(ray) { return pickFluid(ray, this.newest?.f, this.renderer.radius * 1.5, this.fluidCentre(), this.camera.forward); },
+  pick(ndc) { return this.pickRay(this.ray(ndc)); },
+};
+
+try { page.renderer = new Renderer(canvas); } catch (e) {
+  showBanner(`Cannot draw: ${e.message}`, true);
+  throw e;
+}
+
+page.panel = new Panel({
+  cmd,
+  send: (c) => page.conn.send(c),
+  get limits() { return page.limits; },
+  nameOf: (id) => shortName(id),
+  toast,
+  onTool: (t) => canvas.classList.toggle('orbit', t === 'orbit'),
+  resetView: () => resetView(),
+  setEmitter: (on) => setEmitter(page, on),
+  dropBody: (shape) => dropBody(page, shape),
+  clearBodies: () => clearBodies(page),
+});
+const toolbox = new Toolbox(page);
+const hud = new Hud(page);
+const panel = page.panel, camera = page.camera;
+
+page.conn = new Connection(wsUrl(), {
+  onStatus: ({ state, text }) => {
+    const el = $('conn');
+    el.textContent = state === 'connected' ? 'connected' : state === 'fatal' ? 'stopped' : text.split(' — ')[0];
+    el.className = `conn ${state === 'connected' ? 'ok' : 'bad'}`;
+    if (state === 'connected') hideBanner();
+    else if (state === 'fatal') showBanner(text, true);
+    else if (state === 'waiting' || (state === 'connecting' && page.framesReceived)) showBanner(text, false);
+  },
+  onMessage,
+});
+
+function resetView() {
+  if (page.newest) camera.fit(page.newest.f.bounds); else if (page.hello) camera.fit(page.hello.bounds);
+}
+
+function who(by) { return by === page.myId ? 'you' : by ? shortName(by) : 'the REST API'; }
+
+function forgetFrames() { page.timeline.clear(); page.lastRuns = null; }
+
+function onMessage(m, data, decodeMs) {
+  page.stats.received(performance.now(), data.byteLength);
+  switch (m.type) {
+    case 'hello': onHello(m); break;
+    case 'frame': onFrame(m, data, decodeMs); break;
+    case 'param': panel.onParam(m, page.myId); break;
+    case 'reply':
+      // Commands sent without a request id answer only when refused.
+      if (!m.ok && m.rid === 0 && m.cmd === 'body_drag') toolbox.grab.refused(m.error);
+      else if (!m.ok && m.rid === 0 && m.cmd === 'cursor') console.warn('cursor refused:', m.error);
+      break;
+    case 'scene':
+      panel.setScene(m.scene, m.particles);
+      panel.onSolver(m);
+      page.tempCheck = true;
+      forgetFrames();
+      $('emitter').checked = false; $('scene-emitter').checked = true;
+      toast(`${who(m.by)} loaded ${m.scene} (${m.particles.toLocaleString()} particles${m.solver ? `, ${m.solver} solver` : ''})`);
+      break;
+    case 'solver':
+      panel.onSolver(m);
+      toast(`${who(m.by)} switched the solver to ${m.solver}`);
+      break;
+    case 'state':
+      panel.setPaused(m.paused);
+      if (m.by !== page.myId) toast(`${who(m.by)} ${m.paused ? 'paused' : 'resumed'} the simulation`);
+      break;
+    default: break;
+  }
+}
+
+function onFrame(m, data, decodeMs) {
+  const now = performance.now();
+  let f;
+  try { f = frameView(m); } catch (e) { console.warn(e); return; }
+  page.decodeRing.add(decodeMs + performance.now() - now);
+  page.framesReceived++;
+  page.lastFrameBytes = data;
+  if (page.newest && f.tick < page.newest.f.tick) forgetFrames();   // a scene was loaded
+  const same = page.lastRuns !== null && runsEqual(f.runs, page.lastRuns);
+  page.lastRuns = f.runs;
+  page.newest = page.timeline.push(f, now, same);
+  page.stats.frame(now, f.tick, f.time);
+  page.cursors = f.cursors;
+  if (f.paused !== panel.paused) panel.setPaused(f.paused);
+  if (page.tempCheck && f.n) { page.tempCheck = false; autoColour(f); }
+  const bk = f.bounds.join(',');
+  if (bk !== page.boundsKey) { page.boundsKey = bk; keepAnglesFit(f.bounds); }
+}
+
+function onHello(h) {
+  const first = !page.hello;
+  page.hello = h;
+  page.myId = h.client_id;
+  page.myColour = h.colour;
+  page.limits = readLimits(h);
+  toolbox.setLimits(page.limits);
+  $('me-dot').style.background = page.myColour;
+  $('me-name').textContent = shortName(page.myId);
+  page.renderer.setWorld(h);
+  panel.fromHello(h);
+  forgetFrames();
+  if (h.frame_hz > 0) page.timeline.setNominal(1000 / h.frame_hz);
+  if (first) { camera.fit(h.bounds); page.boundsKey = h.bounds.join(','); }
+  page.tempCheck = true;
+  hud.fromHello(h);
+}
+
+// Colour by temperature when a newly loaded scene's particles span more than
+// 2 °C (unless the user chose a colouring other than material); back to
+// material when the page had chosen temperature and the new scene is uniform.
+function autoColour(f) {
+  if (!f.temp) return;
+  const spans = spansTemperatures(f.temp, f.n, 2);
+  if (spans && panel.colour === 'material') {
+    panel.setColour('temperature', true);
+    toast('this scene has hot and cold parts: colouring by temperature');
+  } else if (!spans && panel.colour === 'temperature' && panel.colourAuto) panel.setColour('material');
+}
+
+// A new box (another scene or count): frame it, keeping the user's angles.
+function keepAnglesFit(b) {
+  const { yaw, pitch } = camera;
+  camera.fit(b);
+  camera.yaw = yaw; camera.pitch = pitch; camera.update();
+}
+
+new Input(canvas, camera, toolbox.handlers());
+
+window.addEventListener('keydown', (e) => {
+  if (e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement || e.ctrlKey || e.metaKey) return;
+  const k = e.key.toLowerCase();
+  if (k === ' ') { e.preventDefault(); panel.togglePause(); }
+  else if (k === 'l') panel.setMode(panel.mode === 'surface' ? 'particles' : 'surface');
+  else if (k === 'o') panel.setTool('orbit');
+  else if (k === 'p') panel.setTool('push');
+  else if (k === 'h') panel.setTool('heat');
+  else if (k === 'c') panel.setTool('cool');
+  else if (k === 'r') resetView();
+  else if (k === 's' && panel.paused) page.conn.send(cmd.step(e.shiftKey ? 10 : 1, page.limits));
+});
+
+installHooks(page, { toolbox, hud });
+hud.poll();
+page.conn.start();
+new DrawLoop(page, canvas, { toolbox, hud, presence: new Presence($('labels'), shortName) }).start();

@@ -1,0 +1,80 @@
+// hud.js - the heads-up display: frames per second drawn, the server's tick
+// rate and realtime ratio (GET /api/stats, polled every 2 s while connected;
+// the frame-derived rates stand in until it answers), particles, kB/s, the
+// last round trip, scene, solver, interaction radius, the temperature range
+// and how many users are connected.  Updated twice a second.
+// page: {conn, panel, stats (StreamStats), newest, hello, cursors, myId}.
+import { byteRange } from '../temperature.js';
+
+const $ = (id) => document.getElementById(id);
+const fmt = (v, d, unit = '') => (v === null || v === undefined || !Number.isFinite(v) ? '–' : `${v.toFixed(d)}${unit}`);
+
+export class Hud {
+  constructor(page) {
+    this.page = page;
+    this.fps = 0;
+    this.count = 0;
+    this.t0 = performance.now();
+    this.server = null;       // the last /api/stats answer
+    this.serverAt = 0;
+  }
+
+  // Polls /api/stats (same origin) every 2 s while connected and visible.
+  async poll() {
+    if (this.page.conn.connected && !document.hidden) {
+      try {
+        const res = await fetch('/api/stats', { signal: AbortSignal.timeout(3000), cache: 'no-store' });
+        if (res.ok) { this.server = await res.json(); this.serverAt = performance.now(); }
+      } catch { /* next time */ }
+    }
+    setTimeout(() => this.poll(), 2000);
+  }
+
+  // A hello: the interaction radius.
+  fromHello(h) {
+    $('hud-h').textContent = Number.isFinite(h.h) ? `${h.h.toPrecision(3)} m` : '–';
+    $('hud-h').title = Number.isFinite(h.h) ? `interaction radius h = ${h.h} m; particles about ${(h.h / 2.1).toPrecision(2)} m apart` : '';
+  }
+
+  // One animation frame drawn at `now`.
+  frameDrawn(now) {
+    this.count++;
+    if (now - this.t0 < 500) return;
+    this.fps = this.count * 1000 / (now - this.t0);
+    this.count = 0;
+    this.t0 = now;
+    this.update(now);
+  }
+
+  update(now) {
+    const { conn, panel, newest, hello } = this.page;
+    const r = this.page.stats.rates(now);
+    const fresh = this.server && now - this.serverAt < 15000;
+    if (fresh) {
+      r.tickHz = this.server.paused ? 0 : this.server.tick_hz_actual;
+      r.realtime = this.server.paused ? 0 : this.server.realtime_ratio;
+    }
+    $('hud-fps').textContent = fmt(this.fps, 0);
+    $('hud-tick').textContent = fmt(r.tickHz, 1, ' Hz');
+    $('hud-rt').textContent = fmt(r.realtime, 2, '×');
+    $('hud-particles').textContent = newest ? String(newest.f.n) : '–';
+    $('hud-kbs').textContent = fmt(r.bytesPerS / 1000, 0, ' kB/s');
+    $('hud-rtt').textContent = conn.lastRtt === null ? '–' : `${conn.lastRtt.toFixed(1)} ms`;
+    $('hud-scene').textContent = hello ? `${$('scene').value}${panel.paused ? ' (paused)' : ''}` : '–';
+    $('hud-solver').textContent = panel.solver.current || '–';
+    $('hud-time').textContent = newest ? `${newest.f.time.toFixed(1)} s` : '–';
+    this._temperatures(newest?.f);
+    // Users connected (the server's count; until it answers, those showing a cursor).
+    const others = this.page.cursors.filter((c) => c.id !== this.page.myId && c.pos).length;
+    $('hud-users').textContent = !conn.connected ? '–' : fresh ? String(this.server.clients) : String(1 + others);
+  }
+
+  // The newest frame's coldest and hottest particle (one pass over n bytes,
+  // twice a second), and on the legend.
+  _temperatures(f) {
+    const tr = f?.temp ? byteRange(f.temp, f.n) : null;
+    const range = tr ? { min: f.tempLo + tr.min, max: f.tempLo + tr.max } : null;
+    $('hud-temp').textContent = !range ? '–' : range.min === range.max ? `${range.min} °C` : `${range.min} to ${range.max} °C`;
+    if (this.page.panel.colour === 'temperature') this.page.panel.showTemperatures(range, f?.tempLo, f?.tempHi);
+  }
+}
