@@ -12,8 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access.h"
+#include "hub.h"
 #include "log.h"
 #include "net_internal.h"
+#include "rest.h"
 #include "rest_route.h"
 #include "rest_views.h"
 #include "wire.h"

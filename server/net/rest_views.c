@@ -8,6 +8,7 @@
 
 #include "net_internal.h"
 #include "rest_views.h"
+#include "ws_client.h"
 #include "log.h"
 #include "wire.h"
 #include "clock.h"

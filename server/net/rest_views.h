@@ -6,8 +6,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hub.h"
-#include "net.h"
+#include "snapshots.h"
+#include "world_info.h"
+
+typedef struct net net; /* net_internal.h */
 
 /* A float as its shortest faithful decimal (so 0.3f reads 0.3 in JSON). */
 double rest_tidy(float f);
