@@ -160,47 +160,6 @@ static void post_command_id(const rest_request *q, rest_action *a, const char *t
     command_from(a, &f);
 }
 
-/* "/bodies/123" or "/bodies/123/impulse": the id, and the rest of the path. */
-static long long body_path_id(const char *p, const char **rest)
-{
-    const char *q = p + strlen("/bodies/");
-    long long id = 0;
-    int digits = 0;
-    while (isdigit((unsigned char)*q) && digits < 11) {
-        id = id * 10 + (*q++ - '0');
-        digits++;
-    }
-    *rest = q;
-    return digits && id <= 4294967295ll ? id : -1;
-}
-
-static void route_bodies(const rest_request *q, rest_action *a)
-{
-    const char *rest;
-    long long id = body_path_id(q->path, &rest);
-    if (id < 0) {
-        fail(a, 404, "no such endpoint: /api%.100s", q->path);
-        return;
-    }
-    if (!*rest) {
-        if (q->method != HM_DELETE) {
-            wrong_method(a, "use DELETE on /api/bodies/{id}");
-            return;
-        }
-        post_command_id(q, a, "body_destroy", true, id);
-        return;
-    }
-    if (!strcmp(rest, "/impulse")) {
-        if (q->method != HM_POST) {
-            wrong_method(a, "use POST on /api/bodies/{id}/impulse");
-            return;
-        }
-        post_command_id(q, a, "body_impulse", false, id);
-        return;
-    }
-    fail(a, 404, "no such endpoint: /api%.100s", q->path);
-}
-
 /* PATCH /api/materials/{name} {"<param>": value, ...}: set_param with
  * 'params'.  Every error text is written before the document is freed (it
  * quotes the document's keys). */
@@ -294,83 +253,150 @@ static void get_particles(const rest_request *q, rest_action *a)
     command_from(a, &f);
 }
 
-void rest_translate(const rest_request *q, rest_action *a)
+/* ---- The route table --------------------------------------------------------- */
+
+/* Every route of the REST API, in the order GET /api lists them.  A path's
+ * {id} is a body id (digits, at most 4294967295), its {name} the rest of the
+ * path.  Which requests need the token is the command's (cmd_kind_mutates).
+ * Constant data (any thread). */
+const rest_route_def rest_routes[] = {
+    {HM_GET, "/api", NULL, RH_VIEW, RV_INDEX, CMD_NONE, 0},
+    {HM_GET, "/api/health", NULL, RH_VIEW, RV_HEALTH, CMD_NONE, 0},
+    {HM_GET, "/api/stats", NULL, RH_VIEW, RV_STATS, CMD_NONE, 0},
+    {HM_GET, "/api/scenes", NULL, RH_VIEW, RV_SCENES, CMD_NONE, 0},
+    {HM_POST, "/api/scene", NULL, RH_COMMAND, 0, CMD_LOAD_SCENE, 0},
+    {HM_GET, "/api/materials", NULL, RH_VIEW, RV_MATERIALS, CMD_NONE, 0},
+    {HM_PATCH, "/api/materials/{name}", NULL, RH_MATERIAL, 0, CMD_SET_PARAM, 0},
+    {HM_POST, "/api/pause", NULL, RH_COMMAND, 0, CMD_PAUSE, 1},
+    {HM_POST, "/api/resume", NULL, RH_COMMAND, 0, CMD_RESUME, 1},
+    {HM_POST, "/api/step", NULL, RH_COMMAND, 0, CMD_STEP, 1},
+    {HM_GET, "/api/particles", "?offset=&limit=", RH_QUERY, 0, CMD_GET_PARTICLES, 0},
+    {HM_POST, "/api/push", NULL, RH_COMMAND, 0, CMD_PUSH, 0},
+    {HM_POST, "/api/emitter", NULL, RH_COMMAND, 0, CMD_EMITTER, 0},
+    {HM_GET, "/api/bodies", NULL, RH_BARE, 0, CMD_GET_BODIES, 0},
+    {HM_POST, "/api/bodies", NULL, RH_COMMAND, 0, CMD_BODY_CREATE, 0},
+    {HM_DELETE, "/api/bodies/{id}", NULL, RH_COMMAND, 0, CMD_BODY_DESTROY, 1},
+    {HM_POST, "/api/bodies/{id}/impulse", NULL, RH_COMMAND, 0, CMD_BODY_IMPULSE, 0},
+    {HM_GET, "/api/clients", NULL, RH_VIEW, RV_CLIENTS, CMD_NONE, 0},
+    {HM_GET, "/api/solvers", NULL, RH_VIEW, RV_SOLVERS, CMD_NONE, 0},
+    {HM_POST, "/api/solver", NULL, RH_COMMAND, 0, CMD_SET_SOLVER, 0},
+    {HM_POST, "/api/heat", NULL, RH_COMMAND, 0, CMD_HEAT, 0},
+    {HM_POST, "/api/heater", NULL, RH_COMMAND, 0, CMD_HEATER, 0},
+    {HM_GET, "/api/snapshot", NULL, RH_SNAPSHOT, 0, CMD_GET_SNAPSHOT, 0},
+    {HM_POST, "/api/snapshot", NULL, RH_SNAPSHOT, 0, CMD_RESTORE, 0},
+    {HM_GET, "/metrics", NULL, RH_VIEW, RV_METRICS, CMD_NONE, 0},
+};
+const int rest_route_count = (int)(sizeof rest_routes / sizeof rest_routes[0]);
+
+const char *rest_method_name(int method)
 {
-    memset(a, 0, sizeof *a);
-    const char *p = q->path;
-    int m = q->method;
-    if (q->metrics) {
-        if (m != HM_GET)
-            wrong_method(a, "use GET on /metrics");
-        else
-            view(a, RV_METRICS);
-        return;
+    static const char *const names[] = {[HM_OTHER] = "?",   [HM_GET] = "GET",     [HM_POST] = "POST",
+                                        [HM_PATCH] = "PATCH", [HM_PUT] = "PUT",     [HM_DELETE] = "DELETE",
+                                        [HM_OPTIONS] = "OPTIONS", [HM_HEAD] = "HEAD"};
+    return method >= 0 && method <= HM_HEAD ? names[method] : "?";
+}
+
+/* A path's values for the pattern's {id} and {name}. */
+typedef struct route_args {
+    long long id; /* -1: none */
+    const char *name;
+} route_args;
+
+/* Does path match pattern?  Fills args. */
+static bool route_match(const char *pattern, const char *path, route_args *args)
+{
+    args->id = -1;
+    args->name = NULL;
+    while (*pattern) {
+        if (!strncmp(pattern, "{name}", 6)) { /* the rest of the path, '/' and empty included */
+            args->name = path;
+            return true;
+        }
+        if (!strncmp(pattern, "{id}", 4)) {
+            long long id = 0;
+            int digits = 0;
+            while (isdigit((unsigned char)*path) && digits < 12)
+                id = id * 10 + (*path++ - '0'), digits++;
+            if (!digits || digits > 11 || id > 4294967295ll)
+                return false;
+            args->id = id;
+            pattern += 4;
+            continue;
+        }
+        if (*pattern++ != *path++)
+            return false;
     }
-    if (!strcmp(p, "/snapshot")) {
+    return !*path;
+}
+
+/* 405 for a path some route serves with other methods ("use GET or POST on
+ * /api/bodies"); false when no route serves it.  /api itself answers only
+ * GET and other methods get 404, as they always have. */
+static bool wrong_method_for(const char *full, rest_action *a)
+{
+    char msg[160] = "use";
+    size_t l = 3;
+    const char *pattern = NULL;
+    for (int i = 0; i < rest_route_count; i++) {
+        const rest_route_def *r = &rest_routes[i];
+        route_args args;
+        if (r->handler == RH_VIEW && r->view == RV_INDEX)
+            continue;
+        if (!route_match(r->path, full, &args))
+            continue;
+        l += (size_t)snprintf(msg + l, sizeof msg - l, "%s %s", pattern ? " or" : "", rest_method_name(r->method));
+        pattern = r->path;
+    }
+    if (!pattern)
+        return false;
+    snprintf(msg + l, sizeof msg - l, " on %s", pattern);
+    wrong_method(a, msg);
+    return true;
+}
+
+/* Carries out a matched route. */
+static void route_run(const rest_route_def *r, const route_args *args, const rest_request *q, rest_action *a)
+{
+    cmd c;
+    switch (r->handler) {
+    case RH_VIEW:
+        view(a, r->view);
+        return;
+    case RH_COMMAND:
+        post_command_id(q, a, cmd_kind_name(r->kind), r->body_optional, args->id);
+        return;
+    case RH_QUERY:
+        get_particles(q, a);
+        return;
+    case RH_BARE:
+        memset(&c, 0, sizeof c);
+        c.kind = r->kind;
+        command(a, &c);
+        return;
+    case RH_MATERIAL:
+        patch_material(q, a, args->name);
+        return;
+    case RH_SNAPSHOT:
         a->outcome = REST_SNAPSHOT;
         return;
     }
-    enum { V_COMMAND = -1 };
-    static const struct {
-        const char *path;
-        int method;
-        int view;      /* what answers: a view, or V_COMMAND (a command for the sim thread) */
-        cmd_kind kind; /* V_COMMAND: which */
-        bool body_optional;
-    } routes[] = {
-        {"/health", HM_GET, RV_HEALTH, CMD_NONE, 0},         {"/stats", HM_GET, RV_STATS, CMD_NONE, 0},
-        {"/scenes", HM_GET, RV_SCENES, CMD_NONE, 0},         {"/materials", HM_GET, RV_MATERIALS, CMD_NONE, 0},
-        {"/particles", HM_GET, V_COMMAND, CMD_GET_PARTICLES, 0}, {"/clients", HM_GET, RV_CLIENTS, CMD_NONE, 0},
-        {"/scene", HM_POST, V_COMMAND, CMD_LOAD_SCENE, 0},   {"/pause", HM_POST, V_COMMAND, CMD_PAUSE, 1},
-        {"/resume", HM_POST, V_COMMAND, CMD_RESUME, 1},      {"/step", HM_POST, V_COMMAND, CMD_STEP, 1},
-        {"/push", HM_POST, V_COMMAND, CMD_PUSH, 0},          {"/emitter", HM_POST, V_COMMAND, CMD_EMITTER, 0},
-        {"/solvers", HM_GET, RV_SOLVERS, CMD_NONE, 0},       {"/solver", HM_POST, V_COMMAND, CMD_SET_SOLVER, 0},
-        {"/heat", HM_POST, V_COMMAND, CMD_HEAT, 0},          {"/heater", HM_POST, V_COMMAND, CMD_HEATER, 0},
-    };
-    if (!strcmp(p, "/") && m == HM_GET) {
-        view(a, RV_INDEX);
-        return;
-    }
-    if (!strcmp(p, "/bodies")) {
-        if (m == HM_GET) {
-            cmd c;
-            memset(&c, 0, sizeof c);
-            c.kind = CMD_GET_BODIES;
-            command(a, &c);
-        } else if (m == HM_POST) {
-            post_command_id(q, a, "body_create", false, -1);
-        } else {
-            wrong_method(a, "use GET or POST on /api/bodies");
-        }
-        return;
-    }
-    if (!strncmp(p, "/bodies/", 8)) {
-        route_bodies(q, a);
-        return;
-    }
-    if (!strncmp(p, "/materials/", 11)) {
-        if (m != HM_PATCH) {
-            wrong_method(a, "use PATCH on /api/materials/{name}");
+}
+
+void rest_translate(const rest_request *q, rest_action *a)
+{
+    memset(a, 0, sizeof *a);
+    char full[240]; /* the whole path: "/metrics", "/api", "/api/stats" */
+    if (q->metrics)
+        snprintf(full, sizeof full, "/metrics");
+    else /* q->path is "/" for /api itself */
+        snprintf(full, sizeof full, "/api%.230s", !strcmp(q->path, "/") ? "" : *q->path ? q->path : "/");
+    for (int i = 0; i < rest_route_count; i++) {
+        route_args args;
+        if (rest_routes[i].method == q->method && route_match(rest_routes[i].path, full, &args)) {
+            route_run(&rest_routes[i], &args, q, a);
             return;
         }
-        patch_material(q, a, p + 11);
-        return;
     }
-    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
-        if (strcmp(routes[i].path, p))
-            continue;
-        if (routes[i].method != m) {
-            a->close_after = true;
-            fail(a, 405, "use %s on /api%s", routes[i].method == HM_GET ? "GET" : "POST", p);
-            return;
-        }
-        if (routes[i].kind == CMD_GET_PARTICLES)
-            get_particles(q, a);
-        else if (routes[i].view != V_COMMAND)
-            view(a, (rest_view)routes[i].view);
-        else
-            post_command_id(q, a, cmd_kind_name(routes[i].kind), routes[i].body_optional, -1);
-        return;
-    }
-    fail(a, 404, "no such endpoint: /api%.100s", p);
+    if (!wrong_method_for(full, a))
+        fail(a, 404, "no such endpoint: /api%.100s", q->path);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "net_internal.h"
+#include "rest_route.h"
 #include "rest_views.h"
 #include "ws_client.h"
 #include "log.h"
@@ -52,6 +53,20 @@ cJSON *rest_material_json(const net *n, const world_info *wi, int m, bool with_m
         cJSON_AddStringToObject(e, "doc", pi->doc ? pi->doc : "");
     }
     return o;
+}
+
+cJSON *rest_index_json(void)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON *a = cJSON_AddArrayToObject(j, "endpoints");
+    for (int i = 0; i < rest_route_count; i++) {
+        const rest_route_def *r = &rest_routes[i];
+        char e[96];
+        snprintf(e, sizeof e, "%s %s%s", rest_method_name(r->method), r->path, r->query ? r->query : "");
+        cJSON_AddItemToArray(a, cJSON_CreateString(e));
+    }
+    cJSON_AddStringToObject(j, "spec", "protocol/openapi.json");
+    return j;
 }
 
 cJSON *rest_stats_json(const net *n)

@@ -15,6 +15,8 @@ typedef struct net net; /* net_internal.h */
 double rest_tidy(float f);
 cJSON *rest_vec3_json(const float *v);
 cJSON *rest_material_json(const net *n, const world_info *wi, int m, bool with_meta);
+/* GET /api: every route (rest_route.c's table) as "METHOD /path". */
+cJSON *rest_index_json(void);
 cJSON *rest_stats_json(const net *n);
 cJSON *rest_scenes_json(const net *n);
 cJSON *rest_materials_json(const net *n);
