@@ -15,6 +15,7 @@
 #include "access.h"
 #include "hub.h"
 #include "log.h"
+#include "metrics.h"
 #include "net_internal.h"
 #include "rest.h"
 #include "rest_route.h"

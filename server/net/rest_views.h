@@ -26,7 +26,5 @@ cJSON *rest_bodies_json(const bodies_snap *bs, uint64_t tick);
 cJSON *rest_clients_json(const net *n);
 /* The solvers built in and which one runs. */
 cJSON *rest_solvers_json(const net *n);
-/* GET /metrics: the Prometheus text exposition format (0.0.4); malloc'd. */
-char *rest_metrics_text(const net *n, size_t *len);
 
 #endif
