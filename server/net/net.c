@@ -51,6 +51,15 @@ int net_port(const net *n)
 
 /* ---- Context --------------------------------------------------------------- */
 
+/* A mount point, before the next one in the vhost's list. */
+static void mount(struct lws_http_mount *m, const char *point, const struct lws_http_mount *next)
+{
+    memset(m, 0, sizeof *m);
+    m->mount_next = next;
+    m->mountpoint = point;
+    m->mountpoint_len = (unsigned char)strlen(point);
+}
+
 net *net_create(const srv_config *cfg, const wire_static *st, hub *h, cmd_queue *q)
 {
     net *n = calloc(1, sizeof *n);
@@ -81,21 +90,13 @@ net *net_create(const srv_config *cfg, const wire_static *st, hub *h, cmd_queue 
         n->mime[i].name = mimes[i][0];
         n->mime[i].value = mimes[i][1];
     }
-    memset(&n->mount_metrics, 0, sizeof n->mount_metrics);
-    n->mount_metrics.mountpoint = "/metrics";
-    n->mount_metrics.mountpoint_len = 8;
+    mount(&n->mount_metrics, "/metrics", NULL);
     n->mount_metrics.protocol = "http";
     n->mount_metrics.origin_protocol = LWSMPRO_CALLBACK;
-    memset(&n->mount_api, 0, sizeof n->mount_api);
-    n->mount_api.mount_next = &n->mount_metrics;
-    n->mount_api.mountpoint = "/api";
-    n->mount_api.mountpoint_len = 4;
+    mount(&n->mount_api, "/api", &n->mount_metrics);
     n->mount_api.protocol = "http";
     n->mount_api.origin_protocol = LWSMPRO_CALLBACK;
-    memset(&n->mount_root, 0, sizeof n->mount_root);
-    n->mount_root.mount_next = &n->mount_api;
-    n->mount_root.mountpoint = "/";
-    n->mount_root.mountpoint_len = 1;
+    mount(&n->mount_root, "/", &n->mount_api);
     n->mount_root.origin = n->web_root;
     n->mount_root.def = "index.html";
     n->mount_root.origin_protocol = LWSMPRO_FILE;

@@ -259,33 +259,39 @@ static void get_particles(const rest_request *q, rest_action *a)
  * {id} is a body id (digits, at most 4294967295), its {name} the rest of the
  * path.  Which requests need the token is the command's (cmd_kind_mutates).
  * Constant data (any thread). */
+#define VIEW(path, v) {HM_GET, path, NULL, RH_VIEW, v, CMD_NONE, false}
+#define POST(path, kind, body) {HM_POST, path, NULL, RH_COMMAND, RV_INDEX, kind, body}
+#define BODY_REQUIRED false
+#define BODY_OPTIONAL true /* no body is {} */
 const rest_route_def rest_routes[] = {
-    {HM_GET, "/api", NULL, RH_VIEW, RV_INDEX, CMD_NONE, 0},
-    {HM_GET, "/api/health", NULL, RH_VIEW, RV_HEALTH, CMD_NONE, 0},
-    {HM_GET, "/api/stats", NULL, RH_VIEW, RV_STATS, CMD_NONE, 0},
-    {HM_GET, "/api/scenes", NULL, RH_VIEW, RV_SCENES, CMD_NONE, 0},
-    {HM_POST, "/api/scene", NULL, RH_COMMAND, 0, CMD_LOAD_SCENE, 0},
-    {HM_GET, "/api/materials", NULL, RH_VIEW, RV_MATERIALS, CMD_NONE, 0},
-    {HM_PATCH, "/api/materials/{name}", NULL, RH_MATERIAL, 0, CMD_SET_PARAM, 0},
-    {HM_POST, "/api/pause", NULL, RH_COMMAND, 0, CMD_PAUSE, 1},
-    {HM_POST, "/api/resume", NULL, RH_COMMAND, 0, CMD_RESUME, 1},
-    {HM_POST, "/api/step", NULL, RH_COMMAND, 0, CMD_STEP, 1},
-    {HM_GET, "/api/particles", "?offset=&limit=", RH_QUERY, 0, CMD_GET_PARTICLES, 0},
-    {HM_POST, "/api/push", NULL, RH_COMMAND, 0, CMD_PUSH, 0},
-    {HM_POST, "/api/emitter", NULL, RH_COMMAND, 0, CMD_EMITTER, 0},
-    {HM_GET, "/api/bodies", NULL, RH_BARE, 0, CMD_GET_BODIES, 0},
-    {HM_POST, "/api/bodies", NULL, RH_COMMAND, 0, CMD_BODY_CREATE, 0},
-    {HM_DELETE, "/api/bodies/{id}", NULL, RH_COMMAND, 0, CMD_BODY_DESTROY, 1},
-    {HM_POST, "/api/bodies/{id}/impulse", NULL, RH_COMMAND, 0, CMD_BODY_IMPULSE, 0},
-    {HM_GET, "/api/clients", NULL, RH_VIEW, RV_CLIENTS, CMD_NONE, 0},
-    {HM_GET, "/api/solvers", NULL, RH_VIEW, RV_SOLVERS, CMD_NONE, 0},
-    {HM_POST, "/api/solver", NULL, RH_COMMAND, 0, CMD_SET_SOLVER, 0},
-    {HM_POST, "/api/heat", NULL, RH_COMMAND, 0, CMD_HEAT, 0},
-    {HM_POST, "/api/heater", NULL, RH_COMMAND, 0, CMD_HEATER, 0},
-    {HM_GET, "/api/snapshot", NULL, RH_SNAPSHOT, 0, CMD_GET_SNAPSHOT, 0},
-    {HM_POST, "/api/snapshot", NULL, RH_SNAPSHOT, 0, CMD_RESTORE, 0},
-    {HM_GET, "/metrics", NULL, RH_VIEW, RV_METRICS, CMD_NONE, 0},
+    VIEW("/api", RV_INDEX),
+    VIEW("/api/health", RV_HEALTH),
+    VIEW("/api/stats", RV_STATS),
+    VIEW("/api/scenes", RV_SCENES),
+    POST("/api/scene", CMD_LOAD_SCENE, BODY_REQUIRED),
+    VIEW("/api/materials", RV_MATERIALS),
+    {HM_PATCH, "/api/materials/{name}", NULL, RH_MATERIAL, RV_INDEX, CMD_SET_PARAM, false},
+    POST("/api/pause", CMD_PAUSE, BODY_OPTIONAL),
+    POST("/api/resume", CMD_RESUME, BODY_OPTIONAL),
+    POST("/api/step", CMD_STEP, BODY_OPTIONAL),
+    {HM_GET, "/api/particles", "?offset=&limit=", RH_QUERY, RV_INDEX, CMD_GET_PARTICLES, false},
+    POST("/api/push", CMD_PUSH, BODY_REQUIRED),
+    POST("/api/emitter", CMD_EMITTER, BODY_REQUIRED),
+    {HM_GET, "/api/bodies", NULL, RH_BARE, RV_INDEX, CMD_GET_BODIES, false},
+    POST("/api/bodies", CMD_BODY_CREATE, BODY_REQUIRED),
+    {HM_DELETE, "/api/bodies/{id}", NULL, RH_COMMAND, RV_INDEX, CMD_BODY_DESTROY, BODY_OPTIONAL},
+    POST("/api/bodies/{id}/impulse", CMD_BODY_IMPULSE, BODY_REQUIRED),
+    VIEW("/api/clients", RV_CLIENTS),
+    VIEW("/api/solvers", RV_SOLVERS),
+    POST("/api/solver", CMD_SET_SOLVER, BODY_REQUIRED),
+    POST("/api/heat", CMD_HEAT, BODY_REQUIRED),
+    POST("/api/heater", CMD_HEATER, BODY_REQUIRED),
+    {HM_GET, "/api/snapshot", NULL, RH_SNAPSHOT, RV_INDEX, CMD_GET_SNAPSHOT, false},
+    {HM_POST, "/api/snapshot", NULL, RH_SNAPSHOT, RV_INDEX, CMD_RESTORE, false},
+    VIEW("/metrics", RV_METRICS),
 };
+#undef VIEW
+#undef POST
 const int rest_route_count = (int)(sizeof rest_routes / sizeof rest_routes[0]);
 
 const char *rest_method_name(int method)

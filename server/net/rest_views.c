@@ -132,6 +132,16 @@ cJSON *rest_stats_json(const net *n)
     return j;
 }
 
+/* {"<cur_key>": cur, "<list_key>": []}: the scene and solver lists, *items
+ * the empty list. */
+static cJSON *list_doc(const char *cur_key, const char *cur, const char *list_key, cJSON **items)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, cur_key, cur);
+    *items = cJSON_AddArrayToObject(j, list_key);
+    return j;
+}
+
 /* {"name": name, "doc": doc}: an entry of the scene and solver lists. */
 static cJSON *named_json(const char *name, const char *doc)
 {
@@ -145,9 +155,7 @@ cJSON *rest_scenes_json(const net *n)
 {
     world_info wi;
     hub_get_info(n->hub, &wi);
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "current", wi.scene);
-    cJSON *a = cJSON_AddArrayToObject(j, "scenes");
+    cJSON *a, *j = list_doc("current", wi.scene, "scenes", &a);
     for (int i = 0; i < fs_scene_count(); i++) {
         const fs_scene_info *si = fs_scene_get(i); /* static table, not the world */
         cJSON *o = named_json(si->name, si->doc);
@@ -255,9 +263,7 @@ cJSON *rest_solvers_json(const net *n)
 {
     world_info wi;
     hub_get_info(n->hub, &wi);
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "solver", wi.solver);
-    cJSON *a = cJSON_AddArrayToObject(j, "solvers");
+    cJSON *a, *j = list_doc("solver", wi.solver, "solvers", &a);
     for (int i = 0; i < FS_SOLVER_COUNT; i++) {
         if (!fs_solver_name((fs_solver)i))
             continue;

@@ -395,6 +395,41 @@ static void frame_free(fc_frame *f)
     free(f->id), free(f->q), free(f->mat), free(f->temp);
 }
 
+/* The working buffers an encoder and a decoder both hold: scratch space and
+ * n history frames, each for cap particles.  False when any is missing
+ * (what was allocated stays for buffers_free). */
+static bool buffers_alloc(scratch *s, fc_frame *hist, int n, int cap)
+{
+    bool ok = scratch_alloc(s, cap);
+    for (int i = 0; i < n; i++)
+        ok = frame_alloc(&hist[i], cap) && ok;
+    return ok;
+}
+
+static void buffers_free(scratch *s, fc_frame *hist, int n)
+{
+    for (int i = 0; i < n; i++)
+        frame_free(&hist[i]);
+    scratch_free(s);
+}
+
+/* The history frame with this seq, NULL when none (or seq is FC_NONE). */
+static const fc_frame *history_find(const fc_frame *hist, int n, uint32_t seq)
+{
+    if (seq == FC_NONE)
+        return NULL;
+    for (int i = 0; i < n; i++)
+        if (hist[i].valid && hist[i].seq == seq)
+            return &hist[i];
+    return NULL;
+}
+
+static void history_clear(fc_frame *hist, int n)
+{
+    for (int i = 0; i < n; i++)
+        hist[i].valid = false;
+}
+
 struct fc_encoder {
     int cap;
     uint32_t epoch;
@@ -900,10 +935,7 @@ fc_encoder *fc_encoder_create(int capacity, uint32_t epoch)
     e->cap = capacity;
     e->epoch = epoch;
     e->opt = fc_default_options();
-    bool ok = scratch_alloc(&e->s, capacity);
-    for (int i = 0; i < FC_HISTORY; i++)
-        ok = frame_alloc(&e->hist[i], capacity) && ok;
-    if (!ok) {
+    if (!buffers_alloc(&e->s, e->hist, FC_HISTORY, capacity)) {
         fc_encoder_destroy(e);
         return NULL;
     }
@@ -914,9 +946,7 @@ void fc_encoder_destroy(fc_encoder *e)
 {
     if (!e)
         return;
-    for (int i = 0; i < FC_HISTORY; i++)
-        frame_free(&e->hist[i]);
-    scratch_free(&e->s);
+    buffers_free(&e->s, e->hist, FC_HISTORY);
     free(e);
 }
 
@@ -924,8 +954,7 @@ void fc_encoder_reset(fc_encoder *e, uint32_t epoch)
 {
     e->epoch = epoch;
     e->any = false;
-    for (int i = 0; i < FC_HISTORY; i++)
-        e->hist[i].valid = false;
+    history_clear(e->hist, FC_HISTORY);
 }
 
 void fc_encoder_set_options(fc_encoder *e, const fc_options *o)
@@ -935,12 +964,7 @@ void fc_encoder_set_options(fc_encoder *e, const fc_options *o)
 
 const fc_frame *fc_encoder_frame(const fc_encoder *e, uint32_t seq)
 {
-    if (seq == FC_NONE)
-        return NULL;
-    for (int i = 0; i < FC_HISTORY; i++)
-        if (e->hist[i].valid && e->hist[i].seq == seq)
-            return &e->hist[i];
-    return NULL;
+    return history_find(e->hist, FC_HISTORY, seq);
 }
 
 int fc_encoder_push(fc_encoder *e, uint32_t seq, const fc_grid *g, const fc_input *in, char *err, size_t errlen)
@@ -1060,10 +1084,7 @@ fc_decoder *fc_decoder_create(int capacity)
     if (!d)
         return NULL;
     d->cap = capacity;
-    bool ok = scratch_alloc(&d->s, capacity);
-    for (int i = 0; i < FC_DEC_HISTORY; i++)
-        ok = frame_alloc(&d->hist[i], capacity) && ok;
-    if (!ok) {
+    if (!buffers_alloc(&d->s, d->hist, FC_DEC_HISTORY, capacity)) {
         fc_decoder_destroy(d);
         return NULL;
     }
@@ -1074,27 +1095,19 @@ void fc_decoder_destroy(fc_decoder *d)
 {
     if (!d)
         return;
-    for (int i = 0; i < FC_DEC_HISTORY; i++)
-        frame_free(&d->hist[i]);
-    scratch_free(&d->s);
+    buffers_free(&d->s, d->hist, FC_DEC_HISTORY);
     free(d);
 }
 
 void fc_decoder_reset(fc_decoder *d)
 {
     d->has_epoch = false;
-    for (int i = 0; i < FC_DEC_HISTORY; i++)
-        d->hist[i].valid = false;
+    history_clear(d->hist, FC_DEC_HISTORY);
 }
 
 const fc_frame *fc_decoder_frame(const fc_decoder *d, uint32_t seq)
 {
-    if (seq == FC_NONE)
-        return NULL;
-    for (int i = 0; i < FC_DEC_HISTORY; i++)
-        if (d->hist[i].valid && d->hist[i].seq == seq)
-            return &d->hist[i];
-    return NULL;
+    return history_find(d->hist, FC_DEC_HISTORY, seq);
 }
 
 const fc_frame *fc_decode(fc_decoder *d, const uint8_t *p, size_t n, char *err, size_t errlen)

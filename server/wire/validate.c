@@ -4,6 +4,7 @@
 #include "validate.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,70 +38,53 @@ const cmd_ftype cmd_field_types[CF_COUNT] = {
     [CF_KIND] = CFT_STR,   [CF_TEMPERATURE] = CFT_NUM,
 };
 
+/* Where each field's value is stored in a cmd_fields (its type says how
+ * much: cmd_field_types).  The 'params' list has its own arrays. */
+#define AT(member) offsetof(cmd_fields, member)
+static const size_t field_offset[CF_COUNT] = {
+    [CF_TYPE] = AT(type),         [CF_RID] = AT(rid),           [CF_POINT] = AT(point),
+    [CF_DIRECTION] = AT(direction), [CF_RADIUS] = AT(radius),   [CF_STRENGTH] = AT(strength),
+    [CF_MATERIAL] = AT(material), [CF_PARAM] = AT(param),       [CF_VALUE] = AT(value),
+    [CF_PARAMS] = AT(pname),      [CF_NAME] = AT(name),         [CF_PARTICLES] = AT(particles),
+    [CF_STEPS] = AT(steps),       [CF_SLOT] = AT(slot),         [CF_ENABLED] = AT(enabled),
+    [CF_POS] = AT(pos),           [CF_SPEED] = AT(speed),       [CF_RATE] = AT(rate),
+    [CF_CAP] = AT(cap),           [CF_VISIBLE] = AT(visible),   [CF_TOKEN] = AT(token),
+    [CF_OFFSET] = AT(offset),     [CF_LIMIT] = AT(limit),       [CF_ID] = AT(id),
+    [CF_SHAPE] = AT(shape),       [CF_SIZE] = AT(size),         [CF_ROT] = AT(rot),
+    [CF_VEL] = AT(vel),           [CF_ANG_VEL] = AT(ang_vel),   [CF_DENSITY] = AT(density),
+    [CF_STATIC] = AT(is_static),  [CF_FRICTION] = AT(friction), [CF_IMPULSE] = AT(impulse),
+    [CF_TARGET] = AT(target),     [CF_SOLVER] = AT(solver),     [CF_DURATION] = AT(duration),
+    [CF_KIND] = AT(kind),         [CF_TEMPERATURE] = AT(temperature),
+};
+#undef AT
+
+/* The field's storage when its type is one of want's, else NULL. */
+static void *field_at(cmd_fields *f, int field, uint32_t want)
+{
+    if (field < 0 || field >= CF_COUNT || !(want & (1u << cmd_field_types[field])))
+        return NULL;
+    return (char *)f + field_offset[field];
+}
+
 char *cmd_field_str(cmd_fields *f, int field, size_t *cap)
 {
-    *cap = CMD_NAME_LEN;
-    switch (field) {
-    case CF_TYPE: return f->type;
-    case CF_MATERIAL: return f->material;
-    case CF_PARAM: return f->param;
-    case CF_NAME: return f->name;
-    case CF_SHAPE: return f->shape;
-    case CF_SOLVER: return f->solver;
-    case CF_KIND: return f->kind;
-    case CF_TOKEN: *cap = sizeof f->token; return f->token;
-    default: return NULL;
-    }
+    *cap = field == CF_TOKEN ? sizeof f->token : CMD_NAME_LEN;
+    return field_at(f, field, 1u << CFT_STR);
 }
 
 double *cmd_field_num(cmd_fields *f, int field)
 {
-    switch (field) {
-    case CF_RID: return &f->rid;
-    case CF_RADIUS: return &f->radius;
-    case CF_STRENGTH: return &f->strength;
-    case CF_VALUE: return &f->value;
-    case CF_SPEED: return &f->speed;
-    case CF_RATE: return &f->rate;
-    case CF_PARTICLES: return &f->particles;
-    case CF_STEPS: return &f->steps;
-    case CF_SLOT: return &f->slot;
-    case CF_CAP: return &f->cap;
-    case CF_OFFSET: return &f->offset;
-    case CF_LIMIT: return &f->limit;
-    case CF_ID: return &f->id;
-    case CF_DENSITY: return &f->density;
-    case CF_FRICTION: return &f->friction;
-    case CF_DURATION: return &f->duration;
-    case CF_TEMPERATURE: return &f->temperature;
-    default: return NULL;
-    }
+    return field_at(f, field, (1u << CFT_UINT) | (1u << CFT_INT) | (1u << CFT_NUM));
 }
 
 double *cmd_field_vec(cmd_fields *f, int field)
 {
-    switch (field) {
-    case CF_POINT: return f->point;
-    case CF_DIRECTION: return f->direction;
-    case CF_POS: return f->pos;
-    case CF_SIZE: return f->size;
-    case CF_ROT: return f->rot;
-    case CF_VEL: return f->vel;
-    case CF_ANG_VEL: return f->ang_vel;
-    case CF_IMPULSE: return f->impulse;
-    case CF_TARGET: return f->target;
-    default: return NULL;
-    }
+    return field_at(f, field, (1u << CFT_VEC3) | (1u << CFT_VEC4));
 }
 
 bool *cmd_field_bool(cmd_fields *f, int field)
 {
-    switch (field) {
-    case CF_ENABLED: return &f->enabled;
-    case CF_VISIBLE: return &f->visible;
-    case CF_STATIC: return &f->is_static;
-    default: return NULL;
-    }
+    return field_at(f, field, 1u << CFT_BOOL);
 }
 
 int cmd_field_find(const char *name, size_t len)
