@@ -70,11 +70,11 @@ static int fields_from_json(const cJSON *j, cmd_fields *f, char *err, size_t err
             return -1;
         }
         if (f->present & CF_BIT(fi)) {
-            snprintf(err, errlen, "field '%s' given twice", cmd_field_names[fi]);
+            snprintf(err, errlen, "field '%s' given twice", cmd_field_defs[fi].name);
             return -1;
         }
         bool ok = true;
-        switch (cmd_field_types[fi]) {
+        switch (cmd_field_defs[fi].type) {
         case CFT_STR: {
             size_t cap;
             char *dst = cmd_field_str(f, fi, &cap);
@@ -93,7 +93,7 @@ static int fields_from_json(const cJSON *j, cmd_fields *f, char *err, size_t err
             *cmd_field_bool(f, fi) = cJSON_IsTrue(e);
             break;
         case CFT_VEC3: case CFT_VEC4: {
-            int want = cmd_field_types[fi] == CFT_VEC4 ? 4 : 3;
+            int want = cmd_field_defs[fi].type == CFT_VEC4 ? 4 : 3;
             double *dst = cmd_field_vec(f, fi);
             ok = cJSON_IsArray(e) && cJSON_GetArraySize(e) == want;
             const cJSON *x = ok ? e->child : NULL;
@@ -112,7 +112,7 @@ static int fields_from_json(const cJSON *j, cmd_fields *f, char *err, size_t err
             static const char *const tn[] = {"a string (under 32 bytes)", "a non-negative integer", "an integer",
                                              "a number", "an array of 3 numbers", "a boolean", "an object",
                                              "an array of 4 numbers"};
-            snprintf(err, errlen, "'%s' must be %s", cmd_field_names[fi], tn[cmd_field_types[fi]]);
+            snprintf(err, errlen, "'%s' must be %s", cmd_field_defs[fi].name, tn[cmd_field_defs[fi].type]);
             return -1;
         }
         f->present |= CF_BIT(fi);

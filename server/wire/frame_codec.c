@@ -395,6 +395,15 @@ static void frame_free(fc_frame *f)
     free(f->id), free(f->q), free(f->mat), free(f->temp);
 }
 
+/* A zeroed encoder or decoder (size bytes) for capacity particles; NULL when
+ * capacity is out of range or memory is short. */
+static void *codec_alloc(int capacity, size_t size)
+{
+    if (capacity < 0 || capacity > FC_MAX_PARTICLES)
+        return NULL;
+    return calloc(1, size);
+}
+
 /* The working buffers an encoder and a decoder both hold: scratch space and
  * n history frames, each for cap particles.  False when any is missing
  * (what was allocated stays for buffers_free). */
@@ -927,9 +936,7 @@ static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const
 
 fc_encoder *fc_encoder_create(int capacity, uint32_t epoch)
 {
-    if (capacity < 0 || capacity > FC_MAX_PARTICLES)
-        return NULL;
-    fc_encoder *e = calloc(1, sizeof *e);
+    fc_encoder *e = codec_alloc(capacity, sizeof *e);
     if (!e)
         return NULL;
     e->cap = capacity;
@@ -1078,9 +1085,7 @@ const int32_t *fc_encoder_residuals(const fc_encoder *e, int *count)
 
 fc_decoder *fc_decoder_create(int capacity)
 {
-    if (capacity < 0 || capacity > FC_MAX_PARTICLES)
-        return NULL;
-    fc_decoder *d = calloc(1, sizeof *d);
+    fc_decoder *d = codec_alloc(capacity, sizeof *d);
     if (!d)
         return NULL;
     d->cap = capacity;

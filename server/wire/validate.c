@@ -9,61 +9,58 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const cmd_field_names[CF_COUNT] = {
-    [CF_TYPE] = "type",       [CF_RID] = "rid",           [CF_POINT] = "point",
-    [CF_DIRECTION] = "direction", [CF_RADIUS] = "radius", [CF_STRENGTH] = "strength",
-    [CF_MATERIAL] = "material", [CF_PARAM] = "param",     [CF_VALUE] = "value",
-    [CF_PARAMS] = "params",   [CF_NAME] = "name",         [CF_PARTICLES] = "particles",
-    [CF_STEPS] = "steps",     [CF_SLOT] = "slot",         [CF_ENABLED] = "enabled",
-    [CF_POS] = "pos",         [CF_SPEED] = "speed",       [CF_RATE] = "rate",
-    [CF_CAP] = "cap",         [CF_VISIBLE] = "visible",   [CF_TOKEN] = "token",
-    [CF_OFFSET] = "offset",   [CF_LIMIT] = "limit",           [CF_ID] = "id",
-    [CF_SHAPE] = "shape",     [CF_SIZE] = "size",             [CF_ROT] = "rot",
-    [CF_VEL] = "vel",         [CF_ANG_VEL] = "ang_vel",       [CF_DENSITY] = "density",
-    [CF_STATIC] = "static",   [CF_FRICTION] = "friction",     [CF_IMPULSE] = "impulse",
-    [CF_TARGET] = "target",   [CF_SOLVER] = "solver",         [CF_DURATION] = "duration",
-    [CF_KIND] = "kind",       [CF_TEMPERATURE] = "temperature",
+/* Every field a command may carry: its name on the wire (msgpack and JSON),
+ * its type, and where a cmd_fields stores it (the 'params' list in pname
+ * and pvalue).  Constant data (any thread). */
+#define FIELD(id, name, member, type) [id] = {name, type, offsetof(cmd_fields, member)}
+const cmd_field_def cmd_field_defs[CF_COUNT] = {
+    FIELD(CF_TYPE, "type", type, CFT_STR),
+    FIELD(CF_RID, "rid", rid, CFT_UINT),
+    FIELD(CF_POINT, "point", point, CFT_VEC3),
+    FIELD(CF_DIRECTION, "direction", direction, CFT_VEC3),
+    FIELD(CF_RADIUS, "radius", radius, CFT_NUM),
+    FIELD(CF_STRENGTH, "strength", strength, CFT_NUM),
+    FIELD(CF_MATERIAL, "material", material, CFT_STR),
+    FIELD(CF_PARAM, "param", param, CFT_STR),
+    FIELD(CF_VALUE, "value", value, CFT_NUM),
+    FIELD(CF_PARAMS, "params", pname, CFT_PARAMS),
+    FIELD(CF_NAME, "name", name, CFT_STR),
+    FIELD(CF_PARTICLES, "particles", particles, CFT_INT),
+    FIELD(CF_STEPS, "steps", steps, CFT_INT),
+    FIELD(CF_SLOT, "slot", slot, CFT_INT),
+    FIELD(CF_ENABLED, "enabled", enabled, CFT_BOOL),
+    FIELD(CF_POS, "pos", pos, CFT_VEC3),
+    FIELD(CF_SPEED, "speed", speed, CFT_NUM),
+    FIELD(CF_RATE, "rate", rate, CFT_NUM),
+    FIELD(CF_CAP, "cap", cap, CFT_INT),
+    FIELD(CF_VISIBLE, "visible", visible, CFT_BOOL),
+    FIELD(CF_TOKEN, "token", token, CFT_STR),
+    FIELD(CF_OFFSET, "offset", offset, CFT_INT),
+    FIELD(CF_LIMIT, "limit", limit, CFT_INT),
+    FIELD(CF_ID, "id", id, CFT_UINT),
+    FIELD(CF_SHAPE, "shape", shape, CFT_STR),
+    FIELD(CF_SIZE, "size", size, CFT_VEC3),
+    FIELD(CF_ROT, "rot", rot, CFT_VEC4),
+    FIELD(CF_VEL, "vel", vel, CFT_VEC3),
+    FIELD(CF_ANG_VEL, "ang_vel", ang_vel, CFT_VEC3),
+    FIELD(CF_DENSITY, "density", density, CFT_NUM),
+    FIELD(CF_STATIC, "static", is_static, CFT_BOOL),
+    FIELD(CF_FRICTION, "friction", friction, CFT_NUM),
+    FIELD(CF_IMPULSE, "impulse", impulse, CFT_VEC3),
+    FIELD(CF_TARGET, "target", target, CFT_VEC3),
+    FIELD(CF_SOLVER, "solver", solver, CFT_STR),
+    FIELD(CF_DURATION, "duration", duration, CFT_NUM),
+    FIELD(CF_KIND, "kind", kind, CFT_STR),
+    FIELD(CF_TEMPERATURE, "temperature", temperature, CFT_NUM),
 };
-
-const cmd_ftype cmd_field_types[CF_COUNT] = {
-    [CF_TYPE] = CFT_STR,   [CF_RID] = CFT_UINT,     [CF_POINT] = CFT_VEC3,  [CF_DIRECTION] = CFT_VEC3,
-    [CF_RADIUS] = CFT_NUM, [CF_STRENGTH] = CFT_NUM, [CF_MATERIAL] = CFT_STR, [CF_PARAM] = CFT_STR,
-    [CF_VALUE] = CFT_NUM,  [CF_PARAMS] = CFT_PARAMS, [CF_NAME] = CFT_STR,   [CF_PARTICLES] = CFT_INT,
-    [CF_STEPS] = CFT_INT,  [CF_SLOT] = CFT_INT,     [CF_ENABLED] = CFT_BOOL, [CF_POS] = CFT_VEC3,
-    [CF_SPEED] = CFT_NUM,  [CF_RATE] = CFT_NUM,     [CF_CAP] = CFT_INT,     [CF_VISIBLE] = CFT_BOOL,
-    [CF_TOKEN] = CFT_STR,  [CF_OFFSET] = CFT_INT,   [CF_LIMIT] = CFT_INT,   [CF_ID] = CFT_UINT,
-    [CF_SHAPE] = CFT_STR,  [CF_SIZE] = CFT_VEC3,    [CF_ROT] = CFT_VEC4,    [CF_VEL] = CFT_VEC3,
-    [CF_ANG_VEL] = CFT_VEC3, [CF_DENSITY] = CFT_NUM, [CF_STATIC] = CFT_BOOL, [CF_FRICTION] = CFT_NUM,
-    [CF_IMPULSE] = CFT_VEC3, [CF_TARGET] = CFT_VEC3, [CF_SOLVER] = CFT_STR, [CF_DURATION] = CFT_NUM,
-    [CF_KIND] = CFT_STR,   [CF_TEMPERATURE] = CFT_NUM,
-};
-
-/* Where each field's value is stored in a cmd_fields (its type says how
- * much: cmd_field_types).  The 'params' list has its own arrays. */
-#define AT(member) offsetof(cmd_fields, member)
-static const size_t field_offset[CF_COUNT] = {
-    [CF_TYPE] = AT(type),         [CF_RID] = AT(rid),           [CF_POINT] = AT(point),
-    [CF_DIRECTION] = AT(direction), [CF_RADIUS] = AT(radius),   [CF_STRENGTH] = AT(strength),
-    [CF_MATERIAL] = AT(material), [CF_PARAM] = AT(param),       [CF_VALUE] = AT(value),
-    [CF_PARAMS] = AT(pname),      [CF_NAME] = AT(name),         [CF_PARTICLES] = AT(particles),
-    [CF_STEPS] = AT(steps),       [CF_SLOT] = AT(slot),         [CF_ENABLED] = AT(enabled),
-    [CF_POS] = AT(pos),           [CF_SPEED] = AT(speed),       [CF_RATE] = AT(rate),
-    [CF_CAP] = AT(cap),           [CF_VISIBLE] = AT(visible),   [CF_TOKEN] = AT(token),
-    [CF_OFFSET] = AT(offset),     [CF_LIMIT] = AT(limit),       [CF_ID] = AT(id),
-    [CF_SHAPE] = AT(shape),       [CF_SIZE] = AT(size),         [CF_ROT] = AT(rot),
-    [CF_VEL] = AT(vel),           [CF_ANG_VEL] = AT(ang_vel),   [CF_DENSITY] = AT(density),
-    [CF_STATIC] = AT(is_static),  [CF_FRICTION] = AT(friction), [CF_IMPULSE] = AT(impulse),
-    [CF_TARGET] = AT(target),     [CF_SOLVER] = AT(solver),     [CF_DURATION] = AT(duration),
-    [CF_KIND] = AT(kind),         [CF_TEMPERATURE] = AT(temperature),
-};
-#undef AT
+#undef FIELD
 
 /* The field's storage when its type is one of want's, else NULL. */
 static void *field_at(cmd_fields *f, int field, uint32_t want)
 {
-    if (field < 0 || field >= CF_COUNT || !(want & (1u << cmd_field_types[field])))
+    if (field < 0 || field >= CF_COUNT || !(want & (1u << cmd_field_defs[field].type)))
         return NULL;
-    return (char *)f + field_offset[field];
+    return (char *)f + cmd_field_defs[field].offset;
 }
 
 char *cmd_field_str(cmd_fields *f, int field, size_t *cap)
@@ -90,7 +87,7 @@ bool *cmd_field_bool(cmd_fields *f, int field)
 int cmd_field_find(const char *name, size_t len)
 {
     for (int i = 0; i < CF_COUNT; i++)
-        if (strlen(cmd_field_names[i]) == len && !memcmp(cmd_field_names[i], name, len))
+        if (strlen(cmd_field_defs[i].name) == len && !memcmp(cmd_field_defs[i].name, name, len))
             return i;
     return -1;
 }
@@ -227,7 +224,7 @@ static const double *vec_of(const cmd_fields *f, int field)
 
 static int vec_len(int field)
 {
-    return cmd_field_types[field] == CFT_VEC4 ? 4 : 3;
+    return cmd_field_defs[field].type == CFT_VEC4 ? 4 : 3;
 }
 
 static bool check_ok(const struct field_check *c, const cmd_fields *f)
@@ -387,7 +384,7 @@ static int build_heater(const cmd_fields *f, cmd *out, const char *k, char *err,
         return fail(err, errlen, k, "'kind' must be 'floor' or 'sphere'");
     int miss = first_field((B(CF_RADIUS) | B(CF_RATE) | (floor ? B(CF_TEMPERATURE) : B(CF_POINT))) & ~f->present);
     if (miss >= 0)
-        return fail(err, errlen, k, "a %s heater needs '%s'", f->kind, cmd_field_names[miss]);
+        return fail(err, errlen, k, "a %s heater needs '%s'", f->kind, cmd_field_defs[miss].name);
     if (has(f, CF_POINT) && !finite_n(f->point, 3, CMD_MAX_COORD))
         return fail(err, errlen, k, "'point' must be 3 finite numbers");
     if (!positive(f->radius, CMD_MAX_HEAT_RADIUS) || !in_range(f->rate, -CMD_MAX_HEAT_RATE, CMD_MAX_HEAT_RATE) ||
@@ -424,7 +421,7 @@ static int build_emitter(const cmd_fields *f, cmd *out, const char *k, char *err
         return has(f, CF_ENABLED) ? 0 : fail(err, errlen, k, "give 'enabled' or a definition");
     int miss = first_field((B(CF_POS) | B(CF_DIRECTION) | B(CF_SPEED) | B(CF_RADIUS) | B(CF_RATE)) & ~f->present);
     if (miss >= 0)
-        return fail(err, errlen, k, "a definition needs '%s'", cmd_field_names[miss]);
+        return fail(err, errlen, k, "a definition needs '%s'", cmd_field_defs[miss].name);
     if (f->pos_nil || !finite_n(f->pos, 3, CMD_MAX_COORD) || !finite_n(f->direction, 3, CMD_MAX_COORD))
         return fail(err, errlen, k, "'pos' and 'direction' must be 3 finite numbers");
     if (!(norm2(f->direction, 3) > 1e-12))
@@ -566,10 +563,10 @@ int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen)
     const char *k = f->type;
     int bad = first_field(f->present & ~(s->allowed | COMMON));
     if (bad >= 0)
-        return fail(err, errlen, k, "unexpected field '%s'", cmd_field_names[bad]);
+        return fail(err, errlen, k, "unexpected field '%s'", cmd_field_defs[bad].name);
     bad = first_field(s->required & ~f->present);
     if (bad >= 0)
-        return fail(err, errlen, k, "missing field '%s'", cmd_field_names[bad]);
+        return fail(err, errlen, k, "missing field '%s'", cmd_field_defs[bad].name);
     for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
         const struct field_check *c = &checks[i];
         if ((c->kinds & K(s->kind)) && has(f, c->field) && !check_ok(c, f))

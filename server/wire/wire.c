@@ -710,7 +710,7 @@ static uint32_t fields_rid(const cmd_fields *f)
  * vectors by 3 or 4, parameter maps by FS_P_COUNT entries. */
 static int decode_field(mp_rd *r, const mp_obj *v, int fi, cmd_fields *f, char *err, size_t errlen)
 {
-    cmd_ftype t = cmd_field_types[fi];
+    cmd_ftype t = cmd_field_defs[fi].type;
     if (is_container(v) && t != CFT_VEC3 && t != CFT_VEC4 && t != CFT_PARAMS) {
         if (!mp_skip_body(r, v, 1)) {
             snprintf(err, errlen, "malformed message: truncated or too deep");
@@ -829,9 +829,9 @@ int wire_decode_command(const uint8_t *p, size_t n, cmd *out, char *err, size_t 
             /* Refused before its value is read: a second copy must never
              * add to (or overwrite) what the first one stored. */
             if (f.present & CF_BIT(CF_TYPE))
-                snprintf(err, errlen, "%s: field '%s' given twice", f.type, cmd_field_names[fi]);
+                snprintf(err, errlen, "%s: field '%s' given twice", f.type, cmd_field_defs[fi].name);
             else
-                snprintf(err, errlen, "field '%s' given twice", cmd_field_names[fi]);
+                snprintf(err, errlen, "field '%s' given twice", cmd_field_defs[fi].name);
             out->rid = fields_rid(&f);
             return -1;
         }
@@ -864,12 +864,12 @@ int wire_decode_command(const uint8_t *p, size_t n, cmd *out, char *err, size_t 
                                              "an integer", "a number", "an array of 3 numbers",
                                              "a boolean", "a map of parameter names to numbers",
                                              "an array of 4 numbers"};
-            const char *want = fi == CF_TOKEN ? "a string (under 128 bytes)" : tn[cmd_field_types[fi]];
-            if (cmd_field_types[fi] == CFT_PARAMS)
+            const char *want = fi == CF_TOKEN ? "a string (under 128 bytes)" : tn[cmd_field_defs[fi].type];
+            if (cmd_field_defs[fi].type == CFT_PARAMS)
                 snprintf(first_err, sizeof first_err, "'%s' must be %s (at most %d, one per parameter)",
-                         cmd_field_names[fi], want, FS_P_COUNT);
+                         cmd_field_defs[fi].name, want, FS_P_COUNT);
             else
-                snprintf(first_err, sizeof first_err, "'%s' must be %s", cmd_field_names[fi], want);
+                snprintf(first_err, sizeof first_err, "'%s' must be %s", cmd_field_defs[fi].name, want);
         }
     }
     if (r.p != r.end) {
