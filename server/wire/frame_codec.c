@@ -671,12 +671,12 @@ static void match_ids(const fc_frame *a, const fc_frame *b, int32_t *idx)
     }
 }
 
-static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const fc_frame *base,
-                      const fc_frame *prev, char *err, size_t errlen)
+/* Step 1 of a delta: the ids removed from the base (indices into it) and
+ * added, then the frame's ids and each particle's base index (s->bidx). */
+static int delta_ids(rc *r, scratch *s, fc_frame *f, const fc_frame *base, char *err, size_t errlen)
 {
     models *m = &s->m;
     int n = f->n;
-    /* 1. Ids: removed (indices into base) and added (ids). */
     uint32_t nrem = 0, nadd = 0;
     if (!r->dec) {
         int i = 0, j = 0;
@@ -748,6 +748,15 @@ static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const
         if (ai != nadd || k != n)
             FAIL("frame payload: ids do not merge");
     }
+    return 0;
+}
+
+/* Steps 2-4: each kept particle's base position and velocity (from prev,
+ * same id) and cell; the coding order (by cell or by id); the predicted
+ * position in coding order.  Returns how many particles were kept (nm). */
+static int delta_predict(scratch *s, const fc_options *o, fc_frame *f, const fc_frame *base, const fc_frame *prev)
+{
+    int n = f->n;
     /* 2. Velocities from prev (same id), cells of the base positions. */
     if (prev)
         match_ids(base, prev, s->pidx);
@@ -828,6 +837,13 @@ static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const
         }
         j = e;
     }
+    return nm;
+}
+
+/* Step 5: the residuals of the nm kept particles, in coding order. */
+static int delta_residuals(rc *r, scratch *s, const fc_options *o, fc_frame *f, int nm, char *err, size_t errlen)
+{
+    models *m = &s->m;
     /* 5. Residuals of the matched particles in coding order. */
     int prevcls[3] = {0, 0, 0};
     int32_t lastres[3] = {0, 0, 0}, cellmean[3] = {0, 0, 0};
@@ -870,18 +886,14 @@ static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const
         if (r->overrun)
             FAIL("frame payload truncated");
     }
-    /* 6. New particles, in id order, from the previous new one. */
-    spatial_state st;
-    memset(&st, 0, sizeof st);
-    for (int a = 0; a < 3; a++)
-        st.q[a] = f->grid.levels[a] / 2;
-    for (int k = 0; k < n; k++)
-        if (s->bidx[k] < 0) {
-            if (code_spatial(r, m, f, k, &st, err, errlen))
-                return -1;
-            if (r->overrun)
-                FAIL("frame payload truncated");
-        }
+    return 0;
+}
+
+/* Step 7: materials and temperatures of kept particles: only the changes. */
+static int delta_changes(rc *r, scratch *s, fc_frame *f, const fc_frame *base, char *err, size_t errlen)
+{
+    models *m = &s->m;
+    int n = f->n;
     /* 7. Materials and temperatures of matched particles: only changes. */
     for (int which = 0; which < 2; which++) {
         uint8_t *dst = which ? f->temp : f->mat;
@@ -928,6 +940,31 @@ static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const
                     dst[t] = src[s->bidx[t]];
     }
     return 0;
+}
+
+static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const fc_frame *base,
+                      const fc_frame *prev, char *err, size_t errlen)
+{
+    models *m = &s->m;
+    int n = f->n;
+    if (delta_ids(r, s, f, base, err, errlen))
+        return -1;
+    int nm = delta_predict(s, o, f, base, prev);
+    if (delta_residuals(r, s, o, f, nm, err, errlen))
+        return -1;
+    /* 6. New particles, in id order, from the previous new one. */
+    spatial_state st;
+    memset(&st, 0, sizeof st);
+    for (int a = 0; a < 3; a++)
+        st.q[a] = f->grid.levels[a] / 2;
+    for (int k = 0; k < n; k++)
+        if (s->bidx[k] < 0) {
+            if (code_spatial(r, m, f, k, &st, err, errlen))
+                return -1;
+            if (r->overrun)
+                FAIL("frame payload truncated");
+        }
+    return delta_changes(r, s, f, base, err, errlen);
 }
 
 #undef FAIL
