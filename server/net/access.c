@@ -9,6 +9,7 @@
 
 #include "clock.h"
 #include "net_internal.h"
+#include "queue.h"
 
 bool net_enqueue(net *n, cmd *c, bool internal)
 {

@@ -93,7 +93,6 @@ static void respond_error(net *n, http_req *r, int status, const char *fmt, ...)
 
 /* ---- Requests that become commands ---------------------------------------- */
 
-/* Returns true when the command was queued (an answer will follow). */
 /* A request that would change the world from another site's page, or
  * without the token: answers 403 / 401 and returns true.  Only headers are
  * read, so a body is refused before it is received. */
@@ -116,6 +115,7 @@ static bool refuse_unauthorized(net *n, http_req *r)
     return false;
 }
 
+/* Returns true when the command was queued (an answer will follow). */
 static bool submit(net *n, http_req *r, cmd *c)
 {
     if (cmd_kind_mutates(c->kind) && refuse_unauthorized(n, r))
