@@ -6,13 +6,12 @@
 #include <signal.h>
 #include <stdbool.h>
 
-#include "command.h"
 #include "config.h"
-#include "hub.h"
-#include "wire.h"
-#include "queue.h"
+#include "wire.h" /* wire_static */
 
 typedef struct net net;
+typedef struct hub hub;             /* hub.h */
+typedef struct cmd_queue cmd_queue; /* queue.h */
 
 /* Creates the lws context and listens (main thread, before the sim thread
  * starts).  NULL on failure, with a reason logged. */

@@ -12,8 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access.h"
+#include "hub.h"
 #include "log.h"
+#include "metrics.h"
 #include "net_internal.h"
+#include "rest.h"
 #include "rest_route.h"
 #include "rest_views.h"
 #include "wire.h"
@@ -89,7 +93,6 @@ static void respond_error(net *n, http_req *r, int status, const char *fmt, ...)
 
 /* ---- Requests that become commands ---------------------------------------- */
 
-/* Returns true when the command was queued (an answer will follow). */
 /* A request that would change the world from another site's page, or
  * without the token: answers 403 / 401 and returns true.  Only headers are
  * read, so a body is refused before it is received. */
@@ -112,6 +115,7 @@ static bool refuse_unauthorized(net *n, http_req *r)
     return false;
 }
 
+/* Returns true when the command was queued (an answer will follow). */
 static bool submit(net *n, http_req *r, cmd *c)
 {
     if (cmd_kind_mutates(c->kind) && refuse_unauthorized(n, r))
@@ -148,7 +152,8 @@ static bool submit(net *n, http_req *r, cmd *c)
     return true;
 }
 
-/* GET /api/snapshot: the whole world; POST: restore one.  The body is the
+/* GET /api/snapshot: the whole world; POST: restore one (the route table
+ * answers other methods).  The body is the
  * snapshot document (msgpack); its wrapper is checked here, the world
  * bytes by the core on the sim thread.  The bytes travel to the sim thread
  * as an immutable buffer parked in the hub under an id the command names. */
@@ -159,11 +164,6 @@ static void route_snapshot(net *n, http_req *r)
     if (r->method == HM_GET) {
         c.kind = CMD_GET_SNAPSHOT;
         submit(n, r, &c);
-        return;
-    }
-    if (r->method != HM_POST) {
-        r->close_after = true;
-        respond_error(n, r, 405, "use GET or POST on /api/snapshot");
         return;
     }
     const uint8_t *world;
@@ -201,23 +201,6 @@ static void route_snapshot(net *n, http_req *r)
 static const char *query_arg(void *wsi, const char *name, char *buf, int len)
 {
     return lws_get_urlarg_by_name(wsi, name, buf, len);
-}
-
-static cJSON *index_json(void)
-{
-    cJSON *j = cJSON_CreateObject();
-    cJSON *a = cJSON_AddArrayToObject(j, "endpoints");
-    static const char *const eps[] = {
-        "GET /api", "GET /api/health", "GET /api/stats", "GET /api/scenes", "POST /api/scene", "GET /api/materials",
-        "PATCH /api/materials/{name}", "POST /api/pause", "POST /api/resume", "POST /api/step",
-        "GET /api/particles?offset=&limit=", "POST /api/push", "POST /api/emitter", "GET /api/bodies",
-        "POST /api/bodies", "DELETE /api/bodies/{id}", "POST /api/bodies/{id}/impulse", "GET /api/clients",
-        "GET /api/solvers", "POST /api/solver", "POST /api/heat", "POST /api/heater", "GET /api/snapshot", "POST /api/snapshot",
-        "GET /metrics"};
-    for (size_t i = 0; i < sizeof eps / sizeof eps[0]; i++)
-        cJSON_AddItemToArray(a, cJSON_CreateString(eps[i]));
-    cJSON_AddStringToObject(j, "spec", "protocol/openapi.json");
-    return j;
 }
 
 /* Translates the request (rest_route.c) and carries out the result. */
@@ -258,7 +241,7 @@ static void route(net *n, http_req *r)
         respond_bytes(n, r, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
         return;
     }
-    case RV_INDEX: respond_json(n, r, 200, index_json()); return;
+    case RV_INDEX: respond_json(n, r, 200, rest_index_json()); return;
     case RV_HEALTH: {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddBoolToObject(j, "ok", true);

@@ -70,11 +70,11 @@ static int fields_from_json(const cJSON *j, cmd_fields *f, char *err, size_t err
             return -1;
         }
         if (f->present & CF_BIT(fi)) {
-            snprintf(err, errlen, "field '%s' given twice", cmd_field_names[fi]);
+            snprintf(err, errlen, "field '%s' given twice", cmd_field_defs[fi].name);
             return -1;
         }
         bool ok = true;
-        switch (cmd_field_types[fi]) {
+        switch (cmd_field_defs[fi].type) {
         case CFT_STR: {
             size_t cap;
             char *dst = cmd_field_str(f, fi, &cap);
@@ -93,7 +93,7 @@ static int fields_from_json(const cJSON *j, cmd_fields *f, char *err, size_t err
             *cmd_field_bool(f, fi) = cJSON_IsTrue(e);
             break;
         case CFT_VEC3: case CFT_VEC4: {
-            int want = cmd_field_types[fi] == CFT_VEC4 ? 4 : 3;
+            int want = cmd_field_defs[fi].type == CFT_VEC4 ? 4 : 3;
             double *dst = cmd_field_vec(f, fi);
             ok = cJSON_IsArray(e) && cJSON_GetArraySize(e) == want;
             const cJSON *x = ok ? e->child : NULL;
@@ -112,7 +112,7 @@ static int fields_from_json(const cJSON *j, cmd_fields *f, char *err, size_t err
             static const char *const tn[] = {"a string (under 32 bytes)", "a non-negative integer", "an integer",
                                              "a number", "an array of 3 numbers", "a boolean", "an object",
                                              "an array of 4 numbers"};
-            snprintf(err, errlen, "'%s' must be %s", cmd_field_names[fi], tn[cmd_field_types[fi]]);
+            snprintf(err, errlen, "'%s' must be %s", cmd_field_defs[fi].name, tn[cmd_field_defs[fi].type]);
             return -1;
         }
         f->present |= CF_BIT(fi);
@@ -158,47 +158,6 @@ static void post_command_id(const rest_request *q, rest_action *a, const char *t
     snprintf(f.type, sizeof f.type, "%s", type);
     f.present |= CF_BIT(CF_TYPE) | CF_BIT(CF_RID); /* REST requests are matched by connection */
     command_from(a, &f);
-}
-
-/* "/bodies/123" or "/bodies/123/impulse": the id, and the rest of the path. */
-static long long body_path_id(const char *p, const char **rest)
-{
-    const char *q = p + strlen("/bodies/");
-    long long id = 0;
-    int digits = 0;
-    while (isdigit((unsigned char)*q) && digits < 11) {
-        id = id * 10 + (*q++ - '0');
-        digits++;
-    }
-    *rest = q;
-    return digits && id <= 4294967295ll ? id : -1;
-}
-
-static void route_bodies(const rest_request *q, rest_action *a)
-{
-    const char *rest;
-    long long id = body_path_id(q->path, &rest);
-    if (id < 0) {
-        fail(a, 404, "no such endpoint: /api%.100s", q->path);
-        return;
-    }
-    if (!*rest) {
-        if (q->method != HM_DELETE) {
-            wrong_method(a, "use DELETE on /api/bodies/{id}");
-            return;
-        }
-        post_command_id(q, a, "body_destroy", true, id);
-        return;
-    }
-    if (!strcmp(rest, "/impulse")) {
-        if (q->method != HM_POST) {
-            wrong_method(a, "use POST on /api/bodies/{id}/impulse");
-            return;
-        }
-        post_command_id(q, a, "body_impulse", false, id);
-        return;
-    }
-    fail(a, 404, "no such endpoint: /api%.100s", q->path);
 }
 
 /* PATCH /api/materials/{name} {"<param>": value, ...}: set_param with
@@ -294,83 +253,156 @@ static void get_particles(const rest_request *q, rest_action *a)
     command_from(a, &f);
 }
 
-void rest_translate(const rest_request *q, rest_action *a)
+/* ---- The route table --------------------------------------------------------- */
+
+/* Every route of the REST API, in the order GET /api lists them.  A path's
+ * {id} is a body id (digits, at most 4294967295), its {name} the rest of the
+ * path.  Which requests need the token is the command's (cmd_kind_mutates).
+ * Constant data (any thread). */
+#define VIEW(path, v) {HM_GET, path, NULL, RH_VIEW, v, CMD_NONE, false}
+#define POST(path, kind, body) {HM_POST, path, NULL, RH_COMMAND, RV_INDEX, kind, body}
+#define BODY_REQUIRED false
+#define BODY_OPTIONAL true /* no body is {} */
+const rest_route_def rest_routes[] = {
+    VIEW("/api", RV_INDEX),
+    VIEW("/api/health", RV_HEALTH),
+    VIEW("/api/stats", RV_STATS),
+    VIEW("/api/scenes", RV_SCENES),
+    POST("/api/scene", CMD_LOAD_SCENE, BODY_REQUIRED),
+    VIEW("/api/materials", RV_MATERIALS),
+    {HM_PATCH, "/api/materials/{name}", NULL, RH_MATERIAL, RV_INDEX, CMD_SET_PARAM, false},
+    POST("/api/pause", CMD_PAUSE, BODY_OPTIONAL),
+    POST("/api/resume", CMD_RESUME, BODY_OPTIONAL),
+    POST("/api/step", CMD_STEP, BODY_OPTIONAL),
+    {HM_GET, "/api/particles", "?offset=&limit=", RH_QUERY, RV_INDEX, CMD_GET_PARTICLES, false},
+    POST("/api/push", CMD_PUSH, BODY_REQUIRED),
+    POST("/api/emitter", CMD_EMITTER, BODY_REQUIRED),
+    {HM_GET, "/api/bodies", NULL, RH_BARE, RV_INDEX, CMD_GET_BODIES, false},
+    POST("/api/bodies", CMD_BODY_CREATE, BODY_REQUIRED),
+    {HM_DELETE, "/api/bodies/{id}", NULL, RH_COMMAND, RV_INDEX, CMD_BODY_DESTROY, BODY_OPTIONAL},
+    POST("/api/bodies/{id}/impulse", CMD_BODY_IMPULSE, BODY_REQUIRED),
+    VIEW("/api/clients", RV_CLIENTS),
+    VIEW("/api/solvers", RV_SOLVERS),
+    POST("/api/solver", CMD_SET_SOLVER, BODY_REQUIRED),
+    POST("/api/heat", CMD_HEAT, BODY_REQUIRED),
+    POST("/api/heater", CMD_HEATER, BODY_REQUIRED),
+    {HM_GET, "/api/snapshot", NULL, RH_SNAPSHOT, RV_INDEX, CMD_GET_SNAPSHOT, false},
+    {HM_POST, "/api/snapshot", NULL, RH_SNAPSHOT, RV_INDEX, CMD_RESTORE, false},
+    VIEW("/metrics", RV_METRICS),
+};
+#undef VIEW
+#undef POST
+const int rest_route_count = (int)(sizeof rest_routes / sizeof rest_routes[0]);
+
+const char *rest_method_name(int method)
 {
-    memset(a, 0, sizeof *a);
-    const char *p = q->path;
-    int m = q->method;
-    if (q->metrics) {
-        if (m != HM_GET)
-            wrong_method(a, "use GET on /metrics");
-        else
-            view(a, RV_METRICS);
-        return;
+    static const char *const names[] = {[HM_OTHER] = "?",   [HM_GET] = "GET",     [HM_POST] = "POST",
+                                        [HM_PATCH] = "PATCH", [HM_PUT] = "PUT",     [HM_DELETE] = "DELETE",
+                                        [HM_OPTIONS] = "OPTIONS", [HM_HEAD] = "HEAD"};
+    return method >= 0 && method <= HM_HEAD ? names[method] : "?";
+}
+
+/* A path's values for the pattern's {id} and {name}. */
+typedef struct route_args {
+    long long id; /* -1: none */
+    const char *name;
+} route_args;
+
+/* Does path match pattern?  Fills args. */
+static bool route_match(const char *pattern, const char *path, route_args *args)
+{
+    args->id = -1;
+    args->name = NULL;
+    while (*pattern) {
+        if (!strncmp(pattern, "{name}", 6)) { /* the rest of the path, '/' and empty included */
+            args->name = path;
+            return true;
+        }
+        if (!strncmp(pattern, "{id}", 4)) {
+            long long id = 0;
+            int digits = 0;
+            while (isdigit((unsigned char)*path) && digits < 12)
+                id = id * 10 + (*path++ - '0'), digits++;
+            if (!digits || digits > 11 || id > 4294967295ll)
+                return false;
+            args->id = id;
+            pattern += 4;
+            continue;
+        }
+        if (*pattern++ != *path++)
+            return false;
     }
-    if (!strcmp(p, "/snapshot")) {
+    return !*path;
+}
+
+/* 405 for a path some route serves with other methods ("use GET or POST on
+ * /api/bodies"); false when no route serves it.  /api itself answers only
+ * GET and other methods get 404, as they always have. */
+static bool wrong_method_for(const char *full, rest_action *a)
+{
+    char msg[160] = "use";
+    size_t l = 3;
+    const char *pattern = NULL;
+    for (int i = 0; i < rest_route_count; i++) {
+        const rest_route_def *r = &rest_routes[i];
+        route_args args;
+        if (r->handler == RH_VIEW && r->view == RV_INDEX)
+            continue;
+        if (!route_match(r->path, full, &args))
+            continue;
+        l += (size_t)snprintf(msg + l, sizeof msg - l, "%s %s", pattern ? " or" : "", rest_method_name(r->method));
+        pattern = r->path;
+    }
+    if (!pattern)
+        return false;
+    snprintf(msg + l, sizeof msg - l, " on %s", pattern);
+    wrong_method(a, msg);
+    return true;
+}
+
+/* Carries out a matched route. */
+static void route_run(const rest_route_def *r, const route_args *args, const rest_request *q, rest_action *a)
+{
+    cmd c;
+    switch (r->handler) {
+    case RH_VIEW:
+        view(a, r->view);
+        return;
+    case RH_COMMAND:
+        post_command_id(q, a, cmd_kind_name(r->kind), r->body_optional, args->id);
+        return;
+    case RH_QUERY:
+        get_particles(q, a);
+        return;
+    case RH_BARE:
+        memset(&c, 0, sizeof c);
+        c.kind = r->kind;
+        command(a, &c);
+        return;
+    case RH_MATERIAL:
+        patch_material(q, a, args->name);
+        return;
+    case RH_SNAPSHOT:
         a->outcome = REST_SNAPSHOT;
         return;
     }
-    enum { V_COMMAND = -1 };
-    static const struct {
-        const char *path;
-        int method;
-        int view;      /* what answers: a view, or V_COMMAND (a command for the sim thread) */
-        cmd_kind kind; /* V_COMMAND: which */
-        bool body_optional;
-    } routes[] = {
-        {"/health", HM_GET, RV_HEALTH, CMD_NONE, 0},         {"/stats", HM_GET, RV_STATS, CMD_NONE, 0},
-        {"/scenes", HM_GET, RV_SCENES, CMD_NONE, 0},         {"/materials", HM_GET, RV_MATERIALS, CMD_NONE, 0},
-        {"/particles", HM_GET, V_COMMAND, CMD_GET_PARTICLES, 0}, {"/clients", HM_GET, RV_CLIENTS, CMD_NONE, 0},
-        {"/scene", HM_POST, V_COMMAND, CMD_LOAD_SCENE, 0},   {"/pause", HM_POST, V_COMMAND, CMD_PAUSE, 1},
-        {"/resume", HM_POST, V_COMMAND, CMD_RESUME, 1},      {"/step", HM_POST, V_COMMAND, CMD_STEP, 1},
-        {"/push", HM_POST, V_COMMAND, CMD_PUSH, 0},          {"/emitter", HM_POST, V_COMMAND, CMD_EMITTER, 0},
-        {"/solvers", HM_GET, RV_SOLVERS, CMD_NONE, 0},       {"/solver", HM_POST, V_COMMAND, CMD_SET_SOLVER, 0},
-        {"/heat", HM_POST, V_COMMAND, CMD_HEAT, 0},          {"/heater", HM_POST, V_COMMAND, CMD_HEATER, 0},
-    };
-    if (!strcmp(p, "/") && m == HM_GET) {
-        view(a, RV_INDEX);
-        return;
-    }
-    if (!strcmp(p, "/bodies")) {
-        if (m == HM_GET) {
-            cmd c;
-            memset(&c, 0, sizeof c);
-            c.kind = CMD_GET_BODIES;
-            command(a, &c);
-        } else if (m == HM_POST) {
-            post_command_id(q, a, "body_create", false, -1);
-        } else {
-            wrong_method(a, "use GET or POST on /api/bodies");
-        }
-        return;
-    }
-    if (!strncmp(p, "/bodies/", 8)) {
-        route_bodies(q, a);
-        return;
-    }
-    if (!strncmp(p, "/materials/", 11)) {
-        if (m != HM_PATCH) {
-            wrong_method(a, "use PATCH on /api/materials/{name}");
+}
+
+void rest_translate(const rest_request *q, rest_action *a)
+{
+    memset(a, 0, sizeof *a);
+    char full[240]; /* the whole path: "/metrics", "/api", "/api/stats" */
+    if (q->metrics)
+        snprintf(full, sizeof full, "/metrics");
+    else /* q->path is "/" for /api itself */
+        snprintf(full, sizeof full, "/api%.230s", !strcmp(q->path, "/") ? "" : *q->path ? q->path : "/");
+    for (int i = 0; i < rest_route_count; i++) {
+        route_args args;
+        if (rest_routes[i].method == q->method && route_match(rest_routes[i].path, full, &args)) {
+            route_run(&rest_routes[i], &args, q, a);
             return;
         }
-        patch_material(q, a, p + 11);
-        return;
     }
-    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
-        if (strcmp(routes[i].path, p))
-            continue;
-        if (routes[i].method != m) {
-            a->close_after = true;
-            fail(a, 405, "use %s on /api%s", routes[i].method == HM_GET ? "GET" : "POST", p);
-            return;
-        }
-        if (routes[i].kind == CMD_GET_PARTICLES)
-            get_particles(q, a);
-        else if (routes[i].view != V_COMMAND)
-            view(a, (rest_view)routes[i].view);
-        else
-            post_command_id(q, a, cmd_kind_name(routes[i].kind), routes[i].body_optional, -1);
-        return;
-    }
-    fail(a, 404, "no such endpoint: /api%.100s", p);
+    if (!wrong_method_for(full, a))
+        fail(a, 404, "no such endpoint: /api%.100s", q->path);
 }

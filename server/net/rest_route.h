@@ -53,4 +53,30 @@ typedef struct rest_action {
 
 void rest_translate(const rest_request *q, rest_action *a);
 
+/* What answers a route. */
+typedef enum rest_handler {
+    RH_VIEW,     /* a view (network thread's snapshots) */
+    RH_COMMAND,  /* a command of the route's kind; its fields are the JSON body's (and the path's {id}) */
+    RH_QUERY,    /* a command from the query (GET /api/particles?offset=&limit=) */
+    RH_BARE,     /* a command of the route's kind without fields */
+    RH_MATERIAL, /* PATCH /api/materials/{name}: set_param, the body naming the parameters */
+    RH_SNAPSHOT, /* the snapshot document: rest.c's route_snapshot (REST_SNAPSHOT) */
+} rest_handler;
+
+/* One route: the table (rest_route.c) is what rest_translate matches and
+ * what GET /api lists.  Constant data (any thread). */
+typedef struct rest_route_def {
+    int method;         /* HM_* */
+    const char *path;   /* the whole path: "/api/stats", "/api/bodies/{id}", "/metrics" */
+    const char *query;  /* shown after the path in the listing ("?offset=&limit="), or NULL */
+    rest_handler handler;
+    rest_view view;     /* RH_VIEW */
+    cmd_kind kind;      /* the command (its kind decides whether the token is needed: cmd_kind_mutates) */
+    bool body_optional; /* RH_COMMAND: no body is {} */
+} rest_route_def;
+
+extern const rest_route_def rest_routes[];
+extern const int rest_route_count;
+const char *rest_method_name(int method); /* "GET" for HM_GET */
+
 #endif

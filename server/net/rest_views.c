@@ -1,16 +1,18 @@
 /* rest_views.c - the JSON documents the REST API answers with, built from
  * the snapshots and copies the sim thread publishes.  Network thread only. */
+#include "rest_views.h"
+
 #include <cJSON.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "net_internal.h"
-#include "rest_views.h"
-#include "log.h"
-#include "wire.h"
 #include "clock.h"
+#include "hub.h"
+#include "net_internal.h"
+#include "rest_route.h"
+#include "ws_client.h"
+#include "wire.h"
 
 /* Rounds a float to its shortest faithful decimal so JSON stays readable. */
 double rest_tidy(float f)
@@ -51,6 +53,20 @@ cJSON *rest_material_json(const net *n, const world_info *wi, int m, bool with_m
         cJSON_AddStringToObject(e, "doc", pi->doc ? pi->doc : "");
     }
     return o;
+}
+
+cJSON *rest_index_json(void)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON *a = cJSON_AddArrayToObject(j, "endpoints");
+    for (int i = 0; i < rest_route_count; i++) {
+        const rest_route_def *r = &rest_routes[i];
+        char e[96];
+        snprintf(e, sizeof e, "%s %s%s", rest_method_name(r->method), r->path, r->query ? r->query : "");
+        cJSON_AddItemToArray(a, cJSON_CreateString(e));
+    }
+    cJSON_AddStringToObject(j, "spec", "protocol/openapi.json");
+    return j;
 }
 
 cJSON *rest_stats_json(const net *n)
@@ -116,18 +132,33 @@ cJSON *rest_stats_json(const net *n)
     return j;
 }
 
+/* {"<cur_key>": cur, "<list_key>": []}: the scene and solver lists, *items
+ * the empty list. */
+static cJSON *list_doc(const char *cur_key, const char *cur, const char *list_key, cJSON **items)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, cur_key, cur);
+    *items = cJSON_AddArrayToObject(j, list_key);
+    return j;
+}
+
+/* {"name": name, "doc": doc}: an entry of the scene and solver lists. */
+static cJSON *named_json(const char *name, const char *doc)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", name);
+    cJSON_AddStringToObject(o, "doc", doc ? doc : "");
+    return o;
+}
+
 cJSON *rest_scenes_json(const net *n)
 {
     world_info wi;
     hub_get_info(n->hub, &wi);
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "current", wi.scene);
-    cJSON *a = cJSON_AddArrayToObject(j, "scenes");
+    cJSON *a, *j = list_doc("current", wi.scene, "scenes", &a);
     for (int i = 0; i < fs_scene_count(); i++) {
         const fs_scene_info *si = fs_scene_get(i); /* static table, not the world */
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "name", si->name);
-        cJSON_AddStringToObject(o, "doc", si->doc ? si->doc : "");
+        cJSON *o = named_json(si->name, si->doc);
         cJSON_AddNumberToObject(o, "default_particles", si->default_particles);
         const char *sv = fs_solver_name(si->solver);
         cJSON_AddStringToObject(o, "solver", sv ? sv : "");
@@ -232,139 +263,16 @@ cJSON *rest_solvers_json(const net *n)
 {
     world_info wi;
     hub_get_info(n->hub, &wi);
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "solver", wi.solver);
-    cJSON *a = cJSON_AddArrayToObject(j, "solvers");
+    cJSON *a, *j = list_doc("solver", wi.solver, "solvers", &a);
     for (int i = 0; i < FS_SOLVER_COUNT; i++) {
         if (!fs_solver_name((fs_solver)i))
             continue;
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "name", fs_solver_name((fs_solver)i));
-        cJSON_AddStringToObject(o, "doc", fs_solver_doc((fs_solver)i));
+        cJSON *o = named_json(fs_solver_name((fs_solver)i), fs_solver_doc((fs_solver)i));
+        cJSON *ps = cJSON_AddArrayToObject(o, "params"); /* the parameters this solver's step reads */
+        for (int p = 0; p < FS_P_COUNT; p++)
+            if (fs_param_used_by((fs_param)p, i))
+                cJSON_AddItemToArray(ps, cJSON_CreateString(fs_param_get_info((fs_param)p)->name));
         cJSON_AddItemToArray(a, o);
     }
     return j;
-}
-
-/* ---- /metrics ---------------------------------------------------------------- */
-
-/* A growing text buffer (network thread, one request). */
-typedef struct mtext {
-    char *p;
-    size_t n, cap;
-    bool failed;
-} mtext;
-
-static void mt_printf(mtext *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void mt_printf(mtext *t, const char *fmt, ...)
-{
-    if (t->failed)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int k = vsnprintf(t->p + t->n, t->cap - t->n, fmt, ap);
-        va_end(ap);
-        if (k < 0) {
-            t->failed = true;
-            return;
-        }
-        if ((size_t)k < t->cap - t->n) {
-            t->n += (size_t)k;
-            return;
-        }
-        size_t cap = t->cap * 2 + (size_t)k;
-        char *q = realloc(t->p, cap);
-        if (!q) {
-            t->failed = true;
-            return;
-        }
-        t->p = q;
-        t->cap = cap;
-    }
-}
-
-static void mt_head(mtext *t, const char *name, const char *type, const char *help)
-{
-    mt_printf(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-static void mt_one(mtext *t, const char *name, const char *type, const char *help, double v)
-{
-    mt_head(t, name, type, help);
-    mt_printf(t, "%s %.17g\n", name, v);
-}
-
-char *rest_metrics_text(const net *n, size_t *len)
-{
-    sim_stats s;
-    world_info wi;
-    hub_get_stats(n->hub, &s);
-    hub_get_info(n->hub, &wi);
-    mtext t = {malloc(8192), 0, 8192, false};
-    if (!t.p)
-        return NULL;
-    t.p[0] = 0;
-    mt_head(&t, "fluid_step_duration_seconds", "histogram", "Wall time of one simulation step (all its substeps).");
-    for (int k = 0; k < SIM_STEP_BUCKETS; k++)
-        mt_printf(&t, "fluid_step_duration_seconds_bucket{le=\"%g\"} %llu\n", sim_step_bucket_ms[k] / 1000.0,
-                  (unsigned long long)s.step_bucket[k]);
-    mt_printf(&t, "fluid_step_duration_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)s.step_count);
-    mt_printf(&t, "fluid_step_duration_seconds_sum %.9g\n", s.step_ms_sum / 1000.0);
-    mt_printf(&t, "fluid_step_duration_seconds_count %llu\n", (unsigned long long)s.step_count);
-    mt_one(&t, "fluid_tick", "gauge", "Steps taken since the world was loaded.", (double)s.tick);
-    mt_one(&t, "fluid_sim_time_seconds", "gauge", "Simulated seconds since the world was loaded.", s.sim_time);
-    mt_one(&t, "fluid_realtime_ratio", "gauge", "Simulated seconds per wall second over the last second.",
-           s.realtime_ratio);
-    mt_one(&t, "fluid_tick_overruns_total", "counter", "Ticks whose work took longer than the tick period.",
-           (double)s.overruns);
-    mt_one(&t, "fluid_particles", "gauge", "Particles in the world.", s.particles);
-    mt_one(&t, "fluid_bodies", "gauge", "Rigid bodies in the world.", s.bodies);
-    mt_one(&t, "fluid_springs", "gauge", "Viscoelastic springs in the world.", s.springs);
-    mt_one(&t, "fluid_paused", "gauge", "1 while the world is paused.", s.paused ? 1 : 0);
-    mt_head(&t, "fluid_solver_info", "gauge", "The solver that steps the world (label), always 1.");
-    mt_printf(&t, "fluid_solver_info{solver=\"%s\",scene=\"%s\"} 1\n", wi.solver, wi.scene);
-    mt_one(&t, "fluid_solver_iterations", "gauge", "Iterations of the last implicit solve (0 for explicit solvers).",
-           s.solver_iterations);
-    mt_one(&t, "fluid_clients", "gauge", "Connected WebSocket clients.", n->nclients);
-    mt_one(&t, "fluid_frames_published_total", "counter", "Frames encoded (once each, for every client).",
-           (double)s.frames_published);
-    mt_one(&t, "fluid_frames_sent_total", "counter", "Frames sent, summed over clients.", (double)n->frames_sent);
-    mt_one(&t, "fluid_frames_dropped_total", "counter", "Frames a slow client skipped (it got a newer one).",
-           (double)n->frames_dropped);
-    mt_one(&t, "fluid_frame_bytes", "gauge", "Size of the newest frame.", (double)s.frame_bytes);
-    mt_one(&t, "fluid_bytes_sent_total", "counter", "WebSocket bytes sent, summed over clients.",
-           (double)n->bytes_sent);
-    mt_one(&t, "fluid_http_requests_total", "counter", "HTTP requests to /api and /metrics.",
-           (double)n->http_requests);
-    mt_head(&t, "fluid_commands_total", "counter", "Commands the simulation ran, by kind and result.");
-    for (int k = 1; k < CMD_KIND_COUNT; k++) {
-        if (k == CMD_AUTH || k == CMD_CLIENT_LEFT)
-            continue;
-        mt_printf(&t, "fluid_commands_total{kind=\"%s\",result=\"ok\"} %llu\n", cmd_kind_name((cmd_kind)k),
-                  (unsigned long long)s.cmd_ok[k]);
-        mt_printf(&t, "fluid_commands_total{kind=\"%s\",result=\"failed\"} %llu\n", cmd_kind_name((cmd_kind)k),
-                  (unsigned long long)s.cmd_failed[k]);
-    }
-    mt_head(&t, "fluid_commands_refused_total", "counter", "Commands refused at the edge, before the simulation.");
-    mt_printf(&t, "fluid_commands_refused_total{reason=\"bad_message\"} %llu\n", (unsigned long long)n->bad_messages);
-    mt_printf(&t, "fluid_commands_refused_total{reason=\"rate_limited\"} %llu\n", (unsigned long long)n->rate_limited);
-    mt_printf(&t, "fluid_commands_refused_total{reason=\"busy\"} %llu\n", (unsigned long long)n->queue_busy);
-    mt_printf(&t, "fluid_commands_refused_total{reason=\"origin\"} %llu\n", (unsigned long long)n->origin_refused);
-    mt_head(&t, "fluid_errors_total", "counter", "Errors by kind.");
-    mt_printf(&t, "fluid_errors_total{kind=\"log_error\"} %lu\n", log_count(LOG_ERROR));
-    mt_printf(&t, "fluid_errors_total{kind=\"log_warn\"} %lu\n", log_count(LOG_WARN));
-    mt_printf(&t, "fluid_errors_total{kind=\"nonfinite_repaired\"} %llu\n", (unsigned long long)s.nonfinite_repaired);
-    mt_printf(&t, "fluid_errors_total{kind=\"escapes_clamped\"} %llu\n", (unsigned long long)s.escapes_clamped);
-    mt_printf(&t, "fluid_errors_total{kind=\"replies_dropped\"} %llu\n",
-              (unsigned long long)(n->replies_dropped + s.replies_dropped));
-    mt_printf(&t, "fluid_errors_total{kind=\"clients_refused\"} %llu\n", (unsigned long long)n->ws_rejected);
-    mt_printf(&t, "fluid_errors_total{kind=\"save_failed\"} %llu\n", (unsigned long long)s.save_failures);
-    mt_one(&t, "fluid_saves_total", "counter", "Worlds saved to the data directory.", (double)s.saves);
-    if (t.failed) {
-        free(t.p);
-        return NULL;
-    }
-    *len = t.n;
-    return t.p;
 }

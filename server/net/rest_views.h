@@ -6,13 +6,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hub.h"
-#include "net.h"
+#include "snapshots.h"
+#include "world_info.h"
+
+typedef struct net net; /* net_internal.h */
 
 /* A float as its shortest faithful decimal (so 0.3f reads 0.3 in JSON). */
 double rest_tidy(float f);
 cJSON *rest_vec3_json(const float *v);
 cJSON *rest_material_json(const net *n, const world_info *wi, int m, bool with_meta);
+/* GET /api: every route (rest_route.c's table) as "METHOD /path". */
+cJSON *rest_index_json(void);
 cJSON *rest_stats_json(const net *n);
 cJSON *rest_scenes_json(const net *n);
 cJSON *rest_materials_json(const net *n);
@@ -22,7 +26,5 @@ cJSON *rest_bodies_json(const bodies_snap *bs, uint64_t tick);
 cJSON *rest_clients_json(const net *n);
 /* The solvers built in and which one runs. */
 cJSON *rest_solvers_json(const net *n);
-/* GET /metrics: the Prometheus text exposition format (0.0.4); malloc'd. */
-char *rest_metrics_text(const net *n, size_t *len);
 
 #endif

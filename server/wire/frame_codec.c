@@ -395,6 +395,50 @@ static void frame_free(fc_frame *f)
     free(f->id), free(f->q), free(f->mat), free(f->temp);
 }
 
+/* A zeroed encoder or decoder (size bytes) for capacity particles; NULL when
+ * capacity is out of range or memory is short. */
+static void *codec_alloc(int capacity, size_t size)
+{
+    if (capacity < 0 || capacity > FC_MAX_PARTICLES)
+        return NULL;
+    return calloc(1, size);
+}
+
+/* The working buffers an encoder and a decoder both hold: scratch space and
+ * n history frames, each for cap particles.  False when any is missing
+ * (what was allocated stays for buffers_free). */
+static bool buffers_alloc(scratch *s, fc_frame *hist, int n, int cap)
+{
+    bool ok = scratch_alloc(s, cap);
+    for (int i = 0; i < n; i++)
+        ok = frame_alloc(&hist[i], cap) && ok;
+    return ok;
+}
+
+static void buffers_free(scratch *s, fc_frame *hist, int n)
+{
+    for (int i = 0; i < n; i++)
+        frame_free(&hist[i]);
+    scratch_free(s);
+}
+
+/* The history frame with this seq, NULL when none (or seq is FC_NONE). */
+static const fc_frame *history_find(const fc_frame *hist, int n, uint32_t seq)
+{
+    if (seq == FC_NONE)
+        return NULL;
+    for (int i = 0; i < n; i++)
+        if (hist[i].valid && hist[i].seq == seq)
+            return &hist[i];
+    return NULL;
+}
+
+static void history_clear(fc_frame *hist, int n)
+{
+    for (int i = 0; i < n; i++)
+        hist[i].valid = false;
+}
+
 struct fc_encoder {
     int cap;
     uint32_t epoch;
@@ -627,12 +671,12 @@ static void match_ids(const fc_frame *a, const fc_frame *b, int32_t *idx)
     }
 }
 
-static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const fc_frame *base,
-                      const fc_frame *prev, char *err, size_t errlen)
+/* Step 1 of a delta: the ids removed from the base (indices into it) and
+ * added, then the frame's ids and each particle's base index (s->bidx). */
+static int delta_ids(rc *r, scratch *s, fc_frame *f, const fc_frame *base, char *err, size_t errlen)
 {
     models *m = &s->m;
     int n = f->n;
-    /* 1. Ids: removed (indices into base) and added (ids). */
     uint32_t nrem = 0, nadd = 0;
     if (!r->dec) {
         int i = 0, j = 0;
@@ -704,6 +748,15 @@ static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const
         if (ai != nadd || k != n)
             FAIL("frame payload: ids do not merge");
     }
+    return 0;
+}
+
+/* Steps 2-4: each kept particle's base position and velocity (from prev,
+ * same id) and cell; the coding order (by cell or by id); the predicted
+ * position in coding order.  Returns how many particles were kept (nm). */
+static int delta_predict(scratch *s, const fc_options *o, fc_frame *f, const fc_frame *base, const fc_frame *prev)
+{
+    int n = f->n;
     /* 2. Velocities from prev (same id), cells of the base positions. */
     if (prev)
         match_ids(base, prev, s->pidx);
@@ -784,6 +837,13 @@ static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const
         }
         j = e;
     }
+    return nm;
+}
+
+/* Step 5: the residuals of the nm kept particles, in coding order. */
+static int delta_residuals(rc *r, scratch *s, const fc_options *o, fc_frame *f, int nm, char *err, size_t errlen)
+{
+    models *m = &s->m;
     /* 5. Residuals of the matched particles in coding order. */
     int prevcls[3] = {0, 0, 0};
     int32_t lastres[3] = {0, 0, 0}, cellmean[3] = {0, 0, 0};
@@ -826,18 +886,14 @@ static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const
         if (r->overrun)
             FAIL("frame payload truncated");
     }
-    /* 6. New particles, in id order, from the previous new one. */
-    spatial_state st;
-    memset(&st, 0, sizeof st);
-    for (int a = 0; a < 3; a++)
-        st.q[a] = f->grid.levels[a] / 2;
-    for (int k = 0; k < n; k++)
-        if (s->bidx[k] < 0) {
-            if (code_spatial(r, m, f, k, &st, err, errlen))
-                return -1;
-            if (r->overrun)
-                FAIL("frame payload truncated");
-        }
+    return 0;
+}
+
+/* Step 7: materials and temperatures of kept particles: only the changes. */
+static int delta_changes(rc *r, scratch *s, fc_frame *f, const fc_frame *base, char *err, size_t errlen)
+{
+    models *m = &s->m;
+    int n = f->n;
     /* 7. Materials and temperatures of matched particles: only changes. */
     for (int which = 0; which < 2; which++) {
         uint8_t *dst = which ? f->temp : f->mat;
@@ -886,24 +942,44 @@ static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const
     return 0;
 }
 
+static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const fc_frame *base,
+                      const fc_frame *prev, char *err, size_t errlen)
+{
+    models *m = &s->m;
+    int n = f->n;
+    if (delta_ids(r, s, f, base, err, errlen))
+        return -1;
+    int nm = delta_predict(s, o, f, base, prev);
+    if (delta_residuals(r, s, o, f, nm, err, errlen))
+        return -1;
+    /* 6. New particles, in id order, from the previous new one. */
+    spatial_state st;
+    memset(&st, 0, sizeof st);
+    for (int a = 0; a < 3; a++)
+        st.q[a] = f->grid.levels[a] / 2;
+    for (int k = 0; k < n; k++)
+        if (s->bidx[k] < 0) {
+            if (code_spatial(r, m, f, k, &st, err, errlen))
+                return -1;
+            if (r->overrun)
+                FAIL("frame payload truncated");
+        }
+    return delta_changes(r, s, f, base, err, errlen);
+}
+
 #undef FAIL
 
 /* ---- Encoder ------------------------------------------------------------------- */
 
 fc_encoder *fc_encoder_create(int capacity, uint32_t epoch)
 {
-    if (capacity < 0 || capacity > FC_MAX_PARTICLES)
-        return NULL;
-    fc_encoder *e = calloc(1, sizeof *e);
+    fc_encoder *e = codec_alloc(capacity, sizeof *e);
     if (!e)
         return NULL;
     e->cap = capacity;
     e->epoch = epoch;
     e->opt = fc_default_options();
-    bool ok = scratch_alloc(&e->s, capacity);
-    for (int i = 0; i < FC_HISTORY; i++)
-        ok = frame_alloc(&e->hist[i], capacity) && ok;
-    if (!ok) {
+    if (!buffers_alloc(&e->s, e->hist, FC_HISTORY, capacity)) {
         fc_encoder_destroy(e);
         return NULL;
     }
@@ -914,9 +990,7 @@ void fc_encoder_destroy(fc_encoder *e)
 {
     if (!e)
         return;
-    for (int i = 0; i < FC_HISTORY; i++)
-        frame_free(&e->hist[i]);
-    scratch_free(&e->s);
+    buffers_free(&e->s, e->hist, FC_HISTORY);
     free(e);
 }
 
@@ -924,8 +998,7 @@ void fc_encoder_reset(fc_encoder *e, uint32_t epoch)
 {
     e->epoch = epoch;
     e->any = false;
-    for (int i = 0; i < FC_HISTORY; i++)
-        e->hist[i].valid = false;
+    history_clear(e->hist, FC_HISTORY);
 }
 
 void fc_encoder_set_options(fc_encoder *e, const fc_options *o)
@@ -935,12 +1008,7 @@ void fc_encoder_set_options(fc_encoder *e, const fc_options *o)
 
 const fc_frame *fc_encoder_frame(const fc_encoder *e, uint32_t seq)
 {
-    if (seq == FC_NONE)
-        return NULL;
-    for (int i = 0; i < FC_HISTORY; i++)
-        if (e->hist[i].valid && e->hist[i].seq == seq)
-            return &e->hist[i];
-    return NULL;
+    return history_find(e->hist, FC_HISTORY, seq);
 }
 
 int fc_encoder_push(fc_encoder *e, uint32_t seq, const fc_grid *g, const fc_input *in, char *err, size_t errlen)
@@ -1054,16 +1122,11 @@ const int32_t *fc_encoder_residuals(const fc_encoder *e, int *count)
 
 fc_decoder *fc_decoder_create(int capacity)
 {
-    if (capacity < 0 || capacity > FC_MAX_PARTICLES)
-        return NULL;
-    fc_decoder *d = calloc(1, sizeof *d);
+    fc_decoder *d = codec_alloc(capacity, sizeof *d);
     if (!d)
         return NULL;
     d->cap = capacity;
-    bool ok = scratch_alloc(&d->s, capacity);
-    for (int i = 0; i < FC_DEC_HISTORY; i++)
-        ok = frame_alloc(&d->hist[i], capacity) && ok;
-    if (!ok) {
+    if (!buffers_alloc(&d->s, d->hist, FC_DEC_HISTORY, capacity)) {
         fc_decoder_destroy(d);
         return NULL;
     }
@@ -1074,27 +1137,19 @@ void fc_decoder_destroy(fc_decoder *d)
 {
     if (!d)
         return;
-    for (int i = 0; i < FC_DEC_HISTORY; i++)
-        frame_free(&d->hist[i]);
-    scratch_free(&d->s);
+    buffers_free(&d->s, d->hist, FC_DEC_HISTORY);
     free(d);
 }
 
 void fc_decoder_reset(fc_decoder *d)
 {
     d->has_epoch = false;
-    for (int i = 0; i < FC_DEC_HISTORY; i++)
-        d->hist[i].valid = false;
+    history_clear(d->hist, FC_DEC_HISTORY);
 }
 
 const fc_frame *fc_decoder_frame(const fc_decoder *d, uint32_t seq)
 {
-    if (seq == FC_NONE)
-        return NULL;
-    for (int i = 0; i < FC_DEC_HISTORY; i++)
-        if (d->hist[i].valid && d->hist[i].seq == seq)
-            return &d->hist[i];
-    return NULL;
+    return history_find(d->hist, FC_DEC_HISTORY, seq);
 }
 
 const fc_frame *fc_decode(fc_decoder *d, const uint8_t *p, size_t n, char *err, size_t errlen)

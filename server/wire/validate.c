@@ -1,159 +1,103 @@
 /* validate.c - untrusted command fields -> a checked cmd: the schema of each
- * command kind and the range of each field (both edges use it). */
+ * command kind (required and allowed fields, a checker per field) and the
+ * builder of each kind's cmd (both edges use it). */
 #include "validate.h"
 
 #include <math.h>
+#include <stddef.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-const char *const cmd_field_names[CF_COUNT] = {
-    [CF_TYPE] = "type",       [CF_RID] = "rid",           [CF_POINT] = "point",
-    [CF_DIRECTION] = "direction", [CF_RADIUS] = "radius", [CF_STRENGTH] = "strength",
-    [CF_MATERIAL] = "material", [CF_PARAM] = "param",     [CF_VALUE] = "value",
-    [CF_PARAMS] = "params",   [CF_NAME] = "name",         [CF_PARTICLES] = "particles",
-    [CF_STEPS] = "steps",     [CF_SLOT] = "slot",         [CF_ENABLED] = "enabled",
-    [CF_POS] = "pos",         [CF_SPEED] = "speed",       [CF_RATE] = "rate",
-    [CF_CAP] = "cap",         [CF_VISIBLE] = "visible",   [CF_TOKEN] = "token",
-    [CF_OFFSET] = "offset",   [CF_LIMIT] = "limit",           [CF_ID] = "id",
-    [CF_SHAPE] = "shape",     [CF_SIZE] = "size",             [CF_ROT] = "rot",
-    [CF_VEL] = "vel",         [CF_ANG_VEL] = "ang_vel",       [CF_DENSITY] = "density",
-    [CF_STATIC] = "static",   [CF_FRICTION] = "friction",     [CF_IMPULSE] = "impulse",
-    [CF_TARGET] = "target",   [CF_SOLVER] = "solver",         [CF_DURATION] = "duration",
-    [CF_KIND] = "kind",       [CF_TEMPERATURE] = "temperature",
+/* Every field a command may carry: its name on the wire (msgpack and JSON),
+ * its type, and where a cmd_fields stores it (the 'params' list in pname
+ * and pvalue).  Constant data (any thread). */
+#define FIELD(id, name, member, type) [id] = {name, type, offsetof(cmd_fields, member)}
+const cmd_field_def cmd_field_defs[CF_COUNT] = {
+    FIELD(CF_TYPE, "type", type, CFT_STR),
+    FIELD(CF_RID, "rid", rid, CFT_UINT),
+    FIELD(CF_POINT, "point", point, CFT_VEC3),
+    FIELD(CF_DIRECTION, "direction", direction, CFT_VEC3),
+    FIELD(CF_RADIUS, "radius", radius, CFT_NUM),
+    FIELD(CF_STRENGTH, "strength", strength, CFT_NUM),
+    FIELD(CF_MATERIAL, "material", material, CFT_STR),
+    FIELD(CF_PARAM, "param", param, CFT_STR),
+    FIELD(CF_VALUE, "value", value, CFT_NUM),
+    FIELD(CF_PARAMS, "params", pname, CFT_PARAMS),
+    FIELD(CF_NAME, "name", name, CFT_STR),
+    FIELD(CF_PARTICLES, "particles", particles, CFT_INT),
+    FIELD(CF_STEPS, "steps", steps, CFT_INT),
+    FIELD(CF_SLOT, "slot", slot, CFT_INT),
+    FIELD(CF_ENABLED, "enabled", enabled, CFT_BOOL),
+    FIELD(CF_POS, "pos", pos, CFT_VEC3),
+    FIELD(CF_SPEED, "speed", speed, CFT_NUM),
+    FIELD(CF_RATE, "rate", rate, CFT_NUM),
+    FIELD(CF_CAP, "cap", cap, CFT_INT),
+    FIELD(CF_VISIBLE, "visible", visible, CFT_BOOL),
+    FIELD(CF_TOKEN, "token", token, CFT_STR),
+    FIELD(CF_OFFSET, "offset", offset, CFT_INT),
+    FIELD(CF_LIMIT, "limit", limit, CFT_INT),
+    FIELD(CF_ID, "id", id, CFT_UINT),
+    FIELD(CF_SHAPE, "shape", shape, CFT_STR),
+    FIELD(CF_SIZE, "size", size, CFT_VEC3),
+    FIELD(CF_ROT, "rot", rot, CFT_VEC4),
+    FIELD(CF_VEL, "vel", vel, CFT_VEC3),
+    FIELD(CF_ANG_VEL, "ang_vel", ang_vel, CFT_VEC3),
+    FIELD(CF_DENSITY, "density", density, CFT_NUM),
+    FIELD(CF_STATIC, "static", is_static, CFT_BOOL),
+    FIELD(CF_FRICTION, "friction", friction, CFT_NUM),
+    FIELD(CF_IMPULSE, "impulse", impulse, CFT_VEC3),
+    FIELD(CF_TARGET, "target", target, CFT_VEC3),
+    FIELD(CF_SOLVER, "solver", solver, CFT_STR),
+    FIELD(CF_DURATION, "duration", duration, CFT_NUM),
+    FIELD(CF_KIND, "kind", kind, CFT_STR),
+    FIELD(CF_TEMPERATURE, "temperature", temperature, CFT_NUM),
 };
+#undef FIELD
 
-const cmd_ftype cmd_field_types[CF_COUNT] = {
-    [CF_TYPE] = CFT_STR,   [CF_RID] = CFT_UINT,     [CF_POINT] = CFT_VEC3,  [CF_DIRECTION] = CFT_VEC3,
-    [CF_RADIUS] = CFT_NUM, [CF_STRENGTH] = CFT_NUM, [CF_MATERIAL] = CFT_STR, [CF_PARAM] = CFT_STR,
-    [CF_VALUE] = CFT_NUM,  [CF_PARAMS] = CFT_PARAMS, [CF_NAME] = CFT_STR,   [CF_PARTICLES] = CFT_INT,
-    [CF_STEPS] = CFT_INT,  [CF_SLOT] = CFT_INT,     [CF_ENABLED] = CFT_BOOL, [CF_POS] = CFT_VEC3,
-    [CF_SPEED] = CFT_NUM,  [CF_RATE] = CFT_NUM,     [CF_CAP] = CFT_INT,     [CF_VISIBLE] = CFT_BOOL,
-    [CF_TOKEN] = CFT_STR,  [CF_OFFSET] = CFT_INT,   [CF_LIMIT] = CFT_INT,   [CF_ID] = CFT_UINT,
-    [CF_SHAPE] = CFT_STR,  [CF_SIZE] = CFT_VEC3,    [CF_ROT] = CFT_VEC4,    [CF_VEL] = CFT_VEC3,
-    [CF_ANG_VEL] = CFT_VEC3, [CF_DENSITY] = CFT_NUM, [CF_STATIC] = CFT_BOOL, [CF_FRICTION] = CFT_NUM,
-    [CF_IMPULSE] = CFT_VEC3, [CF_TARGET] = CFT_VEC3, [CF_SOLVER] = CFT_STR, [CF_DURATION] = CFT_NUM,
-    [CF_KIND] = CFT_STR,   [CF_TEMPERATURE] = CFT_NUM,
-};
+/* The field's storage when its type is one of want's, else NULL. */
+static void *field_at(cmd_fields *f, int field, uint32_t want)
+{
+    if (field < 0 || field >= CF_COUNT || !(want & (1u << cmd_field_defs[field].type)))
+        return NULL;
+    return (char *)f + cmd_field_defs[field].offset;
+}
 
 char *cmd_field_str(cmd_fields *f, int field, size_t *cap)
 {
-    *cap = CMD_NAME_LEN;
-    switch (field) {
-    case CF_TYPE: return f->type;
-    case CF_MATERIAL: return f->material;
-    case CF_PARAM: return f->param;
-    case CF_NAME: return f->name;
-    case CF_SHAPE: return f->shape;
-    case CF_SOLVER: return f->solver;
-    case CF_KIND: return f->kind;
-    case CF_TOKEN: *cap = sizeof f->token; return f->token;
-    default: return NULL;
-    }
+    *cap = field == CF_TOKEN ? sizeof f->token : CMD_NAME_LEN;
+    return field_at(f, field, 1u << CFT_STR);
 }
 
 double *cmd_field_num(cmd_fields *f, int field)
 {
-    switch (field) {
-    case CF_RID: return &f->rid;
-    case CF_RADIUS: return &f->radius;
-    case CF_STRENGTH: return &f->strength;
-    case CF_VALUE: return &f->value;
-    case CF_SPEED: return &f->speed;
-    case CF_RATE: return &f->rate;
-    case CF_PARTICLES: return &f->particles;
-    case CF_STEPS: return &f->steps;
-    case CF_SLOT: return &f->slot;
-    case CF_CAP: return &f->cap;
-    case CF_OFFSET: return &f->offset;
-    case CF_LIMIT: return &f->limit;
-    case CF_ID: return &f->id;
-    case CF_DENSITY: return &f->density;
-    case CF_FRICTION: return &f->friction;
-    case CF_DURATION: return &f->duration;
-    case CF_TEMPERATURE: return &f->temperature;
-    default: return NULL;
-    }
+    return field_at(f, field, (1u << CFT_UINT) | (1u << CFT_INT) | (1u << CFT_NUM));
 }
 
 double *cmd_field_vec(cmd_fields *f, int field)
 {
-    switch (field) {
-    case CF_POINT: return f->point;
-    case CF_DIRECTION: return f->direction;
-    case CF_POS: return f->pos;
-    case CF_SIZE: return f->size;
-    case CF_ROT: return f->rot;
-    case CF_VEL: return f->vel;
-    case CF_ANG_VEL: return f->ang_vel;
-    case CF_IMPULSE: return f->impulse;
-    case CF_TARGET: return f->target;
-    default: return NULL;
-    }
+    return field_at(f, field, (1u << CFT_VEC3) | (1u << CFT_VEC4));
 }
 
 bool *cmd_field_bool(cmd_fields *f, int field)
 {
-    switch (field) {
-    case CF_ENABLED: return &f->enabled;
-    case CF_VISIBLE: return &f->visible;
-    case CF_STATIC: return &f->is_static;
-    default: return NULL;
-    }
+    return field_at(f, field, 1u << CFT_BOOL);
 }
 
 int cmd_field_find(const char *name, size_t len)
 {
     for (int i = 0; i < CF_COUNT; i++)
-        if (strlen(cmd_field_names[i]) == len && !memcmp(cmd_field_names[i], name, len))
+        if (strlen(cmd_field_defs[i].name) == len && !memcmp(cmd_field_defs[i].name, name, len))
             return i;
     return -1;
 }
 
 #define B(f) CF_BIT(f)
+#define K(k) (1u << (k))
 #define COMMON (B(CF_TYPE) | B(CF_RID))
+#define BODY_OPS (K(CMD_BODY_DESTROY) | K(CMD_BODY_IMPULSE) | K(CMD_BODY_GRAB) | K(CMD_BODY_DRAG) | K(CMD_BODY_RELEASE))
 
-/* Which client-facing kinds exist, and which fields each requires/allows.
- * Constant data (any thread). */
-static const struct kind_schema {
-    cmd_kind kind;
-    uint64_t required, allowed;
-} schemas[] = {
-    {CMD_PUSH, B(CF_POINT) | B(CF_RADIUS) | B(CF_STRENGTH) | B(CF_DIRECTION),
-     B(CF_POINT) | B(CF_RADIUS) | B(CF_STRENGTH) | B(CF_DIRECTION)},
-    {CMD_SET_PARAM, B(CF_MATERIAL), B(CF_MATERIAL) | B(CF_PARAM) | B(CF_VALUE) | B(CF_PARAMS)},
-    {CMD_LOAD_SCENE, B(CF_NAME), B(CF_NAME) | B(CF_PARTICLES) | B(CF_SOLVER)},
-    {CMD_SET_SOLVER, B(CF_NAME), B(CF_NAME)},
-    {CMD_HEAT, B(CF_POINT) | B(CF_RADIUS) | B(CF_RATE), B(CF_POINT) | B(CF_RADIUS) | B(CF_RATE) | B(CF_DURATION)},
-    {CMD_GET_SNAPSHOT, 0, 0},
-    {CMD_HEATER, B(CF_SLOT),
-     B(CF_SLOT) | B(CF_KIND) | B(CF_POINT) | B(CF_RADIUS) | B(CF_RATE) | B(CF_TEMPERATURE) | B(CF_ENABLED)},
-    {CMD_PAUSE, 0, 0},
-    {CMD_RESUME, 0, 0},
-    {CMD_STEP, 0, B(CF_STEPS)},
-    {CMD_EMITTER, B(CF_SLOT),
-     B(CF_SLOT) | B(CF_ENABLED) | B(CF_POS) | B(CF_DIRECTION) | B(CF_SPEED) | B(CF_RADIUS) |
-         B(CF_RATE) | B(CF_CAP) | B(CF_MATERIAL)},
-    {CMD_CURSOR, B(CF_POS), B(CF_POS) | B(CF_VISIBLE)},
-    {CMD_AUTH, B(CF_TOKEN), B(CF_TOKEN)},
-    {CMD_GET_PARTICLES, 0, B(CF_OFFSET) | B(CF_LIMIT)},
-    {CMD_BODY_CREATE, B(CF_SHAPE) | B(CF_SIZE) | B(CF_POS),
-     B(CF_SHAPE) | B(CF_SIZE) | B(CF_POS) | B(CF_ROT) | B(CF_VEL) | B(CF_ANG_VEL) | B(CF_DENSITY) | B(CF_STATIC) |
-         B(CF_FRICTION)},
-    {CMD_BODY_DESTROY, B(CF_ID), B(CF_ID)},
-    {CMD_BODY_IMPULSE, B(CF_ID) | B(CF_POINT) | B(CF_IMPULSE), B(CF_ID) | B(CF_POINT) | B(CF_IMPULSE)},
-    {CMD_BODY_GRAB, B(CF_ID) | B(CF_POINT) | B(CF_TARGET), B(CF_ID) | B(CF_POINT) | B(CF_TARGET)},
-    {CMD_BODY_DRAG, B(CF_ID) | B(CF_TARGET), B(CF_ID) | B(CF_TARGET)},
-    {CMD_BODY_RELEASE, B(CF_ID), B(CF_ID)},
-    {CMD_GET_BODIES, 0, 0},
-};
-
-static bool finite3(const double v[3], double lim)
-{
-    for (int i = 0; i < 3; i++)
-        if (!isfinite(v[i]) || fabs(v[i]) > lim)
-            return false;
-    return true;
-}
+/* ---- Checkers ---------------------------------------------------------------- */
 
 static bool in_range(double v, double lo, double hi)
 {
@@ -172,438 +116,468 @@ static bool is_int(double v, double lo, double hi)
     return in_range(v, lo, hi) && v == floor(v);
 }
 
+/* n components, each finite and within +-lim. */
+static bool finite_n(const double *v, int n, double lim)
+{
+    for (int i = 0; i < n; i++)
+        if (!isfinite(v[i]) || fabs(v[i]) > lim)
+            return false;
+    return true;
+}
+
+static double norm2(const double *v, int n)
+{
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        s += v[i] * v[i];
+    return s;
+}
+
+static const char *const shape_names[] = {"sphere", "box", "capsule"};
+static const fs_shape shape_kinds[] = {FS_SHAPE_SPHERE, FS_SHAPE_BOX, FS_SHAPE_CAPSULE};
+
+static int shape_of(const char *name) /* -1 when unknown */
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(name, shape_names[i]))
+            return i;
+    return -1;
+}
+
+/* The components of 'size' that matter: a sphere's radius, a capsule's
+ * radius and half length, a box's three half extents; the others in [0, hi]. */
+static bool size_ok(const double *size, const char *shape, double hi)
+{
+    int sh = shape_of(shape);
+    int need = sh == 1 ? 3 : sh == 2 ? 2 : 1;
+    for (int i = 0; i < 3; i++)
+        if (!in_range(size[i], 0, hi) || (i < need && !positive(size[i], hi)))
+            return false;
+    return true;
+}
+
+/* How a field's value is checked. */
+typedef enum checker {
+    CHK_VEC,      /* every component finite and within +-hi */
+    CHK_NONZERO,  /* a vector whose length is not (nearly) zero */
+    CHK_POSITIVE, /* in (0, hi] */
+    CHK_RANGE,    /* in [lo, hi] */
+    CHK_INT,      /* an integer in [lo, hi] */
+    CHK_SOLVER,   /* a solver's name (fs_solver_find) */
+    CHK_SHAPE,    /* a body shape's name */
+    CHK_SIZE,     /* a body's size for its shape, components in (0, hi] */
+} checker;
+
+/* One field's check in the kinds that carry it, run when the field is
+ * present (required fields always are), in the order of this table.  The
+ * message is a format given the kind's name as prefix (unless bare) and
+ * hi twice (the field's string for CHK_SOLVER).  Constant data (any thread). */
+static const struct field_check {
+    uint32_t kinds; /* K(CMD_x) */
+    int field;
+    checker chk;
+    double lo, hi;
+    const char *msg;
+    bool bare; /* no "kind: " before the message */
+} checks[] = {
+    {K(CMD_PUSH) | K(CMD_HEAT), CF_POINT, CHK_VEC, 0, CMD_MAX_COORD, "'point' must be 3 finite numbers within +-%g", 0},
+    {K(CMD_PUSH), CF_DIRECTION, CHK_VEC, 0, CMD_MAX_COORD, "'direction' must be 3 finite numbers", 0},
+    {K(CMD_PUSH), CF_DIRECTION, CHK_NONZERO, 0, 0, "'direction' must not be zero", 0},
+    {K(CMD_PUSH), CF_RADIUS, CHK_POSITIVE, 0, CMD_MAX_RADIUS, "'radius' must be in (0, %g]", 0},
+    {K(CMD_PUSH), CF_STRENGTH, CHK_RANGE, -CMD_MAX_STRENGTH, CMD_MAX_STRENGTH, "'strength' must be in [-%g, %g] m/s", 0},
+    {K(CMD_HEAT), CF_RADIUS, CHK_POSITIVE, 0, CMD_MAX_HEAT_RADIUS, "'radius' must be in (0, %g] m", 0},
+    {K(CMD_HEAT), CF_RATE, CHK_RANGE, -CMD_MAX_HEAT_RATE, CMD_MAX_HEAT_RATE, "'rate' must be in [-%g, %g] K/s", 0},
+    {K(CMD_HEAT), CF_DURATION, CHK_POSITIVE, 0, CMD_MAX_HEAT_S, "'duration' must be in (0, %g] s", 0},
+    {K(CMD_SET_SOLVER), CF_NAME, CHK_SOLVER, 0, 0, "unknown solver '%.32s' (GET /api/solvers lists them)", 0},
+    {K(CMD_LOAD_SCENE), CF_SOLVER, CHK_SOLVER, 0, 0, "unknown solver '%.32s' (GET /api/solvers lists them)", 0},
+    {K(CMD_LOAD_SCENE), CF_PARTICLES, CHK_INT, 0, CMD_MAX_PARTICLES, "'particles' must be an integer in [0, %.0f]", 0},
+    {K(CMD_HEATER), CF_SLOT, CHK_INT, 0, CMD_HEATER_SLOTS - 1, "'slot' must be an integer in [0, %.0f]", 0},
+    {K(CMD_STEP), CF_STEPS, CHK_INT, 1, CMD_MAX_STEPS, "'steps' must be an integer in [1, %.0f]", 0},
+    {K(CMD_EMITTER), CF_SLOT, CHK_INT, 0, FS_MAX_EMITTERS - 1, "'slot' must be an integer in [0, %.0f]", 0},
+    {K(CMD_GET_PARTICLES), CF_OFFSET, CHK_INT, 0, CMD_MAX_PARTICLES, "'offset' must be an integer in [0, %.0f]", 1},
+    {K(CMD_GET_PARTICLES), CF_LIMIT, CHK_INT, 1, 10000, "'limit' must be an integer in [1, %.0f]", 1},
+    {K(CMD_BODY_CREATE), CF_SHAPE, CHK_SHAPE, 0, 0, "'shape' must be sphere, box or capsule", 0},
+    {K(CMD_BODY_CREATE), CF_SIZE, CHK_SIZE, 0, CMD_MAX_BODY_SIZE, "'size' components must be in (0, %g] m", 0},
+    {K(CMD_BODY_CREATE), CF_POS, CHK_VEC, 0, CMD_MAX_COORD, "'pos' must be 3 finite numbers", 0},
+    {K(CMD_BODY_CREATE), CF_ROT, CHK_VEC, 0, 1e6, "'rot' must be 4 finite numbers (w, x, y, z)", 0},
+    {K(CMD_BODY_CREATE), CF_ROT, CHK_NONZERO, 0, 0, "'rot' must not be zero", 0},
+    {K(CMD_BODY_CREATE), CF_VEL, CHK_VEC, 0, CMD_MAX_SPEED, "'vel' and 'ang_vel' must be 3 numbers within +-%g", 0},
+    {K(CMD_BODY_CREATE), CF_ANG_VEL, CHK_VEC, 0, CMD_MAX_SPEED, "'vel' and 'ang_vel' must be 3 numbers within +-%g", 0},
+    {K(CMD_BODY_CREATE), CF_DENSITY, CHK_POSITIVE, 0, CMD_MAX_DENSITY, "'density' must be in (0, %g] kg/m^3", 0},
+    {K(CMD_BODY_CREATE), CF_FRICTION, CHK_RANGE, 0, 2, "'friction' must be in [0, 2]", 0},
+    {BODY_OPS, CF_ID, CHK_INT, 0, 4294967295.0, "'id' must be an integer in [0, %.0f]", 0},
+    {BODY_OPS, CF_POINT, CHK_VEC, 0, CMD_MAX_COORD, "'point' must be 3 finite numbers", 0},
+    {BODY_OPS, CF_TARGET, CHK_VEC, 0, CMD_MAX_COORD, "'target' must be 3 finite numbers", 0},
+    {BODY_OPS, CF_IMPULSE, CHK_VEC, 0, CMD_MAX_IMPULSE, "'impulse' must be 3 numbers within +-%g N s", 0},
+};
+
+/* The decoders' accessors, for reading (nothing is written through them). */
+static const double *num_of(const cmd_fields *f, int field)
+{
+    return cmd_field_num((cmd_fields *)f, field);
+}
+
+static const double *vec_of(const cmd_fields *f, int field)
+{
+    return cmd_field_vec((cmd_fields *)f, field);
+}
+
+static int vec_len(int field)
+{
+    return cmd_field_defs[field].type == CFT_VEC4 ? 4 : 3;
+}
+
+static bool check_ok(const struct field_check *c, const cmd_fields *f)
+{
+    size_t cap;
+    switch (c->chk) {
+    case CHK_VEC: return finite_n(vec_of(f, c->field), vec_len(c->field), c->hi);
+    case CHK_NONZERO: return norm2(vec_of(f, c->field), vec_len(c->field)) > 1e-12;
+    case CHK_POSITIVE: return positive(*num_of(f, c->field), c->hi);
+    case CHK_RANGE: return in_range(*num_of(f, c->field), c->lo, c->hi);
+    case CHK_INT: return is_int(*num_of(f, c->field), c->lo, c->hi);
+    case CHK_SOLVER: return fs_solver_find(cmd_field_str((cmd_fields *)f, c->field, &cap)) >= 0;
+    case CHK_SHAPE: return shape_of(f->shape) >= 0;
+    case CHK_SIZE: return size_ok(f->size, f->shape, c->hi);
+    }
+    return false;
+}
+
+/* Writes every error text: "<kind>: " (unless kind is NULL), then the
+ * message.  Returns -1. */
+static int fail(char *err, size_t errlen, const char *kind, const char *fmt, ...)
+{
+    size_t at = 0;
+    if (kind) {
+        int w = snprintf(err, errlen, "%s: ", kind);
+        at = w > 0 ? (size_t)w : 0;
+    }
+    if (at < errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err + at, errlen - at, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static int check_fail(const struct field_check *c, const cmd_fields *f, const char *k, char *err, size_t errlen)
+{
+    size_t cap;
+    if (c->chk == CHK_SOLVER)
+        return fail(err, errlen, k, c->msg, cmd_field_str((cmd_fields *)f, c->field, &cap));
+    return fail(err, errlen, c->bare ? NULL : k, c->msg, c->hi, c->hi);
+}
+
+/* The lowest field in mask, -1 when none. */
+static int first_field(uint64_t mask)
+{
+    for (int i = 0; i < CF_COUNT; i++)
+        if (mask & B(i))
+            return i;
+    return -1;
+}
+
+static bool has(const cmd_fields *f, int field)
+{
+    return (f->present & B(field)) != 0;
+}
+
+static void to_float(float *dst, const double *src, int n)
+{
+    for (int i = 0; i < n; i++)
+        dst[i] = (float)src[i];
+}
+
+/* src scaled to unit length (its length is known not to be zero). */
+static void to_unit(float dst[3], const double src[3])
+{
+    double inv = 1.0 / sqrt(norm2(src, 3));
+    for (int i = 0; i < 3; i++)
+        dst[i] = (float)(src[i] * inv);
+}
+
+/* ---- Builders: checked fields -> the kind's cmd, with the checks that tie
+ * fields together ------------------------------------------------------------- */
+
+typedef int (*cmd_builder)(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen);
+
+static int build_push(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
+{
+    (void)k, (void)err, (void)errlen;
+    to_float(out->u.push.point, f->point, 3);
+    to_unit(out->u.push.dir, f->direction);
+    out->u.push.radius = (float)f->radius;
+    out->u.push.strength = (float)f->strength;
+    return 0;
+}
+
+static int build_set_param(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
+{
+    bool single = f->present & (B(CF_PARAM) | B(CF_VALUE));
+    if (single == has(f, CF_PARAMS))
+        return fail(err, errlen, k, "give either 'param' and 'value' or 'params'");
+    snprintf(out->u.set_param.material, CMD_NAME_LEN, "%s", f->material);
+    if (single) {
+        if (!has(f, CF_PARAM) || !has(f, CF_VALUE))
+            return fail(err, errlen, k, "'param' and 'value' go together");
+        if (!isfinite(f->value) || fabs(f->value) > 3.0e38) /* also within float's range */
+            return fail(err, errlen, k, "'value' must be finite");
+        out->u.set_param.count = 1;
+        snprintf(out->u.set_param.param[0], CMD_NAME_LEN, "%s", f->param);
+        out->u.set_param.value[0] = (float)f->value;
+        return 0;
+    }
+    if (f->n_params < 1)
+        return fail(err, errlen, k, "'params' is empty");
+    if (f->n_params > FS_P_COUNT) /* the decoders stop at FS_P_COUNT; never trusted */
+        return fail(err, errlen, k, "'params' holds at most %d entries", FS_P_COUNT);
+    for (int i = 0; i < f->n_params; i++) {
+        if (!isfinite(f->pvalue[i]) || fabs(f->pvalue[i]) > 3.0e38)
+            return fail(err, errlen, k, "value of '%.32s' must be finite", f->pname[i]);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(f->pname[i], f->pname[j]))
+                return fail(err, errlen, k, "'%.32s' given twice", f->pname[i]);
+        snprintf(out->u.set_param.param[i], CMD_NAME_LEN, "%s", f->pname[i]);
+        out->u.set_param.value[i] = (float)f->pvalue[i];
+    }
+    out->u.set_param.count = f->n_params;
+    return 0;
+}
+
+static int build_load_scene(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
+{
+    (void)k, (void)err, (void)errlen;
+    out->u.scene.solver = has(f, CF_SOLVER) ? fs_solver_find(f->solver) : -1;
+    snprintf(out->u.scene.name, CMD_NAME_LEN, "%s", f->name);
+    if (has(f, CF_PARTICLES))
+        out->u.scene.particles = (int)f->particles;
+    return 0;
+}
+
+static int build_set_solver(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
+{
+    (void)k, (void)err, (void)errlen;
+    out->u.solver.solver = fs_solver_find(f->name);
+    return 0;
+}
+
+static int build_heat(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
+{
+    (void)k, (void)err, (void)errlen;
+    out->u.heat.duration = has(f, CF_DURATION) ? (float)f->duration : CMD_DEFAULT_HEAT_S;
+    to_float(out->u.heat.point, f->point, 3);
+    out->u.heat.radius = (float)f->radius;
+    out->u.heat.rate = (float)f->rate;
+    return 0;
+}
+
+static int build_heater(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
+{
+    out->u.heater.slot = (int)f->slot;
+    out->u.heater.enabled = has(f, CF_ENABLED) ? f->enabled : true;
+    uint64_t defmask = B(CF_KIND) | B(CF_POINT) | B(CF_RADIUS) | B(CF_RATE) | B(CF_TEMPERATURE);
+    if (!(f->present & defmask))
+        return has(f, CF_ENABLED) ? 0 : fail(err, errlen, k, "give 'enabled' or a definition");
+    bool floor = !strcmp(f->kind, "floor");
+    if (!has(f, CF_KIND) || (!floor && strcmp(f->kind, "sphere")))
+        return fail(err, errlen, k, "'kind' must be 'floor' or 'sphere'");
+    int miss = first_field((B(CF_RADIUS) | B(CF_RATE) | (floor ? B(CF_TEMPERATURE) : B(CF_POINT))) & ~f->present);
+    if (miss >= 0)
+        return fail(err, errlen, k, "a %s heater needs '%s'", f->kind, cmd_field_defs[miss].name);
+    if (has(f, CF_POINT) && !finite_n(f->point, 3, CMD_MAX_COORD))
+        return fail(err, errlen, k, "'point' must be 3 finite numbers");
+    if (!positive(f->radius, CMD_MAX_HEAT_RADIUS) || !in_range(f->rate, -CMD_MAX_HEAT_RATE, CMD_MAX_HEAT_RATE) ||
+        (has(f, CF_TEMPERATURE) && !in_range(f->temperature, CMD_MIN_TEMPERATURE, CMD_MAX_TEMPERATURE)))
+        return fail(err, errlen, k, "radius in (0, %g] m, rate in [-%g, %g], temperature in [%g, %g] C",
+                    CMD_MAX_HEAT_RADIUS, CMD_MAX_HEAT_RATE, CMD_MAX_HEAT_RATE, CMD_MIN_TEMPERATURE,
+                    CMD_MAX_TEMPERATURE);
+    if (floor && f->rate < 0)
+        return fail(err, errlen, k,
+                    "a floor's 'rate' (how fast it pulls towards its temperature, 1/s) must be >= 0");
+    out->u.heater.has_def = true;
+    out->u.heater.kind = floor ? FS_HEAT_FLOOR : FS_HEAT_SPHERE;
+    to_float(out->u.heater.point, f->point, 3);
+    out->u.heater.radius = (float)f->radius;
+    out->u.heater.rate = (float)f->rate;
+    out->u.heater.temperature = (float)f->temperature;
+    return 0;
+}
+
+static int build_step(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
+{
+    (void)k, (void)err, (void)errlen;
+    out->u.step.steps = has(f, CF_STEPS) ? (int)f->steps : 1;
+    return 0;
+}
+
+static int build_emitter(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
+{
+    out->u.emitter.slot = (int)f->slot;
+    out->u.emitter.enabled = has(f, CF_ENABLED) ? f->enabled : true;
+    uint64_t defmask = B(CF_POS) | B(CF_DIRECTION) | B(CF_SPEED) | B(CF_RADIUS) | B(CF_RATE) | B(CF_CAP) |
+                       B(CF_MATERIAL);
+    if (!(f->present & defmask))
+        return has(f, CF_ENABLED) ? 0 : fail(err, errlen, k, "give 'enabled' or a definition");
+    int miss = first_field((B(CF_POS) | B(CF_DIRECTION) | B(CF_SPEED) | B(CF_RADIUS) | B(CF_RATE)) & ~f->present);
+    if (miss >= 0)
+        return fail(err, errlen, k, "a definition needs '%s'", cmd_field_defs[miss].name);
+    if (f->pos_nil || !finite_n(f->pos, 3, CMD_MAX_COORD) || !finite_n(f->direction, 3, CMD_MAX_COORD))
+        return fail(err, errlen, k, "'pos' and 'direction' must be 3 finite numbers");
+    if (!(norm2(f->direction, 3) > 1e-12))
+        return fail(err, errlen, k, "'direction' must not be zero");
+    if (!in_range(f->speed, 0, CMD_MAX_SPEED) || !positive(f->radius, CMD_MAX_RADIUS) ||
+        !in_range(f->rate, 0, CMD_MAX_RATE))
+        return fail(err, errlen, k, "speed in [0, %g], radius in (0, %g], rate in [0, %g]", CMD_MAX_SPEED,
+                    CMD_MAX_RADIUS, CMD_MAX_RATE);
+    if (has(f, CF_CAP) && !is_int(f->cap, 0, CMD_MAX_PARTICLES))
+        return fail(err, errlen, k, "'cap' must be an integer in [0, %d]", CMD_MAX_PARTICLES);
+    out->u.emitter.has_def = true;
+    to_float(out->u.emitter.pos, f->pos, 3);
+    to_unit(out->u.emitter.dir, f->direction);
+    out->u.emitter.speed = (float)f->speed;
+    out->u.emitter.radius = (float)f->radius;
+    out->u.emitter.rate = (float)f->rate;
+    out->u.emitter.cap = has(f, CF_CAP) ? (int)f->cap : 0;
+    snprintf(out->u.emitter.material, CMD_NAME_LEN, "%s", has(f, CF_MATERIAL) ? f->material : "water");
+    return 0;
+}
+
+static int build_cursor(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
+{
+    out->u.cursor.visible = !f->pos_nil && (!has(f, CF_VISIBLE) || f->visible);
+    if (f->pos_nil)
+        return 0;
+    if (!finite_n(f->pos, 3, CMD_MAX_COORD))
+        return fail(err, errlen, k, "'pos' must be 3 finite numbers or nil");
+    to_float(out->u.cursor.pos, f->pos, 3);
+    return 0;
+}
+
+static int build_auth(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
+{
+    (void)k, (void)err, (void)errlen;
+    snprintf(out->u.auth.token, sizeof out->u.auth.token, "%s", f->token);
+    return 0;
+}
+
+static int build_get_particles(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
+{
+    (void)k, (void)err, (void)errlen;
+    out->u.particles.offset = has(f, CF_OFFSET) ? (int)f->offset : 0;
+    out->u.particles.limit = has(f, CF_LIMIT) ? (int)f->limit : 1000;
+    return 0;
+}
+
+static int build_body_create(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
+{
+    (void)k, (void)err, (void)errlen;
+    out->u.body_create.shape = shape_kinds[shape_of(f->shape)];
+    to_float(out->u.body_create.size, f->size, 3);
+    double q[4] = {1, 0, 0, 0};
+    if (has(f, CF_ROT)) {
+        double len = sqrt(norm2(f->rot, 4));
+        for (int i = 0; i < 4; i++)
+            q[i] = f->rot[i] / len;
+    }
+    to_float(out->u.body_create.rot, q, 4);
+    to_float(out->u.body_create.pos, f->pos, 3);
+    static const double zero[3] = {0, 0, 0};
+    to_float(out->u.body_create.vel, has(f, CF_VEL) ? f->vel : zero, 3);
+    to_float(out->u.body_create.ang_vel, has(f, CF_ANG_VEL) ? f->ang_vel : zero, 3);
+    out->u.body_create.has_density = has(f, CF_DENSITY);
+    out->u.body_create.density = has(f, CF_DENSITY) ? (float)f->density : 0.0f;
+    out->u.body_create.has_friction = has(f, CF_FRICTION);
+    out->u.body_create.friction = has(f, CF_FRICTION) ? (float)f->friction : 0.0f;
+    out->u.body_create.is_static = has(f, CF_STATIC) && f->is_static;
+    return 0;
+}
+
+static int build_body(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
+{
+    (void)k, (void)err, (void)errlen;
+    out->u.body.id = (uint32_t)f->id;
+    to_float(out->u.body.point, f->point, 3);
+    to_float(out->u.body.vec, has(f, CF_IMPULSE) ? f->impulse : f->target, 3);
+    return 0;
+}
+
+/* Which client-facing kinds exist, which fields each requires and allows,
+ * and what builds its cmd (NULL: the kind alone).  Constant data (any thread). */
+static const struct kind_schema {
+    cmd_kind kind;
+    uint64_t required, allowed;
+    cmd_builder build;
+} schemas[] = {
+    {CMD_PUSH, B(CF_POINT) | B(CF_RADIUS) | B(CF_STRENGTH) | B(CF_DIRECTION),
+     B(CF_POINT) | B(CF_RADIUS) | B(CF_STRENGTH) | B(CF_DIRECTION), build_push},
+    {CMD_SET_PARAM, B(CF_MATERIAL), B(CF_MATERIAL) | B(CF_PARAM) | B(CF_VALUE) | B(CF_PARAMS), build_set_param},
+    {CMD_LOAD_SCENE, B(CF_NAME), B(CF_NAME) | B(CF_PARTICLES) | B(CF_SOLVER), build_load_scene},
+    {CMD_SET_SOLVER, B(CF_NAME), B(CF_NAME), build_set_solver},
+    {CMD_HEAT, B(CF_POINT) | B(CF_RADIUS) | B(CF_RATE), B(CF_POINT) | B(CF_RADIUS) | B(CF_RATE) | B(CF_DURATION),
+     build_heat},
+    {CMD_GET_SNAPSHOT, 0, 0, NULL},
+    {CMD_HEATER, B(CF_SLOT),
+     B(CF_SLOT) | B(CF_KIND) | B(CF_POINT) | B(CF_RADIUS) | B(CF_RATE) | B(CF_TEMPERATURE) | B(CF_ENABLED),
+     build_heater},
+    {CMD_PAUSE, 0, 0, NULL},
+    {CMD_RESUME, 0, 0, NULL},
+    {CMD_STEP, 0, B(CF_STEPS), build_step},
+    {CMD_EMITTER, B(CF_SLOT),
+     B(CF_SLOT) | B(CF_ENABLED) | B(CF_POS) | B(CF_DIRECTION) | B(CF_SPEED) | B(CF_RADIUS) | B(CF_RATE) |
+         B(CF_CAP) | B(CF_MATERIAL),
+     build_emitter},
+    {CMD_CURSOR, B(CF_POS), B(CF_POS) | B(CF_VISIBLE), build_cursor},
+    {CMD_AUTH, B(CF_TOKEN), B(CF_TOKEN), build_auth},
+    {CMD_GET_PARTICLES, 0, B(CF_OFFSET) | B(CF_LIMIT), build_get_particles},
+    {CMD_BODY_CREATE, B(CF_SHAPE) | B(CF_SIZE) | B(CF_POS),
+     B(CF_SHAPE) | B(CF_SIZE) | B(CF_POS) | B(CF_ROT) | B(CF_VEL) | B(CF_ANG_VEL) | B(CF_DENSITY) | B(CF_STATIC) |
+         B(CF_FRICTION),
+     build_body_create},
+    {CMD_BODY_DESTROY, B(CF_ID), B(CF_ID), build_body},
+    {CMD_BODY_IMPULSE, B(CF_ID) | B(CF_POINT) | B(CF_IMPULSE), B(CF_ID) | B(CF_POINT) | B(CF_IMPULSE), build_body},
+    {CMD_BODY_GRAB, B(CF_ID) | B(CF_POINT) | B(CF_TARGET), B(CF_ID) | B(CF_POINT) | B(CF_TARGET), build_body},
+    {CMD_BODY_DRAG, B(CF_ID) | B(CF_TARGET), B(CF_ID) | B(CF_TARGET), build_body},
+    {CMD_BODY_RELEASE, B(CF_ID), B(CF_ID), build_body},
+    {CMD_GET_BODIES, 0, 0, NULL},
+};
+
+/* ---- The generic check ----------------------------------------------------------- */
+
 int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    if (f->present & B(CF_RID)) {
-        if (!is_int(f->rid, 0, 4294967295.0)) {
-            snprintf(err, errlen, "'rid' must be an integer in [0, 4294967295]");
-            return -1;
-        }
+    if (has(f, CF_RID)) {
+        if (!is_int(f->rid, 0, 4294967295.0))
+            return fail(err, errlen, NULL, "'rid' must be an integer in [0, 4294967295]");
         out->rid = (uint32_t)f->rid;
     }
-    if (!(f->present & B(CF_TYPE))) {
-        snprintf(err, errlen, "missing field 'type'");
-        return -1;
-    }
+    if (!has(f, CF_TYPE))
+        return fail(err, errlen, NULL, "missing field 'type'");
     const struct kind_schema *s = NULL;
     for (size_t i = 0; i < sizeof schemas / sizeof schemas[0]; i++)
         if (!strcmp(cmd_kind_name(schemas[i].kind), f->type))
             s = &schemas[i];
-    if (!s) {
-        snprintf(err, errlen, "unknown command '%.32s'", f->type);
-        return -1;
-    }
+    if (!s)
+        return fail(err, errlen, NULL, "unknown command '%.32s'", f->type);
     const char *k = f->type;
-    uint64_t extra = f->present & ~(s->allowed | COMMON);
-    for (int i = 0; i < CF_COUNT; i++)
-        if (extra & B(i)) {
-            snprintf(err, errlen, "%s: unexpected field '%s'", k, cmd_field_names[i]);
-            return -1;
-        }
-    for (int i = 0; i < CF_COUNT; i++)
-        if ((s->required & ~f->present) & B(i)) {
-            snprintf(err, errlen, "%s: missing field '%s'", k, cmd_field_names[i]);
-            return -1;
-        }
+    int bad = first_field(f->present & ~(s->allowed | COMMON));
+    if (bad >= 0)
+        return fail(err, errlen, k, "unexpected field '%s'", cmd_field_defs[bad].name);
+    bad = first_field(s->required & ~f->present);
+    if (bad >= 0)
+        return fail(err, errlen, k, "missing field '%s'", cmd_field_defs[bad].name);
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+        const struct field_check *c = &checks[i];
+        if ((c->kinds & K(s->kind)) && has(f, c->field) && !check_ok(c, f))
+            return check_fail(c, f, k, err, errlen);
+    }
     out->kind = s->kind;
-    switch (s->kind) {
-    case CMD_PUSH: {
-        if (!finite3(f->point, CMD_MAX_COORD)) {
-            snprintf(err, errlen, "push: 'point' must be 3 finite numbers within +-%g", CMD_MAX_COORD);
-            return -1;
-        }
-        if (!finite3(f->direction, CMD_MAX_COORD)) {
-            snprintf(err, errlen, "push: 'direction' must be 3 finite numbers");
-            return -1;
-        }
-        double n2 = f->direction[0] * f->direction[0] + f->direction[1] * f->direction[1] +
-                    f->direction[2] * f->direction[2];
-        if (!(n2 > 1e-12)) {
-            snprintf(err, errlen, "push: 'direction' must not be zero");
-            return -1;
-        }
-        if (!positive(f->radius, CMD_MAX_RADIUS)) {
-            snprintf(err, errlen, "push: 'radius' must be in (0, %g]", CMD_MAX_RADIUS);
-            return -1;
-        }
-        if (!in_range(f->strength, -CMD_MAX_STRENGTH, CMD_MAX_STRENGTH)) {
-            snprintf(err, errlen, "push: 'strength' must be in [-%g, %g] m/s", CMD_MAX_STRENGTH,
-                     CMD_MAX_STRENGTH);
-            return -1;
-        }
-        double inv = 1.0 / sqrt(n2);
-        for (int i = 0; i < 3; i++) {
-            out->u.push.point[i] = (float)f->point[i];
-            out->u.push.dir[i] = (float)(f->direction[i] * inv);
-        }
-        out->u.push.radius = (float)f->radius;
-        out->u.push.strength = (float)f->strength;
-        break;
-    }
-    case CMD_SET_PARAM: {
-        bool single = f->present & (B(CF_PARAM) | B(CF_VALUE));
-        bool multi = f->present & B(CF_PARAMS);
-        if (single == multi) {
-            snprintf(err, errlen, "set_param: give either 'param' and 'value' or 'params'");
-            return -1;
-        }
-        snprintf(out->u.set_param.material, CMD_NAME_LEN, "%s", f->material);
-        if (single) {
-            if ((f->present & (B(CF_PARAM) | B(CF_VALUE))) != (B(CF_PARAM) | B(CF_VALUE))) {
-                snprintf(err, errlen, "set_param: 'param' and 'value' go together");
-                return -1;
-            }
-            if (!isfinite(f->value) || fabs(f->value) > 3.0e38) { /* also within float's range */
-                snprintf(err, errlen, "set_param: 'value' must be finite");
-                return -1;
-            }
-            out->u.set_param.count = 1;
-            snprintf(out->u.set_param.param[0], CMD_NAME_LEN, "%s", f->param);
-            out->u.set_param.value[0] = (float)f->value;
-        } else {
-            if (f->n_params < 1) {
-                snprintf(err, errlen, "set_param: 'params' is empty");
-                return -1;
-            }
-            if (f->n_params > FS_P_COUNT) { /* the decoders stop at FS_P_COUNT; never trusted */
-                snprintf(err, errlen, "set_param: 'params' holds at most %d entries", FS_P_COUNT);
-                return -1;
-            }
-            for (int i = 0; i < f->n_params; i++) {
-                if (!isfinite(f->pvalue[i]) || fabs(f->pvalue[i]) > 3.0e38) {
-                    snprintf(err, errlen, "set_param: value of '%.32s' must be finite", f->pname[i]);
-                    return -1;
-                }
-                for (int j = 0; j < i; j++)
-                    if (!strcmp(f->pname[i], f->pname[j])) {
-                        snprintf(err, errlen, "set_param: '%.32s' given twice", f->pname[i]);
-                        return -1;
-                    }
-                snprintf(out->u.set_param.param[i], CMD_NAME_LEN, "%s", f->pname[i]);
-                out->u.set_param.value[i] = (float)f->pvalue[i];
-            }
-            out->u.set_param.count = f->n_params;
-        }
-        break;
-    }
-    case CMD_SET_SOLVER:
-        out->u.solver.solver = fs_solver_find(f->name);
-        if (out->u.solver.solver < 0) {
-            snprintf(err, errlen, "set_solver: unknown solver '%.32s' (GET /api/solvers lists them)", f->name);
-            return -1;
-        }
-        break;
-    case CMD_HEAT:
-        if (!finite3(f->point, CMD_MAX_COORD)) {
-            snprintf(err, errlen, "heat: 'point' must be 3 finite numbers within +-%g", CMD_MAX_COORD);
-            return -1;
-        }
-        if (!positive(f->radius, CMD_MAX_HEAT_RADIUS)) {
-            snprintf(err, errlen, "heat: 'radius' must be in (0, %g] m", CMD_MAX_HEAT_RADIUS);
-            return -1;
-        }
-        if (!in_range(f->rate, -CMD_MAX_HEAT_RATE, CMD_MAX_HEAT_RATE)) {
-            snprintf(err, errlen, "heat: 'rate' must be in [-%g, %g] K/s", CMD_MAX_HEAT_RATE, CMD_MAX_HEAT_RATE);
-            return -1;
-        }
-        out->u.heat.duration = CMD_DEFAULT_HEAT_S;
-        if (f->present & B(CF_DURATION)) {
-            if (!positive(f->duration, CMD_MAX_HEAT_S)) {
-                snprintf(err, errlen, "heat: 'duration' must be in (0, %g] s", CMD_MAX_HEAT_S);
-                return -1;
-            }
-            out->u.heat.duration = (float)f->duration;
-        }
-        for (int i = 0; i < 3; i++)
-            out->u.heat.point[i] = (float)f->point[i];
-        out->u.heat.radius = (float)f->radius;
-        out->u.heat.rate = (float)f->rate;
-        break;
-    case CMD_GET_SNAPSHOT:
-        break;
-    case CMD_HEATER: {
-        if (!is_int(f->slot, 0, CMD_HEATER_SLOTS - 1)) {
-            snprintf(err, errlen, "heater: 'slot' must be an integer in [0, %d]", CMD_HEATER_SLOTS - 1);
-            return -1;
-        }
-        out->u.heater.slot = (int)f->slot;
-        out->u.heater.enabled = (f->present & B(CF_ENABLED)) ? f->enabled : true;
-        uint64_t defmask = B(CF_KIND) | B(CF_POINT) | B(CF_RADIUS) | B(CF_RATE) | B(CF_TEMPERATURE);
-        if (!(f->present & defmask)) {
-            if (!(f->present & B(CF_ENABLED))) {
-                snprintf(err, errlen, "heater: give 'enabled' or a definition");
-                return -1;
-            }
-            break;
-        }
-        bool floor = !strcmp(f->kind, "floor");
-        if (!(f->present & B(CF_KIND)) || (!floor && strcmp(f->kind, "sphere"))) {
-            snprintf(err, errlen, "heater: 'kind' must be 'floor' or 'sphere'");
-            return -1;
-        }
-        uint64_t need = B(CF_RADIUS) | B(CF_RATE) | (floor ? B(CF_TEMPERATURE) : B(CF_POINT));
-        for (int i = 0; i < CF_COUNT; i++)
-            if ((need & ~f->present) & B(i)) {
-                snprintf(err, errlen, "heater: a %s heater needs '%s'", f->kind, cmd_field_names[i]);
-                return -1;
-            }
-        if ((f->present & B(CF_POINT)) && !finite3(f->point, CMD_MAX_COORD)) {
-            snprintf(err, errlen, "heater: 'point' must be 3 finite numbers");
-            return -1;
-        }
-        if (!positive(f->radius, CMD_MAX_HEAT_RADIUS) ||
-            !in_range(f->rate, -CMD_MAX_HEAT_RATE, CMD_MAX_HEAT_RATE) ||
-            ((f->present & B(CF_TEMPERATURE)) && !in_range(f->temperature, CMD_MIN_TEMPERATURE, CMD_MAX_TEMPERATURE))) {
-            snprintf(err, errlen, "heater: radius in (0, %g] m, rate in [-%g, %g], temperature in [%g, %g] C",
-                     CMD_MAX_HEAT_RADIUS, CMD_MAX_HEAT_RATE, CMD_MAX_HEAT_RATE, CMD_MIN_TEMPERATURE,
-                     CMD_MAX_TEMPERATURE);
-            return -1;
-        }
-        if (floor && f->rate < 0) {
-            snprintf(err, errlen, "heater: a floor's 'rate' (how fast it pulls towards its temperature, 1/s) must be >= 0");
-            return -1;
-        }
-        out->u.heater.has_def = true;
-        out->u.heater.kind = floor ? FS_HEAT_FLOOR : FS_HEAT_SPHERE;
-        for (int i = 0; i < 3; i++)
-            out->u.heater.point[i] = (float)f->point[i];
-        out->u.heater.radius = (float)f->radius;
-        out->u.heater.rate = (float)f->rate;
-        out->u.heater.temperature = (float)f->temperature;
-        break;
-    }
-    case CMD_LOAD_SCENE:
-        out->u.scene.solver = -1;
-        if (f->present & B(CF_SOLVER)) {
-            out->u.scene.solver = fs_solver_find(f->solver);
-            if (out->u.scene.solver < 0) {
-                snprintf(err, errlen, "load_scene: unknown solver '%.32s' (GET /api/solvers lists them)",
-                         f->solver);
-                return -1;
-            }
-        }
-        snprintf(out->u.scene.name, CMD_NAME_LEN, "%s", f->name);
-        if (f->present & B(CF_PARTICLES)) {
-            if (!is_int(f->particles, 0, CMD_MAX_PARTICLES)) {
-                snprintf(err, errlen, "load_scene: 'particles' must be an integer in [0, %d]",
-                         CMD_MAX_PARTICLES);
-                return -1;
-            }
-            out->u.scene.particles = (int)f->particles;
-        }
-        break;
-    case CMD_PAUSE:
-    case CMD_RESUME:
-        break;
-    case CMD_STEP:
-        out->u.step.steps = 1;
-        if (f->present & B(CF_STEPS)) {
-            if (!is_int(f->steps, 1, CMD_MAX_STEPS)) {
-                snprintf(err, errlen, "step: 'steps' must be an integer in [1, %d]", CMD_MAX_STEPS);
-                return -1;
-            }
-            out->u.step.steps = (int)f->steps;
-        }
-        break;
-    case CMD_EMITTER: {
-        if (!is_int(f->slot, 0, FS_MAX_EMITTERS - 1)) {
-            snprintf(err, errlen, "emitter: 'slot' must be an integer in [0, %d]", FS_MAX_EMITTERS - 1);
-            return -1;
-        }
-        out->u.emitter.slot = (int)f->slot;
-        out->u.emitter.enabled = (f->present & B(CF_ENABLED)) ? f->enabled : true;
-        uint64_t defmask = B(CF_POS) | B(CF_DIRECTION) | B(CF_SPEED) | B(CF_RADIUS) | B(CF_RATE) |
-                           B(CF_CAP) | B(CF_MATERIAL);
-        if (!(f->present & defmask)) {
-            if (!(f->present & B(CF_ENABLED))) {
-                snprintf(err, errlen, "emitter: give 'enabled' or a definition");
-                return -1;
-            }
-            break;
-        }
-        uint64_t need = B(CF_POS) | B(CF_DIRECTION) | B(CF_SPEED) | B(CF_RADIUS) | B(CF_RATE);
-        for (int i = 0; i < CF_COUNT; i++)
-            if ((need & ~f->present) & B(i)) {
-                snprintf(err, errlen, "emitter: a definition needs '%s'", cmd_field_names[i]);
-                return -1;
-            }
-        if (f->pos_nil || !finite3(f->pos, CMD_MAX_COORD) || !finite3(f->direction, CMD_MAX_COORD)) {
-            snprintf(err, errlen, "emitter: 'pos' and 'direction' must be 3 finite numbers");
-            return -1;
-        }
-        double n2 = f->direction[0] * f->direction[0] + f->direction[1] * f->direction[1] +
-                    f->direction[2] * f->direction[2];
-        if (!(n2 > 1e-12)) {
-            snprintf(err, errlen, "emitter: 'direction' must not be zero");
-            return -1;
-        }
-        if (!in_range(f->speed, 0, CMD_MAX_SPEED) || !positive(f->radius, CMD_MAX_RADIUS) ||
-            !in_range(f->rate, 0, CMD_MAX_RATE)) {
-            snprintf(err, errlen, "emitter: speed in [0, %g], radius in (0, %g], rate in [0, %g]",
-                     CMD_MAX_SPEED, CMD_MAX_RADIUS, CMD_MAX_RATE);
-            return -1;
-        }
-        if ((f->present & B(CF_CAP)) && !is_int(f->cap, 0, CMD_MAX_PARTICLES)) {
-            snprintf(err, errlen, "emitter: 'cap' must be an integer in [0, %d]", CMD_MAX_PARTICLES);
-            return -1;
-        }
-        double inv = 1.0 / sqrt(n2);
-        out->u.emitter.has_def = true;
-        for (int i = 0; i < 3; i++) {
-            out->u.emitter.pos[i] = (float)f->pos[i];
-            out->u.emitter.dir[i] = (float)(f->direction[i] * inv);
-        }
-        out->u.emitter.speed = (float)f->speed;
-        out->u.emitter.radius = (float)f->radius;
-        out->u.emitter.rate = (float)f->rate;
-        out->u.emitter.cap = (f->present & B(CF_CAP)) ? (int)f->cap : 0;
-        snprintf(out->u.emitter.material, CMD_NAME_LEN, "%s",
-                 (f->present & B(CF_MATERIAL)) ? f->material : "water");
-        break;
-    }
-    case CMD_CURSOR:
-        out->u.cursor.visible = !f->pos_nil && (!(f->present & B(CF_VISIBLE)) || f->visible);
-        if (!f->pos_nil) {
-            if (!finite3(f->pos, CMD_MAX_COORD)) {
-                snprintf(err, errlen, "cursor: 'pos' must be 3 finite numbers or nil");
-                return -1;
-            }
-            for (int i = 0; i < 3; i++)
-                out->u.cursor.pos[i] = (float)f->pos[i];
-        }
-        break;
-    case CMD_AUTH:
-        snprintf(out->u.auth.token, sizeof out->u.auth.token, "%s", f->token);
-        break;
-    case CMD_GET_PARTICLES:
-        out->u.particles.offset = 0;
-        out->u.particles.limit = 1000;
-        if (f->present & B(CF_OFFSET)) {
-            if (!is_int(f->offset, 0, CMD_MAX_PARTICLES)) {
-                snprintf(err, errlen, "'offset' must be an integer in [0, %d]", CMD_MAX_PARTICLES);
-                return -1;
-            }
-            out->u.particles.offset = (int)f->offset;
-        }
-        if (f->present & B(CF_LIMIT)) {
-            if (!is_int(f->limit, 1, 10000)) {
-                snprintf(err, errlen, "'limit' must be an integer in [1, 10000]");
-                return -1;
-            }
-            out->u.particles.limit = (int)f->limit;
-        }
-        break;
-    case CMD_BODY_CREATE: {
-        static const char *const shapes[] = {"sphere", "box", "capsule"};
-        int sh = -1;
-        for (int i = 0; i < 3; i++)
-            if (!strcmp(f->shape, shapes[i]))
-                sh = i;
-        if (sh < 0) {
-            snprintf(err, errlen, "body_create: 'shape' must be sphere, box or capsule");
-            return -1;
-        }
-        out->u.body_create.shape = sh == 0 ? FS_SHAPE_SPHERE : sh == 1 ? FS_SHAPE_BOX : FS_SHAPE_CAPSULE;
-        int need = sh == 1 ? 3 : sh == 2 ? 2 : 1; /* components of size that matter */
-        for (int i = 0; i < 3; i++) {
-            if (!in_range(f->size[i], 0, CMD_MAX_BODY_SIZE) || (i < need && !positive(f->size[i], CMD_MAX_BODY_SIZE))) {
-                snprintf(err, errlen, "body_create: 'size' components must be in (0, %g] m", CMD_MAX_BODY_SIZE);
-                return -1;
-            }
-            out->u.body_create.size[i] = (float)f->size[i];
-        }
-        if (!finite3(f->pos, CMD_MAX_COORD)) {
-            snprintf(err, errlen, "body_create: 'pos' must be 3 finite numbers");
-            return -1;
-        }
-        double q[4] = {1, 0, 0, 0};
-        if (f->present & B(CF_ROT)) {
-            double n2 = 0;
-            for (int i = 0; i < 4; i++) {
-                if (!isfinite(f->rot[i]) || fabs(f->rot[i]) > 1e6) {
-                    snprintf(err, errlen, "body_create: 'rot' must be 4 finite numbers (w, x, y, z)");
-                    return -1;
-                }
-                n2 += f->rot[i] * f->rot[i];
-            }
-            if (!(n2 > 1e-12)) {
-                snprintf(err, errlen, "body_create: 'rot' must not be zero");
-                return -1;
-            }
-            for (int i = 0; i < 4; i++)
-                q[i] = f->rot[i] / sqrt(n2);
-        }
-        for (int i = 0; i < 4; i++)
-            out->u.body_create.rot[i] = (float)q[i];
-        if (((f->present & B(CF_VEL)) && !finite3(f->vel, CMD_MAX_SPEED)) ||
-            ((f->present & B(CF_ANG_VEL)) && !finite3(f->ang_vel, CMD_MAX_SPEED))) {
-            snprintf(err, errlen, "body_create: 'vel' and 'ang_vel' must be 3 numbers within +-%g", CMD_MAX_SPEED);
-            return -1;
-        }
-        for (int i = 0; i < 3; i++) {
-            out->u.body_create.pos[i] = (float)f->pos[i];
-            out->u.body_create.vel[i] = (f->present & B(CF_VEL)) ? (float)f->vel[i] : 0.0f;
-            out->u.body_create.ang_vel[i] = (f->present & B(CF_ANG_VEL)) ? (float)f->ang_vel[i] : 0.0f;
-        }
-        if (f->present & B(CF_DENSITY)) {
-            if (!positive(f->density, CMD_MAX_DENSITY)) {
-                snprintf(err, errlen, "body_create: 'density' must be in (0, %g] kg/m^3", CMD_MAX_DENSITY);
-                return -1;
-            }
-            out->u.body_create.has_density = true;
-            out->u.body_create.density = (float)f->density;
-        }
-        if (f->present & B(CF_FRICTION)) {
-            if (!in_range(f->friction, 0, 2)) {
-                snprintf(err, errlen, "body_create: 'friction' must be in [0, 2]");
-                return -1;
-            }
-            out->u.body_create.has_friction = true;
-            out->u.body_create.friction = (float)f->friction;
-        }
-        out->u.body_create.is_static = (f->present & B(CF_STATIC)) && f->is_static;
-        break;
-    }
-    case CMD_BODY_DESTROY:
-    case CMD_BODY_IMPULSE:
-    case CMD_BODY_GRAB:
-    case CMD_BODY_DRAG:
-    case CMD_BODY_RELEASE: {
-        if (!is_int(f->id, 0, 4294967295.0)) {
-            snprintf(err, errlen, "%s: 'id' must be an integer in [0, 4294967295]", k);
-            return -1;
-        }
-        out->u.body.id = (uint32_t)f->id;
-        if ((f->present & B(CF_POINT)) && !finite3(f->point, CMD_MAX_COORD)) {
-            snprintf(err, errlen, "%s: 'point' must be 3 finite numbers", k);
-            return -1;
-        }
-        if ((f->present & B(CF_TARGET)) && !finite3(f->target, CMD_MAX_COORD)) {
-            snprintf(err, errlen, "%s: 'target' must be 3 finite numbers", k);
-            return -1;
-        }
-        if ((f->present & B(CF_IMPULSE)) && !finite3(f->impulse, CMD_MAX_IMPULSE)) {
-            snprintf(err, errlen, "%s: 'impulse' must be 3 numbers within +-%g N s", k, CMD_MAX_IMPULSE);
-            return -1;
-        }
-        for (int i = 0; i < 3; i++) {
-            out->u.body.point[i] = (float)f->point[i];
-            out->u.body.vec[i] = (float)((f->present & B(CF_IMPULSE)) ? f->impulse[i] : f->target[i]);
-        }
-        break;
-    }
-    case CMD_GET_BODIES:
-        break;
-    default:
-        snprintf(err, errlen, "unknown command");
+    if (s->build && s->build(f, out, k, err, errlen))
         return -1;
-    }
     /* Every command carries a request id, except the fire-and-forget ones
      * that get no reply on success. */
-    if (!(f->present & B(CF_RID)) && s->kind != CMD_CURSOR && s->kind != CMD_BODY_DRAG) {
-        snprintf(err, errlen, "%s: missing field 'rid' (the request id the reply echoes)", k);
-        return -1;
-    }
+    if (!has(f, CF_RID) && s->kind != CMD_CURSOR && s->kind != CMD_BODY_DRAG)
+        return fail(err, errlen, k, "missing field 'rid' (the request id the reply echoes)");
     return 0;
 }

@@ -20,11 +20,16 @@ enum cmd_field {
     CF_SOLVER, CF_DURATION, CF_KIND, CF_TEMPERATURE,
     CF_COUNT
 };
-extern const char *const cmd_field_names[CF_COUNT];
-int cmd_field_find(const char *name, size_t len); /* -1 when unknown */
-
 typedef enum cmd_ftype { CFT_STR, CFT_UINT, CFT_INT, CFT_NUM, CFT_VEC3, CFT_BOOL, CFT_PARAMS, CFT_VEC4 } cmd_ftype;
-extern const cmd_ftype cmd_field_types[CF_COUNT];
+
+/* A field's name on the wire, its type, and its place in a cmd_fields. */
+typedef struct cmd_field_def {
+    const char *name;
+    cmd_ftype type;
+    size_t offset;
+} cmd_field_def;
+extern const cmd_field_def cmd_field_defs[CF_COUNT];
+int cmd_field_find(const char *name, size_t len); /* -1 when unknown */
 
 /* Threads: the network thread (a decoder's scratch). */
 typedef struct cmd_fields {

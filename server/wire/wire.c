@@ -24,6 +24,47 @@ static void pk_kv_str(msgpack_packer *pk, const char *k, const char *v)
     pk_str(pk, v);
 }
 
+/* A key and its value, for each kind of number a message carries:
+ * pk_kv_uint32(pk, "by", by) and so on. */
+#define PK_KV(name, type)                                                    \
+    static void pk_kv_##name(msgpack_packer *pk, const char *k, type v)      \
+    {                                                                        \
+        pk_str(pk, k);                                                       \
+        msgpack_pack_##name(pk, v);                                          \
+    }
+PK_KV(uint32, uint32_t)
+PK_KV(uint64, uint64_t)
+PK_KV(int32, int32_t)
+PK_KV(int64, int64_t)
+PK_KV(double, double)
+
+static void pk_kv_bool(msgpack_packer *pk, const char *k, bool v)
+{
+    pk_str(pk, k);
+    if (v)
+        msgpack_pack_true(pk);
+    else
+        msgpack_pack_false(pk);
+}
+
+/* A message starts: a buffer of cap bytes (it grows), its packer, and a map
+ * of entries entries whose first is "type": type. */
+static void pk_begin(wbuf *b, msgpack_packer *pk, size_t cap, size_t entries, const char *type)
+{
+    wbuf_init(b, cap, 0);
+    msgpack_packer_init(pk, b, wbuf_msgpack_write);
+    msgpack_pack_map(pk, entries);
+    pk_kv_str(pk, "type", type);
+}
+
+/* A broadcast ends with who caused it and the tick. */
+static msg_buf *bcast_finish(wbuf *b, msgpack_packer *pk, uint32_t by, uint64_t tick)
+{
+    pk_kv_uint32(pk, "by", by);
+    pk_kv_uint64(pk, "tick", tick);
+    return wbuf_finish(b);
+}
+
 /* Floats go out as float64 holding the float's shortest decimal (7
  * significant digits), so 0.3f reads as 0.3 in JavaScript. */
 static void pk_num(msgpack_packer *pk, float f)
@@ -31,6 +72,21 @@ static void pk_num(msgpack_packer *pk, float f)
     char b[32];
     snprintf(b, sizeof b, "%.7g", (double)f);
     msgpack_pack_double(pk, strtod(b, NULL));
+}
+
+static void pk_kv_num(msgpack_packer *pk, const char *k, float v)
+{
+    pk_str(pk, k);
+    pk_num(pk, v);
+}
+
+/* An array of n strings under key k. */
+static void pk_kv_strs(msgpack_packer *pk, const char *k, const char *const *v, int n)
+{
+    pk_str(pk, k);
+    msgpack_pack_array(pk, (size_t)n);
+    for (int i = 0; i < n; i++)
+        pk_str(pk, v[i]);
 }
 
 static void pk_bounds(msgpack_packer *pk, fs_vec3 lo, fs_vec3 hi)
@@ -116,11 +172,6 @@ uint8_t wire_temp_byte(float c)
 msg_buf *wire_encode_frame(const wire_frame_src *s)
 {
     int n = s->count > 0 ? s->count : 0;
-    wbuf b;
-    wbuf_init(&b, 256 + (size_t)n * 8 + (size_t)s->cursor_count * 48, 0);
-    msgpack_packer pk;
-    msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
-
     /* Runs of consecutive ids, in id order. */
     size_t runs = 0;
     for (int k = 0; k < n; k++) {
@@ -130,26 +181,19 @@ msg_buf *wire_encode_frame(const wire_frame_src *s)
             runs++;
     }
 
-    msgpack_pack_map(&pk, 15);
-    pk_kv_str(&pk, "type", "frame");
-    pk_str(&pk, "tick");
-    msgpack_pack_uint64(&pk, s->tick);
-    pk_str(&pk, "time");
-    msgpack_pack_double(&pk, s->sim_time);
-    pk_str(&pk, "paused");
-    if (s->paused)
-        msgpack_pack_true(&pk);
-    else
-        msgpack_pack_false(&pk);
-    pk_str(&pk, "n");
-    msgpack_pack_uint32(&pk, (uint32_t)n);
+    wbuf b;
+    msgpack_packer pk;
+    pk_begin(&b, &pk, 256 + (size_t)n * 8 + (size_t)s->cursor_count * 48, 15, "frame");
+    pk_kv_uint64(&pk, "tick", s->tick);
+    pk_kv_double(&pk, "time", s->sim_time);
+    pk_kv_bool(&pk, "paused", s->paused);
+    pk_kv_uint32(&pk, "n", (uint32_t)n);
     pk_bounds(&pk, s->box_min, s->box_max);
     pk_str(&pk, "cursors");
     msgpack_pack_array(&pk, (size_t)s->cursor_count);
     for (int c = 0; c < s->cursor_count; c++) {
         msgpack_pack_map(&pk, 3);
-        pk_str(&pk, "id");
-        msgpack_pack_uint32(&pk, s->cursors[c].client);
+        pk_kv_uint32(&pk, "id", s->cursors[c].client);
         pk_str(&pk, "colour");
         pk_colour(&pk, s->cursors[c].client);
         pk_str(&pk, "pos");
@@ -163,8 +207,7 @@ msg_buf *wire_encode_frame(const wire_frame_src *s)
     for (int k = 0; k < s->body_count; k++) {
         const wire_body *bd = &s->bodies[k];
         msgpack_pack_map(&pk, 7);
-        pk_str(&pk, "id");
-        msgpack_pack_uint32(&pk, bd->id);
+        pk_kv_uint32(&pk, "id", bd->id);
         pk_kv_str(&pk, "shape", wire_shape_name(bd->shape));
         pk_str(&pk, "size");
         pk_floats(&pk, bd->size, 3);
@@ -172,13 +215,8 @@ msg_buf *wire_encode_frame(const wire_frame_src *s)
         pk_floats(&pk, bd->pos, 3);
         pk_str(&pk, "rot");
         pk_floats(&pk, bd->rot, 4);
-        pk_str(&pk, "static");
-        if (bd->is_static)
-            msgpack_pack_true(&pk);
-        else
-            msgpack_pack_false(&pk);
-        pk_str(&pk, "grabbed_by");
-        msgpack_pack_uint32(&pk, bd->grabbed_by);
+        pk_kv_bool(&pk, "static", bd->is_static);
+        pk_kv_uint32(&pk, "grabbed_by", bd->grabbed_by);
     }
 
     /* ids: pairs (first id, run length) as uint32 little-endian. */
@@ -263,80 +301,44 @@ static void pk_material_params(msgpack_packer *pk, const world_info *wi, const w
 msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t client)
 {
     wbuf b;
-    wbuf_init(&b, 4096, 0);
     msgpack_packer pk;
-    msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
-    msgpack_pack_map(&pk, 23);
-    pk_kv_str(&pk, "type", "hello");
-    pk_str(&pk, "version");
-    msgpack_pack_uint32(&pk, WIRE_PROTOCOL_VERSION);
-    pk_str(&pk, "client_id");
-    msgpack_pack_uint32(&pk, client);
+    pk_begin(&b, &pk, 4096, 23, "hello");
+    pk_kv_uint32(&pk, "version", WIRE_PROTOCOL_VERSION);
+    pk_kv_uint32(&pk, "client_id", client);
     pk_str(&pk, "colour");
     pk_colour(&pk, client);
     pk_bounds(&pk, wi->box_min, wi->box_max);
-    pk_str(&pk, "quant");
-    msgpack_pack_uint32(&pk, WIRE_QUANT_MAX);
-    pk_str(&pk, "tick_hz");
-    msgpack_pack_double(&pk, st->tick_hz);
-    pk_str(&pk, "frame_hz");
-    msgpack_pack_double(&pk, st->frame_hz);
-    pk_str(&pk, "dt");
-    pk_num(&pk, wi->dt);
-    pk_str(&pk, "h");
-    pk_num(&pk, wi->h);
-    pk_str(&pk, "spacing");
-    pk_num(&pk, wi->spacing);
+    pk_kv_uint32(&pk, "quant", WIRE_QUANT_MAX);
+    pk_kv_double(&pk, "tick_hz", st->tick_hz);
+    pk_kv_double(&pk, "frame_hz", st->frame_hz);
+    pk_kv_num(&pk, "dt", wi->dt);
+    pk_kv_num(&pk, "h", wi->h);
+    pk_kv_num(&pk, "spacing", wi->spacing);
     pk_str(&pk, "gravity");
     msgpack_pack_array(&pk, 3);
     pk_num(&pk, wi->gravity.x);
     pk_num(&pk, wi->gravity.y);
     pk_num(&pk, wi->gravity.z);
     pk_kv_str(&pk, "scene", wi->scene);
-    pk_str(&pk, "scenes");
-    msgpack_pack_array(&pk, (size_t)st->scene_count);
-    for (int i = 0; i < st->scene_count; i++)
-        pk_str(&pk, st->scene[i]);
-    pk_str(&pk, "particles");
-    msgpack_pack_int32(&pk, wi->particles);
-    pk_str(&pk, "capacity");
-    msgpack_pack_int32(&pk, wi->capacity);
-    pk_str(&pk, "paused");
-    if (wi->paused)
-        msgpack_pack_true(&pk);
-    else
-        msgpack_pack_false(&pk);
+    pk_kv_strs(&pk, "scenes", st->scene, st->scene_count);
+    pk_kv_int32(&pk, "particles", wi->particles);
+    pk_kv_int32(&pk, "capacity", wi->capacity);
+    pk_kv_bool(&pk, "paused", wi->paused);
     pk_kv_str(&pk, "solver", wi->solver);
-    pk_str(&pk, "solvers");
-    msgpack_pack_array(&pk, (size_t)st->solver_count);
-    for (int i = 0; i < st->solver_count; i++)
-        pk_str(&pk, st->solver[i]);
-    pk_str(&pk, "auth_required");
-    if (st->auth_required)
-        msgpack_pack_true(&pk);
-    else
-        msgpack_pack_false(&pk);
+    pk_kv_strs(&pk, "solvers", st->solver, st->solver_count);
+    pk_kv_bool(&pk, "auth_required", st->auth_required);
     pk_str(&pk, "limits");
     msgpack_pack_map(&pk, 9);
-    pk_str(&pk, "max_msg");
-    msgpack_pack_int32(&pk, st->max_msg);
-    pk_str(&pk, "rate_per_s");
-    msgpack_pack_int32(&pk, st->rate_per_s);
-    pk_str(&pk, "rate_burst");
-    msgpack_pack_int32(&pk, st->rate_burst);
+    pk_kv_int32(&pk, "max_msg", st->max_msg);
+    pk_kv_int32(&pk, "rate_per_s", st->rate_per_s);
+    pk_kv_int32(&pk, "rate_burst", st->rate_burst);
     /* the edge's ranges for the tools (commands.h), so a client can clamp */
-    pk_str(&pk, "push_strength");
-    pk_num(&pk, CMD_MAX_STRENGTH);
-    pk_str(&pk, "push_radius");
-    pk_num(&pk, CMD_MAX_RADIUS);
-    pk_str(&pk, "heat_rate");
-    pk_num(&pk, CMD_MAX_HEAT_RATE);
-    pk_str(&pk, "heat_radius");
-    pk_num(&pk, CMD_MAX_HEAT_RADIUS);
-    pk_str(&pk, "heat_duration");
-    pk_num(&pk, CMD_MAX_HEAT_S);
-    pk_str(&pk, "steps");
-    msgpack_pack_int32(&pk, CMD_MAX_STEPS);
+    pk_kv_num(&pk, "push_strength", CMD_MAX_STRENGTH);
+    pk_kv_num(&pk, "push_radius", CMD_MAX_RADIUS);
+    pk_kv_num(&pk, "heat_rate", CMD_MAX_HEAT_RATE);
+    pk_kv_num(&pk, "heat_radius", CMD_MAX_HEAT_RADIUS);
+    pk_kv_num(&pk, "heat_duration", CMD_MAX_HEAT_S);
+    pk_kv_int32(&pk, "steps", CMD_MAX_STEPS);
     pk_str(&pk, "params");
     msgpack_pack_array(&pk, FS_P_COUNT);
     for (int p = 0; p < FS_P_COUNT; p++) {
@@ -345,22 +347,15 @@ msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t
         pk_kv_str(&pk, "name", pi ? pi->name : "?");
         pk_kv_str(&pk, "unit", pi && pi->unit ? pi->unit : "");
         pk_kv_str(&pk, "doc", pi && pi->doc ? pi->doc : "");
-        pk_str(&pk, "min");
-        pk_num(&pk, pi ? pi->min : 0);
-        pk_str(&pk, "max");
-        pk_num(&pk, pi ? pi->max : 0);
-        pk_str(&pk, "flag");
-        if (pi && pi->is_flag)
-            msgpack_pack_true(&pk);
-        else
-            msgpack_pack_false(&pk);
+        pk_kv_num(&pk, "min", pi ? pi->min : 0);
+        pk_kv_num(&pk, "max", pi ? pi->max : 0);
+        pk_kv_bool(&pk, "flag", pi && pi->is_flag);
     }
     pk_str(&pk, "materials");
     msgpack_pack_array(&pk, (size_t)wi->material_count);
     for (int m = 0; m < wi->material_count; m++) {
         msgpack_pack_map(&pk, 3);
-        pk_str(&pk, "index");
-        msgpack_pack_int32(&pk, m);
+        pk_kv_int32(&pk, "index", m);
         pk_kv_str(&pk, "name", wi->material[m]);
         pk_str(&pk, "params");
         pk_material_params(&pk, wi, st, m);
@@ -372,107 +367,60 @@ msg_buf *wire_encode_param_bcast(const world_info *wi, const wire_static *st, in
                                  uint64_t tick)
 {
     wbuf b;
-    wbuf_init(&b, 512, 0);
     msgpack_packer pk;
-    msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
-    msgpack_pack_map(&pk, 6);
-    pk_kv_str(&pk, "type", "param");
+    pk_begin(&b, &pk, 512, 6, "param");
     pk_kv_str(&pk, "material", wi->material[material]);
-    pk_str(&pk, "index");
-    msgpack_pack_int32(&pk, material);
+    pk_kv_int32(&pk, "index", material);
     pk_str(&pk, "params");
     pk_material_params(&pk, wi, st, material);
-    pk_str(&pk, "by");
-    msgpack_pack_uint32(&pk, by);
-    pk_str(&pk, "tick");
-    msgpack_pack_uint64(&pk, tick);
-    return wbuf_finish(&b);
+    return bcast_finish(&b, &pk, by, tick);
 }
 
 msg_buf *wire_encode_scene_bcast(const world_info *wi, uint32_t by, uint64_t tick)
 {
     wbuf b;
-    wbuf_init(&b, 256, 0);
     msgpack_packer pk;
-    msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
-    msgpack_pack_map(&pk, 7);
-    pk_kv_str(&pk, "type", "scene");
+    pk_begin(&b, &pk, 256, 7, "scene");
     pk_kv_str(&pk, "scene", wi->scene);
     pk_kv_str(&pk, "solver", wi->solver);
-    pk_str(&pk, "particles");
-    msgpack_pack_int32(&pk, wi->particles);
+    pk_kv_int32(&pk, "particles", wi->particles);
     pk_bounds(&pk, wi->box_min, wi->box_max);
-    pk_str(&pk, "by");
-    msgpack_pack_uint32(&pk, by);
-    pk_str(&pk, "tick");
-    msgpack_pack_uint64(&pk, tick);
-    return wbuf_finish(&b);
+    return bcast_finish(&b, &pk, by, tick);
 }
 
 msg_buf *wire_encode_state_bcast(bool paused, uint32_t by, uint64_t tick)
 {
     wbuf b;
-    wbuf_init(&b, 64, 0);
     msgpack_packer pk;
-    msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
-    msgpack_pack_map(&pk, 4);
-    pk_kv_str(&pk, "type", "state");
-    pk_str(&pk, "paused");
-    if (paused)
-        msgpack_pack_true(&pk);
-    else
-        msgpack_pack_false(&pk);
-    pk_str(&pk, "by");
-    msgpack_pack_uint32(&pk, by);
-    pk_str(&pk, "tick");
-    msgpack_pack_uint64(&pk, tick);
-    return wbuf_finish(&b);
+    pk_begin(&b, &pk, 64, 4, "state");
+    pk_kv_bool(&pk, "paused", paused);
+    return bcast_finish(&b, &pk, by, tick);
 }
 
 msg_buf *wire_encode_solver_bcast(const char *solver, uint32_t by, uint64_t tick)
 {
     wbuf b;
-    wbuf_init(&b, 64, 0);
     msgpack_packer pk;
-    msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
-    msgpack_pack_map(&pk, 4);
-    pk_kv_str(&pk, "type", "solver");
+    pk_begin(&b, &pk, 64, 4, "solver");
     pk_kv_str(&pk, "solver", solver);
-    pk_str(&pk, "by");
-    msgpack_pack_uint32(&pk, by);
-    pk_str(&pk, "tick");
-    msgpack_pack_uint64(&pk, tick);
-    return wbuf_finish(&b);
+    return bcast_finish(&b, &pk, by, tick);
 }
 
 msg_buf *wire_encode_snapshot(const wire_snapshot_meta *m, size_t world_len,
                               bool (*fill)(void *dst, size_t n, void *ctx), void *ctx)
 {
     wbuf b;
-    wbuf_init(&b, 256 + world_len, 0);
     msgpack_packer pk;
-    msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
-    msgpack_pack_map(&pk, 11);
-    pk_kv_str(&pk, "type", "snapshot");
-    pk_str(&pk, "version");
-    msgpack_pack_uint32(&pk, WIRE_PROTOCOL_VERSION);
-    pk_str(&pk, "tick");
-    msgpack_pack_uint64(&pk, m->tick);
-    pk_str(&pk, "time");
-    msgpack_pack_double(&pk, m->sim_time);
+    pk_begin(&b, &pk, 256 + world_len, 11, "snapshot");
+    pk_kv_uint32(&pk, "version", WIRE_PROTOCOL_VERSION);
+    pk_kv_uint64(&pk, "tick", m->tick);
+    pk_kv_double(&pk, "time", m->sim_time);
     pk_kv_str(&pk, "scene", m->scene);
     pk_kv_str(&pk, "solver", m->solver);
-    pk_str(&pk, "particles");
-    msgpack_pack_int32(&pk, m->particles);
-    pk_str(&pk, "springs");
-    msgpack_pack_int32(&pk, m->springs);
-    pk_str(&pk, "bodies");
-    msgpack_pack_int32(&pk, m->bodies);
-    pk_str(&pk, "paused");
-    if (m->paused)
-        msgpack_pack_true(&pk);
-    else
-        msgpack_pack_false(&pk);
+    pk_kv_int32(&pk, "particles", m->particles);
+    pk_kv_int32(&pk, "springs", m->springs);
+    pk_kv_int32(&pk, "bodies", m->bodies);
+    pk_kv_bool(&pk, "paused", m->paused);
     pk_str(&pk, "world");
     msgpack_pack_bin(&pk, world_len);
     uint8_t *o = wbuf_grow(&b, world_len);
@@ -485,10 +433,6 @@ msg_buf *wire_encode_snapshot(const wire_snapshot_meta *m, size_t world_len,
 
 msg_buf *wire_encode_reply(const cmd_reply *r)
 {
-    wbuf b;
-    wbuf_init(&b, 128, 0);
-    msgpack_packer pk;
-    msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
     const char *extra = NULL;
     if (r->ok) {
         if (r->kind == CMD_PUSH)
@@ -502,19 +446,17 @@ msg_buf *wire_encode_reply(const cmd_reply *r)
         else if (r->kind == CMD_BODY_CREATE)
             extra = "id";
     }
-    msgpack_pack_map(&pk, r->ok ? (extra ? 6 : 5) : 5);
-    pk_kv_str(&pk, "type", "reply");
-    pk_str(&pk, "rid");
-    msgpack_pack_uint32(&pk, r->rid);
+    wbuf b;
+    msgpack_packer pk;
+    pk_begin(&b, &pk, 128, r->ok ? (extra ? 6 : 5) : 5, "reply");
+    pk_kv_uint32(&pk, "rid", r->rid);
     pk_kv_str(&pk, "cmd", cmd_kind_name(r->kind));
     pk_str(&pk, "ok");
     if (r->ok) {
         msgpack_pack_true(&pk);
-        pk_str(&pk, "tick");
-        msgpack_pack_uint64(&pk, r->tick);
+        pk_kv_uint64(&pk, "tick", r->tick);
         if (extra) {
-            pk_str(&pk, extra);
-            msgpack_pack_int64(&pk, r->value);
+            pk_kv_int64(&pk, extra, r->value);
         }
     } else {
         msgpack_pack_false(&pk);
@@ -532,13 +474,9 @@ msg_buf *wire_encode_error(uint32_t rid, const char *cmd_name, const char *reaso
     snprintf(r.error, sizeof r.error, "%s", reason);
     /* cmd_kind_name(CMD_NONE) is "none"; a known name is echoed when given. */
     wbuf b;
-    wbuf_init(&b, 128, 0);
     msgpack_packer pk;
-    msgpack_packer_init(&pk, &b, wbuf_msgpack_write);
-    msgpack_pack_map(&pk, 5);
-    pk_kv_str(&pk, "type", "reply");
-    pk_str(&pk, "rid");
-    msgpack_pack_uint32(&pk, rid);
+    pk_begin(&b, &pk, 128, 5, "reply");
+    pk_kv_uint32(&pk, "rid", rid);
     pk_kv_str(&pk, "cmd", cmd_name ? cmd_name : "none");
     pk_str(&pk, "ok");
     msgpack_pack_false(&pk);
@@ -688,16 +626,9 @@ static bool mp_next(mp_rd *r, mp_obj *o)
         o->num = (double)v;
         return true;
     }
-    case 0xdc: case 0xdd:
-        o->type = MP_ARRAY;
-        lb = t == 0xdc ? 2 : 4;
-        if (!mp_take(r, (size_t)lb, &q))
-            return false;
-        len = be(q, lb);
-        goto container;
-    case 0xde: case 0xdf:
-        o->type = MP_MAP;
-        lb = t == 0xde ? 2 : 4;
+    case 0xdc: case 0xdd: case 0xde: case 0xdf: /* array 16, array 32, map 16, map 32 */
+        o->type = t <= 0xdd ? MP_ARRAY : MP_MAP;
+        lb = t & 1 ? 4 : 2;
         if (!mp_take(r, (size_t)lb, &q))
             return false;
         len = be(q, lb);
@@ -779,7 +710,7 @@ static uint32_t fields_rid(const cmd_fields *f)
  * vectors by 3 or 4, parameter maps by FS_P_COUNT entries. */
 static int decode_field(mp_rd *r, const mp_obj *v, int fi, cmd_fields *f, char *err, size_t errlen)
 {
-    cmd_ftype t = cmd_field_types[fi];
+    cmd_ftype t = cmd_field_defs[fi].type;
     if (is_container(v) && t != CFT_VEC3 && t != CFT_VEC4 && t != CFT_PARAMS) {
         if (!mp_skip_body(r, v, 1)) {
             snprintf(err, errlen, "malformed message: truncated or too deep");
@@ -898,9 +829,9 @@ int wire_decode_command(const uint8_t *p, size_t n, cmd *out, char *err, size_t 
             /* Refused before its value is read: a second copy must never
              * add to (or overwrite) what the first one stored. */
             if (f.present & CF_BIT(CF_TYPE))
-                snprintf(err, errlen, "%s: field '%s' given twice", f.type, cmd_field_names[fi]);
+                snprintf(err, errlen, "%s: field '%s' given twice", f.type, cmd_field_defs[fi].name);
             else
-                snprintf(err, errlen, "field '%s' given twice", cmd_field_names[fi]);
+                snprintf(err, errlen, "field '%s' given twice", cmd_field_defs[fi].name);
             out->rid = fields_rid(&f);
             return -1;
         }
@@ -933,12 +864,12 @@ int wire_decode_command(const uint8_t *p, size_t n, cmd *out, char *err, size_t 
                                              "an integer", "a number", "an array of 3 numbers",
                                              "a boolean", "a map of parameter names to numbers",
                                              "an array of 4 numbers"};
-            const char *want = fi == CF_TOKEN ? "a string (under 128 bytes)" : tn[cmd_field_types[fi]];
-            if (cmd_field_types[fi] == CFT_PARAMS)
+            const char *want = fi == CF_TOKEN ? "a string (under 128 bytes)" : tn[cmd_field_defs[fi].type];
+            if (cmd_field_defs[fi].type == CFT_PARAMS)
                 snprintf(first_err, sizeof first_err, "'%s' must be %s (at most %d, one per parameter)",
-                         cmd_field_names[fi], want, FS_P_COUNT);
+                         cmd_field_defs[fi].name, want, FS_P_COUNT);
             else
-                snprintf(first_err, sizeof first_err, "'%s' must be %s", cmd_field_names[fi], want);
+                snprintf(first_err, sizeof first_err, "'%s' must be %s", cmd_field_defs[fi].name, want);
         }
     }
     if (r.p != r.end) {

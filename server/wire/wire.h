@@ -14,8 +14,9 @@
 
 #include "command.h"
 #include "fluid_sim.h"
-#include "hub.h"
 #include "msgbuf.h"
+#include "reply.h"
+#include "world_info.h"
 
 #define WIRE_PROTOCOL_VERSION 1
 #define WIRE_SUBPROTOCOL "fluid.v1"

@@ -25,7 +25,7 @@ const PARAMS = ('rest_density stiffness near_stiffness viscosity_linear viscosit
   'spring_stiffness plasticity yield_stretch yield_compress spring_break friction mass_density stick_distance ' +
   'stick_strength heat_diffusivity phase_change solid_point melt_point kinematic_viscosity surface_tension ' +
   'young_modulus poisson_ratio solid_viscosity rigid elastic_limit plastic_limit fracture_stretch').split(' ');
-// cmd_field_names (server/wire/validate.c).
+// cmd_field_defs (server/wire/validate.c).
 const FIELDS = ('type rid point direction radius strength material param value params name particles steps slot ' +
   'enabled pos speed rate cap visible token offset limit id shape size rot vel ang_vel density static friction ' +
   'impulse target solver duration kind temperature').split(' ');

@@ -308,3 +308,17 @@ test('pages from other sites may watch nothing and change nothing unless --allow
   assert.equal((await http(t, 'POST', '/api/pause', { headers: evil })).status, 200);
   await t.stop();
 });
+
+test('GET /api/solvers names the parameters each solver reads', async () => {
+  const sv = (await get(s, '/api/solvers')).json;
+  const params = Object.fromEntries(sv.solvers.map((x) => [x.name, x.params]));
+  for (const x of sv.solvers) assert.ok(Array.isArray(x.params) && x.params.length > 0, `${x.name}: ${x.params}`);
+  assert.ok(params.clavet.includes('stiffness'), `clavet: ${params.clavet}`);
+  assert.ok(!params.clavet.includes('surface_tension'), `clavet: ${params.clavet}`);
+  assert.ok(params.mps.includes('surface_tension'), `mps: ${params.mps}`);
+  assert.ok(!params.mps.includes('stiffness'), `mps: ${params.mps}`);
+  assert.ok(params.unified.includes('young_modulus'), `unified: ${params.unified}`);
+  // every name is a material parameter GET /api/materials describes
+  const known = Object.keys((await get(s, '/api/materials')).json.materials[0].params);
+  for (const x of sv.solvers) for (const p of x.params) assert.ok(known.includes(p), `${x.name}: ${p}`);
+});

@@ -1,0 +1,373 @@
+/* ws.c - the WebSocket stream protocol (fluid.v1): a client connects, is
+ * sent its hello, replies, broadcasts and the newest frame fragment by
+ * fragment, and sends commands that are decoded, rate limited, checked
+ * for authorisation and queued.  Network thread only. */
+#include "ws.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "access.h"
+#include "clock.h"
+#include "hub.h"
+#include "log.h"
+#include "net_internal.h"
+#include "pump.h"
+#include "ws_client.h"
+#include "wire.h"
+
+/* ---- Sending -------------------------------------------------------------- */
+
+static msg_buf *encode_hello(net *n, ws_client *c)
+{
+    world_info wi;
+    hub_get_info(n->hub, &wi);
+    return wire_encode_hello(&wi, n->st, c->id);
+}
+
+/* Chooses the next whole message for c: hello, replies, broadcasts, then
+ * the newest frame (older frames are skipped). */
+static void pick_next(net *n, ws_client *c)
+{
+    uint64_t oldest = n->bcast_next > HUB_BCAST_RING ? n->bcast_next - HUB_BCAST_RING : 0;
+    if (c->bcast_next < oldest) {
+        /* Fell behind the broadcast history: resynchronise with a fresh hello. */
+        c->hello_pending = true;
+        c->bcast_next = n->bcast_next;
+    }
+    c->cur_is_frame = false;
+    if (c->hello_pending) {
+        c->hello_pending = false;
+        c->cur = encode_hello(n, c);
+    } else if (c->ctl_count) {
+        c->cur = ws_ctl_pop(c);
+    } else if (c->bcast_next < n->bcast_next) {
+        c->cur = msg_buf_ref(n->bcast[c->bcast_next % HUB_BCAST_RING]);
+        c->bcast_next++;
+    } else if (n->frame && c->frame_seq != n->frame_seq) {
+        if (c->frame_seq && n->frame_seq > c->frame_seq + 1) {
+            n->frames_dropped += n->frame_seq - c->frame_seq - 1;
+            c->frames_dropped += n->frame_seq - c->frame_seq - 1;
+        }
+        c->frame_seq = n->frame_seq;
+        c->cur = msg_buf_ref(n->frame);
+        c->cur_is_frame = true;
+    }
+    c->cur_off = 0;
+    if (c->cur)
+        lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, NET_SEND_TIMEOUT_S);
+}
+
+static bool has_more(const net *n, const ws_client *c)
+{
+    if (c->close_bad)
+        return c->cur || c->ctl_count || c->close_ready;
+    return c->cur || c->hello_pending || c->ctl_count || c->bcast_next < n->bcast_next ||
+           (n->frame && c->frame_seq != n->frame_seq);
+}
+
+static int ws_writeable(net *n, ws_client *c)
+{
+    if (n->closing) {
+        static const char why[] = "server shutting down";
+        lws_close_reason(c->wsi, LWS_CLOSE_STATUS_GOINGAWAY, (unsigned char *)why, sizeof why - 1);
+        return -1;
+    }
+    if (c->reject) {
+        char why[64];
+        snprintf(why, sizeof why, "server full (%d clients)", n->cfg->max_clients);
+        lws_close_reason(c->wsi, (enum lws_close_status)1013, (unsigned char *)why, strlen(why));
+        return -1;
+    }
+    if (c->close_bad && !c->cur && !c->ctl_count) {
+        /* The error replies went out first, and the client has been quiet
+         * for a moment (closing with its unread bytes still queued would
+         * reset the connection and lose those replies); now the clean close. */
+        if (!c->close_ready)
+            return 0;
+        static const char why[] = "too many bad messages";
+        lws_close_reason(c->wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, (unsigned char *)why, sizeof why - 1);
+        return -1;
+    }
+    if (!c->cur && c->close_bad) {
+        c->cur = ws_ctl_pop(c);
+        c->cur_off = 0;
+        c->cur_is_frame = false;
+    }
+    if (!c->cur)
+        pick_next(n, c);
+    if (!c->cur)
+        return 0;
+    /* One fragment per callback, copied into this connection's scratch so
+     * lws can write the header into LWS_PRE without touching shared bytes. */
+    size_t left = c->cur->len - c->cur_off;
+    size_t chunk = left < NET_FRAGMENT ? left : NET_FRAGMENT;
+    bool first = c->cur_off == 0, last = chunk == left;
+    memcpy(c->scratch + LWS_PRE, c->cur->data + c->cur_off, chunk);
+    int flags = lws_write_ws_flags(LWS_WRITE_BINARY, first, last);
+    int m = lws_write(c->wsi, c->scratch + LWS_PRE, chunk, (enum lws_write_protocol)flags);
+    if (m < (int)chunk) {
+        log_once("ws-write", "ws: write failed on client %u; closing", (unsigned)c->id);
+        return -1;
+    }
+    n->bytes_sent += chunk;
+    c->bytes_sent += chunk;
+    c->cur_off += chunk;
+    if (last) {
+        if (c->cur_is_frame) {
+            n->frames_sent++;
+            c->frames_sent++;
+        }
+        n->messages_sent++;
+        msg_buf_unref(c->cur);
+        c->cur = NULL;
+        lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0);
+    }
+    if (has_more(n, c))
+        lws_callback_on_writable(c->wsi);
+    return 0;
+}
+
+/* Commands that cost the sim thread far more than a step are charged more:
+ * a scene load rebuilds the world (at most 4 a second per client at the
+ * default rate), a body is allocated. */
+static double extra_cost(cmd_kind k)
+{
+    return k == CMD_LOAD_SCENE ? 29 : k == CMD_BODY_CREATE ? 4 : 0;
+}
+
+static void bad_message(net *n, ws_client *c, uint32_t rid, const char *cmd_name, const char *reason)
+{
+    n->bad_messages++;
+    c->bad++;
+    char key[64];
+    snprintf(key, sizeof key, "bad:%.40s", reason);
+    log_once(key, "ws: client %u: bad message: %s (further ones like it are not logged)", (unsigned)c->id,
+             reason);
+    ws_reply_error(n, c, rid, cmd_name, reason);
+    if (++c->bad_in_a_row >= NET_MAX_BAD_IN_A_ROW && !c->close_bad) {
+        c->close_bad = true;
+        log_once("close-bad", "ws: closing clients that send %d bad messages in a row (logged once)",
+                 NET_MAX_BAD_IN_A_ROW);
+        c->close_bad_ns = clock_now_ns();
+        lws_set_timer_usecs(c->wsi, NET_CLOSE_QUIET_US);
+        lws_callback_on_writable(c->wsi);
+    }
+}
+
+static void ws_message(net *n, ws_client *c)
+{
+    char err[FS_ERROR_LEN];
+    /* Every message, good or bad, costs a token; the refusal is sent after
+     * decoding so that it can echo the request id. */
+    if (!ws_take_tokens(n, c, 1)) {
+        cmd probe;
+        char ignored[FS_ERROR_LEN];
+        uint32_t rid = 0;
+        if (!c->rx_overflow && !c->rx_text) {
+            wire_decode_command(c->rx, c->rx_len, &probe, ignored, sizeof ignored);
+            rid = probe.rid;
+        }
+        n->rate_limited++;
+        log_once("rate", "ws: client %u exceeded the command rate limit (logged once)", (unsigned)c->id);
+        char why[96];
+        snprintf(why, sizeof why, "rate limited: at most %d commands per second (burst %d)",
+                 n->cfg->rate_per_s, n->cfg->rate_burst);
+        ws_reply_error(n, c, rid, NULL, why);
+        return;
+    }
+    if (c->rx_overflow) {
+        snprintf(err, sizeof err, "message too large (limit %d bytes)", WIRE_MAX_MSG);
+        bad_message(n, c, 0, NULL, err);
+        return;
+    }
+    if (c->rx_text) {
+        bad_message(n, c, 0, NULL, "expected a binary msgpack message, got text");
+        return;
+    }
+    cmd cm;
+    if (wire_decode_command(c->rx, c->rx_len, &cm, err, sizeof err)) {
+        bad_message(n, c, cm.rid, NULL, err);
+        return;
+    }
+    c->bad_in_a_row = 0;
+    double extra = extra_cost(cm.kind);
+    if (extra > 0 && !ws_take_tokens(n, c, extra)) {
+        n->rate_limited++;
+        char why[128];
+        snprintf(why, sizeof why, "rate limited: %s costs %g commands of the %d per second allowed", cmd_kind_name(cm.kind),
+                 extra + 1, n->cfg->rate_per_s);
+        ws_reply_error(n, c, cm.rid, cmd_kind_name(cm.kind), why);
+        return;
+    }
+    if (cm.kind == CMD_GET_PARTICLES || cm.kind == CMD_GET_BODIES) {
+        ws_reply_error(n, c, cm.rid, cmd_kind_name(cm.kind),
+                    cm.kind == CMD_GET_PARTICLES ? "get_particles is REST only: GET /api/particles"
+                                                 : "get_bodies is REST only: GET /api/bodies (frames carry bodies)");
+        return;
+    }
+    if (cm.kind == CMD_AUTH) {
+        if (n->cfg->token[0] && !net_token_ok(n, cm.u.auth.token)) {
+            bad_message(n, c, cm.rid, "auth", "unauthorized: wrong token");
+            return;
+        }
+        c->authed = true;
+        cmd_reply r;
+        memset(&r, 0, sizeof r);
+        r.rid = cm.rid;
+        r.kind = CMD_AUTH;
+        r.ok = true;
+        ws_ctl_push(n, c, wire_encode_reply(&r));
+        return;
+    }
+    if (cmd_kind_mutates(cm.kind) && n->cfg->token[0] && !c->authed) {
+        ws_reply_error(n, c, cm.rid, cmd_kind_name(cm.kind),
+                    "unauthorized: this server needs a token (send an auth command or connect with ?token=)");
+        return;
+    }
+    cm.client = c->id;
+    c->commands++;
+    if (!net_enqueue(n, &cm, false)) {
+        n->queue_busy++;
+        log_once("busy", "ws: command queue full; refusing commands");
+        ws_reply_error(n, c, cm.rid, cmd_kind_name(cm.kind), "busy: command queue full, try again");
+        return;
+    }
+    if (cm.kind != CMD_CURSOR) {
+        c->inflight++;
+        ws_rx_pressure(c);
+    }
+}
+
+static void ws_receive(net *n, ws_client *c, const void *in, size_t len)
+{
+    /* Reassemble one message (lws may deliver it in pieces and fragments),
+     * keeping at most WIRE_MAX_MSG bytes; the rest of an oversized message
+     * is dropped as it arrives. */
+    if (!c->rx_in_msg) {
+        c->rx_in_msg = true;
+        c->rx_len = 0;
+        c->rx_overflow = false;
+        c->rx_text = !lws_frame_is_binary(c->wsi);
+    }
+    if (!c->rx_overflow) {
+        if (len > WIRE_MAX_MSG - c->rx_len) {
+            c->rx_overflow = true;
+        } else {
+            memcpy(c->rx + c->rx_len, in, len);
+            c->rx_len += len;
+        }
+    }
+    if (!lws_is_final_fragment(c->wsi) || lws_remaining_packet_payload(c->wsi))
+        return;
+    c->rx_in_msg = false;
+    ws_message(n, c);
+}
+
+static void read_client_token(struct lws *wsi, ws_client *c)
+{
+    char buf[160];
+    const char *v = lws_get_urlarg_by_name(wsi, "token=", buf, sizeof buf);
+    if (v) {
+        cmd_strlcpy(c->url_token, sizeof c->url_token, v);
+        return;
+    }
+    if (lws_hdr_copy(wsi, buf, sizeof buf, WSI_TOKEN_HTTP_AUTHORIZATION) > 7 && !strncmp(buf, "Bearer ", 7))
+        cmd_strlcpy(c->url_token, sizeof c->url_token, buf + 7);
+}
+
+int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
+{
+    net *n = lws_context_user(lws_get_context(wsi));
+    ws_client *c = user;
+
+    switch (reason) {
+    case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+        if (n)
+            net_pump(n);
+        return 0;
+    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+        if (!net_origin_ok(n, wsi)) {
+            char origin[128] = "";
+            lws_hdr_copy(wsi, origin, sizeof origin, WSI_TOKEN_ORIGIN);
+            n->origin_refused++;
+            log_once("origin-ws", "ws: refusing upgrades from other sites' pages (first: %s); see --allow-origin",
+                     origin);
+            return 1; /* the upgrade is refused */
+        }
+        return 0;
+    case LWS_CALLBACK_ESTABLISHED:
+        c->wsi = wsi;
+        c->id = ++n->next_client_id;
+        if (n->nclients >= n->cfg->max_clients) {
+            n->ws_rejected++;
+            log_once("full", "ws: refusing clients beyond --max-clients %d", n->cfg->max_clients);
+            c->reject = true;
+            lws_callback_on_writable(wsi);
+            return 0;
+        }
+        c->scratch = malloc(LWS_PRE + NET_FRAGMENT);
+        if (!c->scratch)
+            return -1;
+        read_client_token(wsi, c);
+        c->authed = !n->cfg->token[0] || net_token_ok(n, c->url_token);
+        c->next = n->clients;
+        n->clients = c;
+        c->linked = true;
+        n->nclients++;
+        strcpy(c->peer, "?");
+        lws_get_peer_simple(wsi, c->peer, sizeof c->peer);
+        if (!strncmp(c->peer, "::ffff:", 7)) /* an IPv4 peer on a dual-stack socket */
+            memmove(c->peer, c->peer + 7, strlen(c->peer + 7) + 1);
+        c->connected_ns = clock_now_ns();
+        log_info("ws: client %u connected from %s (%d clients)", (unsigned)c->id, c->peer, n->nclients);
+        c->hello_pending = true;
+        c->bcast_next = n->bcast_next;
+        c->tokens = n->cfg->rate_burst;
+        c->tokens_ns = clock_now_ns();
+        lws_callback_on_writable(wsi);
+        return 0;
+    case LWS_CALLBACK_CLOSED:
+        if (c->linked) {
+            for (ws_client **pp = &n->clients; *pp; pp = &(*pp)->next)
+                if (*pp == c) {
+                    *pp = c->next;
+                    break;
+                }
+            c->linked = false;
+            n->nclients--;
+            cmd left;
+            memset(&left, 0, sizeof left);
+            left.kind = CMD_CLIENT_LEFT;
+            left.client = c->id;
+            net_enqueue(n, &left, true);
+            log_info("ws: client %u left (%d clients)", (unsigned)c->id, n->nclients);
+        }
+        while (c->ctl_count)
+            msg_buf_unref(ws_ctl_pop(c));
+        msg_buf_unref(c->cur);
+        c->cur = NULL;
+        free(c->scratch);
+        c->scratch = NULL;
+        return 0;
+    case LWS_CALLBACK_RECEIVE:
+        if (c->linked && !c->close_bad)
+            ws_receive(n, c, in, len);
+        else if (c->close_bad && clock_now_ns() - c->close_bad_ns < NET_CLOSE_MAX_WAIT_NS)
+            lws_set_timer_usecs(wsi, NET_CLOSE_QUIET_US); /* read and drop until it is quiet */
+        return 0;
+    case LWS_CALLBACK_TIMER:
+        if (c->close_bad) {
+            c->close_ready = true;
+            lws_callback_on_writable(wsi);
+        }
+        return 0;
+    case LWS_CALLBACK_SERVER_WRITEABLE:
+        return ws_writeable(n, c);
+    default:
+        break;
+    }
+    return lws_callback_http_dummy(wsi, reason, user, in, len);
+}
+

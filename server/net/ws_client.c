@@ -1,0 +1,84 @@
+/* ws_client.c - one WebSocket client's state between messages: its queue of
+ * replies and errors (with back-pressure on reading) and its command rate
+ * limit.  Network thread only. */
+#include "ws_client.h"
+
+#include "clock.h"
+#include "net_internal.h"
+#include "wire.h"
+
+/* ---- The control queue ---------------------------------------------------- */
+
+/* Back-pressure: stop reading a client whose replies (queued here or still
+ * in the sim's hands) pile up because it does not read them; read again
+ * once half have gone out. */
+void ws_rx_pressure(ws_client *c)
+{
+    int owed = c->ctl_count + c->inflight;
+    if (!c->rx_paused && owed >= NET_RX_PAUSE_AT) {
+        lws_rx_flow_control(c->wsi, 0);
+        c->rx_paused = true;
+    } else if (c->rx_paused && !c->close_bad && owed <= NET_RX_PAUSE_AT / 2) {
+        lws_rx_flow_control(c->wsi, 1);
+        c->rx_paused = false;
+    }
+}
+
+void ws_ctl_push(net *n, ws_client *c, msg_buf *m)
+{
+    if (!m)
+        return;
+    if (c->ctl_count >= NET_REPLY_RING) {
+        n->replies_dropped++;
+        msg_buf_unref(m);
+        return;
+    }
+    c->ctl[(c->ctl_head + c->ctl_count) % NET_REPLY_RING] = m;
+    c->ctl_count++;
+    ws_rx_pressure(c);
+    lws_callback_on_writable(c->wsi);
+}
+
+msg_buf *ws_ctl_pop(ws_client *c)
+{
+    if (!c->ctl_count)
+        return NULL;
+    msg_buf *m = c->ctl[c->ctl_head];
+    c->ctl[c->ctl_head] = NULL;
+    c->ctl_head = (c->ctl_head + 1) % NET_REPLY_RING;
+    c->ctl_count--;
+    ws_rx_pressure(c);
+    return m;
+}
+
+ws_client *ws_find_client(net *n, uint32_t id)
+{
+    for (ws_client *c = n->clients; c; c = c->next)
+        if (c->id == id)
+            return c;
+    return NULL;
+}
+
+void ws_reply_error(net *n, ws_client *c, uint32_t rid, const char *cmd_name, const char *reason)
+{
+    ws_ctl_push(n, c, wire_encode_error(rid, cmd_name, reason));
+}
+
+/* ---- Rate limit ------------------------------------------------------------ */
+
+/* Token bucket: every message costs one token, refilled at --rate per
+ * second up to --burst. */
+bool ws_take_tokens(net *n, ws_client *c, double cost)
+{
+    uint64_t now = clock_now_ns();
+    double el = (double)(now - c->tokens_ns) / 1e9;
+    c->tokens_ns = now;
+    c->tokens += el * n->cfg->rate_per_s;
+    if (c->tokens > n->cfg->rate_burst)
+        c->tokens = n->cfg->rate_burst;
+    if (c->tokens < cost)
+        return false;
+    c->tokens -= cost;
+    return true;
+}
+

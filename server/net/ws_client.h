@@ -1,0 +1,67 @@
+/* ws_client.h - one WebSocket client (lws per-session data): what is being
+ * sent to it, its queue of replies, what it sent, its rate limit and its
+ * counters.  Network thread only. */
+#ifndef SRV_WS_CLIENT_H
+#define SRV_WS_CLIENT_H
+
+#include <libwebsockets.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "msgbuf.h"
+#include "net_internal.h"
+#include "wire.h"
+
+typedef struct net net; /* net_internal.h */
+
+#define NET_FRAGMENT 32768     /* bytes per WebSocket fragment sent */
+#define NET_REPLY_RING 256     /* queued control messages per client */
+#define NET_RX_PAUSE_AT 64     /* stop reading a client with this many unsent replies */
+#define NET_SEND_TIMEOUT_S 30  /* a message must drain within this */
+#define NET_MAX_BAD_IN_A_ROW 32
+#define NET_CLOSE_QUIET_US 200000               /* before closing a bad client: 200 ms of quiet */
+#define NET_CLOSE_MAX_WAIT_NS 2000000000ull     /* but no more than 2 s */
+
+/* One WebSocket connection (lws per-session data).  Threads: network only. */
+struct ws_client {
+    struct lws *wsi;
+    struct ws_client *next;
+    uint32_t id;
+    bool linked, authed, reject, hello_pending, rx_paused, close_bad, close_ready;
+    uint64_t close_bad_ns;
+    msg_buf *ctl[NET_REPLY_RING]; /* replies and errors, oldest first */
+    int ctl_head, ctl_count;
+    uint64_t bcast_next;   /* next broadcast seq to send */
+    uint64_t frame_seq;    /* seq of the last frame started */
+    msg_buf *cur;          /* message being sent, fragment by fragment */
+    size_t cur_off;
+    bool cur_is_frame;
+    uint8_t *scratch;      /* LWS_PRE + NET_FRAGMENT */
+    uint8_t rx[WIRE_MAX_MSG];
+    size_t rx_len;
+    bool rx_in_msg, rx_overflow, rx_text;
+    double tokens;
+    uint64_t tokens_ns;
+    int bad_in_a_row;
+    int inflight;          /* commands queued that will get a reply */
+    char url_token[128];
+    char peer[64];
+    uint64_t connected_ns;
+    uint64_t frames_sent, frames_dropped, bytes_sent, commands, bad; /* this client's share of the counters */
+};
+
+/* Queues a reply or error for c (takes the reference; m may be NULL); a full
+ * queue drops it (counted). */
+void ws_ctl_push(net *n, ws_client *c, msg_buf *m);
+/* The oldest queued message (the caller's reference), NULL when none. */
+msg_buf *ws_ctl_pop(ws_client *c);
+/* Pauses reading c while it owes NET_RX_PAUSE_AT replies, resumes at half. */
+void ws_rx_pressure(ws_client *c);
+ws_client *ws_find_client(net *n, uint32_t id);
+/* Queues an error message (rid may be 0, cmd_name NULL). */
+void ws_reply_error(net *n, ws_client *c, uint32_t rid, const char *cmd_name, const char *reason);
+/* Takes cost tokens from c's bucket (--rate per second up to --burst);
+ * false, taking none, when it holds fewer. */
+bool ws_take_tokens(net *n, ws_client *c, double cost);
+
+#endif
