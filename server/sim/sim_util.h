@@ -1,0 +1,45 @@
+/* sim_util.h - small inline helpers the solvers share: the keyed insertion
+ * sort of a neighbour list's appended tail and the direction of a coincident
+ * pair.  Internal to server/sim (include after sim_internal.h). */
+#ifndef FS_SIM_UTIL_H
+#define FS_SIM_UTIL_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+/* Insertion sort of key[from .. n) into the ascending key[0 .. from),
+ * carrying val along (elements of `size` bytes, at most 8): short lists
+ * whose head is already sorted. */
+static inline void fs__sort_keyed(int32_t *key, void *val, size_t size, int from, int n) {
+    unsigned char *v = val, tv[8];
+    for (int a = from; a < n; a++) {
+        const int32_t tk = key[a];
+        memcpy(tv, v + (size_t)a * size, size);
+        int q = a;
+        for (; q > 0 && key[q - 1] > tk; q--) {
+            key[q] = key[q - 1];
+            memcpy(v + (size_t)q * size, v + (size_t)(q - 1) * size, size);
+        }
+        key[q] = tk;
+        memcpy(v + (size_t)q * size, tv, size);
+    }
+}
+
+/* Direction r_ij of a coincident pair (r = 0): a pseudo-random unit vector
+ * drawn from the pair's ids (random streams `stream` and `stream` + 1),
+ * negated when i and j swap, so the pair still acts along one line with
+ * equal and opposite shares. */
+static inline void fs__coincident_dir(const fs_particles *p, int i, int j, uint64_t stream, float *dx, float *dy,
+                                      float *dz) {
+    uint32_t a = p->id[i], b = p->id[j];
+    float sg = b > a ? 1.0f : -1.0f;
+    uint64_t key = b > a ? ((uint64_t)a << 32 | b) : ((uint64_t)b << 32 | a);
+    float z = 2.0f * fs__rand01(key, stream) - 1.0f, t = 6.2831853f * fs__rand01(key, stream + 1);
+    float r = sqrtf(fmaxf(0.0f, 1.0f - z * z));
+    *dx = sg * r * cosf(t), *dy = sg * r * sinf(t), *dz = sg * z;
+}
+
+#endif
