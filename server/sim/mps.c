@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "mps_internal.h"
+#include "sim_util.h"
 
 /* ---- lifetime ------------------------------------------------------------ */
 static void mps_detach(fs_world *w) {
@@ -557,14 +558,5 @@ int fs_world_mps_fields(const fs_world *w, float *pressure, float *number_densit
     return n;
 }
 
-const fs_solver_ops fs__mps_ops = {
-    .name = "mps",
-    .doc = "Premoze et al. 2003: Moving Particle Semi-implicit, pressure Poisson equation by ICCG, wall particles",
-    .attach = mps_attach,
-    .detach = mps_detach,
-    .prepare = mps_prepare,
-    .step = mps_step,
-    .removed = mps_removed,
-    .state_write = mps_state_write,
-    .state_read = mps_state_read,
-};
+const fs_solver_ops fs__mps_ops = FS_SOLVER_OPS(
+    mps, "mps", "Premoze et al. 2003: Moving Particle Semi-implicit, pressure Poisson equation by ICCG, wall particles");

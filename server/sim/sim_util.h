@@ -42,4 +42,14 @@ static inline void fs__coincident_dir(const fs_particles *p, int i, int j, uint6
     *dx = sg * r * cosf(t), *dy = sg * r * sinf(t), *dz = sg * z;
 }
 
+/* A solver's operations table (sim_internal.h) from its functions
+ * PREFIX_attach, PREFIX_detach, PREFIX_prepare, PREFIX_step,
+ * PREFIX_removed, PREFIX_state_write and PREFIX_state_read. */
+#define FS_SOLVER_OPS(prefix, name_, doc_)                                                                   \
+    {                                                                                                        \
+        .name = name_, .doc = doc_, .attach = prefix##_attach, .detach = prefix##_detach,                   \
+        .prepare = prefix##_prepare, .step = prefix##_step, .removed = prefix##_removed,                     \
+        .state_write = prefix##_state_write, .state_read = prefix##_state_read,                              \
+    }
+
 #endif
