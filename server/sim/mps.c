@@ -50,14 +50,12 @@ static void mps_detach(fs_world *w) {
     fs__csr_free(&s->A);
     fs__pcg_free(&s->pcg);
     free(s->b), free(s->x), free(s->rnnz);
-    free(s);
-    w->solver_state = NULL;
+    fs__solver_state_free(w);
 }
 
 static fs_status mps_attach(fs_world *w, fs_error *err) {
-    mps_state *s = calloc(1, sizeof *s);
+    mps_state *s = fs__solver_state_new(w, sizeof *s);
     if (!s) goto nomem;
-    w->solver_state = s;
     size_t n = (size_t)w->cap, f = sizeof(float) * n;
     s->p_slot = calloc(n, sizeof(float));
     s->dT_slot = calloc(n, sizeof(float));
@@ -109,9 +107,7 @@ static inline float *scr_r2(const fs_world *w, int worker) {
 /* Neighbour lists at r^n: fluid within h (the world grid), then walls within
  * h (the wall grid); also saves r^n and sums Eq. 21's heat exchange. */
 static void list_task(int b, int e, int worker, void *vctx) {
-    ctx *c = vctx;
-    fs_world *w = c->w;
-    mps_state *s = c->s;
+    MPS_TASK(vctx, worker);
     fs_particles *p = &w->p;
     const float *X = p->x, *Y = p->y, *Z = p->z, h2 = c->h2, inv_h = w->inv_h;
     int32_t *J = scr_j(w, worker);
@@ -158,10 +154,7 @@ static void list_task(int b, int e, int worker, void *vctx) {
 /* Fluid neighbours of the active first-layer walls, at r^n, the same
  * pairs (same |r|^2 bits) the fluid lists hold. */
 static void wall_list_task(int b, int e, int worker, void *vctx) {
-    (void)worker;
-    ctx *c = vctx;
-    fs_world *w = c->w;
-    mps_state *s = c->s;
+    MPS_TASK(vctx, worker);
     const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z, near2 = c->near2;
     fs_ranges r = {.cell = -1, .cyz = -1};
     for (int a = b; a < e; a++) {
@@ -183,10 +176,7 @@ static void wall_list_task(int b, int e, int worker, void *vctx) {
 /* Eq. 9 / 27: viscosity (Eq. 7), gravity and surface tension (App. A),
  * explicit; Eq. 10: r* = r + dt u*.  Writes w->nvx.. and w->nx.. */
 static void explicit_task(int b, int e, int worker, void *vctx) {
-    (void)worker;
-    ctx *c = vctx;
-    fs_world *w = c->w;
-    mps_state *s = c->s;
+    MPS_TASK(vctx, worker);
     const fs_particles *p = &w->p;
     const float *X = p->x, *Y = p->y, *Z = p->z, *VX = p->vx, *VY = p->vy, *VZ = p->vz;
     const float dt = c->dt, rel = s->re_l;
@@ -228,10 +218,7 @@ static void explicit_task(int b, int e, int worker, void *vctx) {
  * move.  Gathered: each side computes the same pair impulse.  Keeps
  * particles from clumping, where w(r) -> infinity would spike n*. */
 static void collide_task(int b, int e, int worker, void *vctx) {
-    (void)worker;
-    ctx *c = vctx;
-    fs_world *w = c->w;
-    mps_state *s = c->s;
+    MPS_TASK(vctx, worker);
     const fs_particles *p = &w->p;
     const float *X = p->x, *Y = p->y, *Z = p->z, *VX = p->vx, *VY = p->vy, *VZ = p->vz;
     const float rc = COLLIDE_DIST * s->l0, rc2 = rc * rc, dt = c->dt;
@@ -266,9 +253,7 @@ static void collide_task(int b, int e, int worker, void *vctx) {
 
 /* Eq. 5 (with p^_i) and Eq. 15-17, then the safety rails and the heat. */
 static void correct_task(int b, int e, int worker, void *vctx) {
-    ctx *c = vctx;
-    fs_world *w = c->w;
-    mps_state *s = c->s;
+    MPS_TASK(vctx, worker);
     fs_particles *p = &w->p;
     const float *X = p->x, *Y = p->y, *Z = p->z, *P = s->press;
     const float dt = c->dt, ren = s->re_n, vmax = w->max_speed, pmin_r = PMIN_R * s->l0;

@@ -152,6 +152,14 @@ typedef struct ctx {
     uint64_t bad[FS_MAX_WORKERS], clamped[FS_MAX_WORKERS];
 } ctx;
 
+/* Opens a pass that fs__run calls with (b, e, worker, vctx): names its
+ * context c, the world w and the solver state s. */
+#define MPS_TASK(vctx, worker)                                                     \
+    ctx *const c = (ctx *)(vctx);                                                 \
+    fs_world *const w = c->w;                                                     \
+    mps_state *const s = c->s;                                                    \
+    (void)(worker), (void)s
+
 /* r_j - r_i for a neighbour j of particle i in the lists: a particle
  * (j < w->cap) or the wall particle j - w->cap */
 static inline void nb_offset(const fs_world *w, const mps_state *s, int i, int j, float *dx, float *dy, float *dz) {

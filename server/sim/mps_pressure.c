@@ -33,10 +33,7 @@ bool fs__mps_ensure_matrix(fs_world *w, mps_state *s) {
 /* n* at r* (Eq. 14's source, Eq. 18's test), for u < w->n particle u (also
  * keeping |r*_ij| of its pairs), else active wall u - w->n. */
 static void nstar_task(int b, int e, int worker, void *vctx) {
-    (void)worker;
-    ctx *c = vctx;
-    fs_world *w = c->w;
-    mps_state *s = c->s;
+    MPS_TASK(vctx, worker);
     const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z;
     const int nf = w->n;
     for (int u = b; u < e; u++) {

@@ -9,10 +9,7 @@
 
 /* Appendix A, Eq. 34 (and n at r^n for the surface test): fluid counts. */
 void fs__mps_tension_counts_task(int b, int e, int worker, void *vctx) {
-    (void)worker;
-    ctx *c = vctx;
-    fs_world *w = c->w;
-    mps_state *s = c->s;
+    MPS_TASK(vctx, worker);
     const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z;
     const float rst2 = s->re_st * s->re_st;
     const float ren2 = s->re_n * s->re_n;

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim_internal.h"
@@ -40,6 +41,35 @@ static inline void fs__coincident_dir(const fs_particles *p, int i, int j, uint6
     float z = 2.0f * fs__rand01(key, stream) - 1.0f, t = 6.2831853f * fs__rand01(key, stream + 1);
     float r = sqrtf(fmaxf(0.0f, 1.0f - z * z));
     *dx = sg * r * cosf(t), *dy = sg * r * sinf(t), *dz = sg * z;
+}
+
+/* A solver's zeroed state of `size` bytes, set behind w->solver_state
+ * (NULL there and returned when out of memory). */
+static inline void *fs__solver_state_new(fs_world *w, size_t size) {
+    w->solver_state = calloc(1, size);
+    return w->solver_state;
+}
+
+/* Frees the state behind w->solver_state (its arrays freed already). */
+static inline void fs__solver_state_free(fs_world *w) {
+    free(w->solver_state);
+    w->solver_state = NULL;
+}
+
+/* The neighbours of particle i within sqrt(h2) at the positions now: the
+ * list the density pass kept (w->nb), or, where it overflowed (nb_n < 0),
+ * a fresh scan into the worker's scratch.  Returns their count, the list
+ * in *list. */
+static inline int fs__neighbours_of(const fs_world *w, int i, float h2, fs_ranges *r, const fs_scratch *sc,
+                                    const int32_t **list) {
+    int n = w->nb_n[i];
+    *list = w->nb + (size_t)i * FS_NB_MAX;
+    if (n < 0) {
+        fs__ranges_of(w, w->cell[i], r);
+        n = fs__scan(w->p.x, w->p.y, w->p.z, r, i, h2, false, sc->j, sc->r2, NULL, NULL, NULL);
+        *list = sc->j;
+    }
+    return n;
 }
 
 /* A solver's operations table (sim_internal.h) from its functions

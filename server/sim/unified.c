@@ -122,11 +122,7 @@ static inline float wall_tab(const float *tab, float d, float inv_h) {
  * particles the displacement gradient (Eq. 14-15), Green-Saint-Venant strain,
  * von Mises plasticity, Hooke's stress and the matrix of Eq. 12. */
 FS_SIMD_CLONES static void density_task(int b, int e, int worker, void *vctx) {
-    uctx *x = vctx;
-    fs_world *w = x->w;
-    ustate *u = x->u;
-    const uconst *c = &x->c;
-    const fs_particles *p = &w->p;
+    UNIFIED_TASK(vctx, worker);
     fs_scratch sc = fs__scratch_of(w, worker);
     fs_ranges r = {.cell = -1, .cyz = -1};
     const float h2 = c->h2, w6 = c->w6, inv_h = c->inv_h;
@@ -197,11 +193,7 @@ static inline float wall_acc(float x, float v, float lo, float hi, float kw, flo
  * neighbours, elasticity (Eq. 12, 16) over the body neighbours, gravity and
  * the walls; a = f / rho (Eq. 6). */
 FS_SIMD_CLONES static void force_task(int b, int e, int worker, void *vctx) {
-    uctx *x = vctx;
-    fs_world *w = x->w;
-    ustate *u = x->u;
-    const uconst *c = &x->c;
-    const fs_particles *p = &w->p;
+    UNIFIED_TASK(vctx, worker);
     fs_scratch sc = fs__scratch_of(w, worker);
     fs_ranges r = {.cell = -1, .cyz = -1};
     const float *X = p->x, *Y = p->y, *Z = p->z, *VX = p->vx, *VY = p->vy, *VZ = p->vz;
@@ -210,13 +202,8 @@ FS_SIMD_CLONES static void force_task(int b, int e, int worker, void *vctx) {
     const int32_t *LAB = u->lab;
     const float kw = WALL_K * c->k * c->inv_h * c->inv_h, om = sqrtf(kw);
     for (int i = b; i < e; i++) {
-        const int32_t *list = w->nb + (size_t)i * FS_NB_MAX;
-        int n = w->nb_n[i];
-        if (n < 0) {
-            fs__ranges_of(w, w->cell[i], &r);
-            n = fs__scan(X, Y, Z, &r, i, c->h2, false, sc.j, sc.r2, NULL, NULL, NULL);
-            list = sc.j;
-        }
+        const int32_t *list;
+        const int n = fs__neighbours_of(w, i, c->h2, &r, &sc, &list);
         const int m = p->mat[i], si = p->slot[i];
         const float xi = X[i], yi = Y[i], zi = Z[i], vxi = VX[i], vyi = VY[i], vzi = VZ[i];
         const float qi = Q[i], mui = MU[i], irhoi = 1.0f / u->rho[i];
@@ -295,11 +282,7 @@ FS_SIMD_CLONES static void force_task(int b, int e, int worker, void *vctx) {
 
 /* S3: leap-frog in kick-drift form for liquid and elastic particles */
 static void integrate_task(int b, int e, int worker, void *vctx) {
-    (void)worker;
-    uctx *x = vctx;
-    fs_world *w = x->w;
-    ustate *u = x->u;
-    fs_particles *p = &w->p;
+    UNIFIED_TASK(vctx, worker);
     const float dt = x->dt;
     for (int i = b; i < e; i++) {
         if (u->comp[p->slot[i]] >= 0) continue;
@@ -311,10 +294,7 @@ static void integrate_task(int b, int e, int worker, void *vctx) {
 /* S5: the box (a particle that passed the wall's spring is put back and
  * loses its velocity into the wall), repair, speed limit, temperature. */
 static void finish_task(int b, int e, int worker, void *vctx) {
-    uctx *x = vctx;
-    fs_world *w = x->w;
-    ustate *u = x->u;
-    fs_particles *p = &w->p;
+    UNIFIED_TASK(vctx, worker);
     const float dt = x->dt, vmax = w->max_speed, slack = 0.5f * w->dom.particle_radius;
     const float l[3] = {w->lo.x - slack, w->lo.y - slack, w->lo.z - slack};
     const float hgh[3] = {w->hi.x + slack, w->hi.y + slack, w->hi.z + slack};
@@ -371,6 +351,40 @@ static int substeps_for(const fs_world *w, const uctx *x) {
     return n > (float)MAX_SUB ? MAX_SUB : (int)n;
 }
 
+/* Shape bodies (bodies.c) once per step, on the positions at the step's
+ * start (px) and now (x); what they change is added to the velocity. */
+static void shape_bodies(fs_world *w, const uctx *x) {
+    fs__grid_build(w);
+    float mu[FS_MAX_MATERIALS], sd[FS_MAX_MATERIALS], sk[FS_MAX_MATERIALS], ms[FS_MAX_MATERIALS];
+    for (int m = 0; m < w->nmat; m++) {
+        mu[m] = w->mat[m].p[FS_P_FRICTION];
+        sd[m] = w->mat[m].p[FS_P_STICK_DISTANCE] * w->h;
+        sk[m] = w->mat[m].p[FS_P_STICK_STRENGTH];
+        ms[m] = x->c.mass[m];
+    }
+    fs_particles *p = &w->p;
+    for (int i = 0; i < w->n; i++) {
+        w->nx[i] = p->x[i] - p->px[i], w->ny[i] = p->y[i] - p->py[i], w->nz[i] = p->z[i] - p->pz[i];
+    }
+    fs__bodies_step(w, w->dt, w->dom.particle_radius, mu, sd, sk, ms, fs__run);
+    const float inv = 1.0f / w->dt;
+    for (int i = 0; i < w->n; i++) {
+        p->vx[i] += ((p->x[i] - p->px[i]) - w->nx[i]) * inv;
+        p->vy[i] += ((p->y[i] - p->py[i]) - w->ny[i]) * inv;
+        p->vz[i] += ((p->z[i] - p->pz[i]) - w->nz[i]) * inv;
+        p->x[i] = fminf(fmaxf(p->x[i], w->lo.x), w->hi.x);
+        p->y[i] = fminf(fmaxf(p->y[i], w->lo.y), w->hi.y);
+        p->z[i] = fminf(fmaxf(p->z[i], w->lo.z), w->hi.z);
+    }
+}
+
+/* the grid, timed in the GRID phase */
+static void grid_build_timed(fs_world *w) {
+    const double t = fs__now_ms();
+    fs__grid_build(w);
+    w->st.phase_ms[FS_PHASE_GRID] += fs__now_ms() - t;
+}
+
 static void unified_step(fs_world *w) {
     double t0 = fs__now_ms(), t;
     ustate *u = st_of(w);
@@ -382,9 +396,7 @@ static void unified_step(fs_world *w) {
     uconst_init(w, &c.c);
 
     fs__emit_and_drain(w);
-    t = fs__now_ms();
-    fs__grid_build(w);
-    ph[FS_PHASE_GRID] += fs__now_ms() - t;
+    grid_build_timed(w);
 
     t = fs__now_ms();
     fs__unified_topology(w, &c);
@@ -395,11 +407,7 @@ static void unified_step(fs_world *w) {
     ph[FS_PHASE_SPRINGS] += fs__now_ms() - t;
 
     for (int k = 0; k < nsub; k++) {
-        if (k > 0) {
-            t = fs__now_ms();
-            fs__grid_build(w);
-            ph[FS_PHASE_GRID] += fs__now_ms() - t;
-        }
+        if (k > 0) grid_build_timed(w);
         t = fs__now_ms();
         fs__run(w, density_task, &c, w->n);
         fs__run(w, force_task, &c, w->n);
@@ -412,32 +420,9 @@ static void unified_step(fs_world *w) {
         ph[FS_PHASE_COLLIDE] += fs__now_ms() - t;
     }
 
-    /* shape bodies (bodies.c) once per step, on the positions at the step's
-     * start (px) and now (x); what they change is added to the velocity */
     if (w->nbodies) {
         t = fs__now_ms();
-        fs__grid_build(w);
-        float mu[FS_MAX_MATERIALS], sd[FS_MAX_MATERIALS], sk[FS_MAX_MATERIALS], ms[FS_MAX_MATERIALS];
-        for (int m = 0; m < w->nmat; m++) {
-            mu[m] = w->mat[m].p[FS_P_FRICTION];
-            sd[m] = w->mat[m].p[FS_P_STICK_DISTANCE] * w->h;
-            sk[m] = w->mat[m].p[FS_P_STICK_STRENGTH];
-            ms[m] = c.c.mass[m];
-        }
-        fs_particles *p = &w->p;
-        for (int i = 0; i < w->n; i++) {
-            w->nx[i] = p->x[i] - p->px[i], w->ny[i] = p->y[i] - p->py[i], w->nz[i] = p->z[i] - p->pz[i];
-        }
-        fs__bodies_step(w, w->dt, w->dom.particle_radius, mu, sd, sk, ms, fs__run);
-        const float inv = 1.0f / w->dt;
-        for (int i = 0; i < w->n; i++) {
-            p->vx[i] += ((p->x[i] - p->px[i]) - w->nx[i]) * inv;
-            p->vy[i] += ((p->y[i] - p->py[i]) - w->ny[i]) * inv;
-            p->vz[i] += ((p->z[i] - p->pz[i]) - w->nz[i]) * inv;
-            p->x[i] = fminf(fmaxf(p->x[i], w->lo.x), w->hi.x);
-            p->y[i] = fminf(fmaxf(p->y[i], w->lo.y), w->hi.y);
-            p->z[i] = fminf(fmaxf(p->z[i], w->lo.z), w->hi.z);
-        }
+        shape_bodies(w, &c);
         ph[FS_PHASE_COLLIDE] += fs__now_ms() - t;
     }
 
@@ -460,14 +445,12 @@ static void unified_detach(fs_world *w) {
     free(u->rho), free(u->prs), free(u->ax), free(u->ay), free(u->az), free(u->nu), free(u->young), free(u->cut);
     free(u->A), free(u->kind), free(u->fresh), free(u->hasA), free(u->rb);
     free(u->q), free(u->mu), free(u->ms), free(u->ri), free(u->lab);
-    free(u);
-    w->solver_state = NULL;
+    fs__solver_state_free(w);
 }
 
 static fs_status unified_attach(fs_world *w, fs_error *err) {
-    ustate *u = calloc(1, sizeof *u);
+    ustate *u = fs__solver_state_new(w, sizeof *u);
     if (!u) goto nomem;
-    w->solver_state = u;
     size_t n = (size_t)w->cap, f = sizeof(float) * n;
     u->uid = malloc(sizeof(uint32_t) * n), u->was = calloc(n, 1), u->bn = calloc(n, 1);
     u->bj = malloc(sizeof(int32_t) * n * KB);

@@ -102,6 +102,17 @@ typedef struct uctx {
     bool any_new;
 } uctx;
 
+/* Opens a pass over particles [b, e) that fs__run calls with (b, e, worker,
+ * vctx): names its context x, the world w, the solver state u, the
+ * per-step constants c and the particles p (each pass uses some of them). */
+#define UNIFIED_TASK(vctx, worker)                                                 \
+    uctx *const x = (uctx *)(vctx);                                               \
+    fs_world *const w = x->w;                                                     \
+    ustate *const u = x->u;                                                       \
+    const uconst *const c = &x->c;                                                \
+    fs_particles *const p = &w->p;                                                \
+    (void)(worker), (void)u, (void)c, (void)p
+
 /* cosine kernel of Eq. 17, without its constant: (2h/pi)(cos((r+h) pi / 2h) + 1),
  * and its derivative's magnitude sin((r+h) pi / 2h) */
 static inline float cos_w(float r, float h) {

@@ -22,11 +22,7 @@ static inline float solidity(const uconst *c, int m, float T) {
 /* P1: solidity, state, fresh slots; the viscosity and stiffness of the state
  * (Fig. 5); the time step's inputs (max speed, viscosity, wave speed). */
 static void phase_task(int b, int e, int worker, void *vctx) {
-    uctx *x = vctx;
-    fs_world *w = x->w;
-    ustate *u = x->u;
-    const uconst *c = &x->c;
-    fs_particles *p = &w->p;
+    UNIFIED_TASK(vctx, worker);
     float vmax = 0, numax = 0, cmax = 0;
     int anynew = 0, anysolid = 0, anyrigid = 0;
     for (int i = b; i < e; i++) {
@@ -71,11 +67,7 @@ static void phase_task(int b, int e, int worker, void *vctx) {
  * which it accepts new body neighbours (all within h when they fit in KB,
  * else the nearest ones).  Both ends decide each pair from the same numbers. */
 static void prune_task(int b, int e, int worker, void *vctx) {
-    uctx *x = vctx;
-    fs_world *w = x->w;
-    ustate *u = x->u;
-    const uconst *c = &x->c;
-    const fs_particles *p = &w->p;
+    UNIFIED_TASK(vctx, worker);
     fs_scratch sc = fs__scratch_of(w, worker);
     fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
@@ -132,11 +124,7 @@ static void prune_task(int b, int e, int worker, void *vctx) {
  * budgets), reference vector = current X_j - X_i ("If objects merge, the
  * reference distances of the new neighbors are added", Fig. 3). */
 static void bond_task(int b, int e, int worker, void *vctx) {
-    uctx *x = vctx;
-    fs_world *w = x->w;
-    ustate *u = x->u;
-    const uconst *c = &x->c;
-    const fs_particles *p = &w->p;
+    UNIFIED_TASK(vctx, worker);
     fs_scratch sc = fs__scratch_of(w, worker);
     fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
@@ -173,11 +161,7 @@ static void bond_task(int b, int e, int worker, void *vctx) {
 /* P4: body volume, Eq. 11, with the cosine kernel (Eq. 17) */
 static void vbar_task(int b, int e, int worker, void *vctx) {
     (void)worker;
-    uctx *x = vctx;
-    fs_world *w = x->w;
-    ustate *u = x->u;
-    const uconst *c = &x->c;
-    const fs_particles *p = &w->p;
+    UNIFIED_TASK(vctx, worker);
     const float w0 = c->cw * cos_w(0.0f, c->h);
     for (int i = b; i < e; i++) {
         const int s = p->slot[i], n = u->bn[s];

@@ -164,11 +164,7 @@ void fs__unified_rigid_solve(fs_world *w, uctx *x) {
 }
 
 void fs__unified_rigid_move_task(int b, int e, int worker, void *vctx) {
-    (void)worker;
-    uctx *x = vctx;
-    fs_world *w = x->w;
-    ustate *u = x->u;
-    fs_particles *p = &w->p;
+    UNIFIED_TASK(vctx, worker);
     const double dt = x->dt;
     for (int i = b; i < e; i++) {
         int k = u->comp[p->slot[i]];
