@@ -72,7 +72,7 @@ static fs_status mps_attach(fs_world *w, fs_error *err) {
     return FS_OK;
 nomem:
     mps_detach(w);
-    if (err) snprintf(err->msg, sizeof err->msg, "mps: out of memory for %d particles", w->cap);
+    SETERR(err, "mps: out of memory for %d particles", w->cap);
     return FS_ERR_NOMEM;
 }
 
@@ -117,7 +117,7 @@ static void list_task(int b, int e, int worker, void *vctx) {
         p->px[i] = X[i], p->py[i] = Y[i], p->pz[i] = Z[i];
         fs__ranges_of(w, w->cell[i], &r);
         int n = fs__scan(X, Y, Z, &r, i, h2, false, J, R2, NULL, NULL, NULL);
-        if (c->heat_now) { /* Eq. 21 with the kernel h - r, as solver.c; once per w->dt */
+        if (c->heat_now) { /* Eq. 21 with the kernel h - r, as the Clavet solver; once per w->dt */
             const float Ti = p->temp[i], Di = c->m.diff[p->mat[i]];
             float acc = 0;
             for (int k = 0; k < n; k++) {
@@ -376,26 +376,24 @@ static void substep(fs_world *w, mps_state *s, ctx *c) {
     ph[FS_PHASE_COLLIDE] += fs__now_ms() - t;
 }
 
-static void mps_step(fs_world *w) {
-    double t0 = fs__now_ms();
-    double *ph = w->st.phase_ms;
-    for (int k = 0; k < FS_PHASE_COUNT; k++) ph[k] = 0;
-    mps_state *s = state_of(w);
-    if (!s || !refresh(w, s)) return; /* out of memory for the walls: the world stands still */
-    fs__emit_and_drain(w);
-    ctx c;
-    memset(&c, 0, sizeof c);
-    c.w = w, c.s = s;
-    float numax = 0;
+/* The materials' constants of this call (by material index). */
+static void mconst_init(const fs_world *w, mconst *mc) {
     for (int m = 0; m < w->nmat; m++) {
         const float *q = w->mat[m].p;
-        c.m.rho[m] = q[FS_P_MASS_DENSITY];
-        c.m.nu[m] = q[FS_P_KIN_VISCOSITY];
-        c.m.sigma[m] = q[FS_P_SURFACE_TENSION];
-        c.m.diff[m] = q[FS_P_HEAT_DIFFUSIVITY] * w->lap_norm * w->h; /* as solver.c's mconst */
-        c.m.heat |= c.m.diff[m] > 0;
-        c.m.tension |= c.m.sigma[m] > 0;
+        mc->rho[m] = q[FS_P_MASS_DENSITY];
+        mc->nu[m] = q[FS_P_KIN_VISCOSITY];
+        mc->sigma[m] = q[FS_P_SURFACE_TENSION];
+        mc->diff[m] = fs__heat_coef(w, m); /* Eq. 21, as the other solvers */
+        mc->heat |= mc->diff[m] > 0;
+        mc->tension |= mc->sigma[m] > 0;
     }
+}
+
+/* The CFL sub-steps of one call: the fewest for which the Courant (with
+ * what gravity adds over w->dt), viscous and capillary (Brackbill, Kothe &
+ * Zemach 1992) limits hold, at most MAX_SUB. */
+static int substep_count(const fs_world *w, const mps_state *s, const mconst *mc) {
+    float numax = 0;
     bool present[FS_MAX_MATERIALS] = {false};
     float umax2 = 0;
     for (int i = 0; i < w->n; i++) {
@@ -406,13 +404,12 @@ static void mps_step(fs_world *w) {
     float cap = INFINITY; /* the capillary limit sqrt(rho l0^3 / (2 pi sigma)) (Brackbill et al. 1992) */
     for (int m = 0; m < w->nmat; m++) {
         if (!present[m]) continue;
-        if (c.m.nu[m] > numax) numax = c.m.nu[m];
-        if (c.m.sigma[m] > 0) {
-            float t = sqrtf(c.m.rho[m] * s->l0 * s->l0 * s->l0 / (2.0f * 3.14159265f * c.m.sigma[m]));
+        if (mc->nu[m] > numax) numax = mc->nu[m];
+        if (mc->sigma[m] > 0) {
+            float t = sqrtf(mc->rho[m] * s->l0 * s->l0 * s->l0 / (2.0f * 3.14159265f * mc->sigma[m]));
             cap = t < cap ? t : cap;
         }
     }
-    /* the sub-step: Courant (with what gravity adds over it), viscous and capillary limits */
     const float l0 = s->l0, gmag = sqrtf(w->dom.gravity.x * w->dom.gravity.x + w->dom.gravity.y * w->dom.gravity.y +
                                          w->dom.gravity.z * w->dom.gravity.z);
     float umax = sqrtf(umax2) + gmag * w->dt;
@@ -420,7 +417,22 @@ static void mps_step(fs_world *w) {
     if (numax > 0 && VISC_LIMIT * l0 * l0 / numax < lim) lim = VISC_LIMIT * l0 * l0 / numax;
     if (cap < lim) lim = cap;
     /* clamped before the conversion: a huge (or NaN) speed gives MAX_SUB (or 1) */
-    int nsub = fs__floor_clamp(ceilf(w->dt / lim - 1e-4f), 1, MAX_SUB);
+    return fs__floor_clamp(ceilf(w->dt / lim - 1e-4f), 1, MAX_SUB);
+}
+
+static void mps_step(fs_world *w) {
+    double t0 = fs__now_ms();
+    double *ph = w->st.phase_ms;
+    for (int k = 0; k < FS_PHASE_COUNT; k++) ph[k] = 0;
+    mps_state *s = state_of(w);
+    if (!s || !refresh(w, s)) return; /* out of memory for the walls: the world stands still */
+    fs__emit_and_drain(w);
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.w = w, c.s = s;
+    mconst_init(w, &c.m);
+    const int nsub = substep_count(w, s, &c.m);
+    const float l0 = s->l0;
     c.dt = w->dt / (float)nsub;
     c.h2 = w->h * w->h;
     c.near2 = NEAR * l0 * NEAR * l0;
@@ -516,7 +528,7 @@ static fs_status mps_state_read(fs_world *w, const void *buf, size_t n, const fs
     if (s->built && (int)hdr[3] == s->nwall && s->nwall) memcpy(s->wp, b, (size_t)s->nwall * 4);
     return FS_OK;
 bad:
-    if (err) snprintf(err->msg, sizeof err->msg, "snapshot: the mps section is damaged (%s)", why);
+    SETERR(err, "snapshot: the mps section is damaged (%s)", why);
     return FS_ERR_ARG;
 }
 

@@ -145,7 +145,7 @@ typedef struct ctx {
     mps_state *s;
     mconst m;
     float dt, h2, near2, rmin;
-    bool heat_now; /* the first sub-step sums Eq. 21; the rate holds for the whole w->dt, as in solver.c */
+    bool heat_now; /* the first sub-step sums Eq. 21; the rate holds for the whole w->dt, as in the Clavet solver */
     float lap_k;  /* 2d / (lambda n0_lap), Eq. 7, viscosity */
     float ppe_k;  /* 2d / (lambda_n n0), Eq. 7 in Eq. 14 */
     float grad_k; /* d / n0, Eq. 5 */

@@ -256,17 +256,17 @@ uint64_t fs__mps_rails(const mps_state *s, fs_vec3 lo, fs_vec3 hi, float x[3], f
 fs_status fs_world_mps_add_obstacle(fs_world *w, fs_vec3 lo, fs_vec3 hi, fs_error *err) {
     mps_state *s = w->solver == FS_SOLVER_MPS ? state_of(w) : NULL;
     if (!s) {
-        if (err) snprintf(err->msg, sizeof err->msg, "obstacles need the mps solver (fs_world_set_solver)");
+        SETERR(err, "obstacles need the mps solver (fs_world_set_solver)");
         return FS_ERR_ARG;
     }
     if (!(isfinite(lo.x) && isfinite(lo.y) && isfinite(lo.z) && isfinite(hi.x) && isfinite(hi.y) && isfinite(hi.z)) ||
         !(hi.x > lo.x && hi.y > lo.y && hi.z > lo.z)) {
-        if (err) snprintf(err->msg, sizeof err->msg, "obstacle: lo < hi and finite, on every axis");
+        SETERR(err, "obstacle: lo < hi and finite, on every axis");
         return FS_ERR_ARG;
     }
     if (s->obst_epoch != w->epoch) s->nobst = 0, s->obst_epoch = w->epoch;
     if (s->nobst >= MAX_OBST) {
-        if (err) snprintf(err->msg, sizeof err->msg, "obstacle: all %d slots in use", MAX_OBST);
+        SETERR(err, "obstacle: all %d slots in use", MAX_OBST);
         return FS_ERR_FULL;
     }
     /* clipped to the box */
@@ -274,14 +274,14 @@ fs_status fs_world_mps_add_obstacle(fs_world *w, fs_vec3 lo, fs_vec3 hi, fs_erro
     lo = (fs_vec3){fmaxf(lo.x, a.x), fmaxf(lo.y, a.y), fmaxf(lo.z, a.z)};
     hi = (fs_vec3){fminf(hi.x, b.x), fminf(hi.y, b.y), fminf(hi.z, b.z)};
     if (!(hi.x - lo.x >= w->dom.spacing && hi.y - lo.y >= w->dom.spacing && hi.z - lo.z >= w->dom.spacing)) {
-        if (err) snprintf(err->msg, sizeof err->msg, "obstacle: less than one spacing thick inside the box");
+        SETERR(err, "obstacle: less than one spacing thick inside the box");
         return FS_ERR_RANGE;
     }
     s->obst[s->nobst++] = (mps_obst){lo, hi};
     if (!fs__mps_build_walls(w, s) || !fs__mps_ensure_matrix(w, s)) {
         s->nobst--;
         s->built = false;
-        if (err) snprintf(err->msg, sizeof err->msg, "obstacle: out of memory for its wall particles");
+        SETERR(err, "obstacle: out of memory for its wall particles");
         return FS_ERR_NOMEM;
     }
     /* particles inside it leave */

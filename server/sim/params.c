@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sim_internal.h"
+#include "sim_util.h"
 
 /* Which solver's step reads which parameter (each solver's parameter set),
  * checked against the steps by tests/sim/test_params.c: Clavet reads its 12
@@ -218,16 +219,16 @@ float fs_world_get_param(const fs_world *w, int m, fs_param p) {
 }
 
 static void seterr(fs_error *err, const char *fmt, const char *a, double x, double lo, double hi) {
-    if (err) snprintf(err->msg, sizeof err->msg, fmt, a, x, lo, hi);
+    SETERR(err, fmt, a, x, lo, hi);
 }
 
 fs_status fs_world_set_param(fs_world *w, int m, fs_param p, float v, fs_error *err) {
     if (m < 0 || m >= w->nmat) {
-        if (err) snprintf(err->msg, sizeof err->msg, "unknown material %d", m);
+        SETERR(err, "unknown material %d", m);
         return FS_ERR_UNKNOWN;
     }
     if ((int)p < 0 || p >= FS_P_COUNT) {
-        if (err) snprintf(err->msg, sizeof err->msg, "unknown parameter %d", (int)p);
+        SETERR(err, "unknown parameter %d", (int)p);
         return FS_ERR_UNKNOWN;
     }
     const fs_param_info *in = &PARAMS[p];

@@ -1,15 +1,23 @@
-/* sim_util.h - small inline helpers the solvers share: the keyed insertion
- * sort of a neighbour list's appended tail and the direction of a coincident
- * pair.  Internal to server/sim (include after sim_internal.h). */
+/* sim_util.h - small helpers the core's files share: SETERR, a solver's
+ * state and operations table, the neighbours of a particle from the kept
+ * lists, the keyed insertion sort of a list's appended tail and the
+ * direction of a coincident pair.  Internal to server/sim. */
 #ifndef FS_SIM_UTIL_H
 #define FS_SIM_UTIL_H
 
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim_internal.h"
+
+/* Fills *err (when given) with a printf-formatted sentence. */
+#define SETERR(err, ...)                                                \
+    do {                                                                \
+        if (err) snprintf((err)->msg, sizeof (err)->msg, __VA_ARGS__); \
+    } while (0)
 
 /* Insertion sort of key[from .. n) into the ascending key[0 .. from),
  * carrying val along (elements of `size` bytes, at most 8): short lists

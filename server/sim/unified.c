@@ -148,7 +148,7 @@ FS_SIMD_CLONES static void density_task(int b, int e, int worker, void *vctx) {
                 const int j = J[k];
                 const float rr = sqrtf(R2[k]), q = hh - rr;
                 rho += MA[MM[j]] * (q * q * q); /* Eq. 4 */
-                /* Eq. 21, the pair form of solver.c: antisymmetric, so heat is conserved */
+                /* Eq. 21, the Clavet solver's pair form: antisymmetric, so heat is conserved */
                 acc += 0.5f * (Di + DF[MM[j]]) * (1.0f - rr * inv_h) * (T[j] - Ti);
             }
         } else {
@@ -473,7 +473,7 @@ static fs_status unified_attach(fs_world *w, fs_error *err) {
     u->cfl = CFL;
     return FS_OK;
 nomem:
-    if (err) snprintf(err->msg, sizeof err->msg, "unified solver: out of memory for %d particles", w->cap);
+    SETERR(err, "unified solver: out of memory for %d particles", w->cap);
     return FS_ERR_NOMEM;
 }
 
@@ -555,7 +555,7 @@ static size_t unified_state_write(const fs_world *w, void *vbuf, size_t cap) {
 }
 
 static fs_status bad(fs_error *err, const char *what, long a) {
-    if (err) snprintf(err->msg, sizeof err->msg, "snapshot: unified solver state: %s (%ld)", what, a);
+    SETERR(err, "snapshot: unified solver state: %s (%ld)", what, a);
     return FS_ERR_ARG;
 }
 
