@@ -213,10 +213,8 @@ FS_SIMD_CLONES static void force_task(int b, int e, int worker, void *vctx) {
         int coincident = 0;
         /* Eq. 7 / rho_i in Monaghan's symmetric form (the paper's ref. 1):
          * a_i = -sum_j m_j (p_i / rho_i^2 + p_j / rho_j^2) grad W(r_ij), the
-         * gradient of Eq. 4's density, so pressure work is conservative.
-         * (The arithmetic mean (p_i + p_j) / 2 rho_j of Eq. 7 as printed is
-         * not: a still pool at 8 cm spacing gained kinetic energy without
-         * bound with it.)  -grad W(r_ij) = gsp (h - r)^2 r_ij / r.
+         * gradient of Eq. 4's density, so pressure work is conservative
+         * (Eq. 7 as printed is not: NOTES.md).  -grad W(r_ij) = gsp (h - r)^2 r_ij / r.
          * Eq. 8 / rho_i with the viscosity kernel's Laplacian on the lattice.
          * Pairs inside one rigid body are skipped (Sec. "Rigid Bodies"). */
 #pragma omp simd reduction(+ : ax, ay, az, coincident)
