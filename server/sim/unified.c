@@ -13,9 +13,9 @@
  *                                             "Plasticity and Fracture"), body volume Eq. 11
  *   rigid bodies: connected components of the rigid particles' body neighbours  unified_rigid.c
  *   n internal steps of dt / n, each:
- *     grid; density Eq. 4, pressure Eq. 9, heat Eq. 21, strain and stress Eq. 14-15 (+ plasticity)
+ *     grid; density Eq. 4, pressure Eq. 9, heat Eq. 21,
+ *       strain and stress Eq. 14-15 (+ plasticity)                                unified_elastic.c
  *     forces: pressure Eq. 7, viscosity Eq. 8, elasticity Eq. 12 + 16, gravity, walls
- *                                                                                unified_elastic.c
  *     leap-frog (kick-drift) integration of Eq. 6; rigid bodies Eq. 18-20       unified_rigid.c
  *     walls (clamp), repair, temperature (Eq. 21 + heaters, shared with the Clavet solver)
  *   shape bodies (bodies.c, Algorithm 6 of Clavet 2005) once per step
@@ -176,7 +176,10 @@ FS_SIMD_CLONES static void density_task(int b, int e, int worker, void *vctx) {
         u->lab[i] = u->comp[p->slot[i]];
         w->dT[i] = acc;
 
-        fs__unified_elastic_stress(x, i); /* elasticity (unified_elastic.c) */
+        /* elasticity (unified_elastic.c) */
+        const int s = p->slot[i];
+        u->hasA[i] = 0;
+        if (u->kind[s] == ELASTIC && u->bn[s] != 0 && !(u->young[s] <= 0.0f)) fs__unified_elastic_stress(x, i);
     }
 }
 
@@ -187,6 +190,40 @@ static inline float wall_acc(float x, float v, float lo, float hi, float kw, flo
     if (x < lo) a += kw * (lo - x) - (v < 0 ? om * v : 0);
     if (x > hi) a -= kw * (x - hi) + (v > 0 ? om * v : 0);
     return a;
+}
+
+/* Elasticity, Eq. 12 and 16, with the matrices A of unified_elastic.c:
+ * F_i = sum_j (A_j d_ji - A_i d_ij), d_ij = vbar_j g_ij, d_ji = -vbar_i g_ij,
+ * g_ij = grad W(x_ij) */
+static inline void elastic_force(const uctx *x, int i, float f[3]) {
+    const fs_world *w = x->w;
+    const ustate *u = x->u;
+    const uconst *c = &x->c;
+    const int si = w->p.slot[i], nb = u->bn[si];
+    const float h = c->h;
+    const int32_t *BJ = u->bj + (size_t)si * KB;
+    const float *RX = u->rx + (size_t)si * KB, *RY = u->ry + (size_t)si * KB, *RZ = u->rz + (size_t)si * KB;
+    const float vbi = u->vbar[si];
+    const float *Ai = u->A + (size_t)i * 9;
+    const bool hai = u->hasA[i];
+        float fx = 0, fy = 0, fz = 0;
+        for (int k = 0; k < nb; k++) {
+            const int j = w->slot_index[BJ[k]];
+            const bool haj = u->hasA[j];
+            if (!hai && !haj) continue;
+            const float L = sqrtf(RX[k] * RX[k] + RY[k] * RY[k] + RZ[k] * RZ[k]);
+            if (!(L > 1e-9f) || L >= h) continue;
+            const float gm = c->cg * cos_g(L, h) / L;
+            const float g[3] = {gm * RX[k], gm * RY[k], gm * RZ[k]};
+            const float vbj = u->vbar[BJ[k]];
+            const float *Aj = u->A + (size_t)j * 9;
+            float M[9];
+            for (int q = 0; q < 9; q++) M[q] = (haj ? vbi * Aj[q] : 0.0f) + (hai ? vbj * Ai[q] : 0.0f);
+            fx -= M[0] * g[0] + M[1] * g[1] + M[2] * g[2];
+            fy -= M[3] * g[0] + M[4] * g[1] + M[5] * g[2];
+            fz -= M[6] * g[0] + M[7] * g[1] + M[8] * g[2];
+        }
+    f[0] = fx, f[1] = fy, f[2] = fz;
 }
 
 /* S2: accelerations: pressure (Eq. 7) and viscosity (Eq. 8) over the SPH
@@ -241,9 +278,9 @@ FS_SIMD_CLONES static void force_task(int b, int e, int worker, void *vctx) {
                 const float f = MS[j] * (qi + Q[j]) * gsp * h * h;
                 ax += f * dx, ay += f * dy, az += f * dz;
             }
-        if (u->bn[si]) { /* elasticity, Eq. 12 and 16 (unified_elastic.c) */
+        if (u->bn[si]) { /* elasticity, Eq. 12 and 16 */
             float fe[3];
-            fs__unified_elastic_force(x, i, fe);
+            elastic_force(x, i, fe);
             const float im = 1.0f / c->mass[m];
             ax += fe[0] * im, ay += fe[1] * im, az += fe[2] * im;
         }

@@ -2,8 +2,8 @@
  * Schläfli & Pajarola 2007): the displacement gradient over the body
  * neighbours (Eq. 14-16, the cosine kernel of Eq. 17), Green-Saint-Venant
  * strain, von Mises plasticity (O'Brien et al. 2002, the paper's ref. 28),
- * Hooke's stress and the matrix of Eq. 12, and the elastic force of
- * Eq. 12 and 16. */
+ * Hooke's stress and the matrix of Eq. 12 that the force pass (unified.c)
+ * applies. */
 #include <math.h>
 
 #include "unified_internal.h"
@@ -42,8 +42,6 @@ void fs__unified_elastic_stress(const uctx *x, int i) {
     ustate *u = x->u;
     const uconst *c = &x->c;
     const int s = w->p.slot[i], m = w->p.mat[i];
-    u->hasA[i] = 0;
-    if (u->kind[s] != ELASTIC || u->bn[s] == 0 || u->young[s] <= 0.0f) return;
     float G[3][3], eps[3][3];
     fs__unified_grad_u(w, u, c, i, G);
     fs__unified_strain(G, eps);
@@ -91,37 +89,4 @@ void fs__unified_elastic_stress(const uctx *x, int i) {
             A[a * 3 + bb] = -vb * t;
         }
     u->hasA[i] = 1;
-}
-
-/* F_i = sum_j (A_j d_ji - A_i d_ij), d_ij = vbar_j g_ij, d_ji = -vbar_i g_ij,
- * g_ij = grad W(x_ij) */
-void fs__unified_elastic_force(const uctx *x, int i, float f[3]) {
-    const fs_world *w = x->w;
-    const ustate *u = x->u;
-    const uconst *c = &x->c;
-    const int si = w->p.slot[i], nb = u->bn[si];
-    const float h = c->h;
-    const int32_t *BJ = u->bj + (size_t)si * KB;
-    const float *RX = u->rx + (size_t)si * KB, *RY = u->ry + (size_t)si * KB, *RZ = u->rz + (size_t)si * KB;
-    const float vbi = u->vbar[si];
-    const float *Ai = u->A + (size_t)i * 9;
-    const bool hai = u->hasA[i];
-        float fx = 0, fy = 0, fz = 0;
-        for (int k = 0; k < nb; k++) {
-            const int j = w->slot_index[BJ[k]];
-            const bool haj = u->hasA[j];
-            if (!hai && !haj) continue;
-            const float L = sqrtf(RX[k] * RX[k] + RY[k] * RY[k] + RZ[k] * RZ[k]);
-            if (!(L > 1e-9f) || L >= h) continue;
-            const float gm = c->cg * cos_g(L, h) / L;
-            const float g[3] = {gm * RX[k], gm * RY[k], gm * RZ[k]};
-            const float vbj = u->vbar[BJ[k]];
-            const float *Aj = u->A + (size_t)j * 9;
-            float M[9];
-            for (int q = 0; q < 9; q++) M[q] = (haj ? vbi * Aj[q] : 0.0f) + (hai ? vbj * Ai[q] : 0.0f);
-            fx -= M[0] * g[0] + M[1] * g[1] + M[2] * g[2];
-            fy -= M[3] * g[0] + M[4] * g[1] + M[5] * g[2];
-            fz -= M[6] * g[0] + M[7] * g[1] + M[8] * g[2];
-        }
-    f[0] = fx, f[1] = fy, f[2] = fz;
 }

@@ -123,16 +123,15 @@ static inline float cos_g(float r, float h) { return sinf((r + h) * 3.14159265f 
 /* unified_phase.c: phase state (Fig. 5) and body neighbours, once per step */
 void fs__unified_topology(fs_world *w, uctx *x);
 
-/* unified_elastic.c: elasticity (Eq. 12-17) and plasticity */
+/* unified_elastic.c: strain, plasticity and stress (Eq. 12-17) */
 /* G[a][b] = grad u of the particle at index i (Eq. 14-16) over its body
  * neighbours, at the positions now */
 void fs__unified_grad_u(const fs_world *w, const ustate *u, const uconst *c, int i, float G[3][3]);
 /* Green-Saint-Venant strain eps = (G + G^T + G G^T) / 2 */
 void fs__unified_strain(float G[3][3], float eps[3][3]);
-/* The matrix of Eq. 12 of an elastic particle (u->A, u->hasA) */
+/* The matrix of Eq. 12 (u->A, u->hasA set) of the particle at index i, an
+ * elastic one (kind ELASTIC, a body neighbour, a Young's modulus) */
 void fs__unified_elastic_stress(const uctx *x, int i);
-/* The elastic force on particle i (Eq. 12, 16) into f */
-void fs__unified_elastic_force(const uctx *x, int i, float f[3]);
 
 /* unified_rigid.c: rigid bodies (Eq. 18-20) as connected components */
 void fs__unified_rigid_label(fs_world *w, ustate *u);
