@@ -25,11 +25,7 @@
 #include <string.h>
 
 #include "sim_internal.h"
-
-#define SETERR(err, ...)                                                \
-    do {                                                                \
-        if (err) snprintf((err)->msg, sizeof (err)->msg, __VA_ARGS__); \
-    } while (0)
+#include "sim_util.h"
 
 /* ---- small vector algebra -------------------------------------------------- */
 typedef fs_vec3 v3;

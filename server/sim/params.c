@@ -1,14 +1,28 @@
-/* params.c - the materials table: parameter metadata, documented ranges and
- * the six presets.  Parameters follow Clavet et al. 2005; lengths inside a
- * parameter are in units of the interaction radius h so that a material
- * behaves alike at any resolution (Eq. 3/6 displacements are k * h * ...). */
+/* params.c - the materials table: each parameter's metadata, documented
+ * range, units and the solvers whose step reads it, and the seven presets.
+ * Three parameter sets share one flat list: Clavet et al. 2005's (the
+ * double density relaxation, springs and plasticity; its stiffnesses are
+ * per step and its lengths in units of the interaction radius h, so that a
+ * material behaves alike at any resolution: Eq. 3/6 displacements are
+ * k * h * ...), the unified solver's (Solenthaler et al. 2007: viscosities,
+ * elasticity, rigidity, fracture) and the MPS solver's (Premoze et al.
+ * 2003: surface tension), and the physical ones several read (mass density,
+ * heat, friction and stickiness at bodies, the phase change points). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "sim_internal.h"
+#include "sim_util.h"
 
-/* Which solver reads which parameter (each solver's parameter set). */
+/* Which solver's step reads which parameter (each solver's parameter set),
+ * checked against the steps by tests/sim/test_params.c: Clavet reads its 12
+ * and mass density (bodies), friction, stickiness, heat diffusivity and the
+ * phase change (its freezing); the unified solver its 7 and the same shared
+ * ones plus the liquid viscosity; MPS mass density, viscosity, heat
+ * diffusivity and surface tension.  (The world itself reads phase_change
+ * and solid_point when it adds a particle or sets the temperature: the
+ * frozen flag, which only the Clavet solver's freezing uses.) */
 #define CL FS_SOLVER_BIT(FS_SOLVER_CLAVET)
 #define UN FS_SOLVER_BIT(FS_SOLVER_UNIFIED)
 #define MP FS_SOLVER_BIT(FS_SOLVER_MPS)
@@ -205,16 +219,16 @@ float fs_world_get_param(const fs_world *w, int m, fs_param p) {
 }
 
 static void seterr(fs_error *err, const char *fmt, const char *a, double x, double lo, double hi) {
-    if (err) snprintf(err->msg, sizeof err->msg, fmt, a, x, lo, hi);
+    SETERR(err, fmt, a, x, lo, hi);
 }
 
 fs_status fs_world_set_param(fs_world *w, int m, fs_param p, float v, fs_error *err) {
     if (m < 0 || m >= w->nmat) {
-        if (err) snprintf(err->msg, sizeof err->msg, "unknown material %d", m);
+        SETERR(err, "unknown material %d", m);
         return FS_ERR_UNKNOWN;
     }
     if ((int)p < 0 || p >= FS_P_COUNT) {
-        if (err) snprintf(err->msg, sizeof err->msg, "unknown parameter %d", (int)p);
+        SETERR(err, "unknown parameter %d", (int)p);
         return FS_ERR_UNKNOWN;
     }
     const fs_param_info *in = &PARAMS[p];

@@ -38,4 +38,5 @@ void test_mps_surface_tension(void);
 void test_mps_inflow_outflow(void);
 void test_mps_cg_20k(void);
 void test_mps_determinism(void);
+void test_params_per_solver(void);
 #endif

@@ -782,6 +782,7 @@ int main(int argc, char **argv) {
         {"mps_inflow_outflow", test_mps_inflow_outflow},
         {"mps_cg_20k", test_mps_cg_20k},
         {"mps_determinism", test_mps_determinism},
+        {"params_per_solver", test_params_per_solver},
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
         {"no_allocation_in_step", test_no_allocation_in_step},
 #endif

@@ -1,0 +1,189 @@
+/* mps_internal.h - what the MPS solver's files share: its constants, its
+ * state behind w->solver_state, the per-call context of a step, the kernel
+ * (Eq. 3) and the entry points of mps_walls.c, mps_pressure.c and
+ * mps_tension.c.  Internal to server/sim; the choices behind the constants
+ * are in NOTES.md ("MPS"). */
+#ifndef FS_MPS_INTERNAL_H
+#define FS_MPS_INTERNAL_H
+
+#include "sim_internal.h"
+
+#define RE_N 2.1f      /* r_e of n and grad, in l0 */
+#define RE_LAP 3.1f    /* r_e of the Laplacian, in l0 (capped at h) */
+#define BETA 0.97f     /* Eq. 18 */
+#define COURANT 0.2f   /* dt <= COURANT l0 / u_max */
+#define VISC_LIMIT 0.25f /* dt <= VISC_LIMIT l0^2 / nu_max (explicit Eq. 7 is stable to ~0.5) */
+#define MAX_SUB 200    /* sub-steps per call, at most */
+#define NB_MAX 224     /* fluid + wall neighbours per fluid particle */
+#define NN_MAX 112     /* ... of them within NEAR l0: the 2.1 l0 passes */
+#define NEAR 2.6f      /* 2.1 l0 at r* lies within 2.6 l0 at r^n: a sub-step moves a pair < 0.4 l0 */
+#define WNB_MAX 96     /* fluid neighbours within NEAR l0 per first-layer wall particle */
+#define WWN_MAX 64     /* first-layer wall neighbours per first-layer wall particle */
+#define NNZ_PER_ROW 64 /* matrix room per row, on average (~33 at rest) */
+#define RMIN 0.3f /* w(r) is evaluated at r >= RMIN l0: one close pair adds at most re/RMIN - 1 (6) to n */
+#define RAIL 0.25f /* l0: how close to a face of the box a centre may come */
+#define PMIN_R 1.1f /* l0: p^_i of Eq. 5 is the least pressure within this (the six nearest on the lattice) */
+#define ST_ONE_SIDED 0.25f /* Appendix A acts where |sum r_ij w| >= this * sum |r_ij| w (a flat face: 0.3-0.4) */
+#define COLLIDE_DIST 0.5f /* l0 */
+#define COLLIDE_E 0.2f
+/* Relaxation of Eq. 14's source (1: the equation as printed; Koshizuka's
+ * group often uses 0.2; NOTES.md) */
+#define RELAX 0.5
+#define MAX_SOURCE 0.1 /* largest (n* - n0) / n0 Eq. 14 acts on in one sub-step */
+#define COMPRESSIBILITY 0.45e-9 /* 1/Pa, water */
+#define RHO_WALL 1000.0f
+#define MAX_OBST 8
+#define CG_TOL 1e-6
+#define CG_MAXIT 600
+
+typedef struct mps_obst {
+    fs_vec3 lo, hi;
+} mps_obst;
+
+typedef struct mps_state {
+    /* per storage slot, kept across steps: last pressure (warm start) */
+    float *p_slot;
+    /* per storage slot, within a step: Eq. 21's dT/dt from the first sub-step
+     * (by slot: the sub-steps' grid builds reorder the particles) */
+    float *dT_slot;
+    /* per particle, current order, one sub-step */
+    int32_t *nb;          /* [i * NB_MAX]: fluid indices ascending, then cap + wall index (grid order) */
+    int16_t *nb_f, *nb_t; /* fluid count, total count */
+    int32_t *nn;          /* [i * NN_MAX]: the same within NEAR l0 (n, Eq. 14, Eq. 5, collisions) */
+    int16_t *nn_f, *nn_t;
+    float *nr;            /* [i * NN_MAX]: |r*_ij| of those, from nstar_task */
+    float *nst, *nst1;    /* n* (Eq. 14) / n at r^n for surface tension; n^st1 (Eq. 34) */
+    float *press;         /* pressure, Pa */
+    int32_t *row;         /* unknown of particle i, or -1 (free surface) */
+    float *rho, *nu;      /* per particle this sub-step */
+    /* walls: all layers */
+    int nwall, wall_cap, nl1;
+    float *wx, *wy, *wz, *wp; /* wp: pressure (first layer), kept across steps */
+    uint8_t *wlayer;
+    int32_t *wl1;             /* wall -> first-layer index, or -1 */
+    /* first-layer walls: static n from other walls, neighbours among first-layer walls */
+    int32_t *l1_wall;         /* first-layer index -> wall */
+    float *l1_nstatic;
+    int16_t *l1_wn;
+    int32_t *l1_wj;           /* [k * WWN_MAX] first-layer indices, ascending */
+    float *l1_ww;             /* Laplacian weights */
+    /* static wall grid, cells of h over the box grown by 3 l0 */
+    float wg_lo[3], wg_inv;
+    int wg_n[3];
+    int32_t *wg_start, *wg_idx;
+    /* active first-layer walls of a sub-step (a fluid particle within h) */
+    int nact;
+    int32_t *act;      /* active -> first-layer index, ascending */
+    int32_t *act_of;   /* first-layer index -> active, or -1 */
+    int32_t *anb;      /* [a * WNB_MAX] fluid neighbours, ascending */
+    int16_t *anb_n;
+    float *anst;
+    int32_t *arow;
+    /* the pressure Poisson equation */
+    fs_csr A;
+    fs_pcg pcg;
+    double *b, *x;
+    int32_t *rnnz;
+    int rows_cap;
+    /* constants */
+    float l0, h, re_n, re_l, re_st, n0, n0l, lambda, lambda_n, nst_flat;
+    uint32_t built_epoch; /* walls built for this reset of the world ... */
+    fs_domain built_dom;  /* ... and this domain */
+    int built_nobst;
+    bool built;
+    mps_obst obst[MAX_OBST];
+    int nobst;
+    uint32_t obst_epoch;
+    /* diagnostics */
+    int substeps, unknowns, surface, shrunk; /* shrunk: solves skipped for want of matrix room */
+    float dt_sub;
+} mps_state;
+
+static inline mps_state *state_of(const fs_world *w) { return (mps_state *)w->solver_state; }
+
+/* Eq. 3 with the -1 that makes it continuous at r_e, r clamped to rmin */
+static inline float weight(float r, float re, float rmin) {
+    if (r >= re) return 0.0f;
+    return re / (r > rmin ? r : rmin) - 1.0f;
+}
+
+/* the wall grid's cell of a point */
+static inline int grid_cell(const mps_state *s, float x, float y, float z) {
+    int c[3];
+    const float p[3] = {x, y, z};
+    for (int a = 0; a < 3; a++) {
+        c[a] = fs__floor_clamp((p[a] - s->wg_lo[a]) * s->wg_inv, 0, s->wg_n[a] - 1);
+    }
+    return (c[2] * s->wg_n[1] + c[1]) * s->wg_n[0] + c[0];
+}
+
+/* The wall grid's cells around a point's cell (3 x 3 x 3, clipped to the
+ * grid) as index ranges [b, e) of wg_idx, z slowest; returns how many. */
+static inline int wall_cells(const mps_state *s, float x, float y, float z, int32_t b[27], int32_t e[27]) {
+    const int c = grid_cell(s, x, y, z);
+    const int ci = c % s->wg_n[0], cj = (c / s->wg_n[0]) % s->wg_n[1], ck = c / (s->wg_n[0] * s->wg_n[1]);
+    int n = 0;
+    for (int dk = -1; dk <= 1; dk++)
+        for (int dj = -1; dj <= 1; dj++)
+            for (int di = -1; di <= 1; di++) {
+                const int a = ci + di, bb = cj + dj, cc = ck + dk;
+                if (a < 0 || bb < 0 || cc < 0 || a >= s->wg_n[0] || bb >= s->wg_n[1] || cc >= s->wg_n[2]) continue;
+                const int g = (cc * s->wg_n[1] + bb) * s->wg_n[0] + a;
+                b[n] = s->wg_start[g], e[n] = s->wg_start[g + 1], n++;
+            }
+    return n;
+}
+
+typedef struct mconst {
+    float rho[FS_MAX_MATERIALS], nu[FS_MAX_MATERIALS], sigma[FS_MAX_MATERIALS], diff[FS_MAX_MATERIALS];
+    bool heat, tension;
+} mconst;
+
+
+typedef struct ctx {
+    fs_world *w;
+    mps_state *s;
+    mconst m;
+    float dt, h2, near2, rmin;
+    bool heat_now; /* the first sub-step sums Eq. 21; the rate holds for the whole w->dt, as in the Clavet solver */
+    float lap_k;  /* 2d / (lambda n0_lap), Eq. 7, viscosity */
+    float ppe_k;  /* 2d / (lambda_n n0), Eq. 7 in Eq. 14 */
+    float grad_k; /* d / n0, Eq. 5 */
+    uint64_t bad[FS_MAX_WORKERS], clamped[FS_MAX_WORKERS];
+} ctx;
+
+/* Opens a pass that fs__run calls with (b, e, worker, vctx): names its
+ * context c, the world w and the solver state s. */
+#define MPS_TASK(vctx, worker)                                                     \
+    ctx *const c = (ctx *)(vctx);                                                 \
+    fs_world *const w = c->w;                                                     \
+    mps_state *const s = c->s;                                                    \
+    (void)(worker), (void)s
+
+/* r_j - r_i for a neighbour j of particle i in the lists: a particle
+ * (j < w->cap) or the wall particle j - w->cap */
+static inline void nb_offset(const fs_world *w, const mps_state *s, int i, int j, float *dx, float *dy, float *dz) {
+    const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z;
+    if (j < w->cap)
+        *dx = X[j] - X[i], *dy = Y[j] - Y[i], *dz = Z[j] - Z[i];
+    else
+        *dx = s->wx[j - w->cap] - X[i], *dy = s->wy[j - w->cap] - Y[i], *dz = s->wz[j - w->cap] - Z[i];
+}
+
+/* mps_walls.c: the wall particles (Sec. 3.2), their grid and the obstacles */
+bool fs__mps_build_walls(fs_world *w, mps_state *s);
+bool fs__mps_walls_current(const fs_world *w, const mps_state *s);
+void fs__mps_free_walls(mps_state *s);
+/* Safety rails of a corrected particle: out of the obstacles, RAIL l0
+ * inside the box (lo, hi already moved in); returns the corrections made. */
+uint64_t fs__mps_rails(const mps_state *s, fs_vec3 lo, fs_vec3 hi, float x[3], float v[3]);
+
+/* mps_pressure.c: n*, Eq. 18 and the pressure Poisson equation (Eq. 14) */
+bool fs__mps_ensure_matrix(fs_world *w, mps_state *s);
+void fs__mps_pressure(fs_world *w, mps_state *s, ctx *c);
+
+/* mps_tension.c: surface tension, Appendix A */
+void fs__mps_tension_counts_task(int b, int e, int worker, void *vctx);
+void fs__mps_tension_acc(const ctx *c, int i, float *ax, float *ay, float *az);
+
+#endif
