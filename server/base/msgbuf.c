@@ -1,4 +1,4 @@
-/* msgbuf.c - see msgbuf.h. */
+/* msgbuf.c - reference-counted immutable message buffers and the growable byte writer that builds them (see msgbuf.h). */
 #include "msgbuf.h"
 
 #include <stdlib.h>
