@@ -1,0 +1,125 @@
+/* world_internal.h - the world's private layout (struct fs_world and its
+ * particle arrays), shared by the sim's .c files.  Nothing outside
+ * server/sim/ includes it. */
+#ifndef SIM_WORLD_INTERNAL_H
+#define SIM_WORLD_INTERNAL_H
+
+#include "bodies.h"
+#include "fluid_sim.h"
+#include "heat.h"
+#include "params.h"
+#include "sources.h"
+
+/* Hot particle data, structure of arrays, in spatial (cell) order.  Every
+ * array named here has a twin in `alt` so a reorder is a gather + swap. */
+typedef struct fs_particles {
+    float *x, *y, *z;    /* position (predicted position during a step) */
+    float *px, *py, *pz; /* previous position (Alg. 1 line 8) */
+    float *vx, *vy, *vz;
+    uint8_t *mat;
+    float *temp;    /* temperature, deg C (Solenthaler 2007, "Temperature Effects") */
+    uint8_t *frozen; /* was fully solid at the end of the last step */
+    uint32_t *id;   /* stable public id, never reused */
+    int32_t *slot;  /* storage slot for cold per-particle data (springs) */
+} fs_particles;
+
+struct fs_solver_ops;
+
+struct fs_world {
+    fs_world_def def;
+    fs_solver solver;
+    const struct fs_solver_ops *ops; /* the table's row of `solver` (solver_table.c sets both) */
+    void *solver_state;
+    fs_domain dom;
+    uint32_t epoch; /* counts fs_world_reset calls: solver state tied to a domain (MPS obstacles) */
+    char scene[32];
+
+    /* derived from def and dom */
+    float dt;  /* one sub-step: def.dt / def.substeps */
+    float h, inv_h, max_speed;
+    fs_vec3 lo, hi; /* box shrunk by the particle radius: where centres may be */
+
+    int cap, n;
+    fs_particles p, alt;
+    /* per-particle scratch any solver may use, in the current order */
+    float *nx, *ny, *nz;       /* output positions of a gather phase */
+    float *nvx, *nvy, *nvz;    /* output velocities of a gather phase */
+    int32_t *cell;             /* cell of each particle at the last grid build */
+    int32_t *perm;             /* the grid's sort permutation */
+    /* neighbour lists at the predicted positions, built once per step by a
+     * solver's density pass; nb_n[i] = -1 when i had more than FS_NB_MAX */
+    int32_t *nb, *nb_n;
+    /* per worker: a neighbour scan's output, room for every particle (+16):
+     * index j, |r_ij|^2 and r_ij */
+    int32_t *scr_j;
+    float *scr_r2, *scr_dx, *scr_dy, *scr_dz;
+
+    /* ids and slots (particles.c) */
+    uint32_t next_id;
+    int32_t *slot_index; /* slot -> current index, -1 when free */
+    int32_t *free_slots; /* stack */
+    int nfree;
+    int32_t *id_order;   /* slots in increasing id order, n entries */
+    int32_t *by_id;      /* k -> index, rebuilt after each reorder */
+
+    /* springs (springs.c), stored per slot so a reorder never moves them;
+     * each list is sorted by partner slot; both ends hold the spring (kept
+     * identical).  World state: saved, hashed, made by scenes; the Clavet
+     * step is the solver that moves them. */
+    int K;
+    uint16_t *spr_n;  /* by slot */
+    int32_t *spr_j;   /* partner slot, [slot * K + k] */
+    float *spr_L;     /* rest length */
+    int springs;      /* total springs (pairs) */
+
+    /* uniform grid, cell size h / FS_GRID_DIV, over the box (grid.c) */
+    float cs, inv_cs;
+    int gx, gy, gz, ncell;
+    int32_t *cell_start; /* ncell + 1 */
+
+    fs_material mat[FS_MAX_MATERIALS];
+    int nmat;
+
+    fs_heater heat[FS_MAX_HEATERS];
+    float lap_norm; /* Eq. 21 kernel normalisation from the rest lattice */
+    float ambient;  /* temperature of new particles, deg C */
+    float *dT;      /* per particle: dT/dt from diffusion, this step */
+    float *solid;   /* per particle: solidity this step, 1 solid .. 0 liquid */
+    fs_emitter emit[FS_MAX_EMITTERS];
+    fs_drain drain[FS_MAX_DRAINS];
+
+    fs_body bodies[FS_MAX_BODIES];
+    int nbodies;
+    uint32_t next_body_id;
+    void *contacts, *contacts_prev; /* FS_MAX_CONTACTS each (bodies.c) */
+    int ncontacts, ncontacts_prev;
+    float stick_max;
+
+    bool paused;
+    int pending_steps;
+
+    fs_stats st;
+};
+
+#define FS_NB_MAX 128
+#define FS_SCR_PAD 16
+
+/* One worker's neighbour-scan output (fs_world.scr_*): index j, |r_ij|^2 and r_ij. */
+typedef struct fs_scratch {
+    int32_t *j;
+    float *r2, *dx, *dy, *dz;
+} fs_scratch;
+
+static inline fs_scratch fs__scratch_of(const fs_world *w, int worker) {
+    size_t off = (size_t)worker * ((size_t)w->cap + FS_SCR_PAD);
+    fs_scratch s = {w->scr_j + off, w->scr_r2 + off, w->scr_dx + off, w->scr_dy + off, w->scr_dz + off};
+    return s;
+}
+
+/* by_id[k] = index of the k-th particle in id order: after a reorder or a
+ * batch of removals (fs__sync_ids). */
+static inline void fs__rebuild_by_id(fs_world *w) {
+    for (int k = 0; k < w->n; k++) w->by_id[k] = w->slot_index[w->id_order[k]];
+}
+
+#endif
