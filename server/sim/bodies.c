@@ -24,8 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bodies.h"
-#include "world_internal.h"
+#include "sim_internal.h"
 
 #define SETERR(err, ...)                                                \
     do {                                                                \

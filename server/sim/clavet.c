@@ -55,21 +55,19 @@ static void clavet_detach(fs_world *w) {
     clavet_state *st = w->solver_state;
     if (!st) return;
     free(st->s_a), free(st->s_b), free(st->spr_total), free(st->seq_order);
-    free(st);
-    w->solver_state = NULL;
+    fs__solver_state_free(w);
 }
 
 static fs_status clavet_attach(fs_world *w, fs_error *err) {
-    clavet_state *st = calloc(1, sizeof *st);
+    clavet_state *st = fs__solver_state_new(w, sizeof *st);
     size_t n = (size_t)w->cap;
     if (st) {
         st->s_a = malloc(sizeof(float) * n), st->s_b = malloc(sizeof(float) * n);
         st->spr_total = malloc(sizeof(int32_t) * n), st->seq_order = malloc(sizeof(int32_t) * n);
     }
-    w->solver_state = st;
     if (!st || !st->s_a || !st->s_b || !st->spr_total || !st->seq_order) {
         clavet_detach(w);
-        FS_SETERR(err, "clavet: out of memory");
+        SETERR(err, "clavet: out of memory");
         return FS_ERR_NOMEM;
     }
     /* A fixed random order of slots for the sequential relaxation
@@ -345,7 +343,7 @@ static void spring_add_task(int b, int e, int worker, void *vctx) {
             L[n] = kind == 2 ? sqrtf(sc.r2[k]) : c->h;
             n++;
         }
-        fs__sort_tail(J, L, n0, n); /* the appended tail into the sorted list */
+        fs__sort_keyed(J, L, sizeof *L, n0, n); /* the appended tail into the sorted list */
         w->spr_n[s] = (uint16_t)n;
     }
 }
@@ -374,7 +372,7 @@ static void spring_displace_task(int b, int e, int worker, void *vctx) {
             float dx = p->x[j] - p->x[i], dy = p->y[j] - p->y[i], dz = p->z[j] - p->z[i];
             float rr = sqrtf(dx * dx + dy * dy + dz * dz);
             if (rr < 1e-9f) {
-                fs__coincident_dir(p->id, i, j, 21, &dx, &dy, &dz), rr = 0;
+                fs__coincident_dir(p, i, j, 21, &dx, &dy, &dz), rr = 0;
             } else {
                 float inv = 1.0f / rr;
                 dx *= inv, dy *= inv, dz *= inv;
@@ -549,7 +547,7 @@ FS_SIMD_CLONES static void displace_task(int b, int e, int worker, void *vctx) {
     fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
         const int32_t *list;
-        const int n = fs__neighbours(w, i, c->h2, &r, &sc, &list);
+        const int n = fs__neighbours_of(w, i, c->h2, &r, &sc, &list);
         const float xi = X[i], yi = Y[i], zi = Z[i], pi = P[i], pni = PN[i];
         float ax = 0, ay = 0, az = 0;
         int coincident = 0;
@@ -572,7 +570,7 @@ FS_SIMD_CLONES static void displace_task(int b, int e, int worker, void *vctx) {
                 const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
                 if (sqrtf(dx * dx + dy * dy + dz * dz) >= 1e-9f) continue;
                 float ux, uy, uz;
-                fs__coincident_dir(p->id, i, j, 21, &ux, &uy, &uz);
+                fs__coincident_dir(p, i, j, 21, &ux, &uy, &uz);
                 const float D = 0.5f * ((pi + P[j]) + (pni + PN[j]));
                 ax -= D * ux, ay -= D * uy, az -= D * uz;
             }
@@ -620,7 +618,7 @@ static void relax_sequential(fs_world *w, step_ctx *c) {
                 if (!near_pair(X, Y, Z, i, j, h2, &dx, &dy, &dz, &r2)) continue;
                 float rr = sqrtf(r2);
                 if (rr < 1e-9f) {
-                    fs__coincident_dir(p->id, i, j, 21, &dx, &dy, &dz);
+                    fs__coincident_dir(p, i, j, 21, &dx, &dy, &dz);
                 } else {
                     float inv = 1.0f / rr;
                     dx *= inv, dy *= inv, dz *= inv;

@@ -46,12 +46,12 @@ bool fs_world_get_heater(const fs_world *w, int slot, fs_heater_def *out) {
 /* The heater's documented ranges; also a snapshot's heaters. */
 fs_status fs__heater_check(const fs_heater_def *d, fs_error *err) {
     if (!d || !fs__vec_finite(d->centre) || !isfinite(d->radius) || !isfinite(d->rate) || !isfinite(d->temperature)) {
-        FS_SETERR(err, "heater: every number must be finite");
+        SETERR(err, "heater: every number must be finite");
         return FS_ERR_ARG;
     }
     if ((int)d->kind < 0 || d->kind > FS_HEAT_FLOOR || d->radius <= 0 || d->radius > 10 || fabsf(d->rate) > 1000 ||
         d->temperature < -100 || d->temperature > 1000) {
-        FS_SETERR(err, "heater: kind 0/1, radius (0, 10] m, |rate| <= 1000 /s, temperature -100..1000 C");
+        SETERR(err, "heater: kind 0/1, radius (0, 10] m, |rate| <= 1000 /s, temperature -100..1000 C");
         return FS_ERR_RANGE;
     }
     return FS_OK;
@@ -61,7 +61,7 @@ int fs_world_set_heater(fs_world *w, int slot, const fs_heater_def *d, fs_error 
     if (fs__heater_check(d, err) != FS_OK) return -1;
     slot = fs__first_free(slot, &w->heat[0].used, sizeof w->heat[0], FS_MAX_HEATERS);
     if (slot >= FS_MAX_HEATERS) {
-        FS_SETERR(err, "heater: no free slot (%d)", FS_MAX_HEATERS);
+        SETERR(err, "heater: no free slot (%d)", FS_MAX_HEATERS);
         return -1;
     }
     w->heat[slot].def = *d;

@@ -25,8 +25,8 @@ int fs__scan(const float *X, const float *Y, const float *Z, const fs_ranges *r,
 /* The neighbours of i within sqrt(h2): the list this step's density pass
  * stored in w->nb, or, when it overflowed (nb_n[i] < 0), a fresh scan into
  * sc (same positions, same set).  *list points at them; returns how many. */
-static inline int fs__neighbours(const fs_world *w, int i, float h2, fs_ranges *r, const fs_scratch *sc,
-                                 const int32_t **list) {
+static inline int fs__neighbours_of(const fs_world *w, int i, float h2, fs_ranges *r, const fs_scratch *sc,
+                                    const int32_t **list) {
     int n = w->nb_n[i];
     *list = w->nb + (size_t)i * FS_NB_MAX;
     if (n < 0) {

@@ -6,8 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "params.h"
-#include "world_internal.h"
+#include "sim_internal.h"
 
 /* Which solver reads which parameter (each solver's parameter set). */
 #define CL FS_SOLVER_BIT(FS_SOLVER_CLAVET)

@@ -9,20 +9,20 @@ fs_status fs_world_push(fs_world *w, fs_vec3 c, float radius, fs_vec3 dir, float
                         fs_error *err) {
     if (touched) *touched = 0;
     if (!fs__vec_finite(c) || !fs__vec_finite(dir) || !isfinite(radius) || !isfinite(strength)) {
-        FS_SETERR(err, "push: point, direction, radius and strength must be finite");
+        SETERR(err, "push: point, direction, radius and strength must be finite");
         return FS_ERR_ARG;
     }
     if (radius <= 0 || radius > 100.0f) {
-        FS_SETERR(err, "push: radius %g outside (0, 100] m", radius);
+        SETERR(err, "push: radius %g outside (0, 100] m", radius);
         return FS_ERR_RANGE;
     }
     if (fabsf(strength) > 50.0f) { /* negative: against dir */
-        FS_SETERR(err, "push: strength %g outside -50..50 m/s", strength);
+        SETERR(err, "push: strength %g outside -50..50 m/s", strength);
         return FS_ERR_RANGE;
     }
     float len = sqrtf(dir.x * dir.x + dir.y * dir.y + dir.z * dir.z);
     if (!(len > 1e-6f)) {
-        FS_SETERR(err, "push: direction must be non-zero");
+        SETERR(err, "push: direction must be non-zero");
         return FS_ERR_ARG;
     }
     float ux = dir.x / len, uy = dir.y / len, uz = dir.z / len, r2 = radius * radius;

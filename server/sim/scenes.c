@@ -308,12 +308,12 @@ int fs_scene_find(const char *name) {
 fs_status fs_world_load_scene(fs_world *w, const char *name, int n, fs_error *err) {
     int which = fs_scene_find(name);
     if (which < 0) {
-        FS_SETERR(err, "unknown scene '%s'", name ? name : "(null)");
+        SETERR(err, "unknown scene '%s'", name ? name : "(null)");
         return FS_ERR_UNKNOWN;
     }
     if (n == 0) n = SCENES[which].info.default_particles;
     if (n < 100 || n > w->cap) {
-        FS_SETERR(err, "particles %d outside 100..%d", n, w->cap);
+        SETERR(err, "particles %d outside 100..%d", n, w->cap);
         return FS_ERR_RANGE;
     }
     const float s = SPACING;

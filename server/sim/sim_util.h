@@ -1,15 +1,20 @@
 /* sim_util.h - small inline helpers every sim file may use: the error
- * sentence, finite checks, clamped floor, sorted-list search, hash noise. */
+ * sentence (SETERR), finite checks, clamped floor, sorted-list search and
+ * insertion, the first free slot, hash noise.  Knows only fluid_sim.h;
+ * helpers that need the world's layout live with their concept
+ * (fs__coincident_dir: world_internal.h, fs__neighbours_of: kernels.h,
+ * fs__solver_state_new/free and FS_SOLVER_OPS: solver_table.h). */
 #ifndef SIM_UTIL_H
 #define SIM_UTIL_H
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "fluid_sim.h"
 
-/* Writes the reason of a refusal into err (when given). */
-#define FS_SETERR(err, ...)                                             \
+/* Fills *err (when given) with a printf-formatted sentence: the reason of a refusal. */
+#define SETERR(err, ...)                                                \
     do {                                                                \
         if (err) snprintf((err)->msg, sizeof (err)->msg, __VA_ARGS__); \
     } while (0)
@@ -38,15 +43,21 @@ static inline bool fs__sorted_has(const int32_t *J, int n, int32_t t) {
     return false;
 }
 
-/* Sorts J[lo..n) into the sorted J[0..lo) (insertion, short tails), moving
- * each L along with its J. */
-static inline void fs__sort_tail(int32_t *J, float *L, int lo, int n) {
-    for (int a = lo; a < n; a++) {
-        int32_t tj = J[a];
-        float tl = L[a];
+/* Insertion sort of key[from .. n) into the ascending key[0 .. from),
+ * carrying val along (elements of `size` bytes, at most 8): short lists
+ * whose head is already sorted. */
+static inline void fs__sort_keyed(int32_t *key, void *val, size_t size, int from, int n) {
+    unsigned char *v = val, tv[8];
+    for (int a = from; a < n; a++) {
+        const int32_t tk = key[a];
+        memcpy(tv, v + (size_t)a * size, size);
         int q = a;
-        while (q > 0 && J[q - 1] > tj) J[q] = J[q - 1], L[q] = L[q - 1], q--;
-        J[q] = tj, L[q] = tl;
+        for (; q > 0 && key[q - 1] > tk; q--) {
+            key[q] = key[q - 1];
+            memcpy(v + (size_t)q * size, v + (size_t)(q - 1) * size, size);
+        }
+        key[q] = tk;
+        memcpy(v + (size_t)q * size, tv, size);
     }
 }
 
@@ -68,20 +79,6 @@ static inline float fs__rand01(uint64_t a, uint64_t b) {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     z ^= z >> 31;
     return (float)(z >> 40) * (1.0f / 16777216.0f);
-}
-
-/* Direction r_ij of a coincident pair (r = 0) of the particles with ids
- * id[i] and id[j]: a pseudo-random unit vector drawn from the two ids (noise
- * streams salt and salt + 1), negated when i and j swap, so the pair still
- * acts along one line with equal and opposite shares. */
-static inline void fs__coincident_dir(const uint32_t *id, int i, int j, uint64_t salt, float *dx, float *dy,
-                                      float *dz) {
-    uint32_t a = id[i], b = id[j];
-    float sg = b > a ? 1.0f : -1.0f;
-    uint64_t key = b > a ? ((uint64_t)a << 32 | b) : ((uint64_t)b << 32 | a);
-    float z = 2.0f * fs__rand01(key, salt) - 1.0f, t = 6.2831853f * fs__rand01(key, salt + 1);
-    float r = sqrtf(fmaxf(0.0f, 1.0f - z * z));
-    *dx = sg * r * cosf(t), *dy = sg * r * sinf(t), *dz = sg * z;
 }
 
 #endif

@@ -44,7 +44,7 @@ void fs__solver_detach(fs_world *w) {
 fs_status fs__solver_switch(fs_world *w, fs_solver s, fs_error *err) {
     const fs_solver_ops *o = fs__solver_ops(s);
     if (!o) {
-        FS_SETERR(err, "solver %d is not built in", (int)s);
+        SETERR(err, "solver %d is not built in", (int)s);
         return FS_ERR_UNKNOWN;
     }
     /* the new solver's state is made beside the old one, which goes only once it exists */

@@ -7,7 +7,9 @@
 #ifndef SIM_SOLVER_TABLE_H
 #define SIM_SOLVER_TABLE_H
 
-#include "fluid_sim.h"
+#include <stdlib.h>
+
+#include "world_internal.h"
 
 typedef struct fs__restore_ctx {
     const fs_domain *dom; /* the snapshot's domain */
@@ -36,6 +38,29 @@ typedef struct fs_solver_ops {
 extern const fs_solver_ops fs__clavet_ops;  /* clavet.c */
 extern const fs_solver_ops fs__unified_ops; /* unified.c */
 extern const fs_solver_ops fs__mps_ops;     /* mps.c */
+
+/* A solver's operations table from its functions PREFIX_attach,
+ * PREFIX_detach, PREFIX_prepare, PREFIX_step, PREFIX_removed,
+ * PREFIX_state_write and PREFIX_state_read. */
+#define FS_SOLVER_OPS(prefix, name_, doc_)                                                                   \
+    {                                                                                                        \
+        .name = name_, .doc = doc_, .attach = prefix##_attach, .detach = prefix##_detach,                   \
+        .prepare = prefix##_prepare, .step = prefix##_step, .removed = prefix##_removed,                     \
+        .state_write = prefix##_state_write, .state_read = prefix##_state_read,                              \
+    }
+
+/* A solver's zeroed state of `size` bytes, set behind w->solver_state
+ * (NULL there and returned when out of memory). */
+static inline void *fs__solver_state_new(fs_world *w, size_t size) {
+    w->solver_state = calloc(1, size);
+    return w->solver_state;
+}
+
+/* Frees the state behind w->solver_state (its arrays freed already). */
+static inline void fs__solver_state_free(fs_world *w) {
+    free(w->solver_state);
+    w->solver_state = NULL;
+}
 
 const fs_solver_ops *fs__solver_ops(fs_solver s); /* NULL when not built in */
 /* Makes s the world's solver with a fresh state: the new state is attached

@@ -13,23 +13,23 @@
 fs_status fs__emitter_check(const fs_emitter_def *d, int nmat, fs_error *err) {
     if (!fs__vec_finite(d->pos) || !fs__vec_finite(d->dir) || !isfinite(d->speed) || !isfinite(d->radius) ||
         !isfinite(d->rate)) {
-        FS_SETERR(err, "emitter: every number must be finite");
+        SETERR(err, "emitter: every number must be finite");
         return FS_ERR_ARG;
     }
     if (d->speed < 0 || d->speed > FS_EMITTER_MAX_SPEED || d->radius < 0 || d->radius > FS_EMITTER_MAX_RADIUS ||
         d->rate < 0 || d->rate > FS_EMITTER_MAX_RATE || d->cap < 0 || fabsf(d->pos.x) > 2 * FS_DOMAIN_MAX_COORD ||
         fabsf(d->pos.y) > 2 * FS_DOMAIN_MAX_COORD || fabsf(d->pos.z) > 2 * FS_DOMAIN_MAX_COORD) {
-        FS_SETERR(err, "emitter: speed 0..%g m/s, radius 0..%g m, rate 0..%g /s, cap >= 0, position within %g m",
+        SETERR(err, "emitter: speed 0..%g m/s, radius 0..%g m, rate 0..%g /s, cap >= 0, position within %g m",
                FS_EMITTER_MAX_SPEED, FS_EMITTER_MAX_RADIUS, FS_EMITTER_MAX_RATE, 2 * FS_DOMAIN_MAX_COORD);
         return FS_ERR_RANGE;
     }
     if (d->material < 0 || d->material >= nmat) {
-        FS_SETERR(err, "emitter: unknown material %d", d->material);
+        SETERR(err, "emitter: unknown material %d", d->material);
         return FS_ERR_UNKNOWN;
     }
     float len = sqrtf(d->dir.x * d->dir.x + d->dir.y * d->dir.y + d->dir.z * d->dir.z);
     if (!(len > 1e-6f && len < 1e6f)) {
-        FS_SETERR(err, "emitter: direction must be non-zero");
+        SETERR(err, "emitter: direction must be non-zero");
         return FS_ERR_ARG;
     }
     return FS_OK;
@@ -37,15 +37,15 @@ fs_status fs__emitter_check(const fs_emitter_def *d, int nmat, fs_error *err) {
 
 int fs_world_set_emitter(fs_world *w, int slot, const fs_emitter_def *d, fs_error *err) {
     if (!d) {
-        FS_SETERR(err, "emitter: missing definition");
+        SETERR(err, "emitter: missing definition");
         return -1;
     }
     if (slot < 0 && (slot = fs__first_free(slot, &w->emit[0].used, sizeof w->emit[0], FS_MAX_EMITTERS)) == FS_MAX_EMITTERS) {
-        FS_SETERR(err, "emitter: all %d slots in use", FS_MAX_EMITTERS);
+        SETERR(err, "emitter: all %d slots in use", FS_MAX_EMITTERS);
         return -1;
     }
     if (slot >= FS_MAX_EMITTERS) {
-        FS_SETERR(err, "emitter: slot %d outside 0..%d", slot, FS_MAX_EMITTERS - 1);
+        SETERR(err, "emitter: slot %d outside 0..%d", slot, FS_MAX_EMITTERS - 1);
         return -1;
     }
     if (fs__emitter_check(d, w->nmat, err) != FS_OK) return -1;
@@ -61,7 +61,7 @@ int fs_world_set_emitter(fs_world *w, int slot, const fs_emitter_def *d, fs_erro
 
 fs_status fs_world_enable_emitter(fs_world *w, int slot, bool enabled, fs_error *err) {
     if (slot < 0 || slot >= FS_MAX_EMITTERS || !w->emit[slot].used) {
-        FS_SETERR(err, "emitter %d does not exist", slot);
+        SETERR(err, "emitter %d does not exist", slot);
         return FS_ERR_UNKNOWN;
     }
     w->emit[slot].def.enabled = enabled;
@@ -77,7 +77,7 @@ int fs_world_emitter_count(const fs_world *w) {
 /* The drain's documented ranges; also a snapshot's drains. */
 fs_status fs__drain_check(const fs_drain_def *d, fs_error *err) {
     if (!d || !fs__vec_finite(d->centre) || !isfinite(d->radius) || d->radius < 0 || d->radius > 10) {
-        FS_SETERR(err, "drain: centre must be finite and radius in 0..10 m");
+        SETERR(err, "drain: centre must be finite and radius in 0..10 m");
         return FS_ERR_ARG;
     }
     return FS_OK;
@@ -87,7 +87,7 @@ int fs_world_set_drain(fs_world *w, int slot, const fs_drain_def *d, fs_error *e
     if (fs__drain_check(d, err) != FS_OK) return -1;
     slot = fs__first_free(slot, &w->drain[0].used, sizeof w->drain[0], FS_MAX_DRAINS);
     if (slot >= FS_MAX_DRAINS) {
-        FS_SETERR(err, "drain: no free slot");
+        SETERR(err, "drain: no free slot");
         return -1;
     }
     w->drain[slot].def = *d;

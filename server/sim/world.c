@@ -133,56 +133,56 @@ static double len3(fs_vec3 v) { return sqrt((double)v.x * v.x + (double)v.y * v.
 fs_status fs__domain_check(const fs_domain *dom, int cap, fs_error *err) {
     if (!dom || !fs__vec_finite(dom->box_min) || !fs__vec_finite(dom->box_max) || !fs__vec_finite(dom->gravity) ||
         !isfinite(dom->h) || !isfinite(dom->spacing) || !isfinite(dom->particle_radius)) {
-        FS_SETERR(err, "domain has a missing or non-finite value");
+        SETERR(err, "domain has a missing or non-finite value");
         return FS_ERR_ARG;
     }
     fs_vec3 a = dom->box_min, b = dom->box_max;
     if (!(b.x > a.x && b.y > a.y && b.z > a.z) || !(dom->h > 0) || !(dom->spacing > 0) ||
         dom->particle_radius < 0) {
-        FS_SETERR(err, "domain box must be non-empty and h, spacing positive");
+        SETERR(err, "domain box must be non-empty and h, spacing positive");
         return FS_ERR_ARG;
     }
     const float cmax = FS_DOMAIN_MAX_COORD;
     if (fabsf(a.x) > cmax || fabsf(a.y) > cmax || fabsf(a.z) > cmax || fabsf(b.x) > cmax || fabsf(b.y) > cmax ||
         fabsf(b.z) > cmax) {
-        FS_SETERR(err, "domain box corners must lie within -%g..%g m", cmax, cmax);
+        SETERR(err, "domain box corners must lie within -%g..%g m", cmax, cmax);
         return FS_ERR_RANGE;
     }
     if (len3(dom->gravity) > FS_DOMAIN_MAX_GRAVITY) {
-        FS_SETERR(err, "domain gravity %g m/s^2 outside 0..%g", len3(dom->gravity), FS_DOMAIN_MAX_GRAVITY);
+        SETERR(err, "domain gravity %g m/s^2 outside 0..%g", len3(dom->gravity), FS_DOMAIN_MAX_GRAVITY);
         return FS_ERR_RANGE;
     }
     if (dom->spacing < FS_DOMAIN_MIN_SPACING || dom->spacing > FS_DOMAIN_MAX_SPACING) {
-        FS_SETERR(err, "domain spacing %g m outside %g..%g m", dom->spacing, FS_DOMAIN_MIN_SPACING,
+        SETERR(err, "domain spacing %g m outside %g..%g m", dom->spacing, FS_DOMAIN_MIN_SPACING,
                FS_DOMAIN_MAX_SPACING);
         return FS_ERR_RANGE;
     }
     /* a float coordinate of the box resolves an eighth of a spacing (lattice loops always advance) */
     float amax_c = fmaxf(fmaxf(fmaxf(fabsf(a.x), fabsf(a.y)), fmaxf(fabsf(a.z), fabsf(b.x))), fmaxf(fabsf(b.y), fabsf(b.z)));
     if (amax_c / dom->spacing > 1048576.0f) {
-        FS_SETERR(err, "domain box corner %g m is more than 2^20 spacings (%g m) from the origin", amax_c, dom->spacing);
+        SETERR(err, "domain box corner %g m is more than 2^20 spacings (%g m) from the origin", amax_c, dom->spacing);
         return FS_ERR_RANGE;
     }
     /* the ratio sizes every neighbourhood (and the (2 h/spacing + 3)^3 lattice sum below) */
     double ratio = (double)dom->h / dom->spacing;
     if (!(ratio >= FS_DOMAIN_MIN_H_OVER_S && ratio <= FS_DOMAIN_MAX_H_OVER_S)) {
-        FS_SETERR(err, "domain h / spacing = %g outside %g..%g", ratio, FS_DOMAIN_MIN_H_OVER_S, FS_DOMAIN_MAX_H_OVER_S);
+        SETERR(err, "domain h / spacing = %g outside %g..%g", ratio, FS_DOMAIN_MIN_H_OVER_S, FS_DOMAIN_MAX_H_OVER_S);
         return FS_ERR_RANGE;
     }
     if (dom->particle_radius > dom->h) {
-        FS_SETERR(err, "domain particle radius %g m outside 0..h (%g m)", dom->particle_radius, dom->h);
+        SETERR(err, "domain particle radius %g m outside 0..h (%g m)", dom->particle_radius, dom->h);
         return FS_ERR_RANGE;
     }
     float r = dom->particle_radius > 0 ? dom->particle_radius : 0.5f * dom->spacing;
     if (2 * r >= b.x - a.x || 2 * r >= b.y - a.y || 2 * r >= b.z - a.z) {
-        FS_SETERR(err, "box is smaller than a particle");
+        SETERR(err, "box is smaller than a particle");
         return FS_ERR_ARG;
     }
     double cs = dom->h / FS_GRID_DIV;
     double ex = (double)b.x - a.x, ey = (double)b.y - a.y, ez = (double)b.z - a.z;
     double cells = ceil(ex / cs) * ceil(ey / cs) * ceil(ez / cs);
     if (cells > FS_DOMAIN_MAX_CELLS) {
-        FS_SETERR(err, "box / (h/2) gives %.0f grid cells (limit %.0f)", cells, FS_DOMAIN_MAX_CELLS);
+        SETERR(err, "box / (h/2) gives %.0f grid cells (limit %.0f)", cells, FS_DOMAIN_MAX_CELLS);
         return FS_ERR_RANGE;
     }
     /* what the box costs (solvers that fill the box or its faces with a
@@ -192,7 +192,7 @@ fs_status fs__domain_check(const fs_domain *dom, int cap, fs_error *err) {
     double vmax = fmax(FS_DOMAIN_SITES_FLOOR, FS_DOMAIN_SITES_PER_PARTICLE * cap_d);
     double amax = fmax(FS_DOMAIN_FACE_FLOOR, FS_DOMAIN_FACE_PER_PARTICLE * pow(cap_d, 2.0 / 3.0));
     if (vol > vmax || area > amax) {
-        FS_SETERR(err, "box holds %.0f lattice sites (limit %.0f) with %.0f on its faces (limit %.0f) at capacity %d",
+        SETERR(err, "box holds %.0f lattice sites (limit %.0f) with %.0f on its faces (limit %.0f) at capacity %d",
                vol, vmax, area, amax, cap);
         return FS_ERR_RANGE;
     }
@@ -204,7 +204,7 @@ fs_status fs_world_reset(fs_world *w, const fs_domain *dom, fs_error *err) {
     if (st != FS_OK) return st;
     int32_t *starts = fs__grid_alloc(dom);
     if (!starts) {
-        FS_SETERR(err, "out of memory for the grid");
+        SETERR(err, "out of memory for the grid");
         return FS_ERR_NOMEM;
     }
     fs__reset_apply(w, dom, starts);

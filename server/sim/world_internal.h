@@ -8,6 +8,7 @@
 #include "fluid_sim.h"
 #include "heat.h"
 #include "params.h"
+#include "sim_util.h"
 #include "sources.h"
 
 /* Hot particle data, structure of arrays, in spatial (cell) order.  Every
@@ -120,6 +121,20 @@ static inline fs_scratch fs__scratch_of(const fs_world *w, int worker) {
  * batch of removals (fs__sync_ids). */
 static inline void fs__rebuild_by_id(fs_world *w) {
     for (int k = 0; k < w->n; k++) w->by_id[k] = w->slot_index[w->id_order[k]];
+}
+
+/* Direction r_ij of a coincident pair (r = 0): a pseudo-random unit vector
+ * drawn from the pair's ids (random streams `stream` and `stream` + 1),
+ * negated when i and j swap, so the pair still acts along one line with
+ * equal and opposite shares. */
+static inline void fs__coincident_dir(const fs_particles *p, int i, int j, uint64_t stream, float *dx, float *dy,
+                                      float *dz) {
+    uint32_t a = p->id[i], b = p->id[j];
+    float sg = b > a ? 1.0f : -1.0f;
+    uint64_t key = b > a ? ((uint64_t)a << 32 | b) : ((uint64_t)b << 32 | a);
+    float z = 2.0f * fs__rand01(key, stream) - 1.0f, t = 6.2831853f * fs__rand01(key, stream + 1);
+    float r = sqrtf(fmaxf(0.0f, 1.0f - z * z));
+    *dx = sg * r * cosf(t), *dy = sg * r * sinf(t), *dz = sg * z;
 }
 
 #endif
