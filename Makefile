@@ -66,6 +66,7 @@ EXTRA_TESTS += "TSAN_OPTIONS='halt_on_error=0 exitcode=66' $(BUILD)/test_sim_tsa
 -include tests/fuzz/fuzz.mk
 -include web-client/client.mk
 -include docker/docker.mk
+-include tests/layering/layering.mk
 
 # Each suite prints "N passed, N failed"; scripts/run-tests.sh runs them all
 # and closes with the total.

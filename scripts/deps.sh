@@ -22,6 +22,7 @@ if [ "$what" = test ]; then
   pkgs+=(valgrind chromium python3 curl openssl libnss3-tools)
   pkgs+=(clang libclang-rt-dev)           # tests/fuzz: libFuzzer (its runtime is libclang-rt-dev, only a Recommends of clang)
   pkgs+=(libzstd-dev)   # bench-codec: zstd, measured against the frame codec's range coder
+  pkgs+=(clang-format)  # make format, make check-format: .clang-format (clang-format 14 on bookworm)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

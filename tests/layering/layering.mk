@@ -1,0 +1,32 @@
+# tests/layering/layering.mk - the layering and shape checks of server/ and
+# web-client/src/ (issue 14; STYLE.md "Layers" and "Checks"), their tests, and
+# the C format.  Included by the top-level Makefile after server/server.mk
+# (which defines SRV_OBJ, the server's object files).
+#
+#   make check-layers   the checks on this tree: includes (layers, libwebsockets
+#                       only in server/net/, no include circles), calls between
+#                       the object files (no circles), function lengths and
+#                       first-line comments
+#   make test           the same, and test_checks.py (the checks on small trees
+#                       broken on purpose)
+#   make format         applies .clang-format to server/ and tests/ (C)
+#   make check-format   fails if any of those files is not formatted
+
+LAYER_OBJ = $(patsubst server/sim/%.c,$(BUILD)/sim/%.o,$(SIM_SRC)) $(SRV_OBJ)
+CHECK_LAYERS = python3 tests/layering/check_layers.py . --objects $(LAYER_OBJ)
+CHECK_SHAPE = python3 tests/layering/check_shape.py .
+
+.PHONY: check-layers format check-format
+check-layers: $(LAYER_OBJ)
+	@$(CHECK_LAYERS); a=$$?; $(CHECK_SHAPE); b=$$?; [ $$a -eq 0 ] && [ $$b -eq 0 ]
+
+EXTRA_TEST_DEPS += $(LAYER_OBJ)
+EXTRA_TESTS += "python3 tests/layering/test_checks.py" "$(CHECK_LAYERS)" "$(CHECK_SHAPE)"
+
+# clang-format 14 (Debian bookworm's); other versions may lay out a few
+# constructs differently.  node_modules (npm packages) is not ours.
+FORMAT_SRC = $(shell find server tests -name node_modules -prune -o \( -name '*.c' -o -name '*.h' \) -print)
+format:
+	clang-format -i $(FORMAT_SRC)
+check-format:
+	clang-format --dry-run -Werror $(FORMAT_SRC)
