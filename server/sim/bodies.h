@@ -1,27 +1,10 @@
-/* bodies.h - rigid bodies (Clavet 2005 Sec. 6, Algorithm 6): the body
- * record the world keeps, its step and a snapshot's checks (bodies.c). */
+/* bodies.h - rigid bodies (Clavet 2005 Sec. 6, Algorithm 6): their step
+ * and a snapshot's checks (bodies.c); the body record is the world's
+ * (world_internal.h). */
 #ifndef SIM_BODIES_H
 #define SIM_BODIES_H
 
-#include "fluid_sim.h"
-
-typedef struct fs_body {
-    uint32_t id;
-    fs_shape shape;
-    fs_vec3 size;
-    float density, mass, inv_mass, friction, bound;
-    fs_vec3 inv_inertia; /* body frame, diagonal */
-    bool is_static, grab;
-    fs_vec3 pos, vel, ang; /* ang: angular velocity, world frame */
-    fs_vec3 vel_eff;       /* the velocity the last step advanced it with */
-    fs_quat rot;
-    fs_vec3 pos0;          /* Alg. 6 line 2: the saved pose */
-    fs_quat rot0;
-    fs_vec3 acc_J, acc_T;  /* line 7: the particles' impulse and its torque */
-    fs_vec3 grab_local, grab_target;
-} fs_body;
-
-#define FS_MAX_CONTACTS 4096
+#include "world_internal.h" /* fs_body */
 
 size_t fs__contact_size(void);
 /* A snapshot's bodies (in id order, ids below next_id) and warm-start

@@ -5,11 +5,6 @@
 
 #include "fluid_sim.h"
 
-typedef struct fs_heater {
-    fs_heater_def def;
-    bool used;
-} fs_heater;
-
 /* The heater's documented ranges (fs_world_set_heater), also a snapshot's. */
 fs_status fs__heater_check(const fs_heater_def *d, fs_error *err);
 /* Eq. 21 on the rest lattice of the domain: the kernel normalisation that

@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "params.h"
+#include "world_internal.h"
 
 /* Which solver reads which parameter (each solver's parameter set). */
 #define CL FS_SOLVER_BIT(FS_SOLVER_CLAVET)

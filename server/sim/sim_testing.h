@@ -7,7 +7,7 @@
 #ifndef SIM_TESTING_H
 #define SIM_TESTING_H
 
-#include "params.h"
+#include "material.h"
 #include "sparse.h"
 #include "unified.h"
 

@@ -19,7 +19,7 @@
 #include "bodies.h"
 #include "grid.h"
 #include "heat.h"
-#include "params.h"
+#include "material.h"
 #include "solver_table.h"
 #include "sources.h"
 #include "world.h"

@@ -5,18 +5,6 @@
 
 #include "fluid_sim.h"
 
-typedef struct fs_emitter {
-    fs_emitter_def def;
-    bool used;
-    int emitted;
-    double accum; /* fractional particles owed */
-} fs_emitter;
-
-typedef struct fs_drain {
-    fs_drain_def def;
-    bool used;
-} fs_drain;
-
 /* the set_emitter / set_drain ranges, for snapshots too */
 fs_status fs__emitter_check(const fs_emitter_def *d, int nmat, fs_error *err);
 fs_status fs__drain_check(const fs_drain_def *d, fs_error *err);

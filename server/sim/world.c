@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bodies.h"
 #include "grid.h"
 #include "heat.h"
 #include "kernels.h"

@@ -1,15 +1,50 @@
-/* world_internal.h - the world's private layout (struct fs_world and its
- * particle arrays), shared by the sim's .c files.  Nothing outside
- * server/sim/ includes it. */
+/* world_internal.h - the world's private layout, shared by the sim's .c
+ * files: struct fs_world, its particle arrays and the records it holds
+ * (heaters, emitters, drains, bodies).  Nothing outside server/sim/
+ * includes it. */
 #ifndef SIM_WORLD_INTERNAL_H
 #define SIM_WORLD_INTERNAL_H
 
-#include "bodies.h"
 #include "fluid_sim.h"
-#include "heat.h"
-#include "params.h"
+#include "material.h"
 #include "sim_util.h"
-#include "sources.h"
+
+/* The world's records of what the commands set (heat.c, sources.c) and of
+ * its bodies (bodies.c). */
+typedef struct fs_heater {
+    fs_heater_def def;
+    bool used;
+} fs_heater;
+
+typedef struct fs_emitter {
+    fs_emitter_def def;
+    bool used;
+    int emitted;
+    double accum; /* fractional particles owed */
+} fs_emitter;
+
+typedef struct fs_drain {
+    fs_drain_def def;
+    bool used;
+} fs_drain;
+
+typedef struct fs_body {
+    uint32_t id;
+    fs_shape shape;
+    fs_vec3 size;
+    float density, mass, inv_mass, friction, bound;
+    fs_vec3 inv_inertia; /* body frame, diagonal */
+    bool is_static, grab;
+    fs_vec3 pos, vel, ang; /* ang: angular velocity, world frame */
+    fs_vec3 vel_eff;       /* the velocity the last step advanced it with */
+    fs_quat rot;
+    fs_vec3 pos0;          /* Alg. 6 line 2: the saved pose */
+    fs_quat rot0;
+    fs_vec3 acc_J, acc_T;  /* line 7: the particles' impulse and its torque */
+    fs_vec3 grab_local, grab_target;
+} fs_body;
+
+#define FS_MAX_CONTACTS 4096
 
 /* Hot particle data, structure of arrays, in spatial (cell) order.  Every
  * array named here has a twin in `alt` so a reorder is a gather + swap. */
