@@ -43,7 +43,10 @@
 #include "tasks.h"
 
 /* The state only this solver reads (w->solver_state), sized for the
- * world's capacity; its settings are w->def.clavet. */
+ * world's capacity; its settings are w->def.clavet.  Threads: the thread
+ * that owns the world, and during a step the workers of parallel_for, each
+ * writing only its own particles' entries and its own spr_refused_worker
+ * slot. */
 typedef struct clavet_state {
     float *s_a, *s_b;         /* per particle: pressure / near pressure (premultiplied), or dt sigma / dt beta/h */
     int32_t *spr_total;       /* Alg. 4: springs + candidates per particle */
