@@ -24,7 +24,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "bodies.h"
+#include "world_internal.h"
 #include "sim_util.h"
 
 /* ---- small vector algebra -------------------------------------------------- */

@@ -5,10 +5,12 @@
  * caller's); the library may fan work out to helper threads only through the
  * parallel_for callback the caller injects in fs_world_def.
  *
- * Units: metres, seconds.  Solvers: Clavet, Beaudoin, Poulin 2005,
- * "Particle-based viscoelastic fluid simulation" (Algorithms 1-5, Eq. 1-11),
- * the default; Solenthaler, Schläfli, Pajarola 2007, "A unified particle
- * model for fluid-solid interactions" (unified.c, fs_world_set_solver).
+ * Units: metres, seconds.  Three solvers (fs_world_set_solver): Clavet,
+ * Beaudoin, Poulin 2005, "Particle-based viscoelastic fluid simulation"
+ * (Algorithms 1-5, Eq. 1-11; clavet.c), the default; Solenthaler, Schläfli,
+ * Pajarola 2007, "A unified particle model for fluid-solid interactions"
+ * (unified.c); Premoze et al. 2003, "Particle-based simulation of fluids"
+ * (moving particle semi-implicit, MPS; mps.c).
  * Material parameters that carry a length are expressed in units of the
  * interaction radius h, so a material behaves the same at any particle count;
  * stiffnesses are per step (k dt^2), see params.c.
@@ -72,13 +74,18 @@ typedef enum fs_relax_mode {
     FS_RELAX_SEQUENTIAL = 1
 } fs_relax_mode;
 
+/* The Clavet solver's settings (read by its step alone). */
+typedef struct fs_clavet_def {
+    fs_relax_mode relax;
+    int relax_iterations;    /* relaxation sweeps per step (default 1, as the paper) */
+} fs_clavet_def;
+
 typedef struct fs_world_def {
     int capacity;            /* most particles the world can hold */
     int springs_per_particle;/* spring slots per particle (default 48) */
     float dt;                /* seconds per step (default 1/60) */
     int substeps;            /* fs_world_step runs this many steps of dt / substeps (default 1) */
-    fs_relax_mode relax;
-    int relax_iterations;    /* relaxation sweeps per step (default 1, as the paper) */
+    fs_clavet_def clavet;
     int worker_count;        /* > 1 only with parallel_for; at most FS_MAX_WORKERS */
     fs_parallel_for_fn *parallel_for;
     void *task_user;
@@ -214,7 +221,6 @@ int fs_world_add_sphere(fs_world *w, fs_vec3 centre, float radius, int material,
  * spring material closer than h, with rest length their current distance. */
 int fs_world_make_springs(fs_world *w);
 bool fs_world_remove_particle(fs_world *w, uint32_t id);
-int fs_world_remove_in_sphere(fs_world *w, fs_vec3 centre, float radius);
 int fs_world_particle_count(const fs_world *w);
 int fs_world_spring_count(const fs_world *w);
 /* Copies up to max springs as (id_a < id_b, rest length); returns how many
@@ -235,8 +241,6 @@ typedef struct fs_particles_view {
     const int32_t *by_id;
 } fs_particles_view;
 void fs_world_view(const fs_world *w, fs_particles_view *out);
-/* Internal index of a particle id, or -1. */
-int fs_world_index_of(const fs_world *w, uint32_t id);
 
 /* ---- Interaction (the server's entry points) -------------------------- */
 /* Adds strength * dir * (1 - (r/radius)^2) to the velocity of each particle
@@ -266,7 +270,6 @@ typedef struct fs_emitter_def {
 int fs_world_set_emitter(fs_world *w, int slot, const fs_emitter_def *def, fs_error *err);
 fs_status fs_world_enable_emitter(fs_world *w, int slot, bool enabled, fs_error *err);
 int fs_world_emitter_count(const fs_world *w);
-bool fs_world_get_emitter(const fs_world *w, int slot, fs_emitter_def *out, int *emitted);
 
 typedef struct fs_drain_def {
     fs_vec3 centre;
@@ -293,12 +296,9 @@ typedef struct fs_heater_def {
 int fs_world_set_heater(fs_world *w, int slot, const fs_heater_def *def, fs_error *err);
 /* The heater in a slot; false when the slot is empty. */
 bool fs_world_get_heater(const fs_world *w, int slot, fs_heater_def *out);
-/* Sets every particle's temperature, and that of particles added later
- * (ignored outside FS_TEMP_MIN..FS_TEMP_MAX, the range every temperature
- * stays in). */
+/* The range every temperature stays in (deg C). */
 #define FS_TEMP_MIN -273.15f
 #define FS_TEMP_MAX 1e6f
-void fs_world_set_temperature(fs_world *w, float celsius);
 /* Sum of temperatures (heat with equal heat capacities), for diagnostics. */
 double fs_world_total_heat(const fs_world *w);
 
@@ -309,7 +309,7 @@ void fs_world_request_steps(fs_world *w, int n);
 /* Steps once if running or if single steps are queued; returns true if it
  * stepped. */
 bool fs_world_advance(fs_world *w);
-/* One step of Algorithm 1, paused or not. */
+/* One step of the current solver (def.substeps sub-steps), paused or not. */
 void fs_world_step(fs_world *w);
 
 /* ---- Rigid bodies (Sec. 6, Algorithm 6) ------------------------------- */

@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "kernels.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>

@@ -6,7 +6,14 @@
 #ifndef FS_MPS_INTERNAL_H
 #define FS_MPS_INTERNAL_H
 
-#include "sim_internal.h"
+#include "grid.h"
+#include "heat.h"
+#include "kernels.h"
+#include "particles.h"
+#include "solver_table.h"
+#include "sources.h"
+#include "sparse.h"
+#include "tasks.h"
 
 #define RE_N 2.1f      /* r_e of n and grad, in l0 */
 #define RE_LAP 3.1f    /* r_e of the Laplacian, in l0 (capped at h) */

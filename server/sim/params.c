@@ -12,7 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "params.h"
+#include "world_internal.h"
 #include "sim_util.h"
 
 /* Which solver's step reads which parameter (each solver's parameter set),

@@ -1,23 +1,47 @@
-/* sim_util.h - small helpers the core's files share: SETERR, a solver's
- * state and operations table, the neighbours of a particle from the kept
- * lists, the keyed insertion sort of a list's appended tail and the
- * direction of a coincident pair.  Internal to server/sim. */
-#ifndef FS_SIM_UTIL_H
-#define FS_SIM_UTIL_H
+/* sim_util.h - small inline helpers every sim file may use: the error
+ * sentence (SETERR), finite checks, clamped floor, sorted-list search and
+ * insertion, the first free slot, hash noise.  Knows only fluid_sim.h;
+ * helpers that need the world's layout live with their concept
+ * (fs__coincident_dir: world_internal.h, fs__neighbours_of: kernels.h,
+ * fs__solver_state_new/free and FS_SOLVER_OPS: solver_table.h). */
+#ifndef SIM_UTIL_H
+#define SIM_UTIL_H
 
 #include <math.h>
 #include <stdio.h>
-#include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "fluid_sim.h"
 
-/* Fills *err (when given) with a printf-formatted sentence. */
+/* Fills *err (when given) with a printf-formatted sentence: the reason of a refusal. */
 #define SETERR(err, ...)                                                \
     do {                                                                \
         if (err) snprintf((err)->msg, sizeof (err)->msg, __VA_ARGS__); \
     } while (0)
+
+static inline bool fs__vec_finite(fs_vec3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
+
+/* floor(v) clamped to [lo, hi], NaN giving lo: a float outside int's range
+ * never reaches the conversion (which would be undefined behaviour). */
+static inline int fs__floor_clamp(float v, int lo, int hi) {
+    if (!(v >= (float)lo)) return lo;
+    if (v >= (float)hi) return hi;
+    return (int)floorf(v);
+}
+
+/* Whether the sorted list J[0..n) holds t (springs, body neighbours). */
+static inline bool fs__sorted_has(const int32_t *J, int n, int32_t t) {
+    int lo = 0, hi = n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) >> 1;
+        if (J[mid] == t) return true;
+        if (J[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return false;
+}
 
 /* Insertion sort of key[from .. n) into the ascending key[0 .. from),
  * carrying val along (elements of `size` bytes, at most 8): short lists
@@ -37,57 +61,24 @@ static inline void fs__sort_keyed(int32_t *key, void *val, size_t size, int from
     }
 }
 
-/* Direction r_ij of a coincident pair (r = 0): a pseudo-random unit vector
- * drawn from the pair's ids (random streams `stream` and `stream` + 1),
- * negated when i and j swap, so the pair still acts along one line with
- * equal and opposite shares. */
-static inline void fs__coincident_dir(const fs_particles *p, int i, int j, uint64_t stream, float *dx, float *dy,
-                                      float *dz) {
-    uint32_t a = p->id[i], b = p->id[j];
-    float sg = b > a ? 1.0f : -1.0f;
-    uint64_t key = b > a ? ((uint64_t)a << 32 | b) : ((uint64_t)b << 32 | a);
-    float z = 2.0f * fs__rand01(key, stream) - 1.0f, t = 6.2831853f * fs__rand01(key, stream + 1);
-    float r = sqrtf(fmaxf(0.0f, 1.0f - z * z));
-    *dx = sg * r * cosf(t), *dy = sg * r * sinf(t), *dz = sg * z;
-}
-
-/* A solver's zeroed state of `size` bytes, set behind w->solver_state
- * (NULL there and returned when out of memory). */
-static inline void *fs__solver_state_new(fs_world *w, size_t size) {
-    w->solver_state = calloc(1, size);
-    return w->solver_state;
-}
-
-/* Frees the state behind w->solver_state (its arrays freed already). */
-static inline void fs__solver_state_free(fs_world *w) {
-    free(w->solver_state);
-    w->solver_state = NULL;
-}
-
-/* The neighbours of particle i within sqrt(h2) at the positions now: the
- * list the density pass kept (w->nb), or, where it overflowed (nb_n < 0),
- * a fresh scan into the worker's scratch.  Returns their count, the list
- * in *list. */
-static inline int fs__neighbours_of(const fs_world *w, int i, float h2, fs_ranges *r, const fs_scratch *sc,
-                                    const int32_t **list) {
-    int n = w->nb_n[i];
-    *list = w->nb + (size_t)i * FS_NB_MAX;
-    if (n < 0) {
-        fs__ranges_of(w, w->cell[i], r);
-        n = fs__scan(w->p.x, w->p.y, w->p.z, r, i, h2, false, sc->j, sc->r2, NULL, NULL, NULL);
-        *list = sc->j;
+/* slot when it is >= 0, else the first of max records (the first's `used`
+ * flag at used0, the next stride bytes on) whose flag is false; max when
+ * every one is used. */
+static inline int fs__first_free(int slot, const bool *used0, size_t stride, int max) {
+    if (slot >= 0) return slot;
+    const char *u = (const char *)used0;
+    for (slot = 0; slot < max && *(const bool *)(u + (size_t)slot * stride); slot++) {
     }
-    return n;
+    return slot;
 }
 
-/* A solver's operations table (sim_internal.h) from its functions
- * PREFIX_attach, PREFIX_detach, PREFIX_prepare, PREFIX_step,
- * PREFIX_removed, PREFIX_state_write and PREFIX_state_read. */
-#define FS_SOLVER_OPS(prefix, name_, doc_)                                                                   \
-    {                                                                                                        \
-        .name = name_, .doc = doc_, .attach = prefix##_attach, .detach = prefix##_detach,                   \
-        .prepare = prefix##_prepare, .step = prefix##_step, .removed = prefix##_removed,                     \
-        .state_write = prefix##_state_write, .state_read = prefix##_state_read,                              \
-    }
+/* deterministic hash-based noise in [0, 1) */
+static inline float fs__rand01(uint64_t a, uint64_t b) {
+    uint64_t z = a * 0x9E3779B97F4A7C15ull + b + 0x632BE59BD9B4E019ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (float)(z >> 40) * (1.0f / 16777216.0f);
+}
 
 #endif

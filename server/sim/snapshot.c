@@ -11,21 +11,22 @@
  * (as a msgpack bin) and never looks inside.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "bodies.h"
+#include "grid.h"
+#include "heat.h"
+#include "material.h"
+#include "solver_table.h"
+#include "sources.h"
+#include "world.h"
 
 #define SNAP_MAGIC 0x31575346u /* "FSW1" */
 #define SNAP_VERSION 2u
 
-#define SETERR(err, ...)                                                \
-    do {                                                                \
-        if (err) snprintf((err)->msg, sizeof (err)->msg, __VA_ARGS__); \
-    } while (0)
-
-#include <stdarg.h>
 static fs_status fail(fs_error *err, fs_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static fs_status fail(fs_error *err, fs_status st, const char *fmt, ...) {
     if (err) {
@@ -97,7 +98,7 @@ static void write_all(const fs_world *w, wbuf *b) {
     put_u32(b, (uint32_t)w->pending_steps);
     put(b, &w->st, sizeof w->st);
     /* the solver and its own state */
-    const fs_solver_ops *ops = fs__solver_ops(w->solver);
+    const fs_solver_ops *ops = w->ops;
     size_t sn = ops->state_write ? ops->state_write(w, NULL, 0) : 0;
     put_u32(b, (uint32_t)w->solver);
     put_u32(b, (uint32_t)sn);
@@ -195,39 +196,62 @@ static bool in_box(float v, float lo, float hi) { return v >= lo && v <= hi; }
  * the previous position a little past it. */
 #define POS_MARGIN_H 1.0f
 
-fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *err) {
-    rbuf r = {buf, size, 0, false};
-    if (!buf || get_u32(&r) != SNAP_MAGIC) return fail(err, FS_ERR_ARG, "snapshot: not a world snapshot (bad magic)");
-    uint32_t ver = get_u32(&r), cap = get_u32(&r), K = get_u32(&r);
-    if (r.bad) return fail(err, FS_ERR_ARG, "snapshot: truncated (header)");
+/* What a snapshot holds, read and checked section by section before the
+ * world changes: values copied out, arrays as pointers into the buffer
+ * (read through memcpy: the buffer need not be aligned). */
+typedef struct snap_in {
+    uint32_t K, nmat, n, next_id, nfree;
+    float dt;
+    fs_domain dom;
+    char scene[32];
+    fs_material mats[FS_MAX_MATERIALS];
+    const unsigned char *F[9], *TEMP, *ID, *SL, *ORD, *FREE; /* x y z px py pz vx vy vz, ... */
+    const uint8_t *M, *FROZEN;
+    size_t spr_at; /* where the springs start */
+    fs_emitter emit[FS_MAX_EMITTERS];
+    fs_drain drain[FS_MAX_DRAINS];
+    fs_heater heat[FS_MAX_HEATERS];
+    float ambient;
+    uint32_t nb, next_body, nc, flags, pending, solver, slen;
+    fs_body bodies[FS_MAX_BODIES];
+    const void *contacts, *sbytes;
+    fs_stats stats;
+    const fs_solver_ops *sops;
+} snap_in;
+
+/* Header and domain: this world's capacity, spring slots and step. */
+static fs_status read_header(const fs_world *w, rbuf *r, snap_in *s, fs_error *err) {
+    if (!r->p || get_u32(r) != SNAP_MAGIC) return fail(err, FS_ERR_ARG, "snapshot: not a world snapshot (bad magic)");
+    uint32_t ver = get_u32(r), cap = get_u32(r);
+    s->K = get_u32(r);
+    if (r->bad) return fail(err, FS_ERR_ARG, "snapshot: truncated (header)");
     if (ver != SNAP_VERSION) return fail(err, FS_ERR_ARG, "snapshot: version %u, this build reads %u", ver, SNAP_VERSION);
     if (cap != (uint32_t)w->cap)
         return fail(err, FS_ERR_ARG, "snapshot: made for a world of capacity %u, this one holds %d", cap, w->cap);
-    if (K != (uint32_t)w->K)
-        return fail(err, FS_ERR_ARG, "snapshot: %u spring slots per particle, this world has %d", K, w->K);
-    float dt;
-    fs_domain dom;
-    char scene[sizeof w->scene];
-    get(&r, &dt, sizeof dt);
-    get(&r, &dom, sizeof dom);
-    get(&r, scene, sizeof scene);
-    uint32_t nmat = get_u32(&r);
-    if (r.bad) return fail(err, FS_ERR_ARG, "snapshot: truncated (domain)");
-    if (!(nmat >= 1 && nmat <= FS_MAX_MATERIALS))
-        return fail(err, FS_ERR_RANGE, "snapshot: %u materials, outside 1..%d", nmat, FS_MAX_MATERIALS);
-    if (!(fabsf(dt - w->dt) <= 1e-9f))
-        return fail(err, FS_ERR_ARG, "snapshot: step %g s, this world steps %g s", dt, w->dt);
+    if (s->K != (uint32_t)w->K)
+        return fail(err, FS_ERR_ARG, "snapshot: %u spring slots per particle, this world has %d", s->K, w->K);
+    get(r, &s->dt, sizeof s->dt);
+    get(r, &s->dom, sizeof s->dom);
+    get(r, s->scene, sizeof s->scene);
+    s->nmat = get_u32(r);
+    if (r->bad) return fail(err, FS_ERR_ARG, "snapshot: truncated (domain)");
+    if (!(s->nmat >= 1 && s->nmat <= FS_MAX_MATERIALS))
+        return fail(err, FS_ERR_RANGE, "snapshot: %u materials, outside 1..%d", s->nmat, FS_MAX_MATERIALS);
+    if (!(fabsf(s->dt - w->dt) <= 1e-9f))
+        return fail(err, FS_ERR_ARG, "snapshot: step %g s, this world steps %g s", s->dt, w->dt);
     fs_error derr;
-    if (fs__domain_check(&dom, w->cap, &derr) != FS_OK) return fail(err, FS_ERR_RANGE, "snapshot: %.140s", derr.msg);
-    if (!clean_name(scene, sizeof scene, false))
-        return fail(err, FS_ERR_ARG, "snapshot: the scene name is not printable ASCII (1..%zu characters)", sizeof scene - 1);
-    const float h = dom.h, margin = POS_MARGIN_H * dom.h;
-    const float blo[3] = {dom.box_min.x - margin, dom.box_min.y - margin, dom.box_min.z - margin};
-    const float bhi[3] = {dom.box_max.x + margin, dom.box_max.y + margin, dom.box_max.z + margin};
+    if (fs__domain_check(&s->dom, w->cap, &derr) != FS_OK) return fail(err, FS_ERR_RANGE, "snapshot: %.140s", derr.msg);
+    if (!clean_name(s->scene, sizeof s->scene, false))
+        return fail(err, FS_ERR_ARG, "snapshot: the scene name is not printable ASCII (1..%zu characters)",
+                    sizeof s->scene - 1);
+    return FS_OK;
+}
 
-    fs_material mats[FS_MAX_MATERIALS];
-    if (!get(&r, mats, sizeof(fs_material) * nmat)) return fail(err, FS_ERR_ARG, "snapshot: truncated (materials)");
-    for (uint32_t m = 0; m < nmat; m++) {
+/* Materials: unique printable names, every parameter in its range. */
+static fs_status read_materials(rbuf *r, snap_in *s, fs_error *err) {
+    fs_material *mats = s->mats;
+    if (!get(r, mats, sizeof(fs_material) * s->nmat)) return fail(err, FS_ERR_ARG, "snapshot: truncated (materials)");
+    for (uint32_t m = 0; m < s->nmat; m++) {
         if (!clean_name(mats[m].name, sizeof mats[m].name, false))
             return fail(err, FS_ERR_ARG, "snapshot: material %u: the name is not printable ASCII (1..%zu characters)", m,
                         sizeof mats[m].name - 1);
@@ -242,289 +266,338 @@ fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *
                             v, in->min, in->max, in->is_flag ? " (a flag: 0 or 1)" : "");
         }
     }
-    uint32_t n = get_u32(&r), next_id = get_u32(&r);
-    if (r.bad) return fail(err, FS_ERR_ARG, "snapshot: truncated (particle count)");
-    if (n > (uint32_t)w->cap) return fail(err, FS_ERR_RANGE, "snapshot: %u particles, this world holds %d", n, w->cap);
-    /* Everything below is read into a scratch copy first; the world changes
-     * only once the whole snapshot has been checked. */
-    size_t bytes_needed = (size_t)n * (10 * sizeof(float) + 2 + 3 * sizeof(int32_t));
-    if (bytes_needed > size - r.at) return fail(err, FS_ERR_ARG, "snapshot: truncated (particles)");
-    const unsigned char *F[9];
-    for (int k = 0; k < 9; k++) F[k] = take(&r, sizeof(float) * n);
-    const uint8_t *M = take(&r, n);
-    const unsigned char *TEMP = take(&r, sizeof(float) * n);
-    const uint8_t *FROZEN = take(&r, n);
-    const unsigned char *ID = take(&r, sizeof(uint32_t) * n);
-    const unsigned char *SL = take(&r, sizeof(int32_t) * n);
-    const unsigned char *ORD = take(&r, sizeof(int32_t) * n);
-    uint32_t nfree = get_u32(&r);
-    if (r.bad || nfree != (uint32_t)w->cap - n)
-        return fail(err, FS_ERR_ARG, "snapshot: %u free slots + %u particles != capacity %d", nfree, n, w->cap);
-    const unsigned char *FREE = take(&r, sizeof(int32_t) * nfree);
-    if (r.bad) return fail(err, FS_ERR_ARG, "snapshot: truncated (slots)");
+    return FS_OK;
+}
 
-    char *seen = calloc((size_t)w->cap, 1);
-    int32_t *idx_of_slot = malloc(sizeof(int32_t) * (size_t)w->cap);
-    int32_t *grid = NULL;
-    if (!seen || !idx_of_slot) {
-        free(seen), free(idx_of_slot);
-        return fail(err, FS_ERR_NOMEM, "snapshot: out of memory");
-    }
-    fs_status st = FS_OK;
-    /* floats are read through memcpy: the buffer need not be aligned */
-    for (uint32_t i = 0; i < n && st == FS_OK; i++) {
+/* The particle arrays and the free slots, taken (not yet checked). */
+static fs_status read_particles(const fs_world *w, rbuf *r, snap_in *s, fs_error *err) {
+    s->n = get_u32(r), s->next_id = get_u32(r);
+    const uint32_t n = s->n;
+    if (r->bad) return fail(err, FS_ERR_ARG, "snapshot: truncated (particle count)");
+    if (n > (uint32_t)w->cap) return fail(err, FS_ERR_RANGE, "snapshot: %u particles, this world holds %d", n, w->cap);
+    size_t bytes_needed = (size_t)n * (10 * sizeof(float) + 2 + 3 * sizeof(int32_t));
+    if (bytes_needed > r->n - r->at) return fail(err, FS_ERR_ARG, "snapshot: truncated (particles)");
+    for (int k = 0; k < 9; k++) s->F[k] = take(r, sizeof(float) * n);
+    s->M = take(r, n);
+    s->TEMP = take(r, sizeof(float) * n);
+    s->FROZEN = take(r, n);
+    s->ID = take(r, sizeof(uint32_t) * n);
+    s->SL = take(r, sizeof(int32_t) * n);
+    s->ORD = take(r, sizeof(int32_t) * n);
+    s->nfree = get_u32(r);
+    if (r->bad || s->nfree != (uint32_t)w->cap - n)
+        return fail(err, FS_ERR_ARG, "snapshot: %u free slots + %u particles != capacity %d", s->nfree, n, w->cap);
+    s->FREE = take(r, sizeof(int32_t) * s->nfree);
+    if (r->bad) return fail(err, FS_ERR_ARG, "snapshot: truncated (slots)");
+    return FS_OK;
+}
+
+/* Positions in the box grown by POS_MARGIN_H h, velocities and temperatures in range. */
+static fs_status check_motion(const snap_in *s, fs_error *err) {
+    const float margin = POS_MARGIN_H * s->dom.h;
+    const fs_domain *dom = &s->dom;
+    const float blo[3] = {dom->box_min.x - margin, dom->box_min.y - margin, dom->box_min.z - margin};
+    const float bhi[3] = {dom->box_max.x + margin, dom->box_max.y + margin, dom->box_max.z + margin};
+    for (uint32_t i = 0; i < s->n; i++) {
         float v[9], T;
-        for (int k = 0; k < 9; k++) memcpy(&v[k], F[k] + 4 * (size_t)i, 4);
-        memcpy(&T, TEMP + 4 * (size_t)i, 4);
-        for (int k = 0; k < 6 && st == FS_OK; k++)
+        for (int k = 0; k < 9; k++) memcpy(&v[k], s->F[k] + 4 * (size_t)i, 4);
+        memcpy(&T, s->TEMP + 4 * (size_t)i, 4);
+        for (int k = 0; k < 6; k++)
             if (!in_box(v[k], blo[k % 3], bhi[k % 3]))
-                st = fail(err, FS_ERR_RANGE, "snapshot: particle %u: %sposition %c = %g outside %g..%g m (the box)", i,
-                          k < 3 ? "" : "previous ", "xyz"[k % 3], v[k], blo[k % 3], bhi[k % 3]);
-        for (int k = 6; k < 9 && st == FS_OK; k++)
+                return fail(err, FS_ERR_RANGE, "snapshot: particle %u: %sposition %c = %g outside %g..%g m (the box)", i,
+                            k < 3 ? "" : "previous ", "xyz"[k % 3], v[k], blo[k % 3], bhi[k % 3]);
+        for (int k = 6; k < 9; k++)
             if (!(fabsf(v[k]) <= FS_SNAPSHOT_MAX_SPEED))
-                st = fail(err, FS_ERR_RANGE, "snapshot: particle %u: velocity %c = %g outside -%g..%g m/s", i, "xyz"[k - 6],
-                          v[k], FS_SNAPSHOT_MAX_SPEED, FS_SNAPSHOT_MAX_SPEED);
-        if (st == FS_OK && !(T >= FS_TEMP_MIN && T <= FS_TEMP_MAX))
-            st = fail(err, FS_ERR_RANGE, "snapshot: particle %u: temperature %g outside %g..%g C", i, T, FS_TEMP_MIN,
-                      FS_TEMP_MAX);
+                return fail(err, FS_ERR_RANGE, "snapshot: particle %u: velocity %c = %g outside -%g..%g m/s", i,
+                            "xyz"[k - 6], v[k], FS_SNAPSHOT_MAX_SPEED, FS_SNAPSHOT_MAX_SPEED);
+        if (!(T >= FS_TEMP_MIN && T <= FS_TEMP_MAX))
+            return fail(err, FS_ERR_RANGE, "snapshot: particle %u: temperature %g outside %g..%g C", i, T, FS_TEMP_MIN,
+                        FS_TEMP_MAX);
     }
-    for (uint32_t i = 0; i < n && st == FS_OK; i++) {
+    return FS_OK;
+}
+
+/* Materials, slots (each once, live or free), ids below next_id and the id
+ * order (every live slot once, ids increasing).  seen[slot] ends 3 for a
+ * live slot, 2 for a free one. */
+static fs_status check_slots(const fs_world *w, const snap_in *s, char *seen, int32_t *idx_of_slot, fs_error *err) {
+    for (uint32_t i = 0; i < s->n; i++) {
         uint8_t m;
-        int32_t s;
+        int32_t sl;
         uint32_t id;
-        memcpy(&m, M + i, 1), memcpy(&s, SL + 4 * (size_t)i, 4), memcpy(&id, ID + 4 * (size_t)i, 4);
-        if (m >= nmat || s < 0 || s >= w->cap || seen[s] || id >= next_id) {
-            st = fail(err, FS_ERR_ARG, "snapshot: particle %u: material %u (of %u), slot %d (of %d, once) or id %u (below %u)",
-                      i, m, nmat, s, w->cap, id, next_id);
-        } else {
-            seen[s] = 1;
-            idx_of_slot[s] = (int32_t)i;
-        }
+        memcpy(&m, s->M + i, 1), memcpy(&sl, s->SL + 4 * (size_t)i, 4), memcpy(&id, s->ID + 4 * (size_t)i, 4);
+        if (m >= s->nmat || sl < 0 || sl >= w->cap || seen[sl] || id >= s->next_id)
+            return fail(err, FS_ERR_ARG,
+                        "snapshot: particle %u: material %u (of %u), slot %d (of %d, once) or id %u (below %u)", i, m,
+                        s->nmat, sl, w->cap, id, s->next_id);
+        seen[sl] = 1;
+        idx_of_slot[sl] = (int32_t)i;
     }
-    for (uint32_t i = 0; i < nfree && st == FS_OK; i++) {
-        int32_t s;
-        memcpy(&s, FREE + 4 * (size_t)i, 4);
-        if (s < 0 || s >= w->cap || seen[s])
-            st = fail(err, FS_ERR_ARG, "snapshot: free slot %d is outside 0..%d or in use", s, w->cap - 1);
-        else
-            seen[s] = 2;
+    for (uint32_t i = 0; i < s->nfree; i++) {
+        int32_t sl;
+        memcpy(&sl, s->FREE + 4 * (size_t)i, 4);
+        if (sl < 0 || sl >= w->cap || seen[sl])
+            return fail(err, FS_ERR_ARG, "snapshot: free slot %d is outside 0..%d or in use", sl, w->cap - 1);
+        seen[sl] = 2;
     }
-    /* id order: every live slot once, ids increasing */
     uint32_t last_id = 0;
-    for (uint32_t k = 0; k < n && st == FS_OK; k++) {
-        int32_t s;
+    for (uint32_t k = 0; k < s->n; k++) {
+        int32_t sl;
         uint32_t id;
-        memcpy(&s, ORD + 4 * (size_t)k, 4);
-        if (s < 0 || s >= w->cap || seen[s] != 1) {
-            st = fail(err, FS_ERR_ARG, "snapshot: id order names slot %d", s);
-            break;
-        }
-        memcpy(&id, ID + 4 * (size_t)idx_of_slot[s], 4);
-        if (k > 0 && id <= last_id) {
-            st = fail(err, FS_ERR_ARG, "snapshot: ids out of order");
-            break;
-        }
+        memcpy(&sl, s->ORD + 4 * (size_t)k, 4);
+        if (sl < 0 || sl >= w->cap || seen[sl] != 1) return fail(err, FS_ERR_ARG, "snapshot: id order names slot %d", sl);
+        memcpy(&id, s->ID + 4 * (size_t)idx_of_slot[sl], 4);
+        if (k > 0 && id <= last_id) return fail(err, FS_ERR_ARG, "snapshot: ids out of order");
         last_id = id;
-        seen[s] = 3;
+        seen[sl] = 3;
     }
-    /* springs: per particle (in index order) a count <= K, then partners
-     * (live slots, strictly increasing, not itself) and rest lengths; every
-     * spring is held by both ends with the same length */
-    size_t spr_at = r.at;
-    const unsigned char **sj = NULL, **sl = NULL;
-    uint32_t *sc = NULL;
-    if (st == FS_OK && n) {
-        sj = malloc(sizeof *sj * (size_t)w->cap), sl = malloc(sizeof *sl * (size_t)w->cap);
-        sc = calloc((size_t)w->cap, sizeof *sc);
-        if (!sj || !sl || !sc) st = fail(err, FS_ERR_NOMEM, "snapshot: out of memory");
+    return FS_OK;
+}
+
+/* Whether slot t's sorted partner list (sj[t], sc[t] of them) holds s with
+ * the same rest length bytes as L. */
+static bool spring_held(const unsigned char *const *sj, const unsigned char *const *sl, const uint32_t *sc, int32_t t,
+                        int32_t s, const unsigned char *L) {
+    for (int32_t lo = 0, hi = (int32_t)sc[t] - 1; lo <= hi;) {
+        int32_t mid = (lo + hi) / 2, u;
+        memcpy(&u, sj[t] + 4 * (size_t)mid, 4);
+        if (u == s) return !memcmp(sl[t] + 4 * (size_t)mid, L, 4);
+        if (u < s)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
     }
-    for (uint32_t i = 0; i < n && st == FS_OK; i++) {
-        uint32_t c = get_u32(&r);
-        if (r.bad || c > K) {
-            st = fail(err, FS_ERR_ARG, "snapshot: particle %u: %u springs, outside 0..%u (or truncated)", i, c, K);
-            break;
-        }
-        const unsigned char *J = take(&r, sizeof(int32_t) * c);
-        const unsigned char *L = take(&r, sizeof(float) * c);
-        if (r.bad) {
-            st = fail(err, FS_ERR_ARG, "snapshot: truncated (springs)");
-            break;
-        }
-        int32_t s, prev = -1;
-        memcpy(&s, SL + 4 * (size_t)i, 4);
-        sj[s] = J, sl[s] = L, sc[s] = c;
+    return false;
+}
+
+/* Springs: per particle (in index order) a count <= K, then partners (live
+ * slots, strictly increasing, not itself) and rest lengths; every spring is
+ * held by both ends with the same length.  sj, sl, sc: room for every slot. */
+static fs_status check_springs(const fs_world *w, rbuf *r, const snap_in *s, const char *seen,
+                               const unsigned char **sj, const unsigned char **sl, uint32_t *sc, fs_error *err) {
+    for (uint32_t i = 0; i < s->n; i++) {
+        uint32_t c = get_u32(r);
+        if (r->bad || c > s->K)
+            return fail(err, FS_ERR_ARG, "snapshot: particle %u: %u springs, outside 0..%u (or truncated)", i, c, s->K);
+        const unsigned char *J = take(r, sizeof(int32_t) * c);
+        const unsigned char *L = take(r, sizeof(float) * c);
+        if (r->bad) return fail(err, FS_ERR_ARG, "snapshot: truncated (springs)");
+        int32_t slot, prev = -1;
+        memcpy(&slot, s->SL + 4 * (size_t)i, 4);
+        sj[slot] = J, sl[slot] = L, sc[slot] = c;
         for (uint32_t q = 0; q < c; q++) {
             int32_t t;
             float l;
             memcpy(&t, J + 4 * (size_t)q, 4), memcpy(&l, L + 4 * (size_t)q, 4);
-            if (t < 0 || t >= w->cap || seen[t] != 3 || t == s || t <= prev || !(l >= 0 && l <= 100 * h)) {
-                st = fail(err, FS_ERR_ARG, "snapshot: particle %u: spring %u names slot %d (live, sorted, not itself) "
-                          "with rest length %g (0..100 h)", i, q, t, l);
-                break;
-            }
+            if (t < 0 || t >= w->cap || seen[t] != 3 || t == slot || t <= prev || !(l >= 0 && l <= 100 * s->dom.h))
+                return fail(err, FS_ERR_ARG, "snapshot: particle %u: spring %u names slot %d (live, sorted, not itself) "
+                            "with rest length %g (0..100 h)", i, q, t, l);
             prev = t;
         }
     }
-    for (int32_t s = 0; s < w->cap && st == FS_OK && n; s++) { /* both ends, same length */
-        for (uint32_t q = 0; q < sc[s] && st == FS_OK; q++) {
+    for (int32_t slot = 0; slot < w->cap; slot++) /* both ends, same length */
+        for (uint32_t q = 0; q < sc[slot]; q++) {
             int32_t t;
-            memcpy(&t, sj[s] + 4 * (size_t)q, 4);
-            bool found = false; /* t's partners are sorted: bisect */
-            for (int32_t lo = 0, hi = (int32_t)sc[t] - 1; lo <= hi && !found;) {
-                int32_t mid = (lo + hi) / 2, u;
-                memcpy(&u, sj[t] + 4 * (size_t)mid, 4);
-                if (u == s)
-                    found = !memcmp(sl[t] + 4 * (size_t)mid, sl[s] + 4 * (size_t)q, 4), lo = hi + 1;
-                else if (u < s)
-                    lo = mid + 1;
-                else
-                    hi = mid - 1;
-            }
-            if (!found) st = fail(err, FS_ERR_ARG, "snapshot: the spring of slots %d and %d is held by one end only", s, t);
+            memcpy(&t, sj[slot] + 4 * (size_t)q, 4);
+            if (!spring_held(sj, sl, sc, t, slot, sl[slot] + 4 * (size_t)q))
+                return fail(err, FS_ERR_ARG, "snapshot: the spring of slots %d and %d is held by one end only", slot, t);
         }
-    }
-    free(sj), free(sl), free(sc);
+    return FS_OK;
+}
 
-    fs_emitter emit[FS_MAX_EMITTERS];
-    fs_drain drain[FS_MAX_DRAINS];
-    fs_heater heat[FS_MAX_HEATERS];
-    float ambient = 20;
-    get(&r, emit, sizeof emit);
-    get(&r, drain, sizeof drain);
-    get(&r, heat, sizeof heat);
-    get(&r, &ambient, sizeof ambient);
-    /* bools from outside are made 0 or 1 before anything reads them as bool */
-    for (int k = 0; k < FS_MAX_HEATERS; k++) flag01(&heat[k].used), flag01(&heat[k].def.enabled);
-    for (int k = 0; k < FS_MAX_EMITTERS; k++) flag01(&emit[k].used), flag01(&emit[k].def.enabled);
-    for (int k = 0; k < FS_MAX_DRAINS; k++) flag01(&drain[k].used), flag01(&drain[k].def.enabled);
-    uint32_t nb = get_u32(&r), next_body = get_u32(&r);
-    if (st == FS_OK && (r.bad || nb > FS_MAX_BODIES))
-        st = fail(err, FS_ERR_ARG, "snapshot: %u bodies, outside 0..%d (or truncated)", nb, FS_MAX_BODIES);
-    fs_body bodies[FS_MAX_BODIES];
-    if (st == FS_OK) get(&r, bodies, sizeof(fs_body) * nb);
-    for (uint32_t k = 0; k < nb && st == FS_OK; k++) flag01(&bodies[k].is_static), flag01(&bodies[k].grab);
-    uint32_t nc = get_u32(&r);
-    if (st == FS_OK && (r.bad || nc > FS_MAX_CONTACTS))
-        st = fail(err, FS_ERR_ARG, "snapshot: %u contacts, outside 0..%d (or truncated)", nc, FS_MAX_CONTACTS);
-    const void *contacts = st == FS_OK ? take(&r, fs__contact_size() * nc) : NULL;
-    uint32_t flags = get_u32(&r), pending = get_u32(&r);
-    fs_stats stats;
-    get(&r, &stats, sizeof stats);
-    uint32_t solver = get_u32(&r), slen = get_u32(&r);
-    const void *sbytes = take(&r, slen);
-    if (st == FS_OK && (r.bad || get_u32(&r) != SNAP_MAGIC || r.at != size))
-        st = fail(err, FS_ERR_ARG, "snapshot: truncated or trailing bytes");
-    if (st == FS_OK && fs__bodies_check(bodies, (int)nb, next_body, &dom, contacts, (int)nc, err) != FS_OK)
-        st = FS_ERR_ARG;
-    if (st == FS_OK && flags > 1u) st = fail(err, FS_ERR_ARG, "snapshot: flags %#x (only bit 0, paused, is known)", flags);
-    if (st == FS_OK && pending > 100000u)
-        st = fail(err, FS_ERR_RANGE, "snapshot: %u pending steps, outside 0..100000", pending);
-    if (st == FS_OK) {
-        bool ok = isfinite(stats.sim_time) && stats.sim_time >= 0 && isfinite(stats.step_ms) &&
-                  isfinite(stats.solver_residual);
-        for (int q = 0; q < FS_PHASE_COUNT; q++) ok = ok && isfinite(stats.phase_ms[q]);
-        if (!ok) st = fail(err, FS_ERR_ARG, "snapshot: the statistics hold a non-finite time or residual");
+/* The particles' sections: motion, slots and ids, springs (scratch of the
+ * world's capacity, freed here). */
+static fs_status check_particles(const fs_world *w, rbuf *r, snap_in *s, fs_error *err) {
+    fs_status st = check_motion(s, err);
+    if (st != FS_OK) return st;
+    char *seen = calloc((size_t)w->cap, 1);
+    int32_t *idx_of_slot = malloc(sizeof(int32_t) * (size_t)w->cap);
+    if (!seen || !idx_of_slot) {
+        free(seen), free(idx_of_slot);
+        return fail(err, FS_ERR_NOMEM, "snapshot: out of memory");
     }
-    const fs_solver_ops *sops = fs__solver_ops((fs_solver)solver);
-    if (st == FS_OK && !sops) st = fail(err, FS_ERR_ARG, "snapshot: solver %u is not built in", solver);
-    if (st == FS_OK && slen && !sops->state_read)
-        st = fail(err, FS_ERR_ARG, "snapshot: state for solver %s, which keeps none", sops->name);
-    if (st == FS_OK && sops->state_read &&
-        sops->state_read(w, sbytes, slen, &(fs__restore_ctx){&dom, (int)n, false}, err) != FS_OK)
-        st = FS_ERR_ARG;
-    for (int k = 0; k < FS_MAX_EMITTERS && st == FS_OK; k++) {
-        if (!emit[k].used) {
-            memset(&emit[k], 0, sizeof emit[k]);
+    st = check_slots(w, s, seen, idx_of_slot, err);
+    s->spr_at = r->at;
+    if (st == FS_OK && s->n) {
+        const unsigned char **sj = malloc(sizeof *sj * (size_t)w->cap), **sl = malloc(sizeof *sl * (size_t)w->cap);
+        uint32_t *sc = calloc((size_t)w->cap, sizeof *sc);
+        if (!sj || !sl || !sc)
+            st = fail(err, FS_ERR_NOMEM, "snapshot: out of memory");
+        else
+            st = check_springs(w, r, s, seen, sj, sl, sc, err);
+        free(sj), free(sl), free(sc);
+    }
+    free(seen), free(idx_of_slot);
+    return st;
+}
+
+/* Emitters, drains, heaters, ambient temperature, bodies and contacts, the
+ * flags and pending steps, the statistics, the solver's section and the
+ * closing magic: read, with the counts checked. */
+static fs_status read_tail(rbuf *r, size_t size, snap_in *s, fs_error *err) {
+    get(r, s->emit, sizeof s->emit);
+    get(r, s->drain, sizeof s->drain);
+    get(r, s->heat, sizeof s->heat);
+    get(r, &s->ambient, sizeof s->ambient);
+    /* bools from outside are made 0 or 1 before anything reads them as bool */
+    for (int k = 0; k < FS_MAX_HEATERS; k++) flag01(&s->heat[k].used), flag01(&s->heat[k].def.enabled);
+    for (int k = 0; k < FS_MAX_EMITTERS; k++) flag01(&s->emit[k].used), flag01(&s->emit[k].def.enabled);
+    for (int k = 0; k < FS_MAX_DRAINS; k++) flag01(&s->drain[k].used), flag01(&s->drain[k].def.enabled);
+    s->nb = get_u32(r), s->next_body = get_u32(r);
+    if (r->bad || s->nb > FS_MAX_BODIES)
+        return fail(err, FS_ERR_ARG, "snapshot: %u bodies, outside 0..%d (or truncated)", s->nb, FS_MAX_BODIES);
+    get(r, s->bodies, sizeof(fs_body) * s->nb);
+    for (uint32_t k = 0; k < s->nb; k++) flag01(&s->bodies[k].is_static), flag01(&s->bodies[k].grab);
+    s->nc = get_u32(r);
+    if (r->bad || s->nc > FS_MAX_CONTACTS)
+        return fail(err, FS_ERR_ARG, "snapshot: %u contacts, outside 0..%d (or truncated)", s->nc, FS_MAX_CONTACTS);
+    s->contacts = take(r, fs__contact_size() * s->nc);
+    s->flags = get_u32(r), s->pending = get_u32(r);
+    get(r, &s->stats, sizeof s->stats);
+    s->solver = get_u32(r), s->slen = get_u32(r);
+    s->sbytes = take(r, s->slen);
+    if (r->bad || get_u32(r) != SNAP_MAGIC || r->at != size)
+        return fail(err, FS_ERR_ARG, "snapshot: truncated or trailing bytes");
+    return FS_OK;
+}
+
+/* Bodies and contacts, flags, pending steps, statistics and the solver's
+ * own section (checked by the solver, against the snapshot's domain). */
+static fs_status check_state(fs_world *w, snap_in *s, fs_error *err) {
+    /* fills in what derives from shape, size and density */
+    if (fs__bodies_check(s->bodies, (int)s->nb, s->next_body, &s->dom, s->contacts, (int)s->nc, err) != FS_OK)
+        return FS_ERR_ARG;
+    if (s->flags > 1u) return fail(err, FS_ERR_ARG, "snapshot: flags %#x (only bit 0, paused, is known)", s->flags);
+    if (s->pending > 100000u)
+        return fail(err, FS_ERR_RANGE, "snapshot: %u pending steps, outside 0..100000", s->pending);
+    bool ok = isfinite(s->stats.sim_time) && s->stats.sim_time >= 0 && isfinite(s->stats.step_ms) &&
+              isfinite(s->stats.solver_residual);
+    for (int q = 0; q < FS_PHASE_COUNT; q++) ok = ok && isfinite(s->stats.phase_ms[q]);
+    if (!ok) return fail(err, FS_ERR_ARG, "snapshot: the statistics hold a non-finite time or residual");
+    const fs_solver_ops *sops = s->sops;
+    if (!sops) return fail(err, FS_ERR_ARG, "snapshot: solver %u is not built in", s->solver);
+    if (s->slen && !sops->state_read)
+        return fail(err, FS_ERR_ARG, "snapshot: state for solver %s, which keeps none", sops->name);
+    if (sops->state_read &&
+        sops->state_read(w, s->sbytes, s->slen, &(fs__restore_ctx){&s->dom, (int)s->n, false}, err) != FS_OK)
+        return FS_ERR_ARG;
+    return FS_OK;
+}
+
+/* Emitters, heaters and drains against their setters' ranges (unused
+ * slots zeroed), and the ambient temperature. */
+static fs_status check_sources(snap_in *s, fs_error *err) {
+    fs_error derr;
+    for (int k = 0; k < FS_MAX_EMITTERS; k++) {
+        fs_emitter *e = &s->emit[k];
+        if (!e->used) {
+            memset(e, 0, sizeof *e);
             continue;
         }
-        float dl = sqrtf(emit[k].def.dir.x * emit[k].def.dir.x + emit[k].def.dir.y * emit[k].def.dir.y +
-                         emit[k].def.dir.z * emit[k].def.dir.z);
-        if (fs__emitter_check(&emit[k].def, (int)nmat, &derr) != FS_OK)
-            st = fail(err, FS_ERR_RANGE, "snapshot: emitter %d: %.120s", k, derr.msg);
-        else if (!(fabsf(dl - 1.0f) < 1e-3f) || emit[k].emitted < 0 || !(emit[k].accum >= 0 && emit[k].accum < 1))
-            st = fail(err, FS_ERR_ARG, "snapshot: emitter %d: direction not of unit length, emitted < 0 or a "
-                      "fractional count outside 0..1", k);
+        float dl = sqrtf(e->def.dir.x * e->def.dir.x + e->def.dir.y * e->def.dir.y + e->def.dir.z * e->def.dir.z);
+        if (fs__emitter_check(&e->def, (int)s->nmat, &derr) != FS_OK)
+            return fail(err, FS_ERR_RANGE, "snapshot: emitter %d: %.120s", k, derr.msg);
+        if (!(fabsf(dl - 1.0f) < 1e-3f) || e->emitted < 0 || !(e->accum >= 0 && e->accum < 1))
+            return fail(err, FS_ERR_ARG, "snapshot: emitter %d: direction not of unit length, emitted < 0 or a "
+                        "fractional count outside 0..1", k);
     }
-    for (int k = 0; k < FS_MAX_HEATERS && st == FS_OK; k++) {
-        if (!heat[k].used)
-            memset(&heat[k], 0, sizeof heat[k]);
-        else if (fs__heater_check(&heat[k].def, &derr) != FS_OK)
-            st = fail(err, FS_ERR_RANGE, "snapshot: heater %d: %.120s", k, derr.msg);
+    for (int k = 0; k < FS_MAX_HEATERS; k++) {
+        if (!s->heat[k].used)
+            memset(&s->heat[k], 0, sizeof s->heat[k]);
+        else if (fs__heater_check(&s->heat[k].def, &derr) != FS_OK)
+            return fail(err, FS_ERR_RANGE, "snapshot: heater %d: %.120s", k, derr.msg);
     }
-    for (int k = 0; k < FS_MAX_DRAINS && st == FS_OK; k++) {
-        if (!drain[k].used)
-            memset(&drain[k], 0, sizeof drain[k]);
-        else if (fs__drain_check(&drain[k].def, &derr) != FS_OK)
-            st = fail(err, FS_ERR_RANGE, "snapshot: drain %d: %.120s", k, derr.msg);
+    for (int k = 0; k < FS_MAX_DRAINS; k++) {
+        if (!s->drain[k].used)
+            memset(&s->drain[k], 0, sizeof s->drain[k]);
+        else if (fs__drain_check(&s->drain[k].def, &derr) != FS_OK)
+            return fail(err, FS_ERR_RANGE, "snapshot: drain %d: %.120s", k, derr.msg);
     }
-    if (st == FS_OK && !(ambient >= FS_TEMP_MIN && ambient <= FS_TEMP_MAX))
-        st = fail(err, FS_ERR_RANGE, "snapshot: ambient temperature %g outside %g..%g C", ambient, FS_TEMP_MIN, FS_TEMP_MAX);
+    if (!(s->ambient >= FS_TEMP_MIN && s->ambient <= FS_TEMP_MAX))
+        return fail(err, FS_ERR_RANGE, "snapshot: ambient temperature %g outside %g..%g C", s->ambient, FS_TEMP_MIN,
+                    FS_TEMP_MAX);
+    return FS_OK;
+}
 
-    /* ---- what can still fail allocates: the grid, the solver's state ---- */
-    if (st == FS_OK && !(grid = fs__grid_alloc(&dom))) st = fail(err, FS_ERR_NOMEM, "snapshot: out of memory for the grid");
-    if (st == FS_OK && (w->solver != (fs_solver)solver || (sops->attach && !w->solver_state))) {
-        /* the new solver's state is made beside the old one, which goes only once it exists */
-        void *old_state = w->solver_state;
-        w->solver_state = NULL;
-        if (sops->attach && (st = sops->attach(w, err)) != FS_OK) {
-            w->solver_state = old_state;
-        } else {
-            void *new_state = w->solver_state;
-            w->solver_state = old_state;
-            fs__solver_detach(w);
-            w->solver_state = new_state;
-            w->solver = (fs_solver)solver;
-        }
-    }
-    if (st != FS_OK) {
-        free(seen), free(idx_of_slot), free(grid);
-        return st;
-    }
-    /* ---- commit: nothing below can fail ---- */
-    fs__reset_apply(w, &dom, grid);
-    memcpy(w->mat, mats, sizeof(fs_material) * nmat);
-    w->nmat = (int)nmat;
-    memcpy(w->scene, scene, sizeof scene);
+/* Reads and checks the whole snapshot into s; the world is not changed. */
+static fs_status read_all(fs_world *w, rbuf *r, size_t size, snap_in *s, fs_error *err) {
+    fs_status st = read_header(w, r, s, err);
+    if (st == FS_OK) st = read_materials(r, s, err);
+    if (st == FS_OK) st = read_particles(w, r, s, err);
+    if (st == FS_OK) st = check_particles(w, r, s, err);
+    if (st == FS_OK) st = read_tail(r, size, s, err);
+    if (st == FS_OK) s->sops = fs__solver_ops((fs_solver)s->solver);
+    if (st == FS_OK) st = check_state(w, s, err);
+    if (st == FS_OK) st = check_sources(s, err);
+    return st;
+}
+
+/* The checked snapshot into the world: nothing here can fail.  The
+ * springs are read again from s->spr_at. */
+static void commit(fs_world *w, rbuf *r, const snap_in *s, int32_t *grid) {
+    const uint32_t n = s->n;
+    fs__reset_apply(w, &s->dom, grid);
+    memcpy(w->mat, s->mats, sizeof(fs_material) * s->nmat);
+    w->nmat = (int)s->nmat;
+    memcpy(w->scene, s->scene, sizeof s->scene);
     w->n = (int)n;
-    w->next_id = next_id;
+    w->next_id = s->next_id;
     float *dst[9] = {w->p.x, w->p.y, w->p.z, w->p.px, w->p.py, w->p.pz, w->p.vx, w->p.vy, w->p.vz};
-    for (int k = 0; k < 9; k++) memcpy(dst[k], F[k], sizeof(float) * n);
-    memcpy(w->p.mat, M, n);
-    memcpy(w->p.temp, TEMP, sizeof(float) * n);
-    for (uint32_t i = 0; i < n; i++) w->p.frozen[i] = FROZEN[i] ? 1 : 0;
-    memcpy(w->p.id, ID, sizeof(uint32_t) * n);
-    memcpy(w->p.slot, SL, sizeof(int32_t) * n);
-    memcpy(w->id_order, ORD, sizeof(int32_t) * n);
-    w->nfree = (int)nfree;
-    memcpy(w->free_slots, FREE, sizeof(int32_t) * nfree);
-    for (int s = 0; s < w->cap; s++) w->slot_index[s] = -1;
+    for (int k = 0; k < 9; k++) memcpy(dst[k], s->F[k], sizeof(float) * n);
+    memcpy(w->p.mat, s->M, n);
+    memcpy(w->p.temp, s->TEMP, sizeof(float) * n);
+    for (uint32_t i = 0; i < n; i++) w->p.frozen[i] = s->FROZEN[i] ? 1 : 0;
+    memcpy(w->p.id, s->ID, sizeof(uint32_t) * n);
+    memcpy(w->p.slot, s->SL, sizeof(int32_t) * n);
+    memcpy(w->id_order, s->ORD, sizeof(int32_t) * n);
+    w->nfree = (int)s->nfree;
+    memcpy(w->free_slots, s->FREE, sizeof(int32_t) * s->nfree);
+    for (int q = 0; q < w->cap; q++) w->slot_index[q] = -1;
     for (int i = 0; i < w->n; i++) w->slot_index[w->p.slot[i]] = i;
-    r.at = spr_at, r.bad = false;
+    r->at = s->spr_at, r->bad = false;
     long total = 0;
     for (int i = 0; i < w->n; i++) {
-        int s = w->p.slot[i];
-        uint32_t c = get_u32(&r);
-        memcpy(w->spr_j + (size_t)s * K, take(&r, sizeof(int32_t) * c), sizeof(int32_t) * c);
-        memcpy(w->spr_L + (size_t)s * K, take(&r, sizeof(float) * c), sizeof(float) * c);
-        w->spr_n[s] = (uint16_t)c;
+        int q = w->p.slot[i];
+        uint32_t c = get_u32(r);
+        memcpy(w->spr_j + (size_t)q * s->K, take(r, sizeof(int32_t) * c), sizeof(int32_t) * c);
+        memcpy(w->spr_L + (size_t)q * s->K, take(r, sizeof(float) * c), sizeof(float) * c);
+        w->spr_n[q] = (uint16_t)c;
         total += c;
     }
     w->springs = (int)(total / 2);
-    memcpy(w->emit, emit, sizeof emit);
-    memcpy(w->drain, drain, sizeof drain);
-    memcpy(w->heat, heat, sizeof heat);
-    w->ambient = ambient;
-    w->nbodies = (int)nb;
-    w->next_body_id = next_body;
-    memcpy(w->bodies, bodies, sizeof(fs_body) * nb);
-    w->ncontacts_prev = (int)nc;
-    if (nc) memcpy(w->contacts_prev, contacts, fs__contact_size() * nc);
-    w->paused = flags & 1u;
-    w->pending_steps = (int)pending;
-    w->st = stats;
+    memcpy(w->emit, s->emit, sizeof s->emit);
+    memcpy(w->drain, s->drain, sizeof s->drain);
+    memcpy(w->heat, s->heat, sizeof s->heat);
+    w->ambient = s->ambient;
+    w->nbodies = (int)s->nb;
+    w->next_body_id = s->next_body;
+    memcpy(w->bodies, s->bodies, sizeof(fs_body) * s->nb);
+    w->ncontacts_prev = (int)s->nc;
+    if (s->nc) memcpy(w->contacts_prev, s->contacts, fs__contact_size() * s->nc);
+    w->paused = s->flags & 1u;
+    w->pending_steps = (int)s->pending;
+    w->st = s->stats;
     w->st.solver = w->solver;
     fs__rebuild_by_id(w);
-    free(seen), free(idx_of_slot);
-    if (sops->state_read) sops->state_read(w, sbytes, slen, &(fs__restore_ctx){&dom, (int)n, true}, NULL);
-    return FS_OK;
+}
+
+fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *err) {
+    rbuf r = {buf, size, 0, false};
+    snap_in in, *s = &in;
+    fs_status st = read_all(w, &r, size, s, err);
+    /* what can still fail allocates: the grid, the solver's state (made
+     * beside the old one, which goes only once it exists) */
+    int32_t *grid = NULL;
+    if (st == FS_OK && !(grid = fs__grid_alloc(&s->dom)))
+        st = fail(err, FS_ERR_NOMEM, "snapshot: out of memory for the grid");
+    if (st == FS_OK && (w->solver != (fs_solver)s->solver || (s->sops->attach && !w->solver_state)))
+        st = fs__solver_switch(w, (fs_solver)s->solver, err);
+    if (st == FS_OK) {
+        commit(w, &r, s, grid);
+        if (s->sops->state_read)
+            s->sops->state_read(w, s->sbytes, s->slen, &(fs__restore_ctx){&s->dom, (int)s->n, true}, NULL);
+    } else {
+        free(grid);
+    }
+    return st;
 }

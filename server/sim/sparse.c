@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "sparse.h"
+#include "tasks.h"
 
 void fs__csr_free(fs_csr *A) {
     free(A->rowptr), free(A->col), free(A->val);

@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "sim_util.h"
+#include "unified.h"
 #include "unified_internal.h"
 
 /* ---- per-step constants ---------------------------------------------------- */

@@ -8,7 +8,13 @@
 
 #include <math.h>
 
-#include "sim_internal.h"
+#include "bodies.h"
+#include "grid.h"
+#include "heat.h"
+#include "kernels.h"
+#include "solver_table.h"
+#include "sources.h"
+#include "tasks.h"
 
 #define KB 40               /* body neighbours per particle */
 #define SOUND 25.0f         /* m/s: c of the equation of state, k = c^2 (Eq. 9) */

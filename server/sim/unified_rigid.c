@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "unified.h"
 #include "unified_internal.h"
 
 /* Rigid bodies: connected components of body neighbours among rigid-state

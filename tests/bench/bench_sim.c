@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "fluid_sim.h"
-#include "sim_internal.h" /* the unified solver's step count and CFL knob */
+#include "sim_testing.h" /* the unified solver's step count and CFL knob */
 
 static double now_ms(void) {
     struct timespec ts;

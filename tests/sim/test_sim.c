@@ -22,7 +22,7 @@ static env make(int capacity, int threads, int substeps, fs_relax_mode relax) {
     fs_world_def d = fs_default_world_def();
     d.capacity = capacity;
     d.substeps = substeps;
-    d.relax = relax;
+    d.clavet.relax = relax;
     if (threads > 1) {
         e.pool = fs_pool_create(threads);
         d.worker_count = threads;

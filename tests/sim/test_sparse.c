@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "sim_testing.h"
 #include "sim_tests.h"
 #include "testlib.h"
 

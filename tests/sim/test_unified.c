@@ -9,7 +9,7 @@
 #endif
 
 #include "fluid_sim.h"
-#include "sim_internal.h"
+#include "sim_testing.h"
 #include "sim_tests.h"
 #include "testlib.h"
 

@@ -1,15 +1,16 @@
-/* solver.c - one step of Clavet, Beaudoin & Poulin 2005, Algorithm 1, in 3D.
+/* clavet.c - the Clavet solver: one step of Clavet, Beaudoin & Poulin 2005,
+ * "Particle-based viscoelastic fluid simulation", Algorithm 1, in 3D.
  *
  * Stages (Algorithm 1):
- *   emit / drain                       (commands; outside the paper)
- *   grid on x                          (Sec. 7.1, uniform grid of cell h, counting sort)
+ *   emit / drain                       (commands; outside the paper; sources.c)
+ *   grid on x                          (Sec. 7.1, uniform grid of h/2 cells, counting sort; grid.c)
  *   gravity + viscosity (Alg. 5)       lines 1-5
  *   prediction                          lines 6-10
  *   grid on predicted x
  *   adjustSprings (Alg. 4, Eq. 7-8)    line 12
  *   applySpringDisplacements (Alg. 3)  line 15
  *   doubleDensityRelaxation (Alg. 2)   line 16
- *   resolveCollisions (Eq. 9-11)       line 17, walls of the box
+ *   resolveCollisions (Eq. 9-11)       line 17, bodies (Alg. 6, bodies.c), then the walls of the box
  *   new velocities                      lines 18-20, then NaN repair and box clamp
  *
  * Parallel form.  Algorithms 2, 3 and 5 apply each pair's displacement (or
@@ -28,100 +29,61 @@
  * instead of sequentially (Gauss-Seidel).  FS_RELAX_SEQUENTIAL runs
  * Algorithm 2 exactly as printed for comparison (tests/bench report both).
  */
-#include <limits.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "bodies.h"
+#include "grid.h"
+#include "heat.h"
+#include "kernels.h"
+#include "sim_util.h"
+#include "solver_table.h"
+#include "step.h"
+#include "tasks.h"
 
-/* ---- running tasks ------------------------------------------------------ */
-void fs__run(fs_world *w, fs_task_fn *fn, void *ctx, int count) {
-    if (count <= 0) return;
-    if (w->def.parallel_for && w->def.worker_count > 1 && count >= 512)
-        w->def.parallel_for(fn, ctx, count, w->def.task_user);
-    else
-        fn(0, count, 0, ctx);
+/* The state only this solver reads (w->solver_state), sized for the
+ * world's capacity; its settings are w->def.clavet.  Threads: the thread
+ * that owns the world, and during a step the workers of parallel_for, each
+ * writing only its own particles' entries and its own spr_refused_worker
+ * slot. */
+typedef struct clavet_state {
+    float *s_a, *s_b;         /* per particle: pressure / near pressure (premultiplied), or dt sigma / dt beta/h */
+    int32_t *spr_total;       /* Alg. 4: springs + candidates per particle */
+    int32_t *seq_order;       /* FS_RELAX_SEQUENTIAL: a fixed random order of slots */
+    uint64_t spr_refused_worker[FS_MAX_WORKERS];
+} clavet_state;
+
+static void clavet_detach(fs_world *w) {
+    clavet_state *st = w->solver_state;
+    if (!st) return;
+    free(st->s_a), free(st->s_b), free(st->spr_total), free(st->seq_order);
+    fs__solver_state_free(w);
 }
 
-/* ---- the grid (Sec. 7.1) ----------------------------------------------- */
-
-void fs__ranges_of(const fs_world *w, int c, fs_ranges *r) {
-    if (r->cell == c) return;
-    const int gx = w->gx, gy = w->gy, gz = w->gz, R = FS_GRID_DIV;
-    const int cx = c % gx, cyz = c / gx;
-    const int x0 = cx - R > 0 ? cx - R : 0, x1 = cx + R < gx - 1 ? cx + R : gx - 1;
-    r->cell = c;
-    if (r->cyz == cyz) {
-        /* same rows, shifted in x: refresh the index ranges only */
-        for (int k = 0; k < r->n; k++)
-            r->b[k] = w->cell_start[r->base[k] + x0], r->e[k] = w->cell_start[r->base[k] + x1 + 1];
-        return;
+static fs_status clavet_attach(fs_world *w, fs_error *err) {
+    clavet_state *st = fs__solver_state_new(w, sizeof *st);
+    size_t n = (size_t)w->cap;
+    if (st) {
+        st->s_a = malloc(sizeof(float) * n), st->s_b = malloc(sizeof(float) * n);
+        st->spr_total = malloc(sizeof(int32_t) * n), st->seq_order = malloc(sizeof(int32_t) * n);
     }
-    r->cyz = cyz;
-    r->n = 0;
-    const int cy = cyz % gy, cz = cyz / gy;
-    for (int dz = -R; dz <= R; dz++) {
-        int zz = cz + dz;
-        if (zz < 0 || zz >= gz) continue;
-        for (int dy = -R; dy <= R; dy++) {
-            int yy = cy + dy;
-            if (yy < 0 || yy >= gy) continue;
-            int k = r->n++;
-            r->base[k] = (zz * gy + yy) * gx;
-            r->b[k] = w->cell_start[r->base[k] + x0], r->e[k] = w->cell_start[r->base[k] + x1 + 1];
-            r->ylo[k] = w->dom.box_min.y + (float)yy * w->cs, r->yhi[k] = r->ylo[k] + w->cs;
-            r->zlo[k] = w->dom.box_min.z + (float)zz * w->cs, r->zhi[k] = r->zlo[k] + w->cs;
-        }
+    if (!st || !st->s_a || !st->s_b || !st->spr_total || !st->seq_order) {
+        clavet_detach(w);
+        SETERR(err, "clavet: out of memory");
+        return FS_ERR_NOMEM;
     }
-}
-#define ranges_of fs__ranges_of
-
-
-typedef struct reorder_ctx {
-    fs_world *w;
-} reorder_ctx;
-
-static void reorder_task(int b, int e, int worker, void *vctx) {
-    (void)worker;
-    fs_world *w = ((reorder_ctx *)vctx)->w;
-    const int32_t *perm = w->perm;
-    fs_particles *s = &w->p, *d = &w->alt;
-    for (int k = b; k < e; k++) {
-        int i = perm[k];
-        d->x[k] = s->x[i], d->y[k] = s->y[i], d->z[k] = s->z[i];
-        d->px[k] = s->px[i], d->py[k] = s->py[i], d->pz[k] = s->pz[i];
-        d->vx[k] = s->vx[i], d->vy[k] = s->vy[i], d->vz[k] = s->vz[i];
-        d->mat[k] = s->mat[i], d->id[k] = s->id[i], d->slot[k] = s->slot[i];
-        d->temp[k] = s->temp[i], d->frozen[k] = s->frozen[i];
+    /* A fixed random order of slots for the sequential relaxation
+     * ("randomized but not modified throughout the simulation", Sec. 4.3). */
+    for (int i = 0; i < w->cap; i++) st->seq_order[i] = i;
+    for (int i = w->cap - 1; i > 0; i--) {
+        int j = (int)(fs__rand01(77, (uint64_t)i) * (float)(i + 1));
+        if (j > i) j = i;
+        int32_t t = st->seq_order[i];
+        st->seq_order[i] = st->seq_order[j];
+        st->seq_order[j] = t;
     }
-}
-
-/* Counting sort of the particles by cell; the particle arrays are permuted
- * into cell order so neighbour runs are contiguous in memory.  Stable, hence
- * deterministic. */
-void fs__grid_build(fs_world *w) {
-    int n = w->n, nc = w->ncell;
-    int32_t *start = w->cell_start, *cell = w->cell, *perm = w->perm;
-    memset(start, 0, sizeof(int32_t) * ((size_t)nc + 1));
-    for (int i = 0; i < n; i++) {
-        int c = fs__cell_of(w, w->p.x[i], w->p.y[i], w->p.z[i]);
-        cell[i] = c;
-        start[c + 1]++;
-    }
-    for (int c = 0; c < nc; c++) start[c + 1] += start[c];
-    /* scatter using start[c] as a cursor, then shift back */
-    for (int i = 0; i < n; i++) perm[start[cell[i]]++] = i;
-    for (int c = nc; c > 0; c--) start[c] = start[c - 1];
-    start[0] = 0;
-    reorder_ctx ctx = {w};
-    fs__run(w, reorder_task, &ctx, n);
-    fs_particles t = w->p;
-    w->p = w->alt;
-    w->alt = t;
-    for (int c = 0; c < nc; c++)
-        for (int k = start[c]; k < start[c + 1]; k++) cell[k] = c;
-    for (int k = 0; k < n; k++) w->slot_index[w->p.slot[k]] = k;
-    fs__rebuild_by_id(w);
+    return FS_OK;
 }
 
 /* ---- per-material constants, premultiplied for the inner loops ---------- */
@@ -171,6 +133,7 @@ static void mconst_init(const fs_world *w, mconst *m) {
 
 typedef struct step_ctx {
     fs_world *w;
+    clavet_state *s;
     mconst m;
     float dt, h, h2, inv_h;
     fs_vec3 g;
@@ -205,30 +168,18 @@ static inline int new_spring(const step_ctx *c, const fs_world *w, int i, int j)
     return (c->m.add[mi] && c->m.add[mj]) ? 1 : 0;
 }
 
-/* Direction r_ij of a coincident pair (r = 0): a pseudo-random unit vector
- * drawn from the pair's ids, negated when i and j swap, so the pair still
- * acts along one line with equal and opposite shares. */
-static inline void coincident_dir(const fs_particles *p, int i, int j, float *dx, float *dy, float *dz) {
-    uint32_t a = p->id[i], b = p->id[j];
-    float sg = b > a ? 1.0f : -1.0f;
-    uint64_t key = b > a ? ((uint64_t)a << 32 | b) : ((uint64_t)b << 32 | a);
-    float z = 2.0f * fs__rand01(key, 21) - 1.0f, t = 6.2831853f * fs__rand01(key, 22);
-    float r = sqrtf(fmaxf(0.0f, 1.0f - z * z));
-    *dx = sg * r * cosf(t), *dy = sg * r * sinf(t), *dz = sg * z;
-}
-
 /* ---- gravity + viscosity (Alg. 1 lines 1-5, Alg. 5), gather form ------- */
 FS_SIMD_CLONES static void viscosity_task(int b, int e, int worker, void *vctx) {
     step_ctx *c = vctx;
     fs_world *w = c->w;
     const fs_particles *p = &w->p;
     const float *X = p->x, *Y = p->y, *Z = p->z, *VX = p->vx, *VY = p->vy, *VZ = p->vz;
-    const float *SG = w->s_a, *BT = w->s_b; /* per-particle dt sigma, dt beta / h */
+    const float *SG = c->s->s_a, *BT = c->s->s_b; /* per-particle dt sigma, dt beta / h */
     const float inv_h = c->inv_h, gdx = c->g.x * c->dt, gdy = c->g.y * c->dt, gdz = c->g.z * c->dt;
     fs_scratch sc = fs__scratch_of(w, worker);
     fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
-        ranges_of(w, w->cell[i], &r);
+        fs__ranges_of(w, w->cell[i], &r);
         const int n = fs__scan(X, Y, Z, &r, i, c->h2, true, sc.j, sc.r2, sc.dx, sc.dy, sc.dz);
         const float vxi = VX[i], vyi = VY[i], vzi = VZ[i], si = SG[i], bi = BT[i];
         const int32_t *J = sc.j;
@@ -269,8 +220,8 @@ static void visc_params_task(int b, int e, int worker, void *vctx) {
     fs_world *w = c->w;
     for (int i = b; i < e; i++) {
         int m = w->p.mat[i];
-        w->s_a[i] = c->m.sigma[m];
-        w->s_b[i] = c->m.beta[m];
+        c->s->s_a[i] = c->m.sigma[m];
+        c->s->s_b[i] = c->m.beta[m];
     }
 }
 
@@ -287,6 +238,13 @@ static void predict_task(int b, int e, int worker, void *vctx) {
 }
 
 /* ---- springs: Algorithm 4 (adjust) in three gathers, then Algorithm 3 --- */
+
+/* The neighbours of i within h at the current positions, into sc.j and sc.r2. */
+static inline int scan_within_h(const step_ctx *c, int i, fs_ranges *r, const fs_scratch *sc) {
+    const fs_world *w = c->w;
+    fs__ranges_of(w, w->cell[i], r);
+    return fs__scan(w->p.x, w->p.y, w->p.z, r, i, c->h2, false, sc->j, sc->r2, NULL, NULL, NULL);
+}
 
 /* S1: Eq. 8 rest-length update of every existing spring, and Alg. 4 lines
  * 12-14 removal (L > h), plus removal when stretched past the break length or
@@ -340,24 +298,18 @@ static void spring_plastic_task(int b, int e, int worker, void *vctx) {
 static void spring_count_task(int b, int e, int worker, void *vctx) {
     step_ctx *c = vctx;
     fs_world *w = c->w;
-    const fs_particles *p = &w->p;
-    const int K = w->K;
     fs_scratch sc = fs__scratch_of(w, worker);
-    int32_t *list = sc.j;
     fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
-        int s = p->slot[i], n = w->spr_n[s];
+        int s = w->p.slot[i], n = w->spr_n[s];
         int total = n;
         if (may_add(c, w, i)) {
-            const int32_t *J = w->spr_j + (size_t)s * K;
-            ranges_of(w, w->cell[i], &r);
-            int nn = fs__scan(p->x, p->y, p->z, &r, i, c->h2, false, list, sc.r2, NULL, NULL, NULL);
-            for (int k = 0; k < nn; k++) {
-                int j = list[k];
-                if (new_spring(c, w, i, j) && !fs__sorted_has(J, n, p->slot[j])) total++;
-            }
+            const int32_t *J = w->spr_j + (size_t)s * w->K;
+            int nn = scan_within_h(c, i, &r, &sc);
+            for (int k = 0; k < nn; k++)
+                if (new_spring(c, w, i, sc.j[k]) && !fs__sorted_has(J, n, w->p.slot[sc.j[k]])) total++;
         }
-        w->spr_total[i] = total;
+        c->s->spr_total[i] = total;
     }
 }
 
@@ -370,24 +322,23 @@ static void spring_add_task(int b, int e, int worker, void *vctx) {
     const fs_particles *p = &w->p;
     const int K = w->K;
     fs_scratch sc = fs__scratch_of(w, worker);
-    int32_t *list = sc.j;
+    const int32_t *list = sc.j;
     fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
         int s = p->slot[i], n0 = w->spr_n[s];
-        if (w->spr_total[i] == n0) continue;
-        if (w->spr_total[i] > K) {
-            w->spr_refused_worker[worker] += (uint64_t)(w->spr_total[i] - n0);
+        if (c->s->spr_total[i] == n0) continue;
+        if (c->s->spr_total[i] > K) {
+            c->s->spr_refused_worker[worker] += (uint64_t)(c->s->spr_total[i] - n0);
             continue;
         }
         int32_t *J = w->spr_j + (size_t)s * K;
         float *L = w->spr_L + (size_t)s * K;
         int n = n0;
-        ranges_of(w, w->cell[i], &r);
-        int nn = fs__scan(p->x, p->y, p->z, &r, i, c->h2, false, list, sc.r2, NULL, NULL, NULL);
+        int nn = scan_within_h(c, i, &r, &sc);
         for (int k = 0; k < nn; k++) {
             int j = list[k];
             int kind = new_spring(c, w, i, j);
-            if (!kind || w->spr_total[j] > K) continue;
+            if (!kind || c->s->spr_total[j] > K) continue;
             if (fs__sorted_has(J, n0, p->slot[j])) continue;
             J[n] = p->slot[j];
             /* Alg. 4 line 5 inserts at rest length h; a pair that freezes
@@ -395,16 +346,16 @@ static void spring_add_task(int b, int e, int worker, void *vctx) {
             L[n] = kind == 2 ? sqrtf(sc.r2[k]) : c->h;
             n++;
         }
-        /* insertion sort of the appended tail into the sorted list */
-        for (int a = n0; a < n; a++) {
-            int32_t tj = J[a];
-            float tl = L[a];
-            int q = a;
-            while (q > 0 && J[q - 1] > tj) J[q] = J[q - 1], L[q] = L[q - 1], q--;
-            J[q] = tj, L[q] = tl;
-        }
+        fs__sort_keyed(J, L, sizeof *L, n0, n); /* the appended tail into the sorted list */
         w->spr_n[s] = (uint16_t)n;
     }
+}
+
+/* Particle i's springs: partner slots and rest lengths; returns how many. */
+static inline int springs_of(const fs_world *w, int i, const int32_t **J, const float **L) {
+    const int s = w->p.slot[i];
+    *J = w->spr_j + (size_t)s * w->K, *L = w->spr_L + (size_t)s * w->K;
+    return w->spr_n[s];
 }
 
 /* Algorithm 3: D = dt^2 k_spring (1 - L/h)(L - r) r_ij; x_i -= D/2. */
@@ -413,12 +364,10 @@ static void spring_displace_task(int b, int e, int worker, void *vctx) {
     step_ctx *c = vctx;
     fs_world *w = c->w;
     const fs_particles *p = &w->p;
-    const int K = w->K;
-    const float inv_h = c->inv_h;
     for (int i = b; i < e; i++) {
-        int s = p->slot[i], n = w->spr_n[s];
-        const int32_t *J = w->spr_j + (size_t)s * K;
-        const float *L = w->spr_L + (size_t)s * K;
+        const int32_t *J;
+        const float *L;
+        const int n = springs_of(w, i, &J, &L);
         float ax = 0, ay = 0, az = 0;
         int mi = p->mat[i];
         for (int k = 0; k < n; k++) {
@@ -426,13 +375,13 @@ static void spring_displace_task(int b, int e, int worker, void *vctx) {
             float dx = p->x[j] - p->x[i], dy = p->y[j] - p->y[i], dz = p->z[j] - p->z[i];
             float rr = sqrtf(dx * dx + dy * dy + dz * dz);
             if (rr < 1e-9f) {
-                coincident_dir(p, i, j, &dx, &dy, &dz), rr = 0;
+                fs__coincident_dir(p, i, j, 21, &dx, &dy, &dz), rr = 0;
             } else {
                 float inv = 1.0f / rr;
                 dx *= inv, dy *= inv, dz *= inv;
             }
             float ks = 0.5f * (c->m.ks[mi] + c->m.ks[p->mat[j]]);
-            float D = 0.5f * ks * (1.0f - L[k] * inv_h) * (L[k] - rr);
+            float D = 0.5f * ks * (1.0f - L[k] * c->inv_h) * (L[k] - rr);
             ax -= D * dx, ay -= D * dy, az -= D * dz;
         }
         w->nx[i] = p->x[i] + ax, w->ny[i] = p->y[i] + ay, w->nz[i] = p->z[i] + az;
@@ -547,7 +496,7 @@ FS_SIMD_CLONES static void density_task(int b, int e, int worker, void *vctx) {
     fs_scratch sc = fs__scratch_of(w, worker);
     fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
-        ranges_of(w, w->cell[i], &r);
+        fs__ranges_of(w, w->cell[i], &r);
         const int n = fs__scan(p->x, p->y, p->z, &r, i, c->h2, false, sc.j, sc.r2, NULL, NULL, NULL);
         if (n <= FS_NB_MAX) {
             memcpy(w->nb + (size_t)i * FS_NB_MAX, sc.j, sizeof(int32_t) * (size_t)n);
@@ -585,8 +534,8 @@ FS_SIMD_CLONES static void density_task(int b, int e, int worker, void *vctx) {
             }
         }
         wall_density(w, p->x[i], p->y[i], p->z[i], &rho, &rhon);
-        w->s_a[i] = c->m.k[m] * (rho - c->m.rho0[m]); /* Eq. 2, times dt^2 h */
-        w->s_b[i] = c->m.kn[m] * rhon;                /* Eq. 5, times dt^2 h */
+        c->s->s_a[i] = c->m.k[m] * (rho - c->m.rho0[m]); /* Eq. 2, times dt^2 h */
+        c->s->s_b[i] = c->m.kn[m] * rhon;                /* Eq. 5, times dt^2 h */
     }
 }
 
@@ -595,18 +544,13 @@ FS_SIMD_CLONES static void displace_task(int b, int e, int worker, void *vctx) {
     step_ctx *c = vctx;
     fs_world *w = c->w;
     const fs_particles *p = &w->p;
-    const float *X = p->x, *Y = p->y, *Z = p->z, *P = w->s_a, *PN = w->s_b;
+    const float *X = p->x, *Y = p->y, *Z = p->z, *P = c->s->s_a, *PN = c->s->s_b;
     const float inv_h = c->inv_h;
     fs_scratch sc = fs__scratch_of(w, worker);
     fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
-        const int32_t *list = w->nb + (size_t)i * FS_NB_MAX;
-        int n = w->nb_n[i];
-        if (n < 0) {
-            ranges_of(w, w->cell[i], &r);
-            n = fs__scan(X, Y, Z, &r, i, c->h2, false, sc.j, sc.r2, NULL, NULL, NULL);
-            list = sc.j;
-        }
+        const int32_t *list;
+        const int n = fs__neighbours_of(w, i, c->h2, &r, &sc, &list);
         const float xi = X[i], yi = Y[i], zi = Z[i], pi = P[i], pni = PN[i];
         float ax = 0, ay = 0, az = 0;
         int coincident = 0;
@@ -629,13 +573,22 @@ FS_SIMD_CLONES static void displace_task(int b, int e, int worker, void *vctx) {
                 const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
                 if (sqrtf(dx * dx + dy * dy + dz * dz) >= 1e-9f) continue;
                 float ux, uy, uz;
-                coincident_dir(p, i, j, &ux, &uy, &uz);
+                fs__coincident_dir(p, i, j, 21, &ux, &uy, &uz);
                 const float D = 0.5f * ((pi + P[j]) + (pni + PN[j]));
                 ax -= D * ux, ay -= D * uy, az -= D * uz;
             }
         wall_push(w, xi, yi, zi, pi, pni, &ax, &ay, &az);
         w->nx[i] = xi + ax, w->ny[i] = yi + ay, w->nz[i] = zi + az;
     }
+}
+
+/* Whether j (not i) lies within sqrt(h2) of i: r_ij and |r_ij|^2 out. */
+static inline bool near_pair(const float *X, const float *Y, const float *Z, int i, int j, float h2, float *dx,
+                             float *dy, float *dz, float *r2) {
+    if (j == i) return false;
+    *dx = X[j] - X[i], *dy = Y[j] - Y[i], *dz = Z[j] - Z[i];
+    *r2 = *dx * *dx + *dy * *dy + *dz * *dz;
+    return *r2 < h2;
 }
 
 /* Algorithm 2 as printed: sequential, neighbours moved at once, particle i's
@@ -646,17 +599,15 @@ static void relax_sequential(fs_world *w, step_ctx *c) {
     const float h2 = c->h2, inv_h = c->inv_h;
     fs_ranges r = {.cell = -1, .cyz = -1};
     for (int o = 0; o < w->cap; o++) {
-        int i = w->slot_index[w->seq_order[o]];
+        int i = w->slot_index[c->s->seq_order[o]];
         if (i < 0) continue;
         r.cell = -1;
-        ranges_of(w, w->cell[i], &r);
+        fs__ranges_of(w, w->cell[i], &r);
         float rho = 0, rhon = 0;
         for (int k = 0; k < r.n; k++)
             for (int j = r.b[k]; j < r.e[k]; j++) {
-                if (j == i) continue;
-                float dx = X[j] - X[i], dy = Y[j] - Y[i], dz = Z[j] - Z[i];
-                float r2 = dx * dx + dy * dy + dz * dz;
-                if (r2 >= h2) continue;
+                float dx, dy, dz, r2;
+                if (!near_pair(X, Y, Z, i, j, h2, &dx, &dy, &dz, &r2)) continue;
                 float q = 1.0f - sqrtf(r2) * inv_h;
                 rho += q * q, rhon += q * q * q;
             }
@@ -666,13 +617,11 @@ static void relax_sequential(fs_world *w, step_ctx *c) {
         float ax = 0, ay = 0, az = 0;
         for (int k = 0; k < r.n; k++)
             for (int j = r.b[k]; j < r.e[k]; j++) {
-                if (j == i) continue;
-                float dx = X[j] - X[i], dy = Y[j] - Y[i], dz = Z[j] - Z[i];
-                float r2 = dx * dx + dy * dy + dz * dz;
-                if (r2 >= h2) continue;
+                float dx, dy, dz, r2;
+                if (!near_pair(X, Y, Z, i, j, h2, &dx, &dy, &dz, &r2)) continue;
                 float rr = sqrtf(r2);
                 if (rr < 1e-9f) {
-                    coincident_dir(p, i, j, &dx, &dy, &dz);
+                    fs__coincident_dir(p, i, j, 21, &dx, &dy, &dz);
                 } else {
                     float inv = 1.0f / rr;
                     dx *= inv, dy *= inv, dz *= inv;
@@ -685,35 +634,6 @@ static void relax_sequential(fs_world *w, step_ctx *c) {
         wall_push(w, X[i], Y[i], Z[i], P, PN, &ax, &ay, &az);
         X[i] += ax, Y[i] += ay, Z[i] += az;
     }
-}
-
-/* ---- temperature (Solenthaler 2007, "Temperature Effects"), any solver --- */
-float fs__heat_update(const fs_world *w, float T, bool diffuse, float dTdt, float x, float y, float z, float dt) {
-    /* Eq. 21 integrated by explicit Euler, then the heaters */
-    if (diffuse) T += dt * dTdt;
-    for (int k = 0; k < FS_MAX_HEATERS; k++) {
-        const fs_heater *hs = &w->heat[k];
-        if (!hs->used || !hs->def.enabled) continue;
-        if (hs->def.kind == FS_HEAT_FLOOR) {
-            if (y - w->dom.box_min.y < hs->def.radius) {
-                float a = dt * hs->def.rate;
-                T += (a < 1.0f ? a : 1.0f) * (hs->def.temperature - T);
-            }
-        } else {
-            float dx = x - hs->def.centre.x, dy = y - hs->def.centre.y, dz = z - hs->def.centre.z;
-            float r2 = dx * dx + dy * dy + dz * dz, R2 = hs->def.radius * hs->def.radius;
-            if (r2 < R2) T += dt * hs->def.rate * (1.0f - r2 / R2);
-        }
-    }
-    /* heaters may run for ever: temperatures stay in the documented range
-     * (NaN passes through for the caller to repair) */
-    if (T < FS_TEMP_MIN) T = FS_TEMP_MIN;
-    if (T > FS_TEMP_MAX) T = FS_TEMP_MAX;
-    return T;
-}
-
-float fs__heat_coef(const fs_world *w, int m) {
-    return w->mat[m].p[FS_P_HEAT_DIFFUSIVITY] * w->lap_norm * w->h;
 }
 
 /* ---- collisions with the box walls (Eq. 9-11), new velocities ---------- */
@@ -780,64 +700,13 @@ static void collide_task(int b, int e, int worker, void *vctx) {
     c->clamped[worker] += clamped;
 }
 
-/* ---- emitters and drains (commands, run at the start of a step) -------- */
-void fs__emit_and_drain(fs_world *w) {
-    int removed = 0;
-    for (int d = 0; d < FS_MAX_DRAINS; d++) {
-        const fs_drain *dr = &w->drain[d];
-        if (!dr->used || !dr->def.enabled) continue;
-        float r2 = dr->def.radius * dr->def.radius;
-        for (int i = w->n - 1; i >= 0; i--) {
-            float dx = w->p.x[i] - dr->def.centre.x, dy = w->p.y[i] - dr->def.centre.y,
-                  dz = w->p.z[i] - dr->def.centre.z;
-            if (dx * dx + dy * dy + dz * dz <= r2) fs__remove_index(w, i), removed++;
-        }
-    }
-    if (removed) {
-        fs__sync_ids(w);
-        w->st.drained += (uint64_t)removed;
-    }
-    for (int k = 0; k < FS_MAX_EMITTERS; k++) {
-        fs_emitter *em = &w->emit[k];
-        if (!em->used || !em->def.enabled) continue;
-        em->accum += (double)em->def.rate * w->dt;
-        /* rate and dt are bounded (fs_world_set_emitter, restore), but no
-         * state converts out of int range: NaN or less gives 0 */
-        double owed = em->accum < 1e9 ? em->accum : 1e9;
-        int want = owed > 0 ? (int)owed : 0;
-        em->accum = owed - want;
-        int room = (em->def.cap > 0 && em->def.cap < w->cap ? em->def.cap : w->cap) - w->n;
-        if (want > room) want = room > 0 ? room : 0;
-        const fs_vec3 d = em->def.dir;
-        /* an orthonormal basis (t1, t2) of the nozzle plane */
-        fs_vec3 a = fabsf(d.x) < 0.9f ? (fs_vec3){1, 0, 0} : (fs_vec3){0, 1, 0};
-        fs_vec3 t1 = {d.y * a.z - d.z * a.y, d.z * a.x - d.x * a.z, d.x * a.y - d.y * a.x};
-        float tl = sqrtf(t1.x * t1.x + t1.y * t1.y + t1.z * t1.z);
-        t1.x /= tl, t1.y /= tl, t1.z /= tl;
-        fs_vec3 t2 = {d.y * t1.z - d.z * t1.y, d.z * t1.x - d.x * t1.z, d.x * t1.y - d.y * t1.x};
-        for (int q = 0; q < want; q++) {
-            uint64_t key = ((uint64_t)k << 40) + (uint64_t)em->emitted;
-            float rad = em->def.radius * sqrtf(fs__rand01(key, 11));
-            float ang = 6.2831853f * fs__rand01(key, 12);
-            float along = em->def.speed * w->dt * ((float)q + 0.5f) / (float)want;
-            float ox = rad * cosf(ang), oy = rad * sinf(ang);
-            float x = em->def.pos.x + t1.x * ox + t2.x * oy + d.x * along;
-            float y = em->def.pos.y + t1.y * ox + t2.y * oy + d.y * along;
-            float z = em->def.pos.z + t1.z * ox + t2.z * oy + d.z * along;
-            float s = em->def.speed;
-            if (fs__alloc_particle(w, x, y, z, d.x * s, d.y * s, d.z * s, em->def.material) < 0) break;
-            em->emitted = em->emitted < INT_MAX ? em->emitted + 1 : 0; /* the noise key wraps, never overflows */
-            w->st.emitted++;
-        }
-    }
-}
-
 /* ---- Algorithm 1 -------------------------------------------------------- */
-void fs__step(fs_world *w) {
+static void clavet_step(fs_world *w) {
     double t0 = fs__now_ms(), t;
     step_ctx c;
     memset(&c, 0, sizeof c);
     c.w = w;
+    c.s = w->solver_state;
     mconst_init(w, &c.m);
     c.dt = w->dt;
     c.h = w->h;
@@ -845,12 +714,7 @@ void fs__step(fs_world *w) {
     c.inv_h = w->inv_h;
     c.g = w->dom.gravity;
     double *ph = w->st.phase_ms;
-    for (int k = 0; k < FS_PHASE_COUNT; k++) ph[k] = 0;
-
-    fs__emit_and_drain(w);
-    t = fs__now_ms();
-    fs__grid_build(w);
-    ph[FS_PHASE_GRID] += fs__now_ms() - t;
+    fs__step_begin(w);
 
     /* lines 1-5, then 6-10 */
     t = fs__now_ms();
@@ -865,9 +729,7 @@ void fs__step(fs_world *w) {
     fs__run(w, predict_task, &c, w->n);
     ph[FS_PHASE_VISCOSITY] += fs__now_ms() - t;
 
-    t = fs__now_ms();
-    fs__grid_build(w);
-    ph[FS_PHASE_GRID] += fs__now_ms() - t;
+    fs__grid_build_timed(w);
 
     /* lines 12, 15 */
     t = fs__now_ms();
@@ -876,8 +738,8 @@ void fs__step(fs_world *w) {
 
     /* line 16 */
     t = fs__now_ms();
-    for (int it = 0; it < w->def.relax_iterations; it++) {
-        if (w->def.relax == FS_RELAX_SEQUENTIAL) {
+    for (int it = 0; it < w->def.clavet.relax_iterations; it++) {
+        if (w->def.clavet.relax == FS_RELAX_SEQUENTIAL) {
             if (it == 0 && c.m.heat) fs__run(w, density_task, &c, w->n); /* Eq. 21 only */
             relax_sequential(w, &c);
         } else {
@@ -905,8 +767,8 @@ void fs__step(fs_world *w) {
     for (int k = 0; k < FS_MAX_WORKERS; k++) {
         w->st.nonfinite_repaired += c.nonfinite[k];
         w->st.escapes_clamped += c.clamped[k];
-        w->st.springs_refused += w->spr_refused_worker[k];
-        w->spr_refused_worker[k] = 0;
+        w->st.springs_refused += c.s->spr_refused_worker[k];
+        c.s->spr_refused_worker[k] = 0;
     }
     ph[FS_PHASE_COLLIDE] += fs__now_ms() - t;
 
@@ -917,5 +779,7 @@ void fs__step(fs_world *w) {
 const fs_solver_ops fs__clavet_ops = {
     .name = "clavet",
     .doc = "Clavet, Beaudoin, Poulin 2005: double density relaxation, viscoelastic springs, plasticity",
-    .step = fs__step,
+    .attach = clavet_attach,
+    .detach = clavet_detach,
+    .step = clavet_step,
 };

@@ -1,0 +1,22 @@
+/* bodies.h - rigid bodies (Clavet 2005 Sec. 6, Algorithm 6): their step
+ * and a snapshot's checks (bodies.c); the body record is the world's
+ * (world_internal.h). */
+#ifndef SIM_BODIES_H
+#define SIM_BODIES_H
+
+#include "world_internal.h" /* fs_body */
+
+size_t fs__contact_size(void);
+/* A snapshot's bodies (in id order, ids below next_id) and warm-start
+ * contacts against their documented ranges, inside the domain's box; fills
+ * in what derives from shape, size and density (mass, inertia, bound). */
+#define FS_BODY_MAX_SPEED 1000.0f /* m/s: ten times the step's rail */
+#define FS_BODY_MAX_SPIN 2000.0f  /* rad/s: ten times the step's rail */
+fs_status fs__bodies_check(fs_body *bodies, int nb, uint32_t next_id, const fs_domain *dom, const void *contacts,
+                           int nc, fs_error *err);
+/* Algorithm 6 for one sub-step of dt, with per-material friction, stick
+ * distance and strength, and particle mass; run fans work out (fs__run). */
+void fs__bodies_step(fs_world *w, float dt, float R, const float *mu, const float *stick_d, const float *stick_k,
+                     const float *mass, void (*run)(fs_world *, fs_task_fn *, void *, int));
+
+#endif

@@ -1,0 +1,113 @@
+/* grid.c - the neighbour grid (Clavet 2005 Sec. 7.1): a uniform grid of
+ * h/2 cells over the box, the particles counting-sorted into cell order, and
+ * the runs of cells a neighbour scan visits. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grid.h"
+#include "tasks.h"
+
+void fs__ranges_of(const fs_world *w, int c, fs_ranges *r) {
+    if (r->cell == c) return;
+    const int gx = w->gx, gy = w->gy, gz = w->gz, R = FS_GRID_DIV;
+    const int cx = c % gx, cyz = c / gx;
+    const int x0 = cx - R > 0 ? cx - R : 0, x1 = cx + R < gx - 1 ? cx + R : gx - 1;
+    r->cell = c;
+    if (r->cyz == cyz) {
+        /* same rows, shifted in x: refresh the index ranges only */
+        for (int k = 0; k < r->n; k++)
+            r->b[k] = w->cell_start[r->base[k] + x0], r->e[k] = w->cell_start[r->base[k] + x1 + 1];
+        return;
+    }
+    r->cyz = cyz;
+    r->n = 0;
+    const int cy = cyz % gy, cz = cyz / gy;
+    for (int dz = -R; dz <= R; dz++) {
+        int zz = cz + dz;
+        if (zz < 0 || zz >= gz) continue;
+        for (int dy = -R; dy <= R; dy++) {
+            int yy = cy + dy;
+            if (yy < 0 || yy >= gy) continue;
+            int k = r->n++;
+            r->base[k] = (zz * gy + yy) * gx;
+            r->b[k] = w->cell_start[r->base[k] + x0], r->e[k] = w->cell_start[r->base[k] + x1 + 1];
+            r->ylo[k] = w->dom.box_min.y + (float)yy * w->cs, r->yhi[k] = r->ylo[k] + w->cs;
+            r->zlo[k] = w->dom.box_min.z + (float)zz * w->cs, r->zhi[k] = r->zlo[k] + w->cs;
+        }
+    }
+}
+
+typedef struct reorder_ctx {
+    fs_world *w;
+} reorder_ctx;
+
+static void reorder_task(int b, int e, int worker, void *vctx) {
+    (void)worker;
+    fs_world *w = ((reorder_ctx *)vctx)->w;
+    const int32_t *perm = w->perm;
+    fs_particles *s = &w->p, *d = &w->alt;
+    for (int k = b; k < e; k++) {
+        int i = perm[k];
+        d->x[k] = s->x[i], d->y[k] = s->y[i], d->z[k] = s->z[i];
+        d->px[k] = s->px[i], d->py[k] = s->py[i], d->pz[k] = s->pz[i];
+        d->vx[k] = s->vx[i], d->vy[k] = s->vy[i], d->vz[k] = s->vz[i];
+        d->mat[k] = s->mat[i], d->id[k] = s->id[i], d->slot[k] = s->slot[i];
+        d->temp[k] = s->temp[i], d->frozen[k] = s->frozen[i];
+    }
+}
+
+/* Counting sort of the particles by cell; the particle arrays are permuted
+ * into cell order so neighbour runs are contiguous in memory.  Stable, hence
+ * deterministic. */
+void fs__grid_build(fs_world *w) {
+    int n = w->n, nc = w->ncell;
+    int32_t *start = w->cell_start, *cell = w->cell, *perm = w->perm;
+    memset(start, 0, sizeof(int32_t) * ((size_t)nc + 1));
+    for (int i = 0; i < n; i++) {
+        int c = fs__cell_of(w, w->p.x[i], w->p.y[i], w->p.z[i]);
+        cell[i] = c;
+        start[c + 1]++;
+    }
+    for (int c = 0; c < nc; c++) start[c + 1] += start[c];
+    /* scatter using start[c] as a cursor, then shift back */
+    for (int i = 0; i < n; i++) perm[start[cell[i]]++] = i;
+    for (int c = nc; c > 0; c--) start[c] = start[c - 1];
+    start[0] = 0;
+    reorder_ctx ctx = {w};
+    fs__run(w, reorder_task, &ctx, n);
+    fs_particles t = w->p;
+    w->p = w->alt;
+    w->alt = t;
+    for (int c = 0; c < nc; c++)
+        for (int k = start[c]; k < start[c + 1]; k++) cell[k] = c;
+    for (int k = 0; k < n; k++) w->slot_index[w->p.slot[k]] = k;
+    fs__rebuild_by_id(w);
+}
+
+/* Cells of h/2 over the box, at least one along each axis. */
+static void grid_dims(const fs_domain *dom, float *cs, int *gx, int *gy, int *gz) {
+    fs_vec3 a = dom->box_min, b = dom->box_max;
+    *cs = dom->h / FS_GRID_DIV;
+    *gx = (int)ceil((b.x - a.x) / *cs), *gy = (int)ceil((b.y - a.y) / *cs), *gz = (int)ceil((b.z - a.z) / *cs);
+    if (*gx < 1) *gx = 1;
+    if (*gy < 1) *gy = 1;
+    if (*gz < 1) *gz = 1;
+}
+
+int32_t *fs__grid_alloc(const fs_domain *dom) {
+    float cs;
+    int gx, gy, gz;
+    grid_dims(dom, &cs, &gx, &gy, &gz);
+    return malloc(sizeof(int32_t) * ((size_t)gx * gy * gz + 1));
+}
+
+void fs__grid_set(fs_world *w, const fs_domain *dom, int32_t *starts) {
+    float cs;
+    int gx, gy, gz;
+    grid_dims(dom, &cs, &gx, &gy, &gz);
+    free(w->cell_start);
+    w->cell_start = starts;
+    w->gx = gx, w->gy = gy, w->gz = gz, w->ncell = gx * gy * gz;
+    w->cs = cs, w->inv_cs = 1.0f / cs;
+}

@@ -1,0 +1,14 @@
+/* sim_testing.h - for tests and benchmarks only: the internal pieces of the
+ * core they check directly (tests/sim, tests/bench).  The server never
+ * includes it; everything else goes through fluid_sim.h.
+ *   fs_material  the snapshot's material record (test_snapshot corrupts it)
+ *   fs_csr, fs_pcg and their functions  (test_sparse)
+ *   fs__unified_*  the unified solver's knobs and diagnostics (test_unified, bench_sim) */
+#ifndef SIM_TESTING_H
+#define SIM_TESTING_H
+
+#include "material.h"
+#include "sparse.h"
+#include "unified.h"
+
+#endif

@@ -1,0 +1,32 @@
+/* sparse.h - CSR matrices and the incomplete-Cholesky preconditioned
+ * conjugate gradient (sparse.c), for the implicit solvers. */
+#ifndef SIM_SPARSE_H
+#define SIM_SPARSE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fluid_sim.h"
+
+#define FS_DOT_CHUNKS 64
+typedef struct fs_csr {
+    int n, nnz, n_cap, nnz_cap;
+    int32_t *rowptr, *col; /* columns sorted within a row */
+    double *val;
+} fs_csr;
+typedef struct fs_pcg {
+    fs_csr L; /* IC(0) factor */
+    double *r, *z, *p, *q, *diag;
+    int fallbacks; /* rows where IC(0) broke down and used the diagonal */
+    fs_world *w;   /* when set, mat-vecs and vector updates run through fs__run (deterministic) */
+} fs_pcg;
+bool fs__csr_alloc(fs_csr *A, int n, int nnz_cap);
+void fs__csr_free(fs_csr *A);
+bool fs__pcg_alloc(fs_pcg *s, int n, int nnz_cap);
+void fs__pcg_free(fs_pcg *s);
+bool fs__ic0(const fs_csr *A, fs_pcg *s);
+/* Solves A x = b from the x given, to |r| <= tol |b|; returns iterations. */
+int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, int maxit, bool precond,
+            double *resid);
+
+#endif
