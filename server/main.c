@@ -21,14 +21,12 @@
 
 static volatile sig_atomic_t g_stop;
 
-static void on_signal(int sig)
-{
+static void on_signal(int sig) {
     (void)sig;
     g_stop = 1;
 }
 
-static void install_signals(void)
-{
+static void install_signals(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -38,19 +36,15 @@ static void install_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-static void fill_static(wire_static *st, const srv_config *cfg)
-{
+static void fill_static(wire_static *st, const srv_config *cfg) {
     memset(st, 0, sizeof *st);
-    for (int p = 0; p < FS_P_COUNT; p++)
-        st->param[p] = fs_param_get_info((fs_param)p);
+    for (int p = 0; p < FS_P_COUNT; p++) st->param[p] = fs_param_get_info((fs_param)p);
     st->scene_count = fs_scene_count() < 32 ? fs_scene_count() : 32;
-    for (int i = 0; i < st->scene_count; i++)
-        st->scene[i] = fs_scene_get(i)->name;
+    for (int i = 0; i < st->scene_count; i++) st->scene[i] = fs_scene_get(i)->name;
     st->tick_hz = cfg->tick_hz;
     st->frame_hz = cfg->frame_hz;
     for (int i = 0; i < FS_SOLVER_COUNT; i++)
-        if (fs_solver_name((fs_solver)i))
-            st->solver[st->solver_count++] = fs_solver_name((fs_solver)i);
+        if (fs_solver_name((fs_solver)i)) st->solver[st->solver_count++] = fs_solver_name((fs_solver)i);
     st->auth_required = cfg->token[0] != 0;
     st->max_msg = WIRE_MAX_MSG;
     st->rate_per_s = cfg->rate_per_s;
@@ -59,12 +53,12 @@ static void fill_static(wire_static *st, const srv_config *cfg)
 
 /* The first line on stdout (tests and scripts wait for it), after a warning
  * when a token would cross the network in the clear. */
-static void announce(const srv_config *cfg, net *n, hub *h)
-{
+static void announce(const srv_config *cfg, net *n, hub *h) {
     if (cfg->token[0] && !config_tls(cfg) && strncmp(cfg->bind, "127.", 4) && strcmp(cfg->bind, "::1") &&
         strcmp(cfg->bind, "localhost"))
         log_warn("--token over plain http on %s: the token crosses the network in the clear; "
-                 "give --tls-cert and --tls-key to serve https and wss", cfg->bind);
+                 "give --tls-cert and --tls-key to serve https and wss",
+                 cfg->bind);
     world_info wi;
     hub_get_info(h, &wi);
     printf("fluid-server: listening on %s://%s:%d/ (scene %s, %d particles, %g Hz tick, %g Hz frames)\n",
@@ -73,13 +67,11 @@ static void announce(const srv_config *cfg, net *n, hub *h)
     fflush(stdout);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     srv_config cfg;
     config_defaults(&cfg);
     int rc = config_parse(&cfg, argc, argv, stdout, stderr);
-    if (rc)
-        return rc > 0 ? 0 : 2;
+    if (rc) return rc > 0 ? 0 : 2;
     if (cfg.health_check) /* a client of a running server, not a server */
         return health_check(&cfg);
     log_set_level(cfg.quiet ? LOG_ERROR : (log_level)log_level_parse(cfg.log_level));
@@ -104,8 +96,7 @@ int main(int argc, char **argv)
         goto out;
     }
     n = net_create(&cfg, &st, &h, &q);
-    if (!n)
-        goto out;
+    if (!n) goto out;
     h.wake = net_wake;
     h.wake_arg = n;
     if (sim_thread_start(sim)) {

@@ -25,15 +25,18 @@ static const struct opt {
     {"port", "FLUID_PORT", OT_INT, O(port), 0, 65535, "TCP port for HTTP, REST and WebSocket (0: any free port)"},
     {"bind", "FLUID_BIND", OT_STR, O(bind), 0, 0, "address to listen on (0.0.0.0 for every interface)"},
     {"scene", "FLUID_SCENE", OT_STR, O(scene), 0, 0, "scene loaded at start (GET /api/scenes lists them)"},
-    {"particles", "FLUID_PARTICLES", OT_INT, O(particles), 0, 1 << 20, "particle count of the first scene (0: its default)"},
-    {"capacity", "FLUID_CAPACITY", OT_INT, O(capacity), 0, 1 << 20, "most particles the world holds (0: max(65536, 2 x particles))"},
+    {"particles", "FLUID_PARTICLES", OT_INT, O(particles), 0, 1 << 20,
+     "particle count of the first scene (0: its default)"},
+    {"capacity", "FLUID_CAPACITY", OT_INT, O(capacity), 0, 1 << 20,
+     "most particles the world holds (0: max(65536, 2 x particles))"},
     {"tick-hz", "FLUID_TICK_HZ", OT_DOUBLE, O(tick_hz), 1, 1000, "simulation steps per wall-clock second"},
     {"frame-hz", "FLUID_FRAME_HZ", OT_DOUBLE, O(frame_hz), 1, 240, "frames broadcast per second"},
     {"max-clients", "FLUID_MAX_CLIENTS", OT_INT, O(max_clients), 1, 1024, "most WebSocket clients at once"},
     {"web-root", "FLUID_WEB_ROOT", OT_STR, O(web_root), 0, 0, "directory served at / (static files)"},
     {"token", "FLUID_TOKEN", OT_STR, O(token), 0, 0, "if set, mutating requests need 'Authorization: Bearer TOKEN'"},
     {"allow-origin", "FLUID_ALLOW_ORIGIN", OT_STR, O(allow_origin), 0, 0,
-     "comma-separated browser origins, besides this server's own, allowed to open the stream and change the world ('*': any)"},
+     "comma-separated browser origins, besides this server's own, allowed to open the stream and change the world "
+     "('*': any)"},
     {"threads", "FLUID_THREADS", OT_INT, O(threads), 0, 64,
      "simulation worker threads (fs_pool), including the sim thread (0: one less than the cores, at least 1, so the "
      "network thread keeps a core for the clients)"},
@@ -41,10 +44,12 @@ static const struct opt {
      "solver steps per tick: more is less compressible water and stiffer jelly, at that many times the cost"},
     {"rate", "FLUID_RATE", OT_INT, O(rate_per_s), 1, 100000, "commands per second allowed per WebSocket client"},
     {"burst", "FLUID_BURST", OT_INT, O(rate_burst), 1, 100000, "command burst allowed per WebSocket client"},
-    {"net-nice", "FLUID_NET_NICE", OT_INT, O(net_nice), 0, 19, "nice value of the network thread, so the simulation's tick comes first"},
+    {"net-nice", "FLUID_NET_NICE", OT_INT, O(net_nice), 0, 19,
+     "nice value of the network thread, so the simulation's tick comes first"},
     {"log-level", "FLUID_LOG_LEVEL", OT_STR, O(log_level), 0, 0, "error, warn, info or debug"},
     {"data-dir", "FLUID_DATA_DIR", OT_STR, O(data_dir), 0, 0,
-     "directory of the saved world: restored at start, saved at SIGTERM/SIGINT and every --save-interval s (empty: none)"},
+     "directory of the saved world: restored at start, saved at SIGTERM/SIGINT and every --save-interval s (empty: "
+     "none)"},
     {"save-interval", "FLUID_SAVE_INTERVAL", OT_DOUBLE, O(save_interval), 0, 86400,
      "seconds between saves while running, with --data-dir (0: only at shutdown)"},
     {"tls-cert", "FLUID_TLS_CERT", OT_STR, O(tls_cert), 0, 0,
@@ -54,8 +59,7 @@ static const struct opt {
 };
 #define NOPTS (sizeof opts / sizeof opts[0])
 
-void config_defaults(srv_config *c)
-{
+void config_defaults(srv_config *c) {
     memset(c, 0, sizeof *c);
     c->port = 8080;
     strcpy(c->bind, "127.0.0.1");
@@ -73,15 +77,13 @@ void config_defaults(srv_config *c)
     c->net_nice = 5;
 }
 
-void config_usage(FILE *out)
-{
+void config_usage(FILE *out) {
     fprintf(out, "usage: fluid-server [options]\n"
                  "Steps one particle-fluid world at a fixed rate and serves it on one port:\n"
                  "static files at /, a JSON REST API under /api and a msgpack WebSocket stream\n"
                  "(subprotocol \"fluid.v1\"; see protocol/PROTOCOL.md).\n\noptions (each also read from "
                  "the environment variable shown; the command line wins):\n");
-    for (size_t i = 0; i < NOPTS; i++)
-        fprintf(out, "  --%-12s %-18s %s\n", opts[i].name, opts[i].env, opts[i].help);
+    for (size_t i = 0; i < NOPTS; i++) fprintf(out, "  --%-12s %-18s %s\n", opts[i].name, opts[i].env, opts[i].help);
     fprintf(out, "  --quiet                         log errors only (--log-level error)\n"
                  "  --health-check                  ask the server these options describe for /api/health\n"
                  "                                  (https with --tls-cert, without verifying it) and exit\n"
@@ -92,8 +94,7 @@ void config_usage(FILE *out)
                  "          --log-level info --save-interval 300\n");
 }
 
-static int set_opt(srv_config *c, const struct opt *o, const char *v, const char *from, FILE *err)
-{
+static int set_opt(srv_config *c, const struct opt *o, const char *v, const char *from, FILE *err) {
     char *end;
     void *dst = (char *)c + o->off;
     switch (o->type) {
@@ -101,8 +102,8 @@ static int set_opt(srv_config *c, const struct opt *o, const char *v, const char
         errno = 0;
         long l = strtol(v, &end, 10);
         if (errno || end == v || *end || l < o->lo || l > o->hi) {
-            fprintf(err, "fluid-server: %s: --%s wants an integer in [%g, %g], got '%s'\n", from, o->name,
-                    o->lo, o->hi, v);
+            fprintf(err, "fluid-server: %s: --%s wants an integer in [%g, %g], got '%s'\n", from, o->name, o->lo, o->hi,
+                    v);
             return -1;
         }
         *(int *)dst = (int)l;
@@ -112,8 +113,8 @@ static int set_opt(srv_config *c, const struct opt *o, const char *v, const char
         errno = 0;
         double d = strtod(v, &end);
         if (errno || end == v || *end || !isfinite(d) || d < o->lo || d > o->hi) {
-            fprintf(err, "fluid-server: %s: --%s wants a number in [%g, %g], got '%s'\n", from, o->name,
-                    o->lo, o->hi, v);
+            fprintf(err, "fluid-server: %s: --%s wants a number in [%g, %g], got '%s'\n", from, o->name, o->lo, o->hi,
+                    v);
             return -1;
         }
         *(double *)dst = d;
@@ -130,18 +131,15 @@ static int set_opt(srv_config *c, const struct opt *o, const char *v, const char
     return -1;
 }
 
-bool config_tls(const srv_config *c)
-{
+bool config_tls(const srv_config *c) {
     return c->tls_cert[0] != 0;
 }
 
 /* A TLS file that cannot be read is refused here, with its name and the
  * reason, before anything starts (libwebsockets would only say that the
  * vhost failed). */
-static int readable(const char *path, const char *opt, FILE *err)
-{
-    if (!path[0])
-        return 0;
+static int readable(const char *path, const char *opt, FILE *err) {
+    if (!path[0]) return 0;
     FILE *f = fopen(path, "rb");
     if (!f) {
         fprintf(err, "fluid-server: %s: cannot read '%s': %s\n", opt, path, strerror(errno));
@@ -158,12 +156,10 @@ static int readable(const char *path, const char *opt, FILE *err)
     return 0;
 }
 
-int config_parse(srv_config *c, int argc, char **argv, FILE *out, FILE *err)
-{
+int config_parse(srv_config *c, int argc, char **argv, FILE *out, FILE *err) {
     for (size_t i = 0; i < NOPTS; i++) {
         const char *v = getenv(opts[i].env);
-        if (v && *v && set_opt(c, &opts[i], v, opts[i].env, err))
-            return -1;
+        if (v && *v && set_opt(c, &opts[i], v, opts[i].env, err)) return -1;
     }
     for (int a = 1; a < argc; a++) {
         const char *arg = argv[a];
@@ -187,8 +183,7 @@ int config_parse(srv_config *c, int argc, char **argv, FILE *out, FILE *err)
         size_t nl = eq ? (size_t)(eq - name) : strlen(name);
         const struct opt *o = NULL;
         for (size_t i = 0; i < NOPTS; i++)
-            if (strlen(opts[i].name) == nl && !strncmp(opts[i].name, name, nl))
-                o = &opts[i];
+            if (strlen(opts[i].name) == nl && !strncmp(opts[i].name, name, nl)) o = &opts[i];
         if (!o) {
             fprintf(err, "fluid-server: unknown option '%s' (try --help)\n", arg);
             return -1;
@@ -201,8 +196,7 @@ int config_parse(srv_config *c, int argc, char **argv, FILE *out, FILE *err)
             }
             v = argv[++a];
         }
-        if (set_opt(c, o, v, "command line", err))
-            return -1;
+        if (set_opt(c, o, v, "command line", err)) return -1;
     }
     if (log_level_parse(c->log_level) < 0) {
         fprintf(err, "fluid-server: --log-level wants error, warn, info or debug, got '%s'\n", c->log_level);
@@ -211,19 +205,19 @@ int config_parse(srv_config *c, int argc, char **argv, FILE *out, FILE *err)
     if (!c->tls_cert[0] != !c->tls_key[0]) {
         bool cert = c->tls_cert[0] != 0;
         const char *set = cert ? "--tls-cert" : "--tls-key", *unset = cert ? "--tls-key" : "--tls-cert";
-        fprintf(err, "fluid-server: --tls-cert and --tls-key (FLUID_TLS_CERT, FLUID_TLS_KEY) go together: %s is set, "
-                     "%s is not\n", set, unset);
+        fprintf(err,
+                "fluid-server: --tls-cert and --tls-key (FLUID_TLS_CERT, FLUID_TLS_KEY) go together: %s is set, "
+                "%s is not\n",
+                set, unset);
         return -1;
     }
     if (!c->health_check && (readable(c->tls_cert, "--tls-cert", err) || readable(c->tls_key, "--tls-key", err)))
         return -1;
-    if (c->rate_burst < c->rate_per_s / 10)
-        c->rate_burst = c->rate_per_s / 10 + 1;
+    if (c->rate_burst < c->rate_per_s / 10) c->rate_burst = c->rate_per_s / 10 + 1;
     if (c->threads == 0) { /* auto: leave a core to the network thread and its clients */
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         c->threads = cores > 2 ? (int)(cores - 1) : 1;
-        if (c->threads > 64)
-            c->threads = 64;
+        if (c->threads > 64) c->threads = 64;
     }
     return 0;
 }

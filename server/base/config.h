@@ -10,24 +10,24 @@ typedef struct srv_config {
     int port;
     char bind[64];
     char scene[32];
-    int particles;   /* 0: the scene's default */
-    int capacity;    /* most particles the world can hold */
+    int particles; /* 0: the scene's default */
+    int capacity;  /* most particles the world can hold */
     double tick_hz;
     double frame_hz;
     int max_clients;
     char web_root[1024];
-    char token[128]; /* empty: no token required */
+    char token[128];        /* empty: no token required */
     char allow_origin[512]; /* extra browser origins allowed to connect and change the world; "*": any */
-    int threads;     /* sim worker threads, including the sim thread */
-    int substeps;    /* simulation steps per tick (each of 1/(tick_hz * substeps) s) */
-    int rate_per_s;  /* per-client command rate limit */
+    int threads;            /* sim worker threads, including the sim thread */
+    int substeps;           /* simulation steps per tick (each of 1/(tick_hz * substeps) s) */
+    int rate_per_s;         /* per-client command rate limit */
     int rate_burst;
-    int net_nice;    /* nice value of the network thread (Linux: per thread) */
-    char log_level[16];  /* error, warn, info, debug */
-    char data_dir[1024]; /* empty: no persistence */
+    int net_nice;         /* nice value of the network thread (Linux: per thread) */
+    char log_level[16];   /* error, warn, info, debug */
+    char data_dir[1024];  /* empty: no persistence */
     double save_interval; /* seconds between saves while running (0: only at shutdown) */
-    char tls_cert[1024]; /* PEM certificate (chain) file; empty: plain http/ws */
-    char tls_key[1024];  /* PEM private key file; given together with tls_cert */
+    char tls_cert[1024];  /* PEM certificate (chain) file; empty: plain http/ws */
+    char tls_key[1024];   /* PEM private key file; given together with tls_cert */
     bool quiet;
     bool health_check; /* --health-check: ask the running server's /api/health and exit */
 } srv_config;

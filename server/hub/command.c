@@ -5,30 +5,55 @@
 #include <string.h>
 
 static const char *const kind_names[CMD_KIND_COUNT] = {
-    [CMD_NONE] = "none",           [CMD_PUSH] = "push",         [CMD_SET_PARAM] = "set_param",
-    [CMD_LOAD_SCENE] = "load_scene", [CMD_PAUSE] = "pause",     [CMD_RESUME] = "resume",
-    [CMD_STEP] = "step",           [CMD_EMITTER] = "emitter",   [CMD_CURSOR] = "cursor",
-    [CMD_AUTH] = "auth",           [CMD_GET_PARTICLES] = "get_particles",
+    [CMD_NONE] = "none",
+    [CMD_PUSH] = "push",
+    [CMD_SET_PARAM] = "set_param",
+    [CMD_LOAD_SCENE] = "load_scene",
+    [CMD_PAUSE] = "pause",
+    [CMD_RESUME] = "resume",
+    [CMD_STEP] = "step",
+    [CMD_EMITTER] = "emitter",
+    [CMD_CURSOR] = "cursor",
+    [CMD_AUTH] = "auth",
+    [CMD_GET_PARTICLES] = "get_particles",
     [CMD_CLIENT_LEFT] = "client_left",
-    [CMD_BODY_CREATE] = "body_create", [CMD_BODY_DESTROY] = "body_destroy", [CMD_BODY_IMPULSE] = "body_impulse",
-    [CMD_BODY_GRAB] = "body_grab",     [CMD_BODY_DRAG] = "body_drag",       [CMD_BODY_RELEASE] = "body_release",
+    [CMD_BODY_CREATE] = "body_create",
+    [CMD_BODY_DESTROY] = "body_destroy",
+    [CMD_BODY_IMPULSE] = "body_impulse",
+    [CMD_BODY_GRAB] = "body_grab",
+    [CMD_BODY_DRAG] = "body_drag",
+    [CMD_BODY_RELEASE] = "body_release",
     [CMD_GET_BODIES] = "get_bodies",
-    [CMD_SET_SOLVER] = "set_solver",   [CMD_HEAT] = "heat",
-    [CMD_GET_SNAPSHOT] = "get_snapshot", [CMD_RESTORE] = "restore", [CMD_HEATER] = "heater",
+    [CMD_SET_SOLVER] = "set_solver",
+    [CMD_HEAT] = "heat",
+    [CMD_GET_SNAPSHOT] = "get_snapshot",
+    [CMD_RESTORE] = "restore",
+    [CMD_HEATER] = "heater",
 };
 
-const char *cmd_kind_name(cmd_kind k)
-{
+const char *cmd_kind_name(cmd_kind k) {
     return (k >= 0 && k < CMD_KIND_COUNT) ? kind_names[k] : "unknown";
 }
 
-bool cmd_kind_mutates(cmd_kind k)
-{
+bool cmd_kind_mutates(cmd_kind k) {
     switch (k) {
-    case CMD_PUSH: case CMD_SET_PARAM: case CMD_LOAD_SCENE: case CMD_PAUSE:
-    case CMD_RESUME: case CMD_STEP: case CMD_EMITTER: case CMD_BODY_CREATE: case CMD_BODY_DESTROY:
-    case CMD_BODY_IMPULSE: case CMD_BODY_GRAB: case CMD_BODY_DRAG: case CMD_BODY_RELEASE:
-    case CMD_SET_SOLVER: case CMD_HEAT: case CMD_RESTORE: case CMD_HEATER:
+    case CMD_PUSH:
+    case CMD_SET_PARAM:
+    case CMD_LOAD_SCENE:
+    case CMD_PAUSE:
+    case CMD_RESUME:
+    case CMD_STEP:
+    case CMD_EMITTER:
+    case CMD_BODY_CREATE:
+    case CMD_BODY_DESTROY:
+    case CMD_BODY_IMPULSE:
+    case CMD_BODY_GRAB:
+    case CMD_BODY_DRAG:
+    case CMD_BODY_RELEASE:
+    case CMD_SET_SOLVER:
+    case CMD_HEAT:
+    case CMD_RESTORE:
+    case CMD_HEATER:
         return true;
     default:
         return false;

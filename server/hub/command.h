@@ -19,20 +19,20 @@
 #define CMD_MAX_STEPS 1000
 #define CMD_MAX_COORD 1.0e4f
 #define CMD_MAX_RADIUS 100.0f
-#define CMD_MAX_STRENGTH 50.0f     /* m/s, as the core (fs_world_push) */
-#define CMD_MAX_SPEED 50.0f        /* m/s, emitters, as the core */
+#define CMD_MAX_STRENGTH 50.0f /* m/s, as the core (fs_world_push) */
+#define CMD_MAX_SPEED 50.0f    /* m/s, emitters, as the core */
 #define CMD_MAX_RATE 100000.0f
 #define CMD_MAX_PARTICLES (1 << 20)
-#define CMD_MAX_BODY_SIZE 10.0f     /* m, per half extent / radius */
-#define CMD_MAX_DENSITY 100000.0f   /* kg/m^3 */
-#define CMD_MAX_IMPULSE 10000.0f    /* N s */
-#define CMD_MAX_HEAT_RATE 1000.0f   /* K/s, heat tool */
-#define CMD_MAX_HEAT_RADIUS 10.0f  /* m, as the core's heaters */
-#define CMD_MAX_HEAT_S 10.0f        /* s, how long one heat command heats */
+#define CMD_MAX_BODY_SIZE 10.0f   /* m, per half extent / radius */
+#define CMD_MAX_DENSITY 100000.0f /* kg/m^3 */
+#define CMD_MAX_IMPULSE 10000.0f  /* N s */
+#define CMD_MAX_HEAT_RATE 1000.0f /* K/s, heat tool */
+#define CMD_MAX_HEAT_RADIUS 10.0f /* m, as the core's heaters */
+#define CMD_MAX_HEAT_S 10.0f      /* s, how long one heat command heats */
 #define CMD_DEFAULT_HEAT_S 0.25f
-#define CMD_HEAT_TOOLS 4            /* heater slots kept for the heat tools (the last ones) */
+#define CMD_HEAT_TOOLS 4                                   /* heater slots kept for the heat tools (the last ones) */
 #define CMD_HEATER_SLOTS (FS_MAX_HEATERS - CMD_HEAT_TOOLS) /* slots the heater command sets */
-#define CMD_MAX_TEMPERATURE 1000.0f /* deg C, as the core's heaters */
+#define CMD_MAX_TEMPERATURE 1000.0f                        /* deg C, as the core's heaters */
 #define CMD_MIN_TEMPERATURE (-100.0f)
 
 typedef enum cmd_kind {
@@ -54,29 +54,25 @@ typedef enum cmd_kind {
     CMD_BODY_GRAB,
     CMD_BODY_DRAG,
     CMD_BODY_RELEASE,
-    CMD_GET_BODIES,    /* REST only: reply carries a body snapshot */
+    CMD_GET_BODIES, /* REST only: reply carries a body snapshot */
     CMD_SET_SOLVER,
     CMD_HEAT,
-    CMD_GET_SNAPSHOT,  /* REST only: reply carries the world's snapshot */
-    CMD_RESTORE,       /* REST only: restores the snapshot uploaded under u.restore.upload */
+    CMD_GET_SNAPSHOT, /* REST only: reply carries the world's snapshot */
+    CMD_RESTORE,      /* REST only: restores the snapshot uploaded under u.restore.upload */
     CMD_HEATER,
     CMD_KIND_COUNT
 } cmd_kind;
 
 /* Copies src into dst (capacity cap), truncating; always terminates. */
-static inline void cmd_strlcpy(char *dst, size_t cap, const char *src)
-{
+static inline void cmd_strlcpy(char *dst, size_t cap, const char *src) {
     size_t l = 0;
-    while (src[l] && l + 1 < cap)
-        l++;
-    for (size_t i = 0; i < l; i++)
-        dst[i] = src[i];
+    while (src[l] && l + 1 < cap) l++;
+    for (size_t i = 0; i < l; i++) dst[i] = src[i];
     dst[l] = 0;
 }
 
 /* A command's point or direction (float[3]) as the core's vector. */
-static inline fs_vec3 cmd_vec3(const float v[3])
-{
+static inline fs_vec3 cmd_vec3(const float v[3]) {
     return (fs_vec3){v[0], v[1], v[2]};
 }
 
@@ -126,7 +122,7 @@ typedef struct cmd {
         } step;
         struct {
             int slot;
-            bool has_def;  /* false: only switch enabled */
+            bool has_def; /* false: only switch enabled */
             bool enabled;
             float pos[3], dir[3], speed, radius, rate;
             int cap;

@@ -4,40 +4,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-int hub_init(hub *h)
-{
+int hub_init(hub *h) {
     memset(h, 0, sizeof *h);
     h->replies = calloc(HUB_REPLY_RING, sizeof *h->replies);
-    if (!h->replies)
-        return -1;
+    if (!h->replies) return -1;
     pthread_mutex_init(&h->mtx, NULL);
     return 0;
 }
 
-void hub_destroy(hub *h)
-{
-    if (!h->replies)
-        return;
+void hub_destroy(hub *h) {
+    if (!h->replies) return;
     msg_buf_unref(h->frame);
-    for (int i = 0; i < HUB_BCAST_RING; i++)
-        msg_buf_unref(h->bcast[i]);
-    for (int i = 0; i < h->reply_count; i++)
-        cmd_reply_free_payload(&h->replies[(h->reply_head + i) % HUB_REPLY_RING]);
-    for (int i = 0; i < HUB_UPLOADS; i++)
-        msg_buf_unref(h->upload[i].buf);
+    for (int i = 0; i < HUB_BCAST_RING; i++) msg_buf_unref(h->bcast[i]);
+    for (int i = 0; i < h->reply_count; i++) cmd_reply_free_payload(&h->replies[(h->reply_head + i) % HUB_REPLY_RING]);
+    for (int i = 0; i < HUB_UPLOADS; i++) msg_buf_unref(h->upload[i].buf);
     free(h->replies);
     pthread_mutex_destroy(&h->mtx);
     memset(h, 0, sizeof *h);
 }
 
-void hub_wake(hub *h)
-{
-    if (h->wake)
-        h->wake(h->wake_arg);
+void hub_wake(hub *h) {
+    if (h->wake) h->wake(h->wake_arg);
 }
 
-void hub_publish_frame(hub *h, msg_buf *frame)
-{
+void hub_publish_frame(hub *h, msg_buf *frame) {
     pthread_mutex_lock(&h->mtx);
     msg_buf *old = h->frame;
     h->frame = frame;
@@ -46,8 +36,7 @@ void hub_publish_frame(hub *h, msg_buf *frame)
     msg_buf_unref(old);
 }
 
-void hub_publish_bcast(hub *h, msg_buf *m)
-{
+void hub_publish_bcast(hub *h, msg_buf *m) {
     pthread_mutex_lock(&h->mtx);
     int slot = (int)(h->bcast_next % HUB_BCAST_RING);
     msg_buf *old = h->bcast[slot];
@@ -57,8 +46,7 @@ void hub_publish_bcast(hub *h, msg_buf *m)
     msg_buf_unref(old);
 }
 
-void hub_post_reply(hub *h, cmd_reply *r)
-{
+void hub_post_reply(hub *h, cmd_reply *r) {
     bool dropped = false;
     pthread_mutex_lock(&h->mtx);
     if (h->reply_count < HUB_REPLY_RING) {
@@ -69,44 +57,38 @@ void hub_post_reply(hub *h, cmd_reply *r)
         dropped = true;
     }
     pthread_mutex_unlock(&h->mtx);
-    if (dropped)
-        cmd_reply_free_payload(r);
+    if (dropped) cmd_reply_free_payload(r);
     r->snap = NULL; /* the hub (the network thread) owns them now */
     r->bodies = NULL;
     r->blob = NULL;
 }
 
-void hub_set_info(hub *h, const world_info *wi)
-{
+void hub_set_info(hub *h, const world_info *wi) {
     pthread_mutex_lock(&h->mtx);
     h->info = *wi;
     pthread_mutex_unlock(&h->mtx);
 }
 
-void hub_set_stats(hub *h, const sim_stats *st)
-{
+void hub_set_stats(hub *h, const sim_stats *st) {
     pthread_mutex_lock(&h->mtx);
     h->stats = *st;
     h->stats.replies_dropped = h->replies_dropped;
     pthread_mutex_unlock(&h->mtx);
 }
 
-void hub_get_info(hub *h, world_info *out)
-{
+void hub_get_info(hub *h, world_info *out) {
     pthread_mutex_lock(&h->mtx);
     *out = h->info;
     pthread_mutex_unlock(&h->mtx);
 }
 
-void hub_get_stats(hub *h, sim_stats *out)
-{
+void hub_get_stats(hub *h, sim_stats *out) {
     pthread_mutex_lock(&h->mtx);
     *out = h->stats;
     pthread_mutex_unlock(&h->mtx);
 }
 
-msg_buf *hub_take_frame(hub *h, uint64_t *seq)
-{
+msg_buf *hub_take_frame(hub *h, uint64_t *seq) {
     msg_buf *m = NULL;
     pthread_mutex_lock(&h->mtx);
     if (h->frame && h->frame_seq != *seq) {
@@ -117,8 +99,7 @@ msg_buf *hub_take_frame(hub *h, uint64_t *seq)
     return m;
 }
 
-int hub_take_bcast(hub *h, uint64_t *next, msg_buf **out, int max, bool *lost)
-{
+int hub_take_bcast(hub *h, uint64_t *next, msg_buf **out, int max, bool *lost) {
     int n = 0;
     *lost = false;
     pthread_mutex_lock(&h->mtx);
@@ -135,8 +116,7 @@ int hub_take_bcast(hub *h, uint64_t *next, msg_buf **out, int max, bool *lost)
     return n;
 }
 
-int hub_take_replies(hub *h, cmd_reply *out, int max)
-{
+int hub_take_replies(hub *h, cmd_reply *out, int max) {
     int n = 0;
     pthread_mutex_lock(&h->mtx);
     while (n < max && h->reply_count > 0) {
@@ -148,14 +128,12 @@ int hub_take_replies(hub *h, cmd_reply *out, int max)
     return n;
 }
 
-uint32_t hub_put_upload(hub *h, msg_buf *buf)
-{
+uint32_t hub_put_upload(hub *h, msg_buf *buf) {
     uint32_t id = 0;
     pthread_mutex_lock(&h->mtx);
     for (int i = 0; i < HUB_UPLOADS && !id; i++)
         if (!h->upload[i].buf) {
-            if (++h->next_upload == 0)
-                h->next_upload = 1;
+            if (++h->next_upload == 0) h->next_upload = 1;
             id = h->next_upload;
             h->upload[i].id = id;
             h->upload[i].buf = buf;
@@ -164,8 +142,7 @@ uint32_t hub_put_upload(hub *h, msg_buf *buf)
     return id;
 }
 
-msg_buf *hub_take_upload(hub *h, uint32_t id)
-{
+msg_buf *hub_take_upload(hub *h, uint32_t id) {
     msg_buf *b = NULL;
     pthread_mutex_lock(&h->mtx);
     for (int i = 0; i < HUB_UPLOADS; i++)
@@ -177,7 +154,6 @@ msg_buf *hub_take_upload(hub *h, uint32_t id)
     return b;
 }
 
-void hub_drop_upload(hub *h, uint32_t id)
-{
+void hub_drop_upload(hub *h, uint32_t id) {
     msg_buf_unref(hub_take_upload(h, id));
 }

@@ -30,11 +30,11 @@ typedef void hub_wake_fn(void *arg);
  * and clears after it is joined. */
 typedef struct hub {
     pthread_mutex_t mtx;
-    msg_buf *frame;          /* newest encoded frame (hub holds one ref) */
+    msg_buf *frame; /* newest encoded frame (hub holds one ref) */
     uint64_t frame_seq;
     msg_buf *bcast[HUB_BCAST_RING]; /* bcast[seq % RING] for seq in [bcast_next-RING, bcast_next) */
     uint64_t bcast_next;
-    cmd_reply *replies;      /* ring of HUB_REPLY_RING */
+    cmd_reply *replies; /* ring of HUB_REPLY_RING */
     int reply_head, reply_count;
     uint64_t replies_dropped;
     world_info info;
@@ -47,7 +47,7 @@ typedef struct hub {
         msg_buf *buf;
     } upload[HUB_UPLOADS];
     uint32_t next_upload;
-    hub_wake_fn *wake;       /* lws_cancel_service wrapper; set before threads start */
+    hub_wake_fn *wake; /* lws_cancel_service wrapper; set before threads start */
     void *wake_arg;
 } hub;
 

@@ -4,31 +4,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cmd_queue_init(cmd_queue *q, int cap, int reserve)
-{
+int cmd_queue_init(cmd_queue *q, int cap, int reserve) {
     memset(q, 0, sizeof *q);
-    if (cap < 1 || reserve < 0 || reserve >= cap)
-        return -1;
+    if (cap < 1 || reserve < 0 || reserve >= cap) return -1;
     q->ring = calloc((size_t)cap, sizeof *q->ring);
-    if (!q->ring)
-        return -1;
+    if (!q->ring) return -1;
     q->cap = cap;
     q->reserve = reserve;
     pthread_mutex_init(&q->mtx, NULL);
     return 0;
 }
 
-void cmd_queue_destroy(cmd_queue *q)
-{
-    if (!q->ring)
-        return;
+void cmd_queue_destroy(cmd_queue *q) {
+    if (!q->ring) return;
     pthread_mutex_destroy(&q->mtx);
     free(q->ring);
     memset(q, 0, sizeof *q);
 }
 
-bool cmd_queue_push(cmd_queue *q, const cmd *c, bool internal)
-{
+bool cmd_queue_push(cmd_queue *q, const cmd *c, bool internal) {
     pthread_mutex_lock(&q->mtx);
     int limit = internal ? q->cap : q->cap - q->reserve;
     bool ok = q->count < limit;
@@ -42,8 +36,7 @@ bool cmd_queue_push(cmd_queue *q, const cmd *c, bool internal)
     return ok;
 }
 
-int cmd_queue_pop(cmd_queue *q, cmd *out, int max)
-{
+int cmd_queue_pop(cmd_queue *q, cmd *out, int max) {
     pthread_mutex_lock(&q->mtx);
     int n = 0;
     while (n < max && q->count > 0) {

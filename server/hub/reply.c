@@ -3,8 +3,7 @@
 
 #include <stdlib.h>
 
-void cmd_reply_free_payload(cmd_reply *r)
-{
+void cmd_reply_free_payload(cmd_reply *r) {
     particles_snap_free(r->snap);
     free(r->bodies);
     msg_buf_unref(r->blob);

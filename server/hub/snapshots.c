@@ -3,10 +3,8 @@
 
 #include <stdlib.h>
 
-void particles_snap_free(particles_snap *s)
-{
-    if (!s)
-        return;
+void particles_snap_free(particles_snap *s) {
+    if (!s) return;
     free(s->id);
     free(s->pos);
     free(s->vel);

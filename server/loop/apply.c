@@ -13,13 +13,11 @@
 #include "publish.h"
 
 /* Who a broadcast names as the author: the WebSocket client, or 0 for REST. */
-static uint32_t by_of(const cmd *c)
-{
+static uint32_t by_of(const cmd *c) {
     return (c->client & CMD_REST_BIT) ? 0 : c->client;
 }
 
-void sim_world_replaced(sim_thread *s, uint32_t by)
-{
+void sim_world_replaced(sim_thread *s, uint32_t by) {
     world_info wi;
     sim_flush_pending_steps(s, true);
     sim_forget_grabs(s);                          /* the bodies were replaced */
@@ -28,8 +26,7 @@ void sim_world_replaced(sim_thread *s, uint32_t by)
     hub_publish_bcast(s->hub, wire_encode_scene_bcast(&wi, by, sim_world_tick(s)));
 }
 
-static void apply_push(sim_thread *s, const cmd *c)
-{
+static void apply_push(sim_thread *s, const cmd *c) {
     int touched = 0;
     fs_error e = {{0}};
     fs_status st = fs_world_push(s->world, cmd_vec3(c->u.push.point), c->u.push.radius, cmd_vec3(c->u.push.dir),
@@ -39,8 +36,7 @@ static void apply_push(sim_thread *s, const cmd *c)
 
 /* Finds the parameters a set_param command names and checks their values
  * against their ranges (idx: their fs_param).  false: replied the error. */
-static bool check_params(sim_thread *s, const cmd *c, int idx[FS_P_COUNT])
-{
+static bool check_params(sim_thread *s, const cmd *c, int idx[FS_P_COUNT]) {
     int n = c->u.set_param.count;
     if (n < 1 || n > FS_P_COUNT) { /* cmd_from_fields guarantees it; the arrays here depend on it */
         sim_reply_error(s, c, "'params' holds 1 to %d entries", FS_P_COUNT);
@@ -55,28 +51,25 @@ static bool check_params(sim_thread *s, const cmd *c, int idx[FS_P_COUNT])
         }
         float v = c->u.set_param.value[i];
         if (!(v >= pi->min && v <= pi->max) || (pi->is_flag && v != 0 && v != 1)) {
-            sim_reply_error(s, c, "%s=%g outside [%g, %g]%s", pi->name, (double)v, (double)pi->min,
-                            (double)pi->max, pi->is_flag ? " (0 or 1)" : "");
+            sim_reply_error(s, c, "%s=%g outside [%g, %g]%s", pi->name, (double)v, (double)pi->min, (double)pi->max,
+                            pi->is_flag ? " (0 or 1)" : "");
             return false;
         }
     }
     return true;
 }
 
-static void apply_set_param(sim_thread *s, const cmd *c)
-{
+static void apply_set_param(sim_thread *s, const cmd *c) {
     int m = fs_world_material_find(s->world, c->u.set_param.material);
     if (m < 0) {
         sim_reply_error(s, c, "unknown material '%s'", c->u.set_param.material);
         return;
     }
     int idx[FS_P_COUNT];
-    if (!check_params(s, c, idx))
-        return;
+    if (!check_params(s, c, idx)) return;
     int n = c->u.set_param.count;
     float old[FS_P_COUNT];
-    for (int i = 0; i < n; i++)
-        old[i] = fs_world_get_param(s->world, m, (fs_param)idx[i]);
+    for (int i = 0; i < n; i++) old[i] = fs_world_get_param(s->world, m, (fs_param)idx[i]);
     for (int i = 0; i < n; i++) {
         fs_error e = {{0}};
         if (fs_world_set_param(s->world, m, (fs_param)idx[i], c->u.set_param.value[i], &e) != FS_OK) {
@@ -94,8 +87,7 @@ static void apply_set_param(sim_thread *s, const cmd *c)
 
 /* The scene's own solver unless the command names one; checked before
  * anything changes. */
-static void apply_load_scene(sim_thread *s, const cmd *c)
-{
+static void apply_load_scene(sim_thread *s, const cmd *c) {
     int which = fs_scene_find(c->u.scene.name);
     int np = c->u.scene.particles;
     if (which < 0) {
@@ -118,8 +110,7 @@ static void apply_load_scene(sim_thread *s, const cmd *c)
     sim_reply_ok(s, c, fs_world_particle_count(s->world));
 }
 
-static void apply_set_solver(sim_thread *s, const cmd *c)
-{
+static void apply_set_solver(sim_thread *s, const cmd *c) {
     fs_error e = {{0}};
     if (fs_world_set_solver(s->world, (fs_solver)c->u.solver.solver, &e) != FS_OK) {
         sim_reply_error(s, c, "%s", e.msg);
@@ -131,8 +122,7 @@ static void apply_set_solver(sim_thread *s, const cmd *c)
     sim_reply_ok(s, c, 0);
 }
 
-void sim_expire_heat(sim_thread *s)
-{
+void sim_expire_heat(sim_thread *s) {
     uint64_t tick = sim_world_tick(s);
     for (int k = 0; k < SIM_HEAT_TOOLS; k++)
         if (s->heat_tool[k].used && tick >= s->heat_tool[k].until_tick) {
@@ -144,15 +134,12 @@ void sim_expire_heat(sim_thread *s)
 
 /* The heat tool: one core heater per client while it heats; each command
  * moves it and heats for `duration` more seconds. */
-static void apply_heat(sim_thread *s, const cmd *c)
-{
+static void apply_heat(sim_thread *s, const cmd *c) {
     int k = -1;
     for (int i = 0; i < SIM_HEAT_TOOLS && k < 0; i++)
-        if (s->heat_tool[i].used && s->heat_tool[i].client == c->client)
-            k = i;
+        if (s->heat_tool[i].used && s->heat_tool[i].client == c->client) k = i;
     for (int i = 0; i < SIM_HEAT_TOOLS && k < 0; i++)
-        if (!s->heat_tool[i].used)
-            k = i;
+        if (!s->heat_tool[i].used) k = i;
     if (k < 0) {
         sim_reply_error(s, c, "all heat tools are in use by other clients; try again shortly");
         return;
@@ -175,8 +162,7 @@ static void apply_heat(sim_thread *s, const cmd *c)
     sim_reply_ok(s, c, 0);
 }
 
-static void apply_heater(sim_thread *s, const cmd *c)
-{
+static void apply_heater(sim_thread *s, const cmd *c) {
     fs_heater_def d;
     int slot = c->u.heater.slot;
     if (c->u.heater.has_def) {
@@ -195,8 +181,7 @@ static void apply_heater(sim_thread *s, const cmd *c)
     sim_reply_status(s, c, fs_world_set_heater(s->world, slot, &d, &e) >= 0, &e, slot);
 }
 
-static void apply_emitter(sim_thread *s, const cmd *c)
-{
+static void apply_emitter(sim_thread *s, const cmd *c) {
     int slot = c->u.emitter.slot;
     fs_error e = {{0}};
     if (!c->u.emitter.has_def) {
@@ -223,8 +208,7 @@ static void apply_emitter(sim_thread *s, const cmd *c)
     sim_reply_status(s, c, slot >= 0, &e, slot);
 }
 
-void sim_flush_pending_steps(sim_thread *s, bool all)
-{
+void sim_flush_pending_steps(sim_thread *s, bool all) {
     uint64_t tick = sim_world_tick(s);
     int k = 0;
     for (int i = 0; i < s->pending_count; i++) {
@@ -239,13 +223,11 @@ void sim_flush_pending_steps(sim_thread *s, bool all)
     s->pending_count = k;
 }
 
-static void apply_pause_resume(sim_thread *s, const cmd *c)
-{
+static void apply_pause_resume(sim_thread *s, const cmd *c) {
     bool pause = c->kind == CMD_PAUSE;
     bool changed = fs_world_paused(s->world) != pause;
     fs_world_set_paused(s->world, pause);
-    if (!pause)
-        sim_flush_pending_steps(s, true);
+    if (!pause) sim_flush_pending_steps(s, true);
     if (changed) {
         world_info wi;
         sim_publish_info(s, &wi);
@@ -255,8 +237,7 @@ static void apply_pause_resume(sim_thread *s, const cmd *c)
 }
 
 /* Steps by hand: the reply is held until the world has made the steps. */
-static void apply_step(sim_thread *s, const cmd *c)
-{
+static void apply_step(sim_thread *s, const cmd *c) {
     if (!fs_world_paused(s->world)) {
         sim_reply_error(s, c, "the world is running; pause it first");
         return;
@@ -267,59 +248,49 @@ static void apply_step(sim_thread *s, const cmd *c)
     }
     uint64_t base = sim_world_tick(s);
     for (int i = 0; i < s->pending_count; i++)
-        if (s->pending[i].tick > base)
-            base = s->pending[i].tick;
+        if (s->pending[i].tick > base) base = s->pending[i].tick;
     fs_world_request_steps(s->world, c->u.step.steps);
     s->pending[s->pending_count++] =
         (sim_pending_step){c->client, c->rid, base + (uint64_t)c->u.step.steps, c->u.step.steps};
 }
 
-static void set_cursor(sim_thread *s, uint32_t client, bool visible, const float pos[3])
-{
+static void set_cursor(sim_thread *s, uint32_t client, bool visible, const float pos[3]) {
     int at = -1;
     for (int i = 0; i < s->cursor_count; i++)
-        if (s->cursor[i].client == client)
-            at = i;
+        if (s->cursor[i].client == client) at = i;
     if (!visible) {
-        if (at >= 0)
-            s->cursor[at] = s->cursor[--s->cursor_count];
+        if (at >= 0) s->cursor[at] = s->cursor[--s->cursor_count];
         return;
     }
     if (at < 0) {
-        if (s->cursor_count >= s->cfg->max_clients)
-            return;
+        if (s->cursor_count >= s->cfg->max_clients) return;
         at = s->cursor_count++;
         s->cursor[at].client = client;
     }
     memcpy(s->cursor[at].pos, pos, sizeof s->cursor[at].pos);
 }
 
-static void apply_cursor(sim_thread *s, const cmd *c)
-{
+static void apply_cursor(sim_thread *s, const cmd *c) {
     set_cursor(s, c->client, c->u.cursor.visible, c->u.cursor.pos);
 }
 
 /* A client went away: its cursor goes, and it lets go of what it held. */
-static void apply_client_left(sim_thread *s, const cmd *c)
-{
+static void apply_client_left(sim_thread *s, const cmd *c) {
     set_cursor(s, c->client, false, NULL);
     sim_release_all(s, c->client);
 }
 
 /* A copy of particles [offset, offset + limit) in id order. */
-static particles_snap *copy_particles(sim_thread *s, int offset, int limit)
-{
+static particles_snap *copy_particles(sim_thread *s, int offset, int limit) {
     fs_particles_view v;
     fs_world_view(s->world, &v);
     particles_snap *p = calloc(1, sizeof *p);
-    if (!p)
-        return NULL;
+    if (!p) return NULL;
     p->tick = sim_world_tick(s);
     p->total = v.count;
     p->offset = offset;
     int n = offset < v.count ? v.count - offset : 0;
-    if (n > limit)
-        n = limit;
+    if (n > limit) n = limit;
     p->count = n;
     size_t cnt = n > 0 ? (size_t)n : 1;
     p->id = malloc(cnt * sizeof *p->id);
@@ -346,29 +317,24 @@ static particles_snap *copy_particles(sim_thread *s, int offset, int limit)
     return p;
 }
 
-static void apply_get_particles(sim_thread *s, const cmd *c)
-{
+static void apply_get_particles(sim_thread *s, const cmd *c) {
     cmd_reply r = sim_reply_to(s, c);
     r.snap = copy_particles(s, c->u.particles.offset, c->u.particles.limit);
     r.ok = r.snap != NULL;
-    if (!r.ok)
-        snprintf(r.error, sizeof r.error, "out of memory");
+    if (!r.ok) snprintf(r.error, sizeof r.error, "out of memory");
     sim_reply_post(s, &r);
 }
 
-static void apply_get_snapshot(sim_thread *s, const cmd *c)
-{
+static void apply_get_snapshot(sim_thread *s, const cmd *c) {
     cmd_reply r = sim_reply_to(s, c);
     r.blob = persist_encode(s->world);
     r.ok = r.blob != NULL;
-    if (!r.ok)
-        snprintf(r.error, sizeof r.error, "out of memory");
+    if (!r.ok) snprintf(r.error, sizeof r.error, "out of memory");
     sim_reply_post(s, &r);
 }
 
 /* Restores the snapshot parked in the hub by POST /api/snapshot. */
-static void apply_restore(sim_thread *s, const cmd *c)
-{
+static void apply_restore(sim_thread *s, const cmd *c) {
     msg_buf *up = hub_take_upload(s->hub, c->u.restore.upload);
     if (!up) {
         sim_reply_error(s, c, "the upload is gone");
@@ -412,8 +378,7 @@ static apply_fn *const handler[CMD_KIND_COUNT] = {
     [CMD_GET_BODIES] = apply_get_bodies,
 };
 
-void sim_apply(sim_thread *s, const cmd *c)
-{
+void sim_apply(sim_thread *s, const cmd *c) {
     if (cmd_kind_mutates(c->kind) && (!s->earliest_unshown_ns || c->arrival_ns < s->earliest_unshown_ns))
         s->earliest_unshown_ns = c->arrival_ns;
     apply_fn *fn = (unsigned)c->kind < CMD_KIND_COUNT ? handler[c->kind] : NULL;

@@ -6,15 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
-uint64_t sim_world_tick(sim_thread *s)
-{
+uint64_t sim_world_tick(sim_thread *s) {
     fs_stats fst;
     fs_world_stats(s->world, &fst);
     return fst.tick;
 }
 
-static void fill_info(sim_thread *s, world_info *wi)
-{
+static void fill_info(sim_thread *s, world_info *wi) {
     fs_world *w = s->world;
     memset(wi, 0, sizeof *wi);
     wi->version = ++s->info_version;
@@ -32,25 +30,21 @@ static void fill_info(sim_thread *s, world_info *wi)
     wi->capacity = fs_world_capacity(w);
     wi->paused = fs_world_paused(w);
     int nm = fs_world_material_count(w);
-    if (nm > FS_MAX_MATERIALS)
-        nm = FS_MAX_MATERIALS;
+    if (nm > FS_MAX_MATERIALS) nm = FS_MAX_MATERIALS;
     wi->material_count = nm;
     for (int m = 0; m < nm; m++) {
         const char *name = fs_world_material_name(w, m);
         snprintf(wi->material[m], CMD_NAME_LEN, "%s", name ? name : "?");
-        for (int p = 0; p < FS_P_COUNT; p++)
-            wi->param[m][p] = fs_world_get_param(w, m, (fs_param)p);
+        for (int p = 0; p < FS_P_COUNT; p++) wi->param[m][p] = fs_world_get_param(w, m, (fs_param)p);
     }
 }
 
-void sim_publish_info(sim_thread *s, world_info *wi)
-{
+void sim_publish_info(sim_thread *s, world_info *wi) {
     fill_info(s, wi);
     hub_set_info(s->hub, wi);
 }
 
-cmd_reply sim_reply_to(sim_thread *s, const cmd *c)
-{
+cmd_reply sim_reply_to(sim_thread *s, const cmd *c) {
     cmd_reply r;
     memset(&r, 0, sizeof r);
     r.client = c->client;
@@ -60,8 +54,7 @@ cmd_reply sim_reply_to(sim_thread *s, const cmd *c)
     return r;
 }
 
-void sim_reply_post(sim_thread *s, cmd_reply *r)
-{
+void sim_reply_post(sim_thread *s, cmd_reply *r) {
     if (r->ok)
         s->stats.commands_applied++, s->stats.cmd_ok[r->kind]++;
     else
@@ -69,18 +62,15 @@ void sim_reply_post(sim_thread *s, cmd_reply *r)
     hub_post_reply(s->hub, r);
 }
 
-void sim_reply_ok(sim_thread *s, const cmd *c, int64_t value)
-{
-    if (c->kind == CMD_CURSOR || c->kind == CMD_BODY_DRAG)
-        return; /* presence and drag updates are not acknowledged */
+void sim_reply_ok(sim_thread *s, const cmd *c, int64_t value) {
+    if (c->kind == CMD_CURSOR || c->kind == CMD_BODY_DRAG) return; /* presence and drag updates are not acknowledged */
     cmd_reply r = sim_reply_to(s, c);
     r.ok = true;
     r.value = value;
     sim_reply_post(s, &r);
 }
 
-void sim_reply_error(sim_thread *s, const cmd *c, const char *fmt, ...)
-{
+void sim_reply_error(sim_thread *s, const cmd *c, const char *fmt, ...) {
     cmd_reply r = sim_reply_to(s, c);
     int k = snprintf(r.error, sizeof r.error, "%s: ", cmd_kind_name(c->kind));
     if (k > 0 && (size_t)k < sizeof r.error) {
@@ -92,8 +82,7 @@ void sim_reply_error(sim_thread *s, const cmd *c, const char *fmt, ...)
     sim_reply_post(s, &r);
 }
 
-void sim_reply_status(sim_thread *s, const cmd *c, bool ok, const fs_error *e, int64_t value)
-{
+void sim_reply_status(sim_thread *s, const cmd *c, bool ok, const fs_error *e, int64_t value) {
     if (ok)
         sim_reply_ok(s, c, value);
     else

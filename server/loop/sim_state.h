@@ -50,7 +50,7 @@ struct sim_thread {
     wire_body body[FS_MAX_BODIES]; /* frame scratch */
     struct {
         uint32_t body, client;
-    } grab[FS_MAX_BODIES];       /* who holds which body */
+    } grab[FS_MAX_BODIES]; /* who holds which body */
     int grab_count;
     /* heat tools: core heater slots FS_MAX_HEATERS - SIM_HEAT_TOOLS.., one per
      * client while it heats, switched off at until_tick */
@@ -59,8 +59,8 @@ struct sim_thread {
         uint32_t client;
         uint64_t until_tick;
     } heat_tool[SIM_HEAT_TOOLS];
-    uint64_t next_save_ns;        /* 0: no periodic saves */
-    persist_file save;            /* the save file read at start, until restored */
+    uint64_t next_save_ns; /* 0: no periodic saves */
+    persist_file save;     /* the save file read at start, until restored */
     sim_pending_step pending[SIM_MAX_PENDING_STEPS];
     int pending_count;
     uint64_t info_version;

@@ -18,13 +18,11 @@
 #include "sim_state.h"
 
 /* The world's definition from the options (main thread). */
-static int world_def(sim_thread *s, fs_world_def *def, char *err, size_t errlen)
-{
+static int world_def(sim_thread *s, fs_world_def *def, char *err, size_t errlen) {
     const srv_config *cfg = s->cfg;
     *def = fs_default_world_def();
     int cap = cfg->capacity;
-    if (cap <= 0)
-        cap = cfg->particles * 2 > 65536 ? cfg->particles * 2 : 65536;
+    if (cap <= 0) cap = cfg->particles * 2 > 65536 ? cfg->particles * 2 : 65536;
     def->capacity = cap;
     def->substeps = cfg->substeps > 0 ? cfg->substeps : 1;
     if (cfg->threads > 1) {
@@ -45,8 +43,7 @@ static int world_def(sim_thread *s, fs_world_def *def, char *err, size_t errlen)
 
 /* The first world: the save in --data-dir, else the configured scene with
  * its own solver. */
-static int first_world(sim_thread *s, char *err, size_t errlen)
-{
+static int first_world(sim_thread *s, char *err, size_t errlen) {
     const srv_config *cfg = s->cfg;
     const char *scene = cfg->scene[0] ? cfg->scene : (fs_scene_count() > 0 ? fs_scene_get(0)->name : "");
     persist_status ps = persist_load(cfg->data_dir, &s->save, s->world);
@@ -68,8 +65,7 @@ static int first_world(sim_thread *s, char *err, size_t errlen)
 }
 
 /* The statistics that describe the world as it stands. */
-static void stats_of_world(sim_thread *s, const fs_stats *fst)
-{
+static void stats_of_world(sim_thread *s, const fs_stats *fst) {
     s->stats.tick = fst->tick;
     s->stats.sim_time = fst->sim_time;
     s->stats.particles = fst->particles;
@@ -77,8 +73,7 @@ static void stats_of_world(sim_thread *s, const fs_stats *fst)
     s->stats.paused = fs_world_paused(s->world);
 }
 
-static int init(sim_thread *s, char *err, size_t errlen)
-{
+static int init(sim_thread *s, char *err, size_t errlen) {
     const srv_config *cfg = s->cfg;
     s->cursor = calloc((size_t)cfg->max_clients, sizeof *s->cursor);
     if (!s->cursor) {
@@ -86,8 +81,7 @@ static int init(sim_thread *s, char *err, size_t errlen)
         return -1;
     }
     fs_world_def def;
-    if (world_def(s, &def, err, errlen))
-        return -1;
+    if (world_def(s, &def, err, errlen)) return -1;
     int cap = def.capacity; /* as configured (a save may change it) */
     persist_open(cfg->data_dir, &s->save, &def);
     s->world = fs_world_create(&def);
@@ -96,8 +90,7 @@ static int init(sim_thread *s, char *err, size_t errlen)
         return -1;
     }
     s->dt = fs_world_dt(s->world);
-    if (first_world(s, err, errlen))
-        return -1;
+    if (first_world(s, err, errlen)) return -1;
     if (cfg->data_dir[0] && cfg->save_interval > 0)
         s->next_save_ns = clock_now_ns() + (uint64_t)(cfg->save_interval * 1e9);
     world_info wi;
@@ -110,8 +103,7 @@ static int init(sim_thread *s, char *err, size_t errlen)
 }
 
 sim_thread *sim_thread_create(const srv_config *cfg, const wire_static *st, hub *h, cmd_queue *q, char *err,
-                              size_t errlen)
-{
+                              size_t errlen) {
     sim_thread *s = calloc(1, sizeof *s);
     if (!s) {
         snprintf(err, errlen, "out of memory");
@@ -129,8 +121,7 @@ sim_thread *sim_thread_create(const srv_config *cfg, const wire_static *st, hub 
     return s;
 }
 
-static void publish_frame(sim_thread *s)
-{
+static void publish_frame(sim_thread *s) {
     fs_particles_view v;
     fs_world_view(s->world, &v);
     fs_stats fst;
@@ -139,8 +130,7 @@ static void publish_frame(sim_thread *s)
     int nb = 0, total_b = fs_world_body_count(s->world);
     for (int i = 0; i < total_b && nb < FS_MAX_BODIES; i++) {
         fs_body_state b;
-        if (!fs_world_body_at(s->world, i, &b))
-            continue;
+        if (!fs_world_body_at(s->world, i, &b)) continue;
         wire_body *w = &s->body[nb++];
         w->id = b.id;
         w->shape = b.shape;
@@ -151,10 +141,23 @@ static void publish_frame(sim_thread *s)
         w->rot[0] = b.rot.w, w->rot[1] = b.rot.x, w->rot[2] = b.rot.y, w->rot[3] = b.rot.z;
     }
     wire_frame_src src = {
-        .tick = fst.tick, .sim_time = fst.sim_time, .paused = fs_world_paused(s->world),
-        .box_min = d.box_min, .box_max = d.box_max, .count = v.count,
-        .x = v.x, .y = v.y, .z = v.z, .material = v.material, .temp = v.temperature, .id = v.id, .order = v.by_id,
-        .cursors = s->cursor, .cursor_count = s->cursor_count, .bodies = s->body, .body_count = nb,
+        .tick = fst.tick,
+        .sim_time = fst.sim_time,
+        .paused = fs_world_paused(s->world),
+        .box_min = d.box_min,
+        .box_max = d.box_max,
+        .count = v.count,
+        .x = v.x,
+        .y = v.y,
+        .z = v.z,
+        .material = v.material,
+        .temp = v.temperature,
+        .id = v.id,
+        .order = v.by_id,
+        .cursors = s->cursor,
+        .cursor_count = s->cursor_count,
+        .bodies = s->body,
+        .body_count = nb,
     };
     uint64_t t0 = clock_now_ns();
     msg_buf *m = wire_encode_frame(&src);
@@ -178,8 +181,7 @@ static void publish_frame(sim_thread *s)
     hub_publish_frame(s->hub, m);
 }
 
-static void sleep_until(uint64_t t)
-{
+static void sleep_until(uint64_t t) {
     struct timespec ts = {(time_t)(t / 1000000000ull), (long)(t % 1000000000ull)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
         ;
@@ -198,38 +200,32 @@ typedef struct stats_window {
 } stats_window;
 
 /* Applies the queued commands (at most about 1024 a tick); returns how many. */
-static int apply_queued(sim_thread *s)
-{
+static int apply_queued(sim_thread *s) {
     cmd batch[64];
     int n, total = 0;
     while (total < 1024 && (n = cmd_queue_pop(s->queue, batch, 64)) > 0) {
-        for (int i = 0; i < n; i++)
-            sim_apply(s, &batch[i]);
+        for (int i = 0; i < n; i++) sim_apply(s, &batch[i]);
         total += n;
     }
     return total;
 }
 
 /* Counts one step of ms milliseconds. */
-static void count_step(sim_thread *s, stats_window *win, const fs_stats *fst, double ms)
-{
+static void count_step(sim_thread *s, stats_window *win, const fs_stats *fst, double ms) {
     s->stats.step_ms_last = ms;
     s->stats.step_count++;
     s->stats.step_ms_sum += ms;
     for (int k = 0; k < SIM_STEP_BUCKETS; k++)
-        if (ms <= sim_step_bucket_ms[k])
-            s->stats.step_bucket[k]++;
+        if (ms <= sim_step_bucket_ms[k]) s->stats.step_bucket[k]++;
     memcpy(s->stats.phase_ms, fst->phase_ms, sizeof s->stats.phase_ms);
     win->step_sum += ms;
-    if (ms > win->step_max)
-        win->step_max = ms;
+    if (ms > win->step_max) win->step_max = ms;
     win->steps++;
 }
 
 /* Closes the window after a second (rates, means), and copies the world's
  * counters. */
-static void update_stats(sim_thread *s, stats_window *win, const fs_stats *fst, uint64_t now)
-{
+static void update_stats(sim_thread *s, stats_window *win, const fs_stats *fst, uint64_t now) {
     if (now - win->start >= 1000000000ull) {
         double wall = (double)(now - win->start) / 1e9;
         s->stats.step_ms_mean = win->steps ? win->step_sum / (double)win->steps : 0;
@@ -254,10 +250,8 @@ static void update_stats(sim_thread *s, stats_window *win, const fs_stats *fst, 
 }
 
 /* Saves to --data-dir (if given), counted in the statistics. */
-static void save(sim_thread *s)
-{
-    if (!s->cfg->data_dir[0])
-        return;
+static void save(sim_thread *s) {
+    if (!s->cfg->data_dir[0]) return;
     persist_saved out;
     if (persist_save(s->cfg->data_dir, s->world, &out)) {
         s->stats.saves++;
@@ -270,8 +264,7 @@ static void save(sim_thread *s)
 
 /* One tick: commands, one step (or none while paused), the frame when due,
  * statistics, the periodic save. */
-static void tick(sim_thread *s, stats_window *win, frame_clock *fc)
-{
+static void tick(sim_thread *s, stats_window *win, frame_clock *fc) {
     /* 1. Commands, at the tick boundary. */
     int total = apply_queued(s);
     /* 2. One step (or none while paused). */
@@ -289,19 +282,16 @@ static void tick(sim_thread *s, stats_window *win, frame_clock *fc)
         count_step(s, win, &fst, (double)(t1 - t0) / 1e6);
     }
     win->ticks++;
-    if (s->pending_count)
-        sim_flush_pending_steps(s, false);
+    if (s->pending_count) sim_flush_pending_steps(s, false);
     /* 3. Frame at the frame rate; while nothing changes (paused, no
      * command, no cursor moved) only one a second, as a heartbeat. */
-    if (stepped || total)
-        s->dirty = true;
+    if (stepped || total) s->dirty = true;
     if (t1 >= fc->next && (s->dirty || t1 - fc->last >= 1000000000ull)) {
         publish_frame(s);
         s->dirty = false;
         fc->last = t1;
         fc->next += fc->period;
-        if (fc->next < t1)
-            fc->next = t1 + fc->period; /* late: skip, never burst */
+        if (fc->next < t1) fc->next = t1 + fc->period; /* late: skip, never burst */
     }
     /* 4. Stats, and the periodic save. */
     update_stats(s, win, &fst, t1);
@@ -313,8 +303,7 @@ static void tick(sim_thread *s, stats_window *win, frame_clock *fc)
     hub_wake(s->hub);
 }
 
-static void *sim_main(void *arg)
-{
+static void *sim_main(void *arg) {
     sim_thread *s = arg;
     const uint64_t period = (uint64_t)(1e9 / s->cfg->tick_hz);
     uint64_t next_tick = clock_now_ns();
@@ -339,25 +328,18 @@ static void *sim_main(void *arg)
     return NULL;
 }
 
-int sim_thread_start(sim_thread *s)
-{
-    if (pthread_create(&s->thread, NULL, sim_main, s))
-        return -1;
+int sim_thread_start(sim_thread *s) {
+    if (pthread_create(&s->thread, NULL, sim_main, s)) return -1;
     s->started = true;
     return 0;
 }
 
-void sim_thread_destroy(sim_thread *s)
-{
-    if (!s)
-        return;
+void sim_thread_destroy(sim_thread *s) {
+    if (!s) return;
     atomic_store(&s->stop, true);
-    if (s->started)
-        pthread_join(s->thread, NULL);
-    if (s->world)
-        fs_world_destroy(s->world);
-    if (s->pool)
-        fs_pool_destroy(s->pool);
+    if (s->started) pthread_join(s->thread, NULL);
+    if (s->world) fs_world_destroy(s->world);
+    if (s->pool) fs_pool_destroy(s->pool);
     persist_close(&s->save);
     free(s->cursor);
     free(s);

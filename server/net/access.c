@@ -11,14 +11,12 @@
 #include "net_internal.h"
 #include "queue.h"
 
-bool net_enqueue(net *n, cmd *c, bool internal)
-{
+bool net_enqueue(net *n, cmd *c, bool internal) {
     c->arrival_ns = clock_now_ns();
     return cmd_queue_push(n->queue, c, internal);
 }
 
-bool net_token_ok(const net *n, const char *token)
-{
+bool net_token_ok(const net *n, const char *token) {
     const char *want = n->cfg->token;
     size_t wl = strlen(want), tl = strlen(token);
     unsigned diff = (unsigned)(wl ^ tl);
@@ -27,17 +25,13 @@ bool net_token_ok(const net *n, const char *token)
     return wl > 0 && diff == 0;
 }
 
-bool net_origin_ok(const net *n, struct lws *wsi)
-{
+bool net_origin_ok(const net *n, struct lws *wsi) {
     char origin[sizeof n->cfg->allow_origin], host[256];
     int got = lws_hdr_copy(wsi, origin, sizeof origin, WSI_TOKEN_ORIGIN);
-    if (got == 0)
-        return true; /* not a browser: scripts and tools send no Origin */
+    if (got == 0) return true; /* not a browser: scripts and tools send no Origin */
     const char *list = n->cfg->allow_origin;
-    if (!strcmp(list, "*"))
-        return true;
-    if (got < 0)
-        return false; /* an Origin too long to copy (-1) is there, and longer than any allowed one */
+    if (!strcmp(list, "*")) return true;
+    if (got < 0) return false; /* an Origin too long to copy (-1) is there, and longer than any allowed one */
     const char *o = origin;
     if (!strncmp(o, "http://", 7))
         o += 7;
@@ -49,14 +43,10 @@ bool net_origin_ok(const net *n, struct lws *wsi)
     for (const char *p = list; *p;) {
         const char *e = strchr(p, ',');
         size_t l = e ? (size_t)(e - p) : strlen(p);
-        while (l && *p == ' ')
-            p++, l--;
-        while (l && p[l - 1] == ' ')
-            l--;
-        if (l == ol && !strncasecmp(p, origin, l))
-            return true;
+        while (l && *p == ' ') p++, l--;
+        while (l && p[l - 1] == ' ') l--;
+        if (l == ol && !strncasecmp(p, origin, l)) return true;
         p = e ? e + 1 : p + strlen(p);
     }
     return false;
 }
-

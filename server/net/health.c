@@ -31,17 +31,14 @@ typedef struct health_state {
     struct lws_context *ctx;
 } health_state;
 
-static void health_deadline(lws_sorted_usec_list_t *sul)
-{
+static void health_deadline(lws_sorted_usec_list_t *sul) {
     health_state *h = lws_container_of(sul, health_state, deadline);
-    if (!h->done)
-        snprintf(h->err, sizeof h->err, "no answer within %d s", HEALTH_TOTAL_S);
+    if (!h->done) snprintf(h->err, sizeof h->err, "no answer within %d s", HEALTH_TOTAL_S);
     h->done = true;
     lws_cancel_service(h->ctx); /* lws_service returns now, not at its next timer */
 }
 
-static int health_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
-{
+static int health_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
     health_state *h = lws_context_user(lws_get_context(wsi));
     (void)user;
     switch (reason) {
@@ -77,8 +74,7 @@ static int health_cb(struct lws *wsi, enum lws_callback_reasons reason, void *us
     return lws_callback_http_dummy(wsi, reason, user, in, len);
 }
 
-int health_check(const srv_config *cfg)
-{
+int health_check(const srv_config *cfg) {
     if (cfg->port == 0) {
         fprintf(stderr, "fluid-server: --health-check needs the server's port (--port or FLUID_PORT), not 0\n");
         return 2;
@@ -103,8 +99,7 @@ int health_check(const srv_config *cfg)
     info.user = &h;
     info.connect_timeout_secs = HEALTH_CONNECT_S;
     info.fd_limit_per_thread = 3;
-    if (config_tls(cfg))
-        info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+    if (config_tls(cfg)) info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
     struct lws_context *ctx = lws_create_context(&info);
     if (!ctx) {
         fprintf(stderr, "fluid-server: health check: cannot create the libwebsockets context\n");
@@ -132,8 +127,7 @@ int health_check(const srv_config *cfg)
     else {
         lws_sul_schedule(ctx, 0, &h.deadline, health_deadline, (lws_usec_t)HEALTH_TOTAL_S * LWS_US_PER_SEC);
         while (!h.done)
-            if (lws_service(ctx, 0) < 0)
-                break;
+            if (lws_service(ctx, 0) < 0) break;
         lws_sul_cancel(&h.deadline);
     }
     lws_context_destroy(ctx);

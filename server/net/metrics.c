@@ -20,10 +20,8 @@ typedef struct mtext {
 } mtext;
 
 static void mt_printf(mtext *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void mt_printf(mtext *t, const char *fmt, ...)
-{
-    if (t->failed)
-        return;
+static void mt_printf(mtext *t, const char *fmt, ...) {
+    if (t->failed) return;
     for (;;) {
         va_list ap;
         va_start(ap, fmt);
@@ -48,26 +46,22 @@ static void mt_printf(mtext *t, const char *fmt, ...)
     }
 }
 
-static void mt_head(mtext *t, const char *name, const char *type, const char *help)
-{
+static void mt_head(mtext *t, const char *name, const char *type, const char *help) {
     mt_printf(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void mt_one(mtext *t, const char *name, const char *type, const char *help, double v)
-{
+static void mt_one(mtext *t, const char *name, const char *type, const char *help, double v) {
     mt_head(t, name, type, help);
     mt_printf(t, "%s %.17g\n", name, v);
 }
 
-char *rest_metrics_text(const net *n, size_t *len)
-{
+char *rest_metrics_text(const net *n, size_t *len) {
     sim_stats s;
     world_info wi;
     hub_get_stats(n->hub, &s);
     hub_get_info(n->hub, &wi);
     mtext t = {malloc(8192), 0, 8192, false};
-    if (!t.p)
-        return NULL;
+    if (!t.p) return NULL;
     t.p[0] = 0;
     mt_head(&t, "fluid_step_duration_seconds", "histogram", "Wall time of one simulation step (all its substeps).");
     for (int k = 0; k < SIM_STEP_BUCKETS; k++)
@@ -99,12 +93,10 @@ char *rest_metrics_text(const net *n, size_t *len)
     mt_one(&t, "fluid_frame_bytes", "gauge", "Size of the newest frame.", (double)s.frame_bytes);
     mt_one(&t, "fluid_bytes_sent_total", "counter", "WebSocket bytes sent, summed over clients.",
            (double)n->bytes_sent);
-    mt_one(&t, "fluid_http_requests_total", "counter", "HTTP requests to /api and /metrics.",
-           (double)n->http_requests);
+    mt_one(&t, "fluid_http_requests_total", "counter", "HTTP requests to /api and /metrics.", (double)n->http_requests);
     mt_head(&t, "fluid_commands_total", "counter", "Commands the simulation ran, by kind and result.");
     for (int k = 1; k < CMD_KIND_COUNT; k++) {
-        if (k == CMD_AUTH || k == CMD_CLIENT_LEFT)
-            continue;
+        if (k == CMD_AUTH || k == CMD_CLIENT_LEFT) continue;
         mt_printf(&t, "fluid_commands_total{kind=\"%s\",result=\"ok\"} %llu\n", cmd_kind_name((cmd_kind)k),
                   (unsigned long long)s.cmd_ok[k]);
         mt_printf(&t, "fluid_commands_total{kind=\"%s\",result=\"failed\"} %llu\n", cmd_kind_name((cmd_kind)k),

@@ -19,52 +19,46 @@
 #include "ws.h"
 #include "ws_client.h"
 
-void net_wake(void *arg)
-{
+void net_wake(void *arg) {
     net *n = arg;
-    if (n && n->ctx)
-        lws_cancel_service(n->ctx);
+    if (n && n->ctx) lws_cancel_service(n->ctx);
 }
 
 /* libwebsockets' own lines go through log.c, so every line has one format. */
-static void lws_emit(int level, const char *line)
-{
+static void lws_emit(int level, const char *line) {
     size_t n = strlen(line);
-    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-        n--;
-    log_msg(level & LLL_ERR ? LOG_ERROR : level & LLL_WARN ? LOG_WARN : level & (LLL_NOTICE | LLL_INFO) ? LOG_INFO : LOG_DEBUG,
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) n--;
+    log_msg(level & LLL_ERR                   ? LOG_ERROR
+            : level & LLL_WARN                ? LOG_WARN
+            : level & (LLL_NOTICE | LLL_INFO) ? LOG_INFO
+                                              : LOG_DEBUG,
             "lws: %.*s", (int)n, line);
 }
 
-void net_set_log_level(void)
-{
+void net_set_log_level(void) {
     const char *dbg = getenv("FLUID_LWS_LOG");
     log_level l = log_get_level();
     int lv = LLL_ERR | (l >= LOG_WARN ? LLL_WARN : 0) | (l >= LOG_DEBUG ? LLL_NOTICE : 0);
     lws_set_log_level(dbg ? atoi(dbg) : lv, lws_emit);
 }
 
-int net_port(const net *n)
-{
+int net_port(const net *n) {
     return n->vhost ? lws_get_vhost_listen_port(n->vhost) : -1;
 }
 
 /* ---- Context --------------------------------------------------------------- */
 
 /* A mount point, before the next one in the vhost's list. */
-static void mount(struct lws_http_mount *m, const char *point, const struct lws_http_mount *next)
-{
+static void mount(struct lws_http_mount *m, const char *point, const struct lws_http_mount *next) {
     memset(m, 0, sizeof *m);
     m->mount_next = next;
     m->mountpoint = point;
     m->mountpoint_len = (unsigned char)strlen(point);
 }
 
-net *net_create(const srv_config *cfg, const wire_static *st, hub *h, cmd_queue *q)
-{
+net *net_create(const srv_config *cfg, const wire_static *st, hub *h, cmd_queue *q) {
     net *n = calloc(1, sizeof *n);
-    if (!n)
-        return NULL;
+    if (!n) return NULL;
     n->cfg = cfg;
     n->st = st;
     n->hub = h;
@@ -75,8 +69,8 @@ net *net_create(const srv_config *cfg, const wire_static *st, hub *h, cmd_queue 
     }
 
     n->protocols[0] = (struct lws_protocols){"http", rest_callback, sizeof(http_req), 0, 0, NULL, 0};
-    n->protocols[1] = (struct lws_protocols){WIRE_SUBPROTOCOL, ws_callback, sizeof(ws_client), WIRE_MAX_MSG,
-                                             0, NULL, 0};
+    n->protocols[1] =
+        (struct lws_protocols){WIRE_SUBPROTOCOL, ws_callback, sizeof(ws_client), WIRE_MAX_MSG, 0, NULL, 0};
     /* A WebSocket upgrade that names no subprotocol gets fluid.v1 too. */
     n->pvo_default = (struct lws_protocol_vhost_options){NULL, NULL, "default", "1"};
     n->pvo = (struct lws_protocol_vhost_options){NULL, &n->pvo_default, WIRE_SUBPROTOCOL, ""};
@@ -160,27 +154,21 @@ net *net_create(const srv_config *cfg, const wire_static *st, hub *h, cmd_queue 
     return n;
 }
 
-void net_run(net *n, volatile sig_atomic_t *stop)
-{
+void net_run(net *n, volatile sig_atomic_t *stop) {
     while (!*stop)
-        if (lws_service(n->ctx, 0) < 0)
-            return;
+        if (lws_service(n->ctx, 0) < 0) return;
     /* Shutdown: every WebSocket gets a close frame with a reason (1001,
      * "server shutting down"); wait for them to go, 500 ms at most. */
     n->closing = true;
-    for (ws_client *c = n->clients; c; c = c->next)
-        lws_callback_on_writable(c->wsi);
+    for (ws_client *c = n->clients; c; c = c->next) lws_callback_on_writable(c->wsi);
     uint64_t until = clock_now_ns() + 500000000ull;
     while (n->nclients > 0 && clock_now_ns() < until)
-        if (lws_service(n->ctx, 50) < 0)
-            break;
+        if (lws_service(n->ctx, 50) < 0) break;
     log_info("closed %s WebSocket connections", n->nclients ? "some" : "all");
 }
 
-void net_destroy(net *n)
-{
-    if (!n)
-        return;
+void net_destroy(net *n) {
+    if (!n) return;
     rest_abandon_all(n);
     lws_context_destroy(n->ctx); /* closes every connection (CLOSED frees per-client state) */
     n->ctx = NULL;
@@ -188,10 +176,8 @@ void net_destroy(net *n)
     cmd_reply rs[64];
     int k;
     while ((k = hub_take_replies(n->hub, rs, 64)) > 0)
-        for (int i = 0; i < k; i++)
-            cmd_reply_free_payload(&rs[i]);
+        for (int i = 0; i < k; i++) cmd_reply_free_payload(&rs[i]);
     msg_buf_unref(n->frame);
-    for (int i = 0; i < HUB_BCAST_RING; i++)
-        msg_buf_unref(n->bcast[i]);
+    for (int i = 0; i < HUB_BCAST_RING; i++) msg_buf_unref(n->bcast[i]);
     free(n);
 }

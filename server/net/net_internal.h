@@ -16,7 +16,7 @@
 #include "msgbuf.h"
 #include "wire.h"
 
-typedef struct net net; /* defined below */
+typedef struct net net;             /* defined below */
 typedef struct cmd_queue cmd_queue; /* queue.h */
 
 #define NET_TLS_RX_READ 16384 /* over TLS, bytes read at once: one whole TLS record (see net_create) */

@@ -10,8 +10,7 @@
 #include "ws_client.h"
 #include "wire.h"
 
-void net_pump(net *n)
-{
+void net_pump(net *n) {
     cmd_reply rs[64];
     int k;
     while ((k = hub_take_replies(n->hub, rs, 64)) > 0) {
@@ -22,8 +21,7 @@ void net_pump(net *n)
             } else {
                 ws_client *c = ws_find_client(n, r->client);
                 if (c) {
-                    if (c->inflight > 0)
-                        c->inflight--;
+                    if (c->inflight > 0) c->inflight--;
                     ws_ctl_push(n, c, wire_encode_reply(r));
                 }
             }
@@ -41,8 +39,7 @@ void net_pump(net *n)
     bool lost;
     uint64_t first = n->bcast_next;
     k = hub_take_bcast(n->hub, &n->bcast_next, b, HUB_BCAST_RING, &lost);
-    if (lost)
-        first = n->bcast_next - (uint64_t)k;
+    if (lost) first = n->bcast_next - (uint64_t)k;
     for (int i = 0; i < k; i++) {
         uint64_t seq = first + (uint64_t)i;
         msg_buf_unref(n->bcast[seq % HUB_BCAST_RING]);
@@ -50,7 +47,5 @@ void net_pump(net *n)
         news = true;
     }
     if (news)
-        for (ws_client *c = n->clients; c; c = c->next)
-            lws_callback_on_writable(c->wsi);
+        for (ws_client *c = n->clients; c; c = c->next) lws_callback_on_writable(c->wsi);
 }
-

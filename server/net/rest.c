@@ -24,8 +24,7 @@
 
 /* ---- Responses ------------------------------------------------------------- */
 
-static void respond_text(net *n, http_req *r, int status, char *json)
-{
+static void respond_text(net *n, http_req *r, int status, char *json) {
     n->resp_bytes -= r->resp_len;
     free(r->resp);
     msg_buf_unref(r->resp_msg);
@@ -43,8 +42,7 @@ static void respond_text(net *n, http_req *r, int status, char *json)
 
 /* Any other content: takes ownership of data (malloc'd, len bytes), or
  * sends an immutable buffer (takes one reference; no copy). */
-static void respond_bytes(net *n, http_req *r, int status, const char *ctype, char *data, size_t len)
-{
+static void respond_bytes(net *n, http_req *r, int status, const char *ctype, char *data, size_t len) {
     respond_text(n, r, status, NULL);
     r->resp = data;
     r->resp_len = data ? len : 0;
@@ -52,8 +50,7 @@ static void respond_bytes(net *n, http_req *r, int status, const char *ctype, ch
     r->ctype = ctype;
 }
 
-static void respond_msg(net *n, http_req *r, int status, const char *ctype, msg_buf *m)
-{
+static void respond_msg(net *n, http_req *r, int status, const char *ctype, msg_buf *m) {
     respond_text(n, r, status, NULL);
     r->resp_msg = m;
     r->resp_len = m->len;
@@ -61,8 +58,7 @@ static void respond_msg(net *n, http_req *r, int status, const char *ctype, msg_
     r->ctype = ctype;
 }
 
-static void respond_json(net *n, http_req *r, int status, cJSON *j)
-{
+static void respond_json(net *n, http_req *r, int status, cJSON *j) {
     char *s = j ? cJSON_PrintUnformatted(j) : NULL;
     cJSON_Delete(j);
     if (!s) {
@@ -72,10 +68,8 @@ static void respond_json(net *n, http_req *r, int status, cJSON *j)
     respond_text(n, r, status, s);
 }
 
-static void respond_error(net *n, http_req *r, int status, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void respond_error(net *n, http_req *r, int status, const char *fmt, ...)
-{
+static void respond_error(net *n, http_req *r, int status, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void respond_error(net *n, http_req *r, int status, const char *fmt, ...) {
     char msg[256];
     va_list ap;
     va_start(ap, fmt);
@@ -96,12 +90,12 @@ static void respond_error(net *n, http_req *r, int status, const char *fmt, ...)
 /* A request that would change the world from another site's page, or
  * without the token: answers 403 / 401 and returns true.  Only headers are
  * read, so a body is refused before it is received. */
-static bool refuse_unauthorized(net *n, http_req *r)
-{
+static bool refuse_unauthorized(net *n, http_req *r) {
     if (!net_origin_ok(n, r->wsi)) {
         n->origin_refused++;
-        respond_error(n, r, 403, "forbidden: requests from another site's page may not change the world "
-                                 "(see --allow-origin)");
+        respond_error(n, r, 403,
+                      "forbidden: requests from another site's page may not change the world "
+                      "(see --allow-origin)");
         return true;
     }
     if (n->cfg->token[0]) {
@@ -116,10 +110,8 @@ static bool refuse_unauthorized(net *n, http_req *r)
 }
 
 /* Returns true when the command was queued (an answer will follow). */
-static bool submit(net *n, http_req *r, cmd *c)
-{
-    if (cmd_kind_mutates(c->kind) && refuse_unauthorized(n, r))
-        return false;
+static bool submit(net *n, http_req *r, cmd *c) {
+    if (cmd_kind_mutates(c->kind) && refuse_unauthorized(n, r)) return false;
     if (n->npending >= NET_MAX_PENDING_REST) {
         n->queue_busy++;
         respond_error(n, r, 503, "busy: %d REST requests already waiting, try again", NET_MAX_PENDING_REST);
@@ -140,8 +132,7 @@ static bool submit(net *n, http_req *r, cmd *c)
     }
     r->waiting = true;
     r->pending_kind = c->kind;
-    if (c->kind == CMD_SET_PARAM)
-        snprintf(r->pending_name, sizeof r->pending_name, "%s", c->u.set_param.material);
+    if (c->kind == CMD_SET_PARAM) snprintf(r->pending_name, sizeof r->pending_name, "%s", c->u.set_param.material);
     if (!r->linked) {
         r->next = n->pending;
         n->pending = r;
@@ -157,8 +148,7 @@ static bool submit(net *n, http_req *r, cmd *c)
  * snapshot document (msgpack); its wrapper is checked here, the world
  * bytes by the core on the sim thread.  The bytes travel to the sim thread
  * as an immutable buffer parked in the hub under an id the command names. */
-static void route_snapshot(net *n, http_req *r)
-{
+static void route_snapshot(net *n, http_req *r) {
     cmd c;
     memset(&c, 0, sizeof c);
     if (r->method == HM_GET) {
@@ -191,34 +181,35 @@ static void route_snapshot(net *n, http_req *r)
     }
     c.kind = CMD_RESTORE;
     c.u.restore.upload = id;
-    if (!submit(n, r, &c))
-        hub_drop_upload(n->hub, id);
+    if (!submit(n, r, &c)) hub_drop_upload(n->hub, id);
 }
 
 /* ---- Routing ---------------------------------------------------------------- */
 
 /* lws_get_urlarg_by_name for rest_translate. */
-static const char *query_arg(void *wsi, const char *name, char *buf, int len)
-{
+static const char *query_arg(void *wsi, const char *name, char *buf, int len) {
     return lws_get_urlarg_by_name(wsi, name, buf, len);
 }
 
 /* Translates the request (rest_route.c) and carries out the result. */
-static void route(net *n, http_req *r)
-{
+static void route(net *n, http_req *r) {
     if (r->body_too_large) {
         r->close_after = true;
         respond_error(n, r, 413, "request body too large (limit %zu bytes)", r->body_max);
         return;
     }
-    rest_request q = {.method = r->method, .path = r->path, .metrics = r->metrics, .arg = query_arg,
-                      .arg_ctx = r->wsi, .body = r->body, .body_len = r->body_len};
+    rest_request q = {.method = r->method,
+                      .path = r->path,
+                      .metrics = r->metrics,
+                      .arg = query_arg,
+                      .arg_ctx = r->wsi,
+                      .body = r->body,
+                      .body_len = r->body_len};
     rest_action a;
     rest_translate(&q, &a);
     switch (a.outcome) {
     case REST_ERROR:
-        if (a.close_after)
-            r->close_after = true;
+        if (a.close_after) r->close_after = true;
         respond_error(n, r, a.status, "%s", a.error);
         return;
     case REST_COMMAND:
@@ -241,25 +232,36 @@ static void route(net *n, http_req *r)
         respond_bytes(n, r, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
         return;
     }
-    case RV_INDEX: respond_json(n, r, 200, rest_index_json()); return;
+    case RV_INDEX:
+        respond_json(n, r, 200, rest_index_json());
+        return;
     case RV_HEALTH: {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddBoolToObject(j, "ok", true);
         respond_json(n, r, 200, j);
         return;
     }
-    case RV_STATS: respond_json(n, r, 200, rest_stats_json(n)); return;
-    case RV_SCENES: respond_json(n, r, 200, rest_scenes_json(n)); return;
-    case RV_MATERIALS: respond_json(n, r, 200, rest_materials_json(n)); return;
-    case RV_CLIENTS: respond_json(n, r, 200, rest_clients_json(n)); return;
-    case RV_SOLVERS: respond_json(n, r, 200, rest_solvers_json(n)); return;
+    case RV_STATS:
+        respond_json(n, r, 200, rest_stats_json(n));
+        return;
+    case RV_SCENES:
+        respond_json(n, r, 200, rest_scenes_json(n));
+        return;
+    case RV_MATERIALS:
+        respond_json(n, r, 200, rest_materials_json(n));
+        return;
+    case RV_CLIENTS:
+        respond_json(n, r, 200, rest_clients_json(n));
+        return;
+    case RV_SOLVERS:
+        respond_json(n, r, 200, rest_solvers_json(n));
+        return;
     }
 }
 
 /* ---- Replies from the sim thread ------------------------------------------- */
 
-void rest_deliver(net *n, cmd_reply *rep)
-{
+void rest_deliver(net *n, cmd_reply *rep) {
     uint32_t id = rep->client & ~CMD_REST_BIT;
     http_req **pp = &n->pending, *r = NULL;
     for (; *pp; pp = &(*pp)->next)
@@ -270,8 +272,7 @@ void rest_deliver(net *n, cmd_reply *rep)
             n->npending--;
             break;
         }
-    if (!r || !r->waiting)
-        return; /* the request went away */
+    if (!r || !r->waiting) return; /* the request went away */
     if (!rep->ok) {
         int status = 400;
         if (strstr(rep->error, "unknown"))
@@ -296,9 +297,8 @@ void rest_deliver(net *n, cmd_reply *rep)
         respond_msg(n, r, 200, "application/msgpack", msg_buf_ref(rep->blob)); /* ok implies a blob */
         return;
     case CMD_SET_PARAM:
-        j = rep->value >= 0 && rep->value < wi.material_count
-                ? rest_material_json(n, &wi, (int)rep->value, false)
-                : cJSON_CreateObject();
+        j = rep->value >= 0 && rep->value < wi.material_count ? rest_material_json(n, &wi, (int)rep->value, false)
+                                                              : cJSON_CreateObject();
         cJSON_AddBoolToObject(j, "ok", true);
         cJSON_AddNumberToObject(j, "tick", (double)rep->tick);
         break;
@@ -306,21 +306,17 @@ void rest_deliver(net *n, cmd_reply *rep)
         j = cJSON_CreateObject();
         cJSON_AddBoolToObject(j, "ok", true);
         cJSON_AddNumberToObject(j, "tick", (double)rep->tick);
-        if (rep->kind == CMD_PUSH)
-            cJSON_AddNumberToObject(j, "touched", (double)rep->value);
+        if (rep->kind == CMD_PUSH) cJSON_AddNumberToObject(j, "touched", (double)rep->value);
         if (rep->kind == CMD_LOAD_SCENE || rep->kind == CMD_RESTORE) {
             cJSON_AddStringToObject(j, "scene", wi.scene);
             cJSON_AddStringToObject(j, "solver", wi.solver);
             cJSON_AddNumberToObject(j, "particles", (double)rep->value);
         }
-        if (rep->kind == CMD_SET_SOLVER)
-            cJSON_AddStringToObject(j, "solver", wi.solver);
-        if (rep->kind == CMD_STEP)
-            cJSON_AddNumberToObject(j, "steps", (double)rep->value);
+        if (rep->kind == CMD_SET_SOLVER) cJSON_AddStringToObject(j, "solver", wi.solver);
+        if (rep->kind == CMD_STEP) cJSON_AddNumberToObject(j, "steps", (double)rep->value);
         if (rep->kind == CMD_PAUSE || rep->kind == CMD_RESUME)
             cJSON_AddBoolToObject(j, "paused", rep->kind == CMD_PAUSE);
-        if (rep->kind == CMD_EMITTER || rep->kind == CMD_HEATER)
-            cJSON_AddNumberToObject(j, "slot", (double)rep->value);
+        if (rep->kind == CMD_EMITTER || rep->kind == CMD_HEATER) cJSON_AddNumberToObject(j, "slot", (double)rep->value);
         if (rep->kind == CMD_BODY_CREATE || rep->kind == CMD_BODY_DESTROY || rep->kind == CMD_BODY_IMPULSE)
             cJSON_AddNumberToObject(j, "id", (double)rep->value);
         break;
@@ -330,10 +326,8 @@ void rest_deliver(net *n, cmd_reply *rep)
 
 /* ---- Per-request state ------------------------------------------------------- */
 
-static void req_unlink(net *n, http_req *r)
-{
-    if (!r->linked)
-        return;
+static void req_unlink(net *n, http_req *r) {
+    if (!r->linked) return;
     for (http_req **pp = &n->pending; *pp; pp = &(*pp)->next)
         if (*pp == r) {
             *pp = r->next;
@@ -343,8 +337,7 @@ static void req_unlink(net *n, http_req *r)
     r->linked = false;
 }
 
-static void req_reset(net *n, http_req *r)
-{
+static void req_reset(net *n, http_req *r) {
     req_unlink(n, r);
     n->resp_bytes -= r->resp_len;
     n->body_bytes -= r->body_reserved;
@@ -354,8 +347,7 @@ static void req_reset(net *n, http_req *r)
     memset(r, 0, sizeof *r);
 }
 
-void rest_abandon_all(net *n)
-{
+void rest_abandon_all(net *n) {
     while (n->pending) {
         http_req *r = n->pending;
         n->pending = r->next;
@@ -365,41 +357,35 @@ void rest_abandon_all(net *n)
     }
 }
 
-static int method_of(struct lws *wsi)
-{
+static int method_of(struct lws *wsi) {
     static const struct {
         enum lws_token_indexes tok;
         int m;
     } t[] = {
-        {WSI_TOKEN_GET_URI, HM_GET},       {WSI_TOKEN_POST_URI, HM_POST},
-        {WSI_TOKEN_PATCH_URI, HM_PATCH},   {WSI_TOKEN_PUT_URI, HM_PUT},
-        {WSI_TOKEN_DELETE_URI, HM_DELETE}, {WSI_TOKEN_OPTIONS_URI, HM_OPTIONS},
+        {WSI_TOKEN_GET_URI, HM_GET},   {WSI_TOKEN_POST_URI, HM_POST},     {WSI_TOKEN_PATCH_URI, HM_PATCH},
+        {WSI_TOKEN_PUT_URI, HM_PUT},   {WSI_TOKEN_DELETE_URI, HM_DELETE}, {WSI_TOKEN_OPTIONS_URI, HM_OPTIONS},
         {WSI_TOKEN_HEAD_URI, HM_HEAD},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        if (lws_hdr_total_length(wsi, t[i].tok))
-            return t[i].m;
+        if (lws_hdr_total_length(wsi, t[i].tok)) return t[i].m;
     return HM_OTHER;
 }
 
-static int write_response(net *n, http_req *r)
-{
+static int write_response(net *n, http_req *r) {
     (void)n;
-    if (!r->ready)
-        return 0;
+    if (!r->ready) return 0;
     if (!r->headers_sent) {
         uint8_t buf[LWS_PRE + 1024], *start = buf + LWS_PRE, *p = start, *end = buf + sizeof buf - 1;
         if (lws_add_http_common_headers(r->wsi, (unsigned)r->status, r->ctype ? r->ctype : "application/json",
                                         (lws_filepos_t)r->resp_len, &p, end))
             return -1;
-        if (lws_add_http_header_by_token(r->wsi, WSI_TOKEN_HTTP_CACHE_CONTROL, (const unsigned char *)"no-store",
-                                         8, &p, end))
+        if (lws_add_http_header_by_token(r->wsi, WSI_TOKEN_HTTP_CACHE_CONTROL, (const unsigned char *)"no-store", 8, &p,
+                                         end))
             return -1;
         if (r->close_after &&
             lws_add_http_header_by_token(r->wsi, WSI_TOKEN_CONNECTION, (const unsigned char *)"close", 5, &p, end))
             return -1;
-        if (lws_finalize_write_http_header(r->wsi, start, &p, end))
-            return -1;
+        if (lws_finalize_write_http_header(r->wsi, start, &p, end)) return -1;
         r->headers_sent = true;
         lws_callback_on_writable(r->wsi);
         return 0;
@@ -407,14 +393,12 @@ static int write_response(net *n, http_req *r)
     size_t left = r->resp_len - r->resp_off;
     size_t chunk = left < 16384 ? left : 16384;
     uint8_t *tmp = malloc(LWS_PRE + chunk + 1);
-    if (!tmp)
-        return -1;
+    if (!tmp) return -1;
     memcpy(tmp + LWS_PRE, (r->resp_msg ? (const char *)r->resp_msg->data : r->resp) + r->resp_off, chunk);
     bool last = chunk == left;
     int w = lws_write(r->wsi, tmp + LWS_PRE, chunk, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP);
     free(tmp);
-    if (w < (int)chunk)
-        return -1;
+    if (w < (int)chunk) return -1;
     r->resp_off += chunk;
     if (!last) {
         lws_callback_on_writable(r->wsi);
@@ -424,13 +408,11 @@ static int write_response(net *n, http_req *r)
     bool close = r->close_after;
     req_reset(n, r);
     lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
-    if (close)
-        return -1;
+    if (close) return -1;
     return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
-int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
-{
+int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
     net *n = lws_context_user(lws_get_context(wsi));
     http_req *r = user;
 
@@ -440,8 +422,7 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
         r->wsi = wsi;
         r->active = true;
         n->next_http_id = (n->next_http_id + 1) & ~CMD_REST_BIT;
-        if (!n->next_http_id)
-            n->next_http_id = 1;
+        if (!n->next_http_id) n->next_http_id = 1;
         r->id = n->next_http_id;
         n->http_requests++;
         const char *path = in ? (const char *)in : "";
@@ -449,14 +430,12 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
         {
             char uri[32];
             int ul = lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI);
-            if (ul <= 0)
-                ul = lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_POST_URI);
+            if (ul <= 0) ul = lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_POST_URI);
             r->metrics = ul >= 8 && !strncmp(uri, "/metrics", 8) && (uri[8] == 0 || uri[8] == '/' || uri[8] == '?');
         }
         r->body_max = (!r->metrics && !strncmp(r->path, "/snapshot", 9)) ? NET_MAX_SNAPSHOT_BODY : NET_MAX_BODY;
         size_t pl = strlen(r->path);
-        if (pl > 1 && r->path[pl - 1] == '/')
-            r->path[pl - 1] = 0; /* /api/stats/ == /api/stats */
+        if (pl > 1 && r->path[pl - 1] == '/') r->path[pl - 1] = 0; /* /api/stats/ == /api/stats */
         r->method = method_of(wsi);
         if (r->method == HM_POST || r->method == HM_PATCH || r->method == HM_PUT) {
             char cl[32];
@@ -499,8 +478,7 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
                 r->body_reserved = (size_t)want;
                 n->body_bytes += r->body_reserved;
             }
-            if (want == 0 && r->method != HM_POST)
-                route(n, r); /* lws sends no BODY_COMPLETION for an empty PATCH */
+            if (want == 0 && r->method != HM_POST) route(n, r); /* lws sends no BODY_COMPLETION for an empty PATCH */
             /* otherwise wait for LWS_CALLBACK_HTTP_BODY_COMPLETION */
             return 0;
         }
@@ -508,8 +486,7 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
         return 0;
     }
     case LWS_CALLBACK_HTTP_BODY:
-        if (!r->active || r->ready)
-            return 0;
+        if (!r->active || r->ready) return 0;
         if (len && !r->body_too_large) {
             if (len > r->body_cap - r->body_len) {
                 r->body_too_large = true; /* more than Content-Length said */
@@ -517,13 +494,10 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
                 size_t need = r->body_len + len + 1;
                 if (need > r->body_alloc) { /* doubling, from NET_BODY_CHUNK up to the declared length */
                     size_t a = r->body_alloc ? 2 * r->body_alloc : NET_BODY_CHUNK;
-                    if (a < need)
-                        a = need;
-                    if (a > r->body_cap + 1)
-                        a = r->body_cap + 1;
+                    if (a < need) a = need;
+                    if (a > r->body_cap + 1) a = r->body_cap + 1;
                     char *nb = realloc(r->body, a);
-                    if (!nb)
-                        return -1;
+                    if (!nb) return -1;
                     r->body = nb;
                     r->body_alloc = a;
                 }
@@ -534,12 +508,10 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
         }
         return 0;
     case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-        if (r->active && !r->ready && !r->waiting)
-            route(n, r);
+        if (r->active && !r->ready && !r->waiting) route(n, r);
         return 0;
     case LWS_CALLBACK_HTTP_WRITEABLE:
-        if (r->active)
-            return write_response(n, r);
+        if (r->active) return write_response(n, r);
         break;
     case LWS_CALLBACK_CLOSED_HTTP:
     case LWS_CALLBACK_HTTP_DROP_PROTOCOL:

@@ -14,36 +14,36 @@
 #include "rest_route.h" /* HM_* */
 #include "reply.h"
 
-#define NET_MAX_BODY 16384     /* largest REST request body */
+#define NET_MAX_BODY 16384                        /* largest REST request body */
 #define NET_MAX_SNAPSHOT_BODY ((size_t)256 << 20) /* largest POST /api/snapshot body */
 /* Request bodies being received, all connections together (their declared
  * lengths, reserved when the headers arrive): one largest snapshot and room
  * for the small ones.  Beyond it a request gets 503 before its body is read. */
 #define NET_MAX_BODY_BYTES_IN_FLIGHT (NET_MAX_SNAPSHOT_BODY + ((size_t)64 << 20))
 #define NET_BODY_CHUNK ((size_t)64 << 10) /* a body buffer starts at this and doubles as bytes arrive */
-#define NET_REST_TIMEOUT_S 10  /* a REST command must be answered within this */
-#define NET_MAX_PENDING_REST 64 /* REST requests waiting for the sim at once (bounds snapshot memory) */
-#define NET_MAX_RESP_BYTES (64u << 20) /* REST answers held for slow readers, all together */
+#define NET_REST_TIMEOUT_S 10             /* a REST command must be answered within this */
+#define NET_MAX_PENDING_REST 64           /* REST requests waiting for the sim at once (bounds snapshot memory) */
+#define NET_MAX_RESP_BYTES (64u << 20)    /* REST answers held for slow readers, all together */
 
 /* One REST request (lws per-session data of the http protocol).
  * Threads: network only. */
 struct http_req {
     struct lws *wsi;
     struct http_req *next;
-    uint32_t id;           /* without CMD_REST_BIT */
+    uint32_t id; /* without CMD_REST_BIT */
     bool active, linked, waiting, ready, headers_sent, close_after;
     int method;
     char path[160];
-    bool metrics;          /* GET /metrics (its own mount) */
-    char *body;            /* grows as bytes arrive (body_alloc), never past body_cap + 1 */
+    bool metrics; /* GET /metrics (its own mount) */
+    char *body;   /* grows as bytes arrive (body_alloc), never past body_cap + 1 */
     size_t body_len, body_cap, body_max, body_alloc;
-    size_t body_reserved;  /* this request's share of net.body_bytes */
+    size_t body_reserved; /* this request's share of net.body_bytes */
     bool body_too_large;
     uint32_t pending_kind;
     char pending_name[CMD_NAME_LEN];
     int status;
-    const char *ctype;     /* NULL: application/json */
-    msg_buf *resp_msg;     /* the answer as an immutable buffer (one reference), else resp */
+    const char *ctype; /* NULL: application/json */
+    msg_buf *resp_msg; /* the answer as an immutable buffer (one reference), else resp */
     char *resp;
     size_t resp_len, resp_off;
 };

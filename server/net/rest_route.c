@@ -12,8 +12,7 @@
 #include <string.h>
 
 static void fail(rest_action *a, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fail(rest_action *a, int status, const char *fmt, ...)
-{
+static void fail(rest_action *a, int status, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(a->error, sizeof a->error, fmt, ap);
@@ -24,21 +23,18 @@ static void fail(rest_action *a, int status, const char *fmt, ...)
 
 /* 405: the connection closes after the answer (lws may still be waiting for
  * a body the route does not take). */
-static void wrong_method(rest_action *a, const char *msg)
-{
+static void wrong_method(rest_action *a, const char *msg) {
     fail(a, 405, "%s", msg);
     a->close_after = true;
 }
 
-static void command(rest_action *a, const cmd *c)
-{
+static void command(rest_action *a, const cmd *c) {
     a->outcome = REST_COMMAND;
     a->c = *c;
 }
 
 /* The checked command built from f, or a 400 naming what is wrong. */
-static void command_from(rest_action *a, const cmd_fields *f)
-{
+static void command_from(rest_action *a, const cmd_fields *f) {
     cmd c;
     char err[FS_ERROR_LEN];
     if (cmd_from_fields(f, &c, err, sizeof err))
@@ -47,8 +43,7 @@ static void command_from(rest_action *a, const cmd_fields *f)
         command(a, &c);
 }
 
-static void view(rest_action *a, rest_view v)
-{
+static void view(rest_action *a, rest_view v) {
     a->outcome = REST_VIEW;
     a->view = v;
 }
@@ -56,8 +51,7 @@ static void view(rest_action *a, rest_view v)
 /* JSON object -> cmd_fields, with the same field names and types as msgpack.
  * Every copy is bounded by the field's storage; a field given twice is
  * refused before its value is stored. */
-static int fields_from_json(const cJSON *j, cmd_fields *f, char *err, size_t errlen)
-{
+static int fields_from_json(const cJSON *j, cmd_fields *f, char *err, size_t errlen) {
     if (!cJSON_IsObject(j)) {
         snprintf(err, errlen, "the body must be a JSON object");
         return -1;
@@ -79,28 +73,28 @@ static int fields_from_json(const cJSON *j, cmd_fields *f, char *err, size_t err
             size_t cap;
             char *dst = cmd_field_str(f, fi, &cap);
             ok = cJSON_IsString(e) && e->valuestring && strlen(e->valuestring) < cap;
-            if (ok)
-                memcpy(dst, e->valuestring, strlen(e->valuestring) + 1);
+            if (ok) memcpy(dst, e->valuestring, strlen(e->valuestring) + 1);
             break;
         }
-        case CFT_UINT: case CFT_INT: case CFT_NUM:
+        case CFT_UINT:
+        case CFT_INT:
+        case CFT_NUM:
             ok = cJSON_IsNumber(e);
-            if (ok)
-                *cmd_field_num(f, fi) = e->valuedouble;
+            if (ok) *cmd_field_num(f, fi) = e->valuedouble;
             break;
         case CFT_BOOL:
             ok = cJSON_IsBool(e);
             *cmd_field_bool(f, fi) = cJSON_IsTrue(e);
             break;
-        case CFT_VEC3: case CFT_VEC4: {
+        case CFT_VEC3:
+        case CFT_VEC4: {
             int want = cmd_field_defs[fi].type == CFT_VEC4 ? 4 : 3;
             double *dst = cmd_field_vec(f, fi);
             ok = cJSON_IsArray(e) && cJSON_GetArraySize(e) == want;
             const cJSON *x = ok ? e->child : NULL;
             for (int i = 0; ok && i < want; i++, x = x->next) {
                 ok = cJSON_IsNumber(x);
-                if (ok)
-                    dst[i] = x->valuedouble;
+                if (ok) dst[i] = x->valuedouble;
             }
             break;
         }
@@ -109,8 +103,13 @@ static int fields_from_json(const cJSON *j, cmd_fields *f, char *err, size_t err
             break;
         }
         if (!ok) {
-            static const char *const tn[] = {"a string (under 32 bytes)", "a non-negative integer", "an integer",
-                                             "a number", "an array of 3 numbers", "a boolean", "an object",
+            static const char *const tn[] = {"a string (under 32 bytes)",
+                                             "a non-negative integer",
+                                             "an integer",
+                                             "a number",
+                                             "an array of 3 numbers",
+                                             "a boolean",
+                                             "an object",
                                              "an array of 4 numbers"};
             snprintf(err, errlen, "'%s' must be %s", cmd_field_defs[fi].name, tn[cmd_field_defs[fi].type]);
             return -1;
@@ -121,27 +120,21 @@ static int fields_from_json(const cJSON *j, cmd_fields *f, char *err, size_t err
 }
 
 /* The body as JSON, or NULL with the error set.  optional: no body is {}. */
-static cJSON *parse_body(const rest_request *q, rest_action *a, bool optional)
-{
+static cJSON *parse_body(const rest_request *q, rest_action *a, bool optional) {
     if (!q->body_len) {
-        if (optional)
-            return cJSON_CreateObject();
+        if (optional) return cJSON_CreateObject();
         fail(a, 400, "a JSON body is required");
         return NULL;
     }
     cJSON *j = cJSON_ParseWithLength(q->body, q->body_len);
-    if (!j)
-        fail(a, 400, "the body is not valid JSON");
+    if (!j) fail(a, 400, "the body is not valid JSON");
     return j;
 }
 
 /* A command whose fields are the body's (and the path's id when id >= 0). */
-static void post_command_id(const rest_request *q, rest_action *a, const char *type, bool body_optional,
-                            long long id)
-{
+static void post_command_id(const rest_request *q, rest_action *a, const char *type, bool body_optional, long long id) {
     cJSON *j = parse_body(q, a, body_optional);
-    if (!j)
-        return;
+    if (!j) return;
     cmd_fields f;
     memset(&f, 0, sizeof f);
     if (id >= 0) {
@@ -163,15 +156,13 @@ static void post_command_id(const rest_request *q, rest_action *a, const char *t
 /* PATCH /api/materials/{name} {"<param>": value, ...}: set_param with
  * 'params'.  Every error text is written before the document is freed (it
  * quotes the document's keys). */
-static void patch_material(const rest_request *q, rest_action *a, const char *name)
-{
+static void patch_material(const rest_request *q, rest_action *a, const char *name) {
     if (!*name || strlen(name) >= CMD_NAME_LEN) {
         fail(a, 404, "unknown material '%.40s'", name);
         return;
     }
     cJSON *j = parse_body(q, a, false);
-    if (!j)
-        return;
+    if (!j) return;
     cmd_fields f;
     memset(&f, 0, sizeof f);
     snprintf(f.type, sizeof f.type, "set_param");
@@ -203,20 +194,17 @@ static void patch_material(const rest_request *q, rest_action *a, const char *na
         f.pvalue[f.n_params++] = e->valuedouble;
     }
     cJSON_Delete(j);
-    if (bad)
-        return;
+    if (bad) return;
     command_from(a, &f);
 }
 
 /* A query argument that must be a non-negative integer of at most 9 digits.
  * Returns true when the argument is present (*bad when it is not such an
  * integer). */
-static bool parse_uint_arg(const rest_request *q, const char *name, int *out, bool *bad)
-{
+static bool parse_uint_arg(const rest_request *q, const char *name, int *out, bool *bad) {
     char buf[64];
     const char *v = q->arg ? q->arg(q->arg_ctx, name, buf, sizeof buf) : NULL;
-    if (!v)
-        return false;
+    if (!v) return false;
     if (!*v || strlen(v) > 9) {
         *bad = true;
         return true;
@@ -230,8 +218,7 @@ static bool parse_uint_arg(const rest_request *q, const char *name, int *out, bo
     return true;
 }
 
-static void get_particles(const rest_request *q, rest_action *a)
-{
+static void get_particles(const rest_request *q, rest_action *a) {
     cmd_fields f;
     memset(&f, 0, sizeof f);
     snprintf(f.type, sizeof f.type, "get_particles");
@@ -259,8 +246,10 @@ static void get_particles(const rest_request *q, rest_action *a)
  * {id} is a body id (digits, at most 4294967295), its {name} the rest of the
  * path.  Which requests need the token is the command's (cmd_kind_mutates).
  * Constant data (any thread). */
-#define VIEW(path, v) {HM_GET, path, NULL, RH_VIEW, v, CMD_NONE, false}
-#define POST(path, kind, body) {HM_POST, path, NULL, RH_COMMAND, RV_INDEX, kind, body}
+#define VIEW(path, v)                                                                                                  \
+    { HM_GET, path, NULL, RH_VIEW, v, CMD_NONE, false }
+#define POST(path, kind, body)                                                                                         \
+    { HM_POST, path, NULL, RH_COMMAND, RV_INDEX, kind, body }
 #define BODY_REQUIRED false
 #define BODY_OPTIONAL true /* no body is {} */
 const rest_route_def rest_routes[] = {
@@ -294,11 +283,10 @@ const rest_route_def rest_routes[] = {
 #undef POST
 const int rest_route_count = (int)(sizeof rest_routes / sizeof rest_routes[0]);
 
-const char *rest_method_name(int method)
-{
-    static const char *const names[] = {[HM_OTHER] = "?",   [HM_GET] = "GET",     [HM_POST] = "POST",
-                                        [HM_PATCH] = "PATCH", [HM_PUT] = "PUT",     [HM_DELETE] = "DELETE",
-                                        [HM_OPTIONS] = "OPTIONS", [HM_HEAD] = "HEAD"};
+const char *rest_method_name(int method) {
+    static const char *const names[] = {
+        [HM_OTHER] = "?", [HM_GET] = "GET",       [HM_POST] = "POST",       [HM_PATCH] = "PATCH",
+        [HM_PUT] = "PUT", [HM_DELETE] = "DELETE", [HM_OPTIONS] = "OPTIONS", [HM_HEAD] = "HEAD"};
     return method >= 0 && method <= HM_HEAD ? names[method] : "?";
 }
 
@@ -309,8 +297,7 @@ typedef struct route_args {
 } route_args;
 
 /* Does path match pattern?  Fills args. */
-static bool route_match(const char *pattern, const char *path, route_args *args)
-{
+static bool route_match(const char *pattern, const char *path, route_args *args) {
     args->id = -1;
     args->name = NULL;
     while (*pattern) {
@@ -321,16 +308,13 @@ static bool route_match(const char *pattern, const char *path, route_args *args)
         if (!strncmp(pattern, "{id}", 4)) {
             long long id = 0;
             int digits = 0;
-            while (isdigit((unsigned char)*path) && digits < 12)
-                id = id * 10 + (*path++ - '0'), digits++;
-            if (!digits || digits > 11 || id > 4294967295ll)
-                return false;
+            while (isdigit((unsigned char)*path) && digits < 12) id = id * 10 + (*path++ - '0'), digits++;
+            if (!digits || digits > 11 || id > 4294967295ll) return false;
             args->id = id;
             pattern += 4;
             continue;
         }
-        if (*pattern++ != *path++)
-            return false;
+        if (*pattern++ != *path++) return false;
     }
     return !*path;
 }
@@ -338,31 +322,26 @@ static bool route_match(const char *pattern, const char *path, route_args *args)
 /* 405 for a path some route serves with other methods ("use GET or POST on
  * /api/bodies"); false when no route serves it.  /api itself answers only
  * GET and other methods get 404, as they always have. */
-static bool wrong_method_for(const char *full, rest_action *a)
-{
+static bool wrong_method_for(const char *full, rest_action *a) {
     char msg[160] = "use";
     size_t l = 3;
     const char *pattern = NULL;
     for (int i = 0; i < rest_route_count; i++) {
         const rest_route_def *r = &rest_routes[i];
         route_args args;
-        if (r->handler == RH_VIEW && r->view == RV_INDEX)
-            continue;
-        if (!route_match(r->path, full, &args))
-            continue;
+        if (r->handler == RH_VIEW && r->view == RV_INDEX) continue;
+        if (!route_match(r->path, full, &args)) continue;
         l += (size_t)snprintf(msg + l, sizeof msg - l, "%s %s", pattern ? " or" : "", rest_method_name(r->method));
         pattern = r->path;
     }
-    if (!pattern)
-        return false;
+    if (!pattern) return false;
     snprintf(msg + l, sizeof msg - l, " on %s", pattern);
     wrong_method(a, msg);
     return true;
 }
 
 /* Carries out a matched route. */
-static void route_run(const rest_route_def *r, const route_args *args, const rest_request *q, rest_action *a)
-{
+static void route_run(const rest_route_def *r, const route_args *args, const rest_request *q, rest_action *a) {
     cmd c;
     switch (r->handler) {
     case RH_VIEW:
@@ -388,8 +367,7 @@ static void route_run(const rest_route_def *r, const route_args *args, const res
     }
 }
 
-void rest_translate(const rest_request *q, rest_action *a)
-{
+void rest_translate(const rest_request *q, rest_action *a) {
     memset(a, 0, sizeof *a);
     char full[240]; /* the whole path: "/metrics", "/api", "/api/stats" */
     if (q->metrics)
@@ -403,6 +381,5 @@ void rest_translate(const rest_request *q, rest_action *a)
             return;
         }
     }
-    if (!wrong_method_for(full, a))
-        fail(a, 404, "no such endpoint: /api%.100s", q->path);
+    if (!wrong_method_for(full, a)) fail(a, 404, "no such endpoint: /api%.100s", q->path);
 }

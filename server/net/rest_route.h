@@ -24,7 +24,16 @@ typedef enum rest_outcome {
     REST_SNAPSHOT, /* /api/snapshot: rest.c's route_snapshot (the body is a msgpack document) */
 } rest_outcome;
 
-typedef enum rest_view { RV_INDEX, RV_HEALTH, RV_STATS, RV_SCENES, RV_MATERIALS, RV_CLIENTS, RV_SOLVERS, RV_METRICS } rest_view;
+typedef enum rest_view {
+    RV_INDEX,
+    RV_HEALTH,
+    RV_STATS,
+    RV_SCENES,
+    RV_MATERIALS,
+    RV_CLIENTS,
+    RV_SOLVERS,
+    RV_METRICS
+} rest_view;
 
 /* A query argument by name ("offset="), with lws_get_urlarg_by_name's
  * contract: the value (pointing into buf, len bytes) or NULL. */
@@ -66,9 +75,9 @@ typedef enum rest_handler {
 /* One route: the table (rest_route.c) is what rest_translate matches and
  * what GET /api lists.  Constant data (any thread). */
 typedef struct rest_route_def {
-    int method;         /* HM_* */
-    const char *path;   /* the whole path: "/api/stats", "/api/bodies/{id}", "/metrics" */
-    const char *query;  /* shown after the path in the listing ("?offset=&limit="), or NULL */
+    int method;        /* HM_* */
+    const char *path;  /* the whole path: "/api/stats", "/api/bodies/{id}", "/metrics" */
+    const char *query; /* shown after the path in the listing ("?offset=&limit="), or NULL */
     rest_handler handler;
     rest_view view;     /* RH_VIEW */
     cmd_kind kind;      /* the command (its kind decides whether the token is needed: cmd_kind_mutates) */

@@ -15,31 +15,26 @@
 #include "wire.h"
 
 /* Rounds a float to its shortest faithful decimal so JSON stays readable. */
-double rest_tidy(float f)
-{
+double rest_tidy(float f) {
     char b[32];
     snprintf(b, sizeof b, "%.7g", (double)f);
     return strtod(b, NULL);
 }
 
-cJSON *rest_vec3_json(const float *v)
-{
+cJSON *rest_vec3_json(const float *v) {
     cJSON *a = cJSON_CreateArray();
-    for (int i = 0; i < 3; i++)
-        cJSON_AddItemToArray(a, cJSON_CreateNumber(rest_tidy(v[i])));
+    for (int i = 0; i < 3; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(rest_tidy(v[i])));
     return a;
 }
 
-cJSON *rest_material_json(const net *n, const world_info *wi, int m, bool with_meta)
-{
+cJSON *rest_material_json(const net *n, const world_info *wi, int m, bool with_meta) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", wi->material[m]);
     cJSON_AddNumberToObject(o, "index", m);
     cJSON *ps = cJSON_AddObjectToObject(o, "params");
     for (int p = 0; p < FS_P_COUNT; p++) {
         const fs_param_info *pi = n->st->param[p];
-        if (!pi)
-            continue;
+        if (!pi) continue;
         if (!with_meta) {
             cJSON_AddNumberToObject(ps, pi->name, rest_tidy(wi->param[m][p]));
             continue;
@@ -55,8 +50,7 @@ cJSON *rest_material_json(const net *n, const world_info *wi, int m, bool with_m
     return o;
 }
 
-cJSON *rest_index_json(void)
-{
+cJSON *rest_index_json(void) {
     cJSON *j = cJSON_CreateObject();
     cJSON *a = cJSON_AddArrayToObject(j, "endpoints");
     for (int i = 0; i < rest_route_count; i++) {
@@ -69,8 +63,7 @@ cJSON *rest_index_json(void)
     return j;
 }
 
-cJSON *rest_stats_json(const net *n)
-{
+cJSON *rest_stats_json(const net *n) {
     sim_stats s;
     world_info wi;
     hub_get_stats(n->hub, &s);
@@ -94,10 +87,10 @@ cJSON *rest_stats_json(const net *n)
     cJSON_AddNumberToObject(j, "step_ms", s.step_ms_mean);
     cJSON_AddNumberToObject(j, "step_ms_last", s.step_ms_last);
     cJSON_AddNumberToObject(j, "step_ms_max", s.step_ms_max);
-    static const char *const phases[FS_PHASE_COUNT] = {"grid", "viscosity", "springs", "relax", "collide", "assemble", "solve"};
+    static const char *const phases[FS_PHASE_COUNT] = {"grid",    "viscosity", "springs", "relax",
+                                                       "collide", "assemble",  "solve"};
     cJSON *ph = cJSON_AddObjectToObject(j, "phase_ms");
-    for (int i = 0; i < FS_PHASE_COUNT; i++)
-        cJSON_AddNumberToObject(ph, phases[i], s.phase_ms[i]);
+    for (int i = 0; i < FS_PHASE_COUNT; i++) cJSON_AddNumberToObject(ph, phases[i], s.phase_ms[i]);
     cJSON_AddNumberToObject(j, "realtime_ratio", s.realtime_ratio);
     /* Simulated seconds per wall second the schedule asks for (tick rate x dt);
      * below it, steps take longer than a tick and simulated time slows. */
@@ -134,8 +127,7 @@ cJSON *rest_stats_json(const net *n)
 
 /* {"<cur_key>": cur, "<list_key>": []}: the scene and solver lists, *items
  * the empty list. */
-static cJSON *list_doc(const char *cur_key, const char *cur, const char *list_key, cJSON **items)
-{
+static cJSON *list_doc(const char *cur_key, const char *cur, const char *list_key, cJSON **items) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, cur_key, cur);
     *items = cJSON_AddArrayToObject(j, list_key);
@@ -143,16 +135,14 @@ static cJSON *list_doc(const char *cur_key, const char *cur, const char *list_ke
 }
 
 /* {"name": name, "doc": doc}: an entry of the scene and solver lists. */
-static cJSON *named_json(const char *name, const char *doc)
-{
+static cJSON *named_json(const char *name, const char *doc) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", name);
     cJSON_AddStringToObject(o, "doc", doc ? doc : "");
     return o;
 }
 
-cJSON *rest_scenes_json(const net *n)
-{
+cJSON *rest_scenes_json(const net *n) {
     world_info wi;
     hub_get_info(n->hub, &wi);
     cJSON *a, *j = list_doc("current", wi.scene, "scenes", &a);
@@ -167,27 +157,23 @@ cJSON *rest_scenes_json(const net *n)
     return j;
 }
 
-cJSON *rest_materials_json(const net *n)
-{
+cJSON *rest_materials_json(const net *n) {
     world_info wi;
     hub_get_info(n->hub, &wi);
     cJSON *j = cJSON_CreateObject();
     cJSON *a = cJSON_AddArrayToObject(j, "materials");
-    for (int m = 0; m < wi.material_count; m++)
-        cJSON_AddItemToArray(a, rest_material_json(n, &wi, m, true));
+    for (int m = 0; m < wi.material_count; m++) cJSON_AddItemToArray(a, rest_material_json(n, &wi, m, true));
     return j;
 }
 
-cJSON *rest_particles_json(const particles_snap *s, const world_info *wi)
-{
+cJSON *rest_particles_json(const particles_snap *s, const world_info *wi) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "tick", (double)s->tick);
     cJSON_AddNumberToObject(j, "total", s->total);
     cJSON_AddNumberToObject(j, "offset", s->offset);
     cJSON_AddNumberToObject(j, "count", s->count);
     cJSON *names = cJSON_AddArrayToObject(j, "material_names");
-    for (int m = 0; m < wi->material_count; m++)
-        cJSON_AddItemToArray(names, cJSON_CreateString(wi->material[m]));
+    for (int m = 0; m < wi->material_count; m++) cJSON_AddItemToArray(names, cJSON_CreateString(wi->material[m]));
     cJSON *ids = cJSON_AddArrayToObject(j, "ids");
     cJSON *pos = cJSON_AddArrayToObject(j, "positions");
     cJSON *vel = cJSON_AddArrayToObject(j, "velocities");
@@ -203,8 +189,7 @@ cJSON *rest_particles_json(const particles_snap *s, const world_info *wi)
     return j;
 }
 
-cJSON *rest_bodies_json(const bodies_snap *bs, uint64_t tick)
-{
+cJSON *rest_bodies_json(const bodies_snap *bs, uint64_t tick) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "tick", (double)tick);
     cJSON *a = cJSON_AddArrayToObject(j, "bodies");
@@ -217,11 +202,9 @@ cJSON *rest_bodies_json(const bodies_snap *bs, uint64_t tick)
         cJSON_AddItemToObject(o, "pos", rest_vec3_json((const float[3]){b->pos.x, b->pos.y, b->pos.z}));
         cJSON *q = cJSON_AddArrayToObject(o, "rot");
         const float qv[4] = {b->rot.w, b->rot.x, b->rot.y, b->rot.z};
-        for (int k = 0; k < 4; k++)
-            cJSON_AddItemToArray(q, cJSON_CreateNumber(rest_tidy(qv[k])));
+        for (int k = 0; k < 4; k++) cJSON_AddItemToArray(q, cJSON_CreateNumber(rest_tidy(qv[k])));
         cJSON_AddItemToObject(o, "vel", rest_vec3_json((const float[3]){b->vel.x, b->vel.y, b->vel.z}));
-        cJSON_AddItemToObject(o, "ang_vel",
-                              rest_vec3_json((const float[3]){b->ang_vel.x, b->ang_vel.y, b->ang_vel.z}));
+        cJSON_AddItemToObject(o, "ang_vel", rest_vec3_json((const float[3]){b->ang_vel.x, b->ang_vel.y, b->ang_vel.z}));
         cJSON_AddNumberToObject(o, "mass", rest_tidy(b->mass));
         cJSON_AddNumberToObject(o, "density", rest_tidy(b->density));
         cJSON_AddBoolToObject(o, "static", b->is_static);
@@ -231,8 +214,7 @@ cJSON *rest_bodies_json(const bodies_snap *bs, uint64_t tick)
     return j;
 }
 
-cJSON *rest_clients_json(const net *n)
-{
+cJSON *rest_clients_json(const net *n) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "count", n->nclients);
     cJSON_AddNumberToObject(j, "max", n->cfg->max_clients);
@@ -259,14 +241,12 @@ cJSON *rest_clients_json(const net *n)
     return j;
 }
 
-cJSON *rest_solvers_json(const net *n)
-{
+cJSON *rest_solvers_json(const net *n) {
     world_info wi;
     hub_get_info(n->hub, &wi);
     cJSON *a, *j = list_doc("solver", wi.solver, "solvers", &a);
     for (int i = 0; i < FS_SOLVER_COUNT; i++) {
-        if (!fs_solver_name((fs_solver)i))
-            continue;
+        if (!fs_solver_name((fs_solver)i)) continue;
         cJSON *o = named_json(fs_solver_name((fs_solver)i), fs_solver_doc((fs_solver)i));
         cJSON *ps = cJSON_AddArrayToObject(o, "params"); /* the parameters this solver's step reads */
         for (int p = 0; p < FS_P_COUNT; p++)

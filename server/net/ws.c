@@ -19,8 +19,7 @@
 
 /* ---- Sending -------------------------------------------------------------- */
 
-static msg_buf *encode_hello(net *n, ws_client *c)
-{
+static msg_buf *encode_hello(net *n, ws_client *c) {
     world_info wi;
     hub_get_info(n->hub, &wi);
     return wire_encode_hello(&wi, n->st, c->id);
@@ -28,8 +27,7 @@ static msg_buf *encode_hello(net *n, ws_client *c)
 
 /* Chooses the next whole message for c: hello, replies, broadcasts, then
  * the newest frame (older frames are skipped). */
-static void pick_next(net *n, ws_client *c)
-{
+static void pick_next(net *n, ws_client *c) {
     uint64_t oldest = n->bcast_next > HUB_BCAST_RING ? n->bcast_next - HUB_BCAST_RING : 0;
     if (c->bcast_next < oldest) {
         /* Fell behind the broadcast history: resynchronise with a fresh hello. */
@@ -55,20 +53,16 @@ static void pick_next(net *n, ws_client *c)
         c->cur_is_frame = true;
     }
     c->cur_off = 0;
-    if (c->cur)
-        lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, NET_SEND_TIMEOUT_S);
+    if (c->cur) lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, NET_SEND_TIMEOUT_S);
 }
 
-static bool has_more(const net *n, const ws_client *c)
-{
-    if (c->close_bad)
-        return c->cur || c->ctl_count || c->close_ready;
+static bool has_more(const net *n, const ws_client *c) {
+    if (c->close_bad) return c->cur || c->ctl_count || c->close_ready;
     return c->cur || c->hello_pending || c->ctl_count || c->bcast_next < n->bcast_next ||
            (n->frame && c->frame_seq != n->frame_seq);
 }
 
-static int ws_writeable(net *n, ws_client *c)
-{
+static int ws_writeable(net *n, ws_client *c) {
     if (n->closing) {
         static const char why[] = "server shutting down";
         lws_close_reason(c->wsi, LWS_CLOSE_STATUS_GOINGAWAY, (unsigned char *)why, sizeof why - 1);
@@ -84,8 +78,7 @@ static int ws_writeable(net *n, ws_client *c)
         /* The error replies went out first, and the client has been quiet
          * for a moment (closing with its unread bytes still queued would
          * reset the connection and lose those replies); now the clean close. */
-        if (!c->close_ready)
-            return 0;
+        if (!c->close_ready) return 0;
         static const char why[] = "too many bad messages";
         lws_close_reason(c->wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, (unsigned char *)why, sizeof why - 1);
         return -1;
@@ -95,10 +88,8 @@ static int ws_writeable(net *n, ws_client *c)
         c->cur_off = 0;
         c->cur_is_frame = false;
     }
-    if (!c->cur)
-        pick_next(n, c);
-    if (!c->cur)
-        return 0;
+    if (!c->cur) pick_next(n, c);
+    if (!c->cur) return 0;
     /* One fragment per callback, copied into this connection's scratch so
      * lws can write the header into LWS_PRE without touching shared bytes. */
     size_t left = c->cur->len - c->cur_off;
@@ -124,27 +115,23 @@ static int ws_writeable(net *n, ws_client *c)
         c->cur = NULL;
         lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0);
     }
-    if (has_more(n, c))
-        lws_callback_on_writable(c->wsi);
+    if (has_more(n, c)) lws_callback_on_writable(c->wsi);
     return 0;
 }
 
 /* Commands that cost the sim thread far more than a step are charged more:
  * a scene load rebuilds the world (at most 4 a second per client at the
  * default rate), a body is allocated. */
-static double extra_cost(cmd_kind k)
-{
+static double extra_cost(cmd_kind k) {
     return k == CMD_LOAD_SCENE ? 29 : k == CMD_BODY_CREATE ? 4 : 0;
 }
 
-static void bad_message(net *n, ws_client *c, uint32_t rid, const char *cmd_name, const char *reason)
-{
+static void bad_message(net *n, ws_client *c, uint32_t rid, const char *cmd_name, const char *reason) {
     n->bad_messages++;
     c->bad++;
     char key[64];
     snprintf(key, sizeof key, "bad:%.40s", reason);
-    log_once(key, "ws: client %u: bad message: %s (further ones like it are not logged)", (unsigned)c->id,
-             reason);
+    log_once(key, "ws: client %u: bad message: %s (further ones like it are not logged)", (unsigned)c->id, reason);
     ws_reply_error(n, c, rid, cmd_name, reason);
     if (++c->bad_in_a_row >= NET_MAX_BAD_IN_A_ROW && !c->close_bad) {
         c->close_bad = true;
@@ -156,8 +143,7 @@ static void bad_message(net *n, ws_client *c, uint32_t rid, const char *cmd_name
     }
 }
 
-static void ws_message(net *n, ws_client *c)
-{
+static void ws_message(net *n, ws_client *c) {
     char err[FS_ERROR_LEN];
     /* Every message, good or bad, costs a token; the refusal is sent after
      * decoding so that it can echo the request id. */
@@ -172,8 +158,8 @@ static void ws_message(net *n, ws_client *c)
         n->rate_limited++;
         log_once("rate", "ws: client %u exceeded the command rate limit (logged once)", (unsigned)c->id);
         char why[96];
-        snprintf(why, sizeof why, "rate limited: at most %d commands per second (burst %d)",
-                 n->cfg->rate_per_s, n->cfg->rate_burst);
+        snprintf(why, sizeof why, "rate limited: at most %d commands per second (burst %d)", n->cfg->rate_per_s,
+                 n->cfg->rate_burst);
         ws_reply_error(n, c, rid, NULL, why);
         return;
     }
@@ -196,15 +182,15 @@ static void ws_message(net *n, ws_client *c)
     if (extra > 0 && !ws_take_tokens(n, c, extra)) {
         n->rate_limited++;
         char why[128];
-        snprintf(why, sizeof why, "rate limited: %s costs %g commands of the %d per second allowed", cmd_kind_name(cm.kind),
-                 extra + 1, n->cfg->rate_per_s);
+        snprintf(why, sizeof why, "rate limited: %s costs %g commands of the %d per second allowed",
+                 cmd_kind_name(cm.kind), extra + 1, n->cfg->rate_per_s);
         ws_reply_error(n, c, cm.rid, cmd_kind_name(cm.kind), why);
         return;
     }
     if (cm.kind == CMD_GET_PARTICLES || cm.kind == CMD_GET_BODIES) {
         ws_reply_error(n, c, cm.rid, cmd_kind_name(cm.kind),
-                    cm.kind == CMD_GET_PARTICLES ? "get_particles is REST only: GET /api/particles"
-                                                 : "get_bodies is REST only: GET /api/bodies (frames carry bodies)");
+                       cm.kind == CMD_GET_PARTICLES ? "get_particles is REST only: GET /api/particles"
+                                                    : "get_bodies is REST only: GET /api/bodies (frames carry bodies)");
         return;
     }
     if (cm.kind == CMD_AUTH) {
@@ -223,7 +209,7 @@ static void ws_message(net *n, ws_client *c)
     }
     if (cmd_kind_mutates(cm.kind) && n->cfg->token[0] && !c->authed) {
         ws_reply_error(n, c, cm.rid, cmd_kind_name(cm.kind),
-                    "unauthorized: this server needs a token (send an auth command or connect with ?token=)");
+                       "unauthorized: this server needs a token (send an auth command or connect with ?token=)");
         return;
     }
     cm.client = c->id;
@@ -240,8 +226,7 @@ static void ws_message(net *n, ws_client *c)
     }
 }
 
-static void ws_receive(net *n, ws_client *c, const void *in, size_t len)
-{
+static void ws_receive(net *n, ws_client *c, const void *in, size_t len) {
     /* Reassemble one message (lws may deliver it in pieces and fragments),
      * keeping at most WIRE_MAX_MSG bytes; the rest of an oversized message
      * is dropped as it arrives. */
@@ -259,14 +244,12 @@ static void ws_receive(net *n, ws_client *c, const void *in, size_t len)
             c->rx_len += len;
         }
     }
-    if (!lws_is_final_fragment(c->wsi) || lws_remaining_packet_payload(c->wsi))
-        return;
+    if (!lws_is_final_fragment(c->wsi) || lws_remaining_packet_payload(c->wsi)) return;
     c->rx_in_msg = false;
     ws_message(n, c);
 }
 
-static void read_client_token(struct lws *wsi, ws_client *c)
-{
+static void read_client_token(struct lws *wsi, ws_client *c) {
     char buf[160];
     const char *v = lws_get_urlarg_by_name(wsi, "token=", buf, sizeof buf);
     if (v) {
@@ -277,15 +260,13 @@ static void read_client_token(struct lws *wsi, ws_client *c)
         cmd_strlcpy(c->url_token, sizeof c->url_token, buf + 7);
 }
 
-int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
-{
+int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
     net *n = lws_context_user(lws_get_context(wsi));
     ws_client *c = user;
 
     switch (reason) {
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
-        if (n)
-            net_pump(n);
+        if (n) net_pump(n);
         return 0;
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
         if (!net_origin_ok(n, wsi)) {
@@ -308,8 +289,7 @@ int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, v
             return 0;
         }
         c->scratch = malloc(LWS_PRE + NET_FRAGMENT);
-        if (!c->scratch)
-            return -1;
+        if (!c->scratch) return -1;
         read_client_token(wsi, c);
         c->authed = !n->cfg->token[0] || net_token_ok(n, c->url_token);
         c->next = n->clients;
@@ -344,8 +324,7 @@ int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, v
             net_enqueue(n, &left, true);
             log_info("ws: client %u left (%d clients)", (unsigned)c->id, n->nclients);
         }
-        while (c->ctl_count)
-            msg_buf_unref(ws_ctl_pop(c));
+        while (c->ctl_count) msg_buf_unref(ws_ctl_pop(c));
         msg_buf_unref(c->cur);
         c->cur = NULL;
         free(c->scratch);
@@ -370,4 +349,3 @@ int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, v
     }
     return lws_callback_http_dummy(wsi, reason, user, in, len);
 }
-

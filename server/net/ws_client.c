@@ -12,8 +12,7 @@
 /* Back-pressure: stop reading a client whose replies (queued here or still
  * in the sim's hands) pile up because it does not read them; read again
  * once half have gone out. */
-void ws_rx_pressure(ws_client *c)
-{
+void ws_rx_pressure(ws_client *c) {
     int owed = c->ctl_count + c->inflight;
     if (!c->rx_paused && owed >= NET_RX_PAUSE_AT) {
         lws_rx_flow_control(c->wsi, 0);
@@ -24,10 +23,8 @@ void ws_rx_pressure(ws_client *c)
     }
 }
 
-void ws_ctl_push(net *n, ws_client *c, msg_buf *m)
-{
-    if (!m)
-        return;
+void ws_ctl_push(net *n, ws_client *c, msg_buf *m) {
+    if (!m) return;
     if (c->ctl_count >= NET_REPLY_RING) {
         n->replies_dropped++;
         msg_buf_unref(m);
@@ -39,10 +36,8 @@ void ws_ctl_push(net *n, ws_client *c, msg_buf *m)
     lws_callback_on_writable(c->wsi);
 }
 
-msg_buf *ws_ctl_pop(ws_client *c)
-{
-    if (!c->ctl_count)
-        return NULL;
+msg_buf *ws_ctl_pop(ws_client *c) {
+    if (!c->ctl_count) return NULL;
     msg_buf *m = c->ctl[c->ctl_head];
     c->ctl[c->ctl_head] = NULL;
     c->ctl_head = (c->ctl_head + 1) % NET_REPLY_RING;
@@ -51,16 +46,13 @@ msg_buf *ws_ctl_pop(ws_client *c)
     return m;
 }
 
-ws_client *ws_find_client(net *n, uint32_t id)
-{
+ws_client *ws_find_client(net *n, uint32_t id) {
     for (ws_client *c = n->clients; c; c = c->next)
-        if (c->id == id)
-            return c;
+        if (c->id == id) return c;
     return NULL;
 }
 
-void ws_reply_error(net *n, ws_client *c, uint32_t rid, const char *cmd_name, const char *reason)
-{
+void ws_reply_error(net *n, ws_client *c, uint32_t rid, const char *cmd_name, const char *reason) {
     ws_ctl_push(n, c, wire_encode_error(rid, cmd_name, reason));
 }
 
@@ -68,17 +60,13 @@ void ws_reply_error(net *n, ws_client *c, uint32_t rid, const char *cmd_name, co
 
 /* Token bucket: every message costs one token, refilled at --rate per
  * second up to --burst. */
-bool ws_take_tokens(net *n, ws_client *c, double cost)
-{
+bool ws_take_tokens(net *n, ws_client *c, double cost) {
     uint64_t now = clock_now_ns();
     double el = (double)(now - c->tokens_ns) / 1e9;
     c->tokens_ns = now;
     c->tokens += el * n->cfg->rate_per_s;
-    if (c->tokens > n->cfg->rate_burst)
-        c->tokens = n->cfg->rate_burst;
-    if (c->tokens < cost)
-        return false;
+    if (c->tokens > n->cfg->rate_burst) c->tokens = n->cfg->rate_burst;
+    if (c->tokens < cost) return false;
     c->tokens -= cost;
     return true;
 }
-

@@ -14,13 +14,13 @@
 
 typedef struct net net; /* net_internal.h */
 
-#define NET_FRAGMENT 32768     /* bytes per WebSocket fragment sent */
-#define NET_REPLY_RING 256     /* queued control messages per client */
-#define NET_RX_PAUSE_AT 64     /* stop reading a client with this many unsent replies */
-#define NET_SEND_TIMEOUT_S 30  /* a message must drain within this */
+#define NET_FRAGMENT 32768    /* bytes per WebSocket fragment sent */
+#define NET_REPLY_RING 256    /* queued control messages per client */
+#define NET_RX_PAUSE_AT 64    /* stop reading a client with this many unsent replies */
+#define NET_SEND_TIMEOUT_S 30 /* a message must drain within this */
 #define NET_MAX_BAD_IN_A_ROW 32
-#define NET_CLOSE_QUIET_US 200000               /* before closing a bad client: 200 ms of quiet */
-#define NET_CLOSE_MAX_WAIT_NS 2000000000ull     /* but no more than 2 s */
+#define NET_CLOSE_QUIET_US 200000           /* before closing a bad client: 200 ms of quiet */
+#define NET_CLOSE_MAX_WAIT_NS 2000000000ull /* but no more than 2 s */
 
 /* One WebSocket connection (lws per-session data).  Threads: network only. */
 struct ws_client {
@@ -31,19 +31,19 @@ struct ws_client {
     uint64_t close_bad_ns;
     msg_buf *ctl[NET_REPLY_RING]; /* replies and errors, oldest first */
     int ctl_head, ctl_count;
-    uint64_t bcast_next;   /* next broadcast seq to send */
-    uint64_t frame_seq;    /* seq of the last frame started */
-    msg_buf *cur;          /* message being sent, fragment by fragment */
+    uint64_t bcast_next; /* next broadcast seq to send */
+    uint64_t frame_seq;  /* seq of the last frame started */
+    msg_buf *cur;        /* message being sent, fragment by fragment */
     size_t cur_off;
     bool cur_is_frame;
-    uint8_t *scratch;      /* LWS_PRE + NET_FRAGMENT */
+    uint8_t *scratch; /* LWS_PRE + NET_FRAGMENT */
     uint8_t rx[WIRE_MAX_MSG];
     size_t rx_len;
     bool rx_in_msg, rx_overflow, rx_text;
     double tokens;
     uint64_t tokens_ns;
     int bad_in_a_row;
-    int inflight;          /* commands queued that will get a reply */
+    int inflight; /* commands queued that will get a reply */
     char url_token[128];
     char peer[64];
     uint64_t connected_ns;

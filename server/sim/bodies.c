@@ -30,14 +30,24 @@
 
 /* ---- small vector algebra -------------------------------------------------- */
 typedef fs_vec3 v3;
-static inline v3 add(v3 a, v3 b) { return (v3){a.x + b.x, a.y + b.y, a.z + b.z}; }
-static inline v3 sub(v3 a, v3 b) { return (v3){a.x - b.x, a.y - b.y, a.z - b.z}; }
-static inline v3 mul(v3 a, float s) { return (v3){a.x * s, a.y * s, a.z * s}; }
-static inline float dot(v3 a, v3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+static inline v3 add(v3 a, v3 b) {
+    return (v3){a.x + b.x, a.y + b.y, a.z + b.z};
+}
+static inline v3 sub(v3 a, v3 b) {
+    return (v3){a.x - b.x, a.y - b.y, a.z - b.z};
+}
+static inline v3 mul(v3 a, float s) {
+    return (v3){a.x * s, a.y * s, a.z * s};
+}
+static inline float dot(v3 a, v3 b) {
+    return a.x * b.x + a.y * b.y + a.z * b.z;
+}
 static inline v3 cross(v3 a, v3 b) {
     return (v3){a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
 }
-static inline float len(v3 a) { return sqrtf(dot(a, a)); }
+static inline float len(v3 a) {
+    return sqrtf(dot(a, a));
+}
 static inline v3 norm(v3 a) {
     float l = len(a);
     return l > 1e-12f ? mul(a, 1.0f / l) : (v3){0, 1, 0};
@@ -48,7 +58,9 @@ static inline v3 qrot(fs_quat q, v3 v) { /* q v q* */
     v3 t = mul(cross(u, v), 2.0f);
     return add(add(v, mul(t, q.w)), cross(u, t));
 }
-static inline v3 qrot_inv(fs_quat q, v3 v) { return qrot((fs_quat){q.w, -q.x, -q.y, -q.z}, v); }
+static inline v3 qrot_inv(fs_quat q, v3 v) {
+    return qrot((fs_quat){q.w, -q.x, -q.y, -q.z}, v);
+}
 static inline fs_quat qnorm(fs_quat q) {
     float l = sqrtf(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
     if (!(l > 1e-12f)) return (fs_quat){1, 0, 0, 0};
@@ -124,9 +136,12 @@ static inline float sdf_world(const fs_body *b, v3 x, v3 *n) {
 /* Bounding radius about the centre. */
 static float bound_radius(const fs_body *b) {
     switch (b->shape) {
-    case FS_SHAPE_SPHERE: return b->size.x;
-    case FS_SHAPE_CAPSULE: return b->size.x + b->size.y;
-    default: return len(b->size);
+    case FS_SHAPE_SPHERE:
+        return b->size.x;
+    case FS_SHAPE_CAPSULE:
+        return b->size.x + b->size.y;
+    default:
+        return len(b->size);
     }
 }
 
@@ -134,7 +149,8 @@ static float bound_radius(const fs_body *b) {
 static v3 half_extent(const fs_body *b) {
     v3 ax = qrot(b->rot, (v3){1, 0, 0}), ay = qrot(b->rot, (v3){0, 1, 0}), az = qrot(b->rot, (v3){0, 0, 1});
     switch (b->shape) {
-    case FS_SHAPE_SPHERE: return (v3){b->size.x, b->size.x, b->size.x};
+    case FS_SHAPE_SPHERE:
+        return (v3){b->size.x, b->size.x, b->size.x};
     case FS_SHAPE_CAPSULE: {
         float r = b->size.x, hl = b->size.y;
         return (v3){fabsf(ay.x) * hl + r, fabsf(ay.y) * hl + r, fabsf(ay.z) * hl + r};
@@ -170,7 +186,8 @@ static int samples(const fs_body *b, v3 *c, float *r) {
                 /* 1% inside the faces they lie on, so that stacked boxes'
                  * corners do not sit exactly on each other's edges, where the
                  * distance gradient is ambiguous */
-                c[k] = (v3){0.99f * h.x * (float)ix, 0.99f * h.y * (float)iy, 0.99f * h.z * (float)iz}, r[k] = 0.0f, k++;
+                c[k] = (v3){0.99f * h.x * (float)ix, 0.99f * h.y * (float)iy, 0.99f * h.z * (float)iz}, r[k] = 0.0f,
+                k++;
             }
     return k; /* 8 corners + 12 edges + 6 faces */
 }
@@ -194,7 +211,9 @@ static fs_body *find(fs_world *w, uint32_t id) {
     return NULL;
 }
 
-static bool finite3(v3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
+static bool finite3(v3 v) {
+    return isfinite(v.x) && isfinite(v.y) && isfinite(v.z);
+}
 
 static void set_mass(fs_body *b) {
     float rho = b->density;
@@ -240,9 +259,9 @@ int64_t fs_world_create_body(fs_world *w, const fs_body_def *d, fs_error *err) {
         SETERR(err, "body: unknown shape %d", (int)d->shape);
         return -1;
     }
-    if (!finite3(d->size) || !finite3(d->pos) || !finite3(d->vel) || !finite3(d->ang_vel) ||
-        !isfinite(d->density) || !isfinite(d->friction) || !isfinite(d->rot.w) || !isfinite(d->rot.x) ||
-        !isfinite(d->rot.y) || !isfinite(d->rot.z)) {
+    if (!finite3(d->size) || !finite3(d->pos) || !finite3(d->vel) || !finite3(d->ang_vel) || !isfinite(d->density) ||
+        !isfinite(d->friction) || !isfinite(d->rot.w) || !isfinite(d->rot.x) || !isfinite(d->rot.y) ||
+        !isfinite(d->rot.z)) {
         SETERR(err, "body: every number must be finite");
         return -1;
     }
@@ -303,7 +322,9 @@ bool fs_world_destroy_body(fs_world *w, uint32_t id) {
     return false;
 }
 
-int fs_world_body_count(const fs_world *w) { return w->nbodies; }
+int fs_world_body_count(const fs_world *w) {
+    return w->nbodies;
+}
 
 static void state_of(const fs_body *b, fs_body_state *o) {
     o->id = b->id;
@@ -341,8 +362,7 @@ static void apply_impulse(fs_body *b, v3 point, v3 J) {
 }
 
 /* The dynamic body `id` for a command, or NULL with the reason in *st. */
-static fs_body *dynamic_body(fs_world *w, uint32_t id, const char *what, v3 a, v3 b2, fs_status *st,
-                             fs_error *err) {
+static fs_body *dynamic_body(fs_world *w, uint32_t id, const char *what, v3 a, v3 b2, fs_status *st, fs_error *err) {
     fs_body *b = find(w, id);
     *st = FS_OK;
     if (!b) {
@@ -410,8 +430,8 @@ fs_status fs_world_body_release(fs_world *w, uint32_t id, fs_error *err) {
 /* Eq. 9-11 (and Eq. 12): the impulse I that the particle at x with velocity
  * v receives from body b, as a velocity change: v += dv.  Returns false when
  * the particle is out of reach. */
-static bool particle_impulse(const fs_body *b, v3 x, v3 v, float R, float mu, float stick_d, float stick_k,
-                             float dt, v3 *dv, float *depth, v3 *normal) {
+static bool particle_impulse(const fs_body *b, v3 x, v3 v, float R, float mu, float stick_d, float stick_k, float dt,
+                             v3 *dv, float *depth, v3 *normal) {
     v3 n;
     float d = sdf_world(b, x, &n) - R; /* distance of the particle's surface */
     if (d >= stick_d) return false;
@@ -447,7 +467,9 @@ typedef struct cell_box {
     int x0, x1, y0, y1, z0, z1;
 } cell_box;
 
-static inline int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
+static inline int clampi(int v, int lo, int hi) {
+    return v < lo ? lo : (v > hi ? hi : v);
+}
 
 /* The body's reach may lie partly or wholly outside the box (step 1 tests
  * the advanced pose): both ends of each range are clamped into the grid, so
@@ -550,10 +572,10 @@ static void particles_against_bodies(body_ctx *c) {
 
 /* ---- body contacts ------------------------------------------------------------- */
 typedef struct contact {
-    int a, b;       /* body indices; b = -1 - wall for a wall */
-    uint32_t key;   /* identifies the feature for warm starting */
-    v3 p, n;        /* world point, normal from b towards a */
-    float depth;    /* penetration (> 0) */
+    int a, b;     /* body indices; b = -1 - wall for a wall */
+    uint32_t key; /* identifies the feature for warm starting */
+    v3 p, n;      /* world point, normal from b towards a */
+    float depth;  /* penetration (> 0) */
     v3 ra, rb;
     float mn, mt1, mt2, bias;
     v3 t1, t2;
@@ -591,7 +613,8 @@ static void find_contacts(fs_world *w) {
             const v3 nn[6] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
             for (int f = 0; f < 6; f++) {
                 float d = pl[f] - sr[s];
-                if (d < CONTACT_MARGIN) add_contact(w, a, -1 - f, (uint32_t)(s * 8 + f), sub(p, mul(nn[f], sr[s])), nn[f], -d);
+                if (d < CONTACT_MARGIN)
+                    add_contact(w, a, -1 - f, (uint32_t)(s * 8 + f), sub(p, mul(nn[f], sr[s])), nn[f], -d);
             }
         }
         /* other bodies: A's samples against B's distance, both ways round */
@@ -687,16 +710,24 @@ static void solve_contacts(fs_world *w, int iterations) {
     w->ncontacts_prev = w->ncontacts;
 }
 
-size_t fs__contact_size(void) { return sizeof(contact); }
+size_t fs__contact_size(void) {
+    return sizeof(contact);
+}
 
 /* ---- snapshot checks ---------------------------------------------------------- */
-static bool within(v3 v, float lim) { return finite3(v) && len(v) <= lim; }
+static bool within(v3 v, float lim) {
+    return finite3(v) && len(v) <= lim;
+}
 static bool inside(v3 p, const fs_domain *d) {
     return p.x >= d->box_min.x && p.x <= d->box_max.x && p.y >= d->box_min.y && p.y <= d->box_max.y &&
            p.z >= d->box_min.z && p.z <= d->box_max.z;
 }
-static float qlen(fs_quat q) { return sqrtf(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z); }
-static bool unit(fs_quat q) { return fabsf(qlen(q) - 1.0f) < 1e-3f; }
+static float qlen(fs_quat q) {
+    return sqrtf(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
+}
+static bool unit(fs_quat q) {
+    return fabsf(qlen(q) - 1.0f) < 1e-3f;
+}
 
 fs_status fs__bodies_check(fs_body *bodies, int nb, uint32_t next_id, const fs_domain *dom, const void *contacts,
                            int nc, fs_error *err) {
@@ -724,8 +755,7 @@ fs_status fs__bodies_check(fs_body *bodies, int nb, uint32_t next_id, const fs_d
         else if (!within(b->vel, FS_BODY_MAX_SPEED) || !within(b->vel_eff, FS_BODY_MAX_SPEED) ||
                  !within(b->ang, FS_BODY_MAX_SPIN))
             why = "velocity above the bounds";
-        else if (!finite3(b->acc_J) || !finite3(b->acc_T) || !within(b->grab_local, 100.0f) ||
-                 !finite3(b->grab_target))
+        else if (!finite3(b->acc_J) || !finite3(b->acc_T) || !within(b->grab_local, 100.0f) || !finite3(b->grab_target))
             why = "a non-finite impulse or grab point";
         if (why) {
             SETERR(err, "snapshot: body %d (id %u): %s", k, b->id, why);
@@ -740,9 +770,9 @@ fs_status fs__bodies_check(fs_body *bodies, int nb, uint32_t next_id, const fs_d
         contact c;
         memcpy(&c, cs + k, sizeof c);
         bool ok = c.a >= 0 && c.a < nb && c.b >= -6 && c.b < nb && c.b != c.a;
-        const float f[] = {c.p.x, c.p.y, c.p.z, c.n.x, c.n.y, c.n.z, c.depth, c.ra.x, c.ra.y, c.ra.z, c.rb.x,
-                           c.rb.y, c.rb.z, c.mn, c.mt1, c.mt2, c.bias, c.t1.x, c.t1.y, c.t1.z, c.t2.x, c.t2.y, c.t2.z,
-                           c.jn, c.jt1, c.jt2};
+        const float f[] = {c.p.x,  c.p.y,  c.p.z,  c.n.x,  c.n.y,  c.n.z, c.depth, c.ra.x, c.ra.y,
+                           c.ra.z, c.rb.x, c.rb.y, c.rb.z, c.mn,   c.mt1, c.mt2,   c.bias, c.t1.x,
+                           c.t1.y, c.t1.z, c.t2.x, c.t2.y, c.t2.z, c.jn,  c.jt1,   c.jt2};
         for (size_t q = 0; q < sizeof f / sizeof f[0] && ok; q++) ok = isfinite(f[q]) && fabsf(f[q]) <= 1e12f;
         if (!ok || c.jn < 0) {
             SETERR(err, "snapshot: contact %d names bodies %d, %d of %d or has a bad impulse", k, c.a, c.b, nb);

@@ -48,9 +48,9 @@
  * writing only its own particles' entries and its own spr_refused_worker
  * slot. */
 typedef struct clavet_state {
-    float *s_a, *s_b;         /* per particle: pressure / near pressure (premultiplied), or dt sigma / dt beta/h */
-    int32_t *spr_total;       /* Alg. 4: springs + candidates per particle */
-    int32_t *seq_order;       /* FS_RELAX_SEQUENTIAL: a fixed random order of slots */
+    float *s_a, *s_b;   /* per particle: pressure / near pressure (premultiplied), or dt sigma / dt beta/h */
+    int32_t *spr_total; /* Alg. 4: springs + candidates per particle */
+    int32_t *seq_order; /* FS_RELAX_SEQUENTIAL: a fixed random order of slots */
     uint64_t spr_refused_worker[FS_MAX_WORKERS];
 } clavet_state;
 
@@ -91,7 +91,7 @@ typedef struct mconst {
     float sigma[FS_MAX_MATERIALS], beta[FS_MAX_MATERIALS]; /* dt*sigma, dt*beta/h */
     float k[FS_MAX_MATERIALS], kn[FS_MAX_MATERIALS];       /* h * (k dt^2) */
     float rho0[FS_MAX_MATERIALS];
-    float ks[FS_MAX_MATERIALS], alpha[FS_MAX_MATERIALS];   /* k_spring dt^2, dt*alpha */
+    float ks[FS_MAX_MATERIALS], alpha[FS_MAX_MATERIALS]; /* k_spring dt^2, dt*alpha */
     float ys[FS_MAX_MATERIALS], yc[FS_MAX_MATERIALS], brk[FS_MAX_MATERIALS];
     uint8_t springs[FS_MAX_MATERIALS], add[FS_MAX_MATERIALS];
     float diff[FS_MAX_MATERIALS]; /* Eq. 21: dt-free, D * lattice normalisation * h */
@@ -151,7 +151,9 @@ typedef struct step_ctx {
  * in the spirit of Fig. 12's mold. */
 #define SOFT_ALPHA 20.0f /* 1/s */
 
-static inline bool holds(const mconst *m, int mat, float s) { return m->phase[mat] ? s > 0.0f : m->springs[mat]; }
+static inline bool holds(const mconst *m, int mat, float s) {
+    return m->phase[mat] ? s > 0.0f : m->springs[mat];
+}
 
 static inline bool may_add(const step_ctx *c, const fs_world *w, int i) {
     int m = w->p.mat[i];
@@ -484,7 +486,6 @@ static inline void wall_push(const fs_world *w, float x, float y, float z, float
     }
     *ax += d[0], *ay += d[1], *az += d[2];
 }
-
 
 /* Pass 1: density and near-density (Eq. 1, 4), pressures (Eq. 2, 5),
  * premultiplied by dt^2 so that pass 2 is Eq. 6 directly. */

@@ -77,16 +77,16 @@ typedef enum fs_relax_mode {
 /* The Clavet solver's settings (read by its step alone). */
 typedef struct fs_clavet_def {
     fs_relax_mode relax;
-    int relax_iterations;    /* relaxation sweeps per step (default 1, as the paper) */
+    int relax_iterations; /* relaxation sweeps per step (default 1, as the paper) */
 } fs_clavet_def;
 
 typedef struct fs_world_def {
-    int capacity;            /* most particles the world can hold */
-    int springs_per_particle;/* spring slots per particle (default 48) */
-    float dt;                /* seconds per step (default 1/60) */
-    int substeps;            /* fs_world_step runs this many steps of dt / substeps (default 1) */
+    int capacity;             /* most particles the world can hold */
+    int springs_per_particle; /* spring slots per particle (default 48) */
+    float dt;                 /* seconds per step (default 1/60) */
+    int substeps;             /* fs_world_step runs this many steps of dt / substeps (default 1) */
     fs_clavet_def clavet;
-    int worker_count;        /* > 1 only with parallel_for; at most FS_MAX_WORKERS */
+    int worker_count; /* > 1 only with parallel_for; at most FS_MAX_WORKERS */
     fs_parallel_for_fn *parallel_for;
     void *task_user;
 } fs_world_def;
@@ -116,16 +116,16 @@ typedef enum fs_param {
     FS_P_SOLID_POINT,      /* deg C: fully solid at or below */
     FS_P_MELT_POINT,       /* deg C: liquid at or above (taken as the solid point if lower) */
     /* physical parameters of the unified (Solenthaler) and MPS solvers */
-    FS_P_KIN_VISCOSITY,    /* nu, kinematic viscosity of the liquid [m^2/s] */
-    FS_P_SURFACE_TENSION,  /* surface tension coefficient [N/m] */
-    FS_P_YOUNG,            /* E, Young's modulus of the solid [Pa] */
-    FS_P_POISSON,          /* Poisson's ratio of the solid */
+    FS_P_KIN_VISCOSITY,   /* nu, kinematic viscosity of the liquid [m^2/s] */
+    FS_P_SURFACE_TENSION, /* surface tension coefficient [N/m] */
+    FS_P_YOUNG,           /* E, Young's modulus of the solid [Pa] */
+    FS_P_POISSON,         /* Poisson's ratio of the solid */
     /* the unified (Solenthaler 2007) solver's solid state */
-    FS_P_SOLID_VISCOSITY,  /* kinematic viscosity of the fully solid state [m^2/s] (Fig. 5 interpolates) */
-    FS_P_RIGID,            /* 0/1: the fully solid state is a rigid body (Eq. 18-20), else elastic */
-    FS_P_ELASTIC_LIMIT,    /* von Mises elastic limit (strain) before plastic flow */
-    FS_P_PLASTIC_LIMIT,    /* largest plastic strain; 0: perfectly elastic */
-    FS_P_FRACTURE,         /* body neighbours part when stretched beyond this ratio of the reference */
+    FS_P_SOLID_VISCOSITY, /* kinematic viscosity of the fully solid state [m^2/s] (Fig. 5 interpolates) */
+    FS_P_RIGID,           /* 0/1: the fully solid state is a rigid body (Eq. 18-20), else elastic */
+    FS_P_ELASTIC_LIMIT,   /* von Mises elastic limit (strain) before plastic flow */
+    FS_P_PLASTIC_LIMIT,   /* largest plastic strain; 0: perfectly elastic */
+    FS_P_FRACTURE,        /* body neighbours part when stretched beyond this ratio of the reference */
     FS_P_COUNT
 } fs_param;
 
@@ -247,17 +247,17 @@ void fs_world_view(const fs_world *w, fs_particles_view *out);
  * within radius of point.  dir is normalised; strength is in m/s, |strength|
  * <= 50 (negative pushes against dir), radius in (0, 100] m.  Returns
  * the number of particles touched through *touched (may be NULL). */
-fs_status fs_world_push(fs_world *w, fs_vec3 point, float radius, fs_vec3 dir, float strength,
-                        int *touched, fs_error *err);
+fs_status fs_world_push(fs_world *w, fs_vec3 point, float radius, fs_vec3 dir, float strength, int *touched,
+                        fs_error *err);
 
 typedef struct fs_emitter_def {
     fs_vec3 pos;
-    fs_vec3 dir;   /* normalised */
-    float speed;   /* m/s */
-    float radius;  /* nozzle radius, m */
-    float rate;    /* particles per second */
-    int cap;       /* emits only while the world holds fewer particles than this
-                      (0: until the world is full); with a drain it runs forever */
+    fs_vec3 dir;  /* normalised */
+    float speed;  /* m/s */
+    float radius; /* nozzle radius, m */
+    float rate;   /* particles per second */
+    int cap;      /* emits only while the world holds fewer particles than this
+                     (0: until the world is full); with a drain it runs forever */
     int material;
     bool enabled;
 } fs_emitter_def;
@@ -366,12 +366,7 @@ float fs_world_body_penetration(const fs_world *w);
  * The world (particles, grid, bodies, heat sources, emitters) is shared; a
  * solver is the step that moves it.  "clavet" (Clavet 2005, the default),
  * "unified" (Solenthaler 2007) and "mps" (Premoze 2003) when built in. */
-typedef enum fs_solver {
-    FS_SOLVER_CLAVET = 0,
-    FS_SOLVER_UNIFIED,
-    FS_SOLVER_MPS,
-    FS_SOLVER_COUNT
-} fs_solver;
+typedef enum fs_solver { FS_SOLVER_CLAVET = 0, FS_SOLVER_UNIFIED, FS_SOLVER_MPS, FS_SOLVER_COUNT } fs_solver;
 /* Wire name ("clavet", "unified", "mps") and one line on it; NULL for a
  * solver this build does not have. */
 const char *fs_solver_name(fs_solver s);
@@ -391,7 +386,7 @@ fs_solver fs_world_solver(const fs_world *w);
  * Allocates: not a step-loop call. */
 fs_status fs_world_mps_add_obstacle(fs_world *w, fs_vec3 lo, fs_vec3 hi, fs_error *err);
 typedef struct fs_mps_info {
-    float l0, re_n, re_lap; /* spacing, number-density and Laplacian radii [m] */
+    float l0, re_n, re_lap;   /* spacing, number-density and Laplacian radii [m] */
     float n0, n0_lap, lambda; /* Eq. 3-8 constants from the rest lattice */
     int walls, obstacles;     /* wall particles (all layers), box obstacles */
     int substeps;             /* CFL sub-steps inside the last fs_world_step sub-step */
@@ -425,13 +420,13 @@ const char *fs_world_scene_name(const fs_world *w);
 
 /* ---- Stats -------------------------------------------------------------- */
 typedef enum fs_phase {
-    FS_PHASE_GRID = 0,   /* both neighbour grids (counting sort + reorder) */
-    FS_PHASE_VISCOSITY,  /* gravity + Algorithm 5 + prediction */
-    FS_PHASE_SPRINGS,    /* Algorithms 4 and 3 */
-    FS_PHASE_RELAX,      /* Algorithm 2 */
-    FS_PHASE_COLLIDE,    /* walls (Eq. 9-11), velocities, repair */
-    FS_PHASE_ASSEMBLE,   /* implicit solvers: building the linear system */
-    FS_PHASE_SOLVE,      /* implicit solvers: solving it */
+    FS_PHASE_GRID = 0,  /* both neighbour grids (counting sort + reorder) */
+    FS_PHASE_VISCOSITY, /* gravity + Algorithm 5 + prediction */
+    FS_PHASE_SPRINGS,   /* Algorithms 4 and 3 */
+    FS_PHASE_RELAX,     /* Algorithm 2 */
+    FS_PHASE_COLLIDE,   /* walls (Eq. 9-11), velocities, repair */
+    FS_PHASE_ASSEMBLE,  /* implicit solvers: building the linear system */
+    FS_PHASE_SOLVE,     /* implicit solvers: solving it */
     FS_PHASE_COUNT
 } fs_phase;
 
@@ -450,8 +445,8 @@ typedef struct fs_stats {
     int contacts;              /* body-body and body-wall contacts, last step */
     uint64_t body_extractions; /* particles pushed out of a body (Alg. 6 line 15) */
     fs_solver solver;
-    int solver_iterations;     /* implicit solvers: iterations of the last solve; unified: internal steps */
-    double solver_residual;    /* and its relative residual */
+    int solver_iterations;  /* implicit solvers: iterations of the last solve; unified: internal steps */
+    double solver_residual; /* and its relative residual */
 } fs_stats;
 void fs_world_stats(const fs_world *w, fs_stats *out);
 

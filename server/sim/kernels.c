@@ -47,9 +47,9 @@ static int32_t lut[256][8] __attribute__((aligned(32)));
 
 /* The body, inlined twice with d constant so each copy keeps only the
  * stores it needs. */
-__attribute__((target("avx2"), always_inline)) static inline int scan_avx2_body(
-    const float *X, const float *Y, const float *Z, const fs_ranges *r, int i, float h2, const bool d, int32_t *oj,
-    float *or2, float *odx, float *ody, float *odz) {
+__attribute__((target("avx2"), always_inline)) static inline int
+scan_avx2_body(const float *X, const float *Y, const float *Z, const fs_ranges *r, int i, float h2, const bool d,
+               int32_t *oj, float *or2, float *odx, float *ody, float *odz) {
     const float xi = X[i], yi = Y[i], zi = Z[i];
     const __m256 vx = _mm256_set1_ps(xi), vy = _mm256_set1_ps(yi), vz = _mm256_set1_ps(zi);
     const __m256 vh2 = _mm256_set1_ps(h2);
@@ -65,11 +65,11 @@ __attribute__((target("avx2"), always_inline)) static inline int scan_avx2_body(
             __m256 dx = _mm256_sub_ps(_mm256_loadu_ps(X + j), vx);
             __m256 dy = _mm256_sub_ps(_mm256_loadu_ps(Y + j), vy);
             __m256 dz = _mm256_sub_ps(_mm256_loadu_ps(Z + j), vz);
-            __m256 r2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
-                                      _mm256_mul_ps(dz, dz));
+            __m256 r2 =
+                _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)), _mm256_mul_ps(dz, dz));
             __m256i idx = _mm256_add_epi32(_mm256_set1_epi32(j), lane);
-            __m256 in = _mm256_and_ps(_mm256_cmp_ps(r2, vh2, _CMP_LT_OQ),
-                                      _mm256_castsi256_ps(_mm256_cmpgt_epi32(ve, idx)));
+            __m256 in =
+                _mm256_and_ps(_mm256_cmp_ps(r2, vh2, _CMP_LT_OQ), _mm256_castsi256_ps(_mm256_cmpgt_epi32(ve, idx)));
             __m256 self = _mm256_castsi256_ps(_mm256_cmpeq_epi32(idx, vi));
             int mask = _mm256_movemask_ps(_mm256_andnot_ps(self, in));
             /* no branch on the mask: an empty store is cheaper than a
@@ -89,14 +89,14 @@ __attribute__((target("avx2"), always_inline)) static inline int scan_avx2_body(
 }
 
 __attribute__((target("avx2,popcnt"))) static int scan_avx2_d(const float *X, const float *Y, const float *Z,
-                                                             const fs_ranges *r, int i, float h2, int32_t *oj,
-                                                             float *or2, float *odx, float *ody, float *odz) {
+                                                              const fs_ranges *r, int i, float h2, int32_t *oj,
+                                                              float *or2, float *odx, float *ody, float *odz) {
     return scan_avx2_body(X, Y, Z, r, i, h2, true, oj, or2, odx, ody, odz);
 }
 
 __attribute__((target("avx2,popcnt"))) static int scan_avx2_nod(const float *X, const float *Y, const float *Z,
-                                                               const fs_ranges *r, int i, float h2, int32_t *oj,
-                                                               float *or2) {
+                                                                const fs_ranges *r, int i, float h2, int32_t *oj,
+                                                                float *or2) {
     return scan_avx2_body(X, Y, Z, r, i, h2, false, oj, or2, NULL, NULL, NULL);
 }
 
@@ -121,8 +121,8 @@ void fs__scan_init(void) {
 #endif
 }
 
-int fs__scan(const float *X, const float *Y, const float *Z, const fs_ranges *r, int i, float h2, bool d,
-             int32_t *oj, float *or2, float *odx, float *ody, float *odz) {
+int fs__scan(const float *X, const float *Y, const float *Z, const fs_ranges *r, int i, float h2, bool d, int32_t *oj,
+             float *or2, float *odx, float *ody, float *odz) {
 #ifdef HAVE_AVX2_PATH
     if (use_avx2 > 0)
         return d ? scan_avx2_d(X, Y, Z, r, i, h2, oj, or2, odx, ody, odz) : scan_avx2_nod(X, Y, Z, r, i, h2, oj, or2);

@@ -19,8 +19,8 @@
  * |r_ij|^2 < h2.  Writes j and r2 (and r_ij when d is true) packed, returns
  * how many.  Uses AVX2 when the CPU has it. */
 void fs__scan_init(void); /* once, before any scan (fs_world_create calls it) */
-int fs__scan(const float *X, const float *Y, const float *Z, const fs_ranges *r, int i, float h2, bool d,
-             int32_t *oj, float *or2, float *odx, float *ody, float *odz);
+int fs__scan(const float *X, const float *Y, const float *Z, const fs_ranges *r, int i, float h2, bool d, int32_t *oj,
+             float *or2, float *odx, float *ody, float *odz);
 
 /* The neighbours of i within sqrt(h2): the list this step's density pass
  * stored in w->nb, or, when it overflowed (nb_n[i] < 0), a fresh scan into

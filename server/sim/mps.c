@@ -103,7 +103,6 @@ static inline float *scr_r2(const fs_world *w, int worker) {
     return w->scr_r2 + (size_t)worker * ((size_t)w->cap + FS_SCR_PAD);
 }
 
-
 /* Neighbour lists at r^n: fluid within h (the world grid), then walls within
  * h (the wall grid); also saves r^n and sums Eq. 21's heat exchange. */
 static void list_task(int b, int e, int worker, void *vctx) {
@@ -301,7 +300,7 @@ static void correct_task(int b, int e, int worker, void *vctx) {
         const float k = -dt * c->grad_k / s->rho[i]; /* Eq. 15: u' = -dt/rho grad p */
         const float dux = k * gx, duy = k * gy, duz = k * gz;
         float v[3] = {p->vx[i] + dux, p->vy[i] + duy, p->vz[i] + duz}; /* Eq. 16: u* (swapped in) + u' */
-        float x[3] = {xi + dt * dux, yi + dt * duy, zi + dt * duz};      /* Alg. 1: r* + u' dt */
+        float x[3] = {xi + dt * dux, yi + dt * duy, zi + dt * duz};    /* Alg. 1: r* + u' dt */
         const float xp[3] = {p->px[i], p->py[i], p->pz[i]};
         /* safety rails: finite, not faster than the world's limit, inside the box, outside obstacles */
         if (!(isfinite(x[0]) && isfinite(x[1]) && isfinite(x[2]) && isfinite(v[0]) && isfinite(v[1]) &&
@@ -317,7 +316,7 @@ static void correct_task(int b, int e, int worker, void *vctx) {
             float f = vmax / sqrtf(sp2);
             v[0] *= f, v[1] *= f, v[2] *= f;
         }
-        clamped += fs__mps_rails(s, lo, hi, x, v); /* mps_walls.c */
+        clamped += fs__mps_rails(s, lo, hi, x, v);         /* mps_walls.c */
         w->nx[i] = x[0], w->ny[i] = x[1], w->nz[i] = x[2]; /* neighbours still read r* */
         p->vx[i] = v[0], p->vy[i] = v[1], p->vz[i] = v[2];
         s->p_slot[p->slot[i]] = P[i];
@@ -367,7 +366,6 @@ static void substep(fs_world *w, mps_state *s, ctx *c) {
 
     /* n*, Eq. 18, Eq. 14 assembled and solved (mps_pressure.c) */
     fs__mps_pressure(w, s, c);
-
 
     /* Eq. 15-17 */
     t = fs__now_ms();
@@ -440,7 +438,7 @@ static void mps_step(fs_world *w) {
     c.rmin = RMIN * l0;
     c.lap_k = 2.0f * 3.0f / (s->lambda * s->n0l); /* Eq. 7, d = 3 */
     c.ppe_k = 2.0f * 3.0f / (s->lambda_n * s->n0);
-    c.grad_k = 3.0f / s->n0;                      /* Eq. 5 */
+    c.grad_k = 3.0f / s->n0; /* Eq. 5 */
     s->substeps = nsub;
     s->dt_sub = c.dt;
     double acc[FS_PHASE_COUNT] = {0};
@@ -473,8 +471,8 @@ static size_t mps_state_write(const fs_world *w, void *buf, size_t cap) {
     uint32_t hdr[4] = {STATE_MAGIC, (uint32_t)s->nobst, (uint32_t)w->n, (uint32_t)nw};
     memcpy(b, hdr, sizeof hdr), b += sizeof hdr;
     for (int o = 0; o < s->nobst; o++) {
-        float v[6] = {s->obst[o].lo.x, s->obst[o].lo.y, s->obst[o].lo.z, s->obst[o].hi.x, s->obst[o].hi.y,
-                      s->obst[o].hi.z};
+        float v[6] = {s->obst[o].lo.x, s->obst[o].lo.y, s->obst[o].lo.z,
+                      s->obst[o].hi.x, s->obst[o].hi.y, s->obst[o].hi.z};
         memcpy(b, v, sizeof v), b += sizeof v;
     }
     for (int i = 0; i < w->n; i++) memcpy(b, &s->p_slot[w->p.slot[i]], 4), b += 4;
@@ -500,8 +498,8 @@ static fs_status mps_state_read(fs_world *w, const void *buf, size_t n, const fs
         float v[6];
         memcpy(v, b + o * 24, sizeof v);
         if (!(v[0] >= d->box_min.x && v[1] >= d->box_min.y && v[2] >= d->box_min.z && v[3] <= d->box_max.x &&
-              v[4] <= d->box_max.y && v[5] <= d->box_max.z && v[3] - v[0] >= d->spacing &&
-              v[4] - v[1] >= d->spacing && v[5] - v[2] >= d->spacing))
+              v[4] <= d->box_max.y && v[5] <= d->box_max.z && v[3] - v[0] >= d->spacing && v[4] - v[1] >= d->spacing &&
+              v[5] - v[2] >= d->spacing))
             goto bad;
     }
     why = "a pressure is not finite";
@@ -556,4 +554,5 @@ int fs_world_mps_fields(const fs_world *w, float *pressure, float *number_densit
 }
 
 const fs_solver_ops fs__mps_ops = FS_SOLVER_OPS(
-    mps, "mps", "Premoze et al. 2003: Moving Particle Semi-implicit, pressure Poisson equation by ICCG, wall particles");
+    mps, "mps",
+    "Premoze et al. 2003: Moving Particle Semi-implicit, pressure Poisson equation by ICCG, wall particles");

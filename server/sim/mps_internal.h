@@ -15,28 +15,28 @@
 #include "sparse.h"
 #include "tasks.h"
 
-#define RE_N 2.1f      /* r_e of n and grad, in l0 */
-#define RE_LAP 3.1f    /* r_e of the Laplacian, in l0 (capped at h) */
-#define BETA 0.97f     /* Eq. 18 */
-#define COURANT 0.2f   /* dt <= COURANT l0 / u_max */
-#define VISC_LIMIT 0.25f /* dt <= VISC_LIMIT l0^2 / nu_max (explicit Eq. 7 is stable to ~0.5) */
-#define MAX_SUB 200    /* sub-steps per call, at most */
-#define NB_MAX 224     /* fluid + wall neighbours per fluid particle */
-#define NN_MAX 112     /* ... of them within NEAR l0: the 2.1 l0 passes */
-#define NEAR 2.6f      /* 2.1 l0 at r* lies within 2.6 l0 at r^n: a sub-step moves a pair < 0.4 l0 */
-#define WNB_MAX 96     /* fluid neighbours within NEAR l0 per first-layer wall particle */
-#define WWN_MAX 64     /* first-layer wall neighbours per first-layer wall particle */
-#define NNZ_PER_ROW 64 /* matrix room per row, on average (~33 at rest) */
-#define RMIN 0.3f /* w(r) is evaluated at r >= RMIN l0: one close pair adds at most re/RMIN - 1 (6) to n */
-#define RAIL 0.25f /* l0: how close to a face of the box a centre may come */
-#define PMIN_R 1.1f /* l0: p^_i of Eq. 5 is the least pressure within this (the six nearest on the lattice) */
+#define RE_N 2.1f          /* r_e of n and grad, in l0 */
+#define RE_LAP 3.1f        /* r_e of the Laplacian, in l0 (capped at h) */
+#define BETA 0.97f         /* Eq. 18 */
+#define COURANT 0.2f       /* dt <= COURANT l0 / u_max */
+#define VISC_LIMIT 0.25f   /* dt <= VISC_LIMIT l0^2 / nu_max (explicit Eq. 7 is stable to ~0.5) */
+#define MAX_SUB 200        /* sub-steps per call, at most */
+#define NB_MAX 224         /* fluid + wall neighbours per fluid particle */
+#define NN_MAX 112         /* ... of them within NEAR l0: the 2.1 l0 passes */
+#define NEAR 2.6f          /* 2.1 l0 at r* lies within 2.6 l0 at r^n: a sub-step moves a pair < 0.4 l0 */
+#define WNB_MAX 96         /* fluid neighbours within NEAR l0 per first-layer wall particle */
+#define WWN_MAX 64         /* first-layer wall neighbours per first-layer wall particle */
+#define NNZ_PER_ROW 64     /* matrix room per row, on average (~33 at rest) */
+#define RMIN 0.3f          /* w(r) is evaluated at r >= RMIN l0: one close pair adds at most re/RMIN - 1 (6) to n */
+#define RAIL 0.25f         /* l0: how close to a face of the box a centre may come */
+#define PMIN_R 1.1f        /* l0: p^_i of Eq. 5 is the least pressure within this (the six nearest on the lattice) */
 #define ST_ONE_SIDED 0.25f /* Appendix A acts where |sum r_ij w| >= this * sum |r_ij| w (a flat face: 0.3-0.4) */
-#define COLLIDE_DIST 0.5f /* l0 */
+#define COLLIDE_DIST 0.5f  /* l0 */
 #define COLLIDE_E 0.2f
 /* Relaxation of Eq. 14's source (1: the equation as printed; Koshizuka's
  * group often uses 0.2; NOTES.md) */
 #define RELAX 0.5
-#define MAX_SOURCE 0.1 /* largest (n* - n0) / n0 Eq. 14 acts on in one sub-step */
+#define MAX_SOURCE 0.1          /* largest (n* - n0) / n0 Eq. 14 acts on in one sub-step */
 #define COMPRESSIBILITY 0.45e-9 /* 1/Pa, water */
 #define RHO_WALL 1000.0f
 #define MAX_OBST 8
@@ -58,31 +58,31 @@ typedef struct mps_state {
     int16_t *nb_f, *nb_t; /* fluid count, total count */
     int32_t *nn;          /* [i * NN_MAX]: the same within NEAR l0 (n, Eq. 14, Eq. 5, collisions) */
     int16_t *nn_f, *nn_t;
-    float *nr;            /* [i * NN_MAX]: |r*_ij| of those, from nstar_task */
-    float *nst, *nst1;    /* n* (Eq. 14) / n at r^n for surface tension; n^st1 (Eq. 34) */
-    float *press;         /* pressure, Pa */
-    int32_t *row;         /* unknown of particle i, or -1 (free surface) */
-    float *rho, *nu;      /* per particle this sub-step */
+    float *nr;         /* [i * NN_MAX]: |r*_ij| of those, from nstar_task */
+    float *nst, *nst1; /* n* (Eq. 14) / n at r^n for surface tension; n^st1 (Eq. 34) */
+    float *press;      /* pressure, Pa */
+    int32_t *row;      /* unknown of particle i, or -1 (free surface) */
+    float *rho, *nu;   /* per particle this sub-step */
     /* walls: all layers */
     int nwall, wall_cap, nl1;
     float *wx, *wy, *wz, *wp; /* wp: pressure (first layer), kept across steps */
     uint8_t *wlayer;
-    int32_t *wl1;             /* wall -> first-layer index, or -1 */
+    int32_t *wl1; /* wall -> first-layer index, or -1 */
     /* first-layer walls: static n from other walls, neighbours among first-layer walls */
-    int32_t *l1_wall;         /* first-layer index -> wall */
+    int32_t *l1_wall; /* first-layer index -> wall */
     float *l1_nstatic;
     int16_t *l1_wn;
-    int32_t *l1_wj;           /* [k * WWN_MAX] first-layer indices, ascending */
-    float *l1_ww;             /* Laplacian weights */
+    int32_t *l1_wj; /* [k * WWN_MAX] first-layer indices, ascending */
+    float *l1_ww;   /* Laplacian weights */
     /* static wall grid, cells of h over the box grown by 3 l0 */
     float wg_lo[3], wg_inv;
     int wg_n[3];
     int32_t *wg_start, *wg_idx;
     /* active first-layer walls of a sub-step (a fluid particle within h) */
     int nact;
-    int32_t *act;      /* active -> first-layer index, ascending */
-    int32_t *act_of;   /* first-layer index -> active, or -1 */
-    int32_t *anb;      /* [a * WNB_MAX] fluid neighbours, ascending */
+    int32_t *act;    /* active -> first-layer index, ascending */
+    int32_t *act_of; /* first-layer index -> active, or -1 */
+    int32_t *anb;    /* [a * WNB_MAX] fluid neighbours, ascending */
     int16_t *anb_n;
     float *anst;
     int32_t *arow;
@@ -106,7 +106,9 @@ typedef struct mps_state {
     float dt_sub;
 } mps_state;
 
-static inline mps_state *state_of(const fs_world *w) { return (mps_state *)w->solver_state; }
+static inline mps_state *state_of(const fs_world *w) {
+    return (mps_state *)w->solver_state;
+}
 
 /* Eq. 3 with the -1 that makes it continuous at r_e, r clamped to rmin */
 static inline float weight(float r, float re, float rmin) {
@@ -146,25 +148,24 @@ typedef struct mconst {
     bool heat, tension;
 } mconst;
 
-
 typedef struct ctx {
     fs_world *w;
     mps_state *s;
     mconst m;
     float dt, h2, near2, rmin;
     bool heat_now; /* the first sub-step sums Eq. 21; the rate holds for the whole w->dt, as in the Clavet solver */
-    float lap_k;  /* 2d / (lambda n0_lap), Eq. 7, viscosity */
-    float ppe_k;  /* 2d / (lambda_n n0), Eq. 7 in Eq. 14 */
-    float grad_k; /* d / n0, Eq. 5 */
+    float lap_k;   /* 2d / (lambda n0_lap), Eq. 7, viscosity */
+    float ppe_k;   /* 2d / (lambda_n n0), Eq. 7 in Eq. 14 */
+    float grad_k;  /* d / n0, Eq. 5 */
     uint64_t bad[FS_MAX_WORKERS], clamped[FS_MAX_WORKERS];
 } ctx;
 
 /* Opens a pass that fs__run calls with (b, e, worker, vctx): names its
  * context c, the world w and the solver state s. */
-#define MPS_TASK(vctx, worker)                                                     \
-    ctx *const c = (ctx *)(vctx);                                                 \
-    fs_world *const w = c->w;                                                     \
-    mps_state *const s = c->s;                                                    \
+#define MPS_TASK(vctx, worker)                                                                                         \
+    ctx *const c = (ctx *)(vctx);                                                                                      \
+    fs_world *const w = c->w;                                                                                          \
+    mps_state *const s = c->s;                                                                                         \
     (void)(worker), (void)s
 
 /* r_j - r_i for a neighbour j of particle i in the lists: a particle

@@ -87,11 +87,11 @@ static void row_task_impl(ctx *c, int b, int e, bool fill) {
         int cnt = 0, dpos = -1, nwc = 0;
         int32_t wc[WWN_MAX]; /* wall columns, sorted before they are emitted */
         double wv[WWN_MAX];
-#define EMIT(C_, V_)                                                                   \
-    do {                                                                               \
-        if (dpos < 0 && (C_) > row) dpos = k0 + cnt++;                                 \
-        if (fill) A->col[k0 + cnt] = (C_), A->val[k0 + cnt] = (V_);                    \
-        cnt++;                                                                         \
+#define EMIT(C_, V_)                                                                                                   \
+    do {                                                                                                               \
+        if (dpos < 0 && (C_) > row) dpos = k0 + cnt++;                                                                 \
+        if (fill) A->col[k0 + cnt] = (C_), A->val[k0 + cnt] = (V_);                                                    \
+        cnt++;                                                                                                         \
     } while (0)
         if (u < nf) {
             const int i = u;

@@ -128,7 +128,7 @@ bool fs__mps_build_walls(fs_world *w, mps_state *s) {
     s->re_st = s->re_l;
     lattice_constants(s);
     if (s->obst_epoch != w->epoch) s->nobst = 0; /* the world was reset: obstacles went with it */
-    if (s->built_epoch != w->epoch) /* and so did its particles: no stale warm starts in free slots */
+    if (s->built_epoch != w->epoch)              /* and so did its particles: no stale warm starts in free slots */
         memset(s->p_slot, 0, sizeof(float) * (size_t)w->cap);
     int n = 0;
     float *keep = s->wx;

@@ -29,41 +29,44 @@
 #define MP FS_SOLVER_BIT(FS_SOLVER_MPS)
 
 static const fs_param_info PARAMS[FS_P_COUNT] = {
-    [FS_P_REST_DENSITY] = {"rest_density", "kernel sum",
-                           "rho0 of Eq. 2; 3.19 is a cubic lattice at h = 2.1 spacings", 0.5f, 20.0f, false, CL},
+    [FS_P_REST_DENSITY] = {"rest_density", "kernel sum", "rho0 of Eq. 2; 3.19 is a cubic lattice at h = 2.1 spacings",
+                           0.5f, 20.0f, false, CL},
     [FS_P_STIFFNESS] = {"stiffness", "h/step", "k dt^2 of Eq. 2-3 (pressure), per step", 0.0f, 0.05f, false, CL},
     [FS_P_NEAR_STIFFNESS] = {"near_stiffness", "h/step",
-                             "k_near dt^2 of Eq. 5-6 (anti-clustering, surface tension), per step", 0.0f, 0.2f,
-                             false, CL},
+                             "k_near dt^2 of Eq. 5-6 (anti-clustering, surface tension), per step", 0.0f, 0.2f, false,
+                             CL},
     [FS_P_VISC_SIGMA] = {"viscosity_linear", "1/s", "sigma of Algorithm 5", 0.0f, 60.0f, false, CL},
     [FS_P_VISC_BETA] = {"viscosity_quadratic", "s/h", "beta of Algorithm 5", 0.0f, 10.0f, false, CL},
     [FS_P_SPRINGS] = {"springs", "flag", "the material carries springs (Sec. 5.1)", 0.0f, 1.0f, true, CL},
-    [FS_P_SPRING_ADD] = {"spring_add", "flag", "Algorithm 4 inserts springs between new neighbours", 0.0f,
-                         1.0f, true, CL},
+    [FS_P_SPRING_ADD] = {"spring_add", "flag", "Algorithm 4 inserts springs between new neighbours", 0.0f, 1.0f, true,
+                         CL},
     [FS_P_SPRING_STIFFNESS] = {"spring_stiffness", "1/step", "k_spring dt^2 of Algorithm 3, per step", 0.0f, 0.3f,
                                false, CL},
     [FS_P_PLASTICITY] = {"plasticity", "1/s", "alpha of Eq. 7-8 (rest-length change rate)", 0.0f, 100.0f, false, CL},
     [FS_P_YIELD_STRETCH] = {"yield_stretch", "ratio", "gamma of Eq. 8 when stretched", 0.0f, 1.0f, false, CL},
     [FS_P_YIELD_COMPRESS] = {"yield_compress", "ratio", "gamma of Eq. 8 when compressed", 0.0f, 1.0f, false, CL},
     [FS_P_SPRING_BREAK] = {"spring_break", "h",
-                           "a spring is removed when stretched beyond this many h (not in the paper)", 1.0f,
-                           10.0f, false, CL},
-    [FS_P_FRICTION] = {"friction", "ratio", "mu of Eq. 11 at walls and bodies: 0 slip, 1 no-slip", 0.0f, 1.0f, false, CL | UN},
+                           "a spring is removed when stretched beyond this many h (not in the paper)", 1.0f, 10.0f,
+                           false, CL},
+    [FS_P_FRICTION] = {"friction", "ratio", "mu of Eq. 11 at walls and bodies: 0 slip, 1 no-slip", 0.0f, 1.0f, false,
+                       CL | UN},
     [FS_P_MASS_DENSITY] = {"mass_density", "kg/m^3", "a particle's mass is this times the spacing cubed (buoyancy)",
                            100.0f, 20000.0f, false, CL | UN | MP},
-    [FS_P_STICK_DISTANCE] = {"stick_distance", "h", "d_stick of Eq. 12: reach of the attraction to bodies", 0.0f,
-                             0.5f, false, CL | UN},
-    [FS_P_STICK_STRENGTH] = {"stick_strength", "1/s^2", "k_stick of Eq. 12: strength of the attraction to bodies",
-                             0.0f, 20000.0f, false, CL | UN},
-    [FS_P_HEAT_DIFFUSIVITY] = {"heat_diffusivity", "m^2/s", "c of Solenthaler Eq. 21", 0.0f, 0.05f, false, CL | UN | MP},
-    [FS_P_PHASE_CHANGE] = {"phase_change", "flag", "temperature moves it between solid and liquid", 0.0f, 1.0f,
-                           true, CL | UN},
-    [FS_P_SOLID_POINT] = {"solid_point", "C", "fully solid at or below this temperature", -100.0f, 1000.0f, false, CL | UN},
+    [FS_P_STICK_DISTANCE] = {"stick_distance", "h", "d_stick of Eq. 12: reach of the attraction to bodies", 0.0f, 0.5f,
+                             false, CL | UN},
+    [FS_P_STICK_STRENGTH] = {"stick_strength", "1/s^2", "k_stick of Eq. 12: strength of the attraction to bodies", 0.0f,
+                             20000.0f, false, CL | UN},
+    [FS_P_HEAT_DIFFUSIVITY] = {"heat_diffusivity", "m^2/s", "c of Solenthaler Eq. 21", 0.0f, 0.05f, false,
+                               CL | UN | MP},
+    [FS_P_PHASE_CHANGE] = {"phase_change", "flag", "temperature moves it between solid and liquid", 0.0f, 1.0f, true,
+                           CL | UN},
+    [FS_P_SOLID_POINT] = {"solid_point", "C", "fully solid at or below this temperature", -100.0f, 1000.0f, false,
+                          CL | UN},
     [FS_P_MELT_POINT] = {"melt_point", "C", "liquid at or above this temperature", -100.0f, 1000.0f, false, CL | UN},
-    [FS_P_KIN_VISCOSITY] = {"kinematic_viscosity", "m^2/s",
-                            "nu of the liquid (unified and MPS solvers)", 0.0f, 10.0f, false, UN | MP},
-    [FS_P_SURFACE_TENSION] = {"surface_tension", "N/m", "surface tension coefficient (MPS solver, Appendix A)",
-                              0.0f, 10.0f, false, MP},
+    [FS_P_KIN_VISCOSITY] = {"kinematic_viscosity", "m^2/s", "nu of the liquid (unified and MPS solvers)", 0.0f, 10.0f,
+                            false, UN | MP},
+    [FS_P_SURFACE_TENSION] = {"surface_tension", "N/m", "surface tension coefficient (MPS solver, Appendix A)", 0.0f,
+                              10.0f, false, MP},
     [FS_P_YOUNG] = {"young_modulus", "Pa", "E of the solid (unified solver, Eq. 13)", 0.0f, 1e9f, false, UN},
     [FS_P_POISSON] = {"poisson_ratio", "ratio", "nu of the solid (unified solver, Eq. 13)", 0.0f, 0.49f, false, UN},
     [FS_P_SOLID_VISCOSITY] = {"solid_viscosity", "m^2/s",
@@ -71,8 +74,8 @@ static const fs_param_info PARAMS[FS_P_COUNT] = {
                               "solidification and melting points it is interpolated, Fig. 5)",
                               0.0f, 10.0f, false, UN},
     [FS_P_RIGID] = {"rigid", "flag",
-                    "the fully solid state is a rigid body (unified solver, Eq. 18-20) instead of an elastic one",
-                    0.0f, 1.0f, true, UN},
+                    "the fully solid state is a rigid body (unified solver, Eq. 18-20) instead of an elastic one", 0.0f,
+                    1.0f, true, UN},
     [FS_P_ELASTIC_LIMIT] = {"elastic_limit", "strain",
                             "von Mises elastic limit: deviatoric elastic strain beyond it flows plastically "
                             "(unified solver)",
@@ -133,17 +136,18 @@ static void preset(fs_material *m, const char *name, float rho0, float k, float 
 }
 
 void fs__materials_init(fs_world *w) {
-    /*                                   rho0  k      kn      sigma beta springs add   ks    alpha ys    yc    break mu */
+    /*                                   rho0  k      kn      sigma beta springs add   ks    alpha ys    yc    break mu
+     */
     /* water and honey carry no springs, but the spring values below are what
      * holds them together once frozen */
     preset(&w->mat[FS_MAT_WATER], "water", 3.2f, 0.01f, 0.005f, 0.0f, 0.3f, false, false, 0.1f, 0, 0.2f, 0.2f, 1.6f,
            0.05f);
     preset(&w->mat[FS_MAT_GOO], "goo", 3.2f, 0.01f, 0.005f, 1.0f, 0.3f, true, true, 0.02f, 4.0f, 0.1f, 0.1f, 3.0f,
            0.3f);
-    preset(&w->mat[FS_MAT_JELLY], "jelly", 3.2f, 0.01f, 0.005f, 1.0f, 0.3f, true, false, 0.1f, 0.0f, 0.2f, 0.2f,
-           1.6f, 0.5f);
-    preset(&w->mat[FS_MAT_CLAY], "clay", 3.2f, 0.01f, 0.005f, 2.0f, 0.3f, true, false, 0.1f, 20.0f, 0.05f, 0.05f,
-           1.6f, 0.8f);
+    preset(&w->mat[FS_MAT_JELLY], "jelly", 3.2f, 0.01f, 0.005f, 1.0f, 0.3f, true, false, 0.1f, 0.0f, 0.2f, 0.2f, 1.6f,
+           0.5f);
+    preset(&w->mat[FS_MAT_CLAY], "clay", 3.2f, 0.01f, 0.005f, 2.0f, 0.3f, true, false, 0.1f, 20.0f, 0.05f, 0.05f, 1.6f,
+           0.8f);
     preset(&w->mat[FS_MAT_HONEY], "honey", 3.2f, 0.01f, 0.005f, 30.0f, 1.0f, false, false, 0.05f, 2.0f, 0.1f, 0.1f,
            1.6f, 0.6f);
     preset(&w->mat[FS_MAT_CHOCOLATE], "chocolate", 3.2f, 0.01f, 0.005f, 10.0f, 0.5f, false, false, 0.1f, 2.0f, 0.1f,
@@ -201,7 +205,9 @@ void fs__materials_init(fs_world *w) {
     w->nmat = FS_MAT_PRESETS;
 }
 
-int fs_world_material_count(const fs_world *w) { return w->nmat; }
+int fs_world_material_count(const fs_world *w) {
+    return w->nmat;
+}
 
 const char *fs_world_material_name(const fs_world *w, int m) {
     return (m >= 0 && m < w->nmat) ? w->mat[m].name : NULL;

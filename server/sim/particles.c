@@ -144,4 +144,6 @@ void fs_world_view(const fs_world *w, fs_particles_view *o) {
     o->by_id = w->by_id;
 }
 
-int fs_world_particle_count(const fs_world *w) { return w->n; }
+int fs_world_particle_count(const fs_world *w) {
+    return w->n;
+}

@@ -104,7 +104,9 @@ void fs_pool_destroy(fs_pool *p) {
     free(p);
 }
 
-int fs_pool_threads(const fs_pool *p) { return p ? p->threads : 1; }
+int fs_pool_threads(const fs_pool *p) {
+    return p ? p->threads : 1;
+}
 
 void fs_pool_parallel_for(fs_task_fn *fn, void *ctx, int count, void *user) {
     fs_pool *p = user;

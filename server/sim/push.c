@@ -38,4 +38,3 @@ fs_status fs_world_push(fs_world *w, fs_vec3 c, float radius, fs_vec3 dir, float
     if (touched) *touched = t;
     return FS_OK;
 }
-

@@ -37,7 +37,9 @@ static fs_status setup_h(fs_world *w, fs_vec3 box, float h_over_s, fs_error *err
     return fs_world_reset(w, &d, err);
 }
 
-static fs_status setup(fs_world *w, fs_vec3 box, fs_error *err) { return setup_h(w, box, H_OVER_S, err); }
+static fs_status setup(fs_world *w, fs_vec3 box, fs_error *err) {
+    return setup_h(w, box, H_OVER_S, err);
+}
 
 /* MPS scenes: h is the Laplacian's radius, 3.1 spacings (mps.c) */
 #define MPS_H_OVER_S 3.1f
@@ -108,8 +110,8 @@ static fs_status build_fountain(fs_world *w, const scene_size *z, fs_error *err)
     if ((st = setup(w, (fs_vec3){L, 1.5f * L, L}, err)) != FS_OK) return st;
     fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){L, 0.08f * L, L}, FS_MAT_WATER, 0.1f);
     float speed = sqrtf(2.0f * 9.81f * 0.9f * L); /* rises to about 0.9 L */
-    fs_emitter_def e = {{0.5f * L, 0.5f * s, 0.5f * L}, {0, 1, 0}, speed, 2.5f * s, (float)z->n / 6.0f, z->n,
-                        FS_MAT_WATER, true};
+    fs_emitter_def e = {
+        {0.5f * L, 0.5f * s, 0.5f * L}, {0, 1, 0}, speed, 2.5f * s, (float)z->n / 6.0f, z->n, FS_MAT_WATER, true};
     fs_world_set_emitter(w, -1, &e, NULL);
     fs_drain_def d = {{L, 0.0f, L}, 0.12f * L, true};
     fs_world_set_drain(w, -1, &d, NULL);
@@ -124,8 +126,7 @@ static fs_status build_gallery(fs_world *w, const scene_size *z, fs_error *err) 
     const int order[5] = {FS_MAT_WATER, FS_MAT_GOO, FS_MAT_JELLY, FS_MAT_CLAY, FS_MAT_HONEY};
     for (int k = 0; k < 5; k++) {
         float x0 = gap + (float)k * (b + gap);
-        fs_world_add_block(w, (fs_vec3){x0, b / 3, 0.5f * b}, (fs_vec3){x0 + b, b / 3 + b, 1.5f * b}, order[k],
-                           0.05f);
+        fs_world_add_block(w, (fs_vec3){x0, b / 3, 0.5f * b}, (fs_vec3){x0 + b, b / 3 + b, 1.5f * b}, order[k], 0.05f);
     }
     fs_world_make_springs(w); /* the mold of Fig. 12 */
     return FS_OK;
@@ -140,12 +141,10 @@ static fs_status build_floating(fs_world *w, const scene_size *z, fs_error *err)
     const struct {
         fs_shape shape;
         float sx, sy, sz, density, x, z;
-    } B[6] = {{FS_SHAPE_BOX, 0.08f, 0.05f, 0.08f, 300, 0.25f, 0.25f},
-              {FS_SHAPE_BOX, 0.07f, 0.07f, 0.07f, 600, 0.75f, 0.25f},
-              {FS_SHAPE_SPHERE, 0.07f, 0, 0, 200, 0.5f, 0.5f},
-              {FS_SHAPE_SPHERE, 0.06f, 0, 0, 850, 0.25f, 0.75f},
-              {FS_SHAPE_CAPSULE, 0.04f, 0.08f, 0, 500, 0.75f, 0.75f},
-              {FS_SHAPE_BOX, 0.05f, 0.05f, 0.05f, 2500, 0.5f, 0.2f}};
+    } B[6] = {
+        {FS_SHAPE_BOX, 0.08f, 0.05f, 0.08f, 300, 0.25f, 0.25f}, {FS_SHAPE_BOX, 0.07f, 0.07f, 0.07f, 600, 0.75f, 0.25f},
+        {FS_SHAPE_SPHERE, 0.07f, 0, 0, 200, 0.5f, 0.5f},        {FS_SHAPE_SPHERE, 0.06f, 0, 0, 850, 0.25f, 0.75f},
+        {FS_SHAPE_CAPSULE, 0.04f, 0.08f, 0, 500, 0.75f, 0.75f}, {FS_SHAPE_BOX, 0.05f, 0.05f, 0.05f, 2500, 0.5f, 0.2f}};
     for (int k = 0; k < 6; k++) {
         fs_body_def b = fs_default_body_def();
         b.shape = B[k].shape;
@@ -184,15 +183,15 @@ static fs_status build_chocolate_bunny(fs_world *w, const scene_size *z, fs_erro
     add_block_at(w, (fs_vec3){0, 0, 0}, (fs_vec3){L, 0.3f * L, L}, FS_MAT_CHOCOLATE, 0.1f, 45.0f);
     float cx = 0.5f * L, cy = 0.3f * L + 1.4f * R, cz = 0.5f * L;
     const ball bunny[] = {
-        {cx, cy, cz, R},                                         /* body */
-        {cx + 0.85f * R, cy + 0.9f * R, cz, 0.62f * R},          /* head */
+        {cx, cy, cz, R},                                           /* body */
+        {cx + 0.85f * R, cy + 0.9f * R, cz, 0.62f * R},            /* head */
         {cx + 0.75f * R, cy + 1.7f * R, cz - 0.25f * R, 0.2f * R}, /* ears: three balls each */
         {cx + 0.7f * R, cy + 2.05f * R, cz - 0.3f * R, 0.2f * R},
         {cx + 0.65f * R, cy + 2.4f * R, cz - 0.35f * R, 0.18f * R},
         {cx + 0.75f * R, cy + 1.7f * R, cz + 0.25f * R, 0.2f * R},
         {cx + 0.7f * R, cy + 2.05f * R, cz + 0.3f * R, 0.2f * R},
         {cx + 0.65f * R, cy + 2.4f * R, cz + 0.35f * R, 0.18f * R},
-        {cx - 1.0f * R, cy + 0.1f * R, cz, 0.3f * R},            /* tail */
+        {cx - 1.0f * R, cy + 0.1f * R, cz, 0.3f * R},              /* tail */
         {cx + 0.5f * R, cy - 0.75f * R, cz - 0.45f * R, 0.3f * R}, /* feet */
         {cx + 0.5f * R, cy - 0.75f * R, cz + 0.45f * R, 0.3f * R},
     };
@@ -260,8 +259,8 @@ static fs_status build_mps_obstacle(fs_world *w, const scene_size *z, fs_error *
     /* only the mps solver has obstacles: elsewhere the scene runs without */
     fs_world_mps_add_obstacle(w, (fs_vec3){0.35f * L, 0, 0.1f * L}, (fs_vec3){0.6f * L, 0.25f * L, 0.4f * L}, NULL);
     fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){0.3f * L, 0.1f * L, 0.5f * L}, FS_MAT_WATER, 0.0f);
-    fs_emitter_def e = {{0.45f * L, 0.65f * L, 0.25f * L}, {0.3f, -1, 0}, 2.0f, 2.0f * s, (float)z->n / 4.0f, z->n,
-                        FS_MAT_WATER, true};
+    fs_emitter_def e = {
+        {0.45f * L, 0.65f * L, 0.25f * L}, {0.3f, -1, 0}, 2.0f, 2.0f * s, (float)z->n / 4.0f, z->n, FS_MAT_WATER, true};
     fs_world_set_emitter(w, -1, &e, NULL);
     fs_drain_def d = {{L, 0.0f, 0.25f * L}, 0.12f * L, true};
     fs_world_set_drain(w, -1, &d, NULL);
@@ -269,36 +268,54 @@ static fs_status build_mps_obstacle(fs_world *w, const scene_size *z, fs_error *
 }
 
 static const scene_row SCENES[] = {
-    {{"dam_break", "a water column (width a, height 2a) collapsing along a tank", 20000, FS_SOLVER_CLAVET}, build_dam_break},
+    {{"dam_break", "a water column (width a, height 2a) collapsing along a tank", 20000, FS_SOLVER_CLAVET},
+     build_dam_break},
     {{"drop", "a ball of water falling into a pool", 20000, FS_SOLVER_CLAVET}, build_drop},
-    {{"fountain", "a jet from the floor of a shallow pool, drained in a corner", 15000, FS_SOLVER_CLAVET}, build_fountain},
-    {{"gallery", "water, goo, jelly, clay and honey blocks dropped side by side", 15000, FS_SOLVER_CLAVET}, build_gallery},
-    {{"floating", "boxes, balls and a capsule of several densities dropped on a pool", 20000, FS_SOLVER_CLAVET}, build_floating},
-    {{"heavy_object", "a heavy box falling into a tank of liquid (the paper's Fig. 9)", 20000, FS_SOLVER_CLAVET}, build_heavy_object},
+    {{"fountain", "a jet from the floor of a shallow pool, drained in a corner", 15000, FS_SOLVER_CLAVET},
+     build_fountain},
+    {{"gallery", "water, goo, jelly, clay and honey blocks dropped side by side", 15000, FS_SOLVER_CLAVET},
+     build_gallery},
+    {{"floating", "boxes, balls and a capsule of several densities dropped on a pool", 20000, FS_SOLVER_CLAVET},
+     build_floating},
+    {{"heavy_object", "a heavy box falling into a tank of liquid (the paper's Fig. 9)", 20000, FS_SOLVER_CLAVET},
+     build_heavy_object},
     /* Solenthaler 2007 (the unified solver: 6-9x Clavet's cost per particle, so
      * fewer particles by default to stay interactive on one sim thread) */
-    {{"chocolate_bunny", "a solid chocolate bunny at 20 C dropped into a pool of liquid chocolate at 45 C: it melts "
-                        "(Solenthaler 2007, Fig. 11, 14)",
-     8000, FS_SOLVER_UNIFIED}, build_chocolate_bunny},
-    {{"shell", "hot liquid chocolate (45 C) dropped into a cold viscous pool (honey, 5 C): it sets into a shell "
-              "(Solenthaler 2007, Fig. 12)",
-     8000, FS_SOLVER_UNIFIED}, build_shell},
-    {{"merge", "two chocolate blocks side by side on a 45 C plate melt at the bottom and flow together; set the "
-              "plate cold (heater slot 0: POST /api/heater) and they set into one body (Solenthaler 2007, Fig. 1, 9)",
-     6000, FS_SOLVER_UNIFIED}, build_merge},
+    {{"chocolate_bunny",
+      "a solid chocolate bunny at 20 C dropped into a pool of liquid chocolate at 45 C: it melts "
+      "(Solenthaler 2007, Fig. 11, 14)",
+      8000, FS_SOLVER_UNIFIED},
+     build_chocolate_bunny},
+    {{"shell",
+      "hot liquid chocolate (45 C) dropped into a cold viscous pool (honey, 5 C): it sets into a shell "
+      "(Solenthaler 2007, Fig. 12)",
+      8000, FS_SOLVER_UNIFIED},
+     build_shell},
+    {{"merge",
+      "two chocolate blocks side by side on a 45 C plate melt at the bottom and flow together; set the "
+      "plate cold (heater slot 0: POST /api/heater) and they set into one body (Solenthaler 2007, Fig. 1, 9)",
+      6000, FS_SOLVER_UNIFIED},
+     build_merge},
     /* Premoze 2003 (the MPS solver: a linear solve in each of ~10 sub-steps
      * per tick, about 0.1 s per step at 3000 particles on one core) */
     {{"mps_dam_break", "MPS: a water column (width a, height 2a) collapsing along a tank (Martin & Moyce)", 3000,
-     FS_SOLVER_MPS}, build_mps_dam_break},
+      FS_SOLVER_MPS},
+     build_mps_dam_break},
     {{"oil_water", "MPS: a layer of oil under a layer of water; the oil rises through it (Sec. 3.4)", 3000,
-     FS_SOLVER_MPS}, build_oil_water},
+      FS_SOLVER_MPS},
+     build_oil_water},
     {{"mps_obstacle", "MPS: a jet poured onto a box obstacle of wall particles, drained in a corner", 2500,
-     FS_SOLVER_MPS}, build_mps_obstacle},
+      FS_SOLVER_MPS},
+     build_mps_obstacle},
 };
 #define NSCENES ((int)(sizeof SCENES / sizeof SCENES[0]))
 
-int fs_scene_count(void) { return NSCENES; }
-const fs_scene_info *fs_scene_get(int i) { return (i >= 0 && i < NSCENES) ? &SCENES[i].info : NULL; }
+int fs_scene_count(void) {
+    return NSCENES;
+}
+const fs_scene_info *fs_scene_get(int i) {
+    return (i >= 0 && i < NSCENES) ? &SCENES[i].info : NULL;
+}
 int fs_scene_find(const char *name) {
     for (int i = 0; i < NSCENES && name; i++)
         if (strcmp(SCENES[i].info.name, name) == 0) return i;

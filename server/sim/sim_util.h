@@ -14,12 +14,14 @@
 #include "fluid_sim.h"
 
 /* Fills *err (when given) with a printf-formatted sentence: the reason of a refusal. */
-#define SETERR(err, ...)                                                \
-    do {                                                                \
-        if (err) snprintf((err)->msg, sizeof (err)->msg, __VA_ARGS__); \
+#define SETERR(err, ...)                                                                                               \
+    do {                                                                                                               \
+        if (err) snprintf((err)->msg, sizeof(err)->msg, __VA_ARGS__);                                                  \
     } while (0)
 
-static inline bool fs__vec_finite(fs_vec3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
+static inline bool fs__vec_finite(fs_vec3 v) {
+    return isfinite(v.x) && isfinite(v.y) && isfinite(v.z);
+}
 
 /* floor(v) clamped to [lo, hi], NaN giving lo: a float outside int's range
  * never reaches the conversion (which would be undefined behaviour). */

@@ -48,7 +48,9 @@ static void put(wbuf *b, const void *src, size_t n) {
     if (b->cap && b->n + n <= b->cap) memcpy(b->p + b->n, src, n);
     b->n += n;
 }
-static void put_u32(wbuf *b, uint32_t v) { put(b, &v, 4); }
+static void put_u32(wbuf *b, uint32_t v) {
+    put(b, &v, 4);
+}
 
 static void write_all(const fs_world *w, wbuf *b) {
     const size_t n = (size_t)w->n, K = (size_t)w->K;
@@ -189,7 +191,9 @@ static bool clean_name(char *name, size_t cap, bool allow_empty) {
     return allow_empty || n > 0;
 }
 
-static bool in_box(float v, float lo, float hi) { return v >= lo && v <= hi; }
+static bool in_box(float v, float lo, float hi) {
+    return v >= lo && v <= hi;
+}
 
 /* A particle's position (and its previous one) lies in the box grown by
  * one h: the step keeps centres inside the box; body extraction may move
@@ -225,7 +229,8 @@ static fs_status read_header(const fs_world *w, rbuf *r, snap_in *s, fs_error *e
     uint32_t ver = get_u32(r), cap = get_u32(r);
     s->K = get_u32(r);
     if (r->bad) return fail(err, FS_ERR_ARG, "snapshot: truncated (header)");
-    if (ver != SNAP_VERSION) return fail(err, FS_ERR_ARG, "snapshot: version %u, this build reads %u", ver, SNAP_VERSION);
+    if (ver != SNAP_VERSION)
+        return fail(err, FS_ERR_ARG, "snapshot: version %u, this build reads %u", ver, SNAP_VERSION);
     if (cap != (uint32_t)w->cap)
         return fail(err, FS_ERR_ARG, "snapshot: made for a world of capacity %u, this one holds %d", cap, w->cap);
     if (s->K != (uint32_t)w->K)
@@ -253,8 +258,8 @@ static fs_status read_materials(rbuf *r, snap_in *s, fs_error *err) {
     if (!get(r, mats, sizeof(fs_material) * s->nmat)) return fail(err, FS_ERR_ARG, "snapshot: truncated (materials)");
     for (uint32_t m = 0; m < s->nmat; m++) {
         if (!clean_name(mats[m].name, sizeof mats[m].name, false))
-            return fail(err, FS_ERR_ARG, "snapshot: material %u: the name is not printable ASCII (1..%zu characters)", m,
-                        sizeof mats[m].name - 1);
+            return fail(err, FS_ERR_ARG, "snapshot: material %u: the name is not printable ASCII (1..%zu characters)",
+                        m, sizeof mats[m].name - 1);
         for (uint32_t o = 0; o < m; o++)
             if (!strcmp(mats[o].name, mats[m].name))
                 return fail(err, FS_ERR_ARG, "snapshot: materials %u and %u are both named '%s'", o, m, mats[m].name);
@@ -262,8 +267,8 @@ static fs_status read_materials(rbuf *r, snap_in *s, fs_error *err) {
             const fs_param_info *in = fs_param_get_info((fs_param)q);
             float v = mats[m].p[q];
             if (!(v >= in->min && v <= in->max) || (in->is_flag && v != 0.0f && v != 1.0f))
-                return fail(err, FS_ERR_RANGE, "snapshot: material %s: %s = %g outside %g..%g%s", mats[m].name, in->name,
-                            v, in->min, in->max, in->is_flag ? " (a flag: 0 or 1)" : "");
+                return fail(err, FS_ERR_RANGE, "snapshot: material %s: %s = %g outside %g..%g%s", mats[m].name,
+                            in->name, v, in->min, in->max, in->is_flag ? " (a flag: 0 or 1)" : "");
         }
     }
     return FS_OK;
@@ -304,8 +309,8 @@ static fs_status check_motion(const snap_in *s, fs_error *err) {
         memcpy(&T, s->TEMP + 4 * (size_t)i, 4);
         for (int k = 0; k < 6; k++)
             if (!in_box(v[k], blo[k % 3], bhi[k % 3]))
-                return fail(err, FS_ERR_RANGE, "snapshot: particle %u: %sposition %c = %g outside %g..%g m (the box)", i,
-                            k < 3 ? "" : "previous ", "xyz"[k % 3], v[k], blo[k % 3], bhi[k % 3]);
+                return fail(err, FS_ERR_RANGE, "snapshot: particle %u: %sposition %c = %g outside %g..%g m (the box)",
+                            i, k < 3 ? "" : "previous ", "xyz"[k % 3], v[k], blo[k % 3], bhi[k % 3]);
         for (int k = 6; k < 9; k++)
             if (!(fabsf(v[k]) <= FS_SNAPSHOT_MAX_SPEED))
                 return fail(err, FS_ERR_RANGE, "snapshot: particle %u: velocity %c = %g outside -%g..%g m/s", i,
@@ -345,7 +350,8 @@ static fs_status check_slots(const fs_world *w, const snap_in *s, char *seen, in
         int32_t sl;
         uint32_t id;
         memcpy(&sl, s->ORD + 4 * (size_t)k, 4);
-        if (sl < 0 || sl >= w->cap || seen[sl] != 1) return fail(err, FS_ERR_ARG, "snapshot: id order names slot %d", sl);
+        if (sl < 0 || sl >= w->cap || seen[sl] != 1)
+            return fail(err, FS_ERR_ARG, "snapshot: id order names slot %d", sl);
         memcpy(&id, s->ID + 4 * (size_t)idx_of_slot[sl], 4);
         if (k > 0 && id <= last_id) return fail(err, FS_ERR_ARG, "snapshot: ids out of order");
         last_id = id;
@@ -373,8 +379,8 @@ static bool spring_held(const unsigned char *const *sj, const unsigned char *con
 /* Springs: per particle (in index order) a count <= K, then partners (live
  * slots, strictly increasing, not itself) and rest lengths; every spring is
  * held by both ends with the same length.  sj, sl, sc: room for every slot. */
-static fs_status check_springs(const fs_world *w, rbuf *r, const snap_in *s, const char *seen,
-                               const unsigned char **sj, const unsigned char **sl, uint32_t *sc, fs_error *err) {
+static fs_status check_springs(const fs_world *w, rbuf *r, const snap_in *s, const char *seen, const unsigned char **sj,
+                               const unsigned char **sl, uint32_t *sc, fs_error *err) {
     for (uint32_t i = 0; i < s->n; i++) {
         uint32_t c = get_u32(r);
         if (r->bad || c > s->K)
@@ -390,8 +396,10 @@ static fs_status check_springs(const fs_world *w, rbuf *r, const snap_in *s, con
             float l;
             memcpy(&t, J + 4 * (size_t)q, 4), memcpy(&l, L + 4 * (size_t)q, 4);
             if (t < 0 || t >= w->cap || seen[t] != 3 || t == slot || t <= prev || !(l >= 0 && l <= 100 * s->dom.h))
-                return fail(err, FS_ERR_ARG, "snapshot: particle %u: spring %u names slot %d (live, sorted, not itself) "
-                            "with rest length %g (0..100 h)", i, q, t, l);
+                return fail(err, FS_ERR_ARG,
+                            "snapshot: particle %u: spring %u names slot %d (live, sorted, not itself) "
+                            "with rest length %g (0..100 h)",
+                            i, q, t, l);
             prev = t;
         }
     }
@@ -400,7 +408,8 @@ static fs_status check_springs(const fs_world *w, rbuf *r, const snap_in *s, con
             int32_t t;
             memcpy(&t, sj[slot] + 4 * (size_t)q, 4);
             if (!spring_held(sj, sl, sc, t, slot, sl[slot] + 4 * (size_t)q))
-                return fail(err, FS_ERR_ARG, "snapshot: the spring of slots %d and %d is held by one end only", slot, t);
+                return fail(err, FS_ERR_ARG, "snapshot: the spring of slots %d and %d is held by one end only", slot,
+                            t);
         }
     return FS_OK;
 }
@@ -498,8 +507,10 @@ static fs_status check_sources(snap_in *s, fs_error *err) {
         if (fs__emitter_check(&e->def, (int)s->nmat, &derr) != FS_OK)
             return fail(err, FS_ERR_RANGE, "snapshot: emitter %d: %.120s", k, derr.msg);
         if (!(fabsf(dl - 1.0f) < 1e-3f) || e->emitted < 0 || !(e->accum >= 0 && e->accum < 1))
-            return fail(err, FS_ERR_ARG, "snapshot: emitter %d: direction not of unit length, emitted < 0 or a "
-                        "fractional count outside 0..1", k);
+            return fail(err, FS_ERR_ARG,
+                        "snapshot: emitter %d: direction not of unit length, emitted < 0 or a "
+                        "fractional count outside 0..1",
+                        k);
     }
     for (int k = 0; k < FS_MAX_HEATERS; k++) {
         if (!s->heat[k].used)

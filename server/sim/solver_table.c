@@ -34,7 +34,9 @@ int fs_solver_find(const char *name) {
     return -1;
 }
 
-fs_solver fs_world_solver(const fs_world *w) { return w->solver; }
+fs_solver fs_world_solver(const fs_world *w) {
+    return w->solver;
+}
 
 void fs__solver_detach(fs_world *w) {
     if (w->ops && w->ops->detach) w->ops->detach(w);

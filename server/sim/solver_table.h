@@ -42,11 +42,11 @@ extern const fs_solver_ops fs__mps_ops;     /* mps.c */
 /* A solver's operations table from its functions PREFIX_attach,
  * PREFIX_detach, PREFIX_prepare, PREFIX_step, PREFIX_removed,
  * PREFIX_state_write and PREFIX_state_read. */
-#define FS_SOLVER_OPS(prefix, name_, doc_)                                                                   \
-    {                                                                                                        \
-        .name = name_, .doc = doc_, .attach = prefix##_attach, .detach = prefix##_detach,                   \
-        .prepare = prefix##_prepare, .step = prefix##_step, .removed = prefix##_removed,                     \
-        .state_write = prefix##_state_write, .state_read = prefix##_state_read,                              \
+#define FS_SOLVER_OPS(prefix, name_, doc_)                                                                             \
+    {                                                                                                                  \
+        .name = name_, .doc = doc_, .attach = prefix##_attach, .detach = prefix##_detach, .prepare = prefix##_prepare, \
+        .step = prefix##_step, .removed = prefix##_removed, .state_write = prefix##_state_write,                       \
+        .state_read = prefix##_state_read,                                                                             \
     }
 
 /* A solver's zeroed state of `size` bytes, set behind w->solver_state

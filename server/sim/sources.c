@@ -40,7 +40,8 @@ int fs_world_set_emitter(fs_world *w, int slot, const fs_emitter_def *d, fs_erro
         SETERR(err, "emitter: missing definition");
         return -1;
     }
-    if (slot < 0 && (slot = fs__first_free(slot, &w->emit[0].used, sizeof w->emit[0], FS_MAX_EMITTERS)) == FS_MAX_EMITTERS) {
+    if (slot < 0 &&
+        (slot = fs__first_free(slot, &w->emit[0].used, sizeof w->emit[0], FS_MAX_EMITTERS)) == FS_MAX_EMITTERS) {
         SETERR(err, "emitter: all %d slots in use", FS_MAX_EMITTERS);
         return -1;
     }
@@ -146,4 +147,3 @@ void fs__emit_and_drain(fs_world *w) {
         }
     }
 }
-

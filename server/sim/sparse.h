@@ -26,7 +26,6 @@ bool fs__pcg_alloc(fs_pcg *s, int n, int nnz_cap);
 void fs__pcg_free(fs_pcg *s);
 bool fs__ic0(const fs_csr *A, fs_pcg *s);
 /* Solves A x = b from the x given, to |r| <= tol |b|; returns iterations. */
-int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, int maxit, bool precond,
-            double *resid);
+int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, int maxit, bool precond, double *resid);
 
 #endif

@@ -98,4 +98,6 @@ int fs_world_springs(const fs_world *w, uint32_t *a, uint32_t *b, float *rest, i
     return c;
 }
 
-int fs_world_spring_count(const fs_world *w) { return w->springs; }
+int fs_world_spring_count(const fs_world *w) {
+    return w->springs;
+}

@@ -12,7 +12,9 @@ void fs_world_set_paused(fs_world *w, bool paused) {
     w->paused = paused;
     if (!paused) w->pending_steps = 0;
 }
-bool fs_world_paused(const fs_world *w) { return w->paused; }
+bool fs_world_paused(const fs_world *w) {
+    return w->paused;
+}
 void fs_world_request_steps(fs_world *w, int n) {
     if (n > 0) w->pending_steps = (w->pending_steps + n > 100000) ? 100000 : w->pending_steps + n;
 }
@@ -37,7 +39,6 @@ void fs_world_step(fs_world *w) {
     w->st.tick++;
     w->st.step_ms = fs__now_ms() - t0;
 }
-
 
 void fs__grid_build_timed(fs_world *w) {
     double t = fs__now_ms();

@@ -207,23 +207,23 @@ static inline void elastic_force(const uctx *x, int i, float f[3]) {
     const float vbi = u->vbar[si];
     const float *Ai = u->A + (size_t)i * 9;
     const bool hai = u->hasA[i];
-        float fx = 0, fy = 0, fz = 0;
-        for (int k = 0; k < nb; k++) {
-            const int j = w->slot_index[BJ[k]];
-            const bool haj = u->hasA[j];
-            if (!hai && !haj) continue;
-            const float L = sqrtf(RX[k] * RX[k] + RY[k] * RY[k] + RZ[k] * RZ[k]);
-            if (!(L > 1e-9f) || L >= h) continue;
-            const float gm = c->cg * cos_g(L, h) / L;
-            const float g[3] = {gm * RX[k], gm * RY[k], gm * RZ[k]};
-            const float vbj = u->vbar[BJ[k]];
-            const float *Aj = u->A + (size_t)j * 9;
-            float M[9];
-            for (int q = 0; q < 9; q++) M[q] = (haj ? vbi * Aj[q] : 0.0f) + (hai ? vbj * Ai[q] : 0.0f);
-            fx -= M[0] * g[0] + M[1] * g[1] + M[2] * g[2];
-            fy -= M[3] * g[0] + M[4] * g[1] + M[5] * g[2];
-            fz -= M[6] * g[0] + M[7] * g[1] + M[8] * g[2];
-        }
+    float fx = 0, fy = 0, fz = 0;
+    for (int k = 0; k < nb; k++) {
+        const int j = w->slot_index[BJ[k]];
+        const bool haj = u->hasA[j];
+        if (!hai && !haj) continue;
+        const float L = sqrtf(RX[k] * RX[k] + RY[k] * RY[k] + RZ[k] * RZ[k]);
+        if (!(L > 1e-9f) || L >= h) continue;
+        const float gm = c->cg * cos_g(L, h) / L;
+        const float g[3] = {gm * RX[k], gm * RY[k], gm * RZ[k]};
+        const float vbj = u->vbar[BJ[k]];
+        const float *Aj = u->A + (size_t)j * 9;
+        float M[9];
+        for (int q = 0; q < 9; q++) M[q] = (haj ? vbi * Aj[q] : 0.0f) + (hai ? vbj * Ai[q] : 0.0f);
+        fx -= M[0] * g[0] + M[1] * g[1] + M[2] * g[2];
+        fy -= M[3] * g[0] + M[4] * g[1] + M[5] * g[2];
+        fz -= M[6] * g[0] + M[7] * g[1] + M[8] * g[2];
+    }
     f[0] = fx, f[1] = fy, f[2] = fz;
 }
 
@@ -377,7 +377,8 @@ static void save_pos_task(int b, int e, int worker, void *vctx) {
 static int substeps_for(const fs_world *w, const uctx *x) {
     const ustate *u = x->u;
     float v2 = 0, nu = 0, c2 = 0;
-    for (int k = 0; k < FS_MAX_WORKERS; k++) v2 = fmaxf(v2, u->vmax[k]), nu = fmaxf(nu, u->numax[k]), c2 = fmaxf(c2, u->cmax[k]);
+    for (int k = 0; k < FS_MAX_WORKERS; k++)
+        v2 = fmaxf(v2, u->vmax[k]), nu = fmaxf(nu, u->numax[k]), c2 = fmaxf(c2, u->cmax[k]);
     const float h = w->h, cfl = u->cfl;
     float dt = cfl * h / (SOUND + sqrtf(v2));
     if (c2 > 0) dt = fminf(dt, cfl * h / sqrtf(c2));
@@ -498,10 +499,9 @@ static fs_status unified_attach(fs_world *w, fs_error *err) {
     u->A = malloc(f * 9), u->kind = calloc(n, 1), u->fresh = calloc(n, 1), u->hasA = calloc(n, 1);
     u->rb = malloc(sizeof(double) * RB_N * n);
     u->q = malloc(f), u->mu = malloc(f), u->ms = malloc(f), u->ri = malloc(f), u->lab = malloc(sizeof(int32_t) * n);
-    if (!(u->q && u->mu && u->ms && u->ri && u->lab && u->uid && u->bj && u->rx && u->ry && u->rz && u->ep &&
-          u->vbar && u->comp && u->uf && u->rho && u->prs &&
-          u->ax && u->ay && u->az && u->nu && u->young && u->cut && u->A && u->kind && u->fresh && u->hasA && u->rb &&
-          u->was && u->bn)) {
+    if (!(u->q && u->mu && u->ms && u->ri && u->lab && u->uid && u->bj && u->rx && u->ry && u->rz && u->ep && u->vbar &&
+          u->comp && u->uf && u->rho && u->prs && u->ax && u->ay && u->az && u->nu && u->young && u->cut && u->A &&
+          u->kind && u->fresh && u->hasA && u->rb && u->was && u->bn)) {
         unified_detach(w);
         goto nomem;
     }
@@ -600,11 +600,11 @@ static fs_status unified_state_read(fs_world *w, const void *vbuf, size_t n, con
     const float rmax = 100.0f * rc->dom->h;
     const uint8_t *b = vbuf;
     size_t at = 0;
-#define TAKE(dst, len)                                         \
-    do {                                                       \
-        if (at + (len) > n) return bad(err, "truncated at byte", (long)at); \
-        memcpy((dst), b + at, (len));                          \
-        at += (len);                                           \
+#define TAKE(dst, len)                                                                                                 \
+    do {                                                                                                               \
+        if (at + (len) > n) return bad(err, "truncated at byte", (long)at);                                            \
+        memcpy((dst), b + at, (len));                                                                                  \
+        at += (len);                                                                                                   \
     } while (0)
     uint32_t hdr[3];
     TAKE(hdr, sizeof hdr);

@@ -33,8 +33,7 @@ void fs__unified_grad_u(const fs_world *w, const ustate *u, const uconst *c, int
 void fs__unified_strain(float G[3][3], float eps[3][3]) {
     for (int a = 0; a < 3; a++)
         for (int bb = 0; bb < 3; bb++)
-            eps[a][bb] =
-                0.5f * (G[a][bb] + G[bb][a] + G[a][0] * G[bb][0] + G[a][1] * G[bb][1] + G[a][2] * G[bb][2]);
+            eps[a][bb] = 0.5f * (G[a][bb] + G[bb][a] + G[a][0] * G[bb][0] + G[a][1] * G[bb][1] + G[a][2] * G[bb][2]);
 }
 
 void fs__unified_elastic_stress(const uctx *x, int i) {

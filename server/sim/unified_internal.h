@@ -16,19 +16,18 @@
 #include "sources.h"
 #include "tasks.h"
 
-#define KB 40               /* body neighbours per particle */
-#define SOUND 25.0f         /* m/s: c of the equation of state, k = c^2 (Eq. 9) */
-#define CFL 0.4f            /* fraction of h a wave crosses per internal step */
-#define VISC_LIM 0.1f       /* viscous limit dt <= VISC_LIM h^2 / nu */
-#define MAX_SUB 64          /* internal steps per step of w->dt at most */
-#define NU_NUMERIC 0.001f   /* m^2/s: floor on the viscosity (numerical: damps the sloshing of 8 cm particles) */
-#define WALL_K 4.0f         /* wall stiffness in (c/h)^2 */
-#define WALL_TAB 64         /* samples of the wall tables */
-#define STALE 0xFFFFFFFFu   /* uid of a slot whose state belongs to no live particle */
+#define KB 40                    /* body neighbours per particle */
+#define SOUND 25.0f              /* m/s: c of the equation of state, k = c^2 (Eq. 9) */
+#define CFL 0.4f                 /* fraction of h a wave crosses per internal step */
+#define VISC_LIM 0.1f            /* viscous limit dt <= VISC_LIM h^2 / nu */
+#define MAX_SUB 64               /* internal steps per step of w->dt at most */
+#define NU_NUMERIC 0.001f        /* m^2/s: floor on the viscosity (numerical: damps the sloshing of 8 cm particles) */
+#define WALL_K 4.0f              /* wall stiffness in (c/h)^2 */
+#define WALL_TAB 64              /* samples of the wall tables */
+#define STALE 0xFFFFFFFFu        /* uid of a slot whose state belongs to no live particle */
 #define SNAP_MAGIC_U 0x31494E55u /* "UNI1" */
 
 enum { LIQUID = 0, ELASTIC = 1, RIGID = 2 };
-
 
 /* ---- state ----------------------------------------------------------------- */
 /* Behind w->solver_state.  Touched by the thread that owns the world and,
@@ -37,16 +36,16 @@ enum { LIQUID = 0, ELASTIC = 1, RIGID = 2 };
  * particles) and its own worker's counters. */
 typedef struct ustate {
     /* per storage slot (kept across steps, in snapshots) */
-    uint32_t *uid;    /* the particle id the slot's state belongs to (STALE: none) */
-    uint8_t *was;     /* 1: solid (s > 0) at the last phase update */
-    uint8_t *bn;      /* body neighbours */
-    int32_t *bj;      /* [slot * KB + k]: partner slot, sorted */
+    uint32_t *uid;       /* the particle id the slot's state belongs to (STALE: none) */
+    uint8_t *was;        /* 1: solid (s > 0) at the last phase update */
+    uint8_t *bn;         /* body neighbours */
+    int32_t *bj;         /* [slot * KB + k]: partner slot, sorted */
     float *rx, *ry, *rz; /* reference vector X_j - X_i */
-    float *ep;        /* plastic strain, 6 per slot (xx yy zz xy yz zx) */
+    float *ep;           /* plastic strain, 6 per slot (xx yy zz xy yz zx) */
     /* per slot, derived every step */
-    float *vbar;      /* body volume, Eq. 11 */
-    int32_t *comp;    /* rigid body of the slot, -1 */
-    int32_t *uf;      /* union-find parent */
+    float *vbar;   /* body volume, Eq. 11 */
+    int32_t *comp; /* rigid body of the slot, -1 */
+    int32_t *uf;   /* union-find parent */
     /* per slot, the state of this step (Fig. 5) */
     float *nu, *young;
     uint8_t *kind;
@@ -54,14 +53,14 @@ typedef struct ustate {
     float *rho, *prs, *ax, *ay, *az, *cut;
     float *q, *mu, *ms, *ri; /* p / rho^2, dynamic viscosity, mass, mass / rho */
     int32_t *lab;            /* rigid body (comp of the slot) */
-    float *A;         /* 9 per index: -vbar (I + grad u^T) sigma, Eq. 12 */
+    float *A;                /* 9 per index: -vbar (I + grad u^T) sigma, Eq. 12 */
     uint8_t *fresh, *hasA;
     /* rigid bodies, per component: 24 doubles */
     double *rb;
     int ncomp;
     /* diagnostics and knobs */
-    float cfl;        /* CFL factor (tests and benchmarks may lower or raise it) */
-    int last_sub;     /* internal steps of the last step */
+    float cfl;    /* CFL factor (tests and benchmarks may lower or raise it) */
+    int last_sub; /* internal steps of the last step */
     float last_dt;
     uint64_t refused[FS_MAX_WORKERS], nonfinite[FS_MAX_WORKERS], clamped[FS_MAX_WORKERS];
     float vmax[FS_MAX_WORKERS], numax[FS_MAX_WORKERS], cmax[FS_MAX_WORKERS];
@@ -73,7 +72,9 @@ enum { RB_M = 0, RB_S = 1, RB_P = 4, RB_F = 7, RB_L = 10, RB_T = 13, RB_I = 16, 
 /* after the solve: RB_S holds the centre of mass, RB_P the velocity, RB_L the
  * angular velocity and the rotation's rows sit at RB_F, RB_T and RB_I */
 
-static inline ustate *st_of(const fs_world *w) { return (ustate *)w->solver_state; }
+static inline ustate *st_of(const fs_world *w) {
+    return (ustate *)w->solver_state;
+}
 
 /* ---- per-step constants ---------------------------------------------------- */
 typedef struct uconst {
@@ -84,10 +85,10 @@ typedef struct uconst {
     uint8_t phase[FS_MAX_MATERIALS], rigid[FS_MAX_MATERIALS], always_solid[FS_MAX_MATERIALS];
     bool heat;
     float h, h2, inv_h, s, k;
-    float w6;   /* density kernel (h - r)^3 normalisation: Eq. 4 gives rho-hat on the lattice */
-    float gsp;  /* its gradient's, 3 w6: the pressure force is the gradient of the density */
-    float lap;  /* viscosity Laplacian (h - r) normalisation (= w->lap_norm / s^3) */
-    float cw, cg; /* cosine kernel (Eq. 17) value and gradient normalisations */
+    float w6;                     /* density kernel (h - r)^3 normalisation: Eq. 4 gives rho-hat on the lattice */
+    float gsp;                    /* its gradient's, 3 w6: the pressure force is the gradient of the density */
+    float lap;                    /* viscosity Laplacian (h - r) normalisation (= w->lap_norm / s^3) */
+    float cw, cg;                 /* cosine kernel (Eq. 17) value and gradient normalisations */
     float nu_cap, E_cap_over_rho; /* caps for the step count limit */
     fs_vec3 g;
     /* walls: each face of the box is backed by a half lattice of boundary
@@ -104,19 +105,19 @@ typedef struct uctx {
     ustate *u;
     uconst c;
     float dt;
-    bool prepare;   /* phase task: every solid particle starts afresh */
+    bool prepare; /* phase task: every solid particle starts afresh */
     bool any_new;
 } uctx;
 
 /* Opens a pass over particles [b, e) that fs__run calls with (b, e, worker,
  * vctx): names its context x, the world w, the solver state u, the
  * per-step constants c and the particles p (each pass uses some of them). */
-#define UNIFIED_TASK(vctx, worker)                                                 \
-    uctx *const x = (uctx *)(vctx);                                               \
-    fs_world *const w = x->w;                                                     \
-    ustate *const u = x->u;                                                       \
-    const uconst *const c = &x->c;                                                \
-    fs_particles *const p = &w->p;                                                \
+#define UNIFIED_TASK(vctx, worker)                                                                                     \
+    uctx *const x = (uctx *)(vctx);                                                                                    \
+    fs_world *const w = x->w;                                                                                          \
+    ustate *const u = x->u;                                                                                            \
+    const uconst *const c = &x->c;                                                                                     \
+    fs_particles *const p = &w->p;                                                                                     \
     (void)(worker), (void)u, (void)c, (void)p
 
 /* cosine kernel of Eq. 17, without its constant: (2h/pi)(cos((r+h) pi / 2h) + 1),
@@ -124,7 +125,9 @@ typedef struct uctx {
 static inline float cos_w(float r, float h) {
     return (2.0f * h / 3.14159265f) * (cosf((r + h) * 3.14159265f / (2.0f * h)) + 1.0f);
 }
-static inline float cos_g(float r, float h) { return sinf((r + h) * 3.14159265f / (2.0f * h)); }
+static inline float cos_g(float r, float h) {
+    return sinf((r + h) * 3.14159265f / (2.0f * h));
+}
 
 /* unified_phase.c: phase state (Fig. 5) and body neighbours, once per step */
 void fs__unified_topology(fs_world *w, uctx *x);

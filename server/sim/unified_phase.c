@@ -186,7 +186,8 @@ void fs__unified_topology(fs_world *w, uctx *x) {
     }
     fs__run(w, phase_task, x, w->n);
     int anynew = 0, anysolid = 0, anyrigid = 0;
-    for (int k = 0; k < FS_MAX_WORKERS; k++) anynew |= u->anynew[k], anysolid |= u->anysolid[k], anyrigid |= u->anyrigid[k];
+    for (int k = 0; k < FS_MAX_WORKERS; k++)
+        anynew |= u->anynew[k], anysolid |= u->anysolid[k], anyrigid |= u->anyrigid[k];
     x->any_new = anynew;
     if (anysolid) {
         fs__run(w, prune_task, x, w->n);
@@ -194,7 +195,8 @@ void fs__unified_topology(fs_world *w, uctx *x) {
         fs__run(w, vbar_task, x, w->n);
     }
     u->ncomp = 0;
-    if (anyrigid) fs__unified_rigid_label(w, u);
+    if (anyrigid)
+        fs__unified_rigid_label(w, u);
     else
         for (int i = 0; i < w->n; i++) u->comp[w->p.slot[i]] = -1;
 }

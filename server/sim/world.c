@@ -48,8 +48,8 @@ static bool particles_alloc(fs_particles *p, int cap) {
     p->frozen = malloc((size_t)cap);
     p->id = malloc(sizeof(uint32_t) * (size_t)cap);
     p->slot = malloc(sizeof(int32_t) * (size_t)cap);
-    return p->x && p->y && p->z && p->px && p->py && p->pz && p->vx && p->vy && p->vz && p->mat && p->temp && p->frozen && p->id &&
-           p->slot;
+    return p->x && p->y && p->z && p->px && p->py && p->pz && p->vx && p->vy && p->vz && p->mat && p->temp &&
+           p->frozen && p->id && p->slot;
 }
 
 void fs_world_destroy(fs_world *w) {
@@ -109,8 +109,8 @@ fs_world *fs_world_create(const fs_world_def *def) {
     w->spr_L = malloc(sizeof(float) * n * (size_t)w->K);
     w->contacts = malloc(fs__contact_size() * FS_MAX_CONTACTS);
     w->contacts_prev = malloc(fs__contact_size() * FS_MAX_CONTACTS);
-    ok = ok && w->dT && w->solid && w->contacts && w->contacts_prev && w->nx && w->ny && w->nz && w->nvx &&
-         w->nvy && w->nvz && w->cell && w->perm && w->nb && w->nb_n && w->scr_j && w->slot_index && w->free_slots &&
+    ok = ok && w->dT && w->solid && w->contacts && w->contacts_prev && w->nx && w->ny && w->nz && w->nvx && w->nvy &&
+         w->nvz && w->cell && w->perm && w->nb && w->nb_n && w->scr_j && w->slot_index && w->free_slots &&
          w->id_order && w->by_id && w->spr_n && w->spr_j && w->spr_L;
     if (!ok) {
         fs_world_destroy(w);
@@ -127,7 +127,9 @@ fs_world *fs_world_create(const fs_world_def *def) {
     return w;
 }
 
-static double len3(fs_vec3 v) { return sqrt((double)v.x * v.x + (double)v.y * v.y + (double)v.z * v.z); }
+static double len3(fs_vec3 v) {
+    return sqrt((double)v.x * v.x + (double)v.y * v.y + (double)v.z * v.z);
+}
 
 /* The domain's documented ranges (fluid_sim.h, fs_world_reset), checked
  * before anything changes; also the first check of a snapshot's domain. */
@@ -138,8 +140,7 @@ fs_status fs__domain_check(const fs_domain *dom, int cap, fs_error *err) {
         return FS_ERR_ARG;
     }
     fs_vec3 a = dom->box_min, b = dom->box_max;
-    if (!(b.x > a.x && b.y > a.y && b.z > a.z) || !(dom->h > 0) || !(dom->spacing > 0) ||
-        dom->particle_radius < 0) {
+    if (!(b.x > a.x && b.y > a.y && b.z > a.z) || !(dom->h > 0) || !(dom->spacing > 0) || dom->particle_radius < 0) {
         SETERR(err, "domain box must be non-empty and h, spacing positive");
         return FS_ERR_ARG;
     }
@@ -154,12 +155,12 @@ fs_status fs__domain_check(const fs_domain *dom, int cap, fs_error *err) {
         return FS_ERR_RANGE;
     }
     if (dom->spacing < FS_DOMAIN_MIN_SPACING || dom->spacing > FS_DOMAIN_MAX_SPACING) {
-        SETERR(err, "domain spacing %g m outside %g..%g m", dom->spacing, FS_DOMAIN_MIN_SPACING,
-               FS_DOMAIN_MAX_SPACING);
+        SETERR(err, "domain spacing %g m outside %g..%g m", dom->spacing, FS_DOMAIN_MIN_SPACING, FS_DOMAIN_MAX_SPACING);
         return FS_ERR_RANGE;
     }
     /* a float coordinate of the box resolves an eighth of a spacing (lattice loops always advance) */
-    float amax_c = fmaxf(fmaxf(fmaxf(fabsf(a.x), fabsf(a.y)), fmaxf(fabsf(a.z), fabsf(b.x))), fmaxf(fabsf(b.y), fabsf(b.z)));
+    float amax_c =
+        fmaxf(fmaxf(fmaxf(fabsf(a.x), fabsf(a.y)), fmaxf(fabsf(a.z), fabsf(b.x))), fmaxf(fabsf(b.y), fabsf(b.z)));
     if (amax_c / dom->spacing > 1048576.0f) {
         SETERR(err, "domain box corner %g m is more than 2^20 spacings (%g m) from the origin", amax_c, dom->spacing);
         return FS_ERR_RANGE;
@@ -193,8 +194,8 @@ fs_status fs__domain_check(const fs_domain *dom, int cap, fs_error *err) {
     double vmax = fmax(FS_DOMAIN_SITES_FLOOR, FS_DOMAIN_SITES_PER_PARTICLE * cap_d);
     double amax = fmax(FS_DOMAIN_FACE_FLOOR, FS_DOMAIN_FACE_PER_PARTICLE * pow(cap_d, 2.0 / 3.0));
     if (vol > vmax || area > amax) {
-        SETERR(err, "box holds %.0f lattice sites (limit %.0f) with %.0f on its faces (limit %.0f) at capacity %d",
-               vol, vmax, area, amax, cap);
+        SETERR(err, "box holds %.0f lattice sites (limit %.0f) with %.0f on its faces (limit %.0f) at capacity %d", vol,
+               vmax, area, amax, cap);
         return FS_ERR_RANGE;
     }
     return FS_OK;
@@ -248,7 +249,15 @@ void fs__reset_apply(fs_world *w, const fs_domain *dom, int32_t *starts) {
     if (w->ops && w->ops->prepare && w->solver_state) w->ops->prepare(w);
 }
 
-fs_domain fs_world_domain(const fs_world *w) { return w->dom; }
-float fs_world_dt(const fs_world *w) { return w->def.dt; }
-int fs_world_capacity(const fs_world *w) { return w->cap; }
-const char *fs_world_scene_name(const fs_world *w) { return w->scene; }
+fs_domain fs_world_domain(const fs_world *w) {
+    return w->dom;
+}
+float fs_world_dt(const fs_world *w) {
+    return w->def.dt;
+}
+int fs_world_capacity(const fs_world *w) {
+    return w->cap;
+}
+const char *fs_world_scene_name(const fs_world *w) {
+    return w->scene;
+}

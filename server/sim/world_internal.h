@@ -38,9 +38,9 @@ typedef struct fs_body {
     fs_vec3 pos, vel, ang; /* ang: angular velocity, world frame */
     fs_vec3 vel_eff;       /* the velocity the last step advanced it with */
     fs_quat rot;
-    fs_vec3 pos0;          /* Alg. 6 line 2: the saved pose */
+    fs_vec3 pos0; /* Alg. 6 line 2: the saved pose */
     fs_quat rot0;
-    fs_vec3 acc_J, acc_T;  /* line 7: the particles' impulse and its torque */
+    fs_vec3 acc_J, acc_T; /* line 7: the particles' impulse and its torque */
     fs_vec3 grab_local, grab_target;
 } fs_body;
 
@@ -53,10 +53,10 @@ typedef struct fs_particles {
     float *px, *py, *pz; /* previous position (Alg. 1 line 8) */
     float *vx, *vy, *vz;
     uint8_t *mat;
-    float *temp;    /* temperature, deg C (Solenthaler 2007, "Temperature Effects") */
+    float *temp;     /* temperature, deg C (Solenthaler 2007, "Temperature Effects") */
     uint8_t *frozen; /* was fully solid at the end of the last step */
-    uint32_t *id;   /* stable public id, never reused */
-    int32_t *slot;  /* storage slot for cold per-particle data (springs) */
+    uint32_t *id;    /* stable public id, never reused */
+    int32_t *slot;   /* storage slot for cold per-particle data (springs) */
 } fs_particles;
 
 struct fs_solver_ops;
@@ -71,17 +71,17 @@ struct fs_world {
     char scene[32];
 
     /* derived from def and dom */
-    float dt;  /* one sub-step: def.dt / def.substeps */
+    float dt; /* one sub-step: def.dt / def.substeps */
     float h, inv_h, max_speed;
     fs_vec3 lo, hi; /* box shrunk by the particle radius: where centres may be */
 
     int cap, n;
     fs_particles p, alt;
     /* per-particle scratch any solver may use, in the current order */
-    float *nx, *ny, *nz;       /* output positions of a gather phase */
-    float *nvx, *nvy, *nvz;    /* output velocities of a gather phase */
-    int32_t *cell;             /* cell of each particle at the last grid build */
-    int32_t *perm;             /* the grid's sort permutation */
+    float *nx, *ny, *nz;    /* output positions of a gather phase */
+    float *nvx, *nvy, *nvz; /* output velocities of a gather phase */
+    int32_t *cell;          /* cell of each particle at the last grid build */
+    int32_t *perm;          /* the grid's sort permutation */
     /* neighbour lists at the predicted positions, built once per step by a
      * solver's density pass; nb_n[i] = -1 when i had more than FS_NB_MAX */
     int32_t *nb, *nb_n;
@@ -95,18 +95,18 @@ struct fs_world {
     int32_t *slot_index; /* slot -> current index, -1 when free */
     int32_t *free_slots; /* stack */
     int nfree;
-    int32_t *id_order;   /* slots in increasing id order, n entries */
-    int32_t *by_id;      /* k -> index, rebuilt after each reorder */
+    int32_t *id_order; /* slots in increasing id order, n entries */
+    int32_t *by_id;    /* k -> index, rebuilt after each reorder */
 
     /* springs (springs.c), stored per slot so a reorder never moves them;
      * each list is sorted by partner slot; both ends hold the spring (kept
      * identical).  World state: saved, hashed, made by scenes; the Clavet
      * step is the solver that moves them. */
     int K;
-    uint16_t *spr_n;  /* by slot */
-    int32_t *spr_j;   /* partner slot, [slot * K + k] */
-    float *spr_L;     /* rest length */
-    int springs;      /* total springs (pairs) */
+    uint16_t *spr_n; /* by slot */
+    int32_t *spr_j;  /* partner slot, [slot * K + k] */
+    float *spr_L;    /* rest length */
+    int springs;     /* total springs (pairs) */
 
     /* uniform grid, cell size h / FS_GRID_DIV, over the box (grid.c) */
     float cs, inv_cs;

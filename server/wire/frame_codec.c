@@ -44,8 +44,7 @@ typedef struct rc {
     bool overrun;
 } rc;
 
-static void rc_out(rc *r, uint8_t b)
-{
+static void rc_out(rc *r, uint8_t b) {
     if (r->len < r->cap)
         r->out[r->len] = b;
     else
@@ -53,8 +52,7 @@ static void rc_out(rc *r, uint8_t b)
     r->len++;
 }
 
-static void rc_shift_low(rc *r)
-{
+static void rc_shift_low(rc *r) {
     if ((uint32_t)r->low < 0xff000000u || (r->low >> 32) != 0) {
         uint8_t carry = (uint8_t)(r->low >> 32), t = r->cache;
         do {
@@ -67,16 +65,13 @@ static void rc_shift_low(rc *r)
     r->low = (r->low & 0x00ffffffu) << 8;
 }
 
-static uint8_t rc_in(rc *r)
-{
-    if (r->pos < r->n)
-        return r->in[r->pos++];
+static uint8_t rc_in(rc *r) {
+    if (r->pos < r->n) return r->in[r->pos++];
     r->overrun = true;
     return 0;
 }
 
-static void rc_enc_init(rc *r, uint8_t *out, size_t cap)
-{
+static void rc_enc_init(rc *r, uint8_t *out, size_t cap) {
     memset(r, 0, sizeof *r);
     r->range = 0xffffffffu;
     r->cache_size = 1;
@@ -84,25 +79,20 @@ static void rc_enc_init(rc *r, uint8_t *out, size_t cap)
     r->cap = cap;
 }
 
-static void rc_enc_flush(rc *r)
-{
-    for (int i = 0; i < 5; i++)
-        rc_shift_low(r);
+static void rc_enc_flush(rc *r) {
+    for (int i = 0; i < 5; i++) rc_shift_low(r);
 }
 
-static void rc_dec_init(rc *r, const uint8_t *in, size_t n)
-{
+static void rc_dec_init(rc *r, const uint8_t *in, size_t n) {
     memset(r, 0, sizeof *r);
     r->dec = true;
     r->in = in;
     r->n = n;
     r->range = 0xffffffffu;
-    for (int i = 0; i < 5; i++)
-        r->code = (r->code << 8) | rc_in(r);
+    for (int i = 0; i < 5; i++) r->code = (r->code << 8) | rc_in(r);
 }
 
-static inline int rc_bit(rc *r, uint16_t *p, int bit)
-{
+static inline int rc_bit(rc *r, uint16_t *p, int bit) {
     uint32_t bound = (r->range >> PROB_BITS) * *p;
     if (r->dec) {
         if (r->code < bound) {
@@ -137,21 +127,18 @@ static inline int rc_bit(rc *r, uint16_t *p, int bit)
 }
 
 /* A bit at probability one half. */
-static inline int rc_direct(rc *r, int bit)
-{
+static inline int rc_direct(rc *r, int bit) {
     r->range >>= 1;
     if (r->dec) {
         bit = r->code >= r->range;
-        if (bit)
-            r->code -= r->range;
+        if (bit) r->code -= r->range;
         while (r->range < (1u << 24)) {
             r->range <<= 8;
             r->code = (r->code << 8) | rc_in(r);
         }
         return bit;
     }
-    if (bit)
-        r->low += r->range;
+    if (bit) r->low += r->range;
     while (r->range < (1u << 24)) {
         r->range <<= 8;
         rc_shift_low(r);
@@ -168,8 +155,7 @@ typedef struct int_model {
     uint16_t sign;
 } int_model;
 
-static int mag_class(uint32_t m)
-{
+static int mag_class(uint32_t m) {
     int c = 0;
     while (m) {
         c++;
@@ -179,37 +165,29 @@ static int mag_class(uint32_t m)
 }
 
 /* Codes m (encoder) or returns the decoded magnitude; *cls gets its class. */
-static uint32_t code_mag(rc *r, int_model *md, uint32_t m, int *cls)
-{
+static uint32_t code_mag(rc *r, int_model *md, uint32_t m, int *cls) {
     int c = r->dec ? 0 : mag_class(m);
     if (r->dec) {
-        while (c < NCLS - 1 && rc_bit(r, &md->cls[c], 1))
-            c++;
+        while (c < NCLS - 1 && rc_bit(r, &md->cls[c], 1)) c++;
     } else {
-        for (int i = 0; i < c; i++)
-            rc_bit(r, &md->cls[i], 1);
-        if (c < NCLS - 1)
-            rc_bit(r, &md->cls[c], 0);
+        for (int i = 0; i < c; i++) rc_bit(r, &md->cls[i], 1);
+        if (c < NCLS - 1) rc_bit(r, &md->cls[c], 0);
     }
     *cls = c;
-    if (c <= 1)
-        return (uint32_t)c;
+    if (c <= 1) return (uint32_t)c;
     /* m = 2^(c-1) + mantissa of c-1 bits; the top one modelled */
     int nb = c - 1;
     uint32_t v = 1;
     v = (v << 1) | (uint32_t)rc_bit(r, &md->mant[c], (int)((m >> (nb - 1)) & 1));
-    for (int b = nb - 2; b >= 0; b--)
-        v = (v << 1) | (uint32_t)rc_direct(r, (int)((m >> b) & 1));
+    for (int b = nb - 2; b >= 0; b--) v = (v << 1) | (uint32_t)rc_direct(r, (int)((m >> b) & 1));
     return v;
 }
 
 /* Codes a signed value of magnitude below 2^32. */
-static int64_t code_int(rc *r, int_model *md, int64_t v, int *cls)
-{
+static int64_t code_int(rc *r, int_model *md, int64_t v, int *cls) {
     uint32_t m = (uint32_t)(v < 0 ? -v : v);
     m = code_mag(r, md, m, cls);
-    if (!m)
-        return 0;
+    if (!m) return 0;
     int neg = rc_bit(r, &md->sign, v < 0);
     return neg ? -(int64_t)m : (int64_t)m;
 }
@@ -225,52 +203,41 @@ typedef struct models {
     int_model mat, temp, matchg, tempchg;
 } models;
 
-static void models_reset(models *m)
-{
+static void models_reset(models *m) {
     uint16_t *p = (uint16_t *)m;
     size_t k = sizeof *m / sizeof *p;
-    for (size_t i = 0; i < k; i++)
-        p[i] = PROB_ONE / 2;
+    for (size_t i = 0; i < k; i++) p[i] = PROB_ONE / 2;
 }
 
-static int speed_ctx(int32_t vx, int32_t vy, int32_t vz)
-{
+static int speed_ctx(int32_t vx, int32_t vy, int32_t vz) {
     int32_t s = abs(vx);
-    if (abs(vy) > s)
-        s = abs(vy);
-    if (abs(vz) > s)
-        s = abs(vz);
+    if (abs(vy) > s) s = abs(vy);
+    if (abs(vz) > s) s = abs(vz);
     return s <= 1 ? 0 : s <= 4 ? 1 : s <= 12 ? 2 : 3;
 }
 
-static int nb_ctx(int prev_cls, int this_prev_axis_cls)
-{
+static int nb_ctx(int prev_cls, int this_prev_axis_cls) {
     int a = prev_cls + this_prev_axis_cls;
     return a == 0 ? 0 : a <= 2 ? 1 : a <= 4 ? 2 : 3;
 }
 
 /* Rounded quotient, symmetric about zero. */
-static int32_t rdiv(int64_t s, int64_t c)
-{
+static int32_t rdiv(int64_t s, int64_t c) {
     return (int32_t)(s >= 0 ? (s + c / 2) / c : -((-s + c / 2) / c));
 }
 
 /* ---- Grid and checksum ---------------------------------------------------------- */
 
-float fc_default_step(const float lo[3], const float hi[3], float spacing)
-{
+float fc_default_step(const float lo[3], const float hi[3], float spacing) {
     float L = 0;
     for (int a = 0; a < 3; a++)
-        if (hi[a] - lo[a] > L)
-            L = hi[a] - lo[a];
+        if (hi[a] - lo[a] > L) L = hi[a] - lo[a];
     float s = L / 1024.0f;
-    if (spacing > 0 && spacing / 10.0f < s)
-        s = spacing / 10.0f;
+    if (spacing > 0 && spacing / 10.0f < s) s = spacing / 10.0f;
     return s;
 }
 
-int fc_grid_make(fc_grid *g, const float lo[3], const float hi[3], float step, char *err, size_t errlen)
-{
+int fc_grid_make(fc_grid *g, const float lo[3], const float hi[3], float step, char *err, size_t errlen) {
     memset(g, 0, sizeof *g);
     if (!(step > 0) || !isfinite(step)) {
         snprintf(err, errlen, "quantization step must be positive (got %g)", (double)step);
@@ -295,27 +262,21 @@ int fc_grid_make(fc_grid *g, const float lo[3], const float hi[3], float step, c
     return 0;
 }
 
-static uint16_t quantize(float p, float origin, float step, uint16_t levels)
-{
+static uint16_t quantize(float p, float origin, float step, uint16_t levels) {
     double t = ((double)p - origin) / step;
     if (!(t > 0)) /* also NaN */
         return 0;
-    if (t >= levels - 1)
-        return (uint16_t)(levels - 1);
+    if (t >= levels - 1) return (uint16_t)(levels - 1);
     return (uint16_t)lround(t);
 }
 
-static uint8_t temp_byte(float c)
-{
-    if (!(c > -40.0f))
-        return 0;
-    if (c >= 215.0f)
-        return 255;
+static uint8_t temp_byte(float c) {
+    if (!(c > -40.0f)) return 0;
+    if (c >= 215.0f) return 255;
     return (uint8_t)lrintf(c + 40.0f);
 }
 
-static uint32_t frame_checksum(const fc_frame *f)
-{
+static uint32_t frame_checksum(const fc_frame *f) {
     uint32_t a = 1, b = (uint32_t)f->n;
     for (int k = 0; k < f->n; k++) {
         a += f->id[k], b += a;
@@ -327,21 +288,18 @@ static uint32_t frame_checksum(const fc_frame *f)
     return a ^ (b << 16 | b >> 16);
 }
 
-static bool grid_equal(const fc_grid *a, const fc_grid *b)
-{
+static bool grid_equal(const fc_grid *a, const fc_grid *b) {
     return !memcmp(a->origin, b->origin, sizeof a->origin) && a->step == b->step &&
            !memcmp(a->levels, b->levels, sizeof a->levels);
 }
 
-static int cell_shift(const fc_grid *g, uint32_t *nx, uint32_t *ny, uint32_t *nz)
-{
+static int cell_shift(const fc_grid *g, uint32_t *nx, uint32_t *ny, uint32_t *nz) {
     int s = CELL_SHIFT_MIN;
     for (;; s++) {
         *nx = (uint32_t)(g->levels[0] >> s) + 1;
         *ny = (uint32_t)(g->levels[1] >> s) + 1;
         *nz = (uint32_t)(g->levels[2] >> s) + 1;
-        if ((uint64_t)*nx * *ny * *nz <= CELLS_MAX)
-            return s;
+        if ((uint64_t)*nx * *ny * *nz <= CELLS_MAX) return s;
     }
 }
 
@@ -360,14 +318,12 @@ typedef struct scratch {
     int nres;
 } scratch;
 
-static void scratch_free(scratch *s)
-{
+static void scratch_free(scratch *s) {
     free(s->removed), free(s->added), free(s->bidx), free(s->pidx), free(s->ord);
     free(s->pred), free(s->kin), free(s->res), free(s->cell), free(s->count);
 }
 
-static bool scratch_alloc(scratch *s, int cap)
-{
+static bool scratch_alloc(scratch *s, int cap) {
     memset(s, 0, sizeof *s);
     size_t c = (size_t)(cap > 0 ? cap : 1);
     s->cap = cap;
@@ -382,61 +338,48 @@ static bool scratch_alloc(scratch *s, int cap)
     return true;
 }
 
-static bool frame_alloc(fc_frame *f, int cap)
-{
+static bool frame_alloc(fc_frame *f, int cap) {
     size_t c = (size_t)(cap > 0 ? cap : 1);
     memset(f, 0, sizeof *f);
     f->id = malloc(c * 4), f->q = malloc(c * 6), f->mat = malloc(c), f->temp = malloc(c);
     return f->id && f->q && f->mat && f->temp;
 }
 
-static void frame_free(fc_frame *f)
-{
+static void frame_free(fc_frame *f) {
     free(f->id), free(f->q), free(f->mat), free(f->temp);
 }
 
 /* A zeroed encoder or decoder (size bytes) for capacity particles; NULL when
  * capacity is out of range or memory is short. */
-static void *codec_alloc(int capacity, size_t size)
-{
-    if (capacity < 0 || capacity > FC_MAX_PARTICLES)
-        return NULL;
+static void *codec_alloc(int capacity, size_t size) {
+    if (capacity < 0 || capacity > FC_MAX_PARTICLES) return NULL;
     return calloc(1, size);
 }
 
 /* The working buffers an encoder and a decoder both hold: scratch space and
  * n history frames, each for cap particles.  False when any is missing
  * (what was allocated stays for buffers_free). */
-static bool buffers_alloc(scratch *s, fc_frame *hist, int n, int cap)
-{
+static bool buffers_alloc(scratch *s, fc_frame *hist, int n, int cap) {
     bool ok = scratch_alloc(s, cap);
-    for (int i = 0; i < n; i++)
-        ok = frame_alloc(&hist[i], cap) && ok;
+    for (int i = 0; i < n; i++) ok = frame_alloc(&hist[i], cap) && ok;
     return ok;
 }
 
-static void buffers_free(scratch *s, fc_frame *hist, int n)
-{
-    for (int i = 0; i < n; i++)
-        frame_free(&hist[i]);
+static void buffers_free(scratch *s, fc_frame *hist, int n) {
+    for (int i = 0; i < n; i++) frame_free(&hist[i]);
     scratch_free(s);
 }
 
 /* The history frame with this seq, NULL when none (or seq is FC_NONE). */
-static const fc_frame *history_find(const fc_frame *hist, int n, uint32_t seq)
-{
-    if (seq == FC_NONE)
-        return NULL;
+static const fc_frame *history_find(const fc_frame *hist, int n, uint32_t seq) {
+    if (seq == FC_NONE) return NULL;
     for (int i = 0; i < n; i++)
-        if (hist[i].valid && hist[i].seq == seq)
-            return &hist[i];
+        if (hist[i].valid && hist[i].seq == seq) return &hist[i];
     return NULL;
 }
 
-static void history_clear(fc_frame *hist, int n)
-{
-    for (int i = 0; i < n; i++)
-        hist[i].valid = false;
+static void history_clear(fc_frame *hist, int n) {
+    for (int i = 0; i < n; i++) hist[i].valid = false;
 }
 
 struct fc_encoder {
@@ -458,42 +401,35 @@ struct fc_decoder {
     scratch s;
 };
 
-fc_options fc_default_options(void)
-{
+fc_options fc_default_options(void) {
     fc_options o = {FC_PRED_CV, FC_NB_NONE, FC_ORDER_CELL};
     return o;
 }
 
 /* ---- Header -------------------------------------------------------------------- */
 
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
+static void put32(uint8_t *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static uint32_t get32(const uint8_t *p)
-{
+static uint32_t get32(const uint8_t *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static void putf(uint8_t *p, float f)
-{
+static void putf(uint8_t *p, float f) {
     uint32_t u;
     memcpy(&u, &f, 4);
     put32(p, u);
 }
 
-static float getf(const uint8_t *p)
-{
+static float getf(const uint8_t *p) {
     uint32_t u = get32(p);
     float f;
     memcpy(&f, &u, 4);
     return f;
 }
 
-static void write_header(uint8_t *p, const fc_header *h)
-{
+static void write_header(uint8_t *p, const fc_header *h) {
     memset(p, 0, FC_HEADER_BYTES);
     p[0] = 'F';
     p[1] = FC_VERSION;
@@ -504,8 +440,7 @@ static void write_header(uint8_t *p, const fc_header *h)
     put32(p + 12, h->base);
     put32(p + 16, h->prev);
     put32(p + 20, h->n);
-    for (int a = 0; a < 3; a++)
-        putf(p + 24 + 4 * a, h->grid.origin[a]);
+    for (int a = 0; a < 3; a++) putf(p + 24 + 4 * a, h->grid.origin[a]);
     putf(p + 36, h->grid.step);
     for (int a = 0; a < 3; a++)
         p[40 + 2 * a] = (uint8_t)h->grid.levels[a], p[41 + 2 * a] = (uint8_t)(h->grid.levels[a] >> 8);
@@ -513,8 +448,7 @@ static void write_header(uint8_t *p, const fc_header *h)
     put32(p + 52, h->body_len);
 }
 
-int fc_read_header(const uint8_t *p, size_t n, fc_header *h, char *err, size_t errlen)
-{
+int fc_read_header(const uint8_t *p, size_t n, fc_header *h, char *err, size_t errlen) {
     memset(h, 0, sizeof *h);
     if (n < FC_HEADER_BYTES) {
         snprintf(err, errlen, "frame payload truncated: %zu bytes, the header alone is %d", n, FC_HEADER_BYTES);
@@ -537,16 +471,13 @@ int fc_read_header(const uint8_t *p, size_t n, fc_header *h, char *err, size_t e
     h->base = get32(p + 12);
     h->prev = get32(p + 16);
     h->n = get32(p + 20);
-    for (int a = 0; a < 3; a++)
-        h->grid.origin[a] = getf(p + 24 + 4 * a);
+    for (int a = 0; a < 3; a++) h->grid.origin[a] = getf(p + 24 + 4 * a);
     h->grid.step = getf(p + 36);
-    for (int a = 0; a < 3; a++)
-        h->grid.levels[a] = (uint16_t)(p[40 + 2 * a] | p[41 + 2 * a] << 8);
+    for (int a = 0; a < 3; a++) h->grid.levels[a] = (uint16_t)(p[40 + 2 * a] | p[41 + 2 * a] << 8);
     h->checksum = get32(p + 48);
     h->body_len = get32(p + 52);
     if (h->body_len != n - FC_HEADER_BYTES) {
-        snprintf(err, errlen, "frame payload: body declares %u bytes, %zu present", h->body_len,
-                 n - FC_HEADER_BYTES);
+        snprintf(err, errlen, "frame payload: body declares %u bytes, %zu present", h->body_len, n - FC_HEADER_BYTES);
         return -1;
     }
     for (int a = 0; a < 3; a++)
@@ -567,10 +498,10 @@ int fc_read_header(const uint8_t *p, size_t n, fc_header *h, char *err, size_t e
 
 /* ---- The walks ----------------------------------------------------------------- */
 
-#define FAIL(...)                                                                                                \
-    do {                                                                                                         \
-        snprintf(err, errlen, __VA_ARGS__);                                                                      \
-        return -1;                                                                                               \
+#define FAIL(...)                                                                                                      \
+    do {                                                                                                               \
+        snprintf(err, errlen, __VA_ARGS__);                                                                            \
+        return -1;                                                                                                     \
     } while (0)
 
 /* Positions, materials and temperatures of one particle from a spatial
@@ -582,60 +513,51 @@ typedef struct spatial_state {
     int cls[3];
 } spatial_state;
 
-static int code_spatial(rc *r, models *m, fc_frame *f, int k, spatial_state *st, char *err, size_t errlen)
-{
+static int code_spatial(rc *r, models *m, fc_frame *f, int k, spatial_state *st, char *err, size_t errlen) {
     for (int a = 0; a < 3; a++) {
         int ctx = nb_ctx(st->cls[a], a ? st->cls[a - 1] : st->cls[a]);
         int64_t e = r->dec ? 0 : (int64_t)f->q[3 * k + a] - st->q[a];
         int c;
         e = code_int(r, &m->spat[a][ctx], e, &c);
         int64_t q = st->q[a] + e;
-        if (q < 0 || q >= f->grid.levels[a])
-            FAIL("frame payload: particle %d lies outside the grid on axis %d", k, a);
+        if (q < 0 || q >= f->grid.levels[a]) FAIL("frame payload: particle %d lies outside the grid on axis %d", k, a);
         f->q[3 * k + a] = (uint16_t)q;
         st->q[a] = (int32_t)q;
         st->cls[a] = c;
     }
     int c;
     int64_t v = code_int(r, &m->mat, r->dec ? 0 : (int64_t)f->mat[k] - st->mat, &c) + st->mat;
-    if (v < 0 || v > 255)
-        FAIL("frame payload: material out of range");
+    if (v < 0 || v > 255) FAIL("frame payload: material out of range");
     f->mat[k] = (uint8_t)v;
     st->mat = (int32_t)v;
     v = code_int(r, &m->temp, r->dec ? 0 : (int64_t)f->temp[k] - st->temp, &c) + st->temp;
-    if (v < 0 || v > 255)
-        FAIL("frame payload: temperature out of range");
+    if (v < 0 || v > 255) FAIL("frame payload: temperature out of range");
     f->temp[k] = (uint8_t)v;
     st->temp = (int32_t)v;
     return 0;
 }
 
-static uint32_t code_u(rc *r, int_model *m, uint32_t v)
-{
+static uint32_t code_u(rc *r, int_model *m, uint32_t v) {
     int c;
     return code_mag(r, m, v, &c);
 }
 
-static int walk_key(rc *r, scratch *s, fc_frame *f, char *err, size_t errlen)
-{
+static int walk_key(rc *r, scratch *s, fc_frame *f, char *err, size_t errlen) {
     models *m = &s->m;
     int n = f->n;
     /* ids as runs: (gap from the previous run's end, length - 1) */
     uint32_t runs = 0;
     if (!r->dec)
-        for (int k = 0; k < n; k++)
-            runs += k == 0 || f->id[k] != f->id[k - 1] + 1;
+        for (int k = 0; k < n; k++) runs += k == 0 || f->id[k] != f->id[k - 1] + 1;
     runs = code_u(r, &m->count, runs);
-    if (runs > (uint32_t)n || (n && !runs))
-        FAIL("frame payload: %u id runs for %d particles", runs, n);
+    if (runs > (uint32_t)n || (n && !runs)) FAIL("frame payload: %u id runs for %d particles", runs, n);
     uint64_t next = 0;
     int k = 0;
     for (uint32_t i = 0; i < runs; i++) {
         uint32_t gap = 0, len = 0;
         if (!r->dec) {
             int e = k + 1;
-            while (e < n && f->id[e] == f->id[e - 1] + 1)
-                e++;
+            while (e < n && f->id[e] == f->id[e - 1] + 1) e++;
             gap = (uint32_t)(f->id[k] - next);
             len = (uint32_t)(e - k - 1);
         }
@@ -644,37 +566,30 @@ static int walk_key(rc *r, scratch *s, fc_frame *f, char *err, size_t errlen)
         uint64_t start = next + gap;
         if (len > (uint32_t)(n - k) || start + len - 1 > 0xffffffffu)
             FAIL("frame payload: id runs exceed the declared count or the id range");
-        for (uint32_t j = 0; j < len; j++)
-            f->id[k++] = (uint32_t)(start + j);
+        for (uint32_t j = 0; j < len; j++) f->id[k++] = (uint32_t)(start + j);
         next = start + len;
     }
-    if (k != n)
-        FAIL("frame payload: id runs hold %d ids, %d declared", k, n);
+    if (k != n) FAIL("frame payload: id runs hold %d ids, %d declared", k, n);
     spatial_state st;
     memset(&st, 0, sizeof st);
-    for (int a = 0; a < 3; a++)
-        st.q[a] = f->grid.levels[a] / 2;
+    for (int a = 0; a < 3; a++) st.q[a] = f->grid.levels[a] / 2;
     for (k = 0; k < n; k++)
-        if (code_spatial(r, m, f, k, &st, err, errlen))
-            return -1;
+        if (code_spatial(r, m, f, k, &st, err, errlen)) return -1;
     return 0;
 }
 
 /* For each particle of a (ids increasing) its index in b, or -1. */
-static void match_ids(const fc_frame *a, const fc_frame *b, int32_t *idx)
-{
+static void match_ids(const fc_frame *a, const fc_frame *b, int32_t *idx) {
     int j = 0;
     for (int i = 0; i < a->n; i++) {
-        while (j < b->n && b->id[j] < a->id[i])
-            j++;
+        while (j < b->n && b->id[j] < a->id[i]) j++;
         idx[i] = j < b->n && b->id[j] == a->id[i] ? j : -1;
     }
 }
 
 /* Step 1 of a delta: the ids removed from the base (indices into it) and
  * added, then the frame's ids and each particle's base index (s->bidx). */
-static int delta_ids(rc *r, scratch *s, fc_frame *f, const fc_frame *base, char *err, size_t errlen)
-{
+static int delta_ids(rc *r, scratch *s, fc_frame *f, const fc_frame *base, char *err, size_t errlen) {
     models *m = &s->m;
     int n = f->n;
     uint32_t nrem = 0, nadd = 0;
@@ -690,19 +605,16 @@ static int delta_ids(rc *r, scratch *s, fc_frame *f, const fc_frame *base, char 
         }
     }
     nrem = code_u(r, &m->count, nrem);
-    if (nrem > (uint32_t)base->n)
-        FAIL("frame payload: removes %u of the base's %d particles", nrem, base->n);
+    if (nrem > (uint32_t)base->n) FAIL("frame payload: removes %u of the base's %d particles", nrem, base->n);
     uint32_t last = FC_NONE;
     for (uint32_t i = 0; i < nrem; i++) {
         uint32_t g = code_u(r, &m->gap, r->dec ? 0 : s->removed[i] - last - 1);
         uint64_t at = (uint64_t)last + 1 + g;
-        if (last == FC_NONE)
-            at = g;
+        if (last == FC_NONE) at = g;
         if (at >= (uint64_t)base->n)
             FAIL("frame payload: removes particle %llu of a base of %d", (unsigned long long)at, base->n);
         s->removed[i] = last = (uint32_t)at;
-        if (r->overrun)
-            FAIL("frame payload truncated");
+        if (r->overrun) FAIL("frame payload truncated");
     }
     nadd = code_u(r, &m->count, nadd);
     if ((uint64_t)base->n - nrem + nadd != (uint64_t)n)
@@ -716,11 +628,9 @@ static int delta_ids(rc *r, scratch *s, fc_frame *f, const fc_frame *base, char 
         } else {
             id = (int64_t)s->added[i - 1] + 1 + code_u(r, &m->gap, r->dec ? 0 : s->added[i] - s->added[i - 1] - 1);
         }
-        if (id < 0 || id > 0xffffffffLL)
-            FAIL("frame payload: added id out of range");
+        if (id < 0 || id > 0xffffffffLL) FAIL("frame payload: added id out of range");
         s->added[i] = (uint32_t)id;
-        if (r->overrun)
-            FAIL("frame payload truncated");
+        if (r->overrun) FAIL("frame payload truncated");
     }
     /* Merge: the frame's ids and each particle's base index. */
     {
@@ -733,20 +643,17 @@ static int delta_ids(rc *r, scratch *s, fc_frame *f, const fc_frame *base, char 
                 ri++;
             }
             while (ai < nadd && (i == base->n || s->added[ai] < base->id[i]) && (keep || i == base->n)) {
-                if (k && s->added[ai] <= f->id[k - 1])
-                    FAIL("frame payload: added ids not increasing");
+                if (k && s->added[ai] <= f->id[k - 1]) FAIL("frame payload: added ids not increasing");
                 f->id[k] = s->added[ai++];
                 s->bidx[k++] = -1;
             }
             if (keep) {
-                if (k && base->id[i] <= f->id[k - 1])
-                    FAIL("frame payload: added id %u already present", f->id[k - 1]);
+                if (k && base->id[i] <= f->id[k - 1]) FAIL("frame payload: added id %u already present", f->id[k - 1]);
                 f->id[k] = base->id[i];
                 s->bidx[k++] = i;
             }
         }
-        if (ai != nadd || k != n)
-            FAIL("frame payload: ids do not merge");
+        if (ai != nadd || k != n) FAIL("frame payload: ids do not merge");
     }
     return 0;
 }
@@ -754,20 +661,17 @@ static int delta_ids(rc *r, scratch *s, fc_frame *f, const fc_frame *base, char 
 /* Steps 2-4: each kept particle's base position and velocity (from prev,
  * same id) and cell; the coding order (by cell or by id); the predicted
  * position in coding order.  Returns how many particles were kept (nm). */
-static int delta_predict(scratch *s, const fc_options *o, fc_frame *f, const fc_frame *base, const fc_frame *prev)
-{
+static int delta_predict(scratch *s, const fc_options *o, fc_frame *f, const fc_frame *base, const fc_frame *prev) {
     int n = f->n;
     /* 2. Velocities from prev (same id), cells of the base positions. */
-    if (prev)
-        match_ids(base, prev, s->pidx);
+    if (prev) match_ids(base, prev, s->pidx);
     uint32_t nx, ny, nz;
     int sh = cell_shift(&f->grid, &nx, &ny, &nz);
     uint32_t ncell = nx * ny * nz;
     int nm = 0;
     for (int k = 0; k < n; k++) {
         int b = s->bidx[k];
-        if (b < 0)
-            continue;
+        if (b < 0) continue;
         const uint16_t *bq = &base->q[3 * b];
         int pi = prev ? s->pidx[b] : -1;
         int32_t *kn = &s->kin[8 * k];
@@ -785,18 +689,14 @@ static int delta_predict(scratch *s, const fc_options *o, fc_frame *f, const fc_
     if (by_cell) {
         memset(s->count, 0, (ncell + 1) * sizeof *s->count);
         for (int k = 0; k < n; k++)
-            if (s->bidx[k] >= 0)
-                s->count[s->cell[k] + 1]++;
-        for (uint32_t c = 0; c < ncell; c++)
-            s->count[c + 1] += s->count[c];
+            if (s->bidx[k] >= 0) s->count[s->cell[k] + 1]++;
+        for (uint32_t c = 0; c < ncell; c++) s->count[c + 1] += s->count[c];
         for (int k = 0; k < n; k++)
-            if (s->bidx[k] >= 0)
-                s->ord[s->count[s->cell[k]]++] = k;
+            if (s->bidx[k] >= 0) s->ord[s->count[s->cell[k]]++] = k;
     } else {
         int j = 0;
         for (int k = 0; k < n; k++)
-            if (s->bidx[k] >= 0)
-                s->ord[j++] = k;
+            if (s->bidx[k] >= 0) s->ord[j++] = k;
     }
     /* 4. Prediction, stored by coding position (so the residual loop reads
      * it in sequence; s->cell is rewritten by position too). */
@@ -805,13 +705,11 @@ static int delta_predict(scratch *s, const fc_options *o, fc_frame *f, const fc_
         int64_t sum[3] = {0, 0, 0};
         int cnt = 0;
         if (o->predictor >= FC_PRED_CELLMEAN) {
-            while (e < nm && s->kin[8 * s->ord[e] + 7] == s->kin[8 * s->ord[j] + 7])
-                e++;
+            while (e < nm && s->kin[8 * s->ord[e] + 7] == s->kin[8 * s->ord[j] + 7]) e++;
             for (int i = j; i < e; i++) {
                 const int32_t *kn = &s->kin[8 * s->ord[i]];
                 if (kn[6]) {
-                    for (int a = 0; a < 3; a++)
-                        sum[a] += kn[3 + a];
+                    for (int a = 0; a < 3; a++) sum[a] += kn[3 + a];
                     cnt++;
                 }
             }
@@ -828,10 +726,8 @@ static int delta_predict(scratch *s, const fc_options *o, fc_frame *f, const fc_
                     p += mean;
                 else if (o->predictor == FC_PRED_MIX)
                     p += rdiv((int64_t)v + mean, 2);
-                if (p < 0)
-                    p = 0;
-                if (p >= f->grid.levels[a])
-                    p = f->grid.levels[a] - 1;
+                if (p < 0) p = 0;
+                if (p >= f->grid.levels[a]) p = f->grid.levels[a] - 1;
                 s->pred[4 * i + a] = p;
             }
         }
@@ -841,8 +737,7 @@ static int delta_predict(scratch *s, const fc_options *o, fc_frame *f, const fc_
 }
 
 /* Step 5: the residuals of the nm kept particles, in coding order. */
-static int delta_residuals(rc *r, scratch *s, const fc_options *o, fc_frame *f, int nm, char *err, size_t errlen)
-{
+static int delta_residuals(rc *r, scratch *s, const fc_options *o, fc_frame *f, int nm, char *err, size_t errlen) {
     models *m = &s->m;
     /* 5. Residuals of the matched particles in coding order. */
     int prevcls[3] = {0, 0, 0};
@@ -856,8 +751,7 @@ static int delta_residuals(rc *r, scratch *s, const fc_options *o, fc_frame *f, 
         if (o->neighbour == FC_NB_CELL && s->cell[j] != curcell) {
             curcell = s->cell[j];
             if (ccnt)
-                for (int a = 0; a < 3; a++)
-                    cellmean[a] = rdiv(csum[a], ccnt);
+                for (int a = 0; a < 3; a++) cellmean[a] = rdiv(csum[a], ccnt);
             csum[0] = csum[1] = csum[2] = 0;
             ccnt = 0;
         }
@@ -865,7 +759,7 @@ static int delta_residuals(rc *r, scratch *s, const fc_options *o, fc_frame *f, 
         int sc = pr[3];
         int cls[3];
         for (int a = 0; a < 3; a++) {
-            int32_t nbp = o->neighbour == FC_NB_PREV ? lastres[a]
+            int32_t nbp = o->neighbour == FC_NB_PREV   ? lastres[a]
                           : o->neighbour == FC_NB_CELL ? (ccnt ? rdiv(csum[a], ccnt) : cellmean[a])
                                                        : 0;
             int32_t p = pr[a] + nbp;
@@ -881,17 +775,14 @@ static int delta_residuals(rc *r, scratch *s, const fc_options *o, fc_frame *f, 
             s->res[s->nres++] = (int32_t)e;
         }
         ccnt++;
-        for (int a = 0; a < 3; a++)
-            prevcls[a] = cls[a];
-        if (r->overrun)
-            FAIL("frame payload truncated");
+        for (int a = 0; a < 3; a++) prevcls[a] = cls[a];
+        if (r->overrun) FAIL("frame payload truncated");
     }
     return 0;
 }
 
 /* Step 7: materials and temperatures of kept particles: only the changes. */
-static int delta_changes(rc *r, scratch *s, fc_frame *f, const fc_frame *base, char *err, size_t errlen)
-{
+static int delta_changes(rc *r, scratch *s, fc_frame *f, const fc_frame *base, char *err, size_t errlen) {
     models *m = &s->m;
     int n = f->n;
     /* 7. Materials and temperatures of matched particles: only changes. */
@@ -900,69 +791,54 @@ static int delta_changes(rc *r, scratch *s, fc_frame *f, const fc_frame *base, c
         const uint8_t *src = which ? base->temp : base->mat;
         uint32_t nch = 0;
         if (!r->dec)
-            for (int k = 0; k < n; k++)
-                nch += s->bidx[k] >= 0 && dst[k] != src[s->bidx[k]];
+            for (int k = 0; k < n; k++) nch += s->bidx[k] >= 0 && dst[k] != src[s->bidx[k]];
         nch = code_u(r, &m->count, nch);
-        if (nch > (uint32_t)n)
-            FAIL("frame payload: %u changes for %d particles", nch, n);
+        if (nch > (uint32_t)n) FAIL("frame payload: %u changes for %d particles", nch, n);
         int k = 0;
         for (uint32_t i = 0; i < nch; i++) {
             uint32_t g = 0;
             if (!r->dec) {
                 int e = k;
-                while (s->bidx[e] < 0 || dst[e] == src[s->bidx[e]])
-                    e++;
+                while (s->bidx[e] < 0 || dst[e] == src[s->bidx[e]]) e++;
                 g = (uint32_t)(e - k);
             }
             g = code_u(r, &m->gap, g);
-            if ((uint64_t)k + g >= (uint64_t)n)
-                FAIL("frame payload: a change past the last particle");
+            if ((uint64_t)k + g >= (uint64_t)n) FAIL("frame payload: a change past the last particle");
             int kk = k + (int)g;
-            if (s->bidx[kk] < 0)
-                FAIL("frame payload: a change on a new particle");
+            if (s->bidx[kk] < 0) FAIL("frame payload: a change on a new particle");
             if (r->dec) /* the unchanged ones up to here */
                 for (int t = k; t < kk; t++)
-                    if (s->bidx[t] >= 0)
-                        dst[t] = src[s->bidx[t]];
+                    if (s->bidx[t] >= 0) dst[t] = src[s->bidx[t]];
             int c;
             int64_t old = src[s->bidx[kk]];
             int64_t v = old + code_int(r, which ? &m->tempchg : &m->matchg, r->dec ? 0 : (int64_t)dst[kk] - old, &c);
-            if (v < 0 || v > 255 || v == old)
-                FAIL("frame payload: bad %s change", which ? "temperature" : "material");
+            if (v < 0 || v > 255 || v == old) FAIL("frame payload: bad %s change", which ? "temperature" : "material");
             dst[kk] = (uint8_t)v;
             k = kk + 1;
-            if (r->overrun)
-                FAIL("frame payload truncated");
+            if (r->overrun) FAIL("frame payload truncated");
         }
         if (r->dec)
             for (int t = k; t < n; t++)
-                if (s->bidx[t] >= 0)
-                    dst[t] = src[s->bidx[t]];
+                if (s->bidx[t] >= 0) dst[t] = src[s->bidx[t]];
     }
     return 0;
 }
 
-static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const fc_frame *base,
-                      const fc_frame *prev, char *err, size_t errlen)
-{
+static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const fc_frame *base, const fc_frame *prev,
+                      char *err, size_t errlen) {
     models *m = &s->m;
     int n = f->n;
-    if (delta_ids(r, s, f, base, err, errlen))
-        return -1;
+    if (delta_ids(r, s, f, base, err, errlen)) return -1;
     int nm = delta_predict(s, o, f, base, prev);
-    if (delta_residuals(r, s, o, f, nm, err, errlen))
-        return -1;
+    if (delta_residuals(r, s, o, f, nm, err, errlen)) return -1;
     /* 6. New particles, in id order, from the previous new one. */
     spatial_state st;
     memset(&st, 0, sizeof st);
-    for (int a = 0; a < 3; a++)
-        st.q[a] = f->grid.levels[a] / 2;
+    for (int a = 0; a < 3; a++) st.q[a] = f->grid.levels[a] / 2;
     for (int k = 0; k < n; k++)
         if (s->bidx[k] < 0) {
-            if (code_spatial(r, m, f, k, &st, err, errlen))
-                return -1;
-            if (r->overrun)
-                FAIL("frame payload truncated");
+            if (code_spatial(r, m, f, k, &st, err, errlen)) return -1;
+            if (r->overrun) FAIL("frame payload truncated");
         }
     return delta_changes(r, s, f, base, err, errlen);
 }
@@ -971,11 +847,9 @@ static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const
 
 /* ---- Encoder ------------------------------------------------------------------- */
 
-fc_encoder *fc_encoder_create(int capacity, uint32_t epoch)
-{
+fc_encoder *fc_encoder_create(int capacity, uint32_t epoch) {
     fc_encoder *e = codec_alloc(capacity, sizeof *e);
-    if (!e)
-        return NULL;
+    if (!e) return NULL;
     e->cap = capacity;
     e->epoch = epoch;
     e->opt = fc_default_options();
@@ -986,33 +860,27 @@ fc_encoder *fc_encoder_create(int capacity, uint32_t epoch)
     return e;
 }
 
-void fc_encoder_destroy(fc_encoder *e)
-{
-    if (!e)
-        return;
+void fc_encoder_destroy(fc_encoder *e) {
+    if (!e) return;
     buffers_free(&e->s, e->hist, FC_HISTORY);
     free(e);
 }
 
-void fc_encoder_reset(fc_encoder *e, uint32_t epoch)
-{
+void fc_encoder_reset(fc_encoder *e, uint32_t epoch) {
     e->epoch = epoch;
     e->any = false;
     history_clear(e->hist, FC_HISTORY);
 }
 
-void fc_encoder_set_options(fc_encoder *e, const fc_options *o)
-{
+void fc_encoder_set_options(fc_encoder *e, const fc_options *o) {
     e->opt = *o;
 }
 
-const fc_frame *fc_encoder_frame(const fc_encoder *e, uint32_t seq)
-{
+const fc_frame *fc_encoder_frame(const fc_encoder *e, uint32_t seq) {
     return history_find(e->hist, FC_HISTORY, seq);
 }
 
-int fc_encoder_push(fc_encoder *e, uint32_t seq, const fc_grid *g, const fc_input *in, char *err, size_t errlen)
-{
+int fc_encoder_push(fc_encoder *e, uint32_t seq, const fc_grid *g, const fc_input *in, char *err, size_t errlen) {
     if (in->count < 0 || in->count > e->cap) {
         snprintf(err, errlen, "frame of %d particles, the encoder holds at most %d", in->count, e->cap);
         return -1;
@@ -1028,13 +896,11 @@ int fc_encoder_push(fc_encoder *e, uint32_t seq, const fc_grid *g, const fc_inpu
         }
     int slot = -1; /* an empty slot, else the oldest frame */
     for (int i = 0; i < FC_HISTORY && slot < 0; i++)
-        if (!e->hist[i].valid)
-            slot = i;
+        if (!e->hist[i].valid) slot = i;
     if (slot < 0) {
         slot = 0;
         for (int i = 1; i < FC_HISTORY; i++)
-            if (e->hist[i].seq < e->hist[slot].seq)
-                slot = i;
+            if (e->hist[i].seq < e->hist[slot].seq) slot = i;
     }
     fc_frame *f = &e->hist[slot];
     f->valid = false;
@@ -1060,14 +926,12 @@ int fc_encoder_push(fc_encoder *e, uint32_t seq, const fc_grid *g, const fc_inpu
     return 0;
 }
 
-size_t fc_max_payload(int n)
-{
+size_t fc_max_payload(int n) {
     return FC_HEADER_BYTES + 4096 + (size_t)(n > 0 ? n : 0) * 256;
 }
 
 size_t fc_encode(fc_encoder *e, uint32_t seq, uint32_t base, uint32_t prev, uint8_t *out, size_t cap, char *err,
-                 size_t errlen)
-{
+                 size_t errlen) {
     fc_frame *f = (fc_frame *)fc_encoder_frame(e, seq);
     const fc_frame *b = base == FC_NONE ? NULL : fc_encoder_frame(e, base);
     const fc_frame *pv = prev == FC_NONE ? NULL : fc_encoder_frame(e, prev);
@@ -1089,8 +953,7 @@ size_t fc_encode(fc_encoder *e, uint32_t seq, uint32_t base, uint32_t prev, uint
     models_reset(&e->s.m);
     e->s.nres = 0;
     int rcode = b ? walk_delta(&r, &e->s, &e->opt, f, b, pv, err, errlen) : walk_key(&r, &e->s, f, err, errlen);
-    if (rcode)
-        return 0;
+    if (rcode) return 0;
     rc_enc_flush(&r);
     if (r.overflow) {
         snprintf(err, errlen, "output buffer too small (%zu bytes needed)", r.len + FC_HEADER_BYTES);
@@ -1112,19 +975,16 @@ size_t fc_encode(fc_encoder *e, uint32_t seq, uint32_t base, uint32_t prev, uint
     return FC_HEADER_BYTES + r.len;
 }
 
-const int32_t *fc_encoder_residuals(const fc_encoder *e, int *count)
-{
+const int32_t *fc_encoder_residuals(const fc_encoder *e, int *count) {
     *count = e->s.nres;
     return e->s.res;
 }
 
 /* ---- Decoder ------------------------------------------------------------------- */
 
-fc_decoder *fc_decoder_create(int capacity)
-{
+fc_decoder *fc_decoder_create(int capacity) {
     fc_decoder *d = codec_alloc(capacity, sizeof *d);
-    if (!d)
-        return NULL;
+    if (!d) return NULL;
     d->cap = capacity;
     if (!buffers_alloc(&d->s, d->hist, FC_DEC_HISTORY, capacity)) {
         fc_decoder_destroy(d);
@@ -1133,30 +993,24 @@ fc_decoder *fc_decoder_create(int capacity)
     return d;
 }
 
-void fc_decoder_destroy(fc_decoder *d)
-{
-    if (!d)
-        return;
+void fc_decoder_destroy(fc_decoder *d) {
+    if (!d) return;
     buffers_free(&d->s, d->hist, FC_DEC_HISTORY);
     free(d);
 }
 
-void fc_decoder_reset(fc_decoder *d)
-{
+void fc_decoder_reset(fc_decoder *d) {
     d->has_epoch = false;
     history_clear(d->hist, FC_DEC_HISTORY);
 }
 
-const fc_frame *fc_decoder_frame(const fc_decoder *d, uint32_t seq)
-{
+const fc_frame *fc_decoder_frame(const fc_decoder *d, uint32_t seq) {
     return history_find(d->hist, FC_DEC_HISTORY, seq);
 }
 
-const fc_frame *fc_decode(fc_decoder *d, const uint8_t *p, size_t n, char *err, size_t errlen)
-{
+const fc_frame *fc_decode(fc_decoder *d, const uint8_t *p, size_t n, char *err, size_t errlen) {
     fc_header h;
-    if (fc_read_header(p, n, &h, err, errlen))
-        return NULL;
+    if (fc_read_header(p, n, &h, err, errlen)) return NULL;
     if (h.n > (uint32_t)d->cap) {
         snprintf(err, errlen, "frame of %u particles, this decoder holds at most %d", h.n, d->cap);
         return NULL;
@@ -1171,8 +1025,7 @@ const fc_frame *fc_decode(fc_decoder *d, const uint8_t *p, size_t n, char *err, 
         b = fc_decoder_frame(d, h.base);
         pv = fc_decoder_frame(d, h.prev);
         if (!b || (h.prev != FC_NONE && !pv)) {
-            snprintf(err, errlen, "delta against frame %u (prev %u), which this decoder does not hold", h.base,
-                     h.prev);
+            snprintf(err, errlen, "delta against frame %u (prev %u), which this decoder does not hold", h.base, h.prev);
             return NULL;
         }
         if (!grid_equal(&b->grid, &h.grid) || (pv && !grid_equal(&pv->grid, &h.grid))) {
@@ -1184,10 +1037,8 @@ const fc_frame *fc_decode(fc_decoder *d, const uint8_t *p, size_t n, char *err, 
     int slot = -1; /* an empty slot, else the least recently decoded; never base or prev */
     for (int i = 0; i < FC_DEC_HISTORY; i++) {
         const fc_frame *c = &d->hist[i];
-        if (c == b || c == pv)
-            continue;
-        if (slot < 0 || (d->hist[slot].valid && (!c->valid || d->stamp[i] < d->stamp[slot])))
-            slot = i;
+        if (c == b || c == pv) continue;
+        if (slot < 0 || (d->hist[slot].valid && (!c->valid || d->stamp[i] < d->stamp[slot]))) slot = i;
     }
     fc_frame *f = &d->hist[slot];
     f->valid = false;
@@ -1198,8 +1049,7 @@ const fc_frame *fc_decode(fc_decoder *d, const uint8_t *p, size_t n, char *err, 
     rc_dec_init(&r, p + FC_HEADER_BYTES, h.body_len);
     models_reset(&d->s.m);
     int rcode = b ? walk_delta(&r, &d->s, &h.options, f, b, pv, err, errlen) : walk_key(&r, &d->s, f, err, errlen);
-    if (rcode)
-        return NULL;
+    if (rcode) return NULL;
     if (r.overrun) {
         snprintf(err, errlen, "frame payload truncated");
         return NULL;
@@ -1215,8 +1065,7 @@ const fc_frame *fc_decode(fc_decoder *d, const uint8_t *p, size_t n, char *err, 
          * epoch can no longer serve as bases. */
         if (!d->has_epoch || d->epoch != h.epoch)
             for (int i = 0; i < FC_DEC_HISTORY; i++)
-                if (i != slot)
-                    d->hist[i].valid = false;
+                if (i != slot) d->hist[i].valid = false;
         d->epoch = h.epoch;
         d->has_epoch = true;
     }

@@ -4,12 +4,10 @@
 #include "persist_doc.h"
 #include "wire.h"
 
-int persist_doc_peek(const uint8_t *p, size_t n, fs_snapshot_info *info, char *err, size_t errlen)
-{
+int persist_doc_peek(const uint8_t *p, size_t n, fs_snapshot_info *info, char *err, size_t errlen) {
     const uint8_t *world;
     size_t len;
-    if (wire_decode_snapshot(p, n, &world, &len, err, errlen))
-        return -1;
+    if (wire_decode_snapshot(p, n, &world, &len, err, errlen)) return -1;
     if (!fs_snapshot_peek(world, len, info)) {
         snprintf(err, errlen, "snapshot: not a world snapshot of this version");
         return -1;
@@ -22,12 +20,10 @@ int persist_doc_peek(const uint8_t *p, size_t n, fs_snapshot_info *info, char *e
     return 0;
 }
 
-int persist_doc_restore(fs_world *w, const uint8_t *p, size_t n, char *err, size_t errlen)
-{
+int persist_doc_restore(fs_world *w, const uint8_t *p, size_t n, char *err, size_t errlen) {
     const uint8_t *world;
     size_t len;
-    if (wire_decode_snapshot(p, n, &world, &len, err, errlen))
-        return -1;
+    if (wire_decode_snapshot(p, n, &world, &len, err, errlen)) return -1;
     fs_error e = {{0}};
     if (fs_world_restore(w, world, len, &e) != FS_OK) {
         snprintf(err, errlen, "%s", e.msg);

@@ -56,39 +56,31 @@ const cmd_field_def cmd_field_defs[CF_COUNT] = {
 #undef FIELD
 
 /* The field's storage when its type is one of want's, else NULL. */
-static void *field_at(cmd_fields *f, int field, uint32_t want)
-{
-    if (field < 0 || field >= CF_COUNT || !(want & (1u << cmd_field_defs[field].type)))
-        return NULL;
+static void *field_at(cmd_fields *f, int field, uint32_t want) {
+    if (field < 0 || field >= CF_COUNT || !(want & (1u << cmd_field_defs[field].type))) return NULL;
     return (char *)f + cmd_field_defs[field].offset;
 }
 
-char *cmd_field_str(cmd_fields *f, int field, size_t *cap)
-{
+char *cmd_field_str(cmd_fields *f, int field, size_t *cap) {
     *cap = field == CF_TOKEN ? sizeof f->token : CMD_NAME_LEN;
     return field_at(f, field, 1u << CFT_STR);
 }
 
-double *cmd_field_num(cmd_fields *f, int field)
-{
+double *cmd_field_num(cmd_fields *f, int field) {
     return field_at(f, field, (1u << CFT_UINT) | (1u << CFT_INT) | (1u << CFT_NUM));
 }
 
-double *cmd_field_vec(cmd_fields *f, int field)
-{
+double *cmd_field_vec(cmd_fields *f, int field) {
     return field_at(f, field, (1u << CFT_VEC3) | (1u << CFT_VEC4));
 }
 
-bool *cmd_field_bool(cmd_fields *f, int field)
-{
+bool *cmd_field_bool(cmd_fields *f, int field) {
     return field_at(f, field, 1u << CFT_BOOL);
 }
 
-int cmd_field_find(const char *name, size_t len)
-{
+int cmd_field_find(const char *name, size_t len) {
     for (int i = 0; i < CF_COUNT; i++)
-        if (strlen(cmd_field_defs[i].name) == len && !memcmp(cmd_field_defs[i].name, name, len))
-            return i;
+        if (strlen(cmd_field_defs[i].name) == len && !memcmp(cmd_field_defs[i].name, name, len)) return i;
     return -1;
 }
 
@@ -99,37 +91,30 @@ int cmd_field_find(const char *name, size_t len)
 
 /* ---- Checkers ---------------------------------------------------------------- */
 
-static bool in_range(double v, double lo, double hi)
-{
+static bool in_range(double v, double lo, double hi) {
     return isfinite(v) && v >= lo && v <= hi;
 }
 
 /* In (0, hi], also as the float the command carries: a double such as 1e-300
  * is positive but becomes 0 (found by fuzz_ws_command). */
-static bool positive(double v, double hi)
-{
+static bool positive(double v, double hi) {
     return in_range(v, 0, hi) && (float)v > 0;
 }
 
-static bool is_int(double v, double lo, double hi)
-{
+static bool is_int(double v, double lo, double hi) {
     return in_range(v, lo, hi) && v == floor(v);
 }
 
 /* n components, each finite and within +-lim. */
-static bool finite_n(const double *v, int n, double lim)
-{
+static bool finite_n(const double *v, int n, double lim) {
     for (int i = 0; i < n; i++)
-        if (!isfinite(v[i]) || fabs(v[i]) > lim)
-            return false;
+        if (!isfinite(v[i]) || fabs(v[i]) > lim) return false;
     return true;
 }
 
-static double norm2(const double *v, int n)
-{
+static double norm2(const double *v, int n) {
     double s = 0;
-    for (int i = 0; i < n; i++)
-        s += v[i] * v[i];
+    for (int i = 0; i < n; i++) s += v[i] * v[i];
     return s;
 }
 
@@ -139,20 +124,17 @@ static const fs_shape shape_kinds[] = {FS_SHAPE_SPHERE, FS_SHAPE_BOX, FS_SHAPE_C
 static int shape_of(const char *name) /* -1 when unknown */
 {
     for (int i = 0; i < 3; i++)
-        if (!strcmp(name, shape_names[i]))
-            return i;
+        if (!strcmp(name, shape_names[i])) return i;
     return -1;
 }
 
 /* The components of 'size' that matter: a sphere's radius, a capsule's
  * radius and half length, a box's three half extents; the others in [0, hi]. */
-static bool size_ok(const double *size, const char *shape, double hi)
-{
+static bool size_ok(const double *size, const char *shape, double hi) {
     int sh = shape_of(shape);
     int need = sh == 1 ? 3 : sh == 2 ? 2 : 1;
     for (int i = 0; i < 3; i++)
-        if (!in_range(size[i], 0, hi) || (i < need && !positive(size[i], hi)))
-            return false;
+        if (!in_range(size[i], 0, hi) || (i < need && !positive(size[i], hi))) return false;
     return true;
 }
 
@@ -184,7 +166,8 @@ static const struct field_check {
     {K(CMD_PUSH), CF_DIRECTION, CHK_VEC, 0, CMD_MAX_COORD, "'direction' must be 3 finite numbers", 0},
     {K(CMD_PUSH), CF_DIRECTION, CHK_NONZERO, 0, 0, "'direction' must not be zero", 0},
     {K(CMD_PUSH), CF_RADIUS, CHK_POSITIVE, 0, CMD_MAX_RADIUS, "'radius' must be in (0, %g]", 0},
-    {K(CMD_PUSH), CF_STRENGTH, CHK_RANGE, -CMD_MAX_STRENGTH, CMD_MAX_STRENGTH, "'strength' must be in [-%g, %g] m/s", 0},
+    {K(CMD_PUSH), CF_STRENGTH, CHK_RANGE, -CMD_MAX_STRENGTH, CMD_MAX_STRENGTH, "'strength' must be in [-%g, %g] m/s",
+     0},
     {K(CMD_HEAT), CF_RADIUS, CHK_POSITIVE, 0, CMD_MAX_HEAT_RADIUS, "'radius' must be in (0, %g] m", 0},
     {K(CMD_HEAT), CF_RATE, CHK_RANGE, -CMD_MAX_HEAT_RATE, CMD_MAX_HEAT_RATE, "'rate' must be in [-%g, %g] K/s", 0},
     {K(CMD_HEAT), CF_DURATION, CHK_POSITIVE, 0, CMD_MAX_HEAT_S, "'duration' must be in (0, %g] s", 0},
@@ -212,41 +195,44 @@ static const struct field_check {
 };
 
 /* The decoders' accessors, for reading (nothing is written through them). */
-static const double *num_of(const cmd_fields *f, int field)
-{
+static const double *num_of(const cmd_fields *f, int field) {
     return cmd_field_num((cmd_fields *)f, field);
 }
 
-static const double *vec_of(const cmd_fields *f, int field)
-{
+static const double *vec_of(const cmd_fields *f, int field) {
     return cmd_field_vec((cmd_fields *)f, field);
 }
 
-static int vec_len(int field)
-{
+static int vec_len(int field) {
     return cmd_field_defs[field].type == CFT_VEC4 ? 4 : 3;
 }
 
-static bool check_ok(const struct field_check *c, const cmd_fields *f)
-{
+static bool check_ok(const struct field_check *c, const cmd_fields *f) {
     size_t cap;
     switch (c->chk) {
-    case CHK_VEC: return finite_n(vec_of(f, c->field), vec_len(c->field), c->hi);
-    case CHK_NONZERO: return norm2(vec_of(f, c->field), vec_len(c->field)) > 1e-12;
-    case CHK_POSITIVE: return positive(*num_of(f, c->field), c->hi);
-    case CHK_RANGE: return in_range(*num_of(f, c->field), c->lo, c->hi);
-    case CHK_INT: return is_int(*num_of(f, c->field), c->lo, c->hi);
-    case CHK_SOLVER: return fs_solver_find(cmd_field_str((cmd_fields *)f, c->field, &cap)) >= 0;
-    case CHK_SHAPE: return shape_of(f->shape) >= 0;
-    case CHK_SIZE: return size_ok(f->size, f->shape, c->hi);
+    case CHK_VEC:
+        return finite_n(vec_of(f, c->field), vec_len(c->field), c->hi);
+    case CHK_NONZERO:
+        return norm2(vec_of(f, c->field), vec_len(c->field)) > 1e-12;
+    case CHK_POSITIVE:
+        return positive(*num_of(f, c->field), c->hi);
+    case CHK_RANGE:
+        return in_range(*num_of(f, c->field), c->lo, c->hi);
+    case CHK_INT:
+        return is_int(*num_of(f, c->field), c->lo, c->hi);
+    case CHK_SOLVER:
+        return fs_solver_find(cmd_field_str((cmd_fields *)f, c->field, &cap)) >= 0;
+    case CHK_SHAPE:
+        return shape_of(f->shape) >= 0;
+    case CHK_SIZE:
+        return size_ok(f->size, f->shape, c->hi);
     }
     return false;
 }
 
 /* Writes every error text: "<kind>: " (unless kind is NULL), then the
  * message.  Returns -1. */
-static int fail(char *err, size_t errlen, const char *kind, const char *fmt, ...)
-{
+static int fail(char *err, size_t errlen, const char *kind, const char *fmt, ...) {
     size_t at = 0;
     if (kind) {
         int w = snprintf(err, errlen, "%s: ", kind);
@@ -261,40 +247,31 @@ static int fail(char *err, size_t errlen, const char *kind, const char *fmt, ...
     return -1;
 }
 
-static int check_fail(const struct field_check *c, const cmd_fields *f, const char *k, char *err, size_t errlen)
-{
+static int check_fail(const struct field_check *c, const cmd_fields *f, const char *k, char *err, size_t errlen) {
     size_t cap;
-    if (c->chk == CHK_SOLVER)
-        return fail(err, errlen, k, c->msg, cmd_field_str((cmd_fields *)f, c->field, &cap));
+    if (c->chk == CHK_SOLVER) return fail(err, errlen, k, c->msg, cmd_field_str((cmd_fields *)f, c->field, &cap));
     return fail(err, errlen, c->bare ? NULL : k, c->msg, c->hi, c->hi);
 }
 
 /* The lowest field in mask, -1 when none. */
-static int first_field(uint64_t mask)
-{
+static int first_field(uint64_t mask) {
     for (int i = 0; i < CF_COUNT; i++)
-        if (mask & B(i))
-            return i;
+        if (mask & B(i)) return i;
     return -1;
 }
 
-static bool has(const cmd_fields *f, int field)
-{
+static bool has(const cmd_fields *f, int field) {
     return (f->present & B(field)) != 0;
 }
 
-static void to_float(float *dst, const double *src, int n)
-{
-    for (int i = 0; i < n; i++)
-        dst[i] = (float)src[i];
+static void to_float(float *dst, const double *src, int n) {
+    for (int i = 0; i < n; i++) dst[i] = (float)src[i];
 }
 
 /* src scaled to unit length (its length is known not to be zero). */
-static void to_unit(float dst[3], const double src[3])
-{
+static void to_unit(float dst[3], const double src[3]) {
     double inv = 1.0 / sqrt(norm2(src, 3));
-    for (int i = 0; i < 3; i++)
-        dst[i] = (float)(src[i] * inv);
+    for (int i = 0; i < 3; i++) dst[i] = (float)(src[i] * inv);
 }
 
 /* ---- Builders: checked fields -> the kind's cmd, with the checks that tie
@@ -302,8 +279,7 @@ static void to_unit(float dst[3], const double src[3])
 
 typedef int (*cmd_builder)(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen);
 
-static int build_push(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
-{
+static int build_push(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
     (void)k, (void)err, (void)errlen;
     to_float(out->u.push.point, f->point, 3);
     to_unit(out->u.push.dir, f->direction);
@@ -312,15 +288,12 @@ static int build_push(const cmd_fields *f, cmd *out, const char *k, char *err, s
     return 0;
 }
 
-static int build_set_param(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
-{
+static int build_set_param(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
     bool single = f->present & (B(CF_PARAM) | B(CF_VALUE));
-    if (single == has(f, CF_PARAMS))
-        return fail(err, errlen, k, "give either 'param' and 'value' or 'params'");
+    if (single == has(f, CF_PARAMS)) return fail(err, errlen, k, "give either 'param' and 'value' or 'params'");
     snprintf(out->u.set_param.material, CMD_NAME_LEN, "%s", f->material);
     if (single) {
-        if (!has(f, CF_PARAM) || !has(f, CF_VALUE))
-            return fail(err, errlen, k, "'param' and 'value' go together");
+        if (!has(f, CF_PARAM) || !has(f, CF_VALUE)) return fail(err, errlen, k, "'param' and 'value' go together");
         if (!isfinite(f->value) || fabs(f->value) > 3.0e38) /* also within float's range */
             return fail(err, errlen, k, "'value' must be finite");
         out->u.set_param.count = 1;
@@ -328,16 +301,14 @@ static int build_set_param(const cmd_fields *f, cmd *out, const char *k, char *e
         out->u.set_param.value[0] = (float)f->value;
         return 0;
     }
-    if (f->n_params < 1)
-        return fail(err, errlen, k, "'params' is empty");
+    if (f->n_params < 1) return fail(err, errlen, k, "'params' is empty");
     if (f->n_params > FS_P_COUNT) /* the decoders stop at FS_P_COUNT; never trusted */
         return fail(err, errlen, k, "'params' holds at most %d entries", FS_P_COUNT);
     for (int i = 0; i < f->n_params; i++) {
         if (!isfinite(f->pvalue[i]) || fabs(f->pvalue[i]) > 3.0e38)
             return fail(err, errlen, k, "value of '%.32s' must be finite", f->pname[i]);
         for (int j = 0; j < i; j++)
-            if (!strcmp(f->pname[i], f->pname[j]))
-                return fail(err, errlen, k, "'%.32s' given twice", f->pname[i]);
+            if (!strcmp(f->pname[i], f->pname[j])) return fail(err, errlen, k, "'%.32s' given twice", f->pname[i]);
         snprintf(out->u.set_param.param[i], CMD_NAME_LEN, "%s", f->pname[i]);
         out->u.set_param.value[i] = (float)f->pvalue[i];
     }
@@ -345,25 +316,21 @@ static int build_set_param(const cmd_fields *f, cmd *out, const char *k, char *e
     return 0;
 }
 
-static int build_load_scene(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
-{
+static int build_load_scene(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
     (void)k, (void)err, (void)errlen;
     out->u.scene.solver = has(f, CF_SOLVER) ? fs_solver_find(f->solver) : -1;
     snprintf(out->u.scene.name, CMD_NAME_LEN, "%s", f->name);
-    if (has(f, CF_PARTICLES))
-        out->u.scene.particles = (int)f->particles;
+    if (has(f, CF_PARTICLES)) out->u.scene.particles = (int)f->particles;
     return 0;
 }
 
-static int build_set_solver(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
-{
+static int build_set_solver(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
     (void)k, (void)err, (void)errlen;
     out->u.solver.solver = fs_solver_find(f->name);
     return 0;
 }
 
-static int build_heat(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
-{
+static int build_heat(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
     (void)k, (void)err, (void)errlen;
     out->u.heat.duration = has(f, CF_DURATION) ? (float)f->duration : CMD_DEFAULT_HEAT_S;
     to_float(out->u.heat.point, f->point, 3);
@@ -372,19 +339,16 @@ static int build_heat(const cmd_fields *f, cmd *out, const char *k, char *err, s
     return 0;
 }
 
-static int build_heater(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
-{
+static int build_heater(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
     out->u.heater.slot = (int)f->slot;
     out->u.heater.enabled = has(f, CF_ENABLED) ? f->enabled : true;
     uint64_t defmask = B(CF_KIND) | B(CF_POINT) | B(CF_RADIUS) | B(CF_RATE) | B(CF_TEMPERATURE);
-    if (!(f->present & defmask))
-        return has(f, CF_ENABLED) ? 0 : fail(err, errlen, k, "give 'enabled' or a definition");
+    if (!(f->present & defmask)) return has(f, CF_ENABLED) ? 0 : fail(err, errlen, k, "give 'enabled' or a definition");
     bool floor = !strcmp(f->kind, "floor");
     if (!has(f, CF_KIND) || (!floor && strcmp(f->kind, "sphere")))
         return fail(err, errlen, k, "'kind' must be 'floor' or 'sphere'");
     int miss = first_field((B(CF_RADIUS) | B(CF_RATE) | (floor ? B(CF_TEMPERATURE) : B(CF_POINT))) & ~f->present);
-    if (miss >= 0)
-        return fail(err, errlen, k, "a %s heater needs '%s'", f->kind, cmd_field_defs[miss].name);
+    if (miss >= 0) return fail(err, errlen, k, "a %s heater needs '%s'", f->kind, cmd_field_defs[miss].name);
     if (has(f, CF_POINT) && !finite_n(f->point, 3, CMD_MAX_COORD))
         return fail(err, errlen, k, "'point' must be 3 finite numbers");
     if (!positive(f->radius, CMD_MAX_HEAT_RADIUS) || !in_range(f->rate, -CMD_MAX_HEAT_RATE, CMD_MAX_HEAT_RATE) ||
@@ -393,8 +357,7 @@ static int build_heater(const cmd_fields *f, cmd *out, const char *k, char *err,
                     CMD_MAX_HEAT_RADIUS, CMD_MAX_HEAT_RATE, CMD_MAX_HEAT_RATE, CMD_MIN_TEMPERATURE,
                     CMD_MAX_TEMPERATURE);
     if (floor && f->rate < 0)
-        return fail(err, errlen, k,
-                    "a floor's 'rate' (how fast it pulls towards its temperature, 1/s) must be >= 0");
+        return fail(err, errlen, k, "a floor's 'rate' (how fast it pulls towards its temperature, 1/s) must be >= 0");
     out->u.heater.has_def = true;
     out->u.heater.kind = floor ? FS_HEAT_FLOOR : FS_HEAT_SPHERE;
     to_float(out->u.heater.point, f->point, 3);
@@ -404,28 +367,23 @@ static int build_heater(const cmd_fields *f, cmd *out, const char *k, char *err,
     return 0;
 }
 
-static int build_step(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
-{
+static int build_step(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
     (void)k, (void)err, (void)errlen;
     out->u.step.steps = has(f, CF_STEPS) ? (int)f->steps : 1;
     return 0;
 }
 
-static int build_emitter(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
-{
+static int build_emitter(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
     out->u.emitter.slot = (int)f->slot;
     out->u.emitter.enabled = has(f, CF_ENABLED) ? f->enabled : true;
-    uint64_t defmask = B(CF_POS) | B(CF_DIRECTION) | B(CF_SPEED) | B(CF_RADIUS) | B(CF_RATE) | B(CF_CAP) |
-                       B(CF_MATERIAL);
-    if (!(f->present & defmask))
-        return has(f, CF_ENABLED) ? 0 : fail(err, errlen, k, "give 'enabled' or a definition");
+    uint64_t defmask =
+        B(CF_POS) | B(CF_DIRECTION) | B(CF_SPEED) | B(CF_RADIUS) | B(CF_RATE) | B(CF_CAP) | B(CF_MATERIAL);
+    if (!(f->present & defmask)) return has(f, CF_ENABLED) ? 0 : fail(err, errlen, k, "give 'enabled' or a definition");
     int miss = first_field((B(CF_POS) | B(CF_DIRECTION) | B(CF_SPEED) | B(CF_RADIUS) | B(CF_RATE)) & ~f->present);
-    if (miss >= 0)
-        return fail(err, errlen, k, "a definition needs '%s'", cmd_field_defs[miss].name);
+    if (miss >= 0) return fail(err, errlen, k, "a definition needs '%s'", cmd_field_defs[miss].name);
     if (f->pos_nil || !finite_n(f->pos, 3, CMD_MAX_COORD) || !finite_n(f->direction, 3, CMD_MAX_COORD))
         return fail(err, errlen, k, "'pos' and 'direction' must be 3 finite numbers");
-    if (!(norm2(f->direction, 3) > 1e-12))
-        return fail(err, errlen, k, "'direction' must not be zero");
+    if (!(norm2(f->direction, 3) > 1e-12)) return fail(err, errlen, k, "'direction' must not be zero");
     if (!in_range(f->speed, 0, CMD_MAX_SPEED) || !positive(f->radius, CMD_MAX_RADIUS) ||
         !in_range(f->rate, 0, CMD_MAX_RATE))
         return fail(err, errlen, k, "speed in [0, %g], radius in (0, %g], rate in [0, %g]", CMD_MAX_SPEED,
@@ -443,42 +401,35 @@ static int build_emitter(const cmd_fields *f, cmd *out, const char *k, char *err
     return 0;
 }
 
-static int build_cursor(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
-{
+static int build_cursor(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
     out->u.cursor.visible = !f->pos_nil && (!has(f, CF_VISIBLE) || f->visible);
-    if (f->pos_nil)
-        return 0;
-    if (!finite_n(f->pos, 3, CMD_MAX_COORD))
-        return fail(err, errlen, k, "'pos' must be 3 finite numbers or nil");
+    if (f->pos_nil) return 0;
+    if (!finite_n(f->pos, 3, CMD_MAX_COORD)) return fail(err, errlen, k, "'pos' must be 3 finite numbers or nil");
     to_float(out->u.cursor.pos, f->pos, 3);
     return 0;
 }
 
-static int build_auth(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
-{
+static int build_auth(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
     (void)k, (void)err, (void)errlen;
     snprintf(out->u.auth.token, sizeof out->u.auth.token, "%s", f->token);
     return 0;
 }
 
-static int build_get_particles(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
-{
+static int build_get_particles(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
     (void)k, (void)err, (void)errlen;
     out->u.particles.offset = has(f, CF_OFFSET) ? (int)f->offset : 0;
     out->u.particles.limit = has(f, CF_LIMIT) ? (int)f->limit : 1000;
     return 0;
 }
 
-static int build_body_create(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
-{
+static int build_body_create(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
     (void)k, (void)err, (void)errlen;
     out->u.body_create.shape = shape_kinds[shape_of(f->shape)];
     to_float(out->u.body_create.size, f->size, 3);
     double q[4] = {1, 0, 0, 0};
     if (has(f, CF_ROT)) {
         double len = sqrt(norm2(f->rot, 4));
-        for (int i = 0; i < 4; i++)
-            q[i] = f->rot[i] / len;
+        for (int i = 0; i < 4; i++) q[i] = f->rot[i] / len;
     }
     to_float(out->u.body_create.rot, q, 4);
     to_float(out->u.body_create.pos, f->pos, 3);
@@ -493,8 +444,7 @@ static int build_body_create(const cmd_fields *f, cmd *out, const char *k, char 
     return 0;
 }
 
-static int build_body(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen)
-{
+static int build_body(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
     (void)k, (void)err, (void)errlen;
     out->u.body.id = (uint32_t)f->id;
     to_float(out->u.body.point, f->point, 3);
@@ -524,8 +474,8 @@ static const struct kind_schema {
     {CMD_RESUME, 0, 0, NULL},
     {CMD_STEP, 0, B(CF_STEPS), build_step},
     {CMD_EMITTER, B(CF_SLOT),
-     B(CF_SLOT) | B(CF_ENABLED) | B(CF_POS) | B(CF_DIRECTION) | B(CF_SPEED) | B(CF_RADIUS) | B(CF_RATE) |
-         B(CF_CAP) | B(CF_MATERIAL),
+     B(CF_SLOT) | B(CF_ENABLED) | B(CF_POS) | B(CF_DIRECTION) | B(CF_SPEED) | B(CF_RADIUS) | B(CF_RATE) | B(CF_CAP) |
+         B(CF_MATERIAL),
      build_emitter},
     {CMD_CURSOR, B(CF_POS), B(CF_POS) | B(CF_VISIBLE), build_cursor},
     {CMD_AUTH, B(CF_TOKEN), B(CF_TOKEN), build_auth},
@@ -544,37 +494,29 @@ static const struct kind_schema {
 
 /* ---- The generic check ----------------------------------------------------------- */
 
-int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen)
-{
+int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     if (has(f, CF_RID)) {
         if (!is_int(f->rid, 0, 4294967295.0))
             return fail(err, errlen, NULL, "'rid' must be an integer in [0, 4294967295]");
         out->rid = (uint32_t)f->rid;
     }
-    if (!has(f, CF_TYPE))
-        return fail(err, errlen, NULL, "missing field 'type'");
+    if (!has(f, CF_TYPE)) return fail(err, errlen, NULL, "missing field 'type'");
     const struct kind_schema *s = NULL;
     for (size_t i = 0; i < sizeof schemas / sizeof schemas[0]; i++)
-        if (!strcmp(cmd_kind_name(schemas[i].kind), f->type))
-            s = &schemas[i];
-    if (!s)
-        return fail(err, errlen, NULL, "unknown command '%.32s'", f->type);
+        if (!strcmp(cmd_kind_name(schemas[i].kind), f->type)) s = &schemas[i];
+    if (!s) return fail(err, errlen, NULL, "unknown command '%.32s'", f->type);
     const char *k = f->type;
     int bad = first_field(f->present & ~(s->allowed | COMMON));
-    if (bad >= 0)
-        return fail(err, errlen, k, "unexpected field '%s'", cmd_field_defs[bad].name);
+    if (bad >= 0) return fail(err, errlen, k, "unexpected field '%s'", cmd_field_defs[bad].name);
     bad = first_field(s->required & ~f->present);
-    if (bad >= 0)
-        return fail(err, errlen, k, "missing field '%s'", cmd_field_defs[bad].name);
+    if (bad >= 0) return fail(err, errlen, k, "missing field '%s'", cmd_field_defs[bad].name);
     for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
         const struct field_check *c = &checks[i];
-        if ((c->kinds & K(s->kind)) && has(f, c->field) && !check_ok(c, f))
-            return check_fail(c, f, k, err, errlen);
+        if ((c->kinds & K(s->kind)) && has(f, c->field) && !check_ok(c, f)) return check_fail(c, f, k, err, errlen);
     }
     out->kind = s->kind;
-    if (s->build && s->build(f, out, k, err, errlen))
-        return -1;
+    if (s->build && s->build(f, out, k, err, errlen)) return -1;
     /* Every command carries a request id, except the fire-and-forget ones
      * that get no reply on success. */
     if (!has(f, CF_RID) && s->kind != CMD_CURSOR && s->kind != CMD_BODY_DRAG)

@@ -11,26 +11,23 @@
 
 /* ---- Encoding helpers ---------------------------------------------------- */
 
-static void pk_str(msgpack_packer *pk, const char *s)
-{
+static void pk_str(msgpack_packer *pk, const char *s) {
     size_t n = strlen(s);
     msgpack_pack_str(pk, n);
     msgpack_pack_str_body(pk, s, n);
 }
 
-static void pk_kv_str(msgpack_packer *pk, const char *k, const char *v)
-{
+static void pk_kv_str(msgpack_packer *pk, const char *k, const char *v) {
     pk_str(pk, k);
     pk_str(pk, v);
 }
 
 /* A key and its value, for each kind of number a message carries:
  * pk_kv_uint32(pk, "by", by) and so on. */
-#define PK_KV(name, type)                                                    \
-    static void pk_kv_##name(msgpack_packer *pk, const char *k, type v)      \
-    {                                                                        \
-        pk_str(pk, k);                                                       \
-        msgpack_pack_##name(pk, v);                                          \
+#define PK_KV(name, type)                                                                                              \
+    static void pk_kv_##name(msgpack_packer *pk, const char *k, type v) {                                              \
+        pk_str(pk, k);                                                                                                 \
+        msgpack_pack_##name(pk, v);                                                                                    \
     }
 PK_KV(uint32, uint32_t)
 PK_KV(uint64, uint64_t)
@@ -38,8 +35,7 @@ PK_KV(int32, int32_t)
 PK_KV(int64, int64_t)
 PK_KV(double, double)
 
-static void pk_kv_bool(msgpack_packer *pk, const char *k, bool v)
-{
+static void pk_kv_bool(msgpack_packer *pk, const char *k, bool v) {
     pk_str(pk, k);
     if (v)
         msgpack_pack_true(pk);
@@ -49,8 +45,7 @@ static void pk_kv_bool(msgpack_packer *pk, const char *k, bool v)
 
 /* A message starts: a buffer of cap bytes (it grows), its packer, and a map
  * of entries entries whose first is "type": type. */
-static void pk_begin(wbuf *b, msgpack_packer *pk, size_t cap, size_t entries, const char *type)
-{
+static void pk_begin(wbuf *b, msgpack_packer *pk, size_t cap, size_t entries, const char *type) {
     wbuf_init(b, cap, 0);
     msgpack_packer_init(pk, b, wbuf_msgpack_write);
     msgpack_pack_map(pk, entries);
@@ -58,8 +53,7 @@ static void pk_begin(wbuf *b, msgpack_packer *pk, size_t cap, size_t entries, co
 }
 
 /* A broadcast ends with who caused it and the tick. */
-static msg_buf *bcast_finish(wbuf *b, msgpack_packer *pk, uint32_t by, uint64_t tick)
-{
+static msg_buf *bcast_finish(wbuf *b, msgpack_packer *pk, uint32_t by, uint64_t tick) {
     pk_kv_uint32(pk, "by", by);
     pk_kv_uint64(pk, "tick", tick);
     return wbuf_finish(b);
@@ -67,30 +61,25 @@ static msg_buf *bcast_finish(wbuf *b, msgpack_packer *pk, uint32_t by, uint64_t 
 
 /* Floats go out as float64 holding the float's shortest decimal (7
  * significant digits), so 0.3f reads as 0.3 in JavaScript. */
-static void pk_num(msgpack_packer *pk, float f)
-{
+static void pk_num(msgpack_packer *pk, float f) {
     char b[32];
     snprintf(b, sizeof b, "%.7g", (double)f);
     msgpack_pack_double(pk, strtod(b, NULL));
 }
 
-static void pk_kv_num(msgpack_packer *pk, const char *k, float v)
-{
+static void pk_kv_num(msgpack_packer *pk, const char *k, float v) {
     pk_str(pk, k);
     pk_num(pk, v);
 }
 
 /* An array of n strings under key k. */
-static void pk_kv_strs(msgpack_packer *pk, const char *k, const char *const *v, int n)
-{
+static void pk_kv_strs(msgpack_packer *pk, const char *k, const char *const *v, int n) {
     pk_str(pk, k);
     msgpack_pack_array(pk, (size_t)n);
-    for (int i = 0; i < n; i++)
-        pk_str(pk, v[i]);
+    for (int i = 0; i < n; i++) pk_str(pk, v[i]);
 }
 
-static void pk_bounds(msgpack_packer *pk, fs_vec3 lo, fs_vec3 hi)
-{
+static void pk_bounds(msgpack_packer *pk, fs_vec3 lo, fs_vec3 hi) {
     pk_str(pk, "bounds");
     msgpack_pack_array(pk, 6);
     pk_num(pk, lo.x);
@@ -101,16 +90,14 @@ static void pk_bounds(msgpack_packer *pk, fs_vec3 lo, fs_vec3 hi)
     pk_num(pk, hi.z);
 }
 
-static size_t bin_header_size(size_t n)
-{
+static size_t bin_header_size(size_t n) {
     return n < 256 ? 2 : n < 65536 ? 3 : 5;
 }
 
 /* Writes a padding entry ("_x": "<L spaces>") sized so that the payload of
  * the bin that follows under `key` starts on a 4-byte boundary of the
  * message.  Always writes exactly one map entry. */
-static void pk_pad_for_bin(msgpack_packer *pk, wbuf *b, const char *padkey, const char *key, size_t binlen)
-{
+static void pk_pad_for_bin(msgpack_packer *pk, wbuf *b, const char *padkey, const char *key, size_t binlen) {
     size_t keylen = 1 + strlen(key);
     size_t fixed = b->len + 1 + strlen(padkey) + 1 + keylen + bin_header_size(binlen);
     size_t l = (4 - fixed % 4) % 4;
@@ -119,66 +106,56 @@ static void pk_pad_for_bin(msgpack_packer *pk, wbuf *b, const char *padkey, cons
     msgpack_pack_str_body(pk, "   ", l);
 }
 
-uint32_t wire_client_colour(uint32_t client)
-{
+uint32_t wire_client_colour(uint32_t client) {
     static const uint32_t palette[12] = {0xe6194b, 0x3cb44b, 0xffe119, 0x4363d8, 0xf58231, 0x911eb4,
                                          0x46f0f0, 0xf032e6, 0xbcf60c, 0xfabebe, 0x008080, 0xe6beff};
     return palette[client % 12];
 }
 
-static void pk_colour(msgpack_packer *pk, uint32_t client)
-{
+static void pk_colour(msgpack_packer *pk, uint32_t client) {
     char c[8];
     snprintf(c, sizeof c, "#%06x", (unsigned)wire_client_colour(client));
     pk_str(pk, c);
 }
 
-const char *wire_shape_name(int shape)
-{
-    return shape == FS_SHAPE_SPHERE ? "sphere" : shape == FS_SHAPE_BOX ? "box" : shape == FS_SHAPE_CAPSULE ? "capsule" : "?";
+const char *wire_shape_name(int shape) {
+    return shape == FS_SHAPE_SPHERE    ? "sphere"
+           : shape == FS_SHAPE_BOX     ? "box"
+           : shape == FS_SHAPE_CAPSULE ? "capsule"
+                                       : "?";
 }
 
-static void pk_floats(msgpack_packer *pk, const float *v, int n)
-{
+static void pk_floats(msgpack_packer *pk, const float *v, int n) {
     msgpack_pack_array(pk, (size_t)n);
-    for (int i = 0; i < n; i++)
-        msgpack_pack_float(pk, v[i]);
+    for (int i = 0; i < n; i++) msgpack_pack_float(pk, v[i]);
 }
 
-uint16_t wire_quantize(float p, float lo, float hi)
-{
+uint16_t wire_quantize(float p, float lo, float hi) {
     float span = hi - lo;
-    if (!(span > 0) || !isfinite(p))
-        return 0;
+    if (!(span > 0) || !isfinite(p)) return 0;
     float t = (p - lo) / span;
-    if (!(t > 0))
-        return 0;
-    if (t >= 1)
-        return WIRE_QUANT_MAX;
+    if (!(t > 0)) return 0;
+    if (t >= 1) return WIRE_QUANT_MAX;
     return (uint16_t)lrintf(t * (float)WIRE_QUANT_MAX);
 }
 
-uint8_t wire_temp_byte(float c)
-{
+uint8_t wire_temp_byte(float c) {
     if (!(c > WIRE_TEMP_LO)) /* also NaN */
         return 0;
-    if (c >= WIRE_TEMP_HI)
-        return WIRE_TEMP_HI - WIRE_TEMP_LO;
+    if (c >= WIRE_TEMP_HI) return WIRE_TEMP_HI - WIRE_TEMP_LO;
     return (uint8_t)lrintf(c - (float)WIRE_TEMP_LO);
 }
 
 /* ---- Server to client -------------------------------------------------- */
 
-msg_buf *wire_encode_frame(const wire_frame_src *s)
-{
+msg_buf *wire_encode_frame(const wire_frame_src *s) {
     int n = s->count > 0 ? s->count : 0;
     /* Runs of consecutive ids, in id order. */
     size_t runs = 0;
     for (int k = 0; k < n; k++) {
         int i = s->order ? s->order[k] : k;
         int pi = k ? (s->order ? s->order[k - 1] : k - 1) : -1;
-        if (k == 0 || s->id[i] != s->id[pi] + 1)
-            runs++;
+        if (k == 0 || s->id[i] != s->id[pi] + 1) runs++;
     }
 
     wbuf b;
@@ -198,8 +175,7 @@ msg_buf *wire_encode_frame(const wire_frame_src *s)
         pk_colour(&pk, s->cursors[c].client);
         pk_str(&pk, "pos");
         msgpack_pack_array(&pk, 3);
-        for (int j = 0; j < 3; j++)
-            msgpack_pack_float(&pk, s->cursors[c].pos[j]);
+        for (int j = 0; j < 3; j++) msgpack_pack_float(&pk, s->cursors[c].pos[j]);
     }
 
     pk_str(&pk, "bodies");
@@ -271,8 +247,7 @@ msg_buf *wire_encode_frame(const wire_frame_src *s)
     msgpack_pack_bin(&pk, (size_t)n);
     o = wbuf_grow(&b, (size_t)n);
     if (o)
-        for (int k = 0; k < n; k++)
-            o[k] = s->material[s->order ? s->order[k] : k];
+        for (int k = 0; k < n; k++) o[k] = s->material[s->order ? s->order[k] : k];
 
     /* temp: N uint8, T = lo + byte deg C */
     pk_str(&pk, "temp_range");
@@ -283,14 +258,11 @@ msg_buf *wire_encode_frame(const wire_frame_src *s)
     msgpack_pack_bin(&pk, (size_t)n);
     o = wbuf_grow(&b, (size_t)n);
     if (o)
-        for (int k = 0; k < n; k++)
-            o[k] = s->temp ? wire_temp_byte(s->temp[s->order ? s->order[k] : k]) : 0;
+        for (int k = 0; k < n; k++) o[k] = s->temp ? wire_temp_byte(s->temp[s->order ? s->order[k] : k]) : 0;
     return wbuf_finish(&b);
 }
 
-
-static void pk_material_params(msgpack_packer *pk, const world_info *wi, const wire_static *st, int m)
-{
+static void pk_material_params(msgpack_packer *pk, const world_info *wi, const wire_static *st, int m) {
     msgpack_pack_map(pk, FS_P_COUNT);
     for (int p = 0; p < FS_P_COUNT; p++) {
         pk_str(pk, st->param[p] ? st->param[p]->name : "?");
@@ -298,8 +270,7 @@ static void pk_material_params(msgpack_packer *pk, const world_info *wi, const w
     }
 }
 
-msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t client)
-{
+msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t client) {
     wbuf b;
     msgpack_packer pk;
     pk_begin(&b, &pk, 4096, 23, "hello");
@@ -364,8 +335,7 @@ msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t
 }
 
 msg_buf *wire_encode_param_bcast(const world_info *wi, const wire_static *st, int material, uint32_t by,
-                                 uint64_t tick)
-{
+                                 uint64_t tick) {
     wbuf b;
     msgpack_packer pk;
     pk_begin(&b, &pk, 512, 6, "param");
@@ -376,8 +346,7 @@ msg_buf *wire_encode_param_bcast(const world_info *wi, const wire_static *st, in
     return bcast_finish(&b, &pk, by, tick);
 }
 
-msg_buf *wire_encode_scene_bcast(const world_info *wi, uint32_t by, uint64_t tick)
-{
+msg_buf *wire_encode_scene_bcast(const world_info *wi, uint32_t by, uint64_t tick) {
     wbuf b;
     msgpack_packer pk;
     pk_begin(&b, &pk, 256, 7, "scene");
@@ -388,8 +357,7 @@ msg_buf *wire_encode_scene_bcast(const world_info *wi, uint32_t by, uint64_t tic
     return bcast_finish(&b, &pk, by, tick);
 }
 
-msg_buf *wire_encode_state_bcast(bool paused, uint32_t by, uint64_t tick)
-{
+msg_buf *wire_encode_state_bcast(bool paused, uint32_t by, uint64_t tick) {
     wbuf b;
     msgpack_packer pk;
     pk_begin(&b, &pk, 64, 4, "state");
@@ -397,8 +365,7 @@ msg_buf *wire_encode_state_bcast(bool paused, uint32_t by, uint64_t tick)
     return bcast_finish(&b, &pk, by, tick);
 }
 
-msg_buf *wire_encode_solver_bcast(const char *solver, uint32_t by, uint64_t tick)
-{
+msg_buf *wire_encode_solver_bcast(const char *solver, uint32_t by, uint64_t tick) {
     wbuf b;
     msgpack_packer pk;
     pk_begin(&b, &pk, 64, 4, "solver");
@@ -407,8 +374,7 @@ msg_buf *wire_encode_solver_bcast(const char *solver, uint32_t by, uint64_t tick
 }
 
 msg_buf *wire_encode_snapshot(const wire_snapshot_meta *m, size_t world_len,
-                              bool (*fill)(void *dst, size_t n, void *ctx), void *ctx)
-{
+                              bool (*fill)(void *dst, size_t n, void *ctx), void *ctx) {
     wbuf b;
     msgpack_packer pk;
     pk_begin(&b, &pk, 256 + world_len, 11, "snapshot");
@@ -431,8 +397,7 @@ msg_buf *wire_encode_snapshot(const wire_snapshot_meta *m, size_t world_len,
     return wbuf_finish(&b);
 }
 
-msg_buf *wire_encode_reply(const cmd_reply *r)
-{
+msg_buf *wire_encode_reply(const cmd_reply *r) {
     const char *extra = NULL;
     if (r->ok) {
         if (r->kind == CMD_PUSH)
@@ -465,8 +430,7 @@ msg_buf *wire_encode_reply(const cmd_reply *r)
     return wbuf_finish(&b);
 }
 
-msg_buf *wire_encode_error(uint32_t rid, const char *cmd_name, const char *reason)
-{
+msg_buf *wire_encode_error(uint32_t rid, const char *cmd_name, const char *reason) {
     cmd_reply r;
     memset(&r, 0, sizeof r);
     r.rid = rid;
@@ -497,41 +461,34 @@ typedef enum mp_type { MP_NIL, MP_BOOL, MP_INT, MP_FLOAT, MP_STR, MP_BIN, MP_ARR
 typedef struct mp_obj {
     mp_type type;
     bool b;
-    double num;      /* MP_INT and MP_FLOAT */
+    double num;       /* MP_INT and MP_FLOAT */
     const uint8_t *s; /* MP_STR / MP_BIN payload */
-    uint32_t n;      /* str/bin length, array/map count */
+    uint32_t n;       /* str/bin length, array/map count */
 } mp_obj;
 
-static size_t mp_left(const mp_rd *r)
-{
+static size_t mp_left(const mp_rd *r) {
     return (size_t)(r->end - r->p);
 }
 
-static bool mp_take(mp_rd *r, size_t n, const uint8_t **at)
-{
-    if (mp_left(r) < n)
-        return false;
+static bool mp_take(mp_rd *r, size_t n, const uint8_t **at) {
+    if (mp_left(r) < n) return false;
     *at = r->p;
     r->p += n;
     return true;
 }
 
-static uint64_t be(const uint8_t *p, int n)
-{
+static uint64_t be(const uint8_t *p, int n) {
     uint64_t v = 0;
-    for (int i = 0; i < n; i++)
-        v = (v << 8) | p[i];
+    for (int i = 0; i < n; i++) v = (v << 8) | p[i];
     return v;
 }
 
 /* Reads one object header.  str/bin/ext payloads are consumed and checked
  * against the bytes present; array/map counts are checked against the
  * minimum bytes their elements need (one per element, two per pair). */
-static bool mp_next(mp_rd *r, mp_obj *o)
-{
+static bool mp_next(mp_rd *r, mp_obj *o) {
     const uint8_t *q;
-    if (!mp_take(r, 1, &q))
-        return false;
+    if (!mp_take(r, 1, &q)) return false;
     uint8_t t = q[0];
     memset(o, 0, sizeof *o);
     uint64_t len = 0;
@@ -562,31 +519,47 @@ static bool mp_next(mp_rd *r, mp_obj *o)
         goto payload;
     }
     switch (t) {
-    case 0xc0: o->type = MP_NIL; return true;
-    case 0xc2: o->type = MP_BOOL; o->b = false; return true;
-    case 0xc3: o->type = MP_BOOL; o->b = true; return true;
-    case 0xc4: case 0xc5: case 0xc6:
+    case 0xc0:
+        o->type = MP_NIL;
+        return true;
+    case 0xc2:
+        o->type = MP_BOOL;
+        o->b = false;
+        return true;
+    case 0xc3:
+        o->type = MP_BOOL;
+        o->b = true;
+        return true;
+    case 0xc4:
+    case 0xc5:
+    case 0xc6:
         o->type = MP_BIN;
         lb = 1 << (t - 0xc4);
         break;
-    case 0xd9: case 0xda: case 0xdb:
+    case 0xd9:
+    case 0xda:
+    case 0xdb:
         o->type = MP_STR;
         lb = 1 << (t - 0xd9);
         break;
-    case 0xc7: case 0xc8: case 0xc9: /* ext 8/16/32: length, type, data */
+    case 0xc7:
+    case 0xc8:
+    case 0xc9: /* ext 8/16/32: length, type, data */
         o->type = MP_EXT;
         lb = 1 << (t - 0xc7);
-        if (!mp_take(r, (size_t)lb, &q))
-            return false;
+        if (!mp_take(r, (size_t)lb, &q)) return false;
         len = be(q, lb) + 1;
         goto payload;
-    case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8: /* fixext */
+    case 0xd4:
+    case 0xd5:
+    case 0xd6:
+    case 0xd7:
+    case 0xd8: /* fixext */
         o->type = MP_EXT;
         len = 1 + (1u << (t - 0xd4));
         goto payload;
     case 0xca: {
-        if (!mp_take(r, 4, &q))
-            return false;
+        if (!mp_take(r, 4, &q)) return false;
         uint32_t u = (uint32_t)be(q, 4);
         float f;
         memcpy(&f, &u, 4);
@@ -595,8 +568,7 @@ static bool mp_next(mp_rd *r, mp_obj *o)
         return true;
     }
     case 0xcb: {
-        if (!mp_take(r, 8, &q))
-            return false;
+        if (!mp_take(r, 8, &q)) return false;
         uint64_t u = be(q, 8);
         double d;
         memcpy(&d, &u, 8);
@@ -604,67 +576,70 @@ static bool mp_next(mp_rd *r, mp_obj *o)
         o->num = d;
         return true;
     }
-    case 0xcc: case 0xcd: case 0xce: case 0xcf: {
+    case 0xcc:
+    case 0xcd:
+    case 0xce:
+    case 0xcf: {
         int nb = 1 << (t - 0xcc);
-        if (!mp_take(r, (size_t)nb, &q))
-            return false;
+        if (!mp_take(r, (size_t)nb, &q)) return false;
         o->type = MP_INT;
         o->num = (double)be(q, nb);
         return true;
     }
-    case 0xd0: case 0xd1: case 0xd2: case 0xd3: {
+    case 0xd0:
+    case 0xd1:
+    case 0xd2:
+    case 0xd3: {
         int nb = 1 << (t - 0xd0);
-        if (!mp_take(r, (size_t)nb, &q))
-            return false;
+        if (!mp_take(r, (size_t)nb, &q)) return false;
         uint64_t u = be(q, nb);
         int64_t v;
-        if (nb == 1) v = (int8_t)u;
-        else if (nb == 2) v = (int16_t)u;
-        else if (nb == 4) v = (int32_t)u;
-        else memcpy(&v, &u, 8);
+        if (nb == 1)
+            v = (int8_t)u;
+        else if (nb == 2)
+            v = (int16_t)u;
+        else if (nb == 4)
+            v = (int32_t)u;
+        else
+            memcpy(&v, &u, 8);
         o->type = MP_INT;
         o->num = (double)v;
         return true;
     }
-    case 0xdc: case 0xdd: case 0xde: case 0xdf: /* array 16, array 32, map 16, map 32 */
+    case 0xdc:
+    case 0xdd:
+    case 0xde:
+    case 0xdf: /* array 16, array 32, map 16, map 32 */
         o->type = t <= 0xdd ? MP_ARRAY : MP_MAP;
         lb = t & 1 ? 4 : 2;
-        if (!mp_take(r, (size_t)lb, &q))
-            return false;
+        if (!mp_take(r, (size_t)lb, &q)) return false;
         len = be(q, lb);
         goto container;
     default: /* 0xc1 is never used */
         return false;
     }
-    if (!mp_take(r, (size_t)lb, &q))
-        return false;
+    if (!mp_take(r, (size_t)lb, &q)) return false;
     len = be(q, lb);
 payload:
-    if (len > mp_left(r))
-        return false;
+    if (len > mp_left(r)) return false;
     o->s = r->p;
     o->n = (uint32_t)len;
     r->p += len;
     return true;
 container:
-    if (len > mp_left(r) / (o->type == MP_MAP ? 2 : 1))
-        return false;
+    if (len > mp_left(r) / (o->type == MP_MAP ? 2 : 1)) return false;
     o->n = (uint32_t)len;
     return true;
 }
 
 /* Skips the body of o (already read), bounded in depth. */
-static bool mp_skip_body(mp_rd *r, const mp_obj *o, int depth)
-{
-    if (o->type != MP_ARRAY && o->type != MP_MAP)
-        return true;
-    if (depth >= WIRE_MAX_DEPTH)
-        return false;
+static bool mp_skip_body(mp_rd *r, const mp_obj *o, int depth) {
+    if (o->type != MP_ARRAY && o->type != MP_MAP) return true;
+    if (depth >= WIRE_MAX_DEPTH) return false;
     uint64_t items = (uint64_t)o->n * (o->type == MP_MAP ? 2 : 1);
     for (uint64_t i = 0; i < items; i++) {
         mp_obj c;
-        if (!mp_next(r, &c) || !mp_skip_body(r, &c, depth + 1))
-            return false;
+        if (!mp_next(r, &c) || !mp_skip_body(r, &c, depth + 1)) return false;
     }
     return true;
 }
@@ -672,34 +647,27 @@ static bool mp_skip_body(mp_rd *r, const mp_obj *o, int depth)
 /* A number: any msgpack int or float, as a double.  Never fails on the
  * value itself (NaN and infinities pass through): cmd_from_fields checks
  * every number for finiteness and range before it is converted. */
-static bool read_num(const mp_obj *o, double *v)
-{
-    if (o->type != MP_INT && o->type != MP_FLOAT)
-        return false;
+static bool read_num(const mp_obj *o, double *v) {
+    if (o->type != MP_INT && o->type != MP_FLOAT) return false;
     *v = o->num;
     return true;
 }
 
-static bool copy_str(const mp_obj *o, char *dst, size_t cap)
-{
-    if (o->type != MP_STR || o->n >= cap || memchr(o->s, 0, o->n))
-        return false;
+static bool copy_str(const mp_obj *o, char *dst, size_t cap) {
+    if (o->type != MP_STR || o->n >= cap || memchr(o->s, 0, o->n)) return false;
     memcpy(dst, o->s, o->n);
     dst[o->n] = 0;
     return true;
 }
 
-static bool is_container(const mp_obj *o)
-{
+static bool is_container(const mp_obj *o) {
     return o->type == MP_ARRAY || o->type == MP_MAP;
 }
 
 /* The rid, when one was decoded and is valid: replies to a refused message
  * still echo it. */
-static uint32_t fields_rid(const cmd_fields *f)
-{
-    if (!(f->present & CF_BIT(CF_RID)) || !(f->rid >= 0 && f->rid <= 4294967295.0) || f->rid != floor(f->rid))
-        return 0;
+static uint32_t fields_rid(const cmd_fields *f) {
+    if (!(f->present & CF_BIT(CF_RID)) || !(f->rid >= 0 && f->rid <= 4294967295.0) || f->rid != floor(f->rid)) return 0;
     return (uint32_t)f->rid;
 }
 
@@ -708,8 +676,7 @@ static uint32_t fields_rid(const cmd_fields *f)
  * skipped), -1 when the message is malformed (err filled).  Every write
  * into f is bounded by the field's storage: strings by their capacity,
  * vectors by 3 or 4, parameter maps by FS_P_COUNT entries. */
-static int decode_field(mp_rd *r, const mp_obj *v, int fi, cmd_fields *f, char *err, size_t errlen)
-{
+static int decode_field(mp_rd *r, const mp_obj *v, int fi, cmd_fields *f, char *err, size_t errlen) {
     cmd_ftype t = cmd_field_defs[fi].type;
     if (is_container(v) && t != CFT_VEC3 && t != CFT_VEC4 && t != CFT_PARAMS) {
         if (!mp_skip_body(r, v, 1)) {
@@ -724,14 +691,16 @@ static int decode_field(mp_rd *r, const mp_obj *v, int fi, cmd_fields *f, char *
         char *dst = cmd_field_str(f, fi, &cap);
         return copy_str(v, dst, cap);
     }
-    case CFT_UINT: case CFT_INT: case CFT_NUM:
+    case CFT_UINT:
+    case CFT_INT:
+    case CFT_NUM:
         return read_num(v, cmd_field_num(f, fi));
     case CFT_BOOL:
-        if (v->type != MP_BOOL)
-            return 0;
+        if (v->type != MP_BOOL) return 0;
         *cmd_field_bool(f, fi) = v->b;
         return 1;
-    case CFT_VEC3: case CFT_VEC4: {
+    case CFT_VEC3:
+    case CFT_VEC4: {
         uint32_t want = t == CFT_VEC4 ? 4 : 3;
         double *dst = cmd_field_vec(f, fi);
         if (fi == CF_POS && v->type == MP_NIL) {
@@ -797,8 +766,7 @@ static int decode_field(mp_rd *r, const mp_obj *v, int fi, cmd_fields *f, char *
     return 0;
 }
 
-int wire_decode_command(const uint8_t *p, size_t n, cmd *out, char *err, size_t errlen)
-{
+int wire_decode_command(const uint8_t *p, size_t n, cmd *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     if (n > WIRE_MAX_MSG) {
         snprintf(err, errlen, "message too large (%zu bytes, limit %d)", n, WIRE_MAX_MSG);
@@ -842,8 +810,8 @@ int wire_decode_command(const uint8_t *p, size_t n, cmd *out, char *err, size_t 
         }
         if (fi < 0) {
             if (!first_err[0])
-                snprintf(first_err, sizeof first_err, "unknown field '%.*s'",
-                         (int)(k.n > 32 ? 32 : k.n), (const char *)k.s);
+                snprintf(first_err, sizeof first_err, "unknown field '%.*s'", (int)(k.n > 32 ? 32 : k.n),
+                         (const char *)k.s);
             if (!mp_skip_body(&r, &v, 1)) {
                 snprintf(err, errlen, "malformed message: truncated or too deep");
                 out->rid = fields_rid(&f);
@@ -860,9 +828,13 @@ int wire_decode_command(const uint8_t *p, size_t n, cmd *out, char *err, size_t 
          * a second copy is still a duplicate. */
         f.present |= CF_BIT(fi);
         if (!st && !first_err[0]) {
-            static const char *const tn[] = {"a string (under 32 bytes)", "a non-negative integer",
-                                             "an integer", "a number", "an array of 3 numbers",
-                                             "a boolean", "a map of parameter names to numbers",
+            static const char *const tn[] = {"a string (under 32 bytes)",
+                                             "a non-negative integer",
+                                             "an integer",
+                                             "a number",
+                                             "an array of 3 numbers",
+                                             "a boolean",
+                                             "a map of parameter names to numbers",
                                              "an array of 4 numbers"};
             const char *want = fi == CF_TOKEN ? "a string (under 128 bytes)" : tn[cmd_field_defs[fi].type];
             if (cmd_field_defs[fi].type == CFT_PARAMS)
@@ -888,15 +860,13 @@ int wire_decode_command(const uint8_t *p, size_t n, cmd *out, char *err, size_t 
     cmd tmp;
     int rc = cmd_from_fields(&f, &tmp, err, errlen);
     out->rid = tmp.rid;
-    if (rc)
-        return -1;
+    if (rc) return -1;
     *out = tmp;
     return 0;
 }
 
 int wire_decode_snapshot(const uint8_t *p, size_t n, const uint8_t **world, size_t *world_len, char *err,
-                         size_t errlen)
-{
+                         size_t errlen) {
     mp_rd r = {p, p + n};
     mp_obj top;
     *world = NULL;

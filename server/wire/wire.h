@@ -21,8 +21,8 @@
 #define WIRE_PROTOCOL_VERSION 1
 #define WIRE_SUBPROTOCOL "fluid.v1"
 #define WIRE_QUANT_MAX 65535
-#define WIRE_MAX_MSG 4096    /* largest client message accepted, bytes */
-#define WIRE_MAX_DEPTH 4     /* nesting accepted in a client message */
+#define WIRE_MAX_MSG 4096 /* largest client message accepted, bytes */
+#define WIRE_MAX_DEPTH 4  /* nesting accepted in a client message */
 /* Frame temperatures: one byte per particle, T = WIRE_TEMP_LO + byte (deg C). */
 #define WIRE_TEMP_LO (-40)
 #define WIRE_TEMP_HI 215
@@ -56,7 +56,7 @@ typedef struct wire_frame_src {
     int count;
     const float *x, *y, *z;
     const uint8_t *material;
-    const float *temp;    /* deg C; NULL: every particle at WIRE_TEMP_LO */
+    const float *temp; /* deg C; NULL: every particle at WIRE_TEMP_LO */
     const uint32_t *id;
     const int32_t *order; /* order[k]: index of the k-th particle in id order; NULL: identity */
     const wire_cursor *cursors;
@@ -85,8 +85,7 @@ uint8_t wire_temp_byte(float celsius); /* rounded, clamped to the frame's range 
 
 msg_buf *wire_encode_frame(const wire_frame_src *s);
 msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t client);
-msg_buf *wire_encode_param_bcast(const world_info *wi, const wire_static *st, int material, uint32_t by,
-                                 uint64_t tick);
+msg_buf *wire_encode_param_bcast(const world_info *wi, const wire_static *st, int material, uint32_t by, uint64_t tick);
 msg_buf *wire_encode_scene_bcast(const world_info *wi, uint32_t by, uint64_t tick);
 msg_buf *wire_encode_state_bcast(bool paused, uint32_t by, uint64_t tick);
 msg_buf *wire_encode_solver_bcast(const char *solver, uint32_t by, uint64_t tick);

@@ -33,23 +33,20 @@ typedef struct rec {
 
 /* CPU time of this thread: the machine is shared, wall time would count
  * other processes' turns. */
-static double now_ms(void)
-{
+static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-static void get(FILE *f, void *p, size_t n)
-{
+static void get(FILE *f, void *p, size_t n) {
     if (n && fread(p, 1, n, f) != n) {
         fprintf(stderr, "short recording\n");
         exit(1);
     }
 }
 
-static rec load(const char *path)
-{
+static rec load(const char *path) {
     rec r;
     memset(&r, 0, sizeof r);
     FILE *f = fopen(path, "rb");
@@ -82,23 +79,19 @@ static rec load(const char *path)
     return r;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
+static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
-static double median(double *v, int n)
-{
-    if (n <= 0)
-        return 0;
+static double median(double *v, int n) {
+    if (n <= 0) return 0;
     qsort(v, (size_t)n, sizeof *v, cmp_d);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* Order-0 entropy (bits per value) of n integers. */
-static double entropy0(const int32_t *v, int n, int stride, int off)
-{
+static double entropy0(const int32_t *v, int n, int stride, int off) {
     enum { R = 1 << 16 };
     static uint32_t h[R];
     memset(h, 0, sizeof h);
@@ -110,22 +103,19 @@ static double entropy0(const int32_t *v, int n, int stride, int off)
     }
     double e = 0;
     for (int i = 0; i < R; i++)
-        if (h[i])
-            e -= h[i] * log2((double)h[i] / c);
+        if (h[i]) e -= h[i] * log2((double)h[i] / c);
     return c ? e / c : 0;
 }
 
 /* zstd of the residuals as byte planes: zigzag, then per axis the low
  * bytes, then the high bytes. */
-static size_t zstd_planes(const int32_t *res, int count, int level, uint8_t *buf, uint8_t *dst, size_t dcap)
-{
+static size_t zstd_planes(const int32_t *res, int count, int level, uint8_t *buf, uint8_t *dst, size_t dcap) {
     int m = count / 3;
     for (int a = 0; a < 3; a++)
         for (int i = 0; i < m; i++) {
             int32_t e = res[3 * i + a];
             uint32_t z = (uint32_t)(e << 1) ^ (uint32_t)(e >> 31);
-            if (z > 0xffff)
-                z = 0xffff;
+            if (z > 0xffff) z = 0xffff;
             buf[(size_t)a * m + i] = (uint8_t)z;
             buf[(size_t)(3 + a) * m + i] = (uint8_t)(z >> 8);
         }
@@ -133,19 +123,18 @@ static size_t zstd_planes(const int32_t *res, int count, int level, uint8_t *buf
     return ZSTD_isError(r) ? 0 : r;
 }
 
-static void run(const char *name, const rec *r, fc_options o, bool extras)
-{
+static void run(const char *name, const rec *r, fc_options o, bool extras) {
     /* BENCH_CODEC_DUMP=DIR writes the payloads as DIR/NNNN.bin (for the JS decoder's bench) */
     const char *dump = getenv("BENCH_CODEC_DUMP");
     uint32_t cap = 0;
     for (uint32_t i = 0; i < r->frames; i++)
-        if (r->f[i].n > cap)
-            cap = r->f[i].n;
+        if (r->f[i].n > cap) cap = r->f[i].n;
     fc_encoder *e = fc_encoder_create((int)cap, 7);
     fc_decoder *d = fc_decoder_create((int)cap);
     fc_encoder_set_options(e, &o);
     size_t outcap = fc_max_payload((int)cap);
-    uint8_t *out = malloc(outcap), *zb = malloc((size_t)cap * 6 + 16), *zd = malloc(ZSTD_compressBound((size_t)cap * 6));
+    uint8_t *out = malloc(outcap), *zb = malloc((size_t)cap * 6 + 16),
+            *zd = malloc(ZSTD_compressBound((size_t)cap * 6));
     char err[200];
     fc_grid g;
     float step = fc_default_step(r->lo, r->hi, r->spacing);
@@ -194,13 +183,11 @@ static void run(const char *name, const rec *r, fc_options o, bool extras)
         /* every particle within half a step of the simulation's position */
         for (uint32_t k = 0; k < fr->n; k++) {
             const float *src[3] = {fr->x, fr->y, fr->z};
-            if (df->id[k] != fr->id[k])
-                bad++;
+            if (df->id[k] != fr->id[k]) bad++;
             for (int a = 0; a < 3; a++) {
                 double p = g.origin[a] + (double)df->q[3 * k + a] * g.step;
                 double dv = fabs(p - src[a][k]) / g.step;
-                if (dv > max_err)
-                    max_err = dv;
+                if (dv > max_err) max_err = dv;
             }
         }
         double b = 8.0 * (double)len / (fr->n ? fr->n : 1);
@@ -237,8 +224,7 @@ static void run(const char *name, const rec *r, fc_options o, bool extras)
         nd++;
     }
     double mean = 0;
-    for (int i = 0; i < nd; i++)
-        mean += bits[i];
+    for (int i = 0; i < nd; i++) mean += bits[i];
     mean /= nd ? nd : 1;
     double p90;
     double med = median(bits, nd);
@@ -248,8 +234,8 @@ static void run(const char *name, const rec *r, fc_options o, bool extras)
     if (extras)
         printf(" | H0 %5.2f zstd19 %5.2f zstd3 %5.2f (%.1f, %.1f ms)", median(h0, nd), median(zbits, nd),
                median(zbits3, nd), median(z19_ms, nd), median(z3_ms, nd));
-    printf(" | enc %.2f ms dec %.2f ms (CPU) | max err %.3f step, %d id mismatches (step %.2f mm)\n", median(enc_ms, nd),
-           median(dec_ms, nd), max_err, bad, 1e3 * g.step);
+    printf(" | enc %.2f ms dec %.2f ms (CPU) | max err %.3f step, %d id mismatches (step %.2f mm)\n",
+           median(enc_ms, nd), median(dec_ms, nd), max_err, bad, 1e3 * g.step);
     if (max_err > 0.5 + 1e-4 || bad) {
         printf("FAILED: error bound\n");
         exit(1);
@@ -260,8 +246,7 @@ static void run(const char *name, const rec *r, fc_options o, bool extras)
     fc_decoder_destroy(d);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     bool all = !getenv("BENCH_CODEC_ALL") || atoi(getenv("BENCH_CODEC_ALL"));
     for (int i = 1; i < argc; i++) {
         rec r = load(argv[i]);
@@ -270,14 +255,13 @@ int main(int argc, char **argv)
         const char *name = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
         if (all) {
             static const fc_options opts[] = {
-                {FC_PRED_ZERO, FC_NB_NONE, FC_ORDER_ID}, {FC_PRED_CV, FC_NB_NONE, FC_ORDER_ID},
-                {FC_PRED_CV, FC_NB_PREV, FC_ORDER_ID},   {FC_PRED_CV, FC_NB_NONE, FC_ORDER_CELL},
-                {FC_PRED_CV, FC_NB_PREV, FC_ORDER_CELL}, {FC_PRED_CV, FC_NB_CELL, FC_ORDER_CELL},
+                {FC_PRED_ZERO, FC_NB_NONE, FC_ORDER_ID},       {FC_PRED_CV, FC_NB_NONE, FC_ORDER_ID},
+                {FC_PRED_CV, FC_NB_PREV, FC_ORDER_ID},         {FC_PRED_CV, FC_NB_NONE, FC_ORDER_CELL},
+                {FC_PRED_CV, FC_NB_PREV, FC_ORDER_CELL},       {FC_PRED_CV, FC_NB_CELL, FC_ORDER_CELL},
                 {FC_PRED_CELLMEAN, FC_NB_NONE, FC_ORDER_CELL}, {FC_PRED_CELLMEAN, FC_NB_CELL, FC_ORDER_CELL},
-                {FC_PRED_MIX, FC_NB_NONE, FC_ORDER_CELL}, {FC_PRED_MIX, FC_NB_CELL, FC_ORDER_CELL},
+                {FC_PRED_MIX, FC_NB_NONE, FC_ORDER_CELL},      {FC_PRED_MIX, FC_NB_CELL, FC_ORDER_CELL},
             };
-            for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++)
-                run(name, &r, opts[k], true);
+            for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) run(name, &r, opts[k], true);
         } else {
             /* BENCH_CODEC_OPTS=P,N,O: one predictor / neighbour / order instead of the default */
             fc_options o = fc_default_options();

@@ -71,8 +71,8 @@ static void run(int n, int threads, int warm, int steps) {
     double wall = now_ms() - t0;
     float nb1 = fs_world_mean_neighbours(w, NULL, NULL);
     int np = fs_world_particle_count(w);
-    printf("%7d  %d  %6.2f | %5.2f %5.2f %5.2f %5.2f %5.2f | %5.1f -> %5.1f | %6.2f M\n", np, threads,
-           total / steps, ph[FS_PHASE_GRID] / steps, ph[FS_PHASE_VISCOSITY] / steps, ph[FS_PHASE_SPRINGS] / steps,
+    printf("%7d  %d  %6.2f | %5.2f %5.2f %5.2f %5.2f %5.2f | %5.1f -> %5.1f | %6.2f M\n", np, threads, total / steps,
+           ph[FS_PHASE_GRID] / steps, ph[FS_PHASE_VISCOSITY] / steps, ph[FS_PHASE_SPRINGS] / steps,
            ph[FS_PHASE_RELAX] / steps, ph[FS_PHASE_COLLIDE] / steps, nb0, nb1, (double)np * steps / wall * 1e-3);
     fflush(stdout);
     fs_world_destroy(w);

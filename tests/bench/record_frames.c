@@ -53,8 +53,8 @@ int main(int argc, char **argv) {
     uint32_t frames = (uint32_t)((ticks + every - 1) / every);
     put(f, "FSRECv1", 8);
     put(f, &frames, 4);
-    float hdr[7] = {dom.box_min.x, dom.box_min.y, dom.box_min.z, dom.box_max.x, dom.box_max.y, dom.box_max.z,
-                    dom.spacing};
+    float hdr[7] = {dom.box_min.x, dom.box_min.y, dom.box_min.z, dom.box_max.x,
+                    dom.box_max.y, dom.box_max.z, dom.spacing};
     put(f, hdr, sizeof hdr);
     for (int t = 0; t < skip_ticks; t++) fs_world_step(w);
     size_t cap = 0;

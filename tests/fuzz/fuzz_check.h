@@ -13,53 +13,45 @@
 
 #include "command.h"
 
-#define FUZZ_REQUIRE(cond)                                                                          \
-    do {                                                                                            \
-        if (!(cond)) {                                                                              \
-            fprintf(stderr, "fuzz: broken promise at %s:%d: %s\n", __FILE__, __LINE__, #cond);     \
-            abort();                                                                                \
-        }                                                                                           \
+#define FUZZ_REQUIRE(cond)                                                                                             \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "fuzz: broken promise at %s:%d: %s\n", __FILE__, __LINE__, #cond);                         \
+            abort();                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
-static inline int fz_terminated(const char *s, size_t cap)
-{
+static inline int fz_terminated(const char *s, size_t cap) {
     return memchr(s, 0, cap) != NULL;
 }
 
-static inline int fz_in(float v, float lo, float hi)
-{
+static inline int fz_in(float v, float lo, float hi) {
     return isfinite(v) && v >= lo && v <= hi;
 }
 
-static inline int fz_vec(const float *v, int n, float lim)
-{
+static inline int fz_vec(const float *v, int n, float lim) {
     for (int i = 0; i < n; i++)
-        if (!fz_in(v[i], -lim, lim))
-            return 0;
+        if (!fz_in(v[i], -lim, lim)) return 0;
     return 1;
 }
 
-static inline int fz_unit(const float *v, int n)
-{
+static inline int fz_unit(const float *v, int n) {
     double s = 0;
     for (int i = 0; i < n; i++) {
-        if (!isfinite(v[i]))
-            return 0;
+        if (!isfinite(v[i])) return 0;
         s += (double)v[i] * v[i];
     }
     return fabs(sqrt(s) - 1.0) < 1e-4;
 }
 
 /* An error text: terminated inside its buffer, not empty. */
-static inline void fz_check_error(const char *err, size_t cap)
-{
+static inline void fz_check_error(const char *err, size_t cap) {
     FUZZ_REQUIRE(fz_terminated(err, cap));
     FUZZ_REQUIRE(err[0] != 0);
 }
 
 /* A command an edge (WebSocket or REST) accepted. */
-static inline void fz_check_cmd(const cmd *c)
-{
+static inline void fz_check_cmd(const cmd *c) {
     switch (c->kind) {
     case CMD_PUSH:
         FUZZ_REQUIRE(fz_vec(c->u.push.point, 3, CMD_MAX_COORD));
@@ -73,8 +65,7 @@ static inline void fz_check_cmd(const cmd *c)
         for (int i = 0; i < c->u.set_param.count; i++) {
             FUZZ_REQUIRE(fz_terminated(c->u.set_param.param[i], CMD_NAME_LEN));
             FUZZ_REQUIRE(isfinite(c->u.set_param.value[i]));
-            for (int j = 0; j < i; j++)
-                FUZZ_REQUIRE(strcmp(c->u.set_param.param[i], c->u.set_param.param[j]) != 0);
+            for (int j = 0; j < i; j++) FUZZ_REQUIRE(strcmp(c->u.set_param.param[i], c->u.set_param.param[j]) != 0);
         }
         break;
     case CMD_LOAD_SCENE:
@@ -101,8 +92,7 @@ static inline void fz_check_cmd(const cmd *c)
         }
         break;
     case CMD_CURSOR:
-        if (c->u.cursor.visible)
-            FUZZ_REQUIRE(fz_vec(c->u.cursor.pos, 3, CMD_MAX_COORD));
+        if (c->u.cursor.visible) FUZZ_REQUIRE(fz_vec(c->u.cursor.pos, 3, CMD_MAX_COORD));
         break;
     case CMD_AUTH:
         FUZZ_REQUIRE(fz_terminated(c->u.auth.token, sizeof c->u.auth.token));
@@ -114,8 +104,7 @@ static inline void fz_check_cmd(const cmd *c)
     case CMD_BODY_CREATE:
         FUZZ_REQUIRE(c->u.body_create.shape == FS_SHAPE_SPHERE || c->u.body_create.shape == FS_SHAPE_BOX ||
                      c->u.body_create.shape == FS_SHAPE_CAPSULE);
-        for (int i = 0; i < 3; i++)
-            FUZZ_REQUIRE(fz_in(c->u.body_create.size[i], 0, CMD_MAX_BODY_SIZE));
+        for (int i = 0; i < 3; i++) FUZZ_REQUIRE(fz_in(c->u.body_create.size[i], 0, CMD_MAX_BODY_SIZE));
         FUZZ_REQUIRE(c->u.body_create.size[0] > 0);
         FUZZ_REQUIRE(fz_vec(c->u.body_create.pos, 3, CMD_MAX_COORD));
         FUZZ_REQUIRE(fz_unit(c->u.body_create.rot, 4));
@@ -123,10 +112,13 @@ static inline void fz_check_cmd(const cmd *c)
         FUZZ_REQUIRE(fz_vec(c->u.body_create.ang_vel, 3, CMD_MAX_SPEED));
         if (c->u.body_create.has_density)
             FUZZ_REQUIRE(fz_in(c->u.body_create.density, 0, CMD_MAX_DENSITY) && c->u.body_create.density > 0);
-        if (c->u.body_create.has_friction)
-            FUZZ_REQUIRE(fz_in(c->u.body_create.friction, 0, 2));
+        if (c->u.body_create.has_friction) FUZZ_REQUIRE(fz_in(c->u.body_create.friction, 0, 2));
         break;
-    case CMD_BODY_DESTROY: case CMD_BODY_IMPULSE: case CMD_BODY_GRAB: case CMD_BODY_DRAG: case CMD_BODY_RELEASE:
+    case CMD_BODY_DESTROY:
+    case CMD_BODY_IMPULSE:
+    case CMD_BODY_GRAB:
+    case CMD_BODY_DRAG:
+    case CMD_BODY_RELEASE:
         FUZZ_REQUIRE(fz_vec(c->u.body.point, 3, CMD_MAX_COORD));
         FUZZ_REQUIRE(fz_vec(c->u.body.vec, 3, c->kind == CMD_BODY_IMPULSE ? CMD_MAX_IMPULSE : CMD_MAX_COORD));
         break;
@@ -142,12 +134,15 @@ static inline void fz_check_cmd(const cmd *c)
             FUZZ_REQUIRE(c->u.heater.kind == FS_HEAT_FLOOR || c->u.heater.kind == FS_HEAT_SPHERE);
             FUZZ_REQUIRE(fz_vec(c->u.heater.point, 3, CMD_MAX_COORD));
             FUZZ_REQUIRE(fz_in(c->u.heater.radius, 0, CMD_MAX_HEAT_RADIUS) && c->u.heater.radius > 0);
-            FUZZ_REQUIRE(fz_in(c->u.heater.rate, c->u.heater.kind == FS_HEAT_FLOOR ? 0 : -CMD_MAX_HEAT_RATE,
-                               CMD_MAX_HEAT_RATE));
+            FUZZ_REQUIRE(
+                fz_in(c->u.heater.rate, c->u.heater.kind == FS_HEAT_FLOOR ? 0 : -CMD_MAX_HEAT_RATE, CMD_MAX_HEAT_RATE));
             FUZZ_REQUIRE(fz_in(c->u.heater.temperature, CMD_MIN_TEMPERATURE, CMD_MAX_TEMPERATURE));
         }
         break;
-    case CMD_PAUSE: case CMD_RESUME: case CMD_GET_BODIES: case CMD_GET_SNAPSHOT:
+    case CMD_PAUSE:
+    case CMD_RESUME:
+    case CMD_GET_BODIES:
+    case CMD_GET_SNAPSHOT:
         break;
     default: /* CMD_NONE, CMD_CLIENT_LEFT, CMD_RESTORE: never built from client bytes */
         FUZZ_REQUIRE(!"an edge built an internal command kind");

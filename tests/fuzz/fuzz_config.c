@@ -24,44 +24,35 @@ extern char **environ;
 
 #define MAX_ARGS 64
 
-static FILE *devnull(void)
-{
+static FILE *devnull(void) {
     static FILE *f;
-    if (!f)
-        f = fopen("/dev/null", "w");
-    if (!f)
-        abort();
+    if (!f) f = fopen("/dev/null", "w");
+    if (!f) abort();
     return f;
 }
 
-static void clear_fluid_env(void)
-{
+static void clear_fluid_env(void) {
     for (;;) {
         char *name = NULL;
         for (char **e = environ; e && *e && !name; e++)
             if (!strncmp(*e, "FLUID_", 6)) {
                 const char *eq = strchr(*e, '=');
                 name = strndup(*e, eq ? (size_t)(eq - *e) : strlen(*e));
-                if (!name)
-                    abort();
+                if (!name) abort();
             }
-        if (!name)
-            return;
+        if (!name) return;
         unsetenv(name); /* environ changes: start over */
         free(name);
     }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    if (size < 1 || size > 8192)
-        return 0;
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size < 1 || size > 8192) return 0;
     int nenv = data[0] & 7;
     /* A terminated copy of the strings. */
     size_t n = size - 1;
     char *buf = malloc(n + 1);
-    if (!buf)
-        return 0;
+    if (!buf) return 0;
     memcpy(buf, data + 1, n);
     buf[n] = 0;
     char *argv[MAX_ARGS + 2];

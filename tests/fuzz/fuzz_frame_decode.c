@@ -24,8 +24,7 @@ static fc_decoder *g_dec;
 static uint8_t g_key[8192], g_delta[8192];
 static size_t g_key_len, g_delta_len;
 
-static void setup(void)
-{
+static void setup(void) {
     static uint32_t id[N];
     static float x[N], y[N], z[N], t[N];
     static uint8_t m[N];
@@ -43,16 +42,14 @@ static void setup(void)
     fc_input in = {N, id, x, y, z, m, t, NULL};
     fc_encoder_push(e, 1, &g, &in, err, sizeof err);
     g_key_len = fc_encode(e, 1, FC_NONE, FC_NONE, g_key, sizeof g_key, err, sizeof err);
-    for (int k = 0; k < N; k++)
-        y[k] -= 0.01f * (float)(k % 5), id[k] += k > 40;
+    for (int k = 0; k < N; k++) y[k] -= 0.01f * (float)(k % 5), id[k] += k > 40;
     fc_encoder_push(e, 2, &g, &in, err, sizeof err);
     g_delta_len = fc_encode(e, 2, 1, FC_NONE, g_delta, sizeof g_delta, err, sizeof err);
     fc_encoder_destroy(e);
     g_dec = fc_decoder_create(N);
 }
 
-static void prime(void)
-{
+static void prime(void) {
     char err[160];
     if (!fc_decoder_frame(g_dec, 1) || !fc_decoder_frame(g_dec, 2)) {
         fc_decoder_reset(g_dec);
@@ -62,10 +59,8 @@ static void prime(void)
     }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    if (!g_dec)
-        setup();
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (!g_dec) setup();
     char err[160];
     prime();
     fc_decode(g_dec, data, size, err, sizeof err);
@@ -73,8 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         static uint8_t buf[1 << 16];
         memcpy(buf, data, size);
         uint32_t bl = (uint32_t)(size - FC_HEADER_BYTES);
-        for (int i = 0; i < 4; i++)
-            buf[52 + i] = (uint8_t)(bl >> (8 * i));
+        for (int i = 0; i < 4; i++) buf[52 + i] = (uint8_t)(bl >> (8 * i));
         prime();
         fc_decode(g_dec, buf, size, err, sizeof err);
     }
@@ -86,8 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (int kind = 0; kind < 2; kind++) {
             memcpy(buf, kind ? g_delta : g_key, FC_HEADER_BYTES);
             memcpy(buf + FC_HEADER_BYTES, data, size);
-            for (int i = 0; i < 4; i++)
-                buf[52 + i] = (uint8_t)(size >> (8 * i));
+            for (int i = 0; i < 4; i++) buf[52 + i] = (uint8_t)(size >> (8 * i));
             prime();
             fc_decode(g_dec, buf, size + FC_HEADER_BYTES, err, sizeof err);
         }

@@ -31,15 +31,33 @@ static const struct {
     const char *path; /* "%s": the path parameter goes there */
     int method;
 } routes[] = {
-    {"/", HM_GET},           {"/health", HM_GET},      {"/stats", HM_GET},
-    {"/scenes", HM_GET},     {"/materials", HM_GET},   {"/particles", HM_GET},
-    {"/clients", HM_GET},    {"/solvers", HM_GET},     {"/scene", HM_POST},
-    {"/pause", HM_POST},     {"/resume", HM_POST},     {"/step", HM_POST},
-    {"/push", HM_POST},      {"/emitter", HM_POST},    {"/solver", HM_POST},
-    {"/heat", HM_POST},      {"/heater", HM_POST},     {"/bodies", HM_GET},
-    {"/bodies", HM_POST},    {"/bodies/%s", HM_DELETE}, {"/bodies/%s/impulse", HM_POST},
-    {"/materials/%s", HM_PATCH}, {"/snapshot", HM_GET}, {"/snapshot", HM_POST},
-    {"metrics", HM_GET},     {"%s", HM_GET},           {"%s", HM_POST},
+    {"/", HM_GET},
+    {"/health", HM_GET},
+    {"/stats", HM_GET},
+    {"/scenes", HM_GET},
+    {"/materials", HM_GET},
+    {"/particles", HM_GET},
+    {"/clients", HM_GET},
+    {"/solvers", HM_GET},
+    {"/scene", HM_POST},
+    {"/pause", HM_POST},
+    {"/resume", HM_POST},
+    {"/step", HM_POST},
+    {"/push", HM_POST},
+    {"/emitter", HM_POST},
+    {"/solver", HM_POST},
+    {"/heat", HM_POST},
+    {"/heater", HM_POST},
+    {"/bodies", HM_GET},
+    {"/bodies", HM_POST},
+    {"/bodies/%s", HM_DELETE},
+    {"/bodies/%s/impulse", HM_POST},
+    {"/materials/%s", HM_PATCH},
+    {"/snapshot", HM_GET},
+    {"/snapshot", HM_POST},
+    {"metrics", HM_GET},
+    {"%s", HM_GET},
+    {"%s", HM_POST},
 };
 #define NROUTES (sizeof routes / sizeof routes[0])
 
@@ -54,40 +72,33 @@ typedef struct query {
  * wsi.c): walk the fragments in order; one that does not fit buf (length
  * >= len) ends the walk; the first that starts with name is copied into buf
  * and the value after name returned. */
-static const char *query_arg(void *ctx, const char *name, char *buf, int len)
-{
+static const char *query_arg(void *ctx, const char *name, char *buf, int len) {
     const query *q = ctx;
     size_t sl = strlen(name), at = 0;
     while (at <= q->n && q->n) {
         const char *f = q->s + at;
         const char *amp = memchr(f, '&', q->n - at);
         size_t fl = amp ? (size_t)(amp - f) : q->n - at;
-        if (len <= 0 || fl >= (size_t)len)
-            return NULL;
+        if (len <= 0 || fl >= (size_t)len) return NULL;
         memcpy(buf, f, fl);
         buf[fl] = 0;
-        if (!strncmp(buf, name, sl))
-            return buf + sl;
-        if (!amp)
-            break;
+        if (!strncmp(buf, name, sl)) return buf + sl;
+        if (!amp) break;
         at += fl + 1;
     }
     return NULL;
 }
 
 /* The next field of the input, up to '\n' (consumed) or the end. */
-static const uint8_t *field(const uint8_t **p, const uint8_t *end, size_t *n)
-{
+static const uint8_t *field(const uint8_t **p, const uint8_t *end, size_t *n) {
     const uint8_t *s = *p, *nl = memchr(s, '\n', (size_t)(end - s));
     *n = nl ? (size_t)(nl - s) : (size_t)(end - s);
     *p = nl ? nl + 1 : end;
     return s;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    if (size < 2)
-        return 0;
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size < 2) return 0;
     const uint8_t *p = data + 2, *end = data + size;
     unsigned ri = data[0] % NROUTES;
     int method = data[1] & 0x80 ? (data[1] & 7) : routes[ri].method;
@@ -108,15 +119,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         snprintf(path, sizeof path, "%.*s%s%s", (int)(pc - tmpl), tmpl, pbuf, pc + 2);
     else
         snprintf(path, sizeof path, "%s", tmpl);
-    if (!path[0])
-        snprintf(path, sizeof path, "/");
+    if (!path[0]) snprintf(path, sizeof path, "/");
     size_t l = strlen(path);
-    if (l > 1 && path[l - 1] == '/')
-        path[l - 1] = 0;
+    if (l > 1 && path[l - 1] == '/') path[l - 1] = 0;
 
     query q = {(const char *)qs, qn};
-    rest_request req = {.method = method, .path = path, .metrics = metrics, .arg = query_arg, .arg_ctx = &q,
-                        .body = p < end ? (const char *)p : NULL, .body_len = (size_t)(end - p)};
+    rest_request req = {.method = method,
+                        .path = path,
+                        .metrics = metrics,
+                        .arg = query_arg,
+                        .arg_ctx = &q,
+                        .body = p < end ? (const char *)p : NULL,
+                        .body_len = (size_t)(end - p)};
     rest_action a;
     rest_translate(&req, &a);
     switch (a.outcome) {

@@ -46,41 +46,34 @@ static uint8_t *g_buf; /* scratch for the snapshots the checks take */
 static size_t g_buf_cap;
 
 /* The world's snapshot into g_buf (grown as needed, never shrunk). */
-static size_t snap_of(const fs_world *w)
-{
+static size_t snap_of(const fs_world *w) {
     size_t n = fs_world_snapshot_size(w);
     if (n > g_buf_cap) {
         free(g_buf);
         g_buf = malloc(n);
         g_buf_cap = n;
     }
-    if (!g_buf || fs_world_snapshot_write(w, g_buf, n) != n)
-        abort();
+    if (!g_buf || fs_world_snapshot_write(w, g_buf, n) != n) abort();
     return n;
 }
 
-static void make_rest_world(void)
-{
+static void make_rest_world(void) {
     fs_world_def d = fuzz_snapshot_def(FUZZ_SNAP_CAPACITY);
     g_rest = fs_world_create(&d);
-    if (!g_rest || fs_world_load_scene(g_rest, "dam_break", FUZZ_SNAP_MIN_SCENE, NULL) != FS_OK)
-        abort();
+    if (!g_rest || fs_world_load_scene(g_rest, "dam_break", FUZZ_SNAP_MIN_SCENE, NULL) != FS_OK) abort();
     fs_world_step(g_rest);
     fuzz_snapshot_thin(g_rest, BASE_PARTICLES);
     fs_world_step(g_rest);
     base_len = snap_of(g_rest);
     base_bytes = malloc(base_len);
-    if (!base_bytes)
-        abort();
+    if (!base_bytes) abort();
     memcpy(base_bytes, g_buf, base_len);
 }
 
 /* The world as the last input left it, put back to the base if that input
  * changed it. */
-static fs_world *rest_world(void)
-{
-    if (!g_rest)
-        make_rest_world();
+static fs_world *rest_world(void) {
+    if (!g_rest) make_rest_world();
     if (g_dirty) {
         fs_error e = {{0}};
         if (fs_world_restore(g_rest, base_bytes, base_len, &e) != FS_OK) {
@@ -93,8 +86,7 @@ static fs_world *rest_world(void)
 }
 
 /* Exact: the world's snapshot, byte for byte, is the base's. */
-static void same_as_base(const fs_world *w, const char *why)
-{
+static void same_as_base(const fs_world *w, const char *why) {
     size_t n = snap_of(w);
     if (n != base_len || memcmp(g_buf, base_bytes, n)) {
         fprintf(stderr, "fuzz_snapshot: a refused snapshot changed the world (%s)\n", why);
@@ -105,10 +97,8 @@ static void same_as_base(const fs_world *w, const char *why)
 /* Steps, then checks that the world's own snapshot restores into a new
  * world of its capacity (what the server saves, it restores at the next
  * start). */
-static void step_and_resave(fs_world *w)
-{
-    for (int k = 0; k < STEPS; k++)
-        fs_world_step(w);
+static void step_and_resave(fs_world *w) {
+    for (int k = 0; k < STEPS; k++) fs_world_step(w);
     size_t n = snap_of(w);
     fs_world_def d = fuzz_snapshot_def(fs_world_capacity(w));
     fs_world *again = fs_world_create(&d);
@@ -120,15 +110,13 @@ static void step_and_resave(fs_world *w)
     fs_world_destroy(again);
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;
     log_set_level(LOG_ERROR);
     return 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char err[256];
     /* REST: into the running world */
     fs_world *w = rest_world();
@@ -145,10 +133,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         info.capacity <= FUZZ_SNAP_MAX_FILE_CAP) {
         fs_world_def d = fuzz_snapshot_def(info.capacity);
         fs_world *f = fs_world_create(&d);
-        if (!f)
-            abort();
-        if (persist_doc_restore(f, data, size, err, sizeof err) == 0)
-            step_and_resave(f);
+        if (!f) abort();
+        if (persist_doc_restore(f, data, size, err, sizeof err) == 0) step_and_resave(f);
         fs_world_destroy(f);
     }
     return 0;

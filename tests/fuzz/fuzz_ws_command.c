@@ -14,8 +14,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cmd c;
     char err[FS_ERROR_LEN];
     memset(err, 0x5a, sizeof err); /* a missing terminator shows */

@@ -6,7 +6,8 @@
  * Each holds 30-60 particles (fuzz_snapshot.h says why).
  *
  * Build and run (from the repository root):
- *   clang -std=c11 -D_POSIX_C_SOURCE=200809L -O1 $(pkg-config --cflags msgpack libcjson) -Iserver/base -Iserver/hub -Iserver/wire -Iserver/sim \
+ *   clang -std=c11 -D_POSIX_C_SOURCE=200809L -O1 $(pkg-config --cflags msgpack libcjson) -Iserver/base -Iserver/hub
+ * -Iserver/wire -Iserver/sim \
  *     -Itests/fuzz tests/fuzz/gen_snapshot_corpus.c server/wire/wire.c server/wire/validate.c server/base/msgbuf.c \
  *     server/hub/*.c server/base/log.c server/sim/[a-z]*.c $(pkg-config --libs msgpack libcjson) -lm -lpthread \
  *     -o build/fuzz/gen_snapshot_corpus
@@ -21,10 +22,11 @@
 #include "fuzz_snapshot.h"
 #include "wire.h"
 
-static bool fill(void *dst, size_t n, void *ctx) { return fs_world_snapshot_write(ctx, dst, n) == n; }
+static bool fill(void *dst, size_t n, void *ctx) {
+    return fs_world_snapshot_write(ctx, dst, n) == n;
+}
 
-static int write_doc(const char *dir, const char *name, fs_world *w)
-{
+static int write_doc(const char *dir, const char *name, fs_world *w) {
     fs_stats st;
     fs_world_stats(w, &st);
     wire_snapshot_meta m = {
@@ -59,8 +61,7 @@ typedef struct seed {
     bool extras; /* an emitter, a drain, a heater, a body, paused with steps queued */
 } seed;
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s DIR\n", argv[0]);
         return 2;
@@ -89,8 +90,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s: %s\n", s->name, e.msg);
             return 1;
         }
-        for (int i = 0; i < s->steps; i++)
-            fs_world_step(w);
+        for (int i = 0; i < s->steps; i++) fs_world_step(w);
         fuzz_snapshot_thin(w, s->particles);
         fs_world_step(w);
         if (s->extras) {
@@ -121,8 +121,7 @@ int main(int argc, char **argv)
     /* the save file path: a document for another capacity */
     fs_world_def d = fuzz_snapshot_def(200);
     fs_world *w = fs_world_create(&d);
-    if (!w || fs_world_load_scene(w, "drop", 150, NULL) != FS_OK)
-        return 1;
+    if (!w || fs_world_load_scene(w, "drop", 150, NULL) != FS_OK) return 1;
     fs_world_step(w);
     fuzz_snapshot_thin(w, 50);
     fs_world_step(w);

@@ -33,16 +33,14 @@ typedef struct syn {
     uint8_t mat[512];
 } syn;
 
-static fc_input syn_input(const syn *s)
-{
+static fc_input syn_input(const syn *s) {
     fc_input in = {s->n, s->id, s->x, s->y, s->z, s->mat, s->temp, NULL};
     return in;
 }
 
 static const float BOX_LO[3] = {0, 0, 0}, BOX_HI[3] = {2.0f, 1.0f, 0.5f};
 
-static void syn_block(syn *s, int n, uint64_t *rng)
-{
+static void syn_block(syn *s, int n, uint64_t *rng) {
     s->n = n;
     for (int k = 0; k < n; k++) {
         s->id[k] = (uint32_t)k;
@@ -55,21 +53,18 @@ static void syn_block(syn *s, int n, uint64_t *rng)
 }
 
 /* Moves every particle: a common drift plus a little noise, clamped. */
-static void syn_move(syn *s, uint64_t *rng, float dx)
-{
+static void syn_move(syn *s, uint64_t *rng, float dx) {
     for (int k = 0; k < s->n; k++) {
         s->x[k] += dx + 0.004f * (tl_rand01(rng) - 0.5f);
         s->y[k] -= 0.5f * dx + 0.004f * (tl_rand01(rng) - 0.5f);
         s->z[k] += 0.002f * (tl_rand01(rng) - 0.5f);
-        if (s->y[k] < 0)
-            s->y[k] = 0;
+        if (s->y[k] < 0) s->y[k] = 0;
     }
 }
 
 /* Removes particles at the given indices (increasing) and appends m new
  * ones with ids from next_id. */
-static void syn_edit(syn *s, const int *rm, int nrm, int m, uint32_t *next_id, uint64_t *rng)
-{
+static void syn_edit(syn *s, const int *rm, int nrm, int m, uint32_t *next_id, uint64_t *rng) {
     int w = 0, r = 0;
     for (int k = 0; k < s->n; k++) {
         if (r < nrm && rm[r] == k) {
@@ -93,12 +88,10 @@ static void syn_edit(syn *s, const int *rm, int nrm, int m, uint32_t *next_id, u
 
 /* Checks the decoded frame against the source: the same ids, materials,
  * temperature bytes, and positions within half a step. */
-static double check_frame(const fc_frame *f, const fc_grid *g, const syn *s, const char *what)
-{
+static double check_frame(const fc_frame *f, const fc_grid *g, const syn *s, const char *what) {
     double worst = 0;
     CHECK(f && f->n == s->n, "%s: %d particles decoded, %d sent", what, f ? f->n : -1, s->n);
-    if (!f || f->n != s->n)
-        return 1e9;
+    if (!f || f->n != s->n) return 1e9;
     int bad = 0;
     for (int k = 0; k < s->n; k++) {
         const float *src[3] = {s->x, s->y, s->z};
@@ -114,8 +107,7 @@ static double check_frame(const fc_frame *f, const fc_grid *g, const syn *s, con
     return worst;
 }
 
-static fc_grid syn_grid(void)
-{
+static fc_grid syn_grid(void) {
     fc_grid g;
     char err[160];
     int rc = fc_grid_make(&g, BOX_LO, BOX_HI, fc_default_step(BOX_LO, BOX_HI, 0.05f), err, sizeof err);
@@ -125,8 +117,7 @@ static fc_grid syn_grid(void)
 
 /* ---- Tests ------------------------------------------------------------------ */
 
-static void grid_and_step(void)
-{
+static void grid_and_step(void) {
     float lo[3] = {0, 0, 0}, hi[3] = {6.894f, 4.137f, 1.724f};
     float s = fc_default_step(lo, hi, 0.08f);
     CHECK(fabsf(s - 6.894f / 1024) < 1e-6f, "dam break step %g, want longest side / 1024", (double)s);
@@ -139,15 +130,14 @@ static void grid_and_step(void)
           g.levels[0]);
     CHECK(fc_grid_make(&g, lo, hi, 1e-5f, err, sizeof err) == -1 && strstr(err, "levels"), "too fine: %s", err);
     CHECK(fc_grid_make(&g, lo, hi, 0, err, sizeof err) == -1, "zero step accepted");
-    REPORT("default step: dam break 20k %.2f mm (1/1024 of 6.89 m), 100k %.2f mm (spacing/10)",
-           6.894 / 1024 * 1e3, 8.0);
+    REPORT("default step: dam break 20k %.2f mm (1/1024 of 6.89 m), 100k %.2f mm (spacing/10)", 6.894 / 1024 * 1e3,
+           8.0);
 }
 
 /* Synthetic: 300 particles, 60 frames, removals, additions, material and
  * temperature changes; a second decoder on every 2nd frame; a keyframe
  * for a decoder that joins at frame 30. */
-static void synthetic_round_trip(void)
-{
+static void synthetic_round_trip(void) {
     uint64_t rng = 11;
     syn s;
     syn_block(&s, 300, &rng);
@@ -165,8 +155,7 @@ static void synthetic_round_trip(void)
             int rm[3] = {(int)seq % 50, 100 + (int)seq, 250};
             syn_edit(&s, rm, s.n > 260 ? 3 : 0, (int)(seq % 5), &next_id, &rng);
         }
-        if (seq == 20)
-            s.mat[5] = 3, s.temp[6] = 80.0f, s.temp[7] = -10.0f;
+        if (seq == 20) s.mat[5] = 3, s.temp[6] = 80.0f, s.temp[7] = -10.0f;
         fc_input in = syn_input(&s);
         CHECK(fc_encoder_push(e, seq, &g, &in, err, sizeof err) == 0, "push: %s", err);
         size_t n = seq == 1 ? fc_encode(e, seq, FC_NONE, FC_NONE, buf, sizeof buf, err, sizeof err)
@@ -179,9 +168,9 @@ static void synthetic_round_trip(void)
         frames++;
         /* every 2nd frame: against the last two that client got */
         if (seq % 2 == 1) {
-            size_t m = seq == 1 ? fc_encode(e, seq, FC_NONE, FC_NONE, buf, sizeof buf, err, sizeof err)
-                                : fc_encode(e, seq, seq - 2, seq > 4 ? seq - 4 : FC_NONE, buf, sizeof buf, err,
-                                            sizeof err);
+            size_t m = seq == 1
+                           ? fc_encode(e, seq, FC_NONE, FC_NONE, buf, sizeof buf, err, sizeof err)
+                           : fc_encode(e, seq, seq - 2, seq > 4 ? seq - 4 : FC_NONE, buf, sizeof buf, err, sizeof err);
             check_frame(fc_decode(half, buf, m, err, sizeof err), &g, &s, "every 2nd frame");
         }
         /* a decoder that joins at 30: a delta first is refused, then a keyframe */
@@ -208,8 +197,7 @@ static void synthetic_round_trip(void)
 /* A running world: the fountain (an emitter and a drain) for 600 frames,
  * a scene load (dam break) at frame 400 (new epoch, keyframe), a decoder
  * joining at 250.  Every particle within half a step, every frame. */
-static void world_round_trip(void)
-{
+static void world_round_trip(void) {
     fs_world_def def = fs_default_world_def();
     def.capacity = 4000;
     fs_world *w = fs_world_create(&def);
@@ -236,8 +224,8 @@ static void world_round_trip(void)
         fs_particles_view v;
         fs_world_view(w, &v);
         fs_domain dom = fs_world_domain(w);
-        float lo[3] = {dom.box_min.x, dom.box_min.y, dom.box_min.z}, hi[3] = {dom.box_max.x, dom.box_max.y,
-                                                                               dom.box_max.z};
+        float lo[3] = {dom.box_min.x, dom.box_min.y, dom.box_min.z},
+              hi[3] = {dom.box_max.x, dom.box_max.y, dom.box_max.z};
         CHECK(fc_grid_make(&g, lo, hi, fc_default_step(lo, hi, dom.spacing), err, sizeof err) == 0, "grid: %s", err);
         fc_input in = {v.count, v.id, v.x, v.y, v.z, v.material, v.temperature, v.by_id};
         CHECK(fc_encoder_push(e, seq, &g, &in, err, sizeof err) == 0, "push: %s", err);
@@ -260,8 +248,7 @@ static void world_round_trip(void)
             /* a scene load: everyone gets the keyframe */
             CHECK(fc_decode(late, buf, n, err, sizeof err) != NULL, "late decoder at the scene load: %s", err);
         }
-        if (!f)
-            continue;
+        if (!f) continue;
         if (seq > 1 && seq != key_seq) {
             bytes += n;
             particles += (size_t)v.count;
@@ -298,8 +285,7 @@ static void world_round_trip(void)
 
 /* Bad input: every refusal has a reason, nothing crashes, a refused delta
  * leaves the frames held intact. */
-static void bad_input(void)
-{
+static void bad_input(void) {
     uint64_t rng = 5;
     syn s;
     syn_block(&s, 200, &rng);
@@ -338,8 +324,7 @@ static void bad_input(void)
         if (cut >= FC_HEADER_BYTES) {
             memcpy(bad, del, cut);
             uint32_t bl = (uint32_t)(cut - FC_HEADER_BYTES);
-            for (int i = 0; i < 4; i++)
-                bad[52 + i] = (uint8_t)(bl >> (8 * i));
+            for (int i = 0; i < 4; i++) bad[52 + i] = (uint8_t)(bl >> (8 * i));
             accepted += fc_decode(d, bad, cut, err, sizeof err) != NULL;
         }
     }
@@ -361,8 +346,7 @@ static void bad_input(void)
             bad[i] ^= (uint8_t)(1u << bit);
             const fc_frame *bf = fc_decode(d, bad, nd, err, sizeof err);
             flips++;
-            if (!bf)
-                continue;
+            if (!bf) continue;
             /* the coder's last bytes carry slack: a flip there decodes to the same frame */
             bool same = bf->n == s.n;
             for (int k = 0; same && k < s.n; k++)
@@ -377,11 +361,9 @@ static void bad_input(void)
     for (int t = 0; t < 2000; t++) {
         memcpy(bad, del, FC_HEADER_BYTES);
         size_t len = FC_HEADER_BYTES + (size_t)(tl_rand01(&rng) * 400);
-        for (size_t i = FC_HEADER_BYTES; i < len; i++)
-            bad[i] = (uint8_t)(tl_rand01(&rng) * 256);
+        for (size_t i = FC_HEADER_BYTES; i < len; i++) bad[i] = (uint8_t)(tl_rand01(&rng) * 256);
         uint32_t bl = (uint32_t)(len - FC_HEADER_BYTES);
-        for (int i = 0; i < 4; i++)
-            bad[52 + i] = (uint8_t)(bl >> (8 * i));
+        for (int i = 0; i < 4; i++) bad[52 + i] = (uint8_t)(bl >> (8 * i));
         rnd_ok += fc_decode(d, bad, len, err, sizeof err) != NULL;
     }
     CHECK(rnd_ok == 0, "%d random bodies accepted", rnd_ok);
@@ -398,31 +380,30 @@ static void bad_input(void)
     in = syn_input(&t);
     CHECK(fc_encoder_push(e, 3, &g, &in, err, sizeof err) == -1 && strstr(err, "increasing"), "ids: %s", err);
     REPORT("%zu truncations, 2000 random bodies: all refused; %d bit flips: refused but %d in the coder's final slack "
-           "(decoded to the same frame)", 2 * nd - FC_HEADER_BYTES, flips, slack);
+           "(decoded to the same frame)",
+           2 * nd - FC_HEADER_BYTES, flips, slack);
     fc_encoder_destroy(e);
     fc_decoder_destroy(d), fc_decoder_destroy(small);
 }
 
 /* ---- Golden vectors ------------------------------------------------------- */
 
-static bool read_file(const char *path, uint8_t *buf, size_t cap, size_t *n)
-{
+static bool read_file(const char *path, uint8_t *buf, size_t cap, size_t *n) {
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return false;
+    if (!f) return false;
     *n = fread(buf, 1, cap, f);
     fclose(f);
     return true;
 }
 
-static void json_frame(FILE *j, const char *name, uint32_t seq, const fc_grid *g, const syn *s, bool last)
-{
-    fprintf(j, "  \"%s\": {\"seq\": %u, \"n\": %d, \"origin\": [%.9g, %.9g, %.9g], \"step\": %.9g, "
-               "\"levels\": [%u, %u, %u],\n", name, seq, s->n, (double)g->origin[0], (double)g->origin[1],
-            (double)g->origin[2], (double)g->step, g->levels[0], g->levels[1], g->levels[2]);
+static void json_frame(FILE *j, const char *name, uint32_t seq, const fc_grid *g, const syn *s, bool last) {
+    fprintf(j,
+            "  \"%s\": {\"seq\": %u, \"n\": %d, \"origin\": [%.9g, %.9g, %.9g], \"step\": %.9g, "
+            "\"levels\": [%u, %u, %u],\n",
+            name, seq, s->n, (double)g->origin[0], (double)g->origin[1], (double)g->origin[2], (double)g->step,
+            g->levels[0], g->levels[1], g->levels[2]);
     fprintf(j, "    \"ids\": [");
-    for (int k = 0; k < s->n; k++)
-        fprintf(j, "%s%u", k ? ", " : "", s->id[k]);
+    for (int k = 0; k < s->n; k++) fprintf(j, "%s%u", k ? ", " : "", s->id[k]);
     fprintf(j, "],\n    \"q\": [");
     for (int k = 0; k < s->n; k++) {
         const float *src[3] = {s->x, s->y, s->z};
@@ -434,16 +415,13 @@ static void json_frame(FILE *j, const char *name, uint32_t seq, const fc_grid *g
         }
     }
     fprintf(j, "],\n    \"mat\": [");
-    for (int k = 0; k < s->n; k++)
-        fprintf(j, "%s%u", k ? ", " : "", s->mat[k]);
+    for (int k = 0; k < s->n; k++) fprintf(j, "%s%u", k ? ", " : "", s->mat[k]);
     fprintf(j, "],\n    \"temp\": [");
-    for (int k = 0; k < s->n; k++)
-        fprintf(j, "%s%ld", k ? ", " : "", lrintf(s->temp[k] + 40));
+    for (int k = 0; k < s->n; k++) fprintf(j, "%s%ld", k ? ", " : "", lrintf(s->temp[k] + 40));
     fprintf(j, "]}%s\n", last ? "" : ",");
 }
 
-static void golden(void)
-{
+static void golden(void) {
     uint64_t rng = 2024;
     syn s;
     syn_block(&s, 24, &rng);
@@ -456,8 +434,7 @@ static void golden(void)
     syn frames[3];
     char err[200];
     for (int i = 0; i < 3; i++) {
-        if (i > 0)
-            syn_move(&s, &rng, 0.02f);
+        if (i > 0) syn_move(&s, &rng, 0.02f);
         if (i == 2) {
             int rm[3] = {0, 7, 8};
             syn_edit(&s, rm, 3, 2, &nid, &rng);
@@ -477,17 +454,17 @@ static void golden(void)
             snprintf(path, sizeof path, "%s/%s.bin", g_dir, names[i]);
             FILE *f = fopen(path, "wb");
             CHECK(f && fwrite(out[i], 1, len[i], f) == len[i], "write %s", path);
-            if (f)
-                fclose(f);
+            if (f) fclose(f);
         }
         snprintf(path, sizeof path, "%s/frame_v2.json", g_dir);
         FILE *j = fopen(path, "w");
         CHECK(j != NULL, "write %s", path);
         if (j) {
-            fprintf(j, "{\n  \"_doc\": \"protocol v2 frame payloads (PROTOCOL.md): each .bin decodes, in order, to "
-                       "this state; written by test_frame_codec --write-golden\",\n  \"epoch\": %u,\n", 0x5eed);
-            for (int i = 0; i < 3; i++)
-                json_frame(j, names[i], (uint32_t)(10 + i), &g, &frames[i], i == 2);
+            fprintf(j,
+                    "{\n  \"_doc\": \"protocol v2 frame payloads (PROTOCOL.md): each .bin decodes, in order, to "
+                    "this state; written by test_frame_codec --write-golden\",\n  \"epoch\": %u,\n",
+                    0x5eed);
+            for (int i = 0; i < 3; i++) json_frame(j, names[i], (uint32_t)(10 + i), &g, &frames[i], i == 2);
             fprintf(j, "}\n");
             fclose(j);
         }
@@ -498,8 +475,8 @@ static void golden(void)
         size_t n = 0;
         snprintf(path, sizeof path, "%s/%s.bin", g_dir, names[i]);
         CHECK(read_file(path, want, sizeof want, &n), "read %s", path);
-        CHECK(n == len[i] && !memcmp(want, out[i], n), "%s differs from the encoder's output (%zu vs %zu bytes)",
-              path, n, len[i]);
+        CHECK(n == len[i] && !memcmp(want, out[i], n), "%s differs from the encoder's output (%zu vs %zu bytes)", path,
+              n, len[i]);
         const fc_frame *f = fc_decode(d, want, n, err, sizeof err);
         CHECK(f != NULL, "decode %s: %s", path, err);
         check_frame(f, &g, &frames[i], names[i]);
@@ -509,8 +486,7 @@ static void golden(void)
     fc_encoder_destroy(e);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc > 2 && !strcmp(argv[1], "--write-golden"))
         g_write = true, g_dir = argv[2];
     else if (argc > 1 && argv[1][0] != '-')

@@ -21,16 +21,16 @@
 #include "queue.h"
 
 static int g_pass, g_fail;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            g_pass++;                                                                              \
-        } else {                                                                                   \
-            g_fail++;                                                                              \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (cond) {                                                                                                    \
+            g_pass++;                                                                                                  \
+        } else {                                                                                                       \
+            g_fail++;                                                                                                  \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                                \
+            printf(__VA_ARGS__);                                                                                       \
+            printf("\n");                                                                                              \
+        }                                                                                                              \
     } while (0)
 
 /* ---- Building client messages with msgpack-c (as a client would) --------- */
@@ -40,21 +40,18 @@ typedef struct pk_ctx {
     msgpack_packer pk;
 } pk_ctx;
 
-static void pk_begin(pk_ctx *c)
-{
+static void pk_begin(pk_ctx *c) {
     wbuf_init(&c->b, 64, 0);
     msgpack_packer_init(&c->pk, &c->b, wbuf_msgpack_write);
 }
 
-static void pk_s(pk_ctx *c, const char *s)
-{
+static void pk_s(pk_ctx *c, const char *s) {
     msgpack_pack_str(&c->pk, strlen(s));
     msgpack_pack_str_body(&c->pk, s, strlen(s));
 }
 
 /* JSON value -> msgpack: integers as the smallest int, other numbers float64. */
-static void pack_json(msgpack_packer *pk, const cJSON *j)
-{
+static void pack_json(msgpack_packer *pk, const cJSON *j) {
     if (cJSON_IsObject(j)) {
         msgpack_pack_map(pk, (size_t)cJSON_GetArraySize(j));
         for (const cJSON *e = j->child; e; e = e->next) {
@@ -64,8 +61,7 @@ static void pack_json(msgpack_packer *pk, const cJSON *j)
         }
     } else if (cJSON_IsArray(j)) {
         msgpack_pack_array(pk, (size_t)cJSON_GetArraySize(j));
-        for (const cJSON *e = j->child; e; e = e->next)
-            pack_json(pk, e);
+        for (const cJSON *e = j->child; e; e = e->next) pack_json(pk, e);
     } else if (cJSON_IsString(j)) {
         msgpack_pack_str(pk, strlen(j->valuestring));
         msgpack_pack_str_body(pk, j->valuestring, strlen(j->valuestring));
@@ -85,8 +81,7 @@ static void pack_json(msgpack_packer *pk, const cJSON *j)
     }
 }
 
-static int decode_json(const char *json, cmd *c, char *err)
-{
+static int decode_json(const char *json, cmd *c, char *err) {
     cJSON *j = cJSON_Parse(json);
     if (!j) {
         snprintf(err, FS_ERROR_LEN, "bad test json");
@@ -103,19 +98,20 @@ static int decode_json(const char *json, cmd *c, char *err)
 
 /* ---- Decoder: valid commands ------------------------------------------------ */
 
-static void test_decode_valid(void)
-{
+static void test_decode_valid(void) {
     cmd c;
     char err[FS_ERROR_LEN];
     int rc = decode_json("{\"type\":\"push\",\"rid\":9,\"point\":[1,2,3],\"radius\":0.5,\"strength\":-3,"
-                         "\"direction\":[0,0,2]}", &c, err);
+                         "\"direction\":[0,0,2]}",
+                         &c, err);
     CHECK(rc == 0, "push decodes: %s", err);
     CHECK(c.kind == CMD_PUSH && c.rid == 9, "push kind/rid");
     CHECK(c.u.push.point[2] == 3.0f && c.u.push.radius == 0.5f && c.u.push.strength == -3.0f, "push values");
     CHECK(c.u.push.dir[2] == 1.0f && c.u.push.dir[0] == 0.0f, "push direction normalised");
 
     rc = decode_json("{\"type\":\"set_param\",\"rid\":1,\"material\":\"water\",\"params\":{\"stiffness\":5,"
-                     "\"friction\":0.5}}", &c, err);
+                     "\"friction\":0.5}}",
+                     &c, err);
     CHECK(rc == 0 && c.kind == CMD_SET_PARAM && c.u.set_param.count == 2, "set_param map: %s", err);
     CHECK(!strcmp(c.u.set_param.param[1], "friction") && c.u.set_param.value[1] == 0.5f, "set_param values");
 
@@ -124,24 +120,21 @@ static void test_decode_valid(void)
     rc = decode_json("{\"type\":\"cursor\",\"pos\":null}", &c, err);
     CHECK(rc == 0 && c.kind == CMD_CURSOR && !c.u.cursor.visible, "cursor hide: %s", err);
     rc = decode_json("{\"type\":\"emitter\",\"rid\":5,\"slot\":2,\"enabled\":false}", &c, err);
-    CHECK(rc == 0 && !c.u.emitter.has_def && !c.u.emitter.enabled && c.u.emitter.slot == 2, "emitter toggle: %s",
-          err);
+    CHECK(rc == 0 && !c.u.emitter.has_def && !c.u.emitter.enabled && c.u.emitter.slot == 2, "emitter toggle: %s", err);
     rc = decode_json("{\"type\":\"load_scene\",\"rid\":6,\"name\":\"drop\"}", &c, err);
     CHECK(rc == 0 && c.u.scene.particles == 0 && !strcmp(c.u.scene.name, "drop"), "load_scene: %s", err);
 }
 
 /* ---- Decoder: invalid commands get reasons ---------------------------------- */
 
-static void expect_error(const char *json, const char *want)
-{
+static void expect_error(const char *json, const char *want) {
     cmd c;
     char err[FS_ERROR_LEN] = "";
     int rc = decode_json(json, &c, err);
     CHECK(rc == -1 && strstr(err, want), "%s -> '%s' (want '%s')", json, err, want);
 }
 
-static void test_decode_invalid(void)
-{
+static void test_decode_invalid(void) {
     expect_error("{\"rid\":1}", "missing field 'type'");
     expect_error("{\"type\":\"pause\"}", "pause: missing field 'rid'");
     expect_error("{\"type\":\"explode\",\"rid\":3}", "unknown command 'explode'");
@@ -176,11 +169,14 @@ static void test_decode_invalid(void)
     expect_error("{\"type\":\"body_create\",\"shape\":\"box\",\"size\":[1,0,1],\"pos\":[0,0,0]}",
                  "'size' components must be in");
     expect_error("{\"type\":\"body_create\",\"shape\":\"sphere\",\"size\":[1,0,0],\"pos\":[0,0,0],"
-                 "\"rot\":[0,0,0,0]}", "'rot' must not be zero");
+                 "\"rot\":[0,0,0,0]}",
+                 "'rot' must not be zero");
     expect_error("{\"type\":\"body_create\",\"shape\":\"sphere\",\"size\":[1,0,0],\"pos\":[0,0,0],"
-                 "\"rot\":[1,0,0]}", "'rot' must be an array of 4 numbers");
+                 "\"rot\":[1,0,0]}",
+                 "'rot' must be an array of 4 numbers");
     expect_error("{\"type\":\"body_create\",\"shape\":\"sphere\",\"size\":[1,0,0],\"pos\":[0,0,0],"
-                 "\"density\":-1}", "'density' must be in");
+                 "\"density\":-1}",
+                 "'density' must be in");
     expect_error("{\"type\":\"body_impulse\",\"id\":1,\"point\":[0,0,0],\"impulse\":[1e9,0,0]}",
                  "'impulse' must be 3 numbers");
     expect_error("{\"type\":\"body_drag\",\"id\":-2,\"target\":[0,0,0]}", "'id' must be an integer");
@@ -189,16 +185,14 @@ static void test_decode_invalid(void)
 
 /* ---- Decoder: adversarial bytes ------------------------------------------- */
 
-static void expect_bytes_error(const uint8_t *p, size_t n, const char *want, const char *what)
-{
+static void expect_bytes_error(const uint8_t *p, size_t n, const char *want, const char *what) {
     cmd c;
     char err[FS_ERROR_LEN] = "";
     int rc = wire_decode_command(p, n, &c, err, sizeof err);
     CHECK(rc == -1 && strstr(err, want), "%s -> '%s' (want '%s')", what, err, want);
 }
 
-static void test_decode_adversarial(void)
-{
+static void test_decode_adversarial(void) {
     static const uint8_t huge_map[] = {0xdf, 0xff, 0xff, 0xff, 0xff};
     static const uint8_t huge_str[] = {0x81, 0xdb, 0xff, 0xff, 0xff, 0xff, 'a'};
     static const uint8_t huge_bin[] = {0x81, 0xa4, 't', 'y', 'p', 'e', 0xc6, 0x7f, 0xff, 0xff, 0xff};
@@ -220,8 +214,7 @@ static void test_decode_adversarial(void)
     deep[k++] = 0x81;
     deep[k++] = 0xa1;
     deep[k++] = 'z';
-    for (int i = 0; i < 200; i++)
-        deep[k++] = 0x91;
+    for (int i = 0; i < 200; i++) deep[k++] = 0x91;
     deep[k++] = 0xc0;
     expect_bytes_error(deep, k, "too deep", "200 nested arrays");
     /* Oversized. */
@@ -268,15 +261,12 @@ static void test_decode_adversarial(void)
  * handled without a crash or an out-of-bounds read (ASan checks that). */
 /* A decoder result is either a command of a known kind (rc 0) or a refusal
  * with a reason: a non-empty, terminated message (rc -1). */
-static bool decode_result_ok(int rc, const cmd *c, const char *err, size_t errlen)
-{
-    if (rc == 0)
-        return c->kind > CMD_NONE && c->kind < CMD_KIND_COUNT;
+static bool decode_result_ok(int rc, const cmd *c, const char *err, size_t errlen) {
+    if (rc == 0) return c->kind > CMD_NONE && c->kind < CMD_KIND_COUNT;
     return rc == -1 && err[0] && memchr(err, 0, errlen) != NULL;
 }
 
-static void test_decode_fuzz(void)
-{
+static void test_decode_fuzz(void) {
     pk_ctx p;
     pk_begin(&p);
     cJSON *j = cJSON_Parse("{\"type\":\"emitter\",\"rid\":8,\"slot\":0,\"pos\":[0.5,1.5,0.5],\"direction\":[0,-1,0],"
@@ -320,8 +310,8 @@ static void test_decode_fuzz(void)
     }
     /* Byte flips in an emitter command: some still decode (a changed
      * number), most are refused; every result is a command or a reason. */
-    CHECK(ok > 0 && refused > ok && malformed == 0, "fuzz: %d accepted, %d refused, %d malformed results", ok,
-          refused, malformed);
+    CHECK(ok > 0 && refused > ok && malformed == 0, "fuzz: %d accepted, %d refused, %d malformed results", ok, refused,
+          malformed);
     /* Random garbage. */
     int garbage_refused = 0;
     malformed = 0;
@@ -332,8 +322,7 @@ static void test_decode_fuzz(void)
             seed = seed * 1103515245u + 12345u;
             m[i] = (uint8_t)(seed >> 16);
         }
-        if (n)
-            m[0] = (uint8_t)(0x80 | (m[0] & 0x0f)); /* mostly fixmaps */
+        if (n) m[0] = (uint8_t)(0x80 | (m[0] & 0x0f)); /* mostly fixmaps */
         uint8_t *copy = malloc(n ? n : 1);
         memcpy(copy, m, n);
         int rc = wire_decode_command(copy, n, &c, err, sizeof err);
@@ -350,10 +339,8 @@ static void test_decode_fuzz(void)
 
 /* ---- Frame encoder ------------------------------------------------------------- */
 
-static const msgpack_object *map_get(const msgpack_object *m, const char *key)
-{
-    if (m->type != MSGPACK_OBJECT_MAP)
-        return NULL;
+static const msgpack_object *map_get(const msgpack_object *m, const char *key) {
+    if (m->type != MSGPACK_OBJECT_MAP) return NULL;
     for (uint32_t i = 0; i < m->via.map.size; i++) {
         const msgpack_object_kv *kv = &m->via.map.ptr[i];
         if (kv->key.type == MSGPACK_OBJECT_STR && kv->key.via.str.size == strlen(key) &&
@@ -363,8 +350,7 @@ static const msgpack_object *map_get(const msgpack_object *m, const char *key)
     return NULL;
 }
 
-static void test_frame_encoder(void)
-{
+static void test_frame_encoder(void) {
     for (int n = 0; n < 300; n += 37) {
         float *x = malloc(sizeof(float) * (size_t)(n + 1)), *y = malloc(sizeof(float) * (size_t)(n + 1)),
               *z = malloc(sizeof(float) * (size_t)(n + 1));
@@ -382,13 +368,22 @@ static void test_frame_encoder(void)
         }
         wire_cursor cur[2] = {{1, {0.5f, 0.5f, 0.5f}}, {2, {0.1f, 0.2f, 0.3f}}};
         for (int nc = 0; nc <= 2; nc++) {
-            wire_frame_src s = {.tick = 5, .sim_time = 0.25, .box_min = {0, 0, 0}, .box_max = {1, 2, 4},
-                                .count = n, .x = x, .y = y, .z = z, .material = mat, .id = id, .order = order,
-                                .cursors = cur, .cursor_count = nc};
+            wire_frame_src s = {.tick = 5,
+                                .sim_time = 0.25,
+                                .box_min = {0, 0, 0},
+                                .box_max = {1, 2, 4},
+                                .count = n,
+                                .x = x,
+                                .y = y,
+                                .z = z,
+                                .material = mat,
+                                .id = id,
+                                .order = order,
+                                .cursors = cur,
+                                .cursor_count = nc};
             msg_buf *m = wire_encode_frame(&s);
             CHECK(m != NULL, "frame encodes (n=%d)", n);
-            if (!m)
-                continue;
+            if (!m) continue;
             msgpack_unpacked u;
             msgpack_unpacked_init(&u);
             size_t off = 0;
@@ -400,16 +395,16 @@ static void test_frame_encoder(void)
             if (pos && ids && mt) {
                 size_t po = (size_t)((const uint8_t *)pos->via.bin.ptr - m->data);
                 size_t io = (size_t)((const uint8_t *)ids->via.bin.ptr - m->data);
-                CHECK(n == 0 || (po % 4 == 0 && io % 4 == 0), "bin payloads 4-byte aligned (pos %zu, ids %zu, n=%d, cursors %d)",
-                      po, io, n, nc);
+                CHECK(n == 0 || (po % 4 == 0 && io % 4 == 0),
+                      "bin payloads 4-byte aligned (pos %zu, ids %zu, n=%d, cursors %d)", po, io, n, nc);
                 CHECK(pos->via.bin.size == (uint32_t)n * 6 && mt->via.bin.size == (uint32_t)n, "bin sizes");
                 bool good = true;
                 for (int k = 0; k < n && good; k++) {
                     const uint8_t *q = (const uint8_t *)pos->via.bin.ptr + 6 * k;
                     unsigned qx = q[0] | (unsigned)q[1] << 8, qz = q[4] | (unsigned)q[5] << 8;
                     unsigned ex = (unsigned)lrintf((float)k / (float)n * 65535.0f);
-                    good = (qx == ex || qx + 1 == ex || qx == ex + 1) && qz == qx &&
-                           (uint8_t)mt->via.bin.ptr[k] == k % 5;
+                    good =
+                        (qx == ex || qx + 1 == ex || qx == ex + 1) && qz == qx && (uint8_t)mt->via.bin.ptr[k] == k % 5;
                 }
                 CHECK(good, "positions quantized in id order (n=%d)", n);
                 uint32_t expect_runs = n == 0 ? 0 : (n > 1 + n / 2 ? 2 : 1);
@@ -432,8 +427,7 @@ static void test_frame_encoder(void)
 
 /* ---- Command queue ----------------------------------------------------------- */
 
-static void test_queue(void)
-{
+static void test_queue(void) {
     cmd_queue q;
     CHECK(cmd_queue_init(&q, 8, 2) == 0, "queue init");
     cmd c;
@@ -454,8 +448,7 @@ static void test_queue(void)
 
 /* ---- Hub: broadcast history, newest frame, reply ring ------------------------ */
 
-static void test_hub(void)
-{
+static void test_hub(void) {
     hub h;
     CHECK(hub_init(&h) == 0, "hub init");
     for (int i = 0; i < 100; i++) {
@@ -469,8 +462,7 @@ static void test_hub(void)
     CHECK(lost && k == HUB_BCAST_RING && next == 100, "a reader 100 behind loses the oldest (k %d, next %llu)", k,
           (unsigned long long)next);
     CHECK(k > 0 && out[0]->data[0] == 100 - HUB_BCAST_RING && out[k - 1]->data[0] == 99, "keeps the newest, in order");
-    for (int i = 0; i < k; i++)
-        msg_buf_unref(out[i]);
+    for (int i = 0; i < k; i++) msg_buf_unref(out[i]);
     k = hub_take_bcast(&h, &next, out, HUB_BCAST_RING, &lost);
     CHECK(k == 0 && !lost, "nothing new");
     uint64_t seq = 0;
@@ -492,8 +484,7 @@ static void test_hub(void)
     cmd_reply rs[64];
     int got = 0, n;
     while ((n = hub_take_replies(&h, rs, 64)) > 0) {
-        for (int i = 0; i < n; i++)
-            cmd_reply_free_payload(&rs[i]);
+        for (int i = 0; i < n; i++) cmd_reply_free_payload(&rs[i]);
         got += n;
     }
     CHECK(posted == HUB_REPLY_RING + 10 && got == HUB_REPLY_RING && h.replies_dropped == 10,
@@ -503,11 +494,9 @@ static void test_hub(void)
 
 /* ---- Golden vectors ------------------------------------------------------------- */
 
-static char *read_file(const char *path, size_t *len)
-{
+static char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
+    if (!f) return NULL;
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
@@ -516,28 +505,23 @@ static char *read_file(const char *path, size_t *len)
         free(b);
         b = NULL;
     }
-    if (b)
-        b[n] = 0;
+    if (b) b[n] = 0;
     fclose(f);
-    if (len)
-        *len = (size_t)n;
+    if (len) *len = (size_t)n;
     return b;
 }
 
-static float jnum(const cJSON *o, const char *k)
-{
+static float jnum(const cJSON *o, const char *k) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     return v ? (float)v->valuedouble : 0.0f;
 }
 
-static fs_vec3 jvec(const cJSON *a, int at)
-{
+static fs_vec3 jvec(const cJSON *a, int at) {
     return (fs_vec3){(float)cJSON_GetArrayItem(a, at)->valuedouble, (float)cJSON_GetArrayItem(a, at + 1)->valuedouble,
                      (float)cJSON_GetArrayItem(a, at + 2)->valuedouble};
 }
 
-static void world_from_json(const cJSON *w, world_info *wi)
-{
+static void world_from_json(const cJSON *w, world_info *wi) {
     memset(wi, 0, sizeof *wi);
     wi->box_min = jvec(cJSON_GetObjectItem(w, "box_min"), 0);
     wi->box_max = jvec(cJSON_GetObjectItem(w, "box_max"), 0);
@@ -564,12 +548,10 @@ static void world_from_json(const cJSON *w, world_info *wi)
 }
 
 /* Builds the message a server-to-client vector describes, with the real encoder. */
-static msg_buf *encode_vector(const char *file, const cJSON *in, fs_param_info *pinfo, wire_static *st)
-{
+static msg_buf *encode_vector(const char *file, const cJSON *in, fs_param_info *pinfo, wire_static *st) {
     world_info wi;
     const cJSON *w = cJSON_GetObjectItem(in, "world");
-    if (w)
-        world_from_json(w, &wi);
+    if (w) world_from_json(w, &wi);
     if (!strncmp(file, "s2c_frame", 9)) {
         const cJSON *parts = cJSON_GetObjectItem(in, "particles"), *b = cJSON_GetObjectItem(in, "bounds");
         int n = cJSON_GetArraySize(parts);
@@ -615,14 +597,25 @@ static msg_buf *encode_vector(const char *file, const cJSON *in, fs_param_info *
                 bodies[k].size[a] = a == 0 ? sz.x : a == 1 ? sz.y : sz.z;
                 bodies[k].pos[a] = a == 0 ? ps.x : a == 1 ? ps.y : ps.z;
             }
-            for (int a = 0; a < 4; a++)
-                bodies[k].rot[a] = (float)cJSON_GetArrayItem(rot, a)->valuedouble;
+            for (int a = 0; a < 4; a++) bodies[k].rot[a] = (float)cJSON_GetArrayItem(rot, a)->valuedouble;
         }
-        wire_frame_src s = {.bodies = bodies, .body_count = nb < 4 ? nb : 4,
-                            .tick = (uint64_t)jnum(in, "tick"), .sim_time = cJSON_GetObjectItem(in, "time")->valuedouble,
-                            .paused = cJSON_IsTrue(cJSON_GetObjectItem(in, "paused")), .box_min = jvec(b, 0),
-                            .box_max = jvec(b, 3), .count = n, .x = x, .y = y, .z = z, .material = mat, .temp = temp,
-                            .id = id, .order = order, .cursors = cur, .cursor_count = nc};
+        wire_frame_src s = {.bodies = bodies,
+                            .body_count = nb < 4 ? nb : 4,
+                            .tick = (uint64_t)jnum(in, "tick"),
+                            .sim_time = cJSON_GetObjectItem(in, "time")->valuedouble,
+                            .paused = cJSON_IsTrue(cJSON_GetObjectItem(in, "paused")),
+                            .box_min = jvec(b, 0),
+                            .box_max = jvec(b, 3),
+                            .count = n,
+                            .x = x,
+                            .y = y,
+                            .z = z,
+                            .material = mat,
+                            .temp = temp,
+                            .id = id,
+                            .order = order,
+                            .cursors = cur,
+                            .cursor_count = nc};
         return wire_encode_frame(&s);
     }
     if (!strcmp(file, "s2c_hello.msgpack")) {
@@ -644,14 +637,12 @@ static msg_buf *encode_vector(const char *file, const cJSON *in, fs_param_info *
         }
         const cJSON *sc = cJSON_GetObjectItem(sj, "scenes");
         st->scene_count = cJSON_GetArraySize(sc);
-        for (int i = 0; i < st->scene_count; i++)
-            st->scene[i] = cJSON_GetArrayItem(sc, i)->valuestring;
+        for (int i = 0; i < st->scene_count; i++) st->scene[i] = cJSON_GetArrayItem(sc, i)->valuestring;
         st->tick_hz = jnum(sj, "tick_hz");
         st->frame_hz = jnum(sj, "frame_hz");
         const cJSON *sv = cJSON_GetObjectItem(sj, "solvers");
         st->solver_count = cJSON_GetArraySize(sv) < FS_SOLVER_COUNT ? cJSON_GetArraySize(sv) : FS_SOLVER_COUNT;
-        for (int i = 0; i < st->solver_count; i++)
-            st->solver[i] = cJSON_GetArrayItem(sv, i)->valuestring;
+        for (int i = 0; i < st->solver_count; i++) st->solver[i] = cJSON_GetArrayItem(sv, i)->valuestring;
         st->auth_required = cJSON_IsTrue(cJSON_GetObjectItem(sj, "auth_required"));
         st->max_msg = (int)jnum(sj, "max_msg");
         st->rate_per_s = (int)jnum(sj, "rate_per_s");
@@ -675,27 +666,23 @@ static msg_buf *encode_vector(const char *file, const cJSON *in, fs_param_info *
         r.rid = (uint32_t)jnum(in, "rid");
         const char *k = cJSON_GetObjectItem(in, "cmd")->valuestring;
         for (int i = 0; i < CMD_KIND_COUNT; i++)
-            if (!strcmp(cmd_kind_name((cmd_kind)i), k))
-                r.kind = (cmd_kind)i;
+            if (!strcmp(cmd_kind_name((cmd_kind)i), k)) r.kind = (cmd_kind)i;
         r.ok = cJSON_IsTrue(cJSON_GetObjectItem(in, "ok"));
         r.tick = (uint64_t)jnum(in, "tick");
         r.value = (int64_t)jnum(in, "value");
         const cJSON *e = cJSON_GetObjectItem(in, "error");
-        if (e)
-            snprintf(r.error, sizeof r.error, "%s", e->valuestring);
+        if (e) snprintf(r.error, sizeof r.error, "%s", e->valuestring);
         return wire_encode_reply(&r);
     }
     return NULL;
 }
 
-static void check_c2s(const char *file, const cJSON *in, const uint8_t *bytes, size_t len)
-{
+static void check_c2s(const char *file, const cJSON *in, const uint8_t *bytes, size_t len) {
     cmd c;
     char err[FS_ERROR_LEN] = "";
     int rc = wire_decode_command(bytes, len, &c, err, sizeof err);
     CHECK(rc == 0, "%s decodes: %s", file, err);
-    if (rc)
-        return;
+    if (rc) return;
     const char *type = cJSON_GetObjectItem(in, "type")->valuestring;
     CHECK(!strcmp(cmd_kind_name(c.kind), type), "%s kind %s", file, cmd_kind_name(c.kind));
     CHECK(c.rid == (uint32_t)jnum(in, "rid"), "%s rid", file);
@@ -722,7 +709,8 @@ static void check_c2s(const char *file, const cJSON *in, const uint8_t *bytes, s
         break;
     case CMD_HEATER:
         CHECK(c.u.heater.slot == (int)jnum(in, "slot") && c.u.heater.has_def && c.u.heater.kind == FS_HEAT_FLOOR &&
-                  c.u.heater.temperature == (float)jnum(in, "temperature") && c.u.heater.rate == (float)jnum(in, "rate"),
+                  c.u.heater.temperature == (float)jnum(in, "temperature") &&
+                  c.u.heater.rate == (float)jnum(in, "rate"),
               "%s values", file);
         break;
     case CMD_HEAT:
@@ -739,7 +727,8 @@ static void check_c2s(const char *file, const cJSON *in, const uint8_t *bytes, s
                   c.u.emitter.enabled == cJSON_IsTrue(cJSON_GetObjectItem(in, "enabled")),
               "%s slot/enabled", file);
         if (cJSON_GetObjectItem(in, "rate"))
-            CHECK(c.u.emitter.has_def && c.u.emitter.rate == jnum(in, "rate") && c.u.emitter.cap == (int)jnum(in, "cap"),
+            CHECK(c.u.emitter.has_def && c.u.emitter.rate == jnum(in, "rate") &&
+                      c.u.emitter.cap == (int)jnum(in, "cap"),
                   "%s definition", file);
         break;
     case CMD_CURSOR:
@@ -753,36 +742,34 @@ static void check_c2s(const char *file, const cJSON *in, const uint8_t *bytes, s
                   c.u.body_create.has_density && c.u.body_create.density == 500.0f && c.u.body_create.rot[0] == 1.0f,
               "%s values", file);
         break;
-    case CMD_BODY_DESTROY: case CMD_BODY_IMPULSE: case CMD_BODY_GRAB: case CMD_BODY_DRAG: case CMD_BODY_RELEASE:
+    case CMD_BODY_DESTROY:
+    case CMD_BODY_IMPULSE:
+    case CMD_BODY_GRAB:
+    case CMD_BODY_DRAG:
+    case CMD_BODY_RELEASE:
         CHECK(c.u.body.id == (uint32_t)jnum(in, "id"), "%s id", file);
-        if (c.kind == CMD_BODY_IMPULSE)
-            CHECK(c.u.body.vec[1] == 2.5f, "%s impulse", file);
-        if (c.kind == CMD_BODY_DRAG)
-            CHECK(c.u.body.vec[0] == 0.25f, "%s target", file);
+        if (c.kind == CMD_BODY_IMPULSE) CHECK(c.u.body.vec[1] == 2.5f, "%s impulse", file);
+        if (c.kind == CMD_BODY_DRAG) CHECK(c.u.body.vec[0] == 0.25f, "%s target", file);
         break;
     default:
         break;
     }
 }
 
-static int hexval(char ch)
-{
+static int hexval(char ch) {
     return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
 }
 
-static void test_golden(const char *dir, bool write)
-{
+static void test_golden(const char *dir, bool write) {
     char path[1024];
     snprintf(path, sizeof path, "%s/vectors.json", dir);
     char *text = read_file(path, NULL);
     CHECK(text != NULL, "read %s", path);
-    if (!text)
-        return;
+    if (!text) return;
     cJSON *root = cJSON_Parse(text);
     free(text);
     CHECK(root != NULL, "vectors.json parses");
-    if (!root)
-        return;
+    if (!root) return;
     CHECK((int)jnum(root, "protocol_version") == WIRE_PROTOCOL_VERSION, "protocol version matches");
     fs_param_info pinfo[FS_P_COUNT];
     wire_static st;
@@ -802,8 +789,7 @@ static void test_golden(const char *dir, bool write)
             const char *hex = cJSON_GetObjectItem(v, "hex")->valuestring;
             size_t hl = strlen(hex) / 2;
             uint8_t *b = malloc(hl ? hl : 1);
-            for (size_t i = 0; i < hl; i++)
-                b[i] = (uint8_t)(hexval(hex[2 * i]) << 4 | hexval(hex[2 * i + 1]));
+            for (size_t i = 0; i < hl; i++) b[i] = (uint8_t)(hexval(hex[2 * i]) << 4 | hexval(hex[2 * i + 1]));
             char what[64];
             snprintf(what, sizeof what, "bad vector %s", cJSON_GetObjectItem(v, "doc")->valuestring);
             expect_bytes_error(b, hl, cJSON_GetObjectItem(v, "error")->valuestring, what);
@@ -822,13 +808,11 @@ static void test_golden(const char *dir, bool write)
             m = wbuf_finish(&p.b);
         }
         CHECK(m != NULL, "%s encodes", file);
-        if (!m)
-            continue;
+        if (!m) continue;
         if (write) {
             FILE *fo = fopen(path, "wb");
             CHECK(fo && fwrite(m->data, 1, m->len, fo) == m->len, "write %s", path);
-            if (fo)
-                fclose(fo);
+            if (fo) fclose(fo);
         }
         size_t len = 0;
         char *bytes = read_file(path, &len);
@@ -847,13 +831,11 @@ static void test_golden(const char *dir, bool write)
     cJSON_Delete(root);
 }
 
-
 /* ---- Regressions of issue 13 ---------------------------------------------- */
 
 /* A set_param whose `params` holds `entries` numbers named p00, p01, ...,
  * given `copies` times (the issue's reproducer: 2 copies of 29). */
-static void pack_params_msg(pk_ctx *p, int copies, int entries, bool real_names)
-{
+static void pack_params_msg(pk_ctx *p, int copies, int entries, bool real_names) {
     pk_begin(p);
     msgpack_pack_map(&p->pk, (size_t)(3 + copies));
     pk_s(p, "type");
@@ -874,8 +856,7 @@ static void pack_params_msg(pk_ctx *p, int copies, int entries, bool real_names)
     }
 }
 
-static void test_issue13_decoder(void)
-{
+static void test_issue13_decoder(void) {
     cmd c;
     char err[FS_ERROR_LEN] = "";
     pk_ctx p;
@@ -909,21 +890,22 @@ static void test_issue13_decoder(void)
     /* A scalar field given twice is refused the same way, rid echoed. */
     expect_error("{\"type\":\"pause\",\"rid\":1,\"rid\":2}", "pause: field 'rid' given twice");
     expect_error("{\"type\":\"push\",\"rid\":1,\"point\":[0,0,0],\"point\":[1,1,1],\"radius\":1,\"strength\":1,"
-                 "\"direction\":[0,1,0]}", "field 'point' given twice");
+                 "\"direction\":[0,1,0]}",
+                 "field 'point' given twice");
     /* ...even when its first copy was refused. */
     expect_error("{\"type\":\"step\",\"rid\":1,\"steps\":\"x\",\"steps\":5}", "field 'steps' given twice");
     /* A container where a scalar belongs is skipped whole: its contents are
      * never read as fields of the command. */
     rc = decode_json("{\"type\":\"step\",\"rid\":3,\"steps\":{\"rid\":9}}", &c, err);
-    CHECK(rc == -1 && strstr(err, "step: 'steps' must be an integer") && c.rid == 3, "map as steps -> '%s' rid %u",
-          err, (unsigned)c.rid);
+    CHECK(rc == -1 && strstr(err, "step: 'steps' must be an integer") && c.rid == 3, "map as steps -> '%s' rid %u", err,
+          (unsigned)c.rid);
     rc = decode_json("{\"type\":\"pause\",\"rid\":4,\"name\":[\"rid\",1]}", &c, err);
     CHECK(rc == -1 && strstr(err, "'name' must be a string") && c.rid == 4, "array as name -> '%s'", err);
     /* params keys must be strings; a map key is not skipped into. */
-    static const uint8_t map_key[] = {0x84, 0xa4, 't', 'y', 'p', 'e', 0xa9, 's', 'e', 't', '_', 'p', 'a', 'r', 'a', 'm',
-                                      0xa3, 'r', 'i', 'd', 0x01, 0xa8, 'm', 'a', 't', 'e', 'r', 'i', 'a', 'l',
-                                      0xa5, 'w', 'a', 't', 'e', 'r', 0xa6, 'p', 'a', 'r', 'a', 'm', 's',
-                                      0x81, 0x81, 0xa1, 'a', 0x01, 0x01};
+    static const uint8_t map_key[] = {0x84, 0xa4, 't', 'y',  'p',  'e',  0xa9, 's',  'e',  't', '_',  'p', 'a',
+                                      'r',  'a',  'm', 0xa3, 'r',  'i',  'd',  0x01, 0xa8, 'm', 'a',  't', 'e',
+                                      'r',  'i',  'a', 'l',  0xa5, 'w',  'a',  't',  'e',  'r', 0xa6, 'p', 'a',
+                                      'r',  'a',  'm', 's',  0x81, 0x81, 0xa1, 'a',  0x01, 0x01};
     expect_bytes_error(map_key, sizeof map_key, "'params' keys must be strings", "a map as a params key");
     /* Numbers: NaN, infinities and values beyond float's range are refused
      * (never converted). */
@@ -936,38 +918,37 @@ static void test_issue13_decoder(void)
     expect_error("{\"type\":\"get_particles\",\"rid\":1,\"offset\":-1e300}", "'offset' must be");
     /* Positive as a double, 0 as the float the command carries (fuzz_ws_command). */
     expect_error("{\"type\":\"heater\",\"rid\":1,\"slot\":0,\"kind\":\"floor\",\"radius\":1e-300,\"rate\":2,"
-                 "\"temperature\":5}", "heater: radius in (0, 10] m");
+                 "\"temperature\":5}",
+                 "heater: radius in (0, 10] m");
     expect_error("{\"type\":\"push\",\"rid\":1,\"point\":[0,0,0],\"radius\":1e-50,\"strength\":1,"
-                 "\"direction\":[0,1,0]}", "'radius' must be in");
+                 "\"direction\":[0,1,0]}",
+                 "'radius' must be in");
     expect_error("{\"type\":\"heat\",\"rid\":1,\"point\":[0,0,0],\"radius\":1,\"rate\":1,\"duration\":1e-46}",
                  "'duration' must be in");
     expect_error("{\"type\":\"body_create\",\"rid\":1,\"shape\":\"sphere\",\"size\":[1e-46,0,0],\"pos\":[0,0,0]}",
                  "'size' components must be in");
     expect_error("{\"type\":\"body_create\",\"rid\":1,\"shape\":\"sphere\",\"size\":[1,0,0],\"pos\":[0,0,0],"
-                 "\"density\":1e-300}", "'density' must be in");
+                 "\"density\":1e-300}",
+                 "'density' must be in");
 }
 
 /* The REST translation (rest_route.c), without a socket. */
-static const char *no_args(void *ctx, const char *name, char *buf, int len)
-{
+static const char *no_args(void *ctx, const char *name, char *buf, int len) {
     (void)ctx, (void)name, (void)buf, (void)len;
     return NULL;
 }
 
-static void rest_call(int method, const char *path, const char *body, rest_action *a)
-{
+static void rest_call(int method, const char *path, const char *body, rest_action *a) {
     /* An exact-size copy, not terminated: ASan sees any read past it. */
     size_t n = body ? strlen(body) : 0;
     char *b = n ? malloc(n) : NULL;
-    if (n)
-        memcpy(b, body, n);
+    if (n) memcpy(b, body, n);
     rest_request q = {.method = method, .path = path, .arg = no_args, .body = b, .body_len = n};
     rest_translate(&q, a);
     free(b);
 }
 
-static void test_issue13_rest(void)
-{
+static void test_issue13_rest(void) {
     rest_action a;
     /* PATCH with an unknown key: the error quotes the key, which used to be
      * read after cJSON_Delete (heap use-after-free under ASan). */
@@ -988,17 +969,20 @@ static void test_issue13_rest(void)
     rest_call(HM_PATCH, "/materials/water", body, &a);
     char want[64];
     snprintf(want, sizeof want, "too many parameters (at most %d)", FS_P_COUNT);
-    CHECK(a.outcome == REST_ERROR && a.status == 400 && !strcmp(a.error, want), "PATCH %d keys -> '%s'",
-          FS_P_COUNT + 1, a.error);
+    CHECK(a.outcome == REST_ERROR && a.status == 400 && !strcmp(a.error, want), "PATCH %d keys -> '%s'", FS_P_COUNT + 1,
+          a.error);
     rest_call(HM_PATCH, "/materials/water", "{\"stiffness\":0.01,\"stiffness\":0.02}", &a);
     CHECK(a.outcome == REST_ERROR && a.status == 400 && strstr(a.error, "'stiffness' given twice"),
           "PATCH duplicate -> '%s'", a.error);
     rest_call(HM_PATCH, "/materials/water", "{\"stiffness\":0.01,\"friction\":0.5}", &a);
     CHECK(a.outcome == REST_COMMAND && a.c.kind == CMD_SET_PARAM && a.c.u.set_param.count == 2 &&
-              !strcmp(a.c.u.set_param.material, "water"), "PATCH two params -> a set_param (%s)", a.error);
+              !strcmp(a.c.u.set_param.material, "water"),
+          "PATCH two params -> a set_param (%s)", a.error);
     /* Body fields given twice, and the routes' other refusals. */
-    rest_call(HM_POST, "/push", "{\"point\":[0,0,0],\"point\":[1,1,1],\"radius\":1,\"strength\":1,"
-                                "\"direction\":[0,1,0]}", &a);
+    rest_call(HM_POST, "/push",
+              "{\"point\":[0,0,0],\"point\":[1,1,1],\"radius\":1,\"strength\":1,"
+              "\"direction\":[0,1,0]}",
+              &a);
     CHECK(a.outcome == REST_ERROR && a.status == 400 && !strcmp(a.error, "push: field 'point' given twice"),
           "POST push duplicate -> '%s'", a.error);
     rest_call(HM_POST, "/step", NULL, &a);
@@ -1014,30 +998,30 @@ static void test_issue13_rest(void)
 }
 
 /* The snapshot document's wrapper: a key given twice is refused. */
-static void test_snapshot_wrapper(void)
-{
-    static const uint8_t ok[] = {0x82, 0xa4, 't', 'y', 'p', 'e', 0xa8, 's', 'n', 'a', 'p', 's', 'h', 'o', 't',
-                                 0xa5, 'w', 'o', 'r', 'l', 'd', 0xc4, 0x02, 0xaa, 0xbb};
-    static const uint8_t two_worlds[] = {0x83, 0xa4, 't', 'y', 'p', 'e', 0xa8, 's', 'n', 'a', 'p', 's', 'h', 'o', 't',
-                                         0xa5, 'w', 'o', 'r', 'l', 'd', 0xc4, 0x02, 0xaa, 0xbb,
-                                         0xa5, 'w', 'o', 'r', 'l', 'd', 0xc4, 0x01, 0xcc};
-    static const uint8_t two_types[] = {0x83, 0xa4, 't', 'y', 'p', 'e', 0xa3, 'x', 'y', 'z',
-                                        0xa5, 'w', 'o', 'r', 'l', 'd', 0xc4, 0x02, 0xaa, 0xbb,
-                                        0xa4, 't', 'y', 'p', 'e', 0xa8, 's', 'n', 'a', 'p', 's', 'h', 'o', 't'};
+static void test_snapshot_wrapper(void) {
+    static const uint8_t ok[] = {0x82, 0xa4, 't',  'y', 'p', 'e', 0xa8, 's', 'n',  'a',  'p',  's', 'h',
+                                 'o',  't',  0xa5, 'w', 'o', 'r', 'l',  'd', 0xc4, 0x02, 0xaa, 0xbb};
+    static const uint8_t two_worlds[] = {0x83, 0xa4, 't', 'y',  'p', 'e', 0xa8, 's',  'n',  'a',  'p',  's',
+                                         'h',  'o',  't', 0xa5, 'w', 'o', 'r',  'l',  'd',  0xc4, 0x02, 0xaa,
+                                         0xbb, 0xa5, 'w', 'o',  'r', 'l', 'd',  0xc4, 0x01, 0xcc};
+    static const uint8_t two_types[] = {0x83, 0xa4, 't', 'y', 'p',  'e',  0xa3, 'x',  'y',  'z', 0xa5, 'w',
+                                        'o',  'r',  'l', 'd', 0xc4, 0x02, 0xaa, 0xbb, 0xa4, 't', 'y',  'p',
+                                        'e',  0xa8, 's', 'n', 'a',  'p',  's',  'h',  'o',  't'};
     const uint8_t *w;
     size_t wl;
     char err[160] = "";
     CHECK(wire_decode_snapshot(ok, sizeof ok, &w, &wl, err, sizeof err) == 0 && wl == 2 && w[0] == 0xaa,
           "snapshot wrapper: %s", err);
     CHECK(wire_decode_snapshot(two_worlds, sizeof two_worlds, &w, &wl, err, sizeof err) == -1 &&
-              !strcmp(err, "snapshot: 'world' given twice"), "two worlds -> '%s'", err);
+              !strcmp(err, "snapshot: 'world' given twice"),
+          "two worlds -> '%s'", err);
     CHECK(wire_decode_snapshot(two_types, sizeof two_types, &w, &wl, err, sizeof err) == -1 &&
-              !strcmp(err, "snapshot: 'type' given twice"), "two types -> '%s'", err);
+              !strcmp(err, "snapshot: 'type' given twice"),
+          "two types -> '%s'", err);
 }
 
 /* protocol/PROTOCOL.md and openapi.json state the code's limit on params. */
-static void test_params_limit_documented(const char *golden)
-{
+static void test_params_limit_documented(const char *golden) {
     char path[1024];
     snprintf(path, sizeof path, "%s/../PROTOCOL.md", golden);
     size_t len = 0;
@@ -1053,8 +1037,7 @@ static void test_params_limit_documented(const char *golden)
     free(oa);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     bool write = argc > 2 && !strcmp(argv[1], "--write-golden");
     const char *dir = write ? argv[2] : argc > 1 ? argv[1] : "protocol/golden";
     test_decode_valid();

@@ -18,7 +18,9 @@ static fs_world *world(int capacity, int substeps, fs_pool **pool) {
     return fs_world_create(&d);
 }
 
-static float angle_deg(fs_quat q) { return 2.0f * acosf(fminf(1.0f, fabsf(q.w))) * 57.29578f; }
+static float angle_deg(fs_quat q) {
+    return 2.0f * acosf(fminf(1.0f, fabsf(q.w))) * 57.29578f;
+}
 
 void test_bodies_stack(void) {
     fs_pool *pool;
@@ -153,8 +155,8 @@ void test_bodies_momentum(void) {
     }
     fs_body_state st;
     fs_world_body_get(w, (uint32_t)id, &st);
-    double d = sqrt((P1[0] - P0[0]) * (P1[0] - P0[0]) + (P1[1] - P0[1]) * (P1[1] - P0[1]) +
-                    (P1[2] - P0[2]) * (P1[2] - P0[2]));
+    double d =
+        sqrt((P1[0] - P0[0]) * (P1[0] - P0[0]) + (P1[1] - P0[1]) * (P1[1] - P0[1]) + (P1[2] - P0[2]) * (P1[2] - P0[2]));
     double p0 = sqrt(P0[0] * P0[0] + P0[1] * P0[1] + P0[2] * P0[2]);
     REPORT("sphere of %.1f kg at 4 m/s through %.0f kg of water: body leaves at %.2f m/s; total momentum %.3f -> "
            "%.3f kg m/s (relative change %.1e)",
@@ -288,8 +290,8 @@ void test_snapshot_roundtrip(void) {
             }
             buf[at] = keep;
         }
-        REPORT("         %d of %d single-byte corruptions refused (the rest hit float data that stays valid)",
-               refused, tries);
+        REPORT("         %d of %d single-byte corruptions refused (the rest hit float data that stays valid)", refused,
+               tries);
         free(buf);
         fs_world_destroy(a), fs_world_destroy(b);
         fs_pool_destroy(pa), fs_pool_destroy(pb);

@@ -105,8 +105,8 @@ void test_heaters(void) {
         float dx = v.x[i] - 1.2f, dy = v.y[i] - 0.3f, dz = v.z[i] - 0.4f;
         if (dx * dx + dy * dy + dz * dz < 0.01f) top += v.temperature[i], nt++;
     }
-    REPORT("after 2 s: the %d particles on an 80 C plate average %.1f C; %d near a -50 C/s cooler average %.1f C",
-           nb, nb ? bottom / nb : 0, nt, nt ? top / nt : 0);
+    REPORT("after 2 s: the %d particles on an 80 C plate average %.1f C; %d near a -50 C/s cooler average %.1f C", nb,
+           nb ? bottom / nb : 0, nt, nt ? top / nt : 0);
     CHECK(nb > 0 && bottom / nb > 50, "hot plate did not heat");
     CHECK(nt > 5 && top / nt < 5, "cooler did not cool (%d particles)", nt);
     fs_world_destroy(w);
@@ -165,7 +165,8 @@ void test_phase_jelly(void) {
     plate.enabled = false;
     fs_world_set_heater(w, slot, &plate, NULL);
     float h_after = run_mean_height(w, 120);
-    REPORT("jelly block 0.64 m high settled to %.2f m, %d springs; 2 s more at 20 C: %.2f m; 3 s on an 80 C plate: %.2f m, %d springs; "
+    REPORT("jelly block 0.64 m high settled to %.2f m, %d springs; 2 s more at 20 C: %.2f m; 3 s on an 80 C plate: "
+           "%.2f m, %d springs; "
            "3 s on a 0 C plate: %.2f m, %d springs; 2 s later: %.2f m",
            h0, springs0, h_cold, h_hot, springs_hot, h_set, springs_set, h_after);
     CHECK(fabsf(h_cold - h0) / h0 < 0.05f, "cold jelly sagged: %.3f -> %.3f", h0, h_cold);

@@ -90,7 +90,7 @@ void test_mps_hydrostatic(void) {
     int n = fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){nx * l0, ny * l0, nz * l0}, FS_MAT_WATER, 0.0f);
     const float H = ny * l0, rho = 1000.0f, g = 9.81f;
     const int settle = 60, avg = SAN_BUILD ? 30 : 180; /* 1 s to settle, then 3 s: the tank breathes, and a 1 s
-                                                              * average moved by +-2.5% with any change of the flow */
+                                                        * average moved by +-2.5% with any change of the flow */
     for (int t = 0; t < settle; t++) fs_world_step(w);
     enum { LAYERS = 64 };
     double psum[LAYERS] = {0}, ysum[LAYERS] = {0};
@@ -280,8 +280,8 @@ void test_mps_dam_break(void) {
         double raw = interp(T, Z, ns, MM_T[k]), shifted = interp(T, Z, ns, MM_T[k] - TAU0);
         REPORT("  MM T = %.3f: x/a = %.3f, Martin & Moyce %.3f: %+.1f%% with the release shift, %+.1f%% raw "
                "(x/a %.3f; reached at T = %.3f, %.1f ms early); Koshizuka & Oka's MPS %.3f",
-               MM_T[k], shifted, MM_Z[k], 100 * (shifted - MM_Z[k]) / MM_Z[k], 100 * (raw - MM_Z[k]) / MM_Z[k], raw,
-               tz, mms * (MM_T[k] - tz), interp(KO_T, KO_Z, 9, MM_T[k]));
+               MM_T[k], shifted, MM_Z[k], 100 * (shifted - MM_Z[k]) / MM_Z[k], 100 * (raw - MM_Z[k]) / MM_Z[k], raw, tz,
+               mms * (MM_T[k] - tz), interp(KO_T, KO_Z, 9, MM_T[k]));
     }
     for (int k = 0; k < 10; k++) {
         double raw = interp(T, Z, ns, MMT_T[k]), shifted = interp(T, Z, ns, MMT_T[k] - TAU0);
@@ -309,8 +309,8 @@ void test_mps_dam_break(void) {
            TAU0, mms * TAU0, 100 * w_mm, 100 * w_mmt, 100 * raw_mm, 100 * raw_mmt, best, mms * best,
            100 * front_error(T, Z, ns, MM_T, MM_Z, 4, best, NULL),
            100 * front_error(T, Z, ns, MMT_T, MMT_Z, 10, best, NULL));
-    REPORT("speed of the surge dZ/dT over T = %.2f..%.2f: %.3f, Martin & Moyce %.3f (%+.1f%%)", MM_T[2], MM_T[3],
-           slope, mm_slope, 100 * (slope - mm_slope) / mm_slope);
+    REPORT("speed of the surge dZ/dT over T = %.2f..%.2f: %.3f, Martin & Moyce %.3f (%+.1f%%)", MM_T[2], MM_T[3], slope,
+           mm_slope, 100 * (slope - mm_slope) / mm_slope);
     CHECK(T[ns - 1] > MM_T[3], "the run stopped early: T %.2f, x/a %.2f", T[ns - 1], Z[ns - 1]);
     CHECK(w_mm < 0.10 && w_mmt < 0.10, "surge front off Martin & Moyce by %.1f%% / %.1f%% (release shift %.3f)",
           100 * w_mm, 100 * w_mmt, TAU0);
@@ -348,8 +348,8 @@ static drop_result water_drop(float sigma, int m, double duration) {
     fs_domain dom = {{0, 0, 0}, {box, box, box}, {0, 0, 0}, 3.1f * l0, l0, 0.5f * l0};
     fs_error err;
     CHECK(fs_world_reset(w, &dom, &err) == FS_OK, "reset: %s", err.msg);
-    int n = fs_world_add_block(w, (fs_vec3){c0, c0, c0}, (fs_vec3){c0 + m * l0, c0 + m * l0, c0 + m * l0},
-                               FS_MAT_WATER, 0.0f);
+    int n = fs_world_add_block(w, (fs_vec3){c0, c0, c0}, (fs_vec3){c0 + m * l0, c0 + m * l0, c0 + m * l0}, FS_MAT_WATER,
+                               0.0f);
     CHECK(fs_world_set_param(w, FS_MAT_WATER, FS_P_SURFACE_TENSION, sigma, &err) == FS_OK, "%s", err.msg);
     r.req = cbrt(3.0 * n / (4.0 * 3.14159265358979)) * l0;
     float *P = malloc(sizeof(float) * (size_t)n);
@@ -405,11 +405,13 @@ void test_mps_surface_tension(void) {
            a.p_in, b.p_in, a.p_in / b.p_in, 2 * sigma / a.req, a.p_in / (2 * sigma / a.req));
     CHECK(a.shape0 > 1.6, "the start is not a cube: %.3f", a.shape0);
     CHECK(a.shape < 1.15 && b.shape < 1.15, "the drop did not round up: %.3f, %.3f", a.shape, b.shape);
-    CHECK(a.worst_rg < 0.85 && b.worst_rg < 0.85, "the drop came apart: radius of gyration %.3f, %.3f R_eq",
-          a.worst_rg, b.worst_rg);
+    CHECK(a.worst_rg < 0.85 && b.worst_rg < 0.85, "the drop came apart: radius of gyration %.3f, %.3f R_eq", a.worst_rg,
+          b.worst_rg);
     CHECK(a.farthest < 1.6 && b.farthest < 1.6, "a particle left the drop: %.2f, %.2f R_eq", a.farthest, b.farthest);
-    CHECK(a.p_in > 0 && b.p_in > 0 && fabs(a.p_in / b.p_in - 2.0) < 0.5, "pressure inside %.2f / %.2f Pa, not "
-          "proportional to sigma", a.p_in, b.p_in);
+    CHECK(a.p_in > 0 && b.p_in > 0 && fabs(a.p_in / b.p_in - 2.0) < 0.5,
+          "pressure inside %.2f / %.2f Pa, not "
+          "proportional to sigma",
+          a.p_in, b.p_in);
 }
 
 /* ---- inflow and outflow: the mps_obstacle scene ---------------------------
@@ -476,8 +478,8 @@ void test_mps_oil_water(void) {
     int nw = fs_world_add_block(w, (fs_vec3){0, layers * l0, 0}, (fs_vec3){nx * l0, 2 * layers * l0, nz * l0},
                                 FS_MAT_WATER, 0.0f);
     /* a small tilt of the interface seeds the overturn deterministically */
-    fs_world_push(w, (fs_vec3){0.25f * nx * l0, layers * l0, 0.5f * nz * l0}, 4 * l0, (fs_vec3){0, 1, 0}, 0.05f,
-                  NULL, NULL);
+    fs_world_push(w, (fs_vec3){0.25f * nx * l0, layers * l0, 0.5f * nz * l0}, 4 * l0, (fs_vec3){0, 1, 0}, 0.05f, NULL,
+                  NULL);
     const int steps = 420; /* 7 s */
     double yo = 0, yw = 0;
     for (int t = 0; t <= steps; t++) {
@@ -487,8 +489,10 @@ void test_mps_oil_water(void) {
             double so = 0, sw = 0;
             int co = 0, cw = 0;
             for (int i = 0; i < v.count; i++) {
-                if (v.material[i] == FS_MAT_OIL) so += v.y[i], co++;
-                else sw += v.y[i], cw++;
+                if (v.material[i] == FS_MAT_OIL)
+                    so += v.y[i], co++;
+                else
+                    sw += v.y[i], cw++;
             }
             yo = so / co, yw = sw / cw;
             fs_mps_info in;

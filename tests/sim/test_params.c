@@ -75,8 +75,8 @@ void test_params_per_solver(void) {
         const uint64_t h = hash_after(s, cases[k].scene, cases[k].particles, (int)cases[k].reads);
         REPORT("%-7s on %-15s: reads %2d parameters, %2d/%2d others leave %d steps bit-identical (%016llx); "
                "%s moved: %016llx",
-               fs_solver_name((fs_solver)s), cases[k].scene, read, same, unread, PARAM_STEPS,
-               (unsigned long long)base, fs_param_get_info(cases[k].reads)->name, (unsigned long long)h);
+               fs_solver_name((fs_solver)s), cases[k].scene, read, same, unread, PARAM_STEPS, (unsigned long long)base,
+               fs_param_get_info(cases[k].reads)->name, (unsigned long long)h);
         CHECK(h != base, "solver %s did not change with %s, which it reads", fs_solver_name((fs_solver)s),
               fs_param_get_info(cases[k].reads)->name);
     }

@@ -69,10 +69,9 @@ static bool all_finite_inside(fs_world *w, int *bad_out) {
     fs_domain d = fs_world_domain(w);
     int bad = 0;
     for (int i = 0; i < v.count; i++) {
-        bool ok = isfinite(v.x[i]) && isfinite(v.y[i]) && isfinite(v.z[i]) && isfinite(v.vx[i]) &&
-                  isfinite(v.vy[i]) && isfinite(v.vz[i]) && v.x[i] >= d.box_min.x && v.x[i] <= d.box_max.x &&
-                  v.y[i] >= d.box_min.y && v.y[i] <= d.box_max.y && v.z[i] >= d.box_min.z &&
-                  v.z[i] <= d.box_max.z;
+        bool ok = isfinite(v.x[i]) && isfinite(v.y[i]) && isfinite(v.z[i]) && isfinite(v.vx[i]) && isfinite(v.vy[i]) &&
+                  isfinite(v.vz[i]) && v.x[i] >= d.box_min.x && v.x[i] <= d.box_max.x && v.y[i] >= d.box_min.y &&
+                  v.y[i] <= d.box_max.y && v.z[i] >= d.box_min.z && v.z[i] <= d.box_max.z;
         bad += !ok;
     }
     if (bad_out) *bad_out = bad;
@@ -99,7 +98,9 @@ static snap take(fs_world *w) {
     }
     return s;
 }
-static void snap_free(snap *s) { free(s->id), free(s->x), free(s->v); }
+static void snap_free(snap *s) {
+    free(s->id), free(s->x), free(s->v);
+}
 
 /* ---- momentum ------------------------------------------------------------ */
 static void test_linear_momentum(void) {
@@ -125,8 +126,8 @@ static void test_linear_momentum(void) {
     int springs0 = fs_world_spring_count(w);
     for (int t = 0; t < 500; t++) fs_world_step(w);
     momentum(w, P1);
-    double dP = sqrt((P1[0] - P0[0]) * (P1[0] - P0[0]) + (P1[1] - P0[1]) * (P1[1] - P0[1]) +
-                     (P1[2] - P0[2]) * (P1[2] - P0[2]));
+    double dP =
+        sqrt((P1[0] - P0[0]) * (P1[0] - P0[0]) + (P1[1] - P0[1]) * (P1[1] - P0[1]) + (P1[2] - P0[2]) * (P1[2] - P0[2]));
     /* nothing may have touched a wall, or the test proves nothing */
     fs_world_view(w, &v);
     float ext = 0;
@@ -198,8 +199,8 @@ static void test_angular_momentum_relaxation(void) {
         snap_free(&a), snap_free(&b);
     }
     for (int t = 0; t < 500; t++) worst = fmax(worst, taus[t] / (scale_sum / 500));
-    double acc = sqrt(impulse_sum[0] * impulse_sum[0] + impulse_sum[1] * impulse_sum[1] +
-                      impulse_sum[2] * impulse_sum[2]);
+    double acc =
+        sqrt(impulse_sum[0] * impulse_sum[0] + impulse_sum[1] * impulse_sum[1] + impulse_sum[2] * impulse_sum[2]);
     REPORT("%d particles, 500 steps: angular impulse of the relaxation, summed: %.3g against sum |x*||dv| %.3g "
            "(relative %.2g; worst step against the mean step %.2g)",
            n, acc, scale_sum, acc / scale_sum, worst);
@@ -280,8 +281,7 @@ static void test_sequential_vs_jacobi(void) {
     REPORT("4 substeps, 2 s: Jacobi (parallel) density %.3f (%+.1f%%), v_rms %.4f; sequential Alg. 2 density "
            "%.3f (%+.1f%%), v_rms %.4f",
            j.density, 100 * (j.density - rho0) / rho0, j.vrms, s.density, 100 * (s.density - rho0) / rho0, s.vrms);
-    CHECK(fabsf(j.density - s.density) / s.density < 0.15f, "Jacobi %.3f vs sequential %.3f", j.density,
-          s.density);
+    CHECK(fabsf(j.density - s.density) / s.density < 0.15f, "Jacobi %.3f vs sequential %.3f", j.density, s.density);
     CHECK(j.vrms < 0.05f && s.vrms < 0.05f, "not at rest");
 }
 
@@ -701,8 +701,7 @@ static void test_scenes(void) {
             CHECK(n0 < sc->default_particles && st.particles > n0, "%s: %d -> %d particles", sc->name, n0,
                   st.particles);
         else
-            CHECK(abs(n0 - sc->default_particles) < sc->default_particles / 5 + 50, "%s: %d particles", sc->name,
-                  n0);
+            CHECK(abs(n0 - sc->default_particles) < sc->default_particles / 5 + 50, "%s: %d particles", sc->name, n0);
         CHECK(bad == 0, "%s: %d bad particles", sc->name, bad);
     }
     drop(&e);

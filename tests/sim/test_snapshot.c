@@ -26,13 +26,17 @@ static snap take_snapshot(const fs_world *w) {
 /* Byte offsets into the layout of snapshot.c (version 2). */
 #define OFF_DOM 20
 #define OFF_NMAT (OFF_DOM + sizeof(fs_domain) + 32)
-static size_t off_mats(void) { return OFF_NMAT + 4; }
+static size_t off_mats(void) {
+    return OFF_NMAT + 4;
+}
 static uint32_t u32_at(const snap *s, size_t at) {
     uint32_t v;
     memcpy(&v, s->b + at, 4);
     return v;
 }
-static size_t off_count(const snap *s) { return off_mats() + sizeof(fs_material) * u32_at(s, OFF_NMAT); }
+static size_t off_count(const snap *s) {
+    return off_mats() + sizeof(fs_material) * u32_at(s, OFF_NMAT);
+}
 /* array k of the 9 float arrays (x y z px py pz vx vy vz), 9: temperature */
 static size_t off_floats(const snap *s, int k) {
     size_t n = u32_at(s, off_count(s)), at = off_count(s) + 8;
@@ -47,7 +51,9 @@ static size_t off_emitters(const snap *s) {
     for (size_t i = 0; i < n; i++) at += 4 + 8 * (size_t)u32_at(s, at);
     return at;
 }
-static void put_f32(snap *s, size_t at, float v) { memcpy(s->b + at, &v, 4); }
+static void put_f32(snap *s, size_t at, float v) {
+    memcpy(s->b + at, &v, 4);
+}
 
 typedef struct ctx {
     fs_world *w; /* the world restores are tried on */
@@ -64,8 +70,8 @@ static void refused(ctx *c, const snap *bad, const char *what, const char *want)
     CHECK(st != FS_OK, "%s: accepted", what);
     CHECK(strstr(err.msg, want) != NULL, "%s: the reason '%s' does not name '%s'", what, err.msg, want);
     snap after = take_snapshot(c->w);
-    CHECK(after.n == c->before.n && !memcmp(after.b, c->before.b, after.n), "%s: the refused snapshot changed the world",
-          what);
+    CHECK(after.n == c->before.n && !memcmp(after.b, c->before.b, after.n),
+          "%s: the refused snapshot changed the world", what);
     free(after.b);
     fs_stats a, b;
     fs_world_stats(c->w, &a);
@@ -246,8 +252,9 @@ void test_body_rails(void) {
         b.shape = k % 2 ? FS_SHAPE_BOX : FS_SHAPE_SPHERE;
         b.size = (fs_vec3){0.01f, 0.01f, 0.01f};
         b.density = 10;
-        b.pos = (fs_vec3){dom.box_min.x + (0.1f + 0.05f * (float)k) * (dom.box_max.x - dom.box_min.x),
-                          dom.box_min.y + 0.1f * (dom.box_max.y - dom.box_min.y), 0.5f * (dom.box_min.z + dom.box_max.z)};
+        b.pos =
+            (fs_vec3){dom.box_min.x + (0.1f + 0.05f * (float)k) * (dom.box_max.x - dom.box_min.x),
+                      dom.box_min.y + 0.1f * (dom.box_max.y - dom.box_min.y), 0.5f * (dom.box_min.z + dom.box_max.z)};
         b.vel = (fs_vec3){(float)(k % 3 - 1) * 70.0f, -50.0f, 40.0f};
         b.ang_vel = (fs_vec3){k % 2 ? 60.0f : -60.0f, 60.0f, 50.0f};
         CHECK(fs_world_create_body(w, &b, &err) >= 0, "%s", err.msg);
@@ -259,11 +266,12 @@ void test_body_rails(void) {
             fs_body_state s;
             fs_world_body_at(w, k, &s);
             vmax = fmaxf(vmax, sqrtf(s.vel.x * s.vel.x + s.vel.y * s.vel.y + s.vel.z * s.vel.z));
-            wmax = fmaxf(wmax, sqrtf(s.ang_vel.x * s.ang_vel.x + s.ang_vel.y * s.ang_vel.y + s.ang_vel.z * s.ang_vel.z));
+            wmax =
+                fmaxf(wmax, sqrtf(s.ang_vel.x * s.ang_vel.x + s.ang_vel.y * s.ang_vel.y + s.ang_vel.z * s.ang_vel.z));
         }
     }
-    REPORT("6 bodies of 10 kg/m^3, 1 cm, thrown through a dam break, 120 steps: fastest %.1f m/s, %.1f rad/s",
-           vmax, wmax);
+    REPORT("6 bodies of 10 kg/m^3, 1 cm, thrown through a dam break, 120 steps: fastest %.1f m/s, %.1f rad/s", vmax,
+           wmax);
     CHECK(vmax <= 100.0f * 1.0001f && wmax <= 200.0f * 1.0001f, "a body left its rails: %g m/s, %g rad/s", vmax, wmax);
     snap s = take_snapshot(w);
     fs_world *b = fs_world_create(&d);

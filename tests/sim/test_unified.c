@@ -171,8 +171,7 @@ void test_unified_merge_split(void) {
            fs_world_particle_count(w), nc0, big0, nc1, pairs1, nc2, big2);
     CHECK(nc0 == 2, "two separate blocks expected, got %d", nc0);
     CHECK(pairs1 < pairs0, "heating did not melt anything");
-    CHECK(big2 > 0.8 * fs_world_particle_count(w), "blocks did not merge: %d bodies, largest %d", nc2,
-          big2);
+    CHECK(big2 > 0.8 * fs_world_particle_count(w), "blocks did not merge: %d bodies, largest %d", nc2, big2);
     drop_world(&e);
 
     /* splitting */
@@ -231,8 +230,8 @@ static double pair_drift(fs_world *w, const float *p0, int n) {
 void test_unified_rigid(void) {
     uenv e = make_world(2000, 2, (fs_vec3){2, 2, 2}, (fs_vec3){0, 0, 0});
     fs_world *w = e.w;
-    int n = fs_world_add_block(w, (fs_vec3){0.68f, 0.84f, 0.76f}, (fs_vec3){1.32f, 1.16f, 1.24f}, FS_MAT_CHOCOLATE,
-                               0.0f);
+    int n =
+        fs_world_add_block(w, (fs_vec3){0.68f, 0.84f, 0.76f}, (fs_vec3){1.32f, 1.16f, 1.24f}, FS_MAT_CHOCOLATE, 0.0f);
     to_unified(w);
     float *p0 = malloc(sizeof(float) * 3 * (size_t)n);
     positions(w, p0);
@@ -252,11 +251,11 @@ void test_unified_rigid(void) {
     angular(w, L1, c1);
     double drift = pair_drift(w, p0, n);
     double l0 = sqrt(L0[0] * L0[0] + L0[1] * L0[1] + L0[2] * L0[2]);
-    double dl = sqrt((L1[0] - L0[0]) * (L1[0] - L0[0]) + (L1[1] - L0[1]) * (L1[1] - L0[1]) +
-                     (L1[2] - L0[2]) * (L1[2] - L0[2]));
+    double dl =
+        sqrt((L1[0] - L0[0]) * (L1[0] - L0[0]) + (L1[1] - L0[1]) * (L1[1] - L0[1]) + (L1[2] - L0[2]) * (L1[2] - L0[2]));
     int pairs, big, nc = fs__unified_components(w, &pairs, &big);
-    double moved = sqrt((c1[0] - c0[0]) * (c1[0] - c0[0]) + (c1[1] - c0[1]) * (c1[1] - c0[1]) +
-                        (c1[2] - c0[2]) * (c1[2] - c0[2]));
+    double moved =
+        sqrt((c1[0] - c0[0]) * (c1[0] - c0[0]) + (c1[1] - c0[1]) * (c1[1] - c0[1]) + (c1[2] - c0[2]) * (c1[2] - c0[2]));
     REPORT("rigid chocolate block of %d spinning at 3 rad/s, no gravity, %.1f s: %d body; angular momentum "
            "changed by %.2e of itself; largest change of a pair distance %.2e m; centre moved %.2e m",
            n, (SAN ? 30 : 60) / 60.0, nc, dl / l0, drift, moved);
