@@ -29,4 +29,8 @@ FORMAT_SRC = $(shell find server tests -name node_modules -prune -o \( -name '*.
 format:
 	clang-format -i $(FORMAT_SRC)
 check-format:
-	clang-format --dry-run -Werror $(FORMAT_SRC)
+	@n=0; for f in $(FORMAT_SRC); do clang-format --dry-run -Werror "$$f" >/dev/null 2>&1 || { echo "not formatted: $$f (make format)"; n=$$((n + 1)); }; done; \
+	echo "check-format: $$(( $(words $(FORMAT_SRC)) - n )) passed, $$n failed"; [ $$n -eq 0 ]
+
+# make test: every C file laid out by .clang-format.
+EXTRA_TESTS += "$(MAKE) -s --no-print-directory check-format"
