@@ -37,7 +37,7 @@ static const struct opt {
     {"allow-origin", "FLUID_ALLOW_ORIGIN", OT_STR, O(allow_origin), 0, 0,
      "comma-separated browser origins, besides this server's own, allowed to open the stream and change the world "
      "('*': any)"},
-    {"threads", "FLUID_THREADS", OT_INT, O(threads), 0, 64,
+    {"threads", "FLUID_THREADS", OT_INT, O(threads), 0, CONFIG_MAX_THREADS,
      "simulation worker threads (fs_pool), including the sim thread (0: one less than the cores, at least 1, so the "
      "network thread keeps a core for the clients)"},
     {"substeps", "FLUID_SUBSTEPS", OT_INT, O(substeps), 1, 16,
@@ -217,7 +217,7 @@ int config_parse(srv_config *c, int argc, char **argv, FILE *out, FILE *err) {
     if (c->threads == 0) { /* auto: leave a core to the network thread and its clients */
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         c->threads = cores > 2 ? (int)(cores - 1) : 1;
-        if (c->threads > 64) c->threads = 64;
+        if (c->threads > CONFIG_MAX_THREADS) c->threads = CONFIG_MAX_THREADS;
     }
     return 0;
 }

@@ -2,6 +2,10 @@
 #ifndef SRV_CONFIG_H
 #define SRV_CONFIG_H
 
+/* The core's FS_MAX_WORKERS (base/ does not include the core; loop/sim_thread.c
+ * asserts the two agree). */
+#define CONFIG_MAX_THREADS 64
+
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -18,7 +22,7 @@ typedef struct srv_config {
     char web_root[1024];
     char token[128];        /* empty: no token required */
     char allow_origin[512]; /* extra browser origins allowed to connect and change the world; "*": any */
-    int threads;            /* sim worker threads, including the sim thread */
+    int threads;            /* sim worker threads, including the sim thread (at most CONFIG_MAX_THREADS) */
     int substeps;           /* simulation steps per tick (each of 1/(tick_hz * substeps) s) */
     int rate_per_s;         /* per-client command rate limit */
     int rate_burst;

@@ -17,6 +17,8 @@
 #include "publish.h"
 #include "sim_state.h"
 
+_Static_assert(CONFIG_MAX_THREADS == FS_MAX_WORKERS, "--threads is bounded by the core's worker limit");
+
 /* The world's definition from the options (main thread). */
 static int world_def(sim_thread *s, fs_world_def *def, char *err, size_t errlen) {
     const srv_config *cfg = s->cfg;
