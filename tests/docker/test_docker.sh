@@ -76,8 +76,11 @@ finish() {
   cleanup
   note "$(($(date +%s) - t0)) s; logs in $logdir/"
   echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
-  exit
+  # An explicit status: a bare `exit` inside an EXIT trap exits with the
+  # status from before the trap (0 at the end of the script), which hid
+  # failed checks from CI.
+  if [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]; then exit 0; fi
+  exit 1
 }
 trap finish EXIT
 trap 'not_ok "interrupted"; exit 1' INT TERM
@@ -211,7 +214,7 @@ sets_env() {
 }
 check "image sets FLUID_BIND, FLUID_PORT, FLUID_WEB_ROOT, FLUID_DATA_DIR" sets_env
 files=$(podman run --rm --pull=never --no-healthcheck --entrypoint bash "$IMAGE" -c \
-  'cd "$FLUID_WEB_ROOT" && ls index.html vendor/msgpack/index.mjs src/main.js &&
+  'cd "$FLUID_WEB_ROOT" && ls index.html vendor/msgpack/index.mjs src/app.js &&
    ! find / -xdev -name node_modules -print -quit | grep . && stat -c "%u %a" /data' 2>&1)
 check "image holds the client files, vendored msgpack, no node_modules; /data owned by the user" \
   grep -qx "${user%%:*} 750" <<<"$files"
