@@ -103,15 +103,8 @@ static int fields_from_json(const cJSON *j, cmd_fields *f, char *err, size_t err
             break;
         }
         if (!ok) {
-            static const char *const tn[] = {"a string (under 32 bytes)",
-                                             "a non-negative integer",
-                                             "an integer",
-                                             "a number",
-                                             "an array of 3 numbers",
-                                             "a boolean",
-                                             "an object",
-                                             "an array of 4 numbers"};
-            snprintf(err, errlen, "'%s' must be %s", cmd_field_defs[fi].name, tn[cmd_field_defs[fi].type]);
+            snprintf(err, errlen, "'%s' must be %s", cmd_field_defs[fi].name,
+                     cmd_ftype_text(cmd_field_defs[fi].type, true));
             return -1;
         }
         f->present |= CF_BIT(fi);

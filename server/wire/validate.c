@@ -78,6 +78,19 @@ bool *cmd_field_bool(cmd_fields *f, int field) {
     return field_at(f, field, 1u << CFT_BOOL);
 }
 
+const char *cmd_ftype_text(cmd_ftype t, bool json) {
+    static const char *const text[] = {[CFT_STR] = "a string (under 32 bytes)",
+                                       [CFT_UINT] = "a non-negative integer",
+                                       [CFT_INT] = "an integer",
+                                       [CFT_NUM] = "a number",
+                                       [CFT_VEC3] = "an array of 3 numbers",
+                                       [CFT_BOOL] = "a boolean",
+                                       [CFT_PARAMS] = "a map of parameter names to numbers",
+                                       [CFT_VEC4] = "an array of 4 numbers"};
+    if (t == CFT_PARAMS && json) return "an object";
+    return (unsigned)t < sizeof text / sizeof text[0] ? text[t] : "?";
+}
+
 int cmd_field_find(const char *name, size_t len) {
     for (int i = 0; i < CF_COUNT; i++)
         if (strlen(cmd_field_defs[i].name) == len && !memcmp(cmd_field_defs[i].name, name, len)) return i;

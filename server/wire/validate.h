@@ -63,6 +63,10 @@ typedef struct cmd_field_def {
 } cmd_field_def;
 extern const cmd_field_def cmd_field_defs[CF_COUNT];
 int cmd_field_find(const char *name, size_t len); /* -1 when unknown */
+/* What a field of this type must be, for error texts ("a number", ...);
+ * `json` names a parameters field as the JSON edge calls it ("an object"),
+ * else as the msgpack edge does ("a map of parameter names to numbers"). */
+const char *cmd_ftype_text(cmd_ftype t, bool json);
 
 /* Threads: the network thread (a decoder's scratch). */
 typedef struct cmd_fields {

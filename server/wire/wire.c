@@ -828,15 +828,8 @@ int wire_decode_command(const uint8_t *p, size_t n, cmd *out, char *err, size_t 
          * a second copy is still a duplicate. */
         f.present |= CF_BIT(fi);
         if (!st && !first_err[0]) {
-            static const char *const tn[] = {"a string (under 32 bytes)",
-                                             "a non-negative integer",
-                                             "an integer",
-                                             "a number",
-                                             "an array of 3 numbers",
-                                             "a boolean",
-                                             "a map of parameter names to numbers",
-                                             "an array of 4 numbers"};
-            const char *want = fi == CF_TOKEN ? "a string (under 128 bytes)" : tn[cmd_field_defs[fi].type];
+            const char *want =
+                fi == CF_TOKEN ? "a string (under 128 bytes)" : cmd_ftype_text(cmd_field_defs[fi].type, false);
             if (cmd_field_defs[fi].type == CFT_PARAMS)
                 snprintf(first_err, sizeof first_err, "'%s' must be %s (at most %d, one per parameter)",
                          cmd_field_defs[fi].name, want, FS_P_COUNT);
