@@ -110,6 +110,14 @@ $(BUILD)/test_frame_codec_san: tests/server/test_frame_codec.c server/wire/frame
 	$(CC) $(CFLAGS_ALL) $(SAN) -Iserver/wire -Iserver/sim -Itests tests/server/test_frame_codec.c server/wire/frame_codec.c tests/testlib.c $(SIM_SRC) $(LDLIBS_SIM) -o $@
 
 EXTRA_TEST_DEPS += $(BUILD)/test_frame_codec_san
+
+# Protocol v2 end to end without sockets: the core, the stream encoder, the
+# hub, the decoder and the server's mirror of each client's decoder.
+$(BUILD)/test_stream_san: tests/server/test_stream.c server/loop/stream.c $(SRV_WIRE_SRC) server/base/clock.c $(SRV_HDR) $(SIM_SRC) $(SIM_HDR)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(SAN) $(SRV_CFLAGS) tests/server/test_stream.c server/loop/stream.c $(SRV_WIRE_SRC) server/base/clock.c $(SIM_SRC) $(SRV_LIBS) $(LDLIBS_SIM) -o $@
+EXTRA_TEST_DEPS += $(BUILD)/test_stream_san
+EXTRA_TESTS += $(BUILD)/test_stream_san
 EXTRA_TESTS += "$(BUILD)/test_frame_codec_san protocol/golden"
 
 $(BUILD)/record_frames: tests/bench/record_frames.c $(BUILD)/libfluidsim.a

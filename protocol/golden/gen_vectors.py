@@ -9,6 +9,7 @@ checks the encoder still produces exactly those bytes, and the JavaScript test
 checks that @msgpack/msgpack decodes them to "expect".
 """
 import json
+import math
 import struct
 
 def f32(x):
@@ -16,14 +17,6 @@ def f32(x):
 
 def num(x):  # pk_num: float32, then its shortest 7-significant-digit decimal
     return float('%.7g' % f32(x))
-
-def quant(p, lo, hi):
-    t = (f32(p) - f32(lo)) / (f32(hi) - f32(lo))
-    if not t > 0:
-        return 0
-    if t >= 1:
-        return 65535
-    return int(round(f32(t * 65535.0)))  # values chosen away from ties
 
 PARAMS = [  # name, unit, doc, min, max, flag (a small stand-in table)
     ("rest_density", "kernel sum", "rho0", 0.1, 100.0, False),
@@ -60,7 +53,7 @@ WATER = [3.6, 150, 600, 0, 0.3, 0, 0, 0, 0, 0, 0, 2, 0.05, 1000, 0.25, 0, 0.01, 
 GOO = [3.6, 60, 300, 0.5, 0.5, 1, 1, 300, 3, 0.1, 0.1, 3, 0.2, 1100, 0.3, 500, 0.01, 0, -10, 0, 0.5, 0.05, 2e5, 0.45, 0.05, 0, 0.1, 1, 2]
 WORLD = {
     "box_min": [0, 0, 0], "box_max": [1, 2, 4], "gravity": [0, -9.8, 0], "h": 0.05, "spacing": 0.025,
-    "dt": 1 / 60, "scene": "dam_break", "solver": "clavet", "particles": 6, "capacity": 65536, "paused": False,
+    "dt": 1 / 60, "frame_step": 0.01, "scene": "dam_break", "solver": "clavet", "particles": 6, "capacity": 65536, "paused": False,
     "materials": [{"name": "water", "params": WATER}, {"name": "goo", "params": GOO}],
 }
 STATIC = {"scenes": ["dam_break", "drop"], "tick_hz": 60.0, "frame_hz": 30.0, "solvers": ["clavet", "unified", "mps"],
@@ -96,9 +89,23 @@ def temp_byte(t):  # T = TEMP_LO + byte, rounded half away from zero (lrintf: ha
     if t >= TEMP_HI:
         return TEMP_HI - TEMP_LO
     return int(round(f32(t) - TEMP_LO))
-runs = [0, 3, 5, 2, 9, 1]
 lo, hi = WORLD["box_min"], WORLD["box_max"]
-pos_q = [quant(p["pos"][a], lo[a], hi[a]) for p in parts for a in range(3)]
+STEP = 0.01  # the frames' quantization step in these vectors (metres)
+
+def grid(lo, hi, step):  # fc_grid_make: levels = ceil(span / step) + 1 per axis
+    st = f32(step)
+    return {"origin": [f32(v) for v in lo], "step": st,
+            "levels": [int(math.ceil((f32(h) - f32(l)) / st)) + 1 for l, h in zip(lo, hi)]}
+
+def fc_quant(p, origin, step, levels):  # frame_codec.c quantize(): lround in double
+    t = (f32(p) - origin) / step
+    if not t > 0:
+        return 0
+    if t >= levels - 1:
+        return levels - 1
+    return int(math.floor(t + 0.5))
+
+GRID = grid(lo, hi, STEP)
 bodies = [
     {"id": 0, "shape": 1, "size": [0.1, 0.2, 0.3], "pos": [0.5, 0.25, 1.5], "rot": [1.0, 0.0, 0.0, 0.0],
      "static": False, "grabbed_by": 3},
@@ -106,28 +113,33 @@ bodies = [
      "static": True, "grabbed_by": 0},
 ]
 SHAPES = ["sphere", "box", "capsule"]
-frame_in = {"tick": 42, "time": 0.7, "paused": False, "bounds": lo + hi, "particles": parts,
+frame_in = {"tick": 42, "time": 0.7, "paused": False, "bounds": lo + hi, "step": STEP, "particles": parts,
             "cursors": [{"id": 3, "pos": [0.5, 1.0, 2.0]}], "bodies": bodies}
+
+def decoded(ps):  # what the v2 payload decodes to (frame_codec.js / fc_decode)
+    return {"ids": [p["id"] for p in ps],
+            "q": [fc_quant(p["pos"][a], GRID["origin"][a], GRID["step"], GRID["levels"][a]) for p in ps for a in range(3)],
+            "mat": [p["mat"] for p in ps], "temp": [temp_byte(p["temp"]) for p in ps], "grid": GRID}
+
 vectors.append({
     "file": "s2c_frame.msgpack", "direction": "server_to_client",
-    "doc": "a frame of 6 particles with ids 0-2, 5-6, 9, one cursor and two bodies (one held by client 3)",
+    "doc": "a keyframe (seq 1, stream 1) of 6 particles with ids 0-2, 5-6, 9, one cursor and two bodies (one held by "
+           "client 3); `data` is the v2 payload, `decoded` what it decodes to",
     "input": frame_in,
     "expect": {"type": "frame", "tick": 42, "time": 0.7, "paused": False, "n": 6, "bounds": bounds(WORLD),
                "cursors": [{"id": 3, "colour": colour(3), "pos": [0.5, 1.0, 2.0]}],
                "bodies": [{"id": b["id"], "shape": SHAPES[b["shape"]], "size": [f32(v) for v in b["size"]],
                            "pos": [f32(v) for v in b["pos"]], "rot": [f32(v) for v in b["rot"]],
                            "static": b["static"], "grabbed_by": b["grabbed_by"]} for b in bodies],
-               "temp_range": [TEMP_LO, TEMP_HI],
-               "ids_u32": runs, "pos_u16": pos_q, "mat_u8": [p["mat"] for p in parts],
-               "temp_u8": [temp_byte(p["temp"]) for p in parts]},
+               "seq": 1, "key": True, "temp_range": [TEMP_LO, TEMP_HI], "decoded": decoded(parts)},
 })
 vectors.append({
-    "file": "s2c_frame_empty.msgpack", "direction": "server_to_client", "doc": "a frame of an empty world",
-    "input": {"tick": 0, "time": 0.0, "paused": True, "bounds": lo + hi, "particles": [], "cursors": [],
-              "bodies": []},
+    "file": "s2c_frame_empty.msgpack", "direction": "server_to_client", "doc": "a keyframe of an empty world",
+    "input": {"tick": 0, "time": 0.0, "paused": True, "bounds": lo + hi, "step": STEP, "particles": [],
+              "cursors": [], "bodies": []},
     "expect": {"type": "frame", "tick": 0, "time": 0.0, "paused": True, "n": 0, "bounds": bounds(WORLD),
-               "cursors": [], "bodies": [], "temp_range": [TEMP_LO, TEMP_HI],
-               "ids_u32": [], "pos_u16": [], "mat_u8": [], "temp_u8": []},
+               "cursors": [], "bodies": [], "seq": 1, "key": True, "temp_range": [TEMP_LO, TEMP_HI],
+               "decoded": decoded([])},
 })
 vectors.append({
     "file": "s2c_hello.msgpack", "direction": "server_to_client", "doc": "hello to client 5",
@@ -135,8 +147,8 @@ vectors.append({
               "params": [{"name": p[0], "unit": p[1], "doc": p[2], "min": p[3], "max": p[4], "flag": p[5]}
                          for p in PARAMS]},
     "expect": {
-        "type": "hello", "version": 1, "client_id": 5, "colour": colour(5), "bounds": bounds(WORLD),
-        "quant": 65535, "tick_hz": 60.0, "frame_hz": 30.0, "dt": num(1 / 60), "h": num(0.05), "spacing": num(0.025),
+        "type": "hello", "version": 2, "client_id": 5, "colour": colour(5), "bounds": bounds(WORLD),
+        "frame_step": num(WORLD["frame_step"]), "tick_hz": 60.0, "frame_hz": 30.0, "dt": num(1 / 60), "h": num(0.05), "spacing": num(0.025),
         "gravity": [num(v) for v in WORLD["gravity"]], "scene": "dam_break", "scenes": STATIC["scenes"],
         "particles": 6, "capacity": 65536, "paused": False, "solver": "clavet", "solvers": STATIC["solvers"],
         "auth_required": False,
@@ -229,5 +241,5 @@ bad = [
 for name, hexs, err in bad:
     vectors.append({"file": None, "direction": "client_to_server_bad", "doc": name, "hex": hexs, "error": err})
 
-json.dump({"protocol_version": 1, "quant": 65535, "vectors": vectors}, open('vectors.json', 'w'), indent=1)
+json.dump({"protocol_version": 2, "vectors": vectors}, open('vectors.json', 'w'), indent=1)
 print("wrote %d vectors" % len(vectors))

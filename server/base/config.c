@@ -31,6 +31,9 @@ static const struct opt {
      "most particles the world holds (0: max(65536, 2 x particles))"},
     {"tick-hz", "FLUID_TICK_HZ", OT_DOUBLE, O(tick_hz), 1, 1000, "simulation steps per wall-clock second"},
     {"frame-hz", "FLUID_FRAME_HZ", OT_DOUBLE, O(frame_hz), 1, 240, "frames broadcast per second"},
+    {"frame-bits", "FLUID_FRAME_BITS", OT_INT, O(frame_bits), 0, 16,
+     "position precision of frames: the quantization step is the box's longest side / 2^N (0: the default, the "
+     "smaller of 1/1024 of the box's longest side and 1/10 of the particle spacing)"},
     {"max-clients", "FLUID_MAX_CLIENTS", OT_INT, O(max_clients), 1, 1024, "most WebSocket clients at once"},
     {"web-root", "FLUID_WEB_ROOT", OT_STR, O(web_root), 0, 0, "directory served at / (static files)"},
     {"token", "FLUID_TOKEN", OT_STR, O(token), 0, 0, "if set, mutating requests need 'Authorization: Bearer TOKEN'"},

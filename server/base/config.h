@@ -18,6 +18,7 @@ typedef struct srv_config {
     int capacity;  /* most particles the world can hold */
     double tick_hz;
     double frame_hz;
+    int frame_bits; /* 0: the default step (stream.c) */
     int max_clients;
     char web_root[1024];
     char token[128];        /* empty: no token required */

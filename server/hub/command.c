@@ -28,6 +28,7 @@ static const char *const kind_names[CMD_KIND_COUNT] = {
     [CMD_HEAT] = "heat",
     [CMD_GET_SNAPSHOT] = "get_snapshot",
     [CMD_RESTORE] = "restore",
+    [CMD_KEYFRAME] = "keyframe",
     [CMD_HEATER] = "heater",
 };
 

@@ -60,6 +60,7 @@ typedef enum cmd_kind {
     CMD_GET_SNAPSHOT, /* REST only: reply carries the world's snapshot */
     CMD_RESTORE,      /* REST only: restores the snapshot uploaded under u.restore.upload */
     CMD_HEATER,
+    CMD_KEYFRAME, /* WebSocket only: the client asks for a keyframe; handled by the network thread */
     CMD_KIND_COUNT
 } cmd_kind;
 

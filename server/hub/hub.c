@@ -14,7 +14,7 @@ int hub_init(hub *h) {
 
 void hub_destroy(hub *h) {
     if (!h->replies) return;
-    msg_buf_unref(h->frame);
+    for (int i = 0; i < HUB_FRAME_RING; i++) frameset_unref(&h->frames[i]);
     for (int i = 0; i < HUB_BCAST_RING; i++) msg_buf_unref(h->bcast[i]);
     for (int i = 0; i < h->reply_count; i++) cmd_reply_free_payload(&h->replies[(h->reply_head + i) % HUB_REPLY_RING]);
     for (int i = 0; i < HUB_UPLOADS; i++) msg_buf_unref(h->upload[i].buf);
@@ -27,13 +27,39 @@ void hub_wake(hub *h) {
     if (h->wake) h->wake(h->wake_arg);
 }
 
-void hub_publish_frame(hub *h, msg_buf *frame) {
+void hub_publish_frameset(hub *h, frameset *f) {
     pthread_mutex_lock(&h->mtx);
-    msg_buf *old = h->frame;
-    h->frame = frame;
-    h->frame_seq++;
+    frameset old = h->frames[h->frames_next % HUB_FRAME_RING];
+    h->frames[h->frames_next % HUB_FRAME_RING] = *f;
+    h->frames_next++;
     pthread_mutex_unlock(&h->mtx);
-    msg_buf_unref(old);
+    memset(f, 0, sizeof *f);
+    frameset_unref(&old);
+}
+
+void hub_get_frame_wants(hub *h, frame_wants *out) {
+    pthread_mutex_lock(&h->mtx);
+    *out = h->wants;
+    pthread_mutex_unlock(&h->mtx);
+}
+
+void hub_set_frame_wants(hub *h, const frame_wants *w) {
+    pthread_mutex_lock(&h->mtx);
+    h->wants = *w;
+    pthread_mutex_unlock(&h->mtx);
+}
+
+int hub_take_framesets(hub *h, uint64_t *next, frameset *out, int max) {
+    int k = 0;
+    pthread_mutex_lock(&h->mtx);
+    if (h->frames_next > HUB_FRAME_RING && *next < h->frames_next - HUB_FRAME_RING)
+        *next = h->frames_next - HUB_FRAME_RING;
+    while (*next < h->frames_next && k < max) {
+        out[k++] = frameset_ref(&h->frames[*next % HUB_FRAME_RING]);
+        (*next)++;
+    }
+    pthread_mutex_unlock(&h->mtx);
+    return k;
 }
 
 void hub_publish_bcast(hub *h, msg_buf *m) {
@@ -86,17 +112,6 @@ void hub_get_stats(hub *h, sim_stats *out) {
     pthread_mutex_lock(&h->mtx);
     *out = h->stats;
     pthread_mutex_unlock(&h->mtx);
-}
-
-msg_buf *hub_take_frame(hub *h, uint64_t *seq) {
-    msg_buf *m = NULL;
-    pthread_mutex_lock(&h->mtx);
-    if (h->frame && h->frame_seq != *seq) {
-        m = msg_buf_ref(h->frame);
-        *seq = h->frame_seq;
-    }
-    pthread_mutex_unlock(&h->mtx);
-    return m;
 }
 
 int hub_take_bcast(hub *h, uint64_t *next, msg_buf **out, int max, bool *lost) {

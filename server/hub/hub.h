@@ -13,12 +13,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "frameset.h"
 #include "msgbuf.h"
 #include "reply.h"
 #include "sim_stats.h"
 #include "world_info.h"
 
 #define HUB_BCAST_RING 64
+#define HUB_FRAME_RING 8 /* frames the network thread can still pick from */
 #define HUB_REPLY_RING 2048
 
 typedef void hub_wake_fn(void *arg);
@@ -30,8 +32,9 @@ typedef void hub_wake_fn(void *arg);
  * and clears after it is joined. */
 typedef struct hub {
     pthread_mutex_t mtx;
-    msg_buf *frame; /* newest encoded frame (hub holds one ref) */
-    uint64_t frame_seq;
+    frameset frames[HUB_FRAME_RING]; /* frames[k % RING] for k in [frames_next-RING, frames_next) */
+    uint64_t frames_next;
+    frame_wants wants;              /* set by the network thread, read by the encoder */
     msg_buf *bcast[HUB_BCAST_RING]; /* bcast[seq % RING] for seq in [bcast_next-RING, bcast_next) */
     uint64_t bcast_next;
     cmd_reply *replies; /* ring of HUB_REPLY_RING */
@@ -54,7 +57,8 @@ typedef struct hub {
 int hub_init(hub *h);
 void hub_destroy(hub *h);
 /* Sim thread side.  Each takes ownership of the message reference. */
-void hub_publish_frame(hub *h, msg_buf *frame);
+void hub_publish_frameset(hub *h, frameset *f); /* takes f's references */
+void hub_get_frame_wants(hub *h, frame_wants *out);
 void hub_publish_bcast(hub *h, msg_buf *m);
 /* Takes ownership of r's snapshots.  Drops (and frees) them when the ring is full. */
 void hub_post_reply(hub *h, cmd_reply *r);
@@ -67,9 +71,11 @@ void hub_wake(hub *h);
 /* Network thread side. */
 void hub_get_info(hub *h, world_info *out);
 void hub_get_stats(hub *h, sim_stats *out);
-/* New reference to the newest frame if its seq differs from *seq (updates
- * *seq), else NULL. */
-msg_buf *hub_take_frame(hub *h, uint64_t *seq);
+/* Copies (new references) the framesets numbered >= *next, at most max,
+ * oldest first, into out; sets *next past them (skipping any already
+ * overwritten).  Returns how many. */
+int hub_take_framesets(hub *h, uint64_t *next, frameset *out, int max);
+void hub_set_frame_wants(hub *h, const frame_wants *w);
 /* Copies up to max broadcasts with seq >= *next into out (new references);
  * sets *next past them.  *lost is set when some were already overwritten. */
 int hub_take_bcast(hub *h, uint64_t *next, msg_buf **out, int max, bool *lost);

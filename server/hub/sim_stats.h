@@ -23,7 +23,10 @@ typedef struct sim_stats {
     uint64_t overruns;     /* ticks whose work took longer than the tick period */
     double encode_ms_last, encode_ms_mean;
     uint64_t frames_published;
-    size_t frame_bytes;
+    size_t frame_bytes;             /* the last delta against the frame before, message bytes */
+    double frame_bits_per_particle; /* of that delta */
+    size_t key_bytes;               /* the last keyframe, message bytes */
+    uint64_t keyframes;
     uint64_t commands_applied, commands_failed;
     double cmd_to_frame_ms_last, cmd_to_frame_ms_mean; /* command arrival -> frame published */
     uint64_t nonfinite_repaired, escapes_clamped, emitted, drained;

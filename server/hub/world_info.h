@@ -15,6 +15,7 @@ typedef struct world_info {
     uint64_t version;
     fs_vec3 box_min, box_max, gravity;
     float h, spacing, dt;
+    float frame_step; /* metres: frames' position quantization step (stream_grid) */
     char scene[CMD_NAME_LEN];
     char solver[CMD_NAME_LEN];
     int particles, capacity;

@@ -19,6 +19,7 @@ static uint32_t by_of(const cmd *c) {
 
 void sim_world_replaced(sim_thread *s, uint32_t by) {
     world_info wi;
+    s->epoch++; /* particle ids restart: the frame stream restarts with a keyframe */
     sim_flush_pending_steps(s, true);
     sim_forget_grabs(s);                          /* the bodies were replaced */
     memset(s->heat_tool, 0, sizeof s->heat_tool); /* and the heaters */

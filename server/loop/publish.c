@@ -1,6 +1,7 @@
 /* publish.c - the world info and the command replies the sim thread hands to
  * the hub (see publish.h). */
 #include "publish.h"
+#include "stream.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,6 +24,10 @@ static void fill_info(sim_thread *s, world_info *wi) {
     wi->h = d.h;
     wi->spacing = d.spacing;
     wi->dt = s->dt;
+    float lo[3] = {d.box_min.x, d.box_min.y, d.box_min.z}, hi[3] = {d.box_max.x, d.box_max.y, d.box_max.z};
+    fc_grid g;
+    char why[128];
+    wi->frame_step = stream_grid(&g, lo, hi, d.spacing, s->cfg->frame_bits, why, sizeof why) ? 0 : g.step;
     const char *sc = fs_world_scene_name(w);
     snprintf(wi->scene, sizeof wi->scene, "%s", sc ? sc : "");
     snprintf(wi->solver, sizeof wi->solver, "%s", fs_solver_name(fs_world_solver(w)));

@@ -78,7 +78,8 @@ static void stats_of_world(sim_thread *s, const fs_stats *fst) {
 static int init(sim_thread *s, char *err, size_t errlen) {
     const srv_config *cfg = s->cfg;
     s->cursor = calloc((size_t)cfg->max_clients, sizeof *s->cursor);
-    if (!s->cursor) {
+    s->stream = stream_create();
+    if (!s->cursor || !s->stream) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -142,36 +143,44 @@ static void publish_frame(sim_thread *s) {
         w->pos[0] = b.pos.x, w->pos[1] = b.pos.y, w->pos[2] = b.pos.z;
         w->rot[0] = b.rot.w, w->rot[1] = b.rot.x, w->rot[2] = b.rot.y, w->rot[3] = b.rot.z;
     }
-    wire_frame_src src = {
+    wire_frame_head head = {
         .tick = fst.tick,
         .sim_time = fst.sim_time,
         .paused = fs_world_paused(s->world),
         .box_min = d.box_min,
         .box_max = d.box_max,
         .count = v.count,
-        .x = v.x,
-        .y = v.y,
-        .z = v.z,
-        .material = v.material,
-        .temp = v.temperature,
-        .id = v.id,
-        .order = v.by_id,
         .cursors = s->cursor,
         .cursor_count = s->cursor_count,
         .bodies = s->body,
         .body_count = nb,
     };
-    uint64_t t0 = clock_now_ns();
-    msg_buf *m = wire_encode_frame(&src);
-    uint64_t t1 = clock_now_ns();
-    if (!m) {
-        log_once("frame-oom", "sim: cannot encode a frame (out of memory)");
+    fc_input in = {.count = v.count,
+                   .id = v.id,
+                   .x = v.x,
+                   .y = v.y,
+                   .z = v.z,
+                   .material = v.material,
+                   .temp = v.temperature,
+                   .order = v.by_id};
+    float lo[3] = {d.box_min.x, d.box_min.y, d.box_min.z}, hi[3] = {d.box_max.x, d.box_max.y, d.box_max.z};
+    fc_grid grid;
+    char why[160];
+    stream_stats ss;
+    if (stream_grid(&grid, lo, hi, d.spacing, s->cfg->frame_bits, why, sizeof why) ||
+        stream_publish(s->stream, s->hub, &head, &in, fs_world_capacity(s->world), s->epoch, &grid, &ss, why,
+                       sizeof why)) {
+        log_once("frame-encode", "sim: cannot encode a frame: %s (logged once)", why);
         return;
     }
-    double ms = (double)(t1 - t0) / 1e6;
+    uint64_t t1 = clock_now_ns();
+    double ms = ss.encode_ms;
     s->stats.encode_ms_last = ms;
     s->stats.encode_ms_mean = s->stats.frames_published ? 0.9 * s->stats.encode_ms_mean + 0.1 * ms : ms;
-    s->stats.frame_bytes = m->len;
+    if (ss.delta_bytes) s->stats.frame_bytes = ss.delta_bytes;
+    if (ss.delta_bytes && v.count > 0) s->stats.frame_bits_per_particle = 8.0 * (double)ss.delta_bytes / v.count;
+    if (ss.key_bytes) s->stats.key_bytes = ss.key_bytes;
+    s->stats.keyframes = ss.keyframes;
     s->stats.frames_published++;
     if (s->earliest_unshown_ns) {
         double lat = (double)(t1 - s->earliest_unshown_ns) / 1e6;
@@ -180,7 +189,6 @@ static void publish_frame(sim_thread *s) {
             s->stats.cmd_to_frame_ms_mean > 0 ? 0.8 * s->stats.cmd_to_frame_ms_mean + 0.2 * lat : lat;
         s->earliest_unshown_ns = 0;
     }
-    hub_publish_frame(s->hub, m);
 }
 
 static void sleep_until(uint64_t t) {
@@ -288,7 +296,7 @@ static void tick(sim_thread *s, stats_window *win, frame_clock *fc) {
     /* 3. Frame at the frame rate; while nothing changes (paused, no
      * command, no cursor moved) only one a second, as a heartbeat. */
     if (stepped || total) s->dirty = true;
-    if (t1 >= fc->next && (s->dirty || t1 - fc->last >= 1000000000ull)) {
+    if (t1 >= fc->next && (s->dirty || stream_key_wanted(s->stream, s->hub) || t1 - fc->last >= 1000000000ull)) {
         publish_frame(s);
         s->dirty = false;
         fc->last = t1;
@@ -344,5 +352,6 @@ void sim_thread_destroy(sim_thread *s) {
     if (s->pool) fs_pool_destroy(s->pool);
     persist_close(&s->save);
     free(s->cursor);
+    stream_destroy(s->stream);
     free(s);
 }

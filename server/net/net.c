@@ -15,6 +15,7 @@
 #include "hub.h"
 #include "log.h"
 #include "net_internal.h"
+#include "ws_frames.h"
 #include "rest.h"
 #include "ws.h"
 #include "ws_client.h"
@@ -71,7 +72,9 @@ net *net_create(const srv_config *cfg, const wire_static *st, hub *h, cmd_queue 
     n->protocols[0] = (struct lws_protocols){"http", rest_callback, sizeof(http_req), 0, 0, NULL, 0};
     n->protocols[1] =
         (struct lws_protocols){WIRE_SUBPROTOCOL, ws_callback, sizeof(ws_client), WIRE_MAX_MSG, 0, NULL, 0};
-    /* A WebSocket upgrade that names no subprotocol gets fluid.v1 too. */
+    /* Version 1 clients are told, in the close reason, to reload. */
+    n->protocols[2] = (struct lws_protocols){WIRE_SUBPROTOCOL_V1, ws_v1_callback, 0, 0, 0, NULL, 0};
+    /* A WebSocket upgrade that names no subprotocol gets fluid.v2 too. */
     n->pvo_default = (struct lws_protocol_vhost_options){NULL, NULL, "default", "1"};
     n->pvo = (struct lws_protocol_vhost_options){NULL, &n->pvo_default, WIRE_SUBPROTOCOL, ""};
 
@@ -177,7 +180,7 @@ void net_destroy(net *n) {
     int k;
     while ((k = hub_take_replies(n->hub, rs, 64)) > 0)
         for (int i = 0; i < k; i++) cmd_reply_free_payload(&rs[i]);
-    msg_buf_unref(n->frame);
+    ws_frames_clear(n);
     for (int i = 0; i < HUB_BCAST_RING; i++) msg_buf_unref(n->bcast[i]);
     free(n);
 }

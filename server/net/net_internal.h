@@ -37,7 +37,7 @@ struct net {
     struct lws_http_mount mount_root, mount_api, mount_metrics;
     bool closing; /* shutting down: every WebSocket gets a close frame */
     struct lws_protocol_vhost_options mime[6], pvo_default, pvo;
-    struct lws_protocols protocols[3];
+    struct lws_protocols protocols[4];
     lws_retry_bo_t retry;
     ws_client *clients;
     int nclients;
@@ -47,12 +47,13 @@ struct net {
     size_t resp_bytes; /* REST answer bytes held (until written or the connection goes) */
     size_t body_bytes; /* request body bytes reserved (NET_MAX_BODY_BYTES_IN_FLIGHT) */
     uint32_t next_http_id;
-    msg_buf *frame;
-    uint64_t frame_seq;
+    frameset frames[HUB_FRAME_RING]; /* the newest framesets (ws_frames.c) */
+    uint64_t frames_next;
+    frame_wants wants; /* what the clients need coded, as last told to the hub */
     msg_buf *bcast[HUB_BCAST_RING];
     uint64_t bcast_next; /* seq after the newest broadcast held */
     /* counters */
-    uint64_t frames_sent, frames_dropped, bytes_sent, messages_sent;
+    uint64_t frames_sent, frames_dropped, keyframes_sent, key_requests, bytes_sent, messages_sent;
     uint64_t bad_messages, rate_limited, queue_busy, replies_dropped, http_requests, ws_rejected, origin_refused;
 };
 

@@ -8,6 +8,7 @@
 #include "net_internal.h"
 #include "rest.h"
 #include "ws_client.h"
+#include "ws_frames.h"
 #include "wire.h"
 
 void net_pump(net *n) {
@@ -29,12 +30,7 @@ void net_pump(net *n) {
         }
     }
     bool news = false;
-    msg_buf *f = hub_take_frame(n->hub, &n->frame_seq);
-    if (f) {
-        msg_buf_unref(n->frame);
-        n->frame = f;
-        news = true;
-    }
+    if (ws_frames_take(n)) news = true;
     msg_buf *b[HUB_BCAST_RING];
     bool lost;
     uint64_t first = n->bcast_next;

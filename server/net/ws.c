@@ -4,7 +4,11 @@
  * for authorisation and queued.  Network thread only. */
 #include "ws.h"
 
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +19,7 @@
 #include "net_internal.h"
 #include "pump.h"
 #include "ws_client.h"
+#include "ws_frames.h"
 #include "wire.h"
 
 /* ---- Sending -------------------------------------------------------------- */
@@ -33,6 +38,8 @@ static void pick_next(net *n, ws_client *c) {
         /* Fell behind the broadcast history: resynchronise with a fresh hello. */
         c->hello_pending = true;
         c->bcast_next = n->bcast_next;
+        fc_held_reset(&c->held); /* a client resets its decoder at every hello */
+        ws_frames_want_key(n, c);
     }
     c->cur_is_frame = false;
     if (c->hello_pending) {
@@ -43,13 +50,7 @@ static void pick_next(net *n, ws_client *c) {
     } else if (c->bcast_next < n->bcast_next) {
         c->cur = msg_buf_ref(n->bcast[c->bcast_next % HUB_BCAST_RING]);
         c->bcast_next++;
-    } else if (n->frame && c->frame_seq != n->frame_seq) {
-        if (c->frame_seq && n->frame_seq > c->frame_seq + 1) {
-            n->frames_dropped += n->frame_seq - c->frame_seq - 1;
-            c->frames_dropped += n->frame_seq - c->frame_seq - 1;
-        }
-        c->frame_seq = n->frame_seq;
-        c->cur = msg_buf_ref(n->frame);
+    } else if ((c->cur = ws_frames_pick(n, c)) != NULL) {
         c->cur_is_frame = true;
     }
     c->cur_off = 0;
@@ -58,8 +59,7 @@ static void pick_next(net *n, ws_client *c) {
 
 static bool has_more(const net *n, const ws_client *c) {
     if (c->close_bad) return c->cur || c->ctl_count || c->close_ready;
-    return c->cur || c->hello_pending || c->ctl_count || c->bcast_next < n->bcast_next ||
-           (n->frame && c->frame_seq != n->frame_seq);
+    return c->cur || c->hello_pending || c->ctl_count || c->bcast_next < n->bcast_next || ws_frames_pending(n, c);
 }
 
 static int ws_writeable(net *n, ws_client *c) {
@@ -109,6 +109,7 @@ static int ws_writeable(net *n, ws_client *c) {
         if (c->cur_is_frame) {
             n->frames_sent++;
             c->frames_sent++;
+            ws_frames_sent(n, c);
         }
         n->messages_sent++;
         msg_buf_unref(c->cur);
@@ -193,6 +194,15 @@ static void ws_message(net *n, ws_client *c) {
                                                     : "get_bodies is REST only: GET /api/bodies (frames carry bodies)");
         return;
     }
+    if (cm.kind == CMD_KEYFRAME) {
+        /* its decoder refused a payload: the next frame it gets is a keyframe */
+        c->key_requests++;
+        n->key_requests++;
+        fc_held_reset(&c->held); /* whatever it holds, it is not what this mirror says */
+        ws_frames_want_key(n, c);
+        lws_callback_on_writable(c->wsi);
+        return;
+    }
     if (cm.kind == CMD_AUTH) {
         if (n->cfg->token[0] && !net_token_ok(n, cm.u.auth.token)) {
             bad_message(n, c, cm.rid, "auth", "unauthorized: wrong token");
@@ -260,6 +270,20 @@ static void read_client_token(struct lws *wsi, ws_client *c) {
         cmd_strlcpy(c->url_token, sizeof c->url_token, buf + 7);
 }
 
+/* Keeps at most NET_NOTSENT_LOWAT bytes (plus the fragment being written)
+ * waiting unsent in the kernel: the socket reports writable only when its
+ * link has drained, so a slow link is seen here (and sent fewer, newer
+ * frames) instead of queueing seconds of frames in the kernel. */
+static void limit_unsent(struct lws *wsi) {
+#ifdef TCP_NOTSENT_LOWAT
+    int fd = (int)lws_get_socket_fd(wsi), v = NET_NOTSENT_LOWAT;
+    if (fd >= 0 && setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &v, sizeof v))
+        log_once("lowat", "ws: TCP_NOTSENT_LOWAT not set (%s); slow links queue frames in the kernel", strerror(errno));
+#else
+    (void)wsi;
+#endif
+}
+
 int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
     net *n = lws_context_user(lws_get_context(wsi));
     ws_client *c = user;
@@ -304,6 +328,11 @@ int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, v
         log_info("ws: client %u connected from %s (%d clients)", (unsigned)c->id, c->peer, n->nclients);
         c->hello_pending = true;
         c->bcast_next = n->bcast_next;
+        c->stride = 1;
+        fc_held_reset(&c->held);
+        ws_frames_want_key(n, c); /* its first frame */
+        ws_frames_update_wants(n);
+        limit_unsent(wsi);
         c->tokens = n->cfg->rate_burst;
         c->tokens_ns = clock_now_ns();
         lws_callback_on_writable(wsi);
@@ -323,6 +352,7 @@ int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, v
             left.client = c->id;
             net_enqueue(n, &left, true);
             log_info("ws: client %u left (%d clients)", (unsigned)c->id, n->nclients);
+            ws_frames_update_wants(n);
         }
         while (c->ctl_count) msg_buf_unref(ws_ctl_pop(c));
         msg_buf_unref(c->cur);
@@ -344,6 +374,21 @@ int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, v
         return 0;
     case LWS_CALLBACK_SERVER_WRITEABLE:
         return ws_writeable(n, c);
+    default:
+        break;
+    }
+    return lws_callback_http_dummy(wsi, reason, user, in, len);
+}
+
+int ws_v1_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
+    static const char why[] = "protocol fluid.v1 is no longer served: this server speaks fluid.v2 (reload the page)";
+    switch (reason) {
+    case LWS_CALLBACK_ESTABLISHED:
+        lws_callback_on_writable(wsi);
+        return 0;
+    case LWS_CALLBACK_SERVER_WRITEABLE:
+        lws_close_reason(wsi, (enum lws_close_status)NET_CLOSE_OLD_VERSION, (unsigned char *)why, sizeof why - 1);
+        return -1;
     default:
         break;
     }

@@ -8,17 +8,20 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "frame_held.h"
 #include "msgbuf.h"
 #include "net_internal.h"
 #include "wire.h"
 
 typedef struct net net; /* net_internal.h */
 
-#define NET_FRAGMENT 32768    /* bytes per WebSocket fragment sent */
-#define NET_REPLY_RING 256    /* queued control messages per client */
-#define NET_RX_PAUSE_AT 64    /* stop reading a client with this many unsent replies */
-#define NET_SEND_TIMEOUT_S 30 /* a message must drain within this */
+#define NET_FRAGMENT 16384     /* bytes per WebSocket fragment sent */
+#define NET_NOTSENT_LOWAT 8192 /* a socket is writable again once fewer bytes than this wait unsent */
+#define NET_REPLY_RING 256     /* queued control messages per client */
+#define NET_RX_PAUSE_AT 64     /* stop reading a client with this many unsent replies */
+#define NET_SEND_TIMEOUT_S 30  /* a message must drain within this */
 #define NET_MAX_BAD_IN_A_ROW 32
+#define NET_CLOSE_OLD_VERSION 4001          /* close code: the client speaks a retired protocol version */
 #define NET_CLOSE_QUIET_US 200000           /* before closing a bad client: 200 ms of quiet */
 #define NET_CLOSE_MAX_WAIT_NS 2000000000ull /* but no more than 2 s */
 
@@ -32,8 +35,16 @@ struct ws_client {
     msg_buf *ctl[NET_REPLY_RING]; /* replies and errors, oldest first */
     int ctl_head, ctl_count;
     uint64_t bcast_next; /* next broadcast seq to send */
-    uint64_t frame_seq;  /* seq of the last frame started */
-    msg_buf *cur;        /* message being sent, fragment by fragment */
+    /* the frame stream (ws_frames.c) */
+    fc_held held;             /* what its decoder holds */
+    uint32_t last_seq;        /* the last frame sent */
+    uint32_t dropped_through; /* frames up to this one not sent are counted in frames_dropped */
+    bool need_key, key_asked, bridging;
+    uint64_t key_asked_at; /* net.frames_next when the keyframe was asked for */
+    int stride;            /* 1, 2 or 4: it is sent (about) every stride-th frame */
+    uint64_t stride_ns, window_ns, busy_ns, pick_ns;
+    int late;     /* picks in this window that found it a stride behind */
+    msg_buf *cur; /* message being sent, fragment by fragment */
     size_t cur_off;
     bool cur_is_frame;
     uint8_t *scratch; /* LWS_PRE + NET_FRAGMENT */
@@ -47,7 +58,8 @@ struct ws_client {
     char url_token[128];
     char peer[64];
     uint64_t connected_ns;
-    uint64_t frames_sent, frames_dropped, bytes_sent, commands, bad; /* this client's share of the counters */
+    uint64_t frames_sent, frames_dropped, keyframes_sent, key_requests, bytes_sent, commands,
+        bad; /* this client's share of the counters */
 };
 
 /* Queues a reply or error for c (takes the reference; m may be NULL); a full

@@ -503,6 +503,7 @@ static const struct kind_schema {
     {CMD_BODY_DRAG, B(CF_ID) | B(CF_TARGET), B(CF_ID) | B(CF_TARGET), build_body},
     {CMD_BODY_RELEASE, B(CF_ID), B(CF_ID), build_body},
     {CMD_GET_BODIES, 0, 0, NULL},
+    {CMD_KEYFRAME, 0, 0, NULL},
 };
 
 /* ---- The generic check ----------------------------------------------------------- */
@@ -532,7 +533,7 @@ int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen) {
     if (s->build && s->build(f, out, k, err, errlen)) return -1;
     /* Every command carries a request id, except the fire-and-forget ones
      * that get no reply on success. */
-    if (!has(f, CF_RID) && s->kind != CMD_CURSOR && s->kind != CMD_BODY_DRAG)
+    if (!has(f, CF_RID) && s->kind != CMD_CURSOR && s->kind != CMD_BODY_DRAG && s->kind != CMD_KEYFRAME)
         return fail(err, errlen, k, "missing field 'rid' (the request id the reply echoes)");
     return 0;
 }

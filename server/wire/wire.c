@@ -130,15 +130,6 @@ static void pk_floats(msgpack_packer *pk, const float *v, int n) {
     for (int i = 0; i < n; i++) msgpack_pack_float(pk, v[i]);
 }
 
-uint16_t wire_quantize(float p, float lo, float hi) {
-    float span = hi - lo;
-    if (!(span > 0) || !isfinite(p)) return 0;
-    float t = (p - lo) / span;
-    if (!(t > 0)) return 0;
-    if (t >= 1) return WIRE_QUANT_MAX;
-    return (uint16_t)lrintf(t * (float)WIRE_QUANT_MAX);
-}
-
 uint8_t wire_temp_byte(float c) {
     if (!(c > WIRE_TEMP_LO)) /* also NaN */
         return 0;
@@ -148,19 +139,11 @@ uint8_t wire_temp_byte(float c) {
 
 /* ---- Server to client -------------------------------------------------- */
 
-msg_buf *wire_encode_frame(const wire_frame_src *s) {
+msg_buf *wire_encode_frame(const wire_frame_head *s, uint32_t seq, bool key, const uint8_t *data, size_t len) {
     int n = s->count > 0 ? s->count : 0;
-    /* Runs of consecutive ids, in id order. */
-    size_t runs = 0;
-    for (int k = 0; k < n; k++) {
-        int i = s->order ? s->order[k] : k;
-        int pi = k ? (s->order ? s->order[k - 1] : k - 1) : -1;
-        if (k == 0 || s->id[i] != s->id[pi] + 1) runs++;
-    }
-
     wbuf b;
     msgpack_packer pk;
-    pk_begin(&b, &pk, 256 + (size_t)n * 8 + (size_t)s->cursor_count * 48, 15, "frame");
+    pk_begin(&b, &pk, 320 + len + (size_t)s->cursor_count * 48 + (size_t)s->body_count * 96, 13, "frame");
     pk_kv_uint64(&pk, "tick", s->tick);
     pk_kv_double(&pk, "time", s->sim_time);
     pk_kv_bool(&pk, "paused", s->paused);
@@ -194,71 +177,17 @@ msg_buf *wire_encode_frame(const wire_frame_src *s) {
         pk_kv_bool(&pk, "static", bd->is_static);
         pk_kv_uint32(&pk, "grabbed_by", bd->grabbed_by);
     }
-
-    /* ids: pairs (first id, run length) as uint32 little-endian. */
-    size_t idlen = runs * 8;
-    pk_pad_for_bin(&pk, &b, "_a", "ids", idlen);
-    pk_str(&pk, "ids");
-    msgpack_pack_bin(&pk, idlen);
-    uint8_t *o = wbuf_grow(&b, idlen);
-    if (o) {
-        size_t r = 0;
-        uint32_t start = 0, len = 0;
-        for (int k = 0; k <= n; k++) {
-            int i = k < n ? (s->order ? s->order[k] : k) : 0;
-            if (k < n && len && s->id[i] == start + len) {
-                len++;
-                continue;
-            }
-            if (len) {
-                uint32_t v[2] = {start, len};
-                for (int w = 0; w < 2; w++)
-                    for (int byte = 0; byte < 4; byte++)
-                        o[r * 8 + (size_t)w * 4 + (size_t)byte] = (uint8_t)(v[w] >> (8 * byte));
-                r++;
-            }
-            if (k < n) {
-                start = s->id[i];
-                len = 1;
-            }
-        }
-    }
-
-    /* pos: x,y,z per particle as uint16 little-endian, 4-byte aligned. */
-    size_t poslen = (size_t)n * 6;
-    pk_pad_for_bin(&pk, &b, "_b", "pos", poslen);
-    pk_str(&pk, "pos");
-    msgpack_pack_bin(&pk, poslen);
-    o = wbuf_grow(&b, poslen);
-    if (o) {
-        fs_vec3 lo = s->box_min, hi = s->box_max;
-        for (int k = 0; k < n; k++) {
-            int i = s->order ? s->order[k] : k;
-            uint16_t q[3] = {wire_quantize(s->x[i], lo.x, hi.x), wire_quantize(s->y[i], lo.y, hi.y),
-                             wire_quantize(s->z[i], lo.z, hi.z)};
-            for (int j = 0; j < 3; j++) {
-                o[(size_t)k * 6 + (size_t)j * 2] = (uint8_t)(q[j] & 0xff);
-                o[(size_t)k * 6 + (size_t)j * 2 + 1] = (uint8_t)(q[j] >> 8);
-            }
-        }
-    }
-
-    pk_str(&pk, "mat");
-    msgpack_pack_bin(&pk, (size_t)n);
-    o = wbuf_grow(&b, (size_t)n);
-    if (o)
-        for (int k = 0; k < n; k++) o[k] = s->material[s->order ? s->order[k] : k];
-
-    /* temp: N uint8, T = lo + byte deg C */
+    pk_kv_uint32(&pk, "seq", seq);
+    pk_kv_bool(&pk, "key", key);
     pk_str(&pk, "temp_range");
     msgpack_pack_array(&pk, 2);
     msgpack_pack_int32(&pk, WIRE_TEMP_LO);
     msgpack_pack_int32(&pk, WIRE_TEMP_HI);
-    pk_str(&pk, "temp");
-    msgpack_pack_bin(&pk, (size_t)n);
-    o = wbuf_grow(&b, (size_t)n);
-    if (o)
-        for (int k = 0; k < n; k++) o[k] = s->temp ? wire_temp_byte(s->temp[s->order ? s->order[k] : k]) : 0;
+    /* data: the v2 payload (frame_codec.h), 4-byte aligned in the message */
+    pk_pad_for_bin(&pk, &b, "_a", "data", len);
+    pk_str(&pk, "data");
+    msgpack_pack_bin(&pk, len);
+    msgpack_pack_bin_body(&pk, data, len);
     return wbuf_finish(&b);
 }
 
@@ -279,7 +208,7 @@ msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t
     pk_str(&pk, "colour");
     pk_colour(&pk, client);
     pk_bounds(&pk, wi->box_min, wi->box_max);
-    pk_kv_uint32(&pk, "quant", WIRE_QUANT_MAX);
+    pk_kv_num(&pk, "frame_step", wi->frame_step);
     pk_kv_double(&pk, "tick_hz", st->tick_hz);
     pk_kv_double(&pk, "frame_hz", st->frame_hz);
     pk_kv_num(&pk, "dt", wi->dt);
@@ -378,7 +307,7 @@ msg_buf *wire_encode_snapshot(const wire_snapshot_meta *m, size_t world_len,
     wbuf b;
     msgpack_packer pk;
     pk_begin(&b, &pk, 256 + world_len, 11, "snapshot");
-    pk_kv_uint32(&pk, "version", WIRE_PROTOCOL_VERSION);
+    pk_kv_uint32(&pk, "version", WIRE_SNAPSHOT_VERSION);
     pk_kv_uint64(&pk, "tick", m->tick);
     pk_kv_double(&pk, "time", m->sim_time);
     pk_kv_str(&pk, "scene", m->scene);

@@ -18,11 +18,12 @@
 #include "reply.h"
 #include "world_info.h"
 
-#define WIRE_PROTOCOL_VERSION 1
-#define WIRE_SUBPROTOCOL "fluid.v1"
-#define WIRE_QUANT_MAX 65535
-#define WIRE_MAX_MSG 4096 /* largest client message accepted, bytes */
-#define WIRE_MAX_DEPTH 4  /* nesting accepted in a client message */
+#define WIRE_PROTOCOL_VERSION 2
+#define WIRE_SUBPROTOCOL "fluid.v2"
+#define WIRE_SUBPROTOCOL_V1 "fluid.v1" /* refused with a close reason */
+#define WIRE_SNAPSHOT_VERSION 1        /* the snapshot document (saves keep their format) */
+#define WIRE_MAX_MSG 4096              /* largest client message accepted, bytes */
+#define WIRE_MAX_DEPTH 4               /* nesting accepted in a client message */
 /* Frame temperatures: one byte per particle, T = WIRE_TEMP_LO + byte (deg C). */
 #define WIRE_TEMP_LO (-40)
 #define WIRE_TEMP_HI 215
@@ -46,24 +47,20 @@ typedef struct wire_body {
 
 const char *wire_shape_name(int shape);
 
-/* What a frame shows.  Threads: the encoding thread only (points at data the
+/* What a frame shows besides its particles (those are the v2 payload,
+ * frame_codec.h).  Threads: the encoding thread only (points at data the
  * caller owns for the duration of the call). */
-typedef struct wire_frame_src {
+typedef struct wire_frame_head {
     uint64_t tick;
     double sim_time;
     bool paused;
     fs_vec3 box_min, box_max;
     int count;
-    const float *x, *y, *z;
-    const uint8_t *material;
-    const float *temp; /* deg C; NULL: every particle at WIRE_TEMP_LO */
-    const uint32_t *id;
-    const int32_t *order; /* order[k]: index of the k-th particle in id order; NULL: identity */
     const wire_cursor *cursors;
     int cursor_count;
     const wire_body *bodies;
     int body_count;
-} wire_frame_src;
+} wire_frame_head;
 
 /* Static description handed to the hello and param encoders (so wire.c
  * needs no world).  Threads: filled by main before the threads start, then
@@ -80,10 +77,11 @@ typedef struct wire_static {
 } wire_static;
 
 uint32_t wire_client_colour(uint32_t client); /* 0xRRGGBB */
-uint16_t wire_quantize(float p, float lo, float hi);
-uint8_t wire_temp_byte(float celsius); /* rounded, clamped to the frame's range */
+uint8_t wire_temp_byte(float celsius);        /* rounded, clamped to the frame's range */
 
-msg_buf *wire_encode_frame(const wire_frame_src *s);
+/* A `frame` message: the head's fields, seq, whether data is a keyframe,
+ * and the v2 payload (len bytes) as the bin `data`. */
+msg_buf *wire_encode_frame(const wire_frame_head *s, uint32_t seq, bool key, const uint8_t *data, size_t len);
 msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t client);
 msg_buf *wire_encode_param_bcast(const world_info *wi, const wire_static *st, int material, uint32_t by, uint64_t tick);
 msg_buf *wire_encode_scene_bcast(const world_info *wi, uint32_t by, uint64_t tick);

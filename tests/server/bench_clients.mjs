@@ -9,7 +9,7 @@ const counts = new Array(n).fill(0), bytes = new Array(n).fill(0);
 const socks = [];
 let open = 0;
 for (let i = 0; i < n; i++) {
-  const ws = new WebSocket(url, 'fluid.v1');
+  const ws = new WebSocket(url, 'fluid.v2');
   ws.binaryType = 'arraybuffer';
   ws.on('open', () => { if (++open === n) process.stdout.write('open\n'); });
   ws.on('message', (d) => { counts[i]++; bytes[i] += d.byteLength; });

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decode } from '@msgpack/msgpack';
 import { ROOT } from './lib.mjs';
+import { FrameDecoder } from '../../web-client/src/frame_codec.js';
 
 const dir = join(ROOT, 'protocol', 'golden');
 const { vectors, protocol_version: version } = JSON.parse(readFileSync(join(dir, 'vectors.json'), 'utf8'));
@@ -19,8 +20,8 @@ function load(file) {
   return new Uint8Array(ab);
 }
 
-test('golden: protocol version is 1 and there are vectors for every message kind', () => {
-  assert.equal(version, 1);
+test('golden: protocol version is 2 and there are vectors for every message kind', () => {
+  assert.equal(version, 2);
   const files = vectors.filter((v) => v.file).map((v) => v.file);
   for (const f of ['s2c_hello', 's2c_frame', 's2c_param', 's2c_scene', 's2c_state', 's2c_reply_push', 's2c_reply_error',
     'c2s_push', 'c2s_set_param', 'c2s_load_scene', 'c2s_pause', 'c2s_resume', 'c2s_step', 'c2s_emitter', 'c2s_cursor'])
@@ -41,30 +42,35 @@ for (const v of vectors.filter((x) => x.file && x.direction === 'server_to_clien
       assert.deepEqual(m, v.expect);
       return;
     }
-    const { pos, ids, mat, temp, ...rest } = m;
+    const { data, ...rest } = m;
     for (const k of Object.keys(rest)) if (k.startsWith('_')) delete rest[k]; // alignment padding
-    const { ids_u32: eIds, pos_u16: ePos, mat_u8: eMat, temp_u8: eTemp, ...eRest } = v.expect;
+    const { decoded: want, ...eRest } = v.expect;
     assert.deepEqual(rest, eRest);
-    // bin fields are views into the message: no copy, and aligned for typed arrays.
-    assert.equal(pos.buffer, bytes.buffer);
-    assert.equal(pos.byteOffset % 4, 0, 'pos payload aligned');
-    assert.equal(ids.byteOffset % 4, 0, 'ids payload aligned');
-    assert.deepEqual([...new Uint16Array(pos.buffer, pos.byteOffset, pos.byteLength / 2)], ePos);
-    assert.deepEqual([...new Uint32Array(ids.buffer, ids.byteOffset, ids.byteLength / 4)], eIds);
-    assert.deepEqual([...mat], eMat);
-    assert.deepEqual([...temp], eTemp);
+    // data is a view into the message (no copy), 4-byte aligned
+    assert.equal(data.buffer, bytes.buffer);
+    assert.ok(data.byteLength === 0 || data.byteOffset % 4 === 0, 'data payload aligned');
+    // ... and the v2 payload decodes to what PROTOCOL.md says the inputs give
+    const f = new FrameDecoder(16).decode(data);
+    assert.equal(f.n, m.n);
+    assert.deepEqual([...f.id.subarray(0, f.n)], want.ids);
+    assert.deepEqual([...f.q.subarray(0, 3 * f.n)], want.q);
+    assert.deepEqual([...f.mat.subarray(0, f.n)], want.mat);
+    assert.deepEqual([...f.temp.subarray(0, f.n)], want.temp);
+    assert.deepEqual({ origin: [...f.grid.origin], step: f.grid.step, levels: [...f.grid.levels] }, want.grid);
     // Temperatures decode as T = temp_range[0] + byte, within half a degree inside the range.
     v.input.particles.forEach((p, k) => {
-      const want = Math.min(Math.max(p.temp, m.temp_range[0]), m.temp_range[1]);
-      assert.ok(Math.abs(m.temp_range[0] + temp[k] - want) <= 0.5, `particle ${p.id} temperature`);
+      const w = Math.min(Math.max(p.temp, m.temp_range[0]), m.temp_range[1]);
+      assert.ok(Math.abs(m.temp_range[0] + f.temp[k] - w) <= 0.5, `particle ${p.id} temperature`);
     });
-    // Dequantizing gives the input positions back within one quantization step.
+    // Positions inside the box decode within half a step (outside it, q is
+    // clamped to the grid: checked against `decoded` above).
     const b = m.bounds;
     v.input.particles.forEach((p, k) => {
       for (let a = 0; a < 3; a++) {
-        const want = Math.min(Math.max(p.pos[a], b[a]), b[a + 3]);
-        const got = b[a] + (ePos[3 * k + a] / 65535) * (b[a + 3] - b[a]);
-        assert.ok(Math.abs(got - want) <= (b[a + 3] - b[a]) / 65535, `particle ${p.id} axis ${a}`);
+        if (p.pos[a] < b[a] || p.pos[a] > b[a + 3]) continue;
+        const w = p.pos[a];
+        const got = f.grid.origin[a] + f.q[3 * k + a] * f.grid.step;
+        assert.ok(Math.abs(got - w) <= f.grid.step / 2 + 1e-6, `particle ${p.id} axis ${a}: ${got} vs ${w}`);
       }
     });
   });

@@ -18,6 +18,7 @@ import tls from 'node:tls';
 import WS from 'ws';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { decode, encode } from '@msgpack/msgpack';
+import { FrameDecoder } from '../../web-client/src/frame_codec.js';
 
 export { decode, encode };
 
@@ -162,13 +163,19 @@ export const get = (s, path) => http(s, 'GET', path);
 // A WebSocket client that decodes every binary message and keeps them in
 // order; next() waits (bounded) for the next message matching a predicate.
 export class Client {
-  constructor(url, { protocol = 'fluid.v1', headers, ca } = {}) {
+  constructor(url, { protocol = 'fluid.v2', headers, ca, decodeFrames = true } = {}) {
     const o = ca ? { headers, ca } : { headers };
     this.ws = protocol ? new WebSocket(url, protocol, o) : new WebSocket(url, o);
     this.ws.binaryType = 'arraybuffer';
     this.messages = [];
     this.waiters = [];
     this.frames = 0;
+    this.decodeFrames = decodeFrames;
+    this.decoder = null;     // protocol v2 frames (web-client/src/frame_codec.js), sized by hello.capacity
+    this.refused = 0;        // payloads the decoder refused
+    this.keyframes = 0;
+    this.keyAsked = false;
+    this.frameBytes = 0;     // bytes of frame messages received
     this.closed = null;
     this.rid = 1;
     this.opened = new Promise((resolve, reject) => {
@@ -182,11 +189,36 @@ export class Client {
       try { msg = decode(new Uint8Array(buf)); } catch (e) { msg = { type: '_undecodable', error: String(e) }; }
       msg._bytes = buf;
       msg._binary = isBinary;
-      if (msg.type === 'frame') this.frames++;
+      if (msg.type === 'hello' && this.decodeFrames) this.decoder = new FrameDecoder(Math.max(1, msg.capacity >>> 0));
+      if (msg.type === 'frame') {
+        this.frames++;
+        this.frameBytes += buf.byteLength;
+        if (this.decodeFrames) this._decodeFrame(msg);
+      }
+      if (this.onMessage) this.onMessage(msg);
       this.messages.push(msg);
       this._wake();
     });
     this.ws.on('close', (code, reason) => { this.closed = { code, reason: reason.toString() }; this._wake(); });
+  }
+  // Decodes a v2 frame's payload in arrival order (as a browser must), copying
+  // the result onto the message: ids, q (uint16 x y z), mat, temp, grid; a
+  // refused payload asks the server for a keyframe (once until one comes).
+  _decodeFrame(msg) {
+    if (!this.decoder) { msg._refused = 'no hello'; return; }
+    try {
+      const f = this.decoder.decode(msg.data);
+      msg.ids = Uint32Array.from(f.id.subarray(0, f.n));
+      msg.q = Uint16Array.from(f.q.subarray(0, 3 * f.n));
+      msg.mat = Uint8Array.from(f.mat.subarray(0, f.n));
+      msg.temp = Uint8Array.from(f.temp.subarray(0, f.n));
+      msg.grid = { origin: [...f.grid.origin], step: f.grid.step, levels: [...f.grid.levels] };
+      if (msg.key) { this.keyframes++; this.keyAsked = false; }
+    } catch (e) {
+      msg._refused = String(e.message || e);
+      this.refused++;
+      if (!this.keyAsked) { this.keyAsked = true; this.send({ type: 'keyframe', rid: 0 }); }
+    }
   }
   _wake() { const w = this.waiters; this.waiters = []; for (const f of w) f(); }
   // Waits for a message (already received or future) matching pred; removes
@@ -226,14 +258,11 @@ export async function connect(s, opts = {}) {
   return c;
 }
 
-// Decodes a frame's binary fields into typed arrays (views where aligned).
+// A decoded v2 frame's arrays (see Client._decodeFrame).
 export function frameArrays(f) {
-  const pos = f.pos, ids = f.ids, mat = f.mat;
-  const posView = new Uint16Array(pos.buffer, pos.byteOffset, pos.byteLength / 2);
-  const runs = new Uint32Array(ids.buffer, ids.byteOffset, ids.byteLength / 4);
-  const idList = [];
-  for (let r = 0; r < runs.length; r += 2) for (let k = 0; k < runs[r + 1]; k++) idList.push(runs[r] + k);
-  return { posView, runs, idList, mat };
+  if (!f.ids) throw new Error(`frame ${f.seq} was not decoded: ${f._refused}`);
+  return { posView: f.q, idList: [...f.ids], mat: f.mat, temp: f.temp, grid: f.grid };
 }
 
-export function dequantize(q, lo, hi) { return lo + (q / 65535) * (hi - lo); }
+// A quantized coordinate back to metres on the frame's grid (axis a).
+export function dequantize(q, grid, a) { return grid.origin[a] + q * grid.step; }

@@ -286,7 +286,7 @@ test('GET /api/clients lists the WebSocket clients with their own counters', asy
 test('pages from other sites may watch nothing and change nothing unless --allow-origin names them', async () => {
   const evil = { origin: 'http://evil.example' };
   // WebSocket: an upgrade from another site's page is refused; same-origin and non-browser clients pass.
-  const bad = new WebSocket(s.wsUrl, 'fluid.v1', { headers: evil });
+  const bad = new WebSocket(s.wsUrl, 'fluid.v2', { headers: evil });
   const outcome = await new Promise((res) => { bad.on('open', () => res('open')); bad.on('error', (e) => res(`error ${e.message}`)); bad.on('unexpected-response', (_q, r) => res(`http ${r.statusCode}`)); });
   assert.notEqual(outcome, 'open', 'refused');
   try { bad.terminate(); } catch { /* closed */ }

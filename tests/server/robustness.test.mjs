@@ -117,7 +117,7 @@ function nonReader(port) {
     const sock = rawConnect(port, () => {
       sock.write(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
         `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n` +
-        'Sec-WebSocket-Protocol: fluid.v1\r\n\r\n');
+        'Sec-WebSocket-Protocol: fluid.v2\r\n\r\n');
       sock.once('data', (d) => {
         sock.pause(); // never read again: the kernel buffers fill up
         if (/ 101 /.test(d.toString().split('\r\n')[0])) resolve(sock); else reject(new Error(d.toString()));

@@ -30,7 +30,11 @@ test('hello arrives first and matches /api/stats and /api/materials', async () =
   assert.equal(hello.type, 'hello');
   const stats = (await get(s, '/api/stats')).json;
   const mats = (await get(s, '/api/materials')).json.materials;
-  assert.equal(hello.version, 1);
+  assert.equal(hello.version, 2);
+  // the frames' quantization step: at most 1/1024 of the box's longest side and 1/10 of the spacing
+  const longest = Math.max(...[0, 1, 2].map((a) => hello.bounds[a + 3] - hello.bounds[a]));
+  assert.ok(hello.frame_step > 0 && hello.frame_step <= longest / 1024 * 1.0001 && hello.frame_step <= hello.spacing / 10 * 1.0001,
+    `frame_step ${hello.frame_step}`);
   assert.ok(Number.isInteger(hello.client_id) && hello.client_id > 0);
   assert.match(hello.colour, /^#[0-9a-f]{6}$/);
   assert.equal(hello.tick_hz, stats.tick_hz);
@@ -39,7 +43,6 @@ test('hello arrives first and matches /api/stats and /api/materials', async () =
   assert.equal(hello.scene, stats.scene);
   assert.equal(hello.paused, stats.paused);
   assert.equal(hello.solver, stats.solver);
-  assert.equal(hello.quant, 65535);
   assert.equal(hello.bounds.length, 6);
   assert.deepEqual(hello.materials.map((m) => m.name), mats.map((m) => m.name));
   for (const m of mats)
@@ -79,19 +82,20 @@ test('a paused frame dequantizes to the positions /api/particles reports', async
   assert.equal(r.ok, true);
   const p = await allParticles();
   const f = await c.next((m) => m.type === 'frame' && m.tick === p.tick && m.paused);
-  const { posView, idList, mat } = frameArrays(f);
+  const { posView, idList, mat, grid } = frameArrays(f);
   assert.deepEqual(idList, p.ids);
   const b = f.bounds;
   let worst = 0;
   for (let k = 0; k < f.n; k++) {
     for (let a = 0; a < 3; a++) {
       const want = Math.min(Math.max(p.positions[k][a], b[a]), b[a + 3]);
-      const err = Math.abs(dequantize(posView[3 * k + a], b[a], b[a + 3]) - want) / (b[a + 3] - b[a]);
+      const err = Math.abs(dequantize(posView[3 * k + a], grid, a) - want) / grid.step;
       worst = Math.max(worst, err);
     }
     assert.equal(mat[k], p.materials[k]);
   }
-  assert.ok(worst <= 1.01 / 65535, `quantization error ${worst}`);
+  // within half a quantization step (plus float32 rounding of the REST positions)
+  assert.ok(worst <= 0.501, `quantization error ${worst} steps`);
   c.close();
   await resume();
 });
@@ -209,4 +213,53 @@ test('pause, resume, step and load_scene over WebSocket are broadcast to the oth
   assert.equal((await a.command({ type: 'emitter', slot: 0, enabled: false })).ok, true);
   a.close(); b.close();
   await http(s, 'POST', '/api/scene', { body: { name: 'dam_break', particles: 3000 } });
+});
+
+test('a protocol v1 client is closed with code 4001 and a reason that says to reload', async () => {
+  const c = new (await import('./lib.mjs')).Client(s.wsUrl, { protocol: 'fluid.v1' });
+  await c.opened;
+  const closed = await c.closedWithin(5000);
+  assert.equal(closed?.code, 4001);
+  assert.match(closed.reason, /fluid\.v1 is no longer served.*fluid\.v2.*reload/);
+});
+
+test('v2 frames: a keyframe first, then deltas; a keyframe request is answered by a keyframe', async () => {
+  await resume();
+  const c = await connect(s);
+  await c.next((m) => m.type === 'hello');
+  const first = await c.next((m) => m.type === 'frame');
+  assert.equal(first.key, true, 'the first frame is a keyframe');
+  assert.ok(first.ids, `decodes: ${first._refused}`);
+  const later = [];
+  for (let i = 0; i < 5; i++) later.push(await c.next((m) => m.type === 'frame'));
+  assert.ok(later.every((f) => !f.key && f.ids), 'then deltas, each decoded');
+  assert.ok(later.every((f, i) => f.seq > (i ? later[i - 1].seq : first.seq)), 'seq grows');
+  const deltaBytes = later.reduce((a, f) => a + f.data.length, 0) / later.length;
+  c.send({ type: 'keyframe', rid: 0 });
+  const k = await c.next((m) => m.type === 'frame' && m.key, 3000);
+  assert.ok(k.ids, 'the keyframe decodes');
+  const after = await c.next((m) => m.type === 'frame');
+  assert.ok(after.ids && !after.key, `a delta against the keyframe decodes: ${after._refused}`);
+  assert.equal(c.refused, 0);
+  // a keyframe request with a field it does not take is refused at the edge
+  const r = await c.command({ type: 'keyframe', seq: 3 });
+  assert.equal(r.ok, false);
+  assert.match(r.error, /unknown field 'seq'/);
+  assert.ok(deltaBytes < first.data.length * 4, 'deltas are not larger than keyframes');
+  c.close();
+});
+
+test('a client whose decoder lost its frames asks for a keyframe and recovers', async () => {
+  await resume();
+  const c = await connect(s);
+  await c.next((m) => m.type === 'hello');
+  await c.next((m) => m.type === 'frame' && m.ids);
+  c.decoder.reset(); // as if it had missed frames: the next delta is refused
+  const refused = await c.next((m) => m.type === 'frame' && m._refused);
+  assert.match(refused._refused, /does not hold|follows none/);
+  const k = await c.next((m) => m.type === 'frame' && m.key, 3000);
+  assert.ok(k.ids);
+  const d = await c.next((m) => m.type === 'frame' && !m.key);
+  assert.ok(d.ids, 'deltas decode again');
+  c.close();
 });

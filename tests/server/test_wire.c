@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "command.h"
+#include "frame_codec.h"
 #include "hub.h"
 #include "msgbuf.h"
 #include "rest_route.h"
@@ -350,79 +351,43 @@ static const msgpack_object *map_get(const msgpack_object *m, const char *key) {
     return NULL;
 }
 
+/* The frame message: the head's fields, seq, key, and the v2 payload as the
+ * bin `data`, 4-byte aligned in the message whatever the cursors before it. */
 static void test_frame_encoder(void) {
-    for (int n = 0; n < 300; n += 37) {
-        float *x = malloc(sizeof(float) * (size_t)(n + 1)), *y = malloc(sizeof(float) * (size_t)(n + 1)),
-              *z = malloc(sizeof(float) * (size_t)(n + 1));
-        uint8_t *mat = malloc((size_t)n + 1);
-        uint32_t *id = malloc(sizeof(uint32_t) * (size_t)(n + 1));
-        int32_t *order = malloc(sizeof(int32_t) * (size_t)(n + 1));
-        for (int i = 0; i < n; i++) {
-            int k = n - 1 - i; /* internal order is reversed id order */
-            order[k] = i;
-            id[i] = (uint32_t)(k + (k > n / 2 ? 10 : 0)); /* two runs */
-            x[i] = (float)k / (float)(n ? n : 1);
-            y[i] = 2.0f * x[i];
-            z[i] = 4.0f * x[i];
-            mat[i] = (uint8_t)(k % 5);
-        }
-        wire_cursor cur[2] = {{1, {0.5f, 0.5f, 0.5f}}, {2, {0.1f, 0.2f, 0.3f}}};
-        for (int nc = 0; nc <= 2; nc++) {
-            wire_frame_src s = {.tick = 5,
-                                .sim_time = 0.25,
-                                .box_min = {0, 0, 0},
-                                .box_max = {1, 2, 4},
-                                .count = n,
-                                .x = x,
-                                .y = y,
-                                .z = z,
-                                .material = mat,
-                                .id = id,
-                                .order = order,
-                                .cursors = cur,
-                                .cursor_count = nc};
-            msg_buf *m = wire_encode_frame(&s);
-            CHECK(m != NULL, "frame encodes (n=%d)", n);
+    uint8_t payload[300];
+    for (size_t i = 0; i < sizeof payload; i++) payload[i] = (uint8_t)(i * 7);
+    wire_cursor cur[3] = {{1, {0.5f, 0.5f, 0.5f}}, {2, {0.1f, 0.2f, 0.3f}}, {12, {0.1f, 0.2f, 0.3f}}};
+    for (size_t len = 0; len < sizeof payload; len += 37) {
+        for (int nc = 0; nc <= 3; nc++) {
+            wire_frame_head h = {.tick = 5,
+                                 .sim_time = 0.25,
+                                 .box_min = {0, 0, 0},
+                                 .box_max = {1, 2, 4},
+                                 .count = (int)len,
+                                 .cursors = cur,
+                                 .cursor_count = nc};
+            msg_buf *m = wire_encode_frame(&h, 77, nc == 1, payload, len);
+            CHECK(m != NULL, "frame encodes (len %zu)", len);
             if (!m) continue;
             msgpack_unpacked u;
             msgpack_unpacked_init(&u);
             size_t off = 0;
             int rc = msgpack_unpack_next(&u, (const char *)m->data, m->len, &off);
             CHECK(rc == MSGPACK_UNPACK_SUCCESS && off == m->len, "frame is one msgpack object");
-            const msgpack_object *pos = map_get(&u.data, "pos"), *ids = map_get(&u.data, "ids"),
-                                 *mt = map_get(&u.data, "mat"), *nn = map_get(&u.data, "n");
-            CHECK(pos && ids && mt && nn && nn->via.u64 == (uint64_t)n, "frame fields (n=%d)", n);
-            if (pos && ids && mt) {
-                size_t po = (size_t)((const uint8_t *)pos->via.bin.ptr - m->data);
-                size_t io = (size_t)((const uint8_t *)ids->via.bin.ptr - m->data);
-                CHECK(n == 0 || (po % 4 == 0 && io % 4 == 0),
-                      "bin payloads 4-byte aligned (pos %zu, ids %zu, n=%d, cursors %d)", po, io, n, nc);
-                CHECK(pos->via.bin.size == (uint32_t)n * 6 && mt->via.bin.size == (uint32_t)n, "bin sizes");
-                bool good = true;
-                for (int k = 0; k < n && good; k++) {
-                    const uint8_t *q = (const uint8_t *)pos->via.bin.ptr + 6 * k;
-                    unsigned qx = q[0] | (unsigned)q[1] << 8, qz = q[4] | (unsigned)q[5] << 8;
-                    unsigned ex = (unsigned)lrintf((float)k / (float)n * 65535.0f);
-                    good =
-                        (qx == ex || qx + 1 == ex || qx == ex + 1) && qz == qx && (uint8_t)mt->via.bin.ptr[k] == k % 5;
-                }
-                CHECK(good, "positions quantized in id order (n=%d)", n);
-                uint32_t expect_runs = n == 0 ? 0 : (n > 1 + n / 2 ? 2 : 1);
-                CHECK(ids->via.bin.size == expect_runs * 8, "id runs: %u bytes for n=%d", ids->via.bin.size, n);
+            const msgpack_object *data = map_get(&u.data, "data"), *seq = map_get(&u.data, "seq"),
+                                 *key = map_get(&u.data, "key"), *nn = map_get(&u.data, "n");
+            CHECK(data && seq && key && nn && data->type == MSGPACK_OBJECT_BIN && seq->via.u64 == 77 &&
+                      key->via.boolean == (nc == 1) && nn->via.u64 == len,
+                  "frame fields (len %zu, cursors %d)", len, nc);
+            if (data && data->type == MSGPACK_OBJECT_BIN) {
+                size_t at = (size_t)((const uint8_t *)data->via.bin.ptr - m->data);
+                CHECK(len == 0 || at % 4 == 0, "data 4-byte aligned (at %zu, len %zu, cursors %d)", at, len, nc);
+                CHECK(data->via.bin.size == len && !memcmp(data->via.bin.ptr, payload, len), "data is the payload");
             }
             msgpack_unpacked_destroy(&u);
             msg_buf_unref(m);
         }
-        free(x);
-        free(y);
-        free(z);
-        free(mat);
-        free(id);
-        free(order);
     }
-    CHECK(wire_quantize(-1, 0, 1) == 0 && wire_quantize(2, 0, 1) == 65535 && wire_quantize(NAN, 0, 1) == 0 &&
-              wire_quantize(0.5f, 0, 0) == 0,
-          "quantize clamps");
 }
 
 /* ---- Command queue ----------------------------------------------------------- */
@@ -465,13 +430,29 @@ static void test_hub(void) {
     for (int i = 0; i < k; i++) msg_buf_unref(out[i]);
     k = hub_take_bcast(&h, &next, out, HUB_BCAST_RING, &lost);
     CHECK(k == 0 && !lost, "nothing new");
-    uint64_t seq = 0;
-    hub_publish_frame(&h, msg_buf_from_bytes("a", 1));
-    hub_publish_frame(&h, msg_buf_from_bytes("b", 1));
-    msg_buf *f = hub_take_frame(&h, &seq);
-    CHECK(f && f->data[0] == 'b' && seq == 2, "the newest frame only");
-    msg_buf_unref(f);
-    CHECK(hub_take_frame(&h, &seq) == NULL, "no frame twice");
+    /* framesets: a ring of the newest HUB_FRAME_RING; a reader behind gets
+     * the newest ones, oldest first, each once */
+    for (uint32_t i = 1; i <= 20; i++) {
+        uint8_t b = (uint8_t)i;
+        frameset fs = {.epoch = 1, .seq = i, .count = 2};
+        fs.coding[0] = (frame_coding){.base = FC_NONE, .prev = FC_NONE, .msg = msg_buf_from_bytes(&b, 1)};
+        fs.coding[1] = (frame_coding){.base = i - 1, .prev = i - 2, .msg = msg_buf_from_bytes(&b, 1)};
+        hub_publish_frameset(&h, &fs);
+        CHECK(fs.count == 0, "the hub took the frameset's references");
+    }
+    frameset got_fs[HUB_FRAME_RING];
+    uint64_t fnext = 0;
+    int nf = hub_take_framesets(&h, &fnext, got_fs, HUB_FRAME_RING);
+    CHECK(nf == HUB_FRAME_RING && fnext == 20 && got_fs[0].seq == 20 - HUB_FRAME_RING + 1 && got_fs[nf - 1].seq == 20 &&
+              got_fs[nf - 1].coding[1].msg->data[0] == 20,
+          "a reader 20 behind gets the newest %d framesets in order (got %d, next %llu)", HUB_FRAME_RING, nf,
+          (unsigned long long)fnext);
+    for (int i = 0; i < nf; i++) frameset_unref(&got_fs[i]);
+    CHECK(hub_take_framesets(&h, &fnext, got_fs, HUB_FRAME_RING) == 0, "no frameset twice");
+    frame_wants fw = {.clients = 3, .key_requests = 7, .stride2 = true}, fr;
+    hub_set_frame_wants(&h, &fw);
+    hub_get_frame_wants(&h, &fr);
+    CHECK(fr.clients == 3 && fr.key_requests == 7 && fr.stride2 && !fr.stride4 && !fr.bridge, "wants cross the hub");
     int posted = 0;
     for (int i = 0; i < HUB_REPLY_RING + 10; i++) {
         cmd_reply r;
@@ -529,6 +510,7 @@ static void world_from_json(const cJSON *w, world_info *wi) {
     wi->h = jnum(w, "h");
     wi->spacing = jnum(w, "spacing");
     wi->dt = jnum(w, "dt");
+    wi->frame_step = jnum(w, "frame_step");
     snprintf(wi->scene, sizeof wi->scene, "%s", cJSON_GetObjectItem(w, "scene")->valuestring);
     snprintf(wi->solver, sizeof wi->solver, "%s", cJSON_GetObjectItem(w, "solver")->valuestring);
     wi->particles = (int)jnum(w, "particles");
@@ -599,24 +581,31 @@ static msg_buf *encode_vector(const char *file, const cJSON *in, fs_param_info *
             }
             for (int a = 0; a < 4; a++) bodies[k].rot[a] = (float)cJSON_GetArrayItem(rot, a)->valuedouble;
         }
-        wire_frame_src s = {.bodies = bodies,
-                            .body_count = nb < 4 ? nb : 4,
-                            .tick = (uint64_t)jnum(in, "tick"),
-                            .sim_time = cJSON_GetObjectItem(in, "time")->valuedouble,
-                            .paused = cJSON_IsTrue(cJSON_GetObjectItem(in, "paused")),
-                            .box_min = jvec(b, 0),
-                            .box_max = jvec(b, 3),
-                            .count = n,
-                            .x = x,
-                            .y = y,
-                            .z = z,
-                            .material = mat,
-                            .temp = temp,
-                            .id = id,
-                            .order = order,
-                            .cursors = cur,
-                            .cursor_count = nc};
-        return wire_encode_frame(&s);
+        wire_frame_head head = {.bodies = bodies,
+                                .body_count = nb < 4 ? nb : 4,
+                                .tick = (uint64_t)jnum(in, "tick"),
+                                .sim_time = cJSON_GetObjectItem(in, "time")->valuedouble,
+                                .paused = cJSON_IsTrue(cJSON_GetObjectItem(in, "paused")),
+                                .box_min = jvec(b, 0),
+                                .box_max = jvec(b, 3),
+                                .count = n,
+                                .cursors = cur,
+                                .cursor_count = nc};
+        /* the particles: a keyframe (seq 1 of stream 1) on the vector's grid */
+        fs_vec3 lo = jvec(b, 0), hi = jvec(b, 3);
+        float blo[3] = {lo.x, lo.y, lo.z}, bhi[3] = {hi.x, hi.y, hi.z};
+        fc_grid grid;
+        char why[128];
+        if (fc_grid_make(&grid, blo, bhi, (float)jnum(in, "step"), why, sizeof why)) return NULL;
+        fc_input fin = {.count = n, .id = id, .x = x, .y = y, .z = z, .material = mat, .temp = temp, .order = order};
+        fc_encoder *e = fc_encoder_create(16, 1);
+        uint8_t payload[4096];
+        size_t len = 0;
+        if (e && !fc_encoder_push(e, 1, &grid, &fin, why, sizeof why))
+            len = fc_encode(e, 1, FC_NONE, FC_NONE, payload, sizeof payload, why, sizeof why);
+        fc_encoder_destroy(e);
+        CHECK(len > 0, "s2c_frame: the keyframe encodes (%s)", len ? "ok" : why);
+        return len ? wire_encode_frame(&head, 1, true, payload, len) : NULL;
     }
     if (!strcmp(file, "s2c_hello.msgpack")) {
         const cJSON *ps = cJSON_GetObjectItem(in, "params"), *sj = cJSON_GetObjectItem(in, "static");

@@ -77,7 +77,7 @@ test('over TLS with a verified certificate: page, REST (reads; writes with a tok
   assert.equal((await c.command({ type: 'resume' }, 10000)).ok, true);
   const f = await c.next((m) => m.type === 'frame', 10000);
   assert.equal(f.n, n);
-  assert.equal(f.pos.length, n * 6);
+  assert.equal(f.q.length, n * 3, 'the v2 payload decodes to every particle');
 
   // Snapshot out (binary GET) and back in (binary POST) over TLS.
   assert.equal((await http(s, 'POST', '/api/pause', { headers: auth })).status, 200);
@@ -131,7 +131,7 @@ test('clients that do not trust the CA, or want another name, are refused; plain
   const noCa = new Agent({ connect: { rejectUnauthorized: true } });
   const why = await refusal(fetch(s.base + '/api/health', { dispatcher: noCa, signal: AbortSignal.timeout(10000) }));
   assert.match(why, /SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE/, why);
-  const ws = new WebSocket(s.wsUrl, 'fluid.v1', { ca: undefined, rejectUnauthorized: true });
+  const ws = new WebSocket(s.wsUrl, 'fluid.v2', { ca: undefined, rejectUnauthorized: true });
   const wsWhy = await refusal(new Promise((res, rej) => { ws.once('open', res); ws.once('error', rej); }));
   assert.match(wsWhy, /SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE/, wsWhy);
   // Another CA's certificate is not accepted either.

@@ -58,7 +58,7 @@ async function churnLoop(s, i) {
   while (running) {
     const lifeMs = randInt(1000, 10000);
     await new Promise((done) => {
-      const ws = track(new WebSocket(s.wsUrl, 'fluid.v1', { perMessageDeflate: false, handshakeTimeout: 10000 }));
+      const ws = track(new WebSocket(s.wsUrl, 'fluid.v2', { perMessageDeflate: false, handshakeTimeout: 10000 }));
       let timer = null, opened = false;
       const finish = () => { clearTimeout(timer); untrack(ws); done(); };
       ws.on('open', () => {
@@ -96,7 +96,7 @@ async function stuckLoop(s, i) {
       const end = setTimeout(() => k.destroy(), STUCK_HOLD_S * 1000);
       k.on('connect', () => {
         k.write(`GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-          `Sec-WebSocket-Key: ${randBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: fluid.v1\r\n\r\n`);
+          `Sec-WebSocket-Key: ${randBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: fluid.v2\r\n\r\n`);
       });
       k.once('data', () => {
         counts.stuckConnects++;
@@ -209,7 +209,7 @@ function garbageKind() { let x = rand() * GARBAGE_TOTAL; for (const [k, w] of GA
 async function garbageLoop(s) {
   while (running) {
     await new Promise((done) => {
-      const ws = track(new WebSocket(s.wsUrl, 'fluid.v1', { perMessageDeflate: false, handshakeTimeout: 10000, maxPayload: 16 << 20 }));
+      const ws = track(new WebSocket(s.wsUrl, 'fluid.v2', { perMessageDeflate: false, handshakeTimeout: 10000, maxPayload: 16 << 20 }));
       let timer = null;
       ws.on('open', () => {
         counts.garbageConnects++;

@@ -16,7 +16,7 @@ const stopped = new Promise((resolve) => parentPort.on('message', (m) => { if (m
 
 if (role === 'good') {
   const r = { frames: 0, hello: 0, other: 0, undecodable: 0, clientId: 0, firstFrameMs: 0, lastFrameMs: 0, maxGapMs: 0, maxGapAt: '', closed: null, error: null };
-  const ws = new WebSocket(`ws://127.0.0.1:${port}/`, 'fluid.v1', { perMessageDeflate: false });
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/`, 'fluid.v2', { perMessageDeflate: false });
   ws.binaryType = 'arraybuffer';
   ws.on('message', (data) => {
     let m;

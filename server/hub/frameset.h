@@ -1,0 +1,48 @@
+/* frameset.h - one published frame of protocol v2 in every coding the
+ * clients need: a keyframe and deltas against different baselines, each an
+ * encoded, immutable `frame` message (wire.c) that every client holding
+ * that baseline is sent unchanged.  The network thread picks, per client,
+ * the coding its decoder can use (frame_held.h). */
+#ifndef SRV_FRAMESET_H
+#define SRV_FRAMESET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "msgbuf.h"
+
+#define FRAMESET_MAX 5 /* codings of one frame: a keyframe and up to four deltas */
+
+/* One coding: a keyframe (base == 0xffffffff) or a delta against `base`
+ * with velocities from `prev` (0xffffffff: none). */
+typedef struct frame_coding {
+    uint32_t base, prev;
+    msg_buf *msg; /* one reference */
+} frame_coding;
+
+/* A value holding references.  Threads: built by the encoding thread, then
+ * read-only; the hub and the network thread each hold their own references. */
+typedef struct frameset {
+    uint32_t epoch, seq;
+    uint64_t tick;
+    int n;     /* particles */
+    int count; /* codings */
+    frame_coding coding[FRAMESET_MAX];
+} frameset;
+
+/* What the network thread asks the encoder for, a value it republishes
+ * whenever it changes: whether anyone watches, keyframes (a counter: every
+ * request is served by the next frame), and the optional codings. */
+typedef struct frame_wants {
+    int clients;           /* connected stream clients; 0: frames are stored, not coded */
+    uint32_t key_requests; /* grows by one per request */
+    bool stride2, stride4; /* deltas against the frame 2 (4) back, for clients taking every 2nd (4th) */
+    bool bridge;           /* a delta against the frame before without velocities */
+} frame_wants;
+
+/* Adds a reference to every coding (a copy that the caller owns). */
+frameset frameset_ref(const frameset *f);
+/* Drops the references and empties *f. */
+void frameset_unref(frameset *f);
+
+#endif

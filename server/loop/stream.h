@@ -1,0 +1,50 @@
+/* stream.h - protocol v2's encoding side: each published frame quantized
+ * into the v2 encoder's history and coded once per coding some client can
+ * use (a keyframe on request, deltas against the frame 1, 2 or 4 back, a
+ * bridge without velocities), each wrapped as an immutable `frame` message
+ * and published to the hub as one frameset.  The network thread picks each
+ * client's coding (net/ws.c).  Owned by the thread that encodes. */
+#ifndef SRV_STREAM_H
+#define SRV_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "frame_codec.h"
+#include "hub.h"
+#include "wire.h"
+
+typedef struct stream stream;
+
+/* What the last frame cost.  A value. */
+typedef struct stream_stats {
+    double encode_ms;   /* all its codings */
+    size_t delta_bytes; /* its delta against the frame before (0: none coded) */
+    size_t key_bytes;   /* its keyframe (0: none coded) */
+    int codings;
+    uint64_t keyframes; /* since start */
+} stream_stats;
+
+/* The quantization grid of frames over the box: step = longest side / 2^bits,
+ * or with bits 0 the codec's default (fc_default_step); never finer than
+ * the uint16 positions allow.  Returns 0, or -1 with a reason. */
+int stream_grid(fc_grid *g, const float box_min[3], const float box_max[3], float spacing, int bits, char *err,
+                size_t errlen);
+
+stream *stream_create(void);
+void stream_destroy(stream *st);
+/* Whether a client waits for a keyframe (then the next frame slot brings
+ * one even while nothing moves). */
+bool stream_key_wanted(const stream *st, hub *h);
+/* Stores frame `in` (in id order through in->order) on `grid` as the next
+ * frame of stream `epoch` (a new epoch, or another grid, restarts the
+ * stream with a keyframe), codes what the hub's wants ask for, and
+ * publishes the frameset.  capacity: the most particles the world holds
+ * (the encoder is sized to it; it reallocates only when that grows).
+ * Returns 0, or -1 with a reason (out of memory, a frame the codec
+ * refuses); nothing is published then. */
+int stream_publish(stream *st, hub *h, const wire_frame_head *head, const fc_input *in, int capacity, uint32_t epoch,
+                   const fc_grid *grid, stream_stats *out, char *err, size_t errlen);
+
+#endif

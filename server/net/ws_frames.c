@@ -1,0 +1,207 @@
+/* ws_frames.c - each client's next frame and stride (see ws_frames.h and
+ * protocol/PROTOCOL.md, "Frames, baselines, epochs"). */
+#include "ws_frames.h"
+
+#include "clock.h"
+#include "frame_held.h"
+#include "hub.h"
+#include "log.h"
+#include "net_internal.h"
+#include "ws_client.h"
+
+#define STRIDE_MAX 4
+#define WINDOW_NS 2000000000ull      /* a client's link is judged over 2 s */
+#define STRIDE_HOLD_NS 3000000000ull /* no faster stride within 3 s of a change */
+#define LATE_TO_SLOW 2               /* late picks in a window that halve the rate */
+#define BUSY_TO_FAST 0.7             /* sending time fraction, scaled to every frame, that allows it */
+
+/* Counts the frames c will never be sent up to seq (of its stream): those
+ * older than a frame it was sent, or gone from the ring unsent. */
+static void count_dropped(net *n, ws_client *c, uint32_t epoch, uint32_t seq) {
+    if (!c->held.any || epoch != c->held.epoch) return;
+    uint32_t from = c->last_seq > c->dropped_through ? c->last_seq : c->dropped_through;
+    if (seq <= from) return;
+    n->frames_dropped += seq - from;
+    c->frames_dropped += seq - from;
+    c->dropped_through = seq;
+}
+
+bool ws_frames_take(net *n) {
+    frameset got[HUB_FRAME_RING];
+    int k = hub_take_framesets(n->hub, &n->frames_next, got, HUB_FRAME_RING);
+    for (int i = 0; i < k; i++) {
+        uint64_t at = n->frames_next - (uint64_t)k + (uint64_t)i;
+        frameset *old = &n->frames[at % HUB_FRAME_RING];
+        if (old->count)
+            for (ws_client *c = n->clients; c; c = c->next) count_dropped(n, c, old->epoch, old->seq);
+        frameset_unref(old);
+        *old = got[i];
+    }
+    return k > 0;
+}
+
+void ws_frames_clear(net *n) {
+    for (int i = 0; i < HUB_FRAME_RING; i++) frameset_unref(&n->frames[i]);
+}
+
+static const frameset *ring_at(const net *n, uint64_t k) {
+    return &n->frames[k % HUB_FRAME_RING];
+}
+
+static uint64_t ring_oldest(const net *n) {
+    return n->frames_next > HUB_FRAME_RING ? n->frames_next - HUB_FRAME_RING : 0;
+}
+
+/* Whether fs is newer than what c was last sent. */
+static bool newer(const ws_client *c, const frameset *fs) {
+    return fs->count > 0 && (!c->held.any || fs->epoch != c->held.epoch || fs->seq > c->last_seq);
+}
+
+/* The smallest delta of fs that c can decode whose base is at most max_gap
+ * frames back, or -1. */
+static int usable_delta(const ws_client *c, const frameset *fs, uint32_t max_gap) {
+    int best = -1;
+    for (int i = 0; i < fs->count; i++) {
+        const frame_coding *fc = &fs->coding[i];
+        if (fc->base == FC_NONE || fs->seq - fc->base > max_gap ||
+            !fc_held_can_decode(&c->held, fs->epoch, fc->base, fc->prev))
+            continue;
+        if (best < 0 || fc->msg->len < fs->coding[best].msg->len) best = i;
+    }
+    return best;
+}
+
+static int key_of(const frameset *fs) {
+    for (int i = 0; i < fs->count; i++)
+        if (fs->coding[i].base == FC_NONE) return i;
+    return -1;
+}
+
+/* Finds the newest frame c can take: a delta it can decode that keeps its
+ * stride (a client taking every 2nd frame that took a delta 4 back would
+ * hold only every 4th from then on), else any delta it can decode, else
+ * (it holds nothing usable) the newest keyframe.  Sets *at and *which;
+ * false if none. */
+static bool find(const net *n, const ws_client *c, uint64_t *at, int *which) {
+    for (int pass = 0; pass < 3; pass++)
+        for (uint64_t k = n->frames_next; k-- > ring_oldest(n);) {
+            const frameset *fs = ring_at(n, k);
+            if (!newer(c, fs)) break;
+            int i = pass == 2     ? key_of(fs)
+                    : c->need_key ? -1
+                                  : usable_delta(c, fs, pass == 0 ? (uint32_t)c->stride : FC_NONE);
+            if (i >= 0) {
+                *at = k;
+                *which = i;
+                return true;
+            }
+        }
+    return false;
+}
+
+bool ws_frames_pending(const net *n, const ws_client *c) {
+    uint64_t at;
+    int which;
+    return n->frames_next > 0 && find(n, c, &at, &which);
+}
+
+void ws_frames_want_key(net *n, ws_client *c) {
+    c->need_key = true;
+    /* one request per client until the keyframe comes, or until the ring
+     * no longer holds the frame that answered it */
+    if (c->key_asked && n->frames_next < c->key_asked_at + HUB_FRAME_RING) return;
+    c->key_asked = true;
+    c->key_asked_at = n->frames_next;
+    n->wants.key_requests++;
+    hub_set_frame_wants(n->hub, &n->wants);
+}
+
+/* The client's stride from what its link did over the last window: late
+ * picks (it could not take the frame it was due) halve its rate; a link
+ * busy less than BUSY_TO_FAST of the time even at every frame gets every
+ * frame again (through a bridge coding). */
+static void judge(net *n, ws_client *c, uint64_t now) {
+    if (now - c->window_ns < WINDOW_NS && c->late < LATE_TO_SLOW) return;
+    double busy = (double)c->busy_ns / (double)(now - c->window_ns);
+    log_debug("ws: client %u: window: stride %d, late %d, busy %.2f", (unsigned)c->id, c->stride, c->late, busy);
+    if (c->late >= LATE_TO_SLOW && c->stride < STRIDE_MAX) {
+        c->stride *= 2;
+        c->stride_ns = now;
+        c->bridging = false;
+    } else if (c->stride > 1 && !c->late && busy * c->stride < BUSY_TO_FAST && now - c->stride_ns > STRIDE_HOLD_NS) {
+        c->bridging = true; /* the next bridge coding it can take brings it to every frame */
+    }
+    c->late = 0;
+    c->busy_ns = 0;
+    c->window_ns = now;
+    ws_frames_update_wants(n);
+}
+
+msg_buf *ws_frames_pick(net *n, ws_client *c) {
+    uint64_t now = clock_now_ns();
+    if (!c->window_ns) c->window_ns = now;
+    if (!n->frames_next) return NULL;
+    uint64_t at;
+    int which;
+    if (!find(n, c, &at, &which)) {
+        const frameset *newest = ring_at(n, n->frames_next - 1);
+        /* A keyframe only when its next coding cannot come any more: another
+         * stream, nothing held, or a stride's worth of frames went by. */
+        bool stuck =
+            !c->held.any || newest->epoch != c->held.epoch || newest->seq >= c->last_seq + 2 * (uint32_t)c->stride;
+        if (newer(c, newest) && (stuck || c->need_key)) {
+            if (!c->need_key)
+                log_debug("ws: client %u: nothing usable (last %u, newest %u, stride %d); keyframe", (unsigned)c->id,
+                          (unsigned)c->last_seq, (unsigned)newest->seq, c->stride);
+            ws_frames_want_key(n, c);
+        }
+        return NULL;
+    }
+    const frameset *fs = ring_at(n, at);
+    const frame_coding *fc = &fs->coding[which];
+    const frameset *newest = ring_at(n, n->frames_next - 1);
+    uint64_t skipped = n->frames_next - 1 - at;
+    if (newest->epoch == fs->epoch && skipped >= (uint64_t)c->stride) c->late++;
+    count_dropped(n, c, fs->epoch, fs->seq - 1);
+    if (fc->base == FC_NONE) {
+        c->need_key = false;
+        c->key_asked = false;
+        c->keyframes_sent++;
+        n->keyframes_sent++;
+    } else if (c->bridging && fc->prev == FC_NONE && fc->base == fs->seq - 1) {
+        c->bridging = false;
+        c->stride = 1;
+        c->stride_ns = now;
+    }
+    fc_held_note(&c->held, fs->epoch, fs->seq, fc->base, fc->prev);
+    c->last_seq = fs->seq;
+    c->pick_ns = now;
+    judge(n, c, now);
+    return msg_buf_ref(fc->msg);
+}
+
+void ws_frames_sent(net *n, ws_client *c) {
+    (void)n;
+    if (c->pick_ns) c->busy_ns += clock_now_ns() - c->pick_ns;
+    c->pick_ns = 0;
+}
+
+void ws_frames_update_wants(net *n) {
+    frame_wants w = n->wants;
+    w.clients = 0;
+    w.stride2 = w.stride4 = w.bridge = false;
+    for (ws_client *c = n->clients; c; c = c->next) {
+        if (c->reject) continue;
+        w.clients++;
+        /* a client taking every 4th frame also takes every 2nd's codings
+         * while its frames held are 2 apart (after a change of stride) */
+        w.stride2 |= c->stride >= 2;
+        w.stride4 |= c->stride >= 4;
+        w.bridge |= c->bridging;
+    }
+    if (w.clients != n->wants.clients || w.stride2 != n->wants.stride2 || w.stride4 != n->wants.stride4 ||
+        w.bridge != n->wants.bridge) {
+        n->wants = w;
+        hub_set_frame_wants(n->hub, &n->wants);
+    }
+}

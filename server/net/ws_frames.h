@@ -1,0 +1,34 @@
+/* ws_frames.h - which frame each WebSocket client is sent next, and how
+ * often: the coding its decoder can use (frame_held.h), the newest one
+ * it can take, a keyframe when it holds nothing usable, and its stride (every
+ * frame, every 2nd, every 4th) from how fast its link drains.  What the
+ * clients need becomes the encoder's wants (frameset.h).  Network thread
+ * only. */
+#ifndef SRV_WS_FRAMES_H
+#define SRV_WS_FRAMES_H
+
+#include <stdbool.h>
+
+#include "msgbuf.h"
+
+typedef struct net net;             /* net_internal.h */
+typedef struct ws_client ws_client; /* ws_client.h */
+
+/* Takes the framesets the encoder published into the network thread's ring;
+ * true when there was a new one. */
+bool ws_frames_take(net *n);
+/* The frame message to send c now (a new reference), or NULL: nothing newer
+ * that it can decode (then a keyframe is requested). */
+msg_buf *ws_frames_pick(net *n, ws_client *c);
+/* Whether a frame is waiting for c (for the writable loop). */
+bool ws_frames_pending(const net *n, const ws_client *c);
+/* c finished sending the frame it picked. */
+void ws_frames_sent(net *n, ws_client *c);
+/* c asked for a keyframe (its decoder refused a payload), or just joined. */
+void ws_frames_want_key(net *n, ws_client *c);
+/* Recomputes what the clients need and tells the encoder when it changed. */
+void ws_frames_update_wants(net *n);
+/* Drops the ring's references (shutdown). */
+void ws_frames_clear(net *n);
+
+#endif
