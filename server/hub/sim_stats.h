@@ -27,6 +27,8 @@ typedef struct sim_stats {
     double frame_bits_per_particle; /* of that delta */
     size_t key_bytes;               /* the last keyframe, message bytes */
     uint64_t keyframes;
+    uint64_t frames_skipped; /* frames not coded: the encoder thread was still coding the one before */
+    double handoff_ms;       /* the sim thread's cost of a frame: copying it for the encoder thread */
     uint64_t commands_applied, commands_failed;
     double cmd_to_frame_ms_last, cmd_to_frame_ms_mean; /* command arrival -> frame published */
     uint64_t nonfinite_repaired, escapes_clamped, emitted, drained;

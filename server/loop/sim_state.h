@@ -15,7 +15,7 @@
 #include "persist.h"
 #include "queue.h"
 #include "sim_stats.h"
-#include "stream.h"
+#include "encoder.h"
 #include "wire.h"
 
 #define SIM_MAX_PENDING_STEPS 32
@@ -68,7 +68,7 @@ struct sim_thread {
     float dt;                     /* the world's fixed step */
     uint64_t earliest_unshown_ns; /* arrival of the oldest command applied since the last frame */
     bool dirty;                   /* something changed since the last frame */
-    stream *stream;               /* the v2 frame encoder */
+    encoder *encoder;             /* the v2 frame encoder thread */
     uint32_t epoch;               /* the frame stream's epoch: grows at every scene load or restore */
     sim_stats stats;
 };

@@ -78,11 +78,12 @@ static void stats_of_world(sim_thread *s, const fs_stats *fst) {
 static int init(sim_thread *s, char *err, size_t errlen) {
     const srv_config *cfg = s->cfg;
     s->cursor = calloc((size_t)cfg->max_clients, sizeof *s->cursor);
-    s->stream = stream_create();
-    if (!s->cursor || !s->stream) {
+    if (!s->cursor) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    s->encoder = encoder_create(s->hub, cfg->max_clients, err, errlen);
+    if (!s->encoder) return -1;
     fs_world_def def;
     if (world_def(s, &def, err, errlen)) return -1;
     int cap = def.capacity; /* as configured (a save may change it) */
@@ -166,17 +167,21 @@ static void publish_frame(sim_thread *s) {
     float lo[3] = {d.box_min.x, d.box_min.y, d.box_min.z}, hi[3] = {d.box_max.x, d.box_max.y, d.box_max.z};
     fc_grid grid;
     char why[160];
-    stream_stats ss;
-    if (stream_grid(&grid, lo, hi, d.spacing, s->cfg->frame_bits, why, sizeof why) ||
-        stream_publish(s->stream, s->hub, &head, &in, fs_world_capacity(s->world), s->epoch, &grid, &ss, why,
-                       sizeof why)) {
-        log_once("frame-encode", "sim: cannot encode a frame: %s (logged once)", why);
+    if (stream_grid(&grid, lo, hi, d.spacing, s->cfg->frame_bits, why, sizeof why)) {
+        log_once("frame-grid", "sim: no quantization grid for frames: %s (logged once)", why);
         return;
     }
+    uint64_t t0 = clock_now_ns();
+    int rc = encoder_submit(s->encoder, &head, &in, fs_world_capacity(s->world), s->epoch, &grid, why, sizeof why);
+    if (rc < 0) log_once("frame-submit", "sim: cannot hand a frame to the encoder: %s (logged once)", why);
+    if (rc <= 0) return;
     uint64_t t1 = clock_now_ns();
+    stream_stats ss; /* the frame before's: the encoder codes this one now */
+    encoder_stats(s->encoder, &ss, &s->stats.frames_skipped);
     double ms = ss.encode_ms;
     s->stats.encode_ms_last = ms;
     s->stats.encode_ms_mean = s->stats.frames_published ? 0.9 * s->stats.encode_ms_mean + 0.1 * ms : ms;
+    s->stats.handoff_ms = (double)(t1 - t0) / 1e6;
     if (ss.delta_bytes) s->stats.frame_bytes = ss.delta_bytes;
     if (ss.delta_bytes && v.count > 0) s->stats.frame_bits_per_particle = 8.0 * (double)ss.delta_bytes / v.count;
     if (ss.key_bytes) s->stats.key_bytes = ss.key_bytes;
@@ -296,7 +301,7 @@ static void tick(sim_thread *s, stats_window *win, frame_clock *fc) {
     /* 3. Frame at the frame rate; while nothing changes (paused, no
      * command, no cursor moved) only one a second, as a heartbeat. */
     if (stepped || total) s->dirty = true;
-    if (t1 >= fc->next && (s->dirty || stream_key_wanted(s->stream, s->hub) || t1 - fc->last >= 1000000000ull)) {
+    if (t1 >= fc->next && (s->dirty || encoder_key_wanted(s->encoder) || t1 - fc->last >= 1000000000ull)) {
         publish_frame(s);
         s->dirty = false;
         fc->last = t1;
@@ -352,6 +357,6 @@ void sim_thread_destroy(sim_thread *s) {
     if (s->pool) fs_pool_destroy(s->pool);
     persist_close(&s->save);
     free(s->cursor);
-    stream_destroy(s->stream);
+    encoder_destroy(s->encoder);
     free(s);
 }

@@ -68,10 +68,8 @@ static int ensure_capacity(stream *st, int capacity, char *err, size_t errlen) {
     return 0;
 }
 
-bool stream_key_wanted(const stream *st, hub *h) {
-    frame_wants w;
-    hub_get_frame_wants(h, &w);
-    return w.clients > 0 && w.key_requests != st->key_served;
+uint32_t stream_keys_served(const stream *st) {
+    return st->key_served;
 }
 
 static bool grid_same(const fc_grid *a, const fc_grid *b) {

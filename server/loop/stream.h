@@ -34,9 +34,8 @@ int stream_grid(fc_grid *g, const float box_min[3], const float box_max[3], floa
 
 stream *stream_create(void);
 void stream_destroy(stream *st);
-/* Whether a client waits for a keyframe (then the next frame slot brings
- * one even while nothing moves). */
-bool stream_key_wanted(const stream *st, hub *h);
+/* The hub's key_requests count the stream has answered. */
+uint32_t stream_keys_served(const stream *st);
 /* Stores frame `in` (in id order through in->order) on `grid` as the next
  * frame of stream `epoch` (a new epoch, or another grid, restarts the
  * stream with a keyframe), codes what the hub's wants ask for, and

@@ -99,6 +99,13 @@ cJSON *rest_stats_json(const net *n) {
     cJSON_AddBoolToObject(j, "slowed", !s.paused && s.tick_hz_actual > 0 && s.realtime_ratio < 0.95 * target);
     cJSON_AddNumberToObject(j, "overruns", (double)s.overruns);
     cJSON_AddNumberToObject(j, "encode_ms", s.encode_ms_mean);
+    cJSON_AddNumberToObject(j, "frame_handoff_ms", s.handoff_ms);
+    cJSON_AddNumberToObject(j, "frame_bits_per_particle", s.frame_bits_per_particle);
+    cJSON_AddNumberToObject(j, "keyframe_bytes", (double)s.key_bytes);
+    cJSON_AddNumberToObject(j, "keyframes_coded", (double)s.keyframes);
+    cJSON_AddNumberToObject(j, "frames_skipped", (double)s.frames_skipped);
+    cJSON_AddNumberToObject(j, "keyframes_sent", (double)n->keyframes_sent);
+    cJSON_AddNumberToObject(j, "keyframe_requests", (double)n->key_requests);
     cJSON_AddNumberToObject(j, "frame_bytes", (double)s.frame_bytes);
     cJSON_AddNumberToObject(j, "frames_published", (double)s.frames_published);
     cJSON_AddNumberToObject(j, "frames_sent", (double)n->frames_sent);
@@ -231,6 +238,9 @@ cJSON *rest_clients_json(const net *n) {
         cJSON_AddNumberToObject(o, "connected_s", (double)(now - c->connected_ns) / 1e9);
         cJSON_AddNumberToObject(o, "frames_sent", (double)c->frames_sent);
         cJSON_AddNumberToObject(o, "frames_dropped", (double)c->frames_dropped);
+        cJSON_AddNumberToObject(o, "keyframes_sent", (double)c->keyframes_sent);
+        cJSON_AddNumberToObject(o, "keyframe_requests", (double)c->key_requests);
+        cJSON_AddNumberToObject(o, "stride", c->stride);
         cJSON_AddNumberToObject(o, "bytes_sent", (double)c->bytes_sent);
         cJSON_AddNumberToObject(o, "commands", (double)c->commands);
         cJSON_AddNumberToObject(o, "bad_messages", (double)c->bad);

@@ -1,0 +1,199 @@
+/* encoder.c - the encoder thread (see encoder.h). */
+#include "encoder.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fluid_sim.h"
+#include "log.h"
+
+/* The frame handed over: copies, owned by whichever thread holds it (the
+ * sim thread while `full` is false, the encoder thread while it is true). */
+typedef struct slot {
+    int cap;
+    uint32_t *id;
+    float *x, *y, *z, *temp;
+    uint8_t *mat;
+    wire_cursor *cursor;
+    wire_body body[FS_MAX_BODIES];
+    wire_frame_head head;
+    int count, capacity;
+    uint32_t epoch;
+    fc_grid grid;
+} slot;
+
+struct encoder {
+    hub *hub;
+    stream *stream;
+    pthread_t thread;
+    bool started;
+    pthread_mutex_t mtx;
+    pthread_cond_t cv;
+    /* under mtx */
+    bool stop, full;
+    stream_stats last;
+    uint64_t skipped;
+    uint32_t key_served; /* the hub's key_requests the encoder has answered */
+    /* the slot: see above */
+    slot s;
+    int max_cursors;
+};
+
+static void slot_free(slot *s) {
+    free(s->id);
+    free(s->x);
+    free(s->y);
+    free(s->z);
+    free(s->temp);
+    free(s->mat);
+    s->id = NULL, s->x = s->y = s->z = s->temp = NULL, s->mat = NULL;
+    s->cap = 0;
+}
+
+static int slot_reserve(slot *s, int n) {
+    if (n <= s->cap) return 0;
+    slot_free(s);
+    size_t c = (size_t)(n > 0 ? n : 1);
+    s->id = malloc(c * sizeof *s->id);
+    s->x = malloc(c * sizeof *s->x);
+    s->y = malloc(c * sizeof *s->y);
+    s->z = malloc(c * sizeof *s->z);
+    s->temp = malloc(c * sizeof *s->temp);
+    s->mat = malloc(c);
+    if (!s->id || !s->x || !s->y || !s->z || !s->temp || !s->mat) {
+        slot_free(s);
+        return -1;
+    }
+    s->cap = n;
+    return 0;
+}
+
+static void *encoder_main(void *arg) {
+    encoder *e = arg;
+    pthread_mutex_lock(&e->mtx);
+    for (;;) {
+        while (!e->stop && !e->full) pthread_cond_wait(&e->cv, &e->mtx);
+        if (e->stop) break;
+        pthread_mutex_unlock(&e->mtx);
+        slot *s = &e->s;
+        fc_input in = {
+            .count = s->count, .id = s->id, .x = s->x, .y = s->y, .z = s->z, .material = s->mat, .temp = s->temp};
+        stream_stats ss;
+        char why[160];
+        if (stream_publish(e->stream, e->hub, &s->head, &in, s->capacity, s->epoch, &s->grid, &ss, why, sizeof why))
+            log_once("frame-encode", "encoder: cannot code a frame: %s (logged once)", why);
+        uint32_t served = stream_keys_served(e->stream);
+        pthread_mutex_lock(&e->mtx);
+        e->last = ss;
+        e->key_served = served;
+        e->full = false;
+        pthread_mutex_unlock(&e->mtx);
+        hub_wake(e->hub);
+        pthread_mutex_lock(&e->mtx);
+    }
+    pthread_mutex_unlock(&e->mtx);
+    return NULL;
+}
+
+encoder *encoder_create(hub *h, int max_cursors, char *err, size_t errlen) {
+    encoder *e = calloc(1, sizeof *e);
+    if (!e) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    e->hub = h;
+    e->max_cursors = max_cursors > 0 ? max_cursors : 1;
+    e->stream = stream_create();
+    e->s.cursor = calloc((size_t)e->max_cursors, sizeof *e->s.cursor);
+    pthread_mutex_init(&e->mtx, NULL);
+    pthread_cond_init(&e->cv, NULL);
+    if (!e->stream || !e->s.cursor) {
+        snprintf(err, errlen, "out of memory");
+        encoder_destroy(e);
+        return NULL;
+    }
+    if (pthread_create(&e->thread, NULL, encoder_main, e)) {
+        snprintf(err, errlen, "cannot start the encoder thread");
+        encoder_destroy(e);
+        return NULL;
+    }
+    e->started = true;
+    return e;
+}
+
+void encoder_destroy(encoder *e) {
+    if (!e) return;
+    if (e->started) {
+        pthread_mutex_lock(&e->mtx);
+        e->stop = true;
+        pthread_cond_signal(&e->cv);
+        pthread_mutex_unlock(&e->mtx);
+        pthread_join(e->thread, NULL);
+    }
+    pthread_cond_destroy(&e->cv);
+    pthread_mutex_destroy(&e->mtx);
+    slot_free(&e->s);
+    free(e->s.cursor);
+    stream_destroy(e->stream);
+    free(e);
+}
+
+int encoder_submit(encoder *e, const wire_frame_head *head, const fc_input *in, int capacity, uint32_t epoch,
+                   const fc_grid *grid, char *err, size_t errlen) {
+    pthread_mutex_lock(&e->mtx);
+    bool busy = e->full;
+    if (busy) e->skipped++;
+    pthread_mutex_unlock(&e->mtx);
+    if (busy) return 0;
+    /* The slot is the sim thread's until `full` is set. */
+    slot *s = &e->s;
+    if (slot_reserve(s, capacity > in->count ? capacity : in->count)) {
+        snprintf(err, errlen, "out of memory for a frame of %d particles", in->count);
+        return -1;
+    }
+    for (int k = 0; k < in->count; k++) {
+        int i = in->order ? in->order[k] : k;
+        s->id[k] = in->id[i];
+        s->x[k] = in->x[i];
+        s->y[k] = in->y[i];
+        s->z[k] = in->z[i];
+        s->mat[k] = in->material[i];
+        s->temp[k] = in->temp ? in->temp[i] : -40.0f;
+    }
+    s->head = *head;
+    int nc = head->cursor_count < e->max_cursors ? head->cursor_count : e->max_cursors;
+    int nb = head->body_count < FS_MAX_BODIES ? head->body_count : FS_MAX_BODIES;
+    if (nc > 0) memcpy(s->cursor, head->cursors, (size_t)nc * sizeof *s->cursor);
+    if (nb > 0) memcpy(s->body, head->bodies, (size_t)nb * sizeof *s->body);
+    s->head.cursors = s->cursor;
+    s->head.cursor_count = nc;
+    s->head.bodies = s->body;
+    s->head.body_count = nb;
+    s->count = in->count;
+    s->capacity = capacity;
+    s->epoch = epoch;
+    s->grid = *grid;
+    pthread_mutex_lock(&e->mtx);
+    e->full = true;
+    pthread_cond_signal(&e->cv);
+    pthread_mutex_unlock(&e->mtx);
+    return 1;
+}
+
+void encoder_stats(encoder *e, stream_stats *out, uint64_t *skipped) {
+    pthread_mutex_lock(&e->mtx);
+    *out = e->last;
+    *skipped = e->skipped;
+    pthread_mutex_unlock(&e->mtx);
+}
+
+bool encoder_key_wanted(encoder *e) {
+    frame_wants w;
+    hub_get_frame_wants(e->hub, &w);
+    pthread_mutex_lock(&e->mtx);
+    bool wanted = w.clients > 0 && w.key_requests != e->key_served;
+    pthread_mutex_unlock(&e->mtx);
+    return wanted;
+}

@@ -1,0 +1,37 @@
+/* encoder.h - the encoder thread: the sim thread hands it a copy of each
+ * frame (a value: the particles in id order, cursors, bodies) and goes on
+ * stepping; the encoder thread codes it (stream.c) and publishes the
+ * frameset to the hub.  The sim thread's cost per frame is the copy.
+ * While the encoder still codes the frame before, a new one is skipped
+ * (counted), never queued. */
+#ifndef SRV_ENCODER_H
+#define SRV_ENCODER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "frame_codec.h"
+#include "hub.h"
+#include "stream.h"
+#include "wire.h"
+
+typedef struct encoder encoder;
+
+/* Threads: created and destroyed by the thread that owns the sim thread
+ * (before it starts, after it is joined); every other call from the sim
+ * thread.  max_cursors: the most cursors a frame carries. */
+encoder *encoder_create(hub *h, int max_cursors, char *err, size_t errlen);
+void encoder_destroy(encoder *e);
+/* Copies the frame for the encoder thread (in->order gives id order).
+ * Returns 1 when handed over, 0 when skipped (the encoder is busy), -1
+ * with a reason (out of memory; the copy buffers grow only when the world's
+ * capacity does, at a scene load). */
+int encoder_submit(encoder *e, const wire_frame_head *head, const fc_input *in, int capacity, uint32_t epoch,
+                   const fc_grid *grid, char *err, size_t errlen);
+/* What the last coded frame cost, and the frames skipped so far. */
+void encoder_stats(encoder *e, stream_stats *out, uint64_t *skipped);
+/* Whether a client waits for a keyframe the encoder has not coded yet. */
+bool encoder_key_wanted(encoder *e);
+
+#endif
