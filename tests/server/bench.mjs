@@ -1,5 +1,5 @@
 // bench.mjs - fluid-server benchmark (make bench): 20k particles, 60 Hz tick,
-// 30 Hz frames.  Prints the step time with 0 and with 32 connected clients,
+// 30 Hz frames.  Prints the step time with 0 and with 32 (BENCH_CLIENTS) connected clients,
 // encode time and bytes per frame, and the time from a command's arrival to
 // the first frame that shows its effect.  Loopback only; bounded in time.
 import { spawn } from 'node:child_process';
@@ -64,6 +64,8 @@ function summary(samples) {
     step_ms_max: Math.max(...samples.map((x) => x.step_ms_max)),
     realtime_ratio: mean(samples.map((x) => x.realtime_ratio)),
     encode_ms: mean(samples.map((x) => x.encode_ms)),
+    handoff_ms: mean(samples.map((x) => x.frame_handoff_ms)),
+    bits: mean(samples.map((x) => x.frame_bits_per_particle)),
     frame_bytes: samples[samples.length - 1].frame_bytes,
   };
 }
@@ -120,11 +122,12 @@ try {
     ['step time, 0 clients (mean of 1 s means)', `${idle.step_ms.toFixed(2)} ms (max ${idle.step_ms_max.toFixed(1)} ms, realtime ratio ${idle.realtime_ratio.toFixed(2)})`],
     [`step time, ${CLIENTS} clients`, `${busy.step_ms.toFixed(2)} ms (max ${busy.step_ms_max.toFixed(1)} ms, realtime ratio ${busy.realtime_ratio.toFixed(2)})`],
     ['step time difference', `${diff >= 0 ? '+' : ''}${diff.toFixed(1)} % (target < 10 %)`],
-    ['encode time per frame', `${idle.encode_ms.toFixed(3)} ms`],
-    ['bytes per frame', `${idle.frame_bytes} B (${(idle.frame_bytes / st0.particles).toFixed(2)} B/particle)`],
+    ['frame: sim thread hand-off (copy)', `${busy.handoff_ms.toFixed(3)} ms`],
+    ['frame: coding on the encoder thread', `${busy.encode_ms.toFixed(2)} ms (all codings of a frame)`],
+    ['frame: delta size', `${busy.frame_bytes} B (${busy.bits.toFixed(2)} bits/particle, mean of 1 s samples)`],
     [`messages received per client (${wall.toFixed(1)} s)`, `min ${Math.min(...recv)}, max ${Math.max(...recv)} (${(mean(recv) / wall).toFixed(1)}/s each)` +
       (mean(recv) / wall < 15 ? '  <- the low-priority client process was starved of CPU: this run does not measure 32 reading clients' : '')],
-    ['server send rate with clients', `${((sent1.bytes_sent - sent0.bytes_sent) / wall / 1e6).toFixed(1)} MB/s, frames dropped (slow clients) ${stFinal.frames_dropped}`],
+    ['server send rate with clients', `${((sent1.bytes_sent - sent0.bytes_sent) / wall / 1e6).toFixed(1)} MB/s (${((sent1.bytes_sent - sent0.bytes_sent) * 8 / wall / 1e3 / CLIENTS).toFixed(0)} kbit/s per client), frames dropped (slow clients) ${stFinal.frames_dropped}`],
     ['server CPU: network thread', `${netIdle.toFixed(0)} % of a core with 0 clients, ${netBusy.toFixed(0)} % with ${CLIENTS}`],
     ['server CPU: simulation threads', `${simBusy.toFixed(0)} % of a core with ${CLIENTS} clients`],
     ['command -> first frame showing it (client-measured)', `median ${pct(lat, 0.5).toFixed(1)} ms, p95 ${pct(lat, 0.95).toFixed(1)} ms`],
