@@ -46,6 +46,7 @@ try {
     await sleep(10);
     c.messages.length = 0; // onMessage saw them
   }
+  c.onMessage = null;
   const dt = (performance.now() - t0) / 1000;
   out.frames = c.frames - f0;
   out.fps = out.frames / dt;
