@@ -17,6 +17,14 @@ SRV_OBJ     = $(patsubst server/%.c,$(BUILD)/server/%.o,$(SRV_SRC))
 SRV_WIRE_SRC = $(wildcard server/wire/*.c server/hub/*.c) server/base/msgbuf.c server/base/log.c server/net/rest_route.c
 SRV_PORT   ?= 8080
 
+# The recording tool (server/tools/fluid_rec.c): replays, checks and
+# exports recordings without a server.
+FLUID_REC_SRC = server/tools/fluid_rec.c server/wire/recfile.c server/wire/frame_codec.c server/wire/wire.c server/wire/validate.c server/hub/command.c server/hub/reply.c server/hub/snapshots.c server/base/msgbuf.c
+$(BUILD)/fluid-rec: $(FLUID_REC_SRC) $(SRV_HDR) $(BUILD)/libfluidsim.a
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(OPT) $(SRV_CFLAGS) $(FLUID_REC_SRC) $(BUILD)/libfluidsim.a $(SRV_LIBS) $(LDLIBS_SIM) -o $@
+all: $(BUILD)/fluid-rec
+
 .PHONY: server server-san run test-server test-server-unit test-server-integration bench-server test-server-tls
 all: $(BUILD)/fluid-server
 server: $(BUILD)/fluid-server
@@ -72,7 +80,7 @@ tests/server/node_modules/.installed: tests/server/package.json tests/server/pac
 test-server-unit: $(BUILD)/test_server_wire_san
 	$(BUILD)/test_server_wire_san protocol/golden
 
-test-server-integration: $(BUILD)/fluid-server $(BUILD)/fluid-server-san tests/server/node_modules/.installed
+test-server-integration: $(BUILD)/fluid-server $(BUILD)/fluid-server-san $(BUILD)/fluid-rec tests/server/node_modules/.installed
 	$(SRV_IT_ENV) node tests/server/run.mjs
 
 test-server: test-server-unit test-server-integration
@@ -84,7 +92,7 @@ test-server: test-server-unit test-server-integration
 test-server-tls: $(BUILD)/fluid-server $(BUILD)/fluid-server-san $(BUILD)/fluid-server-tsan tests/server/node_modules/.installed
 	$(SRV_IT_ENV) FLUID_TEST_TLS=1 node tests/server/run.mjs
 
-SRV_IT_ENV = FLUID_SERVER=$(BUILD)/fluid-server FLUID_SERVER_SAN=$(BUILD)/fluid-server-san
+SRV_IT_ENV = FLUID_SERVER=$(BUILD)/fluid-server FLUID_SERVER_SAN=$(BUILD)/fluid-server-san FLUID_REC=$(BUILD)/fluid-rec
 # tests/server/tsan.test.mjs drives the TSan server.
 SRV_IT_ENV += FLUID_SERVER_TSAN=$(BUILD)/fluid-server-tsan
 test-server-integration: $(BUILD)/fluid-server-tsan

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -55,6 +56,15 @@ static const struct opt {
      "none)"},
     {"save-interval", "FLUID_SAVE_INTERVAL", OT_DOUBLE, O(save_interval), 0, 86400,
      "seconds between saves while running, with --data-dir (0: only at shutdown)"},
+    {"record-dir", "FLUID_RECORD_DIR", OT_STR, O(record_dir), 0, 0,
+     "folder of recordings (POST /api/recordings starts one; empty: <data-dir>/recordings, or none without "
+     "--data-dir)"},
+    {"record", "FLUID_RECORD", OT_STR, O(record_start), 0, 0,
+     "record from the start into this folder (it becomes the recordings folder)"},
+    {"record-max-mb", "FLUID_RECORD_MAX_MB", OT_DOUBLE, O(record_max_mb), 0, 1e6,
+     "a recording's disk bound in MB: its oldest 5 s segments are deleted past it (0: none)"},
+    {"record-max-s", "FLUID_RECORD_MAX_S", OT_DOUBLE, O(record_max_s), 0, 1e7,
+     "a recording's bound in simulated seconds kept (0: none)"},
     {"tls-cert", "FLUID_TLS_CERT", OT_STR, O(tls_cert), 0, 0,
      "PEM certificate file (the chain, leaf first): serve https and wss on the port (needs --tls-key)"},
     {"tls-key", "FLUID_TLS_KEY", OT_STR, O(tls_key), 0, 0, "PEM private key file of --tls-cert"},
@@ -68,6 +78,7 @@ void config_defaults(srv_config *c) {
     strcpy(c->bind, "127.0.0.1");
     strcpy(c->scene, "");
     c->tick_hz = 60;
+    c->record_max_mb = 1024;
     c->frame_hz = 30;
     c->max_clients = 64;
     strcpy(c->web_root, "web-client");
@@ -223,4 +234,16 @@ int config_parse(srv_config *c, int argc, char **argv, FILE *out, FILE *err) {
         if (c->threads > CONFIG_MAX_THREADS) c->threads = CONFIG_MAX_THREADS;
     }
     return 0;
+}
+
+bool config_record_dir(const srv_config *cfg, char *out, size_t n) {
+    if (cfg->record_start[0])
+        snprintf(out, n, "%s", cfg->record_start);
+    else if (cfg->record_dir[0])
+        snprintf(out, n, "%s", cfg->record_dir);
+    else if (cfg->data_dir[0])
+        snprintf(out, n, "%.1000s/recordings", cfg->data_dir);
+    else
+        return false;
+    return true;
 }

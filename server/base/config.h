@@ -27,9 +27,12 @@ typedef struct srv_config {
     int substeps;           /* simulation steps per tick (each of 1/(tick_hz * substeps) s) */
     int rate_per_s;         /* per-client command rate limit */
     int rate_burst;
-    int net_nice;         /* nice value of the network thread (Linux: per thread) */
-    char log_level[16];   /* error, warn, info, debug */
-    char data_dir[1024];  /* empty: no persistence */
+    int net_nice;            /* nice value of the network thread (Linux: per thread) */
+    char log_level[16];      /* error, warn, info, debug */
+    char data_dir[1024];     /* empty: no persistence */
+    char record_dir[1024];   /* the recordings folder; empty: <data_dir>/recordings, or none */
+    char record_start[1024]; /* --record DIR: that folder, and record from the start */
+    double record_max_mb, record_max_s;
     double save_interval; /* seconds between saves while running (0: only at shutdown) */
     char tls_cert[1024];  /* PEM certificate (chain) file; empty: plain http/ws */
     char tls_key[1024];   /* PEM private key file; given together with tls_cert */
@@ -45,5 +48,9 @@ int config_parse(srv_config *c, int argc, char **argv, FILE *out, FILE *err);
 void config_usage(FILE *out);
 /* True when the server serves https and wss (a certificate was given). */
 bool config_tls(const srv_config *c);
+
+/* The recordings folder the options give (--record, --record-dir, or
+ * <data-dir>/recordings); false when there is none. */
+bool config_record_dir(const srv_config *cfg, char *out, size_t n);
 
 #endif

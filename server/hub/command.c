@@ -29,6 +29,8 @@ static const char *const kind_names[CMD_KIND_COUNT] = {
     [CMD_GET_SNAPSHOT] = "get_snapshot",
     [CMD_RESTORE] = "restore",
     [CMD_KEYFRAME] = "keyframe",
+    [CMD_RECORD_START] = "record_start",
+    [CMD_RECORD_STOP] = "record_stop",
     [CMD_HEATER] = "heater",
 };
 
@@ -39,6 +41,8 @@ const char *cmd_kind_name(cmd_kind k) {
 bool cmd_kind_mutates(cmd_kind k) {
     switch (k) {
     case CMD_PUSH:
+    case CMD_RECORD_START:
+    case CMD_RECORD_STOP:
     case CMD_SET_PARAM:
     case CMD_LOAD_SCENE:
     case CMD_PAUSE:

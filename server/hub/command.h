@@ -61,6 +61,8 @@ typedef enum cmd_kind {
     CMD_RESTORE,      /* REST only: restores the snapshot uploaded under u.restore.upload */
     CMD_HEATER,
     CMD_KEYFRAME, /* WebSocket only: the client asks for a keyframe; handled by the network thread */
+    CMD_RECORD_START,
+    CMD_RECORD_STOP,
     CMD_KIND_COUNT
 } cmd_kind;
 
@@ -121,6 +123,10 @@ typedef struct cmd {
         struct {
             int steps;
         } step;
+        struct {
+            char name[CMD_NAME_LEN];    /* "": a name from the time */
+            double max_mb, max_seconds; /* 0: the server's defaults */
+        } record;
         struct {
             int slot;
             bool has_def; /* false: only switch enabled */

@@ -37,6 +37,25 @@ void hub_publish_frameset(hub *h, frameset *f) {
     frameset_unref(&old);
 }
 
+void hub_set_rec_status(hub *h, const rec_status *r) {
+    pthread_mutex_lock(&h->mtx);
+    h->rec = *r;
+    pthread_mutex_unlock(&h->mtx);
+}
+
+void hub_get_rec_status(hub *h, rec_status *out) {
+    pthread_mutex_lock(&h->mtx);
+    *out = h->rec;
+    pthread_mutex_unlock(&h->mtx);
+}
+
+uint64_t hub_bcast_next(hub *h) {
+    pthread_mutex_lock(&h->mtx);
+    uint64_t n = h->bcast_next;
+    pthread_mutex_unlock(&h->mtx);
+    return n;
+}
+
 void hub_get_frame_wants(hub *h, frame_wants *out) {
     pthread_mutex_lock(&h->mtx);
     *out = h->wants;

@@ -15,6 +15,7 @@
 
 #include "frameset.h"
 #include "msgbuf.h"
+#include "rec_status.h"
 #include "reply.h"
 #include "sim_stats.h"
 #include "world_info.h"
@@ -35,6 +36,7 @@ typedef struct hub {
     frameset frames[HUB_FRAME_RING]; /* frames[k % RING] for k in [frames_next-RING, frames_next) */
     uint64_t frames_next;
     frame_wants wants;              /* set by the network thread, read by the encoder */
+    rec_status rec;                 /* set by the encoder thread */
     msg_buf *bcast[HUB_BCAST_RING]; /* bcast[seq % RING] for seq in [bcast_next-RING, bcast_next) */
     uint64_t bcast_next;
     cmd_reply *replies; /* ring of HUB_REPLY_RING */
@@ -59,6 +61,9 @@ void hub_destroy(hub *h);
 /* Sim thread side.  Each takes ownership of the message reference. */
 void hub_publish_frameset(hub *h, frameset *f); /* takes f's references */
 void hub_get_frame_wants(hub *h, frame_wants *out);
+void hub_set_rec_status(hub *h, const rec_status *r);
+/* The number the next broadcast will have (a new reader starts there). */
+uint64_t hub_bcast_next(hub *h);
 void hub_publish_bcast(hub *h, msg_buf *m);
 /* Takes ownership of r's snapshots.  Drops (and frees) them when the ring is full. */
 void hub_post_reply(hub *h, cmd_reply *r);
@@ -76,6 +81,7 @@ void hub_get_stats(hub *h, sim_stats *out);
  * overwritten).  Returns how many. */
 int hub_take_framesets(hub *h, uint64_t *next, frameset *out, int max);
 void hub_set_frame_wants(hub *h, const frame_wants *w);
+void hub_get_rec_status(hub *h, rec_status *out);
 /* Copies up to max broadcasts with seq >= *next into out (new references);
  * sets *next past them.  *lost is set when some were already overwritten. */
 int hub_take_bcast(hub *h, uint64_t *next, msg_buf **out, int max, bool *lost);

@@ -18,11 +18,12 @@ typedef struct cmd_reply {
     cmd_kind kind;
     bool ok;
     char error[FS_ERROR_LEN];
-    uint64_t tick;        /* tick at which the command took effect */
-    int64_t value;        /* push: touched; load_scene: particles; step: steps; set_param: material; emitter: slot */
-    particles_snap *snap; /* GET_PARTICLES */
-    bodies_snap *bodies;  /* GET_BODIES */
-    msg_buf *blob;        /* GET_SNAPSHOT: the encoded snapshot (one reference) */
+    uint64_t tick;           /* tick at which the command took effect */
+    int64_t value;           /* push: touched; load_scene: particles; step: steps; set_param: material; emitter: slot */
+    char name[CMD_NAME_LEN]; /* record_start: the recording's name */
+    particles_snap *snap;    /* GET_PARTICLES */
+    bodies_snap *bodies;     /* GET_BODIES */
+    msg_buf *blob;           /* GET_SNAPSHOT: the encoded snapshot (one reference) */
 } cmd_reply;
 
 /* Frees what a reply carries (snapshots) and clears the pointers. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "apply_bodies.h"
+#include "apply_record.h"
 #include "persist.h"
 #include "publish.h"
 
@@ -371,6 +372,8 @@ static apply_fn *const handler[CMD_KIND_COUNT] = {
     [CMD_GET_SNAPSHOT] = apply_get_snapshot,
     [CMD_RESTORE] = apply_restore,
     [CMD_BODY_CREATE] = apply_body_create,
+    [CMD_RECORD_START] = apply_record_start,
+    [CMD_RECORD_STOP] = apply_record_stop,
     [CMD_BODY_DESTROY] = apply_body_destroy,
     [CMD_BODY_IMPULSE] = apply_body_impulse,
     [CMD_BODY_GRAB] = apply_body_grab,

@@ -36,10 +36,34 @@ struct encoder {
     stream_stats last;
     uint64_t skipped;
     uint32_t key_served; /* the hub's key_requests the encoder has answered */
+    bool rec_pending;    /* a start or stop waits for the encoder thread */
+    bool rec_stop;
+    rec_request rec_q;
+    bool rec_wants_key; /* the recorder's, for encoder_key_wanted */
     /* the slot: see above */
     slot s;
     int max_cursors;
+    recorder *rec; /* the encoder thread's */
 };
+
+/* A start or stop the sim thread asked for (encoder thread). */
+static void apply_record(encoder *e) {
+    pthread_mutex_lock(&e->mtx);
+    bool pending = e->rec_pending, stop = e->rec_stop;
+    rec_request q = e->rec_q;
+    e->rec_pending = false;
+    pthread_mutex_unlock(&e->mtx);
+    if (!pending) return;
+    if (stop) {
+        recorder_stop(e->rec, NULL);
+    } else {
+        char why[160];
+        if (recorder_start(e->rec, &q, why, sizeof why)) log_error("recording %s not started: %s", q.name, why);
+    }
+    rec_status rs;
+    recorder_status(e->rec, &rs);
+    hub_set_rec_status(e->hub, &rs);
+}
 
 static void slot_free(slot *s) {
     free(s->id);
@@ -74,20 +98,38 @@ static void *encoder_main(void *arg) {
     encoder *e = arg;
     pthread_mutex_lock(&e->mtx);
     for (;;) {
-        while (!e->stop && !e->full) pthread_cond_wait(&e->cv, &e->mtx);
+        while (!e->stop && !e->full && !e->rec_pending) pthread_cond_wait(&e->cv, &e->mtx);
         if (e->stop) break;
+        bool full = e->full;
         pthread_mutex_unlock(&e->mtx);
+        apply_record(e);
+        if (!full) {
+            pthread_mutex_lock(&e->mtx);
+            continue;
+        }
         slot *s = &e->s;
         fc_input in = {
             .count = s->count, .id = s->id, .x = s->x, .y = s->y, .z = s->z, .material = s->mat, .temp = s->temp};
         stream_stats ss;
         char why[160];
-        if (stream_publish(e->stream, e->hub, &s->head, &in, s->capacity, s->epoch, &s->grid, &ss, why, sizeof why))
+        frameset kept;
+        stream_reader rd = {.active = recorder_active(e->rec), .want_key = recorder_wants_key(e->rec), .keep = &kept};
+        if (stream_publish(e->stream, e->hub, &s->head, &in, s->capacity, s->epoch, &s->grid, &rd, &ss, why,
+                           sizeof why))
             log_once("frame-encode", "encoder: cannot code a frame: %s (logged once)", why);
+        if (rd.active) {
+            recorder_frame(e->rec, &kept, s->head.sim_time, s->head.tick);
+            rec_status rs;
+            recorder_status(e->rec, &rs);
+            hub_set_rec_status(e->hub, &rs);
+        }
+        frameset_unref(&kept);
         uint32_t served = stream_keys_served(e->stream);
+        bool rec_key = recorder_wants_key(e->rec);
         pthread_mutex_lock(&e->mtx);
         e->last = ss;
         e->key_served = served;
+        e->rec_wants_key = rec_key;
         e->full = false;
         pthread_mutex_unlock(&e->mtx);
         hub_wake(e->hub);
@@ -97,7 +139,7 @@ static void *encoder_main(void *arg) {
     return NULL;
 }
 
-encoder *encoder_create(hub *h, int max_cursors, char *err, size_t errlen) {
+encoder *encoder_create(hub *h, const wire_static *st, int max_cursors, char *err, size_t errlen) {
     encoder *e = calloc(1, sizeof *e);
     if (!e) {
         snprintf(err, errlen, "out of memory");
@@ -106,10 +148,11 @@ encoder *encoder_create(hub *h, int max_cursors, char *err, size_t errlen) {
     e->hub = h;
     e->max_cursors = max_cursors > 0 ? max_cursors : 1;
     e->stream = stream_create();
+    e->rec = recorder_create(h, st);
     e->s.cursor = calloc((size_t)e->max_cursors, sizeof *e->s.cursor);
     pthread_mutex_init(&e->mtx, NULL);
     pthread_cond_init(&e->cv, NULL);
-    if (!e->stream || !e->s.cursor) {
+    if (!e->stream || !e->rec || !e->s.cursor) {
         snprintf(err, errlen, "out of memory");
         encoder_destroy(e);
         return NULL;
@@ -136,6 +179,7 @@ void encoder_destroy(encoder *e) {
     pthread_mutex_destroy(&e->mtx);
     slot_free(&e->s);
     free(e->s.cursor);
+    if (e->rec) recorder_destroy(e->rec); /* closes the recording's segment and index */
     stream_destroy(e->stream);
     free(e);
 }
@@ -193,7 +237,16 @@ bool encoder_key_wanted(encoder *e) {
     frame_wants w;
     hub_get_frame_wants(e->hub, &w);
     pthread_mutex_lock(&e->mtx);
-    bool wanted = w.clients > 0 && w.key_requests != e->key_served;
+    bool wanted = (w.clients > 0 && w.key_requests != e->key_served) || e->rec_wants_key;
     pthread_mutex_unlock(&e->mtx);
     return wanted;
+}
+
+void encoder_record(encoder *e, const rec_request *q) {
+    pthread_mutex_lock(&e->mtx);
+    e->rec_pending = true;
+    e->rec_stop = q == NULL;
+    if (q) e->rec_q = *q;
+    pthread_cond_signal(&e->cv);
+    pthread_mutex_unlock(&e->mtx);
 }

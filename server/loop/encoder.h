@@ -3,7 +3,8 @@
  * stepping; the encoder thread codes it (stream.c) and publishes the
  * frameset to the hub.  The sim thread's cost per frame is the copy.
  * While the encoder still codes the frame before, a new one is skipped
- * (counted), never queued. */
+ * (counted), never queued.  The encoder thread also keeps the recording
+ * (recorder.c): start and stop reach it as values. */
 #ifndef SRV_ENCODER_H
 #define SRV_ENCODER_H
 
@@ -13,6 +14,7 @@
 
 #include "frame_codec.h"
 #include "hub.h"
+#include "recorder.h"
 #include "stream.h"
 #include "wire.h"
 
@@ -21,7 +23,7 @@ typedef struct encoder encoder;
 /* Threads: created and destroyed by the thread that owns the sim thread
  * (before it starts, after it is joined); every other call from the sim
  * thread.  max_cursors: the most cursors a frame carries. */
-encoder *encoder_create(hub *h, int max_cursors, char *err, size_t errlen);
+encoder *encoder_create(hub *h, const wire_static *st, int max_cursors, char *err, size_t errlen);
 void encoder_destroy(encoder *e);
 /* Copies the frame for the encoder thread (in->order gives id order).
  * Returns 1 when handed over, 0 when skipped (the encoder is busy), -1
@@ -31,7 +33,11 @@ int encoder_submit(encoder *e, const wire_frame_head *head, const fc_input *in, 
                    const fc_grid *grid, char *err, size_t errlen);
 /* What the last coded frame cost, and the frames skipped so far. */
 void encoder_stats(encoder *e, stream_stats *out, uint64_t *skipped);
-/* Whether a client waits for a keyframe the encoder has not coded yet. */
+/* Whether a client (or the recording) waits for a keyframe the encoder has
+ * not coded yet. */
 bool encoder_key_wanted(encoder *e);
+/* Asks the encoder thread to start recording q (the folder exists), or to
+ * stop (q NULL).  The outcome shows in the hub's rec_status. */
+void encoder_record(encoder *e, const rec_request *q);
 
 #endif

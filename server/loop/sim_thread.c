@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "apply.h"
+#include "apply_record.h"
 #include "apply_bodies.h"
 #include "clock.h"
 #include "log.h"
@@ -82,7 +83,7 @@ static int init(sim_thread *s, char *err, size_t errlen) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    s->encoder = encoder_create(s->hub, cfg->max_clients, err, errlen);
+    s->encoder = encoder_create(s->hub, s->st, cfg->max_clients, err, errlen);
     if (!s->encoder) return -1;
     fs_world_def def;
     if (world_def(s, &def, err, errlen)) return -1;
@@ -95,6 +96,9 @@ static int init(sim_thread *s, char *err, size_t errlen) {
     }
     s->dt = fs_world_dt(s->world);
     if (first_world(s, err, errlen)) return -1;
+    world_info wi0;
+    sim_publish_info(s, &wi0); /* the recording's first segment describes this world */
+    if (sim_record_at_start(s, err, errlen)) return -1;
     if (cfg->data_dir[0] && cfg->save_interval > 0)
         s->next_save_ns = clock_now_ns() + (uint64_t)(cfg->save_interval * 1e9);
     world_info wi;

@@ -93,8 +93,9 @@ static void add_coding(stream *st, frameset *fs, const wire_frame_head *head, ui
 }
 
 int stream_publish(stream *st, hub *h, const wire_frame_head *head, const fc_input *in, int capacity, uint32_t epoch,
-                   const fc_grid *grid, stream_stats *out, char *err, size_t errlen) {
+                   const fc_grid *grid, const stream_reader *rd, stream_stats *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
+    if (rd && rd->keep) memset(rd->keep, 0, sizeof *rd->keep);
     if (ensure_capacity(st, capacity < in->count ? in->count : capacity, err, errlen)) return -1;
     bool restart = !st->started || epoch != st->epoch || !grid_same(grid, &st->grid);
     if (restart) {
@@ -111,8 +112,9 @@ int stream_publish(stream *st, hub *h, const wire_frame_head *head, const fc_inp
     frame_wants w;
     hub_get_frame_wants(h, &w);
     frameset fs = {.epoch = epoch, .seq = seq, .tick = head->tick, .n = in->count};
-    if (w.clients > 0) {
-        bool key = restart || w.key_requests != st->key_served;
+    bool reader = rd && rd->active;
+    if (w.clients > 0 || reader) {
+        bool key = restart || w.key_requests != st->key_served || (reader && rd->want_key);
         st->key_served = w.key_requests;
         if (key) {
             add_coding(st, &fs, head, FC_NONE, FC_NONE);
@@ -139,6 +141,7 @@ int stream_publish(stream *st, hub *h, const wire_frame_head *head, const fc_inp
     out->encode_ms = (double)(clock_now_ns() - t0) / 1e6;
     out->codings = fs.count;
     out->keyframes = st->keyframes;
+    if (rd && rd->keep) *rd->keep = frameset_ref(&fs);
     hub_publish_frameset(h, &fs);
     return 0;
 }

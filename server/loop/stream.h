@@ -43,7 +43,14 @@ uint32_t stream_keys_served(const stream *st);
  * (the encoder is sized to it; it reallocates only when that grows).
  * Returns 0, or -1 with a reason (out of memory, a frame the codec
  * refuses); nothing is published then. */
+/* A reader besides the network thread's clients (the recorder): it counts
+ * as a client, may ask for a keyframe, and gets its own references to the
+ * frameset (keep: emptied when nothing was published). */
+typedef struct stream_reader {
+    bool active, want_key;
+    frameset *keep;
+} stream_reader;
 int stream_publish(stream *st, hub *h, const wire_frame_head *head, const fc_input *in, int capacity, uint32_t epoch,
-                   const fc_grid *grid, stream_stats *out, char *err, size_t errlen);
+                   const fc_grid *grid, const stream_reader *rd, stream_stats *out, char *err, size_t errlen);
 
 #endif

@@ -19,6 +19,7 @@
 #include "net_internal.h"
 #include "rest.h"
 #include "rest_route.h"
+#include "rest_recordings.h"
 #include "rest_views.h"
 #include "wire.h"
 
@@ -218,6 +219,18 @@ static void route(net *n, http_req *r) {
     case REST_SNAPSHOT:
         route_snapshot(n, r);
         return;
+    case REST_RECFILE: {
+        size_t len = 0;
+        const char *ctype = NULL;
+        int status = 500;
+        char err[200];
+        char *bytes = rest_recfile_read(n, a.file, &len, &ctype, &status, err, sizeof err);
+        if (bytes)
+            respond_bytes(n, r, 200, ctype, bytes, len);
+        else
+            respond_error(n, r, status, "%s", err);
+        return;
+    }
     case REST_VIEW:
         break;
     }
@@ -256,6 +269,9 @@ static void route(net *n, http_req *r) {
     case RV_SOLVERS:
         respond_json(n, r, 200, rest_solvers_json(n));
         return;
+    case RV_RECORDINGS:
+        respond_json(n, r, 200, rest_recordings_json(n));
+        return;
     }
 }
 
@@ -278,7 +294,7 @@ void rest_deliver(net *n, cmd_reply *rep) {
         if (strstr(rep->error, "unknown"))
             status = 404;
         else if (strstr(rep->error, "pause it first") || strstr(rep->error, "in flight") ||
-                 strstr(rep->error, "held by"))
+                 strstr(rep->error, "held by") || strstr(rep->error, "exists"))
             status = 409;
         respond_error(n, r, status, "%s", rep->error);
         return;
@@ -317,6 +333,7 @@ void rest_deliver(net *n, cmd_reply *rep) {
         if (rep->kind == CMD_PAUSE || rep->kind == CMD_RESUME)
             cJSON_AddBoolToObject(j, "paused", rep->kind == CMD_PAUSE);
         if (rep->kind == CMD_EMITTER || rep->kind == CMD_HEATER) cJSON_AddNumberToObject(j, "slot", (double)rep->value);
+        if (rep->kind == CMD_RECORD_START) cJSON_AddStringToObject(j, "name", rep->name);
         if (rep->kind == CMD_BODY_CREATE || rep->kind == CMD_BODY_DESTROY || rep->kind == CMD_BODY_IMPULSE)
             cJSON_AddNumberToObject(j, "id", (double)rep->value);
         break;

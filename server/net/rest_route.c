@@ -270,6 +270,10 @@ const rest_route_def rest_routes[] = {
     POST("/api/heater", CMD_HEATER, BODY_REQUIRED),
     {HM_GET, "/api/snapshot", NULL, RH_SNAPSHOT, RV_INDEX, CMD_GET_SNAPSHOT, false},
     {HM_POST, "/api/snapshot", NULL, RH_SNAPSHOT, RV_INDEX, CMD_RESTORE, false},
+    VIEW("/api/recordings", RV_RECORDINGS),
+    POST("/api/recordings", CMD_RECORD_START, BODY_OPTIONAL),
+    POST("/api/recordings/stop", CMD_RECORD_STOP, BODY_OPTIONAL),
+    {HM_GET, "/api/recordings/{name}", NULL, RH_RECFILE, RV_INDEX, CMD_NONE, false},
     VIEW("/metrics", RV_METRICS),
 };
 #undef VIEW
@@ -333,6 +337,28 @@ static bool wrong_method_for(const char *full, rest_action *a) {
     return true;
 }
 
+/* A recording's file by its path below the recordings folder: NAME/FILE with
+ * NAME a recording's name (validate.c's rule) and FILE index.json or
+ * seg-NNNNNN.fsrec: nothing else, so no request reads outside the folder. */
+static void recfile(const char *name, rest_action *a) {
+    const char *slash = name ? strchr(name, '/') : NULL;
+    size_t nl = slash ? (size_t)(slash - name) : 0;
+    bool ok = slash && nl > 0 && nl < CMD_NAME_LEN && name[0] != '.';
+    for (size_t i = 0; ok && i < nl; i++)
+        ok = isalnum((unsigned char)name[i]) || name[i] == '-' || name[i] == '_' || name[i] == '.';
+    const char *f = ok ? slash + 1 : "";
+    bool seg = strlen(f) == 16 && !strncmp(f, "seg-", 4) && !strcmp(f + 10, ".fsrec");
+    for (int i = 4; seg && i < 10; i++) seg = isdigit((unsigned char)f[i]);
+    if (!ok || (!seg && strcmp(f, "index.json"))) {
+        fail(a, 404,
+             "no such recording file (GET /api/recordings lists them; files are NAME/index.json and "
+             "NAME/seg-NNNNNN.fsrec)");
+        return;
+    }
+    a->outcome = REST_RECFILE;
+    snprintf(a->file, sizeof a->file, "%.*s/%s", (int)nl, name, f);
+}
+
 /* Carries out a matched route. */
 static void route_run(const rest_route_def *r, const route_args *args, const rest_request *q, rest_action *a) {
     cmd c;
@@ -356,6 +382,9 @@ static void route_run(const rest_route_def *r, const route_args *args, const res
         return;
     case RH_SNAPSHOT:
         a->outcome = REST_SNAPSHOT;
+        return;
+    case RH_RECFILE:
+        recfile(args->name, a);
         return;
     }
 }

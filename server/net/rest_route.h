@@ -22,6 +22,7 @@ typedef enum rest_outcome {
     REST_COMMAND,  /* submit c to the sim thread (origin and token checks first) */
     REST_VIEW,     /* answer view from the network thread's snapshots */
     REST_SNAPSHOT, /* /api/snapshot: rest.c's route_snapshot (the body is a msgpack document) */
+    REST_RECFILE,  /* a recording's file: `file` ("NAME/index.json" or "NAME/seg-NNNNNN.fsrec"), checked */
 } rest_outcome;
 
 typedef enum rest_view {
@@ -32,7 +33,8 @@ typedef enum rest_view {
     RV_MATERIALS,
     RV_CLIENTS,
     RV_SOLVERS,
-    RV_METRICS
+    RV_METRICS,
+    RV_RECORDINGS
 } rest_view;
 
 /* A query argument by name ("offset="), with lws_get_urlarg_by_name's
@@ -58,6 +60,7 @@ typedef struct rest_action {
     char error[256];  /* REST_ERROR: the reason */
     rest_view view;   /* REST_VIEW */
     cmd c;            /* REST_COMMAND: checked (cmd_from_fields), client and rid not set */
+    char file[96];    /* REST_RECFILE: relative to the recordings folder; never leaves it */
 } rest_action;
 
 void rest_translate(const rest_request *q, rest_action *a);
@@ -70,6 +73,7 @@ typedef enum rest_handler {
     RH_BARE,     /* a command of the route's kind without fields */
     RH_MATERIAL, /* PATCH /api/materials/{name}: set_param, the body naming the parameters */
     RH_SNAPSHOT, /* the snapshot document: rest.c's route_snapshot (REST_SNAPSHOT) */
+    RH_RECFILE,  /* GET /api/recordings/{name}: a recording's file (REST_RECFILE) */
 } rest_handler;
 
 /* One route: the table (rest_route.c) is what rest_translate matches and

@@ -52,6 +52,8 @@ const cmd_field_def cmd_field_defs[CF_COUNT] = {
     FIELD(CF_DURATION, "duration", duration, CFT_NUM),
     FIELD(CF_KIND, "kind", kind, CFT_STR),
     FIELD(CF_TEMPERATURE, "temperature", temperature, CFT_NUM),
+    FIELD(CF_MAX_MB, "max_mb", max_mb, CFT_NUM),
+    FIELD(CF_MAX_SECONDS, "max_seconds", max_seconds, CFT_NUM),
 };
 #undef FIELD
 
@@ -205,6 +207,10 @@ static const struct field_check {
     {BODY_OPS, CF_POINT, CHK_VEC, 0, CMD_MAX_COORD, "'point' must be 3 finite numbers", 0},
     {BODY_OPS, CF_TARGET, CHK_VEC, 0, CMD_MAX_COORD, "'target' must be 3 finite numbers", 0},
     {BODY_OPS, CF_IMPULSE, CHK_VEC, 0, CMD_MAX_IMPULSE, "'impulse' must be 3 numbers within +-%g N s", 0},
+    {K(CMD_RECORD_START), CF_MAX_MB, CHK_RANGE, 0, 1e6, "'max_mb' must be in [0, 1000000] (0: the server's default)",
+     0},
+    {K(CMD_RECORD_START), CF_MAX_SECONDS, CHK_RANGE, 0, 1e7,
+     "'max_seconds' must be in [0, 10000000] (simulated seconds kept; 0: no bound)", 0},
 };
 
 /* The decoders' accessors, for reading (nothing is written through them). */
@@ -340,6 +346,26 @@ static int build_load_scene(const cmd_fields *f, cmd *out, const char *k, char *
 static int build_set_solver(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
     (void)k, (void)err, (void)errlen;
     out->u.solver.solver = fs_solver_find(f->name);
+    return 0;
+}
+
+/* A recording's name is a folder in the recordings folder: letters, digits,
+ * '-', '_' and '.', not starting with '.', so no path leaves the folder. */
+static int build_record_start(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
+    if (has(f, CF_NAME)) {
+        size_t n = strlen(f->name);
+        bool ok = n > 0 && f->name[0] != '.';
+        for (size_t i = 0; i < n && ok; i++) {
+            char c = f->name[i];
+            ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+                 c == '.';
+        }
+        if (!ok)
+            return fail(err, errlen, k, "'name' must be 1-31 letters, digits, '-', '_' or '.', not starting with '.'");
+        snprintf(out->u.record.name, sizeof out->u.record.name, "%s", f->name);
+    }
+    out->u.record.max_mb = has(f, CF_MAX_MB) ? f->max_mb : 0;
+    out->u.record.max_seconds = has(f, CF_MAX_SECONDS) ? f->max_seconds : 0;
     return 0;
 }
 
@@ -504,6 +530,8 @@ static const struct kind_schema {
     {CMD_BODY_RELEASE, B(CF_ID), B(CF_ID), build_body},
     {CMD_GET_BODIES, 0, 0, NULL},
     {CMD_KEYFRAME, 0, 0, NULL},
+    {CMD_RECORD_START, 0, B(CF_NAME) | B(CF_MAX_MB) | B(CF_MAX_SECONDS), build_record_start},
+    {CMD_RECORD_STOP, 0, 0, NULL},
 };
 
 /* ---- The generic check ----------------------------------------------------------- */

@@ -834,3 +834,51 @@ int wire_decode_snapshot(const uint8_t *p, size_t n, const uint8_t **world, size
     }
     return 0;
 }
+
+/* One top-level map's field of a server message: key k, value v. */
+static void frame_field(const mp_obj *k, const mp_obj *v, wire_frame_view *out) {
+    if (k->n == 4 && !memcmp(k->s, "type", 4))
+        out->is_frame = v->type == MP_STR && v->n == 5 && !memcmp(v->s, "frame", 5);
+    if (v->type == MP_INT && v->num >= 0) {
+        if (k->n == 4 && !memcmp(k->s, "tick", 4)) out->tick = (uint64_t)v->num;
+        if (k->n == 3 && !memcmp(k->s, "seq", 3)) out->seq = (uint32_t)v->num;
+        if (k->n == 1 && k->s[0] == 'n') out->n = (uint32_t)v->num;
+        if (k->n == 8 && !memcmp(k->s, "capacity", 8)) out->capacity = (uint32_t)v->num;
+    }
+    if ((v->type == MP_FLOAT || v->type == MP_INT) && k->n == 4 && !memcmp(k->s, "time", 4)) out->sim_time = v->num;
+    if (v->type == MP_BOOL && k->n == 3 && !memcmp(k->s, "key", 3)) out->key = v->b;
+    if (v->type == MP_BIN && k->n == 4 && !memcmp(k->s, "data", 4)) {
+        out->data = v->s;
+        out->len = v->n;
+    }
+}
+
+int wire_read_message(const uint8_t *p, size_t n, wire_frame_view *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    mp_rd r = {p, p + n};
+    mp_obj top;
+    if (!mp_next(&r, &top) || top.type != MP_MAP) {
+        snprintf(err, errlen, "message: expected a msgpack map");
+        return -1;
+    }
+    for (uint32_t i = 0; i < top.n; i++) {
+        mp_obj k, v;
+        if (!mp_next(&r, &k) || k.type != MP_STR || !mp_next(&r, &v) || !mp_skip_body(&r, &v, 1)) {
+            snprintf(err, errlen, "message: malformed map");
+            return -1;
+        }
+        if (k.n == 4 && !memcmp(k.s, "type", 4) && v.type == MP_STR)
+            snprintf(out->type, sizeof out->type, "%.*s", (int)(v.n < sizeof out->type ? v.n : sizeof out->type - 1),
+                     (const char *)v.s);
+        frame_field(&k, &v, out);
+    }
+    if (r.p != r.end) {
+        snprintf(err, errlen, "message: %zu trailing bytes", (size_t)(r.end - r.p));
+        return -1;
+    }
+    if (out->is_frame && !out->data) {
+        snprintf(err, errlen, "frame: no 'data' payload");
+        return -1;
+    }
+    return 0;
+}

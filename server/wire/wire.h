@@ -110,6 +110,22 @@ msg_buf *wire_encode_reply(const cmd_reply *r);
 /* An error that is not tied to a decoded command (rid may be 0). */
 msg_buf *wire_encode_error(uint32_t rid, const char *cmd_name, const char *reason);
 
+/* A server message read back (a recording's records): its type, and for a
+ * `frame` the fields a reader needs, pointing into the bytes.  A value. */
+typedef struct wire_frame_view {
+    char type[16];
+    bool is_frame, key;
+    uint64_t tick;
+    double sim_time;
+    uint32_t seq, n;
+    uint32_t capacity;   /* hello: the most particles a frame holds */
+    const uint8_t *data; /* the v2 payload */
+    size_t len;
+} wire_frame_view;
+/* Reads a server message with the bounded decoder (untrusted bytes: a
+ * recording file).  Returns 0, or -1 with a reason. */
+int wire_read_message(const uint8_t *p, size_t n, wire_frame_view *out, char *err, size_t errlen);
+
 /* Decodes one client message.  Returns 0 with *out filled, or -1 with a
  * reason in err; *out->rid is set when the message carried a valid rid.
  * Never allocates; every declared length and count is checked against the

@@ -34,6 +34,7 @@ LAYERS = {
     'loop': ('wire', 'hub', 'base', 'sim'),
     'net': ('wire', 'hub', 'base', 'sim'),
     'main.c': ('base', 'sim', 'hub', 'wire', 'loop', 'net'),
+    'tools': ('base', 'sim', 'hub', 'wire'),
 }
 
 # The core's one public header: the only one of server/sim/ that other folders include.

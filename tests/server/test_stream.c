@@ -223,7 +223,7 @@ int main(void) {
                        .temp = v.temperature,
                        .order = v.by_id};
         stream_stats ss;
-        CHECK(stream_publish(st, &h, &head, &in, def.capacity, epoch, &g, &ss, err, sizeof err) == 0,
+        CHECK(stream_publish(st, &h, &head, &in, def.capacity, epoch, &g, NULL, &ss, err, sizeof err) == 0,
               "frame %d publishes (%s)", frame, err);
         uint64_t next = (uint64_t)frame;
         frameset_unref(&r.fs[r.next % RING]);
