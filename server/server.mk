@@ -98,7 +98,7 @@ SRV_IT_ENV += FLUID_SERVER_TSAN=$(BUILD)/fluid-server-tsan
 test-server-integration: $(BUILD)/fluid-server-tsan
 EXTRA_TEST_DEPS += $(BUILD)/fluid-server-tsan
 
-EXTRA_TEST_DEPS += $(BUILD)/fluid-server $(BUILD)/fluid-server-san $(BUILD)/test_server_wire_san \
+EXTRA_TEST_DEPS += $(BUILD)/fluid-server $(BUILD)/fluid-server-san $(BUILD)/test_server_wire_san $(BUILD)/fluid-rec \
                    tests/server/node_modules/.installed
 EXTRA_TESTS += "$(BUILD)/test_server_wire_san protocol/golden" \
                "$(SRV_IT_ENV) node tests/server/run.mjs"
@@ -107,7 +107,11 @@ bench-server: $(BUILD)/fluid-server tests/server/node_modules/.installed
 	FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench.mjs
 
 EXTRA_BENCH_DEPS += $(BUILD)/fluid-server tests/server/node_modules/.installed
-EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench.mjs ;
+EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench.mjs ; FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench_record.mjs ;
+
+.PHONY: bench-record
+bench-record: $(BUILD)/fluid-server tests/server/node_modules/.installed
+	FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench_record.mjs
 
 # The v2 frame codec (server/wire/frame_codec.c): C unit tests under ASan + UBSan
 # (a running world included), and its measurement on recorded frames
