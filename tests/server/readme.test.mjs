@@ -24,8 +24,8 @@ function shLines() {
 }
 
 test('every curl command and example script in the README runs against a live server', async (t) => {
-  const s = await startServer(['--particles', '2000']);
   const cwd = mkdtempSync(join(tmpdir(), 'readme-'));
+  const s = await startServer(['--particles', '2000', '--record-dir', join(cwd, 'recordings')]);
   const lines = shLines().filter((l) => /^(curl|python3 examples|sh examples)/.test(l));
   assert.ok(lines.length >= 12, `${lines.length} commands`);
   for (const line of lines) {
