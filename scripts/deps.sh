@@ -12,7 +12,7 @@
 set -euo pipefail
 what=${1:-build}
 case "$what" in
-  build|test) pkgs=(gcc make pkg-config libc6-dev libwebsockets-dev libcjson-dev libmsgpack-dev) ;;
+  build|test) pkgs=(gcc make pkg-config libc6-dev libwebsockets-dev libcjson-dev libmsgpack-dev libnats-dev) ;;
   docker) pkgs=(podman podman-compose runc debootstrap curl ca-certificates openssl) ;;
   *) echo "usage: $0 [build|test|docker]" >&2; exit 2 ;;
 esac
@@ -23,6 +23,7 @@ if [ "$what" = test ]; then
   pkgs+=(clang libclang-rt-dev)           # tests/fuzz: libFuzzer (its runtime is libclang-rt-dev, only a Recommends of clang)
   pkgs+=(libzstd-dev)   # bench-codec: zstd, measured against the frame codec's range coder
   pkgs+=(clang-format)  # make format, make check-format: .clang-format (clang-format 14 on bookworm)
+  pkgs+=(nats-server)   # tests/server/relay.test.mjs: a sim node and two relays on a loopback broker
 fi
 missing=()
 for p in "${pkgs[@]}"; do

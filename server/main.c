@@ -3,10 +3,12 @@
  * cleanly on SIGINT/SIGTERM.  main() itself runs the network thread;
  * --health-check instead runs the health check client and exits. */
 #include <signal.h>
+#include <unistd.h>
 #include <sys/resource.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "bus.h"
 #include "command.h"
 #include "config.h"
 #include "health.h"
@@ -87,19 +89,32 @@ int main(int argc, char **argv) {
         log_error("out of memory");
         return 1;
     }
-    char err[256];
+    char err[256] = "";
     int status = 1;
     net *n = NULL;
-    sim_thread *sim = sim_thread_create(&cfg, &st, &h, &q, err, sizeof err);
-    if (!sim) {
+    bus *b = NULL;
+    sim_thread *sim = NULL;
+    bool relay = cfg.relay != 0;
+    uint32_t relay_id = cfg.relay_id > 0 ? (uint32_t)cfg.relay_id : (uint32_t)(getpid() % CMD_RELAY_MAX) + 1;
+    if (relay && !cfg.nats[0]) {
+        log_error("--relay needs --nats URL (the sim node's message bus)");
+        goto out;
+    }
+    if (!relay && !(sim = sim_thread_create(&cfg, &st, &h, &q, err, sizeof err))) {
         log_error("%s", err);
         goto out;
     }
     n = net_create(&cfg, &st, &h, &q);
     if (!n) goto out;
+    if (relay) net_set_relay(n, relay_id);
     h.wake = net_wake;
     h.wake_arg = n;
-    if (sim_thread_start(sim)) {
+    h.route_relay_replies = cfg.nats[0] && !relay; /* before any reply: set while only main runs */
+    if (cfg.nats[0] && !(b = bus_create(&cfg, &h, &q, relay_id, err, sizeof err))) {
+        log_error("%s", err);
+        goto out;
+    }
+    if (sim && sim_thread_start(sim)) {
         log_error("cannot start the sim thread");
         goto out;
     }
@@ -113,6 +128,7 @@ int main(int argc, char **argv) {
     log_info("stopping");
     status = 0;
 out:
+    bus_destroy(b);          /* joins its thread; the NATS client's are gone after it */
     sim_thread_destroy(sim); /* joins: no lws_cancel_service after this */
     h.wake = NULL;
     net_destroy(n);

@@ -2,11 +2,11 @@
 # benchmark.  Included by the top-level Makefile (which defines CC, BUILD,
 # CFLAGS_ALL, OPT, SAN, LDLIBS_SIM and $(BUILD)/libfluidsim.a).
 
-SRV_PKGS    = libwebsockets msgpack libcjson
+SRV_PKGS    = libwebsockets msgpack libcjson libnats
 # The layers (STYLE.md): base, hub, wire, loop, net, and main.c; sim/ is the
 # core library (the top-level Makefile builds it).  Every layer's folder is
 # on the include path: a file includes another's header by its bare name.
-SRV_DIRS    = server/base server/hub server/wire server/loop server/net
+SRV_DIRS    = server/base server/hub server/wire server/loop server/net server/bus
 SRV_INC     = -Iserver $(addprefix -I,$(SRV_DIRS)) -Iserver/sim
 SRV_CFLAGS  = $(shell pkg-config --cflags $(SRV_PKGS)) $(SRV_INC)
 SRV_LIBS    = $(shell pkg-config --libs $(SRV_PKGS))

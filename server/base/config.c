@@ -65,6 +65,16 @@ static const struct opt {
      "a recording's disk bound in MB: its oldest 5 s segments are deleted past it (0: none)"},
     {"record-max-s", "FLUID_RECORD_MAX_S", OT_DOUBLE, O(record_max_s), 0, 1e7,
      "a recording's bound in simulated seconds kept (0: none)"},
+    {"nats", "FLUID_NATS", OT_STR, O(nats), 0, 0,
+     "NATS broker URL (nats://host:4222): a sim node publishes its frames there, a relay (--relay) serves them"},
+    {"nats-token", "FLUID_NATS_TOKEN", OT_STR, O(nats_token), 0, 0, "the broker's token"},
+    {"nats-user", "FLUID_NATS_USER", OT_STR, O(nats_user), 0, 0, "the broker's user name (with --nats-pass)"},
+    {"nats-pass", "FLUID_NATS_PASS", OT_STR, O(nats_pass), 0, 0, "the broker's password"},
+    {"world", "FLUID_WORLD", OT_STR, O(world), 0, 0, "the world's name on the broker: subjects fluid.<world>.*"},
+    {"relay", "FLUID_RELAY", OT_INT, O(relay), 0, 1,
+     "1: be a relay: no simulation; serve the web client, WebSockets and REST views from the sim node on --nats"},
+    {"relay-id", "FLUID_RELAY_ID", OT_INT, O(relay_id), 0, 2047,
+     "this relay's id, unique among the relays of a world (0: from the process id)"},
     {"tls-cert", "FLUID_TLS_CERT", OT_STR, O(tls_cert), 0, 0,
      "PEM certificate file (the chain, leaf first): serve https and wss on the port (needs --tls-key)"},
     {"tls-key", "FLUID_TLS_KEY", OT_STR, O(tls_key), 0, 0, "PEM private key file of --tls-cert"},
@@ -79,6 +89,7 @@ void config_defaults(srv_config *c) {
     strcpy(c->scene, "");
     c->tick_hz = 60;
     c->record_max_mb = 1024;
+    snprintf(c->world, sizeof c->world, "default");
     c->frame_hz = 30;
     c->max_clients = 64;
     strcpy(c->web_root, "web-client");

@@ -37,6 +37,13 @@ typedef struct srv_config {
     char tls_cert[1024];  /* PEM certificate (chain) file; empty: plain http/ws */
     char tls_key[1024];   /* PEM private key file; given together with tls_cert */
     bool quiet;
+    /* relays over NATS (bus/) */
+    char nats[512];       /* broker URL; empty: no NATS */
+    char nats_token[256]; /* the broker's token auth */
+    char nats_user[128], nats_pass[256];
+    char world[64];    /* subjects are fluid.<world>.* */
+    int relay;         /* 1: this node is a relay (no simulation) */
+    int relay_id;      /* 1..2047: a relay's clients' ids carry it (0: from the process id) */
     bool health_check; /* --health-check: ask the running server's /api/health and exit */
 } srv_config;
 

@@ -158,5 +158,12 @@ typedef struct cmd {
 } cmd;
 
 #define CMD_REST_BIT 0x80000000u
+/* Client ids of a relay's clients carry the relay's id (1..CMD_RELAY_MAX)
+ * above CMD_RELAY_SHIFT, so they are unique across relays and the sim node. */
+#define CMD_RELAY_SHIFT 20
+#define CMD_RELAY_MAX 2047
+static inline uint32_t cmd_client_relay(uint32_t client) {
+    return (client & ~CMD_REST_BIT) >> CMD_RELAY_SHIFT;
+}
 
 #endif

@@ -3,11 +3,18 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int hub_init(hub *h) {
     memset(h, 0, sizeof *h);
     h->replies = calloc(HUB_REPLY_RING, sizeof *h->replies);
-    if (!h->replies) return -1;
+    h->relay_replies = calloc(HUB_REPLY_RING, sizeof *h->relay_replies);
+    if (!h->replies || !h->relay_replies) {
+        free(h->replies);
+        free(h->relay_replies);
+        h->replies = NULL;
+        return -1;
+    }
     pthread_mutex_init(&h->mtx, NULL);
     return 0;
 }
@@ -18,7 +25,11 @@ void hub_destroy(hub *h) {
     for (int i = 0; i < HUB_BCAST_RING; i++) msg_buf_unref(h->bcast[i]);
     for (int i = 0; i < h->reply_count; i++) cmd_reply_free_payload(&h->replies[(h->reply_head + i) % HUB_REPLY_RING]);
     for (int i = 0; i < HUB_UPLOADS; i++) msg_buf_unref(h->upload[i].buf);
+    for (int i = 0; i < h->relay_reply_count; i++)
+        cmd_reply_free_payload(&h->relay_replies[(h->relay_reply_head + i) % HUB_REPLY_RING]);
+    for (int i = 0; i < h->fwd_count; i++) msg_buf_unref(h->fwd[(h->fwd_head + i) % HUB_FORWARD_RING].msg);
     free(h->replies);
+    free(h->relay_replies);
     pthread_mutex_destroy(&h->mtx);
     memset(h, 0, sizeof *h);
 }
@@ -59,7 +70,79 @@ uint64_t hub_bcast_next(hub *h) {
 void hub_get_frame_wants(hub *h, frame_wants *out) {
     pthread_mutex_lock(&h->mtx);
     *out = h->wants;
+    uint64_t now = 0;
+    for (int i = 0; i < HUB_RELAYS; i++) {
+        if (!h->remote[i].relay) continue;
+        if (!now) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+        }
+        if (now - h->remote[i].seen_ns > 3000000000ull) continue; /* a relay gone quiet */
+        const frame_wants *w = &h->remote[i].w;
+        out->clients += w->clients;
+        out->key_requests += w->key_requests;
+        out->stride2 |= w->stride2;
+        out->stride4 |= w->stride4;
+        out->bridge |= w->bridge;
+    }
     pthread_mutex_unlock(&h->mtx);
+}
+
+void hub_set_remote_wants(hub *h, uint32_t relay, const frame_wants *w, uint64_t now_ns) {
+    pthread_mutex_lock(&h->mtx);
+    int slot = -1, oldest = 0;
+    for (int i = 0; i < HUB_RELAYS && slot < 0; i++)
+        if (h->remote[i].relay == relay) slot = i;
+    for (int i = 0; i < HUB_RELAYS && slot < 0; i++)
+        if (!h->remote[i].relay) slot = i;
+    if (slot < 0) {
+        for (int i = 1; i < HUB_RELAYS; i++)
+            if (h->remote[i].seen_ns < h->remote[oldest].seen_ns) oldest = i;
+        slot = oldest;
+    }
+    h->remote[slot].relay = relay;
+    h->remote[slot].seen_ns = now_ns;
+    h->remote[slot].w = *w;
+    pthread_mutex_unlock(&h->mtx);
+}
+
+int hub_take_relay_replies(hub *h, cmd_reply *out, int max) {
+    int n = 0;
+    pthread_mutex_lock(&h->mtx);
+    while (n < max && h->relay_reply_count > 0) {
+        out[n++] = h->relay_replies[h->relay_reply_head];
+        h->relay_reply_head = (h->relay_reply_head + 1) % HUB_REPLY_RING;
+        h->relay_reply_count--;
+    }
+    pthread_mutex_unlock(&h->mtx);
+    return n;
+}
+
+bool hub_forward(hub *h, uint32_t client, bool left, msg_buf *msg) {
+    pthread_mutex_lock(&h->mtx);
+    bool ok = h->fwd_count < HUB_FORWARD_RING;
+    if (ok) {
+        h->fwd[(h->fwd_head + h->fwd_count) % HUB_FORWARD_RING] = (hub_forward_msg){client, left, msg};
+        h->fwd_count++;
+    } else {
+        h->fwd_dropped++;
+    }
+    pthread_mutex_unlock(&h->mtx);
+    if (!ok) msg_buf_unref(msg);
+    return ok;
+}
+
+int hub_take_forwards(hub *h, hub_forward_msg *out, int max) {
+    int n = 0;
+    pthread_mutex_lock(&h->mtx);
+    while (n < max && h->fwd_count > 0) {
+        out[n++] = h->fwd[h->fwd_head];
+        h->fwd_head = (h->fwd_head + 1) % HUB_FORWARD_RING;
+        h->fwd_count--;
+    }
+    pthread_mutex_unlock(&h->mtx);
+    return n;
 }
 
 void hub_set_frame_wants(hub *h, const frame_wants *w) {
@@ -94,9 +177,12 @@ void hub_publish_bcast(hub *h, msg_buf *m) {
 void hub_post_reply(hub *h, cmd_reply *r) {
     bool dropped = false;
     pthread_mutex_lock(&h->mtx);
-    if (h->reply_count < HUB_REPLY_RING) {
-        h->replies[(h->reply_head + h->reply_count) % HUB_REPLY_RING] = *r;
-        h->reply_count++;
+    bool relay = h->route_relay_replies && cmd_client_relay(r->client);
+    cmd_reply *ring = relay ? h->relay_replies : h->replies;
+    int *head = relay ? &h->relay_reply_head : &h->reply_head, *count = relay ? &h->relay_reply_count : &h->reply_count;
+    if (*count < HUB_REPLY_RING) {
+        ring[(*head + *count) % HUB_REPLY_RING] = *r;
+        (*count)++;
     } else {
         h->replies_dropped++;
         dropped = true;

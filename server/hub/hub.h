@@ -21,7 +21,17 @@
 #include "world_info.h"
 
 #define HUB_BCAST_RING 64
-#define HUB_FRAME_RING 8 /* frames the network thread can still pick from */
+#define HUB_FRAME_RING 8      /* frames the network thread can still pick from */
+#define HUB_FORWARD_RING 1024 /* a relay's client messages waiting for the bus thread */
+#define HUB_RELAYS 64         /* relays whose frame wants a sim node merges */
+
+/* A client message a relay forwards to the sim node: the bytes as the
+ * client sent them (the sim node checks them again), or that it left. */
+typedef struct hub_forward_msg {
+    uint32_t client;
+    bool left;    /* the client went away (no bytes) */
+    msg_buf *msg; /* the client's message (one reference), NULL when left */
+} hub_forward_msg;
 #define HUB_REPLY_RING 2048
 
 typedef void hub_wake_fn(void *arg);
@@ -35,8 +45,22 @@ typedef struct hub {
     pthread_mutex_t mtx;
     frameset frames[HUB_FRAME_RING]; /* frames[k % RING] for k in [frames_next-RING, frames_next) */
     uint64_t frames_next;
-    frame_wants wants;              /* set by the network thread, read by the encoder */
-    rec_status rec;                 /* set by the encoder thread */
+    frame_wants wants; /* set by the network thread, read by the encoder */
+    rec_status rec;    /* set by the encoder thread */
+    /* relays (bus/): a sim node's replies to relays' clients go to the bus
+     * thread instead of the network thread; the relays' frame wants add to
+     * the network thread's; a relay's client messages wait for its bus thread */
+    bool route_relay_replies;
+    cmd_reply *relay_replies; /* ring of HUB_REPLY_RING */
+    int relay_reply_head, relay_reply_count;
+    struct {
+        uint32_t relay;
+        uint64_t seen_ns;
+        frame_wants w;
+    } remote[HUB_RELAYS];
+    hub_forward_msg fwd[HUB_FORWARD_RING];
+    int fwd_head, fwd_count;
+    uint64_t fwd_dropped;
     msg_buf *bcast[HUB_BCAST_RING]; /* bcast[seq % RING] for seq in [bcast_next-RING, bcast_next) */
     uint64_t bcast_next;
     cmd_reply *replies; /* ring of HUB_REPLY_RING */
@@ -60,7 +84,15 @@ int hub_init(hub *h);
 void hub_destroy(hub *h);
 /* Sim thread side.  Each takes ownership of the message reference. */
 void hub_publish_frameset(hub *h, frameset *f); /* takes f's references */
+/* The wants of the network thread and of every relay heard from in the last
+ * 3 s, merged. */
 void hub_get_frame_wants(hub *h, frame_wants *out);
+/* Takes replies addressed to relays' clients (route_relay_replies). */
+int hub_take_relay_replies(hub *h, cmd_reply *out, int max);
+/* A relay's frame wants (the bus thread of a sim node). */
+void hub_set_remote_wants(hub *h, uint32_t relay, const frame_wants *w, uint64_t now_ns);
+/* A relay's bus thread takes its clients' messages. */
+int hub_take_forwards(hub *h, hub_forward_msg *out, int max);
 void hub_set_rec_status(hub *h, const rec_status *r);
 /* The number the next broadcast will have (a new reader starts there). */
 uint64_t hub_bcast_next(hub *h);
@@ -81,6 +113,9 @@ void hub_get_stats(hub *h, sim_stats *out);
  * overwritten).  Returns how many. */
 int hub_take_framesets(hub *h, uint64_t *next, frameset *out, int max);
 void hub_set_frame_wants(hub *h, const frame_wants *w);
+/* A relay's network thread hands a client message to the bus thread (takes
+ * the reference); false when the ring is full (the message is dropped). */
+bool hub_forward(hub *h, uint32_t client, bool left, msg_buf *msg);
 void hub_get_rec_status(hub *h, rec_status *out);
 /* Copies up to max broadcasts with seq >= *next into out (new references);
  * sets *next past them.  *lost is set when some were already overwritten. */

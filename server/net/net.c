@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "command.h"
 #include "hub.h"
 #include "log.h"
 #include "net_internal.h"
@@ -41,6 +42,11 @@ void net_set_log_level(void) {
     log_level l = log_get_level();
     int lv = LLL_ERR | (l >= LOG_WARN ? LLL_WARN : 0) | (l >= LOG_DEBUG ? LLL_NOTICE : 0);
     lws_set_log_level(dbg ? atoi(dbg) : lv, lws_emit);
+}
+
+void net_set_relay(net *n, uint32_t relay_id) {
+    n->relay_id = relay_id;
+    n->next_client_id = relay_id << CMD_RELAY_SHIFT;
 }
 
 int net_port(const net *n) {

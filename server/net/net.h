@@ -16,6 +16,10 @@ typedef struct cmd_queue cmd_queue; /* queue.h */
 /* Creates the lws context and listens (main thread, before the sim thread
  * starts).  NULL on failure, with a reason logged. */
 net *net_create(const srv_config *cfg, const wire_static *st, hub *h, cmd_queue *q);
+/* Makes this network thread a relay's (before it runs): its clients' ids
+ * carry relay_id, their messages go to the bus thread (hub_forward), REST
+ * writes are refused, and hellos wait for the sim node's description. */
+void net_set_relay(net *n, uint32_t relay_id);
 /* The port actually bound (useful with --port 0). */
 int net_port(const net *n);
 /* Services the network until *stop becomes non-zero (the network thread). */

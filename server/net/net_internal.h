@@ -42,6 +42,7 @@ struct net {
     ws_client *clients;
     int nclients;
     uint32_t next_client_id;
+    uint32_t relay_id; /* 0: a sim node's network thread; else a relay's (net_set_relay) */
     http_req *pending; /* REST requests waiting for a reply from the sim thread */
     int npending;
     size_t resp_bytes; /* REST answer bytes held (until written or the connection goes) */

@@ -113,6 +113,12 @@ static bool refuse_unauthorized(net *n, http_req *r) {
 /* Returns true when the command was queued (an answer will follow). */
 static bool submit(net *n, http_req *r, cmd *c) {
     if (cmd_kind_mutates(c->kind) && refuse_unauthorized(n, r)) return false;
+    if (n->relay_id) {
+        respond_error(n, r, 501,
+                      "this is a relay: it serves the stream and the read-only views; send %s to the sim node",
+                      cmd_kind_name(c->kind));
+        return false;
+    }
     if (n->npending >= NET_MAX_PENDING_REST) {
         n->queue_busy++;
         respond_error(n, r, 503, "busy: %d REST requests already waiting, try again", NET_MAX_PENDING_REST);

@@ -42,6 +42,11 @@ static void pick_next(net *n, ws_client *c) {
         ws_frames_want_key(n, c);
     }
     c->cur_is_frame = false;
+    if (c->hello_pending && n->relay_id) {
+        world_info wi;
+        hub_get_info(n->hub, &wi);
+        if (!wi.version) return; /* a relay that has not heard from the sim node yet */
+    }
     if (c->hello_pending) {
         c->hello_pending = false;
         c->cur = encode_hello(n, c);
@@ -224,7 +229,14 @@ static void ws_message(net *n, ws_client *c) {
     }
     cm.client = c->id;
     c->commands++;
-    if (!net_enqueue(n, &cm, false)) {
+    if (n->relay_id) {
+        /* a relay: the message as the client sent it, to the sim node (which checks it again) */
+        if (!hub_forward(n->hub, c->id, false, msg_buf_from_bytes(c->rx, c->rx_len))) {
+            n->queue_busy++;
+            ws_reply_error(n, c, cm.rid, cmd_kind_name(cm.kind), "busy: the relay's queue is full, try again");
+            return;
+        }
+    } else if (!net_enqueue(n, &cm, false)) {
         n->queue_busy++;
         log_once("busy", "ws: command queue full; refusing commands");
         ws_reply_error(n, c, cm.rid, cmd_kind_name(cm.kind), "busy: command queue full, try again");
@@ -350,7 +362,10 @@ int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, v
             memset(&left, 0, sizeof left);
             left.kind = CMD_CLIENT_LEFT;
             left.client = c->id;
-            net_enqueue(n, &left, true);
+            if (n->relay_id)
+                hub_forward(n->hub, c->id, true, NULL);
+            else
+                net_enqueue(n, &left, true);
             log_info("ws: client %u left (%d clients)", (unsigned)c->id, n->nclients);
             ws_frames_update_wants(n);
         }

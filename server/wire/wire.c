@@ -882,3 +882,12 @@ int wire_read_message(const uint8_t *p, size_t n, wire_frame_view *out, char *er
     }
     return 0;
 }
+
+msg_buf *wire_encode_status(bool connected, const char *text) {
+    wbuf b;
+    msgpack_packer pk;
+    pk_begin(&b, &pk, 256, 3, "status");
+    pk_kv_bool(&pk, "connected", connected);
+    pk_kv_str(&pk, "text", text);
+    return wbuf_finish(&b);
+}

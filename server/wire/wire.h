@@ -87,6 +87,9 @@ msg_buf *wire_encode_param_bcast(const world_info *wi, const wire_static *st, in
 msg_buf *wire_encode_scene_bcast(const world_info *wi, uint32_t by, uint64_t tick);
 msg_buf *wire_encode_state_bcast(bool paused, uint32_t by, uint64_t tick);
 msg_buf *wire_encode_solver_bcast(const char *solver, uint32_t by, uint64_t tick);
+/* A relay's word to its viewers about the sim node's message bus:
+ * {type: "status", connected, text}. */
+msg_buf *wire_encode_status(bool connected, const char *text);
 
 /* The snapshot document (GET/POST /api/snapshot, the save file): a msgpack
  * map of descriptive fields and `world`, the core's snapshot bytes as a

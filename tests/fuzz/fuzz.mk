@@ -63,6 +63,7 @@ $(eval $(call fuzz_harness,fuzz_rest,server/net/rest_route.c $(FUZZ_WIRE) $(FUZZ
 $(eval $(call fuzz_harness,fuzz_config,server/base/config.c server/base/log.c))
 $(eval $(call fuzz_harness,fuzz_snapshot,server/wire/persist_doc.c $(FUZZ_WIRE) $(FUZZ_SIM_COLD),$(FUZZ_SIM_HOT)))
 $(eval $(call fuzz_harness,fuzz_frame_decode,server/wire/frame_codec.c))
+$(eval $(call fuzz_harness,fuzz_bus,server/wire/bus_codec.c $(FUZZ_WIRE) $(FUZZ_SIM)))
 $(eval $(call fuzz_harness,fuzz_recording,server/wire/recfile.c server/wire/frame_codec.c $(FUZZ_WIRE) $(FUZZ_SIM)))
 
 FUZZ ?= $(FUZZ_NAMES)

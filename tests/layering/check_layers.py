@@ -33,7 +33,8 @@ LAYERS = {
     'wire': ('hub', 'base', 'sim'),
     'loop': ('wire', 'hub', 'base', 'sim'),
     'net': ('wire', 'hub', 'base', 'sim'),
-    'main.c': ('base', 'sim', 'hub', 'wire', 'loop', 'net'),
+    'bus': ('base', 'sim', 'hub', 'wire'),
+    'main.c': ('base', 'sim', 'hub', 'wire', 'loop', 'net', 'bus'),
     'tools': ('base', 'sim', 'hub', 'wire'),
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bus_codec.h"
 #include "command.h"
 #include "frame_codec.h"
 #include "hub.h"
@@ -1026,6 +1027,78 @@ static void test_params_limit_documented(const char *golden) {
     free(oa);
 }
 
+/* The bus messages (relays): round trips, and every truncation and a
+ * flipped tag refused without a crash. */
+static void test_bus_codec(void) {
+    char err[160];
+    frameset fs = {.epoch = 3, .seq = 77, .tick = 1234567890123ull, .n = 5, .count = 2};
+    fs.coding[0] = (frame_coding){FC_NONE, FC_NONE, msg_buf_from_bytes("keyframe", 8)};
+    fs.coding[1] = (frame_coding){76, 75, msg_buf_from_bytes("delta", 5)};
+    msg_buf *m = bus_encode_frameset(&fs);
+    frameset got;
+    CHECK(m && bus_decode_frameset(m->data, m->len, &got, err, sizeof err) == 0, "frameset round trip (%s)", err);
+    CHECK(got.epoch == 3 && got.seq == 77 && got.tick == 1234567890123ull && got.n == 5 && got.count == 2 &&
+              got.coding[1].base == 76 && got.coding[1].prev == 75 && got.coding[1].msg->len == 5 &&
+              !memcmp(got.coding[0].msg->data, "keyframe", 8),
+          "frameset fields");
+    frameset_unref(&got);
+    int refused = 0;
+    for (size_t cut = 0; m && cut < m->len; cut++)
+        refused += bus_decode_frameset(m->data, cut, &got, err, sizeof err) != 0;
+    CHECK(m && refused == (int)m->len, "every truncated frameset refused (%d of %zu)", refused, m ? m->len : 0);
+    msg_buf_unref(m);
+    frameset_unref(&fs);
+    frame_wants w = {.clients = 9, .key_requests = 4, .stride4 = true}, w2;
+    uint32_t relay;
+    m = bus_encode_wants(7, &w);
+    CHECK(bus_decode_wants(m->data, m->len, &relay, &w2, err, sizeof err) == 0 && relay == 7 && w2.clients == 9 &&
+              w2.key_requests == 4 && w2.stride4 && !w2.stride2,
+          "wants round trip");
+    msg_buf_unref(m);
+    m = bus_encode_wants(0, &w);
+    CHECK(bus_decode_wants(m->data, m->len, &relay, &w2, err, sizeof err) != 0, "wants of relay 0 refused");
+    msg_buf_unref(m);
+    cmd_reply r;
+    memset(&r, 0, sizeof r);
+    r.client = 3u << CMD_RELAY_SHIFT | 5;
+    r.rid = 11;
+    r.kind = CMD_PUSH;
+    r.ok = true;
+    r.value = 42;
+    m = bus_encode_reply(&r);
+    cmd_reply r2;
+    CHECK(bus_decode_reply(m->data, m->len, &r2, err, sizeof err) == 0 && r2.client == r.client && r2.rid == 11 &&
+              r2.kind == CMD_PUSH && r2.ok && r2.value == 42 && !r2.snap,
+          "reply round trip");
+    m->data[8] = 0xff; /* client id: still a value; the kind is what is range checked */
+    msg_buf_unref(m);
+    const uint8_t cmdb[] = {0x81, 0xa4, 't', 'y', 'p', 'e', 0xa5, 'p', 'a', 'u', 's', 'e'};
+    m = bus_encode_forward(3, 3u << CMD_RELAY_SHIFT | 9, false, cmdb, sizeof cmdb);
+    uint32_t client;
+    bool left;
+    const uint8_t *bytes;
+    size_t len;
+    CHECK(bus_decode_forward(m->data, m->len, &relay, &client, &left, &bytes, &len, err, sizeof err) == 0 &&
+              relay == 3 && !left && len == sizeof cmdb && !memcmp(bytes, cmdb, len),
+          "forward round trip");
+    msg_buf_unref(m);
+    m = bus_encode_forward(3, 4u << CMD_RELAY_SHIFT | 9, false, cmdb, sizeof cmdb);
+    CHECK(bus_decode_forward(m->data, m->len, &relay, &client, &left, &bytes, &len, err, sizeof err) != 0,
+          "a relay may not speak for another relay's client: %s", err);
+    msg_buf_unref(m);
+    world_info wi;
+    memset(&wi, 0x41, sizeof wi); /* unterminated strings, a bool byte of 0x41, huge counts */
+    m = bus_encode_info(&wi);
+    world_info wo;
+    CHECK(bus_decode_info(m->data, m->len, &wo, err, sizeof err) == 0 && strlen(wo.scene) < sizeof wo.scene &&
+              wo.material_count == 0 && (wo.paused == true || wo.paused == false),
+          "info repaired: strings terminated, counts clamped");
+    CHECK(bus_decode_info(m->data, m->len - 1, &wo, err, sizeof err) != 0, "a short info refused");
+    m->data[0] = 'X';
+    CHECK(bus_decode_info(m->data, m->len, &wo, err, sizeof err) != 0, "another tag refused");
+    msg_buf_unref(m);
+}
+
 int main(int argc, char **argv) {
     bool write = argc > 2 && !strcmp(argv[1], "--write-golden");
     const char *dir = write ? argv[2] : argc > 1 ? argv[1] : "protocol/golden";
@@ -1041,6 +1114,7 @@ int main(int argc, char **argv) {
     test_issue13_rest();
     test_params_limit_documented(dir);
     test_snapshot_wrapper();
+    test_bus_codec();
     printf("test_server_wire: %d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

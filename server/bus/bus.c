@@ -1,0 +1,152 @@
+/* bus.c - the NATS connection and the bus thread (see bus.h). */
+#include "bus.h"
+#include "bus_link.h"
+#include "bus_node.h"
+#include "bus_relay.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "log.h"
+#include "wire.h"
+
+static void on_disconnected(natsConnection *nc, void *closure) {
+    (void)nc;
+    bus *b = closure;
+    atomic_store(&b->connected, false);
+}
+
+static void on_connected(natsConnection *nc, void *closure) {
+    (void)nc;
+    bus *b = closure;
+    atomic_store(&b->connected, true);
+    atomic_fetch_add(&b->reconnects, 1);
+}
+
+/* The world's name is a subject token: letters, digits, '-' and '_'. */
+static bool world_ok(const char *w) {
+    if (!*w) return false;
+    for (; *w; w++)
+        if (!((*w >= 'a' && *w <= 'z') || (*w >= 'A' && *w <= 'Z') || (*w >= '0' && *w <= '9') || *w == '-' ||
+              *w == '_'))
+            return false;
+    return true;
+}
+
+static int make_options(bus *b, char *err, size_t errlen) {
+    const srv_config *cfg = b->cfg;
+    natsStatus s = natsOptions_Create(&b->opts);
+    if (s == NATS_OK) s = natsOptions_SetURL(b->opts, cfg->nats);
+    if (s == NATS_OK && cfg->nats_token[0]) s = natsOptions_SetToken(b->opts, cfg->nats_token);
+    if (s == NATS_OK && cfg->nats_user[0]) s = natsOptions_SetUserInfo(b->opts, cfg->nats_user, cfg->nats_pass);
+    if (s == NATS_OK) s = natsOptions_SetMaxReconnect(b->opts, -1); /* for ever */
+    if (s == NATS_OK) s = natsOptions_SetReconnectWait(b->opts, 250);
+    if (s == NATS_OK)
+        s = natsOptions_SetReconnectBufSize(b->opts, 1 << 20); /* then publishes fail: frames are dropped */
+    if (s == NATS_OK) s = natsOptions_SetRetryOnFailedConnect(b->opts, true, on_connected, b);
+    if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(b->opts, on_disconnected, b);
+    if (s == NATS_OK) s = natsOptions_SetReconnectedCB(b->opts, on_connected, b);
+    if (s != NATS_OK) {
+        snprintf(err, errlen, "--nats %s: %s", cfg->nats, natsStatus_GetText(s));
+        return -1;
+    }
+    return 0;
+}
+
+/* The relay's status to its viewers, as a broadcast only they get. */
+static void tell_viewers(bus *b, bool up) {
+    char text[200];
+    snprintf(text, sizeof text,
+             up ? "connected to the simulation again" : "lost the simulation's message bus; waiting for it");
+    hub_publish_bcast(b->hub, wire_encode_status(up, text));
+    hub_wake(b->hub);
+    log_info("relay: %s", text);
+}
+
+static void *bus_main(void *arg) {
+    bus *b = arg;
+    while (!atomic_load(&b->stop)) {
+        uint64_t now = clock_now_ns();
+        bool up = atomic_load(&b->connected);
+        if (b->relay && up != b->was_connected) tell_viewers(b, up);
+        b->was_connected = up;
+        if (b->relay)
+            bus_relay_pass(b, now);
+        else
+            bus_node_pass(b, now);
+        struct timespec ts = {0, 5 * 1000000L}; /* 5 ms: a frame waits at most that long */
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+bus *bus_create(const srv_config *cfg, hub *h, cmd_queue *q, uint32_t relay_id, char *err, size_t errlen) {
+    if (!world_ok(cfg->world)) {
+        snprintf(err, errlen, "--world '%s': letters, digits, '-' and '_' only", cfg->world);
+        return NULL;
+    }
+    bus *b = calloc(1, sizeof *b);
+    if (!b) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    b->cfg = cfg;
+    b->hub = h;
+    b->queue = q;
+    b->relay = cfg->relay != 0;
+    b->relay_id = relay_id;
+    b->was_connected = true; /* a relay tells its viewers only about changes */
+    snprintf(b->prefix, sizeof b->prefix, "fluid.%s", cfg->world);
+    if (make_options(b, err, errlen)) {
+        bus_destroy(b);
+        return NULL;
+    }
+    natsStatus s = natsConnection_Connect(&b->nc, b->opts);
+    if (s != NATS_OK && s != NATS_NOT_YET_CONNECTED) {
+        snprintf(err, errlen, "--nats %s: %s", cfg->nats, natsStatus_GetText(s));
+        bus_destroy(b);
+        return NULL;
+    }
+    if (s == NATS_OK) atomic_store(&b->connected, true);
+    if (s == NATS_NOT_YET_CONNECTED) log_info("bus: %s not reachable yet; retrying", cfg->nats);
+    if ((b->relay ? bus_relay_subscribe(b, err, errlen) : bus_node_subscribe(b, err, errlen)) ||
+        pthread_create(&b->thread, NULL, bus_main, b)) {
+        if (!err[0]) snprintf(err, errlen, "cannot start the bus thread");
+        bus_destroy(b);
+        return NULL;
+    }
+    b->started = true;
+    log_info("bus: %s on %s, subjects %s.*", b->relay ? "relay" : "sim node", cfg->nats, b->prefix);
+    return b;
+}
+
+void bus_destroy(bus *b) {
+    if (!b) return;
+    if (b->started) {
+        atomic_store(&b->stop, true);
+        pthread_join(b->thread, NULL);
+    }
+    for (int i = 0; i < b->nsub; i++) {
+        natsSubscription_Unsubscribe(b->sub[i]);
+        natsSubscription_Destroy(b->sub[i]);
+    }
+    if (b->nc) {
+        natsConnection_Close(b->nc);
+        natsConnection_Destroy(b->nc);
+    }
+    natsOptions_Destroy(b->opts);
+    nats_Close();
+    free(b);
+}
+
+void bus_get_stats(bus *b, bus_stats *out) {
+    out->connected = atomic_load(&b->connected);
+    out->published = atomic_load(&b->published);
+    out->publish_failed = atomic_load(&b->publish_failed);
+    out->received = atomic_load(&b->received);
+    out->bad = atomic_load(&b->bad);
+    out->reconnects = atomic_load(&b->reconnects);
+}

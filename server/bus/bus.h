@@ -1,0 +1,36 @@
+/* bus.h - the message bus (NATS) between a sim node and its relays: the only
+ * code that includes the NATS client.  A sim node (--nats) publishes every
+ * frameset, broadcast, the world's description and statistics, and the
+ * replies to relays' clients; it takes relays' client messages (checked
+ * again here, as a browser's would be) and their frame wants.  A relay
+ * (--relay --nats) feeds what it hears into its hub, so its network thread
+ * serves viewers exactly as a sim node's does, and forwards its clients'
+ * messages.  Subjects: fluid.<world>.{frames,bcast,info,stats,cmd,wants,
+ * reply.<relay>}.  A lost broker is retried for ever; the world never waits
+ * for it.  Threads: one bus thread per node, plus the NATS client's own. */
+#ifndef SRV_BUS_H
+#define SRV_BUS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "hub.h"
+#include "queue.h"
+
+typedef struct bus bus;
+
+/* Counters for /metrics (a value). */
+typedef struct bus_stats {
+    bool connected;
+    uint64_t published, publish_failed, received, bad, reconnects;
+} bus_stats;
+
+/* Connects (or keeps trying) and starts the bus thread.  relay_id: this
+ * relay's id (relays only).  NULL with a reason on a bad option. */
+bus *bus_create(const srv_config *cfg, hub *h, cmd_queue *q, uint32_t relay_id, char *err, size_t errlen);
+void bus_destroy(bus *b);
+void bus_get_stats(bus *b, bus_stats *out);
+
+#endif

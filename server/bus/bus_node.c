@@ -1,0 +1,158 @@
+/* bus_node.c - a sim node's side of the bus: publishes what its hub holds
+ * (framesets, broadcasts, the world's description, statistics, replies to
+ * relays' clients) and takes relays' client messages and frame wants. */
+#include "bus_node.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "bus_codec.h"
+#include "clock.h"
+#include "command.h"
+#include "log.h"
+#include "wire.h"
+
+#define INFO_EVERY_NS 1000000000ull /* a relay that joins late learns the world within a second */
+
+static const uint8_t *msg_data(natsMsg *m, size_t *n) {
+    int l = natsMsg_GetDataLength(m);
+    *n = l > 0 ? (size_t)l : 0;
+    return (const uint8_t *)natsMsg_GetData(m);
+}
+
+/* A refused client message: the reply goes back to the relay's client. */
+static void refuse(bus *b, uint32_t client, uint32_t rid, const char *why) {
+    atomic_fetch_add(&b->bad, 1);
+    cmd_reply r;
+    memset(&r, 0, sizeof r);
+    r.client = client;
+    r.rid = rid;
+    r.kind = CMD_NONE;
+    snprintf(r.error, sizeof r.error, "%s", why);
+    hub_post_reply(b->hub, &r);
+}
+
+/* fluid.<world>.cmd: a relay's client message, checked as a browser's is
+ * (wire_decode_command), then queued under the client's id. */
+static void on_cmd(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure) {
+    (void)nc, (void)sub;
+    bus *b = closure;
+    atomic_fetch_add(&b->received, 1);
+    size_t n;
+    const uint8_t *p = msg_data(m, &n), *bytes;
+    uint32_t relay, client;
+    bool left;
+    size_t len;
+    char err[FS_ERROR_LEN];
+    if (bus_decode_forward(p, n, &relay, &client, &left, &bytes, &len, err, sizeof err)) {
+        atomic_fetch_add(&b->bad, 1);
+        log_once("bus-bad-fwd", "bus: refused a relay message: %s (logged once)", err);
+        natsMsg_Destroy(m);
+        return;
+    }
+    cmd c;
+    memset(&c, 0, sizeof c);
+    if (left) {
+        c.kind = CMD_CLIENT_LEFT;
+    } else if (wire_decode_command(bytes, len, &c, err, sizeof err)) {
+        refuse(b, client, c.rid, err);
+        natsMsg_Destroy(m);
+        return;
+    } else if (c.kind == CMD_AUTH || c.kind == CMD_KEYFRAME || c.kind == CMD_GET_PARTICLES ||
+               c.kind == CMD_GET_BODIES || c.kind == CMD_GET_SNAPSHOT || c.kind == CMD_RESTORE ||
+               c.kind == CMD_CLIENT_LEFT) {
+        refuse(b, client, c.rid, "not a command a relay forwards");
+        natsMsg_Destroy(m);
+        return;
+    }
+    c.client = client;
+    c.arrival_ns = clock_now_ns();
+    if (!cmd_queue_push(b->queue, &c, left) && !left) refuse(b, client, c.rid, "busy: command queue full, try again");
+    natsMsg_Destroy(m);
+}
+
+/* fluid.<world>.wants: what a relay's viewers need coded. */
+static void on_wants(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure) {
+    (void)nc, (void)sub;
+    bus *b = closure;
+    atomic_fetch_add(&b->received, 1);
+    size_t n;
+    const uint8_t *p = msg_data(m, &n);
+    uint32_t relay;
+    frame_wants w;
+    char err[160];
+    if (bus_decode_wants(p, n, &relay, &w, err, sizeof err)) {
+        atomic_fetch_add(&b->bad, 1);
+        log_once("bus-bad-wants", "bus: refused a relay's wants: %s (logged once)", err);
+    } else {
+        hub_set_remote_wants(b->hub, relay, &w, clock_now_ns());
+    }
+    natsMsg_Destroy(m);
+}
+
+int bus_node_subscribe(bus *b, char *err, size_t errlen) {
+    static const char *const leaf[] = {"cmd", "wants"};
+    natsMsgHandler cb[] = {on_cmd, on_wants};
+    for (int i = 0; i < 2; i++) {
+        char subj[BUS_SUBJECT];
+        bus_subject(b, leaf[i], subj, sizeof subj);
+        natsStatus s = natsConnection_Subscribe(&b->sub[b->nsub], b->nc, subj, cb[i], b);
+        if (s != NATS_OK) {
+            snprintf(err, errlen, "bus: cannot subscribe to %s: %s", subj, natsStatus_GetText(s));
+            return -1;
+        }
+        b->nsub++;
+    }
+    b->bcast_next = hub_bcast_next(b->hub);
+    return 0;
+}
+
+static void publish_replies(bus *b) {
+    cmd_reply rs[64];
+    int k;
+    while ((k = hub_take_relay_replies(b->hub, rs, 64)) > 0)
+        for (int i = 0; i < k; i++) {
+            char leaf[32];
+            snprintf(leaf, sizeof leaf, "reply.%u", cmd_client_relay(rs[i].client));
+            msg_buf *m = bus_encode_reply(&rs[i]);
+            bus_publish(b, leaf, m);
+            msg_buf_unref(m);
+            cmd_reply_free_payload(&rs[i]);
+        }
+}
+
+void bus_node_pass(bus *b, uint64_t now) {
+    frameset fs[HUB_FRAME_RING];
+    int k = hub_take_framesets(b->hub, &b->frames_next, fs, HUB_FRAME_RING);
+    for (int i = 0; i < k; i++) {
+        msg_buf *m = bus_encode_frameset(&fs[i]);
+        bus_publish(b, "frames", m);
+        msg_buf_unref(m);
+        frameset_unref(&fs[i]);
+    }
+    msg_buf *bc[16];
+    bool lost;
+    while ((k = hub_take_bcast(b->hub, &b->bcast_next, bc, 16, &lost)) > 0)
+        for (int i = 0; i < k; i++) {
+            bus_publish(b, "bcast", bc[i]);
+            msg_buf_unref(bc[i]);
+        }
+    publish_replies(b);
+    world_info wi;
+    hub_get_info(b->hub, &wi);
+    if (wi.version != b->info_version || now - b->last_info_ns > INFO_EVERY_NS) {
+        msg_buf *m = bus_encode_info(&wi);
+        bus_publish(b, "info", m);
+        msg_buf_unref(m);
+        b->info_version = wi.version;
+        b->last_info_ns = now;
+    }
+    if (now - b->last_stats_ns > INFO_EVERY_NS) {
+        sim_stats st;
+        hub_get_stats(b->hub, &st);
+        msg_buf *m = bus_encode_stats(&st);
+        bus_publish(b, "stats", m);
+        msg_buf_unref(m);
+        b->last_stats_ns = now;
+    }
+}

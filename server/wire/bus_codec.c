@@ -1,0 +1,316 @@
+/* bus_codec.c - the bus messages (see bus_codec.h). */
+#include "bus_codec.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "command.h"
+
+enum { VERSION = 1 };
+
+/* ---- Bytes -------------------------------------------------------------------- */
+
+typedef struct wr {
+    wbuf b;
+    bool oom;
+} wr;
+
+static void w_bytes(wr *w, const void *p, size_t n) {
+    uint8_t *o = wbuf_grow(&w->b, n);
+    if (!o) {
+        w->oom = true;
+        return;
+    }
+    memcpy(o, p, n);
+}
+
+static void w32(wr *w, uint32_t v) {
+    uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+    w_bytes(w, b, 4);
+}
+
+static void w64(wr *w, uint64_t v) {
+    w32(w, (uint32_t)v);
+    w32(w, (uint32_t)(v >> 32));
+}
+
+static void w_head(wr *w, const char tag[4], size_t cap) {
+    wbuf_init(&w->b, cap, 0);
+    w->oom = false;
+    w_bytes(w, tag, 4);
+    w32(w, VERSION);
+}
+
+static msg_buf *w_done(wr *w) {
+    if (w->oom) {
+        wbuf_free(&w->b);
+        return NULL;
+    }
+    return wbuf_finish(&w->b);
+}
+
+typedef struct rd {
+    const uint8_t *p;
+    size_t n, off;
+    bool bad;
+} rd;
+
+static const uint8_t *r_take(rd *r, size_t n) {
+    if (r->bad || n > r->n - r->off) {
+        r->bad = true;
+        return NULL;
+    }
+    const uint8_t *at = r->p + r->off;
+    r->off += n;
+    return at;
+}
+
+static uint32_t r32(rd *r) {
+    const uint8_t *b = r_take(r, 4);
+    return b ? (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24 : 0;
+}
+
+static uint64_t r64(rd *r) {
+    uint64_t lo = r32(r);
+    return lo | (uint64_t)r32(r) << 32;
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Opens a message: its tag and version. */
+static int r_head(rd *r, const uint8_t *p, size_t n, const char tag[4], char *err, size_t errlen) {
+    *r = (rd){p, n, 0, false};
+    if (n > BUS_MAX_MSG) return fail(err, errlen, "bus message of %zu bytes (limit %u)", n, BUS_MAX_MSG);
+    const uint8_t *t = r_take(r, 4);
+    if (!t || memcmp(t, tag, 4)) return fail(err, errlen, "not a %.4s bus message", tag);
+    uint32_t v = r32(r);
+    if (r->bad || v != VERSION)
+        return fail(err, errlen, "%.4s bus message of version %u (this node reads %d)", tag, v, VERSION);
+    return 0;
+}
+
+static int r_end(const rd *r, const char *what, char *err, size_t errlen) {
+    if (r->bad) return fail(err, errlen, "%s: truncated", what);
+    if (r->off != r->n) return fail(err, errlen, "%s: %zu trailing bytes", what, r->n - r->off);
+    return 0;
+}
+
+/* ---- Framesets ---------------------------------------------------------------- */
+
+msg_buf *bus_encode_frameset(const frameset *fs) {
+    size_t cap = 64;
+    for (int i = 0; i < fs->count; i++) cap += 12 + fs->coding[i].msg->len;
+    wr w;
+    w_head(&w, "FSET", cap);
+    w32(&w, fs->epoch);
+    w32(&w, fs->seq);
+    w64(&w, fs->tick);
+    w32(&w, (uint32_t)fs->n);
+    w32(&w, (uint32_t)fs->count);
+    for (int i = 0; i < fs->count; i++) {
+        w32(&w, fs->coding[i].base);
+        w32(&w, fs->coding[i].prev);
+        w32(&w, (uint32_t)fs->coding[i].msg->len);
+        w_bytes(&w, fs->coding[i].msg->data, fs->coding[i].msg->len);
+    }
+    return w_done(&w);
+}
+
+int bus_decode_frameset(const uint8_t *p, size_t n, frameset *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    rd r;
+    if (r_head(&r, p, n, "FSET", err, errlen)) return -1;
+    out->epoch = r32(&r);
+    out->seq = r32(&r);
+    out->tick = r64(&r);
+    uint32_t np = r32(&r), count = r32(&r);
+    if (r.bad || np > (1u << 24) || count > FRAMESET_MAX) return fail(err, errlen, "frameset: bad counts");
+    out->n = (int)np;
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t base = r32(&r), prev = r32(&r), len = r32(&r);
+        const uint8_t *b = r_take(&r, len);
+        if (!b) break;
+        msg_buf *m = msg_buf_from_bytes(b, len);
+        if (!m) {
+            frameset_unref(out);
+            return fail(err, errlen, "frameset: out of memory");
+        }
+        out->coding[out->count++] = (frame_coding){.base = base, .prev = prev, .msg = m};
+    }
+    if (r_end(&r, "frameset", err, errlen)) {
+        frameset_unref(out);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- Wants, replies, forwards ------------------------------------------------- */
+
+msg_buf *bus_encode_wants(uint32_t relay, const frame_wants *w) {
+    wr o;
+    w_head(&o, "WANT", 32);
+    w32(&o, relay);
+    w32(&o, (uint32_t)w->clients);
+    w32(&o, w->key_requests);
+    w32(&o, (uint32_t)w->stride2 | (uint32_t)w->stride4 << 1 | (uint32_t)w->bridge << 2);
+    return w_done(&o);
+}
+
+int bus_decode_wants(const uint8_t *p, size_t n, uint32_t *relay, frame_wants *w, char *err, size_t errlen) {
+    rd r;
+    if (r_head(&r, p, n, "WANT", err, errlen)) return -1;
+    *relay = r32(&r);
+    uint32_t clients = r32(&r), keys = r32(&r), flags = r32(&r);
+    if (r_end(&r, "wants", err, errlen)) return -1;
+    if (*relay < 1 || *relay > CMD_RELAY_MAX || clients > 1000000)
+        return fail(err, errlen, "wants: relay %u or %u clients out of range", *relay, clients);
+    *w = (frame_wants){.clients = (int)clients,
+                       .key_requests = keys,
+                       .stride2 = flags & 1,
+                       .stride4 = (flags >> 1) & 1,
+                       .bridge = (flags >> 2) & 1};
+    return 0;
+}
+
+msg_buf *bus_encode_reply(const cmd_reply *r) {
+    wr w;
+    w_head(&w, "RPLY", 128 + sizeof r->error);
+    w32(&w, r->client);
+    w32(&w, r->rid);
+    w32(&w, (uint32_t)r->kind);
+    w32(&w, r->ok);
+    w64(&w, r->tick);
+    w64(&w, (uint64_t)r->value);
+    w_bytes(&w, r->error, sizeof r->error);
+    w_bytes(&w, r->name, sizeof r->name);
+    return w_done(&w);
+}
+
+int bus_decode_reply(const uint8_t *p, size_t n, cmd_reply *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    rd r;
+    if (r_head(&r, p, n, "RPLY", err, errlen)) return -1;
+    out->client = r32(&r);
+    out->rid = r32(&r);
+    uint32_t kind = r32(&r), ok = r32(&r);
+    out->tick = r64(&r);
+    out->value = (int64_t)r64(&r);
+    const uint8_t *e = r_take(&r, sizeof out->error), *nm = r_take(&r, sizeof out->name);
+    if (r_end(&r, "reply", err, errlen)) return -1;
+    if (kind >= CMD_KIND_COUNT) return fail(err, errlen, "reply: unknown command kind %u", kind);
+    out->kind = (cmd_kind)kind;
+    out->ok = ok != 0;
+    memcpy(out->error, e, sizeof out->error);
+    out->error[sizeof out->error - 1] = 0;
+    memcpy(out->name, nm, sizeof out->name);
+    out->name[sizeof out->name - 1] = 0;
+    return 0;
+}
+
+msg_buf *bus_encode_forward(uint32_t relay, uint32_t client, bool left, const uint8_t *bytes, size_t len) {
+    wr w;
+    w_head(&w, "FWRD", 32 + len);
+    w32(&w, relay);
+    w32(&w, client);
+    w32(&w, left);
+    w32(&w, (uint32_t)len);
+    if (len) w_bytes(&w, bytes, len);
+    return w_done(&w);
+}
+
+int bus_decode_forward(const uint8_t *p, size_t n, uint32_t *relay, uint32_t *client, bool *left, const uint8_t **bytes,
+                       size_t *len, char *err, size_t errlen) {
+    rd r;
+    if (r_head(&r, p, n, "FWRD", err, errlen)) return -1;
+    *relay = r32(&r);
+    *client = r32(&r);
+    *left = r32(&r) != 0;
+    uint32_t l = r32(&r);
+    *bytes = r_take(&r, l);
+    *len = l;
+    if (r_end(&r, "client message", err, errlen)) return -1;
+    if (*relay < 1 || *relay > CMD_RELAY_MAX || cmd_client_relay(*client) != *relay || (*client & CMD_REST_BIT))
+        return fail(err, errlen, "client message: client %u is not one of relay %u's", *client, *relay);
+    return 0;
+}
+
+/* ---- The world's description and the statistics --------------------------------- */
+
+/* Both cross as their C layout (the sim node and its relays run the same
+ * build: the size is checked), then every field that is not a plain
+ * number is repaired: strings terminated, counts clamped, booleans read as
+ * bytes, floats finite. */
+static int pod(const uint8_t *p, size_t n, const char tag[4], void *out, size_t size, char *err, size_t errlen) {
+    rd r;
+    if (r_head(&r, p, n, tag, err, errlen)) return -1;
+    uint32_t sz = r32(&r);
+    const uint8_t *b = r_take(&r, size);
+    if (sz != size || !b)
+        return fail(err, errlen, "%.4s: %u bytes, this build's are %zu (run the same version)", tag, sz, size);
+    if (r_end(&r, tag, err, errlen)) return -1;
+    memcpy(out, b, size);
+    return 0;
+}
+
+static msg_buf *pod_encode(const char tag[4], const void *v, size_t size) {
+    wr w;
+    w_head(&w, tag, 16 + size);
+    w32(&w, (uint32_t)size);
+    w_bytes(&w, v, size);
+    return w_done(&w);
+}
+
+static void fix_bool(void *base, size_t off) {
+    uint8_t *b = (uint8_t *)base + off;
+    *b = *b != 0;
+}
+
+static void fix_str(char *s, size_t n) {
+    s[n - 1] = 0;
+}
+
+static void fix_float(float *f) {
+    if (!isfinite(*f)) *f = 0;
+}
+
+msg_buf *bus_encode_info(const world_info *wi) {
+    return pod_encode("INFO", wi, sizeof *wi);
+}
+
+int bus_decode_info(const uint8_t *p, size_t n, world_info *wi, char *err, size_t errlen) {
+    if (pod(p, n, "INFO", wi, sizeof *wi, err, errlen)) return -1;
+    fix_bool(wi, offsetof(world_info, paused));
+    fix_str(wi->scene, sizeof wi->scene);
+    fix_str(wi->solver, sizeof wi->solver);
+    if (wi->material_count < 0 || wi->material_count > FS_MAX_MATERIALS) wi->material_count = 0;
+    for (int m = 0; m < FS_MAX_MATERIALS; m++) {
+        fix_str(wi->material[m], sizeof wi->material[m]);
+        for (int k = 0; k < FS_P_COUNT; k++) fix_float(&wi->param[m][k]);
+    }
+    float *fl[] = {&wi->box_min.x, &wi->box_min.y, &wi->box_min.z, &wi->box_max.x, &wi->box_max.y,
+                   &wi->box_max.z, &wi->gravity.x, &wi->gravity.y, &wi->gravity.z, &wi->h,
+                   &wi->spacing,   &wi->dt,        &wi->frame_step};
+    for (size_t i = 0; i < sizeof fl / sizeof fl[0]; i++) fix_float(fl[i]);
+    if (wi->particles < 0) wi->particles = 0;
+    if (wi->capacity < 0 || wi->capacity > (1 << 24)) wi->capacity = 0;
+    return 0;
+}
+
+msg_buf *bus_encode_stats(const sim_stats *s) {
+    return pod_encode("STAT", s, sizeof *s);
+}
+
+int bus_decode_stats(const uint8_t *p, size_t n, sim_stats *s, char *err, size_t errlen) {
+    if (pod(p, n, "STAT", s, sizeof *s, err, errlen)) return -1;
+    fix_bool(s, offsetof(sim_stats, paused));
+    return 0;
+}

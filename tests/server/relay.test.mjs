@@ -1,0 +1,100 @@
+// relay.test.mjs - relays on NATS (issue 18): a sim node and two relays on a
+// loopback nats-server.  Clients on relay A and relay B get the same ticks and
+// identical frame bytes; a push and a cursor from A reach the world and B; a
+// client whose relay dies reconnects to the other within 5 s; with the broker
+// stopped for 5 s the sim node keeps stepping, the relays tell their viewers,
+// and both resume when it returns.  Bad messages on the bus are refused.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { startServer, stopAll, connect, get, sleep } from './lib.mjs';
+
+const haveNats = spawnSync('nats-server', ['--version']).status === 0;
+const why = haveNats ? false : 'nats-server is not installed (scripts/deps.sh test installs it)';
+let broker = null;
+after(async () => { await stopAll(); if (broker) broker.kill('SIGKILL'); });
+
+function freePort() {
+  return new Promise((resolve) => { const s = createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); }); });
+}
+async function startBroker(port) {
+  const p = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+  for (let i = 0; i < 50; i++) {
+    await sleep(100);
+    const ok = await new Promise((res) => { const s = createServer(); s.once('error', () => res(true)); s.listen(port, '127.0.0.1', () => s.close(() => res(false))); });
+    if (ok) return p;
+  }
+  throw new Error('nats-server did not start');
+}
+const stopBroker = (p) => new Promise((res) => { p.once('exit', res); p.kill('SIGTERM'); });
+
+test('a sim node and two relays: the same frames on both, commands through either, failover, broker outage', { skip: why }, async (t) => {
+  const port = await freePort();
+  broker = await startBroker(port);
+  const url = `nats://127.0.0.1:${port}`;
+  const node = await startServer(['--particles', '3000', '--nats', url, '--world', 'relaytest']);
+  const ra = await startServer(['--nats', url, '--world', 'relaytest', '--relay', '1', '--relay-id', '1']);
+  const rb = await startServer(['--nats', url, '--world', 'relaytest', '--relay', '1', '--relay-id', '2']);
+  const a = await connect(ra), b = await connect(rb);
+  const ha = await a.next((m) => m.type === 'hello', 10000), hb = await b.next((m) => m.type === 'hello', 10000);
+  assert.notEqual(ha.client_id, hb.client_id, 'client ids are unique across relays');
+  assert.equal(ha.scene, 'dam_break');
+  assert.equal(ha.capacity, hb.capacity);
+
+  // the same ticks, and identical bytes for the same coding of a frame
+  const seenA = new Map(), seenB = new Map();
+  a.onMessage = (m) => { if (m.type === 'frame') seenA.set(m.seq, m); };
+  b.onMessage = (m) => { if (m.type === 'frame') seenB.set(m.seq, m); };
+  await sleep(2000);
+  let same = 0;
+  for (const [seq, fa] of seenA) {
+    const fb = seenB.get(seq);
+    if (!fb) continue;
+    assert.equal(fa.tick, fb.tick, `frame ${seq}: tick`);
+    if (fa.key || fb.key) continue;
+    assert.deepEqual(new Uint8Array(fa._bytes), new Uint8Array(fb._bytes), `frame ${seq}: bytes`);
+    same++;
+  }
+  t.diagnostic(`${seenA.size} and ${seenB.size} frames in 2 s; ${same} identical deltas`);
+  assert.ok(same >= 30, `identical frames on both relays: ${same}`);
+  assert.equal(a.refused + b.refused, 0, 'every payload decodes on both');
+
+  // a push from A is applied by the sim node (its reply comes back through A);
+  // A's cursor is seen by B
+  const r = await a.command({ type: 'push', point: [0.3, 0.2, 0.3], radius: 0.3, strength: 3, direction: [0, 1, 0] });
+  assert.equal(r.ok, true, JSON.stringify(r));
+  assert.ok(r.touched > 0);
+  a.send({ type: 'cursor', rid: 0, pos: [0.5, 0.5, 0.5] });
+  const withCursor = await b.next((m) => m.type === 'frame' && m.tick >= r.tick && m.cursors.some((c) => c.id === ha.client_id), 3000);
+  assert.ok(withCursor, "B sees A's cursor");
+  const bad = await a.command({ type: 'push', point: [0, 0], radius: 1, strength: 1, direction: [0, 1, 0] });
+  assert.equal(bad.ok, false);
+  const st = (await get(node, '/api/stats')).json;
+  assert.ok(st.commands_applied >= 1);
+
+  // relay A dies: its client moves to B (as the page does, from its list)
+  const t0 = Date.now();
+  await ra.stop('SIGKILL');
+  await a.closedWithin(5000);
+  const a2 = await connect(rb);
+  await a2.next((m) => m.type === 'frame' && m.ids, 5000);
+  const moved = Date.now() - t0;
+  t.diagnostic(`A's client moved to relay B in ${moved} ms`);
+  assert.ok(moved < 5000, `moved in ${moved} ms`);
+
+  // the broker stops for 5 s: the sim node steps on, B tells its viewers, both resume
+  const tick0 = (await get(node, '/api/stats')).json.tick;
+  await stopBroker(broker);
+  const down = await b.next((m) => m.type === 'status' && m.connected === false, 5000);
+  assert.match(down.text, /lost/);
+  await sleep(5000);
+  const tick1 = (await get(node, '/api/stats')).json.tick;
+  assert.ok(tick1 - tick0 >= 5 * 60 * 0.5, `the sim node kept stepping without the broker (${tick0} -> ${tick1})`);
+  broker = await startBroker(port);
+  await b.next((m) => m.type === 'status' && m.connected === true, 10000);
+  b.messages.length = 0;
+  const after1 = await b.next((m) => m.type === 'frame' && m.ids && m.tick > tick1, 10000);
+  assert.ok(after1.tick > tick1, 'frames flow again through the relay');
+  a2.close(); b.close();
+});
