@@ -77,6 +77,17 @@ static void *bus_main(void *arg) {
             bus_relay_pass(b, now);
         else
             bus_node_pass(b, now);
+        bus_stats bs;
+        bus_get_stats(b, &bs);
+        bus_state st = {.enabled = true,
+                        .connected = bs.connected,
+                        .relay = b->relay,
+                        .published = bs.published,
+                        .publish_failed = bs.publish_failed,
+                        .received = bs.received,
+                        .bad = bs.bad,
+                        .reconnects = bs.reconnects};
+        hub_set_bus_state(b->hub, &st);
         struct timespec ts = {0, 5 * 1000000L}; /* 5 ms: a frame waits at most that long */
         nanosleep(&ts, NULL);
     }

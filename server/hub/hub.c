@@ -277,3 +277,30 @@ msg_buf *hub_take_upload(hub *h, uint32_t id) {
 void hub_drop_upload(hub *h, uint32_t id) {
     msg_buf_unref(hub_take_upload(h, id));
 }
+
+void hub_set_bus_state(hub *h, const bus_state *s) {
+    pthread_mutex_lock(&h->mtx);
+    h->bus = *s;
+    pthread_mutex_unlock(&h->mtx);
+}
+
+void hub_get_bus_state(hub *h, bus_state *out) {
+    pthread_mutex_lock(&h->mtx);
+    *out = h->bus;
+    pthread_mutex_unlock(&h->mtx);
+}
+
+int hub_get_relays(hub *h, uint32_t *relay, int *viewers, int max) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    int k = 0;
+    pthread_mutex_lock(&h->mtx);
+    for (int i = 0; i < HUB_RELAYS && k < max; i++)
+        if (h->remote[i].relay && now - h->remote[i].seen_ns <= 3000000000ull) {
+            relay[k] = h->remote[i].relay;
+            viewers[k++] = h->remote[i].w.clients;
+        }
+    pthread_mutex_unlock(&h->mtx);
+    return k;
+}

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bus_state.h"
 #include "frameset.h"
 #include "msgbuf.h"
 #include "rec_status.h"
@@ -51,6 +52,7 @@ typedef struct hub {
      * thread instead of the network thread; the relays' frame wants add to
      * the network thread's; a relay's client messages wait for its bus thread */
     bool route_relay_replies;
+    bus_state bus;
     cmd_reply *relay_replies; /* ring of HUB_REPLY_RING */
     int relay_reply_head, relay_reply_count;
     struct {
@@ -87,6 +89,10 @@ void hub_publish_frameset(hub *h, frameset *f); /* takes f's references */
 /* The wants of the network thread and of every relay heard from in the last
  * 3 s, merged. */
 void hub_get_frame_wants(hub *h, frame_wants *out);
+void hub_set_bus_state(hub *h, const bus_state *s);
+void hub_get_bus_state(hub *h, bus_state *out);
+/* The relays heard from in the last 3 s and their viewers: up to max. */
+int hub_get_relays(hub *h, uint32_t *relay, int *viewers, int max);
 /* Takes replies addressed to relays' clients (route_relay_replies). */
 int hub_take_relay_replies(hub *h, cmd_reply *out, int max);
 /* A relay's frame wants (the bus thread of a sim node). */

@@ -55,6 +55,28 @@ static void mt_one(mtext *t, const char *name, const char *type, const char *hel
     mt_printf(t, "%s %.17g\n", name, v);
 }
 
+/* The message bus (--nats): its connection, its traffic, and on a sim node
+ * the viewers of each relay heard from in the last 3 s. */
+static void metrics_bus(mtext *t, const net *n) {
+    bus_state b;
+    hub_get_bus_state(n->hub, &b);
+    if (!b.enabled) return;
+    mt_one(t, "fluid_bus_connected", "gauge", "1 while the NATS broker is connected.", b.connected ? 1 : 0);
+    mt_head(t, "fluid_bus_messages_total", "counter", "Messages on the bus, by what happened to them.");
+    mt_printf(t, "fluid_bus_messages_total{what=\"published\"} %llu\n", (unsigned long long)b.published);
+    mt_printf(t, "fluid_bus_messages_total{what=\"publish_failed\"} %llu\n", (unsigned long long)b.publish_failed);
+    mt_printf(t, "fluid_bus_messages_total{what=\"received\"} %llu\n", (unsigned long long)b.received);
+    mt_printf(t, "fluid_bus_messages_total{what=\"refused\"} %llu\n", (unsigned long long)b.bad);
+    mt_one(t, "fluid_bus_connects_total", "counter", "Connections (and reconnections) to the broker.",
+           (double)b.reconnects);
+    if (b.relay) return;
+    uint32_t relay[HUB_RELAYS];
+    int viewers[HUB_RELAYS];
+    int k = hub_get_relays(n->hub, relay, viewers, HUB_RELAYS);
+    mt_head(t, "fluid_relay_viewers", "gauge", "Viewers of each relay heard from in the last 3 s.");
+    for (int i = 0; i < k; i++) mt_printf(t, "fluid_relay_viewers{relay=\"%u\"} %d\n", relay[i], viewers[i]);
+}
+
 char *rest_metrics_text(const net *n, size_t *len) {
     sim_stats s;
     world_info wi;
@@ -117,6 +139,7 @@ char *rest_metrics_text(const net *n, size_t *len) {
     mt_printf(&t, "fluid_errors_total{kind=\"clients_refused\"} %llu\n", (unsigned long long)n->ws_rejected);
     mt_printf(&t, "fluid_errors_total{kind=\"save_failed\"} %llu\n", (unsigned long long)s.save_failures);
     mt_one(&t, "fluid_saves_total", "counter", "Worlds saved to the data directory.", (double)s.saves);
+    metrics_bus(&t, n);
     if (t.failed) {
         free(t.p);
         return NULL;

@@ -68,6 +68,12 @@ test('a sim node and two relays: the same frames on both, commands through eithe
   a.send({ type: 'cursor', rid: 0, pos: [0.5, 0.5, 0.5] });
   const withCursor = await b.next((m) => m.type === 'frame' && m.tick >= r.tick && m.cursors.some((c) => c.id === ha.client_id), 3000);
   assert.ok(withCursor, "B sees A's cursor");
+  // /metrics on every node: the broker's state, and on the sim node each relay's viewers
+  const mn = (await get(node, '/metrics')).text, ma = (await get(ra, '/metrics')).text;
+  assert.match(mn, /^fluid_bus_connected 1$/m);
+  assert.match(ma, /^fluid_bus_connected 1$/m);
+  assert.match(mn, /^fluid_relay_viewers\{relay="1"\} 1$/m);
+  assert.match(mn, /^fluid_relay_viewers\{relay="2"\} 1$/m);
   const bad = await a.command({ type: 'push', point: [0, 0], radius: 1, strength: 1, direction: [0, 1, 0] });
   assert.equal(bad.ok, false);
   const st = (await get(node, '/api/stats')).json;

@@ -1,0 +1,15 @@
+/* bus_state.h - the message bus's state as /metrics shows it: a value the
+ * bus thread publishes to the hub (bus/). */
+#ifndef SRV_BUS_STATE_H
+#define SRV_BUS_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Threads: built by the bus thread, copied by the network thread. */
+typedef struct bus_state {
+    bool enabled, connected, relay;
+    uint64_t published, publish_failed, received, bad, reconnects;
+} bus_state;
+
+#endif
