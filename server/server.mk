@@ -109,7 +109,11 @@ bench-server: $(BUILD)/fluid-server tests/server/node_modules/.installed
 EXTRA_BENCH_DEPS += $(BUILD)/fluid-server tests/server/node_modules/.installed
 EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench.mjs ; FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench_record.mjs ;
 
-.PHONY: bench-record
+.PHONY: bench-record bench-relays
+bench-relays: $(BUILD)/fluid-server tests/server/node_modules/.installed
+	FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench_relays.mjs
+EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench_relays.mjs ;
+
 bench-record: $(BUILD)/fluid-server tests/server/node_modules/.installed
 	FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench_record.mjs
 
