@@ -14,7 +14,7 @@ SRV_SRC     = server/main.c $(foreach d,$(SRV_DIRS),$(wildcard $(d)/*.c))
 SRV_HDR     = $(foreach d,$(SRV_DIRS),$(wildcard $(d)/*.h)) server/sim/fluid_sim.h
 SRV_OBJ     = $(patsubst server/%.c,$(BUILD)/server/%.o,$(SRV_SRC))
 # The protocol core the C unit tests exercise (no sockets, no world).
-SRV_WIRE_SRC = $(wildcard server/wire/*.c server/hub/*.c) server/base/msgbuf.c server/base/log.c server/net/rest_route.c
+SRV_WIRE_SRC = $(wildcard server/wire/*.c server/hub/*.c) server/base/msgbuf.c server/base/log.c
 SRV_PORT   ?= 8080
 
 # The recording tool (server/tools/fluid_rec.c): replays, checks and

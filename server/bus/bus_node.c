@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "command.h"
 #include "log.h"
+#include "rest_route.h"
 #include "wire.h"
 
 #define INFO_EVERY_NS 1000000000ull /* a relay that joins late learns the world within a second */
@@ -32,8 +33,34 @@ static void refuse(bus *b, uint32_t client, uint32_t rid, const char *why) {
     hub_post_reply(b->hub, &r);
 }
 
-/* fluid.<world>.cmd: a relay's client message, checked as a browser's is
- * (wire_decode_command), then queued under the client's id. */
+/* Commands whose replies carry data (snapshots), or that only the edge
+ * handles: a relay does not forward them. */
+static bool forwardable(cmd_kind k) {
+    return k != CMD_AUTH && k != CMD_KEYFRAME && k != CMD_GET_PARTICLES && k != CMD_GET_BODIES &&
+           k != CMD_GET_SNAPSHOT && k != CMD_RESTORE && k != CMD_CLIENT_LEFT;
+}
+
+/* A forwarded REST request, translated as the sim node's own REST edge
+ * does (rest_translate): 0 and the command, or -1 with the reason. */
+static int rest_command(const uint8_t *bytes, size_t len, cmd *c, char *err, size_t errlen) {
+    int method;
+    char path[256];
+    const char *body;
+    size_t body_len;
+    if (bus_unpack_rest(bytes, len, &method, path, sizeof path, &body, &body_len, err, errlen)) return -1;
+    rest_request q = {.method = method, .path = path, .body = body_len ? body : NULL, .body_len = body_len};
+    rest_action a;
+    rest_translate(&q, &a);
+    if (a.outcome != REST_COMMAND) {
+        snprintf(err, errlen, "%.150s", a.outcome == REST_ERROR ? a.error : "not a request a relay forwards");
+        return -1;
+    }
+    *c = a.c;
+    return 0;
+}
+
+/* fluid.<world>.cmd: a relay's client message, checked as a browser's (or a
+ * REST client's) is, then queued under the client's id. */
 static void on_cmd(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure) {
     (void)nc, (void)sub;
     bus *b = closure;
@@ -41,10 +68,10 @@ static void on_cmd(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *
     size_t n;
     const uint8_t *p = msg_data(m, &n), *bytes;
     uint32_t relay, client;
-    bool left;
+    int kind;
     size_t len;
     char err[FS_ERROR_LEN];
-    if (bus_decode_forward(p, n, &relay, &client, &left, &bytes, &len, err, sizeof err)) {
+    if (bus_decode_forward(p, n, &relay, &client, &kind, &bytes, &len, err, sizeof err)) {
         atomic_fetch_add(&b->bad, 1);
         log_once("bus-bad-fwd", "bus: refused a relay message: %s (logged once)", err);
         natsMsg_Destroy(m);
@@ -52,22 +79,23 @@ static void on_cmd(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *
     }
     cmd c;
     memset(&c, 0, sizeof c);
-    if (left) {
-        c.kind = CMD_CLIENT_LEFT;
-    } else if (wire_decode_command(bytes, len, &c, err, sizeof err)) {
-        refuse(b, client, c.rid, err);
-        natsMsg_Destroy(m);
-        return;
-    } else if (c.kind == CMD_AUTH || c.kind == CMD_KEYFRAME || c.kind == CMD_GET_PARTICLES ||
-               c.kind == CMD_GET_BODIES || c.kind == CMD_GET_SNAPSHOT || c.kind == CMD_RESTORE ||
-               c.kind == CMD_CLIENT_LEFT) {
-        refuse(b, client, c.rid, "not a command a relay forwards");
-        natsMsg_Destroy(m);
-        return;
+    bool left = kind == BUS_FWD_LEFT;
+    int rc = left                   ? 0
+             : kind == BUS_FWD_REST ? rest_command(bytes, len, &c, err, sizeof err)
+                                    : wire_decode_command(bytes, len, &c, err, sizeof err);
+    if (left) c.kind = CMD_CLIENT_LEFT;
+    if (!rc && !left && !forwardable(c.kind)) {
+        rc = -1;
+        snprintf(err, sizeof err, "%s: not a command a relay forwards", cmd_kind_name(c.kind));
     }
-    c.client = client;
-    c.arrival_ns = clock_now_ns();
-    if (!cmd_queue_push(b->queue, &c, left) && !left) refuse(b, client, c.rid, "busy: command queue full, try again");
+    if (rc) {
+        refuse(b, client, c.rid, err);
+    } else {
+        c.client = client;
+        c.arrival_ns = clock_now_ns();
+        if (!cmd_queue_push(b->queue, &c, left) && !left)
+            refuse(b, client, c.rid, "busy: command queue full, try again");
+    }
     natsMsg_Destroy(m);
 }
 

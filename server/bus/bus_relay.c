@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bus_codec.h"
+#include "command.h"
 #include "log.h"
 #include "wire.h"
 
@@ -135,7 +136,8 @@ void bus_relay_pass(bus *b, uint64_t now) {
     int k;
     while ((k = hub_take_forwards(b->hub, f, 64)) > 0)
         for (int i = 0; i < k; i++) {
-            msg_buf *m = bus_encode_forward(b->relay_id, f[i].client, f[i].left, f[i].msg ? f[i].msg->data : NULL,
+            int kind = f[i].left ? BUS_FWD_LEFT : (f[i].client & CMD_REST_BIT) ? BUS_FWD_REST : BUS_FWD_WS;
+            msg_buf *m = bus_encode_forward(b->relay_id, f[i].client, kind, f[i].msg ? f[i].msg->data : NULL,
                                             f[i].msg ? f[i].msg->len : 0);
             bus_publish(b, "cmd", m);
             msg_buf_unref(m);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "access.h"
+#include "bus_codec.h"
 #include "hub.h"
 #include "log.h"
 #include "metrics.h"
@@ -113,9 +114,10 @@ static bool refuse_unauthorized(net *n, http_req *r) {
 /* Returns true when the command was queued (an answer will follow). */
 static bool submit(net *n, http_req *r, cmd *c) {
     if (cmd_kind_mutates(c->kind) && refuse_unauthorized(n, r)) return false;
-    if (n->relay_id) {
-        respond_error(n, r, 501,
-                      "this is a relay: it serves the stream and the read-only views; send %s to the sim node",
+    bool payload = c->kind == CMD_GET_PARTICLES || c->kind == CMD_GET_BODIES || c->kind == CMD_GET_SNAPSHOT ||
+                   c->kind == CMD_RESTORE;
+    if (n->relay_id && payload) {
+        respond_error(n, r, 501, "this is a relay: %s answers with the world's data; ask the sim node",
                       cmd_kind_name(c->kind));
         return false;
     }
@@ -132,7 +134,15 @@ static bool submit(net *n, http_req *r, cmd *c) {
         return false;
     }
     c->client = CMD_REST_BIT | r->id;
-    if (!net_enqueue(n, c, false)) {
+    if (n->relay_id) {
+        /* a relay: the request as it came, to the sim node (which translates and checks it again) */
+        msg_buf *m = bus_pack_rest(r->method, r->path, r->body, r->body_len);
+        if (!m || !hub_forward(n->hub, c->client, false, m)) {
+            n->queue_busy++;
+            respond_error(n, r, 503, "busy: the relay's queue is full, try again");
+            return false;
+        }
+    } else if (!net_enqueue(n, c, false)) {
         n->queue_busy++;
         respond_error(n, r, 503, "busy: command queue full, try again");
         return false;
@@ -444,8 +454,11 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
         req_reset(n, r);
         r->wsi = wsi;
         r->active = true;
-        n->next_http_id = (n->next_http_id + 1) & ~CMD_REST_BIT;
-        if (!n->next_http_id) n->next_http_id = 1;
+        /* a relay's request ids carry its id (as its clients' do) */
+        uint32_t base = n->relay_id << CMD_RELAY_SHIFT, span = 1u << CMD_RELAY_SHIFT;
+        n->next_http_id =
+            n->relay_id ? base + (n->next_http_id - base + 1) % span : (n->next_http_id + 1) & ~CMD_REST_BIT;
+        if (!n->next_http_id || n->next_http_id == base) n->next_http_id = base + 1;
         r->id = n->next_http_id;
         n->http_requests++;
         const char *path = in ? (const char *)in : "";

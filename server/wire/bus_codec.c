@@ -216,30 +216,65 @@ int bus_decode_reply(const uint8_t *p, size_t n, cmd_reply *out, char *err, size
     return 0;
 }
 
-msg_buf *bus_encode_forward(uint32_t relay, uint32_t client, bool left, const uint8_t *bytes, size_t len) {
+msg_buf *bus_encode_forward(uint32_t relay, uint32_t client, int kind, const uint8_t *bytes, size_t len) {
     wr w;
     w_head(&w, "FWRD", 32 + len);
     w32(&w, relay);
     w32(&w, client);
-    w32(&w, left);
+    w32(&w, (uint32_t)kind);
     w32(&w, (uint32_t)len);
     if (len) w_bytes(&w, bytes, len);
     return w_done(&w);
 }
 
-int bus_decode_forward(const uint8_t *p, size_t n, uint32_t *relay, uint32_t *client, bool *left, const uint8_t **bytes,
+int bus_decode_forward(const uint8_t *p, size_t n, uint32_t *relay, uint32_t *client, int *kind, const uint8_t **bytes,
                        size_t *len, char *err, size_t errlen) {
     rd r;
     if (r_head(&r, p, n, "FWRD", err, errlen)) return -1;
     *relay = r32(&r);
     *client = r32(&r);
-    *left = r32(&r) != 0;
+    uint32_t k = r32(&r);
     uint32_t l = r32(&r);
     *bytes = r_take(&r, l);
     *len = l;
     if (r_end(&r, "client message", err, errlen)) return -1;
-    if (*relay < 1 || *relay > CMD_RELAY_MAX || cmd_client_relay(*client) != *relay || (*client & CMD_REST_BIT))
+    if (k > BUS_FWD_REST) return fail(err, errlen, "client message: unknown kind %u", k);
+    *kind = (int)k;
+    bool rest = k == BUS_FWD_REST;
+    if (*relay < 1 || *relay > CMD_RELAY_MAX || cmd_client_relay(*client) != *relay ||
+        rest != ((*client & CMD_REST_BIT) != 0))
         return fail(err, errlen, "client message: client %u is not one of relay %u's", *client, *relay);
+    return 0;
+}
+
+msg_buf *bus_pack_rest(int method, const char *path, const char *body, size_t body_len) {
+    size_t pl = strlen(path);
+    wr w;
+    w_head(&w, "REST", 32 + pl + body_len);
+    w32(&w, (uint32_t)method);
+    w32(&w, (uint32_t)pl);
+    w_bytes(&w, path, pl);
+    w32(&w, (uint32_t)body_len);
+    if (body_len) w_bytes(&w, body, body_len);
+    return w_done(&w);
+}
+
+int bus_unpack_rest(const uint8_t *p, size_t n, int *method, char *path, size_t cap, const char **body,
+                    size_t *body_len, char *err, size_t errlen) {
+    rd r;
+    if (r_head(&r, p, n, "REST", err, errlen)) return -1;
+    uint32_t m = r32(&r), pl = r32(&r);
+    const uint8_t *pp = r_take(&r, pl);
+    uint32_t bl = r32(&r);
+    const uint8_t *bb = r_take(&r, bl);
+    if (r_end(&r, "REST request", err, errlen)) return -1;
+    if (m > 16 || (size_t)pl + 1 > cap || memchr(pp, 0, pl))
+        return fail(err, errlen, "REST request: bad method or path");
+    *method = (int)m;
+    memcpy(path, pp, pl);
+    path[pl] = 0;
+    *body = (const char *)bb;
+    *body_len = bl;
     return 0;
 }
 

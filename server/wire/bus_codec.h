@@ -32,10 +32,18 @@ int bus_decode_wants(const uint8_t *p, size_t n, uint32_t *relay, frame_wants *w
 msg_buf *bus_encode_reply(const cmd_reply *r);
 int bus_decode_reply(const uint8_t *p, size_t n, cmd_reply *r, char *err, size_t errlen);
 
-/* A relay's client message: the bytes it sent, or that it left. */
-msg_buf *bus_encode_forward(uint32_t relay, uint32_t client, bool left, const uint8_t *bytes, size_t len);
-int bus_decode_forward(const uint8_t *p, size_t n, uint32_t *relay, uint32_t *client, bool *left, const uint8_t **bytes,
+/* A relay's client message: a WebSocket client's bytes as it sent them,
+ * that it left, or a REST request (bus_pack_rest). */
+enum { BUS_FWD_WS = 0, BUS_FWD_LEFT = 1, BUS_FWD_REST = 2 };
+msg_buf *bus_encode_forward(uint32_t relay, uint32_t client, int kind, const uint8_t *bytes, size_t len);
+int bus_decode_forward(const uint8_t *p, size_t n, uint32_t *relay, uint32_t *client, int *kind, const uint8_t **bytes,
                        size_t *len, char *err, size_t errlen);
+/* A REST request as a forward's bytes: method, path below /api, body. */
+msg_buf *bus_pack_rest(int method, const char *path, const char *body, size_t body_len);
+/* Reads it back: path copied (terminated) into path[cap], body pointing
+ * into p.  Returns 0, or -1 with a reason. */
+int bus_unpack_rest(const uint8_t *p, size_t n, int *method, char *path, size_t cap, const char **body,
+                    size_t *body_len, char *err, size_t errlen);
 
 msg_buf *bus_encode_info(const world_info *wi);
 int bus_decode_info(const uint8_t *p, size_t n, world_info *wi, char *err, size_t errlen);

@@ -12,6 +12,7 @@
 
 #include "bus_codec.h"
 #include "command.h"
+#include "rest_route.h"
 #include "wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -38,12 +39,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     case 3: {
         uint32_t relay, client;
-        bool left;
+        int kind;
         const uint8_t *b;
         size_t len;
         cmd c;
-        if (!bus_decode_forward(p, n, &relay, &client, &left, &b, &len, err, sizeof err) && !left)
-            wire_decode_command(b, len, &c, err, sizeof err);
+        if (!bus_decode_forward(p, n, &relay, &client, &kind, &b, &len, err, sizeof err)) {
+            if (kind == BUS_FWD_WS) wire_decode_command(b, len, &c, err, sizeof err);
+            if (kind == BUS_FWD_REST) {
+                int method;
+                char path[256];
+                const char *body;
+                size_t bl;
+                if (!bus_unpack_rest(b, len, &method, path, sizeof path, &body, &bl, err, sizeof err)) {
+                    rest_request q = {.method = method, .path = path, .body = bl ? body : NULL, .body_len = bl};
+                    rest_action a;
+                    rest_translate(&q, &a);
+                }
+            }
+        }
         break;
     }
     case 4: {

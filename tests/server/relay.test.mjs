@@ -8,7 +8,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
-import { startServer, stopAll, connect, get, sleep } from './lib.mjs';
+import { startServer, stopAll, connect, get, http, sleep } from './lib.mjs';
 
 const haveNats = spawnSync('nats-server', ['--version']).status === 0;
 const why = haveNats ? false : 'nats-server is not installed (scripts/deps.sh test installs it)';
@@ -78,6 +78,17 @@ test('a sim node and two relays: the same frames on both, commands through eithe
   assert.equal(bad.ok, false);
   const st = (await get(node, '/api/stats')).json;
   assert.ok(st.commands_applied >= 1);
+
+  // REST writes through a relay reach the sim node; data answers stay on it
+  const pr = await http(rb, 'POST', '/api/pause');
+  assert.equal(pr.status, 200, pr.text);
+  assert.equal(pr.json.paused, true);
+  assert.equal((await get(node, '/api/stats')).json.paused, true);
+  assert.equal((await http(ra, 'POST', '/api/resume')).status, 200);
+  assert.equal((await get(node, '/api/stats')).json.paused, false);
+  assert.equal((await http(ra, 'POST', '/api/push', { body: { point: [0, 0] } })).status, 400);
+  assert.equal((await get(ra, '/api/particles')).status, 501);
+  assert.equal((await get(ra, '/api/stats')).json.tick > 0, true, 'read-only views from the sim node');
 
   // relay A dies: its client moves to B (as the page does, from its list)
   const t0 = Date.now();

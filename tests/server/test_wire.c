@@ -1073,19 +1073,36 @@ static void test_bus_codec(void) {
     m->data[8] = 0xff; /* client id: still a value; the kind is what is range checked */
     msg_buf_unref(m);
     const uint8_t cmdb[] = {0x81, 0xa4, 't', 'y', 'p', 'e', 0xa5, 'p', 'a', 'u', 's', 'e'};
-    m = bus_encode_forward(3, 3u << CMD_RELAY_SHIFT | 9, false, cmdb, sizeof cmdb);
+    m = bus_encode_forward(3, 3u << CMD_RELAY_SHIFT | 9, BUS_FWD_WS, cmdb, sizeof cmdb);
     uint32_t client;
-    bool left;
+    int left;
     const uint8_t *bytes;
     size_t len;
     CHECK(bus_decode_forward(m->data, m->len, &relay, &client, &left, &bytes, &len, err, sizeof err) == 0 &&
-              relay == 3 && !left && len == sizeof cmdb && !memcmp(bytes, cmdb, len),
+              relay == 3 && left == BUS_FWD_WS && len == sizeof cmdb && !memcmp(bytes, cmdb, len),
           "forward round trip");
     msg_buf_unref(m);
-    m = bus_encode_forward(3, 4u << CMD_RELAY_SHIFT | 9, false, cmdb, sizeof cmdb);
+    m = bus_encode_forward(3, 4u << CMD_RELAY_SHIFT | 9, BUS_FWD_WS, cmdb, sizeof cmdb);
     CHECK(bus_decode_forward(m->data, m->len, &relay, &client, &left, &bytes, &len, err, sizeof err) != 0,
           "a relay may not speak for another relay's client: %s", err);
     msg_buf_unref(m);
+    msg_buf *rq = bus_pack_rest(HM_POST, "/pause", "{}", 2);
+    m = bus_encode_forward(3, CMD_REST_BIT | 3u << CMD_RELAY_SHIFT | 1, BUS_FWD_REST, rq->data, rq->len);
+    int method;
+    char path[64];
+    const char *body;
+    size_t blen;
+    CHECK(bus_decode_forward(m->data, m->len, &relay, &client, &left, &bytes, &len, err, sizeof err) == 0 &&
+              left == BUS_FWD_REST &&
+              bus_unpack_rest(bytes, len, &method, path, sizeof path, &body, &blen, err, sizeof err) == 0 &&
+              method == HM_POST && !strcmp(path, "/pause") && blen == 2,
+          "a forwarded REST request round trip (%s)", err);
+    msg_buf_unref(m);
+    m = bus_encode_forward(3, 3u << CMD_RELAY_SHIFT | 1, BUS_FWD_REST, rq->data, rq->len);
+    CHECK(bus_decode_forward(m->data, m->len, &relay, &client, &left, &bytes, &len, err, sizeof err) != 0,
+          "a REST forward needs a REST client id");
+    msg_buf_unref(m);
+    msg_buf_unref(rq);
     world_info wi;
     memset(&wi, 0x41, sizeof wi); /* unterminated strings, a bool byte of 0x41, huge counts */
     m = bus_encode_info(&wi);
