@@ -2,7 +2,8 @@
 // what each message does to the page; it builds the panel, the tools, the
 // HUD and the draw loop around that state.  The entry point of index.html.
 import { Connection } from './net.js';
-import { frameView, runsEqual, centroid } from './decode.js';
+import { runsEqual, centroid } from './decode.js';
+import { FrameStream } from './stream_v2.js';
 import { cmd, shortName } from './protocol.js';
 import { DEFAULT_LIMITS, readLimits } from './limits.js';
 import { Timeline } from './interp.js';
@@ -41,6 +42,7 @@ const page = {
   conn: null,
   panel: null,
   timeline: new Timeline(4),
+  stream: new FrameStream(),            // protocol v2: the frame decoder
   stats: new StreamStats(3000),
   decodeRing: new Ring(600),
   uploadRing: new Ring(600),
@@ -132,6 +134,9 @@ function onMessage(m, data, decodeMs) {
       panel.onSolver(m);
       toast(`${who(m.by)} switched the solver to ${m.solver}`);
       break;
+    case 'status': // a relay about its link to the simulation
+      if (m.connected) { hideBanner(); toast(m.text); } else showBanner(m.text, false);
+      break;
     case 'state':
       panel.setPaused(m.paused);
       if (m.by !== page.myId) toast(`${who(m.by)} ${m.paused ? 'paused' : 'resumed'} the simulation`);
@@ -142,8 +147,15 @@ function onMessage(m, data, decodeMs) {
 
 function onFrame(m, data, decodeMs) {
   const now = performance.now();
-  let f;
-  try { f = frameView(m); } catch (e) { console.warn(e); return; }
+  const r = page.stream.view(m, now);
+  if (!r.view) {
+    if (r.ask) {
+      console.warn(`frame ${m.seq} refused (${page.stream.lastError}); asking for a keyframe`);
+      page.conn.send({ type: 'keyframe' });
+    }
+    return;
+  }
+  const f = r.view;
   page.decodeRing.add(decodeMs + performance.now() - now);
   page.framesReceived++;
   page.lastFrameBytes = data;
@@ -169,6 +181,7 @@ function onHello(h) {
   $('me-dot').style.background = page.myColour;
   $('me-name').textContent = shortName(page.myId);
   page.renderer.setWorld(h);
+  page.stream.reset(h.capacity);
   panel.fromHello(h);
   forgetFrames();
   if (h.frame_hz > 0) page.timeline.setNominal(1000 / h.frame_hz);

@@ -2,7 +2,7 @@
 // (tests/web/bench.mjs): decodes one frame's bytes again and uploads it, k
 // times, through the renderer's public API only (uploadPair, and its
 // benchmark methods finish, uploadTemperatures, forgetUploads).
-import { frameView, decodeMessage } from './decode.js';
+import { decodeMessage } from './decode.js';
 import { Ring } from './stats.js';
 
 // Median of 5 batch means of fn (k calls in all): the page clock is coarse
@@ -40,11 +40,14 @@ function alternating(withFn, withoutFn, k) {
 // of the positions as received), and decode + upload + waiting until the
 // GPU process has done the upload; then the temperature attribute's share
 // (decode + upload with and without it, and its texture upload alone).
-// frameBytes: a frame message as received (ArrayBuffer); null without one.
-export function benchUpload(renderer, frameBytes, k = 200) {
-  if (!frameBytes) return null;
+// frameBytes: a frame message as received (ArrayBuffer); view: the page's
+// decoded view of it (protocol v2 payloads decode once, in order: "decode"
+// here is the message's msgpack parse and a copy of the view; the payload's
+// own decode time is in the page's decode ring); null without one.
+export function benchUpload(renderer, frameBytes, view, k = 200) {
+  if (!frameBytes || !view) return null;
   const sync = () => renderer.finish();
-  const decodeOnce = () => frameView(decodeMessage(new Uint8Array(frameBytes)));
+  const decodeOnce = () => { decodeMessage(new Uint8Array(frameBytes)); return { ...view }; };
   let seq = -1;
   const upload = (f) => { const e = { seq: seq--, order: seq, f }; renderer.uploadPair(e, e); };
   sync();

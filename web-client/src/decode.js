@@ -1,10 +1,10 @@
-// decode.js - server messages: msgpack decoding (with @msgpack/msgpack) and
-// zero-copy typed-array views of a frame's binary fields, id-run helpers and
-// the id-matched re-ordering interpolation needs.  Pure: runs under node too.
+// decode.js - server messages: msgpack decoding (with @msgpack/msgpack), the
+// protocol version, id-run helpers and the id-matched re-ordering
+// interpolation needs; a frame's particles are stream_v2.js's.  Pure: runs
+// under node too.
 import { decode } from '@msgpack/msgpack';
-import { TEMP_RANGE } from './temperature.js';
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 // bytes: Uint8Array (a view of the WebSocket ArrayBuffer).  Throws on bad msgpack.
 export function decodeMessage(bytes) {
@@ -12,40 +12,6 @@ export function decodeMessage(bytes) {
   if (m === null || typeof m !== 'object' || Array.isArray(m) || typeof m.type !== 'string')
     throw new Error('message is not a map with a type');
   return m;
-}
-
-function u8(v, name) {
-  if (!(v instanceof Uint8Array)) throw new Error(`frame: '${name}' is not bin`);
-  return v;
-}
-
-// Views a decoded `frame` message's bins as typed arrays without copying
-// (they are 4-byte aligned in the message; if a server ever misaligns them
-// the fallback copies, counted in `copied`).  `temp` (N bytes, °C =
-// tempLo + byte) is null when a frame carries no temperatures.
-export function frameView(m) {
-  const posB = u8(m.pos, 'pos'), idsB = u8(m.ids, 'ids'), matB = u8(m.mat, 'mat');
-  const tempB = m.temp === undefined || m.temp === null ? null : u8(m.temp, 'temp');
-  const n = m.n >>> 0;
-  if (posB.byteLength !== 6 * n || matB.byteLength !== n || idsB.byteLength % 8 || (tempB && tempB.byteLength !== n))
-    throw new Error(`frame: sizes do not match n=${n}`);
-  const tr = m.temp_range;
-  const tempLo = Array.isArray(tr) && Number.isFinite(tr[0]) ? tr[0] : TEMP_RANGE[0];
-  const tempHi = Array.isArray(tr) && Number.isFinite(tr[1]) ? tr[1] : TEMP_RANGE[1];
-  let copied = 0;
-  let pos, runs;
-  if (posB.byteOffset % 2 === 0) pos = new Uint16Array(posB.buffer, posB.byteOffset, posB.byteLength / 2);
-  else { pos = new Uint16Array(posB.slice().buffer); copied++; }
-  if (idsB.byteOffset % 4 === 0) runs = new Uint32Array(idsB.buffer, idsB.byteOffset, idsB.byteLength / 4);
-  else { runs = new Uint32Array(idsB.slice().buffer); copied++; }
-  const b = m.bounds;
-  return {
-    tick: m.tick, time: m.time, paused: !!m.paused, n,
-    bounds: [b[0], b[1], b[2], b[3], b[4], b[5]],
-    cursors: Array.isArray(m.cursors) ? m.cursors : [],
-    bodies: Array.isArray(m.bodies) ? m.bodies : [],
-    pos, runs, mat: matB, temp: tempB, tempLo, tempHi, copied,
-  };
 }
 
 // Sum of run lengths (must equal n).

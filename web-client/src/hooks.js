@@ -37,6 +37,6 @@ export function installHooks(page, { toolbox, hud }) {
     camera, panel, conn,
     get renderer() { return page.renderer; },
     // Decodes the newest frame's bytes again and uploads it, k times (bench_hook.js).
-    benchUpload: (k = 200) => benchUpload(page.renderer, page.lastFrameBytes, k),
+    benchUpload: (k = 200) => benchUpload(page.renderer, page.lastFrameBytes, page.newest?.f, k),
   };
 }

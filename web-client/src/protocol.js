@@ -3,7 +3,7 @@
 import { PROTOCOL_VERSION } from './decode.js';
 import { DEFAULT_LIMITS, heatRanges } from './limits.js';
 
-export const SUBPROTOCOL = 'fluid.v1';
+export const SUBPROTOCOL = 'fluid.v2';
 
 const v3 = (p) => [Number(p[0]), Number(p[1]), Number(p[2])];
 
@@ -69,7 +69,7 @@ export const cmd = {
 };
 
 // Commands the server answers only when they fail (send with rid 0).
-export const NO_REPLY = new Set(['cursor', 'body_drag']);
+export const NO_REPLY = new Set(['cursor', 'body_drag', 'keyframe']);
 
 // Checks a hello; returns null when this client can use it, else a sentence
 // for the user.

@@ -25,7 +25,12 @@ export class StreamStats {
     }
     let sum = 0;
     for (const x of this.bytes) if (now - x.now <= this.windowMs) sum += x.n;
-    return { tickHz, realtime, bytesPerS: sum / (this.windowMs / 1000) };
+    let framesPerS = null;
+    if (f.length >= 2) {
+      const span = (f[f.length - 1].now - f[0].now) / 1000;
+      if (span > 0) framesPerS = (f.length - 1) / span;
+    }
+    return { tickHz, realtime, bytesPerS: sum / (this.windowMs / 1000), framesPerS };
   }
 }
 

@@ -61,7 +61,7 @@ test('the page loads, connects and streams frames without errors', async () => {
   const st = await pageA.evaluate(() => ({ id: window.__fluid.clientId, conn: document.getElementById('conn').textContent, v: window.__fluid.hello.version }));
   assert.ok(st.id > 0);
   assert.equal(st.conn, 'connected');
-  assert.equal(st.v, 1);
+  assert.equal(st.v, 2);
   assert.deepEqual(pageA.errors, []);
 });
 
@@ -88,7 +88,11 @@ test('the particle count shown matches /api/stats', async () => {
   assert.equal(Number(await handle.jsonValue()), stats.particles);
   const hud = await pageA.evaluate(() => ({ fps: document.getElementById('hud-fps').textContent, kbs: document.getElementById('hud-kbs').textContent, tick: document.getElementById('hud-tick').textContent }));
   console.log(`HUD: fps ${hud.fps}, tick ${hud.tick}, received ${hud.kbs}`);
-  assert.match(hud.kbs, /^\d+ kB\/s$/);
+  // received: kbit/s, frames per second received, bits per particle of the last frame (protocol v2)
+  const m = /^(\d+) kbit\/s · (\d+)\/s · ([\d.]+) bit\/p$/.exec(hud.kbs);
+  assert.ok(m, `HUD received: ${hud.kbs}`);
+  assert.ok(Number(m[2]) >= 10, `frames per second received: ${m[2]}`);
+  assert.ok(Number(m[3]) > 0 && Number(m[3]) < 64, `bits per particle: ${m[3]}`);
 });
 
 test('a drag with the push tool changes the fluid (seen in /api/particles)', async () => {
@@ -237,12 +241,12 @@ test('a server speaking another protocol version is reported, not retried', asyn
   const page = await browser.browser.newPage();
   page.errors = [];
   await page.routeWebSocket(/.*/, (ws) => {
-    ws.send(Buffer.from(encode({ type: 'hello', version: 2, client_id: 1, colour: '#ff0000', bounds: [0, 0, 0, 1, 1, 1] })));
+    ws.send(Buffer.from(encode({ type: 'hello', version: 3, client_id: 1, colour: '#ff0000', bounds: [0, 0, 0, 1, 1, 1] })));
   });
   await page.goto(`${server.base}/`);
   await waitFor(page, () => document.getElementById('banner').classList.contains('fatal'), null, 20000);
   const text = await page.evaluate(() => document.getElementById('banner').textContent);
-  assert.match(text, /protocol version 2/);
+  assert.match(text, /protocol version 3/);
   await sleep(1500);
   assert.equal(await page.evaluate(() => window.__fluid.connected), false);
   await page.close();

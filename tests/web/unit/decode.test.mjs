@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { decodeMessage, frameView, expandRuns, runsCount, runsEqual, particlePosition, centroid, PROTOCOL_VERSION } from '../../../web-client/src/decode.js';
+import { decodeMessage, expandRuns, runsCount, runsEqual, particlePosition, centroid, PROTOCOL_VERSION } from '../../../web-client/src/decode.js';
+import { FrameStream, idRuns } from '../../../web-client/src/stream_v2.js';
 import { checkHello } from '../../../web-client/src/protocol.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -30,40 +31,41 @@ for (const v of vectors.filter((x) => x.file && x.direction === 'server_to_clien
     const m = decodeMessage(bytes);
     assert.equal(m.type, v.expect.type);
     if (m.type !== 'frame') { assert.deepEqual(m, v.expect); return; }
-    const f = frameView(m);
-    assert.equal(f.copied, 0, 'positions and ids viewed without copying');
-    assert.equal(f.pos.buffer, bytes.buffer, 'pos is a view into the message');
-    assert.equal(f.runs.buffer, bytes.buffer, 'ids is a view into the message');
-    assert.equal(f.mat.buffer, bytes.buffer, 'mat is a view into the message');
+    assert.equal(m.data.buffer, bytes.buffer, 'the payload is a view into the message');
+    const s = new FrameStream();
+    s.reset(16);
+    const { view: f } = s.view(m, 0);
+    assert.ok(f, `decodes (${s.lastError})`);
     assert.equal(f.n, v.expect.n);
     assert.equal(f.tick, v.expect.tick);
     assert.equal(f.time, v.expect.time);
     assert.equal(f.paused, v.expect.paused);
+    assert.equal(f.key, true);
     assert.deepEqual(f.bounds, v.expect.bounds);
     assert.deepEqual(f.cursors, v.expect.cursors);
     assert.deepEqual(f.bodies, v.expect.bodies || []);
-    assert.deepEqual([...f.pos], v.expect.pos_u16);
-    assert.deepEqual([...f.runs], v.expect.ids_u32);
-    assert.deepEqual([...f.mat], v.expect.mat_u8);
-    assert.deepEqual([...f.temp], v.expect.temp_u8);
-    assert.deepEqual([f.tempLo, f.tempHi], v.expect.temp_range);
+    const want = v.expect.decoded;
+    assert.deepEqual([...expandRuns(f.runs)], want.ids);
     assert.equal(runsCount(f.runs), f.n);
-    const ids = [...expandRuns(f.runs)];
-    assert.deepEqual(ids, v.input.particles.map((p) => p.id));
-    // Dequantized positions are the inputs (clamped to the box) within one step.
+    assert.deepEqual([...f.mat], want.mat);
+    assert.deepEqual([...f.temp], want.temp);
+    assert.deepEqual([f.tempLo, f.tempHi], v.expect.temp_range);
+    // Positions inside the box: within half a quantization step of the
+    // input, plus the view's 16-bit fraction of the box.
     v.input.particles.forEach((p, i) => {
       const got = particlePosition(f, i);
       for (let a = 0; a < 3; a++) {
-        const want = Math.min(Math.max(p.pos[a], f.bounds[a]), f.bounds[a + 3]);
-        assert.ok(Math.abs(got[a] - want) <= (f.bounds[a + 3] - f.bounds[a]) / 65535, `particle ${p.id} axis ${a}`);
+        if (p.pos[a] < f.bounds[a] || p.pos[a] > f.bounds[a + 3]) continue;
+        const tol = want.grid.step / 2 + (f.bounds[a + 3] - f.bounds[a]) / 65535;
+        assert.ok(Math.abs(got[a] - p.pos[a]) <= tol, `particle ${p.id} axis ${a}: ${got[a]} vs ${p.pos[a]}`);
       }
     });
     if (f.n) {
       const c = centroid(f);
       for (let a = 0; a < 3; a++) {
-        let s = 0;
-        for (let i = 0; i < f.n; i++) s += particlePosition(f, i)[a];
-        assert.ok(Math.abs(c[a] - s / f.n) < 1e-9);
+        let sum = 0;
+        for (let i = 0; i < f.n; i++) sum += particlePosition(f, i)[a];
+        assert.ok(Math.abs(c[a] - sum / f.n) < 1e-9);
       }
     }
   });
@@ -72,24 +74,44 @@ for (const v of vectors.filter((x) => x.file && x.direction === 'server_to_clien
 test('golden: the hello vector passes the client version check; another version is refused clearly', () => {
   const h = decodeMessage(load('s2c_hello.msgpack'));
   assert.equal(checkHello(h), null);
-  const msg = checkHello({ ...h, version: 2 });
-  assert.match(msg, /protocol version 2/);
-  assert.match(msg, /version 1/);
+  const msg = checkHello({ ...h, version: 1 });
+  assert.match(msg, /protocol version 1/);
+  assert.match(msg, /version 2/);
 });
 
-test('decode: a frame whose sizes disagree with n is refused', () => {
-  const m = decodeMessage(load('s2c_frame.msgpack'));
-  assert.throws(() => frameView({ ...m, n: m.n + 1 }), /sizes/);
+test('decode: a message that is not a map is refused', () => {
   assert.throws(() => decodeMessage(new Uint8Array([0x93, 1, 2, 3])), /map with a type/);
 });
 
-test('decode: misaligned bins are copied rather than misread', () => {
-  const m = decodeMessage(load('s2c_frame.msgpack'));
-  const shift = (u) => { const b = new Uint8Array(u.byteLength + 1); b.set(u, 1); return b.subarray(1); };
-  const f = frameView({ ...m, pos: shift(m.pos), ids: shift(m.ids) });
-  assert.equal(f.copied, 2);
-  assert.deepEqual([...f.pos], [...frameView(m).pos]);
-  assert.deepEqual([...f.runs], [...frameView(m).runs]);
+// A frame message around a golden v2 payload.
+function frameMsg(file, key) {
+  const data = load(file);
+  return { type: 'frame', tick: 1, time: 0, paused: false, n: 0, bounds: [0, 0, 0, 1, 1, 1], cursors: [], bodies: [],
+    seq: 0, key, temp_range: [-40, 215], data };
+}
+
+test('v2 stream: a delta it cannot decode asks for one keyframe, deltas wait, and a keyframe recovers', () => {
+  const s = new FrameStream();
+  s.reset(64);
+  const delta = frameMsg('frame_v2_delta.bin', false), key = frameMsg('frame_v2_key.bin', true);
+  const r1 = s.view(delta, 1000);
+  assert.equal(r1.view, undefined);
+  assert.equal(r1.ask, true, 'the first refusal asks for a keyframe');
+  assert.match(s.lastError, /does not hold|follows none/);
+  assert.equal(s.view(delta, 1100).ask, false, 'not again within half a second');
+  assert.equal(s.view(delta, 1700).ask, true, 'again after half a second without one');
+  const k = s.view(key, 1800);
+  assert.ok(k.view && k.view.key, 'the keyframe decodes');
+  const d = s.view(delta, 1830);
+  assert.ok(d.view, `the delta against it decodes: ${s.lastError}`);
+  assert.equal(s.refused, 1, 'one payload refused; the deltas after it waited for the keyframe');
+  assert.equal(s.keys, 1);
+  assert.ok(d.view.bits > 0 && d.view.bits < k.view.bits, `bits per particle: delta ${d.view.bits}, key ${k.view.bits}`);
+});
+
+test('v2 stream: id runs from sorted ids', () => {
+  assert.deepEqual([...idRuns(new Uint32Array([0, 1, 2, 5, 6, 9]), 6)], [0, 3, 5, 2, 9, 1]);
+  assert.deepEqual([...idRuns(new Uint32Array([]), 0)], []);
 });
 
 test('runs: expansion and equality', () => {

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { decodeMessage, frameView, remapByIds } from '../../../web-client/src/decode.js';
+import { decodeMessage, remapByIds } from '../../../web-client/src/decode.js';
+import { FrameStream } from '../../../web-client/src/stream_v2.js';
 import { tempOfByte, tempColour, tempLut, byteRange, spansTemperatures, legendGradient, RAMP, TEMP_RANGE } from '../../../web-client/src/temperature.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -22,13 +23,17 @@ function load(file) {
 }
 const close = (a, b, eps = 1e-9) => a.length === b.length && a.every((x, i) => Math.abs(x - b[i]) <= eps);
 
-test('golden frame: temp decodes through frameView to temp_u8, as a view into the message', () => {
+function viewOf(file) {
+  const s = new FrameStream();
+  s.reset(16);
+  return s.view(decodeMessage(load(file)), 0).view;
+}
+
+test('golden frame: temp decodes through the v2 stream to the temperature bytes', () => {
   const v = vector('s2c_frame.msgpack');
-  const bytes = load(v.file);
-  const f = frameView(decodeMessage(bytes));
+  const f = viewOf(v.file);
   assert.ok(f.temp instanceof Uint8Array);
-  assert.equal(f.temp.buffer, bytes.buffer, 'no copy');
-  assert.deepEqual([...f.temp], v.expect.temp_u8);
+  assert.deepEqual([...f.temp], v.expect.decoded.temp);
   assert.deepEqual([f.tempLo, f.tempHi], v.expect.temp_range);
   assert.deepEqual([f.tempLo, f.tempHi], TEMP_RANGE);
   // Each byte is the input temperature rounded and clamped to the range.
@@ -38,18 +43,8 @@ test('golden frame: temp decodes through frameView to temp_u8, as a view into th
   });
   console.log(`REPORT golden temps ${v.input.particles.map((p) => p.temp).join(', ')} °C -> bytes ${[...f.temp].join(', ')} -> ` +
     `${[...f.temp].map((b) => tempOfByte(b, f.tempLo)).join(', ')} °C`);
-  const e = frameView(decodeMessage(load('s2c_frame_empty.msgpack')));
+  const e = viewOf('s2c_frame_empty.msgpack');
   assert.equal(e.temp.length, 0);
-  assert.deepEqual([...e.temp], vector('s2c_frame_empty.msgpack').expect.temp_u8);
-});
-
-test('decode: temperatures of the wrong size are refused; a frame without them has temp null', () => {
-  const m = decodeMessage(load('s2c_frame.msgpack'));
-  assert.throws(() => frameView({ ...m, temp: m.temp.subarray(1) }), /sizes/);
-  const { temp, temp_range: _r, ...old } = m;
-  const f = frameView(old);
-  assert.equal(f.temp, null);
-  assert.deepEqual([f.tempLo, f.tempHi], TEMP_RANGE);
 });
 
 test('ramp: byte -> °C -> colour at the stops and between them', () => {
@@ -88,7 +83,7 @@ test('lookup texture: 256 RGBA8 texels, one per byte, for the frame\'s range', (
   assert.deepEqual(texel(140), [224, 36, 20, 255]);
   assert.deepEqual(texel(255), [255, 250, 219, 255]);
   // The golden frame's particles as the page colours them.
-  const f = frameView(decodeMessage(load('s2c_frame.msgpack')));
+  const f = viewOf('s2c_frame.msgpack');
   const got = [...f.temp].map((b) => texel(b).slice(0, 3));
   // 20 °C: a third from pale blue to white; -60: clamped to -40; 36.6 -> 37 °C: 7/30 from white to
   // orange; 300 -> 215; -0.4 -> 0 °C blue; 99.4 -> 99 °C: 39/40 from orange to red.
@@ -107,7 +102,7 @@ test('spread: a scene whose particles differ by more than 2 °C counts as spanni
   assert.equal(spansTemperatures(new Uint8Array([]), 0), false);
   assert.equal(spansTemperatures(null, 0), false);
   assert.deepEqual(byteRange(new Uint8Array([9, 3, 250, 7])), { min: 3, max: 250 });
-  const f = frameView(decodeMessage(load('s2c_frame.msgpack')));
+  const f = viewOf('s2c_frame.msgpack');
   assert.equal(spansTemperatures(f.temp, f.n), true);
 });
 

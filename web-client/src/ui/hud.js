@@ -58,7 +58,11 @@ export class Hud {
     $('hud-tick').textContent = fmt(r.tickHz, 1, ' Hz');
     $('hud-rt').textContent = fmt(r.realtime, 2, '×');
     $('hud-particles').textContent = newest ? String(newest.f.n) : '–';
-    $('hud-kbs').textContent = fmt(r.bytesPerS / 1000, 0, ' kB/s');
+    // received: kbit/s, frames per second received, bits per particle of the last frame
+    const st = this.page.stream;
+    $('hud-kbs').textContent = `${fmt((r.bytesPerS * 8) / 1000, 0, ' kbit/s')} · ${fmt(r.framesPerS, 0, '/s')}` +
+      (st && st.bits ? ` · ${st.bits.toFixed(1)} bit/p` : '');
+    $('hud-kbs').title = st ? `frames decoded on this page; keyframes ${st.keys}, refused ${st.refused}` : '';
     $('hud-rtt').textContent = conn.lastRtt === null ? '–' : `${conn.lastRtt.toFixed(1)} ms`;
     $('hud-scene').textContent = hello ? `${$('scene').value}${panel.paused ? ' (paused)' : ''}` : '–';
     $('hud-solver').textContent = panel.solver.current || '–';

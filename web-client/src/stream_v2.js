@@ -1,0 +1,87 @@
+// stream_v2.js - protocol v2 frames (PROTOCOL.md "frame"): decodes each frame
+// message's payload in arrival order with one decoder (frame_codec.js) and
+// gives the view the interpolation and the renderer take (decode.js
+// frameView's shape: positions as 16-bit fractions of the box, id runs,
+// materials, temperature bytes).  A refused payload (a delta against frames
+// this decoder does not hold, damage) asks the server for a keyframe, at
+// most every half second, and deltas are skipped until one decodes.  Pure:
+// runs under node too.
+import { FrameDecoder } from './frame_codec.js';
+import { TEMP_RANGE } from './temperature.js';
+
+const ASK_EVERY_MS = 500;
+
+// Consecutive ids as runs [(first, count), ...].
+export function idRuns(ids, n) {
+  const runs = [];
+  for (let k = 0; k < n; k++) {
+    if (k && ids[k] === ids[k - 1] + 1) runs[runs.length - 1]++;
+    else runs.push(ids[k], 1);
+  }
+  return Uint32Array.from(runs);
+}
+
+export class FrameStream {
+  constructor() {
+    this.dec = null; this.cap = -1;
+    this.waitKey = false; this.askedAt = -Infinity;
+    this.refused = 0; this.keys = 0; this.lastError = '';
+    this.bits = 0;          // bits per particle of the last payload
+    this.decodeMs = 0;      // the last payload's decode time
+  }
+
+  // A hello: a fresh decoder (the server forgets what this client held).
+  reset(capacity) {
+    const cap = Math.max(1, capacity >>> 0);
+    if (!this.dec || cap !== this.cap) { this.dec = new FrameDecoder(cap); this.cap = cap; } else this.dec.reset();
+    this.waitKey = false;
+  }
+
+  // m: a decoded `frame` message.  Returns {view} or {ask: true|false} when
+  // the payload was refused (ask: send {type: 'keyframe'} now).
+  view(m, now = 0) {
+    if (!this.dec) this.reset(m.n);
+    const data = m.data;
+    if (!(data instanceof Uint8Array)) return this._refuse('frame: no data payload', now);
+    if (this.waitKey && !m.key) return { ask: now - this.askedAt > ASK_EVERY_MS && this._asked(now) };
+    const t0 = performance.now();
+    let f;
+    try { f = this.dec.decode(data); } catch (e) { return this._refuse(String(e.message || e), now); }
+    this.decodeMs = performance.now() - t0;
+    if (m.key) this.keys++;
+    this.waitKey = false;
+    const n = f.n;
+    this.bits = n ? (8 * data.byteLength) / n : 0;
+    const b = m.bounds, g = f.grid, pos = new Uint16Array(3 * n);
+    for (let a = 0; a < 3; a++) {
+      const span = b[a + 3] - b[a], scale = span > 0 ? 65535 / span : 0, off = g.origin[a] - b[a], st = g.step;
+      for (let k = 0; k < n; k++) {
+        const v = Math.round((off + f.q[3 * k + a] * st) * scale);
+        pos[3 * k + a] = v < 0 ? 0 : v > 65535 ? 65535 : v;
+      }
+    }
+    const tr = m.temp_range;
+    return {
+      view: {
+        tick: m.tick, time: m.time, paused: !!m.paused, n,
+        bounds: [b[0], b[1], b[2], b[3], b[4], b[5]],
+        cursors: Array.isArray(m.cursors) ? m.cursors : [],
+        bodies: Array.isArray(m.bodies) ? m.bodies : [],
+        pos, runs: idRuns(f.id, n), mat: f.mat.slice(0, n), temp: f.temp.slice(0, n),
+        tempLo: Array.isArray(tr) ? tr[0] : TEMP_RANGE[0], tempHi: Array.isArray(tr) ? tr[1] : TEMP_RANGE[1],
+        copied: 0, seq: m.seq, key: !!m.key, bits: this.bits,
+      },
+    };
+  }
+
+  _asked(now) { this.askedAt = now; return true; }
+
+  _refuse(why, now) {
+    this.refused++;
+    this.lastError = why;
+    this.waitKey = true;
+    const ask = now - this.askedAt > ASK_EVERY_MS;
+    if (ask) this.askedAt = now;
+    return { ask };
+  }
+}
