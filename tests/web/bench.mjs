@@ -1,5 +1,6 @@
 // bench.mjs - the web client's measurements in headless Chromium (SwiftShader):
-//  1. time to decode one frame (msgpack + typed-array views) and upload it to
+//  1. the live stream's payload decode (in its Web Worker) and the main
+//     thread's part of each frame; time to copy one decoded frame and upload it to
 //     the GPU (bufferSubData of the positions as received, the temperature
 //     and material bytes into R8UI textures), at 20k and 100k particles, on
 //     real frames from the server, and the share of the temperatures;
@@ -29,8 +30,11 @@ try {
     await api(server, 'POST', '/api/pause');              // quiet server while timing
     await sleep(500);
     const r = await page.evaluate(() => window.__fluid.benchUpload(200));
-    Object.assign(r, { live: { decode: live.decode, upload: live.upload }, fps: live.fps, bytesPerS: live.rates.bytesPerS });
+    Object.assign(r, { live: { decode: live.decode, main: live.main, upload: live.upload, inWorker: live.inWorker }, fps: live.fps, bytesPerS: live.rates.bytesPerS });
     out.decodeUpload.push(r);
+    console.log(`${n} particles, live protocol v2 stream: payload decode ${live.inWorker ? 'in a Web Worker' : 'on the main thread'} median ` +
+      `${f2(live.decode.median)} ms (p95 ${f2(live.decode.p95)}, ${live.decode.n} frames); the main thread's part of a frame median ` +
+      `${f2(live.main.median)} ms (p95 ${f2(live.main.p95)}); keyframes ${live.keyframes}, refused ${live.refused}`);
     console.log(`${r.n} particles (${(r.bytes / 1024).toFixed(0)} KiB/frame), median of 5 batch means (${r.k} frames): decode ${f2(r.decodeMean)} ms + ` +
       `upload ${f2(r.uploadMean)} ms = ${f2(r.totalMean)} ms (p95 ${f2(r.totalP95)}, max ${f2(r.totalMax)}); ` +
       `until the GPU process has it ${f2(r.syncedMean)} ms; headless fps ${r.fps.toFixed(1)}, ${(r.bytesPerS / 1000).toFixed(0)} kB/s received`);

@@ -3,7 +3,7 @@
 // HUD and the draw loop around that state.  The entry point of index.html.
 import { Connection } from './net.js';
 import { runsEqual, centroid } from './decode.js';
-import { FrameStream } from './stream_v2.js';
+import { FrameDecoderHost } from './frame_decoder_host.js';
 import { cmd, shortName } from './protocol.js';
 import { DEFAULT_LIMITS, readLimits } from './limits.js';
 import { Timeline } from './interp.js';
@@ -42,9 +42,10 @@ const page = {
   conn: null,
   panel: null,
   timeline: new Timeline(4),
-  stream: new FrameStream(),            // protocol v2: the frame decoder
+  decoder: null,                        // protocol v2: where frames decode (frame_decoder_host.js)
   stats: new StreamStats(3000),
-  decodeRing: new Ring(600),
+  decodeRing: new Ring(600),             // a frame's decode: message + payload (worker or here)
+  mainRing: new Ring(600),               // the main thread's part of it
   uploadRing: new Ring(600),
   hello: null, myId: 0, myColour: '#ffffff',
   limits: DEFAULT_LIMITS,               // the server's, from each hello
@@ -69,6 +70,8 @@ const page = {
   pickRay(ray) { return pickFluid(ray, this.newest?.f, this.renderer.radius * 1.5, this.fluidCentre(), this.camera.forward); },
   pick(ndc) { return this.pickRay(this.ray(ndc)); },
 };
+
+page.decoder = new FrameDecoderHost((f, ms) => onView(f, ms), () => askKeyframe());
 
 try { page.renderer = new Renderer(canvas); } catch (e) {
   showBanner(`Cannot draw: ${e.message}`, true);
@@ -146,19 +149,23 @@ function onMessage(m, data, decodeMs) {
 }
 
 function onFrame(m, data, decodeMs) {
-  const now = performance.now();
-  const r = page.stream.view(m, now);
-  if (!r.view) {
-    if (r.ask) {
-      console.warn(`frame ${m.seq} refused (${page.stream.lastError}); asking for a keyframe`);
-      page.conn.send({ type: 'keyframe' });
-    }
-    return;
-  }
-  const f = r.view;
-  page.decodeRing.add(decodeMs + performance.now() - now);
-  page.framesReceived++;
   page.lastFrameBytes = data;
+  page.msgDecodeMs = decodeMs;
+  const t0 = performance.now();
+  page.decoder.push(m, t0);
+  page.mainRing.add(decodeMs + performance.now() - t0);   // the main thread's part of a frame
+}
+
+function askKeyframe() {
+  console.warn(`a frame was refused (${page.decoder.lastError}); asking for a keyframe`);
+  page.conn.send({ type: 'keyframe' });
+}
+
+// A frame decoded (in the worker, or here): onto the timeline.
+function onView(f, decodeMs) {
+  const now = performance.now();
+  page.decodeRing.add(decodeMs + (page.msgDecodeMs || 0));
+  page.framesReceived++;
   if (page.newest && f.tick < page.newest.f.tick) forgetFrames();   // a scene was loaded
   const same = page.lastRuns !== null && runsEqual(f.runs, page.lastRuns);
   page.lastRuns = f.runs;
@@ -181,7 +188,7 @@ function onHello(h) {
   $('me-dot').style.background = page.myColour;
   $('me-name').textContent = shortName(page.myId);
   page.renderer.setWorld(h);
-  page.stream.reset(h.capacity);
+  page.decoder.reset(h.capacity);
   panel.fromHello(h);
   forgetFrames();
   if (h.frame_hz > 0) page.timeline.setNominal(1000 / h.frame_hz);

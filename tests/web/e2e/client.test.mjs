@@ -62,6 +62,13 @@ test('the page loads, connects and streams frames without errors', async () => {
   assert.ok(st.id > 0);
   assert.equal(st.conn, 'connected');
   assert.equal(st.v, 2);
+  // frames decode in a Web Worker, every payload accepted
+  await sleep(1000);
+  const tm = await pageA.evaluate(() => window.__fluid.timings());
+  console.log(`decode: worker ${tm.inWorker}, ${tm.decode.n} frames, decode median ${tm.decode.median?.toFixed(2)} ms, main thread median ${tm.main.median?.toFixed(2)} ms, keyframes ${tm.keyframes}, refused ${tm.refused}`);
+  assert.equal(tm.inWorker, true);
+  assert.ok(tm.decode.n > 10);
+  assert.equal(tm.refused, 0);
   assert.deepEqual(pageA.errors, []);
 });
 

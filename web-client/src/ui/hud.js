@@ -59,10 +59,10 @@ export class Hud {
     $('hud-rt').textContent = fmt(r.realtime, 2, '×');
     $('hud-particles').textContent = newest ? String(newest.f.n) : '–';
     // received: kbit/s, frames per second received, bits per particle of the last frame
-    const st = this.page.stream;
+    const st = this.page.decoder;
     $('hud-kbs').textContent = `${fmt((r.bytesPerS * 8) / 1000, 0, ' kbit/s')} · ${fmt(r.framesPerS, 0, '/s')}` +
       (st && st.bits ? ` · ${st.bits.toFixed(1)} bit/p` : '');
-    $('hud-kbs').title = st ? `frames decoded on this page; keyframes ${st.keys}, refused ${st.refused}` : '';
+    $('hud-kbs').title = st ? `frames decoded ${st.inWorker ? 'in a worker' : 'on the main thread'}; keyframes ${st.keys}, refused ${st.refused}` : '';
     $('hud-rtt').textContent = conn.lastRtt === null ? '–' : `${conn.lastRtt.toFixed(1)} ms`;
     $('hud-scene').textContent = hello ? `${$('scene').value}${panel.paused ? ' (paused)' : ''}` : '–';
     $('hud-solver').textContent = panel.solver.current || '–';
