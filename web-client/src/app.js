@@ -22,6 +22,7 @@ import { Toolbox } from './tools/toolbox.js';
 import { dropBody, clearBodies, setEmitter } from './actions.js';
 import { DrawLoop } from './view.js';
 import { installHooks } from './hooks.js';
+import { RecordButton } from './recorder_button.js';
 
 const $ = (id) => document.getElementById(id);
 const query = new URLSearchParams(location.search);
@@ -232,6 +233,8 @@ window.addEventListener('keydown', (e) => {
 });
 
 installHooks(page, { toolbox, hud });
+page.recordButton = new RecordButton(query.get('token'), toast);
+setInterval(() => { if (page.recordButton.active) page.recordButton.refresh(); }, 2000);
 hud.poll();
 page.conn.start();
 new DrawLoop(page, canvas, { toolbox, hud, presence: new Presence($('labels'), shortName) }).start();
