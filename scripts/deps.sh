@@ -23,6 +23,7 @@ if [ "$what" = test ]; then
   pkgs+=(clang libclang-rt-dev)           # tests/fuzz: libFuzzer (its runtime is libclang-rt-dev, only a Recommends of clang)
   pkgs+=(libzstd-dev)   # bench-codec: zstd, measured against the frame codec's range coder
   pkgs+=(clang-format)  # make format, make check-format: .clang-format (clang-format 14 on bookworm)
+  pkgs+=(python3-meshio python3-matplotlib)  # tests/server/export.test.mjs reads the exports; the examples plot
   pkgs+=(nats-server)   # tests/server/relay.test.mjs: a sim node and two relays on a loopback broker
 fi
 missing=()

@@ -141,6 +141,7 @@ typedef struct cmd {
         } cursor;
         struct {
             int offset, limit;
+            int format; /* export_format (wire/export.h): 0 JSON pages; else the whole world as a file */
         } particles;
         struct {
             char token[128];

@@ -4,6 +4,7 @@
 #include "apply.h"
 
 #include <math.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,7 +322,10 @@ static particles_snap *copy_particles(sim_thread *s, int offset, int limit) {
 
 static void apply_get_particles(sim_thread *s, const cmd *c) {
     cmd_reply r = sim_reply_to(s, c);
-    r.snap = copy_particles(s, c->u.particles.offset, c->u.particles.limit);
+    /* a file format is the whole world; JSON comes in pages */
+    bool all = c->u.particles.format != 0;
+    r.snap = copy_particles(s, all ? 0 : c->u.particles.offset, all ? INT_MAX : c->u.particles.limit);
+    r.value = c->u.particles.format;
     r.ok = r.snap != NULL;
     if (!r.ok) snprintf(r.error, sizeof r.error, "out of memory");
     sim_reply_post(s, &r);

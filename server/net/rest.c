@@ -20,6 +20,7 @@
 #include "net_internal.h"
 #include "rest.h"
 #include "rest_route.h"
+#include "rest_export.h"
 #include "rest_recordings.h"
 #include "rest_views.h"
 #include "wire.h"
@@ -215,7 +216,10 @@ static void route(net *n, http_req *r) {
         respond_error(n, r, 413, "request body too large (limit %zu bytes)", r->body_max);
         return;
     }
-    rest_request q = {.method = r->method,
+    char accept[256] = "";
+    if (lws_hdr_copy(r->wsi, accept, sizeof accept, WSI_TOKEN_HTTP_ACCEPT) < 0) accept[0] = 0;
+    rest_request q = {.accept = accept[0] ? accept : NULL,
+                      .method = r->method,
                       .path = r->path,
                       .metrics = r->metrics,
                       .arg = query_arg,
@@ -320,6 +324,11 @@ void rest_deliver(net *n, cmd_reply *rep) {
     cJSON *j;
     switch (rep->kind) {
     case CMD_GET_PARTICLES:
+        if (rep->value != EXPORT_JSON) { /* a file of the whole world, written as it is sent */
+            rest_export_start(n, r, rep->snap, (int)rep->value, &wi);
+            rep->snap = NULL;
+            return;
+        }
         j = rest_particles_json(rep->snap, &wi);
         break;
     case CMD_GET_BODIES:
@@ -377,6 +386,7 @@ static void req_reset(net *n, http_req *r) {
     free(r->body);
     free(r->resp);
     msg_buf_unref(r->resp_msg);
+    rest_export_free(r);
     memset(r, 0, sizeof *r);
 }
 
@@ -418,6 +428,10 @@ static int write_response(net *n, http_req *r) {
         if (r->close_after &&
             lws_add_http_header_by_token(r->wsi, WSI_TOKEN_CONNECTION, (const unsigned char *)"close", 5, &p, end))
             return -1;
+        if (r->exp_snap && lws_add_http_header_by_name(r->wsi, (const unsigned char *)"content-disposition:",
+                                                       (const unsigned char *)r->exp_disposition,
+                                                       (int)strlen(r->exp_disposition), &p, end))
+            return -1;
         if (lws_finalize_write_http_header(r->wsi, start, &p, end)) return -1;
         r->headers_sent = true;
         lws_callback_on_writable(r->wsi);
@@ -427,7 +441,14 @@ static int write_response(net *n, http_req *r) {
     size_t chunk = left < 16384 ? left : 16384;
     uint8_t *tmp = malloc(LWS_PRE + chunk + 1);
     if (!tmp) return -1;
-    memcpy(tmp + LWS_PRE, (r->resp_msg ? (const char *)r->resp_msg->data : r->resp) + r->resp_off, chunk);
+    if (r->exp_snap) {
+        if (rest_export_chunk(r, tmp + LWS_PRE, chunk) != chunk) { /* the length was counted from these bytes */
+            free(tmp);
+            return -1;
+        }
+    } else {
+        memcpy(tmp + LWS_PRE, (r->resp_msg ? (const char *)r->resp_msg->data : r->resp) + r->resp_off, chunk);
+    }
     bool last = chunk == left;
     int w = lws_write(r->wsi, tmp + LWS_PRE, chunk, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP);
     free(tmp);

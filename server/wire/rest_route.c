@@ -3,6 +3,7 @@
  * bounds as the WebSocket decoder, and checked by cmd_from_fields; nothing
  * read from the parsed document is used after it is freed. */
 #include "rest_route.h"
+#include "export.h"
 
 #include <cJSON.h>
 #include <ctype.h>
@@ -230,7 +231,23 @@ static void get_particles(const rest_request *q, rest_action *a) {
         fail(a, 400, "offset and limit must be non-negative integers");
         return;
     }
+    /* the format: ?format= first, else the Accept header */
+    char fb[32];
+    const char *fv = q->arg ? q->arg(q->arg_ctx, "format=", fb, sizeof fb) : NULL;
+    int format = fv ? export_find(fv) : export_from_accept(q->accept);
+    if (format < 0) {
+        fail(a, 406,
+             "no such format%s%.20s%s: this server writes %s (?format= or Accept: application/json, "
+             "application/x-ply, application/x-vtk-vtp+xml, application/x-vtk-vtu+xml, text/csv)",
+             fv ? " '" : "", fv ? fv : "", fv ? "'" : "", export_list());
+        return;
+    }
+    if (format != EXPORT_JSON && (f.present & (CF_BIT(CF_OFFSET) | CF_BIT(CF_LIMIT)))) {
+        fail(a, 400, "offset and limit page the JSON view; format=%s is the whole world", export_name(format));
+        return;
+    }
     command_from(a, &f);
+    if (a->outcome == REST_COMMAND) a->c.u.particles.format = format;
 }
 
 /* ---- The route table --------------------------------------------------------- */

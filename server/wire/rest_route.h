@@ -50,6 +50,7 @@ typedef struct rest_request {
     void *arg_ctx;
     const char *body; /* body_len bytes (need not be terminated); NULL when empty */
     size_t body_len;
+    const char *accept; /* the Accept header, or NULL */
 } rest_request;
 
 /* The translation's result.  A value. */

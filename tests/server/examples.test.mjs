@@ -4,6 +4,8 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, stopAll, ROOT, childEnv } from './lib.mjs';
 
@@ -30,5 +32,26 @@ test('examples/dam_break_front.py and .sh run the experiment through REST and ag
   const b = parse(sh.stdout);
   assert.equal(b.ticks, 120);
   assert.ok(Math.abs(b.x - a.x) < 1e-3 && Math.abs(b.xa - a.xa) < 0.011, 'same experiment, same answer (deterministic)');
+  await s.stop();
+});
+
+test('the dam-break example draws the front and the residual height beside Martin & Moyce (PNG); export_series writes a .pvd series', async (t) => {
+  const s = await startServer(['--particles', '3000']);
+  const dir = mkdtempSync(join(tmpdir(), 'fluid-examples-'));
+  const py = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3'; // Debian's, with python3-matplotlib
+  const png = join(dir, 'front.png');
+  const r = await run(py, [join(ROOT, 'examples', 'dam_break_front.py'), '--server', s.base, '--ticks', '60', '--plot', png],
+    { timeout: 180000, env: childEnv() });
+  t.diagnostic(r.stdout.trim());
+  const head = readFileSync(png).subarray(0, 8);
+  assert.deepEqual([...head], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'a PNG');
+  const out = join(dir, 'series');
+  await run(py, [join(ROOT, 'examples', 'export_series.py'), '--server', s.base, '--count', '3', '--interval', '0.2', '--out', out],
+    { timeout: 60000, env: childEnv() });
+  const pvd = readFileSync(join(out, 'series.pvd'), 'utf8');
+  const files = [...pvd.matchAll(/file="([^"]+)"/g)].map((m) => m[1]);
+  assert.equal(files.length, 3);
+  for (const f of files) assert.match(readFileSync(join(out, f), 'utf8'), /<Piece NumberOfPoints="\d+" NumberOfVerts=/);
+  rmSync(dir, { recursive: true, force: true });
   await s.stop();
 });

@@ -5,7 +5,7 @@
 // `make test-docker`.)
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, mkdtempSync } from 'node:fs';
+import { existsSync, readFileSync, mkdtempSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
@@ -30,7 +30,9 @@ test('every curl command and example script in the README runs against a live se
   assert.ok(lines.length >= 12, `${lines.length} commands`);
   for (const line of lines) {
     const cmd = line.replace(/(https?:\/\/)?(localhost|127\.0\.0\.1):8080/g, s.base)
-      .replace(/^curl /, 'curl --fail-with-body ').replaceAll('examples/', `${ROOT}/examples/`);
+      .replace(/^curl /, 'curl --fail-with-body ').replaceAll('examples/', `${ROOT}/examples/`)
+      // Debian's python3 (python3-matplotlib for --plot), where a pyenv or venv python comes first on PATH
+      .replace(/^python3 /, existsSync('/usr/bin/python3') ? '/usr/bin/python3 ' : 'python3 ');
     const r = await run('sh', ['-c', cmd], { cwd, timeout: 120000, env: childEnv() }).catch((e) => e);
     assert.equal(r.code ?? 0, 0, `${line}\n${r.stdout}${r.stderr}`);
     assert.ok(!/"error"/.test(r.stdout), `${line}\n${r.stdout}`);
