@@ -325,8 +325,11 @@ void rest_deliver(net *n, cmd_reply *rep) {
     switch (rep->kind) {
     case CMD_GET_PARTICLES:
         if (rep->value != EXPORT_JSON) { /* a file of the whole world, written as it is sent */
-            rest_export_start(n, r, rep->snap, (int)rep->value, &wi);
+            size_t len = rest_export_start(&r->exp, rep->snap, (int)rep->value, &wi);
             rep->snap = NULL;
+            respond_bytes(n, r, 200, r->exp.ctype, NULL, 0);
+            r->resp_len = len; /* the body comes from the job (write_response) */
+            n->resp_bytes += len;
             return;
         }
         j = rest_particles_json(rep->snap, &wi);
@@ -386,7 +389,7 @@ static void req_reset(net *n, http_req *r) {
     free(r->body);
     free(r->resp);
     msg_buf_unref(r->resp_msg);
-    rest_export_free(r);
+    rest_export_free(&r->exp);
     memset(r, 0, sizeof *r);
 }
 
@@ -428,9 +431,9 @@ static int write_response(net *n, http_req *r) {
         if (r->close_after &&
             lws_add_http_header_by_token(r->wsi, WSI_TOKEN_CONNECTION, (const unsigned char *)"close", 5, &p, end))
             return -1;
-        if (r->exp_snap && lws_add_http_header_by_name(r->wsi, (const unsigned char *)"content-disposition:",
-                                                       (const unsigned char *)r->exp_disposition,
-                                                       (int)strlen(r->exp_disposition), &p, end))
+        if (r->exp.snap && lws_add_http_header_by_name(r->wsi, (const unsigned char *)"content-disposition:",
+                                                       (const unsigned char *)r->exp.disposition,
+                                                       (int)strlen(r->exp.disposition), &p, end))
             return -1;
         if (lws_finalize_write_http_header(r->wsi, start, &p, end)) return -1;
         r->headers_sent = true;
@@ -441,8 +444,8 @@ static int write_response(net *n, http_req *r) {
     size_t chunk = left < 16384 ? left : 16384;
     uint8_t *tmp = malloc(LWS_PRE + chunk + 1);
     if (!tmp) return -1;
-    if (r->exp_snap) {
-        if (rest_export_chunk(r, tmp + LWS_PRE, chunk) != chunk) { /* the length was counted from these bytes */
+    if (r->exp.snap) {
+        if (rest_export_chunk(&r->exp, tmp + LWS_PRE, chunk) != chunk) { /* the length was counted from these bytes */
             free(tmp);
             return -1;
         }

@@ -11,7 +11,7 @@
 #include "command.h"
 #include "msgbuf.h"
 #include "net_internal.h"
-#include "export.h"
+#include "rest_export.h"
 #include "rest_route.h" /* HM_* */
 #include "snapshots.h"
 #include "reply.h"
@@ -49,11 +49,7 @@ struct http_req {
     char *resp;
     size_t resp_len, resp_off;
     /* GET /api/particles?format=: the document is written from the snapshot as it is sent (rest_export.c) */
-    particles_snap *exp_snap;
-    export_gen exp_gen;
-    const char *exp_names[FS_MAX_MATERIALS];
-    char exp_name_buf[FS_MAX_MATERIALS][CMD_NAME_LEN];
-    char exp_disposition[96];
+    export_job exp;
 };
 
 int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len);

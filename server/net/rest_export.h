@@ -1,22 +1,33 @@
 /* rest_export.h - GET /api/particles?format=ply|vtp|vtu|csv: the whole
  * world's particles as a file, written from the sim thread's snapshot chunk
  * by chunk as the connection takes it (wire/export.c), never built whole.
- * Network thread only. */
+ * A job per request; rest.c sends what it writes.  Network thread only. */
 #ifndef SRV_REST_EXPORT_H
 #define SRV_REST_EXPORT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "net_internal.h"
-#include "rest.h"
+#include "export.h"
+#include "fluid_sim.h"
+#include "snapshots.h"
+#include "world_info.h"
 
-/* Takes the snapshot: the answer's length, content type and file name are
- * set on r; its body is what rest_export_chunk writes. */
-void rest_export_start(net *n, http_req *r, particles_snap *snap, int format, const world_info *wi);
+/* One export in flight: owns its snapshot.  A value inside the request. */
+typedef struct export_job {
+    particles_snap *snap; /* NULL: no export */
+    export_gen gen;
+    const char *names[FS_MAX_MATERIALS];
+    char name_buf[FS_MAX_MATERIALS][CMD_NAME_LEN];
+    char disposition[96]; /* the Content-Disposition value */
+    const char *ctype;
+} export_job;
+
+/* Takes the snapshot; returns the document's length (a counting pass). */
+size_t rest_export_start(export_job *j, particles_snap *snap, int format, const world_info *wi);
 /* The next bytes of the body (at most cap). */
-size_t rest_export_chunk(http_req *r, uint8_t *out, size_t cap);
+size_t rest_export_chunk(export_job *j, uint8_t *out, size_t cap);
 /* Frees the snapshot (the request ends). */
-void rest_export_free(http_req *r);
+void rest_export_free(export_job *j);
 
 #endif
