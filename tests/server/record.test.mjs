@@ -162,3 +162,31 @@ test('recordings: names and paths are checked, and a server without a folder say
   assert.equal((await get(t2, '/api/recordings')).json.enabled, false);
   await t2.stop();
 });
+
+test('a full disk stops the recording with its reason, never the world', async (t) => {
+  // the recordings folder is a 300 kB tmpfs in the server's own mount namespace
+  const probe = spawnSync('unshare', ['-m', 'sh', '-c', 'mount -t tmpfs -o size=64k tmpfs /mnt'], { encoding: 'utf8' });
+  if (probe.status !== 0) { t.skip(`cannot make a private mount namespace: ${probe.stderr.trim()}`); return; }
+  const disk = join(dir, 'small');
+  mkdirSync(disk);
+  const wrapper = join(dir, 'in-small-disk.sh');
+  writeFileSync(wrapper, '#!/bin/sh\nexec unshare -m sh -c \'d=$0; s=$1; shift; mount -t tmpfs -o size=300k tmpfs "$d" && exec "$s" "$@"\' ' +
+    `"${disk}" "${process.env.FLUID_SERVER || join(ROOT, 'build', 'fluid-server')}" "$@"\n`, { mode: 0o755 });
+  const s = await startServer(['--scene', 'dam_break', '--particles', '5000', '--record-dir', disk], { binary: wrapper });
+  assert.equal((await http(s, 'POST', '/api/recordings', { body: { name: 'full' } })).status, 200);
+  let st;
+  for (let i = 0; i < 40; i++) {
+    await sleep(250);
+    st = (await get(s, '/api/recordings')).json.recording;
+    if (!st.active) break;
+  }
+  t.diagnostic(JSON.stringify(st));
+  assert.equal(st.active, false, 'the recording stopped');
+  assert.match(st.stopped, /No space left on device|cannot write/);
+  const tick0 = (await get(s, '/api/stats')).json.tick;
+  await sleep(1000);
+  const tick1 = (await get(s, '/api/stats')).json.tick;
+  assert.ok(tick1 - tick0 >= 30, `the world steps on (${tick0} -> ${tick1})`);
+  assert.match(s.stdout + s.stderr, /recording full stopped: .*(No space left on device|cannot write)/);
+  await s.stop();
+});
