@@ -59,11 +59,11 @@ endef
 
 # ---- The harnesses ----------------------------------------------------------
 $(eval $(call fuzz_harness,fuzz_ws_command,$(FUZZ_WIRE) $(FUZZ_SIM)))
-$(eval $(call fuzz_harness,fuzz_rest,server/wire/rest_route.c $(FUZZ_WIRE) $(FUZZ_SIM)))
+$(eval $(call fuzz_harness,fuzz_rest,server/wire/rest_route.c server/wire/export.c $(FUZZ_WIRE) $(FUZZ_SIM)))
 $(eval $(call fuzz_harness,fuzz_config,server/base/config.c server/base/log.c))
 $(eval $(call fuzz_harness,fuzz_snapshot,server/wire/persist_doc.c $(FUZZ_WIRE) $(FUZZ_SIM_COLD),$(FUZZ_SIM_HOT)))
 $(eval $(call fuzz_harness,fuzz_frame_decode,server/wire/frame_codec.c))
-$(eval $(call fuzz_harness,fuzz_bus,server/wire/bus_codec.c server/wire/rest_route.c $(FUZZ_WIRE) $(FUZZ_SIM)))
+$(eval $(call fuzz_harness,fuzz_bus,server/wire/bus_codec.c server/wire/rest_route.c server/wire/export.c $(FUZZ_WIRE) $(FUZZ_SIM)))
 $(eval $(call fuzz_harness,fuzz_recording,server/wire/recfile.c server/wire/frame_codec.c $(FUZZ_WIRE) $(FUZZ_SIM)))
 
 FUZZ ?= $(FUZZ_NAMES)
