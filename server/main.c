@@ -38,8 +38,17 @@ static void install_signals(void) {
     signal(SIGPIPE, SIG_IGN);
 }
 
-static void fill_static(wire_static *st, const srv_config *cfg) {
+/* --relays split at commas into st (pointing into relays, which the caller
+ * keeps alive). */
+static void split_relays(wire_static *st, char *relays) {
+    for (char *save = NULL, *u = strtok_r(relays, ",", &save); u && st->relay_count < 16;
+         u = strtok_r(NULL, ",", &save))
+        if (*u) st->relay[st->relay_count++] = u;
+}
+
+static void fill_static(wire_static *st, const srv_config *cfg, char *relays) {
     memset(st, 0, sizeof *st);
+    split_relays(st, relays);
     for (int p = 0; p < FS_P_COUNT; p++) st->param[p] = fs_param_get_info((fs_param)p);
     st->scene_count = fs_scene_count() < 32 ? fs_scene_count() : 32;
     for (int i = 0; i < st->scene_count; i++) st->scene[i] = fs_scene_get(i)->name;
@@ -82,7 +91,9 @@ int main(int argc, char **argv) {
 
     /* config -> hub and queue -> sim thread -> net -> run until a signal -> teardown */
     wire_static st;
-    fill_static(&st, &cfg);
+    static char relays[sizeof cfg.relays];
+    snprintf(relays, sizeof relays, "%s", cfg.relays);
+    fill_static(&st, &cfg, relays);
     hub h;
     cmd_queue q;
     if (hub_init(&h) || cmd_queue_init(&q, CMD_QUEUE_CAP, cfg.max_clients + 16)) {

@@ -57,7 +57,7 @@ WORLD = {
     "materials": [{"name": "water", "params": WATER}, {"name": "goo", "params": GOO}],
 }
 STATIC = {"scenes": ["dam_break", "drop"], "tick_hz": 60.0, "frame_hz": 30.0, "solvers": ["clavet", "unified", "mps"],
-          "auth_required": False, "max_msg": 4096, "rate_per_s": 120, "rate_burst": 240}
+          "auth_required": False, "relays": [], "max_msg": 4096, "rate_per_s": 120, "rate_burst": 240}
 
 def colour(cid):
     pal = [0xe6194b, 0x3cb44b, 0xffe119, 0x4363d8, 0xf58231, 0x911eb4,

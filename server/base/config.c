@@ -73,6 +73,9 @@ static const struct opt {
     {"world", "FLUID_WORLD", OT_STR, O(world), 0, 0, "the world's name on the broker: subjects fluid.<world>.*"},
     {"relay", "FLUID_RELAY", OT_INT, O(relay), 0, 1,
      "1: be a relay: no simulation; serve the web client, WebSockets and REST views from the sim node on --nats"},
+    {"relays", "FLUID_RELAYS", OT_STR, O(relays), 0, 0,
+     "comma-separated URLs of the relays (http://host:8081/,...): a page reconnects to the next when its own goes "
+     "(give every node the same list, and each relay --allow-origin for the others)"},
     {"relay-id", "FLUID_RELAY_ID", OT_INT, O(relay_id), 0, 2047,
      "this relay's id, unique among the relays of a world (0: from the process id)"},
     {"tls-cert", "FLUID_TLS_CERT", OT_STR, O(tls_cert), 0, 0,

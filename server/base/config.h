@@ -44,6 +44,7 @@ typedef struct srv_config {
     char world[64];    /* subjects are fluid.<world>.* */
     int relay;         /* 1: this node is a relay (no simulation) */
     int relay_id;      /* 1..2047: a relay's clients' ids carry it (0: from the process id) */
+    char relays[1024]; /* the relays' page URLs, comma-separated: hello.relays, where a page reconnects */
     bool health_check; /* --health-check: ask the running server's /api/health and exit */
 } srv_config;
 

@@ -202,7 +202,7 @@ static void pk_material_params(msgpack_packer *pk, const world_info *wi, const w
 msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t client) {
     wbuf b;
     msgpack_packer pk;
-    pk_begin(&b, &pk, 4096, 23, "hello");
+    pk_begin(&b, &pk, 4096, 24, "hello");
     pk_kv_uint32(&pk, "version", WIRE_PROTOCOL_VERSION);
     pk_kv_uint32(&pk, "client_id", client);
     pk_str(&pk, "colour");
@@ -227,6 +227,7 @@ msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t
     pk_kv_str(&pk, "solver", wi->solver);
     pk_kv_strs(&pk, "solvers", st->solver, st->solver_count);
     pk_kv_bool(&pk, "auth_required", st->auth_required);
+    pk_kv_strs(&pk, "relays", st->relay, st->relay_count);
     pk_str(&pk, "limits");
     msgpack_pack_map(&pk, 9);
     pk_kv_int32(&pk, "max_msg", st->max_msg);

@@ -73,6 +73,8 @@ typedef struct wire_static {
     int solver_count;
     const char *solver[FS_SOLVER_COUNT]; /* names of the solvers built in */
     bool auth_required;
+    int relay_count;
+    const char *relay[16]; /* --relays, split */
     int max_msg, rate_per_s, rate_burst;
 } wire_static;
 

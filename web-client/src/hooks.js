@@ -18,6 +18,7 @@ export function installHooks(page, { toolbox, hud }) {
     get bytesIn() { return conn.bytesIn; },
     get lastRtt() { return conn.lastRtt; },
     get hello() { return page.hello; },
+    get wsUrl() { return page.conn.url; },
     get limits() { return page.limits; },
     get colour() { return panel.colour; },
     get solver() {

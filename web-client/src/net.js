@@ -29,6 +29,8 @@ export class Connection {
     this.limits = DEFAULT_LIMITS;
     this.budget = new RateBudget();
     this.skipped = 0;           // cursor / body_drag left unsent (rate budget)
+    this.relays = null;         // hello.relays as WebSocket URLs: where to go when this one drops
+    this.relayTries = 0;
   }
 
   start() { this.stopped = false; this._open(); }
@@ -70,7 +72,25 @@ export class Connection {
     ws.onerror = () => { /* onclose follows */ };
   }
 
+  // The relays' URLs (hello.relays) as WebSocket URLs, keeping this page's
+  // query (the token) on each.
+  _learnRelays(list) {
+    if (!Array.isArray(list) || !list.length) return;
+    const q = new URL(this.url).search;
+    this.relays = list.map((u) => { const x = new URL(u); x.protocol = x.protocol === 'https:' ? 'wss:' : 'ws:'; x.search = q; return x.toString(); });
+  }
+
   _retry(why) {
+    // Behind relays: the next relay at once, each once, before waiting.
+    if (this.relays && this.relays.length > 1 && this.relayTries < this.relays.length - 1) {
+      const at = this.relays.findIndex((u) => u === this.url);
+      this.url = this.relays[(at + 1) % this.relays.length];
+      this.relayTries++;
+      this._status('connecting', `${why} — moving to ${new URL(this.url).host}`);
+      this._open();
+      return;
+    }
+    this.relayTries = 0;
     const d = backoffDelay(this.attempt++);
     const until = performance.now() + d;
     const tick = () => {
@@ -102,6 +122,8 @@ export class Connection {
     if (m.type === 'hello') {
       const bad = checkHello(m);
       if (bad) { this._fatal(bad); return; }
+      this._learnRelays(m.relays);
+      this.relayTries = 0;
       this.hello = m;
       this.limits = readLimits(m);
       this.budget.setLimits(this.limits);
