@@ -83,9 +83,14 @@ test('a sim node and two relays: the same frames on both, commands through eithe
   const pr = await http(rb, 'POST', '/api/pause');
   assert.equal(pr.status, 200, pr.text);
   assert.equal(pr.json.paused, true);
-  assert.equal((await get(node, '/api/stats')).json.paused, true);
+  // (/api/stats is the sim's last published statistics: allow it a second to follow)
+  const pausedIs = async (want) => {
+    for (let i = 0; i < 20 && (await get(node, '/api/stats')).json.paused !== want; i++) await sleep(100);
+    return (await get(node, '/api/stats')).json.paused;
+  };
+  assert.equal(await pausedIs(true), true);
   assert.equal((await http(ra, 'POST', '/api/resume')).status, 200);
-  assert.equal((await get(node, '/api/stats')).json.paused, false);
+  assert.equal(await pausedIs(false), false);
   assert.equal((await http(ra, 'POST', '/api/push', { body: { point: [0, 0] } })).status, 400);
   assert.equal((await get(ra, '/api/particles')).status, 501);
   assert.equal((await get(ra, '/api/stats')).json.tick > 0, true, 'read-only views from the sim node');
@@ -114,4 +119,26 @@ test('a sim node and two relays: the same frames on both, commands through eithe
   const after1 = await b.next((m) => m.type === 'frame' && m.ids && m.tick > tick1, 10000);
   assert.ok(after1.tick > tick1, 'frames flow again through the relay');
   a2.close(); b.close();
+});
+
+test("the broker's token: a node with it streams through a relay with it; a relay without it stays unconnected", { skip: why }, async () => {
+  const port = await freePort();
+  const b = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port), '--auth', 's3cret-token'], { stdio: 'ignore' });
+  try {
+    await sleep(500);
+    const url = `nats://127.0.0.1:${port}`;
+    const node = await startServer(['--particles', '1000', '--nats', url, '--world', 'authtest', '--nats-token', 's3cret-token']);
+    const good = await startServer(['--nats', url, '--world', 'authtest', '--relay', '1', '--relay-id', '5'], { env: { FLUID_NATS_TOKEN: 's3cret-token' } });
+    const bad = await startServer(['--nats', url, '--world', 'authtest', '--relay', '1', '--relay-id', '6', '--nats-token', 'wrong']);
+    const c = await connect(good);
+    const f = await c.next((m) => m.type === 'frame' && m.ids, 10000);
+    assert.ok(f.n > 0, 'frames through the relay that has the token');
+    c.close();
+    await sleep(1000);
+    assert.match((await get(bad, '/metrics')).text, /^fluid_bus_connected 0$/m);
+    assert.match((await get(node, '/metrics')).text, /^fluid_relay_viewers\{relay="5"\} \d+$/m);
+    assert.doesNotMatch((await get(node, '/metrics')).text, /relay="6"/);
+  } finally {
+    b.kill('SIGKILL');
+  }
 });
