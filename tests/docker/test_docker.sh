@@ -263,7 +263,7 @@ check "POST /api/scene loads $SCENE ($particles particles)" \
   test "$(json ok <<<"$r")" = true -a "$(json scene <<<"$r")" = "$SCENE" -a -n "$particles"
 probe=$(node tests/docker/ws_probe.mjs "ws://127.0.0.1:$HOST_PORT/" 5 15000)
 note "ws: $probe"
-check "WebSocket (fluid.v1): hello, then binary msgpack frames of the $SCENE scene" \
+check "WebSocket (fluid.v2): hello, then binary msgpack frames of the $SCENE scene that decode" \
   test "$(json ok <<<"$probe")" = true -a "$(json hello.scene <<<"$probe")" = "$SCENE" -a "$(json n <<<"$probe")" = "$particles"
 r=$(api POST /api/pause)
 check "POST /api/pause" test "$(json ok <<<"$r")" = true

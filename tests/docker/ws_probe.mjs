@@ -1,12 +1,14 @@
 // ws_probe.mjs - opens the fluid-server WebSocket stream (subprotocol
-// fluid.v1) at a URL, checks that the first message is `hello` and that
-// binary msgpack `frame` messages follow, and prints one JSON line:
+// fluid.v2) at a URL, checks that the first message is `hello` and that
+// binary msgpack `frame` messages follow whose v2 payloads decode (the web
+// client's decoder, web-client/src/frame_codec.js), and prints one JSON line:
 //   {"ok":true,"hello":{...},"frames":N,"n":particles,"tick":...}
 // or {"ok":false,"error":"..."} (exit status 1).
 //   node tests/docker/ws_probe.mjs ws://127.0.0.1:PORT/ [frames=3] [timeout_ms=15000]
 // ws and @msgpack/msgpack are the server tests' pinned modules
 // (tests/server/node_modules, made by `make tests/server/node_modules/.installed`).
 import { createRequire } from 'node:module';
+import { FrameDecoder } from '../../web-client/src/frame_codec.js';
 
 const require = createRequire(new URL('../server/package.json', import.meta.url));
 const WebSocket = require('ws');
@@ -24,7 +26,8 @@ function done(result) {
   process.exit(result.ok ? 0 : 1);
 }
 
-const ws = new WebSocket(url, 'fluid.v1');
+const ws = new WebSocket(url, 'fluid.v2');
+let decoder = null;
 ws.binaryType = 'nodebuffer';
 const timer = setTimeout(() => done({ ok: false, error: `timed out after ${timeoutArg} ms`, ...state() }), Number(timeoutArg));
 let hello = null, frames = 0, last = null, count = 0, protocol = '';
@@ -52,13 +55,16 @@ ws.on('message', (data, isBinary) => {
       return done({ ok: false, error: `first message is '${msg.type}', not hello`, ...state() });
     }
     hello = msg;
+    decoder = new FrameDecoder(Math.max(1, hello.capacity >>> 0));
     return;
   }
   if (msg.type !== 'frame') return;
-  // A frame carries n particles: 3 uint16 positions and 1 material byte each.
-  if (!(msg.pos instanceof Uint8Array) || msg.pos.byteLength !== 6 * msg.n || msg.mat.byteLength !== msg.n) {
+  // A frame's v2 payload decodes, in order, to its n particles.
+  let f = null, why = '';
+  try { f = decoder.decode(msg.data); } catch (e) { why = e.message; }
+  if (!f || f.n !== msg.n) {
     clearTimeout(timer);
-    return done({ ok: false, error: `frame ${frames + 1} is malformed (n ${msg.n})`, ...state() });
+    return done({ ok: false, error: `frame ${frames + 1} does not decode (n ${msg.n}): ${why}`, ...state() });
   }
   frames++;
   last = msg;
@@ -66,6 +72,6 @@ ws.on('message', (data, isBinary) => {
     clearTimeout(timer);
     ws.removeAllListeners('close');
     ws.close();
-    done({ ok: protocol === 'fluid.v1' && hello.version === 1 && last.n > 0, ...state(), n: last.n, tick: last.tick });
+    done({ ok: protocol === 'fluid.v2' && hello.version === 2 && last.n > 0, ...state(), n: last.n, tick: last.tick });
   }
 });
