@@ -82,8 +82,19 @@ static int key_of(const frameset *fs) {
  * hold only every 4th from then on), else any delta it can decode, else
  * (it holds nothing usable) the newest keyframe.  Sets *at and *which;
  * false if none. */
+/* Whether c can no longer expect a delta it can decode: nothing held,
+ * another stream, or a stride's worth of frames went by without one. */
+static bool stuck(const net *n, const ws_client *c) {
+    const frameset *newest = ring_at(n, n->frames_next - 1);
+    return c->need_key || !c->held.any || newest->epoch != c->held.epoch ||
+           newest->seq >= c->last_seq + 2 * (uint32_t)c->stride;
+}
+
 static bool find(const net *n, const ws_client *c, uint64_t *at, int *which) {
-    for (int pass = 0; pass < 3; pass++)
+    /* a keyframe (someone else's, or the recording's) only for a client that
+     * needs one: one waiting for its next delta waits, not paying a key's bytes */
+    int passes = stuck(n, c) ? 3 : 2;
+    for (int pass = 0; pass < passes; pass++)
         for (uint64_t k = n->frames_next; k-- > ring_oldest(n);) {
             const frameset *fs = ring_at(n, k);
             if (!newer(c, fs)) break;
@@ -145,11 +156,8 @@ msg_buf *ws_frames_pick(net *n, ws_client *c) {
     int which;
     if (!find(n, c, &at, &which)) {
         const frameset *newest = ring_at(n, n->frames_next - 1);
-        /* A keyframe only when its next coding cannot come any more: another
-         * stream, nothing held, or a stride's worth of frames went by. */
-        bool stuck =
-            !c->held.any || newest->epoch != c->held.epoch || newest->seq >= c->last_seq + 2 * (uint32_t)c->stride;
-        if (newer(c, newest) && (stuck || c->need_key)) {
+        /* A keyframe only when its next coding cannot come any more. */
+        if (newer(c, newest) && stuck(n, c)) {
             if (!c->need_key)
                 log_debug("ws: client %u: nothing usable (last %u, newest %u, stride %d); keyframe", (unsigned)c->id,
                           (unsigned)c->last_seq, (unsigned)newest->seq, c->stride);
