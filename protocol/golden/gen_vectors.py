@@ -57,7 +57,7 @@ WORLD = {
     "materials": [{"name": "water", "params": WATER}, {"name": "goo", "params": GOO}],
 }
 STATIC = {"scenes": ["dam_break", "drop"], "tick_hz": 60.0, "frame_hz": 30.0, "solvers": ["clavet", "unified", "mps"],
-          "auth_required": False, "relays": [], "max_msg": 4096, "rate_per_s": 120, "rate_burst": 240}
+          "auth_required": False, "max_msg": 4096, "rate_per_s": 120, "rate_burst": 240}
 
 def colour(cid):
     pal = [0xe6194b, 0x3cb44b, 0xffe119, 0x4363d8, 0xf58231, 0x911eb4,
@@ -151,7 +151,7 @@ vectors.append({
         "frame_step": num(WORLD["frame_step"]), "tick_hz": 60.0, "frame_hz": 30.0, "dt": num(1 / 60), "h": num(0.05), "spacing": num(0.025),
         "gravity": [num(v) for v in WORLD["gravity"]], "scene": "dam_break", "scenes": STATIC["scenes"],
         "particles": 6, "capacity": 65536, "paused": False, "solver": "clavet", "solvers": STATIC["solvers"],
-        "auth_required": False,
+        "auth_required": False, "relays": [],
         "limits": {"max_msg": 4096, "rate_per_s": 120, "rate_burst": 240, "push_strength": 50.0, "push_radius": 100.0,
                    "heat_rate": 1000.0, "heat_radius": 10.0, "heat_duration": 10.0, "steps": 1000},
         "params": [{"name": p[0], "unit": p[1], "doc": p[2], "min": num(p[3]), "max": num(p[4]), "flag": p[5]}

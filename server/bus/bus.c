@@ -66,11 +66,24 @@ static void tell_viewers(bus *b, bool up) {
     log_info("relay: %s", text);
 }
 
+/* (Re)makes every subscription; 0, or -1 with the reason (the connection
+ * is closed: refused credentials, or not up yet). */
+static int subscribe_all(bus *b, char *err, size_t errlen) {
+    for (int i = 0; i < b->nsub; i++) natsSubscription_Destroy(b->sub[i]);
+    b->nsub = 0;
+    return b->relay ? bus_relay_subscribe(b, err, errlen) : bus_node_subscribe(b, err, errlen);
+}
+
 static void *bus_main(void *arg) {
     bus *b = arg;
     while (!atomic_load(&b->stop)) {
         uint64_t now = clock_now_ns();
         bool up = atomic_load(&b->connected);
+        if (!b->subscribed && up) {
+            char why[200] = "";
+            b->subscribed = subscribe_all(b, why, sizeof why) == 0;
+            if (b->subscribed) log_info("bus: subscribed on %s", b->cfg->nats);
+        }
         if (b->relay && up != b->was_connected) tell_viewers(b, up);
         b->was_connected = up;
         if (b->relay)
@@ -123,9 +136,16 @@ bus *bus_create(const srv_config *cfg, hub *h, cmd_queue *q, uint32_t relay_id, 
     }
     if (s == NATS_OK) atomic_store(&b->connected, true);
     if (s == NATS_NOT_YET_CONNECTED) log_info("bus: %s not reachable yet; retrying", cfg->nats);
-    if ((b->relay ? bus_relay_subscribe(b, err, errlen) : bus_node_subscribe(b, err, errlen)) ||
-        pthread_create(&b->thread, NULL, bus_main, b)) {
-        if (!err[0]) snprintf(err, errlen, "cannot start the bus thread");
+    /* Not subscribed yet (the broker is not up, or refused us): the bus
+     * thread subscribes once the connection is up; the node runs either way. */
+    char why[200] = "";
+    b->subscribed = subscribe_all(b, why, sizeof why) == 0;
+    if (!b->subscribed)
+        log_error("bus: %s: %s; the %s runs on and subscribes when the broker accepts it (check --nats-token, "
+                  "--nats-user, --nats-pass)",
+                  cfg->nats, why, b->relay ? "relay" : "sim node");
+    if (pthread_create(&b->thread, NULL, bus_main, b)) {
+        snprintf(err, errlen, "cannot start the bus thread");
         bus_destroy(b);
         return NULL;
     }

@@ -39,6 +39,7 @@ struct bus {
     uint64_t last_info_ns, last_stats_ns, last_wants_ns;
     frame_wants told;
     bool told_any, was_connected;
+    bool subscribed; /* every subscription made (the bus thread retries while not) */
 };
 
 /* Publishes bytes on fluid.<world>.<leaf> (counted; never blocks). */
