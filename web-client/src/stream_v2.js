@@ -30,11 +30,13 @@ export class FrameStream {
     this.decodeMs = 0;      // the last payload's decode time
   }
 
-  // A hello: a fresh decoder (the server forgets what this client held).
+  // A hello, or the page starting over: a fresh decoder, which waits for a
+  // keyframe (the server sends one first; deltas before it are skipped, not
+  // refused).
   reset(capacity) {
     const cap = Math.max(1, capacity >>> 0);
     if (!this.dec || cap !== this.cap) { this.dec = new FrameDecoder(cap); this.cap = cap; } else this.dec.reset();
-    this.waitKey = false;
+    this.waitKey = true;
   }
 
   // m: a decoded `frame` message.  Returns {view} or {ask: true|false} when

@@ -63,7 +63,7 @@ test('the page loads, connects and streams frames without errors', async () => {
   assert.equal(st.conn, 'connected');
   assert.equal(st.v, 2);
   // frames decode in a Web Worker, every payload accepted
-  await sleep(1000);
+  await waitFor(pageA, () => window.__fluid.timings().decode.n > 10, null, 20000);
   const tm = await pageA.evaluate(() => window.__fluid.timings());
   console.log(`decode: worker ${tm.inWorker}, ${tm.decode.n} frames, decode median ${tm.decode.median?.toFixed(2)} ms, main thread median ${tm.main.median?.toFixed(2)} ms, keyframes ${tm.keyframes}, refused ${tm.refused}`);
   assert.equal(tm.inWorker, true);

@@ -90,22 +90,30 @@ function frameMsg(file, key) {
     seq: 0, key, temp_range: [-40, 215], data };
 }
 
-test('v2 stream: a delta it cannot decode asks for one keyframe, deltas wait, and a keyframe recovers', () => {
+test('v2 stream: deltas before the first keyframe wait for it; a refused delta asks for one keyframe; a keyframe recovers', () => {
   const s = new FrameStream();
   s.reset(64);
-  const delta = frameMsg('frame_v2_delta.bin', false), key = frameMsg('frame_v2_key.bin', true);
-  const r1 = s.view(delta, 1000);
-  assert.equal(r1.view, undefined);
-  assert.equal(r1.ask, true, 'the first refusal asks for a keyframe');
-  assert.match(s.lastError, /does not hold|follows none/);
+  const key = frameMsg('frame_v2_key.bin', true), delta = frameMsg('frame_v2_delta.bin', false);
+  const later = frameMsg('frame_v2_add_remove.bin', false);
+  const r0 = s.view(delta, 1000);
+  assert.equal(r0.view, undefined, 'a delta before any keyframe is skipped');
+  assert.equal(r0.ask, true, 'and a keyframe asked for');
   assert.equal(s.view(delta, 1100).ask, false, 'not again within half a second');
-  assert.equal(s.view(delta, 1700).ask, true, 'again after half a second without one');
-  const k = s.view(key, 1800);
+  assert.equal(s.refused, 0, 'skipped, not refused');
+  const k = s.view(key, 1200);
   assert.ok(k.view && k.view.key, 'the keyframe decodes');
-  const d = s.view(delta, 1830);
+  // the next delta names a base this decoder does not hold: refused, one keyframe request
+  const r1 = s.view(later, 1800);
+  assert.equal(r1.view, undefined);
+  assert.equal(r1.ask, true);
+  assert.match(s.lastError, /does not hold/);
+  assert.equal(s.view(delta, 1850).ask, false, 'deltas wait for the keyframe without asking again');
+  assert.equal(s.refused, 1);
+  const k2 = s.view(key, 1900);
+  assert.ok(k2.view, 'a keyframe recovers');
+  const d = s.view(delta, 1930);
   assert.ok(d.view, `the delta against it decodes: ${s.lastError}`);
-  assert.equal(s.refused, 1, 'one payload refused; the deltas after it waited for the keyframe');
-  assert.equal(s.keys, 1);
+  assert.equal(s.keys, 2);
   assert.ok(d.view.bits > 0 && d.view.bits < k.view.bits, `bits per particle: delta ${d.view.bits}, key ${k.view.bits}`);
 });
 
