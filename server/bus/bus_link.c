@@ -18,3 +18,9 @@ void bus_publish(bus *b, const char *leaf, const msg_buf *m) {
     else
         atomic_fetch_add(&b->publish_failed, 1);
 }
+
+const uint8_t *bus_msg_data(natsMsg *m, size_t *n) {
+    int l = natsMsg_GetDataLength(m);
+    *n = l > 0 ? (size_t)l : 0;
+    return (const uint8_t *)natsMsg_GetData(m);
+}

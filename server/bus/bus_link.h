@@ -44,6 +44,8 @@ struct bus {
 
 /* Publishes bytes on fluid.<world>.<leaf> (counted; never blocks). */
 void bus_publish(bus *b, const char *leaf, const msg_buf *m);
+/* A received message's bytes and length (one place for both sides). */
+const uint8_t *bus_msg_data(natsMsg *m, size_t *n);
 void bus_subject(const bus *b, const char *leaf, char *out, size_t n);
 
 #endif

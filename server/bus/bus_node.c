@@ -15,12 +15,6 @@
 
 #define INFO_EVERY_NS 1000000000ull /* a relay that joins late learns the world within a second */
 
-static const uint8_t *msg_data(natsMsg *m, size_t *n) {
-    int l = natsMsg_GetDataLength(m);
-    *n = l > 0 ? (size_t)l : 0;
-    return (const uint8_t *)natsMsg_GetData(m);
-}
-
 /* A refused client message: the reply goes back to the relay's client. */
 static void refuse(bus *b, uint32_t client, uint32_t rid, const char *why) {
     atomic_fetch_add(&b->bad, 1);
@@ -66,7 +60,7 @@ static void on_cmd(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *
     bus *b = closure;
     atomic_fetch_add(&b->received, 1);
     size_t n;
-    const uint8_t *p = msg_data(m, &n), *bytes;
+    const uint8_t *p = bus_msg_data(m, &n), *bytes;
     uint32_t relay, client;
     int kind;
     size_t len;
@@ -105,7 +99,7 @@ static void on_wants(natsConnection *nc, natsSubscription *sub, natsMsg *m, void
     bus *b = closure;
     atomic_fetch_add(&b->received, 1);
     size_t n;
-    const uint8_t *p = msg_data(m, &n);
+    const uint8_t *p = bus_msg_data(m, &n);
     uint32_t relay;
     frame_wants w;
     char err[160];

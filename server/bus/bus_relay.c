@@ -14,12 +14,6 @@
 
 #define WANTS_EVERY_NS 1000000000ull /* the sim node forgets a relay silent for 3 s */
 
-static const uint8_t *msg_data(natsMsg *m, size_t *n) {
-    int l = natsMsg_GetDataLength(m);
-    *n = l > 0 ? (size_t)l : 0;
-    return (const uint8_t *)natsMsg_GetData(m);
-}
-
 static void bad(bus *b, const char *what, const char *err) {
     atomic_fetch_add(&b->bad, 1);
     char key[48];
@@ -32,7 +26,7 @@ static void on_frames(natsConnection *nc, natsSubscription *sub, natsMsg *m, voi
     bus *b = closure;
     atomic_fetch_add(&b->received, 1);
     size_t n;
-    const uint8_t *p = msg_data(m, &n);
+    const uint8_t *p = bus_msg_data(m, &n);
     frameset fs;
     char err[160];
     if (bus_decode_frameset(p, n, &fs, err, sizeof err))
@@ -49,7 +43,7 @@ static void on_bcast(natsConnection *nc, natsSubscription *sub, natsMsg *m, void
     bus *b = closure;
     atomic_fetch_add(&b->received, 1);
     size_t n;
-    const uint8_t *p = msg_data(m, &n);
+    const uint8_t *p = bus_msg_data(m, &n);
     wire_frame_view v;
     char err[160];
     /* a broadcast is passed on as it is, once it reads as a message */
@@ -67,7 +61,7 @@ static void on_info(natsConnection *nc, natsSubscription *sub, natsMsg *m, void 
     bus *b = closure;
     atomic_fetch_add(&b->received, 1);
     size_t n;
-    const uint8_t *p = msg_data(m, &n);
+    const uint8_t *p = bus_msg_data(m, &n);
     world_info wi;
     char err[160];
     if (bus_decode_info(p, n, &wi, err, sizeof err))
@@ -86,7 +80,7 @@ static void on_stats(natsConnection *nc, natsSubscription *sub, natsMsg *m, void
     bus *b = closure;
     atomic_fetch_add(&b->received, 1);
     size_t n;
-    const uint8_t *p = msg_data(m, &n);
+    const uint8_t *p = bus_msg_data(m, &n);
     sim_stats st;
     char err[160];
     if (bus_decode_stats(p, n, &st, err, sizeof err))
@@ -101,7 +95,7 @@ static void on_reply(natsConnection *nc, natsSubscription *sub, natsMsg *m, void
     bus *b = closure;
     atomic_fetch_add(&b->received, 1);
     size_t n;
-    const uint8_t *p = msg_data(m, &n);
+    const uint8_t *p = bus_msg_data(m, &n);
     cmd_reply r;
     char err[160];
     if (bus_decode_reply(p, n, &r, err, sizeof err) || cmd_client_relay(r.client) != b->relay_id)
