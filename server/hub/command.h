@@ -16,6 +16,8 @@
 #include "fluid_sim.h"
 
 #define CMD_NAME_LEN 32
+#define CMD_SID_LEN 32 /* a page's session id (sid), with its terminator */
+#define CMD_SID_MIN 8
 #define CMD_MAX_STEPS 1000
 #define CMD_MAX_COORD 1.0e4f
 #define CMD_MAX_RADIUS 100.0f
@@ -87,9 +89,10 @@ bool cmd_kind_mutates(cmd_kind k);
  * sim thread.  A value: no pointers. */
 typedef struct cmd {
     cmd_kind kind;
-    uint32_t client;     /* WebSocket client id, or REST request id | CMD_REST_BIT */
-    uint32_t rid;        /* the request id the client chose (0: none) */
-    uint64_t arrival_ns; /* CLOCK_MONOTONIC when the network thread accepted it */
+    uint32_t client;       /* WebSocket client id, or REST request id | CMD_REST_BIT */
+    uint32_t rid;          /* the request id the client chose (0: none) */
+    char sid[CMD_SID_LEN]; /* the page's session id ("": none): (sid, rid) names a command across retries */
+    uint64_t arrival_ns;   /* CLOCK_MONOTONIC when the network thread accepted it */
     union {
         struct {
             float point[3], dir[3], radius, strength;

@@ -17,6 +17,7 @@ typedef struct cmd_reply {
     uint32_t client, rid;
     cmd_kind kind;
     bool ok;
+    bool duplicate; /* a retried command (same sid and rid): not applied again; the first answer */
     char error[FS_ERROR_LEN];
     uint64_t tick;           /* tick at which the command took effect */
     int64_t value;           /* push: touched; load_scene: particles; step: steps; set_param: material; emitter: slot */

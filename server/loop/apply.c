@@ -386,15 +386,43 @@ static apply_fn *const handler[CMD_KIND_COUNT] = {
     [CMD_GET_BODIES] = apply_get_bodies,
 };
 
+/* A command sent again (the same page session and request id, e.g. after
+ * its relay went away): answered with the first answer, not applied again.
+ * One still waiting for its reply (a `step` under way) is answered ok at the
+ * current tick. */
+static bool answered_before(sim_thread *s, const cmd *c) {
+    s->dedupe_cur = NULL;
+    if (!c->sid[0] || !c->rid || !cmd_kind_mutates(c->kind)) return false;
+    const dedupe_entry *e = dedupe_find(s->dedupe, c->sid, c->rid);
+    if (!e) {
+        s->dedupe_cur = dedupe_add(s->dedupe, c->sid, c->rid);
+        s->dedupe_client = c->client;
+        return false;
+    }
+    cmd_reply r = sim_reply_to(s, c);
+    if (e->replied) {
+        r = e->reply;
+        r.client = c->client;
+    } else {
+        r.ok = true;
+    }
+    r.duplicate = true;
+    s->stats.commands_duplicate++;
+    hub_post_reply(s->hub, &r);
+    return true;
+}
+
 void sim_apply(sim_thread *s, const cmd *c) {
+    if (answered_before(s, c)) return;
     if (cmd_kind_mutates(c->kind) && (!s->earliest_unshown_ns || c->arrival_ns < s->earliest_unshown_ns))
         s->earliest_unshown_ns = c->arrival_ns;
     apply_fn *fn = (unsigned)c->kind < CMD_KIND_COUNT ? handler[c->kind] : NULL;
     if (fn) {
         fn(s, c);
-        return;
+    } else {
+        cmd_reply r = sim_reply_to(s, c);
+        cmd_strlcpy(r.error, sizeof r.error, "command not handled by the simulation");
+        sim_reply_post(s, &r);
     }
-    cmd_reply r = sim_reply_to(s, c);
-    cmd_strlcpy(r.error, sizeof r.error, "command not handled by the simulation");
-    sim_reply_post(s, &r);
+    s->dedupe_cur = NULL; /* a reply held back is not remembered (see answered_before) */
 }

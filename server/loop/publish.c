@@ -60,6 +60,10 @@ cmd_reply sim_reply_to(sim_thread *s, const cmd *c) {
 }
 
 void sim_reply_post(sim_thread *s, cmd_reply *r) {
+    if (s->dedupe_cur && r->client == s->dedupe_client && r->rid == s->dedupe_cur->rid) {
+        dedupe_set_reply(s->dedupe_cur, r);
+        s->dedupe_cur = NULL;
+    }
     if (r->ok)
         s->stats.commands_applied++, s->stats.cmd_ok[r->kind]++;
     else

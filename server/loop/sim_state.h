@@ -10,6 +10,7 @@
 
 #include "command.h"
 #include "config.h"
+#include "dedupe.h"
 #include "fluid_sim.h"
 #include "hub.h"
 #include "persist.h"
@@ -70,6 +71,9 @@ struct sim_thread {
     bool dirty;                   /* something changed since the last frame */
     encoder *encoder;             /* the v2 frame encoder thread */
     uint32_t epoch;               /* the frame stream's epoch: grows at every scene load or restore */
+    dedupe *dedupe;               /* recent (sid, rid) pairs: a retried command is applied once */
+    dedupe_entry *dedupe_cur;     /* the entry of the command being applied, until its reply */
+    uint32_t dedupe_client;       /* ... and the client that reply goes to */
     sim_stats stats;
 };
 

@@ -79,7 +79,8 @@ static void stats_of_world(sim_thread *s, const fs_stats *fst) {
 static int init(sim_thread *s, char *err, size_t errlen) {
     const srv_config *cfg = s->cfg;
     s->cursor = calloc((size_t)cfg->max_clients, sizeof *s->cursor);
-    if (!s->cursor) {
+    s->dedupe = dedupe_create();
+    if (!s->cursor || !s->dedupe) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -361,6 +362,7 @@ void sim_thread_destroy(sim_thread *s) {
     if (s->pool) fs_pool_destroy(s->pool);
     persist_close(&s->save);
     free(s->cursor);
+    dedupe_destroy(s->dedupe);
     encoder_destroy(s->encoder);
     free(s);
 }

@@ -124,6 +124,9 @@ char *rest_metrics_text(const net *n, size_t *len) {
         mt_printf(&t, "fluid_commands_total{kind=\"%s\",result=\"failed\"} %llu\n", cmd_kind_name((cmd_kind)k),
                   (unsigned long long)s.cmd_failed[k]);
     }
+    mt_one(&t, "fluid_commands_duplicate_total", "counter",
+           "Retried commands (a session and request id seen before) answered without applying them again.",
+           (double)s.commands_duplicate);
     mt_head(&t, "fluid_commands_refused_total", "counter", "Commands refused at the edge, before the simulation.");
     mt_printf(&t, "fluid_commands_refused_total{reason=\"bad_message\"} %llu\n", (unsigned long long)n->bad_messages);
     mt_printf(&t, "fluid_commands_refused_total{reason=\"rate_limited\"} %llu\n", (unsigned long long)n->rate_limited);

@@ -366,6 +366,7 @@ void rest_deliver(net *n, cmd_reply *rep) {
             cJSON_AddNumberToObject(j, "id", (double)rep->value);
         break;
     }
+    if (rep->duplicate) cJSON_AddBoolToObject(j, "duplicate", true);
     respond_json(n, r, 200, j);
 }
 

@@ -187,7 +187,7 @@ msg_buf *bus_encode_reply(const cmd_reply *r) {
     w32(&w, r->client);
     w32(&w, r->rid);
     w32(&w, (uint32_t)r->kind);
-    w32(&w, r->ok);
+    w32(&w, (uint32_t)r->ok | (uint32_t)r->duplicate << 1);
     w64(&w, r->tick);
     w64(&w, (uint64_t)r->value);
     w_bytes(&w, r->error, sizeof r->error);
@@ -207,8 +207,10 @@ int bus_decode_reply(const uint8_t *p, size_t n, cmd_reply *out, char *err, size
     const uint8_t *e = r_take(&r, sizeof out->error), *nm = r_take(&r, sizeof out->name);
     if (r_end(&r, "reply", err, errlen)) return -1;
     if (kind >= CMD_KIND_COUNT) return fail(err, errlen, "reply: unknown command kind %u", kind);
+    if (ok > 3) return fail(err, errlen, "reply: unknown flags %u", ok);
     out->kind = (cmd_kind)kind;
-    out->ok = ok != 0;
+    out->ok = ok & 1;
+    out->duplicate = (ok >> 1) & 1;
     memcpy(out->error, e, sizeof out->error);
     out->error[sizeof out->error - 1] = 0;
     memcpy(out->name, nm, sizeof out->name);

@@ -60,7 +60,7 @@ static int fields_from_json(const cJSON *j, cmd_fields *f, char *err, size_t err
     for (const cJSON *e = j->child; e; e = e->next) {
         const char *k = e->string ? e->string : "";
         int fi = cmd_field_find(k, strlen(k));
-        if (fi < 0 || fi == CF_TYPE || fi == CF_RID || fi == CF_TOKEN) {
+        if (fi < 0 || fi == CF_TYPE || fi == CF_RID || fi == CF_SID || fi == CF_TOKEN) {
             snprintf(err, errlen, "unknown field '%.32s'", k);
             return -1;
         }

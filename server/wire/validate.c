@@ -54,6 +54,7 @@ const cmd_field_def cmd_field_defs[CF_COUNT] = {
     FIELD(CF_TEMPERATURE, "temperature", temperature, CFT_NUM),
     FIELD(CF_MAX_MB, "max_mb", max_mb, CFT_NUM),
     FIELD(CF_MAX_SECONDS, "max_seconds", max_seconds, CFT_NUM),
+    FIELD(CF_SID, "sid", sid, CFT_STR),
 };
 #undef FIELD
 
@@ -64,7 +65,7 @@ static void *field_at(cmd_fields *f, int field, uint32_t want) {
 }
 
 char *cmd_field_str(cmd_fields *f, int field, size_t *cap) {
-    *cap = field == CF_TOKEN ? sizeof f->token : CMD_NAME_LEN;
+    *cap = field == CF_TOKEN ? sizeof f->token : field == CF_SID ? sizeof f->sid : CMD_NAME_LEN;
     return field_at(f, field, 1u << CFT_STR);
 }
 
@@ -101,7 +102,7 @@ int cmd_field_find(const char *name, size_t len) {
 
 #define B(f) CF_BIT(f)
 #define K(k) (1u << (k))
-#define COMMON (B(CF_TYPE) | B(CF_RID))
+#define COMMON (B(CF_TYPE) | B(CF_RID) | B(CF_SID))
 #define BODY_OPS (K(CMD_BODY_DESTROY) | K(CMD_BODY_IMPULSE) | K(CMD_BODY_GRAB) | K(CMD_BODY_DRAG) | K(CMD_BODY_RELEASE))
 
 /* ---- Checkers ---------------------------------------------------------------- */
@@ -534,6 +535,19 @@ static const struct kind_schema {
     {CMD_RECORD_STOP, 0, 0, NULL},
 };
 
+/* A page's session id: CMD_SID_MIN.. characters of the URL-safe base64
+ * alphabet (the decoder already bounded its length). */
+static bool sid_ok(const char *sid) {
+    size_t n = 0;
+    for (; sid[n]; n++) {
+        char ch = sid[n];
+        if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+              ch == '-'))
+            return false;
+    }
+    return n >= CMD_SID_MIN;
+}
+
 /* ---- The generic check ----------------------------------------------------------- */
 
 int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen) {
@@ -542,6 +556,12 @@ int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen) {
         if (!is_int(f->rid, 0, 4294967295.0))
             return fail(err, errlen, NULL, "'rid' must be an integer in [0, 4294967295]");
         out->rid = (uint32_t)f->rid;
+    }
+    if (has(f, CF_SID)) {
+        if (!sid_ok(f->sid))
+            return fail(err, errlen, NULL, "'sid' must be %d to %d characters of A-Z a-z 0-9 _ -", CMD_SID_MIN,
+                        CMD_SID_LEN - 1);
+        cmd_strlcpy(out->sid, sizeof out->sid, f->sid);
     }
     if (!has(f, CF_TYPE)) return fail(err, errlen, NULL, "missing field 'type'");
     const struct kind_schema *s = NULL;

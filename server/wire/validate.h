@@ -53,6 +53,7 @@ enum cmd_field {
     CF_TEMPERATURE,
     CF_MAX_MB,
     CF_MAX_SECONDS,
+    CF_SID,
     CF_COUNT
 };
 typedef enum cmd_ftype { CFT_STR, CFT_UINT, CFT_INT, CFT_NUM, CFT_VEC3, CFT_BOOL, CFT_PARAMS, CFT_VEC4 } cmd_ftype;
@@ -75,7 +76,7 @@ typedef struct cmd_fields {
     uint64_t present; /* 1ull << CF_x */
     char type[CMD_NAME_LEN];
     char material[CMD_NAME_LEN], param[CMD_NAME_LEN], name[CMD_NAME_LEN], shape[CMD_NAME_LEN];
-    char solver[CMD_NAME_LEN], kind[CMD_NAME_LEN];
+    char solver[CMD_NAME_LEN], kind[CMD_NAME_LEN], sid[CMD_SID_LEN];
     char token[128];
     double rid, radius, strength, value, speed, rate, particles, steps, slot, cap, offset, limit;
     double id, density, friction, duration, temperature, max_mb, max_seconds;

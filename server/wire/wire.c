@@ -343,7 +343,7 @@ msg_buf *wire_encode_reply(const cmd_reply *r) {
     }
     wbuf b;
     msgpack_packer pk;
-    pk_begin(&b, &pk, 128, r->ok ? (extra ? 6 : 5) : 5, "reply");
+    pk_begin(&b, &pk, 128, (r->ok ? (extra ? 6 : 5) : 5) + (r->duplicate ? 1 : 0), "reply");
     pk_kv_uint32(&pk, "rid", r->rid);
     pk_kv_str(&pk, "cmd", cmd_kind_name(r->kind));
     pk_str(&pk, "ok");
@@ -356,6 +356,10 @@ msg_buf *wire_encode_reply(const cmd_reply *r) {
     } else {
         msgpack_pack_false(&pk);
         pk_kv_str(&pk, "error", r->error);
+    }
+    if (r->duplicate) {
+        pk_str(&pk, "duplicate");
+        msgpack_pack_true(&pk);
     }
     return wbuf_finish(&b);
 }
@@ -758,8 +762,9 @@ int wire_decode_command(const uint8_t *p, size_t n, cmd *out, char *err, size_t 
          * a second copy is still a duplicate. */
         f.present |= CF_BIT(fi);
         if (!st && !first_err[0]) {
-            const char *want =
-                fi == CF_TOKEN ? "a string (under 128 bytes)" : cmd_ftype_text(cmd_field_defs[fi].type, false);
+            const char *want = fi == CF_TOKEN ? "a string (under 128 bytes)"
+                               : fi == CF_SID ? "a string (8 to 31 characters)"
+                                              : cmd_ftype_text(cmd_field_defs[fi].type, false);
             if (cmd_field_defs[fi].type == CFT_PARAMS)
                 snprintf(first_err, sizeof first_err, "'%s' must be %s (at most %d, one per parameter)",
                          cmd_field_defs[fi].name, want, FS_P_COUNT);

@@ -82,3 +82,36 @@ test('body_create outside the world box is refused with the box in the reason', 
   assert.equal(r.status, 400);
   assert.match(r.json.error, /outside the world box/);
 });
+
+test('a command sent again with the same session id and request id is applied once (WebSocket)', async () => {
+  const c = await connect(s);
+  await c.next((m) => m.type === 'hello');
+  const n0 = (await get(s, '/api/bodies')).json.bodies.length;
+  const create = { type: 'body_create', rid: 41, sid: 'bodies-test-sid-1', shape: 'box', size: [0.03, 0.03, 0.03], pos: [0.3, 0.5, 0.3] };
+  c.send(create);
+  const first = await c.next((m) => m.type === 'reply' && m.rid === 41);
+  c.close();
+  // the page's retry, on a new connection
+  const c2 = await connect(s);
+  await c2.next((m) => m.type === 'hello');
+  c2.send(create);
+  const again = await c2.next((m) => m.type === 'reply' && m.rid === 41);
+  assert.equal(first.ok, true, JSON.stringify(first));
+  const fields = (m) => ({ rid: m.rid, cmd: m.cmd, ok: m.ok, tick: m.tick, id: m.id });
+  assert.deepEqual(fields(again), fields(first), 'the first answer');
+  assert.equal(again.duplicate, true);
+  assert.equal((await get(s, '/api/bodies')).json.bodies.length, n0 + 1);
+  // REST requests carry no request ids
+  const r1 = await http(s, 'POST', '/api/bodies', { body: { sid: 'bodies-test-sid-2', shape: 'sphere', size: [0.03, 0.03, 0.03], pos: [0.5, 0.5, 0.5] } });
+  assert.equal(r1.status, 400);
+  assert.match(r1.json.error, /unknown field 'sid'/);
+  // a request id reused without a session id is a new command
+  const { sid, ...plainCreate } = create;
+  assert.ok(sid);
+  c2.send(plainCreate);
+  const plain = await c2.next((m) => m.type === 'reply' && m.rid === 41 && m.id !== first.id);
+  assert.equal(plain.ok, true, JSON.stringify(plain));
+  assert.equal(plain.duplicate, undefined);
+  assert.equal((await get(s, '/api/bodies')).json.bodies.length, n0 + 2);
+  c2.close();
+});

@@ -3,7 +3,8 @@
 // identical frame bytes; a push and a cursor from A reach the world and B; a
 // client whose relay dies reconnects to the other within 5 s; with the broker
 // stopped for 5 s the sim node keeps stepping, the relays tell their viewers,
-// and both resume when it returns.  Bad messages on the bus are refused.
+// and both resume when it returns.  A command retried through the other relay
+// (same sid and rid) is applied once.  Bad messages on the bus are refused.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -74,6 +75,31 @@ test('a sim node and two relays: the same frames on both, commands through eithe
   assert.match(ma, /^fluid_bus_connected 1$/m);
   assert.match(mn, /^fluid_relay_viewers\{relay="1"\} 1$/m);
   assert.match(mn, /^fluid_relay_viewers\{relay="2"\} 1$/m);
+  // a command retried through the other relay (the page's failover: the same
+  // session id and request id) is applied once and answered with the first answer
+  const bodies0 = (await get(node, '/api/bodies')).json.bodies.length;
+  const create = { type: 'body_create', rid: 777001, sid: 'relaytest-session-1', shape: 'sphere', size: [0.05, 0.05, 0.05], pos: [0.4, 0.5, 0.4] };
+  a.send(create);
+  const first = await a.next((m) => m.type === 'reply' && m.rid === 777001, 5000);
+  b.send(create);
+  const again = await b.next((m) => m.type === 'reply' && m.rid === 777001, 5000);
+  assert.equal(first.ok, true, JSON.stringify(first));
+  assert.equal(first.duplicate, undefined);
+  assert.equal(again.ok, true, JSON.stringify(again));
+  assert.equal(again.duplicate, true);
+  assert.equal(again.id, first.id, 'the first answer: the same body id');
+  assert.equal(again.tick, first.tick);
+  assert.equal((await get(node, '/api/bodies')).json.bodies.length, bodies0 + 1, 'one body, not two');
+  b.send({ ...create, sid: 'relaytest-session-2' });
+  const other = await b.next((m) => m.type === 'reply' && m.rid === 777001, 5000);
+  assert.equal(other.ok, true, JSON.stringify(other));
+  assert.equal(other.duplicate, undefined, 'another session with the same rid is another command');
+  assert.equal((await get(node, '/api/bodies')).json.bodies.length, bodies0 + 2);
+  assert.match((await get(node, '/metrics')).text, /^fluid_commands_duplicate_total 1$/m);
+  const badSid = await a.command({ type: 'pause', sid: 'a b' });
+  assert.equal(badSid.ok, false);
+  assert.match(badSid.error, /'sid' must be 8 to 31 characters/);
+
   const bad = await a.command({ type: 'push', point: [0, 0], radius: 1, strength: 1, direction: [0, 1, 0] });
   assert.equal(bad.ok, false);
   const st = (await get(node, '/api/stats')).json;

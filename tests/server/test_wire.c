@@ -125,6 +125,10 @@ static void test_decode_valid(void) {
     CHECK(rc == 0 && !c.u.emitter.has_def && !c.u.emitter.enabled && c.u.emitter.slot == 2, "emitter toggle: %s", err);
     rc = decode_json("{\"type\":\"load_scene\",\"rid\":6,\"name\":\"drop\"}", &c, err);
     CHECK(rc == 0 && c.u.scene.particles == 0 && !strcmp(c.u.scene.name, "drop"), "load_scene: %s", err);
+    rc = decode_json("{\"type\":\"pause\",\"rid\":7,\"sid\":\"Ab_9-xYzAb_9-xYzAb_9-x\"}", &c, err);
+    CHECK(rc == 0 && c.rid == 7 && !strcmp(c.sid, "Ab_9-xYzAb_9-xYzAb_9-x"), "sid kept: %s", err);
+    rc = decode_json("{\"type\":\"pause\",\"rid\":7}", &c, err);
+    CHECK(rc == 0 && !c.sid[0], "no sid: empty");
 }
 
 /* ---- Decoder: invalid commands get reasons ---------------------------------- */
@@ -138,6 +142,10 @@ static void expect_error(const char *json, const char *want) {
 
 static void test_decode_invalid(void) {
     expect_error("{\"rid\":1}", "missing field 'type'");
+    expect_error("{\"type\":\"pause\",\"rid\":1,\"sid\":\"short\"}", "'sid' must be 8 to 31 characters");
+    expect_error("{\"type\":\"pause\",\"rid\":1,\"sid\":\"has space in it\"}", "'sid' must be 8 to 31 characters");
+    expect_error("{\"type\":\"pause\",\"rid\":1,\"sid\":7}", "'sid' must be");
+    expect_error("{\"type\":\"pause\",\"rid\":1,\"sid\":\"0123456789012345678901234567890123\"}", "'sid' must be");
     expect_error("{\"type\":\"pause\"}", "pause: missing field 'rid'");
     expect_error("{\"type\":\"explode\",\"rid\":3}", "unknown command 'explode'");
     expect_error("{\"type\":\"push\",\"point\":[0,0,0],\"radius\":1,\"strength\":1}", "missing field 'direction'");
@@ -1070,6 +1078,21 @@ static void test_bus_codec(void) {
     CHECK(bus_decode_reply(m->data, m->len, &r2, err, sizeof err) == 0 && r2.client == r.client && r2.rid == 11 &&
               r2.kind == CMD_PUSH && r2.ok && r2.value == 42 && !r2.snap,
           "reply round trip");
+    msg_buf_unref(m);
+    r.duplicate = true;
+    m = bus_encode_reply(&r);
+    CHECK(bus_decode_reply(m->data, m->len, &r2, err, sizeof err) == 0 && r2.duplicate && r2.ok,
+          "reply round trip: duplicate flag");
+    msg_buf *wr = wire_encode_reply(&r);
+    bool says = false;
+    for (size_t i = 0; wr && i + 11 <= wr->len && !says; i++)
+        says = !memcmp(wr->data + i,
+                       "\xa9"
+                       "duplicate\xc3",
+                       11);
+    CHECK(says, "a duplicate reply says duplicate: true");
+    msg_buf_unref(wr);
+    r.duplicate = false;
     m->data[8] = 0xff; /* client id: still a value; the kind is what is range checked */
     msg_buf_unref(m);
     const uint8_t cmdb[] = {0x81, 0xa4, 't', 'y', 'p', 'e', 0xa5, 'p', 'a', 'u', 's', 'e'};

@@ -4,10 +4,22 @@
 // refused here, and the commands answered only when refused (cursor,
 // body_drag; the next one supersedes them) are left unsent while the rate
 // budget (rate_per_s, rate_burst) is spent.
+// Commands that get a reply carry the page's session id (sid) with their
+// request id; one still unanswered when the connection drops is sent again,
+// the same bytes, once the next connection (another relay, or this server
+// again) says hello.  The server applies a (sid, rid) once and answers a
+// repeat with the first answer ("duplicate": true).
 import { encode } from '@msgpack/msgpack';
 import { decodeMessage } from './decode.js';
 import { SUBPROTOCOL, checkHello, backoffDelay, NO_REPLY } from './protocol.js';
 import { DEFAULT_LIMITS, readLimits, RateBudget, commandCost } from './limits.js';
+
+// 16 random bytes as 22 characters of URL-safe base64: the page's session id.
+export function newSessionId() {
+  const b = new Uint8Array(16);
+  globalThis.crypto.getRandomValues(b);
+  return btoa(String.fromCharCode(...b)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
 
 export class Connection {
   // url: ws://... ; handlers: onMessage(msg, bytes), onStatus({state, text}),
@@ -17,7 +29,10 @@ export class Connection {
     this.h = handlers;
     this.ws = null;
     this.rid = 1;
-    this.pending = new Map();   // rid -> {t0, cmd, resolve}
+    this.sid = newSessionId();  // names this page's commands across connections
+    this.pending = new Map();   // rid -> {t0, cmd, resolve, bytes, conn}
+    this.conn = 0;              // connections opened so far (the current one's number)
+    this.resent = 0;            // commands sent again after a reconnection
     this.lastRtt = null;        // ms, last command's round trip
     this.bytesIn = 0;           // total bytes received
     this.messagesIn = 0;
@@ -36,6 +51,7 @@ export class Connection {
   start() { this.stopped = false; this._open(); }
   stop() {
     this.stopped = true;
+    this._failPending('connection closed');
     clearTimeout(this.timer);
     if (this.ws) try { this.ws.close(1000, 'bye'); } catch { /* closed */ }
   }
@@ -50,6 +66,7 @@ export class Connection {
     try { ws = new WebSocket(this.url, SUBPROTOCOL); } catch (e) { this._retry(String(e)); return; }
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
+    this.conn++;
     this.hello = null;
     ws.onopen = () => {
       if (ws.protocol && ws.protocol !== SUBPROTOCOL) {
@@ -61,10 +78,9 @@ export class Connection {
       if (this.ws !== ws) return;
       this.ws = null;
       this.hello = null;
-      for (const p of this.pending.values()) p.resolve({ ok: false, error: 'connection closed' });
-      this.pending.clear();
-      if (this.fatal) { this._status('fatal', this.fatal); return; }
-      if (this.stopped) { this._status('closed', 'disconnected'); return; }
+      // Unanswered commands wait (within their 10 s) for the next hello.
+      if (this.fatal) { this._failPending('connection closed'); this._status('fatal', this.fatal); return; }
+      if (this.stopped) { this._failPending('connection closed'); this._status('closed', 'disconnected'); return; }
       let why = `connection closed (${ev.code}${ev.reason ? ' ' + ev.reason : ''})`;
       if (ev.code === 1013) why = `server full: ${ev.reason || 'try again later'}`;
       this._retry(why);
@@ -102,6 +118,22 @@ export class Connection {
     tick();
   }
 
+  _failPending(error) {
+    for (const p of this.pending.values()) { clearTimeout(p.timer); p.resolve({ ok: false, error }); }
+    this.pending.clear();
+  }
+
+  // After a hello: the commands sent on an earlier connection and not yet
+  // answered go again, unchanged (same sid and rid).
+  _resendPending() {
+    for (const p of this.pending.values()) {
+      if (p.conn === this.conn) continue;
+      p.conn = this.conn;
+      this.resent++;
+      this._raw(null, p.bytes);
+    }
+  }
+
   _fatal(text) {
     this.fatal = text;
     this._status('fatal', text);
@@ -129,9 +161,11 @@ export class Connection {
       this.budget.setLimits(this.limits);
       this.attempt = 0;
       this._status('connected', 'connected');
+      this._resendPending();
     } else if (m.type === 'reply') {
       const p = this.pending.get(m.rid);
       if (p) {
+        clearTimeout(p.timer);
         this.pending.delete(m.rid);
         this.lastRtt = performance.now() - p.t0;
         p.resolve(m);
@@ -147,7 +181,7 @@ export class Connection {
     if (!this.ws || this.ws.readyState !== 1) return Promise.resolve({ ok: false, error: 'not connected' });
     const noReply = NO_REPLY.has(command.type);
     const rid = noReply ? 0 : this.rid;
-    const msg = { ...command, rid };
+    const msg = noReply ? { ...command, rid } : { ...command, rid, sid: this.sid };
     let bytes;
     try { bytes = encode(msg); } catch (e) { return Promise.resolve({ ok: false, error: `cannot encode: ${e.message}` }); }
     if (bytes.byteLength > this.limits.max_msg)
@@ -162,10 +196,10 @@ export class Connection {
     this.rid++;
     if (this.rid > 0xffffffff) this.rid = 1;
     return new Promise((resolve) => {
-      this.pending.set(rid, { t0: performance.now(), cmd: command.type, resolve });
+      // Bound the wait (reconnections included) so callers never hang on a lost reply.
+      const timer = setTimeout(() => { if (this.pending.delete(rid)) resolve({ ok: false, error: 'no reply within 10 s' }); }, 10000);
+      this.pending.set(rid, { t0: performance.now(), cmd: command.type, resolve, bytes, conn: this.conn, timer });
       this._raw(msg, bytes);
-      // Bound the wait so callers never hang on a lost reply.
-      setTimeout(() => { if (this.pending.delete(rid)) resolve({ ok: false, error: 'no reply within 10 s' }); }, 10000);
     });
   }
 
