@@ -13,7 +13,11 @@ set -euo pipefail
 what=${1:-build}
 case "$what" in
   build|test) pkgs=(gcc make pkg-config libc6-dev libwebsockets-dev libcjson-dev libmsgpack-dev libnats-dev) ;;
-  docker) pkgs=(podman podman-compose runc debootstrap curl ca-certificates openssl) ;;
+  # golang-github-containernetworking-plugin-dnsname: CNI's dnsname plugin, so
+  # that compose services find each other by name (the scale profile's relays
+  # reach "nats"); podman 4.3 on CNI has no DNS without it
+  docker) pkgs=(podman podman-compose runc debootstrap curl ca-certificates openssl
+                golang-github-containernetworking-plugin-dnsname) ;;
   *) echo "usage: $0 [build|test|docker]" >&2; exit 2 ;;
 esac
 if [ "$what" = test ]; then

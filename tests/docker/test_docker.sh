@@ -221,7 +221,11 @@ check "image holds the client files, vendored msgpack, no node_modules; /data ow
 
 # --- up -------------------------------------------------------------------------
 HOST_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-export FLUID_HOST_PORT=$HOST_PORT FLUID_IMAGE=$IMAGE
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+RELAY_A_PORT=$(free_port) RELAY_B_PORT=$(free_port)
+# podman-compose 1.0.3 ignores `profiles:` and starts the scale profile's
+# services with every `up`; their host ports are free ones here too.
+export FLUID_HOST_PORT=$HOST_PORT FLUID_IMAGE=$IMAGE FLUID_RELAY_A_PORT=$RELAY_A_PORT FLUID_RELAY_B_PORT=$RELAY_B_PORT
 : >"$logdir/compose.log"
 started=1
 check "podman-compose up (project $PROJECT, host port $HOST_PORT)" compose up -d --no-build
@@ -303,6 +307,44 @@ restored() {
   if [ "$r_paused" = true ]; then [ "$r_tick" = "$tick" ]; else [ "$r_tick" -ge "$tick" ]; fi
 }
 check "world restored from the volume after down/up (scene $SCENE, tick $tick, $particles particles)" restored
+
+# --- The scale profile: a NATS broker, the sim node publishing to it, two relays --
+# (docker/compose.yaml; `--profile scale` where the compose tool knows profiles,
+# podman-compose 1.0.3 starts every service anyway).  The relays serve the
+# restored world's stream, and a REST write through a relay reaches the sim node.
+scale_args=()
+podman-compose --help 2>&1 | grep -q -- '--profile' && scale_args=(--profile scale)
+relay_api() { curl -sS --fail --max-time 15 -X "$2" "http://127.0.0.1:$1$3"; }
+check "podman-compose down (before the scale profile)" compose down -t 30
+check "podman-compose ${scale_args[*]} up with FLUID_NATS=nats://nats:4222 (relays on ports $RELAY_A_PORT, $RELAY_B_PORT)" \
+  env FLUID_NATS=nats://nats:4222 podman-compose --no-ansi -p "$PROJECT" -f "$COMPOSE_FILE" "${scale_args[@]}" up -d --no-build
+bus_up() {
+  local _
+  for _ in $(seq 1 120); do
+    api GET /metrics 2>/dev/null | grep -q '^fluid_bus_connected 1' &&
+      relay_api "$RELAY_A_PORT" GET /metrics 2>/dev/null | grep -q '^fluid_bus_connected 1' &&
+      relay_api "$RELAY_B_PORT" GET /metrics 2>/dev/null | grep -q '^fluid_bus_connected 1' && return 0
+    sleep 0.5
+  done
+  return 1
+}
+if bus_up; then
+  ok "the sim node and both relays connected to the broker (by its service name, nats)"
+  for port in "$RELAY_A_PORT" "$RELAY_B_PORT"; do
+    probe=$(node tests/docker/ws_probe.mjs "ws://127.0.0.1:$port/" 3 15000)
+    note "relay on $port: $probe"
+    check "WebSocket through the relay on port $port: hello, then frames of the restored $SCENE scene that decode" \
+      test "$(json ok <<<"$probe")" = true -a "$(json hello.scene <<<"$probe")" = "$SCENE"
+  done
+  r=$(relay_api "$RELAY_B_PORT" POST /api/resume)
+  resumed() { test "$(json ok <<<"$r")" = true && test "$(json paused <<<"$(api GET /api/stats)")" = false; }
+  sleep 1.5 # the sim node publishes its statistics about once a second
+  check "POST /api/resume through a relay reaches the sim node" resumed
+else
+  for c in fluid nats relay-a; do podman logs "${PROJECT}_${c}_1" 2>&1 | tail -n 5 | sed "s/^/# $c: /"; done
+  not_ok "the sim node and both relays connected to the broker within 60 s"
+fi
+check "podman-compose down (scale)" compose down -t 30
 
 # --- TLS: certificate and key from a host directory mounted at /certs ----------
 # A CA and a server certificate for 127.0.0.1 made here; docker/compose.tls.yaml
