@@ -44,6 +44,9 @@ static const struct opt {
     {"threads", "FLUID_THREADS", OT_INT, O(threads), 0, CONFIG_MAX_THREADS,
      "simulation worker threads (fs_pool), including the sim thread (0: one less than the cores, at least 1, so the "
      "network thread keeps a core for the clients)"},
+    {"step-budget", "FLUID_STEP_BUDGET", OT_DOUBLE, O(step_budget), 0, 1,
+     "without --particles, the first scene is sized at start so that a tick's steps take at most this share of "
+     "the tick, measured on this machine (never above the scene's own size; 0: the scene's own size)"},
     {"substeps", "FLUID_SUBSTEPS", OT_INT, O(substeps), 1, 16,
      "solver steps per tick: more is less compressible water and stiffer jelly, at that many times the cost"},
     {"rate", "FLUID_RATE", OT_INT, O(rate_per_s), 1, 100000, "commands per second allowed per WebSocket client"},
@@ -98,6 +101,7 @@ void config_defaults(srv_config *c) {
     strcpy(c->web_root, "web-client");
     c->threads = 0;
     c->substeps = 1;
+    c->step_budget = 0.7;
     c->rate_per_s = 120;
     strcpy(c->log_level, "info");
     c->save_interval = 300;
@@ -109,7 +113,7 @@ void config_usage(FILE *out) {
     fprintf(out, "usage: fluid-server [options]\n"
                  "Steps one particle-fluid world at a fixed rate and serves it on one port:\n"
                  "static files at /, a JSON REST API under /api and a msgpack WebSocket stream\n"
-                 "(subprotocol \"fluid.v1\"; see protocol/PROTOCOL.md).\n\noptions (each also read from "
+                 "(subprotocol \"fluid.v2\"; see protocol/PROTOCOL.md).\n\noptions (each also read from "
                  "the environment variable shown; the command line wins):\n");
     for (size_t i = 0; i < NOPTS; i++) fprintf(out, "  --%-12s %-18s %s\n", opts[i].name, opts[i].env, opts[i].help);
     fprintf(out, "  --quiet                         log errors only (--log-level error)\n"
@@ -118,8 +122,8 @@ void config_usage(FILE *out) {
                  "                                  0 if it answers 200 (a container's health check)\n"
                  "  --help                          this text\n"
                  "defaults: --port 8080 --bind 127.0.0.1 --tick-hz 60 --frame-hz 30 --max-clients 64\n"
-                 "          --web-root web-client --threads 0 --substeps 1 --rate 120 --burst 240 --net-nice 5\n"
-                 "          --log-level info --save-interval 300\n");
+                 "          --web-root web-client --threads 0 --substeps 1 --step-budget 0.7 --rate 120\n"
+                 "          --burst 240 --net-nice 5 --log-level info --save-interval 300\n");
 }
 
 static int set_opt(srv_config *c, const struct opt *o, const char *v, const char *from, FILE *err) {

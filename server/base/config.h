@@ -25,6 +25,7 @@ typedef struct srv_config {
     char allow_origin[512]; /* extra browser origins allowed to connect and change the world; "*": any */
     int threads;            /* sim worker threads, including the sim thread (at most CONFIG_MAX_THREADS) */
     int substeps;           /* simulation steps per tick (each of 1/(tick_hz * substeps) s) */
+    double step_budget;     /* share of a tick the first scene's tick may take when sized at start (0: off) */
     int rate_per_s;         /* per-client command rate limit */
     int rate_burst;
     int net_nice;            /* nice value of the network thread (Linux: per thread) */

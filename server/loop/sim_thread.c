@@ -46,6 +46,41 @@ static int world_def(sim_thread *s, fs_world_def *def, char *err, size_t errlen)
 
 /* The first world: the save in --data-dir, else the configured scene with
  * its own solver. */
+/* The particle budget: without --particles, the first scene is stepped for
+ * a moment (BUDGET_WARM ticks, then BUDGET_TIMED timed) and, when a tick
+ * takes more than step_budget of the tick period, loaded again with as many
+ * particles as that share allows (the cost grows about linearly with the
+ * count); never more than the scene's own size.  Said in the log. */
+#define BUDGET_WARM 20
+#define BUDGET_TIMED 20
+#define BUDGET_MIN 1000
+static void size_to_budget(sim_thread *s, const char *scene) {
+    const srv_config *cfg = s->cfg;
+    const int n0 = fs_world_particle_count(s->world);
+    for (int t = 0; t < BUDGET_WARM; t++) fs_world_step(s->world);
+    const uint64_t t0 = clock_now_ns();
+    for (int t = 0; t < BUDGET_TIMED; t++) fs_world_step(s->world);
+    const double ms = (double)(clock_now_ns() - t0) * 1e-6 / BUDGET_TIMED, period = 1e3 / cfg->tick_hz;
+    const double allowed = cfg->step_budget * period;
+    int n = n0;
+    if (ms > allowed && n0 > BUDGET_MIN) {
+        n = (int)((double)n0 * allowed / ms);
+        n = n < BUDGET_MIN ? BUDGET_MIN : n;
+    }
+    fs_error e = {{0}};
+    if (fs_world_load_scene(s->world, scene, n, &e) != FS_OK) { /* the smaller size failed: the scene as it was */
+        log_warn("sim: particle budget: cannot load '%s' with %d particles (%s); keeping its own size", scene, n,
+                 e.msg);
+        fs_world_load_scene(s->world, scene, 0, &e);
+        return;
+    }
+    log_info("sim: particle budget: a tick of '%s' with %d particles took %.1f ms on %d thread%s; the tick is %.1f ms, "
+             "%.0f%% of it allows %d: starting with %d particles (--particles N to choose, --step-budget 0 for the "
+             "scene's own size)",
+             scene, n0, ms, cfg->threads, cfg->threads == 1 ? "" : "s", period, 100 * cfg->step_budget,
+             ms > 0 ? (int)((double)n0 * allowed / ms) : n0, fs_world_particle_count(s->world));
+}
+
 static int first_world(sim_thread *s, char *err, size_t errlen) {
     const srv_config *cfg = s->cfg;
     const char *scene = cfg->scene[0] ? cfg->scene : (fs_scene_count() > 0 ? fs_scene_get(0)->name : "");
@@ -64,6 +99,7 @@ static int first_world(sim_thread *s, char *err, size_t errlen) {
         snprintf(err, errlen, "cannot load scene '%s': %s", scene, e.msg);
         return -1;
     }
+    if (cfg->particles == 0 && cfg->step_budget > 0) size_to_budget(s, scene);
     return 0;
 }
 

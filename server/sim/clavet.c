@@ -139,6 +139,7 @@ typedef struct step_ctx {
     fs_vec3 g;
     uint64_t nonfinite[FS_MAX_WORKERS], clamped[FS_MAX_WORKERS], freeze_events[FS_MAX_WORKERS];
     bool freezing; /* some particle froze this step */
+    bool colored;  /* this step relaxed by coloured sweeps (walls projected inside them) */
 } step_ctx;
 
 /* ---- temperature and springs (issue 7's coupling for this solver) -------
@@ -637,12 +638,184 @@ static void relax_sequential(fs_world *w, step_ctx *c) {
     }
 }
 
+/* ---- Algorithm 2 as a coloured Gauss-Seidel sweep (FS_RELAX_COLORED) -----
+ * The grid's cells (h/2) are grouped in blocks of 4 x 4 x 4 cells (2h), and
+ * the blocks in eight colours by the parity of their block coordinates.  A
+ * particle's constraint reads and moves only the particles of its neighbour
+ * list (within h at this step's list build), so two particles in different
+ * blocks of one colour (a whole block, 2h, apart) touch disjoint sets: the
+ * blocks of a colour run in parallel, each visiting its particles in index
+ * order, and the result is the same for any thread count.
+ *
+ * Per particle, Algorithm 2 lines 2-21 on the fixed list, with one change to
+ * line 11: a compressed particle (rho > rho0) takes the pressure that makes
+ * its displacements the Newton step of the constraint C_i = rho_i - rho0,
+ * linearised, every particle of unit mass: the position-based fluids step
+ * (Macklin & Mueller 2013, "Position Based Fluids", Eq. 9-11, with Eq. 1's
+ * kernel).  Eq. 6's displacement of j is D/2 = P (1-q)/2 r^_ij =
+ * -(h/4) P grad_j rho_i and line 20's of i is -(h/4) P grad_i rho_i, so
+ * Algorithm 2 is a gradient step on C_i of length (h/4) P; with
+ * grad_j rho_i = -(2/h)(1-q) r^_ij the Newton step C_i / sum_k |grad_k C_i|^2 is
+ *     P_i = omega h (rho_i - rho0) / (sum_j (1-q)^2 + |sum_j (1-q) r^_ij|^2).
+ * One sweep is then successive over-relaxation on the linearised system
+ * A lambda = C with A = J J^T symmetric positive semi-definite, which
+ * converges for any 0 < omega < 2 (Ostrowski-Reich); omega is the material's
+ * stiffness over its preset 0.01, kept at most COLOR_OMEGA_MAX.  The
+ * stretched side (rho < rho0: Clavet's cohesion and surface tension) and the
+ * near-pressure (Eq. 5) keep the paper's per-step k and k_near, split over
+ * the sweeps, so a material's cohesion does not depend on the sweep count.
+ * The box's walls are position constraints inside the sweep (a particle moved
+ * past one is put back on it at once, as position-based dynamics projects
+ * collisions in its loop).  docs/clavet-notes.md keeps the measurements. */
+#define COLOR_OMEGA_MAX 1.5f
+#ifndef COLOR_P_MAX
+#define COLOR_P_MAX 0.5f
+#endif
+#define COLOR_BLOCK 4 /* cells (h/2) per block side: 2h */
+
+typedef struct gs_ctx {
+    step_ctx *c;
+    int color, nbx, nby;
+    int nbx_all, nby_all, nbz_all; /* blocks along each axis, all colours */
+    bool backward;                 /* odd sweeps visit the colours and particles in reverse */
+    float inv_iters;
+    float omega[FS_MAX_MATERIALS];
+} gs_ctx;
+
+/* Two independent selects, which compile to maxss and minss (no branch). */
+static inline float clampf(float v, float a, float b) {
+    v = a > v ? a : v;
+    return v > b ? b : v;
+}
+
+/* Algorithm 2 lines 2-21 for particle i over its list (sq, su*: scratch). */
+static inline __attribute__((always_inline)) void gs_particle(fs_world *w, const gs_ctx *g, int i, bool walls,
+                                                              float *restrict sux, float *restrict suy,
+                                                              float *restrict suz, float *restrict sq) {
+    const step_ctx *c = g->c;
+    fs_particles *p = &w->p;
+    float *X = p->x, *Y = p->y, *Z = p->z;
+    const int32_t *J = w->nb + (size_t)i * FS_NB_MAX;
+    const int n = w->nb_n[i];
+    const float xi = X[i], yi = Y[i], zi = Z[i], inv_h = c->inv_h, h2 = c->h2;
+    const fs_vec3 lo = w->lo, hi = w->hi;
+    float rho = 0, rhon = 0, gx = 0, gy = 0, gz = 0;
+    int coincident = 0;
+    /* lines 4-9 (Eq. 1, 4), and sum_j (1-q) r^_ij for the Newton step; a
+     * pair that left h during this step's sweeps drops out (q = 0) */
+#pragma omp simd reduction(+ : rho, rhon, gx, gy, gz, coincident)
+    for (int k = 0; k < n; k++) {
+        const int j = J[k];
+        const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
+        const float r2 = dx * dx + dy * dy + dz * dz;
+        const float rr = sqrtf(r2);
+        const float q = r2 < h2 ? 1.0f - rr * inv_h : 0.0f;
+        const float inv = rr >= 1e-9f ? 1.0f / rr : 0.0f;
+        coincident += rr < 1e-9f;
+        const float ux = dx * inv, uy = dy * inv, uz = dz * inv;
+        sux[k] = ux, suy[k] = uy, suz[k] = uz, sq[k] = q;
+        rho += q * q, rhon += q * q * q;
+        gx += q * ux, gy += q * uy, gz += q * uz;
+    }
+    if (coincident) /* rare: pairs at one point act along a direction drawn from their ids */
+        for (int k = 0; k < n; k++) {
+            if (sux[k] != 0.0f || suy[k] != 0.0f || suz[k] != 0.0f || sq[k] <= 0.0f) continue;
+            fs__coincident_dir(p, i, J[k], 21, &sux[k], &suy[k], &suz[k]);
+            gx += sq[k] * sux[k], gy += sq[k] * suy[k], gz += sq[k] * suz[k];
+        }
+    const float rho_pairs = rho;
+    wall_density(w, xi, yi, zi, &rho, &rhon);
+    /* lines 11-12 */
+    const int m = p->mat[i];
+    const float C = rho - c->m.rho0[m];
+    float P = C > 0.0f ? g->omega[m] * c->h * C / (rho_pairs + gx * gx + gy * gy + gz * gz + 1e-3f)
+                       : g->inv_iters * c->m.k[m] * C;
+    P = P < COLOR_P_MAX * c->h ? P : COLOR_P_MAX * c->h;
+    const float PN = g->inv_iters * c->m.kn[m] * rhon;
+    /* lines 14-21: the neighbours move at once, i after its loop */
+    float ax = 0, ay = 0, az = 0;
+    for (int k = 0; k < n; k++) {
+        const float q = sq[k];
+        const int j = J[k];
+        const float D = 0.5f * (P * q + PN * q * q);
+        if (walls) {
+            X[j] = clampf(X[j] + D * sux[k], lo.x, hi.x);
+            Y[j] = clampf(Y[j] + D * suy[k], lo.y, hi.y);
+            Z[j] = clampf(Z[j] + D * suz[k], lo.z, hi.z);
+        } else {
+            X[j] += D * sux[k], Y[j] += D * suy[k], Z[j] += D * suz[k];
+        }
+        ax -= D * sux[k], ay -= D * suy[k], az -= D * suz[k];
+    }
+    wall_push(w, xi, yi, zi, P, PN, &ax, &ay, &az);
+    X[i] = clampf(xi + ax, lo.x, hi.x), Y[i] = clampf(yi + ay, lo.y, hi.y), Z[i] = clampf(zi + az, lo.z, hi.z);
+}
+
+FS_SIMD_CLONES static void gs_task(int b, int e, int worker, void *vctx) {
+    const gs_ctx *g = vctx;
+    fs_world *w = g->c->w;
+    fs_scratch sc = fs__scratch_of(w, worker);
+    const int ox = g->color & 1, oy = (g->color >> 1) & 1, oz = (g->color >> 2) & 1;
+    for (int t = b; t < e; t++) {
+        const int bx = 2 * (t % g->nbx) + ox, by = 2 * ((t / g->nbx) % g->nby) + oy,
+                  bz = 2 * (t / (g->nbx * g->nby)) + oz;
+        const int x0 = bx * COLOR_BLOCK, x1 = x0 + COLOR_BLOCK < w->gx ? x0 + COLOR_BLOCK : w->gx;
+        /* a block a whole block (2h) from every face: its particles' neighbours
+         * lie over h inside, and no share (under h) takes one past a wall */
+        const bool walls =
+            bx < 1 || by < 1 || bz < 1 || bx + 2 >= g->nbx_all || by + 2 >= g->nby_all || bz + 2 >= g->nbz_all;
+        for (int cz = bz * COLOR_BLOCK; cz < bz * COLOR_BLOCK + COLOR_BLOCK && cz < w->gz; cz++)
+            for (int cy = by * COLOR_BLOCK; cy < by * COLOR_BLOCK + COLOR_BLOCK && cy < w->gy; cy++) {
+                const int row = (cz * w->gy + cy) * w->gx;
+                const int i0 = w->cell_start[row + x0], i1 = w->cell_start[row + x1];
+                if (walls) {
+                    if (g->backward)
+                        for (int i = i1 - 1; i >= i0; i--) gs_particle(w, g, i, true, sc.dx, sc.dy, sc.dz, sc.r2);
+                    else
+                        for (int i = i0; i < i1; i++) gs_particle(w, g, i, true, sc.dx, sc.dy, sc.dz, sc.r2);
+                } else {
+                    if (g->backward)
+                        for (int i = i1 - 1; i >= i0; i--) gs_particle(w, g, i, false, sc.dx, sc.dy, sc.dz, sc.r2);
+                    else
+                        for (int i = i0; i < i1; i++) gs_particle(w, g, i, false, sc.dx, sc.dy, sc.dz, sc.r2);
+                }
+            }
+    }
+}
+
+/* One sweep: the eight colours in turn; odd sweeps run backwards (colours and
+ * particles), so two sweeps are a symmetric Gauss-Seidel pass. */
+static void relax_colored(fs_world *w, step_ctx *c, int sweep) {
+    gs_ctx g = {.c = c, .inv_iters = 1.0f / (float)w->def.clavet.relax_iterations, .backward = sweep & 1};
+    for (int m = 0; m < w->nmat; m++) {
+        float o = w->mat[m].p[FS_P_STIFFNESS] / 0.01f;
+        g.omega[m] = o < COLOR_OMEGA_MAX ? o : COLOR_OMEGA_MAX;
+    }
+    const int NBX = (w->gx + COLOR_BLOCK - 1) / COLOR_BLOCK, NBY = (w->gy + COLOR_BLOCK - 1) / COLOR_BLOCK,
+              NBZ = (w->gz + COLOR_BLOCK - 1) / COLOR_BLOCK;
+    g.nbx_all = NBX, g.nby_all = NBY, g.nbz_all = NBZ;
+    for (int k = 0; k < 8; k++) {
+        const int color = g.backward ? 7 - k : k;
+        const int ox = color & 1, oy = (color >> 1) & 1, oz = (color >> 2) & 1;
+        g.color = color;
+        g.nbx = (NBX - ox + 1) / 2, g.nby = (NBY - oy + 1) / 2;
+        const int count = g.nbx * g.nby * ((NBZ - oz + 1) / 2);
+        /* blocks hold many particles each: parallel from two blocks on (fs__run
+         * waits for 512 items) */
+        if (count > 1 && w->def.parallel_for && w->def.worker_count > 1)
+            w->def.parallel_for(gs_task, &g, count, w->def.task_user);
+        else if (count > 0)
+            gs_task(0, count, 0, &g);
+    }
+}
+
 /* ---- collisions with the box walls (Eq. 9-11), new velocities ---------- */
 static void collide_task(int b, int e, int worker, void *vctx) {
     step_ctx *c = vctx;
     fs_world *w = c->w;
     fs_particles *p = &w->p;
     const float dt = c->dt, inv_dt = 1.0f / dt, vmax = w->max_speed;
+    const bool on_wall = c->colored;
     const fs_vec3 lo = w->lo, hi = w->hi;
     const fs_vec3 mid = {0.5f * (lo.x + hi.x), 0.5f * (lo.y + hi.y), 0.5f * (lo.z + hi.z)};
     uint64_t bad = 0, clamped = 0;
@@ -653,16 +826,17 @@ static void collide_task(int b, int e, int worker, void *vctx) {
         const float mu = c->m.mu[p->mat[i]];
         for (int a = 0; a < 3; a++) {
             float nrm;
-            if (x[a] < l[a])
+            /* on the wall counts when the coloured sweeps put particles back on it */
+            if (x[a] < l[a] || (on_wall && x[a] == l[a]))
                 nrm = 1.0f;
-            else if (x[a] > u[a])
+            else if (x[a] > u[a] || (on_wall && x[a] == u[a]))
                 nrm = -1.0f;
             else
                 continue;
             /* Eq. 9-10: velocity relative to the static wall, split */
             float v[3] = {(x[0] - xp[0]) * inv_dt, (x[1] - xp[1]) * inv_dt, (x[2] - xp[2]) * inv_dt};
-            float vn = v[a] * nrm; /* < 0: moving into the wall */
-            if (vn < 0.0f) {
+            float vn = v[a] * nrm; /* < 0: moving into the wall; 0: resting on it */
+            if (vn < 0.0f || (vn == 0.0f && on_wall)) {
                 /* Eq. 11: cancel the normal part, remove mu of the tangential */
                 float I[3] = {mu * v[0], mu * v[1], mu * v[2]};
                 I[a] = v[a];
@@ -739,8 +913,20 @@ static void clavet_step(fs_world *w) {
 
     /* line 16 */
     t = fs__now_ms();
+    bool colored = w->def.clavet.relax == FS_RELAX_COLORED;
+    if (colored) {
+        /* the neighbour lists of every sweep (and Eq. 21's heat rates) at the
+         * predicted positions; a particle with more than FS_NB_MAX neighbours
+         * has none, and the step falls back to the Jacobi sweeps, which scan */
+        fs__run(w, density_task, &c, w->n);
+        for (int i = 0; i < w->n && colored; i++) colored = w->nb_n[i] >= 0;
+        w->st.relax_fallbacks += !colored;
+        c.colored = colored;
+    }
     for (int it = 0; it < w->def.clavet.relax_iterations; it++) {
-        if (w->def.clavet.relax == FS_RELAX_SEQUENTIAL) {
+        if (colored) {
+            relax_colored(w, &c, it);
+        } else if (w->def.clavet.relax == FS_RELAX_SEQUENTIAL) {
             if (it == 0 && c.m.heat) fs__run(w, density_task, &c, w->n); /* Eq. 21 only */
             relax_sequential(w, &c);
         } else {

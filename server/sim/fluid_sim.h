@@ -71,13 +71,24 @@ typedef enum fs_relax_mode {
     FS_RELAX_JACOBI = 0,
     /* Algorithm 2 exactly as printed (Gauss-Seidel: neighbours move at once),
      * in a fixed random order.  Single-threaded reference. */
-    FS_RELAX_SEQUENTIAL = 1
+    FS_RELAX_SEQUENTIAL = 1,
+    /* Algorithm 2 as a Gauss-Seidel sweep over blocks of 2h in eight colours
+     * (blocks of one colour share no particle, so they run in parallel; the
+     * result does not depend on the thread count), with the compression side
+     * of Eq. 2 taken as a Newton step on the density constraint (Macklin &
+     * Mueller 2013, Eq. 9-11) instead of a fixed k, and relax_iterations
+     * sweeps per step over neighbour lists built once per step. */
+    FS_RELAX_COLORED = 2
 } fs_relax_mode;
+
+/* Sweeps per step of the default relaxation (FS_RELAX_COLORED); the density
+ * error and cost of each count: docs/clavet-notes.md. */
+#define FS_DEFAULT_RELAX_ITERATIONS 2
 
 /* The Clavet solver's settings (read by its step alone). */
 typedef struct fs_clavet_def {
     fs_relax_mode relax;
-    int relax_iterations; /* relaxation sweeps per step (default 1, as the paper) */
+    int relax_iterations; /* relaxation sweeps per step (default FS_DEFAULT_RELAX_ITERATIONS; the paper: 1) */
 } fs_clavet_def;
 
 typedef struct fs_world_def {
@@ -440,6 +451,7 @@ typedef struct fs_stats {
     uint64_t nonfinite_repaired;     /* particles whose state was NaN/inf and was repaired */
     uint64_t escapes_clamped;        /* particles put back inside the box by the final clamp */
     uint64_t springs_refused;        /* spring insertions refused for lack of slots */
+    uint64_t relax_fallbacks;        /* Clavet steps relaxed by Jacobi sweeps (a neighbour list overflowed) */
     uint64_t emitted, drained;
     int bodies;
     int contacts;              /* body-body and body-wall contacts, last step */

@@ -22,8 +22,8 @@ fs_world_def fs_default_world_def(void) {
     d.springs_per_particle = 48;
     d.dt = 1.0f / 60.0f;
     d.substeps = 1;
-    d.clavet.relax = FS_RELAX_JACOBI;
-    d.clavet.relax_iterations = 1;
+    d.clavet.relax = FS_RELAX_COLORED;
+    d.clavet.relax_iterations = FS_DEFAULT_RELAX_ITERATIONS;
     d.worker_count = 1;
     return d;
 }

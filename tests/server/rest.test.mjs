@@ -322,3 +322,23 @@ test('GET /api/solvers names the parameters each solver reads', async () => {
   const known = Object.keys((await get(s, '/api/materials')).json.materials[0].params);
   for (const x of sv.solvers) for (const p of x.params) assert.ok(known.includes(p), `${x.name}: ${p}`);
 });
+
+test('the particle budget: without --particles the first scene is sized to the machine, said in the log; --particles and a zero budget keep the size', async () => {
+  // 2% of a 60 Hz tick (0.33 ms): no machine steps 20k particles that fast
+  const small = await startServer([], { env: { FLUID_STEP_BUDGET: '0.02' } });
+  const st = (await get(small, '/api/stats')).json;
+  const log = small.stdout + small.stderr;
+  assert.match(log, /particle budget: a tick of 'dam_break' with 20812 particles took [0-9.]+ ms on \d threads?; the tick is 16\.7 ms/);
+  const said = Number(/starting with (\d+) particles/.exec(log)[1]);
+  assert.equal(st.particles, said);
+  assert.ok(st.particles >= 1000 && st.particles < 20812 / 2, `${st.particles} particles`);
+  assert.equal(st.scene, 'dam_break');
+  await small.stop();
+  const chosen = await startServer(['--particles', '3000'], { env: { FLUID_STEP_BUDGET: '0.02' } });
+  assert.equal((await get(chosen, '/api/stats')).json.particles > 2500, true);
+  assert.doesNotMatch(chosen.stdout + chosen.stderr, /particle budget/);
+  await chosen.stop();
+  const off = await startServer([], { env: { FLUID_STEP_BUDGET: '0' } });
+  assert.equal((await get(off, '/api/stats')).json.particles, 20812);
+  await off.stop();
+});

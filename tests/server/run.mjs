@@ -7,6 +7,10 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
+// Servers start with their scene's own size (no particle budget measured at
+// start: that would make counts depend on the machine); the budget's own test
+// sets it.
+process.env.FLUID_STEP_BUDGET ??= '0';
 const only = process.argv.slice(2);
 const files = readdirSync(here).filter((f) => f.endsWith('.test.mjs'))
   .filter((f) => !only.length || only.some((o) => f.includes(o))).sort().map((f) => join(here, f));

@@ -33,6 +33,9 @@ static env make(int capacity, int threads, int substeps, fs_relax_mode relax) {
     return e;
 }
 
+/* The relaxation the server runs (the world's default). */
+#define DEFAULT_RELAX (fs_default_world_def().clavet.relax)
+
 static void drop(env *e) {
     fs_world_destroy(e->w);
     fs_pool_destroy(e->pool);
@@ -104,7 +107,7 @@ static void snap_free(snap *s) {
 
 /* ---- momentum ------------------------------------------------------------ */
 static void test_linear_momentum(void) {
-    env e = make(4000, 2, 1, FS_RELAX_JACOBI);
+    env e = make(4000, 2, 1, DEFAULT_RELAX);
     fs_world *w = e.w;
     open_space(w, 0.1f, 6.0f, (fs_vec3){0, 0, 0});
     /* two materials of different stiffness and viscosity, one with springs:
@@ -137,7 +140,12 @@ static void test_linear_momentum(void) {
     REPORT("|P1 - P0| = %.3g (m/s summed) against sum |v0| = %.1f: relative %.2g", dP, sabs, dP / sabs);
     CHECK(ext < 6.0f - 0.1f, "a particle reached a wall (%.2f)", ext);
     CHECK(springs0 > 0, "no springs");
-    CHECK(dP / sabs < 1e-5, "momentum drift %.3g relative", dP / sabs);
+    /* every pair exchange is equal and opposite; what remains is the rounding
+     * of positions (floats near 0.5 m: 6e-8 m, 3.6e-6 m/s at 60 Hz) summed as
+     * a random walk over 2,000 particles, 500 steps and, in the coloured
+     * sweeps, one rounding per neighbour update: about 1e-5 of sum |v0|.  A
+     * one-sided share anywhere is orders above it. */
+    CHECK(dP / sabs < 3e-5, "momentum drift %.3g relative", dP / sabs);
     drop(&e);
 }
 
@@ -146,10 +154,17 @@ static void cross(const double a[3], const double b[3], double o[3]) {
 }
 
 /* Relaxation alone (no viscosity, springs, gravity or walls): each step's
- * change of velocity is a sum of central pair impulses at the predicted
- * positions x* = x + dt v, so sum x* x dv must vanish to round-off. */
-static void test_angular_momentum_relaxation(void) {
-    env e = make(4000, 2, 1, FS_RELAX_JACOBI);
+ * change of velocity is a sum of central pair impulses.  The Jacobi form
+ * exchanges them along r_ij at the predicted positions x* = x + dt v, so
+ * sum x* x dv vanishes to round-off (bound 1e-6).  The coloured sweeps
+ * exchange each pair's share along r_ij at the positions of the moment (the
+ * earlier exchanges of the sweep included), which conserves sum x x dx at
+ * every exchange, and sum x* x dv to second order in the displacements:
+ * bounded by 5e-3 of sum |x*||dv| in this violent case, whose blob, 60%
+ * denser than its rest density, throws half its particles at the walls
+ * (docs/clavet-notes.md). */
+static void angular_momentum_relaxation(fs_relax_mode mode, double bound) {
+    env e = make(4000, 2, 1, mode);
     fs_world *w = e.w;
     open_space(w, 0.1f, 6.0f, (fs_vec3){0, 0, 0});
     set_all(w, FS_P_VISC_SIGMA, 0), set_all(w, FS_P_VISC_BETA, 0);
@@ -168,6 +183,7 @@ static void test_angular_momentum_relaxation(void) {
     double worst = 0, scale_sum = 0, impulse_sum[3] = {0, 0, 0};
     double taus[500];
     double L0[3] = {0, 0, 0}, L1[3] = {0, 0, 0};
+    long near_wall = 0;
     for (int t = 0; t < 500; t++) {
         snap a = take(w);
         fs_world_step(w);
@@ -175,6 +191,13 @@ static void test_angular_momentum_relaxation(void) {
         double tau[3] = {0, 0, 0}, scale = 0;
         for (int k = 0; k < a.n; k++) {
             double xs[3], dv[3], o[3];
+            /* a drop the blob threw off and that reached a wall (alone: no
+             * neighbour shares its push) is not the relaxation's business */
+            const float *xb = &b.x[3 * k];
+            if (fmaxf(fmaxf(fabsf(xb[0]), fabsf(xb[1])), fabsf(xb[2])) > 6.0f - 0.5f) {
+                near_wall++;
+                continue;
+            }
             for (int q = 0; q < 3; q++) {
                 xs[q] = (double)a.x[3 * k + q] + dt * (double)a.v[3 * k + q];
                 dv[q] = (double)b.v[3 * k + q] - (double)a.v[3 * k + q];
@@ -201,16 +224,21 @@ static void test_angular_momentum_relaxation(void) {
     for (int t = 0; t < 500; t++) worst = fmax(worst, taus[t] / (scale_sum / 500));
     double acc =
         sqrt(impulse_sum[0] * impulse_sum[0] + impulse_sum[1] * impulse_sum[1] + impulse_sum[2] * impulse_sum[2]);
-    REPORT("%d particles, 500 steps: angular impulse of the relaxation, summed: %.3g against sum |x*||dv| %.3g "
-           "(relative %.2g; worst step against the mean step %.2g)",
-           n, acc, scale_sum, acc / scale_sum, worst);
+    REPORT("%s, %d particles, 500 steps: angular impulse of the relaxation, summed: %.3g against sum |x*||dv| %.3g "
+           "(relative %.2g; worst step against the mean step %.2g; %ld particle-steps at a wall left out)",
+           mode == FS_RELAX_JACOBI ? "Jacobi" : "coloured", n, acc, scale_sum, acc / scale_sum, worst, near_wall);
     REPORT("for reference, sum x x v drifted from %.4f to %.4f (the leapfrog-like scheme conserves the "
            "predicted-position form exactly, the plain form to O(dt))",
            L0[1], L1[1]);
     CHECK(scale_sum > 1.0, "the relaxation did nothing (%.3g)", scale_sum);
-    CHECK(acc / scale_sum < 1e-6, "angular impulse %.3g relative", acc / scale_sum);
-    CHECK(worst < 1e-4, "worst step %.3g relative", worst);
+    CHECK(acc / scale_sum < bound, "angular impulse %.3g relative", acc / scale_sum);
+    CHECK(worst < 100 * bound, "worst step %.3g relative", worst);
     drop(&e);
+}
+
+static void test_angular_momentum_relaxation(void) {
+    angular_momentum_relaxation(FS_RELAX_JACOBI, 1e-6);
+    angular_momentum_relaxation(FS_RELAX_COLORED, 5e-3);
 }
 
 /* ---- density ------------------------------------------------------------- */
@@ -274,6 +302,121 @@ static void test_density_pool(void) {
     CHECK(b.density < 2.0f * rho0 && b.density > a.density, "1/60 s density %.3f", b.density);
 }
 
+/* The 12-layer pool at the server's defaults (one 1/60 s step per tick, the
+ * default relaxation and sweep count): the kernel density (Eq. 1) of the
+ * interior particles (neighbour centroid within 0.1 h, more than h from the
+ * side walls), overall and per layer of one spacing, against rho0; and the
+ * pool's height, which shows what the kernel sum does not (a disordered
+ * fluid packs more particles than the cubic lattice at the same kernel sum,
+ * and Clavet's cohesion draws the top layer in). */
+static void test_density_pool_default(void) {
+    env e = make(3000, 2, 1, fs_default_world_def().clavet.relax);
+    fs_world *w = e.w;
+    const float s = 0.08f, h = 2.1f * s, W = 14 * s, rho0 = 3.2f;
+    fs_domain d = {{0, 0, 0}, {W, 24 * s, W}, {0, -9.81f, 0}, h, s, 0.5f * s};
+    fs_world_reset(w, &d, NULL);
+    fs_world_add_block(w, d.box_min, (fs_vec3){W, 12 * s, W}, FS_MAT_WATER, 0.1f);
+    float sigma = fs_world_get_param(w, FS_MAT_WATER, FS_P_VISC_SIGMA);
+    fs_world_set_param(w, FS_MAT_WATER, FS_P_VISC_SIGMA, 30.0f, NULL);
+    for (int t = 0; t < 180; t++) {
+        if (t == 135) fs_world_set_param(w, FS_MAT_WATER, FS_P_VISC_SIGMA, sigma, NULL);
+        fs_world_step(w);
+    }
+    fs_particles_view v;
+    fs_world_view(w, &v);
+    double sum[24] = {0}, tot = 0, ke = 0;
+    int cnt[24] = {0}, tn = 0;
+    float top = 0;
+    for (int i = 0; i < v.count; i++) {
+        top = fmaxf(top, v.y[i]);
+        ke += v.vx[i] * v.vx[i] + v.vy[i] * v.vy[i] + v.vz[i] * v.vz[i];
+        if (v.x[i] < h || v.x[i] > W - h || v.z[i] < h || v.z[i] > W - h) continue;
+        double rho = 0, mx = 0, my = 0, mz = 0;
+        int nb = 0;
+        for (int j = 0; j < v.count; j++) {
+            float dx = v.x[j] - v.x[i], dy = v.y[j] - v.y[i], dz = v.z[j] - v.z[i];
+            float r = sqrtf(dx * dx + dy * dy + dz * dz);
+            if (j == i || r >= h) continue;
+            rho += (1 - r / h) * (1 - r / h), mx += dx, my += dy, mz += dz, nb++;
+        }
+        int L = (int)(v.y[i] / s);
+        if (nb < 8 || sqrt(mx * mx + my * my + mz * mz) / nb > 0.1 * h || L < 0 || L >= 24) continue;
+        sum[L] += rho, cnt[L]++, tot += rho, tn++;
+    }
+    fs_world_def def = fs_default_world_def();
+    double mean = tot / tn, worst = 0;
+    char line[400];
+    int o = 0;
+    for (int L = 0; L < 24; L++) {
+        if (cnt[L] < 10) continue;
+        double e_l = sum[L] / cnt[L] / rho0 - 1;
+        worst = fmax(worst, fabs(e_l));
+        o += snprintf(line + o, sizeof line - (size_t)o, " %d:%+.1f%%", L, 100 * e_l);
+    }
+    REPORT("defaults (1 step of 1/60 s, %d sweeps): interior density %.3f vs rho0 %.2f (%+.1f%%) from %d particles; "
+           "per layer:%s; v_rms %.3f m/s; top particle at %.2f spacings (12 layers laid out)",
+           def.clavet.relax_iterations, mean, rho0, 100 * (mean / rho0 - 1), tn, line, sqrt(ke / v.count), top / s);
+    CHECK(fabs(mean / rho0 - 1) < 0.03, "interior density %+.1f%% off rho0", 100 * (mean / rho0 - 1));
+    CHECK(worst < 0.08, "a layer is %.1f%% off rho0", 100 * worst);
+    CHECK(sqrt(ke / v.count) < 0.3, "pool not settled");
+    drop(&e);
+}
+
+/* Martin & Moyce 1952's residual column height for the column of height 2a
+ * (n^2 = 2): H / 2a against tau = t sqrt(g/a), as transcribed in
+ * tumaer/jax-sph, validation/ref/dambreak_data.py (commit 25a0ee1b); the
+ * points up to tau = 3.08, before the surge comes back from the far wall of
+ * the scene's 4a tank.  The height: the top of the particles within two
+ * spacings of the wall at x = 0, taken up to the first gap of two spacings
+ * (drops and sheets detached above it do not count), plus half a spacing. */
+static void test_dam_break_column_height(void) {
+    static const double HT[] = {0.80, 1.29, 1.74, 2.15, 2.57, 3.08}, HE[] = {0.89, 0.78, 0.67, 0.56, 0.44, 0.33};
+    env e = make(8000, 2, 1, fs_default_world_def().clavet.relax);
+    fs_error err;
+    CHECK(fs_world_load_scene(e.w, "dam_break", 5000, &err) == FS_OK, "%s", err.msg);
+    fs_domain d = fs_world_domain(e.w);
+    const float s = d.spacing, a = d.box_max.z; /* the tank is a deep */
+    const double tsc = sqrt(9.81 / a);
+    float *ys = malloc(sizeof(float) * (size_t)fs_world_particle_count(e.w));
+    double worst = 0, worst_col = 0;
+    char line[400];
+    int o = 0;
+    for (int t = 1, k = 0; k < 6 && t < 2000; t++) {
+        fs_world_step(e.w);
+        double tau = t * (double)fs_world_dt(e.w) * tsc;
+        if (tau < HT[k]) continue;
+        fs_particles_view v;
+        fs_world_view(e.w, &v);
+        int ny = 0;
+        for (int i = 0; i < v.count; i++)
+            if (v.x[i] < 2 * s) ys[ny++] = v.y[i];
+        for (int p = 1; p < ny; p++) { /* insertion sort */
+            float y = ys[p];
+            int q = p;
+            while (q > 0 && ys[q - 1] > y) ys[q] = ys[q - 1], q--;
+            ys[q] = y;
+        }
+        float H = ny ? ys[0] : 0;
+        for (int p = 1; p < ny && ys[p] - ys[p - 1] < 2 * s; p++) H = ys[p];
+        double eta = (H + 0.5 * s) / (2 * a);
+        worst = fmax(worst, fabs(eta - HE[k]) / HE[k]), worst_col = fmax(worst_col, fabs(eta - HE[k]));
+        o += snprintf(line + o, sizeof line - (size_t)o, " %.2f: %.3f (MM %.2f);", tau, eta, HE[k]);
+        k++;
+    }
+    REPORT("dam break, %d particles, a = %.2f m: H/2a at t sqrt(g/a) =%s largest deviation %.1f%% of Martin & "
+           "Moyce's height, %.1f%% of the initial column",
+           fs_world_particle_count(e.w), a, line, 100 * worst, 100 * worst_col);
+    /* Held: within 12% of the initial column at each point, and within 30%
+     * of Martin & Moyce's own height (the Jacobi sweep's jet climbs the wall
+     * to 1.2 H: 262%).  Issue 16's bar, 10% of their height, is not met yet:
+     * late in the collapse (tau > 2) the column drains too slowly
+     * (docs/clavet-notes.md). */
+    CHECK(worst_col < 0.12, "residual column off Martin & Moyce by %.1f%% of the column", 100 * worst_col);
+    CHECK(worst < 0.30, "residual column off Martin & Moyce by %.1f%% of their height", 100 * worst);
+    free(ys);
+    drop(&e);
+}
+
 static void test_sequential_vs_jacobi(void) {
     const float rho0 = 3.2f;
     settle_result j = settle_pool(4, FS_RELAX_JACOBI, 1, 120);
@@ -287,7 +430,7 @@ static void test_sequential_vs_jacobi(void) {
 
 /* ---- determinism -------------------------------------------------------- */
 static uint64_t run_scene(const char *scene, int n, int threads, int steps) {
-    env e = make(n + 2000, threads, 1, FS_RELAX_JACOBI);
+    env e = make(n + 2000, threads, 1, DEFAULT_RELAX);
     fs_error err;
     fs_status st = fs_world_load_scene(e.w, scene, n, &err);
     CHECK(st == FS_OK, "%s: %s", scene, err.msg);
@@ -324,7 +467,7 @@ static void test_determinism_threads(void) {
  * parallel_for task of the core on two threads. */
 static uint64_t run_scene_solver(int k, int n, int threads, int steps) {
     const fs_scene_info *sc = fs_scene_get(k);
-    env e = make(n + 2000, threads, 1, FS_RELAX_JACOBI);
+    env e = make(n + 2000, threads, 1, DEFAULT_RELAX);
     fs_error err;
     CHECK(fs_world_set_solver(e.w, sc->solver, &err) == FS_OK, "%s: %s", sc->name, err.msg);
     CHECK(fs_world_load_scene(e.w, sc->name, n, &err) == FS_OK, "%s: %s", sc->name, err.msg);
@@ -350,7 +493,7 @@ static void test_threads_every_scene(void) {
 
 /* ---- robustness ------------------------------------------------------------ */
 static void test_stress_extreme(void) {
-    env e = make(3000, 2, 1, FS_RELAX_JACOBI);
+    env e = make(3000, 2, 1, DEFAULT_RELAX);
     fs_world *w = e.w;
     fs_error err;
     CHECK(fs_world_load_scene(w, "gallery", 2000, &err) == FS_OK, "%s", err.msg);
@@ -428,7 +571,7 @@ static float shape_error(const snap *a, const snap *b) {
  * squeezed and of the mean shape, and the mean shape's RMS error in
  * spacings against the rest shape. */
 static void squeeze(int mat, float *squeezed, float *final, float *err_out) {
-    env e = make(2000, 2, 1, FS_RELAX_JACOBI);
+    env e = make(2000, 2, 1, DEFAULT_RELAX);
     fs_world *w = e.w;
     float s = 0.08f;
     open_space(w, s, 2.0f, (fs_vec3){0, 0, 0});
@@ -495,7 +638,7 @@ static int uf_find(int *p, int a) {
 }
 
 static void test_goo_filaments(void) {
-    env e = make(3000, 2, 1, FS_RELAX_JACOBI);
+    env e = make(3000, 2, 1, DEFAULT_RELAX);
     fs_world *w = e.w;
     float s = 0.08f;
     open_space(w, s, 3.0f, (fs_vec3){0, 0, 0});
@@ -556,7 +699,7 @@ static void test_goo_filaments(void) {
 
 /* ---- emitters, drains, ids -------------------------------------------------- */
 static void test_emitter_drain_counts(void) {
-    env e = make(1000, 1, 1, FS_RELAX_JACOBI);
+    env e = make(1000, 1, 1, DEFAULT_RELAX);
     fs_world *w = e.w;
     float s = 0.08f;
     fs_domain d = {{0, 0, 0}, {2, 2, 2}, {0, -9.81f, 0}, 2.1f * s, s, 0.5f * s};
@@ -577,11 +720,17 @@ static void test_emitter_drain_counts(void) {
     /* ids: unique, stable across re-sorting, new ids above old ones */
     for (int t = 0; t < 60; t++) fs_world_step(w);
     snap a = take(w);
-    fs_drain_def dr = {{1, 0, 1}, 0.35f, true};
+    /* the drain on the floor under the lowest particle (the jet spreads the
+     * puddle into a ring against the walls, away from under the nozzle) */
+    int low = 0;
+    for (int k = 1; k < a.n; k++)
+        if (a.x[3 * k + 1] < a.x[3 * low + 1]) low = k;
+    const float dcx = a.x[3 * low], dcz = a.x[3 * low + 2];
+    fs_drain_def dr = {{dcx, 0, dcz}, 0.35f, true};
     /* particles inside the drain right now are the ones the next step removes */
     int inside = 0;
     for (int k = 0; k < a.n; k++) {
-        float dx = a.x[3 * k] - 1, dy = a.x[3 * k + 1], dz = a.x[3 * k + 2] - 1;
+        float dx = a.x[3 * k] - dcx, dy = a.x[3 * k + 1], dz = a.x[3 * k + 2] - dcz;
         inside += dx * dx + dy * dy + dz * dz <= 0.35f * 0.35f;
     }
     CHECK(fs_world_set_drain(w, -1, &dr, &err) >= 0, "%s", err.msg);
@@ -598,7 +747,11 @@ static void test_emitter_drain_counts(void) {
             missing++;
             continue;
         }
-        float dx = b.x[3 * k] - a.x[3 * q], dy = b.x[3 * k + 1] - a.x[3 * q + 1], dz = b.x[3 * k + 2] - a.x[3 * q + 2];
+        /* where its velocity takes it in the step, within 0.1 m */
+        const float dt = fs_world_dt(w);
+        float dx = b.x[3 * k] - a.x[3 * q] - dt * a.v[3 * q],
+              dy = b.x[3 * k + 1] - a.x[3 * q + 1] - dt * a.v[3 * q + 1],
+              dz = b.x[3 * k + 2] - a.x[3 * q + 2] - dt * a.v[3 * q + 2];
         moved_far += sqrtf(dx * dx + dy * dy + dz * dz) > 0.1f;
     }
     CHECK(unique, "ids not unique or not in order");
@@ -606,7 +759,7 @@ static void test_emitter_drain_counts(void) {
     /* a new particle gets a new id */
     em.cap = 0;
     fs_world_set_emitter(w, slot, &em, NULL);
-    fs_world_set_drain(w, 0, &(fs_drain_def){{1, 0, 1}, 0.35f, false}, NULL);
+    fs_world_set_drain(w, 0, &(fs_drain_def){{dcx, 0, dcz}, 0.35f, false}, NULL);
     fs_world_step(w);
     snap c = take(w);
     CHECK(c.n == b.n + 10 && c.id[c.n - 1] > b.id[b.n - 1], "new ids: %d particles, last id %u vs %u", c.n,
@@ -617,7 +770,7 @@ static void test_emitter_drain_counts(void) {
 
 /* ---- validation, pause -------------------------------------------------------- */
 static void test_param_validation(void) {
-    env e = make(1000, 1, 1, FS_RELAX_JACOBI);
+    env e = make(1000, 1, 1, DEFAULT_RELAX);
     fs_world *w = e.w;
     fs_error err;
     int p = fs_param_find("stiffness");
@@ -655,7 +808,7 @@ static void test_param_validation(void) {
 }
 
 static void test_pause_and_step(void) {
-    env e = make(2000, 1, 1, FS_RELAX_JACOBI);
+    env e = make(2000, 1, 1, DEFAULT_RELAX);
     fs_world *w = e.w;
     fs_world_load_scene(w, "drop", 1000, NULL);
     fs_stats st;
@@ -675,7 +828,7 @@ static void test_pause_and_step(void) {
 }
 
 static void test_scenes(void) {
-    env e = make(60000, 2, 1, FS_RELAX_JACOBI);
+    env e = make(60000, 2, 1, DEFAULT_RELAX);
     for (int i = 0; i < fs_scene_count(); i++) {
         const fs_scene_info *sc = fs_scene_get(i);
         fs_error err;
@@ -710,7 +863,7 @@ static void test_scenes(void) {
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
 /* "No allocation inside the step loop once a scene is loaded." */
 static void test_no_allocation_in_step(void) {
-    env e = make(20000, 2, 1, FS_RELAX_JACOBI);
+    env e = make(20000, 2, 1, DEFAULT_RELAX);
     fs_world_load_scene(e.w, "fountain", 8000, NULL);
     fs_world_step(e.w);
     struct mallinfo2 a = mallinfo2();
@@ -737,6 +890,8 @@ int main(int argc, char **argv) {
         {"linear_momentum", test_linear_momentum},
         {"angular_momentum_relaxation", test_angular_momentum_relaxation},
         {"density_pool", test_density_pool},
+        {"density_pool_default", test_density_pool_default},
+        {"dam_break_column_height", test_dam_break_column_height},
         {"sequential_vs_jacobi", test_sequential_vs_jacobi},
         {"determinism_threads", test_determinism_threads},
         {"threads_every_scene", test_threads_every_scene},
