@@ -5,7 +5,8 @@
  * solver against Clavet and the largest stable step of each; then the MPS
  * solver's dam break (10k and 50k): wall-clock seconds per simulated second,
  * split into neighbour search, explicit part, assembly, solve and correction.
- * Usage: bench_sim [N ...] | bench_sim mps [N ...]; BENCH_UNIFIED_ONLY=1 runs the unified section only. */
+ * Usage: bench_sim [N ...] | bench_sim mps [N ...]; BENCH_UNIFIED_ONLY=1 runs the unified section only;
+ * BENCH_SWEEPS=K sets the Clavet relaxation's sweeps per step, BENCH_JACOBI=1 its Jacobi form. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,8 @@ static void mps_section(const int *n, int count) {
 static fs_world *dam_break(int n, int threads, fs_pool **pool) {
     *pool = fs_pool_create(threads);
     fs_world_def d = fs_default_world_def();
+    if (getenv("BENCH_SWEEPS")) d.clavet.relax_iterations = atoi(getenv("BENCH_SWEEPS"));
+    if (getenv("BENCH_JACOBI")) d.clavet.relax = FS_RELAX_JACOBI;
     d.capacity = n + n / 4;
     d.worker_count = threads;
     d.parallel_for = fs_pool_parallel_for;
@@ -150,6 +153,8 @@ static void run_bodies(int n, int nbodies, int threads, int warm, int steps) {
 static fs_world *world(int n, int threads, fs_pool **pool, float dt, fs_solver solver, const char *scene) {
     *pool = fs_pool_create(threads);
     fs_world_def d = fs_default_world_def();
+    if (getenv("BENCH_SWEEPS")) d.clavet.relax_iterations = atoi(getenv("BENCH_SWEEPS"));
+    if (getenv("BENCH_JACOBI")) d.clavet.relax = FS_RELAX_JACOBI;
     d.capacity = n + n / 4;
     d.dt = dt;
     d.worker_count = threads;

@@ -133,8 +133,10 @@ test('with several solvers (a stand-in server), the selector lists them, follows
   await waitFor(p, () => window.__fluid.solver.lastReply?.ok === true);
   await waitFor(p, () => document.getElementById('hud-solver').textContent === 'unified');
   const req = sent.find((c) => c.type === 'set_solver');
-  assert.deepEqual({ ...req, rid: 0 }, { type: 'set_solver', name: 'unified', rid: 0 });
+  // rid numbers the page's commands; sid names the page across reconnects (net.js)
+  assert.deepEqual({ ...req, rid: 0, sid: '' }, { type: 'set_solver', name: 'unified', rid: 0, sid: '' });
   assert.ok(req.rid > 0);
+  assert.ok(typeof req.sid === 'string' && req.sid.length > 0, `set_solver carries the page's session id: ${JSON.stringify(req)}`);
   assert.equal(await p.inputValue('#solver'), 'unified');
   console.log(`stand-in server: selector ${['clavet', 'unified', 'mps'].join('/')}, broadcast mps -> shown; picked unified -> sent ${JSON.stringify(req)}`);
   await p.close();
