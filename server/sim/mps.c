@@ -9,7 +9,7 @@
  *   u* = u^n + dt (nu lap u + sigma kappa n / rho + g)        Eq. 9 / 27, 7, App. A
  *   r* = r^n + dt u*                                           Eq. 10
  *   n* at r*, free surface n* < beta n0, beta = 0.97           Eq. 3-4, 18
- *   pressure Poisson equation, symmetric, by ICCG              Eq. 14 (sparse.c)
+ *   pressure Poisson equation, symmetric, by DIC-CG            Eq. 14 (sparse.c)
  *   u' = -dt/rho grad p, u^{n+1} = u* + u', r^{n+1} = r* + u' dt   Eq. 15-17, 5
  * with the kernel w(r) = r_e/r - 1 (Koshizuka & Oka 1996), r_e = 2.1 l0 for
  * n, the gradient and Eq. 14 and 3.1 l0 for the viscosity; p^_i of Eq. 5
@@ -19,12 +19,12 @@
  * (Brackbill, Kothe & Zemach 1992) limits.
  *
  * The concepts live in: mps_walls.c (wall particles, obstacles, rails),
- * mps_pressure.c (n*, Eq. 14, ICCG), mps_tension.c (Appendix A);
+ * mps_pressure.c (n*, Eq. 14, DIC-CG), mps_tension.c (Appendix A);
  * mps_internal.h holds what they share.  Why each choice, what else was
  * tried and what was measured: NOTES.md, "MPS".
  *
  * Parallel form: every pass is a per-particle gather through fs__run; the
- * row numbering and the active-wall list are serial prefix passes; IC(0)
+ * row numbering and the active-wall list are serial prefix passes; DIC
  * and its triangular solves are serial.  The result is bit-identical for
  * any thread count.  Memory: everything per particle is allocated in
  * attach for w->cap particles; the wall particles are (re)built when the
@@ -104,11 +104,14 @@ static inline float *scr_r2(const fs_world *w, int worker) {
 }
 
 /* Neighbour lists at r^n: fluid within h (the world grid), then walls within
- * h (the wall grid); also saves r^n and sums Eq. 21's heat exchange. */
+ * h (the wall grid); also saves r^n, sums Eq. 21's heat exchange and, with
+ * surface tension, Appendix A's counts (Eq. 34) and n at r^n for its
+ * surface test, from the same distances. */
 static void list_task(int b, int e, int worker, void *vctx) {
     MPS_TASK(vctx, worker);
     fs_particles *p = &w->p;
     const float *X = p->x, *Y = p->y, *Z = p->z, h2 = c->h2, inv_h = w->inv_h;
+    const float ren2 = s->re_n * s->re_n, rst2 = s->re_st * s->re_st;
     int32_t *J = scr_j(w, worker);
     float *R2 = scr_r2(w, worker);
     fs_ranges r = {.cell = -1, .cyz = -1};
@@ -129,8 +132,15 @@ static void list_task(int b, int e, int worker, void *vctx) {
         int m = n < NB_MAX ? n : NB_MAX, mn = 0;
         memcpy(L, J, sizeof(int32_t) * (size_t)m);
         s->nb_f[i] = (int16_t)m;
-        for (int k = 0; k < m; k++)
-            if (R2[k] < c->near2 && mn < NN_MAX) NL[mn++] = J[k];
+        const bool tens = c->m.tension;
+        float nr = 0, n1 = 0; /* n at r^n over the near list; Eq. 34's count over the list */
+        for (int k = 0; k < m; k++) {
+            if (R2[k] < c->near2 && mn < NN_MAX) {
+                NL[mn++] = J[k];
+                if (tens && R2[k] < ren2) nr += weight(sqrtf(R2[k]), s->re_n, c->rmin);
+            }
+            if (tens && R2[k] < rst2) n1 += 1.0f;
+        }
         s->nn_f[i] = (int16_t)mn;
         /* walls */
         int32_t cb[27], ce[27];
@@ -141,8 +151,12 @@ static void list_task(int b, int e, int worker, void *vctx) {
                 float dx = s->wx[k] - X[i], dy = s->wy[k] - Y[i], dz = s->wz[k] - Z[i];
                 float r2 = dx * dx + dy * dy + dz * dz;
                 if (r2 < h2) L[m++] = w->cap + k;
-                if (r2 < c->near2 && mn < NN_MAX) NL[mn++] = w->cap + k;
+                if (r2 < c->near2 && mn < NN_MAX) {
+                    NL[mn++] = w->cap + k;
+                    if (tens && r2 < ren2) nr += weight(sqrtf(r2), s->re_n, c->rmin);
+                }
             }
+        if (tens) s->nst[i] = nr, s->nst1[i] = n1;
         s->nb_t[i] = (int16_t)m;
         s->nn_t[i] = (int16_t)mn;
         int mt = p->mat[i];
@@ -355,7 +369,6 @@ static void substep(fs_world *w, mps_state *s, ctx *c) {
 
     /* Eq. 9-10 */
     t = fs__now_ms();
-    if (c->m.tension) fs__run(w, fs__mps_tension_counts_task, c, n);
     fs__run(w, explicit_task, c, n);
     swap3(&w->p.x, &w->nx), swap3(&w->p.y, &w->ny), swap3(&w->p.z, &w->nz);
     swap3(&w->p.vx, &w->nvx), swap3(&w->p.vy, &w->nvy), swap3(&w->p.vz, &w->nvz);
@@ -553,6 +566,6 @@ int fs_world_mps_fields(const fs_world *w, float *pressure, float *number_densit
     return n;
 }
 
-const fs_solver_ops fs__mps_ops = FS_SOLVER_OPS(
-    mps, "mps",
-    "Premoze et al. 2003: Moving Particle Semi-implicit, pressure Poisson equation by ICCG, wall particles");
+const fs_solver_ops fs__mps_ops = FS_SOLVER_OPS(mps, "mps",
+                                                "Premoze et al. 2003: Moving Particle Semi-implicit, pressure Poisson "
+                                                "equation by DIC-preconditioned CG, wall particles");

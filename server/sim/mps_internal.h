@@ -191,7 +191,6 @@ bool fs__mps_ensure_matrix(fs_world *w, mps_state *s);
 void fs__mps_pressure(fs_world *w, mps_state *s, ctx *c);
 
 /* mps_tension.c: surface tension, Appendix A */
-void fs__mps_tension_counts_task(int b, int e, int worker, void *vctx);
 void fs__mps_tension_acc(const ctx *c, int i, float *ax, float *ay, float *az);
 
 #endif

@@ -2,7 +2,7 @@
  * (Premoze et al. 2003, Eq. 3-4), the free-surface test (Eq. 18), the
  * pressure Poisson equation (Eq. 14, in div(grad p / rho) form for several
  * fluids, Sec. 3.4) assembled over the particles and the active first-layer
- * wall particles, and its solve by ICCG (sparse.c).  Choices and
+ * wall particles, and its solve by DIC-preconditioned CG (sparse.c).  Choices and
  * measurements: NOTES.md, "MPS", "Eq. 14 and several fluids". */
 #include <math.h>
 #include <stdlib.h>
@@ -22,7 +22,7 @@ bool fs__mps_ensure_matrix(fs_world *w, mps_state *s) {
     s->b = malloc(sizeof(double) * (size_t)rows), s->x = malloc(sizeof(double) * (size_t)rows);
     s->rnnz = malloc(sizeof(int32_t) * (size_t)rows);
     if (!s->b || !s->x || !s->rnnz || nnz > 0x7fffffffL || !fs__csr_alloc(&s->A, rows, (int)nnz) ||
-        !fs__pcg_alloc(&s->pcg, rows, (int)(nnz / 2 + rows))) {
+        !fs__pcg_alloc(&s->pcg, rows, 1)) { /* DIC keeps no factor: the vectors only */
         s->rows_cap = 0;
         return false;
     }
@@ -69,11 +69,10 @@ static inline float lap_coef(const ctx *c, float r, float rho_i, float rho_j) {
     return weight(r, c->s->re_n, c->rmin) * 2.0f / (rho_i + rho_j);
 }
 
-/* Eq. 14, one row per unknown: count (fill false) or fill (fill true).  Row
+/* Eq. 14, one row per unknown, into the room count_task measured.  Row
  * entries come out with ascending columns; the diagonal sits in its place. */
-static void row_task_impl(ctx *c, int b, int e, bool fill) {
-    fs_world *w = c->w;
-    mps_state *s = c->s;
+static void fill_task(int b, int e, int worker, void *vctx) {
+    MPS_TASK(vctx, worker);
     const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z;
     fs_csr *A = &s->A;
     const double K = c->ppe_k, inv_dt2 = 1.0 / ((double)c->dt * c->dt);
@@ -83,14 +82,14 @@ static void row_task_impl(ctx *c, int b, int e, bool fill) {
         const int row = u < nf ? s->row[u] : s->arow[u - nf];
         if (row < 0) continue;
         double diag = 0, nst;
-        const int k0 = fill ? A->rowptr[row] : 0;
+        const int k0 = A->rowptr[row];
         int cnt = 0, dpos = -1, nwc = 0;
         int32_t wc[WWN_MAX]; /* wall columns, sorted before they are emitted */
         double wv[WWN_MAX];
 #define EMIT(C_, V_)                                                                                                   \
     do {                                                                                                               \
         if (dpos < 0 && (C_) > row) dpos = k0 + cnt++;                                                                 \
-        if (fill) A->col[k0 + cnt] = (C_), A->val[k0 + cnt] = (V_);                                                    \
+        A->col[k0 + cnt] = (C_), A->val[k0 + cnt] = (V_);                                                              \
         cnt++;                                                                                                         \
     } while (0)
         if (u < nf) {
@@ -103,14 +102,12 @@ static void row_task_impl(ctx *c, int b, int e, bool fill) {
                 if (R[k] >= s->re_n) continue;
                 if (j < w->cap) {
                     float cf = lap_coef(c, R[k], rhoi, s->rho[j]);
-                    if (cf <= 0) continue;
                     diag += K * cf;
                     if (s->row[j] >= 0) EMIT(s->row[j], -K * cf);
                 } else {
                     int q = j - w->cap;
                     if (s->wlayer[q] != 1) continue;
                     float cf = lap_coef(c, R[k], rhoi, RHO_WALL);
-                    if (cf <= 0) continue;
                     diag += K * cf;
                     int a = s->act_of[s->wl1[q]];
                     if (a >= 0 && s->arow[a] >= 0 && nwc < WWN_MAX) wc[nwc] = s->arow[a], wv[nwc++] = -K * cf;
@@ -123,8 +120,9 @@ static void row_task_impl(ctx *c, int b, int e, bool fill) {
             for (int t = 0; t < s->anb_n[a]; t++) {
                 int j = L[t];
                 float dx = X[j] - s->wx[k], dy = Y[j] - s->wy[k], dz = Z[j] - s->wz[k];
-                float cf = lap_coef(c, sqrtf(dx * dx + dy * dy + dz * dz), RHO_WALL, s->rho[j]);
-                if (cf <= 0) continue;
+                const float r = sqrtf(dx * dx + dy * dy + dz * dz);
+                if (r >= s->re_n) continue;
+                float cf = lap_coef(c, r, RHO_WALL, s->rho[j]);
                 diag += K * cf;
                 if (s->row[j] >= 0) EMIT(s->row[j], -K * cf);
             }
@@ -144,7 +142,7 @@ static void row_task_impl(ctx *c, int b, int e, bool fill) {
         for (int a = 0; a < nwc; a++) EMIT(wc[a], wv[a]);
 #undef EMIT
         if (dpos < 0) dpos = k0 + cnt++;
-        if (fill) {
+        {
             A->col[dpos] = row;
             /* + the compressibility of water over dt^2 (weak compressibility,
              * Koshizuka's practice): keeps a pocket without free surface solvable */
@@ -154,22 +152,58 @@ static void row_task_impl(ctx *c, int b, int e, bool fill) {
             double err = (nst - (double)s->n0) / (double)s->n0;
             err = err > MAX_SOURCE ? MAX_SOURCE : err;
             s->b[row] = RELAX * inv_dt2 * err;
-        } else {
-            s->rnnz[row] = cnt;
         }
     }
 }
 
+/* The entries of each row, as fill_task will emit them, without their
+ * values: every pair closer than r_e is an entry (its coefficient may round
+ * to 0 at r_e, which costs nothing). */
 static void count_task(int b, int e, int worker, void *vctx) {
-    (void)worker;
-    row_task_impl(vctx, b, e, false);
-}
-static void fill_task(int b, int e, int worker, void *vctx) {
-    (void)worker;
-    row_task_impl(vctx, b, e, true);
+    MPS_TASK(vctx, worker);
+    const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z;
+    const int nf = w->n;
+    const float ren = s->re_n;
+    for (int u = b; u < e; u++) {
+        const int row = u < nf ? s->row[u] : s->arow[u - nf];
+        if (row < 0) continue;
+        int cnt = 1, nwc = 0; /* the diagonal */
+        if (u < nf) {
+            const int32_t *L = s->nn + (size_t)u * NN_MAX;
+            const float *R = s->nr + (size_t)u * NN_MAX;
+            for (int k = 0; k < s->nn_t[u]; k++) {
+                const int j = L[k];
+                if (R[k] >= ren) continue;
+                if (j < w->cap) {
+                    cnt += s->row[j] >= 0;
+                } else {
+                    const int q = j - w->cap;
+                    if (s->wlayer[q] != 1) continue;
+                    const int a = s->act_of[s->wl1[q]];
+                    nwc += a >= 0 && s->arow[a] >= 0 && nwc < WWN_MAX;
+                }
+            }
+        } else {
+            const int a = u - nf, q = s->act[a], k = s->l1_wall[q];
+            const int32_t *L = s->anb + (size_t)a * WNB_MAX;
+            for (int t = 0; t < s->anb_n[a]; t++) {
+                const int j = L[t];
+                const float dx = X[j] - s->wx[k], dy = Y[j] - s->wy[k], dz = Z[j] - s->wz[k];
+                if (sqrtf(dx * dx + dy * dy + dz * dz) < ren) cnt += s->row[j] >= 0;
+            }
+            const int32_t *WJ = s->l1_wj + (size_t)q * WWN_MAX;
+            const float *WW = s->l1_ww + (size_t)q * WWN_MAX;
+            for (int t = 0; t < s->l1_wn[q]; t++) {
+                if (!(WW[t] > 0)) continue;
+                const int a2 = s->act_of[WJ[t]];
+                nwc += a2 >= 0 && s->arow[a2] >= 0 && nwc < WWN_MAX;
+            }
+        }
+        s->rnnz[row] = cnt + nwc;
+    }
 }
 
-/* n*, the free surface (Eq. 18), Eq. 14 assembled and solved by ICCG; the
+/* n*, the free surface (Eq. 18), Eq. 14 assembled and solved by DIC-CG; the
  * pressures of the particles (s->press) and of the active walls (s->wp),
  * negative ones set to 0.  Adds to the ASSEMBLE and SOLVE phases. */
 void fs__mps_pressure(fs_world *w, mps_state *s, ctx *c) {
@@ -188,7 +222,7 @@ void fs__mps_pressure(fs_world *w, mps_state *s, ctx *c) {
     fs__run(w, count_task, c, n + s->nact);
     long nnz = 0;
     for (int r = 0; r < rows; r++) nnz += s->rnnz[r];
-    if (nnz > A->nnz_cap || nnz / 2 + rows > s->pcg.L.nnz_cap) { /* not seen: ~33 entries a row at rest */
+    if (nnz > A->nnz_cap) { /* not seen: ~33 entries a row at rest */
         rows = 0;
         s->shrunk++;
     }
@@ -204,14 +238,14 @@ void fs__mps_pressure(fs_world *w, mps_state *s, ctx *c) {
         if (s->arow[a] >= 0) s->x[s->arow[a]] = s->wp[s->l1_wall[s->act[a]]];
     ph[FS_PHASE_ASSEMBLE] += fs__now_ms() - t;
 
-    /* ICCG */
+    /* CG preconditioned by DIC */
     t = fs__now_ms();
     double res = 0;
     int it = 0;
     if (rows > 0) {
         s->pcg.w = w;
         s->pcg.fallbacks = 0;
-        bool pre = fs__ic0(A, &s->pcg);
+        bool pre = fs__dic(A, &s->pcg); /* DIC: O(nnz) set-up; IC(0) cost more than it saved (NOTES.md) */
         it = fs__pcg(A, &s->pcg, s->b, s->x, CG_TOL, CG_MAXIT, pre, &res);
     }
     for (int i = 0; i < n; i++) {

@@ -2,35 +2,11 @@
  * et al. 2003 at free-surface particles, the neighbour counts of Eq. 34-35
  * and the curvature of Eq. 36-39 along the gradient of n, applied as Eq. 33
  * (delta = 1 / l0).  Choices and measurements: NOTES.md, "MPS", "Surface
- * tension". */
+ * tension".  The counts of Eq. 34-35 and n at r^n come from mps.c's
+ * list pass. */
 #include <math.h>
 
 #include "mps_internal.h"
-
-/* Appendix A, Eq. 34 (and n at r^n for the surface test): fluid counts. */
-void fs__mps_tension_counts_task(int b, int e, int worker, void *vctx) {
-    MPS_TASK(vctx, worker);
-    const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z;
-    const float rst2 = s->re_st * s->re_st;
-    const float ren2 = s->re_n * s->re_n;
-    for (int i = b; i < e; i++) {
-        const int32_t *L = s->nb + (size_t)i * NB_MAX, *NL = s->nn + (size_t)i * NN_MAX;
-        float n = 0, n1 = 0;
-        for (int k = 0; k < s->nb_f[i]; k++) { /* Eq. 34-35 over the fluid */
-            int j = L[k];
-            float dx = X[j] - X[i], dy = Y[j] - Y[i], dz = Z[j] - Z[i];
-            n1 += dx * dx + dy * dy + dz * dz < rst2 ? 1.0f : 0.0f;
-        }
-        for (int k = 0; k < s->nn_t[i]; k++) { /* n at r^n, for the surface test */
-            float dx, dy, dz;
-            nb_offset(w, s, i, NL[k], &dx, &dy, &dz);
-            float r2 = dx * dx + dy * dy + dz * dz;
-            if (r2 < ren2) n += weight(sqrtf(r2), s->re_n, c->rmin);
-        }
-        s->nst[i] = n;
-        s->nst1[i] = n1;
-    }
-}
 
 /* Adds Eq. 33's acceleration of particle i (at r^n, lists of this sub-step)
  * to *ax, *ay, *az when i is at the free surface of a fluid with tension. */

@@ -137,7 +137,48 @@ bool fs__ic0(const fs_csr *A, fs_pcg *s) {
         L->val[a1] = sqrt(dsum);
     }
     L->nnz = nnz;
+    s->kind = FS_PRE_IC0;
     return true;
+}
+
+bool fs__dic(const fs_csr *A, fs_pcg *s) {
+    const int n = A->n;
+    double *d = s->diag;
+    for (int i = 0; i < n; i++) {
+        double di = 0, sum = 0;
+        bool has = false;
+        for (int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+            const int j = A->col[k];
+            if (j < i)
+                sum += A->val[k] * A->val[k] / d[j];
+            else if (j == i)
+                di = A->val[k], has = true;
+            else
+                break;
+        }
+        if (!has) return false;
+        double v = di - sum;
+        if (!(v > 1e-12 * fabs(di))) v = di > 0 ? di : 1.0, s->fallbacks++; /* breakdown: the diagonal */
+        d[i] = v;
+    }
+    s->kind = FS_PRE_DIC;
+    return true;
+}
+
+/* z = M^-1 r for DIC: (D + L) y = r, then (D + L^T) z = D y, both as row
+ * gathers over A's own rows (columns sorted). */
+static void dic_apply(const fs_csr *A, const double *d, const double *r, double *z) {
+    const int n = A->n;
+    for (int i = 0; i < n; i++) {
+        double s = r[i];
+        for (int k = A->rowptr[i]; k < A->rowptr[i + 1] && A->col[k] < i; k++) s -= A->val[k] * z[A->col[k]];
+        z[i] = s / d[i];
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        double s = 0;
+        for (int k = A->rowptr[i + 1] - 1; k >= A->rowptr[i] && A->col[k] > i; k--) s += A->val[k] * z[A->col[k]];
+        z[i] -= s / d[i];
+    }
 }
 
 /* z = (L L^T)^-1 r */
@@ -165,7 +206,9 @@ int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, 
     for (int i = 0; i < n; i++) r[i] = b[i] - q[i];
     double bnorm = sqrt(dot(b, b, n));
     if (bnorm == 0) bnorm = 1;
-    if (precond)
+    if (precond && s->kind == FS_PRE_DIC)
+        dic_apply(A, s->diag, r, z);
+    else if (precond)
         ic_apply(&s->L, r, z);
     else
         memcpy(z, r, sizeof(double) * (size_t)n);
@@ -181,7 +224,9 @@ int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, 
         res = sqrt(dot(r, r, n)) / bnorm;
         it++;
         if (res <= tol) break;
-        if (precond)
+        if (precond && s->kind == FS_PRE_DIC)
+            dic_apply(A, s->diag, r, z);
+        else if (precond)
             ic_apply(&s->L, r, z);
         else
             memcpy(z, r, sizeof(double) * (size_t)n);

@@ -14,17 +14,23 @@ typedef struct fs_csr {
     int32_t *rowptr, *col; /* columns sorted within a row */
     double *val;
 } fs_csr;
+typedef enum fs_precond { FS_PRE_NONE, FS_PRE_IC0, FS_PRE_DIC } fs_precond;
 typedef struct fs_pcg {
     fs_csr L; /* IC(0) factor */
     double *r, *z, *p, *q, *diag;
-    int fallbacks; /* rows where IC(0) broke down and used the diagonal */
-    fs_world *w;   /* when set, mat-vecs and vector updates run through fs__run (deterministic) */
+    int fallbacks;   /* rows where IC(0) broke down and used the diagonal */
+    fs_world *w;     /* when set, mat-vecs and vector updates run through fs__run (deterministic) */
+    fs_precond kind; /* what fs__pcg's precond applies: IC(0) (the default, 0 reads as IC(0)) or DIC */
 } fs_pcg;
 bool fs__csr_alloc(fs_csr *A, int n, int nnz_cap);
 void fs__csr_free(fs_csr *A);
 bool fs__pcg_alloc(fs_pcg *s, int n, int nnz_cap);
 void fs__pcg_free(fs_pcg *s);
 bool fs__ic0(const fs_csr *A, fs_pcg *s);
+/* Diagonal incomplete Cholesky (DIC): M = (D + L_A) D^-1 (D + L_A)^T with
+ * L_A the strict lower part of A itself and d_i = a_ii - sum_j<i a_ij^2 / d_j;
+ * O(nnz) to set up, no factor stored (s->diag).  Sets s->kind. */
+bool fs__dic(const fs_csr *A, fs_pcg *s);
 /* Solves A x = b from the x given, to |r| <= tol |b|; returns iterations. */
 int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, int maxit, bool precond, double *resid);
 
