@@ -9,7 +9,7 @@
  *   u* = u^n + dt (nu lap u + sigma kappa n / rho + g)        Eq. 9 / 27, 7, App. A
  *   r* = r^n + dt u*                                           Eq. 10
  *   n* at r*, free surface n* < beta n0, beta = 0.97           Eq. 3-4, 18
- *   pressure Poisson equation, symmetric, by DIC-CG            Eq. 14 (sparse.c)
+ *   pressure Poisson equation, symmetric, by MIC-CG            Eq. 14 (sparse.c)
  *   u' = -dt/rho grad p, u^{n+1} = u* + u', r^{n+1} = r* + u' dt   Eq. 15-17, 5
  * with the kernel w(r) = r_e/r - 1 (Koshizuka & Oka 1996), r_e = 2.1 l0 for
  * n, the gradient and Eq. 14 and 3.1 l0 for the viscosity; p^_i of Eq. 5
@@ -19,12 +19,12 @@
  * (Brackbill, Kothe & Zemach 1992) limits.
  *
  * The concepts live in: mps_walls.c (wall particles, obstacles, rails),
- * mps_pressure.c (n*, Eq. 14, DIC-CG), mps_tension.c (Appendix A);
+ * mps_pressure.c (n*, Eq. 14, MIC-CG), mps_tension.c (Appendix A);
  * mps_internal.h holds what they share.  Why each choice, what else was
  * tried and what was measured: NOTES.md, "MPS".
  *
  * Parallel form: every pass is a per-particle gather through fs__run; the
- * row numbering and the active-wall list are serial prefix passes; DIC
+ * row numbering and the active-wall list are serial prefix passes; MIC
  * and its triangular solves are serial.  The result is bit-identical for
  * any thread count.  Memory: everything per particle is allocated in
  * attach for w->cap particles; the wall particles are (re)built when the
@@ -568,4 +568,4 @@ int fs_world_mps_fields(const fs_world *w, float *pressure, float *number_densit
 
 const fs_solver_ops fs__mps_ops = FS_SOLVER_OPS(mps, "mps",
                                                 "Premoze et al. 2003: Moving Particle Semi-implicit, pressure Poisson "
-                                                "equation by DIC-preconditioned CG, wall particles");
+                                                "equation by MIC-preconditioned CG, wall particles");

@@ -41,6 +41,7 @@
 #define RHO_WALL 1000.0f
 #define MAX_OBST 8
 #define CG_TOL 1e-6
+#define MIC_OMEGA 0.9 /* CG's preconditioner: modified DIC, 0.9 of the dropped fill on the diagonal (NOTES.md) */
 #define CG_MAXIT 600
 
 typedef struct mps_obst {

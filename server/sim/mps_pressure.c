@@ -2,7 +2,8 @@
  * (Premoze et al. 2003, Eq. 3-4), the free-surface test (Eq. 18), the
  * pressure Poisson equation (Eq. 14, in div(grad p / rho) form for several
  * fluids, Sec. 3.4) assembled over the particles and the active first-layer
- * wall particles, and its solve by DIC-preconditioned CG (sparse.c).  Choices and
+ * wall particles, and its solve by CG preconditioned by modified incomplete
+ * Cholesky in its diagonal form (MIC, sparse.c).  Choices and
  * measurements: NOTES.md, "MPS", "Eq. 14 and several fluids". */
 #include <math.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@ bool fs__mps_ensure_matrix(fs_world *w, mps_state *s) {
     s->b = malloc(sizeof(double) * (size_t)rows), s->x = malloc(sizeof(double) * (size_t)rows);
     s->rnnz = malloc(sizeof(int32_t) * (size_t)rows);
     if (!s->b || !s->x || !s->rnnz || nnz > 0x7fffffffL || !fs__csr_alloc(&s->A, rows, (int)nnz) ||
-        !fs__pcg_alloc(&s->pcg, rows, 1)) { /* DIC keeps no factor: the vectors only */
+        !fs__pcg_alloc(&s->pcg, rows, 1)) { /* MIC keeps no factor: the vectors only */
         s->rows_cap = 0;
         return false;
     }
@@ -203,7 +204,7 @@ static void count_task(int b, int e, int worker, void *vctx) {
     }
 }
 
-/* n*, the free surface (Eq. 18), Eq. 14 assembled and solved by DIC-CG; the
+/* n*, the free surface (Eq. 18), Eq. 14 assembled and solved by MIC-CG; the
  * pressures of the particles (s->press) and of the active walls (s->wp),
  * negative ones set to 0.  Adds to the ASSEMBLE and SOLVE phases. */
 void fs__mps_pressure(fs_world *w, mps_state *s, ctx *c) {
@@ -238,14 +239,14 @@ void fs__mps_pressure(fs_world *w, mps_state *s, ctx *c) {
         if (s->arow[a] >= 0) s->x[s->arow[a]] = s->wp[s->l1_wall[s->act[a]]];
     ph[FS_PHASE_ASSEMBLE] += fs__now_ms() - t;
 
-    /* CG preconditioned by DIC */
+    /* CG preconditioned by MIC */
     t = fs__now_ms();
     double res = 0;
     int it = 0;
     if (rows > 0) {
         s->pcg.w = w;
         s->pcg.fallbacks = 0;
-        bool pre = fs__dic(A, &s->pcg); /* DIC: O(nnz) set-up; IC(0) cost more than it saved (NOTES.md) */
+        bool pre = fs__dic(A, &s->pcg, MIC_OMEGA);
         it = fs__pcg(A, &s->pcg, s->b, s->x, CG_TOL, CG_MAXIT, pre, &res);
     }
     for (int i = 0; i < n; i++) {

@@ -141,25 +141,31 @@ bool fs__ic0(const fs_csr *A, fs_pcg *s) {
     return true;
 }
 
-bool fs__dic(const fs_csr *A, fs_pcg *s) {
+bool fs__dic(const fs_csr *A, fs_pcg *s, double omega) {
     const int n = A->n;
-    double *d = s->diag;
+    double *d = s->diag, *up = s->q; /* up[j]: sum of row j's entries right of the diagonal (q is scratch here) */
     for (int i = 0; i < n; i++) {
-        double di = 0, sum = 0;
+        double di = 0, sum = 0, dic = 0, u = 0;
         bool has = false;
         for (int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
             const int j = A->col[k];
-            if (j < i)
-                sum += A->val[k] * A->val[k] / d[j];
-            else if (j == i)
-                di = A->val[k], has = true;
-            else
-                break;
+            const double a = A->val[k];
+            if (j < i) {
+                /* a_ij^2 / d_j (DIC), and the fill row j would make right of column i, lumped on the
+                 * diagonal (MIC): a_ij / d_j * (up_j - a_ji), a_ji = a_ij */
+                sum += a / d[j] * ((1.0 - omega) * a + omega * up[j]);
+                dic += a * a / d[j];
+            } else if (j == i) {
+                di = a, has = true;
+            } else {
+                u += a;
+            }
         }
         if (!has) return false;
         double v = di - sum;
+        if (!(v > 0.25 * (di - dic))) v = di - dic; /* MIC's safeguard (Bridson 2008): fall back to DIC */
         if (!(v > 1e-12 * fabs(di))) v = di > 0 ? di : 1.0, s->fallbacks++; /* breakdown: the diagonal */
-        d[i] = v;
+        d[i] = v, up[i] = u;
     }
     s->kind = FS_PRE_DIC;
     return true;

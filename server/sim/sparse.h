@@ -29,8 +29,10 @@ void fs__pcg_free(fs_pcg *s);
 bool fs__ic0(const fs_csr *A, fs_pcg *s);
 /* Diagonal incomplete Cholesky (DIC): M = (D + L_A) D^-1 (D + L_A)^T with
  * L_A the strict lower part of A itself and d_i = a_ii - sum_j<i a_ij^2 / d_j;
- * O(nnz) to set up, no factor stored (s->diag).  Sets s->kind. */
-bool fs__dic(const fs_csr *A, fs_pcg *s);
+ * O(nnz) to set up, no factor stored (s->diag).  omega > 0 makes it modified
+ * (MIC): the fill each elimination would make, times omega, moves onto the
+ * diagonal.  Sets s->kind. */
+bool fs__dic(const fs_csr *A, fs_pcg *s, double omega);
 /* Solves A x = b from the x given, to |r| <= tol |b|; returns iterations. */
 int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, int maxit, bool precond, double *resid);
 

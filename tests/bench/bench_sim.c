@@ -34,7 +34,8 @@ static void mps_section(const int *n, int count) {
     printf("      N  T  s per sim s | grid  explicit  assemble  solve  correct (ms per step) | sub-steps  CG its |  "
            "walls active unknowns\n");
     if (count)
-        for (int i = 0; i < count; i++) run_mps(n[i], getenv("BENCH_MPS_THREADS") ? atoi(getenv("BENCH_MPS_THREADS")) : 2, mw, ms);
+        for (int i = 0; i < count; i++)
+            run_mps(n[i], getenv("BENCH_MPS_THREADS") ? atoi(getenv("BENCH_MPS_THREADS")) : 2, mw, ms);
     else
         for (int i = 0; i < 2; i++) run_mps(i ? 50000 : 10000, 2, mw, ms);
 }

@@ -1,5 +1,5 @@
 /* test_mps.c - the MPS solver (Premoze et al. 2003): validation against
- * experiment and hydrostatics, two fluids, the ICCG solve, determinism. */
+ * experiment and hydrostatics, two fluids, the preconditioned CG solve, determinism. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,7 +119,7 @@ void test_mps_hydrostatic(void) {
     fs_mps_info in;
     fs_world_mps_info(w, &in);
     REPORT("tank %d x %d x %d particles (l0 = %.0f mm), %d wall particles; n0 = %.3f, n0_lap = %.3f, lambda = %.3f "
-           "l0^2; up to %d CFL sub-steps of 1/60 s; ICCG up to %d iterations, residual up to %.1e",
+           "l0^2; up to %d CFL sub-steps of 1/60 s; CG up to %d iterations, residual up to %.1e",
            nx, ny, nz, l0 * 1e3, in.walls, in.n0, in.n0_lap, in.lambda / (l0 * l0), maxsub, maxit, maxres);
     double worst = 0, sum = 0;
     int used = 0;
@@ -541,7 +541,7 @@ void test_mps_heat(void) {
     drop(w, pool);
 }
 
-/* ---- 4. the ICCG solve on a 20k-particle tank ------------------------------ */
+/* ---- 4. the preconditioned CG solve on a 20k-particle tank ---------------- */
 void test_mps_cg_20k(void) {
     fs_pool *pool;
     const int nx = SAN_BUILD ? 20 : 40, ny = SAN_BUILD ? 12 : 25, nz = 20; /* 20 000 (4 800 under ASan) */
@@ -558,14 +558,14 @@ void test_mps_cg_20k(void) {
         fs_mps_info in;
         fs_world_mps_info(w, &in);
         REPORT("step %d: %d particles, %d unknowns (%d first-layer wall particles, %d free-surface particles "
-               "Dirichlet), %d sub-steps; last ICCG solve: %d iterations, relative residual %.2e; assemble %.1f ms, "
+               "Dirichlet), %d sub-steps; last CG solve: %d iterations, relative residual %.2e; assemble %.1f ms, "
                "solve %.1f ms",
                t + 1, n, in.unknowns, in.active_walls, in.surface, in.substeps, st.solver_iterations,
                st.solver_residual, st.phase_ms[FS_PHASE_ASSEMBLE], st.phase_ms[FS_PHASE_SOLVE]);
         worst = st.solver_iterations > worst ? st.solver_iterations : worst;
         res = st.solver_residual > res ? st.solver_residual : res;
     }
-    CHECK(worst > 0 && worst <= 100, "ICCG took %d iterations", worst);
+    CHECK(worst > 0 && worst <= 100, "CG took %d iterations", worst);
     CHECK(res <= 1e-6, "residual %.2e above the tolerance", res);
     drop(w, pool);
 }
