@@ -23,7 +23,7 @@ bool fs__mps_ensure_matrix(fs_world *w, mps_state *s) {
     s->b = malloc(sizeof(double) * (size_t)rows), s->x = malloc(sizeof(double) * (size_t)rows);
     s->rnnz = malloc(sizeof(int32_t) * (size_t)rows);
     if (!s->b || !s->x || !s->rnnz || nnz > 0x7fffffffL || !fs__csr_alloc(&s->A, rows, (int)nnz) ||
-        !fs__pcg_alloc(&s->pcg, rows, 1)) { /* MIC keeps no factor: the vectors only */
+        !fs__pcg_alloc(&s->pcg, rows)) {
         s->rows_cap = 0;
         return false;
     }

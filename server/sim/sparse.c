@@ -1,7 +1,7 @@
 /* sparse.c - a symmetric positive definite sparse solver for the pressure
  * Poisson equation of the MPS solver (Premoze et al. 2003, Eq. 14):
- * compressed sparse rows, an incomplete Cholesky factor with the matrix's
- * own lower pattern (IC(0)), and the preconditioned conjugate gradient.
+ * compressed sparse rows, incomplete Cholesky in diagonal form (DIC, or
+ * modified: MIC) and the preconditioned conjugate gradient.
  *
  * Deterministic whatever the thread count: the matrix-vector product is a
  * per-row gather, and dot products are summed in FS_DOT_CHUNKS fixed chunks
@@ -34,16 +34,15 @@ bool fs__csr_alloc(fs_csr *A, int n, int nnz_cap) {
 }
 
 void fs__pcg_free(fs_pcg *s) {
-    fs__csr_free(&s->L);
     free(s->r), free(s->z), free(s->p), free(s->q), free(s->diag);
     memset(s, 0, sizeof *s);
 }
 
-bool fs__pcg_alloc(fs_pcg *s, int n, int nnz_cap) {
+bool fs__pcg_alloc(fs_pcg *s, int n) {
     fs__pcg_free(s);
     size_t d = sizeof(double) * (size_t)n;
     s->r = malloc(d), s->z = malloc(d), s->p = malloc(d), s->q = malloc(d), s->diag = malloc(d);
-    if (!s->r || !s->z || !s->p || !s->q || !s->diag || !fs__csr_alloc(&s->L, n, nnz_cap)) {
+    if (!s->r || !s->z || !s->p || !s->q || !s->diag) {
         fs__pcg_free(s);
         return false;
     }
@@ -90,57 +89,6 @@ static void spmv(fs_world *w, const fs_csr *A, const double *x, double *y) {
         spmv_task(0, A->n, 0, &c);
 }
 
-/* IC(0): L with the lower pattern of A (columns sorted, diagonal last in each
- * row of L), A ~ L L^T.  A pivot that is not positive (possible for a
- * matrix that is not an M-matrix) falls back to the row's diagonal, which
- * keeps the preconditioner symmetric positive definite. */
-bool fs__ic0(const fs_csr *A, fs_pcg *s) {
-    fs_csr *L = &s->L;
-    int n = A->n, nnz = 0;
-    L->n = n;
-    L->rowptr[0] = 0;
-    for (int i = 0; i < n; i++) {
-        for (int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
-            if (A->col[k] > i) continue;
-            if (nnz >= L->nnz_cap) return false;
-            L->col[nnz] = A->col[k];
-            L->val[nnz] = A->val[k];
-            nnz++;
-        }
-        L->rowptr[i + 1] = nnz;
-        if (nnz == L->rowptr[i] || L->col[nnz - 1] != i) return false; /* no diagonal */
-    }
-    for (int i = 0; i < n; i++) {
-        int a0 = L->rowptr[i], a1 = L->rowptr[i + 1] - 1; /* a1: the diagonal */
-        for (int k = a0; k < a1; k++) {
-            int j = L->col[k];
-            /* L_ij = (A_ij - sum_{m<j} L_im L_jm) / L_jj, over the shared pattern */
-            double sum = L->val[k];
-            int p = a0, q = L->rowptr[j], qe = L->rowptr[j + 1] - 1;
-            while (p < k && q < qe) {
-                if (L->col[p] == L->col[q])
-                    sum -= L->val[p] * L->val[q], p++, q++;
-                else if (L->col[p] < L->col[q])
-                    p++;
-                else
-                    q++;
-            }
-            L->val[k] = sum / L->val[qe];
-        }
-        double dsum = L->val[a1];
-        for (int k = a0; k < a1; k++) dsum -= L->val[k] * L->val[k];
-        if (!(dsum > 1e-12 * fabs(L->val[a1]))) { /* breakdown: diagonal fallback for this row */
-            for (int k = a0; k < a1; k++) L->val[k] = 0;
-            dsum = L->val[a1] > 0 ? L->val[a1] : 1.0;
-            s->fallbacks++;
-        }
-        L->val[a1] = sqrt(dsum);
-    }
-    L->nnz = nnz;
-    s->kind = FS_PRE_IC0;
-    return true;
-}
-
 bool fs__dic(const fs_csr *A, fs_pcg *s, double omega) {
     const int n = A->n;
     double *d = s->diag, *up = s->q; /* up[j]: sum of row j's entries right of the diagonal (q is scratch here) */
@@ -167,7 +115,6 @@ bool fs__dic(const fs_csr *A, fs_pcg *s, double omega) {
         if (!(v > 1e-12 * fabs(di))) v = di > 0 ? di : 1.0, s->fallbacks++; /* breakdown: the diagonal */
         d[i] = v, up[i] = u;
     }
-    s->kind = FS_PRE_DIC;
     return true;
 }
 
@@ -187,23 +134,6 @@ static void dic_apply(const fs_csr *A, const double *d, const double *r, double 
     }
 }
 
-/* z = (L L^T)^-1 r */
-static void ic_apply(const fs_csr *L, const double *r, double *z) {
-    int n = L->n;
-    for (int i = 0; i < n; i++) { /* L y = r */
-        double s = r[i];
-        int d = L->rowptr[i + 1] - 1;
-        for (int k = L->rowptr[i]; k < d; k++) s -= L->val[k] * z[L->col[k]];
-        z[i] = s / L->val[d];
-    }
-    for (int i = n - 1; i >= 0; i--) { /* L^T z = y, column-oriented */
-        int d = L->rowptr[i + 1] - 1;
-        z[i] /= L->val[d];
-        double zi = z[i];
-        for (int k = L->rowptr[i]; k < d; k++) z[L->col[k]] -= L->val[k] * zi;
-    }
-}
-
 int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, int maxit, bool precond,
             double *resid_out) {
     int n = A->n;
@@ -212,10 +142,8 @@ int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, 
     for (int i = 0; i < n; i++) r[i] = b[i] - q[i];
     double bnorm = sqrt(dot(b, b, n));
     if (bnorm == 0) bnorm = 1;
-    if (precond && s->kind == FS_PRE_DIC)
+    if (precond)
         dic_apply(A, s->diag, r, z);
-    else if (precond)
-        ic_apply(&s->L, r, z);
     else
         memcpy(z, r, sizeof(double) * (size_t)n);
     memcpy(p, z, sizeof(double) * (size_t)n);
@@ -230,10 +158,8 @@ int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, 
         res = sqrt(dot(r, r, n)) / bnorm;
         it++;
         if (res <= tol) break;
-        if (precond && s->kind == FS_PRE_DIC)
+        if (precond)
             dic_apply(A, s->diag, r, z);
-        else if (precond)
-            ic_apply(&s->L, r, z);
         else
             memcpy(z, r, sizeof(double) * (size_t)n);
         double rz1 = dot(r, z, n), beta = rz1 / rz;

@@ -16,7 +16,7 @@ void test_bodies_stickiness(void);
 void test_heat_diffusion_erf(void);
 void test_heat_conserved(void);
 void test_heaters(void);
-void test_sparse_iccg(void);
+void test_sparse_pcg(void);
 void test_phase_jelly(void);
 void test_phase_water_freezes(void);
 void test_unified_phase_block(void);

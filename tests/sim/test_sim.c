@@ -914,7 +914,7 @@ int main(int argc, char **argv) {
         {"heat_diffusion_erf", test_heat_diffusion_erf},
         {"heat_conserved", test_heat_conserved},
         {"heaters", test_heaters},
-        {"sparse_iccg", test_sparse_iccg},
+        {"sparse_pcg", test_sparse_pcg},
         {"phase_jelly", test_phase_jelly},
         {"phase_water_freezes", test_phase_water_freezes},
         {"unified_phase_block", test_unified_phase_block},

@@ -1,4 +1,4 @@
-/* test_sparse.c - the incomplete-Cholesky conjugate gradients, IC(0) and DIC (white box). */
+/* test_sparse.c - the conjugate gradient preconditioned by DIC and MIC (white box). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,11 +9,11 @@
 
 /* The 7-point Laplacian of a g^3 grid with Dirichlet walls; b = A u* for a
  * smooth u* that is no eigenvector, so the exact discrete answer is u*. */
-void test_sparse_iccg(void) {
+void test_sparse_pcg(void) {
     const int g = 40, n = g * g * g;
     fs_csr A = {0};
     fs_pcg s = {0};
-    CHECK(fs__csr_alloc(&A, n, 7 * n) && fs__pcg_alloc(&s, n, 4 * n), "alloc");
+    CHECK(fs__csr_alloc(&A, n, 7 * n) && fs__pcg_alloc(&s, n), "alloc");
     int nnz = 0;
     A.n = n;
     for (int z = 0; z < g; z++)
@@ -44,33 +44,22 @@ void test_sparse_iccg(void) {
         for (int k = A.rowptr[i]; k < A.rowptr[i + 1]; k++) t += A.val[k] * u[A.col[k]];
         b[i] = t;
     }
-    double res_cg, res_ic;
+    double res_cg, res_dic;
     int it_cg = fs__pcg(&A, &s, b, x, 1e-8, 2000, false, &res_cg);
     double err_cg = 0;
     for (int i = 0; i < n; i++) err_cg = fmax(err_cg, fabs(x[i] - u[i]));
-    CHECK(fs__ic0(&A, &s), "ic0");
-    memset(x, 0, sizeof(double) * n);
-    int it_ic = fs__pcg(&A, &s, b, x, 1e-8, 2000, true, &res_ic);
-    double err_ic = 0;
-    for (int i = 0; i < n; i++) err_ic = fmax(err_ic, fabs(x[i] - u[i]));
-    REPORT("7-point Laplacian, %d unknowns, tolerance 1e-8: CG %d iterations (error %.1e), IC(0)-CG %d iterations "
-           "(error %.1e), %d pivot fallbacks",
-           n, it_cg, err_cg, it_ic, err_ic, s.fallbacks);
-    CHECK(res_ic <= 1e-8 && err_ic < 1e-6, "ICCG did not converge: residual %.2e, error %.2e", res_ic, err_ic);
-    CHECK(it_ic < 0.6 * it_cg, "the preconditioner does not pay: %d vs %d", it_ic, it_cg);
-    CHECK(s.fallbacks == 0, "IC(0) broke down on an M-matrix");
-    /* DIC (the MPS solver's preconditioner): on a 7-point stencil IC(0) makes no fill inside the
-     * pattern that DIC lacks, so the two are the same preconditioner and take the same iterations */
-    double res_dic;
-    CHECK(fs__dic(&A, &s, 0.0) && s.kind == FS_PRE_DIC, "dic");
+    /* DIC: on a 7-point stencil IC(0) makes no fill inside the pattern, so DIC is IC(0) here
+     * (measured before IC(0) left the code: 54 and 54 iterations) */
+    CHECK(fs__dic(&A, &s, 0.0), "dic");
     memset(x, 0, sizeof(double) * n);
     int it_dic = fs__pcg(&A, &s, b, x, 1e-8, 2000, true, &res_dic);
     double err_dic = 0;
     for (int i = 0; i < n; i++) err_dic = fmax(err_dic, fabs(x[i] - u[i]));
-    REPORT("DIC-CG %d iterations (error %.1e)", it_dic, err_dic);
+    REPORT("7-point Laplacian, %d unknowns, tolerance 1e-8: CG %d iterations (error %.1e), DIC-CG %d iterations "
+           "(error %.1e), %d pivot fallbacks",
+           n, it_cg, err_cg, it_dic, err_dic, s.fallbacks);
     CHECK(res_dic <= 1e-8 && err_dic < 1e-6, "DIC-CG did not converge: residual %.2e, error %.2e", res_dic, err_dic);
-    CHECK(abs(it_dic - it_ic) <= 1, "DIC %d iterations, IC(0) %d: on a 7-point stencil they are one method", it_dic,
-          it_ic);
+    CHECK(it_dic < 0.6 * it_cg, "the preconditioner does not pay: %d vs %d", it_dic, it_cg);
     CHECK(s.fallbacks == 0, "DIC broke down on an M-matrix");
     /* MIC (omega 0.9, the MPS solver's): the dropped fill on the diagonal; on the Poisson problem it
      * takes fewer iterations than DIC (Gustafsson 1978: the condition number's order drops) */
