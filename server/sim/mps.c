@@ -21,7 +21,7 @@
  * The concepts live in: mps_walls.c (wall particles, obstacles, rails),
  * mps_pressure.c (n*, Eq. 14, MIC-CG), mps_tension.c (Appendix A);
  * mps_internal.h holds what they share.  Why each choice, what else was
- * tried and what was measured: NOTES.md, "MPS".
+ * tried and what was measured: docs/sim-notes.md, "MPS".
  *
  * Parallel form: every pass is a per-particle gather through fs__run; the
  * row numbering and the active-wall list are serial prefix passes; MIC
@@ -281,7 +281,7 @@ static void correct_task(int b, int e, int worker, void *vctx) {
         const float *R = s->nr + (size_t)i * NN_MAX;
         const float xi = X[i], yi = Y[i], zi = Z[i];
         float pmin = P[i];
-        for (int k = 0; k < s->nn_t[i]; k++) { /* p^_i over the nearest neighbours (PMIN_R; NOTES.md) */
+        for (int k = 0; k < s->nn_t[i]; k++) { /* p^_i over the nearest neighbours (PMIN_R; docs/sim-notes.md) */
             if (R[k] >= pmin_r) continue;
             int j = L[k];
             float pj;

@@ -2,7 +2,7 @@
  * state behind w->solver_state, the per-call context of a step, the kernel
  * (Eq. 3) and the entry points of mps_walls.c, mps_pressure.c and
  * mps_tension.c.  Internal to server/sim; the choices behind the constants
- * are in NOTES.md ("MPS"). */
+ * are in docs/sim-notes.md ("MPS"). */
 #ifndef FS_MPS_INTERNAL_H
 #define FS_MPS_INTERNAL_H
 
@@ -34,14 +34,15 @@
 #define COLLIDE_DIST 0.5f  /* l0 */
 #define COLLIDE_E 0.2f
 /* Relaxation of Eq. 14's source (1: the equation as printed; Koshizuka's
- * group often uses 0.2; NOTES.md) */
+ * group often uses 0.2; docs/sim-notes.md) */
 #define RELAX 0.5
 #define MAX_SOURCE 0.1          /* largest (n* - n0) / n0 Eq. 14 acts on in one sub-step */
 #define COMPRESSIBILITY 0.45e-9 /* 1/Pa, water */
 #define RHO_WALL 1000.0f
 #define MAX_OBST 8
 #define CG_TOL 1e-6
-#define MIC_OMEGA 0.9 /* CG's preconditioner: modified DIC, 0.9 of the dropped fill on the diagonal (NOTES.md) */
+/* CG's preconditioner: modified DIC, this much of the dropped fill on the diagonal (docs/sim-notes.md) */
+#define MIC_OMEGA 0.9
 #define CG_MAXIT 600
 
 typedef struct mps_obst {

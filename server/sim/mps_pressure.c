@@ -4,7 +4,7 @@
  * fluids, Sec. 3.4) assembled over the particles and the active first-layer
  * wall particles, and its solve by CG preconditioned by modified incomplete
  * Cholesky in its diagonal form (MIC, sparse.c).  Choices and
- * measurements: NOTES.md, "MPS", "Eq. 14 and several fluids". */
+ * measurements: docs/sim-notes.md, "MPS", "Eq. 14 and several fluids". */
 #include <math.h>
 #include <stdlib.h>
 

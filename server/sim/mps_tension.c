@@ -1,7 +1,7 @@
 /* mps_tension.c - the MPS solver's surface tension: Appendix A of Premoze
  * et al. 2003 at free-surface particles, the neighbour counts of Eq. 34-35
  * and the curvature of Eq. 36-39 along the gradient of n, applied as Eq. 33
- * (delta = 1 / l0).  Choices and measurements: NOTES.md, "MPS", "Surface
+ * (delta = 1 / l0).  Choices and measurements: docs/sim-notes.md, "MPS", "Surface
  * tension".  The counts of Eq. 34-35 and n at r^n come from mps.c's
  * list pass. */
 #include <math.h>

@@ -5,7 +5,7 @@
  * Eq. 5-8, the safety rails, and fs_world_mps_add_obstacle.  The first
  * layer takes part in the Laplacians, the gradient and Eq. 14 (its
  * pressure); the second and third only fill the number density.  Choices
- * and measurements: NOTES.md, "MPS", "Walls". */
+ * and measurements: docs/sim-notes.md, "MPS", "Walls". */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

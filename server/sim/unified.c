@@ -28,7 +28,7 @@
  * a spring-damper and a clamp.  Equation of state p = c^2 (rho - rho-hat)
  * (Eq. 9), negative pressures clamped to 0.
  *
- * Why each choice, what else was tried, and the measured limits: NOTES.md,
+ * Why each choice, what else was tried, and the measured limits: docs/sim-notes.md,
  * "Unified solver".  Parallel form: every per-particle phase is a gather
  * through fs__run, so the state is bit-identical for any thread count;
  * per-particle state is kept by storage slot (p.slot), never by index.
@@ -252,7 +252,7 @@ FS_SIMD_CLONES static void force_task(int b, int e, int worker, void *vctx) {
         /* Eq. 7 / rho_i in Monaghan's symmetric form (the paper's ref. 1):
          * a_i = -sum_j m_j (p_i / rho_i^2 + p_j / rho_j^2) grad W(r_ij), the
          * gradient of Eq. 4's density, so pressure work is conservative
-         * (Eq. 7 as printed is not: NOTES.md).  -grad W(r_ij) = gsp (h - r)^2 r_ij / r.
+         * (Eq. 7 as printed is not: docs/sim-notes.md).  -grad W(r_ij) = gsp (h - r)^2 r_ij / r.
          * Eq. 8 / rho_i with the viscosity kernel's Laplacian on the lattice.
          * Pairs inside one rigid body are skipped (Sec. "Rigid Bodies"). */
 #pragma omp simd reduction(+ : ax, ay, az, coincident)

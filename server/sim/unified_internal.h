@@ -2,7 +2,7 @@
  * constants, its state behind w->solver_state, the per-step constants and
  * context, the kernels of Eq. 17, and the entry points of unified_phase.c,
  * unified_elastic.c and unified_rigid.c.  Internal to server/sim; the
- * choices behind the constants are in NOTES.md ("Unified solver"). */
+ * choices behind the constants are in docs/sim-notes.md ("Unified solver"). */
 #ifndef FS_UNIFIED_INTERNAL_H
 #define FS_UNIFIED_INTERNAL_H
 

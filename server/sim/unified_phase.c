@@ -4,7 +4,7 @@
  * Fig. 5), and its body neighbours ("locally undeformed object", Fig. 3):
  * melting splits, solidifying merges, overstretched pairs part ("Plasticity
  * and Fracture"), body volume (Eq. 11); then the rigid bodies are labelled
- * (unified_rigid.c).  Choices: NOTES.md, "Unified solver", "Body
+ * (unified_rigid.c).  Choices: docs/sim-notes.md, "Unified solver", "Body
  * neighbours". */
 #include <math.h>
 #include <string.h>
