@@ -234,7 +234,7 @@ check "podman-compose up (project $PROJECT, host port $HOST_PORT)" compose up -d
 wait_healthy() {
   local _
   for _ in $(seq 1 120); do
-    api GET /api/health 2>/dev/null | grep -q '"ok": *true' && return 0
+    api GET /api/health 2>/dev/null | grep '"ok": *true' >/dev/null && return 0
     sleep 0.5
   done
   return 1
@@ -321,9 +321,9 @@ check "podman-compose ${scale_args[*]} up with FLUID_NATS=nats://nats:4222 (rela
 bus_up() {
   local _
   for _ in $(seq 1 120); do
-    api GET /metrics 2>/dev/null | grep -q '^fluid_bus_connected 1' &&
-      relay_api "$RELAY_A_PORT" GET /metrics 2>/dev/null | grep -q '^fluid_bus_connected 1' &&
-      relay_api "$RELAY_B_PORT" GET /metrics 2>/dev/null | grep -q '^fluid_bus_connected 1' && return 0
+    api GET /metrics 2>/dev/null | grep '^fluid_bus_connected 1' >/dev/null &&
+      relay_api "$RELAY_A_PORT" GET /metrics 2>/dev/null | grep '^fluid_bus_connected 1' >/dev/null &&
+      relay_api "$RELAY_B_PORT" GET /metrics 2>/dev/null | grep '^fluid_bus_connected 1' >/dev/null && return 0
     sleep 0.5
   done
   return 1
@@ -374,7 +374,7 @@ check "podman-compose up with docker/compose.tls.yaml (certificate and key from 
 tls_healthy() {
   local _
   for _ in $(seq 1 120); do
-    tls_api /api/health 2>/dev/null | grep -q '"ok": *true' && return 0
+    tls_api /api/health 2>/dev/null | grep '"ok": *true' >/dev/null && return 0
     sleep 0.5
   done
   return 1
@@ -386,7 +386,7 @@ else
   abort "GET https://…/api/health within 60 s"
 fi
 check "podman healthcheck run (the image's HEALTHCHECK, over https) passes" podman healthcheck run "$CONTAINER"
-serves_client_tls() { tls_api / | grep -qi "<html"; }
+serves_client_tls() { tls_api / | grep -i "<html" >/dev/null; }  # not grep -q: it exits at the first match and curl fails writing (pipefail)
 check "GET https://…/ serves the web client" serves_client_tls
 refused_without_ca() { ! curl -sS --max-time 10 -o /dev/null "https://127.0.0.1:$HOST_PORT/api/health" 2>/dev/null; }
 check "a client without the test CA is refused" refused_without_ca
