@@ -8,8 +8,8 @@
  *   prediction                          lines 6-10
  *   grid on predicted x
  *   adjustSprings (Alg. 4, Eq. 7-8)    line 12
- *   applySpringDisplacements (Alg. 3)  line 15
- *   doubleDensityRelaxation (Alg. 2)   line 16
+ *   applySpringDisplacements (Alg. 3)  line 15 (coloured sweeps: plastic springs only)
+ *   doubleDensityRelaxation (Alg. 2)   line 16 (coloured sweeps: elastic springs projected after each)
  *   resolveCollisions (Eq. 9-11)       line 17, bodies (Alg. 6, bodies.c), then the walls of the box
  *   new velocities                      lines 18-20, then NaN repair and box clamp
  *
@@ -140,7 +140,10 @@ typedef struct step_ctx {
     uint64_t nonfinite[FS_MAX_WORKERS], clamped[FS_MAX_WORKERS], freeze_events[FS_MAX_WORKERS];
     bool freezing; /* some particle froze this step */
     bool colored;  /* this step relaxed by coloured sweeps (walls projected inside them) */
+    int spr_pass;  /* which springs Algorithm 3's pass moves: SPR_ALL, SPR_PLASTIC, SPR_ELASTIC */
 } step_ctx;
+
+enum { SPR_ALL, SPR_PLASTIC, SPR_ELASTIC };
 
 /* ---- temperature and springs (issue 7's coupling for this solver) -------
  * A material with a phase change has a solidity s = 1 below its
@@ -154,6 +157,14 @@ typedef struct step_ctx {
 
 static inline bool holds(const mconst *m, int mat, float s) {
     return m->phase[mat] ? s > 0.0f : m->springs[mat];
+}
+
+/* A spring between two materials that never yield (no Eq. 8 plasticity,
+ * fully solid): the coloured sweeps project it (springs_colored). */
+static inline bool spring_elastic(const step_ctx *c, const fs_world *w, int i, int j) {
+    const int mi = w->p.mat[i], mj = w->p.mat[j];
+    return c->m.alpha[mi] == 0.0f && c->m.alpha[mj] == 0.0f && (!c->m.phase[mi] || w->solid[i] >= 1.0f) &&
+           (!c->m.phase[mj] || w->solid[j] >= 1.0f);
 }
 
 static inline bool may_add(const step_ctx *c, const fs_world *w, int i) {
@@ -375,6 +386,7 @@ static void spring_displace_task(int b, int e, int worker, void *vctx) {
         int mi = p->mat[i];
         for (int k = 0; k < n; k++) {
             int j = w->slot_index[J[k]];
+            if (c->spr_pass != SPR_ALL && spring_elastic(c, w, i, j) != (c->spr_pass == SPR_ELASTIC)) continue;
             float dx = p->x[j] - p->x[i], dy = p->y[j] - p->y[i], dz = p->z[j] - p->z[i];
             float rr = sqrtf(dx * dx + dy * dy + dz * dz);
             if (rr < 1e-9f) {
@@ -449,6 +461,8 @@ static void springs_stage(fs_world *w, step_ctx *c) {
     for (int i = 0; i < w->n; i++) total += w->spr_n[w->p.slot[i]];
     w->springs = (int)(total / 2);
     if (w->springs == 0) return;
+    /* coloured: the elastic springs are projected in the sweeps (springs_colored) */
+    c->spr_pass = c->colored ? SPR_PLASTIC : SPR_ALL;
     fs__run(w, spring_displace_task, c, w->n);
     swap_positions(w);
 }
@@ -809,6 +823,117 @@ static void relax_colored(fs_world *w, step_ctx *c, int sweep) {
     }
 }
 
+/* ---- elastic springs as distance constraints inside the sweeps ----------
+ * Algorithm 3 moves both ends of a spring by dt^2 k_spring (1 - L/h)(L - r)/2
+ * once per step, a Jacobi pass; it cannot be made much stiffer (the sum over
+ * a particle's ~32 springs overshoots), and a jelly that soft cannot hold
+ * its own weight: an 8-layer block slumps to 45% of its height at the
+ * default tick.  With FS_RELAX_COLORED the springs of materials that never
+ * yield (no Eq. 8 plasticity, fully solid: jelly, ice) are instead position
+ * constraints projected in every sweep, Gauss-Seidel, as position-based
+ * dynamics projects distance constraints (Mueller, Heidelberger, Hennix,
+ * Ratcliff 2007, "Position based dynamics", Sec. 3.3, Eq. 10-11: both ends,
+ * of unit mass, move by (r - L)/2 along r^_ij, times a stiffness k in
+ * [0, 1]).  k keeps Algorithm 3's law, k = SPRING_GAIN k_spring (1 - L/h),
+ * at most 1, and is spread over the sweeps as Sec. 3.3 does (1 - (1 - k)^(1/n)
+ * per sweep), so the jelly is the same at any sweep count.
+ *
+ * Plastic springs (goo, clay, a melting jelly) keep Algorithm 3's pass: Eq.
+ * 8 yields on the stretch the springs leave, and projected springs leave so
+ * little that clay squeezed by a push springs back (it came back to 101% of
+ * its width; docs/clavet-notes.md).
+ *
+ * Parallel form: blocks of SB cells in eight colours, SB chosen each step so
+ * that a block side exceeds twice the longest elastic spring (the break
+ * length, measured at the predicted positions the grid was built on): the
+ * particles one block's springs move lie within one break length of it, so
+ * two blocks of one colour (a block apart) move disjoint sets.  Each spring
+ * is projected once per sweep, from its end with the lower slot, and moves
+ * both ends by equal and opposite amounts along r_ij (linear and angular
+ * momentum are kept).  The result does not depend on the thread count. */
+#ifndef SPRING_GAIN
+#define SPRING_GAIN 16.0f
+#endif
+
+typedef struct spring_sweep_ctx {
+    step_ctx *c;
+    int color, nbx, nby, sb; /* colour, blocks of this colour along x and y, block side in cells */
+    bool backward;
+    float gain, inv_iters;
+} spring_sweep_ctx;
+
+static inline void spring_project(fs_world *w, const spring_sweep_ctx *g, int i) {
+    const step_ctx *c = g->c;
+    fs_particles *p = &w->p;
+    const int s = p->slot[i], n = w->spr_n[s];
+    if (n == 0) return;
+    float *X = p->x, *Y = p->y, *Z = p->z;
+    const int32_t *J = w->spr_j + (size_t)s * w->K;
+    const float *L = w->spr_L + (size_t)s * w->K;
+    const fs_vec3 lo = w->lo, hi = w->hi;
+    const float ksi = c->m.ks[p->mat[i]];
+    for (int k = 0; k < n; k++) {
+        if (J[k] < s) continue; /* once per pair: from the lower slot */
+        const int j = w->slot_index[J[k]];
+        if (!spring_elastic(c, w, i, j)) continue; /* Algorithm 3 moved it before the sweeps */
+        const float dx = X[j] - X[i], dy = Y[j] - Y[i], dz = Z[j] - Z[i];
+        const float rr = sqrtf(dx * dx + dy * dy + dz * dz);
+        if (rr < 1e-9f) continue; /* no direction; the density constraint separates them */
+        float f = g->gain * 0.5f * (ksi + c->m.ks[p->mat[j]]) * (1.0f - L[k] * c->inv_h);
+        /* the stiffness per sweep that compounds to f over the step's sweeps
+         * (Mueller et al. 2007, Sec. 3.3): the same jelly at any sweep count */
+        f = f < 1.0f ? 1.0f - powf(1.0f - f, g->inv_iters) : 1.0f;
+        const float D = 0.5f * f * (rr - L[k]) / rr;
+        X[i] = clampf(X[i] + D * dx, lo.x, hi.x), Y[i] = clampf(Y[i] + D * dy, lo.y, hi.y);
+        Z[i] = clampf(Z[i] + D * dz, lo.z, hi.z);
+        X[j] = clampf(X[j] - D * dx, lo.x, hi.x), Y[j] = clampf(Y[j] - D * dy, lo.y, hi.y);
+        Z[j] = clampf(Z[j] - D * dz, lo.z, hi.z);
+    }
+}
+
+static void spring_sweep_task(int b, int e, int worker, void *vctx) {
+    (void)worker;
+    const spring_sweep_ctx *g = vctx;
+    fs_world *w = g->c->w;
+    const int ox = g->color & 1, oy = (g->color >> 1) & 1, oz = (g->color >> 2) & 1, SB = g->sb;
+    for (int t = b; t < e; t++) {
+        const int bx = 2 * (t % g->nbx) + ox, by = 2 * ((t / g->nbx) % g->nby) + oy,
+                  bz = 2 * (t / (g->nbx * g->nby)) + oz;
+        const int x0 = bx * SB, x1 = x0 + SB < w->gx ? x0 + SB : w->gx;
+        for (int cz = bz * SB; cz < bz * SB + SB && cz < w->gz; cz++)
+            for (int cy = by * SB; cy < by * SB + SB && cy < w->gy; cy++) {
+                const int row = (cz * w->gy + cy) * w->gx;
+                const int i0 = w->cell_start[row + x0], i1 = w->cell_start[row + x1];
+                if (g->backward)
+                    for (int i = i1 - 1; i >= i0; i--) spring_project(w, g, i);
+                else
+                    for (int i = i0; i < i1; i++) spring_project(w, g, i);
+            }
+    }
+}
+
+/* One Gauss-Seidel sweep over every spring; odd sweeps run backwards. */
+static void springs_colored(fs_world *w, step_ctx *c, int sweep) {
+    float brk = 0;
+    for (int m = 0; m < w->nmat; m++) /* the longest a spring between two elastic materials gets */
+        if (c->m.alpha[m] == 0.0f && c->m.brk[m] > brk) brk = c->m.brk[m];
+    spring_sweep_ctx g = {
+        .c = c, .backward = sweep & 1, .gain = SPRING_GAIN, .inv_iters = 1.0f / (float)w->def.clavet.relax_iterations};
+    g.sb = (int)(2.0f * brk * w->inv_cs) + 1;
+    const int NBX = (w->gx + g.sb - 1) / g.sb, NBY = (w->gy + g.sb - 1) / g.sb, NBZ = (w->gz + g.sb - 1) / g.sb;
+    for (int k = 0; k < 8; k++) {
+        const int color = g.backward ? 7 - k : k;
+        const int ox = color & 1, oy = (color >> 1) & 1, oz = (color >> 2) & 1;
+        g.color = color;
+        g.nbx = (NBX - ox + 1) / 2, g.nby = (NBY - oy + 1) / 2;
+        const int count = g.nbx * g.nby * ((NBZ - oz + 1) / 2);
+        if (count > 1 && w->def.parallel_for && w->def.worker_count > 1)
+            w->def.parallel_for(spring_sweep_task, &g, count, w->def.task_user);
+        else if (count > 0)
+            spring_sweep_task(0, count, 0, &g);
+    }
+}
+
 /* ---- collisions with the box walls (Eq. 9-11), new velocities ---------- */
 static void collide_task(int b, int e, int worker, void *vctx) {
     step_ctx *c = vctx;
@@ -908,6 +1033,7 @@ static void clavet_step(fs_world *w) {
 
     /* lines 12, 15 */
     t = fs__now_ms();
+    c.colored = w->def.clavet.relax == FS_RELAX_COLORED;
     if (c.m.any_springs || c.m.any_phase) springs_stage(w, &c);
     ph[FS_PHASE_SPRINGS] += fs__now_ms() - t;
 
@@ -921,11 +1047,17 @@ static void clavet_step(fs_world *w) {
         fs__run(w, density_task, &c, w->n);
         for (int i = 0; i < w->n && colored; i++) colored = w->nb_n[i] >= 0;
         w->st.relax_fallbacks += !colored;
+        if (!colored && w->springs) { /* springs_stage left the elastic springs to the sweeps */
+            c.spr_pass = SPR_ELASTIC;
+            fs__run(w, spring_displace_task, &c, w->n);
+            swap_positions(w);
+        }
         c.colored = colored;
     }
     for (int it = 0; it < w->def.clavet.relax_iterations; it++) {
         if (colored) {
             relax_colored(w, &c, it);
+            if (w->springs) springs_colored(w, &c, it);
         } else if (w->def.clavet.relax == FS_RELAX_SEQUENTIAL) {
             if (it == 0 && c.m.heat) fs__run(w, density_task, &c, w->n); /* Eq. 21 only */
             relax_sequential(w, &c);

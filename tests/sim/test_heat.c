@@ -131,14 +131,13 @@ static float run_mean_height(fs_world *w, int steps) {
 
 /* A jelly block holds its shape under gravity; heated above its melting
  * point it flows; cooled below its solidification point it holds its new
- * shape.  4 substeps: at one 1/60 s step Clavet's springs are too soft for
- * gravity at this scale and an 8-layer block settles to 40% of its height
- * (at 4 substeps, 80%); the test is about what temperature does. */
+ * shape.  At the default tick (one 1/60 s step): the coloured sweeps
+ * project a solid jelly's springs (clavet.c), so the block holds; warming
+ * makes its springs plastic (Algorithm 3 and Eq. 8), and it flows. */
 void test_phase_jelly(void) {
     fs_pool *pool = fs_pool_create(2);
     fs_world_def d = fs_default_world_def();
     d.capacity = 4000;
-    d.substeps = 4;
     d.worker_count = 2;
     d.parallel_for = fs_pool_parallel_for;
     d.task_user = pool;
