@@ -30,7 +30,7 @@ static void refuse(bus *b, uint32_t client, uint32_t rid, const char *why) {
 /* Commands whose replies carry data (snapshots), or that only the edge
  * handles: a relay does not forward them. */
 static bool forwardable(cmd_kind k) {
-    return k != CMD_AUTH && k != CMD_KEYFRAME && k != CMD_GET_PARTICLES && k != CMD_GET_BODIES &&
+    return k != CMD_AUTH && k != CMD_KEYFRAME && k != CMD_PACE && k != CMD_GET_PARTICLES && k != CMD_GET_BODIES &&
            k != CMD_GET_SNAPSHOT && k != CMD_RESTORE && k != CMD_CLIENT_LEFT;
 }
 

@@ -32,6 +32,7 @@ static const char *const kind_names[CMD_KIND_COUNT] = {
     [CMD_RECORD_START] = "record_start",
     [CMD_RECORD_STOP] = "record_stop",
     [CMD_HEATER] = "heater",
+    [CMD_PACE] = "pace",
 };
 
 const char *cmd_kind_name(cmd_kind k) {

@@ -65,6 +65,7 @@ typedef enum cmd_kind {
     CMD_KEYFRAME, /* WebSocket only: the client asks for a keyframe; handled by the network thread */
     CMD_RECORD_START,
     CMD_RECORD_STOP,
+    CMD_PACE, /* WebSocket only: the most frames its decoder takes (every frame, 2nd, 4th); network thread */
     CMD_KIND_COUNT
 } cmd_kind;
 
@@ -126,6 +127,9 @@ typedef struct cmd {
         struct {
             int steps;
         } step;
+        struct {
+            int stride; /* 1, 2 or 4 */
+        } pace;
         struct {
             char name[CMD_NAME_LEN];    /* "": a name from the time */
             double max_mb, max_seconds; /* 0: the server's defaults */

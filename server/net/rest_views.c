@@ -242,6 +242,7 @@ cJSON *rest_clients_json(const net *n) {
         cJSON_AddNumberToObject(o, "keyframes_sent", (double)c->keyframes_sent);
         cJSON_AddNumberToObject(o, "keyframe_requests", (double)c->key_requests);
         cJSON_AddNumberToObject(o, "stride", c->stride);
+        cJSON_AddNumberToObject(o, "pace", c->pace);
         cJSON_AddNumberToObject(o, "bytes_sent", (double)c->bytes_sent);
         cJSON_AddNumberToObject(o, "commands", (double)c->commands);
         cJSON_AddNumberToObject(o, "bad_messages", (double)c->bad);

@@ -208,6 +208,11 @@ static void ws_message(net *n, ws_client *c) {
         lws_callback_on_writable(c->wsi);
         return;
     }
+    if (cm.kind == CMD_PACE) {
+        /* its decoder is slower than the stream: send it fewer frames */
+        ws_frames_set_pace(n, c, cm.u.pace.stride);
+        return;
+    }
     if (cm.kind == CMD_AUTH) {
         if (n->cfg->token[0] && !net_token_ok(n, cm.u.auth.token)) {
             bad_message(n, c, cm.rid, "auth", "unauthorized: wrong token");
@@ -341,6 +346,7 @@ int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, v
         c->hello_pending = true;
         c->bcast_next = n->bcast_next;
         c->stride = 1;
+        c->pace = 1;
         fc_held_reset(&c->held);
         ws_frames_want_key(n, c); /* its first frame */
         ws_frames_update_wants(n);

@@ -42,6 +42,7 @@ struct ws_client {
     bool need_key, key_asked, bridging;
     uint64_t key_asked_at; /* net.frames_next when the keyframe was asked for */
     int stride;            /* 1, 2 or 4: it is sent (about) every stride-th frame */
+    int pace;              /* 1, 2 or 4: the fewest frames its decoder asked for (a pace command); stride >= pace */
     uint64_t stride_ns, window_ns, busy_ns, pick_ns;
     int late;     /* picks in this window that found it a stride behind */
     msg_buf *cur; /* message being sent, fragment by fragment */

@@ -90,6 +90,16 @@ static bool stuck(const net *n, const ws_client *c) {
            newest->seq >= c->last_seq + 2 * (uint32_t)c->stride;
 }
 
+/* A client whose decoder asked for every 2nd (4th) frame takes, in its
+ * stream, only the frames whose seq is a multiple of that: the ones the
+ * encoder also codes against the frame 2 (4) back, so from every frame it
+ * steps onto that grid with frames it holds (PROTOCOL.md, "pace").  While
+ * it bridges to a faster stride it takes the frame after its last, whatever
+ * its seq. */
+static bool off_pace(const ws_client *c, const frameset *fs) {
+    return c->pace > 1 && !c->bridging && c->held.any && fs->epoch == c->held.epoch && fs->seq % (uint32_t)c->pace != 0;
+}
+
 static bool find(const net *n, const ws_client *c, uint64_t *at, int *which) {
     /* a keyframe (someone else's, or the recording's) only for a client that
      * needs one: one waiting for its next delta waits, not paying a key's bytes */
@@ -98,6 +108,7 @@ static bool find(const net *n, const ws_client *c, uint64_t *at, int *which) {
         for (uint64_t k = n->frames_next; k-- > ring_oldest(n);) {
             const frameset *fs = ring_at(n, k);
             if (!newer(c, fs)) break;
+            if (pass < 2 && off_pace(c, fs)) continue;
             int i = pass == 2     ? key_of(fs)
                     : c->need_key ? -1
                                   : usable_delta(c, fs, pass == 0 ? (uint32_t)c->stride : FC_NONE);
@@ -127,10 +138,21 @@ void ws_frames_want_key(net *n, ws_client *c) {
     hub_set_frame_wants(n->hub, &n->wants);
 }
 
+void ws_frames_set_pace(net *n, ws_client *c, int stride) {
+    c->pace = stride;
+    if (c->stride < stride) {
+        c->stride = stride;
+        c->stride_ns = clock_now_ns();
+        c->bridging = false;
+        ws_frames_update_wants(n);
+    }
+}
+
 /* The client's stride from what its link did over the last window: late
  * picks (it could not take the frame it was due) halve its rate; a link
- * busy less than BUSY_TO_FAST of the time even at every frame gets every
- * frame again (through a bridge coding). */
+ * busy less than BUSY_TO_FAST of the time even at every frame, and a
+ * decoder that paces it faster than now, get every frame again (through a
+ * bridge coding), then the decoder's pace. */
 static void judge(net *n, ws_client *c, uint64_t now) {
     if (now - c->window_ns < WINDOW_NS && c->late < LATE_TO_SLOW) return;
     double busy = (double)c->busy_ns / (double)(now - c->window_ns);
@@ -139,7 +161,8 @@ static void judge(net *n, ws_client *c, uint64_t now) {
         c->stride *= 2;
         c->stride_ns = now;
         c->bridging = false;
-    } else if (c->stride > 1 && !c->late && busy * c->stride < BUSY_TO_FAST && now - c->stride_ns > STRIDE_HOLD_NS) {
+    } else if (c->stride > c->pace && !c->late && busy * c->stride < BUSY_TO_FAST &&
+               now - c->stride_ns > STRIDE_HOLD_NS) {
         c->bridging = true; /* the next bridge coding it can take brings it to every frame */
     }
     c->late = 0;
@@ -178,7 +201,7 @@ msg_buf *ws_frames_pick(net *n, ws_client *c) {
         n->keyframes_sent++;
     } else if (c->bridging && fc->prev == FC_NONE && fc->base == fs->seq - 1) {
         c->bridging = false;
-        c->stride = 1;
+        c->stride = c->pace > 1 ? c->pace : 1; /* from every frame a slower stride starts at once */
         c->stride_ns = now;
     }
     fc_held_note(&c->held, fs->epoch, fs->seq, fc->base, fc->prev);

@@ -26,6 +26,9 @@ bool ws_frames_pending(const net *n, const ws_client *c);
 void ws_frames_sent(net *n, ws_client *c);
 /* c asked for a keyframe (its decoder refused a payload), or just joined. */
 void ws_frames_want_key(net *n, ws_client *c);
+/* The client's decoder takes at most every stride-th frame (a pace
+ * command): slower at once, faster through the link's own judgement. */
+void ws_frames_set_pace(net *n, ws_client *c, int stride);
 /* Recomputes what the clients need and tells the encoder when it changed. */
 void ws_frames_update_wants(net *n);
 /* Drops the ring's references (shutdown). */

@@ -55,6 +55,7 @@ const cmd_field_def cmd_field_defs[CF_COUNT] = {
     FIELD(CF_MAX_MB, "max_mb", max_mb, CFT_NUM),
     FIELD(CF_MAX_SECONDS, "max_seconds", max_seconds, CFT_NUM),
     FIELD(CF_SID, "sid", sid, CFT_STR),
+    FIELD(CF_STRIDE, "stride", stride, CFT_INT),
 };
 #undef FIELD
 
@@ -192,6 +193,7 @@ static const struct field_check {
     {K(CMD_LOAD_SCENE), CF_PARTICLES, CHK_INT, 0, CMD_MAX_PARTICLES, "'particles' must be an integer in [0, %.0f]", 0},
     {K(CMD_HEATER), CF_SLOT, CHK_INT, 0, CMD_HEATER_SLOTS - 1, "'slot' must be an integer in [0, %.0f]", 0},
     {K(CMD_STEP), CF_STEPS, CHK_INT, 1, CMD_MAX_STEPS, "'steps' must be an integer in [1, %.0f]", 0},
+    {K(CMD_PACE), CF_STRIDE, CHK_INT, 1, 4, "'stride' must be 1, 2 or 4", 0},
     {K(CMD_EMITTER), CF_SLOT, CHK_INT, 0, FS_MAX_EMITTERS - 1, "'slot' must be an integer in [0, %.0f]", 0},
     {K(CMD_GET_PARTICLES), CF_OFFSET, CHK_INT, 0, CMD_MAX_PARTICLES, "'offset' must be an integer in [0, %.0f]", 1},
     {K(CMD_GET_PARTICLES), CF_LIMIT, CHK_INT, 1, 10000, "'limit' must be an integer in [1, %.0f]", 1},
@@ -413,6 +415,12 @@ static int build_step(const cmd_fields *f, cmd *out, const char *k, char *err, s
     return 0;
 }
 
+static int build_pace(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
+    if (f->stride == 3) return fail(err, errlen, k, "'stride' must be 1, 2 or 4");
+    out->u.pace.stride = (int)f->stride;
+    return 0;
+}
+
 static int build_emitter(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
     out->u.emitter.slot = (int)f->slot;
     out->u.emitter.enabled = has(f, CF_ENABLED) ? f->enabled : true;
@@ -533,6 +541,7 @@ static const struct kind_schema {
     {CMD_KEYFRAME, 0, 0, NULL},
     {CMD_RECORD_START, 0, B(CF_NAME) | B(CF_MAX_MB) | B(CF_MAX_SECONDS), build_record_start},
     {CMD_RECORD_STOP, 0, 0, NULL},
+    {CMD_PACE, B(CF_STRIDE), B(CF_STRIDE), build_pace},
 };
 
 /* A page's session id: CMD_SID_MIN.. characters of the URL-safe base64
@@ -581,7 +590,8 @@ int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen) {
     if (s->build && s->build(f, out, k, err, errlen)) return -1;
     /* Every command carries a request id, except the fire-and-forget ones
      * that get no reply on success. */
-    if (!has(f, CF_RID) && s->kind != CMD_CURSOR && s->kind != CMD_BODY_DRAG && s->kind != CMD_KEYFRAME)
+    if (!has(f, CF_RID) && s->kind != CMD_CURSOR && s->kind != CMD_BODY_DRAG && s->kind != CMD_KEYFRAME &&
+        s->kind != CMD_PACE)
         return fail(err, errlen, k, "missing field 'rid' (the request id the reply echoes)");
     return 0;
 }

@@ -54,6 +54,7 @@ enum cmd_field {
     CF_MAX_MB,
     CF_MAX_SECONDS,
     CF_SID,
+    CF_STRIDE,
     CF_COUNT
 };
 typedef enum cmd_ftype { CFT_STR, CFT_UINT, CFT_INT, CFT_NUM, CFT_VEC3, CFT_BOOL, CFT_PARAMS, CFT_VEC4 } cmd_ftype;
@@ -79,7 +80,7 @@ typedef struct cmd_fields {
     char solver[CMD_NAME_LEN], kind[CMD_NAME_LEN], sid[CMD_SID_LEN];
     char token[128];
     double rid, radius, strength, value, speed, rate, particles, steps, slot, cap, offset, limit;
-    double id, density, friction, duration, temperature, max_mb, max_seconds;
+    double id, density, friction, duration, temperature, max_mb, max_seconds, stride;
     double point[3], direction[3], pos[3], size[3], vel[3], ang_vel[3], impulse[3], target[3];
     double rot[4];
     bool pos_nil; /* cursor: pos = nil hides the cursor */

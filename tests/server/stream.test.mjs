@@ -249,6 +249,54 @@ test('v2 frames: a keyframe first, then deltas; a keyframe request is answered b
   c.close();
 });
 
+test('a decoder that asks for a slower pace gets every 2nd (4th) frame, each decodable, and more again after a faster pace', async () => {
+  await resume();
+  const c = await connect(s);
+  const hello = await c.next((m) => m.type === 'hello');
+  await c.next((m) => m.type === 'frame' && m.ids);
+  await c.next((m) => m.type === 'frame' && m.ids);
+  const bad = await c.command({ type: 'pace', stride: 3 });
+  assert.equal(bad.ok, false);
+  assert.match(bad.error, /'stride' must be 1, 2 or 4/);
+  const missing = await c.command({ type: 'pace' });
+  assert.equal(missing.ok, false);
+  assert.match(missing.error, /missing field 'stride'/);
+  c.send({ type: 'pace', stride: 2, rid: 0 });
+  await c.next((m) => m.type === 'frame' && m.ids); // one may be on its way
+  const got = [];
+  for (let i = 0; i < 10; i++) got.push(await c.next((m) => m.type === 'frame', 3000));
+  assert.ok(got.every((f) => f.ids), `every frame decodes: ${got.map((f) => f._refused).filter(Boolean)}`);
+  const gaps = got.slice(1).map((f, i) => f.seq - got[i].seq);
+  assert.ok(gaps.every((g) => g >= 2), `every 2nd frame at most: seq gaps ${gaps}`);
+  const me = (await http(s, 'GET', '/api/clients')).json.clients.find((k) => k.id === hello.client_id);
+  assert.equal(me.pace, 2);
+  assert.ok(me.stride >= 2, `stride ${me.stride}`);
+  // every 4th at once
+  c.send({ type: 'pace', stride: 4, rid: 0 });
+  await c.next((m) => m.type === 'frame' && m.ids);
+  const four = [];
+  for (let i = 0; i < 6; i++) four.push(await c.next((m) => m.type === 'frame', 3000));
+  assert.ok(four.every((f) => f.ids), `every frame decodes: ${four.map((f) => f._refused).filter(Boolean)}`);
+  const gaps4 = four.slice(1).map((f, i) => f.seq - four[i].seq);
+  assert.ok(gaps4.every((g) => g >= 4), `every 4th frame at most: seq gaps ${gaps4}`);
+  // faster: the server's judgement of the link brings it (after its 3 s
+  // hold), through a bridge, to every 2nd and then every frame
+  for (const [pace, gap] of [[2, 2], [1, 1]]) {
+    c.send({ type: 'pace', stride: pace, rid: 0 });
+    let prev = null, run = 0;
+    const until = Date.now() + 10000;
+    while (run < 3 && Date.now() < until) {
+      const f = await c.next((m) => m.type === 'frame', 3000);
+      assert.ok(f.ids, `decodes: ${f._refused}`);
+      run = prev && f.seq - prev.seq === gap ? run + 1 : 0;
+      prev = f;
+    }
+    assert.equal(run, 3, `frames ${gap} apart within 10 s of pace ${pace}`);
+  }
+  assert.equal(c.refused, 0);
+  c.close();
+});
+
 test('a client whose decoder lost its frames asks for a keyframe and recovers', async () => {
   await resume();
   const c = await connect(s);

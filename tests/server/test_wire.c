@@ -129,6 +129,13 @@ static void test_decode_valid(void) {
     CHECK(rc == 0 && c.rid == 7 && !strcmp(c.sid, "Ab_9-xYzAb_9-xYzAb_9-x"), "sid kept: %s", err);
     rc = decode_json("{\"type\":\"pause\",\"rid\":7}", &c, err);
     CHECK(rc == 0 && !c.sid[0], "no sid: empty");
+    for (int s = 1; s <= 4; s *= 2) {
+        char j[64];
+        snprintf(j, sizeof j, "{\"type\":\"pace\",\"stride\":%d}", s);
+        rc = decode_json(j, &c, err);
+        CHECK(rc == 0 && c.kind == CMD_PACE && c.u.pace.stride == s && c.rid == 0, "pace %d (no rid needed): %s", s,
+              err);
+    }
 }
 
 /* ---- Decoder: invalid commands get reasons ---------------------------------- */
@@ -163,6 +170,11 @@ static void test_decode_invalid(void) {
                  "'point' must be 3 finite");
     expect_error("{\"type\":\"step\",\"steps\":0}", "'steps' must be an integer in [1, 1000]");
     expect_error("{\"type\":\"step\",\"steps\":2.5}", "'steps' must be an integer");
+    expect_error("{\"type\":\"pace\",\"stride\":3}", "pace: 'stride' must be 1, 2 or 4");
+    expect_error("{\"type\":\"pace\",\"stride\":8}", "pace: 'stride' must be 1, 2 or 4");
+    expect_error("{\"type\":\"pace\",\"stride\":0}", "pace: 'stride' must be 1, 2 or 4");
+    expect_error("{\"type\":\"pace\",\"stride\":1.5}", "pace: 'stride' must be 1, 2 or 4");
+    expect_error("{\"type\":\"pace\"}", "pace: missing field 'stride'");
     expect_error("{\"type\":\"pause\",\"radius\":1}", "unexpected field 'radius'");
     expect_error("{\"type\":\"pause\",\"colour\":1}", "unknown field 'colour'");
     expect_error("{\"type\":\"pause\",\"rid\":-1}", "'rid' must be");

@@ -72,7 +72,8 @@ const page = {
   pick(ndc) { return this.pickRay(this.ray(ndc)); },
 };
 
-page.decoder = new FrameDecoderHost((f, ms) => onView(f, ms), () => askKeyframe());
+page.decoder = new FrameDecoderHost((f, ms) => onView(f, ms), () => askKeyframe(),
+  (stride) => page.conn?.send({ type: 'pace', stride }));
 
 try { page.renderer = new Renderer(canvas); } catch (e) {
   showBanner(`Cannot draw: ${e.message}`, true);
@@ -189,7 +190,7 @@ function onHello(h) {
   $('me-dot').style.background = page.myColour;
   $('me-name').textContent = shortName(page.myId);
   page.renderer.setWorld(h);
-  page.decoder.reset(h.capacity);
+  page.decoder.reset(h.capacity, h.frame_hz > 0 ? 1000 / h.frame_hz : 0);
   panel.fromHello(h);
   forgetFrames();
   if (h.frame_hz > 0) page.timeline.setNominal(1000 / h.frame_hz);

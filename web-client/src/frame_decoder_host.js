@@ -3,15 +3,20 @@
 // main thread only posts the message and takes the view back; else on the
 // main thread (stream_v2.js).  Views come back in arrival order.  A worker
 // that falls more than MAX_BEHIND frames behind (a decoder slower than the
-// stream) is reset and a keyframe asked for, so no queue grows without bound.
+// stream) is reset and a keyframe asked for, so no queue grows without bound;
+// before that, a decoder slower than the stream asks the server for fewer
+// frames (pace.js), and gets every frame again when it keeps up.
 import { FrameStream } from './stream_v2.js';
+import { Pacer } from './pace.js';
 
 const MAX_BEHIND = 8;
 
 export class FrameDecoderHost {
-  // onView(view, decodeMs), onAsk(): send the server {type: 'keyframe'}.
-  constructor(onView, onAsk) {
-    this.onView = onView; this.onAsk = onAsk;
+  // onView(view, decodeMs), onAsk(): send the server {type: 'keyframe'},
+  // onPace(stride): send it {type: 'pace', stride}.
+  constructor(onView, onAsk, onPace = () => {}) {
+    this.onView = onView; this.onAsk = onAsk; this.onPace = onPace;
+    this.pacer = new Pacer();
     this.stream = new FrameStream();       // main-thread fallback, and the counters the HUD shows
     this.worker = null; this.inflight = 0; this.capacity = 1;
     this.bits = 0; this.keys = 0; this.refused = 0; this.lastError = '';
@@ -26,8 +31,12 @@ export class FrameDecoderHost {
 
   get inWorker() { return !!this.worker; }
 
-  reset(capacity) {
+  // A hello: a fresh decoder (the connection's pace is said again, since a
+  // new connection starts at every frame).
+  reset(capacity, frameMs) {
     this.capacity = capacity;
+    if (frameMs) this.pacer.setFrameMs(frameMs);
+    if (this.pacer.stride > 1) this.onPace(this.pacer.stride);
     this.stream.reset(capacity);
     this.inflight = 0;
     if (this.worker) this.worker.postMessage({ type: 'reset', capacity });
@@ -38,7 +47,7 @@ export class FrameDecoderHost {
     if (!this.worker) {
       const r = this.stream.view(m, now);
       this._count(this.stream);
-      if (r.view) this.onView(r.view, this.stream.decodeMs); else if (r.ask) this.onAsk();
+      if (r.view) { this._paced(this.stream.decodeMs, 0, now); this.onView(r.view, this.stream.decodeMs); } else if (r.ask) this.onAsk();
       return;
     }
     if (this.inflight >= MAX_BEHIND) {
@@ -54,13 +63,23 @@ export class FrameDecoderHost {
     this.worker.postMessage({ type: 'frame', m: { ...rest, data }, now }, [data.buffer]);
   }
 
+  _paced(decodeMs, waiting, now) {
+    const s = this.pacer.note(decodeMs, waiting, now);
+    if (s) this.onPace(s);
+  }
+
   _count(s) { this.bits = s.bits; this.keys = s.keys; this.refused = s.refused; this.lastError = s.lastError; }
 
   _fromWorker(msg) {
     if (this.inflight > 0) this.inflight--;
     this.keys = msg.keys ?? this.keys;
     this.refused = msg.refused ?? this.refused;
-    if (msg.type === 'view') { this.bits = msg.view.bits; this.onView(msg.view, msg.decodeMs); return; }
+    if (msg.type === 'view') {
+      this.bits = msg.view.bits;
+      this._paced(msg.decodeMs, this.inflight, performance.now());
+      this.onView(msg.view, msg.decodeMs);
+      return;
+    }
     this.lastError = msg.error;
     if (msg.ask) this.onAsk();
   }
