@@ -9,7 +9,12 @@
 import { FrameStream } from './stream_v2.js';
 import { Pacer } from './pace.js';
 
-const MAX_BEHIND = 8;
+// A second of the stream: a page whose main thread stalled (a long render
+// on a software GPU) posts the frames that queued meanwhile at once, and the
+// worker decodes them in a fraction of that; 8 reset such bursts and cost a
+// keyframe each time (the 20k dam break in headless Chromium: 1 to 10
+// keyframes in 5 s).  Bounded either way: at 100k, 30 payloads are ~3 MB.
+const MAX_BEHIND = 30;
 
 export class FrameDecoderHost {
   // onView(view, decodeMs), onAsk(): send the server {type: 'keyframe'},
@@ -44,10 +49,11 @@ export class FrameDecoderHost {
 
   // m: a decoded frame message (its `data` a view into the WebSocket message).
   push(m, now) {
+    this.pacer.arrived(now);
     if (!this.worker) {
       const r = this.stream.view(m, now);
       this._count(this.stream);
-      if (r.view) { this._paced(this.stream.decodeMs, 0, now); this.onView(r.view, this.stream.decodeMs); } else if (r.ask) this.onAsk();
+      if (r.view) { this._paced(this.stream.decodeMs, now); this.onView(r.view, this.stream.decodeMs); } else if (r.ask) this.onAsk();
       return;
     }
     if (this.inflight >= MAX_BEHIND) {
@@ -63,8 +69,8 @@ export class FrameDecoderHost {
     this.worker.postMessage({ type: 'frame', m: { ...rest, data }, now }, [data.buffer]);
   }
 
-  _paced(decodeMs, waiting, now) {
-    const s = this.pacer.note(decodeMs, waiting, now);
+  _paced(decodeMs, now) {
+    const s = this.pacer.note(decodeMs, now);
     if (s) this.onPace(s);
   }
 
@@ -76,7 +82,7 @@ export class FrameDecoderHost {
     this.refused = msg.refused ?? this.refused;
     if (msg.type === 'view') {
       this.bits = msg.view.bits;
-      this._paced(msg.decodeMs, this.inflight, performance.now());
+      this._paced(msg.decodeMs, performance.now());
       this.onView(msg.view, msg.decodeMs);
       return;
     }
