@@ -687,11 +687,45 @@ static void relax_sequential(fs_world *w, step_ctx *c) {
 #endif
 #define COLOR_BLOCK 4 /* cells (h/2) per block side: 2h */
 
+/* One pass over the blocks of sb cells in the eight colours (run_colors):
+ * the colour running, and how many of its blocks lie along x and y. */
+typedef struct color_pass {
+    int sb;        /* block side in cells */
+    bool backward; /* odd sweeps visit the colours and particles in reverse */
+    int color, nbx, nby;
+} color_pass;
+
+/* Runs task over the blocks of each colour in turn (in reverse when
+ * cp->backward), the blocks of a colour in parallel; ctx holds cp. */
+static void run_colors(fs_world *w, color_pass *cp, fs_task_fn *task, void *ctx) {
+    const int NBX = (w->gx + cp->sb - 1) / cp->sb, NBY = (w->gy + cp->sb - 1) / cp->sb,
+              NBZ = (w->gz + cp->sb - 1) / cp->sb;
+    for (int k = 0; k < 8; k++) {
+        const int color = cp->backward ? 7 - k : k;
+        const int ox = color & 1, oy = (color >> 1) & 1, oz = (color >> 2) & 1;
+        cp->color = color;
+        cp->nbx = (NBX - ox + 1) / 2, cp->nby = (NBY - oy + 1) / 2;
+        const int count = cp->nbx * cp->nby * ((NBZ - oz + 1) / 2);
+        /* blocks hold many particles each: parallel from two blocks on (fs__run
+         * waits for 512 items) */
+        if (count > 1 && w->def.parallel_for && w->def.worker_count > 1)
+            w->def.parallel_for(task, ctx, count, w->def.task_user);
+        else if (count > 0)
+            task(0, count, 0, ctx);
+    }
+}
+
+/* Block coordinates of the t-th block of the running colour. */
+static inline void block_at(const color_pass *cp, int t, int *bx, int *by, int *bz) {
+    *bx = 2 * (t % cp->nbx) + (cp->color & 1);
+    *by = 2 * ((t / cp->nbx) % cp->nby) + ((cp->color >> 1) & 1);
+    *bz = 2 * (t / (cp->nbx * cp->nby)) + ((cp->color >> 2) & 1);
+}
+
 typedef struct gs_ctx {
     step_ctx *c;
-    int color, nbx, nby;
+    color_pass cp;
     int nbx_all, nby_all, nbz_all; /* blocks along each axis, all colours */
-    bool backward;                 /* odd sweeps visit the colours and particles in reverse */
     float inv_iters;
     float omega[FS_MAX_MATERIALS];
 } gs_ctx;
@@ -769,10 +803,9 @@ FS_SIMD_CLONES static void gs_task(int b, int e, int worker, void *vctx) {
     const gs_ctx *g = vctx;
     fs_world *w = g->c->w;
     fs_scratch sc = fs__scratch_of(w, worker);
-    const int ox = g->color & 1, oy = (g->color >> 1) & 1, oz = (g->color >> 2) & 1;
     for (int t = b; t < e; t++) {
-        const int bx = 2 * (t % g->nbx) + ox, by = 2 * ((t / g->nbx) % g->nby) + oy,
-                  bz = 2 * (t / (g->nbx * g->nby)) + oz;
+        int bx, by, bz;
+        block_at(&g->cp, t, &bx, &by, &bz);
         const int x0 = bx * COLOR_BLOCK, x1 = x0 + COLOR_BLOCK < w->gx ? x0 + COLOR_BLOCK : w->gx;
         /* a block a whole block (2h) from every face: its particles' neighbours
          * lie over h inside, and no share (under h) takes one past a wall */
@@ -783,12 +816,12 @@ FS_SIMD_CLONES static void gs_task(int b, int e, int worker, void *vctx) {
                 const int row = (cz * w->gy + cy) * w->gx;
                 const int i0 = w->cell_start[row + x0], i1 = w->cell_start[row + x1];
                 if (walls) {
-                    if (g->backward)
+                    if (g->cp.backward)
                         for (int i = i1 - 1; i >= i0; i--) gs_particle(w, g, i, true, sc.dx, sc.dy, sc.dz, sc.r2);
                     else
                         for (int i = i0; i < i1; i++) gs_particle(w, g, i, true, sc.dx, sc.dy, sc.dz, sc.r2);
                 } else {
-                    if (g->backward)
+                    if (g->cp.backward)
                         for (int i = i1 - 1; i >= i0; i--) gs_particle(w, g, i, false, sc.dx, sc.dy, sc.dz, sc.r2);
                     else
                         for (int i = i0; i < i1; i++) gs_particle(w, g, i, false, sc.dx, sc.dy, sc.dz, sc.r2);
@@ -800,27 +833,16 @@ FS_SIMD_CLONES static void gs_task(int b, int e, int worker, void *vctx) {
 /* One sweep: the eight colours in turn; odd sweeps run backwards (colours and
  * particles), so two sweeps are a symmetric Gauss-Seidel pass. */
 static void relax_colored(fs_world *w, step_ctx *c, int sweep) {
-    gs_ctx g = {.c = c, .inv_iters = 1.0f / (float)w->def.clavet.relax_iterations, .backward = sweep & 1};
+    gs_ctx g = {.c = c,
+                .cp = {.sb = COLOR_BLOCK, .backward = sweep & 1},
+                .inv_iters = 1.0f / (float)w->def.clavet.relax_iterations};
     for (int m = 0; m < w->nmat; m++) {
         float o = w->mat[m].p[FS_P_STIFFNESS] / 0.01f;
         g.omega[m] = o < COLOR_OMEGA_MAX ? o : COLOR_OMEGA_MAX;
     }
-    const int NBX = (w->gx + COLOR_BLOCK - 1) / COLOR_BLOCK, NBY = (w->gy + COLOR_BLOCK - 1) / COLOR_BLOCK,
-              NBZ = (w->gz + COLOR_BLOCK - 1) / COLOR_BLOCK;
-    g.nbx_all = NBX, g.nby_all = NBY, g.nbz_all = NBZ;
-    for (int k = 0; k < 8; k++) {
-        const int color = g.backward ? 7 - k : k;
-        const int ox = color & 1, oy = (color >> 1) & 1, oz = (color >> 2) & 1;
-        g.color = color;
-        g.nbx = (NBX - ox + 1) / 2, g.nby = (NBY - oy + 1) / 2;
-        const int count = g.nbx * g.nby * ((NBZ - oz + 1) / 2);
-        /* blocks hold many particles each: parallel from two blocks on (fs__run
-         * waits for 512 items) */
-        if (count > 1 && w->def.parallel_for && w->def.worker_count > 1)
-            w->def.parallel_for(gs_task, &g, count, w->def.task_user);
-        else if (count > 0)
-            gs_task(0, count, 0, &g);
-    }
+    g.nbx_all = (w->gx + COLOR_BLOCK - 1) / COLOR_BLOCK, g.nby_all = (w->gy + COLOR_BLOCK - 1) / COLOR_BLOCK,
+    g.nbz_all = (w->gz + COLOR_BLOCK - 1) / COLOR_BLOCK;
+    run_colors(w, &g.cp, gs_task, &g);
 }
 
 /* ---- elastic springs as distance constraints inside the sweeps ----------
@@ -857,8 +879,7 @@ static void relax_colored(fs_world *w, step_ctx *c, int sweep) {
 
 typedef struct spring_sweep_ctx {
     step_ctx *c;
-    int color, nbx, nby, sb; /* colour, blocks of this colour along x and y, block side in cells */
-    bool backward;
+    color_pass cp;
     float gain, inv_iters;
 } spring_sweep_ctx;
 
@@ -895,16 +916,16 @@ static void spring_sweep_task(int b, int e, int worker, void *vctx) {
     (void)worker;
     const spring_sweep_ctx *g = vctx;
     fs_world *w = g->c->w;
-    const int ox = g->color & 1, oy = (g->color >> 1) & 1, oz = (g->color >> 2) & 1, SB = g->sb;
+    const int SB = g->cp.sb;
     for (int t = b; t < e; t++) {
-        const int bx = 2 * (t % g->nbx) + ox, by = 2 * ((t / g->nbx) % g->nby) + oy,
-                  bz = 2 * (t / (g->nbx * g->nby)) + oz;
+        int bx, by, bz;
+        block_at(&g->cp, t, &bx, &by, &bz);
         const int x0 = bx * SB, x1 = x0 + SB < w->gx ? x0 + SB : w->gx;
         for (int cz = bz * SB; cz < bz * SB + SB && cz < w->gz; cz++)
             for (int cy = by * SB; cy < by * SB + SB && cy < w->gy; cy++) {
                 const int row = (cz * w->gy + cy) * w->gx;
                 const int i0 = w->cell_start[row + x0], i1 = w->cell_start[row + x1];
-                if (g->backward)
+                if (g->cp.backward)
                     for (int i = i1 - 1; i >= i0; i--) spring_project(w, g, i);
                 else
                     for (int i = i0; i < i1; i++) spring_project(w, g, i);
@@ -917,21 +938,11 @@ static void springs_colored(fs_world *w, step_ctx *c, int sweep) {
     float brk = 0;
     for (int m = 0; m < w->nmat; m++) /* the longest a spring between two elastic materials gets */
         if (c->m.alpha[m] == 0.0f && c->m.brk[m] > brk) brk = c->m.brk[m];
-    spring_sweep_ctx g = {
-        .c = c, .backward = sweep & 1, .gain = SPRING_GAIN, .inv_iters = 1.0f / (float)w->def.clavet.relax_iterations};
-    g.sb = (int)(2.0f * brk * w->inv_cs) + 1;
-    const int NBX = (w->gx + g.sb - 1) / g.sb, NBY = (w->gy + g.sb - 1) / g.sb, NBZ = (w->gz + g.sb - 1) / g.sb;
-    for (int k = 0; k < 8; k++) {
-        const int color = g.backward ? 7 - k : k;
-        const int ox = color & 1, oy = (color >> 1) & 1, oz = (color >> 2) & 1;
-        g.color = color;
-        g.nbx = (NBX - ox + 1) / 2, g.nby = (NBY - oy + 1) / 2;
-        const int count = g.nbx * g.nby * ((NBZ - oz + 1) / 2);
-        if (count > 1 && w->def.parallel_for && w->def.worker_count > 1)
-            w->def.parallel_for(spring_sweep_task, &g, count, w->def.task_user);
-        else if (count > 0)
-            spring_sweep_task(0, count, 0, &g);
-    }
+    spring_sweep_ctx g = {.c = c,
+                          .cp = {.sb = (int)(2.0f * brk * w->inv_cs) + 1, .backward = sweep & 1},
+                          .gain = SPRING_GAIN,
+                          .inv_iters = 1.0f / (float)w->def.clavet.relax_iterations};
+    run_colors(w, &g.cp, spring_sweep_task, &g);
 }
 
 /* ---- collisions with the box walls (Eq. 9-11), new velocities ---------- */
