@@ -139,10 +139,19 @@ static inline void fz_check_cmd(const cmd *c) {
             FUZZ_REQUIRE(fz_in(c->u.heater.temperature, CMD_MIN_TEMPERATURE, CMD_MAX_TEMPERATURE));
         }
         break;
+    case CMD_PACE:
+        FUZZ_REQUIRE(c->u.pace.stride == 1 || c->u.pace.stride == 2 || c->u.pace.stride == 4);
+        break;
+    case CMD_RECORD_START:
+        FUZZ_REQUIRE(fz_terminated(c->u.record.name, sizeof c->u.record.name));
+        FUZZ_REQUIRE(fz_in(c->u.record.max_mb, 0, 1e6) && fz_in(c->u.record.max_seconds, 0, 1e7));
+        break;
     case CMD_PAUSE:
     case CMD_RESUME:
     case CMD_GET_BODIES:
     case CMD_GET_SNAPSHOT:
+    case CMD_KEYFRAME:
+    case CMD_RECORD_STOP:
         break;
     default: /* CMD_NONE, CMD_CLIENT_LEFT, CMD_RESTORE: never built from client bytes */
         FUZZ_REQUIRE(!"an edge built an internal command kind");

@@ -145,6 +145,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_REQUIRE(a.view >= RV_INDEX && a.view <= RV_METRICS);
         FUZZ_REQUIRE(method == HM_GET);
         break;
+    case REST_RECFILE: { /* a file below the recordings folder: NAME/index.json or NAME/seg-NNNNNN.fsrec */
+        FUZZ_REQUIRE(method == HM_GET && fz_terminated(a.file, sizeof a.file));
+        const char *sl = strchr(a.file, '/');
+        FUZZ_REQUIRE(sl && sl > a.file && a.file[0] != '.' && !strchr(sl + 1, '/')); /* no ".." component */
+        FUZZ_REQUIRE(!strcmp(sl + 1, "index.json") || (strlen(sl + 1) == 16 && !strncmp(sl + 1, "seg-", 4)));
+        break;
+    }
     case REST_SNAPSHOT:
         FUZZ_REQUIRE(!strcmp(path, "/snapshot"));
         if (method == HM_POST && req.body_len) { /* as route_snapshot */
