@@ -872,7 +872,8 @@ static void relax_colored(fs_world *w, step_ctx *c, int sweep) {
  * two blocks of one colour (a block apart) move disjoint sets.  Each spring
  * is projected once per sweep, from its end with the lower slot, and moves
  * both ends by equal and opposite amounts along r_ij (linear and angular
- * momentum are kept).  The result does not depend on the thread count. */
+ * momentum are kept, except where a wall clamps one end, as in the density
+ * sweep).  The result does not depend on the thread count. */
 #ifndef SPRING_GAIN
 #define SPRING_GAIN 16.0f
 #endif

@@ -9,7 +9,6 @@
 // the frames' own spacing when they come slower (a simulation slower than
 // real time sends fewer frames, and a decoder that keeps up with those is
 // not the slow part).
-export const PACE_STRIDES = [1, 2, 4];
 export const PACE_WINDOW = 8;    // decode times the median is taken over
 export const PACE_SLOW = 0.85;   // median above this share of the frame budget: half the frames
 export const PACE_FAST = 0.6;    // median under this share of the faster budget ...
@@ -24,8 +23,9 @@ export class Pacer {
   // The stream's frame interval (1000 / hello.frame_hz).
   setFrameMs(ms) { if (ms > 0 && Number.isFinite(ms)) this.frameMs = ms; }
 
-  median(list = this.times) {
-    const s = [...list].sort((a, b) => a - b);
+  // The median of the last decode times (0 before there are any).
+  median() {
+    const s = [...this.times].sort((a, b) => a - b);
     return s.length ? s[s.length >> 1] : 0;
   }
 
