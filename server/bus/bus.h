@@ -5,8 +5,10 @@
  * again here, as a browser's would be) and their frame wants.  A relay
  * (--relay --nats) feeds what it hears into its hub, so its network thread
  * serves viewers exactly as a sim node's does, and forwards its clients'
- * messages.  Subjects: fluid.<world>.{frames,bcast,info,stats,cmd,wants,
- * reply.<relay>}.  A lost broker is retried for ever; the world never waits
+ * messages.  Subjects: fluid.<world>.{frames,bcast,info,stats} and
+ * reply.<relay> from the node; cmd.<relay> and wants.<relay> from each
+ * relay (the node trusts a relay's claims only as far as the subject the
+ * broker let it publish on).  A lost broker is retried for ever; the world never waits
  * for it.  Threads: one bus thread per node, plus the NATS client's own. */
 #ifndef SRV_BUS_H
 #define SRV_BUS_H

@@ -53,7 +53,23 @@ static int rest_command(const uint8_t *bytes, size_t len, cmd *c, char *err, siz
     return 0;
 }
 
-/* fluid.<world>.cmd: a relay's client message, checked as a browser's (or a
+/* Whether a relay message came on its sender's own subject (fluid.<world>.
+ * <leaf>.<relay>): the relay it names, and so the clients it speaks for, are
+ * only those the broker lets its user publish for.  A message naming another
+ * relay is refused (its sender is not told: the client it names is not its). */
+static bool from_subject(const bus *b, natsMsg *m, const char *leaf, uint32_t relay, char *err, size_t errlen) {
+    char base[BUS_SUBJECT];
+    uint32_t said;
+    bus_subject(b, leaf, base, sizeof base);
+    if (bus_subject_relay(natsMsg_GetSubject(m), base, &said, err, errlen)) return false;
+    if (said != relay) {
+        snprintf(err, errlen, "a message on relay %u's subject names relay %u", said, relay);
+        return false;
+    }
+    return true;
+}
+
+/* fluid.<world>.cmd.<relay>: a relay's client message, checked as a browser's (or a
  * REST client's) is, then queued under the client's id. */
 static void on_cmd(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure) {
     (void)nc, (void)sub;
@@ -65,7 +81,8 @@ static void on_cmd(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *
     int kind;
     size_t len;
     char err[FS_ERROR_LEN];
-    if (bus_decode_forward(p, n, &relay, &client, &kind, &bytes, &len, err, sizeof err)) {
+    if (bus_decode_forward(p, n, &relay, &client, &kind, &bytes, &len, err, sizeof err) ||
+        !from_subject(b, m, "cmd", relay, err, sizeof err)) {
         atomic_fetch_add(&b->bad, 1);
         log_once("bus-bad-fwd", "bus: refused a relay message: %s (logged once)", err);
         natsMsg_Destroy(m);
@@ -93,7 +110,7 @@ static void on_cmd(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *
     natsMsg_Destroy(m);
 }
 
-/* fluid.<world>.wants: what a relay's viewers need coded. */
+/* fluid.<world>.wants.<relay>: what a relay's viewers need coded. */
 static void on_wants(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure) {
     (void)nc, (void)sub;
     bus *b = closure;
@@ -103,7 +120,7 @@ static void on_wants(natsConnection *nc, natsSubscription *sub, natsMsg *m, void
     uint32_t relay;
     frame_wants w;
     char err[160];
-    if (bus_decode_wants(p, n, &relay, &w, err, sizeof err)) {
+    if (bus_decode_wants(p, n, &relay, &w, err, sizeof err) || !from_subject(b, m, "wants", relay, err, sizeof err)) {
         atomic_fetch_add(&b->bad, 1);
         log_once("bus-bad-wants", "bus: refused a relay's wants: %s (logged once)", err);
     } else {
@@ -113,7 +130,7 @@ static void on_wants(natsConnection *nc, natsSubscription *sub, natsMsg *m, void
 }
 
 int bus_node_subscribe(bus *b, char *err, size_t errlen) {
-    static const char *const leaf[] = {"cmd", "wants"};
+    static const char *const leaf[] = {"cmd.*", "wants.*"};
     natsMsgHandler cb[] = {on_cmd, on_wants};
     for (int i = 0; i < 2; i++) {
         char subj[BUS_SUBJECT];

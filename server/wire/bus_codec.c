@@ -249,6 +249,23 @@ int bus_decode_forward(const uint8_t *p, size_t n, uint32_t *relay, uint32_t *cl
     return 0;
 }
 
+int bus_subject_relay(const char *subject, const char *base, uint32_t *relay, char *err, size_t errlen) {
+    size_t bl = strlen(base);
+    if (!subject || strncmp(subject, base, bl) || subject[bl] != '.')
+        return fail(err, errlen, "subject '%.80s' is not %.80s.<relay>", subject ? subject : "", base);
+    const char *d = subject + bl + 1;
+    uint32_t v = 0;
+    size_t i = 0;
+    for (; d[i]; i++) {
+        if (d[i] < '0' || d[i] > '9' || i >= 4 || (i == 0 && d[i] == '0'))
+            return fail(err, errlen, "subject '%.80s': not a relay id", subject);
+        v = v * 10 + (uint32_t)(d[i] - '0');
+    }
+    if (i == 0 || v < 1 || v > CMD_RELAY_MAX) return fail(err, errlen, "subject '%.80s': not a relay id", subject);
+    *relay = v;
+    return 0;
+}
+
 msg_buf *bus_pack_rest(int method, const char *path, const char *body, size_t body_len) {
     size_t pl = strlen(path);
     wr w;

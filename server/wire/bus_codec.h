@@ -45,6 +45,14 @@ msg_buf *bus_pack_rest(int method, const char *path, const char *body, size_t bo
 int bus_unpack_rest(const uint8_t *p, size_t n, int *method, char *path, size_t cap, const char **body,
                     size_t *body_len, char *err, size_t errlen);
 
+/* The relay a message came from, as its subject names it: subject must be
+ * base.<id> with id 1..CMD_RELAY_MAX in plain decimal.  A relay publishes
+ * its clients' messages and its wants on its own subjects, so the broker's
+ * per-user publish permissions bind what a relay can claim; the node takes
+ * the relay from the subject and refuses a message whose body names
+ * another.  Returns 0, or -1 with a reason. */
+int bus_subject_relay(const char *subject, const char *base, uint32_t *relay, char *err, size_t errlen);
+
 msg_buf *bus_encode_info(const world_info *wi);
 int bus_decode_info(const uint8_t *p, size_t n, world_info *wi, char *err, size_t errlen);
 msg_buf *bus_encode_stats(const sim_stats *s);

@@ -1,7 +1,7 @@
 /* fuzz_bus.c - libFuzzer harness for the messages a node reads from the
  * message bus (server/wire/bus_codec.c): the first input byte picks the
- * decoder (frameset, wants, reply, forward, info, stats), the rest is the
- * message; a forwarded client message is then decoded as the sim node does
+ * decoder (frameset, wants, reply, forward, info, stats, or a subject's
+ * relay id), the rest is the message; a forwarded client message is then decoded as the sim node does
  * (wire_decode_command).  Each must refuse or decode, never read out of
  * bounds, never leak what it allocated.
  *
@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const uint8_t *p = data + 1;
     size_t n = size - 1;
     char err[200];
-    switch (data[0] % 6) {
+    switch (data[0] % 7) {
     case 0: {
         frameset fs;
         if (!bus_decode_frameset(p, n, &fs, err, sizeof err)) frameset_unref(&fs);
@@ -64,9 +64,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         bus_decode_info(p, n, &wi, err, sizeof err);
         break;
     }
-    default: {
+    case 5: {
         sim_stats st;
         bus_decode_stats(p, n, &st, err, sizeof err);
+        break;
+    }
+    case 6: {
+        /* a subject, as the broker hands it over: terminated here */
+        char subj[256];
+        size_t k = n < sizeof subj - 1 ? n : sizeof subj - 1;
+        memcpy(subj, p, k);
+        subj[k] = 0;
+        uint32_t relay;
+        if (!bus_subject_relay(subj, "fluid.w.cmd", &relay, err, sizeof err) && (relay < 1 || relay > CMD_RELAY_MAX))
+            abort();
         break;
     }
     }

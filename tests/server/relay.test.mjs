@@ -5,11 +5,13 @@
 // stopped for 5 s the sim node keeps stepping, the relays tell their viewers,
 // and both resume when it returns.  A command retried through the other relay
 // (same sid and rid) is applied once.  Bad messages on the bus are refused.
+// With docker/nats.conf's per-user permissions a relay speaks only for its
+// own clients.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
-import { startServer, stopAll, connect, get, http, sleep } from './lib.mjs';
+import { createServer, connect as tcp } from 'node:net';
+import { startServer, stopAll, connect, get, http, sleep, encode } from './lib.mjs';
 
 const haveNats = spawnSync('nats-server', ['--version']).status === 0;
 const why = haveNats ? false : 'nats-server is not installed (scripts/deps.sh test installs it)';
@@ -164,6 +166,85 @@ test("the broker's token: a node with it streams through a relay with it; a rela
     assert.match((await get(bad, '/metrics')).text, /^fluid_bus_connected 0$/m);
     assert.match((await get(node, '/metrics')).text, /^fluid_relay_viewers\{relay="5"\} \d+$/m);
     assert.doesNotMatch((await get(node, '/metrics')).text, /relay="6"/);
+  } finally {
+    b.kill('SIGKILL');
+  }
+});
+
+// A bare NATS client (the protocol is text: CONNECT, PUB, PING): publishes
+// one message as `user` and answers with the broker's verdict ('PONG', or
+// the -ERR line of a permissions violation).
+async function natsPublish(port, user, pass, subject, payload) {
+  return new Promise((resolve, reject) => {
+    const s = tcp(port, '127.0.0.1');
+    let buf = '';
+    const timer = setTimeout(() => { s.destroy(); reject(new Error(`no answer from the broker: ${buf}`)); }, 5000);
+    s.on('error', reject);
+    s.on('data', (d) => {
+      buf += d.toString('latin1');
+      if (buf.startsWith('INFO') && buf.includes('\r\n') && !s.sent) {
+        s.sent = true;
+        s.write(`CONNECT ${JSON.stringify({ verbose: false, pedantic: false, user, pass })}\r\nPUB ${subject} ${payload.length}\r\n`);
+        s.write(Buffer.from(payload));
+        s.write('\r\nPING\r\n');
+      }
+      const err = buf.match(/-ERR [^\r]*/);
+      if (err || buf.includes('PONG')) { clearTimeout(timer); s.destroy(); resolve(err ? err[0] : 'PONG'); }
+    });
+  });
+}
+// A relay's client message as the bus carries it (PROTOCOL.md, "Relays").
+function forward(relay, client, message) {
+  const body = encode(message);
+  const b = Buffer.alloc(24 + body.length);
+  b.write('FWRD', 0, 'latin1');
+  b.writeUInt32LE(1, 4); b.writeUInt32LE(relay, 8); b.writeUInt32LE(client, 12);
+  b.writeUInt32LE(0, 16); b.writeUInt32LE(body.length, 20);
+  Buffer.from(body).copy(b, 24);
+  return b;
+}
+
+test("the broker's permissions bound what a relay can claim (docker/nats.conf): a relay speaks only for its own clients", { skip: why }, async (t) => {
+  const port = await freePort();
+  const pass = { FLUID_NATS_SIM_PASS: 'sim-pass-1', FLUID_NATS_RELAY1_PASS: 'relay1-pass', FLUID_NATS_RELAY2_PASS: 'relay2-pass' };
+  const conf = new URL('../../docker/nats.conf', import.meta.url).pathname;
+  const b = spawn('nats-server', ['-c', conf, '-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore', env: { ...process.env, ...pass } });
+  try {
+    await sleep(500);
+    const url = `nats://127.0.0.1:${port}`;
+    const node = await startServer(['--particles', '1000', '--nats', url, '--nats-user', 'sim', '--nats-pass', pass.FLUID_NATS_SIM_PASS]);
+    const r1 = await startServer(['--nats', url, '--relay', '1', '--relay-id', '1', '--nats-user', 'relay1', '--nats-pass', pass.FLUID_NATS_RELAY1_PASS]);
+    // relay1's user, but claiming to be relay 2
+    const fake = await startServer(['--nats', url, '--relay', '1', '--relay-id', '2', '--nats-user', 'relay1', '--nats-pass', pass.FLUID_NATS_RELAY1_PASS]);
+    const c = await connect(r1);
+    await c.next((m) => m.type === 'frame' && m.ids, 10000);
+    const ok = await c.command({ type: 'push', point: [0.3, 0.2, 0.3], radius: 0.3, strength: 3, direction: [0, 1, 0] });
+    assert.equal(ok.ok, true, 'relay 1, on its own subjects, is heard: ' + JSON.stringify(ok));
+
+    // the impostor streams (it may subscribe to frames) but is not heard: the
+    // broker refuses its publishes on relay 2's subjects
+    const cf = await connect(fake);
+    await cf.next((m) => m.type === 'frame' && m.ids, 10000);
+    cf.send({ type: 'pause', rid: 4242 });
+    await sleep(1500);
+    assert.equal((await get(node, '/api/stats')).json.paused, false, "a relay on another relay's subject is not heard");
+    assert.doesNotMatch((await get(node, '/metrics')).text, /relay="2"/, 'nor are its wants');
+
+    // relay 1's user, on its own subject, claiming relay 2's client: the broker
+    // lets it through, the sim node refuses and counts it
+    const refused = () => get(node, '/metrics').then((m) => Number(m.text.match(/^fluid_bus_messages_total\{what="refused"\} (\d+)$/m)[1]));
+    const before = await refused();
+    assert.equal(await natsPublish(port, 'relay1', pass.FLUID_NATS_RELAY1_PASS, 'fluid.default.cmd.1', forward(2, (2 << 20) | 1, { type: 'pause', rid: 1 })), 'PONG');
+    // and relay 1 is refused another relay's subject by the broker itself
+    assert.match(await natsPublish(port, 'relay1', pass.FLUID_NATS_RELAY1_PASS, 'fluid.default.cmd.2', forward(2, (2 << 20) | 1, { type: 'pause', rid: 1 })), /Permissions Violation/);
+    // its own client, on its own subject: heard
+    assert.equal(await natsPublish(port, 'relay1', pass.FLUID_NATS_RELAY1_PASS, 'fluid.default.cmd.1', forward(1, (1 << 20) | 999, { type: 'pause', rid: 2 })), 'PONG');
+    let paused = false;
+    for (let i = 0; i < 20 && !paused; i++) { await sleep(100); paused = (await get(node, '/api/stats')).json.paused; }
+    assert.equal(paused, true, "relay 1's own client's pause is applied");
+    assert.equal(await refused(), before + 1, 'the forged claim is refused and counted');
+    t.diagnostic('impostor unheard; forged claim refused; own claim applied');
+    c.close(); cf.close();
   } finally {
     b.kill('SIGKILL');
   }

@@ -1121,6 +1121,21 @@ static void test_bus_codec(void) {
     CHECK(bus_decode_forward(m->data, m->len, &relay, &client, &left, &bytes, &len, err, sizeof err) != 0,
           "a relay may not speak for another relay's client: %s", err);
     msg_buf_unref(m);
+    /* the relay a message came from is the one its subject names */
+    CHECK(bus_subject_relay("fluid.w.cmd.3", "fluid.w.cmd", &relay, err, sizeof err) == 0 && relay == 3,
+          "subject relay 3 (%s)", err);
+    CHECK(bus_subject_relay("fluid.w.cmd.2047", "fluid.w.cmd", &relay, err, sizeof err) == 0 && relay == 2047,
+          "subject relay 2047");
+    static const char *const bad_subjects[] = {"fluid.w.cmd",     "fluid.w.cmd.",     "fluid.w.cmd.0",
+                                               "fluid.w.cmd.03",  "fluid.w.cmd.2048", "fluid.w.cmd.99999",
+                                               "fluid.w.cmd.3.4", "fluid.w.cmd.-3",   "fluid.w.cmdx.3",
+                                               "fluid.v.cmd.3",   "fluid.w.cmd.3 ",   "fluid.w.wants.3"};
+    int refused_subjects = 0;
+    for (size_t i = 0; i < sizeof bad_subjects / sizeof *bad_subjects; i++)
+        refused_subjects += bus_subject_relay(bad_subjects[i], "fluid.w.cmd", &relay, err, sizeof err) != 0;
+    CHECK(refused_subjects == (int)(sizeof bad_subjects / sizeof *bad_subjects),
+          "malformed subjects refused: %d of %zu", refused_subjects, sizeof bad_subjects / sizeof *bad_subjects);
+    CHECK(bus_subject_relay(NULL, "fluid.w.cmd", &relay, err, sizeof err) != 0, "no subject refused");
     msg_buf *rq = bus_pack_rest(HM_POST, "/pause", "{}", 2);
     m = bus_encode_forward(3, CMD_REST_BIT | 3u << CMD_RELAY_SHIFT | 1, BUS_FWD_REST, rq->data, rq->len);
     int method;
