@@ -12,7 +12,10 @@
 set -euo pipefail
 what=${1:-build}
 case "$what" in
-  build|test) pkgs=(gcc make pkg-config libc6-dev libwebsockets-dev libcjson-dev libmsgpack-dev libnats-dev) ;;
+  # clang, lld, wasi-libc, libclang-rt-14-dev-wasm32: the web client's frame
+  # decoder as WebAssembly (web-client/client.mk, web-client-wasm)
+  build|test) pkgs=(gcc make pkg-config libc6-dev libwebsockets-dev libcjson-dev libmsgpack-dev libnats-dev
+                    clang lld wasi-libc libclang-rt-14-dev-wasm32) ;;
   # golang-github-containernetworking-plugin-dnsname: CNI's dnsname plugin, so
   # that compose services find each other by name (the scale profile's relays
   # reach "nats"); podman 4.3 on CNI has no DNS without it

@@ -8,10 +8,24 @@ WEB_TEST_DIR = tests/web
 WEB_VENDOR   = $(WEB_DIR)/vendor/msgpack/index.mjs
 WEB_ENV      = FLUID_SERVER=$(BUILD)/fluid-server FLUID_ROOT=$(CURDIR)
 
-.PHONY: web-client-build web-client-clean test-web test-web-unit test-web-e2e bench-web
-all: web-client-build
-run: web-client-build
+.PHONY: web-client-build web-client-wasm web-client-clean test-web test-web-unit test-web-e2e bench-web
+all: web-client-build web-client-wasm
+run: web-client-build web-client-wasm
 web-client-build: $(WEB_VENDOR)
+
+# The server's v2 frame decoder (server/wire/frame_codec.c) as WebAssembly,
+# for the page's decode worker (web-client/src/frame_codec_wasm.js; the page
+# decodes in JavaScript when the file is missing).  Debian's clang with
+# wasi-libc and lld (scripts/deps.sh build).  Its own target: the Dockerfile
+# makes web-client-build before the sources are in the image.
+WEB_WASM       = $(WEB_DIR)/vendor/fc/frame_codec.wasm
+WASM_CC       ?= clang
+WASM_FLAGS     = --target=wasm32-wasi --sysroot=/usr -isystem /usr/include/wasm32-wasi -L/usr/lib/wasm32-wasi \
+                 $(WARN) -O3 -msimd128 -mexec-model=reactor -Wl,--no-entry -Wl,--strip-all
+web-client-wasm: $(WEB_WASM)
+$(WEB_WASM): $(WEB_DIR)/wasm/fc_wasm.c server/wire/frame_codec.c server/wire/frame_codec.h
+	@mkdir -p $(dir $@)
+	$(WASM_CC) $(WASM_FLAGS) -Iserver/wire $(WEB_DIR)/wasm/fc_wasm.c server/wire/frame_codec.c -o $@
 
 # npm comes with the test packages of scripts/deps.sh; a machine without it
 # gets them here (the build branch of deps.sh has no Node.js).
@@ -33,7 +47,7 @@ $(WEB_TEST_DIR)/node_modules/.installed: $(WEB_TEST_DIR)/package.json $(WEB_TEST
 	cd $(WEB_TEST_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-WEB_TEST_DEPS = $(WEB_VENDOR) $(WEB_TEST_DIR)/node_modules/.installed $(BUILD)/fluid-server
+WEB_TEST_DEPS = $(WEB_VENDOR) $(WEB_WASM) $(WEB_TEST_DIR)/node_modules/.installed $(BUILD)/fluid-server
 
 test-web-unit: $(WEB_TEST_DEPS)
 	node $(WEB_TEST_DIR)/run.mjs unit

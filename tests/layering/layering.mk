@@ -9,7 +9,7 @@
 #                       first-line comments
 #   make test           the same, and test_checks.py (the checks on small trees
 #                       broken on purpose)
-#   make format         applies .clang-format to server/ and tests/ (C)
+#   make format         applies .clang-format to server/, tests/ and web-client/wasm/ (C)
 #   make check-format   fails if any of those files is not formatted
 
 LAYER_OBJ = $(patsubst server/sim/%.c,$(BUILD)/sim/%.o,$(SIM_SRC)) $(SRV_OBJ)
@@ -25,7 +25,7 @@ EXTRA_TESTS += "python3 tests/layering/test_checks.py" "$(CHECK_LAYERS)" "$(CHEC
 
 # clang-format 14 (Debian bookworm's); other versions may lay out a few
 # constructs differently.  node_modules (npm packages) is not ours.
-FORMAT_SRC = $(shell find server tests -name node_modules -prune -o \( -name '*.c' -o -name '*.h' \) -print)
+FORMAT_SRC = $(shell find server tests web-client/wasm -name node_modules -prune -o \( -name '*.c' -o -name '*.h' \) -print)
 format:
 	clang-format -i $(FORMAT_SRC)
 check-format:

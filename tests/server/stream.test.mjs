@@ -311,3 +311,48 @@ test('a client whose decoder lost its frames asks for a keyframe and recovers', 
   assert.ok(d.ids, 'deltas decode again');
   c.close();
 });
+
+test("the page's WebAssembly decoder (the server's, built by make web-client-wasm) decodes a live stream exactly as the JavaScript one", async (t) => {
+  const { readFileSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { ROOT } = await import('./lib.mjs');
+  const { FrameDecoder } = await import('../../web-client/src/frame_codec.js');
+  const { wasmDecoders } = await import('../../web-client/src/frame_codec_wasm.js');
+  const makeWasm = wasmDecoders(new WebAssembly.Module(readFileSync(join(ROOT, 'web-client', 'vendor', 'fc', 'frame_codec.wasm'))));
+  await resume();
+  const c = await connect(s);
+  const hello = await c.next((m) => m.type === 'hello');
+  const payloads = [];
+  c.onMessage = (m) => { if (m.type === 'frame') payloads.push(m.data.slice()); };
+  // particles added (an emitter), then a scene load (a new stream, a keyframe)
+  assert.equal((await c.command({ type: 'emitter', slot: 1, pos: [0.3, 0.6, 0.3], direction: [0, -1, 0], speed: 1, radius: 0.05, rate: 600, cap: 4000, material: 'water' })).ok, true);
+  await sleep(1500);
+  assert.equal((await c.command({ type: 'emitter', slot: 1, enabled: false })).ok, true);
+  assert.equal((await c.command({ type: 'load_scene', name: 'drop', particles: 2000 })).ok, true);
+  await sleep(1000);
+  c.close();
+  await http(s, 'POST', '/api/scene', { body: { name: 'dam_break', particles: 3000 } });
+  const js = new FrameDecoder(hello.capacity), wasm = makeWasm(hello.capacity);
+  let same = 0, counts = new Set();
+  for (const p of payloads) {
+    let a, b, ea = null, eb = null;
+    try { a = js.decode(p); } catch (e) { ea = e.message; }
+    try { b = wasm.decode(p); } catch (e) { eb = e.message; }
+    assert.equal(eb, ea, 'the same refusals');
+    if (ea) continue;
+    assert.equal(b.n, a.n);
+    assert.equal(b.seq, a.seq);
+    assert.deepEqual(b.grid.levels, a.grid.levels);
+    assert.deepEqual(b.grid.origin, a.grid.origin);
+    assert.equal(b.grid.step, a.grid.step);
+    assert.deepEqual(b.id, a.id.subarray(0, a.n));
+    assert.deepEqual(b.q, a.q.subarray(0, 3 * a.n));
+    assert.deepEqual(b.mat, a.mat.subarray(0, a.n));
+    assert.deepEqual(b.temp, a.temp.subarray(0, a.n));
+    counts.add(a.n);
+    same++;
+  }
+  t.diagnostic(`${same} of ${payloads.length} frames identical; ${counts.size} particle counts`);
+  assert.ok(same >= 40 && same >= payloads.length - 2, `${same} of ${payloads.length}`);
+  assert.ok(counts.size >= 3, 'particles were added and a scene loaded');
+});

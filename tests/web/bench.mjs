@@ -30,9 +30,9 @@ try {
     await api(server, 'POST', '/api/pause');              // quiet server while timing
     await sleep(500);
     const r = await page.evaluate(() => window.__fluid.benchUpload(200));
-    Object.assign(r, { live: { decode: live.decode, main: live.main, upload: live.upload, inWorker: live.inWorker, pace: live.pace, arrivalMs: live.arrivalMs }, fps: live.fps, bytesPerS: live.rates.bytesPerS });
+    Object.assign(r, { live: { decode: live.decode, main: live.main, upload: live.upload, inWorker: live.inWorker, decoder: live.decoder, pace: live.pace, arrivalMs: live.arrivalMs }, fps: live.fps, bytesPerS: live.rates.bytesPerS });
     out.decodeUpload.push(r);
-    console.log(`${n} particles, live protocol v2 stream: payload decode ${live.inWorker ? 'in a Web Worker' : 'on the main thread'} median ` +
+    console.log(`${n} particles, live protocol v2 stream: payload decode ${live.inWorker ? `in a Web Worker (${live.decoder})` : 'on the main thread'} median ` +
       `${f2(live.decode.median)} ms (p95 ${f2(live.decode.p95)}, ${live.decode.n} frames); the main thread's part of a frame median ` +
       `${f2(live.main.median)} ms (p95 ${f2(live.main.p95)}); keyframes ${live.keyframes}, refused ${live.refused}; ` +
       `frames arriving every ${f2(live.arrivalMs)} ms (mean of the last 16), decoder pace: every ${live.pace === 1 ? '' : live.pace === 2 ? '2nd ' : '4th '}frame`);

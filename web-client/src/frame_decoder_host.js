@@ -25,6 +25,7 @@ export class FrameDecoderHost {
     this.stream = new FrameStream();       // main-thread fallback, and the counters the HUD shows
     this.worker = null; this.inflight = 0; this.capacity = 1;
     this.bits = 0; this.keys = 0; this.refused = 0; this.lastError = '';
+    this.decoder = 'js';                   // the worker's: 'wasm' (the server's decoder as WebAssembly) or 'js'
     try {
       if (typeof Worker !== 'undefined') {
         this.worker = new Worker(new URL('./decode_worker.js', import.meta.url), { type: 'module' });
@@ -80,6 +81,7 @@ export class FrameDecoderHost {
     if (this.inflight > 0) this.inflight--;
     this.keys = msg.keys ?? this.keys;
     this.refused = msg.refused ?? this.refused;
+    this.decoder = msg.decoder ?? this.decoder;
     if (msg.type === 'view') {
       this.bits = msg.view.bits;
       this._paced(msg.decodeMs, performance.now());

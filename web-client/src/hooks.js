@@ -33,7 +33,7 @@ export function installHooks(page, { toolbox, hud }) {
     // The newest frame's temperature bytes, as °C.
     temperatures() { const f = page.newest?.f; return f?.temp ? Array.from(f.temp, (b) => f.tempLo + b) : null; },
     rates: () => page.stats.rates(performance.now()),
-    timings: () => ({ decode: page.decodeRing.summary(), main: page.mainRing.summary(), upload: page.uploadRing.summary(), inWorker: page.decoder.inWorker, keyframes: page.decoder.keys, refused: page.decoder.refused, pace: page.decoder.pacer.stride, arrivalMs: page.decoder.pacer.spacing() }),
+    timings: () => ({ decode: page.decodeRing.summary(), main: page.mainRing.summary(), upload: page.uploadRing.summary(), inWorker: page.decoder.inWorker, decoder: page.decoder.decoder, keyframes: page.decoder.keys, refused: page.decoder.refused, pace: page.decoder.pacer.stride, arrivalMs: page.decoder.pacer.spacing() }),
     project: (p) => project(camera.viewProj, p),
     camera, panel, conn,
     get renderer() { return page.renderer; },

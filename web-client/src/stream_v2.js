@@ -1,5 +1,6 @@
 // stream_v2.js - protocol v2 frames (PROTOCOL.md "frame"): decodes each frame
-// message's payload in arrival order with one decoder (frame_codec.js) and
+// message's payload in arrival order with one decoder (frame_codec.js, or the
+// WebAssembly build of the server's, frame_codec_wasm.js) and
 // gives the view the interpolation and the renderer take (decode.js
 // frameView's shape: positions as 16-bit fractions of the box, id runs,
 // materials, temperature bytes).  A refused payload (a delta against frames
@@ -22,7 +23,10 @@ export function idRuns(ids, n) {
 }
 
 export class FrameStream {
-  constructor() {
+  // makeDecoder(capacity): the payload decoder, frame_codec.js's by default
+  // (or frame_codec_wasm.js's, the same interface).
+  constructor(makeDecoder = (cap) => new FrameDecoder(cap)) {
+    this.makeDecoder = makeDecoder;
     this.dec = null; this.cap = -1;
     this.waitKey = false; this.askedAt = -Infinity;
     this.refused = 0; this.keys = 0; this.lastError = '';
@@ -35,7 +39,7 @@ export class FrameStream {
   // refused).
   reset(capacity) {
     const cap = Math.max(1, capacity >>> 0);
-    if (!this.dec || cap !== this.cap) { this.dec = new FrameDecoder(cap); this.cap = cap; } else this.dec.reset();
+    if (!this.dec || cap !== this.cap) { this.dec = this.makeDecoder(cap); this.cap = cap; } else this.dec.reset();
     this.waitKey = true;
   }
 

@@ -62,11 +62,12 @@ test('the page loads, connects and streams frames without errors', async () => {
   assert.ok(st.id > 0);
   assert.equal(st.conn, 'connected');
   assert.equal(st.v, 2);
-  // frames decode in a Web Worker, every payload accepted
+  // frames decode in a Web Worker, with the server's decoder as WebAssembly, every payload accepted
   await waitFor(pageA, () => window.__fluid.timings().decode.n > 10, null, 20000);
   const tm = await pageA.evaluate(() => window.__fluid.timings());
-  console.log(`decode: worker ${tm.inWorker}, ${tm.decode.n} frames, decode median ${tm.decode.median?.toFixed(2)} ms, main thread median ${tm.main.median?.toFixed(2)} ms, keyframes ${tm.keyframes}, refused ${tm.refused}`);
+  console.log(`decode: worker ${tm.inWorker} (${tm.decoder}), ${tm.decode.n} frames, decode median ${tm.decode.median?.toFixed(2)} ms, main thread median ${tm.main.median?.toFixed(2)} ms, keyframes ${tm.keyframes}, refused ${tm.refused}`);
   assert.equal(tm.inWorker, true);
+  assert.equal(tm.decoder, 'wasm', 'the worker loaded vendor/fc/frame_codec.wasm');
   assert.ok(tm.decode.n > 10);
   assert.equal(tm.refused, 0);
   assert.deepEqual(pageA.errors, []);

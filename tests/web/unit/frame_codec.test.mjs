@@ -1,5 +1,5 @@
-// frame_codec.test.mjs - the client's v2 frame decoder (web-client/src/frame_codec.js)
-// on the golden payloads the C encoder wrote (protocol/golden/frame_v2_*.bin,
+// frame_codec.test.mjs - the client's v2 frame decoders (web-client/src/frame_codec.js,
+// and the server's decoder built to WebAssembly, frame_codec_wasm.js) on the golden payloads the C encoder wrote (protocol/golden/frame_v2_*.bin,
 // meanings in frame_v2.json: a keyframe, a delta, a delta with particles added
 // and removed and a material and temperature changed), and its refusals.
 import { test } from 'node:test';
@@ -8,11 +8,16 @@ import { readFileSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FrameDecoder, FrameCodecError, readHeader, FC_HEADER_BYTES, FC_VERSION } from '../../../web-client/src/frame_codec.js';
+import { wasmDecoders } from '../../../web-client/src/frame_codec_wasm.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const dir = join(ROOT, 'protocol', 'golden');
 const meaning = JSON.parse(readFileSync(join(dir, 'frame_v2.json'), 'utf8'));
 const NAMES = ['frame_v2_key', 'frame_v2_delta', 'frame_v2_add_remove'];
+// web-client/client.mk builds it (make web-client-wasm; a test dependency)
+const WASM = join(ROOT, 'web-client', 'vendor', 'fc', 'frame_codec.wasm');
+const DECODERS = [['JavaScript', (cap) => new FrameDecoder(cap)],
+  ['WebAssembly', wasmDecoders(new WebAssembly.Module(readFileSync(WASM)))]];
 
 // As a browser delivers a msgpack bin: a view at an arbitrary offset of a larger buffer.
 function load(name, offset = 3) {
@@ -34,19 +39,6 @@ function assertFrame(f, want, name) {
   assert.ok(Math.abs(f.grid.step - want.step) < 1e-9 && f.grid.origin.every((o, a) => Math.abs(o - want.origin[a]) < 1e-9));
 }
 
-test('golden: keyframe, delta, and a delta adding and removing particles decode to their meaning', () => {
-  const dec = new FrameDecoder(64);
-  for (const name of NAMES) {
-    const bytes = load(name);
-    const h = readHeader(bytes);
-    assert.equal(h.epoch, meaning.epoch);
-    assertFrame(dec.decode(bytes), meaning[name], name);
-  }
-  const key = meaning.frame_v2_key, ar = meaning.frame_v2_add_remove;
-  assert.ok(ar.ids.length < key.ids.length + 2 && ar.ids.some((id) => !key.ids.includes(id)), 'the vector adds ids');
-  assert.ok(key.ids.some((id) => !ar.ids.includes(id)), 'the vector removes ids');
-});
-
 test('golden: the header names version, kind, base and counts', () => {
   const h = readHeader(load('frame_v2_add_remove'));
   assert.equal(FC_VERSION, 2);
@@ -58,68 +50,83 @@ test('golden: the header names version, kind, base and counts', () => {
   assert.equal(readHeader(load('frame_v2_key')).kind, 0);
 });
 
-test('refuses a delta without its base, a wrong base and another epoch, and keeps what it holds', () => {
-  const dec = new FrameDecoder(64);
-  assert.throws(() => dec.decode(load('frame_v2_delta')), /none yet/);
-  dec.decode(load('frame_v2_key'));
-  assert.throws(() => dec.decode(load('frame_v2_add_remove')), /does not hold/);   // needs 11 (and 10)
-  const other = load('frame_v2_delta').slice();
-  other[4] ^= 1;
-  assert.throws(() => dec.decode(other), /stream/);
-  const wrongBase = load('frame_v2_delta').slice();
-  wrongBase[12] = 99;
-  assert.throws(() => dec.decode(wrongBase), /does not hold/);
-  assertFrame(dec.decode(load('frame_v2_delta')), meaning.frame_v2_delta, 'delta after refusals');
-});
-
-test('refuses every truncation, with or without a patched length', () => {
-  const full = load('frame_v2_add_remove', 0);
-  let accepted = 0;
-  for (let cut = 0; cut < full.length; cut++) {
-    for (const patch of [false, true]) {
-      if (patch && cut < FC_HEADER_BYTES) continue;
-      const dec = new FrameDecoder(64);
-      dec.decode(load('frame_v2_key'));
-      dec.decode(load('frame_v2_delta'));
-      const b = full.slice(0, cut);
-      if (patch) new DataView(b.buffer).setUint32(52, cut - FC_HEADER_BYTES, true);
-      try { dec.decode(b); accepted++; } catch (e) { assert.ok(e instanceof FrameCodecError, String(e)); }
+for (const [name, make] of DECODERS) {
+  test(`${name}: golden: keyframe, delta, and a delta adding and removing particles decode to their meaning`, () => {
+    const dec = make(64);
+    for (const name of NAMES) {
+      const bytes = load(name);
+      const h = readHeader(bytes);
+      assert.equal(h.epoch, meaning.epoch);
+      assertFrame(dec.decode(bytes), meaning[name], name);
     }
-  }
-  assert.equal(accepted, 0);
-});
+    const key = meaning.frame_v2_key, ar = meaning.frame_v2_add_remove;
+    assert.ok(ar.ids.length < key.ids.length + 2 && ar.ids.some((id) => !key.ids.includes(id)), 'the vector adds ids');
+    assert.ok(key.ids.some((id) => !ar.ids.includes(id)), 'the vector removes ids');
+  });
 
-test('refuses corrupted bodies (or decodes them to the same frame), more particles than its capacity, and random bytes', () => {
-  const full = load('frame_v2_delta', 0);
-  let other = 0;
-  for (let i = FC_HEADER_BYTES; i < full.length; i++) {
-    for (let bit = 0; bit < 8; bit++) {
-      const dec = new FrameDecoder(64);
-      dec.decode(load('frame_v2_key'));
-      const b = full.slice();
-      b[i] ^= 1 << bit;
-      try {
-        const f = dec.decode(b);
-        assertFrame(f, meaning.frame_v2_delta, 'a flip in the coder slack');
-      } catch (e) {
-        if (!(e instanceof FrameCodecError)) other++;
+  test(`${name}: refuses a delta without its base, a wrong base and another epoch, and keeps what it holds`, () => {
+    const dec = make(64);
+    assert.throws(() => dec.decode(load('frame_v2_delta')), /none yet/);
+    dec.decode(load('frame_v2_key'));
+    assert.throws(() => dec.decode(load('frame_v2_add_remove')), /does not hold/);   // needs 11 (and 10)
+    const other = load('frame_v2_delta').slice();
+    other[4] ^= 1;
+    assert.throws(() => dec.decode(other), /stream/);
+    const wrongBase = load('frame_v2_delta').slice();
+    wrongBase[12] = 99;
+    assert.throws(() => dec.decode(wrongBase), /does not hold/);
+    assertFrame(dec.decode(load('frame_v2_delta')), meaning.frame_v2_delta, 'delta after refusals');
+  });
+
+  test(`${name}: refuses every truncation, with or without a patched length`, () => {
+    const full = load('frame_v2_add_remove', 0);
+    let accepted = 0;
+    for (let cut = 0; cut < full.length; cut++) {
+      for (const patch of [false, true]) {
+        if (patch && cut < FC_HEADER_BYTES) continue;
+        const dec = make(64);
+        dec.decode(load('frame_v2_key'));
+        dec.decode(load('frame_v2_delta'));
+        const b = full.slice(0, cut);
+        if (patch) new DataView(b.buffer).setUint32(52, cut - FC_HEADER_BYTES, true);
+        try { dec.decode(b); accepted++; } catch (e) { assert.ok(e instanceof FrameCodecError, String(e)); }
       }
     }
-  }
-  assert.equal(other, 0);
-  assert.throws(() => new FrameDecoder(10).decode(load('frame_v2_key')), /at most 10/);
-  let seed = 1;
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) & 255;
-  for (let t = 0; t < 500; t++) {
-    const dec = new FrameDecoder(64);
-    dec.decode(load('frame_v2_key'));
-    const len = FC_HEADER_BYTES + (rnd() % 200);
-    const b = new Uint8Array(len);
-    b.set(full.subarray(0, FC_HEADER_BYTES));
-    for (let i = FC_HEADER_BYTES; i < len; i++) b[i] = rnd();
-    new DataView(b.buffer).setUint32(52, len - FC_HEADER_BYTES, true);
-    assert.throws(() => dec.decode(b), FrameCodecError);
-  }
-  assert.throws(() => readHeader(new Uint8Array(10)), /truncated/);
-  assert.throws(() => readHeader(new Uint8Array(64)), /version/);
-});
+    assert.equal(accepted, 0);
+  });
+
+  test(`${name}: refuses corrupted bodies (or decodes them to the same frame), more particles than its capacity, and random bytes`, () => {
+    const full = load('frame_v2_delta', 0);
+    let other = 0;
+    for (let i = FC_HEADER_BYTES; i < full.length; i++) {
+      for (let bit = 0; bit < 8; bit++) {
+        const dec = make(64);
+        dec.decode(load('frame_v2_key'));
+        const b = full.slice();
+        b[i] ^= 1 << bit;
+        try {
+          const f = dec.decode(b);
+          assertFrame(f, meaning.frame_v2_delta, 'a flip in the coder slack');
+        } catch (e) {
+          if (!(e instanceof FrameCodecError)) other++;
+        }
+      }
+    }
+    assert.equal(other, 0);
+    assert.throws(() => make(10).decode(load('frame_v2_key')), /at most 10/);
+    let seed = 1;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) & 255;
+    for (let t = 0; t < 500; t++) {
+      const dec = make(64);
+      dec.decode(load('frame_v2_key'));
+      const len = FC_HEADER_BYTES + (rnd() % 200);
+      const b = new Uint8Array(len);
+      b.set(full.subarray(0, FC_HEADER_BYTES));
+      for (let i = FC_HEADER_BYTES; i < len; i++) b[i] = rnd();
+      new DataView(b.buffer).setUint32(52, len - FC_HEADER_BYTES, true);
+      assert.throws(() => dec.decode(b), FrameCodecError);
+    }
+    assert.throws(() => readHeader(new Uint8Array(10)), /truncated/);
+    assert.throws(() => readHeader(new Uint8Array(64)), /version/);
+  });
+}
