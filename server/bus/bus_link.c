@@ -3,6 +3,8 @@
 
 #include <stdio.h>
 
+#include "log.h"
+
 void bus_subject(const bus *b, const char *leaf, char *out, size_t n) {
     snprintf(out, n, "%s.%s", b->prefix, leaf);
 }
@@ -19,8 +21,43 @@ void bus_publish(bus *b, const char *leaf, const msg_buf *m) {
         atomic_fetch_add(&b->publish_failed, 1);
 }
 
-const uint8_t *bus_msg_data(natsMsg *m, size_t *n) {
+static void on_message(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure) {
+    (void)nc, (void)sub;
+    const bus_route *r = closure;
+    bus *b = r->b;
+    atomic_fetch_add(&b->received, 1);
     int l = natsMsg_GetDataLength(m);
-    *n = l > 0 ? (size_t)l : 0;
-    return (const uint8_t *)natsMsg_GetData(m);
+    char err[192] = "";
+    if (r->take(b, m, (const uint8_t *)natsMsg_GetData(m), l > 0 ? (size_t)l : 0, err, sizeof err)) {
+        atomic_fetch_add(&b->bad, 1);
+        char key[48];
+        snprintf(key, sizeof key, "bus-bad-%s", r->what);
+        log_once(key, "%s: refused a %s message from the bus: %s (logged once)", b->relay ? "relay" : "bus", r->what,
+                 err);
+    }
+    natsMsg_Destroy(m);
+}
+
+int bus_subscribe(bus *b, const bus_route *routes, int k, char *err, size_t errlen) {
+    for (int i = 0; i < k; i++) {
+        if (b->nsub >= (int)(sizeof b->sub / sizeof *b->sub)) {
+            snprintf(err, errlen, "bus: too many subscriptions");
+            return -1;
+        }
+        char subj[BUS_SUBJECT];
+        bus_subject(b, routes[i].leaf, subj, sizeof subj);
+        bus_route *r = &b->route[b->nsub];
+        if (!r->take) { /* set once: a resubscription (after refused credentials) makes the same routes, and a
+                         * callback of the destroyed subscription may still be reading this one */
+            *r = routes[i];
+            r->b = b;
+        }
+        natsStatus s = natsConnection_Subscribe(&b->sub[b->nsub], b->nc, subj, on_message, r);
+        if (s != NATS_OK) {
+            snprintf(err, errlen, "bus: cannot subscribe to %s: %s", subj, natsStatus_GetText(s));
+            return -1;
+        }
+        b->nsub++;
+    }
+    return 0;
 }

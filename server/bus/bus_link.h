@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -19,6 +20,18 @@
 
 typedef struct bus bus; /* also in bus.h */
 
+/* What a subscription does with a message's bytes: 0, or -1 with the reason
+ * it was refused (counted and logged once by the caller).  m: for its
+ * subject. */
+typedef int bus_take_fn(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, size_t errlen);
+
+/* One subscription: the subject's leaf below fluid.<world>, and its taker. */
+typedef struct bus_route {
+    bus *b;
+    const char *leaf, *what;
+    bus_take_fn *take;
+} bus_route;
+
 struct bus {
     const srv_config *cfg;
     hub *hub;
@@ -28,12 +41,14 @@ struct bus {
     natsOptions *opts;
     natsConnection *nc;
     natsSubscription *sub[6];
+    bus_route route[6];
     int nsub;
     pthread_t thread;
     bool started;
     atomic_bool stop, connected;
     atomic_ullong published, publish_failed, received, bad, reconnects;
-    char prefix[96]; /* fluid.<world> */
+    char prefix[96];     /* fluid.<world> */
+    char reply_leaf[24]; /* a relay's: reply.<relay id> (its route's leaf) */
     /* the bus thread's own (node: readers of the hub; relay: what it told) */
     uint64_t frames_next, bcast_next, info_version;
     uint64_t last_info_ns, last_stats_ns, last_wants_ns;
@@ -44,8 +59,11 @@ struct bus {
 
 /* Publishes bytes on fluid.<world>.<leaf> (counted; never blocks). */
 void bus_publish(bus *b, const char *leaf, const msg_buf *m);
-/* A received message's bytes and length (one place for both sides). */
-const uint8_t *bus_msg_data(natsMsg *m, size_t *n);
 void bus_subject(const bus *b, const char *leaf, char *out, size_t n);
+/* Subscribes to each route's subject (at most 6 in all); every message is
+ * counted as received, handed to its taker, counted as refused when it says
+ * so (the reason logged once per kind), and released.  0, or -1 with the
+ * reason. */
+int bus_subscribe(bus *b, const bus_route *routes, int k, char *err, size_t errlen);
 
 #endif

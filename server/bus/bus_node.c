@@ -70,34 +70,27 @@ static bool from_subject(const bus *b, natsMsg *m, const char *leaf, uint32_t re
 }
 
 /* fluid.<world>.cmd.<relay>: a relay's client message, checked as a browser's (or a
- * REST client's) is, then queued under the client's id. */
-static void on_cmd(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure) {
-    (void)nc, (void)sub;
-    bus *b = closure;
-    atomic_fetch_add(&b->received, 1);
-    size_t n;
-    const uint8_t *p = bus_msg_data(m, &n), *bytes;
+ * REST client's) is, then queued under the client's id.  A message that does
+ * not read, or names another relay, is refused here; a command the node's
+ * edge refuses is answered to its client (and counted by refuse). */
+static int take_cmd(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, size_t errlen) {
     uint32_t relay, client;
     int kind;
+    const uint8_t *bytes;
     size_t len;
-    char err[FS_ERROR_LEN];
-    if (bus_decode_forward(p, n, &relay, &client, &kind, &bytes, &len, err, sizeof err) ||
-        !from_subject(b, m, "cmd", relay, err, sizeof err)) {
-        atomic_fetch_add(&b->bad, 1);
-        log_once("bus-bad-fwd", "bus: refused a relay message: %s (logged once)", err);
-        natsMsg_Destroy(m);
-        return;
-    }
+    if (bus_decode_forward(p, n, &relay, &client, &kind, &bytes, &len, err, errlen) ||
+        !from_subject(b, m, "cmd", relay, err, errlen))
+        return -1;
     cmd c;
     memset(&c, 0, sizeof c);
     bool left = kind == BUS_FWD_LEFT;
     int rc = left                   ? 0
-             : kind == BUS_FWD_REST ? rest_command(bytes, len, &c, err, sizeof err)
-                                    : wire_decode_command(bytes, len, &c, err, sizeof err);
+             : kind == BUS_FWD_REST ? rest_command(bytes, len, &c, err, errlen)
+                                    : wire_decode_command(bytes, len, &c, err, errlen);
     if (left) c.kind = CMD_CLIENT_LEFT;
     if (!rc && !left && !forwardable(c.kind)) {
         rc = -1;
-        snprintf(err, sizeof err, "%s: not a command a relay forwards", cmd_kind_name(c.kind));
+        snprintf(err, errlen, "%s: not a command a relay forwards", cmd_kind_name(c.kind));
     }
     if (rc) {
         refuse(b, client, c.rid, err);
@@ -107,41 +100,22 @@ static void on_cmd(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *
         if (!cmd_queue_push(b->queue, &c, left) && !left)
             refuse(b, client, c.rid, "busy: command queue full, try again");
     }
-    natsMsg_Destroy(m);
+    return 0;
 }
 
 /* fluid.<world>.wants.<relay>: what a relay's viewers need coded. */
-static void on_wants(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure) {
-    (void)nc, (void)sub;
-    bus *b = closure;
-    atomic_fetch_add(&b->received, 1);
-    size_t n;
-    const uint8_t *p = bus_msg_data(m, &n);
+static int take_wants(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, size_t errlen) {
     uint32_t relay;
     frame_wants w;
-    char err[160];
-    if (bus_decode_wants(p, n, &relay, &w, err, sizeof err) || !from_subject(b, m, "wants", relay, err, sizeof err)) {
-        atomic_fetch_add(&b->bad, 1);
-        log_once("bus-bad-wants", "bus: refused a relay's wants: %s (logged once)", err);
-    } else {
-        hub_set_remote_wants(b->hub, relay, &w, clock_now_ns());
-    }
-    natsMsg_Destroy(m);
+    if (bus_decode_wants(p, n, &relay, &w, err, errlen) || !from_subject(b, m, "wants", relay, err, errlen)) return -1;
+    hub_set_remote_wants(b->hub, relay, &w, clock_now_ns());
+    return 0;
 }
 
 int bus_node_subscribe(bus *b, char *err, size_t errlen) {
-    static const char *const leaf[] = {"cmd.*", "wants.*"};
-    natsMsgHandler cb[] = {on_cmd, on_wants};
-    for (int i = 0; i < 2; i++) {
-        char subj[BUS_SUBJECT];
-        bus_subject(b, leaf[i], subj, sizeof subj);
-        natsStatus s = natsConnection_Subscribe(&b->sub[b->nsub], b->nc, subj, cb[i], b);
-        if (s != NATS_OK) {
-            snprintf(err, errlen, "bus: cannot subscribe to %s: %s", subj, natsStatus_GetText(s));
-            return -1;
-        }
-        b->nsub++;
-    }
+    static const bus_route routes[] = {{.leaf = "cmd.*", .what = "relay client", .take = take_cmd},
+                                       {.leaf = "wants.*", .what = "wants", .take = take_wants}};
+    if (bus_subscribe(b, routes, 2, err, errlen)) return -1;
     b->bcast_next = hub_bcast_next(b->hub);
     return 0;
 }

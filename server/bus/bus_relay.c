@@ -14,115 +14,68 @@
 
 #define WANTS_EVERY_NS 1000000000ull /* the sim node forgets a relay silent for 3 s */
 
-static void bad(bus *b, const char *what, const char *err) {
-    atomic_fetch_add(&b->bad, 1);
-    char key[48];
-    snprintf(key, sizeof key, "bus-bad-%s", what);
-    log_once(key, "relay: refused a %s message from the bus: %s (logged once)", what, err);
-}
-
-static void on_frames(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure) {
-    (void)nc, (void)sub;
-    bus *b = closure;
-    atomic_fetch_add(&b->received, 1);
-    size_t n;
-    const uint8_t *p = bus_msg_data(m, &n);
+static int take_frames(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, size_t errlen) {
+    (void)m;
     frameset fs;
-    char err[160];
-    if (bus_decode_frameset(p, n, &fs, err, sizeof err))
-        bad(b, "frames", err);
-    else {
-        hub_publish_frameset(b->hub, &fs);
-        hub_wake(b->hub);
-    }
-    natsMsg_Destroy(m);
+    if (bus_decode_frameset(p, n, &fs, err, errlen)) return -1;
+    hub_publish_frameset(b->hub, &fs);
+    hub_wake(b->hub);
+    return 0;
 }
 
-static void on_bcast(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure) {
-    (void)nc, (void)sub;
-    bus *b = closure;
-    atomic_fetch_add(&b->received, 1);
-    size_t n;
-    const uint8_t *p = bus_msg_data(m, &n);
+static int take_bcast(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, size_t errlen) {
+    (void)m;
     wire_frame_view v;
-    char err[160];
     /* a broadcast is passed on as it is, once it reads as a message */
-    if (n > BUS_MAX_MSG || wire_read_message(p, n, &v, err, sizeof err))
-        bad(b, "bcast", n > BUS_MAX_MSG ? "too large" : err);
-    else {
-        hub_publish_bcast(b->hub, msg_buf_from_bytes(p, n));
-        hub_wake(b->hub);
+    if (n > BUS_MAX_MSG) {
+        snprintf(err, errlen, "too large");
+        return -1;
     }
-    natsMsg_Destroy(m);
+    if (wire_read_message(p, n, &v, err, errlen)) return -1;
+    hub_publish_bcast(b->hub, msg_buf_from_bytes(p, n));
+    hub_wake(b->hub);
+    return 0;
 }
 
-static void on_info(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure) {
-    (void)nc, (void)sub;
-    bus *b = closure;
-    atomic_fetch_add(&b->received, 1);
-    size_t n;
-    const uint8_t *p = bus_msg_data(m, &n);
-    world_info wi;
-    char err[160];
-    if (bus_decode_info(p, n, &wi, err, sizeof err))
-        bad(b, "info", err);
-    else {
-        world_info old;
-        hub_get_info(b->hub, &old);
-        hub_set_info(b->hub, &wi);
-        if (!old.version) hub_wake(b->hub); /* clients waiting for their hello */
-    }
-    natsMsg_Destroy(m);
+static int take_info(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, size_t errlen) {
+    (void)m;
+    world_info wi, old;
+    if (bus_decode_info(p, n, &wi, err, errlen)) return -1;
+    hub_get_info(b->hub, &old);
+    hub_set_info(b->hub, &wi);
+    if (!old.version) hub_wake(b->hub); /* clients waiting for their hello */
+    return 0;
 }
 
-static void on_stats(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure) {
-    (void)nc, (void)sub;
-    bus *b = closure;
-    atomic_fetch_add(&b->received, 1);
-    size_t n;
-    const uint8_t *p = bus_msg_data(m, &n);
+static int take_stats(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, size_t errlen) {
+    (void)m;
     sim_stats st;
-    char err[160];
-    if (bus_decode_stats(p, n, &st, err, sizeof err))
-        bad(b, "stats", err);
-    else
-        hub_set_stats(b->hub, &st);
-    natsMsg_Destroy(m);
+    if (bus_decode_stats(p, n, &st, err, errlen)) return -1;
+    hub_set_stats(b->hub, &st);
+    return 0;
 }
 
-static void on_reply(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure) {
-    (void)nc, (void)sub;
-    bus *b = closure;
-    atomic_fetch_add(&b->received, 1);
-    size_t n;
-    const uint8_t *p = bus_msg_data(m, &n);
+static int take_reply(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, size_t errlen) {
+    (void)m;
     cmd_reply r;
-    char err[160];
-    if (bus_decode_reply(p, n, &r, err, sizeof err) || cmd_client_relay(r.client) != b->relay_id)
-        bad(b, "reply", err[0] ? err : "a reply for another relay's client");
-    else {
-        hub_post_reply(b->hub, &r);
-        hub_wake(b->hub);
+    if (bus_decode_reply(p, n, &r, err, errlen)) return -1;
+    if (cmd_client_relay(r.client) != b->relay_id) {
+        snprintf(err, errlen, "a reply for another relay's client");
+        return -1;
     }
-    natsMsg_Destroy(m);
+    hub_post_reply(b->hub, &r);
+    hub_wake(b->hub);
+    return 0;
 }
 
 int bus_relay_subscribe(bus *b, char *err, size_t errlen) {
-    char reply_leaf[32];
-    snprintf(reply_leaf, sizeof reply_leaf, "reply.%u", b->relay_id);
-    const char *leaf[] = {"frames", "bcast", "info", "stats", reply_leaf};
-    natsMsgHandler cb[] = {on_frames, on_bcast, on_info, on_stats, on_reply};
-    for (int i = 0; i < 5; i++) {
-        char subj[BUS_SUBJECT];
-        bus_subject(b, leaf[i], subj, sizeof subj);
-        natsStatus s = natsConnection_Subscribe(&b->sub[b->nsub], b->nc, subj, cb[i], b);
-        if (s != NATS_OK) {
-            snprintf(err, errlen, "bus: cannot subscribe to %s: %s", subj, natsStatus_GetText(s));
-            return -1;
-        }
-        b->nsub++;
-    }
-    return 0;
+    snprintf(b->reply_leaf, sizeof b->reply_leaf, "reply.%u", b->relay_id);
+    const bus_route routes[] = {{.leaf = "frames", .what = "frames", .take = take_frames},
+                                {.leaf = "bcast", .what = "bcast", .take = take_bcast},
+                                {.leaf = "info", .what = "info", .take = take_info},
+                                {.leaf = "stats", .what = "stats", .take = take_stats},
+                                {.leaf = b->reply_leaf, .what = "reply", .take = take_reply}};
+    return bus_subscribe(b, routes, 5, err, errlen);
 }
 
 void bus_relay_pass(bus *b, uint64_t now) {
