@@ -10,9 +10,10 @@ import { FrameStream } from '../stream_v2.js';
 import { runsEqual } from '../decode.js';
 
 export class Player {
-  // fetchBytes(path) -> Promise<Uint8Array>, fetchJson(path) -> Promise<object>
-  constructor(name, { fetchBytes, fetchJson }) {
-    Object.assign(this, { name, fetchBytes, fetchJson });
+  // fetchBytes(path) -> Promise<Uint8Array>, fetchJson(path) -> Promise<object>;
+  // makeDecoder(capacity): the payload decoder (FrameStream's default when absent)
+  constructor(name, { fetchBytes, fetchJson, makeDecoder }) {
+    Object.assign(this, { name, fetchBytes, fetchJson, makeDecoder });
     this.index = null; this.hello = null;
     this.frames = [];          // decoded frames of the loaded segments, time order: {seq, order, f, time}
     this.loaded = new Map();   // segment index -> [first, count) in frames
@@ -46,7 +47,7 @@ export class Player {
     const bytes = await this.fetchBytes(`/api/recordings/${encodeURIComponent(this.name)}/${seg.file}`);
     const r = readSegment(bytes);
     if (r.damage) this.damage.push(`${seg.file}: ${r.damage}`);
-    const stream = new FrameStream();
+    const stream = this.makeDecoder ? new FrameStream(this.makeDecoder) : new FrameStream();
     const got = [];
     let prevRuns = null;
     for (const rec of r.records) {

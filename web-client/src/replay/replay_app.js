@@ -4,6 +4,7 @@
 // live page's renderer and colour and view modes.  The link follows the
 // playhead, so the address bar is always a shareable link.
 import { Player } from './player.js';
+import { loadWasmDecoder } from '../frame_codec_wasm.js';
 import { Renderer } from '../renderer/renderer.js';
 import { OrbitCamera } from '../camera.js';
 import { interpolateBodies } from '../bodies.js';
@@ -80,7 +81,9 @@ function wireCamera(canvas, camera) {
 async function play() {
   $('player').classList.remove('hidden');
   $('title').textContent = name;
-  const p = await new Player(name, { fetchBytes, fetchJson }).open();
+  // a segment's frames are decoded at once: the server's decoder as WebAssembly when it loads
+  const makeDecoder = (await loadWasmDecoder(new URL('../../vendor/fc/frame_codec.wasm', import.meta.url))) || undefined;
+  const p = await new Player(name, { fetchBytes, fetchJson, makeDecoder }).open();
   if (query.get('t')) { p.seek(Number(query.get('t'))); await p.ensure(p.t); }
   const canvas = $('view'), camera = new OrbitCamera(), renderer = new Renderer(canvas);
   renderer.setWorld(p.hello);
