@@ -90,14 +90,29 @@ static bool stuck(const net *n, const ws_client *c) {
            newest->seq >= c->last_seq + 2 * (uint32_t)c->stride;
 }
 
+/* The grid a paced client follows now: its pace, or a finer one (every
+ * 2nd, every frame) until its decoder holds two frames of the pace's grid,
+ * the newest and the one a pace before it.  The codings against the frame
+ * 2 (4) back predict from those two, so a client that holds only a keyframe
+ * off the grid (or the frames of a finer pace) climbs there through the
+ * finer codings; it would otherwise find no usable delta on the grid, and
+ * be sent a keyframe, again and again. */
+static uint32_t pace_grid(const ws_client *c) {
+    const uint32_t top = fc_held_newest(&c->held);
+    if (top == FC_NONE) return 1;
+    for (uint32_t p = (uint32_t)c->pace; p > 1; p /= 2)
+        if (top % p == 0 && top >= p && fc_held_has(&c->held, c->held.epoch, top - p)) return p;
+    return 1;
+}
+
 /* A client whose decoder asked for every 2nd (4th) frame takes, in its
  * stream, only the frames whose seq is a multiple of that: the ones the
  * encoder also codes against the frame 2 (4) back, so from every frame it
- * steps onto that grid with frames it holds (PROTOCOL.md, "pace").  While
- * it bridges to a faster stride it takes the frame after its last, whatever
- * its seq. */
+ * steps onto that grid with frames it holds (PROTOCOL.md, "pace"; pace_grid
+ * for how it gets there).  While it bridges to a faster stride it takes the
+ * frame after its last, whatever its seq. */
 static bool off_pace(const ws_client *c, const frameset *fs) {
-    return c->pace > 1 && !c->bridging && c->held.any && fs->epoch == c->held.epoch && fs->seq % (uint32_t)c->pace != 0;
+    return c->pace > 1 && !c->bridging && c->held.any && fs->epoch == c->held.epoch && fs->seq % pace_grid(c) != 0;
 }
 
 static bool find(const net *n, const ws_client *c, uint64_t *at, int *which) {
