@@ -122,6 +122,11 @@ bus *bus_create(const srv_config *cfg, hub *h, cmd_queue *q, uint32_t relay_id, 
     b->queue = q;
     b->relay = cfg->relay != 0;
     b->relay_id = relay_id;
+    /* a relay's own subjects: its replies, and where it publishes (the node
+     * checks that a message names the relay of its subject: bus_subject_relay) */
+    snprintf(b->reply_leaf, sizeof b->reply_leaf, "reply.%u", relay_id);
+    snprintf(b->cmd_leaf, sizeof b->cmd_leaf, "cmd.%u", relay_id);
+    snprintf(b->wants_leaf, sizeof b->wants_leaf, "wants.%u", relay_id);
     b->was_connected = true; /* a relay tells its viewers only about changes */
     snprintf(b->prefix, sizeof b->prefix, "fluid.%s", cfg->world);
     if (make_options(b, err, errlen)) {

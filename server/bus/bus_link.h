@@ -47,8 +47,9 @@ struct bus {
     bool started;
     atomic_bool stop, connected;
     atomic_ullong published, publish_failed, received, bad, reconnects;
-    char prefix[96];     /* fluid.<world> */
-    char reply_leaf[24]; /* a relay's: reply.<relay id> (its route's leaf) */
+    char prefix[96];                   /* fluid.<world> */
+    char reply_leaf[24];               /* a relay's subjects: reply.<relay id> (its route's leaf), */
+    char cmd_leaf[24], wants_leaf[24]; /* cmd.<relay id> and wants.<relay id> (it publishes on) */
     /* the bus thread's own (node: readers of the hub; relay: what it told) */
     uint64_t frames_next, bcast_next, info_version;
     uint64_t last_info_ns, last_stats_ns, last_wants_ns;

@@ -69,7 +69,6 @@ static int take_reply(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err,
 }
 
 int bus_relay_subscribe(bus *b, char *err, size_t errlen) {
-    snprintf(b->reply_leaf, sizeof b->reply_leaf, "reply.%u", b->relay_id);
     const bus_route routes[] = {{.leaf = "frames", .what = "frames", .take = take_frames},
                                 {.leaf = "bcast", .what = "bcast", .take = take_bcast},
                                 {.leaf = "info", .what = "info", .take = take_info},
@@ -81,15 +80,12 @@ int bus_relay_subscribe(bus *b, char *err, size_t errlen) {
 void bus_relay_pass(bus *b, uint64_t now) {
     hub_forward_msg f[64];
     int k;
-    char cmd_leaf[24], wants_leaf[24]; /* this relay's own subjects (see bus_subject_relay) */
-    snprintf(cmd_leaf, sizeof cmd_leaf, "cmd.%u", b->relay_id);
-    snprintf(wants_leaf, sizeof wants_leaf, "wants.%u", b->relay_id);
     while ((k = hub_take_forwards(b->hub, f, 64)) > 0)
         for (int i = 0; i < k; i++) {
             int kind = f[i].left ? BUS_FWD_LEFT : (f[i].client & CMD_REST_BIT) ? BUS_FWD_REST : BUS_FWD_WS;
             msg_buf *m = bus_encode_forward(b->relay_id, f[i].client, kind, f[i].msg ? f[i].msg->data : NULL,
                                             f[i].msg ? f[i].msg->len : 0);
-            bus_publish(b, cmd_leaf, m);
+            bus_publish(b, b->cmd_leaf, m);
             msg_buf_unref(m);
             msg_buf_unref(f[i].msg);
         }
@@ -97,7 +93,7 @@ void bus_relay_pass(bus *b, uint64_t now) {
     hub_get_frame_wants(b->hub, &w);
     if (!b->told_any || memcmp(&w, &b->told, sizeof w) || now - b->last_wants_ns > WANTS_EVERY_NS) {
         msg_buf *m = bus_encode_wants(b->relay_id, &w);
-        bus_publish(b, wants_leaf, m);
+        bus_publish(b, b->wants_leaf, m);
         msg_buf_unref(m);
         b->told = w;
         b->told_any = true;
