@@ -8,8 +8,9 @@
  * messages.  Subjects: fluid.<world>.{frames,bcast,info,stats} and
  * reply.<relay> from the node; cmd.<relay> and wants.<relay> from each
  * relay (the node trusts a relay's claims only as far as the subject the
- * broker let it publish on).  A lost broker is retried for ever; the world never waits
- * for it.  Threads: one bus thread per node, plus the NATS client's own. */
+ * broker let it publish on).  A lost broker is retried for ever; the world
+ * never waits for it.  Threads: one bus thread per node, plus the NATS
+ * client's own. */
 #ifndef SRV_BUS_H
 #define SRV_BUS_H
 

@@ -9,7 +9,6 @@
 #include "bus_codec.h"
 #include "clock.h"
 #include "command.h"
-#include "log.h"
 #include "rest_route.h"
 #include "wire.h"
 

@@ -9,7 +9,6 @@
 
 #include "bus_codec.h"
 #include "command.h"
-#include "log.h"
 #include "wire.h"
 
 #define WANTS_EVERY_NS 1000000000ull /* the sim node forgets a relay silent for 3 s */

@@ -108,22 +108,23 @@ static uint32_t pace_grid(const ws_client *c) {
 /* A client whose decoder asked for every 2nd (4th) frame takes, in its
  * stream, only the frames whose seq is a multiple of that: the ones the
  * encoder also codes against the frame 2 (4) back, so from every frame it
- * steps onto that grid with frames it holds (PROTOCOL.md, "pace"; pace_grid
- * for how it gets there).  While it bridges to a faster stride it takes the
+ * steps onto that grid with frames it holds (PROTOCOL.md, "pace"; grid:
+ * pace_grid's, how it gets there).  While it bridges to a faster stride it takes the
  * frame after its last, whatever its seq. */
-static bool off_pace(const ws_client *c, const frameset *fs) {
-    return c->pace > 1 && !c->bridging && c->held.any && fs->epoch == c->held.epoch && fs->seq % pace_grid(c) != 0;
+static bool off_pace(const ws_client *c, const frameset *fs, uint32_t grid) {
+    return c->pace > 1 && !c->bridging && c->held.any && fs->epoch == c->held.epoch && fs->seq % grid != 0;
 }
 
 static bool find(const net *n, const ws_client *c, uint64_t *at, int *which) {
     /* a keyframe (someone else's, or the recording's) only for a client that
      * needs one: one waiting for its next delta waits, not paying a key's bytes */
     int passes = stuck(n, c) ? 3 : 2;
+    const uint32_t grid = pace_grid(c);
     for (int pass = 0; pass < passes; pass++)
         for (uint64_t k = n->frames_next; k-- > ring_oldest(n);) {
             const frameset *fs = ring_at(n, k);
             if (!newer(c, fs)) break;
-            if (pass < 2 && off_pace(c, fs)) continue;
+            if (pass < 2 && off_pace(c, fs, grid)) continue;
             int i = pass == 2     ? key_of(fs)
                     : c->need_key ? -1
                                   : usable_delta(c, fs, pass == 0 ? (uint32_t)c->stride : FC_NONE);

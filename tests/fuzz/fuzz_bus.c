@@ -1,8 +1,8 @@
 /* fuzz_bus.c - libFuzzer harness for the messages a node reads from the
  * message bus (server/wire/bus_codec.c): the first input byte picks the
  * decoder (frameset, wants, reply, forward, info, stats, or a subject's
- * relay id), the rest is the message; a forwarded client message is then decoded as the sim node does
- * (wire_decode_command).  Each must refuse or decode, never read out of
+ * relay id), the rest is the message; a forwarded client message is then
+ * decoded as the sim node does (wire_decode_command).  Each must refuse or decode, never read out of
  * bounds, never leak what it allocated.
  *
  * Built and run by tests/fuzz/fuzz.mk; seeds: tests/fuzz/corpus/fuzz_bus. */

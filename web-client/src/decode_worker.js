@@ -29,7 +29,7 @@ function handle(msg) {
 self.onmessage = (ev) => { if (stream) handle(ev.data); else waiting.push(ev.data); };
 
 loadWasmDecoder(new URL('../vendor/fc/frame_codec.wasm', import.meta.url)).then((make) => {
-  stream = make ? new FrameStream(make) : new FrameStream();
+  stream = new FrameStream(make || undefined); // undefined: the JavaScript decoder
   decoder = make ? 'wasm' : 'js';
   for (const m of waiting.splice(0)) handle(m);
 });

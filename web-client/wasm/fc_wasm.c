@@ -7,6 +7,7 @@
  * browser takes is bounded in the same way: it refuses, never reads or
  * writes outside what it allocated at creation. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "frame_codec.h"
@@ -43,7 +44,10 @@ __attribute__((export_name("fc_reset"))) void w_reset(void) {
 /* Decodes the n bytes written at the input buffer: the frame's particle
  * count, or -1 with the reason at fc_error(). */
 __attribute__((export_name("fc_decode"))) int w_decode(int n) {
-    if (!dec || n < 0 || (size_t)n > in_cap) return -1;
+    if (!dec || n < 0 || (size_t)n > in_cap) {
+        snprintf(err, sizeof err, "frame payload of %d bytes: no decoder, or larger than its input", n);
+        return -1;
+    }
     last = fc_decode(dec, in, (size_t)n, err, sizeof err);
     if (!last) return -1;
     for (int a = 0; a < 3; a++) grid[a] = last->grid.origin[a], grid[4 + a] = (float)last->grid.levels[a];

@@ -11,7 +11,7 @@ import { runsEqual } from '../decode.js';
 
 export class Player {
   // fetchBytes(path) -> Promise<Uint8Array>, fetchJson(path) -> Promise<object>;
-  // makeDecoder(capacity): the payload decoder (FrameStream's default when absent)
+  // makeDecoder(capacity): the payload decoder (FrameStream's default when undefined)
   constructor(name, { fetchBytes, fetchJson, makeDecoder }) {
     Object.assign(this, { name, fetchBytes, fetchJson, makeDecoder });
     this.index = null; this.hello = null;
@@ -47,7 +47,7 @@ export class Player {
     const bytes = await this.fetchBytes(`/api/recordings/${encodeURIComponent(this.name)}/${seg.file}`);
     const r = readSegment(bytes);
     if (r.damage) this.damage.push(`${seg.file}: ${r.damage}`);
-    const stream = this.makeDecoder ? new FrameStream(this.makeDecoder) : new FrameStream();
+    const stream = new FrameStream(this.makeDecoder);
     const got = [];
     let prevRuns = null;
     for (const rec of r.records) {
