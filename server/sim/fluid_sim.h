@@ -390,8 +390,8 @@ fs_status fs_world_set_solver(fs_world *w, fs_solver s, fs_error *err);
 fs_solver fs_world_solver(const fs_world *w);
 
 /* ---- The MPS solver's extras (Premoze et al. 2003) ---------------------
- * Solid walls are fixed particles in three layers (the box, and box
- * obstacles added here); they live in the solver, not among the world's
+ * Solid walls are fixed particles in two layers (the box, and box
+ * obstacles added here; the first layer mirrors the pressure); they live in the solver, not among the world's
  * particles.  Obstacles belong to the domain: fs_world_reset and scene loads
  * clear them.  Refused (FS_ERR_ARG) when the world's solver is not "mps".
  * Allocates: not a step-loop call. */
@@ -403,7 +403,6 @@ typedef struct fs_mps_info {
     int substeps;             /* CFL sub-steps inside the last fs_world_step sub-step */
     float dt_sub;             /* their length [s] */
     int unknowns, surface;    /* last pressure solve: rows, free-surface (Dirichlet) particles */
-    int active_walls;         /* first-layer wall particles in it */
     int skipped_solves;       /* sub-steps without a pressure solve for want of matrix room (cumulative; 0 seen) */
 } fs_mps_info;
 bool fs_world_mps_info(const fs_world *w, fs_mps_info *out);

@@ -13,7 +13,8 @@
  *   u' = -dt/rho grad p, u^{n+1} = u* + u', r^{n+1} = r* + u' dt   Eq. 15-17, 5
  * with the kernel w(r) = r_e/r - 1 (Koshizuka & Oka 1996), r_e = 2.1 l0 for
  * n, the gradient and Eq. 14 and 3.1 l0 for the viscosity; p^_i of Eq. 5
- * over the nearest neighbours; collisions between Eq. 10 and n*
+ * over the nearest neighbours; walls of fixed particles whose first layer
+ * mirrors the pressure (Neumann, hydrostatic); collisions between Eq. 10 and n*
  * (Koshizuka's practice); heat by Eq. 21 of Solenthaler 2007 and the
  * heaters (fs__heat_update).  Sub-steps: Courant, viscous and capillary
  * (Brackbill, Kothe & Zemach 1992) limits.
@@ -24,8 +25,8 @@
  * tried and what was measured: docs/sim-notes.md, "MPS".
  *
  * Parallel form: every pass is a per-particle gather through fs__run; the
- * row numbering and the active-wall list are serial prefix passes; MIC
- * and its triangular solves are serial.  The result is bit-identical for
+ * row numbering is a serial prefix pass; MIC and its triangular solves
+ * are serial.  The result is bit-identical for
  * any thread count.  Memory: everything per particle is allocated in
  * attach for w->cap particles; the wall particles are (re)built when the
  * domain or the obstacles change; a step of an unchanged world never
@@ -86,7 +87,6 @@ static void mps_prepare(fs_world *w) {
     if (!s) return;
     refresh(w, s);
     for (int i = 0; i < w->cap; i++) s->p_slot[i] = 0;
-    if (s->wp) memset(s->wp, 0, sizeof(float) * (size_t)s->nwall);
     for (int i = 0; i < w->n; i++) s->press[i] = 0, s->nst[i] = s->n0;
 }
 
@@ -142,15 +142,15 @@ static void list_task(int b, int e, int worker, void *vctx) {
             if (tens && R2[k] < rst2) n1 += 1.0f;
         }
         s->nn_f[i] = (int16_t)mn;
-        /* walls */
-        int32_t cb[27], ce[27];
-        const int nc = wall_cells(s, X[i], Y[i], Z[i], cb, ce);
+        /* walls: the first layer within h (Eq. 7), both within NEAR (n, Eq. 5, 14) */
+        int32_t cb[25], ce[25];
+        const int nc = wall_rows(s, X[i], Y[i], Z[i], cb, ce);
         for (int g = 0; g < nc; g++)
             for (int t = cb[g]; t < ce[g] && m < NB_MAX; t++) {
                 int k = s->wg_idx[t];
                 float dx = s->wx[k] - X[i], dy = s->wy[k] - Y[i], dz = s->wz[k] - Z[i];
                 float r2 = dx * dx + dy * dy + dz * dz;
-                if (r2 < h2) L[m++] = w->cap + k;
+                if (r2 < h2 && s->wlayer[k] == 1) L[m++] = w->cap + k;
                 if (r2 < c->near2 && mn < NN_MAX) {
                     NL[mn++] = w->cap + k;
                     if (tens && r2 < ren2) nr += weight(sqrtf(r2), s->re_n, c->rmin);
@@ -161,28 +161,6 @@ static void list_task(int b, int e, int worker, void *vctx) {
         s->nn_t[i] = (int16_t)mn;
         int mt = p->mat[i];
         s->rho[i] = c->m.rho[mt], s->nu[i] = c->m.nu[mt];
-    }
-}
-
-/* Fluid neighbours of the active first-layer walls, at r^n, the same
- * pairs (same |r|^2 bits) the fluid lists hold. */
-static void wall_list_task(int b, int e, int worker, void *vctx) {
-    MPS_TASK(vctx, worker);
-    const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z, near2 = c->near2;
-    fs_ranges r = {.cell = -1, .cyz = -1};
-    for (int a = b; a < e; a++) {
-        int k = s->l1_wall[s->act[a]];
-        const float xk = s->wx[k], yk = s->wy[k], zk = s->wz[k];
-        fs__ranges_of(w, fs__cell_of(w, xk, yk, zk), &r);
-        int32_t *L = s->anb + (size_t)a * WNB_MAX;
-        int m = 0;
-        for (int q = 0; q < r.n; q++)
-            for (int j = r.b[q]; j < r.e[q] && m < WNB_MAX; j++) {
-                /* the same |r|^2 bits as list_task's (x_wall - x_j), so the same pairs */
-                float dx = xk - X[j], dy = yk - Y[j], dz = zk - Z[j];
-                if (dx * dx + dy * dy + dz * dz < near2) L[m++] = j;
-            }
-        s->anb_n[a] = (int16_t)m;
     }
 }
 
@@ -208,7 +186,7 @@ static void explicit_task(int b, int e, int worker, void *vctx) {
                     uj = VX[j], vj = VY[j], wj = VZ[j];
                 } else {
                     int q = j - w->cap;
-                    if (s->wlayer[q] != 1) continue; /* dummies only fill n */
+                    if (s->wlayer[q] != 1) continue; /* dummies only fill n (never in this list) */
                     dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
                 }
                 float wl = weight(sqrtf(dx * dx + dy * dy + dz * dz), rel, c->rmin);
@@ -270,6 +248,7 @@ static void correct_task(int b, int e, int worker, void *vctx) {
     fs_particles *p = &w->p;
     const float *X = p->x, *Y = p->y, *Z = p->z, *P = s->press;
     const float dt = c->dt, ren = s->re_n, vmax = w->max_speed, pmin_r = PMIN_R * s->l0;
+    const fs_vec3 g = w->dom.gravity;
     /* the rail: centres stay RAIL l0 inside the box's faces; the walls' pressure keeps them about
      * l0 / 2 from them (the lattice's first row), so the rail only catches what the walls let through */
     const float rail = RAIL * s->l0;
@@ -281,19 +260,8 @@ static void correct_task(int b, int e, int worker, void *vctx) {
         const float *R = s->nr + (size_t)i * NN_MAX;
         const float xi = X[i], yi = Y[i], zi = Z[i];
         float pmin = P[i];
-        for (int k = 0; k < s->nn_t[i]; k++) { /* p^_i over the nearest neighbours (PMIN_R; docs/sim-notes.md) */
-            if (R[k] >= pmin_r) continue;
-            int j = L[k];
-            float pj;
-            if (j < w->cap) {
-                pj = P[j];
-            } else {
-                int q = j - w->cap;
-                if (s->wlayer[q] != 1) continue;
-                pj = s->wp[q];
-            }
-            if (pj < pmin) pmin = pj;
-        }
+        for (int k = 0; k < s->nn_f[i]; k++) /* p^_i over the nearest particles (PMIN_R; docs/sim-notes.md) */
+            if (R[k] < pmin_r && P[L[k]] < pmin) pmin = P[L[k]];
         float gx = 0, gy = 0, gz = 0;
         for (int k = 0; k < s->nn_t[i]; k++) {
             if (R[k] >= ren) continue;
@@ -304,7 +272,8 @@ static void correct_task(int b, int e, int worker, void *vctx) {
             } else {
                 int q = j - w->cap;
                 if (s->wlayer[q] != 1) continue;
-                dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi, pj = s->wp[q];
+                dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
+                pj = P[i] + s->rho[i] * (g.x * dx + g.y * dy + g.z * dz); /* the mirrored pressure (mps_pressure.c) */
             }
             float r2 = dx * dx + dy * dy + dz * dz;
             if (r2 >= ren * ren || r2 < 1e-12f * s->l0 * s->l0) continue;
@@ -353,18 +322,6 @@ static void substep(fs_world *w, mps_state *s, ctx *c) {
     /* neighbour search at r^n */
     fs__grid_build(w);
     fs__run(w, list_task, c, n);
-    for (int a = 0; a < s->nact; a++) s->act_of[s->act[a]] = -1;
-    s->nact = 0;
-    for (int i = 0; i < n; i++) { /* first-layer walls within reach of a particle, serially */
-        const int32_t *L = s->nn + (size_t)i * NN_MAX;
-        for (int k = s->nn_f[i]; k < s->nn_t[i]; k++) {
-            int q = s->wl1[L[k] - w->cap];
-            if (q >= 0 && s->act_of[q] < 0) s->act_of[q] = 0x7fffffff;
-        }
-    }
-    for (int q = 0; q < s->nl1; q++) /* ascending, so rows and columns stay sorted */
-        if (s->act_of[q] == 0x7fffffff) s->act_of[q] = s->nact, s->act[s->nact++] = q;
-    fs__run(w, wall_list_task, c, s->nact);
     ph[FS_PHASE_GRID] += fs__now_ms() - t;
 
     /* Eq. 9-10 */
@@ -470,18 +427,19 @@ static void mps_step(fs_world *w) {
     w->st.step_ms = fs__now_ms() - t0;
 }
 
-/* ---- snapshots: obstacles, last pressures (per live particle, index order) and wall pressures */
+/* ---- snapshots: obstacles, last pressures (per live particle, index order) and wall pressures (none
+ * since the walls mirror the pressure: written as 0 of them; those of older snapshots are checked and
+ * ignored) */
 #define STATE_MAGIC 0x3153504du /* "MPS1" */
 
 static size_t mps_state_write(const fs_world *w, void *buf, size_t cap) {
     const mps_state *s = state_of(w);
     if (!s) return 0;
-    int nw = s->built ? s->nwall : 0;
-    size_t need = 4 * 4 + (size_t)s->nobst * 6 * 4 + (size_t)w->n * 4 + (size_t)nw * 4;
+    size_t need = 4 * 4 + (size_t)s->nobst * 6 * 4 + (size_t)w->n * 4;
     if (!buf) return need;
     if (cap < need) return 0;
     unsigned char *b = buf;
-    uint32_t hdr[4] = {STATE_MAGIC, (uint32_t)s->nobst, (uint32_t)w->n, (uint32_t)nw};
+    uint32_t hdr[4] = {STATE_MAGIC, (uint32_t)s->nobst, (uint32_t)w->n, 0};
     memcpy(b, hdr, sizeof hdr), b += sizeof hdr;
     for (int o = 0; o < s->nobst; o++) {
         float v[6] = {s->obst[o].lo.x, s->obst[o].lo.y, s->obst[o].lo.z,
@@ -489,7 +447,6 @@ static size_t mps_state_write(const fs_world *w, void *buf, size_t cap) {
         memcpy(b, v, sizeof v), b += sizeof v;
     }
     for (int i = 0; i < w->n; i++) memcpy(b, &s->p_slot[w->p.slot[i]], 4), b += 4;
-    if (nw) memcpy(b, s->wp, (size_t)nw * 4);
     return need;
 }
 
@@ -535,8 +492,6 @@ static fs_status mps_state_read(fs_world *w, const void *buf, size_t n, const fs
     refresh(w, s);
     for (int i = 0; i < w->cap; i++) s->p_slot[i] = 0;
     for (uint32_t i = 0; i < hdr[2] && (int)i < w->n; i++) memcpy(&s->p_slot[w->p.slot[i]], b + 4 * i, 4);
-    b += (size_t)hdr[2] * 4;
-    if (s->built && (int)hdr[3] == s->nwall && s->nwall) memcpy(s->wp, b, (size_t)s->nwall * 4);
     return FS_OK;
 bad:
     SETERR(err, "snapshot: the mps section is damaged (%s)", why);
@@ -552,7 +507,7 @@ bool fs_world_mps_info(const fs_world *w, fs_mps_info *o) {
     o->n0 = s->n0, o->n0_lap = s->n0l, o->lambda = s->lambda;
     o->walls = s->nwall, o->obstacles = s->nobst;
     o->substeps = s->substeps, o->dt_sub = s->dt_sub;
-    o->unknowns = s->unknowns, o->surface = s->surface, o->active_walls = s->nact;
+    o->unknowns = s->unknowns, o->surface = s->surface;
     o->skipped_solves = s->shrunk;
     return true;
 }

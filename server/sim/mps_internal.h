@@ -24,8 +24,7 @@
 #define NB_MAX 224         /* fluid + wall neighbours per fluid particle */
 #define NN_MAX 112         /* ... of them within NEAR l0: the 2.1 l0 passes */
 #define NEAR 2.6f          /* 2.1 l0 at r* lies within 2.6 l0 at r^n: a sub-step moves a pair < 0.4 l0 */
-#define WNB_MAX 96         /* fluid neighbours within NEAR l0 per first-layer wall particle */
-#define WWN_MAX 64         /* first-layer wall neighbours per first-layer wall particle */
+#define WALL_LAYERS 2      /* layers of wall particles (docs/sim-notes.md, "Walls") */
 #define NNZ_PER_ROW 64     /* matrix room per row, on average (~33 at rest) */
 #define RMIN 0.3f          /* w(r) is evaluated at r >= RMIN l0: one close pair adds at most re/RMIN - 1 (6) to n */
 #define RAIL 0.25f         /* l0: how close to a face of the box a centre may come */
@@ -38,7 +37,6 @@
 #define RELAX 0.5
 #define MAX_SOURCE 0.1          /* largest (n* - n0) / n0 Eq. 14 acts on in one sub-step */
 #define COMPRESSIBILITY 0.45e-9 /* 1/Pa, water */
-#define RHO_WALL 1000.0f
 #define MAX_OBST 8
 #define CG_TOL 1e-6
 /* CG's preconditioner: modified DIC, this much of the dropped fill on the diagonal (docs/sim-notes.md) */
@@ -65,29 +63,14 @@ typedef struct mps_state {
     float *press;      /* pressure, Pa */
     int32_t *row;      /* unknown of particle i, or -1 (free surface) */
     float *rho, *nu;   /* per particle this sub-step */
-    /* walls: all layers */
-    int nwall, wall_cap, nl1;
-    float *wx, *wy, *wz, *wp; /* wp: pressure (first layer), kept across steps */
-    uint8_t *wlayer;
-    int32_t *wl1; /* wall -> first-layer index, or -1 */
-    /* first-layer walls: static n from other walls, neighbours among first-layer walls */
-    int32_t *l1_wall; /* first-layer index -> wall */
-    float *l1_nstatic;
-    int16_t *l1_wn;
-    int32_t *l1_wj; /* [k * WWN_MAX] first-layer indices, ascending */
-    float *l1_ww;   /* Laplacian weights */
-    /* static wall grid, cells of h over the box grown by 3 l0 */
+    /* walls: WALL_LAYERS layers of fixed particles (mps_walls.c) */
+    int nwall, wall_cap;
+    float *wx, *wy, *wz;
+    uint8_t *wlayer; /* 1: the first layer (Eq. 5, 7, no-slip), 2: a dummy (n only) */
+    /* the wall grid: cells of h / 2 over the box grown by WALL_LAYERS l0 */
     float wg_lo[3], wg_inv;
     int wg_n[3];
     int32_t *wg_start, *wg_idx;
-    /* active first-layer walls of a sub-step (a fluid particle within h) */
-    int nact;
-    int32_t *act;    /* active -> first-layer index, ascending */
-    int32_t *act_of; /* first-layer index -> active, or -1 */
-    int32_t *anb;    /* [a * WNB_MAX] fluid neighbours, ascending */
-    int16_t *anb_n;
-    float *anst;
-    int32_t *arow;
     /* the pressure Poisson equation */
     fs_csr A;
     fs_pcg pcg;
@@ -118,30 +101,23 @@ static inline float weight(float r, float re, float rmin) {
     return re / (r > rmin ? r : rmin) - 1.0f;
 }
 
-/* the wall grid's cell of a point */
-static inline int grid_cell(const mps_state *s, float x, float y, float z) {
-    int c[3];
+/* The wall grid's cells within two of a point's cell (5 x 5 x 5, clipped)
+ * as index ranges [b, e) of wg_idx, one per row of five cells along x
+ * (adjacent in wg_idx), z slowest; returns how many (empty rows left out).
+ * They hold every wall particle within h of the point. */
+static inline int wall_rows(const mps_state *s, float x, float y, float z, int32_t b[25], int32_t e[25]) {
     const float p[3] = {x, y, z};
-    for (int a = 0; a < 3; a++) {
-        c[a] = fs__floor_clamp((p[a] - s->wg_lo[a]) * s->wg_inv, 0, s->wg_n[a] - 1);
-    }
-    return (c[2] * s->wg_n[1] + c[1]) * s->wg_n[0] + c[0];
-}
-
-/* The wall grid's cells around a point's cell (3 x 3 x 3, clipped to the
- * grid) as index ranges [b, e) of wg_idx, z slowest; returns how many. */
-static inline int wall_cells(const mps_state *s, float x, float y, float z, int32_t b[27], int32_t e[27]) {
-    const int c = grid_cell(s, x, y, z);
-    const int ci = c % s->wg_n[0], cj = (c / s->wg_n[0]) % s->wg_n[1], ck = c / (s->wg_n[0] * s->wg_n[1]);
+    int c[3];
+    for (int a = 0; a < 3; a++) c[a] = fs__floor_clamp((p[a] - s->wg_lo[a]) * s->wg_inv, 0, s->wg_n[a] - 1);
+    const int i0 = c[0] - 2 < 0 ? 0 : c[0] - 2, i1 = c[0] + 2 >= s->wg_n[0] ? s->wg_n[0] - 1 : c[0] + 2;
     int n = 0;
-    for (int dk = -1; dk <= 1; dk++)
-        for (int dj = -1; dj <= 1; dj++)
-            for (int di = -1; di <= 1; di++) {
-                const int a = ci + di, bb = cj + dj, cc = ck + dk;
-                if (a < 0 || bb < 0 || cc < 0 || a >= s->wg_n[0] || bb >= s->wg_n[1] || cc >= s->wg_n[2]) continue;
-                const int g = (cc * s->wg_n[1] + bb) * s->wg_n[0] + a;
-                b[n] = s->wg_start[g], e[n] = s->wg_start[g + 1], n++;
-            }
+    for (int k = c[2] - 2; k <= c[2] + 2; k++)
+        for (int j = c[1] - 2; j <= c[1] + 2; j++) {
+            if (j < 0 || k < 0 || j >= s->wg_n[1] || k >= s->wg_n[2]) continue;
+            const int g = (k * s->wg_n[1] + j) * s->wg_n[0];
+            b[n] = s->wg_start[g + i0], e[n] = s->wg_start[g + i1 + 1];
+            n += e[n] > b[n];
+        }
     return n;
 }
 
@@ -168,7 +144,7 @@ typedef struct ctx {
     ctx *const c = (ctx *)(vctx);                                                                                      \
     fs_world *const w = c->w;                                                                                          \
     mps_state *const s = c->s;                                                                                         \
-    (void)(worker), (void)s
+    (void)(worker), (void)w, (void)s
 
 /* r_j - r_i for a neighbour j of particle i in the lists: a particle
  * (j < w->cap) or the wall particle j - w->cap */

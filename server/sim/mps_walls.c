@@ -1,11 +1,11 @@
 /* mps_walls.c - the MPS solver's walls: the box's faces and the box
- * obstacles as lattices of fixed particles three deep (Premoze et al. 2003,
- * Sec. 3.2, "three layers of fixed particles"; Koshizuka's "dummy"
- * particles), their static grid and sums, the rest-lattice constants of
- * Eq. 5-8, the safety rails, and fs_world_mps_add_obstacle.  The first
- * layer takes part in the Laplacians, the gradient and Eq. 14 (its
- * pressure); the second and third only fill the number density.  Choices
- * and measurements: docs/sim-notes.md, "MPS", "Walls". */
+ * obstacles as lattices of fixed particles (Premoze et al. 2003, Sec. 3.2;
+ * Koshizuka's "dummy" particles), WALL_LAYERS deep, and their grid; the
+ * rest-lattice constants of Eq. 5-8, the safety rails, and
+ * fs_world_mps_add_obstacle.  The first layer takes part in the viscosity
+ * (no-slip) and in the gradient and Eq. 14 with the mirrored pressure
+ * (mps_pressure.c); the second only fills the number density.  Choices and
+ * measurements: docs/sim-notes.md, "MPS", "Walls". */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,10 +39,10 @@ static void lattice_constants(mps_state *s) {
 }
 
 /* ---- the wall lattice --------------------------------------------------------- */
-/* Lattice coordinates along one axis: three layers outside the low face,
- * the interior row lo + (k + 1/2) l0, three layers outside the high face.
- * axis_count gives how many; axis_coord the k-th and its depth (0 inside,
- * 1..3 outside). */
+/* Lattice coordinates along one axis: WALL_LAYERS layers outside the low
+ * face, the interior row lo + (k + 1/2) l0, WALL_LAYERS outside the high
+ * face.  axis_interior gives how many interior rows; axis_coord the k-th
+ * coordinate and its depth (0 inside, 1..WALL_LAYERS outside). */
 static int axis_interior(float lo, float hi, float l0) {
     int m = 0;
     while (lo + ((float)m + 0.5f) * l0 <= hi - 0.25f * l0) m++;
@@ -50,22 +50,18 @@ static int axis_interior(float lo, float hi, float l0) {
 }
 
 static float axis_coord(float lo, float hi, float l0, int m, int k, int *depth) {
-    if (k < 3) return *depth = 3 - k, lo - ((float)(3 - k) - 0.5f) * l0;
-    if (k < 3 + m) return *depth = 0, lo + ((float)(k - 3) + 0.5f) * l0;
-    return *depth = k - 2 - m, hi + ((float)(k - 3 - m) + 0.5f) * l0;
+    const int L = WALL_LAYERS;
+    if (k < L) return *depth = L - k, lo - ((float)(L - k) - 0.5f) * l0;
+    if (k < L + m) return *depth = 0, lo + ((float)(k - L) + 0.5f) * l0;
+    return *depth = k - L + 1 - m, hi + ((float)(k - L - m) + 0.5f) * l0;
 }
 
 void fs__mps_free_walls(mps_state *s) {
-    free(s->wx), free(s->wy), free(s->wz), free(s->wp), free(s->wlayer), free(s->wl1);
-    free(s->l1_wall), free(s->l1_nstatic), free(s->l1_wn), free(s->l1_wj), free(s->l1_ww);
-    free(s->wg_start), free(s->wg_idx);
-    free(s->act), free(s->act_of), free(s->anb), free(s->anb_n), free(s->anst), free(s->arow);
-    s->wx = s->wy = s->wz = s->wp = NULL;
+    free(s->wx), free(s->wy), free(s->wz), free(s->wlayer), free(s->wg_start), free(s->wg_idx);
+    s->wx = s->wy = s->wz = NULL;
     s->wlayer = NULL;
-    s->wl1 = s->l1_wall = s->l1_wj = s->wg_start = s->wg_idx = s->act = s->act_of = s->anb = s->arow = NULL;
-    s->l1_nstatic = s->l1_ww = s->anst = NULL;
-    s->l1_wn = s->anb_n = NULL;
-    s->nwall = s->wall_cap = s->nl1 = 0;
+    s->wg_start = s->wg_idx = NULL;
+    s->nwall = s->wall_cap = 0;
 }
 
 /* Appends a wall particle (counting only when s->wx is NULL). */
@@ -77,15 +73,24 @@ static void wall_put(mps_state *s, int *n, float x, float y, float z, int layer)
     (*n)++;
 }
 
+/* the wall grid's cell of wall particle k */
+static long wall_cell(const mps_state *s, int k) {
+    const float p[3] = {s->wx[k], s->wy[k], s->wz[k]};
+    int c[3];
+    for (int a = 0; a < 3; a++) c[a] = fs__floor_clamp((p[a] - s->wg_lo[a]) * s->wg_inv, 0, s->wg_n[a] - 1);
+    return ((long)c[2] * s->wg_n[1] + c[1]) * s->wg_n[0] + c[0];
+}
+
 static void emit_walls(mps_state *s, const fs_world *w, int *n) {
     const float l0 = s->l0;
     const fs_vec3 lo = w->dom.box_min, hi = w->dom.box_max;
     const int mx = axis_interior(lo.x, hi.x, l0), my = axis_interior(lo.y, hi.y, l0),
               mz = axis_interior(lo.z, hi.z, l0);
-    /* the box: three layers outside each face, corners and edges included */
-    for (int k = 0; k < mz + 6; k++)
-        for (int j = 0; j < my + 6; j++)
-            for (int i = 0; i < mx + 6; i++) {
+    /* the box: WALL_LAYERS outside each face, corners and edges included */
+    const int L2 = 2 * WALL_LAYERS;
+    for (int k = 0; k < mz + L2; k++)
+        for (int j = 0; j < my + L2; j++)
+            for (int i = 0; i < mx + L2; i++) {
                 int di, dj, dk;
                 float x = axis_coord(lo.x, hi.x, l0, mx, i, &di), y = axis_coord(lo.y, hi.y, l0, my, j, &dj),
                       z = axis_coord(lo.z, hi.z, l0, mz, k, &dk);
@@ -93,7 +98,7 @@ static void emit_walls(mps_state *s, const fs_world *w, int *n) {
                 d = d > dk ? d : dk;
                 if (d) wall_put(s, n, x, y, z, d);
             }
-    /* obstacles: their own lattice, three layers in from each face */
+    /* obstacles: their own lattice, WALL_LAYERS in from each face */
     for (int o = 0; o < s->nobst; o++) {
         fs_vec3 a = s->obst[o].lo, b = s->obst[o].hi;
         /* obstacles lie inside the box (fs_world_mps_add_obstacle, restore): the clamp only keeps the
@@ -109,15 +114,15 @@ static void emit_walls(mps_state *s, const fs_world *w, int *n) {
                     int f = k < oz - 1 - k ? k : oz - 1 - k;
                     d = d < e ? d : e;
                     d = d < f ? d : f;
-                    if (d < 3)
+                    if (d < WALL_LAYERS)
                         wall_put(s, n, a.x + ((float)i + 0.5f) * l0, a.y + ((float)j + 0.5f) * l0,
                                  a.z + ((float)k + 0.5f) * l0, d + 1);
                 }
     }
 }
 
-/* Builds the wall particles for the domain and the obstacles, their grid
- * and their static sums.  Allocates when their number grows. */
+/* Builds the wall particles for the domain and the obstacles, and their
+ * grid.  Allocates when their number grows. */
 bool fs__mps_build_walls(fs_world *w, mps_state *s) {
     s->l0 = w->dom.spacing;
     s->h = w->h;
@@ -139,17 +144,8 @@ bool fs__mps_build_walls(fs_world *w, mps_state *s) {
         fs__mps_free_walls(s);
         size_t m = (size_t)(n > 0 ? n : 1);
         s->wx = malloc(sizeof(float) * m), s->wy = malloc(sizeof(float) * m), s->wz = malloc(sizeof(float) * m);
-        s->wp = calloc(m, sizeof(float)), s->wlayer = malloc(m), s->wl1 = malloc(sizeof(int32_t) * m);
-        s->l1_wall = malloc(sizeof(int32_t) * m), s->l1_nstatic = malloc(sizeof(float) * m);
-        s->l1_wn = malloc(sizeof(int16_t) * m), s->l1_wj = malloc(sizeof(int32_t) * m * WWN_MAX);
-        s->l1_ww = malloc(sizeof(float) * m * WWN_MAX);
-        s->wg_idx = malloc(sizeof(int32_t) * m);
-        s->act = malloc(sizeof(int32_t) * m), s->act_of = malloc(sizeof(int32_t) * m);
-        s->anb = malloc(sizeof(int32_t) * m * WNB_MAX), s->anb_n = malloc(sizeof(int16_t) * m);
-        s->anst = malloc(sizeof(float) * m), s->arow = malloc(sizeof(int32_t) * m);
-        if (!s->wx || !s->wy || !s->wz || !s->wp || !s->wlayer || !s->wl1 || !s->l1_wall || !s->l1_nstatic ||
-            !s->l1_wn || !s->l1_wj || !s->l1_ww || !s->wg_idx || !s->act || !s->act_of || !s->anb || !s->anb_n ||
-            !s->anst || !s->arow) {
+        s->wlayer = malloc(m), s->wg_idx = malloc(sizeof(int32_t) * m);
+        if (!s->wx || !s->wy || !s->wz || !s->wlayer || !s->wg_idx) {
             fs__mps_free_walls(s);
             return false;
         }
@@ -157,17 +153,15 @@ bool fs__mps_build_walls(fs_world *w, mps_state *s) {
     }
     s->nwall = 0;
     emit_walls(s, w, &s->nwall);
-    memset(s->wp, 0, sizeof(float) * (size_t)s->nwall);
-    /* the wall grid */
-    const float g = s->h;
-    s->wg_inv = 1.0f / g;
-    const float lo[3] = {w->dom.box_min.x - 3 * s->l0, w->dom.box_min.y - 3 * s->l0, w->dom.box_min.z - 3 * s->l0};
-    const float hi[3] = {w->dom.box_max.x + 3 * s->l0, w->dom.box_max.y + 3 * s->l0, w->dom.box_max.z + 3 * s->l0};
+    /* the wall grid: cells of h / 2 (wall_rows scans two cells each way) */
+    s->wg_inv = 2.0f / s->h;
+    const float grow = WALL_LAYERS * s->l0;
+    const float lo[3] = {w->dom.box_min.x - grow, w->dom.box_min.y - grow, w->dom.box_min.z - grow};
+    const float hi[3] = {w->dom.box_max.x + grow, w->dom.box_max.y + grow, w->dom.box_max.z + grow};
     long cells = 1;
     for (int a = 0; a < 3; a++) {
         s->wg_lo[a] = lo[a];
-        s->wg_n[a] = (int)ceilf((hi[a] - lo[a]) * s->wg_inv);
-        if (s->wg_n[a] < 1) s->wg_n[a] = 1;
+        s->wg_n[a] = fs__floor_clamp(ceilf((hi[a] - lo[a]) * s->wg_inv), 1, 1 << 20);
         cells *= s->wg_n[a];
     }
     free(s->wg_start);
@@ -176,43 +170,11 @@ bool fs__mps_build_walls(fs_world *w, mps_state *s) {
         fs__mps_free_walls(s);
         return false;
     }
-    for (int k = 0; k < s->nwall; k++) s->wg_start[grid_cell(s, s->wx[k], s->wy[k], s->wz[k]) + 1]++;
+    for (int k = 0; k < s->nwall; k++) s->wg_start[wall_cell(s, k) + 1]++;
     for (long c = 0; c < cells; c++) s->wg_start[c + 1] += s->wg_start[c];
-    for (int k = 0; k < s->nwall; k++) s->wg_idx[s->wg_start[grid_cell(s, s->wx[k], s->wy[k], s->wz[k])]++] = k;
+    for (int k = 0; k < s->nwall; k++) s->wg_idx[s->wg_start[wall_cell(s, k)]++] = k;
     for (long c = cells; c > 0; c--) s->wg_start[c] = s->wg_start[c - 1];
     s->wg_start[0] = 0;
-    /* first layer: its index, static number density and first-layer neighbours */
-    s->nl1 = 0;
-    for (int k = 0; k < s->nwall; k++) s->wl1[k] = s->wlayer[k] == 1 ? s->nl1++ : -1;
-    for (int k = 0; k < s->nwall; k++)
-        if (s->wl1[k] >= 0) s->l1_wall[s->wl1[k]] = k;
-    const float rmin = RMIN * s->l0, h2 = s->h * s->h;
-    for (int q = 0; q < s->nl1; q++) {
-        int k = s->l1_wall[q];
-        float nsum = 0;
-        int m = 0;
-        int32_t *J = s->l1_wj + (size_t)q * WWN_MAX;
-        float *W = s->l1_ww + (size_t)q * WWN_MAX;
-        int32_t cb[27], ce[27];
-        const int nc = wall_cells(s, s->wx[k], s->wy[k], s->wz[k], cb, ce);
-        for (int gc = 0; gc < nc; gc++)
-            for (int t = cb[gc]; t < ce[gc]; t++) {
-                int o = s->wg_idx[t];
-                if (o == k) continue;
-                float dx = s->wx[o] - s->wx[k], dy = s->wy[o] - s->wy[k], dz = s->wz[o] - s->wz[k];
-                float r2 = dx * dx + dy * dy + dz * dz;
-                if (r2 >= h2) continue;
-                float r = sqrtf(r2);
-                nsum += weight(r, s->re_n, rmin);
-                float wl = weight(r, s->re_n, rmin); /* the pressure Laplacian's radius */
-                if (s->wl1[o] >= 0 && wl > 0 && m < WWN_MAX) J[m] = s->wl1[o], W[m] = wl, m++;
-            }
-        fs__sort_keyed(J, W, sizeof *W, 1, m); /* ascending first-layer index */
-        s->l1_wn[q] = (int16_t)m;
-        s->l1_nstatic[q] = nsum;
-        s->act_of[q] = -1;
-    }
-    s->nact = 0;
     s->built_epoch = w->epoch;
     s->built_dom = w->dom;
     s->built_nobst = s->nobst;

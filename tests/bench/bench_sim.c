@@ -32,7 +32,7 @@ static void mps_section(const int *n, int count) {
     printf("\nMPS dam break (mps_dam_break: 8 cm spacing, h = 3.1 spacings), %d warm-up steps of 1/60 s, then %d\n", mw,
            ms);
     printf("      N  T  s per sim s | grid  explicit  assemble  solve  correct (ms per step) | sub-steps  CG its |  "
-           "walls active unknowns\n");
+           "walls unknowns\n");
     if (count)
         for (int i = 0; i < count; i++)
             run_mps(n[i], getenv("BENCH_MPS_THREADS") ? atoi(getenv("BENCH_MPS_THREADS")) : 2, mw, ms);
@@ -284,7 +284,7 @@ static void run_mps(int n, int threads, int warm, int steps) {
         exit(1);
     }
     for (int t = 0; t < warm; t++) fs_world_step(w);
-    double ph[FS_PHASE_COUNT] = {0}, subs = 0, its = 0, unk = 0, act = 0;
+    double ph[FS_PHASE_COUNT] = {0}, subs = 0, its = 0, unk = 0;
     int walls = 0;
     double t0 = now_ms();
     for (int t = 0; t < steps; t++) {
@@ -294,14 +294,14 @@ static void run_mps(int n, int threads, int warm, int steps) {
         fs_mps_info in;
         fs_world_mps_info(w, &in);
         for (int k = 0; k < FS_PHASE_COUNT; k++) ph[k] += st.phase_ms[k];
-        subs += in.substeps, its += st.solver_iterations, unk += in.unknowns, act += in.active_walls;
+        subs += in.substeps, its += st.solver_iterations, unk += in.unknowns;
         walls = in.walls;
     }
     double wall = now_ms() - t0, sim = steps * (double)fs_world_dt(w);
-    printf("%7d  %d  %10.1f | %6.0f %8.0f %9.0f %6.0f %8.0f | %9.1f  %6.1f | %6d %6.0f %8.0f\n",
-           fs_world_particle_count(w), threads, wall * 1e-3 / sim, ph[FS_PHASE_GRID] / steps,
-           ph[FS_PHASE_VISCOSITY] / steps, ph[FS_PHASE_ASSEMBLE] / steps, ph[FS_PHASE_SOLVE] / steps,
-           ph[FS_PHASE_COLLIDE] / steps, subs / steps, its / steps, walls, act / steps, unk / steps);
+    printf("%7d  %d  %10.1f | %6.0f %8.0f %9.0f %6.0f %8.0f | %9.1f  %6.1f | %6d %8.0f\n", fs_world_particle_count(w),
+           threads, wall * 1e-3 / sim, ph[FS_PHASE_GRID] / steps, ph[FS_PHASE_VISCOSITY] / steps,
+           ph[FS_PHASE_ASSEMBLE] / steps, ph[FS_PHASE_SOLVE] / steps, ph[FS_PHASE_COLLIDE] / steps, subs / steps,
+           its / steps, walls, unk / steps);
     fflush(stdout);
     fs_world_destroy(w);
     fs_pool_destroy(pool);

@@ -557,11 +557,11 @@ void test_mps_cg_20k(void) {
         fs_world_stats(w, &st);
         fs_mps_info in;
         fs_world_mps_info(w, &in);
-        REPORT("step %d: %d particles, %d unknowns (%d first-layer wall particles, %d free-surface particles "
+        REPORT("step %d: %d particles, %d unknowns (%d free-surface particles "
                "Dirichlet), %d sub-steps; last CG solve: %d iterations, relative residual %.2e; assemble %.1f ms, "
                "solve %.1f ms",
-               t + 1, n, in.unknowns, in.active_walls, in.surface, in.substeps, st.solver_iterations,
-               st.solver_residual, st.phase_ms[FS_PHASE_ASSEMBLE], st.phase_ms[FS_PHASE_SOLVE]);
+               t + 1, n, in.unknowns, in.surface, in.substeps, st.solver_iterations, st.solver_residual,
+               st.phase_ms[FS_PHASE_ASSEMBLE], st.phase_ms[FS_PHASE_SOLVE]);
         worst = st.solver_iterations > worst ? st.solver_iterations : worst;
         res = st.solver_residual > res ? st.solver_residual : res;
     }
