@@ -3,9 +3,17 @@
  * (tests, benchmark, server) creates a pool and injects it in fs_world_def.
  * The range [0, count) is split into one contiguous chunk per thread; the
  * calling thread runs chunk 0.  Touched by the thread that owns the world
- * (parallel_for) and by the pool's own workers. */
+ * (parallel_for) and by the pool's own workers.
+ *
+ * A step hands the pool many short jobs in a row (the MPS solver ~10 a
+ * sub-step and one a CG iteration, each of a fraction of a millisecond), so
+ * the workers, and the caller waiting for them, spin for up to SPIN_NS on
+ * the job counter before they sleep on the condition variable: waking a
+ * sleeping thread costs tens of microseconds on a VM. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "fluid_sim.h"
 
@@ -14,8 +22,8 @@ struct fs_pool {
     pthread_t *tid;
     pthread_mutex_t mu;
     pthread_cond_t go, done;
-    uint64_t generation; /* bumped for each job */
-    int remaining;       /* workers still running the current job */
+    _Atomic uint64_t generation; /* bumped for each job (under mu) */
+    _Atomic int remaining;       /* workers still running the current job */
     bool quit;
     /* the current job */
     fs_task_fn *fn;
@@ -34,19 +42,54 @@ static void chunk(int count, int threads, int k, int *b, int *e) {
     *e = (int)(c * (k + 1) / threads);
 }
 
+#define SPIN_NS 200000 /* how long a thread spins for the next job or the last worker before it sleeps */
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static int64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Spins until *gen differs from seen (a worker's next job) or, with gen
+ * NULL, until *rem is 0 (the caller's last worker), for at most SPIN_NS;
+ * true when it happened. */
+static bool spin_for(_Atomic uint64_t *gen, uint64_t seen, _Atomic int *rem) {
+    int64_t t0 = 0;
+    for (int k = 0;; k++) {
+        if (gen ? atomic_load_explicit(gen, memory_order_acquire) != seen
+                : atomic_load_explicit(rem, memory_order_acquire) == 0)
+            return true;
+        cpu_relax();
+        if ((k & 63) == 63) {
+            int64_t t = mono_ns();
+            if (!t0)
+                t0 = t;
+            else if (t - t0 > SPIN_NS)
+                return false;
+        }
+    }
+}
+
 static void *worker_main(void *arg) {
     worker_arg wa = *(worker_arg *)arg;
     free(arg);
     fs_pool *p = wa.p;
     uint64_t seen = 0;
     for (;;) {
-        pthread_mutex_lock(&p->mu);
-        while (p->generation == seen && !p->quit) pthread_cond_wait(&p->go, &p->mu);
+        spin_for(&p->generation, seen, NULL);
+        pthread_mutex_lock(&p->mu); /* the job's fields are written under mu */
+        while (atomic_load(&p->generation) == seen && !p->quit) pthread_cond_wait(&p->go, &p->mu);
         if (p->quit) {
             pthread_mutex_unlock(&p->mu);
             return NULL;
         }
-        seen = p->generation;
+        seen = atomic_load(&p->generation);
         fs_task_fn *fn = p->fn;
         void *ctx = p->ctx;
         int count = p->count;
@@ -54,9 +97,11 @@ static void *worker_main(void *arg) {
         int b, e;
         chunk(count, p->threads, wa.index, &b, &e);
         if (b < e) fn(b, e, wa.index, ctx);
-        pthread_mutex_lock(&p->mu);
-        if (--p->remaining == 0) pthread_cond_signal(&p->done);
-        pthread_mutex_unlock(&p->mu);
+        if (atomic_fetch_sub(&p->remaining, 1) == 1) { /* the last: wake the caller if it sleeps */
+            pthread_mutex_lock(&p->mu);
+            pthread_cond_signal(&p->done);
+            pthread_mutex_unlock(&p->mu);
+        }
     }
 }
 
@@ -116,14 +161,15 @@ void fs_pool_parallel_for(fs_task_fn *fn, void *ctx, int count, void *user) {
     }
     pthread_mutex_lock(&p->mu);
     p->fn = fn, p->ctx = ctx, p->count = count;
-    p->remaining = p->threads - 1;
-    p->generation++;
+    atomic_store(&p->remaining, p->threads - 1);
+    atomic_fetch_add(&p->generation, 1);
     pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);
     int b, e;
     chunk(count, p->threads, 0, &b, &e);
     if (b < e) fn(b, e, 0, ctx);
+    if (spin_for(NULL, 0, &p->remaining)) return;
     pthread_mutex_lock(&p->mu);
-    while (p->remaining > 0) pthread_cond_wait(&p->done, &p->mu);
+    while (atomic_load(&p->remaining) > 0) pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);
 }
