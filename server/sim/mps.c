@@ -107,11 +107,11 @@ static inline float *scr_r2(const fs_world *w, int worker) {
  * h (the wall grid); also saves r^n, sums Eq. 21's heat exchange and, with
  * surface tension, Appendix A's counts (Eq. 34) and n at r^n for its
  * surface test, from the same distances. */
-static void list_task(int b, int e, int worker, void *vctx) {
+FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
     MPS_TASK(vctx, worker);
     fs_particles *p = &w->p;
     const float *X = p->x, *Y = p->y, *Z = p->z, h2 = c->h2, inv_h = w->inv_h;
-    const float ren2 = s->re_n * s->re_n, rst2 = s->re_st * s->re_st;
+    const float rst2 = s->re_st * s->re_st;
     int32_t *J = scr_j(w, worker);
     float *R2 = scr_r2(w, worker);
     fs_ranges r = {.cell = -1, .cyz = -1};
@@ -133,13 +133,19 @@ static void list_task(int b, int e, int worker, void *vctx) {
         memcpy(L, J, sizeof(int32_t) * (size_t)m);
         s->nb_f[i] = (int16_t)m;
         const bool tens = c->m.tension;
+        /* the near list: J's pairs within NEAR, compacted without branches into a local buffer */
+        int32_t nl[NB_MAX];
+        float nr2[NB_MAX];
+        const float near2 = c->near2;
+        for (int k = 0; k < m; k++) nl[mn] = J[k], nr2[mn] = R2[k], mn += R2[k] < near2;
+        mn = mn < NN_MAX ? mn : NN_MAX;
+        memcpy(NL, nl, sizeof(int32_t) * (size_t)mn);
         float nr = 0, n1 = 0; /* n at r^n over the near list; Eq. 34's count over the list */
-        for (int k = 0; k < m; k++) {
-            if (R2[k] < c->near2 && mn < NN_MAX) {
-                NL[mn++] = J[k];
-                if (tens && R2[k] < ren2) nr += weight(sqrtf(R2[k]), s->re_n, c->rmin);
-            }
-            if (tens && R2[k] < rst2) n1 += 1.0f;
+        if (tens) {
+#pragma omp simd reduction(+ : nr)
+            for (int k = 0; k < mn; k++) nr += weight(sqrtf(nr2[k]), s->re_n, c->rmin);
+#pragma omp simd reduction(+ : n1)
+            for (int k = 0; k < m; k++) n1 += R2[k] < rst2 ? 1.0f : 0.0f;
         }
         s->nn_f[i] = (int16_t)mn;
         /* walls: the first layer within h (Eq. 7), both within NEAR (n, Eq. 5, 14) */
@@ -147,13 +153,13 @@ static void list_task(int b, int e, int worker, void *vctx) {
         const int nc = wall_rows(s, X[i], Y[i], Z[i], cb, ce);
         for (int g = 0; g < nc; g++)
             for (int t = cb[g]; t < ce[g] && m < NB_MAX; t++) {
-                int k = s->wg_idx[t];
-                float dx = s->wx[k] - X[i], dy = s->wy[k] - Y[i], dz = s->wz[k] - Z[i];
-                float r2 = dx * dx + dy * dy + dz * dz;
-                if (r2 < h2 && s->wlayer[k] == 1) L[m++] = w->cap + k;
-                if (r2 < c->near2 && mn < NN_MAX) {
+                const int k = s->wg_idx[t];
+                const float dx = s->wx[k] - X[i], dy = s->wy[k] - Y[i], dz = s->wz[k] - Z[i];
+                const float r2 = dx * dx + dy * dy + dz * dz;
+                L[m] = w->cap + k, m += r2 < h2 && s->wlayer[k] == 1;
+                if (r2 < near2 && mn < NN_MAX) {
                     NL[mn++] = w->cap + k;
-                    if (tens && r2 < ren2) nr += weight(sqrtf(r2), s->re_n, c->rmin);
+                    if (tens) nr += weight(sqrtf(r2), s->re_n, c->rmin);
                 }
             }
         if (tens) s->nst[i] = nr, s->nst1[i] = n1;
@@ -166,7 +172,7 @@ static void list_task(int b, int e, int worker, void *vctx) {
 
 /* Eq. 9 / 27: viscosity (Eq. 7), gravity and surface tension (App. A),
  * explicit; Eq. 10: r* = r + dt u*.  Writes w->nvx.. and w->nx.. */
-static void explicit_task(int b, int e, int worker, void *vctx) {
+FS_SIMD_CLONES static void explicit_task(int b, int e, int worker, void *vctx) {
     MPS_TASK(vctx, worker);
     const fs_particles *p = &w->p;
     const float *X = p->x, *Y = p->y, *Z = p->z, *VX = p->vx, *VY = p->vy, *VZ = p->vz;
@@ -178,19 +184,20 @@ static void explicit_task(int b, int e, int worker, void *vctx) {
         float lx = 0, ly = 0, lz = 0;
         const float nui = s->nu[i];
         if (nui > 0) {
-            for (int k = 0; k < s->nb_t[i]; k++) {
-                int j = L[k];
-                float dx, dy, dz, uj = 0, vj = 0, wj = 0;
-                if (j < w->cap) {
-                    dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
-                    uj = VX[j], vj = VY[j], wj = VZ[j];
-                } else {
-                    int q = j - w->cap;
-                    if (s->wlayer[q] != 1) continue; /* dummies only fill n (never in this list) */
-                    dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
-                }
-                float wl = weight(sqrtf(dx * dx + dy * dy + dz * dz), rel, c->rmin);
-                lx += (uj - ui) * wl, ly += (vj - vi) * wl, lz += (wj - wi) * wl;
+            const int nf = s->nb_f[i], nt = s->nb_t[i];
+#pragma omp simd reduction(+ : lx, ly, lz)
+            for (int k = 0; k < nf; k++) { /* particles */
+                const int j = L[k];
+                const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
+                const float wl = weight(sqrtf(dx * dx + dy * dy + dz * dz), rel, c->rmin);
+                lx += (VX[j] - ui) * wl, ly += (VY[j] - vi) * wl, lz += (VZ[j] - wi) * wl;
+            }
+#pragma omp simd reduction(+ : lx, ly, lz)
+            for (int k = nf; k < nt; k++) { /* first-layer walls (the only ones in this list): velocity 0 */
+                const int q = L[k] - w->cap;
+                const float dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
+                const float wl = weight(sqrtf(dx * dx + dy * dy + dz * dz), rel, c->rmin);
+                lx -= ui * wl, ly -= vi * wl, lz -= wi * wl;
             }
             const float k = nui * c->lap_k; /* Eq. 7 times nu */
             lx *= k, ly *= k, lz *= k;
@@ -243,12 +250,13 @@ static void collide_task(int b, int e, int worker, void *vctx) {
 }
 
 /* Eq. 5 (with p^_i) and Eq. 15-17, then the safety rails and the heat. */
-static void correct_task(int b, int e, int worker, void *vctx) {
+FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
     MPS_TASK(vctx, worker);
     fs_particles *p = &w->p;
     const float *X = p->x, *Y = p->y, *Z = p->z, *P = s->press;
     const float dt = c->dt, ren = s->re_n, vmax = w->max_speed, pmin_r = PMIN_R * s->l0;
     const fs_vec3 g = w->dom.gravity;
+    const float tiny = 1e-6f * s->l0; /* a pair this close (the same point) has no direction */
     /* the rail: centres stay RAIL l0 inside the box's faces; the walls' pressure keeps them about
      * l0 / 2 from them (the lattice's first row), so the rail only catches what the walls let through */
     const float rail = RAIL * s->l0;
@@ -263,21 +271,22 @@ static void correct_task(int b, int e, int worker, void *vctx) {
         for (int k = 0; k < s->nn_f[i]; k++) /* p^_i over the nearest particles (PMIN_R; docs/sim-notes.md) */
             if (R[k] < pmin_r && P[L[k]] < pmin) pmin = P[L[k]];
         float gx = 0, gy = 0, gz = 0;
-        for (int k = 0; k < s->nn_t[i]; k++) {
-            if (R[k] >= ren) continue;
-            int j = L[k];
-            float dx, dy, dz, pj;
-            if (j < w->cap) {
-                dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi, pj = P[j];
-            } else {
-                int q = j - w->cap;
-                if (s->wlayer[q] != 1) continue;
-                dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
-                pj = P[i] + s->rho[i] * (g.x * dx + g.y * dy + g.z * dz); /* the mirrored pressure (mps_pressure.c) */
-            }
-            float r2 = dx * dx + dy * dy + dz * dz;
-            if (r2 >= ren * ren || r2 < 1e-12f * s->l0 * s->l0) continue;
-            float r = sqrtf(r2), f = (pj - pmin) * weight(r, ren, c->rmin) / r2;
+        const int nf = s->nn_f[i], nt = s->nn_t[i];
+        const float rhog[3] = {s->rho[i] * g.x, s->rho[i] * g.y, s->rho[i] * g.z}, pi = P[i];
+#pragma omp simd reduction(+ : gx, gy, gz)
+        for (int k = 0; k < nf; k++) { /* particles; R: |r*_ij| from nstar_task */
+            const int j = L[k];
+            const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
+            const float r = R[k], f = r < ren && r > tiny ? (P[j] - pmin) * weight(r, ren, c->rmin) / (r * r) : 0.0f;
+            gx += f * dx, gy += f * dy, gz += f * dz;
+        }
+#pragma omp simd reduction(+ : gx, gy, gz)
+        for (int k = nf; k < nt; k++) { /* first-layer walls: the mirrored pressure (mps_pressure.c) */
+            const int q = L[k] - w->cap;
+            const float dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
+            const float pj = pi + rhog[0] * dx + rhog[1] * dy + rhog[2] * dz, r = R[k];
+            const float f =
+                r < ren && r > tiny && s->wlayer[q] == 1 ? (pj - pmin) * weight(r, ren, c->rmin) / (r * r) : 0.0f;
             gx += f * dx, gy += f * dy, gz += f * dz;
         }
         const float k = -dt * c->grad_k / s->rho[i]; /* Eq. 15: u' = -dt/rho grad p */

@@ -97,8 +97,8 @@ static inline mps_state *state_of(const fs_world *w) {
 
 /* Eq. 3 with the -1 that makes it continuous at r_e, r clamped to rmin */
 static inline float weight(float r, float re, float rmin) {
-    if (r >= re) return 0.0f;
-    return re / (r > rmin ? r : rmin) - 1.0f;
+    const float v = re / (r > rmin ? r : rmin) - 1.0f;
+    return r < re ? v : 0.0f;
 }
 
 /* The wall grid's cells within two of a point's cell (5 x 5 x 5, clipped)

@@ -34,17 +34,28 @@ bool fs__mps_ensure_matrix(fs_world *w, mps_state *s) {
 }
 
 /* n* at r* (Eq. 14's source, Eq. 18's test), keeping |r*_ij| of the pairs. */
-static void nstar_task(int b, int e, int worker, void *vctx) {
+FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
     MPS_TASK(vctx, worker);
+    const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z, re = s->re_n, rmin = c->rmin;
     for (int i = b; i < e; i++) {
         const int32_t *L = s->nn + (size_t)i * NN_MAX;
         float *R = s->nr + (size_t)i * NN_MAX, n = 0;
-        for (int k = 0; k < s->nn_t[i]; k++) {
-            float dx, dy, dz;
-            nb_offset(w, s, i, L[k], &dx, &dy, &dz);
+        const float xi = X[i], yi = Y[i], zi = Z[i];
+        const int nf = s->nn_f[i], nt = s->nn_t[i];
+#pragma omp simd reduction(+ : n)
+        for (int k = 0; k < nf; k++) { /* particles */
+            const int j = L[k];
+            const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi, r = sqrtf(dx * dx + dy * dy + dz * dz);
+            R[k] = r;
+            n += weight(r, re, rmin);
+        }
+#pragma omp simd reduction(+ : n)
+        for (int k = nf; k < nt; k++) { /* walls */
+            const int q = L[k] - w->cap;
+            const float dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
             const float r = sqrtf(dx * dx + dy * dy + dz * dz);
             R[k] = r;
-            n += weight(r, s->re_n, c->rmin);
+            n += weight(r, re, rmin);
         }
         s->nst[i] = n;
     }
