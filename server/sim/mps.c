@@ -112,6 +112,9 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
     fs_particles *p = &w->p;
     const float *X = p->x, *Y = p->y, *Z = p->z, h2 = c->h2, inv_h = w->inv_h;
     const float rst2 = s->re_st * s->re_st;
+    const float *WX = s->wx, *WY = s->wy, *WZ = s->wz; /* locals: the lists' stores cannot alias them */
+    const uint8_t *WL = s->wlayer;
+    const int cap = w->cap;
     int32_t *J = scr_j(w, worker);
     float *R2 = scr_r2(w, worker);
     fs_ranges r = {.cell = -1, .cyz = -1};
@@ -138,7 +141,7 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         float nr2[NB_MAX];
         const float near2 = c->near2;
         for (int k = 0; k < m; k++) nl[mn] = J[k], nr2[mn] = R2[k], mn += R2[k] < near2;
-        mn = mn < NN_MAX ? mn : NN_MAX;
+        mn = mn < NN_MAX - 1 ? mn : NN_MAX - 1;
         memcpy(NL, nl, sizeof(int32_t) * (size_t)mn);
         float nr = 0, n1 = 0; /* n at r^n over the near list; Eq. 34's count over the list */
         if (tens) {
@@ -151,17 +154,23 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         /* walls: the first layer within h (Eq. 7), both within NEAR (n, Eq. 5, 14) */
         int32_t cb[25], ce[25];
         const int nc = wall_rows(s, X[i], Y[i], Z[i], cb, ce);
-        for (int g = 0; g < nc; g++)
-            for (int t = cb[g]; t < ce[g] && m < NB_MAX; t++) {
-                const int k = s->wg_idx[t];
-                const float dx = s->wx[k] - X[i], dy = s->wy[k] - Y[i], dz = s->wz[k] - Z[i];
+        const int mn0 = mn;
+        const float xi = X[i], yi = Y[i], zi = Z[i];
+        for (int g = 0; g < nc; g++) /* without branches; NL keeps one slot spare for the last write */
+            for (int k = cb[g]; k < ce[g] && m < NB_MAX; k++) {
+                const float dx = WX[k] - xi, dy = WY[k] - yi, dz = WZ[k] - zi;
                 const float r2 = dx * dx + dy * dy + dz * dz;
-                L[m] = w->cap + k, m += r2 < h2 && s->wlayer[k] == 1;
-                if (r2 < near2 && mn < NN_MAX) {
-                    NL[mn++] = w->cap + k;
-                    if (tens) nr += weight(sqrtf(r2), s->re_n, c->rmin);
-                }
+                L[m] = cap + k, m += r2 < h2 && WL[k] == 1;
+                NL[mn] = cap + k, mn += r2 < near2 && mn < NN_MAX - 1;
             }
+        if (tens) {
+#pragma omp simd reduction(+ : nr)
+            for (int t = mn0; t < mn; t++) {
+                const int k = NL[t] - w->cap;
+                const float dx = s->wx[k] - X[i], dy = s->wy[k] - Y[i], dz = s->wz[k] - Z[i];
+                nr += weight(sqrtf(dx * dx + dy * dy + dz * dz), s->re_n, c->rmin);
+            }
+        }
         if (tens) s->nst[i] = nr, s->nst1[i] = n1;
         s->nb_t[i] = (int16_t)m;
         s->nn_t[i] = (int16_t)mn;

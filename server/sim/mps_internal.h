@@ -67,10 +67,11 @@ typedef struct mps_state {
     int nwall, wall_cap;
     float *wx, *wy, *wz;
     uint8_t *wlayer; /* 1: the first layer (Eq. 5, 7, no-slip), 2: a dummy (n only) */
-    /* the wall grid: cells of h / 2 over the box grown by WALL_LAYERS l0 */
+    /* the wall grid: cells of h / 2 over the box grown by WALL_LAYERS l0;
+     * the walls are stored in its cell order, cell c holding [wg_start[c], wg_start[c + 1]) */
     float wg_lo[3], wg_inv;
     int wg_n[3];
-    int32_t *wg_start, *wg_idx;
+    int32_t *wg_start;
     /* the pressure Poisson equation */
     fs_csr A;
     fs_pcg pcg;
@@ -102,8 +103,8 @@ static inline float weight(float r, float re, float rmin) {
 }
 
 /* The wall grid's cells within two of a point's cell (5 x 5 x 5, clipped)
- * as index ranges [b, e) of wg_idx, one per row of five cells along x
- * (adjacent in wg_idx), z slowest; returns how many (empty rows left out).
+ * as ranges [b, e) of wall particles, one per row of five cells along x
+ * (adjacent in the walls' order), z slowest; returns how many (empty rows left out).
  * They hold every wall particle within h of the point. */
 static inline int wall_rows(const mps_state *s, float x, float y, float z, int32_t b[25], int32_t e[25]) {
     const float p[3] = {x, y, z};

@@ -57,10 +57,10 @@ static float axis_coord(float lo, float hi, float l0, int m, int k, int *depth) 
 }
 
 void fs__mps_free_walls(mps_state *s) {
-    free(s->wx), free(s->wy), free(s->wz), free(s->wlayer), free(s->wg_start), free(s->wg_idx);
+    free(s->wx), free(s->wy), free(s->wz), free(s->wlayer), free(s->wg_start);
     s->wx = s->wy = s->wz = NULL;
     s->wlayer = NULL;
-    s->wg_start = s->wg_idx = NULL;
+    s->wg_start = NULL;
     s->nwall = s->wall_cap = 0;
 }
 
@@ -144,8 +144,8 @@ bool fs__mps_build_walls(fs_world *w, mps_state *s) {
         fs__mps_free_walls(s);
         size_t m = (size_t)(n > 0 ? n : 1);
         s->wx = malloc(sizeof(float) * m), s->wy = malloc(sizeof(float) * m), s->wz = malloc(sizeof(float) * m);
-        s->wlayer = malloc(m), s->wg_idx = malloc(sizeof(int32_t) * m);
-        if (!s->wx || !s->wy || !s->wz || !s->wlayer || !s->wg_idx) {
+        s->wlayer = malloc(m);
+        if (!s->wx || !s->wy || !s->wz || !s->wlayer) {
             fs__mps_free_walls(s);
             return false;
         }
@@ -164,17 +164,31 @@ bool fs__mps_build_walls(fs_world *w, mps_state *s) {
         s->wg_n[a] = fs__floor_clamp(ceilf((hi[a] - lo[a]) * s->wg_inv), 1, 1 << 20);
         cells *= s->wg_n[a];
     }
+    /* the walls reordered by cell (x fastest), so that a row of cells is one contiguous range */
     free(s->wg_start);
+    const size_t nw = (size_t)(s->nwall > 0 ? s->nwall : 1);
     s->wg_start = calloc((size_t)cells + 1, sizeof(int32_t));
-    if (!s->wg_start) {
+    int32_t *perm = malloc(sizeof(int32_t) * nw);
+    float *tmp = malloc(sizeof(float) * nw);
+    uint8_t *tl = malloc(nw);
+    if (!s->wg_start || !perm || !tmp || !tl) {
+        free(perm), free(tmp), free(tl);
         fs__mps_free_walls(s);
         return false;
     }
     for (int k = 0; k < s->nwall; k++) s->wg_start[wall_cell(s, k) + 1]++;
     for (long c = 0; c < cells; c++) s->wg_start[c + 1] += s->wg_start[c];
-    for (int k = 0; k < s->nwall; k++) s->wg_idx[s->wg_start[wall_cell(s, k)]++] = k;
+    for (int k = 0; k < s->nwall; k++) perm[s->wg_start[wall_cell(s, k)]++] = k;
     for (long c = cells; c > 0; c--) s->wg_start[c] = s->wg_start[c - 1];
     s->wg_start[0] = 0;
+    float *axis[3] = {s->wx, s->wy, s->wz};
+    for (int a = 0; a < 3; a++) {
+        for (int t = 0; t < s->nwall; t++) tmp[t] = axis[a][perm[t]];
+        memcpy(axis[a], tmp, sizeof(float) * (size_t)s->nwall);
+    }
+    for (int t = 0; t < s->nwall; t++) tl[t] = s->wlayer[perm[t]];
+    memcpy(s->wlayer, tl, (size_t)s->nwall);
+    free(perm), free(tmp), free(tl);
     s->built_epoch = w->epoch;
     s->built_dom = w->dom;
     s->built_nobst = s->nobst;
