@@ -283,10 +283,10 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
         const int nf = s->nn_f[i], nt = s->nn_t[i];
         const float rhog[3] = {s->rho[i] * g.x, s->rho[i] * g.y, s->rho[i] * g.z}, pi = P[i];
 #pragma omp simd reduction(+ : gx, gy, gz)
-        for (int k = 0; k < nf; k++) { /* particles; R: |r*_ij| from nstar_task */
+        for (int k = 0; k < nf; k++) { /* particles; the list and R (|r*_ij| < r_e) from nstar_task */
             const int j = L[k];
             const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
-            const float r = R[k], f = r < ren && r > tiny ? (P[j] - pmin) * weight(r, ren, c->rmin) / (r * r) : 0.0f;
+            const float r = R[k], f = r > tiny ? (P[j] - pmin) * weight(r, ren, c->rmin) / (r * r) : 0.0f;
             gx += f * dx, gy += f * dy, gz += f * dz;
         }
 #pragma omp simd reduction(+ : gx, gy, gz)
@@ -294,8 +294,7 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
             const int q = L[k] - w->cap;
             const float dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
             const float pj = pi + rhog[0] * dx + rhog[1] * dy + rhog[2] * dz, r = R[k];
-            const float f =
-                r < ren && r > tiny && s->wlayer[q] == 1 ? (pj - pmin) * weight(r, ren, c->rmin) / (r * r) : 0.0f;
+            const float f = r > tiny ? (pj - pmin) * weight(r, ren, c->rmin) / (r * r) : 0.0f;
             gx += f * dx, gy += f * dy, gz += f * dz;
         }
         const float k = -dt * c->grad_k / s->rho[i]; /* Eq. 15: u' = -dt/rho grad p */

@@ -56,7 +56,8 @@ typedef struct mps_state {
     /* per particle, current order, one sub-step */
     int32_t *nb;          /* [i * NB_MAX]: fluid indices ascending, then cap + wall index (grid order) */
     int16_t *nb_f, *nb_t; /* fluid count, total count */
-    int32_t *nn;          /* [i * NN_MAX]: the same within NEAR l0 (n, Eq. 14, Eq. 5, collisions) */
+    int32_t *nn;          /* [i * NN_MAX]: the same within NEAR l0 (n, collisions); after nstar_task, those
+                           * within r_e at r* (first-layer walls only: Eq. 14, Eq. 5) */
     int16_t *nn_f, *nn_t;
     float *nr;         /* [i * NN_MAX]: |r*_ij| of those, from nstar_task */
     float *nst, *nst1; /* n* (Eq. 14) / n at r^n for surface tension; n^st1 (Eq. 34) */

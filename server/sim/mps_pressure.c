@@ -33,7 +33,8 @@ bool fs__mps_ensure_matrix(fs_world *w, mps_state *s) {
     return true;
 }
 
-/* n* at r* (Eq. 14's source, Eq. 18's test), keeping |r*_ij| of the pairs. */
+/* n* at r* (Eq. 14's source, Eq. 18's test); then keeps in the near list
+ * only the pairs within r_e at r* (first-layer walls only), with |r*_ij|. */
 FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
     MPS_TASK(vctx, worker);
     const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z, re = s->re_n, rmin = c->rmin;
@@ -58,6 +59,13 @@ FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
             n += weight(r, re, rmin);
         }
         s->nst[i] = n;
+        /* what Eq. 14 and Eq. 5 use: the pairs within r_e, first-layer walls only (compacted in place) */
+        int32_t *Lw = s->nn + (size_t)i * NN_MAX;
+        int kf = 0;
+        for (int k = 0; k < nf; k++) Lw[kf] = L[k], R[kf] = R[k], kf += R[k] < re;
+        int kt = kf;
+        for (int k = nf; k < nt; k++) Lw[kt] = L[k], R[kt] = R[k], kt += R[k] < re && s->wlayer[L[k] - w->cap] == 1;
+        s->nn_f[i] = (int16_t)kf, s->nn_t[i] = (int16_t)kt;
     }
 }
 
@@ -83,7 +91,6 @@ static void fill_task(int b, int e, int worker, void *vctx) {
         int pos = A->rowptr[row], dpos = -1;
         for (int k = 0; k < s->nn_f[i]; k++) { /* particles, ascending */
             const int j = L[k];
-            if (R[k] >= s->re_n) continue;
             const float cf = weight(R[k], s->re_n, c->rmin) * 2.0f / (rhoi + s->rho[j]); /* Eq. 7, div(grad p / rho) */
             diag += K * cf;
             if (s->row[j] < 0) continue; /* the free surface: p_j = 0 */
@@ -92,7 +99,6 @@ static void fill_task(int b, int e, int worker, void *vctx) {
         }
         for (int k = s->nn_f[i]; k < s->nn_t[i]; k++) { /* first-layer walls: K w / rho_i (p_i - p_j) is known */
             const int q = L[k] - w->cap;
-            if (R[k] >= s->re_n || s->wlayer[q] != 1) continue;
             const float dx = s->wx[q] - w->p.x[i], dy = s->wy[q] - w->p.y[i], dz = s->wz[q] - w->p.z[i];
             known += K * weight(R[k], s->re_n, c->rmin) * (g.x * dx + g.y * dy + g.z * dz);
         }
@@ -114,14 +120,12 @@ static void fill_task(int b, int e, int worker, void *vctx) {
  * 0 at r_e, which costs nothing). */
 static void count_task(int b, int e, int worker, void *vctx) {
     MPS_TASK(vctx, worker);
-    const float ren = s->re_n;
     for (int i = b; i < e; i++) {
         const int row = s->row[i];
         if (row < 0) continue;
         const int32_t *L = s->nn + (size_t)i * NN_MAX;
-        const float *R = s->nr + (size_t)i * NN_MAX;
         int cnt = 1;
-        for (int k = 0; k < s->nn_f[i]; k++) cnt += R[k] < ren && s->row[L[k]] >= 0;
+        for (int k = 0; k < s->nn_f[i]; k++) cnt += s->row[L[k]] >= 0;
         s->rnnz[row] = cnt;
     }
 }
