@@ -16,7 +16,7 @@ typedef struct fs_csr {
     double *val;
 } fs_csr;
 typedef struct fs_pcg {
-    double *r, *z, *p, *q, *diag; /* diag: the preconditioner's pivots (fs__dic) */
+    double *r, *z, *p, *q, *diag; /* diag: 1 / the preconditioner's pivots (fs__dic) */
     int fallbacks;                /* rows where the factorisation broke down and used the diagonal */
     fs_world *w;                  /* when set, mat-vecs and vector updates run through fs__run (deterministic) */
 } fs_pcg;
@@ -26,7 +26,7 @@ bool fs__pcg_alloc(fs_pcg *s, int n);
 void fs__pcg_free(fs_pcg *s);
 /* Diagonal incomplete Cholesky (DIC): M = (D + L_A) D^-1 (D + L_A)^T with
  * L_A the strict lower part of A itself and d_i = a_ii - sum_j<i a_ij^2 / d_j;
- * O(nnz) to set up, no factor stored (s->diag).  omega > 0 makes it modified
+ * O(nnz) to set up, no factor stored (s->diag: the pivots' inverses).  omega > 0 makes it modified
  * (MIC): the fill each elimination would make, times omega, moves onto the
  * diagonal.  fs__pcg with precond then applies it. */
 bool fs__dic(const fs_csr *A, fs_pcg *s, double omega);
