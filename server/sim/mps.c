@@ -153,7 +153,7 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         s->nn_f[i] = (int16_t)mn;
         /* walls: the first layer within h (Eq. 7), both within NEAR (n, Eq. 5, 14) */
         int32_t cb[25], ce[25];
-        const int nc = wall_rows(s, X[i], Y[i], Z[i], cb, ce);
+        const int nc = wall_rows(s, X[i], Y[i], Z[i], h2, cb, ce);
         const int mn0 = mn;
         const float xi = X[i], yi = Y[i], zi = Z[i];
         for (int g = 0; g < nc; g++) /* without branches; NL keeps one slot spare for the last write */
