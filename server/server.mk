@@ -114,6 +114,11 @@ bench-relays: $(BUILD)/fluid-server tests/server/node_modules/.installed
 	FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench_relays.mjs
 EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench_relays.mjs ;
 
+.PHONY: bench-mps
+bench-mps: $(BUILD)/fluid-server tests/server/node_modules/.installed
+	FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench_mps.mjs
+EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench_mps.mjs ;
+
 bench-record: $(BUILD)/fluid-server tests/server/node_modules/.installed
 	FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench_record.mjs
 

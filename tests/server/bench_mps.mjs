@@ -1,0 +1,28 @@
+// bench_mps.mjs - the MPS solver in the running server (issue 17; make bench,
+// or make bench-mps): fluid-server with the mps_dam_break scene at its
+// default size and its default threads, one WebSocket client reading every
+// frame (a browser attached); after 3 s, /api/stats once a second for 10 s.
+// Prints the realtime ratio (mean, least, most) and the step time.
+// FLUID_SERVER picks the binary (the previous commit's, for a same-run ratio).
+import { loadavg } from 'node:os';
+import { startServer, stopAll, connect, get, sleep, SERVER } from './lib.mjs';
+
+const SECONDS = Number(process.env.BENCH_SECONDS || 10);
+const s = await startServer(['--scene', 'mps_dam_break', '--step-budget', '0']);
+const c = await connect(s);
+let frames = 0;
+c.onMessage = () => { frames++; };
+await sleep(3000);
+const ratio = [], step = [];
+for (let i = 0; i < SECONDS; i++) {
+  await sleep(1000);
+  const st = (await get(s, '/api/stats')).json;
+  ratio.push(st.realtime_ratio), step.push(st.step_ms);
+}
+const st = (await get(s, '/api/stats')).json;
+const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
+console.log(`bench_mps: ${SERVER}, ${st.particles} particles, solver ${st.solver}, threads ${st.threads}, load average ${loadavg()[0].toFixed(2)}`);
+console.log(`  realtime ratio over ${SECONDS} s: mean ${mean(ratio).toFixed(3)} (${Math.min(...ratio).toFixed(3)}-${Math.max(...ratio).toFixed(3)}); step ${mean(step).toFixed(1)} ms (mean of 1 s means); ${frames} messages to the client`);
+c.close();
+await stopAll();
+process.exit(0);
