@@ -26,8 +26,7 @@
  *
  * Parallel form: every pass is a per-particle gather through fs__run; the
  * row numbering is a serial prefix pass; MIC and its triangular solves
- * are serial.  The result is bit-identical for
- * any thread count.  Memory: everything per particle is allocated in
+ * are serial.  The result is bit-identical for any thread count.  Memory: everything per particle is allocated in
  * attach for w->cap particles; the wall particles are (re)built when the
  * domain or the obstacles change; a step of an unchanged world never
  * allocates.
@@ -166,8 +165,8 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         if (tens) {
 #pragma omp simd reduction(+ : nr)
             for (int t = mn0; t < mn; t++) {
-                const int k = NL[t] - w->cap;
-                const float dx = s->wx[k] - X[i], dy = s->wy[k] - Y[i], dz = s->wz[k] - Z[i];
+                const int k = NL[t] - cap;
+                const float dx = WX[k] - xi, dy = WY[k] - yi, dz = WZ[k] - zi;
                 nr += weight(sqrtf(dx * dx + dy * dy + dz * dz), s->re_n, c->rmin);
             }
         }
@@ -266,8 +265,9 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
     const float dt = c->dt, ren = s->re_n, vmax = w->max_speed, pmin_r = PMIN_R * s->l0;
     const fs_vec3 g = w->dom.gravity;
     const float tiny = 1e-6f * s->l0; /* a pair this close (the same point) has no direction */
-    /* the rail: centres stay RAIL l0 inside the box's faces; the walls' pressure keeps them about
-     * l0 / 2 from them (the lattice's first row), so the rail only catches what the walls let through */
+    /* the rail: centres stay RAIL l0 inside the box's faces; the walls (their number density and
+     * mirrored pressure) keep them about l0 / 2 from them (the lattice's first row), so the rail only
+     * catches what the walls let through */
     const float rail = RAIL * s->l0;
     const fs_vec3 lo = {w->dom.box_min.x + rail, w->dom.box_min.y + rail, w->dom.box_min.z + rail},
                   hi = {w->dom.box_max.x - rail, w->dom.box_max.y - rail, w->dom.box_max.z - rail};
