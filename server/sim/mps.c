@@ -14,7 +14,8 @@
  * with the kernel w(r) = r_e/r - 1 (Koshizuka & Oka 1996), r_e = 2.1 l0 for
  * n, the gradient and Eq. 14 and 3.1 l0 for the viscosity; p^_i of Eq. 5
  * over the nearest neighbours; walls of fixed particles whose first layer
- * mirrors the pressure (Neumann, hydrostatic); collisions between Eq. 10 and n*
+ * mirrors the pressure (Neumann, hydrostatic); particle shifting after
+ * Eq. 17 (Lind et al. 2012); collisions between Eq. 10 and n*
  * (Koshizuka's practice); heat by Eq. 21 of Solenthaler 2007 and the
  * heaters (fs__heat_update).  Sub-steps: Courant, viscous and capillary
  * (Brackbill, Kothe & Zemach 1992) limits.
@@ -257,7 +258,8 @@ static void collide_task(int b, int e, int worker, void *vctx) {
     }
 }
 
-/* Eq. 5 (with p^_i) and Eq. 15-17, then the safety rails and the heat. */
+/* Eq. 5 (with p^_i) and Eq. 15-17, particle shifting, then the safety
+ * rails and the heat. */
 FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
     MPS_TASK(vctx, worker);
     fs_particles *p = &w->p;
@@ -265,6 +267,13 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
     const float dt = c->dt, ren = s->re_n, vmax = w->max_speed, pmin_r = PMIN_R * s->l0;
     const fs_vec3 g = w->dom.gravity;
     const float tiny = 1e-6f * s->l0; /* a pair this close (the same point) has no direction */
+    /* particle shifting, dr = -a l0^2 (d / n0) sum r_ij w / r^2 (the gradient of n), after Lind, Xu,
+     * Stansby & Rogers 2012 (Fickian shifting, positions only) at the relaxation rate SHIFT_RATE over
+     * sqrt(l0 / g), the still water's time scale: a = SHIFT_RATE dt / sqrt(l0 / |g|), at most SHIFT_MAX */
+    const float gm = sqrtf(g.x * g.x + g.y * g.y + g.z * g.z);
+    float a = gm > 0 ? SHIFT_RATE * dt / sqrtf(s->l0 / gm) : 0.0f;
+    a = a < SHIFT_MAX ? a : SHIFT_MAX;
+    const float shift = a * s->l0 * s->l0 * c->grad_k;
     /* the rail: centres stay RAIL l0 inside the box's faces; the walls (their number density and
      * mirrored pressure) keep them about l0 / 2 from them (the lattice's first row), so the rail only
      * catches what the walls let through */
@@ -301,6 +310,24 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
         const float dux = k * gx, duy = k * gy, duz = k * gz;
         float v[3] = {p->vx[i] + dux, p->vy[i] + duy, p->vz[i] + duz}; /* Eq. 16: u* (swapped in) + u' */
         float x[3] = {xi + dt * dux, yi + dt * duy, zi + dt * duz};    /* Alg. 1: r* + u' dt */
+        if (shift > 0 && s->row[i] >= 0) { /* particle shifting (not in the paper; docs/sim-notes.md) */
+            float sx = 0, sy = 0, sz = 0;
+#pragma omp simd reduction(+ : sx, sy, sz)
+            for (int t = 0; t < nf; t++) {
+                const int j = L[t];
+                const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi, r = R[t];
+                const float f = r > tiny ? weight(r, ren, c->rmin) / (r * r) : 0.0f;
+                sx += f * dx, sy += f * dy, sz += f * dz;
+            }
+#pragma omp simd reduction(+ : sx, sy, sz)
+            for (int t = nf; t < nt; t++) {
+                const int q = L[t] - w->cap;
+                const float dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi, r = R[t];
+                const float f = r > tiny ? weight(r, ren, c->rmin) / (r * r) : 0.0f;
+                sx += f * dx, sy += f * dy, sz += f * dz;
+            }
+            x[0] -= shift * sx, x[1] -= shift * sy, x[2] -= shift * sz;
+        }
         const float xp[3] = {p->px[i], p->py[i], p->pz[i]};
         /* safety rails: finite, not faster than the world's limit, inside the box, outside obstacles */
         if (!(isfinite(x[0]) && isfinite(x[1]) && isfinite(x[2]) && isfinite(v[0]) && isfinite(v[1]) &&

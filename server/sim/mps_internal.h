@@ -30,6 +30,8 @@
 #define RAIL 0.25f         /* l0: how close to a face of the box a centre may come */
 #define PMIN_R 1.1f        /* l0: p^_i of Eq. 5 is the least pressure within this (the six nearest on the lattice) */
 #define ST_ONE_SIDED 0.25f /* Appendix A acts where |sum r_ij w| >= this * sum |r_ij| w (a flat face: 0.3-0.4) */
+#define SHIFT_RATE 2.0f    /* particle shifting: relaxations per sqrt(l0 / g) (docs/sim-notes.md) */
+#define SHIFT_MAX 0.3f     /* ... at most this fraction of the full step a sub-step (0.6 blew up) */
 #define COLLIDE_DIST 0.5f  /* l0 */
 #define COLLIDE_E 0.2f
 /* Relaxation of Eq. 14's source (1: the equation as printed; Koshizuka's
