@@ -168,6 +168,9 @@ void test_mps_hydrostatic(void) {
           "hydrostatic pressure off by %.1f%% (mean %.1f%%)", 100 * worst, 100 * sum / used);
     CHECK(ncnt > 0 && nerr / ncnt < 0.03, "interior number density error %.2f%%", ncnt ? 100 * nerr / ncnt : 0.0);
     CHECK(vmax < 3.0, "blew up: %.2f m/s", vmax);
+    /* The still water's noise (docs/sim-notes.md, "Still water"): 0.13-0.14 m/s rms with particle shifting,
+     * 0.26 without (issue 17 asks for 0.03, not reached); the bound catches shifting that stops working. */
+    CHECK(sqrt(v2 / v.count) < 0.2, "the still tank is as noisy as without shifting: rms %.3f m/s", sqrt(v2 / v.count));
     CHECK(finite_inside(w), "NaN or escaped particle");
     free(P);
     drop(w, pool);
