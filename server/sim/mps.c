@@ -288,46 +288,35 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
         float pmin = P[i];
         for (int k = 0; k < s->nn_f[i]; k++) /* p^_i over the nearest particles (PMIN_R; docs/sim-notes.md) */
             if (R[k] < pmin_r && P[L[k]] < pmin) pmin = P[L[k]];
-        float gx = 0, gy = 0, gz = 0;
+        /* the gradient of Eq. 5 (g) and, for the shifting, of n (sh): one pass over the pairs */
+        float gx = 0, gy = 0, gz = 0, shx = 0, shy = 0, shz = 0;
         const int nf = s->nn_f[i], nt = s->nn_t[i];
         const float rhog[3] = {s->rho[i] * g.x, s->rho[i] * g.y, s->rho[i] * g.z}, pi = P[i];
-#pragma omp simd reduction(+ : gx, gy, gz)
+#pragma omp simd reduction(+ : gx, gy, gz, shx, shy, shz)
         for (int k = 0; k < nf; k++) { /* particles; the list and R (|r*_ij| < r_e) from nstar_task */
             const int j = L[k];
             const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
-            const float r = R[k], f = r > tiny ? (P[j] - pmin) * weight(r, ren, c->rmin) / (r * r) : 0.0f;
+            const float r = R[k], wt = weight(r, ren, c->rmin);
+            const float f = r > tiny ? (P[j] - pmin) * wt / (r * r) : 0.0f, wr = r > tiny ? wt / (r * r) : 0.0f;
             gx += f * dx, gy += f * dy, gz += f * dz;
+            shx += wr * dx, shy += wr * dy, shz += wr * dz;
         }
-#pragma omp simd reduction(+ : gx, gy, gz)
+#pragma omp simd reduction(+ : gx, gy, gz, shx, shy, shz)
         for (int k = nf; k < nt; k++) { /* first-layer walls: the mirrored pressure (mps_pressure.c) */
             const int q = L[k] - w->cap;
             const float dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
             const float pj = pi + rhog[0] * dx + rhog[1] * dy + rhog[2] * dz, r = R[k];
-            const float f = r > tiny ? (pj - pmin) * weight(r, ren, c->rmin) / (r * r) : 0.0f;
+            const float wt = weight(r, ren, c->rmin);
+            const float f = r > tiny ? (pj - pmin) * wt / (r * r) : 0.0f, wr = r > tiny ? wt / (r * r) : 0.0f;
             gx += f * dx, gy += f * dy, gz += f * dz;
+            shx += wr * dx, shy += wr * dy, shz += wr * dz;
         }
         const float k = -dt * c->grad_k / s->rho[i]; /* Eq. 15: u' = -dt/rho grad p */
         const float dux = k * gx, duy = k * gy, duz = k * gz;
         float v[3] = {p->vx[i] + dux, p->vy[i] + duy, p->vz[i] + duz}; /* Eq. 16: u* (swapped in) + u' */
         float x[3] = {xi + dt * dux, yi + dt * duy, zi + dt * duz};    /* Alg. 1: r* + u' dt */
-        if (shift > 0 && s->row[i] >= 0) { /* particle shifting (not in the paper; docs/sim-notes.md) */
-            float sx = 0, sy = 0, sz = 0;
-#pragma omp simd reduction(+ : sx, sy, sz)
-            for (int t = 0; t < nf; t++) {
-                const int j = L[t];
-                const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi, r = R[t];
-                const float f = r > tiny ? weight(r, ren, c->rmin) / (r * r) : 0.0f;
-                sx += f * dx, sy += f * dy, sz += f * dz;
-            }
-#pragma omp simd reduction(+ : sx, sy, sz)
-            for (int t = nf; t < nt; t++) {
-                const int q = L[t] - w->cap;
-                const float dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi, r = R[t];
-                const float f = r > tiny ? weight(r, ren, c->rmin) / (r * r) : 0.0f;
-                sx += f * dx, sy += f * dy, sz += f * dz;
-            }
-            x[0] -= shift * sx, x[1] -= shift * sy, x[2] -= shift * sz;
-        }
+        if (s->row[i] >= 0) /* particle shifting, not at the free surface (not in the paper; docs/sim-notes.md) */
+            x[0] -= shift * shx, x[1] -= shift * shy, x[2] -= shift * shz;
         const float xp[3] = {p->px[i], p->py[i], p->pz[i]};
         /* safety rails: finite, not faster than the world's limit, inside the box, outside obstacles */
         if (!(isfinite(x[0]) && isfinite(x[1]) && isfinite(x[2]) && isfinite(v[0]) && isfinite(v[1]) &&
