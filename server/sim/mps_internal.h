@@ -159,16 +159,6 @@ typedef struct ctx {
     mps_state *const s = c->s;                                                                                         \
     (void)(worker), (void)w, (void)s
 
-/* r_j - r_i for a neighbour j of particle i in the lists: a particle
- * (j < w->cap) or the wall particle j - w->cap */
-static inline void nb_offset(const fs_world *w, const mps_state *s, int i, int j, float *dx, float *dy, float *dz) {
-    const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z;
-    if (j < w->cap)
-        *dx = X[j] - X[i], *dy = Y[j] - Y[i], *dz = Z[j] - Z[i];
-    else
-        *dx = s->wx[j - w->cap] - X[i], *dy = s->wy[j - w->cap] - Y[i], *dz = s->wz[j - w->cap] - Z[i];
-}
-
 /* mps_walls.c: the wall particles (Sec. 3.2), their grid and the obstacles */
 bool fs__mps_build_walls(fs_world *w, mps_state *s);
 bool fs__mps_walls_current(const fs_world *w, const mps_state *s);

@@ -39,7 +39,7 @@ FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
     MPS_TASK(vctx, worker);
     const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z, re = s->re_n, rmin = c->rmin;
     for (int i = b; i < e; i++) {
-        const int32_t *L = s->nn + (size_t)i * NN_MAX;
+        int32_t *L = s->nn + (size_t)i * NN_MAX;
         float *R = s->nr + (size_t)i * NN_MAX, n = 0;
         const float xi = X[i], yi = Y[i], zi = Z[i];
         const int nf = s->nn_f[i], nt = s->nn_t[i];
@@ -60,11 +60,10 @@ FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
         }
         s->nst[i] = n;
         /* what Eq. 14 and Eq. 5 use: the pairs within r_e, first-layer walls only (compacted in place) */
-        int32_t *Lw = s->nn + (size_t)i * NN_MAX;
         int kf = 0;
-        for (int k = 0; k < nf; k++) Lw[kf] = L[k], R[kf] = R[k], kf += R[k] < re;
+        for (int k = 0; k < nf; k++) L[kf] = L[k], R[kf] = R[k], kf += R[k] < re;
         int kt = kf;
-        for (int k = nf; k < nt; k++) Lw[kt] = L[k], R[kt] = R[k], kt += R[k] < re && s->wlayer[L[k] - w->cap] == 1;
+        for (int k = nf; k < nt; k++) L[kt] = L[k], R[kt] = R[k], kt += R[k] < re && s->wlayer[L[k] - w->cap] == 1;
         s->nn_f[i] = (int16_t)kf, s->nn_t[i] = (int16_t)kt;
     }
 }
