@@ -41,6 +41,25 @@ static int scan_scalar(const float *X, const float *Y, const float *Z, const fs_
     return n;
 }
 
+static int scan_point_scalar(const float *X, const float *Y, const float *Z, const int32_t *b, const int32_t *e, int nr,
+                             float xi, float yi, float zi, float h2, int32_t *oj, float *or2) {
+    int n = 0;
+    for (int k = 0; k < nr; k++)
+        for (int j = b[k]; j < e[k]; j++) {
+            float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
+            float r2 = dx * dx + dy * dy + dz * dz;
+            oj[n] = j, or2[n] = r2;
+            n += r2 < h2;
+        }
+    return n;
+}
+
+static int pack_lt_scalar(const int32_t *J, const float *R2, int n, float lim, int32_t *oj, float *or2) {
+    int m = 0;
+    for (int k = 0; k < n; k++) oj[m] = J[k], or2[m] = R2[k], m += R2[k] < lim;
+    return m;
+}
+
 #ifdef HAVE_AVX2_PATH
 /* written once, under pthread_once, before any scan */
 static int32_t lut[256][8] __attribute__((aligned(32)));
@@ -100,6 +119,55 @@ __attribute__((target("avx2,popcnt"))) static int scan_avx2_nod(const float *X, 
     return scan_avx2_body(X, Y, Z, r, i, h2, false, oj, or2, NULL, NULL, NULL);
 }
 
+__attribute__((target("avx2,popcnt"))) static int scan_point_avx2(const float *X, const float *Y, const float *Z,
+                                                                  const int32_t *b, const int32_t *e, int nr, float xi,
+                                                                  float yi, float zi, float h2, int32_t *oj,
+                                                                  float *or2) {
+    const __m256 vx = _mm256_set1_ps(xi), vy = _mm256_set1_ps(yi), vz = _mm256_set1_ps(zi);
+    const __m256 vh2 = _mm256_set1_ps(h2);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    int n = 0;
+    for (int k = 0; k < nr; k++) {
+        const __m256i ve = _mm256_set1_epi32(e[k]);
+        for (int j = b[k]; j < e[k]; j += 8) { /* lanes past the range's end are masked by index */
+            __m256 dx = _mm256_sub_ps(_mm256_loadu_ps(X + j), vx);
+            __m256 dy = _mm256_sub_ps(_mm256_loadu_ps(Y + j), vy);
+            __m256 dz = _mm256_sub_ps(_mm256_loadu_ps(Z + j), vz);
+            __m256 r2 =
+                _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)), _mm256_mul_ps(dz, dz));
+            __m256i idx = _mm256_add_epi32(_mm256_set1_epi32(j), lane);
+            __m256 in =
+                _mm256_and_ps(_mm256_cmp_ps(r2, vh2, _CMP_LT_OQ), _mm256_castsi256_ps(_mm256_cmpgt_epi32(ve, idx)));
+            int mask = _mm256_movemask_ps(in);
+            __m256i perm = _mm256_load_si256((const __m256i *)lut[mask]);
+            _mm256_storeu_si256((__m256i *)(oj + n), _mm256_permutevar8x32_epi32(idx, perm));
+            _mm256_storeu_ps(or2 + n, _mm256_permutevar8x32_ps(r2, perm));
+            n += __builtin_popcount((unsigned)mask);
+        }
+    }
+    return n;
+}
+
+__attribute__((target("avx2,popcnt"))) static int pack_lt_avx2(const int32_t *J, const float *R2, int n, float lim,
+                                                               int32_t *oj, float *or2) {
+    const __m256 vl = _mm256_set1_ps(lim);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    int m = 0, k = 0;
+    for (; k < n; k += 8) { /* the last vector's lanes past n are masked by index (never read: see below) */
+        const int left = n - k;
+        const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), lane);
+        /* masked loads: J and R2 need not be readable past n */
+        __m256i j = _mm256_maskload_epi32(J + k, live);
+        __m256 r2 = _mm256_maskload_ps(R2 + k, live);
+        int mask = _mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(r2, vl, _CMP_LT_OQ), _mm256_castsi256_ps(live)));
+        __m256i perm = _mm256_load_si256((const __m256i *)lut[mask]);
+        _mm256_storeu_si256((__m256i *)(oj + m), _mm256_permutevar8x32_epi32(j, perm));
+        _mm256_storeu_ps(or2 + m, _mm256_permutevar8x32_ps(r2, perm));
+        m += __builtin_popcount((unsigned)mask);
+    }
+    return m;
+}
+
 static int use_avx2 = -1;
 
 static void init(void) {
@@ -128,4 +196,19 @@ int fs__scan(const float *X, const float *Y, const float *Z, const fs_ranges *r,
         return d ? scan_avx2_d(X, Y, Z, r, i, h2, oj, or2, odx, ody, odz) : scan_avx2_nod(X, Y, Z, r, i, h2, oj, or2);
 #endif
     return scan_scalar(X, Y, Z, r, i, h2, d, oj, or2, odx, ody, odz);
+}
+
+int fs__scan_point(const float *X, const float *Y, const float *Z, const int32_t *b, const int32_t *e, int nr, float xi,
+                   float yi, float zi, float h2, int32_t *oj, float *or2) {
+#ifdef HAVE_AVX2_PATH
+    if (use_avx2 > 0) return scan_point_avx2(X, Y, Z, b, e, nr, xi, yi, zi, h2, oj, or2);
+#endif
+    return scan_point_scalar(X, Y, Z, b, e, nr, xi, yi, zi, h2, oj, or2);
+}
+
+int fs__pack_lt(const int32_t *J, const float *R2, int n, float lim, int32_t *oj, float *or2) {
+#ifdef HAVE_AVX2_PATH
+    if (use_avx2 > 0) return pack_lt_avx2(J, R2, n, lim, oj, or2);
+#endif
+    return pack_lt_scalar(J, R2, n, lim, oj, or2);
 }

@@ -22,6 +22,17 @@ void fs__scan_init(void); /* once, before any scan (fs_world_create calls it) */
 int fs__scan(const float *X, const float *Y, const float *Z, const fs_ranges *r, int i, float h2, bool d, int32_t *oj,
              float *or2, float *odx, float *ody, float *odz);
 
+/* The candidates of the index ranges [b[k], e[k]) (k < nr, in order) within
+ * sqrt(h2) of the point (xi, yi, zi), packed as fs__scan packs them; oj and
+ * or2 need room for sum(e - b) + FS_SCAN_PAD entries, and the position
+ * arrays FS_SCAN_PAD readable entries past the last range's end. */
+#define FS_SCAN_PAD 8
+int fs__scan_point(const float *X, const float *Y, const float *Z, const int32_t *b, const int32_t *e, int nr, float xi,
+                   float yi, float zi, float h2, int32_t *oj, float *or2);
+/* The entries k < n of (J, R2) with R2[k] < lim, packed in order into (oj,
+ * or2), which need room for n + FS_SCAN_PAD entries; returns how many. */
+int fs__pack_lt(const int32_t *J, const float *R2, int n, float lim, int32_t *oj, float *or2);
+
 /* The neighbours of i within sqrt(h2): the list this step's density pass
  * stored in w->nb, or, when it overflowed (nb_n[i] < 0), a fresh scan into
  * sc (same positions, same set).  *list points at them; returns how many. */

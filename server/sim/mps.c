@@ -137,10 +137,10 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         s->nb_f[i] = (int16_t)m;
         const bool tens = c->m.tension;
         /* the near list: J's pairs within NEAR, compacted without branches into a local buffer */
-        int32_t nl[NB_MAX];
-        float nr2[NB_MAX];
+        int32_t nl[NB_MAX + FS_SCAN_PAD];
+        float nr2[NB_MAX + FS_SCAN_PAD];
         const float near2 = c->near2;
-        for (int k = 0; k < m; k++) nl[mn] = J[k], nr2[mn] = R2[k], mn += R2[k] < near2;
+        mn = fs__pack_lt(J, R2, m, near2, nl, nr2);
         mn = mn < NN_MAX - 1 ? mn : NN_MAX - 1;
         memcpy(NL, nl, sizeof(int32_t) * (size_t)mn);
         float nr = 0, n1 = 0; /* n at r^n over the near list; Eq. 34's count over the list */
@@ -156,20 +156,24 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         const int nc = wall_rows(s, X[i], Y[i], Z[i], h2, cb, ce);
         const int mn0 = mn;
         const float xi = X[i], yi = Y[i], zi = Z[i];
-        for (int g = 0; g < nc; g++) /* without branches; NL keeps one slot spare for the last write */
-            for (int k = cb[g]; k < ce[g] && m < NB_MAX; k++) {
-                const float dx = WX[k] - xi, dy = WY[k] - yi, dz = WZ[k] - zi;
-                const float r2 = dx * dx + dy * dy + dz * dz;
-                L[m] = cap + k, m += r2 < h2 && WL[k] == 1;
-                NL[mn] = cap + k, mn += r2 < near2 && mn < NN_MAX - 1;
+        /* the wall particles within h (in pieces that fit the buffers), then the two lists from them without
+         * branches; each list keeps one slot spare for the last write */
+        int32_t wj[WALL_BUF + FS_SCAN_PAD];
+        float wr2[WALL_BUF + FS_SCAN_PAD];
+        int nw = 0;
+        for (int g = 0; g < nc; g++)
+            for (int b0 = cb[g]; b0 < ce[g] && nw + WALL_PIECE <= WALL_BUF; b0 += WALL_PIECE) {
+                const int e0 = ce[g] - b0 > WALL_PIECE ? b0 + WALL_PIECE : ce[g];
+                nw += fs__scan_point(WX, WY, WZ, &b0, &e0, 1, xi, yi, zi, h2, wj + nw, wr2 + nw);
             }
+        if (m < NB_MAX)
+            for (int t = 0; t < nw; t++) L[m] = cap + wj[t], m += (WL[wj[t]] == 1) & (m < NB_MAX - 1);
+        float nwr2[NN_MAX];
+        for (int t = 0; t < nw; t++)
+            NL[mn] = cap + wj[t], nwr2[mn - mn0] = wr2[t], mn += (wr2[t] < near2) & (mn < NN_MAX - 1);
         if (tens) {
 #pragma omp simd reduction(+ : nr)
-            for (int t = mn0; t < mn; t++) {
-                const int k = NL[t] - cap;
-                const float dx = WX[k] - xi, dy = WY[k] - yi, dz = WZ[k] - zi;
-                nr += weight(sqrtf(dx * dx + dy * dy + dz * dz), s->re_n, c->rmin);
-            }
+            for (int t = 0; t < mn - mn0; t++) nr += weight(sqrtf(nwr2[t]), s->re_n, c->rmin);
         }
         if (tens) s->nst[i] = nr, s->nst1[i] = n1;
         s->nb_t[i] = (int16_t)m;

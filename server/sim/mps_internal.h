@@ -23,6 +23,8 @@
 #define MAX_SUB 200        /* sub-steps per call, at most */
 #define NB_MAX 224         /* fluid + wall neighbours per fluid particle */
 #define NN_MAX 112         /* ... of them within NEAR l0: the 2.1 l0 passes */
+#define WALL_BUF 1024      /* wall particles within h of a particle, at most (list_task) */
+#define WALL_PIECE 256     /* ... scanned at most this many candidates at a time */
 #define NEAR 2.6f          /* 2.1 l0 at r* lies within 2.6 l0 at r^n: a sub-step moves a pair < 0.4 l0 */
 #define WALL_LAYERS 2      /* layers of wall particles (docs/sim-notes.md, "Walls") */
 #define NNZ_PER_ROW 64     /* matrix room per row, on average (~33 at rest) */

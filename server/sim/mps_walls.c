@@ -143,7 +143,9 @@ bool fs__mps_build_walls(fs_world *w, mps_state *s) {
     if (n > s->wall_cap || !s->wx) {
         fs__mps_free_walls(s);
         size_t m = (size_t)(n > 0 ? n : 1);
-        s->wx = malloc(sizeof(float) * m), s->wy = malloc(sizeof(float) * m), s->wz = malloc(sizeof(float) * m);
+        /* FS_SCAN_PAD more positions: fs__scan_point reads whole vectors past a range's end */
+        const size_t fb = sizeof(float) * (m + FS_SCAN_PAD);
+        s->wx = calloc(1, fb), s->wy = calloc(1, fb), s->wz = calloc(1, fb);
         s->wlayer = malloc(m);
         if (!s->wx || !s->wy || !s->wz || !s->wlayer) {
             fs__mps_free_walls(s);

@@ -3,10 +3,12 @@
  * includes it; everything else goes through fluid_sim.h.
  *   fs_material  the snapshot's material record (test_snapshot corrupts it)
  *   fs_csr, fs_pcg and their functions  (test_sparse)
- *   fs__unified_*  the unified solver's knobs and diagnostics (test_unified, bench_sim) */
+ *   fs__unified_*  the unified solver's knobs and diagnostics (test_unified, bench_sim)
+ *   fs__scan_point, fs__pack_lt  the packing scans (test_kernels) */
 #ifndef SIM_TESTING_H
 #define SIM_TESTING_H
 
+#include "kernels.h"
 #include "material.h"
 #include "sparse.h"
 #include "unified.h"
