@@ -60,9 +60,9 @@ static fs_status mps_attach(fs_world *w, fs_error *err) {
     size_t n = (size_t)w->cap, f = sizeof(float) * n;
     s->p_slot = calloc(n, sizeof(float));
     s->dT_slot = calloc(n, sizeof(float));
-    s->nb = malloc(sizeof(int32_t) * n * NB_MAX);
+    s->nb = calloc(n * NB_MAX + 8, sizeof(int32_t)); /* + 8: explicit_task reads whole vectors */
     s->nb_f = malloc(sizeof(int16_t) * n), s->nb_t = malloc(sizeof(int16_t) * n);
-    s->nn = malloc(sizeof(int32_t) * n * NN_MAX), s->nr = malloc(sizeof(float) * n * NN_MAX);
+    s->nn = calloc(n * NN_STRIDE, sizeof(int32_t)), s->nr = calloc(n * NN_STRIDE, sizeof(float));
     s->nn_f = malloc(sizeof(int16_t) * n), s->nn_t = malloc(sizeof(int16_t) * n);
     s->nst = malloc(f), s->nst1 = malloc(f), s->press = calloc(n, sizeof(float));
     s->row = malloc(sizeof(int32_t) * n), s->rho = malloc(f), s->nu = malloc(f);
@@ -131,7 +131,7 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
             }
             s->dT_slot[p->slot[i]] = acc;
         }
-        int32_t *L = s->nb + (size_t)i * NB_MAX, *NL = s->nn + (size_t)i * NN_MAX;
+        int32_t *L = s->nb + (size_t)i * NB_MAX, *NL = s->nn + (size_t)i * NN_STRIDE;
         int m = n < NB_MAX ? n : NB_MAX, mn = 0;
         memcpy(L, J, sizeof(int32_t) * (size_t)m);
         s->nb_f[i] = (int16_t)m;
@@ -198,20 +198,27 @@ FS_SIMD_CLONES static void explicit_task(int b, int e, int worker, void *vctx) {
         const float nui = s->nu[i];
         if (nui > 0) {
             const int nf = s->nb_f[i], nt = s->nb_t[i];
-#pragma omp simd reduction(+ : lx, ly, lz)
-            for (int k = 0; k < nf; k++) { /* particles */
-                const int j = L[k];
-                const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
-                const float wl = weight(sqrtf(dx * dx + dy * dy + dz * dz), rel, c->rmin);
-                lx += (VX[j] - ui) * wl, ly += (VY[j] - vi) * wl, lz += (VZ[j] - wi) * wl;
+            /* in whole vectors, lanes past a segment's end masked (as nstar_task), lane sums in a fixed order */
+            float ax8[8] = {0}, ay8[8] = {0}, az8[8] = {0};
+            for (int kb = 0; kb < nf; kb += 8) {
+#pragma omp simd
+                for (int l = 0; l < 8; l++) { /* particles */
+                    const int k = kb + l, live = -(k < nf), j = (L[k] & live) | (i & ~live);
+                    const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
+                    const float wt = weight(sqrtf(dx * dx + dy * dy + dz * dz), rel, c->rmin), wl = live ? wt : 0.0f;
+                    ax8[l] += (VX[j] - ui) * wl, ay8[l] += (VY[j] - vi) * wl, az8[l] += (VZ[j] - wi) * wl;
+                }
             }
-#pragma omp simd reduction(+ : lx, ly, lz)
-            for (int k = nf; k < nt; k++) { /* first-layer walls (the only ones in this list): velocity 0 */
-                const int q = L[k] - w->cap;
-                const float dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
-                const float wl = weight(sqrtf(dx * dx + dy * dy + dz * dz), rel, c->rmin);
-                lx -= ui * wl, ly -= vi * wl, lz -= wi * wl;
+            for (int kb = nf; kb < nt; kb += 8) {
+#pragma omp simd
+                for (int l = 0; l < 8; l++) { /* first-layer walls (the only ones in this list): velocity 0 */
+                    const int k = kb + l, q = (L[k] - w->cap) & -(k < nt);
+                    const float dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
+                    const float wt = weight(sqrtf(dx * dx + dy * dy + dz * dz), rel, c->rmin), wl = k < nt ? wt : 0.0f;
+                    ax8[l] -= ui * wl, ay8[l] -= vi * wl, az8[l] -= wi * wl;
+                }
             }
+            lx = lanes_sum(ax8), ly = lanes_sum(ay8), lz = lanes_sum(az8);
             const float k = nui * c->lap_k; /* Eq. 7 times nu */
             lx *= k, ly *= k, lz *= k;
         }
@@ -234,7 +241,7 @@ static void collide_task(int b, int e, int worker, void *vctx) {
     const float *X = p->x, *Y = p->y, *Z = p->z, *VX = p->vx, *VY = p->vy, *VZ = p->vz;
     const float rc = COLLIDE_DIST * s->l0, rc2 = rc * rc, dt = c->dt;
     for (int i = b; i < e; i++) {
-        const int32_t *L = s->nn + (size_t)i * NN_MAX;
+        const int32_t *L = s->nn + (size_t)i * NN_STRIDE;
         const float xi = X[i], yi = Y[i], zi = Z[i], ui = VX[i], vi = VY[i], wi = VZ[i], mi = s->rho[i];
         float ax = 0, ay = 0, az = 0;
         for (int k = 0; k < s->nn_t[i]; k++) {
@@ -286,35 +293,44 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
                   hi = {w->dom.box_max.x - rail, w->dom.box_max.y - rail, w->dom.box_max.z - rail};
     uint64_t bad = 0, clamped = 0;
     for (int i = b; i < e; i++) {
-        const int32_t *L = s->nn + (size_t)i * NN_MAX;
-        const float *R = s->nr + (size_t)i * NN_MAX;
+        const int32_t *L = s->nn + (size_t)i * NN_STRIDE;
+        const float *R = s->nr + (size_t)i * NN_STRIDE;
         const float xi = X[i], yi = Y[i], zi = Z[i];
         float pmin = P[i];
         for (int k = 0; k < s->nn_f[i]; k++) /* p^_i over the nearest particles (PMIN_R; docs/sim-notes.md) */
             if (R[k] < pmin_r && P[L[k]] < pmin) pmin = P[L[k]];
         /* the gradient of Eq. 5 (g) and, for the shifting, of n (sh): one pass over the pairs */
-        float gx = 0, gy = 0, gz = 0, shx = 0, shy = 0, shz = 0;
         const int nf = s->nn_f[i], nt = s->nn_t[i];
         const float rhog[3] = {s->rho[i] * g.x, s->rho[i] * g.y, s->rho[i] * g.z}, pi = P[i];
-#pragma omp simd reduction(+ : gx, gy, gz, shx, shy, shz)
-        for (int k = 0; k < nf; k++) { /* particles; the list and R (|r*_ij| < r_e) from nstar_task */
-            const int j = L[k];
-            const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
-            const float r = R[k], wt = weight(r, ren, c->rmin);
-            const float f = r > tiny ? (P[j] - pmin) * wt / (r * r) : 0.0f, wr = r > tiny ? wt / (r * r) : 0.0f;
-            gx += f * dx, gy += f * dy, gz += f * dz;
-            shx += wr * dx, shy += wr * dy, shz += wr * dz;
+        /* in whole vectors, lanes past a segment's end masked (as nstar_task), lane sums in a fixed order */
+        float agx[8] = {0}, agy[8] = {0}, agz[8] = {0}, asx[8] = {0}, asy[8] = {0}, asz[8] = {0};
+        for (int kb = 0; kb < nf; kb += 8) {
+#pragma omp simd
+            for (int l = 0; l < 8; l++) { /* particles; the list and R (|r*_ij| < r_e) from nstar_task */
+                const int k = kb + l, live = -(k < nf), j = (L[k] & live) | (i & ~live);
+                const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
+                const float r = R[k], wt = weight(r, ren, c->rmin), pj = P[j];
+                const bool use = live && r > tiny;
+                const float f = use ? (pj - pmin) * wt / (r * r) : 0.0f, wr = use ? wt / (r * r) : 0.0f;
+                agx[l] += f * dx, agy[l] += f * dy, agz[l] += f * dz;
+                asx[l] += wr * dx, asy[l] += wr * dy, asz[l] += wr * dz;
+            }
         }
-#pragma omp simd reduction(+ : gx, gy, gz, shx, shy, shz)
-        for (int k = nf; k < nt; k++) { /* first-layer walls: the mirrored pressure (mps_pressure.c) */
-            const int q = L[k] - w->cap;
-            const float dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
-            const float pj = pi + rhog[0] * dx + rhog[1] * dy + rhog[2] * dz, r = R[k];
-            const float wt = weight(r, ren, c->rmin);
-            const float f = r > tiny ? (pj - pmin) * wt / (r * r) : 0.0f, wr = r > tiny ? wt / (r * r) : 0.0f;
-            gx += f * dx, gy += f * dy, gz += f * dz;
-            shx += wr * dx, shy += wr * dy, shz += wr * dz;
+        for (int kb = nf; kb < nt; kb += 8) {
+#pragma omp simd
+            for (int l = 0; l < 8; l++) { /* first-layer walls: the mirrored pressure (mps_pressure.c) */
+                const int k = kb + l, q = (L[k] - w->cap) & -(k < nt);
+                const float dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
+                const float pj = pi + rhog[0] * dx + rhog[1] * dy + rhog[2] * dz, r = R[k];
+                const float wt = weight(r, ren, c->rmin);
+                const bool use = k < nt && r > tiny;
+                const float f = use ? (pj - pmin) * wt / (r * r) : 0.0f, wr = use ? wt / (r * r) : 0.0f;
+                agx[l] += f * dx, agy[l] += f * dy, agz[l] += f * dz;
+                asx[l] += wr * dx, asy[l] += wr * dy, asz[l] += wr * dz;
+            }
         }
+        const float gx = lanes_sum(agx), gy = lanes_sum(agy), gz = lanes_sum(agz);
+        const float shx = lanes_sum(asx), shy = lanes_sum(asy), shz = lanes_sum(asz);
         const float k = -dt * c->grad_k / s->rho[i]; /* Eq. 15: u' = -dt/rho grad p */
         const float dux = k * gx, duy = k * gy, duz = k * gz;
         float v[3] = {p->vx[i] + dux, p->vy[i] + duy, p->vz[i] + duz}; /* Eq. 16: u* (swapped in) + u' */

@@ -38,26 +38,36 @@ bool fs__mps_ensure_matrix(fs_world *w, mps_state *s) {
 FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
     MPS_TASK(vctx, worker);
     const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z, re = s->re_n, rmin = c->rmin;
+    const float *WX = s->wx, *WY = s->wy, *WZ = s->wz; /* locals: the stores to R cannot alias them */
+    const int cap = w->cap;
     for (int i = b; i < e; i++) {
-        int32_t *L = s->nn + (size_t)i * NN_MAX;
-        float *R = s->nr + (size_t)i * NN_MAX, n = 0;
+        int32_t *L = s->nn + (size_t)i * NN_STRIDE;
+        float *R = s->nr + (size_t)i * NN_STRIDE, n = 0;
         const float xi = X[i], yi = Y[i], zi = Z[i];
         const int nf = s->nn_f[i], nt = s->nn_t[i];
-#pragma omp simd reduction(+ : n)
-        for (int k = 0; k < nf; k++) { /* particles */
-            const int j = L[k];
-            const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi, r = sqrtf(dx * dx + dy * dy + dz * dz);
-            R[k] = r;
-            n += weight(r, re, rmin);
+        /* in whole vectors (lanes past the segment's end read i itself or wall 0 and count nothing; their R
+         * lie within the stride and are overwritten or dropped below), lane sums added in a fixed order */
+        float acc[8] = {0};
+        for (int kb = 0; kb < nf; kb += 8) {
+#pragma omp simd
+            for (int l = 0; l < 8; l++) { /* particles */
+                const int k = kb + l, live = -(k < nf), j = (L[k] & live) | (i & ~live);
+                const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi, r = sqrtf(dx * dx + dy * dy + dz * dz);
+                R[k] = r;
+                acc[l] += k < nf ? weight(r, re, rmin) : 0.0f;
+            }
         }
-#pragma omp simd reduction(+ : n)
-        for (int k = nf; k < nt; k++) { /* walls */
-            const int q = L[k] - w->cap;
-            const float dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
-            const float r = sqrtf(dx * dx + dy * dy + dz * dz);
-            R[k] = r;
-            n += weight(r, re, rmin);
+        for (int kb = nf; kb < nt; kb += 8) {
+#pragma omp simd
+            for (int l = 0; l < 8; l++) { /* walls */
+                const int k = kb + l, q = (L[k] - cap) & -(k < nt);
+                const float dx = WX[q] - xi, dy = WY[q] - yi, dz = WZ[q] - zi;
+                const float r = sqrtf(dx * dx + dy * dy + dz * dz);
+                R[k] = r;
+                acc[l] += k < nt ? weight(r, re, rmin) : 0.0f;
+            }
         }
+        n = lanes_sum(acc);
         s->nst[i] = n;
         /* what Eq. 14 and Eq. 5 use: the pairs within r_e, first-layer walls only (compacted in place) */
         int kf = 0;
@@ -83,8 +93,8 @@ static void fill_task(int b, int e, int worker, void *vctx) {
     for (int i = b; i < e; i++) {
         const int row = s->row[i];
         if (row < 0) continue;
-        const int32_t *L = s->nn + (size_t)i * NN_MAX;
-        const float *R = s->nr + (size_t)i * NN_MAX;
+        const int32_t *L = s->nn + (size_t)i * NN_STRIDE;
+        const float *R = s->nr + (size_t)i * NN_STRIDE;
         const float rhoi = s->rho[i];
         double diag = 0, known = 0;
         int pos = A->rowptr[row], dpos = -1;
@@ -122,7 +132,7 @@ static void count_task(int b, int e, int worker, void *vctx) {
     for (int i = b; i < e; i++) {
         const int row = s->row[i];
         if (row < 0) continue;
-        const int32_t *L = s->nn + (size_t)i * NN_MAX;
+        const int32_t *L = s->nn + (size_t)i * NN_STRIDE;
         int cnt = 1;
         for (int k = 0; k < s->nn_f[i]; k++) cnt += s->row[L[k]] >= 0;
         s->rnnz[row] = cnt;
