@@ -42,8 +42,8 @@ static const struct opt {
      "comma-separated browser origins, besides this server's own, allowed to open the stream and change the world "
      "('*': any)"},
     {"threads", "FLUID_THREADS", OT_INT, O(threads), 0, CONFIG_MAX_THREADS,
-     "simulation worker threads (fs_pool), including the sim thread (0: one less than the cores, at least 1, so the "
-     "network thread keeps a core for the clients)"},
+     "simulation worker threads (fs_pool), including the sim thread (0: one per core; the network and encoder "
+     "threads need a few percent of one, and --step-budget leaves 30% of each tick free)"},
     {"step-budget", "FLUID_STEP_BUDGET", OT_DOUBLE, O(step_budget), 0, 1,
      "without --particles, the first scene is sized at start so that a tick's steps take at most this share of "
      "the tick, measured on this machine (never above the scene's own size; 0: the scene's own size)"},
@@ -246,9 +246,9 @@ int config_parse(srv_config *c, int argc, char **argv, FILE *out, FILE *err) {
     if (!c->health_check && (readable(c->tls_cert, "--tls-cert", err) || readable(c->tls_key, "--tls-key", err)))
         return -1;
     if (c->rate_burst < c->rate_per_s / 10) c->rate_burst = c->rate_per_s / 10 + 1;
-    if (c->threads == 0) { /* auto: leave a core to the network thread and its clients */
+    if (c->threads == 0) { /* auto: one per core (BENCHMARKS.md, "Threads by default") */
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        c->threads = cores > 2 ? (int)(cores - 1) : 1;
+        c->threads = cores > 1 ? (int)cores : 1;
         if (c->threads > CONFIG_MAX_THREADS) c->threads = CONFIG_MAX_THREADS;
     }
     return 0;

@@ -3,12 +3,13 @@
 // default size and its default threads, one WebSocket client reading every
 // frame (a browser attached); after 3 s, /api/stats once a second for 10 s.
 // Prints the realtime ratio (mean, least, most) and the step time.
-// FLUID_SERVER picks the binary (the previous commit's, for a same-run ratio).
+// FLUID_SERVER picks the binary (the previous commit's, for a same-run ratio);
+// BENCH_THREADS sets --threads (default: the server's own, one per core).
 import { loadavg } from 'node:os';
 import { startServer, stopAll, connect, get, sleep, SERVER } from './lib.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS || 10);
-const s = await startServer(['--scene', 'mps_dam_break', '--step-budget', '0']);
+const s = await startServer(['--scene', 'mps_dam_break', '--step-budget', '0', ...(process.env.BENCH_THREADS ? ['--threads', process.env.BENCH_THREADS] : [])]);
 const c = await connect(s);
 let frames = 0;
 c.onMessage = () => { frames++; };
