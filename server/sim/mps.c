@@ -60,7 +60,7 @@ static fs_status mps_attach(fs_world *w, fs_error *err) {
     size_t n = (size_t)w->cap, f = sizeof(float) * n;
     s->p_slot = calloc(n, sizeof(float));
     s->dT_slot = calloc(n, sizeof(float));
-    s->nb = calloc(n * NB_MAX + 8, sizeof(int32_t)); /* + 8: explicit_task reads whole vectors */
+    s->nb = calloc(n * NB_MAX + LANES, sizeof(int32_t)); /* + LANES: explicit_task reads whole vectors */
     s->nb_f = malloc(sizeof(int16_t) * n), s->nb_t = malloc(sizeof(int16_t) * n);
     s->nn = calloc(n * NN_STRIDE, sizeof(int32_t)), s->nr = calloc(n * NN_STRIDE, sizeof(float));
     s->nn_f = malloc(sizeof(int16_t) * n), s->nn_t = malloc(sizeof(int16_t) * n);
@@ -199,19 +199,19 @@ FS_SIMD_CLONES static void explicit_task(int b, int e, int worker, void *vctx) {
         if (nui > 0) {
             const int nf = s->nb_f[i], nt = s->nb_t[i];
             /* in whole vectors, lanes past a segment's end masked (as nstar_task), lane sums in a fixed order */
-            float ax8[8] = {0}, ay8[8] = {0}, az8[8] = {0};
-            for (int kb = 0; kb < nf; kb += 8) {
+            float ax8[LANES] = {0}, ay8[LANES] = {0}, az8[LANES] = {0};
+            for (int kb = 0; kb < nf; kb += LANES) {
 #pragma omp simd
-                for (int l = 0; l < 8; l++) { /* particles */
+                for (int l = 0; l < LANES; l++) { /* particles */
                     const int k = kb + l, live = -(k < nf), j = (L[k] & live) | (i & ~live);
                     const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
                     const float wt = weight(sqrtf(dx * dx + dy * dy + dz * dz), rel, c->rmin), wl = live ? wt : 0.0f;
                     ax8[l] += (VX[j] - ui) * wl, ay8[l] += (VY[j] - vi) * wl, az8[l] += (VZ[j] - wi) * wl;
                 }
             }
-            for (int kb = nf; kb < nt; kb += 8) {
+            for (int kb = nf; kb < nt; kb += LANES) {
 #pragma omp simd
-                for (int l = 0; l < 8; l++) { /* first-layer walls (the only ones in this list): velocity 0 */
+                for (int l = 0; l < LANES; l++) { /* first-layer walls (the only ones in this list): velocity 0 */
                     const int k = kb + l, q = (L[k] - w->cap) & -(k < nt);
                     const float dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
                     const float wt = weight(sqrtf(dx * dx + dy * dy + dz * dz), rel, c->rmin), wl = k < nt ? wt : 0.0f;
@@ -303,10 +303,11 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
         const int nf = s->nn_f[i], nt = s->nn_t[i];
         const float rhog[3] = {s->rho[i] * g.x, s->rho[i] * g.y, s->rho[i] * g.z}, pi = P[i];
         /* in whole vectors, lanes past a segment's end masked (as nstar_task), lane sums in a fixed order */
-        float agx[8] = {0}, agy[8] = {0}, agz[8] = {0}, asx[8] = {0}, asy[8] = {0}, asz[8] = {0};
-        for (int kb = 0; kb < nf; kb += 8) {
+        float agx[LANES] = {0}, agy[LANES] = {0}, agz[LANES] = {0}, asx[LANES] = {0}, asy[LANES] = {0},
+              asz[LANES] = {0};
+        for (int kb = 0; kb < nf; kb += LANES) {
 #pragma omp simd
-            for (int l = 0; l < 8; l++) { /* particles; the list and R (|r*_ij| < r_e) from nstar_task */
+            for (int l = 0; l < LANES; l++) { /* particles; the list and R (|r*_ij| < r_e) from nstar_task */
                 const int k = kb + l, live = -(k < nf), j = (L[k] & live) | (i & ~live);
                 const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
                 const float r = R[k], wt = weight(r, ren, c->rmin), pj = P[j];
@@ -316,9 +317,9 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
                 asx[l] += wr * dx, asy[l] += wr * dy, asz[l] += wr * dz;
             }
         }
-        for (int kb = nf; kb < nt; kb += 8) {
+        for (int kb = nf; kb < nt; kb += LANES) {
 #pragma omp simd
-            for (int l = 0; l < 8; l++) { /* first-layer walls: the mirrored pressure (mps_pressure.c) */
+            for (int l = 0; l < LANES; l++) { /* first-layer walls: the mirrored pressure (mps_pressure.c) */
                 const int k = kb + l, q = (L[k] - w->cap) & -(k < nt);
                 const float dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
                 const float pj = pi + rhog[0] * dx + rhog[1] * dy + rhog[2] * dz, r = R[k];

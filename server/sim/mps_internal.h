@@ -15,22 +15,23 @@
 #include "sparse.h"
 #include "tasks.h"
 
-#define RE_N 2.1f              /* r_e of n and grad, in l0 */
-#define RE_LAP 3.1f            /* r_e of the Laplacian, in l0 (capped at h) */
-#define BETA 0.97f             /* Eq. 18 */
-#define COURANT 0.2f           /* dt <= COURANT l0 / u_max */
-#define VISC_LIMIT 0.25f       /* dt <= VISC_LIMIT l0^2 / nu_max (explicit Eq. 7 is stable to ~0.5) */
-#define MAX_SUB 200            /* sub-steps per call, at most */
-#define NB_MAX 224             /* fluid + wall neighbours per fluid particle */
-#define NN_MAX 112             /* ... of them within NEAR l0: the 2.1 l0 passes */
-#define NN_STRIDE (NN_MAX + 8) /* ... stored this far apart: a pass in whole vectors of 8 may write past the last */
-#define WALL_BUF 1024          /* wall particles within h of a particle, at most (list_task) */
-#define WALL_PIECE 256         /* ... scanned at most this many candidates at a time */
-#define NEAR 2.6f              /* 2.1 l0 at r* lies within 2.6 l0 at r^n: a sub-step moves a pair < 0.4 l0 */
-#define WALL_LAYERS 2          /* layers of wall particles (docs/sim-notes.md, "Walls") */
-#define NNZ_PER_ROW 64         /* matrix room per row, on average (~33 at rest) */
-#define RMIN 0.3f              /* w(r) is evaluated at r >= RMIN l0: one close pair adds at most re/RMIN - 1 (6) to n */
-#define RAIL 0.25f             /* l0: how close to a face of the box a centre may come */
+#define RE_N 2.1f                  /* r_e of n and grad, in l0 */
+#define RE_LAP 3.1f                /* r_e of the Laplacian, in l0 (capped at h) */
+#define BETA 0.97f                 /* Eq. 18 */
+#define COURANT 0.2f               /* dt <= COURANT l0 / u_max */
+#define VISC_LIMIT 0.25f           /* dt <= VISC_LIMIT l0^2 / nu_max (explicit Eq. 7 is stable to ~0.5) */
+#define MAX_SUB 200                /* sub-steps per call, at most */
+#define NB_MAX 224                 /* fluid + wall neighbours per fluid particle */
+#define NN_MAX 112                 /* ... of them within NEAR l0: the 2.1 l0 passes */
+#define LANES 8                    /* the pair passes run in whole vectors of this many pairs (lanes_sum) */
+#define NN_STRIDE (NN_MAX + LANES) /* ... stored this far apart: a pass in whole vectors may write past the last */
+#define WALL_BUF 1024              /* wall particles within h of a particle, at most (list_task) */
+#define WALL_PIECE 256             /* ... scanned at most this many candidates at a time */
+#define NEAR 2.6f                  /* 2.1 l0 at r* lies within 2.6 l0 at r^n: a sub-step moves a pair < 0.4 l0 */
+#define WALL_LAYERS 2              /* layers of wall particles (docs/sim-notes.md, "Walls") */
+#define NNZ_PER_ROW 64             /* matrix room per row, on average (~33 at rest) */
+#define RMIN 0.3f          /* w(r) is evaluated at r >= RMIN l0: one close pair adds at most re/RMIN - 1 (6) to n */
+#define RAIL 0.25f         /* l0: how close to a face of the box a centre may come */
 #define PMIN_R 1.1f        /* l0: p^_i of Eq. 5 is the least pressure within this (the six nearest on the lattice) */
 #define ST_ONE_SIDED 0.25f /* Appendix A acts where |sum r_ij w| >= this * sum |r_ij| w (a flat face: 0.3-0.4) */
 #define SHIFT_RATE 2.0f    /* particle shifting: relaxations per sqrt(l0 / g) (docs/sim-notes.md) */
@@ -104,7 +105,8 @@ static inline mps_state *state_of(const fs_world *w) {
 
 /* The sum of a pass's 8 lane sums, in a fixed order (the passes run in
  * whole vectors of 8 pairs, the lanes past a list's end masked). */
-static inline float lanes_sum(const float a[8]) {
+static inline float lanes_sum(const float a[LANES]) {
+    _Static_assert(LANES == 8, "lanes_sum adds 8 lanes");
     return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
 }
 

@@ -47,19 +47,19 @@ FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
         const int nf = s->nn_f[i], nt = s->nn_t[i];
         /* in whole vectors (lanes past the segment's end read i itself or wall 0 and count nothing; their R
          * lie within the stride and are overwritten or dropped below), lane sums added in a fixed order */
-        float acc[8] = {0};
-        for (int kb = 0; kb < nf; kb += 8) {
+        float acc[LANES] = {0};
+        for (int kb = 0; kb < nf; kb += LANES) {
 #pragma omp simd
-            for (int l = 0; l < 8; l++) { /* particles */
+            for (int l = 0; l < LANES; l++) { /* particles */
                 const int k = kb + l, live = -(k < nf), j = (L[k] & live) | (i & ~live);
                 const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi, r = sqrtf(dx * dx + dy * dy + dz * dz);
                 R[k] = r;
                 acc[l] += k < nf ? weight(r, re, rmin) : 0.0f;
             }
         }
-        for (int kb = nf; kb < nt; kb += 8) {
+        for (int kb = nf; kb < nt; kb += LANES) {
 #pragma omp simd
-            for (int l = 0; l < 8; l++) { /* walls */
+            for (int l = 0; l < LANES; l++) { /* walls */
                 const int k = kb + l, q = (L[k] - cap) & -(k < nt);
                 const float dx = WX[q] - xi, dy = WY[q] - yi, dz = WZ[q] - zi;
                 const float r = sqrtf(dx * dx + dy * dy + dz * dz);
