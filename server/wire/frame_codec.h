@@ -3,7 +3,9 @@
  * temporal prediction from frames the client already holds (keyframes:
  * spatial prediction), materials and temperatures only where they changed,
  * particles added and removed by id, all through an adaptive binary range
- * coder with contexts.  Measured in docs/wire-v2.md.
+ * coder with contexts, except a delta's residuals, which by default go
+ * through static per-frame tables and rANS (table_coder.h).  Measured in
+ * docs/wire-v2.md.
  *
  * Pure functions on caller-owned contexts: no sockets, no world, no threads,
  * no allocation after create.  An encoder keeps the last FC_HISTORY frames
@@ -34,6 +36,10 @@
 enum { FC_PRED_ZERO = 0, FC_PRED_CV = 1, FC_PRED_CELLMEAN = 2, FC_PRED_MIX = 3 };
 enum { FC_NB_NONE = 0, FC_NB_PREV = 1, FC_NB_CELL = 2 };
 enum { FC_ORDER_ID = 0, FC_ORDER_CELL = 1 };
+/* The entropy coder of a delta's temporal residuals: the adaptive binary
+ * range coder, or static per-frame tables with rANS (table_coder.h; not
+ * with FC_NB_CELL).  Everything else is always range coded. */
+enum { FC_CODER_ADAPTIVE = 0, FC_CODER_TABLE = 1 };
 
 /* The quantization grid: q = round((p - origin) / step), clamped to
  * 0..levels-1; decoded p = origin + q * step (error <= step / 2 inside the
@@ -79,6 +85,7 @@ typedef struct fc_options {
     int predictor; /* FC_PRED_* */
     int neighbour; /* FC_NB_* */
     int order;     /* FC_ORDER_* */
+    int coder;     /* FC_CODER_* */
 } fc_options;
 fc_options fc_default_options(void);
 

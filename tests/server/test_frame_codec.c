@@ -17,10 +17,21 @@
 
 #include "fluid_sim.h"
 #include "frame_codec.h"
+#include "table_coder.h"
 #include "testlib.h"
 
 static const char *g_dir = "protocol/golden";
 static bool g_write;
+/* The options the round-trip and bad-input tests encode with: the default
+ * (the table coder in id order), then the adaptive coder in cell order. */
+static fc_options g_opts;
+static const fc_options ADAPTIVE_CELL = {FC_PRED_CV, FC_NB_NONE, FC_ORDER_CELL, FC_CODER_ADAPTIVE};
+
+static fc_encoder *make_encoder(int cap, uint32_t epoch) {
+    fc_encoder *e = fc_encoder_create(cap, epoch);
+    if (e) fc_encoder_set_options(e, &g_opts);
+    return e;
+}
 
 /* ---- Synthetic frames ----------------------------------------------------- */
 
@@ -143,7 +154,7 @@ static void synthetic_round_trip(void) {
     syn_block(&s, 300, &rng);
     uint32_t next_id = 300;
     fc_grid g = syn_grid();
-    fc_encoder *e = fc_encoder_create(512, 1);
+    fc_encoder *e = make_encoder(512, 1);
     fc_decoder *d = fc_decoder_create(512), *half = fc_decoder_create(512), *late = fc_decoder_create(512);
     static uint8_t buf[1 << 18];
     char err[200];
@@ -203,7 +214,7 @@ static void world_round_trip(void) {
     fs_world *w = fs_world_create(&def);
     fs_error ferr;
     CHECK(fs_world_load_scene(w, "fountain", 1500, &ferr) == FS_OK, "load: %s", ferr.msg);
-    fc_encoder *e = fc_encoder_create(4000, 100);
+    fc_encoder *e = make_encoder(4000, 100);
     fc_decoder *d = fc_decoder_create(4000), *late = fc_decoder_create(4000);
     size_t cap = fc_max_payload(4000);
     uint8_t *buf = malloc(cap);
@@ -290,7 +301,7 @@ static void bad_input(void) {
     syn s;
     syn_block(&s, 200, &rng);
     fc_grid g = syn_grid();
-    fc_encoder *e = fc_encoder_create(512, 9);
+    fc_encoder *e = make_encoder(512, 9);
     fc_decoder *d = fc_decoder_create(512), *small = fc_decoder_create(100);
     static uint8_t key[1 << 16], del[1 << 16], bad[1 << 16];
     char err[200];
@@ -386,6 +397,131 @@ static void bad_input(void) {
     fc_decoder_destroy(d), fc_decoder_destroy(small);
 }
 
+/* The table coder alone (table_coder.h): the value split, the frequency
+ * normalisation, rANS and raw bits round trips; then the payload-level
+ * refusals only a table-coded delta has. */
+static void table_coder(void) {
+    /* every value up to 2^17 splits and joins back */
+    int bad = 0;
+    for (int32_t v = -131071; v <= 131071; v++) {
+        tc_split sp = tc_split_value(v);
+        bad += sp.sym >= TC_NSYM || sp.nraw != tc_sym_nraw[sp.sym] || (sp.nraw < 32 && sp.raw >> sp.nraw) ||
+               tc_join(sp.sym, sp.raw) != v;
+    }
+    CHECK(!bad, "%d values do not split and join back", bad);
+    /* normalisation: totals of TC_SCALE, every counted symbol at least 1 */
+    static tc_tables t;
+    memset(&t, 0, sizeof t);
+    uint64_t rng = 77;
+    uint32_t count[TC_NSYM];
+    for (int trial = 0; trial < 200; trial++) {
+        for (int k = 0; k < TC_NSYM; k++)
+            count[k] = tl_rand01(&rng) < 0.3 ? 0 : (uint32_t)(tl_rand01(&rng) * (trial % 2 ? 1e6 : 20));
+        if (trial == 7) /* one symbol holds nearly everything */
+            for (int k = 0; k < TC_NSYM; k++) count[k] = k == 3 ? 1000000u : 1u;
+        tc_normalize(&t, 0, count);
+        uint32_t sum = 0;
+        int wrong = 0;
+        for (int k = 0; k < TC_NSYM; k++) {
+            sum += t.freq[0][k];
+            wrong += (count[k] > 0) != (t.freq[0][k] > 0) || (k >= t.nsym[0] && count[k]);
+        }
+        bool any = false;
+        for (int k = 0; k < TC_NSYM; k++) any |= count[k] > 0;
+        bad += wrong || (any ? sum != TC_SCALE : t.nsym[0] != 0);
+    }
+    CHECK(!bad, "%d normalisations off", bad);
+    /* rANS and raw bits: 30000 values in 12 contexts, skewed as residuals are */
+    enum { NV = 30000 };
+    static uint8_t sym[NV], ctx[NV], buf[NV * 3 + 64], raw[NV * 3 + 64];
+    static int32_t val[NV];
+    static uint32_t cnt[TC_MAX_CTX][TC_NSYM];
+    memset(cnt, 0, sizeof cnt);
+    tc_bit_writer w;
+    tc_bits_init(&w, raw, sizeof raw);
+    for (int i = 0; i < NV; i++) {
+        double u = tl_rand01(&rng);
+        int32_t v = (int32_t)((u * u * u) * (i % 100 == 0 ? 100000 : 40)) * (tl_rand01(&rng) < 0.5 ? -1 : 1);
+        tc_split sp = tc_split_value(v);
+        val[i] = v, sym[i] = sp.sym, ctx[i] = (uint8_t)((i % 3) * 4 + (i / 3) % 4);
+        cnt[ctx[i]][sp.sym]++;
+        tc_bits_put(&w, sp.raw, sp.nraw);
+    }
+    tc_bits_flush(&w);
+    for (int c = 0; c < TC_MAX_CTX; c++) {
+        tc_normalize(&t, c, cnt[c]);
+        uint16_t fr[TC_NSYM];
+        memcpy(fr, t.freq[c], sizeof fr);
+        CHECK(tc_build_context(&t, c, t.nsym[c], fr), "context %d does not build", c);
+    }
+    size_t len = tc_rans_encode(&t, sym, ctx, NV, buf, sizeof buf);
+    CHECK(len > 0 && !w.overflow, "encode");
+    tc_rans_dec rd;
+    tc_bit_reader br;
+    CHECK(tc_rans_dec_init(&rd, buf + sizeof buf - len, len), "states");
+    tc_bitr_init(&br, raw, w.len);
+    int wrong = 0;
+    for (int i = 0; i < NV; i++) {
+        if (i % 3 == 0) tc_bitr_fill(&br);
+        int sy = tc_rans_get(&rd, &t, i % 3, ctx[i], rd.end - rd.p >= 6);
+        wrong += sy != sym[i] || tc_join(sy, tc_bitr_take(&br, tc_sym_nraw[sy])) != val[i];
+    }
+    bool ended = rd.p == rd.end && !rd.overrun && tc_bitr_left(&br) >= 0 && tc_bitr_left(&br) < 8;
+    for (int i = 0; i < TC_STATES; i++) ended &= rd.x[i] == TC_RANS_L;
+    CHECK(!wrong && ended, "%d values decoded wrong; streams %s", wrong, ended ? "ended" : "did not end");
+    /* frequencies that do not sum to the scale, a state out of range */
+    uint16_t fr[TC_NSYM] = {4000, 95};
+    CHECK(!tc_build_context(&t, 0, 2, fr), "a table summing to 4095 accepted");
+    fr[1] = 97;
+    CHECK(!tc_build_context(&t, 0, 2, fr), "a table summing to 4097 accepted");
+    uint8_t st[12] = {0};
+    CHECK(!tc_rans_dec_init(&rd, st, sizeof st), "a zero state accepted");
+    REPORT("%d values: %zu rANS bytes + %zu raw bytes, %.2f bits a value", NV, len, w.len,
+           8.0 * (double)(len + w.len) / NV);
+
+    /* payload level: a table-coded delta with its stream lengths or first
+     * state broken, or the cell neighbour (which the table coder does not
+     * take) in its header, is refused and the decoder keeps its frames */
+    g_opts = fc_default_options();
+    syn s;
+    syn_block(&s, 200, &rng);
+    fc_grid g = syn_grid();
+    fc_encoder *e = make_encoder(512, 4);
+    fc_decoder *d = fc_decoder_create(512);
+    static uint8_t key[1 << 16], del[1 << 16], b2[1 << 16];
+    char err[200];
+    fc_input in = syn_input(&s);
+    fc_encoder_push(e, 1, &g, &in, err, sizeof err);
+    size_t nk = fc_encode(e, 1, FC_NONE, FC_NONE, key, sizeof key, err, sizeof err);
+    syn_move(&s, &rng, 0.01f);
+    in = syn_input(&s);
+    fc_encoder_push(e, 2, &g, &in, err, sizeof err);
+    size_t nd = fc_encode(e, 2, 1, FC_NONE, del, sizeof del, err, sizeof err);
+    fc_header h;
+    CHECK(fc_read_header(del, nd, &h, err, sizeof err) == 0 && h.options.coder == FC_CODER_TABLE,
+          "the default delta is not table coded");
+    CHECK(fc_decode(d, key, nk, err, sizeof err) != NULL, "key: %s", err);
+    memcpy(b2, del, nd);
+    b2[FC_HEADER_BYTES + 3] = 0x7f; /* the range coder's stream length */
+    CHECK(!fc_decode(d, b2, nd, err, sizeof err) && strstr(err, "do not fit"), "stream length: %s", err);
+    memcpy(b2, del, nd);
+    uint32_t rl = (uint32_t)b2[FC_HEADER_BYTES] | (uint32_t)b2[FC_HEADER_BYTES + 1] << 8;
+    memset(b2 + FC_HEADER_BYTES + 8 + rl, 0, 4);
+    CHECK(!fc_decode(d, b2, nd, err, sizeof err) && strstr(err, "rANS state"), "state: %s", err);
+    memcpy(b2, del, nd);
+    b2[3] = (uint8_t)(b2[3] | FC_NB_CELL << 2);
+    CHECK(!fc_decode(d, b2, nd, err, sizeof err) && strstr(err, "options"), "cell neighbour: %s", err);
+    fc_options cell = fc_default_options();
+    cell.neighbour = FC_NB_CELL;
+    fc_encoder_set_options(e, &cell);
+    CHECK(fc_encode(e, 2, 1, FC_NONE, b2, sizeof b2, err, sizeof err) == 0, "the encoder took the cell neighbour");
+    const fc_frame *f = fc_decode(d, del, nd, err, sizeof err);
+    CHECK(f != NULL, "the real delta after bad ones: %s", err);
+    check_frame(f, &g, &s, "table delta after bad input");
+    fc_encoder_destroy(e);
+    fc_decoder_destroy(d);
+}
+
 /* ---- Golden vectors ------------------------------------------------------- */
 
 static bool read_file(const char *path, uint8_t *buf, size_t cap, size_t *n) {
@@ -428,10 +564,13 @@ static void golden(void) {
     fc_grid g = syn_grid();
     fc_encoder *e = fc_encoder_create(64, 0x5eed);
     uint32_t nid = 24;
-    static const char *names[3] = {"frame_v2_key", "frame_v2_delta", "frame_v2_add_remove"};
-    static uint8_t out[3][8192], want[8192];
-    size_t len[3];
-    syn frames[3];
+    /* the default options, then frame 11 again with the adaptive coder in
+     * cell order (decoders take both) */
+    enum { NG = 4 };
+    static const char *names[NG] = {"frame_v2_key", "frame_v2_delta", "frame_v2_add_remove", "frame_v2_delta_adaptive"};
+    static uint8_t out[NG][8192], want[8192];
+    size_t len[NG];
+    syn frames[NG];
     char err[200];
     for (int i = 0; i < 3; i++) {
         if (i > 0) syn_move(&s, &rng, 0.02f);
@@ -448,9 +587,13 @@ static void golden(void) {
                            sizeof out[i], err, sizeof err);
         CHECK(len[i] > 0, "golden encode %d: %s", i, err);
     }
+    fc_encoder_set_options(e, &ADAPTIVE_CELL);
+    frames[3] = frames[1];
+    len[3] = fc_encode(e, 11, 10, FC_NONE, out[3], sizeof out[3], err, sizeof err);
+    CHECK(len[3] > 0, "golden encode 3: %s", err);
     char path[512];
     if (g_write) {
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < NG; i++) {
             snprintf(path, sizeof path, "%s/%s.bin", g_dir, names[i]);
             FILE *f = fopen(path, "wb");
             CHECK(f && fwrite(out[i], 1, len[i], f) == len[i], "write %s", path);
@@ -464,14 +607,20 @@ static void golden(void) {
                     "{\n  \"_doc\": \"protocol v2 frame payloads (PROTOCOL.md): each .bin decodes, in order, to "
                     "this state; written by test_frame_codec --write-golden\",\n  \"epoch\": %u,\n",
                     0x5eed);
-            for (int i = 0; i < 3; i++) json_frame(j, names[i], (uint32_t)(10 + i), &g, &frames[i], i == 2);
+            for (int i = 0; i < NG; i++)
+                json_frame(j, names[i], i == 3 ? 11u : (uint32_t)(10 + i), &g, &frames[i], i == NG - 1);
             fprintf(j, "}\n");
             fclose(j);
         }
     }
-    /* the files hold exactly what the encoder produces, and decode to the frames */
+    /* the files hold exactly what the encoder produces, and decode to the
+     * frames (the adaptive delta by a second decoder holding the keyframe) */
     fc_decoder *d = fc_decoder_create(64);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < NG; i++) {
+        if (i == 3) {
+            fc_decoder_reset(d);
+            CHECK(fc_decode(d, out[0], len[0], err, sizeof err) != NULL, "keyframe again: %s", err);
+        }
         size_t n = 0;
         snprintf(path, sizeof path, "%s/%s.bin", g_dir, names[i]);
         CHECK(read_file(path, want, sizeof want, &n), "read %s", path);
@@ -486,7 +635,26 @@ static void golden(void) {
     fc_encoder_destroy(e);
 }
 
+static void synthetic_round_trip_adaptive(void) {
+    g_opts = ADAPTIVE_CELL;
+    synthetic_round_trip();
+    g_opts = fc_default_options();
+}
+
+static void bad_input_adaptive(void) {
+    g_opts = ADAPTIVE_CELL;
+    bad_input();
+    g_opts = fc_default_options();
+}
+
+static void world_round_trip_adaptive(void) {
+    g_opts = ADAPTIVE_CELL;
+    world_round_trip();
+    g_opts = fc_default_options();
+}
+
 int main(int argc, char **argv) {
+    g_opts = fc_default_options();
     if (argc > 2 && !strcmp(argv[1], "--write-golden"))
         g_write = true, g_dir = argv[2];
     else if (argc > 1 && argv[1][0] != '-')
@@ -494,9 +662,13 @@ int main(int argc, char **argv) {
     static const tl_test tests[] = {
         {"grid_and_step", grid_and_step},
         {"synthetic_round_trip", synthetic_round_trip},
+        {"synthetic_round_trip_adaptive", synthetic_round_trip_adaptive},
         {"bad_input", bad_input},
+        {"bad_input_adaptive", bad_input_adaptive},
+        {"table_coder", table_coder},
         {"golden", golden},
         {"world_round_trip", world_round_trip},
+        {"world_round_trip_adaptive", world_round_trip_adaptive},
     };
     return tl_run(tests, (int)(sizeof tests / sizeof tests[0]), g_write ? 1 : argc, argv);
 }

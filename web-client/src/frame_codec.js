@@ -14,6 +14,7 @@ export const FC_DEC_HISTORY = 4;
 export const FC_PRED = { ZERO: 0, CV: 1, CELLMEAN: 2, MIX: 3 };
 export const FC_NB = { NONE: 0, PREV: 1, CELL: 2 };
 export const FC_ORDER = { ID: 0, CELL: 1 };
+export const FC_CODER = { ADAPTIVE: 0, TABLE: 1 };
 
 export class FrameCodecError extends Error {}
 
@@ -33,7 +34,24 @@ const M_MAT = M_RUNLEN + MODEL;
 const M_TEMP = M_MAT + MODEL;
 const M_MATCHG = M_TEMP + MODEL;
 const M_TEMPCHG = M_MATCHG + MODEL;
-const M_TOTAL = M_TEMPCHG + MODEL;
+const M_TABN = M_TEMPCHG + MODEL;
+const M_TABF = M_TABN + MODEL;
+const M_TOTAL = M_TABF + MODEL;
+
+// The table coder (server/wire/table_coder.h): rANS with 12-bit per-frame
+// frequency tables in 12 contexts (axis x speed), 3 interleaved states, raw bits apart.
+const TC_SCALE = 4096;
+const TC_NSYM = 34;
+const TC_CTX = 12;
+const TC_L = 1 << 23;
+const TC_STATES = 3;
+const SYM_NRAW = new Uint8Array(TC_NSYM);
+const SYM_BASE = new Uint32Array(TC_NSYM);
+for (let s = 0; s < TC_NSYM; s++) {
+  const c = s < 2 ? s : (s >> 1) + 1;                 // magnitude class
+  SYM_NRAW[s] = c - (c >= 2 ? 1 : 0);                 // the sign, then c - 2 mantissa bits
+  SYM_BASE[s] = c < 2 ? c : (2 | (s & 1)) << (c - 2); // the class's least magnitude with its top mantissa bit
+}
 
 function fail(msg) { throw new FrameCodecError(msg); }
 
@@ -122,8 +140,9 @@ export function readHeader(bytes) {
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes[0] !== 0x46 || bytes[1] !== FC_VERSION) fail(`not a version ${FC_VERSION} frame payload`);
   const kind = bytes[2], o = bytes[3];
-  const options = { predictor: o & 3, neighbour: (o >> 2) & 3, order: (o >> 4) & 1 };
-  if (kind > 1 || (o >> 5) || options.neighbour > 2 || bytes[46] || bytes[47]) fail(`frame payload: unknown kind ${kind} or options ${o}`);
+  const options = { predictor: o & 3, neighbour: (o >> 2) & 3, order: (o >> 4) & 1, coder: (o >> 5) & 1 };
+  if (kind > 1 || (o >> 6) || options.neighbour > 2 || bytes[46] || bytes[47] ||
+      (options.coder === FC_CODER.TABLE && options.neighbour === FC_NB.CELL)) fail(`frame payload: unknown kind ${kind} or options ${o}`);
   const h = {
     kind, options,
     epoch: dv.getUint32(4, true), seq: dv.getUint32(8, true), base: dv.getUint32(12, true), prev: dv.getUint32(16, true),
@@ -177,6 +196,11 @@ export class FrameDecoder {
     // kin: per particle base q[3], velocity[3], has velocity, cell; pred: per coding position prediction[3], speed context
     this.pred = new Int32Array(4 * c); this.kin = new Int32Array(8 * c); this.cell = new Uint32Array(c);
     this.count = new Uint32Array(CELLS_MAX + 1);
+    // the table coder: tables, states, streams
+    this.tnsym = new Uint8Array(TC_CTX); this.tslot = new Uint8Array(TC_CTX * TC_SCALE);
+    this.tfc = new Uint32Array(TC_CTX * TC_NSYM); this.tfreq = new Uint16Array(TC_NSYM);
+    this.tx = new Uint32Array(TC_STATES);
+    this.ts = { buf: null, pos: 0, end: 0, over: false, bpos: 0, bend: 0, acc: 0, nacc: 0, pad: 0 };
   }
 
   reset() { this.hasEpoch = false; for (const f of this.hist) f.valid = false; }
@@ -204,9 +228,15 @@ export class FrameDecoder {
     }
     const f = slot;
     f.valid = false; f.n = h.n; f.grid = h.grid; f.seq = h.seq;
-    this.rc.init(bytes, FC_HEADER_BYTES, h.bodyLen);
+    const table = b && h.options.coder === FC_CODER.TABLE;
+    if (table) this.tableStreams(bytes, h.bodyLen);
+    else this.rc.init(bytes, FC_HEADER_BYTES, h.bodyLen);
     if (b) this.walkDelta(h.options, f, b, pv); else this.walkKey(f);
     if (this.rc.overrun) fail('frame payload truncated');
+    if (table) {
+      const t = this.ts, left = (t.bend - t.bpos) * 8 + t.nacc - t.pad;
+      if (t.pos !== t.end || left < 0 || left >= 8 || this.tx.some((x) => x !== TC_L)) fail('frame payload: the table-coded streams do not end where declared');
+    }
     if (frameChecksum(f) !== h.checksum) fail('frame payload checksum mismatch (corrupt, or coded against another base)');
     f.valid = true; f.stamp = ++this.clock;
     if (h.kind === 0) {
@@ -297,10 +327,23 @@ export class FrameDecoder {
       }
       if (ai !== nadd || k !== n) fail('frame payload: ids do not merge');
     }
-    this.phaseVel(f, base, prev);
-    this.phaseOrder(o, n);
-    this.phasePred(o, f, base, prev);
-    this.phaseRes(o, f);
+    if (o.coder === FC_CODER.TABLE) {
+      this.readTables();
+      if (o.order === FC_ORDER.ID && o.predictor <= FC_PRED.CV && o.neighbour === FC_NB.NONE) {
+        this.matchPrev(base, prev);
+        this.phaseTableById(f, base, prev, o.predictor === FC_PRED.CV ? 1 : 0);
+      } else {
+        this.phaseVel(f, base, prev);
+        this.phaseOrder(o, n);
+        this.phasePred(o, f, base, prev);
+        this.phaseTable(o, f);
+      }
+    } else {
+      this.phaseVel(f, base, prev);
+      this.phaseOrder(o, n);
+      this.phasePred(o, f, base, prev);
+      this.phaseRes(o, f);
+    }
     this.phaseNew(f);
     this.phaseChanges(f, base);
   }
@@ -309,14 +352,7 @@ export class FrameDecoder {
     const n = f.n, bn = base.n, bidx = this.bidx;
     // 2. velocities, cells
     const pidx = this.pidx, kin = this.kin, cell = this.cell, bq = base.q, lv = f.grid.levels;
-    if (prev) {
-      const pid = prev.id, pn = prev.n, bid = base.id;
-      let j = 0;
-      for (let i = 0; i < bn; i++) {
-        while (j < pn && pid[j] < bid[i]) j++;
-        pidx[i] = j < pn && pid[j] === bid[i] ? j : -1;
-      }
-    }
+    this.matchPrev(base, prev);
     let sh = CELL_SHIFT_MIN, nx, ny, nz;
     for (;; sh++) {
       nx = (lv[0] >> sh) + 1; ny = (lv[1] >> sh) + 1; nz = (lv[2] >> sh) + 1;
@@ -339,6 +375,133 @@ export class FrameDecoder {
       nm++;
     }
     this.nm = nm;
+  }
+
+  // Each base particle's index in prev (same id), or -1.
+  matchPrev(base, prev) {
+    if (!prev) return;
+    const pidx = this.pidx, pid = prev.id, pn = prev.n, bid = base.id, bn = base.n;
+    let j = 0;
+    for (let i = 0; i < bn; i++) {
+      while (j < pn && pid[j] < bid[i]) j++;
+      pidx[i] = j < pn && pid[j] === bid[i] ? j : -1;
+    }
+  }
+
+  // The table coder's body: two stream lengths, the range-coded stream, the rANS stream
+  // (its 3 states first), the raw bits.
+  tableStreams(bytes, bodyLen) {
+    const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), o = FC_HEADER_BYTES;
+    const rl = bodyLen >= 8 ? dv.getUint32(o, true) : 0, tl = bodyLen >= 8 ? dv.getUint32(o + 4, true) : 0;
+    if (bodyLen < 8 || rl + tl > bodyLen - 8) fail(`frame payload: its streams do not fit its body of ${bodyLen} bytes`);
+    this.rc.init(bytes, o + 8, rl);
+    const t = this.ts, r0 = o + 8 + rl;
+    if (tl < 4 * TC_STATES) fail('frame payload: bad rANS state');
+    for (let i = 0; i < TC_STATES; i++) {
+      const x = dv.getUint32(r0 + 4 * i, true);
+      if (x < TC_L || x >= TC_L * 256) fail('frame payload: bad rANS state');
+      this.tx[i] = x;
+    }
+    t.buf = bytes; t.pos = r0 + 4 * TC_STATES; t.end = r0 + tl; t.over = false;
+    t.bpos = r0 + tl; t.bend = o + bodyLen; t.acc = 0; t.nacc = 0; t.pad = 0;
+  }
+
+  // Per context: its symbol count, then each symbol's frequency (range coded); they must sum to 4096.
+  readTables() {
+    const rc = this.rc, nsym = this.tnsym, slot = this.tslot, fc = this.tfc, fr = this.tfreq;
+    for (let c = 0; c < TC_CTX; c++) {
+      const ns = rc.mag(M_TABN);
+      if (ns > TC_NSYM) fail(`frame payload: a table of ${ns} symbols (at most ${TC_NSYM})`);
+      for (let k = 0; k < ns; k++) {
+        const v = rc.mag(M_TABF);
+        if (v > TC_SCALE) fail(`frame payload: a table frequency of ${v}`);
+        fr[k] = v;
+      }
+      if (rc.overrun) fail('frame payload truncated');
+      let cum = 0;
+      for (let k = 0; k < ns; k++) {
+        if (fr[k] > TC_SCALE - cum) fail(`frame payload: table ${c} does not sum to ${TC_SCALE}`);
+        fc[c * TC_NSYM + k] = fr[k] | (cum << 16);
+        slot.fill(k, c * TC_SCALE + cum, c * TC_SCALE + cum + fr[k]);
+        cum += fr[k];
+      }
+      if (ns && cum !== TC_SCALE) fail(`frame payload: table ${c} does not sum to ${TC_SCALE}`);
+      nsym[c] = ns;
+    }
+  }
+
+  // One table-coded value on axis a (state a) in context ctx: its symbol, then its raw bits.
+  tableValue(a, ctx) {
+    const t = this.ts, xs = this.tx, fc = this.tfc, buf = t.buf;
+    let x = xs[a];
+    const s = x & (TC_SCALE - 1), sym = this.tslot[ctx * TC_SCALE + s], e = fc[ctx * TC_NSYM + sym];
+    x = (e & 0xffff) * (x >>> 12) + s - (e >>> 16);
+    while (x < TC_L) {
+      let byte = 0;
+      if (t.pos < t.end) byte = buf[t.pos++]; else t.over = true;
+      x = ((x << 8) | byte) >>> 0;
+    }
+    xs[a] = x;
+    const nr = SYM_NRAW[sym];
+    let acc = t.acc, nacc = t.nacc;
+    while (nacc < nr) {
+      let byte = 0;
+      if (t.bpos < t.bend) byte = buf[t.bpos++]; else t.pad += 8;
+      acc = (acc | (byte << nacc)) >>> 0; nacc += 8;
+    }
+    const raw = acc & ((1 << nr) - 1);
+    t.acc = acc >>> nr; t.nacc = nacc - nr;
+    const m = SYM_BASE[sym] + (raw >>> 1);
+    return raw & 1 ? -m : m;
+  }
+
+  tableEnd() {
+    const t = this.ts;
+    if (t.over || (t.bend - t.bpos) * 8 + t.nacc - t.pad < 0) fail('frame payload truncated');
+  }
+
+  // Steps 2-5 for the table coder in id order (the server's default): prediction and
+  // residual in one pass in memory order, as server/wire/frame_codec.c's table_by_id.
+  phaseTableById(f, base, prev, cv) {
+    const n = f.n, bidx = this.bidx, pidx = this.pidx, bq = base.q, pq = prev ? prev.q : null, q = f.q;
+    const lv = f.grid.levels, nsym = this.tnsym;
+    for (let k = 0; k < n; k++) {
+      const b = bidx[k];
+      if (b < 0) continue;
+      const pi = prev ? pidx[b] : -1;
+      const b3 = 3 * b;
+      let vx = 0, vy = 0, vz = 0;
+      if (pi >= 0) { vx = bq[b3] - pq[3 * pi]; vy = bq[b3 + 1] - pq[3 * pi + 1]; vz = bq[b3 + 2] - pq[3 * pi + 2]; }
+      const sc = speedCtx(vx, vy, vz);
+      if (!nsym[sc] || !nsym[4 + sc] || !nsym[8 + sc]) fail('frame payload: a value in a context that has no table');
+      for (let a = 0; a < 3; a++) {
+        let p = bq[b3 + a] + cv * (a === 0 ? vx : a === 1 ? vy : vz);
+        if (p < 0) p = 0;
+        if (p >= lv[a]) p = lv[a] - 1;
+        const v = p + this.tableValue(a, a * 4 + sc);
+        if (v < 0 || v >= lv[a]) fail(`frame payload: particle ${k} lies outside the grid`);
+        q[3 * k + a] = v;
+      }
+    }
+    this.tableEnd();
+  }
+
+  // Step 5 for the table coder in any other order or with the previous particle's residual.
+  phaseTable(o, f) {
+    const q = f.q, nm = this.nm, ord = this.ord, pred = this.pred, lv = f.grid.levels, nsym = this.tnsym;
+    const nbprev = o.neighbour === FC_NB.PREV, last = [0, 0, 0];
+    for (let j = 0; j < nm; j++) {
+      const k = ord[j], j4 = 4 * j, sc = pred[j4 + 3];
+      for (let a = 0; a < 3; a++) {
+        const p = pred[j4 + a] + (nbprev ? last[a] : 0), ctx = a * 4 + sc;
+        if (!nsym[ctx]) fail(`frame payload: a value in context ${ctx}, which has no table`);
+        const v = p + this.tableValue(a, ctx);
+        if (v < 0 || v >= lv[a]) fail(`frame payload: particle ${k} lies outside the grid on axis ${a}`);
+        q[3 * k + a] = v;
+        last[a] = v - pred[j4 + a];
+      }
+    }
+    this.tableEnd();
   }
 
   phaseOrder(o, n) {

@@ -1,7 +1,8 @@
 // frame_codec.test.mjs - the client's v2 frame decoders (web-client/src/frame_codec.js,
 // and the server's decoder built to WebAssembly, frame_codec_wasm.js) on the golden payloads the C encoder wrote (protocol/golden/frame_v2_*.bin,
 // meanings in frame_v2.json: a keyframe, a delta, a delta with particles added
-// and removed and a material and temperature changed), and its refusals.
+// and removed and a material and temperature changed, the first delta again from the
+// adaptive coder), and its refusals.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -62,6 +63,17 @@ for (const [name, make] of DECODERS) {
     const key = meaning.frame_v2_key, ar = meaning.frame_v2_add_remove;
     assert.ok(ar.ids.length < key.ids.length + 2 && ar.ids.some((id) => !key.ids.includes(id)), 'the vector adds ids');
     assert.ok(key.ids.some((id) => !ar.ids.includes(id)), 'the vector removes ids');
+  });
+
+  test(`${name}: golden: the same delta from the adaptive coder in cell order decodes to the same frame, and the next delta follows it`, () => {
+    const dec = make(64);
+    dec.decode(load('frame_v2_key'));
+    const bytes = load('frame_v2_delta_adaptive');
+    const h = readHeader(bytes);
+    assert.deepEqual(h.options, { predictor: 1, neighbour: 0, order: 1, coder: 0 });
+    assert.deepEqual(readHeader(load('frame_v2_delta')).options, { predictor: 1, neighbour: 0, order: 0, coder: 1 });
+    assertFrame(dec.decode(bytes), meaning.frame_v2_delta, 'adaptive delta');
+    assertFrame(dec.decode(load('frame_v2_add_remove')), meaning.frame_v2_add_remove, 'table delta after it');
   });
 
   test(`${name}: refuses a delta without its base, a wrong base and another epoch, and keeps what it holds`, () => {

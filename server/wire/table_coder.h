@@ -1,0 +1,188 @@
+/* table_coder.h - the static-table entropy coder of protocol v2's fast
+ * payloads (protocol/PROTOCOL.md, "The table coder"): integers split into a
+ * symbol (magnitude class and top mantissa bit) coded by three interleaved
+ * rANS states against per-context frequency tables sent with the payload,
+ * and raw bits (the rest of the mantissa, the sign) in a bit stream apart.
+ *
+ * A decoder takes one table lookup per symbol, where the adaptive binary
+ * coder (frame_codec.c) takes one binary decision per magnitude class and
+ * mantissa bit: docs/wire-v2.md, "Session 13".
+ *
+ * Pure functions on caller-owned values; no allocation.  The decoding
+ * functions are inline: they run once per coded value.  Every read is
+ * bounded by its stream's end (reads past it give zeros and set a flag), and
+ * a decoder state out of range is refused before use, so a hostile payload
+ * costs at most its own length in work. */
+#ifndef SRV_TABLE_CODER_H
+#define SRV_TABLE_CODER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define TC_SCALE_BITS 12
+#define TC_SCALE (1u << TC_SCALE_BITS)
+#define TC_NSYM 34           /* magnitude classes 0..17 (|v| < 2^17), each class >= 2 split by its top mantissa bit */
+#define TC_MAX_CTX 12        /* axis x speed */
+#define TC_RANS_L (1u << 23) /* the states' lower bound; byte-wise renormalisation */
+#define TC_STATES 3          /* interleaved rANS states: value i uses state i % 3 (a particle's axis) */
+
+/* Frequency tables of every context, and the decoder's slot-to-symbol
+ * lookup.  Part of an encoder's or decoder's scratch (one thread). */
+typedef struct tc_tables {
+    uint8_t nsym[TC_MAX_CTX]; /* symbols 0..nsym-1 have a frequency; 0: the context is unused */
+    uint16_t freq[TC_MAX_CTX][TC_NSYM];
+    uint16_t cum[TC_MAX_CTX][TC_NSYM + 1];
+    uint8_t slot[TC_MAX_CTX][TC_SCALE]; /* decoder: slot -> symbol */
+    uint32_t fc[TC_MAX_CTX][TC_NSYM];   /* decoder: freq | cum << 16, one load */
+} tc_tables;
+
+/* The split of a signed value: symbol, and nraw raw bits (sign lowest, then
+ * the mantissa below its top bit).  |v| must be below 2^17. */
+typedef struct tc_split {
+    uint8_t sym, nraw;
+    uint32_t raw;
+} tc_split;
+tc_split tc_split_value(int32_t v);
+
+/* Per symbol: its magnitude class, its raw bit count, and the magnitude
+ * without the raw mantissa. */
+extern const uint8_t tc_sym_class[TC_NSYM];
+extern const uint8_t tc_sym_nraw[TC_NSYM];
+extern const uint32_t tc_sym_base[TC_NSYM];
+
+/* Frequencies (and cumulative frequencies) of one context from its symbol
+ * counts: every counted symbol gets at least 1, the total is TC_SCALE.  An
+ * all-zero count leaves the context unused. */
+void tc_normalize(tc_tables *t, int ctx, const uint32_t *count);
+/* Checks one context's decoded frequencies (nsym symbols) and builds its
+ * cumulative table and slot lookup.  False when they do not sum to TC_SCALE. */
+bool tc_build_context(tc_tables *t, int ctx, int nsym, const uint16_t *freq);
+
+/* rANS encoding of n symbols with their contexts (tables from
+ * tc_normalize), written as the decoder reads it (TC_STATES 32-bit states,
+ * then the renormalisation bytes) at the end of buf[0, cap).  Returns the length
+ * len (the stream is buf + cap - len), or 0 when cap is too small. */
+size_t tc_rans_encode(const tc_tables *t, const uint8_t *sym, const uint8_t *ctx, int n, uint8_t *buf, size_t cap);
+
+/* A raw bit stream, least significant bit first. */
+typedef struct tc_bit_writer {
+    uint8_t *out;
+    size_t len, cap;
+    uint64_t acc;
+    int nacc;
+    bool overflow;
+} tc_bit_writer;
+void tc_bits_init(tc_bit_writer *w, uint8_t *out, size_t cap);
+void tc_bits_put(tc_bit_writer *w, uint32_t v, int n); /* n <= 32 */
+void tc_bits_flush(tc_bit_writer *w);
+
+/* ---- Decoding (inline) ---------------------------------------------------- */
+
+typedef struct tc_rans_dec {
+    uint32_t x[TC_STATES];
+    const uint8_t *p, *end;
+    bool overrun;
+} tc_rans_dec;
+
+/* False when the stream is shorter than its states or a state is out of
+ * range. */
+static inline bool tc_rans_dec_init(tc_rans_dec *d, const uint8_t *p, size_t n) {
+    d->overrun = false;
+    d->end = p + n;
+    if (n < 4 * TC_STATES) return false;
+    bool ok = true;
+    for (int i = 0; i < TC_STATES; i++) {
+        d->x[i] = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 | (uint32_t)p[4 * i + 2] << 16 |
+                  (uint32_t)p[4 * i + 3] << 24;
+        ok &= d->x[i] >= TC_RANS_L && d->x[i] < (TC_RANS_L << 8);
+    }
+    d->p = p + 4 * TC_STATES;
+    return ok;
+}
+
+/* The next symbol of state s (0..TC_STATES-1) in context ctx, which must be used.
+ * A state starts in [L, 256 L) and stays there: the update leaves it at
+ * least 2^11 and below 2^31, and at most two bytes bring it back above L.
+ * With `room` (two bytes left in the stream) the bytes are taken without
+ * branches; otherwise each is checked against the end. */
+static inline int tc_rans_get(tc_rans_dec *d, const tc_tables *t, int s, int ctx, bool room) {
+    uint32_t x = d->x[s];
+    uint32_t slot = x & (TC_SCALE - 1);
+    int sym = t->slot[ctx][slot];
+    uint32_t fc = t->fc[ctx][sym];
+    x = (fc & 0xffff) * (x >> TC_SCALE_BITS) + slot - (fc >> 16);
+    if (room) { /* masks, not branches: whether a byte is taken is data, unpredictable */
+        uint32_t m1 = 0u - (uint32_t)(x < TC_RANS_L);
+        x = x << (m1 & 8) | (d->p[0] & m1);
+        d->p += m1 & 1;
+        uint32_t m2 = 0u - (uint32_t)(x < TC_RANS_L);
+        x = x << (m2 & 8) | (d->p[0] & m2);
+        d->p += m2 & 1;
+    } else {
+        while (x < TC_RANS_L) {
+            if (d->p < d->end)
+                x = x << 8 | *d->p++;
+            else
+                x <<= 8, d->overrun = true;
+        }
+    }
+    d->x[s] = x;
+    return sym;
+}
+
+typedef struct tc_bit_reader {
+    const uint8_t *p, *end;
+    uint64_t acc;
+    int nacc;
+    int64_t pad;
+} tc_bit_reader;
+
+static inline void tc_bitr_init(tc_bit_reader *r, const uint8_t *p, size_t n) {
+    r->p = p, r->end = p + n, r->acc = 0, r->nacc = 0, r->pad = 0;
+}
+
+/* Tops the reader up to at least 56 bits.  Past the end it adds zeros and
+ * counts them (pad), so that tc_bitr_left can tell.  The fast path is the
+ * branch-free refill of Giesen's "Reading bits in far too many ways" (2018):
+ * the bytes past those counted are or-ed in again, identically, next time. */
+static inline void tc_bitr_fill(tc_bit_reader *r) {
+    if (r->end - r->p >= 8) {
+        uint64_t w;
+        memcpy(&w, r->p, 8); /* little-endian hosts only: wasm32, x86-64, aarch64 */
+        r->acc |= w << r->nacc;
+        r->p += (63 - r->nacc) >> 3;
+        r->nacc |= 56;
+        return;
+    }
+    while (r->nacc <= 56) {
+        if (r->p < r->end)
+            r->acc |= (uint64_t)*r->p++ << r->nacc;
+        else
+            r->pad += 8;
+        r->nacc += 8;
+    }
+}
+
+/* n <= 32 bits; the caller keeps nacc >= n by filling. */
+static inline uint32_t tc_bitr_take(tc_bit_reader *r, int n) {
+    uint32_t v = (uint32_t)(r->acc & ((1ull << n) - 1));
+    r->acc >>= n;
+    r->nacc -= n;
+    return v;
+}
+
+/* The stream's bits not yet taken: negative when the reader took zeros past
+ * the end. */
+static inline int64_t tc_bitr_left(const tc_bit_reader *r) {
+    return (int64_t)(r->end - r->p) * 8 + r->nacc - r->pad;
+}
+
+/* The value of a decoded symbol and its raw bits. */
+static inline int32_t tc_join(int sym, uint32_t raw) {
+    int32_t m = (int32_t)(tc_sym_base[sym] + (raw >> 1)), neg = -(int32_t)(raw & 1);
+    return (m ^ neg) - neg;
+}
+
+#endif
