@@ -321,6 +321,7 @@ typedef struct scratch {
     int32_t *pred; /* per coding position: prediction[3], speed context */
     uint32_t *cell, *count;
     int nres;
+    bool ident; /* this delta keeps the base's particles as they are: bidx[k] = k */
     /* the table coder: its tables; the encoder's symbols, contexts, counts
      * and raw bits (tn values), the decoder's streams */
     tc_tables *tab;
@@ -603,6 +604,10 @@ static int walk_key(rc *r, scratch *s, fc_frame *f, char *err, size_t errlen) {
 
 /* For each particle of a (ids increasing) its index in b, or -1. */
 static void match_ids(const fc_frame *a, const fc_frame *b, int32_t *idx) {
+    if (a->n == b->n && !memcmp(a->id, b->id, (size_t)a->n * sizeof *a->id)) {
+        for (int i = 0; i < a->n; i++) idx[i] = i;
+        return;
+    }
     int j = 0;
     for (int i = 0; i < a->n; i++) {
         while (j < b->n && b->id[j] < a->id[i]) j++;
@@ -655,7 +660,14 @@ static int delta_ids(rc *r, scratch *s, fc_frame *f, const fc_frame *base, char 
         s->added[i] = (uint32_t)id;
         if (r->overrun) FAIL("frame payload truncated");
     }
-    /* Merge: the frame's ids and each particle's base index. */
+    /* Merge: the frame's ids and each particle's base index (nothing to
+     * merge when no particle came or went). */
+    s->ident = !nrem && !nadd;
+    if (s->ident) {
+        memcpy(f->id, base->id, (size_t)n * sizeof *f->id);
+        for (int k = 0; k < n; k++) s->bidx[k] = k;
+        return 0;
+    }
     {
         uint32_t ri = 0, ai = 0;
         int k = 0;
@@ -867,7 +879,9 @@ static int delta_changes(rc *r, scratch *s, fc_frame *f, const fc_frame *base, c
             k = kk + 1;
             if (r->overrun) FAIL("frame payload truncated");
         }
-        if (r->dec)
+        if (r->dec && s->ident)
+            memcpy(dst + k, src + k, (size_t)(n - k));
+        else if (r->dec)
             for (int t = k; t < n; t++)
                 if (s->bidx[t] >= 0) dst[t] = src[s->bidx[t]];
     }
