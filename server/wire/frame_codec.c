@@ -1150,6 +1150,39 @@ int fc_encoder_push(fc_encoder *e, uint32_t seq, const fc_grid *g, const fc_inpu
     return 0;
 }
 
+static inline int bit_length(uint32_t m) {
+#if defined(__GNUC__)
+    return m ? 32 - __builtin_clz(m) : 0;
+#else
+    return mag_class(m);
+#endif
+}
+
+/* Constant velocity, or zero motion where that codes smaller: a pool at
+ * rest jitters by a step or so a frame, and extrapolating the jitter doubles
+ * it (docs/wire-v2.md, "Session 13").  The estimate of each is the sum of
+ * the residuals' bit lengths over the particles kept from the base (twice
+ * the length, plus one, is about what a value costs), over every 4th
+ * particle in id order.
+ * Uses s->ord and s->pidx as scratch (the walk rewrites both). */
+static int pick_predictor(scratch *s, const fc_frame *f, const fc_frame *base, const fc_frame *prev) {
+    int32_t *bi = s->ord, *pi = s->pidx;
+    match_ids(f, base, bi);
+    match_ids(base, prev, pi);
+    uint64_t cost[2] = {0, 0};
+    for (int k = 0; k < f->n; k += 4) { /* every 4th particle: an estimate */
+        int b = bi[k];
+        if (b < 0 || pi[b] < 0) continue;
+        for (int a = 0; a < 3; a++) {
+            int32_t q = f->q[3 * k + a], bq = base->q[3 * b + a], v = bq - (int32_t)prev->q[3 * pi[b] + a];
+            int32_t p = clamp_level(bq + v, f->grid.levels[a]);
+            cost[0] += (uint64_t)bit_length((uint32_t)abs(q - bq));
+            cost[1] += (uint64_t)bit_length((uint32_t)abs(q - p));
+        }
+    }
+    return cost[0] < cost[1] ? FC_PRED_ZERO : FC_PRED_CV;
+}
+
 size_t fc_max_payload(int n) {
     return FC_HEADER_BYTES + 4096 + (size_t)(n > 0 ? n : 0) * 256;
 }
@@ -1185,7 +1218,9 @@ size_t fc_encode(fc_encoder *e, uint32_t seq, uint32_t base, uint32_t prev, uint
     if (table) tc_bits_init(&e->s.bw, e->s.rbuf, e->s.tbuf_cap);
     models_reset(&e->s.m);
     e->s.nres = 0;
-    int rcode = b ? walk_delta(&r, &e->s, &e->opt, f, b, pv, err, errlen) : walk_key(&r, &e->s, f, err, errlen);
+    fc_options o = e->opt;
+    if (b && pv && o.predictor == FC_PRED_CV) o.predictor = pick_predictor(&e->s, f, b, pv);
+    int rcode = b ? walk_delta(&r, &e->s, &o, f, b, pv, err, errlen) : walk_key(&r, &e->s, f, err, errlen);
     if (rcode) return 0;
     rc_enc_flush(&r);
     size_t body = r.len, rl = 0;
@@ -1211,7 +1246,7 @@ size_t fc_encode(fc_encoder *e, uint32_t seq, uint32_t base, uint32_t prev, uint
     fc_header h;
     memset(&h, 0, sizeof h);
     h.kind = b ? 1 : 0;
-    h.options = e->opt;
+    h.options = o;
     h.epoch = e->epoch;
     h.seq = seq;
     h.base = b ? base : FC_NONE;

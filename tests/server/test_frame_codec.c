@@ -522,6 +522,46 @@ static void table_coder(void) {
     fc_decoder_destroy(d);
 }
 
+/* The encoder codes against zero motion where constant velocity would
+ * extrapolate jitter (a pool at rest), and against constant velocity where
+ * the particles move on; the header says which, and both decode. */
+static void predictor_choice(void) {
+    uint64_t rng = 31;
+    syn s;
+    syn_block(&s, 300, &rng);
+    fc_grid g = syn_grid();
+    g_opts = fc_default_options();
+    fc_encoder *e = make_encoder(512, 6);
+    fc_decoder *d = fc_decoder_create(512);
+    static uint8_t buf[1 << 16];
+    char err[200];
+    int picked[2] = {-1, -1};
+    for (int phase = 0; phase < 2; phase++)
+        for (int t = 0; t < 4; t++) {
+            uint32_t seq = (uint32_t)(phase * 4 + t + 1);
+            if (phase == 0) /* jitter of about a step about fixed places */
+                for (int k = 0; k < s.n; k++) s.x[k] += g.step * (tl_rand01(&rng) - 0.5f) * 2.0f;
+            else
+                syn_move(&s, &rng, 0.02f); /* a steady drift of 2 cm a frame */
+            fc_input in = syn_input(&s);
+            CHECK(fc_encoder_push(e, seq, &g, &in, err, sizeof err) == 0, "push: %s", err);
+            size_t n = seq == 1
+                           ? fc_encode(e, seq, FC_NONE, FC_NONE, buf, sizeof buf, err, sizeof err)
+                           : fc_encode(e, seq, seq - 1, seq > 2 ? seq - 2 : FC_NONE, buf, sizeof buf, err, sizeof err);
+            CHECK(n > 0, "encode %u: %s", seq, err);
+            check_frame(fc_decode(d, buf, n, err, sizeof err), &g, &s, "predictor choice");
+            fc_header h;
+            fc_read_header(buf, n, &h, err, sizeof err);
+            if (t == 3) picked[phase] = h.options.predictor;
+        }
+    CHECK(picked[0] == FC_PRED_ZERO, "jitter at rest: predictor %d, want zero motion", picked[0]);
+    CHECK(picked[1] == FC_PRED_CV, "steady drift: predictor %d, want constant velocity", picked[1]);
+    REPORT("jitter at rest coded with predictor %d (zero motion), a steady drift with %d (constant velocity)",
+           picked[0], picked[1]);
+    fc_encoder_destroy(e);
+    fc_decoder_destroy(d);
+}
+
 /* ---- Golden vectors ------------------------------------------------------- */
 
 static bool read_file(const char *path, uint8_t *buf, size_t cap, size_t *n) {
@@ -666,6 +706,7 @@ int main(int argc, char **argv) {
         {"bad_input", bad_input},
         {"bad_input_adaptive", bad_input_adaptive},
         {"table_coder", table_coder},
+        {"predictor_choice", predictor_choice},
         {"golden", golden},
         {"world_round_trip", world_round_trip},
         {"world_round_trip_adaptive", world_round_trip_adaptive},
