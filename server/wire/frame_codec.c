@@ -888,59 +888,12 @@ static int delta_changes(rc *r, scratch *s, fc_frame *f, const fc_frame *base, c
     return 0;
 }
 
-/* Step 5 with the table coder: the same residuals as delta_residuals (no
- * cell neighbour), each split into a symbol, coded by rANS in its context
- * (axis and speed: no context from other values, so that consecutive
- * values decode independently), and raw bits.  The encoder records symbols and contexts (coded after the
- * walk, once the tables are known) and writes the raw bits; the decoder
- * reads both streams (s->rd, s->br), set up by fc_decode. */
-static int table_residuals(rc *r, scratch *s, const fc_options *o, fc_frame *f, int nm, char *err, size_t errlen) {
-    const tc_tables *t = s->tab;
-    int32_t lastres[3] = {0, 0, 0};
-    bool nbprev = o->neighbour == FC_NB_PREV;
-    int tn = 0;
-    s->nres = 0;
-    for (int j = 0; j < nm; j++) {
-        int k = s->ord[j];
-        const int32_t *pr = &s->pred[4 * j];
-        int sc = pr[3];
-        /* 3 values take at most 51 raw bits and 6 rANS bytes */
-        bool room = r->dec && s->rd.end - s->rd.p >= 6;
-        if (r->dec) tc_bitr_fill(&s->br);
-        for (int a = 0; a < 3; a++, tn++) {
-            int32_t p = pr[a] + (nbprev ? lastres[a] : 0);
-            int ctx = a * SPEED_CTX + sc;
-            int32_t e;
-            if (r->dec) {
-                if (!t->nsym[ctx]) FAIL("frame payload: a value in context %d, which has no table", ctx);
-                int sym = tc_rans_get(&s->rd, t, a, ctx, room);
-                e = tc_join(sym, tc_bitr_take(&s->br, tc_sym_nraw[sym]));
-            } else {
-                e = (int32_t)f->q[3 * k + a] - p;
-                tc_split sp = tc_split_value(e);
-                s->tsym[tn] = sp.sym, s->tctx[tn] = (uint8_t)ctx;
-                s->tcount[ctx][sp.sym]++;
-                tc_bits_put(&s->bw, sp.raw, sp.nraw);
-                s->res[s->nres++] = e;
-            }
-            int32_t q = p + e;
-            if (q < 0 || q >= f->grid.levels[a])
-                FAIL("frame payload: particle %d lies outside the grid on axis %d", k, a);
-            f->q[3 * k + a] = (uint16_t)q;
-            lastres[a] = q - pr[a];
-        }
-    }
-    s->tn = tn;
-    if (r->dec && (s->rd.overrun || tc_bitr_left(&s->br) < 0)) FAIL("frame payload truncated");
-    return 0;
-}
-
 /* True when one of the three contexts of speed context sc has no table. */
 static inline bool t_empty(const tc_tables *t, int sc) {
     return !t->nsym[sc] || !t->nsym[SPEED_CTX + sc] || !t->nsym[2 * SPEED_CTX + sc];
 }
 
-/* One value of table_by_id: codes (or decodes, from rd and br) q - p on
+/* One value of the table coder: codes (or decodes, from rd and br) q - p on
  * axis a in context ctx, and stores q.  False when it lies outside the
  * grid. */
 static inline __attribute__((always_inline)) bool table_value(rc *r, scratch *s, tc_rans_dec *rd, tc_bit_reader *br,
@@ -961,6 +914,41 @@ static inline __attribute__((always_inline)) bool table_value(rc *r, scratch *s,
     int32_t v = p + e;
     *q = (uint16_t)v;
     return v >= 0 && v < levels;
+}
+
+/* Step 5 with the table coder: the same residuals as delta_residuals (no
+ * cell neighbour), each split into a symbol, coded by rANS in its context
+ * (axis and speed: no context from other values, so that consecutive
+ * values decode independently), and raw bits.  The encoder records symbols
+ * and contexts (coded after the walk, once the tables are known) and writes
+ * the raw bits; the decoder reads both streams (s->rd, s->br), set up by
+ * fc_decode. */
+static int table_residuals(rc *r, scratch *s, const fc_options *o, fc_frame *f, int nm, char *err, size_t errlen) {
+    const tc_tables *t = s->tab;
+    int32_t lastres[3] = {0, 0, 0};
+    bool nbprev = o->neighbour == FC_NB_PREV;
+    int tn = 0;
+    s->nres = 0;
+    for (int j = 0; j < nm; j++) {
+        int k = s->ord[j];
+        const int32_t *pr = &s->pred[4 * j];
+        int sc = pr[3];
+        /* 3 values take at most 48 raw bits and 6 rANS bytes */
+        bool room = r->dec && s->rd.end - s->rd.p >= 6;
+        if (r->dec) tc_bitr_fill(&s->br);
+        for (int a = 0; a < 3; a++, tn++) {
+            int32_t p = pr[a] + (nbprev ? lastres[a] : 0);
+            int ctx = a * SPEED_CTX + sc;
+            if (r->dec && !t->nsym[ctx]) FAIL("frame payload: a value in context %d, which has no table", ctx);
+            uint16_t *q = &f->q[3 * k + a];
+            if (!table_value(r, s, &s->rd, &s->br, q, p, a, ctx, tn, room, f->grid.levels[a]))
+                FAIL("frame payload: particle %d lies outside the grid on axis %d", k, a);
+            lastres[a] = *q - pr[a];
+        }
+    }
+    s->tn = tn;
+    if (r->dec && (s->rd.overrun || tc_bitr_left(&s->br) < 0)) FAIL("frame payload truncated");
+    return 0;
 }
 
 static inline int32_t clamp_level(int32_t p, int32_t levels) {
@@ -992,7 +980,7 @@ static int table_by_id(rc *r, scratch *s, const fc_options *o, fc_frame *f, cons
         }
         int sc = speed_ctx(vx, vy, vz);
         if (t_empty(s->tab, sc) && r->dec) FAIL("frame payload: a value in a context that has no table");
-        bool room = r->dec && rd.end - rd.p >= 6; /* 3 values: at most 6 rANS bytes, 51 raw bits */
+        bool room = r->dec && rd.end - rd.p >= 6; /* 3 values: at most 6 rANS bytes, 48 raw bits */
         if (r->dec) tc_bitr_fill(&br);
         uint16_t *q = &f->q[3 * k];
         bool in = table_value(r, s, &rd, &br, &q[0], clamp_level(bq[0] + cv * vx, lx), 0, sc, tn, room, lx);

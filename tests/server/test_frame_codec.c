@@ -681,6 +681,14 @@ static void synthetic_round_trip_adaptive(void) {
     g_opts = fc_default_options();
 }
 
+/* The table coder off its fused path: cell order, the previous particle's
+ * residual as the neighbour (table_residuals). */
+static void synthetic_round_trip_table_cell(void) {
+    g_opts = (fc_options){FC_PRED_CV, FC_NB_PREV, FC_ORDER_CELL, FC_CODER_TABLE};
+    synthetic_round_trip();
+    g_opts = fc_default_options();
+}
+
 static void bad_input_adaptive(void) {
     g_opts = ADAPTIVE_CELL;
     bad_input();
@@ -703,6 +711,7 @@ int main(int argc, char **argv) {
         {"grid_and_step", grid_and_step},
         {"synthetic_round_trip", synthetic_round_trip},
         {"synthetic_round_trip_adaptive", synthetic_round_trip_adaptive},
+        {"synthetic_round_trip_table_cell", synthetic_round_trip_table_cell},
         {"bad_input", bad_input},
         {"bad_input_adaptive", bad_input_adaptive},
         {"table_coder", table_coder},
