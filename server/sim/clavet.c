@@ -691,7 +691,7 @@ static void relax_sequential(fs_world *w, step_ctx *c) {
  * the colour running, and how many of its blocks lie along x and y. */
 typedef struct color_pass {
     int sb;        /* block side in cells */
-    bool backward; /* the colours in reverse (the springs' odd sweeps) */
+    bool backward; /* odd sweeps visit the colours and particles in reverse */
     int color, nbx, nby;
 } color_pass;
 
@@ -815,23 +815,26 @@ FS_SIMD_CLONES static void gs_task(int b, int e, int worker, void *vctx) {
             for (int cy = by * COLOR_BLOCK; cy < by * COLOR_BLOCK + COLOR_BLOCK && cy < w->gy; cy++) {
                 const int row = (cz * w->gy + cy) * w->gx;
                 const int i0 = w->cell_start[row + x0], i1 = w->cell_start[row + x1];
-                if (walls)
-                    for (int i = i0; i < i1; i++) gs_particle(w, g, i, true, sc.dx, sc.dy, sc.dz, sc.r2);
-                else
-                    for (int i = i0; i < i1; i++) gs_particle(w, g, i, false, sc.dx, sc.dy, sc.dz, sc.r2);
+                if (walls) {
+                    if (g->cp.backward)
+                        for (int i = i1 - 1; i >= i0; i--) gs_particle(w, g, i, true, sc.dx, sc.dy, sc.dz, sc.r2);
+                    else
+                        for (int i = i0; i < i1; i++) gs_particle(w, g, i, true, sc.dx, sc.dy, sc.dz, sc.r2);
+                } else {
+                    if (g->cp.backward)
+                        for (int i = i1 - 1; i >= i0; i--) gs_particle(w, g, i, false, sc.dx, sc.dy, sc.dz, sc.r2);
+                    else
+                        for (int i = i0; i < i1; i++) gs_particle(w, g, i, false, sc.dx, sc.dy, sc.dz, sc.r2);
+                }
             }
     }
 }
 
-/* One sweep: the eight colours in turn, every sweep in the same order, as
- * Algorithm 2 and PBD iterate.  Alternating the direction (a symmetric
- * Gauss-Seidel pass in two sweeps, the form until session 13) left a settled
- * pool moving at 0.19 m/s rms 20 s after the dam break against 0.12 this way,
- * at the same cost and with the same density, column and jelly figures
- * (docs/clavet-notes.md, "Session 13"). */
-static void relax_colored(fs_world *w, step_ctx *c) {
+/* One sweep: the eight colours in turn; odd sweeps run backwards (colours and
+ * particles), so two sweeps are a symmetric Gauss-Seidel pass. */
+static void relax_colored(fs_world *w, step_ctx *c, int sweep) {
     gs_ctx g = {.c = c,
-                .cp = {.sb = COLOR_BLOCK, .backward = false},
+                .cp = {.sb = COLOR_BLOCK, .backward = sweep & 1},
                 .inv_iters = 1.0f / (float)w->def.clavet.relax_iterations};
     for (int m = 0; m < w->nmat; m++) {
         float o = w->mat[m].p[FS_P_STIFFNESS] / 0.01f;
@@ -1065,7 +1068,7 @@ static void clavet_step(fs_world *w) {
     }
     for (int it = 0; it < w->def.clavet.relax_iterations; it++) {
         if (colored) {
-            relax_colored(w, &c);
+            relax_colored(w, &c, it);
             if (w->springs) springs_colored(w, &c, it);
         } else if (w->def.clavet.relax == FS_RELAX_SEQUENTIAL) {
             if (it == 0 && c.m.heat) fs__run(w, density_task, &c, w->n); /* Eq. 21 only */
