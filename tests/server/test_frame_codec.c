@@ -689,6 +689,13 @@ static void synthetic_round_trip_table_cell(void) {
     g_opts = fc_default_options();
 }
 
+/* The same in id order (predict_by_id, then table_residuals). */
+static void synthetic_round_trip_table_prev(void) {
+    g_opts = (fc_options){FC_PRED_CV, FC_NB_PREV, FC_ORDER_ID, FC_CODER_TABLE};
+    synthetic_round_trip();
+    g_opts = fc_default_options();
+}
+
 static void bad_input_adaptive(void) {
     g_opts = ADAPTIVE_CELL;
     bad_input();
@@ -712,6 +719,7 @@ int main(int argc, char **argv) {
         {"synthetic_round_trip", synthetic_round_trip},
         {"synthetic_round_trip_adaptive", synthetic_round_trip_adaptive},
         {"synthetic_round_trip_table_cell", synthetic_round_trip_table_cell},
+        {"synthetic_round_trip_table_prev", synthetic_round_trip_table_prev},
         {"bad_input", bad_input},
         {"bad_input_adaptive", bad_input_adaptive},
         {"table_coder", table_coder},
