@@ -1018,14 +1018,47 @@ static int code_tables(rc *r, scratch *s, char *err, size_t errlen) {
     return 0;
 }
 
+static inline int bit_length(uint32_t m) {
+#if defined(__GNUC__)
+    return m ? 32 - __builtin_clz(m) : 0;
+#else
+    return mag_class(m);
+#endif
+}
+
+/* Constant velocity, or zero motion where that codes smaller: a pool at
+ * rest jitters by a step or so a frame, and extrapolating the jitter doubles
+ * it (docs/wire-v2.md, "Session 13").  The estimate of each is the sum of
+ * the residuals' bit lengths over the particles kept from the base (twice
+ * the length, plus one, is about what a value costs), over every 4th
+ * particle in id order, through the walk's own id matches (s->bidx: f to
+ * base, s->pidx: base to prev).  The encoder's only. */
+static int pick_predictor(const scratch *s, const fc_frame *f, const fc_frame *base, const fc_frame *prev) {
+    const int32_t *bi = s->bidx, *pi = s->pidx;
+    uint64_t cost[2] = {0, 0};
+    for (int k = 0; k < f->n; k += 4) { /* every 4th particle: an estimate */
+        int b = bi[k];
+        if (b < 0 || pi[b] < 0) continue;
+        for (int a = 0; a < 3; a++) {
+            int32_t q = f->q[3 * k + a], bq = base->q[3 * b + a], v = bq - (int32_t)prev->q[3 * pi[b] + a];
+            int32_t p = clamp_level(bq + v, f->grid.levels[a]);
+            cost[0] += (uint64_t)bit_length((uint32_t)abs(q - bq));
+            cost[1] += (uint64_t)bit_length((uint32_t)abs(q - p));
+        }
+    }
+    return cost[0] < cost[1] ? FC_PRED_ZERO : FC_PRED_CV;
+}
+
 /* Step 5 by the options' coder; with the table coder the tables go first
- * in the range-coded stream. */
-static int code_residuals(rc *r, scratch *s, const fc_options *o, fc_frame *f, const fc_frame *base,
-                          const fc_frame *prev, char *err, size_t errlen) {
+ * in the range-coded stream.  The encoder may switch o's constant velocity
+ * to zero motion for this payload (pick_predictor; the header records it). */
+static int code_residuals(rc *r, scratch *s, fc_options *o, fc_frame *f, const fc_frame *base, const fc_frame *prev,
+                          char *err, size_t errlen) {
     int nm = 0;
+    if (prev) match_ids(base, prev, s->pidx);
+    if (!r->dec && prev && o->predictor == FC_PRED_CV) o->predictor = pick_predictor(s, f, base, prev);
     bool fused = o->coder == FC_CODER_TABLE && o->order == FC_ORDER_ID && o->predictor <= FC_PRED_CV &&
                  o->neighbour == FC_NB_NONE;
-    if (prev) match_ids(base, prev, s->pidx);
     if (!fused) nm = delta_predict(s, o, f, base, prev);
     if (o->coder != FC_CODER_TABLE) return delta_residuals(r, s, o, f, nm, err, errlen);
     if (r->dec && code_tables(r, s, err, errlen)) return -1;
@@ -1037,7 +1070,7 @@ static int code_residuals(rc *r, scratch *s, const fc_options *o, fc_frame *f, c
     return code_tables(r, s, err, errlen);
 }
 
-static int walk_delta(rc *r, scratch *s, const fc_options *o, fc_frame *f, const fc_frame *base, const fc_frame *prev,
+static int walk_delta(rc *r, scratch *s, fc_options *o, fc_frame *f, const fc_frame *base, const fc_frame *prev,
                       char *err, size_t errlen) {
     models *m = &s->m;
     int n = f->n;
@@ -1138,39 +1171,6 @@ int fc_encoder_push(fc_encoder *e, uint32_t seq, const fc_grid *g, const fc_inpu
     return 0;
 }
 
-static inline int bit_length(uint32_t m) {
-#if defined(__GNUC__)
-    return m ? 32 - __builtin_clz(m) : 0;
-#else
-    return mag_class(m);
-#endif
-}
-
-/* Constant velocity, or zero motion where that codes smaller: a pool at
- * rest jitters by a step or so a frame, and extrapolating the jitter doubles
- * it (docs/wire-v2.md, "Session 13").  The estimate of each is the sum of
- * the residuals' bit lengths over the particles kept from the base (twice
- * the length, plus one, is about what a value costs), over every 4th
- * particle in id order.
- * Uses s->ord and s->pidx as scratch (the walk rewrites both). */
-static int pick_predictor(scratch *s, const fc_frame *f, const fc_frame *base, const fc_frame *prev) {
-    int32_t *bi = s->ord, *pi = s->pidx;
-    match_ids(f, base, bi);
-    match_ids(base, prev, pi);
-    uint64_t cost[2] = {0, 0};
-    for (int k = 0; k < f->n; k += 4) { /* every 4th particle: an estimate */
-        int b = bi[k];
-        if (b < 0 || pi[b] < 0) continue;
-        for (int a = 0; a < 3; a++) {
-            int32_t q = f->q[3 * k + a], bq = base->q[3 * b + a], v = bq - (int32_t)prev->q[3 * pi[b] + a];
-            int32_t p = clamp_level(bq + v, f->grid.levels[a]);
-            cost[0] += (uint64_t)bit_length((uint32_t)abs(q - bq));
-            cost[1] += (uint64_t)bit_length((uint32_t)abs(q - p));
-        }
-    }
-    return cost[0] < cost[1] ? FC_PRED_ZERO : FC_PRED_CV;
-}
-
 size_t fc_max_payload(int n) {
     return FC_HEADER_BYTES + 4096 + (size_t)(n > 0 ? n : 0) * 256;
 }
@@ -1207,7 +1207,6 @@ size_t fc_encode(fc_encoder *e, uint32_t seq, uint32_t base, uint32_t prev, uint
     models_reset(&e->s.m);
     e->s.nres = 0;
     fc_options o = e->opt;
-    if (b && pv && o.predictor == FC_PRED_CV) o.predictor = pick_predictor(&e->s, f, b, pv);
     int rcode = b ? walk_delta(&r, &e->s, &o, f, b, pv, err, errlen) : walk_key(&r, &e->s, f, err, errlen);
     if (rcode) return 0;
     rc_enc_flush(&r);
