@@ -321,7 +321,8 @@ typedef struct scratch {
     int32_t *pred; /* per coding position: prediction[3], speed context */
     uint32_t *cell, *count;
     int nres;
-    bool ident; /* this delta keeps the base's particles as they are: bidx[k] = k */
+    bool ident;  /* this delta keeps the base's particles as they are: bidx[k] = k */
+    bool pident; /* ... and the base keeps the previous frame's: pidx[k] = k */
     /* the table coder: its tables; the encoder's symbols, contexts, counts
      * and raw bits (tn values), the decoder's streams */
     tc_tables *tab;
@@ -602,17 +603,28 @@ static int walk_key(rc *r, scratch *s, fc_frame *f, char *err, size_t errlen) {
     return 0;
 }
 
-/* For each particle of a (ids increasing) its index in b, or -1. */
-static void match_ids(const fc_frame *a, const fc_frame *b, int32_t *idx) {
-    if (a->n == b->n && !memcmp(a->id, b->id, (size_t)a->n * sizeof *a->id)) {
+/* Whether two frames hold the same ids: a loop without an exit, which
+ * vectorises (the WebAssembly build's C library compares byte by byte). */
+static bool same_ids(const fc_frame *a, const fc_frame *b) {
+    if (a->n != b->n) return false;
+    uint32_t d = 0;
+    for (int i = 0; i < a->n; i++) d |= a->id[i] ^ b->id[i];
+    return !d;
+}
+
+/* For each particle of a (ids increasing) its index in b, or -1.  True
+ * when the two hold the same ids (idx is then the identity). */
+static bool match_ids(const fc_frame *a, const fc_frame *b, int32_t *idx) {
+    if (same_ids(a, b)) {
         for (int i = 0; i < a->n; i++) idx[i] = i;
-        return;
+        return true;
     }
     int j = 0;
     for (int i = 0; i < a->n; i++) {
         while (j < b->n && b->id[j] < a->id[i]) j++;
         idx[i] = j < b->n && b->id[j] == a->id[i] ? j : -1;
     }
+    return false;
 }
 
 /* Step 1 of a delta: the ids removed from the base (indices into it) and
@@ -996,6 +1008,88 @@ static int table_by_id(rc *r, scratch *s, const fc_options *o, fc_frame *f, cons
     return 0;
 }
 
+/* The decoder's path for a delta whose particles are those of its base and
+ * of the previous frame, in the same order (no particle added or removed
+ * over the two frames: most frames).  The same values as table_by_id's, in
+ * three loops instead of one: the contexts, the residuals (the only serial
+ * loop: the rANS states and the raw bits), then the predictions and sums.
+ * The first and last run over the frames' flat arrays of 3 n levels and
+ * vectorise; the serial loop then holds only the entropy decoder's state in
+ * its registers (docs/wire-v2.md, "Session 14").  s->kin holds |v| per value
+ * and s->tctx the speed context per particle between the loops. */
+static int table_kept(scratch *s, const fc_options *o, fc_frame *f, const fc_frame *base, const fc_frame *prev,
+                      char *err, size_t errlen) {
+    const int n = f->n, nv = 3 * n;
+    const int32_t cv = o->predictor == FC_PRED_CV;
+    const uint16_t *restrict bq = base->q, *restrict pq = prev->q;
+    uint16_t *restrict av = (uint16_t *)s->kin;
+    uint8_t *restrict cx = s->tctx;
+    for (int i = 0; i < nv; i++) {
+        int32_t d = (int32_t)bq[i] - (int32_t)pq[i];
+        av[i] = (uint16_t)(d < 0 ? -d : d);
+    }
+    uint32_t used = 0;
+    for (int k = 0; k < n; k++) {
+        uint16_t m = av[3 * k] > av[3 * k + 1] ? av[3 * k] : av[3 * k + 1];
+        m = m > av[3 * k + 2] ? m : av[3 * k + 2];
+        uint8_t c = (uint8_t)((m > 1) + (m > 4) + (m > 12)); /* speed_ctx */
+        cx[k] = c;
+        used |= 1u << c;
+    }
+    for (int c = 0; c < SPEED_CTX; c++)
+        if ((used >> c & 1) && t_empty(s->tab, c)) FAIL("frame payload: a value in a context that has no table");
+
+    tc_rans_dec rd = s->rd; /* locals, so that the states live in registers */
+    tc_bit_reader br = s->br;
+    const tc_tables *t = s->tab;
+    int32_t *restrict e = s->res;
+    int k = 0;
+    for (; k < n && rd.end - rd.p >= 6; k++) { /* 3 values: at most 6 rANS bytes, 48 raw bits */
+        const int sc = cx[k];
+        tc_bitr_fill(&br);
+        for (int a = 0; a < 3; a++) {
+            int sym = tc_rans_get(&rd, t, a, a * SPEED_CTX + sc, true);
+            e[3 * k + a] = tc_join(sym, tc_bitr_take(&br, tc_sym_nraw[sym]));
+        }
+    }
+    for (; k < n; k++) {
+        const int sc = cx[k];
+        tc_bitr_fill(&br);
+        for (int a = 0; a < 3; a++) {
+            int sym = tc_rans_get(&rd, t, a, a * SPEED_CTX + sc, false);
+            e[3 * k + a] = tc_join(sym, tc_bitr_take(&br, tc_sym_nraw[sym]));
+        }
+    }
+    s->rd = rd, s->br = br;
+    s->tn = nv;
+
+    /* q = clamp(b + cv (b - p)) + e, in blocks of 8 particles (24 values,
+     * so that each lane keeps its axis's level count) */
+    int32_t hi[24];
+    for (int j = 0; j < 24; j++) hi[j] = f->grid.levels[j % 3];
+    uint16_t *restrict q = f->q;
+    int32_t bad = 0;
+    int i = 0;
+    for (; i + 24 <= nv; i += 24)
+        for (int j = 0; j < 24; j++) {
+            int32_t b = bq[i + j], p = b + cv * (b - (int32_t)pq[i + j]);
+            p = p < 0 ? 0 : p >= hi[j] ? hi[j] - 1 : p;
+            int32_t v = p + e[i + j];
+            bad |= (v < 0) | (v >= hi[j]);
+            q[i + j] = (uint16_t)v;
+        }
+    for (int j = 0; i < nv; i++, j++) {
+        int32_t b = bq[i], p = b + cv * (b - (int32_t)pq[i]);
+        p = p < 0 ? 0 : p >= hi[j] ? hi[j] - 1 : p;
+        int32_t v = p + e[i];
+        bad |= (v < 0) | (v >= hi[j]);
+        q[i] = (uint16_t)v;
+    }
+    if (bad) FAIL("frame payload: a particle lies outside the grid");
+    if (s->rd.overrun || tc_bitr_left(&s->br) < 0) FAIL("frame payload truncated");
+    return 0;
+}
+
 /* The table coder's frequency tables, range coded: per context its symbol
  * count, then each symbol's frequency (0: unused).  The decoder checks
  * them and builds its lookups. */
@@ -1055,7 +1149,7 @@ static int pick_predictor(const scratch *s, const fc_frame *f, const fc_frame *b
 static int code_residuals(rc *r, scratch *s, fc_options *o, fc_frame *f, const fc_frame *base, const fc_frame *prev,
                           char *err, size_t errlen) {
     int nm = 0;
-    if (prev) match_ids(base, prev, s->pidx);
+    s->pident = prev && match_ids(base, prev, s->pidx);
     if (!r->dec && prev && o->predictor == FC_PRED_CV) o->predictor = pick_predictor(s, f, base, prev);
     bool fused = o->coder == FC_CODER_TABLE && o->order == FC_ORDER_ID && o->predictor <= FC_PRED_CV &&
                  o->neighbour == FC_NB_NONE;
@@ -1063,7 +1157,9 @@ static int code_residuals(rc *r, scratch *s, fc_options *o, fc_frame *f, const f
     if (o->coder != FC_CODER_TABLE) return delta_residuals(r, s, o, f, nm, err, errlen);
     if (r->dec && code_tables(r, s, err, errlen)) return -1;
     if (!r->dec) memset(s->tcount, 0, sizeof s->tcount);
-    if (fused ? table_by_id(r, s, o, f, base, prev, err, errlen) : table_residuals(r, s, o, f, nm, err, errlen))
+    if (fused && r->dec && s->ident && prev && s->pident) {
+        if (table_kept(s, o, f, base, prev, err, errlen)) return -1;
+    } else if (fused ? table_by_id(r, s, o, f, base, prev, err, errlen) : table_residuals(r, s, o, f, nm, err, errlen))
         return -1;
     if (r->dec) return 0;
     for (int c = 0; c < TC_MAX_CTX; c++) tc_normalize(s->tab, c, s->tcount[c]);
@@ -1080,7 +1176,7 @@ static int walk_delta(rc *r, scratch *s, fc_options *o, fc_frame *f, const fc_fr
     spatial_state st;
     memset(&st, 0, sizeof st);
     for (int a = 0; a < 3; a++) st.q[a] = f->grid.levels[a] / 2;
-    for (int k = 0; k < n; k++)
+    for (int k = 0; k < n && !s->ident; k++)
         if (s->bidx[k] < 0) {
             if (code_spatial(r, m, f, k, &st, err, errlen)) return -1;
             if (r->overrun) FAIL("frame payload truncated");

@@ -1,8 +1,9 @@
 /* table_coder.c - the static-table entropy coder (see table_coder.h):
  * the value split, frequency normalisation, table checks, the rANS encoder
  * and the raw bit writer.  rANS after Duda, "Asymmetric numeral systems"
- * (2013), in the byte-wise, interleaved form of Giesen's ryg_rans (2014)
- * with three states: 32-bit states in [2^23, 2^31), 12-bit frequencies. */
+ * (2013), in the interleaved form of Giesen's ryg_rans (2014) with
+ * 16-bit renormalisation words (its rans_word variant) and three states:
+ * 32-bit states in [2^16, 2^32), 12-bit frequencies. */
 #include "table_coder.h"
 
 /* Symbol s: class 0 and 1 are symbols 0 and 1; class c >= 2 is 2c - 2 plus
@@ -84,11 +85,12 @@ size_t tc_rans_encode(const tc_tables *t, const uint8_t *sym, const uint8_t *ctx
     for (int i = n - 1; i >= 0; i--) {
         uint32_t *st = &x[i % TC_STATES];
         uint32_t f = t->freq[ctx[i]][sym[i]];
-        uint32_t xmax = ((TC_RANS_L >> TC_SCALE_BITS) << 8) * f;
-        while (*st >= xmax) {
-            if (p == tmp) return 0;
-            *--p = (uint8_t)*st;
-            *st >>= 8;
+        uint64_t xmax = (uint64_t)((TC_RANS_L >> TC_SCALE_BITS) << 16) * f;
+        if (*st >= xmax) { /* once at most: x < 2^32, so x >> 16 < 2^16 <= xmax */
+            if (p - tmp < 2) return 0;
+            p -= 2;
+            p[0] = (uint8_t)*st, p[1] = (uint8_t)(*st >> 8);
+            *st >>= 16;
         }
         *st = ((*st / f) << TC_SCALE_BITS) + *st % f + t->cum[ctx[i]][sym[i]];
     }

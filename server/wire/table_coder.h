@@ -25,7 +25,7 @@
 #define TC_SCALE (1u << TC_SCALE_BITS)
 #define TC_NSYM 34           /* magnitude classes 0..17 (|v| < 2^17), each class >= 2 split by its top mantissa bit */
 #define TC_MAX_CTX 12        /* axis x speed */
-#define TC_RANS_L (1u << 23) /* the states' lower bound; byte-wise renormalisation */
+#define TC_RANS_L (1u << 16) /* the states' lower bound; renormalisation by 16-bit words */
 #define TC_STATES 3          /* interleaved rANS states: value i uses state i % 3 (a particle's axis) */
 
 /* Frequency tables of every context, and the decoder's slot-to-symbol
@@ -96,37 +96,36 @@ static inline bool tc_rans_dec_init(tc_rans_dec *d, const uint8_t *p, size_t n) 
     for (int i = 0; i < TC_STATES; i++) {
         d->x[i] = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 | (uint32_t)p[4 * i + 2] << 16 |
                   (uint32_t)p[4 * i + 3] << 24;
-        ok &= d->x[i] >= TC_RANS_L && d->x[i] < (TC_RANS_L << 8);
+        ok &= d->x[i] >= TC_RANS_L;
     }
     d->p = p + 4 * TC_STATES;
     return ok;
 }
 
 /* The next symbol of state s (0..TC_STATES-1) in context ctx, which must be used.
- * A state starts in [L, 256 L) and stays there: the update leaves it at
- * least 2^11 and below 2^31, and at most two bytes bring it back above L.
- * With `room` (two bytes left in the stream) the bytes are taken without
- * branches; otherwise each is checked against the end. */
+ * A state starts in [L, 2^32) = [2^16, 2^32) and stays there: the update
+ * leaves it at least 2^4 (a frequency of at least 1 times x >> 12 >= 16), and
+ * one 16-bit word brings it back above L.  Whether the word is taken depends
+ * on this state alone, so the stream pointer's chain through the three
+ * states is a chain of adds, not of loads (ryg_rans' rans_word variant,
+ * Giesen 2014).  With `room` (two bytes left in the stream) the word is taken
+ * without a branch; otherwise it is checked against the end. */
 static inline int tc_rans_get(tc_rans_dec *d, const tc_tables *t, int s, int ctx, bool room) {
     uint32_t x = d->x[s];
     uint32_t slot = x & (TC_SCALE - 1);
     int sym = t->slot[ctx][slot];
     uint32_t fc = t->fc[ctx][sym];
     x = (fc & 0xffff) * (x >> TC_SCALE_BITS) + slot - (fc >> 16);
-    if (room) { /* masks, not branches: whether a byte is taken is data, unpredictable */
-        uint32_t m1 = 0u - (uint32_t)(x < TC_RANS_L);
-        x = x << (m1 & 8) | (d->p[0] & m1);
-        d->p += m1 & 1;
-        uint32_t m2 = 0u - (uint32_t)(x < TC_RANS_L);
-        x = x << (m2 & 8) | (d->p[0] & m2);
-        d->p += m2 & 1;
-    } else {
-        while (x < TC_RANS_L) {
-            if (d->p < d->end)
-                x = x << 8 | *d->p++;
-            else
-                x <<= 8, d->overrun = true;
-        }
+    if (room) { /* a mask, not a branch: whether a word is taken is data, unpredictable */
+        uint32_t m = 0u - (uint32_t)(x < TC_RANS_L);
+        uint32_t w = (uint32_t)d->p[0] | (uint32_t)d->p[1] << 8;
+        x = x << (m & 16) | (w & m);
+        d->p += m & 2;
+    } else if (x < TC_RANS_L) {
+        if (d->end - d->p >= 2)
+            x = x << 16 | (uint32_t)d->p[0] | (uint32_t)d->p[1] << 8, d->p += 2;
+        else
+            x <<= 16, d->p = d->end, d->overrun = true;
     }
     d->x[s] = x;
     return sym;

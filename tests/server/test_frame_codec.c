@@ -476,6 +476,10 @@ static void table_coder(void) {
     CHECK(!tc_build_context(&t, 0, 2, fr), "a table summing to 4097 accepted");
     uint8_t st[12] = {0};
     CHECK(!tc_rans_dec_init(&rd, st, sizeof st), "a zero state accepted");
+    for (int i = 0; i < TC_STATES; i++) st[4 * i + 2] = 1; /* every state at L = 2^16 */
+    CHECK(tc_rans_dec_init(&rd, st, sizeof st), "states at the lower bound refused");
+    st[2] = 0, st[0] = st[1] = 0xff; /* the first at L - 1 */
+    CHECK(!tc_rans_dec_init(&rd, st, sizeof st), "a state below the lower bound accepted");
     REPORT("%d values: %zu rANS bytes + %zu raw bytes, %.2f bits a value", NV, len, w.len,
            8.0 * (double)(len + w.len) / NV);
 

@@ -43,7 +43,7 @@ const M_TOTAL = M_TABF + MODEL;
 const TC_SCALE = 4096;
 const TC_NSYM = 34;
 const TC_CTX = 12;
-const TC_L = 1 << 23;
+const TC_L = 1 << 16; // the rANS states' lower bound: renormalised by 16-bit words
 const TC_STATES = 3;
 const SYM_NRAW = new Uint8Array(TC_NSYM);
 const SYM_BASE = new Uint32Array(TC_NSYM);
@@ -399,7 +399,7 @@ export class FrameDecoder {
     if (tl < 4 * TC_STATES) fail('frame payload: bad rANS state');
     for (let i = 0; i < TC_STATES; i++) {
       const x = dv.getUint32(r0 + 4 * i, true);
-      if (x < TC_L || x >= TC_L * 256) fail('frame payload: bad rANS state');
+      if (x < TC_L) fail('frame payload: bad rANS state');
       this.tx[i] = x;
     }
     t.buf = bytes; t.pos = r0 + 4 * TC_STATES; t.end = r0 + tl; t.over = false;
@@ -436,10 +436,10 @@ export class FrameDecoder {
     let x = xs[a];
     const s = x & (TC_SCALE - 1), sym = this.tslot[ctx * TC_SCALE + s], e = fc[ctx * TC_NSYM + sym];
     x = (e & 0xffff) * (x >>> 12) + s - (e >>> 16);
-    while (x < TC_L) {
-      let byte = 0;
-      if (t.pos < t.end) byte = buf[t.pos++]; else t.over = true;
-      x = ((x << 8) | byte) >>> 0;
+    if (x < TC_L) { // one 16-bit word, least significant byte first, brings it back
+      let w = 0;
+      if (t.end - t.pos >= 2) { w = buf[t.pos] | (buf[t.pos + 1] << 8); t.pos += 2; } else { t.pos = t.end; t.over = true; }
+      x = ((x << 16) | w) >>> 0;
     }
     xs[a] = x;
     const nr = SYM_NRAW[sym];
