@@ -282,14 +282,37 @@ static uint8_t temp_byte(float c) {
 }
 
 static uint32_t frame_checksum(const fc_frame *f) {
-    uint32_t a = 1, b = (uint32_t)f->n;
-    for (int k = 0; k < f->n; k++) {
-        a += f->id[k], b += a;
-        a += f->q[3 * k], b += a;
-        a += f->q[3 * k + 1], b += a;
-        a += f->q[3 * k + 2], b += a;
-        a += (uint32_t)f->mat[k] | (uint32_t)f->temp[k] << 8, b += a;
+    /* a = 1 + sum x_i and b = n + sum_i a_i over the m = 5 n words x_1..x_m
+     * (per particle: id, q[3], material | temperature << 8), as PROTOCOL.md
+     * defines them, in closed form: b = n + m + (m + 1) sum x_i - sum i x_i,
+     * modulo 2^32.  Each array is then summed on its own, without a chain
+     * from one add to the next, and the loops vectorise.  Particle k's words
+     * are x_{5k+1} (id), x_{5k+2..5k+4} (q), x_{5k+5}. */
+    const int n = f->n;
+    uint32_t sx = 0, sw = 0;
+    for (int k = 0; k < n; k++) {
+        uint32_t id = f->id[k], mt = (uint32_t)f->mat[k] | (uint32_t)f->temp[k] << 8;
+        sx += id + mt;
+        sw += (5u * (uint32_t)k + 1u) * id + (5u * (uint32_t)k + 5u) * mt;
     }
+    /* q in groups of 8 particles: lane j of group g holds x_i with
+     * i = 40 g + off[j], off[j] = 5 (j / 3) + j % 3 + 2 */
+    uint32_t lq[24] = {0}, lg[24] = {0}, off[24];
+    for (int j = 0; j < 24; j++) off[j] = 5u * (uint32_t)(j / 3) + (uint32_t)(j % 3) + 2u;
+    const uint16_t *q = f->q;
+    int k = 0;
+    for (; k + 8 <= n; k += 8) {
+        const uint32_t g = (uint32_t)k / 8u;
+        for (int j = 0; j < 24; j++) lq[j] += q[3 * k + j], lg[j] += g * q[3 * k + j];
+    }
+    for (int j = 0; j < 24; j++) sx += lq[j], sw += 40u * lg[j] + off[j] * lq[j];
+    for (; k < n; k++)
+        for (int a = 0; a < 3; a++) {
+            uint32_t x = q[3 * k + a];
+            sx += x, sw += (5u * (uint32_t)k + 2u + (uint32_t)a) * x;
+        }
+    uint32_t m = 5u * (uint32_t)n;
+    uint32_t a = 1u + sx, b = (uint32_t)n + m + (m + 1u) * sx - sw;
     return a ^ (b << 16 | b >> 16);
 }
 
@@ -326,9 +349,9 @@ typedef struct scratch {
     /* the table coder: its tables; the encoder's symbols, contexts, counts
      * and raw bits (tn values), the decoder's streams */
     tc_tables *tab;
-    uint8_t *tsym, *tctx, *tbuf, *rbuf;
+    uint8_t *tsym, *tctx, *tst, *tbuf, *rbuf; /* tst: each symbol's rANS state */
     size_t tbuf_cap;
-    uint32_t tcount[TC_MAX_CTX][TC_NSYM];
+    uint32_t tcount[TC_MAX_CTX][TC_SYM_MAX];
     int tn;
     tc_bit_writer bw;
     tc_rans_dec rd;
@@ -338,7 +361,7 @@ typedef struct scratch {
 static void scratch_free(scratch *s) {
     free(s->removed), free(s->added), free(s->bidx), free(s->pidx), free(s->ord);
     free(s->pred), free(s->kin), free(s->res), free(s->cell), free(s->count);
-    free(s->tab), free(s->tsym), free(s->tctx), free(s->tbuf), free(s->rbuf);
+    free(s->tab), free(s->tsym), free(s->tctx), free(s->tst), free(s->tbuf), free(s->rbuf);
 }
 
 static bool scratch_alloc(scratch *s, int cap) {
@@ -348,11 +371,14 @@ static bool scratch_alloc(scratch *s, int cap) {
     s->removed = malloc(c * 4), s->added = malloc(c * 4), s->bidx = malloc(c * 4), s->pidx = malloc(c * 4);
     s->ord = malloc(c * 4), s->pred = malloc(c * 16), s->kin = malloc(c * 32), s->res = malloc(c * 12);
     s->cell = malloc(c * 4), s->count = malloc((CELLS_MAX + 1) * 4);
-    /* the rANS stream takes at most 12 bits a value, the raw bits 17 */
-    s->tab = malloc(sizeof *s->tab), s->tsym = malloc(c * 3), s->tctx = malloc(c * 3);
+    /* at most 4 symbols a particle (a joint one, then 3), each at most 12
+     * bits of the rANS stream; at most 3 x 17 raw bits.  The tables are
+     * zeroed: a decoder may read a context without a table before it
+     * refuses the payload (table_triple). */
+    s->tab = calloc(1, sizeof *s->tab), s->tsym = malloc(c * 4), s->tctx = malloc(c * 4), s->tst = malloc(c * 4);
     s->tbuf_cap = c * 7 + 64, s->tbuf = malloc(s->tbuf_cap), s->rbuf = malloc(s->tbuf_cap);
     if (!s->removed || !s->added || !s->bidx || !s->pidx || !s->ord || !s->pred || !s->kin || !s->res || !s->cell ||
-        !s->count || !s->tab || !s->tsym || !s->tctx || !s->tbuf || !s->rbuf) {
+        !s->count || !s->tab || !s->tsym || !s->tctx || !s->tst || !s->tbuf || !s->rbuf) {
         scratch_free(s);
         return false;
     }
@@ -425,7 +451,7 @@ struct fc_decoder {
 fc_options fc_default_options(void) {
     /* docs/wire-v2.md, "Session 13": the table coder in id order decodes 3.5
      * times as fast as the adaptive coder in cell order, for 2-6% more bits */
-    fc_options o = {FC_PRED_CV, FC_NB_NONE, FC_ORDER_ID, FC_CODER_TABLE};
+    fc_options o = {FC_PRED_CV, FC_NB_NONE, FC_ORDER_ID, FC_CODER_TABLE, FC_JOINT_AUTO};
     return o;
 }
 
@@ -457,7 +483,8 @@ static void write_header(uint8_t *p, const fc_header *h) {
     p[0] = 'F';
     p[1] = FC_VERSION;
     p[2] = (uint8_t)h->kind;
-    p[3] = (uint8_t)(h->options.predictor | h->options.neighbour << 2 | h->options.order << 4 | h->options.coder << 5);
+    p[3] = (uint8_t)(h->options.predictor | h->options.neighbour << 2 | h->options.order << 4 | h->options.coder << 5 |
+                     h->options.joint << 6);
     put32(p + 4, h->epoch);
     put32(p + 8, h->seq);
     put32(p + 12, h->base);
@@ -486,8 +513,10 @@ int fc_read_header(const uint8_t *p, size_t n, fc_header *h, char *err, size_t e
     h->options.neighbour = (p[3] >> 2) & 3;
     h->options.order = (p[3] >> 4) & 1;
     h->options.coder = (p[3] >> 5) & 1;
-    if (h->kind > 1 || (p[3] >> 6) || h->options.neighbour > FC_NB_CELL || p[46] || p[47] ||
-        (h->options.coder == FC_CODER_TABLE && h->options.neighbour == FC_NB_CELL)) {
+    h->options.joint = (p[3] >> 6) & 1;
+    if (h->kind > 1 || (p[3] >> 7) || h->options.neighbour > FC_NB_CELL || p[46] || p[47] ||
+        (h->options.coder == FC_CODER_TABLE && h->options.neighbour == FC_NB_CELL) ||
+        (h->options.joint && h->options.coder != FC_CODER_TABLE)) {
         snprintf(err, errlen, "frame payload: unknown kind %u or options 0x%02x", p[2], p[3]);
         return -1;
     }
@@ -900,67 +929,92 @@ static int delta_changes(rc *r, scratch *s, fc_frame *f, const fc_frame *base, c
     return 0;
 }
 
-/* True when one of the three contexts of speed context sc has no table. */
-static inline bool t_empty(const tc_tables *t, int sc) {
-    return !t->nsym[sc] || !t->nsym[SPEED_CTX + sc] || !t->nsym[2 * SPEED_CTX + sc];
-}
-
-/* One value of the table coder: codes (or decodes, from rd and br) q - p on
- * axis a in context ctx, and stores q.  False when it lies outside the
- * grid. */
-static inline __attribute__((always_inline)) bool table_value(rc *r, scratch *s, tc_rans_dec *rd, tc_bit_reader *br,
-                                                              uint16_t *q, int32_t p, int a, int ctx, int tn, bool room,
-                                                              int32_t levels) {
-    int32_t e;
+/* One particle's three residuals with the table coder, in speed context sc
+ * (the encoder codes e, the decoder fills it).  With joint symbols (options
+ * bit 6) the particle's first symbol is joint: its three values when all lie
+ * in [-2, 2], else the escape, on state js (the particle's coding position
+ * modulo 2, so that consecutive particles decode on different states), in
+ * context TC_AXIS_CTX + sc; an escape is followed by the three values as
+ * without: one symbol per axis on the axis's state, in context
+ * axis * SPEED_CTX + sc, and its raw bits.  *used collects the contexts
+ * decoded from (each must have a table; checked by the caller, after the
+ * loop: the tables are zeroed at creation, so a context without one reads
+ * in bounds).  The encoder records symbols, contexts and states (coded once
+ * the tables are known) and writes the raw bits. */
+static inline __attribute__((always_inline)) void table_triple(rc *r, scratch *s, tc_rans_dec *rd, tc_bit_reader *br,
+                                                               int32_t e[3], int sc, bool joint, int js, bool room,
+                                                               uint32_t *used) {
     if (r->dec) {
-        int sym = tc_rans_get(rd, s->tab, a, ctx, room);
-        e = tc_join(sym, tc_bitr_take(br, tc_sym_nraw[sym]));
-    } else {
-        e = (int32_t)*q - p;
-        tc_split sp = tc_split_value(e);
-        s->tsym[tn] = sp.sym, s->tctx[tn] = (uint8_t)ctx;
+        if (joint) {
+            *used |= 1u << (TC_AXIS_CTX + sc);
+            int j = tc_rans_get(rd, s->tab, js, TC_AXIS_CTX + sc, room);
+            if (j < TC_JOINT_ESC) {
+                e[0] = tc_joint_val[j][0], e[1] = tc_joint_val[j][1], e[2] = tc_joint_val[j][2];
+                return;
+            }
+        }
+        *used |= 0x111u << sc;
+        tc_bitr_fill(br);
+        for (int a = 0; a < 3; a++) {
+            int sym = tc_rans_get(rd, s->tab, a, a * SPEED_CTX + sc, room);
+            e[a] = tc_join(sym, tc_bitr_take(br, tc_sym_nraw[sym]));
+        }
+        return;
+    }
+    for (int a = 0; a < 3; a++) s->res[s->nres++] = e[a];
+    if (joint) {
+        int j = tc_joint_sym(e[0], e[1], e[2]), ctx = TC_AXIS_CTX + sc;
+        s->tsym[s->tn] = (uint8_t)j, s->tctx[s->tn] = (uint8_t)ctx, s->tst[s->tn++] = (uint8_t)js;
+        s->tcount[ctx][j]++;
+        if (j < TC_JOINT_ESC) return;
+    }
+    for (int a = 0; a < 3; a++) {
+        tc_split sp = tc_split_value(e[a]);
+        int ctx = a * SPEED_CTX + sc;
+        s->tsym[s->tn] = sp.sym, s->tctx[s->tn] = (uint8_t)ctx, s->tst[s->tn++] = (uint8_t)a;
         s->tcount[ctx][sp.sym]++;
         tc_bits_put(&s->bw, sp.raw, sp.nraw);
-        s->res[s->nres++] = e;
     }
-    int32_t v = p + e;
-    *q = (uint16_t)v;
-    return v >= 0 && v < levels;
 }
 
+/* The decoder's check after a table-coded walk: every context decoded from
+ * has a table, and the streams did not run out. */
+static int table_end(scratch *s, uint32_t used, char *err, size_t errlen) {
+    for (int c = 0; c < TC_MAX_CTX; c++)
+        if ((used >> c & 1) && !s->tab->nsym[c]) FAIL("frame payload: a value in context %d, which has no table", c);
+    if (s->rd.overrun || tc_bitr_left(&s->br) < 0) FAIL("frame payload truncated");
+    return 0;
+}
+
+/* At most 4 rANS words (8 bytes) and 48 raw bits a particle. */
+#define TABLE_ROOM 8
+
 /* Step 5 with the table coder: the same residuals as delta_residuals (no
- * cell neighbour), each split into a symbol, coded by rANS in its context
- * (axis and speed: no context from other values, so that consecutive
- * values decode independently), and raw bits.  The encoder records symbols
- * and contexts (coded after the walk, once the tables are known) and writes
- * the raw bits; the decoder reads both streams (s->rd, s->br), set up by
- * fc_decode. */
+ * cell neighbour), coded by table_triple (contexts: speed and axis only, so
+ * that consecutive values decode independently).  The decoder reads both
+ * streams (s->rd, s->br), set up by fc_decode. */
 static int table_residuals(rc *r, scratch *s, const fc_options *o, fc_frame *f, int nm, char *err, size_t errlen) {
-    const tc_tables *t = s->tab;
     int32_t lastres[3] = {0, 0, 0};
-    bool nbprev = o->neighbour == FC_NB_PREV;
-    int tn = 0;
-    s->nres = 0;
+    bool nbprev = o->neighbour == FC_NB_PREV, joint = o->joint;
+    uint32_t used = 0;
+    s->nres = 0, s->tn = 0;
     for (int j = 0; j < nm; j++) {
         int k = s->ord[j];
         const int32_t *pr = &s->pred[4 * j];
-        int sc = pr[3];
-        /* 3 values take at most 48 raw bits and 6 rANS bytes */
-        bool room = r->dec && s->rd.end - s->rd.p >= 6;
-        if (r->dec) tc_bitr_fill(&s->br);
-        for (int a = 0; a < 3; a++, tn++) {
-            int32_t p = pr[a] + (nbprev ? lastres[a] : 0);
-            int ctx = a * SPEED_CTX + sc;
-            if (r->dec && !t->nsym[ctx]) FAIL("frame payload: a value in context %d, which has no table", ctx);
-            uint16_t *q = &f->q[3 * k + a];
-            if (!table_value(r, s, &s->rd, &s->br, q, p, a, ctx, tn, room, f->grid.levels[a]))
+        int32_t p[3], e[3];
+        uint16_t *q = &f->q[3 * k];
+        for (int a = 0; a < 3; a++) p[a] = pr[a] + (nbprev ? lastres[a] : 0), e[a] = (int32_t)q[a] - p[a];
+        bool room = r->dec && s->rd.end - s->rd.p >= TABLE_ROOM;
+        table_triple(r, s, &s->rd, &s->br, e, pr[3], joint, j & 1, room, &used);
+        for (int a = 0; a < 3; a++) {
+            int32_t v = p[a] + e[a];
+            if (v < 0 || v >= f->grid.levels[a])
                 FAIL("frame payload: particle %d lies outside the grid on axis %d", k, a);
-            lastres[a] = *q - pr[a];
+            q[a] = (uint16_t)v;
+            lastres[a] = v - pr[a];
         }
     }
-    s->tn = tn;
-    if (r->dec && (s->rd.overrun || tc_bitr_left(&s->br) < 0)) FAIL("frame payload truncated");
-    return 0;
+    return r->dec ? table_end(s, used, err, errlen) : 0;
 }
 
 static inline int32_t clamp_level(int32_t p, int32_t levels) {
@@ -974,119 +1028,108 @@ static inline int32_t clamp_level(int32_t p, int32_t levels) {
 static int table_by_id(rc *r, scratch *s, const fc_options *o, fc_frame *f, const fc_frame *base, const fc_frame *prev,
                        char *err, size_t errlen) {
     const int32_t *bidx = s->bidx, *pidx = s->pidx;
-    const int32_t lx = f->grid.levels[0], ly = f->grid.levels[1], lz = f->grid.levels[2];
+    const int32_t lv[3] = {f->grid.levels[0], f->grid.levels[1], f->grid.levels[2]};
     const int32_t cv = o->predictor == FC_PRED_CV;
-    int n = f->n, tn = 0;
+    const bool joint = o->joint;
+    int n = f->n, j = 0;
+    uint32_t used = 0;
     tc_rans_dec rd = s->rd; /* locals, so that the states live in registers */
     tc_bit_reader br = s->br;
-    s->nres = 0;
+    s->nres = 0, s->tn = 0;
     for (int k = 0; k < n; k++) {
         int b = bidx[k];
         if (b < 0) continue;
         const uint16_t *bq = &base->q[3 * b];
         int pi = prev ? pidx[b] : -1;
-        int32_t vx = 0, vy = 0, vz = 0;
+        int32_t v[3] = {0, 0, 0}, p[3], e[3];
         if (pi >= 0) {
             const uint16_t *pq = &prev->q[3 * pi];
-            vx = bq[0] - pq[0], vy = bq[1] - pq[1], vz = bq[2] - pq[2];
+            v[0] = bq[0] - pq[0], v[1] = bq[1] - pq[1], v[2] = bq[2] - pq[2];
         }
-        int sc = speed_ctx(vx, vy, vz);
-        if (t_empty(s->tab, sc) && r->dec) FAIL("frame payload: a value in a context that has no table");
-        bool room = r->dec && rd.end - rd.p >= 6; /* 3 values: at most 6 rANS bytes, 48 raw bits */
-        if (r->dec) tc_bitr_fill(&br);
+        int sc = speed_ctx(v[0], v[1], v[2]);
         uint16_t *q = &f->q[3 * k];
-        bool in = table_value(r, s, &rd, &br, &q[0], clamp_level(bq[0] + cv * vx, lx), 0, sc, tn, room, lx);
-        in &= table_value(r, s, &rd, &br, &q[1], clamp_level(bq[1] + cv * vy, ly), 1, SPEED_CTX + sc, tn + 1, room, ly);
-        in &= table_value(r, s, &rd, &br, &q[2], clamp_level(bq[2] + cv * vz, lz), 2, 2 * SPEED_CTX + sc, tn + 2, room,
-                          lz);
-        tn += 3;
-        if (!in) FAIL("frame payload: particle %d lies outside the grid", k);
+        for (int a = 0; a < 3; a++) p[a] = clamp_level(bq[a] + cv * v[a], lv[a]), e[a] = (int32_t)q[a] - p[a];
+        bool room = r->dec && rd.end - rd.p >= TABLE_ROOM;
+        table_triple(r, s, &rd, &br, e, sc, joint, j++ & 1, room, &used);
+        if (r->dec) {
+            int32_t x = p[0] + e[0], y = p[1] + e[1], z = p[2] + e[2];
+            if (x < 0 || x >= lv[0] || y < 0 || y >= lv[1] || z < 0 || z >= lv[2])
+                FAIL("frame payload: particle %d lies outside the grid", k);
+            q[0] = (uint16_t)x, q[1] = (uint16_t)y, q[2] = (uint16_t)z;
+        }
     }
     s->rd = rd, s->br = br;
-    s->tn = tn;
-    if (r->dec && (s->rd.overrun || tc_bitr_left(&s->br) < 0)) FAIL("frame payload truncated");
-    return 0;
+    return r->dec ? table_end(s, used, err, errlen) : 0;
 }
 
 /* The decoder's path for a delta whose particles are those of its base and
  * of the previous frame, in the same order (no particle added or removed
  * over the two frames: most frames).  The same values as table_by_id's, in
- * three loops instead of one: the contexts, the residuals (the only serial
- * loop: the rANS states and the raw bits), then the predictions and sums.
- * The first and last run over the frames' flat arrays of 3 n levels and
- * vectorise; the serial loop then holds only the entropy decoder's state in
- * its registers (docs/wire-v2.md, "Session 14").  s->kin holds |v| per value
- * and s->tctx the speed context per particle between the loops. */
-static int table_kept(scratch *s, const fc_options *o, fc_frame *f, const fc_frame *base, const fc_frame *prev,
+ * three loops instead of one, over blocks of KEPT_BLOCK particles: the
+ * contexts, the residuals (the only serial loop: the rANS states and the
+ * raw bits), then the predictions and sums.  The first and last run over
+ * the frames' flat arrays of levels and vectorise; the serial loop holds
+ * only the entropy decoder's state in its registers; and a block's base,
+ * prev and residuals are still in the first-level cache when the last loop
+ * reads them again (docs/wire-v2.md, "Session 14"). */
+#define KEPT_BLOCK 256
+static int table_kept(rc *r, scratch *s, const fc_options *o, fc_frame *f, const fc_frame *base, const fc_frame *prev,
                       char *err, size_t errlen) {
-    const int n = f->n, nv = 3 * n;
+    const int n = f->n;
     const int32_t cv = o->predictor == FC_PRED_CV;
-    const uint16_t *restrict bq = base->q, *restrict pq = prev->q;
-    uint16_t *restrict av = (uint16_t *)s->kin;
-    uint8_t *restrict cx = s->tctx;
-    for (int i = 0; i < nv; i++) {
-        int32_t d = (int32_t)bq[i] - (int32_t)pq[i];
-        av[i] = (uint16_t)(d < 0 ? -d : d);
-    }
-    uint32_t used = 0;
-    for (int k = 0; k < n; k++) {
-        uint16_t m = av[3 * k] > av[3 * k + 1] ? av[3 * k] : av[3 * k + 1];
-        m = m > av[3 * k + 2] ? m : av[3 * k + 2];
-        uint8_t c = (uint8_t)((m > 1) + (m > 4) + (m > 12)); /* speed_ctx */
-        cx[k] = c;
-        used |= 1u << c;
-    }
-    for (int c = 0; c < SPEED_CTX; c++)
-        if ((used >> c & 1) && t_empty(s->tab, c)) FAIL("frame payload: a value in a context that has no table");
-
+    const bool joint = o->joint;
     tc_rans_dec rd = s->rd; /* locals, so that the states live in registers */
     tc_bit_reader br = s->br;
-    const tc_tables *t = s->tab;
-    int32_t *restrict e = s->res;
-    int k = 0;
-    for (; k < n && rd.end - rd.p >= 6; k++) { /* 3 values: at most 6 rANS bytes, 48 raw bits */
-        const int sc = cx[k];
-        tc_bitr_fill(&br);
-        for (int a = 0; a < 3; a++) {
-            int sym = tc_rans_get(&rd, t, a, a * SPEED_CTX + sc, true);
-            e[3 * k + a] = tc_join(sym, tc_bitr_take(&br, tc_sym_nraw[sym]));
+    int32_t e[3 * KEPT_BLOCK];
+    uint16_t av[3 * KEPT_BLOCK];
+    uint8_t cx[KEPT_BLOCK];
+    int32_t top[24]; /* the top level of each lane of a group of 8 particles */
+    for (int j = 0; j < 24; j++) top[j] = (int32_t)f->grid.levels[j % 3] - 1;
+    uint32_t used = 0, bad = 0;
+    for (int k0 = 0; k0 < n; k0 += KEPT_BLOCK) {
+        const int m = n - k0 < KEPT_BLOCK ? n - k0 : KEPT_BLOCK, mv = 3 * m;
+        const uint16_t *restrict bq = base->q + 3 * k0, *restrict pq = prev->q + 3 * k0;
+        uint16_t *restrict q = f->q + 3 * k0;
+        for (int i = 0; i < mv; i++) {
+            int32_t d = (int32_t)bq[i] - (int32_t)pq[i];
+            av[i] = (uint16_t)(d < 0 ? -d : d);
         }
-    }
-    for (; k < n; k++) {
-        const int sc = cx[k];
-        tc_bitr_fill(&br);
-        for (int a = 0; a < 3; a++) {
-            int sym = tc_rans_get(&rd, t, a, a * SPEED_CTX + sc, false);
-            e[3 * k + a] = tc_join(sym, tc_bitr_take(&br, tc_sym_nraw[sym]));
+        for (int k = 0; k < m; k++) {
+            uint16_t v = av[3 * k] > av[3 * k + 1] ? av[3 * k] : av[3 * k + 1];
+            v = v > av[3 * k + 2] ? v : av[3 * k + 2];
+            cx[k] = (uint8_t)((v > 1) + (v > 4) + (v > 12)); /* speed_ctx */
+        }
+        int k = 0;
+        if (rd.end - rd.p >= (ptrdiff_t)m * TABLE_ROOM) /* two particles a turn: the joint states are constants */
+            for (; k + 1 < m; k += 2) {
+                table_triple(r, s, &rd, &br, &e[3 * k], cx[k], joint, 0, true, &used);
+                table_triple(r, s, &rd, &br, &e[3 * k + 3], cx[k + 1], joint, 1, true, &used);
+            }
+        for (; k < m; k++) table_triple(r, s, &rd, &br, &e[3 * k], cx[k], joint, (k0 + k) & 1, false, &used);
+        /* q = clamp(b + cv (b - p)) + e, in groups of 8 particles (24
+         * values, so that each lane keeps its axis's level count) */
+        int i = 0;
+        for (; i + 24 <= mv; i += 24)
+            for (int j = 0; j < 24; j++) {
+                int32_t b = bq[i + j], p = b + cv * (b - (int32_t)pq[i + j]);
+                p = p < 0 ? 0 : p;
+                p = p < top[j] ? p : top[j];
+                uint32_t v = (uint32_t)(p + e[i + j]);
+                bad |= v > (uint32_t)top[j]; /* below 0 or past the top */
+                q[i + j] = (uint16_t)v;
+            }
+        for (int j = 0; i < mv; i++, j++) {
+            int32_t b = bq[i], p = b + cv * (b - (int32_t)pq[i]);
+            p = p < 0 ? 0 : p;
+            p = p < top[j] ? p : top[j];
+            uint32_t v = (uint32_t)(p + e[i]);
+            bad |= v > (uint32_t)top[j];
+            q[i] = (uint16_t)v;
         }
     }
     s->rd = rd, s->br = br;
-    s->tn = nv;
-
-    /* q = clamp(b + cv (b - p)) + e, in blocks of 8 particles (24 values,
-     * so that each lane keeps its axis's level count) */
-    int32_t hi[24];
-    for (int j = 0; j < 24; j++) hi[j] = f->grid.levels[j % 3];
-    uint16_t *restrict q = f->q;
-    int32_t bad = 0;
-    int i = 0;
-    for (; i + 24 <= nv; i += 24)
-        for (int j = 0; j < 24; j++) {
-            int32_t b = bq[i + j], p = b + cv * (b - (int32_t)pq[i + j]);
-            p = p < 0 ? 0 : p >= hi[j] ? hi[j] - 1 : p;
-            int32_t v = p + e[i + j];
-            bad |= (v < 0) | (v >= hi[j]);
-            q[i + j] = (uint16_t)v;
-        }
-    for (int j = 0; i < nv; i++, j++) {
-        int32_t b = bq[i], p = b + cv * (b - (int32_t)pq[i]);
-        p = p < 0 ? 0 : p >= hi[j] ? hi[j] - 1 : p;
-        int32_t v = p + e[i];
-        bad |= (v < 0) | (v >= hi[j]);
-        q[i] = (uint16_t)v;
-    }
+    if (table_end(s, used, err, errlen)) return -1;
     if (bad) FAIL("frame payload: a particle lies outside the grid");
-    if (s->rd.overrun || tc_bitr_left(&s->br) < 0) FAIL("frame payload truncated");
     return 0;
 }
 
@@ -1098,8 +1141,9 @@ static int code_tables(rc *r, scratch *s, char *err, size_t errlen) {
     tc_tables *t = s->tab;
     for (int c = 0; c < TC_MAX_CTX; c++) {
         uint32_t nsym = code_u(r, &m->tabn, t->nsym[c]);
-        if (nsym > TC_NSYM) FAIL("frame payload: a table of %u symbols (at most %d)", nsym, TC_NSYM);
-        uint16_t fr[TC_NSYM];
+        if (nsym > (uint32_t)tc_ctx_nsym(c))
+            FAIL("frame payload: a table of %u symbols in context %d (at most %d)", nsym, c, tc_ctx_nsym(c));
+        uint16_t fr[TC_SYM_MAX];
         for (uint32_t k = 0; k < nsym; k++) {
             uint32_t v = code_u(r, &m->tabf, r->dec ? 0 : t->freq[c][k]);
             if (v > TC_SCALE) FAIL("frame payload: a table frequency of %u", v);
@@ -1158,7 +1202,7 @@ static int code_residuals(rc *r, scratch *s, fc_options *o, fc_frame *f, const f
     if (r->dec && code_tables(r, s, err, errlen)) return -1;
     if (!r->dec) memset(s->tcount, 0, sizeof s->tcount);
     if (fused && r->dec && s->ident && prev && s->pident) {
-        if (table_kept(s, o, f, base, prev, err, errlen)) return -1;
+        if (table_kept(r, s, o, f, base, prev, err, errlen)) return -1;
     } else if (fused ? table_by_id(r, s, o, f, base, prev, err, errlen) : table_residuals(r, s, o, f, nm, err, errlen))
         return -1;
     if (r->dec) return 0;
@@ -1303,12 +1347,15 @@ size_t fc_encode(fc_encoder *e, uint32_t seq, uint32_t base, uint32_t prev, uint
     models_reset(&e->s.m);
     e->s.nres = 0;
     fc_options o = e->opt;
+    /* joint symbols are the table coder's; the header records 0 or 1 */
+    o.joint =
+        o.coder == FC_CODER_TABLE && (o.joint == FC_JOINT_ON || (o.joint == FC_JOINT_AUTO && f->n >= FC_JOINT_MIN));
     int rcode = b ? walk_delta(&r, &e->s, &o, f, b, pv, err, errlen) : walk_key(&r, &e->s, f, err, errlen);
     if (rcode) return 0;
     rc_enc_flush(&r);
     size_t body = r.len, rl = 0;
     if (table) {
-        rl = tc_rans_encode(e->s.tab, e->s.tsym, e->s.tctx, e->s.tn, e->s.tbuf, e->s.tbuf_cap);
+        rl = tc_rans_encode(e->s.tab, e->s.tsym, e->s.tctx, e->s.tst, e->s.tn, e->s.tbuf, e->s.tbuf_cap);
         tc_bits_flush(&e->s.bw);
         if (!rl || e->s.bw.overflow) {
             snprintf(err, errlen, "the table coder's buffers are too small");

@@ -81,11 +81,24 @@ typedef struct fc_frame {
     uint8_t *temp; /* n: deg C = -40 + byte, like v1 */
 } fc_frame;
 
+/* Joint symbols (PROTOCOL.md, "The table coder"): a table-coded delta can
+ * start each particle with one symbol for its three residuals when they all
+ * lie in [-2, 2].  It decodes in about two thirds of the time at 100k
+ * particles for the same bits; its tables cost about 2% more bits at 20k,
+ * and more in small frames, so the encoder's default uses it from
+ * FC_JOINT_MIN particles on (docs/wire-v2.md, "Session 14").  The header
+ * records the choice. */
+#define FC_JOINT_OFF 0
+#define FC_JOINT_ON 1
+#define FC_JOINT_AUTO 2
+#define FC_JOINT_MIN 16384
+
 typedef struct fc_options {
     int predictor; /* FC_PRED_* */
     int neighbour; /* FC_NB_* */
     int order;     /* FC_ORDER_* */
     int coder;     /* FC_CODER_* */
+    int joint;     /* FC_JOINT_*: whether the table coder starts each particle with a joint symbol */
 } fc_options;
 fc_options fc_default_options(void);
 

@@ -17,6 +17,17 @@ const uint32_t tc_sym_base[TC_NSYM] = {0,    1,    2,    3,     4,     6,     8,
                                        64,   96,   128,  192,   256,   384,   512,   768,   1024,  1536, 2048, 3072,
                                        4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152, 65536, 98304};
 
+const int8_t tc_joint_val[TC_JOINT_ESC][3] = {
+#define TC_J(s)                                                                                                        \
+    { (int8_t)((s) / 25 - 2), (int8_t)((s) / 5 % 5 - 2), (int8_t)((s) % 5 - 2) }
+#define TC_J5(s) TC_J(s), TC_J(s + 1), TC_J(s + 2), TC_J(s + 3), TC_J(s + 4)
+#define TC_J25(s) TC_J5(s), TC_J5(s + 5), TC_J5(s + 10), TC_J5(s + 15), TC_J5(s + 20)
+    TC_J25(0), TC_J25(25), TC_J25(50), TC_J25(75), TC_J25(100)
+#undef TC_J25
+#undef TC_J5
+#undef TC_J
+};
+
 tc_split tc_split_value(int32_t v) {
     uint32_t m = (uint32_t)(v < 0 ? -(int64_t)v : v);
     tc_split s = {0, 0, 0};
@@ -36,7 +47,7 @@ tc_split tc_split_value(int32_t v) {
 void tc_normalize(tc_tables *t, int ctx, const uint32_t *count) {
     uint64_t total = 0;
     int nsym = 0;
-    for (int s = 0; s < TC_NSYM; s++)
+    for (int s = 0; s < TC_SYM_MAX; s++)
         if (count[s]) total += count[s], nsym = s + 1;
     t->nsym[ctx] = (uint8_t)nsym;
     uint16_t *f = t->freq[ctx];
@@ -64,7 +75,7 @@ void tc_normalize(tc_tables *t, int ctx, const uint32_t *count) {
 }
 
 bool tc_build_context(tc_tables *t, int ctx, int nsym, const uint16_t *freq) {
-    if (nsym < 0 || nsym > TC_NSYM) return false;
+    if (nsym < 0 || nsym > tc_ctx_nsym(ctx)) return false;
     uint32_t c = 0;
     for (int s = 0; s < nsym; s++) {
         if (freq[s] > TC_SCALE - c) return false;
@@ -78,12 +89,13 @@ bool tc_build_context(tc_tables *t, int ctx, int nsym, const uint16_t *freq) {
     return nsym == 0 || c == TC_SCALE;
 }
 
-size_t tc_rans_encode(const tc_tables *t, const uint8_t *sym, const uint8_t *ctx, int n, uint8_t *buf, size_t cap) {
+size_t tc_rans_encode(const tc_tables *t, const uint8_t *sym, const uint8_t *ctx, const uint8_t *state, int n,
+                      uint8_t *buf, size_t cap) {
     uint8_t *tmp = buf, *p = buf + cap;
     uint32_t x[TC_STATES];
     for (int i = 0; i < TC_STATES; i++) x[i] = TC_RANS_L;
     for (int i = n - 1; i >= 0; i--) {
-        uint32_t *st = &x[i % TC_STATES];
+        uint32_t *st = &x[state ? state[i] : i % TC_STATES];
         uint32_t f = t->freq[ctx[i]][sym[i]];
         uint64_t xmax = (uint64_t)((TC_RANS_L >> TC_SCALE_BITS) << 16) * f;
         if (*st >= xmax) { /* once at most: x < 2^32, so x >> 16 < 2^16 <= xmax */

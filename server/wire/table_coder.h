@@ -23,8 +23,12 @@
 
 #define TC_SCALE_BITS 12
 #define TC_SCALE (1u << TC_SCALE_BITS)
-#define TC_NSYM 34           /* magnitude classes 0..17 (|v| < 2^17), each class >= 2 split by its top mantissa bit */
-#define TC_MAX_CTX 12        /* axis x speed */
+#define TC_NSYM 34       /* magnitude classes 0..17 (|v| < 2^17), each class >= 2 split by its top mantissa bit */
+#define TC_JOINT_ESC 125 /* joint symbols: 0..124 a particle's three values in [-2, 2]; 125 the escape */
+#define TC_JOINT_NSYM 126
+#define TC_SYM_MAX 126 /* the largest alphabet (array sizes) */
+#define TC_AXIS_CTX 12 /* contexts 0..11: axis x speed; 12..15: joint symbols by speed */
+#define TC_MAX_CTX 16
 #define TC_RANS_L (1u << 16) /* the states' lower bound; renormalisation by 16-bit words */
 #define TC_STATES 3          /* interleaved rANS states: value i uses state i % 3 (a particle's axis) */
 
@@ -32,10 +36,10 @@
  * lookup.  Part of an encoder's or decoder's scratch (one thread). */
 typedef struct tc_tables {
     uint8_t nsym[TC_MAX_CTX]; /* symbols 0..nsym-1 have a frequency; 0: the context is unused */
-    uint16_t freq[TC_MAX_CTX][TC_NSYM];
-    uint16_t cum[TC_MAX_CTX][TC_NSYM + 1];
-    uint8_t slot[TC_MAX_CTX][TC_SCALE]; /* decoder: slot -> symbol */
-    uint32_t fc[TC_MAX_CTX][TC_NSYM];   /* decoder: freq | cum << 16, one load */
+    uint16_t freq[TC_MAX_CTX][TC_SYM_MAX];
+    uint16_t cum[TC_MAX_CTX][TC_SYM_MAX + 1];
+    uint8_t slot[TC_MAX_CTX][TC_SCALE];  /* decoder: slot -> symbol */
+    uint32_t fc[TC_MAX_CTX][TC_SYM_MAX]; /* decoder: freq | cum << 16, one load */
 } tc_tables;
 
 /* The split of a signed value: symbol, and nraw raw bits (sign lowest, then
@@ -52,19 +56,37 @@ extern const uint8_t tc_sym_class[TC_NSYM];
 extern const uint8_t tc_sym_nraw[TC_NSYM];
 extern const uint32_t tc_sym_base[TC_NSYM];
 
+/* The alphabet of context ctx: TC_NSYM for an axis, TC_JOINT_NSYM for
+ * joint symbols. */
+static inline int tc_ctx_nsym(int ctx) {
+    return ctx < TC_AXIS_CTX ? TC_NSYM : TC_JOINT_NSYM;
+}
+
+/* The joint symbol of three values: 25 (e0 + 2) + 5 (e1 + 2) + e2 + 2 when
+ * all lie in [-2, 2], else the escape. */
+static inline int tc_joint_sym(int32_t e0, int32_t e1, int32_t e2) {
+    bool in = (uint32_t)(e0 + 2) <= 4 && (uint32_t)(e1 + 2) <= 4 && (uint32_t)(e2 + 2) <= 4;
+    return in ? 25 * (e0 + 2) + 5 * (e1 + 2) + e2 + 2 : TC_JOINT_ESC;
+}
+/* The three values of joint symbol s (< TC_JOINT_ESC). */
+extern const int8_t tc_joint_val[TC_JOINT_ESC][3];
+
 /* Frequencies (and cumulative frequencies) of one context from its symbol
- * counts: every counted symbol gets at least 1, the total is TC_SCALE.  An
- * all-zero count leaves the context unused. */
+ * counts (TC_SYM_MAX of them): every counted symbol gets at least 1, the
+ * total is TC_SCALE.  An all-zero count leaves the context unused. */
 void tc_normalize(tc_tables *t, int ctx, const uint32_t *count);
-/* Checks one context's decoded frequencies (nsym symbols) and builds its
- * cumulative table and slot lookup.  False when they do not sum to TC_SCALE. */
+/* Checks one context's decoded frequencies (nsym symbols, at most its
+ * alphabet) and builds its cumulative table and slot lookup.  False when
+ * they do not sum to TC_SCALE or nsym is too large. */
 bool tc_build_context(tc_tables *t, int ctx, int nsym, const uint16_t *freq);
 
 /* rANS encoding of n symbols with their contexts (tables from
- * tc_normalize), written as the decoder reads it (TC_STATES 32-bit states,
- * then the renormalisation bytes) at the end of buf[0, cap).  Returns the length
- * len (the stream is buf + cap - len), or 0 when cap is too small. */
-size_t tc_rans_encode(const tc_tables *t, const uint8_t *sym, const uint8_t *ctx, int n, uint8_t *buf, size_t cap);
+ * tc_normalize) and states (NULL: symbol i on state i % TC_STATES), written
+ * as the decoder reads it (TC_STATES 32-bit states, then the
+ * renormalisation words) at the end of buf[0, cap).  Returns the length len
+ * (the stream is buf + cap - len), or 0 when cap is too small. */
+size_t tc_rans_encode(const tc_tables *t, const uint8_t *sym, const uint8_t *ctx, const uint8_t *state, int n,
+                      uint8_t *buf, size_t cap);
 
 /* A raw bit stream, least significant bit first. */
 typedef struct tc_bit_writer {

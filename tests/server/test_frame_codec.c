@@ -25,7 +25,7 @@ static bool g_write;
 /* The options the round-trip and bad-input tests encode with: the default
  * (the table coder in id order), then the adaptive coder in cell order. */
 static fc_options g_opts;
-static const fc_options ADAPTIVE_CELL = {FC_PRED_CV, FC_NB_NONE, FC_ORDER_CELL, FC_CODER_ADAPTIVE};
+static const fc_options ADAPTIVE_CELL = {FC_PRED_CV, FC_NB_NONE, FC_ORDER_CELL, FC_CODER_ADAPTIVE, 0};
 
 static fc_encoder *make_encoder(int cap, uint32_t epoch) {
     fc_encoder *e = fc_encoder_create(cap, epoch);
@@ -316,6 +316,10 @@ static void bad_input(void) {
     fc_encoder_push(e, 2, &g, &in, err, sizeof err);
     size_t nd = fc_encode(e, 2, 1, FC_NONE, del, sizeof del, err, sizeof err);
     CHECK(nk > FC_HEADER_BYTES && nd > FC_HEADER_BYTES, "encode: %s", err);
+    fc_header dh;
+    CHECK(!fc_read_header(del, nd, &dh, err, sizeof err) && dh.options.coder == g_opts.coder &&
+              dh.options.joint == (g_opts.joint == FC_JOINT_ON),
+          "the delta's header names coder %d, joint %d", dh.options.coder, dh.options.joint);
 
     /* too many particles for the decoder */
     CHECK(!fc_decode(small, key, nk, err, sizeof err) && strstr(err, "at most"), "capacity: %s", err);
@@ -409,11 +413,28 @@ static void table_coder(void) {
                tc_join(sp.sym, sp.raw) != v;
     }
     CHECK(!bad, "%d values do not split and join back", bad);
+    /* joint symbols: every triple in [-2, 2]^3 has its own, and nothing else */
+    bool seen[TC_JOINT_ESC] = {false};
+    for (int x = -3; x <= 3; x++)
+        for (int y = -3; y <= 3; y++)
+            for (int z = -3; z <= 3; z++) {
+                int j = tc_joint_sym(x, y, z);
+                bool in = abs(x) <= 2 && abs(y) <= 2 && abs(z) <= 2;
+                if (!in) {
+                    bad += j != TC_JOINT_ESC;
+                    continue;
+                }
+                bad += j < 0 || j >= TC_JOINT_ESC || seen[j] || tc_joint_val[j][0] != x || tc_joint_val[j][1] != y ||
+                       tc_joint_val[j][2] != z;
+                if (j >= 0 && j < TC_JOINT_ESC) seen[j] = true;
+            }
+    bad += tc_joint_sym(100000, 0, 0) != TC_JOINT_ESC || tc_joint_sym(0, -131071, 0) != TC_JOINT_ESC;
+    CHECK(!bad, "%d joint symbols wrong", bad);
     /* normalisation: totals of TC_SCALE, every counted symbol at least 1 */
     static tc_tables t;
     memset(&t, 0, sizeof t);
     uint64_t rng = 77;
-    uint32_t count[TC_NSYM];
+    uint32_t count[TC_SYM_MAX] = {0};
     for (int trial = 0; trial < 200; trial++) {
         for (int k = 0; k < TC_NSYM; k++)
             count[k] = tl_rand01(&rng) < 0.3 ? 0 : (uint32_t)(tl_rand01(&rng) * (trial % 2 ? 1e6 : 20));
@@ -435,7 +456,7 @@ static void table_coder(void) {
     enum { NV = 30000 };
     static uint8_t sym[NV], ctx[NV], buf[NV * 3 + 64], raw[NV * 3 + 64];
     static int32_t val[NV];
-    static uint32_t cnt[TC_MAX_CTX][TC_NSYM];
+    static uint32_t cnt[TC_MAX_CTX][TC_SYM_MAX];
     memset(cnt, 0, sizeof cnt);
     tc_bit_writer w;
     tc_bits_init(&w, raw, sizeof raw);
@@ -450,11 +471,11 @@ static void table_coder(void) {
     tc_bits_flush(&w);
     for (int c = 0; c < TC_MAX_CTX; c++) {
         tc_normalize(&t, c, cnt[c]);
-        uint16_t fr[TC_NSYM];
+        uint16_t fr[TC_SYM_MAX];
         memcpy(fr, t.freq[c], sizeof fr);
         CHECK(tc_build_context(&t, c, t.nsym[c], fr), "context %d does not build", c);
     }
-    size_t len = tc_rans_encode(&t, sym, ctx, NV, buf, sizeof buf);
+    size_t len = tc_rans_encode(&t, sym, ctx, NULL, NV, buf, sizeof buf);
     CHECK(len > 0 && !w.overflow, "encode");
     tc_rans_dec rd;
     tc_bit_reader br;
@@ -609,9 +630,11 @@ static void golden(void) {
     fc_encoder *e = fc_encoder_create(64, 0x5eed);
     uint32_t nid = 24;
     /* the default options, then frame 11 again with the adaptive coder in
-     * cell order (decoders take both) */
-    enum { NG = 4 };
-    static const char *names[NG] = {"frame_v2_key", "frame_v2_delta", "frame_v2_add_remove", "frame_v2_delta_adaptive"};
+     * cell order, and with the table coder's joint symbols (the default
+     * takes them from FC_JOINT_MIN particles on; decoders take all three) */
+    enum { NG = 5 };
+    static const char *names[NG] = {"frame_v2_key", "frame_v2_delta", "frame_v2_add_remove", "frame_v2_delta_adaptive",
+                                    "frame_v2_delta_joint"};
     static uint8_t out[NG][8192], want[8192];
     size_t len[NG];
     syn frames[NG];
@@ -635,6 +658,12 @@ static void golden(void) {
     frames[3] = frames[1];
     len[3] = fc_encode(e, 11, 10, FC_NONE, out[3], sizeof out[3], err, sizeof err);
     CHECK(len[3] > 0, "golden encode 3: %s", err);
+    fc_options joint = fc_default_options();
+    joint.joint = FC_JOINT_ON;
+    fc_encoder_set_options(e, &joint);
+    frames[4] = frames[1];
+    len[4] = fc_encode(e, 11, 10, FC_NONE, out[4], sizeof out[4], err, sizeof err);
+    CHECK(len[4] > 0, "golden encode 4: %s", err);
     char path[512];
     if (g_write) {
         for (int i = 0; i < NG; i++) {
@@ -652,7 +681,7 @@ static void golden(void) {
                     "this state; written by test_frame_codec --write-golden\",\n  \"epoch\": %u,\n",
                     0x5eed);
             for (int i = 0; i < NG; i++)
-                json_frame(j, names[i], i == 3 ? 11u : (uint32_t)(10 + i), &g, &frames[i], i == NG - 1);
+                json_frame(j, names[i], i >= 3 ? 11u : (uint32_t)(10 + i), &g, &frames[i], i == NG - 1);
             fprintf(j, "}\n");
             fclose(j);
         }
@@ -661,7 +690,7 @@ static void golden(void) {
      * frames (the adaptive delta by a second decoder holding the keyframe) */
     fc_decoder *d = fc_decoder_create(64);
     for (int i = 0; i < NG; i++) {
-        if (i == 3) {
+        if (i >= 3) {
             fc_decoder_reset(d);
             CHECK(fc_decode(d, out[0], len[0], err, sizeof err) != NULL, "keyframe again: %s", err);
         }
@@ -688,14 +717,15 @@ static void synthetic_round_trip_adaptive(void) {
 /* The table coder off its fused path: cell order, the previous particle's
  * residual as the neighbour (table_residuals). */
 static void synthetic_round_trip_table_cell(void) {
-    g_opts = (fc_options){FC_PRED_CV, FC_NB_PREV, FC_ORDER_CELL, FC_CODER_TABLE};
+    g_opts = (fc_options){FC_PRED_CV, FC_NB_PREV, FC_ORDER_CELL, FC_CODER_TABLE, FC_JOINT_ON};
     synthetic_round_trip();
     g_opts = fc_default_options();
 }
 
-/* The same in id order (predict_by_id, then table_residuals). */
+/* The same in id order (predict_by_id, then table_residuals), without
+ * joint symbols. */
 static void synthetic_round_trip_table_prev(void) {
-    g_opts = (fc_options){FC_PRED_CV, FC_NB_PREV, FC_ORDER_ID, FC_CODER_TABLE};
+    g_opts = (fc_options){FC_PRED_CV, FC_NB_PREV, FC_ORDER_ID, FC_CODER_TABLE, FC_JOINT_OFF};
     synthetic_round_trip();
     g_opts = fc_default_options();
 }
@@ -706,8 +736,25 @@ static void bad_input_adaptive(void) {
     g_opts = fc_default_options();
 }
 
+static void bad_input_joint(void) {
+    g_opts = fc_default_options();
+    g_opts.joint = FC_JOINT_ON;
+    bad_input();
+    g_opts = fc_default_options();
+}
+
 static void world_round_trip_adaptive(void) {
     g_opts = ADAPTIVE_CELL;
+    world_round_trip();
+    g_opts = fc_default_options();
+}
+
+/* The table coder with joint symbols (table_by_id and table_kept; the
+ * default uses them from FC_JOINT_MIN particles on, more than this world
+ * holds). */
+static void world_round_trip_joint(void) {
+    g_opts = fc_default_options();
+    g_opts.joint = FC_JOINT_ON;
     world_round_trip();
     g_opts = fc_default_options();
 }
@@ -726,11 +773,13 @@ int main(int argc, char **argv) {
         {"synthetic_round_trip_table_prev", synthetic_round_trip_table_prev},
         {"bad_input", bad_input},
         {"bad_input_adaptive", bad_input_adaptive},
+        {"bad_input_joint", bad_input_joint},
         {"table_coder", table_coder},
         {"predictor_choice", predictor_choice},
         {"golden", golden},
         {"world_round_trip", world_round_trip},
         {"world_round_trip_adaptive", world_round_trip_adaptive},
+        {"world_round_trip_joint", world_round_trip_joint},
     };
     return tl_run(tests, (int)(sizeof tests / sizeof tests[0]), g_write ? 1 : argc, argv);
 }

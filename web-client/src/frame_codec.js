@@ -39,10 +39,14 @@ const M_TABF = M_TABN + MODEL;
 const M_TOTAL = M_TABF + MODEL;
 
 // The table coder (server/wire/table_coder.h): rANS with 12-bit per-frame
-// frequency tables in 12 contexts (axis x speed), 3 interleaved states, raw bits apart.
+// frequency tables in 16 contexts (axis x speed, then joint symbols by speed), 3
+// interleaved states, raw bits apart.
 const TC_SCALE = 4096;
-const TC_NSYM = 34;
-const TC_CTX = 12;
+const TC_NSYM = 34;        // a value's alphabet
+const TC_AXIS_CTX = 12;    // contexts 12..15: joint symbols
+const TC_CTX = 16;
+const TC_JOINT_ESC = 125;  // joint symbols 0..124: three values in [-2, 2]; 125: escape
+const TC_SYM_MAX = 126;
 const TC_L = 1 << 16; // the rANS states' lower bound: renormalised by 16-bit words
 const TC_STATES = 3;
 const SYM_NRAW = new Uint8Array(TC_NSYM);
@@ -140,9 +144,10 @@ export function readHeader(bytes) {
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes[0] !== 0x46 || bytes[1] !== FC_VERSION) fail(`not a version ${FC_VERSION} frame payload`);
   const kind = bytes[2], o = bytes[3];
-  const options = { predictor: o & 3, neighbour: (o >> 2) & 3, order: (o >> 4) & 1, coder: (o >> 5) & 1 };
-  if (kind > 1 || (o >> 6) || options.neighbour > 2 || bytes[46] || bytes[47] ||
-      (options.coder === FC_CODER.TABLE && options.neighbour === FC_NB.CELL)) fail(`frame payload: unknown kind ${kind} or options ${o}`);
+  const options = { predictor: o & 3, neighbour: (o >> 2) & 3, order: (o >> 4) & 1, coder: (o >> 5) & 1, joint: (o >> 6) & 1 };
+  if (kind > 1 || (o >> 7) || options.neighbour > 2 || bytes[46] || bytes[47] ||
+      (options.coder === FC_CODER.TABLE && options.neighbour === FC_NB.CELL) ||
+      (options.joint && options.coder !== FC_CODER.TABLE)) fail(`frame payload: unknown kind ${kind} or options ${o}`);
   const h = {
     kind, options,
     epoch: dv.getUint32(4, true), seq: dv.getUint32(8, true), base: dv.getUint32(12, true), prev: dv.getUint32(16, true),
@@ -198,7 +203,8 @@ export class FrameDecoder {
     this.count = new Uint32Array(CELLS_MAX + 1);
     // the table coder: tables, states, streams
     this.tnsym = new Uint8Array(TC_CTX); this.tslot = new Uint8Array(TC_CTX * TC_SCALE);
-    this.tfc = new Uint32Array(TC_CTX * TC_NSYM); this.tfreq = new Uint16Array(TC_NSYM);
+    this.tfc = new Uint32Array(TC_CTX * TC_SYM_MAX); this.tfreq = new Uint16Array(TC_SYM_MAX);
+    this.te = new Int32Array(3); // one particle's residuals
     this.tx = new Uint32Array(TC_STATES);
     this.ts = { buf: null, pos: 0, end: 0, over: false, bpos: 0, bend: 0, acc: 0, nacc: 0, pad: 0 };
   }
@@ -331,7 +337,7 @@ export class FrameDecoder {
       this.readTables();
       if (o.order === FC_ORDER.ID && o.predictor <= FC_PRED.CV && o.neighbour === FC_NB.NONE) {
         this.matchPrev(base, prev);
-        this.phaseTableById(f, base, prev, o.predictor === FC_PRED.CV ? 1 : 0);
+        this.phaseTableById(f, base, prev, o.predictor === FC_PRED.CV ? 1 : 0, o.joint);
       } else {
         this.phaseVel(f, base, prev);
         this.phaseOrder(o, n);
@@ -411,7 +417,8 @@ export class FrameDecoder {
     const rc = this.rc, nsym = this.tnsym, slot = this.tslot, fc = this.tfc, fr = this.tfreq;
     for (let c = 0; c < TC_CTX; c++) {
       const ns = rc.mag(M_TABN);
-      if (ns > TC_NSYM) fail(`frame payload: a table of ${ns} symbols (at most ${TC_NSYM})`);
+      const most = c < TC_AXIS_CTX ? TC_NSYM : TC_SYM_MAX;
+      if (ns > most) fail(`frame payload: a table of ${ns} symbols in context ${c} (at most ${most})`);
       for (let k = 0; k < ns; k++) {
         const v = rc.mag(M_TABF);
         if (v > TC_SCALE) fail(`frame payload: a table frequency of ${v}`);
@@ -421,7 +428,7 @@ export class FrameDecoder {
       let cum = 0;
       for (let k = 0; k < ns; k++) {
         if (fr[k] > TC_SCALE - cum) fail(`frame payload: table ${c} does not sum to ${TC_SCALE}`);
-        fc[c * TC_NSYM + k] = fr[k] | (cum << 16);
+        fc[c * TC_SYM_MAX + k] = fr[k] | (cum << 16);
         slot.fill(k, c * TC_SCALE + cum, c * TC_SCALE + cum + fr[k]);
         cum += fr[k];
       }
@@ -430,18 +437,25 @@ export class FrameDecoder {
     }
   }
 
-  // One table-coded value on axis a (state a) in context ctx: its symbol, then its raw bits.
-  tableValue(a, ctx) {
-    const t = this.ts, xs = this.tx, fc = this.tfc, buf = t.buf;
-    let x = xs[a];
-    const s = x & (TC_SCALE - 1), sym = this.tslot[ctx * TC_SCALE + s], e = fc[ctx * TC_NSYM + sym];
+  // One symbol from state st in context ctx (which must have a table).
+  tableSym(st, ctx) {
+    if (!this.tnsym[ctx]) fail(`frame payload: a value in context ${ctx}, which has no table`);
+    const t = this.ts, xs = this.tx, buf = t.buf;
+    let x = xs[st];
+    const s = x & (TC_SCALE - 1), sym = this.tslot[ctx * TC_SCALE + s], e = this.tfc[ctx * TC_SYM_MAX + sym];
     x = (e & 0xffff) * (x >>> 12) + s - (e >>> 16);
     if (x < TC_L) { // one 16-bit word, least significant byte first, brings it back
       let w = 0;
       if (t.end - t.pos >= 2) { w = buf[t.pos] | (buf[t.pos + 1] << 8); t.pos += 2; } else { t.pos = t.end; t.over = true; }
       x = ((x << 16) | w) >>> 0;
     }
-    xs[a] = x;
+    xs[st] = x;
+    return sym;
+  }
+
+  // One value on axis a (state a) in context ctx: its symbol, then its raw bits.
+  tableValue(a, ctx) {
+    const t = this.ts, buf = t.buf, sym = this.tableSym(a, ctx);
     const nr = SYM_NRAW[sym];
     let acc = t.acc, nacc = t.nacc;
     while (nacc < nr) {
@@ -455,6 +469,18 @@ export class FrameDecoder {
     return raw & 1 ? -m : m;
   }
 
+  // One particle's three residuals into this.te, in speed context sc: with joint symbols
+  // first a joint symbol on state js (the three values, or the escape), then, escaped or
+  // without joint symbols, one value per axis (server/wire/frame_codec.c's table_triple).
+  tableTriple(sc, joint, js) {
+    const e = this.te;
+    if (joint) {
+      const j = this.tableSym(js, TC_AXIS_CTX + sc);
+      if (j < TC_JOINT_ESC) { e[0] = ((j / 25) | 0) - 2; e[1] = (((j / 5) | 0) % 5) - 2; e[2] = (j % 5) - 2; return; }
+    }
+    for (let a = 0; a < 3; a++) e[a] = this.tableValue(a, a * 4 + sc);
+  }
+
   tableEnd() {
     const t = this.ts;
     if (t.over || (t.bend - t.bpos) * 8 + t.nacc - t.pad < 0) fail('frame payload truncated');
@@ -462,9 +488,10 @@ export class FrameDecoder {
 
   // Steps 2-5 for the table coder in id order (the server's default): prediction and
   // residual in one pass in memory order, as server/wire/frame_codec.c's table_by_id.
-  phaseTableById(f, base, prev, cv) {
+  phaseTableById(f, base, prev, cv, joint) {
     const n = f.n, bidx = this.bidx, pidx = this.pidx, bq = base.q, pq = prev ? prev.q : null, q = f.q;
-    const lv = f.grid.levels, nsym = this.tnsym;
+    const lv = f.grid.levels, e = this.te;
+    let j = 0;
     for (let k = 0; k < n; k++) {
       const b = bidx[k];
       if (b < 0) continue;
@@ -472,13 +499,12 @@ export class FrameDecoder {
       const b3 = 3 * b;
       let vx = 0, vy = 0, vz = 0;
       if (pi >= 0) { vx = bq[b3] - pq[3 * pi]; vy = bq[b3 + 1] - pq[3 * pi + 1]; vz = bq[b3 + 2] - pq[3 * pi + 2]; }
-      const sc = speedCtx(vx, vy, vz);
-      if (!nsym[sc] || !nsym[4 + sc] || !nsym[8 + sc]) fail('frame payload: a value in a context that has no table');
+      this.tableTriple(speedCtx(vx, vy, vz), joint, j++ & 1);
       for (let a = 0; a < 3; a++) {
         let p = bq[b3 + a] + cv * (a === 0 ? vx : a === 1 ? vy : vz);
         if (p < 0) p = 0;
         if (p >= lv[a]) p = lv[a] - 1;
-        const v = p + this.tableValue(a, a * 4 + sc);
+        const v = p + e[a];
         if (v < 0 || v >= lv[a]) fail(`frame payload: particle ${k} lies outside the grid`);
         q[3 * k + a] = v;
       }
@@ -488,14 +514,13 @@ export class FrameDecoder {
 
   // Step 5 for the table coder in any other order or with the previous particle's residual.
   phaseTable(o, f) {
-    const q = f.q, nm = this.nm, ord = this.ord, pred = this.pred, lv = f.grid.levels, nsym = this.tnsym;
+    const q = f.q, nm = this.nm, ord = this.ord, pred = this.pred, lv = f.grid.levels, e = this.te;
     const nbprev = o.neighbour === FC_NB.PREV, last = [0, 0, 0];
     for (let j = 0; j < nm; j++) {
-      const k = ord[j], j4 = 4 * j, sc = pred[j4 + 3];
+      const k = ord[j], j4 = 4 * j;
+      this.tableTriple(pred[j4 + 3], o.joint, j & 1);
       for (let a = 0; a < 3; a++) {
-        const p = pred[j4 + a] + (nbprev ? last[a] : 0), ctx = a * 4 + sc;
-        if (!nsym[ctx]) fail(`frame payload: a value in context ${ctx}, which has no table`);
-        const v = p + this.tableValue(a, ctx);
+        const v = pred[j4 + a] + (nbprev ? last[a] : 0) + e[a];
         if (v < 0 || v >= lv[a]) fail(`frame payload: particle ${k} lies outside the grid on axis ${a}`);
         q[3 * k + a] = v;
         last[a] = v - pred[j4 + a];

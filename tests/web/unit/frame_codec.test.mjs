@@ -70,10 +70,22 @@ for (const [name, make] of DECODERS) {
     dec.decode(load('frame_v2_key'));
     const bytes = load('frame_v2_delta_adaptive');
     const h = readHeader(bytes);
-    assert.deepEqual(h.options, { predictor: 1, neighbour: 0, order: 1, coder: 0 });
-    assert.deepEqual(readHeader(load('frame_v2_delta')).options, { predictor: 1, neighbour: 0, order: 0, coder: 1 });
+    assert.deepEqual(h.options, { predictor: 1, neighbour: 0, order: 1, coder: 0, joint: 0 });
+    assert.deepEqual(readHeader(load('frame_v2_delta')).options, { predictor: 1, neighbour: 0, order: 0, coder: 1, joint: 0 });
     assertFrame(dec.decode(bytes), meaning.frame_v2_delta, 'adaptive delta');
     assertFrame(dec.decode(load('frame_v2_add_remove')), meaning.frame_v2_add_remove, 'table delta after it');
+  });
+
+  test(`${name}: golden: the same delta with the table coder's joint symbols decodes to the same frame, and the next delta follows it`, () => {
+    const dec = make(64);
+    dec.decode(load('frame_v2_key'));
+    const bytes = load('frame_v2_delta_joint');
+    assert.deepEqual(readHeader(bytes).options, { predictor: 1, neighbour: 0, order: 0, coder: 1, joint: 1 });
+    assertFrame(dec.decode(bytes), meaning.frame_v2_delta, 'joint delta');
+    assertFrame(dec.decode(load('frame_v2_add_remove')), meaning.frame_v2_add_remove, 'table delta after it');
+    const adaptiveJoint = bytes.slice();
+    adaptiveJoint[3] &= ~(1 << 5); // joint symbols without the table coder
+    assert.throws(() => make(64).decode(adaptiveJoint), /options/);
   });
 
   test(`${name}: refuses a delta without its base, a wrong base and another epoch, and keeps what it holds`, () => {
