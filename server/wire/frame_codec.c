@@ -1081,7 +1081,7 @@ static int table_kept(rc *r, scratch *s, const fc_options *o, fc_frame *f, const
     tc_rans_dec rd = s->rd; /* locals, so that the states live in registers */
     tc_bit_reader br = s->br;
     int32_t e[3 * KEPT_BLOCK];
-    uint16_t av[3 * KEPT_BLOCK];
+    uint16_t av[3 * KEPT_BLOCK], pr[3 * KEPT_BLOCK];
     uint8_t cx[KEPT_BLOCK];
     int32_t top[24]; /* the top level of each lane of a group of 8 particles */
     for (int j = 0; j < 24; j++) top[j] = (int32_t)f->grid.levels[j % 3] - 1;
@@ -1090,9 +1090,19 @@ static int table_kept(rc *r, scratch *s, const fc_options *o, fc_frame *f, const
         const int m = n - k0 < KEPT_BLOCK ? n - k0 : KEPT_BLOCK, mv = 3 * m;
         const uint16_t *restrict bq = base->q + 3 * k0, *restrict pq = prev->q + 3 * k0;
         uint16_t *restrict q = f->q + 3 * k0;
-        for (int i = 0; i < mv; i++) {
-            int32_t d = (int32_t)bq[i] - (int32_t)pq[i];
+        int i = 0;
+        for (; i + 24 <= mv; i += 24) /* |v| and the clamped prediction */
+            for (int j = 0; j < 24; j++) {
+                int32_t b = bq[i + j], d = b - (int32_t)pq[i + j], p = b + cv * d;
+                av[i + j] = (uint16_t)(d < 0 ? -d : d);
+                p = p < 0 ? 0 : p;
+                pr[i + j] = (uint16_t)(p < top[j] ? p : top[j]);
+            }
+        for (int j = 0; i < mv; i++, j++) {
+            int32_t b = bq[i], d = b - (int32_t)pq[i], p = b + cv * d;
             av[i] = (uint16_t)(d < 0 ? -d : d);
+            p = p < 0 ? 0 : p;
+            pr[i] = (uint16_t)(p < top[j] ? p : top[j]);
         }
         for (int k = 0; k < m; k++) {
             uint16_t v = av[3 * k] > av[3 * k + 1] ? av[3 * k] : av[3 * k + 1];
@@ -1106,23 +1116,16 @@ static int table_kept(rc *r, scratch *s, const fc_options *o, fc_frame *f, const
                 table_triple(r, s, &rd, &br, &e[3 * k + 3], cx[k + 1], joint, 1, true, &used);
             }
         for (; k < m; k++) table_triple(r, s, &rd, &br, &e[3 * k], cx[k], joint, (k0 + k) & 1, false, &used);
-        /* q = clamp(b + cv (b - p)) + e, in groups of 8 particles (24
-         * values, so that each lane keeps its axis's level count) */
-        int i = 0;
-        for (; i + 24 <= mv; i += 24)
+        /* q = the prediction + e, in groups of 8 particles (24 values, so
+         * that each lane keeps its axis's top level) */
+        for (i = 0; i + 24 <= mv; i += 24)
             for (int j = 0; j < 24; j++) {
-                int32_t b = bq[i + j], p = b + cv * (b - (int32_t)pq[i + j]);
-                p = p < 0 ? 0 : p;
-                p = p < top[j] ? p : top[j];
-                uint32_t v = (uint32_t)(p + e[i + j]);
+                uint32_t v = (uint32_t)((int32_t)pr[i + j] + e[i + j]);
                 bad |= v > (uint32_t)top[j]; /* below 0 or past the top */
                 q[i + j] = (uint16_t)v;
             }
         for (int j = 0; i < mv; i++, j++) {
-            int32_t b = bq[i], p = b + cv * (b - (int32_t)pq[i]);
-            p = p < 0 ? 0 : p;
-            p = p < top[j] ? p : top[j];
-            uint32_t v = (uint32_t)(p + e[i]);
+            uint32_t v = (uint32_t)((int32_t)pr[i] + e[i]);
             bad |= v > (uint32_t)top[j];
             q[i] = (uint16_t)v;
         }
