@@ -214,11 +214,17 @@ static void models_reset(models *m) {
     for (size_t i = 0; i < k; i++) p[i] = PROB_ONE / 2;
 }
 
+/* The speed context of a particle whose largest velocity component has
+ * magnitude m (levels per frame). */
+static inline int speed_of(int32_t m) {
+    return (m > 1) + (m > 4) + (m > 12);
+}
+
 static int speed_ctx(int32_t vx, int32_t vy, int32_t vz) {
     int32_t s = abs(vx);
     if (abs(vy) > s) s = abs(vy);
     if (abs(vz) > s) s = abs(vz);
-    return (s > 1) + (s > 4) + (s > 12);
+    return speed_of(s);
 }
 
 static int nb_ctx(int prev_cls, int this_prev_axis_cls) {
@@ -1003,7 +1009,7 @@ static int table_residuals(rc *r, scratch *s, const fc_options *o, fc_frame *f, 
         const int32_t *pr = &s->pred[4 * j];
         int32_t p[3], e[3];
         uint16_t *q = &f->q[3 * k];
-        for (int a = 0; a < 3; a++) p[a] = pr[a] + (nbprev ? lastres[a] : 0), e[a] = (int32_t)q[a] - p[a];
+        for (int a = 0; a < 3; a++) p[a] = pr[a] + (nbprev ? lastres[a] : 0), e[a] = r->dec ? 0 : (int32_t)q[a] - p[a];
         bool room = r->dec && s->rd.end - s->rd.p >= TABLE_ROOM;
         table_triple(r, s, &s->rd, &s->br, e, pr[3], joint, j & 1, room, &used);
         for (int a = 0; a < 3; a++) {
@@ -1048,7 +1054,8 @@ static int table_by_id(rc *r, scratch *s, const fc_options *o, fc_frame *f, cons
         }
         int sc = speed_ctx(v[0], v[1], v[2]);
         uint16_t *q = &f->q[3 * k];
-        for (int a = 0; a < 3; a++) p[a] = clamp_level(bq[a] + cv * v[a], lv[a]), e[a] = (int32_t)q[a] - p[a];
+        for (int a = 0; a < 3; a++)
+            p[a] = clamp_level(bq[a] + cv * v[a], lv[a]), e[a] = r->dec ? 0 : (int32_t)q[a] - p[a];
         bool room = r->dec && rd.end - rd.p >= TABLE_ROOM;
         table_triple(r, s, &rd, &br, e, sc, joint, j++ & 1, room, &used);
         if (r->dec) {
@@ -1107,7 +1114,7 @@ static int table_kept(rc *r, scratch *s, const fc_options *o, fc_frame *f, const
         for (int k = 0; k < m; k++) {
             uint16_t v = av[3 * k] > av[3 * k + 1] ? av[3 * k] : av[3 * k + 1];
             v = v > av[3 * k + 2] ? v : av[3 * k + 2];
-            cx[k] = (uint8_t)((v > 1) + (v > 4) + (v > 12)); /* speed_ctx */
+            cx[k] = (uint8_t)speed_of(v);
         }
         int k = 0;
         if (rd.end - rd.p >= (ptrdiff_t)m * TABLE_ROOM) /* two particles a turn: the joint states are constants */
