@@ -74,4 +74,4 @@ EXTRA_TEST_DEPS += $(WEB_TEST_DEPS)
 EXTRA_TESTS += "node $(WEB_TEST_DIR)/run.mjs unit" \
                "$(WEB_ENV) node $(WEB_TEST_DIR)/run.mjs e2e"
 EXTRA_BENCH_DEPS += $(WEB_TEST_DEPS)
-EXTRA_BENCH += $(WEB_ENV) node $(WEB_TEST_DIR)/bench.mjs ;
+EXTRA_BENCH += $(WEB_ENV) node $(WEB_TEST_DIR)/bench.mjs ; $(MAKE) --no-print-directory bench-decode ;
