@@ -13,7 +13,10 @@
  *   u' = -dt/rho grad p, u^{n+1} = u* + u', r^{n+1} = r* + u' dt   Eq. 15-17, 5
  * with the kernel w(r) = r_e/r - 1 (Koshizuka & Oka 1996), r_e = 2.1 l0 for
  * n, the gradient and Eq. 14 and 3.1 l0 for the viscosity; p^_i of Eq. 5
- * over the nearest neighbours; walls of fixed particles whose first layer
+ * over the nearest neighbours, Eq. 5 taken of the dynamic pressure with the
+ * hydrostatic part exact (correct_task); Eq. 18 refined by a
+ * neighbour-asymmetry test, its particles at the pressure of half a spacing
+ * of water (mps_pressure.c); walls of fixed particles whose first layer
  * mirrors the pressure (Neumann, hydrostatic); particle shifting after
  * Eq. 17 (Lind et al. 2012); collisions between Eq. 10 and n*
  * (Koshizuka's practice); heat by Eq. 21 of Solenthaler 2007 and the
@@ -44,7 +47,8 @@
 static void mps_detach(fs_world *w) {
     mps_state *s = state_of(w);
     if (!s) return;
-    free(s->p_slot), free(s->nb), free(s->nb_f), free(s->nb_t), free(s->nst), free(s->nst1), free(s->press);
+    free(s->p_slot), free(s->nb), free(s->nb_f), free(s->nb_t), free(s->nst), free(s->nst1), free(s->asym),
+        free(s->outer), free(s->press);
     free(s->nn), free(s->nn_f), free(s->nn_t), free(s->nr), free(s->dT_slot);
     free(s->row), free(s->rho), free(s->nu);
     fs__mps_free_walls(s);
@@ -64,10 +68,11 @@ static fs_status mps_attach(fs_world *w, fs_error *err) {
     s->nb_f = malloc(sizeof(int16_t) * n), s->nb_t = malloc(sizeof(int16_t) * n);
     s->nn = calloc(n * NN_STRIDE, sizeof(int32_t)), s->nr = calloc(n * NN_STRIDE, sizeof(float));
     s->nn_f = malloc(sizeof(int16_t) * n), s->nn_t = malloc(sizeof(int16_t) * n);
-    s->nst = malloc(f), s->nst1 = malloc(f), s->press = calloc(n, sizeof(float));
+    s->nst = malloc(f), s->nst1 = malloc(f), s->asym = malloc(f), s->outer = malloc(n),
+    s->press = calloc(n, sizeof(float));
     s->row = malloc(sizeof(int32_t) * n), s->rho = malloc(f), s->nu = malloc(f);
     if (!s->p_slot || !s->dT_slot || !s->nb || !s->nn || !s->nr || !s->nn_f || !s->nn_t || !s->nb_f || !s->nb_t ||
-        !s->nst || !s->nst1 || !s->press || !s->row || !s->rho || !s->nu)
+        !s->nst || !s->nst1 || !s->asym || !s->outer || !s->press || !s->row || !s->rho || !s->nu)
         goto nomem;
     s->obst_epoch = w->epoch;
     return FS_OK;
@@ -270,7 +275,19 @@ static void collide_task(int b, int e, int worker, void *vctx) {
 }
 
 /* Eq. 5 (with p^_i) and Eq. 15-17, particle shifting, then the safety
- * rails and the heat. */
+ * rails and the heat.
+ *
+ * For a particle with a pressure row, Eq. 5 is taken of the dynamic
+ * pressure p_d,j = p_j - rho_i g.(r_j - r_i) and the hydrostatic part is
+ * added exactly: grad p = grad p_d + rho_i g, so u' gains -dt g.  In water
+ * at rest p_d is uniform and u' cancels gravity whatever the arrangement of
+ * the neighbours, where Eq. 5 of p itself pushes every pair apart with about
+ * rho |g| l0 (p_i - p^_i) and a lopsided neighbourhood turns that into noise
+ * (0.15 m/s rms in a tank at rest).  p^_i is then the least p_d within
+ * PMIN_R, less PMIN_MARGIN rho |g| l0: the pairs keep a small repulsion
+ * (Koshizuka's reason for p^_i: stability).  The free surface (no row) keeps
+ * Eq. 5 of p: in a thin jet a one-sided sum of p_d would not cancel g.  Not
+ * in the paper; measured in docs/sim-notes.md, "Still water, session 15". */
 FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
     MPS_TASK(vctx, worker);
     fs_particles *p = &w->p;
@@ -296,12 +313,19 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
         const int32_t *L = s->nn + (size_t)i * NN_STRIDE;
         const float *R = s->nr + (size_t)i * NN_STRIDE;
         const float xi = X[i], yi = Y[i], zi = Z[i];
-        float pmin = P[i];
-        for (int k = 0; k < s->nn_f[i]; k++) /* p^_i over the nearest particles (PMIN_R; docs/sim-notes.md) */
-            if (R[k] < pmin_r && P[L[k]] < pmin) pmin = P[L[k]];
-        /* the gradient of Eq. 5 (g) and, for the shifting, of n (sh): one pass over the pairs */
         const int nf = s->nn_f[i], nt = s->nn_t[i];
         const float rhog[3] = {s->rho[i] * g.x, s->rho[i] * g.y, s->rho[i] * g.z}, pi = P[i];
+        /* the dynamic pressure's split: hd = rho_i g for a particle with a row (above), 0 at the surface */
+        const bool split = s->row[i] >= 0 && s->row[i] < s->unknowns;
+        const float hd[3] = {split ? rhog[0] : 0.0f, split ? rhog[1] : 0.0f, split ? rhog[2] : 0.0f};
+        float pmin = pi;
+        for (int k = 0; k < nf; k++) { /* p^_i over the nearest particles (PMIN_R; docs/sim-notes.md) */
+            const int j = L[k];
+            const float pd = P[j] - (hd[0] * (X[j] - xi) + hd[1] * (Y[j] - yi) + hd[2] * (Z[j] - zi));
+            if (R[k] < pmin_r && pd < pmin) pmin = pd;
+        }
+        if (split) pmin -= PMIN_MARGIN * s->rho[i] * c->gmag * s->l0;
+        /* the gradient of Eq. 5 (g) and, for the shifting, of n (sh): one pass over the pairs */
         /* in whole vectors, lanes past a segment's end masked (as nstar_task), lane sums in a fixed order */
         float agx[LANES] = {0}, agy[LANES] = {0}, agz[LANES] = {0}, asx[LANES] = {0}, asy[LANES] = {0},
               asz[LANES] = {0};
@@ -310,7 +334,7 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
             for (int l = 0; l < LANES; l++) { /* particles; the list and R (|r*_ij| < r_e) from nstar_task */
                 const int k = kb + l, live = -(k < nf), j = (L[k] & live) | (i & ~live);
                 const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
-                const float r = R[k], wt = weight(r, ren, c->rmin), pj = P[j];
+                const float r = R[k], wt = weight(r, ren, c->rmin), pj = P[j] - (hd[0] * dx + hd[1] * dy + hd[2] * dz);
                 const bool use = live && r > tiny;
                 const float f = use ? (pj - pmin) * wt / (r * r) : 0.0f, wr = use ? wt / (r * r) : 0.0f;
                 agx[l] += f * dx, agy[l] += f * dy, agz[l] += f * dz;
@@ -322,7 +346,8 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
             for (int l = 0; l < LANES; l++) { /* first-layer walls: the mirrored pressure (mps_pressure.c) */
                 const int k = kb + l, q = (L[k] - w->cap) & -(k < nt);
                 const float dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
-                const float pj = pi + rhog[0] * dx + rhog[1] * dy + rhog[2] * dz, r = R[k];
+                const float pj = pi + (rhog[0] - hd[0]) * dx + (rhog[1] - hd[1]) * dy + (rhog[2] - hd[2]) * dz,
+                            r = R[k];
                 const float wt = weight(r, ren, c->rmin);
                 const bool use = k < nt && r > tiny;
                 const float f = use ? (pj - pmin) * wt / (r * r) : 0.0f, wr = use ? wt / (r * r) : 0.0f;
@@ -333,7 +358,8 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
         const float gx = lanes_sum(agx), gy = lanes_sum(agy), gz = lanes_sum(agz);
         const float shx = lanes_sum(asx), shy = lanes_sum(asy), shz = lanes_sum(asz);
         const float k = -dt * c->grad_k / s->rho[i]; /* Eq. 15: u' = -dt/rho grad p */
-        const float dux = k * gx, duy = k * gy, duz = k * gz;
+        const float hk = split ? -dt : 0.0f;         /* the split's hydrostatic part, -dt/rho_i rho_i g */
+        const float dux = k * gx + hk * g.x, duy = k * gy + hk * g.y, duz = k * gz + hk * g.z;
         float v[3] = {p->vx[i] + dux, p->vy[i] + duy, p->vz[i] + duz}; /* Eq. 16: u* (swapped in) + u' */
         float x[3] = {xi + dt * dux, yi + dt * duy, zi + dt * duz};    /* Alg. 1: r* + u' dt */
         if (s->row[i] >= 0) /* particle shifting, not at the free surface (not in the paper; docs/sim-notes.md) */
@@ -463,6 +489,8 @@ static void mps_step(fs_world *w) {
     c.lap_k = 2.0f * 3.0f / (s->lambda * s->n0l); /* Eq. 7, d = 3 */
     c.ppe_k = 2.0f * 3.0f / (s->lambda_n * s->n0);
     c.grad_k = 3.0f / s->n0; /* Eq. 5 */
+    c.gmag = sqrtf(w->dom.gravity.x * w->dom.gravity.x + w->dom.gravity.y * w->dom.gravity.y +
+                   w->dom.gravity.z * w->dom.gravity.z);
     s->substeps = nsub;
     s->dt_sub = c.dt;
     double acc[FS_PHASE_COUNT] = {0};

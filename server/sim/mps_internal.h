@@ -33,8 +33,12 @@
 #define RMIN 0.3f          /* w(r) is evaluated at r >= RMIN l0: one close pair adds at most re/RMIN - 1 (6) to n */
 #define RAIL 0.25f         /* l0: how close to a face of the box a centre may come */
 #define PMIN_R 1.1f        /* l0: p^_i of Eq. 5 is the least pressure within this (the six nearest on the lattice) */
+#define PMIN_MARGIN 0.2f   /* rho |g| l0: the split gradient's p^_i lies this far under the least (sim-notes.md) */
+#define SURF_DEPTH 0.5f    /* l0: a free-surface particle's centre lies this far under the surface (Eq. 18's value) */
+#define SURF_ASYM 0.2f     /* Eq. 18's particles: |sum w r^_ij| / sum w at least this (a flat face 0.29, a gap 0.08) */
+#define SURF_SPARSE 0.8f   /* ... or n* under this times n0, or next to one that is */
 #define ST_ONE_SIDED 0.25f /* Appendix A acts where |sum r_ij w| >= this * sum |r_ij| w (a flat face: 0.3-0.4) */
-#define SHIFT_RATE 2.0f    /* particle shifting: relaxations per sqrt(l0 / g) (docs/sim-notes.md) */
+#define SHIFT_RATE 0.3f    /* particle shifting: relaxations per sqrt(l0 / g) (docs/sim-notes.md) */
 #define SHIFT_MAX 0.3f     /* ... at most this fraction of the full step a sub-step (0.6 blew up) */
 #define COLLIDE_DIST 0.5f  /* l0 */
 #define COLLIDE_E 0.2f
@@ -67,6 +71,8 @@ typedef struct mps_state {
     int16_t *nn_f, *nn_t;
     float *nr;         /* [i * NN_STRIDE]: |r*_ij| of those, from nstar_task */
     float *nst, *nst1; /* n* (Eq. 14) / n at r^n for surface tension; n^st1 (Eq. 34) */
+    float *asym;       /* |sum w r^_ij| / sum w at r* (nstar_task): how one-sided a particle's neighbours are */
+    uint8_t *outer;    /* n* < beta n0 and one-sided or sparse: Eq. 18's surface before its neighbours join it */
     float *press;      /* pressure, Pa */
     int32_t *row;      /* unknown of particle i, or -1 (free surface) */
     float *rho, *nu;   /* per particle this sub-step */
@@ -158,6 +164,7 @@ typedef struct ctx {
     float lap_k;   /* 2d / (lambda n0_lap), Eq. 7, viscosity */
     float ppe_k;   /* 2d / (lambda_n n0), Eq. 7 in Eq. 14 */
     float grad_k;  /* d / n0, Eq. 5 */
+    float gmag;    /* |g| */
     uint64_t bad[FS_MAX_WORKERS], clamped[FS_MAX_WORKERS];
 } ctx;
 

@@ -1,5 +1,6 @@
 /* mps_pressure.c - the MPS solver's pressure: the number density n* at r*
- * (Premoze et al. 2003, Eq. 3-4), the free-surface test (Eq. 18), the
+ * (Premoze et al. 2003, Eq. 3-4), the free-surface test (Eq. 18, refined
+ * by the neighbours' asymmetry) and its particles' pressure, the
  * pressure Poisson equation (Eq. 14, in div(grad p / rho) form for several
  * fluids, Sec. 3.4) assembled over the particles, the first-layer wall
  * particles mirroring the pressure (a Neumann condition with the hydrostatic
@@ -47,14 +48,16 @@ FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
         const int nf = s->nn_f[i], nt = s->nn_t[i];
         /* in whole vectors (lanes past the segment's end read i itself or wall 0 and count nothing; their R
          * lie within the stride and are overwritten or dropped below), lane sums added in a fixed order */
-        float acc[LANES] = {0};
+        /* with n*, sum w r^_ij (r^_ij the unit vector to j): how one-sided the neighbourhood is (Eq. 18's test) */
+        float acc[LANES] = {0}, ux[LANES] = {0}, uy[LANES] = {0}, uz[LANES] = {0};
         for (int kb = 0; kb < nf; kb += LANES) {
 #pragma omp simd
             for (int l = 0; l < LANES; l++) { /* particles */
                 const int k = kb + l, live = -(k < nf), j = (L[k] & live) | (i & ~live);
                 const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi, r = sqrtf(dx * dx + dy * dy + dz * dz);
                 R[k] = r;
-                acc[l] += k < nf ? weight(r, re, rmin) : 0.0f;
+                const float wt = k < nf ? weight(r, re, rmin) : 0.0f, u = r > 0 ? wt / r : 0.0f;
+                acc[l] += wt, ux[l] += u * dx, uy[l] += u * dy, uz[l] += u * dz;
             }
         }
         for (int kb = nf; kb < nt; kb += LANES) {
@@ -64,11 +67,14 @@ FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
                 const float dx = WX[q] - xi, dy = WY[q] - yi, dz = WZ[q] - zi;
                 const float r = sqrtf(dx * dx + dy * dy + dz * dz);
                 R[k] = r;
-                acc[l] += k < nt ? weight(r, re, rmin) : 0.0f;
+                const float wt = k < nt ? weight(r, re, rmin) : 0.0f, u = r > 0 ? wt / r : 0.0f;
+                acc[l] += wt, ux[l] += u * dx, uy[l] += u * dy, uz[l] += u * dz;
             }
         }
         n = lanes_sum(acc);
         s->nst[i] = n;
+        const float sx = lanes_sum(ux), sy = lanes_sum(uy), sz = lanes_sum(uz);
+        s->asym[i] = n > 0 ? sqrtf(sx * sx + sy * sy + sz * sz) / n : 1.0f;
         /* what Eq. 14 and Eq. 5 use: the pairs within r_e, first-layer walls only (compacted in place) */
         int kf = 0;
         for (int k = 0; k < nf; k++) L[kf] = L[k], R[kf] = R[k], kf += R[k] < re;
@@ -78,13 +84,25 @@ FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
     }
 }
 
+/* Eq. 18's Dirichlet value.  The paper sets p = 0 at the free-surface
+ * particles' centres, but a surface particle stands for fluid up to about
+ * half a spacing above its centre, so its centre lies SURF_DEPTH l0 under
+ * the surface: p = rho |g| SURF_DEPTH l0.  With p = 0 there, and Eq. 5's
+ * gradient taken of the dynamic pressure (correct_task), a tank at rest read
+ * 7.7% low, every layer by about rho |g| 0.8 l0 (docs/sim-notes.md, "Still
+ * water, session 15"). */
+static inline float surface_pressure(const ctx *c, const mps_state *s, int i) {
+    return s->rho[i] * c->gmag * SURF_DEPTH * s->l0;
+}
+
 /* Eq. 14, one row per unknown, into the room count_task measured; entries
  * come out with ascending columns, the diagonal in its place.  A
  * first-layer wall particle j mirrors the pressure of i with the
  * hydrostatic gradient, p_j = p_i + rho_i g.(r_j - r_i) (a Neumann
  * condition, as mirror particles do: Harada, Koshizuka & Shimazaki 2008;
  * Mitsume et al. 2015): its pair's term of the Laplacian is known and
- * moves to the right-hand side. */
+ * moves to the right-hand side, as does a free-surface neighbour's
+ * pressure (surface_pressure). */
 static void fill_task(int b, int e, int worker, void *vctx) {
     MPS_TASK(vctx, worker);
     fs_csr *A = &s->A;
@@ -102,7 +120,10 @@ static void fill_task(int b, int e, int worker, void *vctx) {
             const int j = L[k];
             const float cf = weight(R[k], s->re_n, c->rmin) * 2.0f / (rhoi + s->rho[j]); /* Eq. 7, div(grad p / rho) */
             diag += K * cf;
-            if (s->row[j] < 0) continue; /* the free surface: p_j = 0 */
+            if (s->row[j] < 0) { /* the free surface: p_j is known */
+                known += K * cf * surface_pressure(c, s, j);
+                continue;
+            }
             if (dpos < 0 && s->row[j] > row) dpos = pos++;
             A->col[pos] = s->row[j], A->val[pos] = -K * cf, pos++;
         }
@@ -146,10 +167,20 @@ void fs__mps_pressure(fs_world *w, mps_state *s, ctx *c) {
     double *ph = w->st.phase_ms, t = fs__now_ms();
     const int n = w->n;
     fs__run(w, nstar_task, c, n);
+    /* Eq. 18, n* < beta n0, for the particles at the surface: one-sided neighbourhoods (SURF_ASYM, the
+     * neighbour-asymmetry test of Khayyer, Gotoh & Shao 2009), sparse ones (SURF_SPARSE), and the particles
+     * next to either.  A particle short of n0 inside the fluid (next to a gap, |sum w r^| / sum w ~ 0.08 for
+     * one missing neighbour) keeps its row, its source pulling the gap shut: given the surface's pressure,
+     * such a gap deep in the water grew into a burst that stirred the whole tank (docs/sim-notes.md). */
     int rows = 0, surface = 0;
-    const float thr = BETA * s->n0;
+    const float thr = BETA * s->n0, sparse = SURF_SPARSE * s->n0;
+    for (int i = 0; i < n; i++) s->outer[i] = s->nst[i] < thr && (s->asym[i] >= SURF_ASYM || s->nst[i] < sparse);
     for (int i = 0; i < n; i++) {
-        bool surf = s->nst[i] < thr;
+        bool surf = s->outer[i];
+        if (!surf && s->nst[i] < thr) {
+            const int32_t *L = s->nn + (size_t)i * NN_STRIDE;
+            for (int k = 0; k < s->nn_f[i] && !surf; k++) surf = s->outer[L[k]];
+        }
         s->row[i] = surf ? -1 : rows++;
         surface += surf;
     }
@@ -182,7 +213,7 @@ void fs__mps_pressure(fs_world *w, mps_state *s, ctx *c) {
         it = fs__pcg(A, &s->pcg, s->b, s->x, CG_TOL, CG_MAXIT, pre, &res);
     }
     for (int i = 0; i < n; i++) {
-        float v = s->row[i] >= 0 && s->row[i] < rows ? (float)s->x[s->row[i]] : 0.0f;
+        float v = s->row[i] < 0 ? surface_pressure(c, s, i) : s->row[i] < rows ? (float)s->x[s->row[i]] : 0.0f;
         s->press[i] = isfinite(v) && v > 0 ? v : 0.0f;
     }
     w->st.solver_iterations = it;

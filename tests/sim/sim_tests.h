@@ -32,6 +32,7 @@ void test_unified_determinism(void);
 void test_unified_scenes(void);
 void test_unified_stress(void);
 void test_mps_hydrostatic(void);
+void test_mps_free_surface(void);
 void test_mps_dam_break(void);
 void test_mps_oil_water(void);
 void test_mps_heat(void);

@@ -97,7 +97,8 @@ void test_mps_hydrostatic(void) {
     long cnt[LAYERS] = {0};
     float *P = malloc(sizeof(float) * (size_t)n);
     int maxsub = 0, maxit = 0;
-    double maxres = 0;
+    double maxres = 0, still2 = 0;
+    long still_n = 0;
     for (int t = 0; t < avg; t++) {
         fs_world_step(w);
         fs_mps_info in;
@@ -110,6 +111,9 @@ void test_mps_hydrostatic(void) {
         fs_particles_view v;
         fs_world_view(w, &v);
         int m = fs_world_mps_fields(w, P, NULL, n);
+        if (t >= avg - 30) /* the last 0.5 s: the still water's speed */
+            for (int i = 0; i < v.count; i++)
+                still2 += v.vx[i] * v.vx[i] + v.vy[i] * v.vy[i] + v.vz[i] * v.vz[i], still_n++;
         for (int i = 0; i < m; i++) {
             int layer = (int)floorf(v.y[i] / l0);
             if (layer < 0 || layer >= LAYERS || v.x[i] < 3 * l0 || v.x[i] > (nx - 3) * l0) continue;
@@ -168,10 +172,69 @@ void test_mps_hydrostatic(void) {
           "hydrostatic pressure off by %.1f%% (mean %.1f%%)", 100 * worst, 100 * sum / used);
     CHECK(ncnt > 0 && nerr / ncnt < 0.03, "interior number density error %.2f%%", ncnt ? 100 * nerr / ncnt : 0.0);
     CHECK(vmax < 3.0, "blew up: %.2f m/s", vmax);
-    /* The still water's noise (docs/sim-notes.md, "Still water"): 0.13-0.14 m/s rms with particle shifting,
-     * 0.26 without (issue 17 asks for 0.03, not reached); the bound catches shifting that stops working. */
-    CHECK(sqrt(v2 / v.count) < 0.2, "the still tank is as noisy as without shifting: rms %.3f m/s", sqrt(v2 / v.count));
+    /* The still water's noise (docs/sim-notes.md, "Still water"), rms over the last 0.5 s: 0.26 m/s with Eq. 5
+     * as printed, 0.13-0.15 with particle shifting, 0.016-0.025 in five tanks since Eq. 5 takes the dynamic
+     * pressure (session 15); issue 17's bar is 0.03 after 3 s in this 0.4 m tank (4 s here).  The sanitizer
+     * build's tank is shallower and younger (1.5 s): 0.028 there. */
+    const double still = sqrt(still2 / (double)still_n);
+    REPORT("rms speed over the last 0.5 s: %.3f m/s", still);
+    CHECK(still < (SAN_BUILD ? 0.04 : 0.03), "the still tank is noisy: rms %.3f m/s over the last 0.5 s", still);
     CHECK(finite_inside(w), "NaN or escaped particle");
+    free(P);
+    drop(w, pool);
+}
+
+/* ---- 2b. the free surface (Eq. 18) ---------------------------------------
+ * A tank on the lattice with one particle taken out of its middle.  Eq. 18
+ * alone (n* < 0.97 n0) would put the gap's 18 nearest particles (one
+ * neighbour short: n* 0.92-0.97 n0) on the free surface with the top layer,
+ * and a pressure of a few pascals in the middle of the water; the
+ * neighbour-asymmetry test keeps them in the solve.  After one step: the
+ * Dirichlet particles are the top layer, and the gap's neighbours carry the
+ * pressure of their depth away from the gap. */
+void test_mps_free_surface(void) {
+    fs_pool *pool;
+    fs_world *w = mps_world(4000, 2, &pool);
+    const float l0 = 0.02f;
+    const int nx = 10, ny = 12, nz = 8;
+    mps_domain(w, (fs_vec3){nx * l0, (ny + 6) * l0, nz * l0}, l0);
+    int n = fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){nx * l0, ny * l0, nz * l0}, FS_MAT_WATER, 0.0f);
+    fs_particles_view v;
+    fs_world_view(w, &v);
+    const fs_vec3 mid = {0.5f * nx * l0, 0.5f * ny * l0, 0.5f * nz * l0};
+    int gap = -1;
+    float best = 1e9f;
+    for (int i = 0; i < v.count; i++) {
+        float d = fabsf(v.x[i] - mid.x) + fabsf(v.y[i] - mid.y) + fabsf(v.z[i] - mid.z);
+        if (d < best) best = d, gap = i;
+    }
+    const fs_vec3 g0 = {v.x[gap], v.y[gap], v.z[gap]};
+    CHECK(fs_world_remove_particle(w, v.id[gap]), "remove");
+    n--;
+    fs_world_step(w);
+    fs_mps_info in;
+    fs_world_mps_info(w, &in);
+    float *P = malloc(sizeof(float) * (size_t)n);
+    int m = fs_world_mps_fields(w, P, NULL, n);
+    fs_world_view(w, &v);
+    double worst = 0;
+    int near = 0;
+    for (int i = 0; i < m; i++) {
+        const float dx = v.x[i] - g0.x, dy = v.y[i] - g0.y, dz = v.z[i] - g0.z;
+        if (dx * dx + dy * dy + dz * dz > 1.5f * 1.5f * l0 * l0) continue;
+        double ref = 0; /* the same depth away from the gap (the first step's pressure is not yet rho g d) */
+        int cnt = 0;
+        for (int j = 0; j < m; j++)
+            if (fabsf(v.y[j] - v.y[i]) < 0.3f * l0 && fabsf(v.x[j] - g0.x) > 3 * l0) ref += P[j], cnt++;
+        ref = cnt ? ref / cnt : 0;
+        const double e = ref > 0 ? fabs(P[i] - ref) / ref : 1.0;
+        worst = e > worst ? e : worst, near++;
+    }
+    REPORT("%d x %d x %d lattice less one particle at its centre: %d Dirichlet particles (the top layer holds %d); "
+           "the gap's %d nearest read their depth's pressure within %.1f%%",
+           nx, ny, nz, in.surface, nx * nz, near, 100 * worst);
+    CHECK(in.surface == nx * nz, "%d free-surface particles, the top layer holds %d", in.surface, nx * nz);
+    CHECK(near == 18 && worst < 0.1, "the gap's neighbours: %d, pressure off by %.1f%%", near, 100 * worst);
     free(P);
     drop(w, pool);
 }

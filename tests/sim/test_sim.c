@@ -977,6 +977,7 @@ int main(int argc, char **argv) {
         {"unified_scenes", test_unified_scenes},
         {"unified_stress", test_unified_stress},
         {"mps_hydrostatic", test_mps_hydrostatic},
+        {"mps_free_surface", test_mps_free_surface},
         {"mps_dam_break", test_mps_dam_break},
         {"mps_oil_water", test_mps_oil_water},
         {"mps_heat", test_mps_heat},
