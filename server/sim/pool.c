@@ -25,6 +25,7 @@ struct fs_pool {
     _Atomic uint64_t generation; /* bumped for each job (under mu) */
     _Atomic int remaining;       /* workers still running the current job */
     bool quit;
+    int started; /* workers past their start-up (under mu) */
     /* the current job */
     fs_task_fn *fn;
     void *ctx;
@@ -78,9 +79,13 @@ static bool spin_for(_Atomic uint64_t *gen, uint64_t seen, _Atomic int *rem) {
 
 static void *worker_main(void *arg) {
     worker_arg wa = *(worker_arg *)arg;
-    free(arg);
+    free(arg); /* a thread's first free sets up its allocator cache (656 bytes here): before the pool is handed out */
     fs_pool *p = wa.p;
     uint64_t seen = 0;
+    pthread_mutex_lock(&p->mu);
+    p->started++;
+    pthread_cond_signal(&p->done);
+    pthread_mutex_unlock(&p->mu);
     for (;;) {
         spin_for(&p->generation, seen, NULL);
         pthread_mutex_lock(&p->mu); /* the job's fields are written under mu */
@@ -132,6 +137,11 @@ fs_pool *fs_pool_create(int threads) {
             break;
         }
     }
+    /* returns once every worker has started: a caller that counts the heap around its steps (the tests'
+     * no-allocation checks) does not see a late worker's start-up */
+    pthread_mutex_lock(&p->mu);
+    while (p->started < p->threads - 1) pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
     return p;
 }
 
