@@ -51,6 +51,16 @@ static void mps_domain(fs_world *w, fs_vec3 box, float l0) {
     CHECK(fs_world_reset(w, &d, &err) == FS_OK, "reset: %s", err.msg);
 }
 
+/* Water on the lattice filling nx x ny x nz spacings of a tank 6 spacings
+ * taller, 2 threads; *count (if given) the particles added. */
+static fs_world *lattice_tank(int nx, int ny, int nz, float l0, fs_pool **pool, int *count) {
+    fs_world *w = mps_world(nx * ny * nz + 1000, 2, pool);
+    mps_domain(w, (fs_vec3){nx * l0, (ny + 6) * l0, nz * l0}, l0);
+    int n = fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){nx * l0, ny * l0, nz * l0}, FS_MAT_WATER, 0.0f);
+    if (count) *count = n;
+    return w;
+}
+
 static bool finite_inside(fs_world *w) {
     fs_particles_view v;
     fs_world_view(w, &v);
@@ -194,11 +204,10 @@ void test_mps_hydrostatic(void) {
  * pressure of their depth away from the gap. */
 void test_mps_free_surface(void) {
     fs_pool *pool;
-    fs_world *w = mps_world(4000, 2, &pool);
     const float l0 = 0.02f;
     const int nx = 10, ny = 12, nz = 8;
-    mps_domain(w, (fs_vec3){nx * l0, (ny + 6) * l0, nz * l0}, l0);
-    int n = fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){nx * l0, ny * l0, nz * l0}, FS_MAT_WATER, 0.0f);
+    int n;
+    fs_world *w = lattice_tank(nx, ny, nz, l0, &pool, &n);
     fs_particles_view v;
     fs_world_view(w, &v);
     const fs_vec3 mid = {0.5f * nx * l0, 0.5f * ny * l0, 0.5f * nz * l0};
@@ -581,11 +590,9 @@ void test_mps_oil_water(void) {
 /* ---- heat (Solenthaler Eq. 21, as the Clavet solver) and heaters under MPS */
 void test_mps_heat(void) {
     fs_pool *pool;
-    fs_world *w = mps_world(3000, 2, &pool);
     const float l0 = 0.02f;
     const int nx = 12, ny = 8, nz = 6;
-    mps_domain(w, (fs_vec3){nx * l0, (ny + 6) * l0, nz * l0}, l0);
-    fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){nx * l0, ny * l0, nz * l0}, FS_MAT_WATER, 0.0f);
+    fs_world *w = lattice_tank(nx, ny, nz, l0, &pool, NULL);
     fs_particles_view v;
     fs_world_view(w, &v);
     for (int i = 0; i < v.count; i++) ((float *)v.temperature)[i] = v.x[i] < 0.5f * nx * l0 ? 10.0f : 30.0f;
