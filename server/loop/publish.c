@@ -59,6 +59,14 @@ cmd_reply sim_reply_to(sim_thread *s, const cmd *c) {
     return r;
 }
 
+void sim_stats_of_world(sim_thread *s, const fs_stats *fst) {
+    s->stats.tick = fst->tick;
+    s->stats.sim_time = fst->sim_time;
+    s->stats.particles = fst->particles;
+    s->stats.springs = fst->springs;
+    s->stats.paused = fs_world_paused(s->world);
+}
+
 void sim_reply_post(sim_thread *s, cmd_reply *r) {
     if (s->dedupe_cur && r->client == s->dedupe_client && r->rid == s->dedupe_cur->rid) {
         dedupe_set_reply(s->dedupe_cur, r);
@@ -68,6 +76,12 @@ void sim_reply_post(sim_thread *s, cmd_reply *r) {
         s->stats.commands_applied++, s->stats.cmd_ok[r->kind]++;
     else
         s->stats.commands_failed++, s->stats.cmd_failed[r->kind]++;
+    /* the statistics first: a client that reads /api/stats after this reply sees the world the command
+     * left (a scene's particle count), not the last tick's */
+    fs_stats fst;
+    fs_world_stats(s->world, &fst);
+    sim_stats_of_world(s, &fst);
+    hub_set_stats(s->hub, &s->stats);
     hub_post_reply(s->hub, r);
 }
 

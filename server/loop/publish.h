@@ -19,8 +19,12 @@ void sim_publish_info(sim_thread *s, world_info *wi);
 
 /* A reply to c at the current tick, not yet ok and carrying nothing. */
 cmd_reply sim_reply_to(sim_thread *s, const cmd *c);
-/* Posts r (and what it carries) to the hub, counted by kind and result. */
+/* Posts r (and what it carries) to the hub, counted by kind and result,
+ * after the statistics of the world the command left. */
 void sim_reply_post(sim_thread *s, cmd_reply *r);
+/* Copies the world's tick, time, counts and pause state into the sim
+ * thread's statistics (published by hub_set_stats). */
+void sim_stats_of_world(sim_thread *s, const fs_stats *fst);
 /* Replies ok with value (presence and drag updates are not acknowledged). */
 void sim_reply_ok(sim_thread *s, const cmd *c, int64_t value);
 /* Replies with the error "<kind>: <fmt ...>". */

@@ -104,14 +104,6 @@ static int first_world(sim_thread *s, char *err, size_t errlen) {
 }
 
 /* The statistics that describe the world as it stands. */
-static void stats_of_world(sim_thread *s, const fs_stats *fst) {
-    s->stats.tick = fst->tick;
-    s->stats.sim_time = fst->sim_time;
-    s->stats.particles = fst->particles;
-    s->stats.springs = fst->springs;
-    s->stats.paused = fs_world_paused(s->world);
-}
-
 static int init(sim_thread *s, char *err, size_t errlen) {
     const srv_config *cfg = s->cfg;
     s->cursor = calloc((size_t)cfg->max_clients, sizeof *s->cursor);
@@ -142,7 +134,7 @@ static int init(sim_thread *s, char *err, size_t errlen) {
     sim_publish_info(s, &wi);
     fs_stats fst;
     fs_world_stats(s->world, &fst);
-    stats_of_world(s, &fst);
+    sim_stats_of_world(s, &fst);
     hub_set_stats(s->hub, &s->stats);
     return 0;
 }
@@ -295,7 +287,7 @@ static void update_stats(sim_thread *s, stats_window *win, const fs_stats *fst, 
     } else if (s->stats.tick_hz_actual == 0 && win->steps) {
         s->stats.step_ms_mean = win->step_sum / (double)win->steps; /* first second */
     }
-    stats_of_world(s, fst);
+    sim_stats_of_world(s, fst);
     s->stats.nonfinite_repaired = fst->nonfinite_repaired;
     s->stats.escapes_clamped = fst->escapes_clamped;
     s->stats.emitted = fst->emitted;
