@@ -103,7 +103,6 @@ static int first_world(sim_thread *s, char *err, size_t errlen) {
     return 0;
 }
 
-/* The statistics that describe the world as it stands. */
 static int init(sim_thread *s, char *err, size_t errlen) {
     const srv_config *cfg = s->cfg;
     s->cursor = calloc((size_t)cfg->max_clients, sizeof *s->cursor);
