@@ -48,7 +48,9 @@
 #define MAX_SOURCE 0.1          /* largest (n* - n0) / n0 Eq. 14 acts on in one sub-step */
 #define COMPRESSIBILITY 0.45e-9 /* 1/Pa, water */
 #define MAX_OBST 8
-#define CG_TOL 1e-6
+/* CG's relative residual |b - A p| / |b|.  1e-6 until session 15: with Eq. 5 of the dynamic pressure the
+ * still tanks and the dam break read the same at 1e-4 (docs/sim-notes.md), in a third fewer iterations */
+#define CG_TOL 1e-4
 /* CG's preconditioner: modified DIC, this much of the dropped fill on the diagonal (docs/sim-notes.md) */
 #define MIC_OMEGA 0.9
 #define CG_MAXIT 600
