@@ -34,11 +34,42 @@ bool fs__mps_ensure_matrix(fs_world *w, mps_state *s) {
     return true;
 }
 
+/* |sum w r^_ij| / n of particle i, over its near list at r* (R the
+ * distances nstar_task just measured), in whole vectors as nstar_task. */
+FS_SIMD_CLONES static float one_sidedness(const mps_state *s, const ctx *c, int i, const float *R, float n) {
+    const fs_world *w = c->w;
+    const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z, *WX = s->wx, *WY = s->wy, *WZ = s->wz, re = s->re_n;
+    const int32_t *L = s->nn + (size_t)i * NN_STRIDE;
+    const int nf = s->nn_f[i], nt = s->nn_t[i], cap = w->cap;
+    const float xi = X[i], yi = Y[i], zi = Z[i];
+    float ux[LANES] = {0}, uy[LANES] = {0}, uz[LANES] = {0};
+    for (int kb = 0; kb < nf; kb += LANES) {
+#pragma omp simd
+        for (int l = 0; l < LANES; l++) { /* particles */
+            const int k = kb + l, live = -(k < nf), j = (L[k] & live) | (i & ~live);
+            const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi, r = R[k];
+            const float u = k < nf && r > 0 ? weight(r, re, c->rmin) / r : 0.0f;
+            ux[l] += u * dx, uy[l] += u * dy, uz[l] += u * dz;
+        }
+    }
+    for (int kb = nf; kb < nt; kb += LANES) {
+#pragma omp simd
+        for (int l = 0; l < LANES; l++) { /* walls */
+            const int k = kb + l, q = (L[k] - cap) & -(k < nt);
+            const float dx = WX[q] - xi, dy = WY[q] - yi, dz = WZ[q] - zi, r = R[k];
+            const float u = k < nt && r > 0 ? weight(r, re, c->rmin) / r : 0.0f;
+            ux[l] += u * dx, uy[l] += u * dy, uz[l] += u * dz;
+        }
+    }
+    const float sx = lanes_sum(ux), sy = lanes_sum(uy), sz = lanes_sum(uz);
+    return n > 0 ? sqrtf(sx * sx + sy * sy + sz * sz) / n : 1.0f;
+}
+
 /* n* at r* (Eq. 14's source, Eq. 18's test); then keeps in the near list
  * only the pairs within r_e at r* (first-layer walls only), with |r*_ij|. */
 FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
     MPS_TASK(vctx, worker);
-    const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z, re = s->re_n, rmin = c->rmin;
+    const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z, re = s->re_n, rmin = c->rmin, surf_thr = BETA * s->n0;
     const float *WX = s->wx, *WY = s->wy, *WZ = s->wz; /* locals: the stores to R cannot alias them */
     const int cap = w->cap;
     for (int i = b; i < e; i++) {
@@ -48,16 +79,14 @@ FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
         const int nf = s->nn_f[i], nt = s->nn_t[i];
         /* in whole vectors (lanes past the segment's end read i itself or wall 0 and count nothing; their R
          * lie within the stride and are overwritten or dropped below), lane sums added in a fixed order */
-        /* with n*, sum w r^_ij (r^_ij the unit vector to j): how one-sided the neighbourhood is (Eq. 18's test) */
-        float acc[LANES] = {0}, ux[LANES] = {0}, uy[LANES] = {0}, uz[LANES] = {0};
+        float acc[LANES] = {0};
         for (int kb = 0; kb < nf; kb += LANES) {
 #pragma omp simd
             for (int l = 0; l < LANES; l++) { /* particles */
                 const int k = kb + l, live = -(k < nf), j = (L[k] & live) | (i & ~live);
                 const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi, r = sqrtf(dx * dx + dy * dy + dz * dz);
                 R[k] = r;
-                const float wt = k < nf ? weight(r, re, rmin) : 0.0f, u = r > 0 ? wt / r : 0.0f;
-                acc[l] += wt, ux[l] += u * dx, uy[l] += u * dy, uz[l] += u * dz;
+                acc[l] += k < nf ? weight(r, re, rmin) : 0.0f;
             }
         }
         for (int kb = nf; kb < nt; kb += LANES) {
@@ -67,14 +96,14 @@ FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
                 const float dx = WX[q] - xi, dy = WY[q] - yi, dz = WZ[q] - zi;
                 const float r = sqrtf(dx * dx + dy * dy + dz * dz);
                 R[k] = r;
-                const float wt = k < nt ? weight(r, re, rmin) : 0.0f, u = r > 0 ? wt / r : 0.0f;
-                acc[l] += wt, ux[l] += u * dx, uy[l] += u * dy, uz[l] += u * dz;
+                acc[l] += k < nt ? weight(r, re, rmin) : 0.0f;
             }
         }
         n = lanes_sum(acc);
         s->nst[i] = n;
-        const float sx = lanes_sum(ux), sy = lanes_sum(uy), sz = lanes_sum(uz);
-        s->asym[i] = n > 0 ? sqrtf(sx * sx + sy * sy + sz * sz) / n : 1.0f;
+        /* for Eq. 18's candidates only (n* < beta n0, the only ones fs__mps_pressure asks):
+         * |sum w r^_ij| / sum w, r^_ij the unit vector to j, how one-sided the neighbourhood is */
+        s->asym[i] = n < surf_thr ? one_sidedness(s, c, i, R, n) : 0.0f;
         /* what Eq. 14 and Eq. 5 use: the pairs within r_e, first-layer walls only (compacted in place) */
         int kf = 0;
         for (int k = 0; k < nf; k++) L[kf] = L[k], R[kf] = R[k], kf += R[k] < re;
