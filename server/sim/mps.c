@@ -47,8 +47,8 @@
 static void mps_detach(fs_world *w) {
     mps_state *s = state_of(w);
     if (!s) return;
-    free(s->p_slot), free(s->nb), free(s->nb_f), free(s->nb_t), free(s->nst), free(s->nst1), free(s->asym),
-        free(s->outer), free(s->press);
+    free(s->p_slot), free(s->nb), free(s->nb_f), free(s->nb_t), free(s->nst), free(s->nst1), free(s->outer),
+        free(s->press);
     free(s->nn), free(s->nn_f), free(s->nn_t), free(s->nr), free(s->dT_slot);
     free(s->row), free(s->rho), free(s->nu);
     fs__mps_free_walls(s);
@@ -68,11 +68,10 @@ static fs_status mps_attach(fs_world *w, fs_error *err) {
     s->nb_f = malloc(sizeof(int16_t) * n), s->nb_t = malloc(sizeof(int16_t) * n);
     s->nn = calloc(n * NN_STRIDE, sizeof(int32_t)), s->nr = calloc(n * NN_STRIDE, sizeof(float));
     s->nn_f = malloc(sizeof(int16_t) * n), s->nn_t = malloc(sizeof(int16_t) * n);
-    s->nst = malloc(f), s->nst1 = malloc(f), s->asym = malloc(f), s->outer = malloc(n),
-    s->press = calloc(n, sizeof(float));
+    s->nst = malloc(f), s->nst1 = malloc(f), s->outer = malloc(n), s->press = calloc(n, sizeof(float));
     s->row = malloc(sizeof(int32_t) * n), s->rho = malloc(f), s->nu = malloc(f);
     if (!s->p_slot || !s->dT_slot || !s->nb || !s->nn || !s->nr || !s->nn_f || !s->nn_t || !s->nb_f || !s->nb_t ||
-        !s->nst || !s->nst1 || !s->asym || !s->outer || !s->press || !s->row || !s->rho || !s->nu)
+        !s->nst || !s->nst1 || !s->outer || !s->press || !s->row || !s->rho || !s->nu)
         goto nomem;
     s->obst_epoch = w->epoch;
     return FS_OK;

@@ -73,7 +73,6 @@ typedef struct mps_state {
     int16_t *nn_f, *nn_t;
     float *nr;         /* [i * NN_STRIDE]: |r*_ij| of those, from nstar_task */
     float *nst, *nst1; /* n* (Eq. 14) / n at r^n for surface tension; n^st1 (Eq. 34) */
-    float *asym;       /* |sum w r^_ij| / sum w at r*, where n* < beta n0 (nstar_task): how one-sided */
     uint8_t *outer;    /* n* < beta n0 and one-sided or sparse: Eq. 18's surface before its neighbours join it */
     float *press;      /* pressure, Pa */
     int32_t *row;      /* unknown of particle i, or -1 (free surface) */

@@ -101,9 +101,9 @@ FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
         }
         n = lanes_sum(acc);
         s->nst[i] = n;
-        /* for Eq. 18's candidates only (n* < beta n0, the only ones fs__mps_pressure asks):
-         * |sum w r^_ij| / sum w, r^_ij the unit vector to j, how one-sided the neighbourhood is */
-        s->asym[i] = n < surf_thr ? one_sidedness(s, c, i, R, n) : 0.0f;
+        /* Eq. 18's candidates (n* < beta n0) at the surface by their own neighbourhood: one-sided,
+         * |sum w r^_ij| / sum w (r^_ij the unit vector to j) at least SURF_ASYM, or sparse (fs__mps_pressure) */
+        s->outer[i] = n < surf_thr && (n < SURF_SPARSE * s->n0 || one_sidedness(s, c, i, R, n) >= SURF_ASYM);
         /* what Eq. 14 and Eq. 5 use: the pairs within r_e, first-layer walls only (compacted in place) */
         int kf = 0;
         for (int k = 0; k < nf; k++) L[kf] = L[k], R[kf] = R[k], kf += R[k] < re;
@@ -202,8 +202,7 @@ void fs__mps_pressure(fs_world *w, mps_state *s, ctx *c) {
      * one missing neighbour) keeps its row, its source pulling the gap shut: given the surface's pressure,
      * such a gap deep in the water grew into a burst that stirred the whole tank (docs/sim-notes.md). */
     int rows = 0, surface = 0;
-    const float thr = BETA * s->n0, sparse = SURF_SPARSE * s->n0;
-    for (int i = 0; i < n; i++) s->outer[i] = s->nst[i] < thr && (s->asym[i] >= SURF_ASYM || s->nst[i] < sparse);
+    const float thr = BETA * s->n0;
     for (int i = 0; i < n; i++) {
         bool surf = s->outer[i];
         if (!surf && s->nst[i] < thr) {
