@@ -4,12 +4,13 @@
  * Stages (Algorithm 1):
  *   emit / drain                       (commands; outside the paper; sources.c)
  *   grid on x                          (Sec. 7.1, uniform grid of h/2 cells, counting sort; grid.c)
- *   gravity + viscosity (Alg. 5)       lines 1-5
+ *   gravity + viscosity (Alg. 5)       lines 1-5 (coloured sweeps: and XSPH for liquids)
  *   prediction                          lines 6-10
  *   grid on predicted x
  *   adjustSprings (Alg. 4, Eq. 7-8)    line 12
  *   applySpringDisplacements (Alg. 3)  line 15 (coloured sweeps: plastic springs only)
- *   doubleDensityRelaxation (Alg. 2)   line 16 (coloured sweeps: elastic springs projected after each)
+ *   doubleDensityRelaxation (Alg. 2)   line 16 (coloured sweeps: elastic springs projected after each;
+ *                                      walls as mirror images of the neighbourhood)
  *   resolveCollisions (Eq. 9-11)       line 17, bodies (Alg. 6, bodies.c), then the walls of the box
  *   new velocities                      lines 18-20, then NaN repair and box clamp
  *
@@ -49,6 +50,7 @@
  * slot. */
 typedef struct clavet_state {
     float *s_a, *s_b;   /* per particle: pressure / near pressure (premultiplied), or dt sigma / dt beta/h */
+    float *s_c;         /* per particle: the XSPH weight of its material this step */
     int32_t *spr_total; /* Alg. 4: springs + candidates per particle */
     int32_t *seq_order; /* FS_RELAX_SEQUENTIAL: a fixed random order of slots */
     uint64_t spr_refused_worker[FS_MAX_WORKERS];
@@ -57,7 +59,7 @@ typedef struct clavet_state {
 static void clavet_detach(fs_world *w) {
     clavet_state *st = w->solver_state;
     if (!st) return;
-    free(st->s_a), free(st->s_b), free(st->spr_total), free(st->seq_order);
+    free(st->s_a), free(st->s_b), free(st->s_c), free(st->spr_total), free(st->seq_order);
     fs__solver_state_free(w);
 }
 
@@ -65,10 +67,10 @@ static fs_status clavet_attach(fs_world *w, fs_error *err) {
     clavet_state *st = fs__solver_state_new(w, sizeof *st);
     size_t n = (size_t)w->cap;
     if (st) {
-        st->s_a = malloc(sizeof(float) * n), st->s_b = malloc(sizeof(float) * n);
+        st->s_a = malloc(sizeof(float) * n), st->s_b = malloc(sizeof(float) * n), st->s_c = malloc(sizeof(float) * n);
         st->spr_total = malloc(sizeof(int32_t) * n), st->seq_order = malloc(sizeof(int32_t) * n);
     }
-    if (!st || !st->s_a || !st->s_b || !st->spr_total || !st->seq_order) {
+    if (!st || !st->s_a || !st->s_b || !st->s_c || !st->spr_total || !st->seq_order) {
         clavet_detach(w);
         SETERR(err, "clavet: out of memory");
         return FS_ERR_NOMEM;
@@ -86,6 +88,18 @@ static fs_status clavet_attach(fs_world *w, fs_error *err) {
     return FS_OK;
 }
 
+/* XSPH velocity smoothing (Monaghan 1989; Schechter & Bridson 2012; Macklin
+ * & Mueller 2013, Eq. 17), an extension for the coloured sweeps:
+ * v_i += sum_j c/rho0 (1-q)^2 (v_j - v_i), with the old velocities, so each
+ * pair's exchange is antisymmetric and linear momentum is kept.  Two
+ * Gauss-Seidel sweeps a step leave every particle a velocity of their
+ * unconverged correction, fresh each step (lag-one correlation 0.3): with the
+ * mirrored walls below a settled pool kept 0.37 m/s rms.  c = 0.4 per 1/60 s
+ * takes it to 0.09 and puts the dam break's residual column within 8.4% of
+ * Martin & Moyce (0.3: 10.3%, 0.5: 11.9%; docs/clavet-notes.md, session 16).
+ * Only liquids: a material with springs keeps its own damping. */
+#define XSPH_C 0.4f
+
 /* ---- per-material constants, premultiplied for the inner loops ---------- */
 typedef struct mconst {
     float sigma[FS_MAX_MATERIALS], beta[FS_MAX_MATERIALS]; /* dt*sigma, dt*beta/h */
@@ -101,6 +115,7 @@ typedef struct mconst {
     bool heat;
     float mu[FS_MAX_MATERIALS];
     bool any_springs;
+    float xsph[FS_MAX_MATERIALS]; /* XSPH_C over rho0 for this step's dt; 0 for materials with springs */
 } mconst;
 
 static void mconst_init(const fs_world *w, mconst *m) {
@@ -123,6 +138,9 @@ static void mconst_init(const fs_world *w, mconst *m) {
         m->mu[i] = p[FS_P_FRICTION];
         m->diff[i] = fs__heat_coef(w, i);
         m->phase[i] = p[FS_P_PHASE_CHANGE] != 0.0f;
+        /* XSPH_C per 1/60 s, compounded for the step's dt */
+        if (w->def.clavet.relax == FS_RELAX_COLORED && !m->springs[i] && m->rho0[i] > 0.0f)
+            m->xsph[i] = (1.0f - powf(1.0f - XSPH_C, dt * 60.0f)) / m->rho0[i];
         m->tsolid[i] = p[FS_P_SOLID_POINT];
         m->tmelt[i] = p[FS_P_MELT_POINT] > p[FS_P_SOLID_POINT] ? p[FS_P_MELT_POINT] : p[FS_P_SOLID_POINT];
         m->any_phase |= m->phase[i];
@@ -189,13 +207,14 @@ FS_SIMD_CLONES static void viscosity_task(int b, int e, int worker, void *vctx) 
     const fs_particles *p = &w->p;
     const float *X = p->x, *Y = p->y, *Z = p->z, *VX = p->vx, *VY = p->vy, *VZ = p->vz;
     const float *SG = c->s->s_a, *BT = c->s->s_b; /* per-particle dt sigma, dt beta / h */
+    const float *XS = c->s->s_c;                  /* per-particle XSPH weight */
     const float inv_h = c->inv_h, gdx = c->g.x * c->dt, gdy = c->g.y * c->dt, gdz = c->g.z * c->dt;
     fs_scratch sc = fs__scratch_of(w, worker);
     fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
         fs__ranges_of(w, w->cell[i], &r);
         const int n = fs__scan(X, Y, Z, &r, i, c->h2, true, sc.j, sc.r2, sc.dx, sc.dy, sc.dz);
-        const float vxi = VX[i], vyi = VY[i], vzi = VZ[i], si = SG[i], bi = BT[i];
+        const float vxi = VX[i], vyi = VY[i], vzi = VZ[i], si = SG[i], bi = BT[i], xi = XS[i];
         const int32_t *J = sc.j;
         const float *R2 = sc.r2, *DX = sc.dx, *DY = sc.dy, *DZ = sc.dz;
         float ax = 0, ay = 0, az = 0;
@@ -220,6 +239,9 @@ FS_SIMD_CLONES static void viscosity_task(int b, int e, int worker, void *vctx) 
             const float cap = u * (1.0f / 16.0f);
             I = (1.0f - q) * (I < cap ? I : cap) * 0.5f; /* line 9: v_i -= I/2 */
             ax -= I * ux, ay -= I * uy, az -= I * uz;
+            /* XSPH (XSPH_C), symmetric in i and j: momentum is kept */
+            const float xs = 0.5f * (xi + XS[j]) * (1.0f - q) * (1.0f - q);
+            ax += xs * (VX[j] - vxi), ay += xs * (VY[j] - vyi), az += xs * (VZ[j] - vzi);
         }
         /* Alg. 1 line 3 (gravity) + the viscosity impulses */
         w->nvx[i] = vxi + gdx + ax;
@@ -236,6 +258,7 @@ static void visc_params_task(int b, int e, int worker, void *vctx) {
         int m = w->p.mat[i];
         c->s->s_a[i] = c->m.sigma[m];
         c->s->s_b[i] = c->m.beta[m];
+        c->s->s_c[i] = c->m.xsph[m];
     }
 }
 
@@ -468,7 +491,9 @@ static void springs_stage(fs_world *w, step_ctx *c) {
 }
 
 /* ---- Algorithm 2, double density relaxation ---------------------------- */
-/* Walls as mirror particles (an extension; the paper has only collisions).
+/* Walls as mirror particles for the Jacobi and sequential forms (an
+ * extension; the paper has only collisions; the coloured sweeps mirror the
+ * whole neighbourhood, wall_images below).
  * A particle closer than h/2 to a face sees its own mirror image at 2d: the
  * image adds (1-q)^2 and (1-q)^3 to the densities (Eq. 1, 4) and the pair
  * displacement of Eq. 6, both visits counted as in the Jacobi form, pushes
@@ -736,6 +761,65 @@ static inline float clampf(float v, float a, float b) {
     return v > b ? b : v;
 }
 
+/* Walls as mirror images for the coloured sweeps (an extension; the paper
+ * has only collisions), after the ghost particles of SPH (Libersky et al.
+ * 1993; Randles & Libersky 1996).  The box's faces lie a particle radius
+ * (off/2) beyond the planes lo, hi that hold the particles' centres.  A
+ * particle at distance D from such a plane sees, across the face, its own
+ * image (2D + off away) and the image of every neighbour j (D + off + D_j
+ * away along the normal, the same offset along the face): a block laid out
+ * on the wall continues past it as a lattice, and a particle on the wall has
+ * a whole neighbourhood, half of it mirrored.  One face at a time: no second
+ * images at edges and corners.  The single self-image of wall_density left
+ * the wall layer half a neighbourhood short: Clavet's cohesion packed it 1.6
+ * times as dense as a lattice layer, and the dam break's column drained too
+ * slowly (27% over Martin & Moyce's residual height; with the images and
+ * XSPH 8.4%; docs/clavet-notes.md, session 16).
+ *
+ * Adds the images' (1-q)^2 and (1-q)^3 to rho and rhon, and sums q u and
+ * q^2 u (u from i to the image) in g1 and g2. */
+static inline void wall_images(const float *restrict U[3], const float *restrict Q, int n, float xi, float yi, float zi,
+                               fs_vec3 lo, fs_vec3 hi, float h, float inv_h, float off, float *rho, float *rhon,
+                               float g1[3], float g2[3]) {
+    const float p[3] = {xi, yi, zi}, L[3] = {lo.x, lo.y, lo.z}, H[3] = {hi.x, hi.y, hi.z}, h2 = h * h;
+    for (int a = 0; a < 3; a++)
+        for (int side = 0; side < 2; side++) {
+            /* D: i's distance to the plane of centres; the face lies off/2
+             * beyond it, so i's image is 2D + off away and a neighbour j's
+             * D + off + D_j */
+            const float D = side ? H[a] - p[a] : p[a] - L[a];
+            if (D + off >= h) continue;
+            /* s: the images lie towards -s (the face's inward normal is s) */
+            const float s = side ? -1.0f : 1.0f;
+            const float *UN = U[a], *UT = U[(a + 1) % 3], *UU = U[(a + 2) % 3];
+            float r_sum = 0, rn_sum = 0, gn = 0, gt = 0, gu = 0, hn = 0, ht = 0, hu = 0;
+            if (D + D + off < h) { /* i's own image */
+                const float q = 1.0f - (D + D + off) * inv_h;
+                r_sum += q * q, rn_sum += q * q * q, gn -= q, hn -= q * q;
+            }
+            /* from the pair's unit vector u and q (the sweep's scratch): the
+             * neighbour's offset r u, r = h (1 - q); its image keeps the
+             * tangential part and has the normal part D + off + D_j, with
+             * D_j = D + s r u_a; a pair out of range (q = 0) has its image
+             * farther still */
+#pragma omp simd reduction(+ : r_sum, rn_sum, gn, gt, gu, hn, ht, hu)
+            for (int k = 0; k < n; k++) {
+                const float r = h * (1.0f - Q[k]);
+                const float dn = D + D + off + s * r * UN[k], dt = r * UT[k], du = r * UU[k];
+                const float r2 = dn * dn + dt * dt + du * du;
+                const float ri = sqrtf(r2);
+                const bool in = Q[k] > 0.0f && r2 < h2;
+                const float q = in ? 1.0f - ri * inv_h : 0.0f, inv = in ? 1.0f / ri : 0.0f;
+                r_sum += q * q, rn_sum += q * q * q;
+                gn -= q * dn * inv, gt += q * dt * inv, gu += q * du * inv;
+                hn -= q * q * dn * inv, ht += q * q * dt * inv, hu += q * q * du * inv;
+            }
+            *rho += r_sum, *rhon += rn_sum;
+            g1[a] += s * gn, g1[(a + 1) % 3] += gt, g1[(a + 2) % 3] += gu;
+            g2[a] += s * hn, g2[(a + 1) % 3] += ht, g2[(a + 2) % 3] += hu;
+        }
+}
+
 /* Algorithm 2 lines 2-21 for particle i over its list (sq, su*: scratch). */
 static inline __attribute__((always_inline)) void gs_particle(fs_world *w, const gs_ctx *g, int i, bool walls,
                                                               float *restrict sux, float *restrict suy,
@@ -772,7 +856,12 @@ static inline __attribute__((always_inline)) void gs_particle(fs_world *w, const
             gx += sq[k] * sux[k], gy += sq[k] * suy[k], gz += sq[k] * suz[k];
         }
     const float rho_pairs = rho;
-    wall_density(w, xi, yi, zi, &rho, &rhon);
+    float g1[3] = {0, 0, 0}, g2[3] = {0, 0, 0};
+    if (walls) {
+        const float *Us[3] = {sux, suy, suz};
+        wall_images(Us, sq, n, xi, yi, zi, lo, hi, c->h, inv_h, 2.0f * w->dom.particle_radius, &rho, &rhon, g1, g2);
+        gx += g1[0], gy += g1[1], gz += g1[2];
+    }
     /* lines 11-12 */
     const int m = p->mat[i];
     const float C = rho - c->m.rho0[m];
@@ -795,7 +884,13 @@ static inline __attribute__((always_inline)) void gs_particle(fs_world *w, const
         }
         ax -= D * sux[k], ay -= D * suy[k], az -= D * suz[k];
     }
-    wall_push(w, xi, yi, zi, P, PN, &ax, &ay, &az);
+    /* the images' share: half of each pair's displacement, as a real
+     * neighbour's visit gives i (the other half moves the neighbour when it
+     * meets i's image); only repulsion, so walls do not glue */
+    {
+        const float Pg = P > 0.0f ? 0.5f * P : 0.0f, PNg = 0.5f * PN;
+        ax -= Pg * g1[0] + PNg * g2[0], ay -= Pg * g1[1] + PNg * g2[1], az -= Pg * g1[2] + PNg * g2[2];
+    }
     X[i] = clampf(xi + ax, lo.x, hi.x), Y[i] = clampf(yi + ay, lo.y, hi.y), Z[i] = clampf(zi + az, lo.z, hi.z);
 }
 

@@ -358,7 +358,12 @@ static void test_density_pool_default(void) {
            def.clavet.relax_iterations, mean, rho0, 100 * (mean / rho0 - 1), tn, line, sqrt(ke / v.count), top / s);
     CHECK(fabs(mean / rho0 - 1) < 0.03, "interior density %+.1f%% off rho0", 100 * (mean / rho0 - 1));
     CHECK(worst < 0.08, "a layer is %.1f%% off rho0", 100 * worst);
-    CHECK(sqrt(ke / v.count) < 0.3, "pool not settled");
+    /* volume by count: the 12 layers stand at 11 spacings (the mirrored walls
+     * keep the floor layer from packing; with a single self-image they stood
+     * at 10.0), and the pool is calm (0.11 m/s; 0.13 before, 0.37 with the
+     * mirrored walls and no XSPH) */
+    CHECK(top / s > 10.6f, "the 12-layer pool stands at %.2f spacings", top / s);
+    CHECK(sqrt(ke / v.count) < 0.2, "pool not settled: %.3f m/s", sqrt(ke / v.count));
     drop(&e);
 }
 
@@ -406,13 +411,13 @@ static void test_dam_break_column_height(void) {
     REPORT("dam break, %d particles, a = %.2f m: H/2a at t sqrt(g/a) =%s largest deviation %.1f%% of Martin & "
            "Moyce's height, %.1f%% of the initial column",
            fs_world_particle_count(e.w), a, line, 100 * worst, 100 * worst_col);
-    /* Held: within 12% of the initial column at each point, and within 30%
-     * of Martin & Moyce's own height (the Jacobi sweep's jet climbs the wall
-     * to 1.2 H: 262%).  Issue 16's bar, 10% of their height, is not met yet:
-     * late in the collapse (tau > 2) the column drains too slowly
-     * (docs/clavet-notes.md). */
-    CHECK(worst_col < 0.12, "residual column off Martin & Moyce by %.1f%% of the column", 100 * worst_col);
-    CHECK(worst < 0.30, "residual column off Martin & Moyce by %.1f%% of their height", 100 * worst);
+    /* Issue 16's bar: within 10% of Martin & Moyce's own height at each
+     * point (8.4%, the first point; eight nudged realisations 8.3-8.5%).  With
+     * the single self-image wall it was 27% (the column drained too slowly
+     * late in the collapse), and the Jacobi sweep's jet climbs the wall to
+     * 1.2 H (262%); docs/clavet-notes.md, session 16. */
+    CHECK(worst_col < 0.10, "residual column off Martin & Moyce by %.1f%% of the column", 100 * worst_col);
+    CHECK(worst < 0.10, "residual column off Martin & Moyce by %.1f%% of their height", 100 * worst);
     free(ys);
     drop(&e);
 }
