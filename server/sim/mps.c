@@ -20,8 +20,9 @@
  * mirrors the pressure (Neumann, hydrostatic); particle shifting after
  * Eq. 17 (Lind et al. 2012); collisions between Eq. 10 and n*
  * (Koshizuka's practice); heat by Eq. 21 of Solenthaler 2007 and the
- * heaters (fs__heat_update).  Sub-steps: Courant, viscous and capillary
- * (Brackbill, Kothe & Zemach 1992) limits.
+ * heaters (fs__heat_update).  Sub-steps: Courant, force (Morris, Fox & Zhu
+ * 1997), viscous and capillary (Brackbill, Kothe & Zemach 1992) limits, the
+ * count held against flipping (substep_count).
  *
  * The concepts live in: mps_walls.c (wall particles, obstacles, rails),
  * mps_pressure.c (n*, Eq. 14, MIC-CG), mps_tension.c (Appendix A);
@@ -92,6 +93,7 @@ static void mps_prepare(fs_world *w) {
     refresh(w, s);
     for (int i = 0; i < w->cap; i++) s->p_slot[i] = 0;
     for (int i = 0; i < w->n; i++) s->press[i] = 0, s->nst[i] = s->n0;
+    s->substeps = 0, s->calm = 0;
 }
 
 static void mps_removed(fs_world *w, int slot) {
@@ -436,10 +438,22 @@ static void mconst_init(const fs_world *w, mconst *mc) {
     }
 }
 
+/* Sub-steps of at most lim in dt, clamped before the conversion: a huge
+ * (or NaN) speed gives MAX_SUB (or 1). */
+static int count_for(float dt, float lim) {
+    return fs__floor_clamp(ceilf(dt / lim - 1e-4f), 1, MAX_SUB);
+}
+
 /* The CFL sub-steps of one call: the fewest for which the Courant (with
- * what gravity adds over w->dt), viscous and capillary (Brackbill, Kothe &
- * Zemach 1992) limits hold, at most MAX_SUB. */
-static int substep_count(const fs_world *w, const mps_state *s, const mconst *mc) {
+ * what gravity adds over w->dt), force (Morris, Fox & Zhu 1997, with g),
+ * viscous and capillary (Brackbill, Kothe & Zemach 1992) limits hold.  The
+ * count rises at once, but falls only after SUB_DWELL calls in a row for
+ * which the fewer would hold at SUB_HYST times the limits: a count that
+ * flips from tick to tick kicks still water, as the pressure that holds a
+ * density error scales as 1 / dt^2 (docs/sim-notes.md, "A longer sub-step,
+ * session 17").  The count and the run of calm calls are state (and part of
+ * snapshots). */
+static int substep_count(const fs_world *w, mps_state *s, const mconst *mc) {
     float numax = 0;
     bool present[FS_MAX_MATERIALS] = {false};
     float umax2 = 0;
@@ -463,8 +477,20 @@ static int substep_count(const fs_world *w, const mps_state *s, const mconst *mc
     float lim = umax > 0 ? COURANT * l0 / umax : w->dt;
     if (numax > 0 && VISC_LIMIT * l0 * l0 / numax < lim) lim = VISC_LIMIT * l0 * l0 / numax;
     if (cap < lim) lim = cap;
-    /* clamped before the conversion: a huge (or NaN) speed gives MAX_SUB (or 1) */
-    return fs__floor_clamp(ceilf(w->dt / lim - 1e-4f), 1, MAX_SUB);
+    if (gmag > 0 && FORCE_LIMIT * sqrtf(l0 / gmag) < lim) lim = FORCE_LIMIT * sqrtf(l0 / gmag);
+    const int k = count_for(w->dt, lim);
+    if (k >= s->substeps) {
+        s->calm = 0;
+        return k;
+    }
+    const int kh = count_for(w->dt, SUB_HYST * lim);
+    if (kh >= s->substeps) {
+        s->calm = 0;
+        return s->substeps;
+    }
+    if (++s->calm < SUB_DWELL) return s->substeps;
+    s->calm = 0;
+    return kh;
 }
 
 static void mps_step(fs_world *w) {
@@ -508,19 +534,21 @@ static void mps_step(fs_world *w) {
     w->st.step_ms = fs__now_ms() - t0;
 }
 
-/* ---- snapshots: obstacles, last pressures (per live particle, index order) and wall pressures (none
- * since the walls mirror the pressure: written as 0 of them; those of older snapshots are checked and
- * ignored) */
-#define STATE_MAGIC 0x3153504du /* "MPS1" */
+/* ---- snapshots: the header (magic, obstacles, particles, wall pressures; "MPS2" adds the last call's
+ * sub-step count and its calm count, which set the next call's sub-steps), obstacles, last pressures (per
+ * live particle, index order) and wall pressures (none since the walls mirror the pressure: written as 0
+ * of them; those of older snapshots are checked and ignored).  "MPS1" sections (no counts) still read. */
+#define STATE_MAGIC1 0x3153504du /* "MPS1" */
+#define STATE_MAGIC 0x3253504du  /* "MPS2" */
 
 static size_t mps_state_write(const fs_world *w, void *buf, size_t cap) {
     const mps_state *s = state_of(w);
     if (!s) return 0;
-    size_t need = 4 * 4 + (size_t)s->nobst * 6 * 4 + (size_t)w->n * 4;
+    size_t need = 6 * 4 + (size_t)s->nobst * 6 * 4 + (size_t)w->n * 4;
     if (!buf) return need;
     if (cap < need) return 0;
     unsigned char *b = buf;
-    uint32_t hdr[4] = {STATE_MAGIC, (uint32_t)s->nobst, (uint32_t)w->n, 0};
+    uint32_t hdr[6] = {STATE_MAGIC, (uint32_t)s->nobst, (uint32_t)w->n, 0, (uint32_t)s->substeps, (uint32_t)s->calm};
     memcpy(b, hdr, sizeof hdr), b += sizeof hdr;
     for (int o = 0; o < s->nobst; o++) {
         float v[6] = {s->obst[o].lo.x, s->obst[o].lo.y, s->obst[o].lo.z,
@@ -532,16 +560,20 @@ static size_t mps_state_write(const fs_world *w, void *buf, size_t cap) {
 }
 
 static fs_status mps_state_read(fs_world *w, const void *buf, size_t n, const fs__restore_ctx *rc, fs_error *err) {
-    uint32_t hdr[4];
+    uint32_t hdr[6] = {0};
     const char *why = "header";
-    if (n < sizeof hdr) goto bad;
-    memcpy(hdr, buf, sizeof hdr);
-    if (hdr[0] != STATE_MAGIC || hdr[1] > MAX_OBST || hdr[2] != (uint32_t)rc->particles || hdr[3] > (1u << 28))
+    if (n < 4 * 4) goto bad;
+    memcpy(hdr, buf, 4 * 4);
+    const size_t hlen = hdr[0] == STATE_MAGIC ? 6 * 4 : 4 * 4;
+    if ((hdr[0] != STATE_MAGIC && hdr[0] != STATE_MAGIC1) || n < hlen) goto bad;
+    memcpy(hdr, buf, hlen);
+    if (hdr[1] > MAX_OBST || hdr[2] != (uint32_t)rc->particles || hdr[3] > (1u << 28) || hdr[4] > MAX_SUB ||
+        hdr[5] >= SUB_DWELL)
         goto bad;
-    size_t need = sizeof hdr + (size_t)hdr[1] * 24 + (size_t)hdr[2] * 4 + (size_t)hdr[3] * 4;
+    size_t need = hlen + (size_t)hdr[1] * 24 + (size_t)hdr[2] * 4 + (size_t)hdr[3] * 4;
     why = "length";
     if (n != need) goto bad;
-    const unsigned char *b = (const unsigned char *)buf + sizeof hdr;
+    const unsigned char *b = (const unsigned char *)buf + hlen;
     /* obstacles as fs_world_mps_add_obstacle leaves them: inside the box, a spacing thick */
     const fs_domain *d = rc->dom;
     why = "an obstacle is not inside the box or thinner than a spacing";
@@ -573,6 +605,7 @@ static fs_status mps_state_read(fs_world *w, const void *buf, size_t n, const fs
     refresh(w, s);
     for (int i = 0; i < w->cap; i++) s->p_slot[i] = 0;
     for (uint32_t i = 0; i < hdr[2] && (int)i < w->n; i++) memcpy(&s->p_slot[w->p.slot[i]], b + 4 * i, 4);
+    s->substeps = (int)hdr[4], s->calm = (int)hdr[5];
     return FS_OK;
 bad:
     SETERR(err, "snapshot: the mps section is damaged (%s)", why);

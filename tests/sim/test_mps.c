@@ -321,12 +321,22 @@ void test_mps_dam_break(void) {
     enum { MAXS = 400 };
     double T[MAXS], Z[MAXS];
     int ns = 0, maxsub = 0;
+    /* the sub-step count: up at once, down only after 30 calls in a row that fewer would do (mps.c's
+     * substep_count), so it never flips from call to call */
+    int lastsub = 0, since = 0, ups = 0, downs = 0, quick_downs = 0;
     T[ns] = 0, Z[ns++] = 1.0;
     while (ns < MAXS) {
         fs_world_step(w);
         fs_mps_info in;
         fs_world_mps_info(w, &in);
         maxsub = in.substeps > maxsub ? in.substeps : maxsub;
+        since++;
+        if (lastsub && in.substeps != lastsub) {
+            ups += in.substeps > lastsub, downs += in.substeps < lastsub;
+            quick_downs += in.substeps < lastsub && since < 30;
+            since = 0;
+        }
+        lastsub = in.substeps;
         fs_particles_view v;
         fs_world_view(w, &v);
         float front = 0;
@@ -386,6 +396,9 @@ void test_mps_dam_break(void) {
            100 * front_error(T, Z, ns, MMT_T, MMT_Z, 10, best, NULL));
     REPORT("speed of the surge dZ/dT over T = %.2f..%.2f: %.3f, Martin & Moyce %.3f (%+.1f%%)", MM_T[2], MM_T[3], slope,
            mm_slope, 100 * (slope - mm_slope) / mm_slope);
+    REPORT("sub-steps per call: %d raises and %d cuts over %d calls, %d cut within 30 calls of a change", ups, downs,
+           ns - 1, quick_downs);
+    CHECK(ups > 0 && quick_downs == 0, "the sub-step count flips (%d raises, %d quick cuts)", ups, quick_downs);
     CHECK(T[ns - 1] > MM_T[3], "the run stopped early: T %.2f, x/a %.2f", T[ns - 1], Z[ns - 1]);
     CHECK(w_mm < 0.10 && w_mmt < 0.10, "surge front off Martin & Moyce by %.1f%% / %.1f%% (release shift %.3f)",
           100 * w_mm, 100 * w_mmt, TAU0);
@@ -699,6 +712,39 @@ void test_mps_determinism(void) {
     buf[n - 8] ^= 0x5a;
     fs_world_restore(b, buf, n, NULL);
     CHECK(fs_world_hash(b) == before || finite_inside(b), "a damaged snapshot broke the world");
+    buf[n - 8] ^= 0x5a;
+    /* the section's header ("MPS2": magic, obstacles, particles, wall pressures, the last call's sub-steps and
+     * calm count): a sub-step count past MAX_SUB is refused with the world unchanged; an "MPS1" section of
+     * older snapshots (no counts) still restores */
+    static const unsigned char magic2[4] = {'M', 'P', 'S', '2'};
+    size_t at = 0;
+    for (size_t k = 4; k + 24 <= n && !at; k++)
+        if (!memcmp(buf + k, magic2, 4)) at = k;
+    CHECK(at > 0, "no MPS2 section in the snapshot");
+    if (at) {
+        uint32_t sub, sn;
+        memcpy(&sub, buf + at + 16, 4);
+        CHECK(sub >= 1 && sub <= 200, "the section's sub-step count %u", sub);
+        uint32_t bad = 201;
+        memcpy(buf + at + 16, &bad, 4);
+        before = fs_world_hash(b);
+        CHECK(fs_world_restore(b, buf, n, &err) != FS_OK && strstr(err.msg, "mps section"),
+              "a sub-step count of 201 accepted");
+        CHECK(fs_world_hash(b) == before, "a refused snapshot changed the world");
+        memcpy(buf + at + 16, &sub, 4);
+        unsigned char *old = malloc(n); /* the same section as MPS1: 8 bytes shorter */
+        memcpy(&sn, buf + at - 4, 4);
+        sn -= 8;
+        memcpy(old, buf, at - 4);
+        memcpy(old + at - 4, &sn, 4);
+        memcpy(old + at, "MPS1", 4);
+        memcpy(old + at + 4, buf + at + 4, 12);
+        memcpy(old + at + 16, buf + at + 24, n - at - 24);
+        CHECK(fs_world_restore(b, old, n - 8, &err) == FS_OK, "an MPS1 section refused: %s", err.msg);
+        fs_world_step(b);
+        CHECK(finite_inside(b) && fs_world_particle_count(b) > 0, "the world restored from MPS1 broke");
+        free(old);
+    }
     free(buf);
     drop(a, pa);
     drop(b, pb);
