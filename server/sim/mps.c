@@ -477,7 +477,8 @@ static int substep_count(const fs_world *w, mps_state *s, const mconst *mc) {
     float lim = umax > 0 ? COURANT * l0 / umax : w->dt;
     if (numax > 0 && VISC_LIMIT * l0 * l0 / numax < lim) lim = VISC_LIMIT * l0 * l0 / numax;
     if (cap < lim) lim = cap;
-    if (gmag > 0 && FORCE_LIMIT * sqrtf(l0 / gmag) < lim) lim = FORCE_LIMIT * sqrtf(l0 / gmag);
+    const float force = gmag > 0 ? FORCE_LIMIT * sqrtf(l0 / gmag) : INFINITY;
+    if (force < lim) lim = force;
     const int k = count_for(w->dt, lim);
     if (k >= s->substeps) {
         s->calm = 0;
