@@ -104,8 +104,11 @@ typedef struct mps_state {
     mps_obst obst[MAX_OBST];
     int nobst;
     uint32_t obst_epoch;
+    /* the last call's sub-step count and the calls in a row that fewer would have done (substep_count; kept
+     * across steps and in snapshots) */
+    int substeps, calm;
     /* diagnostics */
-    int substeps, calm, unknowns, surface, shrunk; /* shrunk: solves skipped for want of matrix room */
+    int unknowns, surface, shrunk; /* shrunk: solves skipped for want of matrix room */
     float dt_sub;
 } mps_state;
 
