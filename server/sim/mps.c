@@ -50,7 +50,7 @@ static void mps_detach(fs_world *w) {
     if (!s) return;
     free(s->p_slot), free(s->nb), free(s->nb_f), free(s->nb_t), free(s->nst), free(s->nst1), free(s->outer),
         free(s->press);
-    free(s->nn), free(s->nn_f), free(s->nn_t), free(s->nr), free(s->dT_slot);
+    free(s->nn), free(s->nn_f), free(s->nn_t), free(s->nr), free(s->dT_slot), free(s->nc), free(s->nc_n);
     free(s->row), free(s->rho), free(s->nu);
     fs__mps_free_walls(s);
     fs__csr_free(&s->A);
@@ -69,10 +69,11 @@ static fs_status mps_attach(fs_world *w, fs_error *err) {
     s->nb_f = malloc(sizeof(int16_t) * n), s->nb_t = malloc(sizeof(int16_t) * n);
     s->nn = calloc(n * NN_STRIDE, sizeof(int32_t)), s->nr = calloc(n * NN_STRIDE, sizeof(float));
     s->nn_f = malloc(sizeof(int16_t) * n), s->nn_t = malloc(sizeof(int16_t) * n);
+    s->nc = malloc(sizeof(int32_t) * n * NC_MAX), s->nc_n = malloc(sizeof(int16_t) * n);
     s->nst = malloc(f), s->nst1 = malloc(f), s->outer = malloc(n), s->press = calloc(n, sizeof(float));
     s->row = malloc(sizeof(int32_t) * n), s->rho = malloc(f), s->nu = malloc(f);
     if (!s->p_slot || !s->dT_slot || !s->nb || !s->nn || !s->nr || !s->nn_f || !s->nn_t || !s->nb_f || !s->nb_t ||
-        !s->nst || !s->nst1 || !s->outer || !s->press || !s->row || !s->rho || !s->nu)
+        !s->nc || !s->nc_n || !s->nst || !s->nst1 || !s->outer || !s->press || !s->row || !s->rho || !s->nu)
         goto nomem;
     s->obst_epoch = w->epoch;
     return FS_OK;
@@ -184,6 +185,14 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         if (tens) s->nst[i] = nr, s->nst1[i] = n1;
         s->nb_t[i] = (int16_t)m;
         s->nn_t[i] = (int16_t)mn;
+        /* the close list: the near list's pairs within CLOSE l0, in its order, packed without branches */
+        int32_t cl[NN_MAX + FS_SCAN_PAD];
+        float cr2[NN_MAX + FS_SCAN_PAD];
+        int ncl = fs__pack_lt(nl, nr2, mn0, c->close2, cl, cr2);
+        for (int t = 0; t < mn - mn0; t++) cl[ncl] = NL[mn0 + t], ncl += nwr2[t] < c->close2;
+        const bool fits = ncl <= NC_MAX;
+        if (fits) memcpy(s->nc + (size_t)i * NC_MAX, cl, sizeof(int32_t) * (size_t)ncl);
+        s->nc_n[i] = (int16_t)(fits ? ncl : -1);
         int mt = p->mat[i];
         s->rho[i] = c->m.rho[mt], s->nu[i] = c->m.nu[mt];
     }
@@ -247,10 +256,13 @@ static void collide_task(int b, int e, int worker, void *vctx) {
     const float *X = p->x, *Y = p->y, *Z = p->z, *VX = p->vx, *VY = p->vy, *VZ = p->vz;
     const float rc = COLLIDE_DIST * s->l0, rc2 = rc * rc, dt = c->dt;
     for (int i = b; i < e; i++) {
-        const int32_t *L = s->nn + (size_t)i * NN_STRIDE;
+        /* the pairs within CLOSE l0 at r^n hold every pair within COLLIDE_DIST now, in the near list's order */
+        const bool close = s->nc_n[i] >= 0;
+        const int32_t *L = close ? s->nc + (size_t)i * NC_MAX : s->nn + (size_t)i * NN_STRIDE;
+        const int nl = close ? s->nc_n[i] : s->nn_t[i];
         const float xi = X[i], yi = Y[i], zi = Z[i], ui = VX[i], vi = VY[i], wi = VZ[i], mi = s->rho[i];
         float ax = 0, ay = 0, az = 0;
-        for (int k = 0; k < s->nn_t[i]; k++) {
+        for (int k = 0; k < nl; k++) {
             int j = L[k];
             float dx, dy, dz, uj = 0, vj = 0, wj = 0, share = 1.0f;
             if (j < w->cap) {
@@ -511,6 +523,7 @@ static void mps_step(fs_world *w) {
     c.h2 = w->h * w->h;
     c.near2 = NEAR * l0 * NEAR * l0;
     if (c.near2 > c.h2) c.near2 = c.h2;
+    c.close2 = CLOSE * l0 * CLOSE * l0;
     c.rmin = RMIN * l0;
     c.lap_k = 2.0f * 3.0f / (s->lambda * s->n0l); /* Eq. 7, d = 3 */
     c.ppe_k = 2.0f * 3.0f / (s->lambda_n * s->n0);

@@ -31,6 +31,8 @@
 #define WALL_BUF 1024              /* wall particles within h of a particle, at most (list_task) */
 #define WALL_PIECE 256             /* ... scanned at most this many candidates at a time */
 #define NEAR 2.9f                  /* 2.1 l0 at r* lies within 2.9 l0 at r^n: a sub-step moves a pair < 2 COURANT l0 */
+#define CLOSE 1.3f                 /* COLLIDE_DIST at r* lies within COLLIDE_DIST + 2 COURANT l0 at r^n */
+#define NC_MAX 48                  /* pairs within CLOSE l0 kept per particle (the lattice has 6, and walls add some) */
 #define WALL_LAYERS 2              /* layers of wall particles (docs/sim-notes.md, "Walls") */
 #define NNZ_PER_ROW 64             /* matrix room per row, on average (~33 at rest) */
 #define RMIN 0.3f          /* w(r) is evaluated at r >= RMIN l0: one close pair adds at most re/RMIN - 1 (6) to n */
@@ -74,6 +76,8 @@ typedef struct mps_state {
     int32_t *nn;          /* [i * NN_STRIDE]: the same within NEAR l0 (n, collisions); after nstar_task, those
                            * within r_e at r* (first-layer walls only: Eq. 14, Eq. 5) */
     int16_t *nn_f, *nn_t;
+    int32_t *nc;       /* [i * NC_MAX]: the near list's pairs within CLOSE l0 at r^n, in its order (collisions) */
+    int16_t *nc_n;     /* their count; -1: more than NC_MAX (collide_task then walks the near list) */
     float *nr;         /* [i * NN_STRIDE]: |r*_ij| of those, from nstar_task */
     float *nst, *nst1; /* n* (Eq. 14) / n at r^n for surface tension; n^st1 (Eq. 34) */
     uint8_t *outer;    /* n* < beta n0 and one-sided or sparse: Eq. 18's surface before its neighbours join it */
@@ -166,7 +170,7 @@ typedef struct ctx {
     fs_world *w;
     mps_state *s;
     mconst m;
-    float dt, h2, near2, rmin;
+    float dt, h2, near2, close2, rmin;
     bool heat_now; /* the first sub-step sums Eq. 21; the rate holds for the whole w->dt, as in the Clavet solver */
     float lap_k;   /* 2d / (lambda n0_lap), Eq. 7, viscosity */
     float ppe_k;   /* 2d / (lambda_n n0), Eq. 7 in Eq. 14 */
