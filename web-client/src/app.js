@@ -17,7 +17,7 @@ import { showBanner, hideBanner, toast } from './ui/messages.js';
 import { StreamStats, Ring } from './stats.js';
 import { pickFluid } from './picking.js';
 import { vec3 } from './math.js';
-import { spansTemperatures } from './temperature.js';
+import { AutoColour } from './auto_colour.js';
 import { Toolbox } from './tools/toolbox.js';
 import { dropBody, clearBodies, setEmitter } from './actions.js';
 import { DrawLoop } from './view.js';
@@ -56,7 +56,7 @@ const page = {
   boundsKey: '',
   // After a hello or a scene load: look at the first frame's temperatures
   // and colour by temperature when the scene's particles span a range.
-  tempCheck: true,
+  autoColour: new AutoColour(),
   centreCache: { seq: -1, c: [0, 0, 0] },
   toast,
   bounds() { return this.newest?.f.bounds || this.hello?.bounds; },
@@ -130,7 +130,6 @@ function onMessage(m, data, decodeMs) {
     case 'scene':
       panel.setScene(m.scene, m.particles);
       panel.onSolver(m);
-      page.tempCheck = true;
       forgetFrames();
       $('emitter').checked = false; $('scene-emitter').checked = true;
       toast(`${who(m.by)} loaded ${m.scene} (${m.particles.toLocaleString()} particles${m.solver ? `, ${m.solver} solver` : ''})`);
@@ -175,7 +174,7 @@ function onView(f, decodeMs) {
   page.stats.frame(now, f.tick, f.time);
   page.cursors = f.cursors;
   if (f.paused !== panel.paused) panel.setPaused(f.paused);
-  if (page.tempCheck && f.n) { page.tempCheck = false; autoColour(f); }
+  autoColour(f);
   const bk = f.bounds.join(',');
   if (bk !== page.boundsKey) { page.boundsKey = bk; keepAnglesFit(f.bounds); }
 }
@@ -195,7 +194,7 @@ function onHello(h) {
   forgetFrames();
   if (h.frame_hz > 0) page.timeline.setNominal(1000 / h.frame_hz);
   if (first) { camera.fit(h.bounds); page.boundsKey = h.bounds.join(','); }
-  page.tempCheck = true;
+  page.autoColour.hello();
   hud.fromHello(h);
 }
 
@@ -203,12 +202,11 @@ function onHello(h) {
 // 2 °C (unless the user chose a colouring other than material); back to
 // material when the page had chosen temperature and the new scene is uniform.
 function autoColour(f) {
-  if (!f.temp) return;
-  const spans = spansTemperatures(f.temp, f.n, 2);
-  if (spans && panel.colour === 'material') {
+  const c = page.autoColour.frame(f, panel.colour, panel.colourAuto);
+  if (c === 'temperature') {
     panel.setColour('temperature', true);
     toast('this scene has hot and cold parts: colouring by temperature');
-  } else if (!spans && panel.colour === 'temperature' && panel.colourAuto) panel.setColour('material');
+  } else if (c === 'material') panel.setColour('material');
 }
 
 // A new box (another scene or count): frame it, keeping the user's angles.

@@ -76,6 +76,7 @@ export class FrameStream {
         pos, runs: idRuns(f.id, n), mat: f.mat.slice(0, n), temp: f.temp.slice(0, n),
         tempLo: Array.isArray(tr) ? tr[0] : TEMP_RANGE[0], tempHi: Array.isArray(tr) ? tr[1] : TEMP_RANGE[1],
         copied: 0, seq: m.seq, key: !!m.key, bits: this.bits,
+        epoch: new DataView(data.buffer, data.byteOffset, data.byteLength).getUint32(4, true),
       },
     };
   }

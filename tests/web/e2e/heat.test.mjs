@@ -256,14 +256,26 @@ test('temperature colouring renders the heated fluid unlike the material colours
   assert.deepEqual(page.errors, []);
 });
 
+// Waits for the page's colouring; a timeout says what the page held.
+async function colourIs(p, c) {
+  await waitFor(p, (x) => window.__fluid.colour === x, c).catch(async (e) => {
+    const st = await p.evaluate(() => {
+      const t = window.__fluid.temperatures();
+      return { colour: window.__fluid.colour, frames: window.__fluid.frames, n: window.__fluid.particles,
+        temps: t && t.length ? [Math.min(...t), Math.max(...t)] : null };
+    });
+    throw new Error(`${e.message}; waiting for ${c} colours, the page: ${JSON.stringify(st)}`);
+  });
+}
+
 test('a page that joins a world with hot and cold parts colours by temperature; a uniform scene goes back to material', async () => {
   const p = await openClient(browser, server);
   await connected(p);
-  await waitFor(p, () => window.__fluid.colour === 'temperature');
+  await colourIs(p, 'temperature');
   assert.equal(await p.isChecked('input[name=colour][value=temperature]'), true);
   assert.equal(await p.isVisible('#temp-legend'), true);
   await api(server, 'POST', '/api/scene', { name: 'dam_break', particles: 3000 });
-  await waitFor(p, () => window.__fluid.colour === 'material');
+  await colourIs(p, 'material');
   assert.equal(await p.isVisible('#temp-legend'), false);
   // The first page chose temperature itself and keeps it.
   assert.equal(await page.evaluate(() => window.__fluid.colour), 'temperature');
