@@ -33,6 +33,7 @@ typedef struct sim_stats {
     uint64_t commands_duplicate;                       /* retried commands answered from memory, not applied again */
     double cmd_to_frame_ms_last, cmd_to_frame_ms_mean; /* command arrival -> frame published */
     uint64_t nonfinite_repaired, escapes_clamped, emitted, drained;
+    uint64_t lists_full; /* MPS: particle sub-steps whose neighbour list was full */
     uint64_t replies_dropped;
     /* the solver's implicit solve (or internal steps), last step; which
      * solver runs is in world_info */

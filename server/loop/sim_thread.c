@@ -289,6 +289,7 @@ static void update_stats(sim_thread *s, stats_window *win, const fs_stats *fst, 
     sim_stats_of_world(s, fst);
     s->stats.nonfinite_repaired = fst->nonfinite_repaired;
     s->stats.escapes_clamped = fst->escapes_clamped;
+    s->stats.lists_full = fst->lists_full;
     s->stats.emitted = fst->emitted;
     s->stats.drained = fst->drained;
     s->stats.bodies = fst->bodies;

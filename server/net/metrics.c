@@ -137,6 +137,7 @@ char *rest_metrics_text(const net *n, size_t *len) {
     mt_printf(&t, "fluid_errors_total{kind=\"log_warn\"} %lu\n", log_count(LOG_WARN));
     mt_printf(&t, "fluid_errors_total{kind=\"nonfinite_repaired\"} %llu\n", (unsigned long long)s.nonfinite_repaired);
     mt_printf(&t, "fluid_errors_total{kind=\"escapes_clamped\"} %llu\n", (unsigned long long)s.escapes_clamped);
+    mt_printf(&t, "fluid_errors_total{kind=\"lists_full\"} %llu\n", (unsigned long long)s.lists_full);
     mt_printf(&t, "fluid_errors_total{kind=\"replies_dropped\"} %llu\n",
               (unsigned long long)(n->replies_dropped + s.replies_dropped));
     mt_printf(&t, "fluid_errors_total{kind=\"clients_refused\"} %llu\n", (unsigned long long)n->ws_rejected);

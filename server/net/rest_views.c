@@ -125,6 +125,7 @@ cJSON *rest_stats_json(const net *n) {
     cJSON_AddNumberToObject(j, "http_requests", (double)n->http_requests);
     cJSON_AddNumberToObject(j, "nonfinite_repaired", (double)s.nonfinite_repaired);
     cJSON_AddNumberToObject(j, "escapes_clamped", (double)s.escapes_clamped);
+    cJSON_AddNumberToObject(j, "lists_full", (double)s.lists_full);
     cJSON_AddNumberToObject(j, "emitted", (double)s.emitted);
     cJSON_AddNumberToObject(j, "drained", (double)s.drained);
     cJSON_AddNumberToObject(j, "saves", (double)s.saves);

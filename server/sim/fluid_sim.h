@@ -451,6 +451,7 @@ typedef struct fs_stats {
     uint64_t escapes_clamped;        /* particles put back inside the box by the final clamp */
     uint64_t springs_refused;        /* spring insertions refused for lack of slots */
     uint64_t relax_fallbacks;        /* Clavet steps relaxed by Jacobi sweeps (a neighbour list overflowed) */
+    uint64_t lists_full; /* MPS: particle sub-steps whose neighbour list was full (pairs past its end left out) */
     uint64_t emitted, drained;
     int bodies;
     int contacts;              /* body-body and body-wall contacts, last step */

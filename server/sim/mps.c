@@ -125,6 +125,7 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
     int32_t *J = scr_j(w, worker);
     float *R2 = scr_r2(w, worker);
     fs_ranges r = {.cell = -1, .cyz = -1};
+    uint64_t nfull = 0;
     for (int i = b; i < e; i++) {
         p->px[i] = X[i], p->py[i] = Y[i], p->pz[i] = Z[i];
         fs__ranges_of(w, w->cell[i], &r);
@@ -140,6 +141,7 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         }
         int32_t *L = s->nb + (size_t)i * NB_MAX, *NL = s->nn + (size_t)i * NN_STRIDE;
         int m = n < NB_MAX ? n : NB_MAX, mn = 0;
+        bool full = n > NB_MAX;
         memcpy(L, J, sizeof(int32_t) * (size_t)m);
         s->nb_f[i] = (int16_t)m;
         const bool tens = c->m.tension;
@@ -148,6 +150,7 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         float nr2[NB_MAX + FS_SCAN_PAD];
         const float near2 = c->near2;
         mn = fs__pack_lt(J, R2, m, near2, nl, nr2);
+        full |= mn > NN_MAX - 1;
         mn = mn < NN_MAX - 1 ? mn : NN_MAX - 1;
         memcpy(NL, nl, sizeof(int32_t) * (size_t)mn);
         float nr = 0, n1 = 0; /* n at r^n over the near list; Eq. 34's count over the list */
@@ -174,10 +177,19 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
                 nw += fs__scan_point(WX, WY, WZ, &b0, &e0, 1, xi, yi, zi, h2, wj + nw, wr2 + nw);
             }
         if (m < NB_MAX)
-            for (int t = 0; t < nw; t++) L[m] = cap + wj[t], m += (WL[wj[t]] == 1) & (m < NB_MAX - 1);
+            for (int t = 0; t < nw; t++) {
+                const int in = WL[wj[t]] == 1;
+                full |= in & (m >= NB_MAX - 1);
+                L[m] = cap + wj[t], m += in & (m < NB_MAX - 1);
+            }
+        else
+            for (int t = 0; t < nw; t++) full |= WL[wj[t]] == 1;
         float nwr2[NN_MAX];
-        for (int t = 0; t < nw; t++)
-            NL[mn] = cap + wj[t], nwr2[mn - mn0] = wr2[t], mn += (wr2[t] < near2) & (mn < NN_MAX - 1);
+        for (int t = 0; t < nw; t++) {
+            const int in = wr2[t] < near2;
+            full |= in & (mn >= NN_MAX - 1);
+            NL[mn] = cap + wj[t], nwr2[mn - mn0] = wr2[t], mn += in & (mn < NN_MAX - 1);
+        }
         if (tens) {
 #pragma omp simd reduction(+ : nr)
             for (int t = 0; t < mn - mn0; t++) nr += weight(sqrtf(nwr2[t]), s->re_n, c->rmin);
@@ -195,7 +207,9 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         s->nc_n[i] = (int16_t)(fits ? ncl : -1);
         int mt = p->mat[i];
         s->rho[i] = c->m.rho[mt], s->nu[i] = c->m.nu[mt];
+        nfull += full;
     }
+    c->full[worker] += nfull;
 }
 
 /* Eq. 9 / 27: viscosity (Eq. 7), gravity and surface tension (App. A),
@@ -543,6 +557,7 @@ static void mps_step(fs_world *w) {
     for (int k = 0; k < FS_MAX_WORKERS; k++) {
         w->st.nonfinite_repaired += c.bad[k];
         w->st.escapes_clamped += c.clamped[k];
+        w->st.lists_full += c.full[k];
     }
     w->st.sim_time += w->dt;
     w->st.step_ms = fs__now_ms() - t0;

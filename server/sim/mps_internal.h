@@ -25,7 +25,7 @@
 #define VISC_LIMIT 0.25f           /* dt <= VISC_LIMIT l0^2 / nu_max (explicit Eq. 7 is stable to ~0.5) */
 #define MAX_SUB 200                /* sub-steps per call, at most */
 #define NB_MAX 224                 /* fluid + wall neighbours per fluid particle */
-#define NN_MAX 112                 /* ... of them within NEAR l0: the 2.1 l0 passes */
+#define NN_MAX 144                 /* ... of them within NEAR l0: the 2.1 l0 passes (92 on the lattice; 117 seen) */
 #define LANES 8                    /* the pair passes run in whole vectors of this many pairs (lanes_sum) */
 #define NN_STRIDE (NN_MAX + LANES) /* ... stored this far apart: a pass in whole vectors may write past the last */
 #define WALL_BUF 1024              /* wall particles within h of a particle, at most (list_task) */
@@ -176,7 +176,7 @@ typedef struct ctx {
     float ppe_k;   /* 2d / (lambda_n n0), Eq. 7 in Eq. 14 */
     float grad_k;  /* d / n0, Eq. 5 */
     float gmag;    /* |g| */
-    uint64_t bad[FS_MAX_WORKERS], clamped[FS_MAX_WORKERS];
+    uint64_t bad[FS_MAX_WORKERS], clamped[FS_MAX_WORKERS], full[FS_MAX_WORKERS];
 } ctx;
 
 /* Opens a pass that fs__run calls with (b, e, worker, vctx): names its

@@ -38,7 +38,15 @@ static fs_world *mps_world(int capacity, int threads, fs_pool **pool) {
     return w;
 }
 
+/* No particle of the run had a full neighbour list (pairs left out of n, Eq. 5 and 14). */
+static void lists_never_full(const fs_world *w) {
+    fs_stats st;
+    fs_world_stats(w, &st);
+    CHECK(st.lists_full == 0, "%llu particle sub-steps with a full neighbour list", (unsigned long long)st.lists_full);
+}
+
 static void drop(fs_world *w, fs_pool *pool) {
+    lists_never_full(w);
     fs_world_destroy(w);
     if (pool) fs_pool_destroy(pool);
 }
@@ -408,6 +416,7 @@ void test_mps_dam_break(void) {
           mm_slope);
     CHECK(finite_inside(w), "NaN or escaped particle");
     CHECK(st.nonfinite_repaired == 0, "%llu particles repaired", (unsigned long long)st.nonfinite_repaired);
+    lists_never_full(w);
     fs_world_destroy(w);
     fs_pool_destroy(pool);
 }
