@@ -18,20 +18,20 @@
 #define RE_N 2.1f                  /* r_e of n and grad, in l0 */
 #define RE_LAP 3.1f                /* r_e of the Laplacian, in l0 (capped at h) */
 #define BETA 0.97f                 /* Eq. 18 */
-#define COURANT 0.4f               /* dt <= COURANT l0 / u_max (0.2 until session 17: docs/sim-notes.md) */
+#define COURANT 0.5f               /* dt <= COURANT l0 / u_max (0.4 in sessions 17-18: docs/sim-notes.md) */
 #define SUB_HYST 0.85f             /* fewer sub-steps only where they hold at SUB_HYST x the limits (hysteresis) */
 #define SUB_DWELL 30               /* ... for this many calls in a row */
 #define FORCE_LIMIT 0.25f          /* dt <= FORCE_LIMIT sqrt(l0 / |g|): the force condition (Morris, Fox & Zhu 1997) */
 #define VISC_LIMIT 0.25f           /* dt <= VISC_LIMIT l0^2 / nu_max (explicit Eq. 7 is stable to ~0.5) */
 #define MAX_SUB 200                /* sub-steps per call, at most */
 #define NB_MAX 224                 /* fluid + wall neighbours per fluid particle */
-#define NN_MAX 144                 /* ... of them within NEAR l0: the 2.1 l0 passes (92 on the lattice; 117 seen) */
+#define NN_MAX 176                 /* ... of them within NEAR l0: the 2.1 l0 passes (122 on the lattice) */
 #define LANES 8                    /* the pair passes run in whole vectors of this many pairs (lanes_sum) */
 #define NN_STRIDE (NN_MAX + LANES) /* ... stored this far apart: a pass in whole vectors may write past the last */
 #define WALL_BUF 1024              /* wall particles within h of a particle, at most (list_task) */
 #define WALL_PIECE 256             /* ... scanned at most this many candidates at a time */
-#define NEAR 2.9f                  /* 2.1 l0 at r* lies within 2.9 l0 at r^n: a sub-step moves a pair < 2 COURANT l0 */
-#define CLOSE 1.3f                 /* COLLIDE_DIST at r* lies within COLLIDE_DIST + 2 COURANT l0 at r^n */
+#define NEAR 3.1f                  /* 2.1 l0 at r* lies within 3.1 l0 at r^n: a sub-step moves a pair < 2 COURANT l0 */
+#define CLOSE 1.5f                 /* COLLIDE_DIST at r* lies within COLLIDE_DIST + 2 COURANT l0 at r^n */
 #define NC_MAX 48                  /* pairs within CLOSE l0 kept per particle (the lattice has 6, and walls add some) */
 #define WALL_LAYERS 2              /* layers of wall particles (docs/sim-notes.md, "Walls") */
 #define NNZ_PER_ROW 64             /* matrix room per row, on average (~33 at rest) */
