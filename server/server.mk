@@ -19,7 +19,7 @@ SRV_PORT   ?= 8080
 
 # The recording tool (server/tools/fluid_rec.c): replays, checks and
 # exports recordings without a server.
-FLUID_REC_SRC = server/tools/fluid_rec.c server/wire/recfile.c server/wire/frame_codec.c server/wire/table_coder.c server/wire/wire.c server/wire/validate.c server/hub/command.c server/hub/reply.c server/hub/snapshots.c server/base/msgbuf.c
+FLUID_REC_SRC = server/tools/fluid_rec.c server/wire/recfile.c server/wire/frame_codec.c server/wire/frame_bands.c server/wire/table_coder.c server/wire/wire.c server/wire/validate.c server/hub/command.c server/hub/reply.c server/hub/snapshots.c server/base/msgbuf.c
 $(BUILD)/fluid-rec: $(FLUID_REC_SRC) $(SRV_HDR) $(BUILD)/libfluidsim.a
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS_ALL) $(OPT) $(SRV_CFLAGS) $(FLUID_REC_SRC) $(BUILD)/libfluidsim.a $(SRV_LIBS) $(LDLIBS_SIM) -o $@
@@ -126,9 +126,9 @@ bench-record: $(BUILD)/fluid-server tests/server/node_modules/.installed
 # (a running world included), and its measurement on recorded frames
 # (tests/bench/record_frames.c, tests/bench/bench_codec.c, zstd for the
 # comparison; docs/wire-v2.md has the figures).
-$(BUILD)/test_frame_codec_san: tests/server/test_frame_codec.c server/wire/frame_codec.c server/wire/frame_codec.h server/wire/table_coder.c server/wire/table_coder.h tests/testlib.c $(SIM_SRC) $(SIM_HDR)
+$(BUILD)/test_frame_codec_san: tests/server/test_frame_codec.c server/wire/frame_codec.c server/wire/frame_codec.h server/wire/frame_bands.c server/wire/frame_bands.h server/wire/table_coder.c server/wire/table_coder.h tests/testlib.c $(SIM_SRC) $(SIM_HDR)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS_ALL) $(SAN) -Iserver/wire -Iserver/sim -Itests tests/server/test_frame_codec.c server/wire/frame_codec.c server/wire/table_coder.c tests/testlib.c $(SIM_SRC) $(LDLIBS_SIM) -o $@
+	$(CC) $(CFLAGS_ALL) $(SAN) -Iserver/wire -Iserver/sim -Itests tests/server/test_frame_codec.c server/wire/frame_codec.c server/wire/frame_bands.c server/wire/table_coder.c tests/testlib.c $(SIM_SRC) $(LDLIBS_SIM) -o $@
 
 EXTRA_TEST_DEPS += $(BUILD)/test_frame_codec_san
 
@@ -143,8 +143,8 @@ EXTRA_TESTS += "$(BUILD)/test_frame_codec_san protocol/golden"
 
 $(BUILD)/record_frames: tests/bench/record_frames.c $(BUILD)/libfluidsim.a
 	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/sim $< $(BUILD)/libfluidsim.a $(LDLIBS_SIM) -o $@
-$(BUILD)/bench_codec: tests/bench/bench_codec.c server/wire/frame_codec.c server/wire/frame_codec.h server/wire/table_coder.c server/wire/table_coder.h
-	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/wire tests/bench/bench_codec.c server/wire/frame_codec.c server/wire/table_coder.c -lzstd -lm -o $@
+$(BUILD)/bench_codec: tests/bench/bench_codec.c server/wire/frame_codec.c server/wire/frame_codec.h server/wire/frame_bands.c server/wire/frame_bands.h server/wire/table_coder.c server/wire/table_coder.h
+	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/wire tests/bench/bench_codec.c server/wire/frame_codec.c server/wire/frame_bands.c server/wire/table_coder.c -lzstd -lm -o $@
 
 CODEC_RECS = $(BUILD)/rec/dam20k.bin $(BUILD)/rec/pool20k.bin $(BUILD)/rec/fountain15k.bin $(BUILD)/rec/dam100k.bin
 $(BUILD)/rec/dam20k.bin: | $(BUILD)/record_frames

@@ -23,9 +23,9 @@ WASM_CC       ?= clang
 WASM_FLAGS     = --target=wasm32-wasi --sysroot=/usr -isystem /usr/include/wasm32-wasi -L/usr/lib/wasm32-wasi \
                  $(WARN) -O3 -msimd128 -mexec-model=reactor -Wl,--no-entry -Wl,--strip-all
 web-client-wasm: $(WEB_WASM)
-$(WEB_WASM): $(WEB_DIR)/wasm/fc_wasm.c server/wire/frame_codec.c server/wire/frame_codec.h server/wire/table_coder.c server/wire/table_coder.h
+$(WEB_WASM): $(WEB_DIR)/wasm/fc_wasm.c server/wire/frame_codec.c server/wire/frame_codec.h server/wire/frame_bands.c server/wire/frame_bands.h server/wire/table_coder.c server/wire/table_coder.h
 	@mkdir -p $(dir $@)
-	$(WASM_CC) $(WASM_FLAGS) -Iserver/wire $(WEB_DIR)/wasm/fc_wasm.c server/wire/frame_codec.c server/wire/table_coder.c -o $@
+	$(WASM_CC) $(WASM_FLAGS) -Iserver/wire $(WEB_DIR)/wasm/fc_wasm.c server/wire/frame_codec.c server/wire/frame_bands.c server/wire/table_coder.c -o $@
 
 # npm comes with the test packages of scripts/deps.sh; a machine without it
 # gets them here (the build branch of deps.sh has no Node.js).

@@ -35,6 +35,9 @@ static const struct opt {
     {"frame-bits", "FLUID_FRAME_BITS", OT_INT, O(frame_bits), 0, 16,
      "position precision of frames: the quantization step is the box's longest side / 2^N (0: the default, the "
      "smaller of 1/1024 of the box's longest side and 1/10 of the particle spacing)"},
+    {"frame-bands", "FLUID_FRAME_BANDS", OT_INT, O(frame_bands), 0, 16,
+     "frames split by particle id into this many bands, each coded on its own so that a page decodes them on "
+     "several cores (0: the default, one band per 65536 particles; 1: never)"},
     {"max-clients", "FLUID_MAX_CLIENTS", OT_INT, O(max_clients), 1, 1024, "most WebSocket clients at once"},
     {"web-root", "FLUID_WEB_ROOT", OT_STR, O(web_root), 0, 0, "directory served at / (static files)"},
     {"token", "FLUID_TOKEN", OT_STR, O(token), 0, 0, "if set, mutating requests need 'Authorization: Bearer TOKEN'"},

@@ -18,7 +18,8 @@ typedef struct srv_config {
     int capacity;  /* most particles the world can hold */
     double tick_hz;
     double frame_hz;
-    int frame_bits; /* 0: the default step (stream.c) */
+    int frame_bits;  /* 0: the default step (stream.c) */
+    int frame_bands; /* 0: the codec's split (bands past 65536 particles), 1: none, K: K bands */
     int max_clients;
     char web_root[1024];
     char token[128];        /* empty: no token required */

@@ -139,7 +139,7 @@ static void *encoder_main(void *arg) {
     return NULL;
 }
 
-encoder *encoder_create(hub *h, const wire_static *st, int max_cursors, char *err, size_t errlen) {
+encoder *encoder_create(hub *h, const wire_static *st, int max_cursors, int frame_bands, char *err, size_t errlen) {
     encoder *e = calloc(1, sizeof *e);
     if (!e) {
         snprintf(err, errlen, "out of memory");
@@ -147,7 +147,7 @@ encoder *encoder_create(hub *h, const wire_static *st, int max_cursors, char *er
     }
     e->hub = h;
     e->max_cursors = max_cursors > 0 ? max_cursors : 1;
-    e->stream = stream_create();
+    e->stream = stream_create(frame_bands);
     e->rec = recorder_create(h, st);
     e->s.cursor = calloc((size_t)e->max_cursors, sizeof *e->s.cursor);
     pthread_mutex_init(&e->mtx, NULL);

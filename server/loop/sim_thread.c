@@ -111,7 +111,7 @@ static int init(sim_thread *s, char *err, size_t errlen) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    s->encoder = encoder_create(s->hub, s->st, cfg->max_clients, err, errlen);
+    s->encoder = encoder_create(s->hub, s->st, cfg->max_clients, cfg->frame_bands, err, errlen);
     if (!s->encoder) return -1;
     fs_world_def def;
     if (world_def(s, &def, err, errlen)) return -1;

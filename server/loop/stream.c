@@ -19,6 +19,7 @@ struct stream {
     uint32_t key_served; /* wants.key_requests answered */
     uint32_t last_key;   /* seq of the last keyframe, FC_NONE: none */
     uint64_t keyframes;
+    int bands; /* fc_options.bands: 0 the codec's default split, 1 none, K */
 };
 
 int stream_grid(fc_grid *g, const float box_min[3], const float box_max[3], float spacing, int bits, char *err,
@@ -32,9 +33,9 @@ int stream_grid(fc_grid *g, const float box_min[3], const float box_max[3], floa
     return fc_grid_make(g, box_min, box_max, step, err, errlen);
 }
 
-stream *stream_create(void) {
+stream *stream_create(int bands) {
     stream *st = calloc(1, sizeof *st);
-    if (st) st->last_key = FC_NONE;
+    if (st) st->last_key = FC_NONE, st->bands = bands;
     return st;
 }
 
@@ -53,6 +54,11 @@ static int ensure_capacity(stream *st, int capacity, char *err, size_t errlen) {
     free(st->buf);
     st->cap = capacity > 0 ? capacity : 1;
     st->enc = fc_encoder_create(st->cap, st->epoch);
+    if (st->enc) {
+        fc_options o = fc_default_options();
+        o.bands = st->bands;
+        fc_encoder_set_options(st->enc, &o);
+    }
     st->buf_cap = fc_max_payload(st->cap);
     st->buf = malloc(st->buf_cap);
     st->started = false; /* the new encoder holds nothing: restart with a keyframe */

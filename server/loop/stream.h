@@ -32,7 +32,9 @@ typedef struct stream_stats {
 int stream_grid(fc_grid *g, const float box_min[3], const float box_max[3], float spacing, int bits, char *err,
                 size_t errlen);
 
-stream *stream_create(void);
+/* bands: how the encoder splits each epoch's frames into bands (fc_options.bands: 0 the codec's default,
+ * bands past 65536 particles; 1 none; K: K bands). */
+stream *stream_create(int bands);
 void stream_destroy(stream *st);
 /* The hub's key_requests count the stream has answered. */
 uint32_t stream_keys_served(const stream *st);

@@ -12,6 +12,7 @@
  * tables, the default), which decodes a value per table lookup. */
 #include "frame_codec.h"
 
+#include "frame_bands.h"
 #include "table_coder.h"
 
 #include <math.h>
@@ -442,6 +443,8 @@ struct fc_encoder {
     fc_frame hist[FC_HISTORY];
     bool any;
     uint32_t last_seq;
+    int nbands; /* the epoch's split (frame_bands.h): 1, or bands from band_lo */
+    uint32_t band_lo[FC_MAX_BANDS];
     scratch s;
 };
 
@@ -458,7 +461,7 @@ fc_options fc_default_options(void) {
     /* docs/wire-v2.md, "Session 13": the table coder in id order decodes 3.5
      * times as fast as the adaptive coder in cell order, for 2-6% more bits;
      * "Session 14": joint symbols from FC_JOINT_MIN particles on */
-    fc_options o = {FC_PRED_CV, FC_NB_NONE, FC_ORDER_ID, FC_CODER_TABLE, FC_JOINT_AUTO};
+    fc_options o = {FC_PRED_CV, FC_NB_NONE, FC_ORDER_ID, FC_CODER_TABLE, FC_JOINT_AUTO, 0};
     return o;
 }
 
@@ -521,7 +524,7 @@ int fc_read_header(const uint8_t *p, size_t n, fc_header *h, char *err, size_t e
     h->options.order = (p[3] >> 4) & 1;
     h->options.coder = (p[3] >> 5) & 1;
     h->options.joint = (p[3] >> 6) & 1;
-    if (h->kind > 1 || (p[3] >> 7) || h->options.neighbour > FC_NB_CELL || p[46] || p[47] ||
+    if (h->kind > 2 || (h->kind == 2 && p[3]) || (p[3] >> 7) || h->options.neighbour > FC_NB_CELL || p[46] || p[47] ||
         (h->options.coder == FC_CODER_TABLE && h->options.neighbour == FC_NB_CELL) ||
         (h->options.joint && h->options.coder != FC_CODER_TABLE)) {
         snprintf(err, errlen, "frame payload: unknown kind %u or options 0x%02x", p[2], p[3]);
@@ -550,7 +553,8 @@ int fc_read_header(const uint8_t *p, size_t n, fc_header *h, char *err, size_t e
         snprintf(err, errlen, "frame payload: bad quantization step");
         return -1;
     }
-    if (h->kind == 1 && (h->base == FC_NONE || (h->prev != FC_NONE && h->prev == h->base))) {
+    if ((h->kind == 1 || (h->kind == 2 && h->base != FC_NONE)) &&
+        (h->base == FC_NONE || (h->prev != FC_NONE && h->prev == h->base))) {
         snprintf(err, errlen, "frame payload: delta with a bad base (%u) or prev (%u)", h->base, h->prev);
         return -1;
     }
@@ -1248,6 +1252,7 @@ fc_encoder *fc_encoder_create(int capacity, uint32_t epoch) {
     if (!e) return NULL;
     e->cap = capacity;
     e->epoch = epoch;
+    e->nbands = 1;
     e->opt = fc_default_options();
     if (!buffers_alloc(&e->s, e->hist, FC_HISTORY, capacity)) {
         fc_encoder_destroy(e);
@@ -1265,6 +1270,7 @@ void fc_encoder_destroy(fc_encoder *e) {
 void fc_encoder_reset(fc_encoder *e, uint32_t epoch) {
     e->epoch = epoch;
     e->any = false;
+    e->nbands = 1;
     history_clear(e->hist, FC_HISTORY);
 }
 
@@ -1317,29 +1323,22 @@ int fc_encoder_push(fc_encoder *e, uint32_t seq, const fc_grid *g, const fc_inpu
     f->grid = *g;
     f->seq = seq;
     f->valid = true;
+    if (!e->any) e->nbands = fc_bands_choose(f->n, f->id, e->opt.bands, e->band_lo);
     e->any = true;
     e->last_seq = seq;
     return 0;
 }
 
 size_t fc_max_payload(int n) {
-    return FC_HEADER_BYTES + 4096 + (size_t)(n > 0 ? n : 0) * 256;
+    /* one payload's bound, or bands': the table and each band's header and tables */
+    return FC_HEADER_BYTES + fc_bands_table_bytes(FC_MAX_BANDS) + FC_MAX_BANDS * (FC_HEADER_BYTES + 4096) +
+           (size_t)(n > 0 ? n : 0) * 256;
 }
 
-size_t fc_encode(fc_encoder *e, uint32_t seq, uint32_t base, uint32_t prev, uint8_t *out, size_t cap, char *err,
-                 size_t errlen) {
-    fc_frame *f = (fc_frame *)fc_encoder_frame(e, seq);
-    const fc_frame *b = base == FC_NONE ? NULL : fc_encoder_frame(e, base);
-    const fc_frame *pv = prev == FC_NONE ? NULL : fc_encoder_frame(e, prev);
-    if (!f || (base != FC_NONE && !b) || (prev != FC_NONE && !pv)) {
-        snprintf(err, errlen, "frame %u, base %u or prev %u is not held", seq, base, prev);
-        return 0;
-    }
-    if ((b && (base >= seq || !grid_equal(&b->grid, &f->grid))) ||
-        (pv && (!b || prev >= base || !grid_equal(&pv->grid, &f->grid)))) {
-        snprintf(err, errlen, "base %u / prev %u cannot serve frame %u (order or grid)", base, prev, seq);
-        return 0;
-    }
+/* Frame f coded against b (NULL: a keyframe) with velocities from pv into
+ * out: one ordinary payload (kind 0 or 1).  f, b and pv may be band views. */
+static size_t encode_one(fc_encoder *e, fc_frame *f, const fc_frame *b, const fc_frame *pv, uint8_t *out, size_t cap,
+                         char *err, size_t errlen) {
     /* A delta with the table coder: two stream lengths, the range-coded
      * stream, the rANS stream, the raw bits. */
     bool table = b && e->opt.coder == FC_CODER_TABLE;
@@ -1358,6 +1357,7 @@ size_t fc_encode(fc_encoder *e, uint32_t seq, uint32_t base, uint32_t prev, uint
     models_reset(&e->s.m);
     e->s.nres = 0;
     fc_options o = e->opt;
+    o.bands = 0;
     /* joint symbols are the table coder's; the header records 0 or 1 */
     o.joint =
         o.coder == FC_CODER_TABLE && (o.joint == FC_JOINT_ON || (o.joint == FC_JOINT_AUTO && f->n >= FC_JOINT_MIN));
@@ -1389,15 +1389,83 @@ size_t fc_encode(fc_encoder *e, uint32_t seq, uint32_t base, uint32_t prev, uint
     h.kind = b ? 1 : 0;
     h.options = o;
     h.epoch = e->epoch;
-    h.seq = seq;
-    h.base = b ? base : FC_NONE;
-    h.prev = pv ? prev : FC_NONE;
+    h.seq = f->seq;
+    h.base = b ? b->seq : FC_NONE;
+    h.prev = pv ? pv->seq : FC_NONE;
     h.n = (uint32_t)f->n;
     h.grid = f->grid;
     h.checksum = frame_checksum(f);
     h.body_len = (uint32_t)body;
     write_header(out, &h);
     return FC_HEADER_BYTES + body;
+}
+
+/* The particles of frame f with ids in band i of the split lo[0..k): a view
+ * into f's arrays. */
+static fc_frame band_view(const fc_frame *f, const uint32_t *lo, int k, int i) {
+    fc_frame v = *f;
+    int count;
+    int at = fc_bands_range(f->id, f->n, lo[i], i + 1 < k ? lo[i + 1] : 0, i + 1 == k, &count);
+    v.n = count;
+    v.id = f->id + at;
+    v.q = f->q + 3 * at;
+    v.mat = f->mat + at;
+    v.temp = f->temp + at;
+    return v;
+}
+
+/* Frame f as bands (kind 2): the table, then each band coded against the
+ * same id range of b and pv. */
+static size_t encode_bands(fc_encoder *e, fc_frame *f, const fc_frame *b, const fc_frame *pv, uint8_t *out, size_t cap,
+                           char *err, size_t errlen) {
+    fc_band_table t;
+    t.k = e->nbands;
+    size_t table = fc_bands_table_bytes(t.k), at = FC_HEADER_BYTES + table;
+    if (cap < at) {
+        snprintf(err, errlen, "output buffer too small");
+        return 0;
+    }
+    for (int i = 0; i < t.k; i++) {
+        t.lo[i] = e->band_lo[i];
+        fc_frame fv = band_view(f, e->band_lo, t.k, i), bv, pvv;
+        if (b) bv = band_view(b, e->band_lo, t.k, i);
+        if (pv) pvv = band_view(pv, e->band_lo, t.k, i);
+        size_t len = encode_one(e, &fv, b ? &bv : NULL, pv ? &pvv : NULL, out + at, cap - at, err, errlen);
+        if (!len) return 0;
+        t.len[i] = (uint32_t)len;
+        at += len;
+    }
+    fc_bands_write(out + FC_HEADER_BYTES, &t);
+    fc_header h;
+    memset(&h, 0, sizeof h);
+    h.kind = 2;
+    h.epoch = e->epoch;
+    h.seq = f->seq;
+    h.base = b ? b->seq : FC_NONE;
+    h.prev = pv ? pv->seq : FC_NONE;
+    h.n = (uint32_t)f->n;
+    h.grid = f->grid;
+    h.body_len = (uint32_t)(at - FC_HEADER_BYTES);
+    write_header(out, &h);
+    return at;
+}
+
+size_t fc_encode(fc_encoder *e, uint32_t seq, uint32_t base, uint32_t prev, uint8_t *out, size_t cap, char *err,
+                 size_t errlen) {
+    fc_frame *f = (fc_frame *)fc_encoder_frame(e, seq);
+    const fc_frame *b = base == FC_NONE ? NULL : fc_encoder_frame(e, base);
+    const fc_frame *pv = prev == FC_NONE ? NULL : fc_encoder_frame(e, prev);
+    if (!f || (base != FC_NONE && !b) || (prev != FC_NONE && !pv)) {
+        snprintf(err, errlen, "frame %u, base %u or prev %u is not held", seq, base, prev);
+        return 0;
+    }
+    if ((b && (base >= seq || !grid_equal(&b->grid, &f->grid))) ||
+        (pv && (!b || prev >= base || !grid_equal(&pv->grid, &f->grid)))) {
+        snprintf(err, errlen, "base %u / prev %u cannot serve frame %u (order or grid)", base, prev, seq);
+        return 0;
+    }
+    if (e->nbands > 1) return encode_bands(e, f, b, pv, out, cap, err, errlen);
+    return encode_one(e, f, b, pv, out, cap, err, errlen);
 }
 
 const int32_t *fc_encoder_residuals(const fc_encoder *e, int *count) {
@@ -1433,6 +1501,91 @@ const fc_frame *fc_decoder_frame(const fc_decoder *d, uint32_t seq) {
     return history_find(d->hist, FC_DEC_HISTORY, seq);
 }
 
+/* Decodes payload p (header h, ordinary: kind 0 or 1) into f (a slot of
+ * the history, or a band's view of one) against b and pv (band views for a
+ * band).  Returns 0, or -1 with a reason. */
+static int decode_one(fc_decoder *d, const fc_header *h, const uint8_t *p, fc_frame *f, const fc_frame *b,
+                      const fc_frame *pv, char *err, size_t errlen) {
+    rc r;
+    const uint8_t *body = p + FC_HEADER_BYTES;
+    bool table = b && h->options.coder == FC_CODER_TABLE;
+    if (table) {
+        uint32_t rl = h->body_len >= 8 ? get32(body) : 0, tl = h->body_len >= 8 ? get32(body + 4) : 0;
+        if (h->body_len < 8 || (uint64_t)rl + tl > h->body_len - 8) {
+            snprintf(err, errlen, "frame payload: its streams do not fit its body of %u bytes", h->body_len);
+            return -1;
+        }
+        rc_dec_init(&r, body + 8, rl);
+        if (!tc_rans_dec_init(&d->s.rd, body + 8 + rl, tl)) {
+            snprintf(err, errlen, "frame payload: bad rANS state");
+            return -1;
+        }
+        tc_bitr_init(&d->s.br, body + 8 + rl + tl, h->body_len - 8 - rl - tl);
+    } else {
+        rc_dec_init(&r, body, h->body_len);
+    }
+    models_reset(&d->s.m);
+    fc_options o = h->options;
+    int rcode = b ? walk_delta(&r, &d->s, &o, f, b, pv, err, errlen) : walk_key(&r, &d->s, f, err, errlen);
+    if (rcode) return -1;
+    if (r.overrun) {
+        snprintf(err, errlen, "frame payload truncated");
+        return -1;
+    }
+    bool ended = !table || (d->s.rd.p == d->s.rd.end && tc_bitr_left(&d->s.br) < 8);
+    for (int i = 0; table && i < TC_STATES; i++) ended &= d->s.rd.x[i] == TC_RANS_L;
+    if (!ended) {
+        snprintf(err, errlen, "frame payload: the table-coded streams do not end where declared");
+        return -1;
+    }
+    if (frame_checksum(f) != h->checksum) {
+        snprintf(err, errlen, "frame payload checksum mismatch (corrupt, or coded against another base)");
+        return -1;
+    }
+    return 0;
+}
+
+/* Bands (kind 2, header h) into slot f: each band's payload checked against
+ * the container, decoded into f's arrays after the bands before it, against
+ * the same id range of b and pv, and its ids checked against its range. */
+static int decode_bands(fc_decoder *d, const fc_header *h, const uint8_t *p, fc_frame *f, const fc_frame *b,
+                        const fc_frame *pv, char *err, size_t errlen) {
+    fc_band_table t;
+    if (fc_bands_read(p + FC_HEADER_BYTES, h->body_len, &t, err, errlen)) return -1;
+    int at = 0;
+    for (int i = 0; i < t.k; i++) {
+        const uint8_t *bp = p + FC_HEADER_BYTES + t.off[i];
+        fc_header bh;
+        if (fc_read_header(bp, t.len[i], &bh, err, errlen)) return -1;
+        if (bh.kind != (b ? 1 : 0) || bh.epoch != h->epoch || bh.seq != h->seq || bh.base != h->base ||
+            bh.prev != h->prev || !grid_equal(&bh.grid, &h->grid) || bh.n > h->n - (uint32_t)at) {
+            snprintf(err, errlen, "frame payload: band %d does not belong to its frame (kind, numbers, grid or count)",
+                     i);
+            return -1;
+        }
+        fc_frame v = *f, bv, pvv;
+        v.n = (int)bh.n;
+        v.id = f->id + at;
+        v.q = f->q + 3 * at;
+        v.mat = f->mat + at;
+        v.temp = f->temp + at;
+        if (b) bv = band_view(b, t.lo, t.k, i);
+        if (pv) pvv = band_view(pv, t.lo, t.k, i);
+        if (decode_one(d, &bh, bp, &v, b ? &bv : NULL, pv ? &pvv : NULL, err, errlen)) return -1;
+        if (v.n && (v.id[0] < t.lo[i] || (i + 1 < t.k && v.id[v.n - 1] >= t.lo[i + 1]))) {
+            snprintf(err, errlen, "frame payload: band %d holds ids outside [%u, %u)", i, t.lo[i],
+                     i + 1 < t.k ? t.lo[i + 1] : 0u);
+            return -1;
+        }
+        at += v.n;
+    }
+    if ((uint32_t)at != h->n) {
+        snprintf(err, errlen, "frame payload: bands of %d particles, %u declared", at, h->n);
+        return -1;
+    }
+    return 0;
+}
+
 const fc_frame *fc_decode(fc_decoder *d, const uint8_t *p, size_t n, char *err, size_t errlen) {
     fc_header h;
     if (fc_read_header(p, n, &h, err, errlen)) return NULL;
@@ -1440,8 +1593,9 @@ const fc_frame *fc_decode(fc_decoder *d, const uint8_t *p, size_t n, char *err, 
         snprintf(err, errlen, "frame of %u particles, this decoder holds at most %d", h.n, d->cap);
         return NULL;
     }
+    bool delta = h.kind == 1 || (h.kind == 2 && h.base != FC_NONE);
     const fc_frame *b = NULL, *pv = NULL;
-    if (h.kind == 1) {
+    if (delta) {
         if (!d->has_epoch || h.epoch != d->epoch) {
             snprintf(err, errlen, "delta of stream %u, this decoder follows %s", h.epoch,
                      d->has_epoch ? "another" : "none yet");
@@ -1470,44 +1624,12 @@ const fc_frame *fc_decode(fc_decoder *d, const uint8_t *p, size_t n, char *err, 
     f->n = (int)h.n;
     f->grid = h.grid;
     f->seq = h.seq;
-    rc r;
-    const uint8_t *body = p + FC_HEADER_BYTES;
-    bool table = b && h.options.coder == FC_CODER_TABLE;
-    if (table) {
-        uint32_t rl = h.body_len >= 8 ? get32(body) : 0, tl = h.body_len >= 8 ? get32(body + 4) : 0;
-        if (h.body_len < 8 || (uint64_t)rl + tl > h.body_len - 8) {
-            snprintf(err, errlen, "frame payload: its streams do not fit its body of %u bytes", h.body_len);
-            return NULL;
-        }
-        rc_dec_init(&r, body + 8, rl);
-        if (!tc_rans_dec_init(&d->s.rd, body + 8 + rl, tl)) {
-            snprintf(err, errlen, "frame payload: bad rANS state");
-            return NULL;
-        }
-        tc_bitr_init(&d->s.br, body + 8 + rl + tl, h.body_len - 8 - rl - tl);
-    } else {
-        rc_dec_init(&r, body, h.body_len);
-    }
-    models_reset(&d->s.m);
-    int rcode = b ? walk_delta(&r, &d->s, &h.options, f, b, pv, err, errlen) : walk_key(&r, &d->s, f, err, errlen);
+    int rcode =
+        h.kind == 2 ? decode_bands(d, &h, p, f, b, pv, err, errlen) : decode_one(d, &h, p, f, b, pv, err, errlen);
     if (rcode) return NULL;
-    if (r.overrun) {
-        snprintf(err, errlen, "frame payload truncated");
-        return NULL;
-    }
-    bool ended = !table || (d->s.rd.p == d->s.rd.end && tc_bitr_left(&d->s.br) < 8);
-    for (int i = 0; table && i < TC_STATES; i++) ended &= d->s.rd.x[i] == TC_RANS_L;
-    if (!ended) {
-        snprintf(err, errlen, "frame payload: the table-coded streams do not end where declared");
-        return NULL;
-    }
-    if (frame_checksum(f) != h.checksum) {
-        snprintf(err, errlen, "frame payload checksum mismatch (corrupt, or coded against another base)");
-        return NULL;
-    }
     f->valid = true;
     d->stamp[slot] = ++d->clock;
-    if (h.kind == 0) {
+    if (!delta) {
         /* A keyframe starts (or restarts) a stream: older frames of another
          * epoch can no longer serve as bases. */
         if (!d->has_epoch || d->epoch != h.epoch)

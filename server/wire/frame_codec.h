@@ -99,6 +99,8 @@ typedef struct fc_options {
     int order;     /* FC_ORDER_* */
     int coder;     /* FC_CODER_* */
     int joint;     /* FC_JOINT_*: whether the table coder starts each particle with a joint symbol */
+    int bands;     /* the encoder's split of an epoch into bands (frame_bands.h): 0 the default (bands past
+                    * 65536 particles), 1 none, K: K bands (at most 16); chosen at the epoch's first frame */
 } fc_options;
 fc_options fc_default_options(void);
 
@@ -121,7 +123,7 @@ const fc_frame *fc_encoder_frame(const fc_encoder *e, uint32_t seq);
 size_t fc_max_payload(int n);
 /* Encodes stored frame `seq` as a keyframe (base == FC_NONE) or as a delta
  * against stored frame `base`, with velocities from `prev` (FC_NONE: none;
- * prev < base < seq).  Writes at most cap bytes to out; returns the payload
+ * prev < base < seq); as bands (kind 2) when the epoch is split.  Writes at most cap bytes to out; returns the payload
  * length, or 0 with a reason (a frame not held, cap too small). */
 size_t fc_encode(fc_encoder *e, uint32_t seq, uint32_t base, uint32_t prev, uint8_t *out, size_t cap, char *err,
                  size_t errlen);
@@ -133,7 +135,8 @@ typedef struct fc_decoder fc_decoder;
 fc_decoder *fc_decoder_create(int capacity);
 void fc_decoder_destroy(fc_decoder *d);
 void fc_decoder_reset(fc_decoder *d);
-/* Decodes one payload.  Returns the decoded frame (held until
+/* Decodes one payload (bands too: each band against the id range of the
+ * frames held).  Returns the decoded frame (held until
  * FC_DEC_HISTORY - 2 further decodes), or NULL with a reason: truncated or
  * malformed payload, another epoch, a base or prev frame not held, more
  * particles than capacity, a value outside the grid, a checksum mismatch.
@@ -144,7 +147,7 @@ const fc_frame *fc_decoder_frame(const fc_decoder *d, uint32_t seq);
 /* The header fields a server or client needs without decoding the body.
  * Returns 0, or -1 when p is not a v2 payload header. */
 typedef struct fc_header {
-    int kind; /* 0 keyframe, 1 delta */
+    int kind; /* 0 keyframe, 1 delta, 2 bands (a keyframe when base is FC_NONE) */
     fc_options options;
     uint32_t epoch, seq, base, prev, n, checksum, body_len;
     fc_grid grid;

@@ -6,7 +6,8 @@
  * step of the simulation's position, identical quantized state.
  *
  * Usage: bench_codec REC [REC ...]   (BENCH_CODEC_ALL=0: default options only,
- * BENCH_CODEC_OPTS=P,N,O[,C[,J]] with it: those; BENCH_CODEC_FRAMES, BENCH_CODEC_DUMP, BENCH_CODEC_ZSTD19)
+ * BENCH_CODEC_OPTS=P,N,O[,C[,J]] with it: those; BENCH_CODEC_BANDS=K with it: K bands;
+ * BENCH_CODEC_FRAMES, BENCH_CODEC_DUMP, BENCH_CODEC_ZSTD19)
  * Prints one line per (recording, options). */
 #include <math.h>
 #include <stdio.h>
@@ -229,8 +230,9 @@ static void run(const char *name, const rec *r, fc_options o, bool extras) {
     double p90;
     double med = median(bits, nd);
     p90 = nd ? bits[(int)(0.9 * (nd - 1))] : 0;
-    printf("%-22s pred %d nb %d order %d coder %d joint %d | bits/particle median %5.2f mean %5.2f p90 %5.2f key %5.2f",
-           name, o.predictor, o.neighbour, o.order, o.coder, o.joint, med, mean, p90, key_bits);
+    printf("%-22s pred %d nb %d order %d coder %d joint %d bands %d | bits/particle median %5.2f mean %5.2f p90 %5.2f "
+           "key %5.2f",
+           name, o.predictor, o.neighbour, o.order, o.coder, o.joint, o.bands, med, mean, p90, key_bits);
     if (extras)
         printf(" | H0 %5.2f zstd19 %5.2f zstd3 %5.2f (%.1f, %.1f ms)", median(h0, nd), median(zbits, nd),
                median(zbits3, nd), median(z19_ms, nd), median(z3_ms, nd));
@@ -255,19 +257,19 @@ int main(int argc, char **argv) {
         const char *name = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
         if (all) {
             static const fc_options opts[] = {
-                {FC_PRED_ZERO, FC_NB_NONE, FC_ORDER_ID, 0, 0},
-                {FC_PRED_CV, FC_NB_NONE, FC_ORDER_ID, 0, 0},
-                {FC_PRED_CV, FC_NB_PREV, FC_ORDER_ID, 0, 0},
-                {FC_PRED_CV, FC_NB_NONE, FC_ORDER_CELL, 0, 0},
-                {FC_PRED_CV, FC_NB_PREV, FC_ORDER_CELL, 0, 0},
-                {FC_PRED_CV, FC_NB_CELL, FC_ORDER_CELL, 0, 0},
-                {FC_PRED_CELLMEAN, FC_NB_NONE, FC_ORDER_CELL, 0, 0},
-                {FC_PRED_CELLMEAN, FC_NB_CELL, FC_ORDER_CELL, 0, 0},
-                {FC_PRED_MIX, FC_NB_NONE, FC_ORDER_CELL, 0, 0},
-                {FC_PRED_MIX, FC_NB_CELL, FC_ORDER_CELL, 0, 0},
-                {FC_PRED_CV, FC_NB_NONE, FC_ORDER_ID, FC_CODER_TABLE, 0},
-                {FC_PRED_CV, FC_NB_NONE, FC_ORDER_ID, FC_CODER_TABLE, 1},
-                {FC_PRED_CV, FC_NB_NONE, FC_ORDER_CELL, FC_CODER_TABLE, 1},
+                {FC_PRED_ZERO, FC_NB_NONE, FC_ORDER_ID, 0, 0, 1},
+                {FC_PRED_CV, FC_NB_NONE, FC_ORDER_ID, 0, 0, 1},
+                {FC_PRED_CV, FC_NB_PREV, FC_ORDER_ID, 0, 0, 1},
+                {FC_PRED_CV, FC_NB_NONE, FC_ORDER_CELL, 0, 0, 1},
+                {FC_PRED_CV, FC_NB_PREV, FC_ORDER_CELL, 0, 0, 1},
+                {FC_PRED_CV, FC_NB_CELL, FC_ORDER_CELL, 0, 0, 1},
+                {FC_PRED_CELLMEAN, FC_NB_NONE, FC_ORDER_CELL, 0, 0, 1},
+                {FC_PRED_CELLMEAN, FC_NB_CELL, FC_ORDER_CELL, 0, 0, 1},
+                {FC_PRED_MIX, FC_NB_NONE, FC_ORDER_CELL, 0, 0, 1},
+                {FC_PRED_MIX, FC_NB_CELL, FC_ORDER_CELL, 0, 0, 1},
+                {FC_PRED_CV, FC_NB_NONE, FC_ORDER_ID, FC_CODER_TABLE, 0, 1},
+                {FC_PRED_CV, FC_NB_NONE, FC_ORDER_ID, FC_CODER_TABLE, 1, 1},
+                {FC_PRED_CV, FC_NB_NONE, FC_ORDER_CELL, FC_CODER_TABLE, 1, 1},
             };
             for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) run(name, &r, opts[k], true);
         } else {
@@ -277,6 +279,8 @@ int main(int argc, char **argv) {
             if (getenv("BENCH_CODEC_OPTS"))
                 sscanf(getenv("BENCH_CODEC_OPTS"), "%d,%d,%d,%d,%d", &o.predictor, &o.neighbour, &o.order, &o.coder,
                        &o.joint);
+            /* BENCH_CODEC_BANDS=K: K bands (1: none; default: the codec's, bands past 65536 particles) */
+            if (getenv("BENCH_CODEC_BANDS")) o.bands = atoi(getenv("BENCH_CODEC_BANDS"));
             run(name, &r, o, true);
         }
         for (uint32_t k = 0; k < r.frames; k++) {

@@ -11,8 +11,12 @@
  * the fuzzer mutates.  The input is also decoded with its header's body
  * length patched to match, and as the body behind the real keyframe's and
  * the real delta's headers, so the body parsers are reached from any input.
+ * A second decoder follows the same stream in 2 bands (kind 2,
+ * PROTOCOL.md "Bands") and takes each input the same three ways, so the
+ * band table and each band's checks are reached too.
  * The decoder must refuse or decode, never read out of bounds, never crash,
  * and a refusal must leave the frames it held decodable. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,11 +24,16 @@
 #include "frame_codec.h"
 
 enum { N = 64 };
-static fc_decoder *g_dec;
-static uint8_t g_key[8192], g_delta[8192];
-static size_t g_key_len, g_delta_len;
+/* a stream of a keyframe and a delta, and its decoder: whole (0) and in 2 bands (1) */
+typedef struct stream_fx {
+    fc_decoder *dec;
+    uint8_t key[8192], delta[8192];
+    size_t key_len, delta_len;
+} stream_fx;
+static stream_fx g_fx[2];
+static bool g_ready;
 
-static void setup(void) {
+static void setup(stream_fx *fx, int bands) {
     static uint32_t id[N];
     static float x[N], y[N], z[N], t[N];
     static uint8_t m[N];
@@ -37,40 +46,44 @@ static void setup(void) {
      * nothing more to explore.  Inputs still choose any grid in their header. */
     fc_grid_make(&g, lo, hi, 1.0f / 128, err, sizeof err);
     fc_encoder *e = fc_encoder_create(N, 3);
+    fc_options o = fc_default_options();
+    o.bands = bands;
+    fc_encoder_set_options(e, &o);
     for (int k = 0; k < N; k++)
         id[k] = (uint32_t)(k * 2), x[k] = 0.1f + 0.01f * (float)k, y[k] = 0.5f, z[k] = 0.3f, t[k] = 20, m[k] = 0;
     fc_input in = {N, id, x, y, z, m, t, NULL};
     fc_encoder_push(e, 1, &g, &in, err, sizeof err);
-    g_key_len = fc_encode(e, 1, FC_NONE, FC_NONE, g_key, sizeof g_key, err, sizeof err);
+    fx->key_len = fc_encode(e, 1, FC_NONE, FC_NONE, fx->key, sizeof fx->key, err, sizeof err);
     for (int k = 0; k < N; k++) y[k] -= 0.01f * (float)(k % 5), id[k] += k > 40;
     fc_encoder_push(e, 2, &g, &in, err, sizeof err);
-    g_delta_len = fc_encode(e, 2, 1, FC_NONE, g_delta, sizeof g_delta, err, sizeof err);
+    fx->delta_len = fc_encode(e, 2, 1, FC_NONE, fx->delta, sizeof fx->delta, err, sizeof err);
     fc_encoder_destroy(e);
-    g_dec = fc_decoder_create(N);
+    fx->dec = fc_decoder_create(N);
 }
 
-static void prime(void) {
+static void prime(stream_fx *fx) {
     char err[160];
-    if (!fc_decoder_frame(g_dec, 1) || !fc_decoder_frame(g_dec, 2)) {
-        fc_decoder_reset(g_dec);
-        if (!fc_decode(g_dec, g_key, g_key_len, err, sizeof err) ||
-            !fc_decode(g_dec, g_delta, g_delta_len, err, sizeof err))
+    if (!fc_decoder_frame(fx->dec, 1) || !fc_decoder_frame(fx->dec, 2)) {
+        fc_decoder_reset(fx->dec);
+        if (!fc_decode(fx->dec, fx->key, fx->key_len, err, sizeof err) ||
+            !fc_decode(fx->dec, fx->delta, fx->delta_len, err, sizeof err))
             abort(); /* the real stream must always decode */
     }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (!g_dec) setup();
+/* The input three ways: as it is, with its body length patched to match,
+ * and as the body behind the stream's real delta and keyframe headers. */
+static void decode_ways(stream_fx *fx, const uint8_t *data, size_t size) {
     char err[160];
-    prime();
-    fc_decode(g_dec, data, size, err, sizeof err);
+    prime(fx);
+    fc_decode(fx->dec, data, size, err, sizeof err);
     if (size >= FC_HEADER_BYTES && size < 1 << 16) {
         static uint8_t buf[1 << 16];
         memcpy(buf, data, size);
         uint32_t bl = (uint32_t)(size - FC_HEADER_BYTES);
         for (int i = 0; i < 4; i++) buf[52 + i] = (uint8_t)(bl >> (8 * i));
-        prime();
-        fc_decode(g_dec, buf, size, err, sizeof err);
+        prime(fx);
+        fc_decode(fx->dec, buf, size, err, sizeof err);
     }
     /* the input as the body of the real delta's header and of the real
      * keyframe's header (same epoch, bases held, grid): reaches the body
@@ -78,12 +91,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < (1 << 16) - FC_HEADER_BYTES) {
         static uint8_t buf[1 << 16];
         for (int kind = 0; kind < 2; kind++) {
-            memcpy(buf, kind ? g_delta : g_key, FC_HEADER_BYTES);
+            memcpy(buf, kind ? fx->delta : fx->key, FC_HEADER_BYTES);
             memcpy(buf + FC_HEADER_BYTES, data, size);
             for (int i = 0; i < 4; i++) buf[52 + i] = (uint8_t)(size >> (8 * i));
-            prime();
-            fc_decode(g_dec, buf, size + FC_HEADER_BYTES, err, sizeof err);
+            prime(fx);
+            fc_decode(fx->dec, buf, size + FC_HEADER_BYTES, err, sizeof err);
         }
     }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (!g_ready) setup(&g_fx[0], 1), setup(&g_fx[1], 2), g_ready = true;
+    decode_ways(&g_fx[0], data, size);
+    decode_ways(&g_fx[1], data, size);
     return 0;
 }

@@ -5,7 +5,9 @@
  * synthetic frames with particles added and removed and materials and
  * temperatures changed, refusal of bad input (truncated, corrupted, wrong
  * baseline, other epoch, too many particles, random bytes), and the golden
- * vectors in protocol/golden shared with the JavaScript decoder.
+ * vectors in protocol/golden shared with the JavaScript decoder; bands
+ * (kind 2) decoded whole and by one decoder per band, and refused when
+ * malformed.
  *
  *   test_frame_codec DIR                 run (DIR: protocol/golden)
  *   test_frame_codec --write-golden DIR  (re)write frame_v2_*.bin and frame_v2.json
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "fluid_sim.h"
+#include "frame_bands.h"
 #include "frame_codec.h"
 #include "table_coder.h"
 #include "testlib.h"
@@ -25,7 +28,7 @@ static bool g_write;
 /* The options the round-trip and bad-input tests encode with: the default
  * (the table coder in id order), then the adaptive coder in cell order. */
 static fc_options g_opts;
-static const fc_options ADAPTIVE_CELL = {FC_PRED_CV, FC_NB_NONE, FC_ORDER_CELL, FC_CODER_ADAPTIVE, 0};
+static const fc_options ADAPTIVE_CELL = {FC_PRED_CV, FC_NB_NONE, FC_ORDER_CELL, FC_CODER_ADAPTIVE, 0, 0};
 
 static fc_encoder *make_encoder(int cap, uint32_t epoch) {
     fc_encoder *e = fc_encoder_create(cap, epoch);
@@ -589,6 +592,204 @@ static void predictor_choice(void) {
 
 /* ---- Golden vectors ------------------------------------------------------- */
 
+/* ---- Bands (kind 2) ---------------------------------------------------------- */
+
+/* Band i's payload of a container (NULL when p is not one). */
+static const uint8_t *band_part(const uint8_t *p, size_t n, int i, size_t *len, int *k) {
+    fc_header h;
+    fc_band_table t;
+    char err[160];
+    if (fc_read_header(p, n, &h, err, sizeof err) || h.kind != 2 ||
+        fc_bands_read(p + FC_HEADER_BYTES, h.body_len, &t, err, sizeof err) || i >= t.k)
+        return NULL;
+    *len = t.len[i];
+    *k = t.k;
+    return p + FC_HEADER_BYTES + t.off[i];
+}
+
+/* The fountain (an emitter and a drain) split into 3 bands for 300 frames,
+ * a scene load at 200 (a new epoch: the split chosen again): every frame
+ * a container of 3 bands; a decoder holding whole frames and 3 decoders each
+ * given only its band's payload decode it to the same frame, every particle
+ * within half a step of the simulation's. */
+static void bands_round_trip(void) {
+    enum { K = 3, CAP = 4000 };
+    fs_world_def def = fs_default_world_def();
+    def.capacity = CAP;
+    fs_world *w = fs_world_create(&def);
+    fs_error ferr;
+    CHECK(fs_world_load_scene(w, "fountain", 1500, &ferr) == FS_OK, "load: %s", ferr.msg);
+    fc_options o = fc_default_options();
+    o.bands = K;
+    fc_encoder *e = fc_encoder_create(CAP, 200);
+    fc_encoder_set_options(e, &o);
+    fc_decoder *d = fc_decoder_create(CAP), *part[K];
+    for (int i = 0; i < K; i++) part[i] = fc_decoder_create(CAP);
+    size_t cap = fc_max_payload(CAP);
+    uint8_t *buf = malloc(cap);
+    char err[200];
+    double worst = 0;
+    int differ = 0, not_bands = 0, last_grew = 0, first_last = -1, frames = 0;
+    uint32_t key_seq = 1;
+    for (uint32_t seq = 1; seq <= 300; seq++) {
+        if (seq == 200) {
+            CHECK(fs_world_load_scene(w, "dam_break", 1200, &ferr) == FS_OK, "load: %s", ferr.msg);
+            fc_encoder_reset(e, 201);
+            key_seq = seq;
+        }
+        fs_world_step(w);
+        fs_particles_view v;
+        fs_world_view(w, &v);
+        fs_domain dom = fs_world_domain(w);
+        float lo[3] = {dom.box_min.x, dom.box_min.y, dom.box_min.z},
+              hi[3] = {dom.box_max.x, dom.box_max.y, dom.box_max.z};
+        fc_grid g;
+        CHECK(fc_grid_make(&g, lo, hi, fc_default_step(lo, hi, dom.spacing), err, sizeof err) == 0, "grid: %s", err);
+        fc_input in = {v.count, v.id, v.x, v.y, v.z, v.material, v.temperature, v.by_id};
+        CHECK(fc_encoder_push(e, seq, &g, &in, err, sizeof err) == 0, "push: %s", err);
+        uint32_t base = seq == key_seq ? FC_NONE : seq - 1, prev = seq >= key_seq + 2 ? seq - 2 : FC_NONE;
+        size_t n = fc_encode(e, seq, base, prev, buf, cap, err, sizeof err);
+        CHECK(n > 0, "encode %u: %s", seq, err);
+        const fc_frame *f = fc_decode(d, buf, n, err, sizeof err);
+        CHECK(f != NULL, "decode %u: %s", seq, err);
+        if (!f) break;
+        int at = 0, k = 0;
+        for (int i = 0; i < K; i++) {
+            size_t len = 0;
+            const uint8_t *bp = band_part(buf, n, i, &len, &k);
+            not_bands += !bp || k != K;
+            if (!bp) break;
+            const fc_frame *bf = fc_decode(part[i], bp, len, err, sizeof err);
+            CHECK(bf != NULL, "band %d of frame %u alone: %s", i, seq, err);
+            if (!bf || at + bf->n > f->n) break;
+            differ += memcmp(bf->id, f->id + at, 4 * (size_t)bf->n) ||
+                      memcmp(bf->q, f->q + 3 * at, 6 * (size_t)bf->n) || memcmp(bf->mat, f->mat + at, (size_t)bf->n) ||
+                      memcmp(bf->temp, f->temp + at, (size_t)bf->n);
+            if (i == K - 1 && seq < 200) {
+                if (first_last < 0) first_last = bf->n;
+                last_grew = bf->n > first_last;
+            }
+            at += bf->n;
+        }
+        differ += at != f->n;
+        for (int j = 0; j < v.count; j++) {
+            int i = v.by_id[j];
+            const float *src[3] = {v.x, v.y, v.z};
+            differ += f->id[j] != v.id[i];
+            for (int a = 0; a < 3; a++) {
+                double dd = fabs(g.origin[a] + f->q[3 * j + a] * (double)g.step - src[a][i]) / g.step;
+                worst = dd > worst ? dd : worst;
+            }
+        }
+        frames++;
+    }
+    CHECK(!not_bands, "%d frames were not 3 bands", not_bands);
+    CHECK(!differ, "%d frames where the band decoders and the whole decoder (or the ids) disagree", differ);
+    CHECK(worst <= 0.5 + 1e-4, "worst position error %.4f steps", worst);
+    CHECK(last_grew, "the emitter's particles did not join the last band (%d at first)", first_last);
+    REPORT("%d frames in %d bands, whole and per band alike, worst error %.4f steps", frames, K, worst);
+    free(buf);
+    fc_encoder_destroy(e);
+    fc_decoder_destroy(d);
+    for (int i = 0; i < K; i++) fc_decoder_destroy(part[i]);
+    fs_world_destroy(w);
+}
+
+static void synthetic_round_trip_bands(void) {
+    g_opts = fc_default_options();
+    g_opts.bands = 3;
+    synthetic_round_trip();
+    g_opts = fc_default_options();
+}
+
+/* Patches the uint32 at p. */
+static void put_u32(uint8_t *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Malformed bands are refused with a reason, and a refused delta leaves the
+ * frames held intact. */
+static void bad_bands(void) {
+    uint64_t rng = 23;
+    syn s;
+    syn_block(&s, 300, &rng);
+    fc_grid g = syn_grid();
+    fc_options o = fc_default_options();
+    o.bands = 3;
+    fc_encoder *e = fc_encoder_create(512, 31);
+    fc_encoder_set_options(e, &o);
+    fc_decoder *d = fc_decoder_create(512);
+    static uint8_t key[1 << 16], del[1 << 16], bad[1 << 16];
+    char err[200];
+    fc_input in = syn_input(&s);
+    fc_encoder_push(e, 1, &g, &in, err, sizeof err);
+    size_t nk = fc_encode(e, 1, FC_NONE, FC_NONE, key, sizeof key, err, sizeof err);
+    syn_move(&s, &rng, 0.01f);
+    in = syn_input(&s);
+    fc_encoder_push(e, 2, &g, &in, err, sizeof err);
+    size_t nd = fc_encode(e, 2, 1, FC_NONE, del, sizeof del, err, sizeof err);
+    CHECK(nk > 200 && nd > 200 && key[2] == 2 && del[2] == 2, "encode bands: %s", err);
+    const uint8_t *B = key + FC_HEADER_BYTES; /* the table: K, lo[3], len[3] */
+    struct {
+        const char *what, *why;
+        size_t at;
+        uint32_t v;
+    } cases[] = {
+        {"one band", "bands", 0, 1},
+        {"17 bands", "bands", 0, 17},
+        {"lo_0 not 0", "first id", 4, 5},
+        {"lo not increasing", "first id", 8, 0},
+        {"lengths that do not add up", "body of", 16, 0},
+        {"a band shorter than a header", "shorter", 16, 20},
+        {"band 0's ids past band 1's first id", "outside", 8, 1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        memcpy(bad, key, nk);
+        uint32_t v = cases[c].v;
+        if (cases[c].at == 16 && v == 0) v = (uint32_t)(B[16] | B[17] << 8) + 1; /* len_0 + 1 */
+        if (cases[c].at == 8 && v == 0) v = 0;                                   /* lo_1 = lo_0 */
+        put_u32(bad + FC_HEADER_BYTES + cases[c].at, v);
+        fc_decoder_reset(d);
+        CHECK(!fc_decode(d, bad, nk, err, sizeof err) && strstr(err, cases[c].why), "%s: accepted or '%s'",
+              cases[c].what, err);
+    }
+    /* a band of another frame: band 1's seq */
+    fc_decoder_reset(d);
+    CHECK(fc_decode(d, key, nk, err, sizeof err) != NULL, "keyframe: %s", err);
+    memcpy(bad, del, nd);
+    size_t len0 = (size_t)(bad[FC_HEADER_BYTES + 16] | bad[FC_HEADER_BYTES + 17] << 8);
+    size_t b1 = FC_HEADER_BYTES + 28 + len0;
+    put_u32(bad + b1 + 8, 3);
+    CHECK(!fc_decode(d, bad, nd, err, sizeof err) && strstr(err, "does not belong"), "band of another frame: %s", err);
+    /* options on the container */
+    memcpy(bad, del, nd);
+    bad[3] = 1;
+    CHECK(!fc_decode(d, bad, nd, err, sizeof err) && strstr(err, "options"), "container options: %s", err);
+    /* every truncation, and random bytes over the bands, are refused or decode
+     * (never a crash); then the good delta still decodes */
+    int accepted = 0;
+    for (size_t cut = 0; cut < nd; cut += 7) accepted += fc_decode(d, del, cut, err, sizeof err) != NULL;
+    CHECK(!accepted, "%d truncated containers accepted", accepted);
+    for (int t = 0; t < 2000; t++) {
+        memcpy(bad, del, nd);
+        for (int j = 0; j < 3; j++) {
+            size_t at = FC_HEADER_BYTES + (size_t)(tl_rand01(&rng) * (float)(nd - FC_HEADER_BYTES));
+            bad[at < nd ? at : nd - 1] ^= (uint8_t)(1 + (int)(tl_rand01(&rng) * 254));
+        }
+        fc_decode(d, bad, nd, err, sizeof err);
+    }
+    fc_decoder_reset(d);
+    CHECK(fc_decode(d, key, nk, err, sizeof err) != NULL, "keyframe again: %s", err);
+    memcpy(bad, del, nd);
+    bad[nd - 1] ^= 0x55;
+    CHECK(!fc_decode(d, bad, nd, err, sizeof err), "a corrupt last band accepted");
+    const fc_frame *f = fc_decode(d, del, nd, err, sizeof err);
+    CHECK(f != NULL, "the good delta after a refused one: %s", err);
+    if (f) check_frame(f, &g, &s, "bands after refusals");
+    fc_decoder_destroy(d);
+    fc_encoder_destroy(e);
+}
+
 static bool read_file(const char *path, uint8_t *buf, size_t cap, size_t *n) {
     FILE *f = fopen(path, "rb");
     if (!f) return false;
@@ -622,6 +823,37 @@ static void json_frame(FILE *j, const char *name, uint32_t seq, const fc_grid *g
     fprintf(j, "]}%s\n", last ? "" : ",");
 }
 
+/* The bands' golden pair: 40 particles in 2 bands, a keyframe (seq 20) and
+ * a delta against it (21) that removes 2 particles and adds 2 (in the last
+ * band), with a material and a temperature changed. */
+static void golden_bands(uint8_t *key, uint8_t *del, size_t cap, size_t *len, syn *fk, syn *fd) {
+    uint64_t rng = 4048;
+    syn s;
+    syn_block(&s, 40, &rng);
+    fc_grid g = syn_grid();
+    fc_options o = fc_default_options();
+    o.bands = 2;
+    fc_encoder *e = fc_encoder_create(64, 0x5eed);
+    fc_encoder_set_options(e, &o);
+    char err[200];
+    fc_input in = syn_input(&s);
+    fc_encoder_push(e, 20, &g, &in, err, sizeof err);
+    len[0] = fc_encode(e, 20, FC_NONE, FC_NONE, key, cap, err, sizeof err);
+    *fk = s;
+    syn_move(&s, &rng, 0.02f);
+    uint32_t nid = 40;
+    int rm[2] = {3, 30};
+    syn_edit(&s, rm, 2, 2, &nid, &rng);
+    s.temp[5] = 90.0f;
+    s.mat[25] = 4;
+    in = syn_input(&s);
+    fc_encoder_push(e, 21, &g, &in, err, sizeof err);
+    len[1] = fc_encode(e, 21, 20, FC_NONE, del, cap, err, sizeof err);
+    *fd = s;
+    CHECK(len[0] > 0 && len[1] > 0 && key[2] == 2 && del[2] == 2, "golden bands: %s", err);
+    fc_encoder_destroy(e);
+}
+
 static void golden(void) {
     uint64_t rng = 2024;
     syn s;
@@ -632,9 +864,11 @@ static void golden(void) {
     /* the default options, then frame 11 again with the adaptive coder in
      * cell order, and with the table coder's joint symbols (the default
      * takes them from FC_JOINT_MIN particles on; decoders take all three) */
-    enum { NG = 5 };
-    static const char *names[NG] = {"frame_v2_key", "frame_v2_delta", "frame_v2_add_remove", "frame_v2_delta_adaptive",
-                                    "frame_v2_delta_joint"};
+    enum { NG = 7 };
+    static const char *names[NG] = {
+        "frame_v2_key",         "frame_v2_delta",     "frame_v2_add_remove", "frame_v2_delta_adaptive",
+        "frame_v2_delta_joint", "frame_v2_bands_key", "frame_v2_bands_delta"};
+    static const uint32_t seqs[NG] = {10, 11, 12, 11, 11, 20, 21};
     static uint8_t out[NG][8192], want[8192];
     size_t len[NG];
     syn frames[NG];
@@ -664,6 +898,7 @@ static void golden(void) {
     frames[4] = frames[1];
     len[4] = fc_encode(e, 11, 10, FC_NONE, out[4], sizeof out[4], err, sizeof err);
     CHECK(len[4] > 0, "golden encode 4: %s", err);
+    golden_bands(out[5], out[6], sizeof out[5], &len[5], &frames[5], &frames[6]);
     char path[512];
     if (g_write) {
         for (int i = 0; i < NG; i++) {
@@ -680,8 +915,7 @@ static void golden(void) {
                     "{\n  \"_doc\": \"protocol v2 frame payloads (PROTOCOL.md): each .bin decodes, in order, to "
                     "this state; written by test_frame_codec --write-golden\",\n  \"epoch\": %u,\n",
                     0x5eed);
-            for (int i = 0; i < NG; i++)
-                json_frame(j, names[i], i >= 3 ? 11u : (uint32_t)(10 + i), &g, &frames[i], i == NG - 1);
+            for (int i = 0; i < NG; i++) json_frame(j, names[i], seqs[i], &g, &frames[i], i == NG - 1);
             fprintf(j, "}\n");
             fclose(j);
         }
@@ -690,9 +924,9 @@ static void golden(void) {
      * frames (the adaptive delta by a second decoder holding the keyframe) */
     fc_decoder *d = fc_decoder_create(64);
     for (int i = 0; i < NG; i++) {
-        if (i >= 3) {
+        if (i == 3 || i == 4 || i == 5) {
             fc_decoder_reset(d);
-            CHECK(fc_decode(d, out[0], len[0], err, sizeof err) != NULL, "keyframe again: %s", err);
+            CHECK(i == 5 || fc_decode(d, out[0], len[0], err, sizeof err) != NULL, "keyframe again: %s", err);
         }
         size_t n = 0;
         snprintf(path, sizeof path, "%s/%s.bin", g_dir, names[i]);
@@ -717,7 +951,7 @@ static void synthetic_round_trip_adaptive(void) {
 /* The table coder off its fused path: cell order, the previous particle's
  * residual as the neighbour (table_residuals). */
 static void synthetic_round_trip_table_cell(void) {
-    g_opts = (fc_options){FC_PRED_CV, FC_NB_PREV, FC_ORDER_CELL, FC_CODER_TABLE, FC_JOINT_ON};
+    g_opts = (fc_options){FC_PRED_CV, FC_NB_PREV, FC_ORDER_CELL, FC_CODER_TABLE, FC_JOINT_ON, 0};
     synthetic_round_trip();
     g_opts = fc_default_options();
 }
@@ -725,7 +959,7 @@ static void synthetic_round_trip_table_cell(void) {
 /* The same in id order (predict_by_id, then table_residuals), without
  * joint symbols. */
 static void synthetic_round_trip_table_prev(void) {
-    g_opts = (fc_options){FC_PRED_CV, FC_NB_PREV, FC_ORDER_ID, FC_CODER_TABLE, FC_JOINT_OFF};
+    g_opts = (fc_options){FC_PRED_CV, FC_NB_PREV, FC_ORDER_ID, FC_CODER_TABLE, FC_JOINT_OFF, 0};
     synthetic_round_trip();
     g_opts = fc_default_options();
 }
@@ -780,6 +1014,9 @@ int main(int argc, char **argv) {
         {"world_round_trip", world_round_trip},
         {"world_round_trip_adaptive", world_round_trip_adaptive},
         {"world_round_trip_joint", world_round_trip_joint},
+        {"bands_round_trip", bands_round_trip},
+        {"synthetic_round_trip_bands", synthetic_round_trip_bands},
+        {"bad_bands", bad_bands},
     };
     return tl_run(tests, (int)(sizeof tests / sizeof tests[0]), g_write ? 1 : argc, argv);
 }

@@ -173,7 +173,7 @@ int main(void) {
     if (!w) return 1;
     hub h;
     hub_init(&h);
-    stream *st = stream_create();
+    stream *st = stream_create(0);
     client cl[3] = {{.name = "A", .stride = 1, .joined_at = 0},
                     {.name = "B", .stride = 2, .joined_at = 151},
                     {.name = "C", .stride = 4, .joined_at = 403}};

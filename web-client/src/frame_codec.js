@@ -145,7 +145,7 @@ export function readHeader(bytes) {
   if (bytes[0] !== 0x46 || bytes[1] !== FC_VERSION) fail(`not a version ${FC_VERSION} frame payload`);
   const kind = bytes[2], o = bytes[3];
   const options = { predictor: o & 3, neighbour: (o >> 2) & 3, order: (o >> 4) & 1, coder: (o >> 5) & 1, joint: (o >> 6) & 1 };
-  if (kind > 1 || (o >> 7) || options.neighbour > 2 || bytes[46] || bytes[47] ||
+  if (kind > 2 || (kind === 2 && o) || (o >> 7) || options.neighbour > 2 || bytes[46] || bytes[47] ||
       (options.coder === FC_CODER.TABLE && options.neighbour === FC_NB.CELL) ||
       (options.joint && options.coder !== FC_CODER.TABLE)) fail(`frame payload: unknown kind ${kind} or options ${o}`);
   const h = {
@@ -163,8 +163,42 @@ export function readHeader(bytes) {
   if (h.bodyLen !== bytes.length - FC_HEADER_BYTES) fail(`frame payload: body declares ${h.bodyLen} bytes, ${bytes.length - FC_HEADER_BYTES} present`);
   for (let a = 0; a < 3; a++) if (!h.grid.levels[a] || !Number.isFinite(h.grid.origin[a])) fail('frame payload: bad quantization grid');
   if (!(h.grid.step > 0) || !Number.isFinite(h.grid.step)) fail('frame payload: bad quantization step');
-  if (kind === 1 && (h.base === FC_NONE || (h.prev !== FC_NONE && h.prev === h.base))) fail(`frame payload: delta with a bad base (${h.base}) or prev (${h.prev})`);
+  if ((kind === 1 || (kind === 2 && h.base !== FC_NONE)) && (h.base === FC_NONE || (h.prev !== FC_NONE && h.prev === h.base))) fail(`frame payload: delta with a bad base (${h.base}) or prev (${h.prev})`);
   return h;
+}
+
+// Bands (kind 2; PROTOCOL.md "Bands (kind 2)"): a container's band table,
+// checked: {k, lo (each band's first id), parts (each band's payload, a
+// view into bytes)}.  h: the container's header (readHeader).
+export const FC_MAX_BANDS = 16;
+export function readBands(bytes, h = readHeader(bytes)) {
+  if (h.kind !== 2) fail('frame payload: not bands');
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), o = FC_HEADER_BYTES, body = h.bodyLen;
+  if (body < 4) fail('frame payload: bands without a band count');
+  const k = dv.getUint32(o, true);
+  if (k < 2 || k > FC_MAX_BANDS) fail(`frame payload: ${k} bands (2 to ${FC_MAX_BANDS})`);
+  if (body < 4 + 8 * k) fail('frame payload: band table truncated');
+  const lo = new Uint32Array(k), parts = [];
+  let at = 4 + 8 * k;
+  for (let i = 0; i < k; i++) {
+    lo[i] = dv.getUint32(o + 4 + 4 * i, true);
+    const len = dv.getUint32(o + 4 + 4 * k + 4 * i, true);
+    if (i === 0 ? lo[0] !== 0 : lo[i] <= lo[i - 1]) fail(`frame payload: band ${i}'s first id ${lo[i]} does not follow band ${i ? i - 1 : 0}'s`);
+    if (len < FC_HEADER_BYTES) fail(`frame payload: band ${i} of ${len} bytes, shorter than a header`);
+    if (at + len > body) fail(`frame payload: bands of more than the body's ${body} bytes`);
+    parts.push(bytes.subarray(o + at, o + at + len));
+    at += len;
+  }
+  if (at !== body) fail(`frame payload: bands of ${at} bytes in a body of ${body}`);
+  return { k, lo, parts };
+}
+
+// The particles of frame f with ids in band i of the split lo: a view into f's arrays.
+function bandView(f, lo, i) {
+  const id = f.id, n = f.n;
+  const first = (v) => { let a = 0, b = n; while (a < b) { const m = (a + b) >>> 1; if (id[m] < v) a = m + 1; else b = m; } return a; };
+  const at = first(lo[i]), end = i + 1 < lo.length ? first(lo[i + 1]) : n;
+  return { seq: f.seq, n: end - at, valid: f.valid, grid: f.grid, id: id.subarray(at), q: f.q.subarray(3 * at), mat: f.mat.subarray(at), temp: f.temp.subarray(at) };
 }
 
 function gridEqual(a, b) {
@@ -220,8 +254,9 @@ export class FrameDecoder {
   decode(bytes) {
     const h = readHeader(bytes);
     if (h.n > this.cap) fail(`frame of ${h.n} particles, this decoder holds at most ${this.cap}`);
+    const delta = h.kind === 1 || (h.kind === 2 && h.base !== FC_NONE);
     let b = null, pv = null;
-    if (h.kind === 1) {
+    if (delta) {
       if (!this.hasEpoch || h.epoch !== this.epoch) fail(`delta of stream ${h.epoch}, this decoder follows ${this.hasEpoch ? 'another' : 'none yet'}`);
       b = this.frame(h.base); pv = this.frame(h.prev);
       if (!b || (h.prev !== FC_NONE && !pv)) fail(`delta against frame ${h.base} (prev ${h.prev}), which this decoder does not hold`);
@@ -234,6 +269,18 @@ export class FrameDecoder {
     }
     const f = slot;
     f.valid = false; f.n = h.n; f.grid = h.grid; f.seq = h.seq;
+    if (h.kind === 2) this.decodeBands(bytes, h, f, b, pv); else this.decodeOne(bytes, h, f, b, pv);
+    f.valid = true; f.stamp = ++this.clock;
+    if (!delta) {
+      if (!this.hasEpoch || this.epoch !== h.epoch) for (const c of this.hist) if (c !== f) c.valid = false;
+      this.epoch = h.epoch; this.hasEpoch = true;
+    }
+    return f;
+  }
+
+  // An ordinary payload (kind 0 or 1, header h) into f against b and pv
+  // (whole frames, or a band's views of them).
+  decodeOne(bytes, h, f, b, pv) {
     const table = b && h.options.coder === FC_CODER.TABLE;
     if (table) this.tableStreams(bytes, h.bodyLen);
     else this.rc.init(bytes, FC_HEADER_BYTES, h.bodyLen);
@@ -244,12 +291,24 @@ export class FrameDecoder {
       if (t.pos !== t.end || left < 0 || left >= 8 || this.tx.some((x) => x !== TC_L)) fail('frame payload: the table-coded streams do not end where declared');
     }
     if (frameChecksum(f) !== h.checksum) fail('frame payload checksum mismatch (corrupt, or coded against another base)');
-    f.valid = true; f.stamp = ++this.clock;
-    if (h.kind === 0) {
-      if (!this.hasEpoch || this.epoch !== h.epoch) for (const c of this.hist) if (c !== f) c.valid = false;
-      this.epoch = h.epoch; this.hasEpoch = true;
+  }
+
+  // Bands (kind 2, header h) into f: each band checked against the
+  // container, decoded after the bands before it against the same id range
+  // of b and pv, its ids checked against its range.
+  decodeBands(bytes, h, f, b, pv) {
+    const { k, lo, parts } = readBands(bytes, h);
+    let at = 0;
+    for (let i = 0; i < k; i++) {
+      const bh = readHeader(parts[i]);
+      if (bh.kind !== (b ? 1 : 0) || bh.epoch !== h.epoch || bh.seq !== h.seq || bh.base !== h.base || bh.prev !== h.prev ||
+          !gridEqual(bh.grid, h.grid) || bh.n > h.n - at) fail(`frame payload: band ${i} does not belong to its frame (kind, numbers, grid or count)`);
+      const v = { seq: f.seq, n: bh.n, valid: false, grid: f.grid, id: f.id.subarray(at), q: f.q.subarray(3 * at), mat: f.mat.subarray(at), temp: f.temp.subarray(at) };
+      this.decodeOne(parts[i], bh, v, b && bandView(b, lo, i), pv && bandView(pv, lo, i));
+      if (v.n && (v.id[0] < lo[i] || (i + 1 < k && v.id[v.n - 1] >= lo[i + 1]))) fail(`frame payload: band ${i} holds ids outside [${lo[i]}, ${i + 1 < k ? lo[i + 1] : 0})`);
+      at += v.n;
     }
-    return f;
+    if (at !== h.n) fail(`frame payload: bands of ${at} particles, ${h.n} declared`);
   }
 
   // Positions, material and temperature of particle k from the previous one so coded (st).

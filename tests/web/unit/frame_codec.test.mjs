@@ -2,13 +2,14 @@
 // and the server's decoder built to WebAssembly, frame_codec_wasm.js) on the golden payloads the C encoder wrote (protocol/golden/frame_v2_*.bin,
 // meanings in frame_v2.json: a keyframe, a delta, a delta with particles added
 // and removed and a material and temperature changed, the first delta again from the
-// adaptive coder), and its refusals.
+// adaptive coder; a keyframe and a delta in 2 bands, decoded whole and one
+// decoder per band), and its refusals.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FrameDecoder, FrameCodecError, readHeader, FC_HEADER_BYTES, FC_VERSION } from '../../../web-client/src/frame_codec.js';
+import { FrameDecoder, FrameCodecError, readHeader, readBands, FC_HEADER_BYTES, FC_VERSION } from '../../../web-client/src/frame_codec.js';
 import { wasmDecoders } from '../../../web-client/src/frame_codec_wasm.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -86,6 +87,47 @@ for (const [name, make] of DECODERS) {
     const adaptiveJoint = bytes.slice();
     adaptiveJoint[3] &= ~(1 << 5); // joint symbols without the table coder
     assert.throws(() => make(64).decode(adaptiveJoint), /options/);
+  });
+
+  test(`${name}: golden: bands (a keyframe and a delta in 2 bands) decode whole, and band by band to the same frames`, () => {
+    const dec = make(64), part = [make(64), make(64)];
+    for (const nm of ['frame_v2_bands_key', 'frame_v2_bands_delta']) {
+      const bytes = load(nm);
+      const h = readHeader(bytes);
+      assert.equal(h.kind, 2, `${nm}: kind`);
+      assertFrame(dec.decode(bytes), meaning[nm], nm);
+      const { k, lo, parts } = readBands(bytes);
+      assert.equal(k, 2);
+      assert.equal(lo[0], 0);
+      const ids = [], q = [];
+      for (let i = 0; i < k; i++) {
+        assert.ok(readHeader(parts[i]).kind === (h.base === 0xffffffff ? 0 : 1), `${nm}: band ${i} is an ordinary payload`);
+        const f = part[i].decode(parts[i]);
+        ids.push(...f.id.subarray(0, f.n)); q.push(...f.q.subarray(0, 3 * f.n));
+        for (const id of f.id.subarray(0, f.n)) assert.ok(id >= lo[i] && (i + 1 === k || id < lo[i + 1]), `${nm}: band ${i} id ${id}`);
+      }
+      assert.deepEqual(ids, meaning[nm].ids, `${nm}: band ids joined`);
+      assert.deepEqual(q, meaning[nm].q, `${nm}: band positions joined`);
+    }
+    const added = meaning.frame_v2_bands_delta.ids.filter((id) => !meaning.frame_v2_bands_key.ids.includes(id));
+    assert.ok(added.length === 2, 'the delta adds 2 particles');
+  });
+
+  test(`${name}: refuses malformed bands (count, first ids, lengths, a band of another frame, ids outside a band)`, () => {
+    const key = load('frame_v2_bands_key'), del = load('frame_v2_bands_delta');
+    const patched = (src, at, v) => { const b = src.slice(); new DataView(b.buffer).setUint32(at, v, true); return b; };
+    const H = FC_HEADER_BYTES;
+    const len0 = new DataView(key.buffer, key.byteOffset).getUint32(H + 12, true);
+    for (const [bytes, why] of [[patched(key, H, 1), /bands/], [patched(key, H, 17), /bands/], [patched(key, H + 4, 3), /first id/],
+      [patched(key, H + 8, 0), /first id/], [patched(key, H + 12, len0 + 1), /bytes/], [patched(key, H + 12, 20), /shorter/],
+      [patched(key, H + 8, 1), /outside/], [key.subarray(0, key.length - 3), /declares/]]) assert.throws(() => make(64).decode(bytes), why);
+    const dec = make(64);
+    dec.decode(key);
+    const dlen0 = new DataView(del.buffer, del.byteOffset).getUint32(H + 12, true);
+    assert.throws(() => dec.decode(patched(del, H + 20 + dlen0 + 8, 99)), /does not belong/);
+    const opt = del.slice(); opt[3] = 1;
+    assert.throws(() => dec.decode(opt), /options/);
+    assertFrame(dec.decode(del), meaning.frame_v2_bands_delta, 'the delta after refusals');
   });
 
   test(`${name}: refuses a delta without its base, a wrong base and another epoch, and keeps what it holds`, () => {
