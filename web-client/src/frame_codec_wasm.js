@@ -49,6 +49,19 @@ export class WasmFrameDecoder {
       mat: new Uint8Array(buf, x.fc_mat(), n), temp: new Uint8Array(buf, x.fc_temp(), n),
     };
   }
+  // The last decoded frame's positions as 16-bit fractions of the box b, as
+  // stream_v2.js boxPositions computes them (the same values): a copy.
+  boxPositions(n, grid, b) {
+    const o = [0, 1, 2].map((a) => grid.origin[a] - b[a]), s = [0, 1, 2].map((a) => { const span = b[a + 3] - b[a]; return span > 0 ? 65535 / span : 0; });
+    const at = this.x.fc_box16(o[0], o[1], o[2], s[0], s[1], s[2]);
+    return new Uint16Array(this.x.memory.buffer, at, 3 * n).slice();
+  }
+
+  // The last decoded frame's ids as runs (stream_v2.js idRuns): a copy.
+  idRuns() {
+    const r = this.x.fc_runs();
+    return new Uint32Array(this.x.memory.buffer, this.x.fc_runs_at(), 2 * r).slice();
+  }
 }
 
 // A factory of decoders from a compiled module.

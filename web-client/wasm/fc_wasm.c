@@ -16,6 +16,8 @@ static fc_decoder *dec;
 static uint8_t *in;
 static size_t in_cap;
 static const fc_frame *last;
+static uint16_t *box16; /* 3 capacity: the last frame's positions as fractions of the box */
+static uint32_t *runs;  /* 2 capacity: its ids as runs (first, count) */
 static char err[256];
 /* the last frame's grid: origin x y z, step, then levels x y z (as floats) */
 static float grid[7];
@@ -24,10 +26,12 @@ static float grid[7];
  * the input buffer's address, 0 when out of memory. */
 __attribute__((export_name("fc_create"))) uint8_t *w_create(int capacity) {
     if (dec) fc_decoder_destroy(dec), dec = NULL;
-    free(in);
+    free(in), free(box16), free(runs);
     in_cap = fc_max_payload(capacity) + 64;
     in = malloc(in_cap);
-    dec = in ? fc_decoder_create(capacity) : NULL;
+    box16 = malloc(6 * (size_t)(capacity > 0 ? capacity : 1));
+    runs = malloc(8 * (size_t)(capacity > 0 ? capacity : 1));
+    dec = in && box16 && runs ? fc_decoder_create(capacity) : NULL;
     last = NULL;
     return dec ? in : NULL;
 }
@@ -75,4 +79,56 @@ __attribute__((export_name("fc_mat"))) const uint8_t *w_mat(void) {
 }
 __attribute__((export_name("fc_temp"))) const uint8_t *w_temp(void) {
     return last ? last->temp : NULL;
+}
+
+/* The last frame's positions as 16-bit fractions of the box, as the page
+ * draws them: per axis a, round((off_a + q step) scale_a), ties up (as
+ * JavaScript's Math.round), clamped to 0..65535, in doubles as the page
+ * computes them (stream_v2.js boxPositions gives the same values): one
+ * table per axis over the grid's levels, then a lookup per coordinate (the
+ * decoder has checked every q against its axis's levels).  Returns their
+ * address (3n uint16), NULL without a frame. */
+static uint16_t lut[3][FC_MAX_LEVELS];
+__attribute__((export_name("fc_box16"))) const uint16_t *w_box16(double o0, double o1, double o2, double s0, double s1,
+                                                                 double s2) {
+    if (!last) return NULL;
+    const double off[3] = {o0, o1, o2}, scale[3] = {s0, s1, s2}, st = last->grid.step;
+    for (int a = 0; a < 3; a++)
+        for (int l = 0; l < last->grid.levels[a]; l++) {
+            double x = (off[a] + (double)l * st) * scale[a];
+            uint16_t v = 0;
+            if (x >= 65535.0) {
+                v = 65535;
+            } else if (x > 0) {
+                int t = (int)x;
+                v = (uint16_t)(x - t >= 0.5 ? t + 1 : t);
+            }
+            lut[a][l] = v;
+        }
+    const uint16_t *q = last->q;
+    for (int k = 0; k < last->n; k++) {
+        box16[3 * k] = lut[0][q[3 * k]];
+        box16[3 * k + 1] = lut[1][q[3 * k + 1]];
+        box16[3 * k + 2] = lut[2][q[3 * k + 2]];
+    }
+    return box16;
+}
+
+/* The last frame's ids as runs of consecutive ids: (first, count) pairs.
+ * Returns the number of runs; their address at fc_runs_at(). */
+__attribute__((export_name("fc_runs"))) int w_runs(void) {
+    if (!last) return 0;
+    int r = -1;
+    for (int k = 0; k < last->n; k++) {
+        if (k && last->id[k] == last->id[k - 1] + 1) {
+            runs[2 * r + 1]++;
+        } else {
+            r++;
+            runs[2 * r] = last->id[k], runs[2 * r + 1] = 1;
+        }
+    }
+    return r + 1;
+}
+__attribute__((export_name("fc_runs_at"))) const uint32_t *w_runs_at(void) {
+    return runs;
 }

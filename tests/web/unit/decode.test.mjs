@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeMessage, expandRuns, runsCount, runsEqual, particlePosition, centroid, PROTOCOL_VERSION } from '../../../web-client/src/decode.js';
-import { FrameStream, idRuns } from '../../../web-client/src/stream_v2.js';
+import { FrameStream, idRuns, boxPositions } from '../../../web-client/src/stream_v2.js';
+import { wasmDecoders } from '../../../web-client/src/frame_codec_wasm.js';
 import { checkHello } from '../../../web-client/src/protocol.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -120,6 +121,48 @@ test('v2 stream: deltas before the first keyframe wait for it; a refused delta a
 test('v2 stream: id runs from sorted ids', () => {
   assert.deepEqual([...idRuns(new Uint32Array([0, 1, 2, 5, 6, 9]), 6)], [0, 3, 5, 2, 9, 1]);
   assert.deepEqual([...idRuns(new Uint32Array([]), 0)], []);
+});
+
+// The view's positions as the loop with Math.round computed them before the tables.
+function boxRef(q, n, g, b) {
+  const pos = new Uint16Array(3 * n);
+  for (let a = 0; a < 3; a++) {
+    const span = b[a + 3] - b[a], scale = span > 0 ? 65535 / span : 0, off = g.origin[a] - b[a], st = g.step;
+    for (let k = 0; k < n; k++) {
+      const v = Math.round((off + q[3 * k + a] * st) * scale);
+      pos[3 * k + a] = v < 0 ? 0 : v > 65535 ? 65535 : v;
+    }
+  }
+  return pos;
+}
+
+test('v2 stream: box positions by table equal the direct formula (grids wider and narrower than the box, ties, a flat axis)', () => {
+  let seed = 7;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296);
+  for (let t = 0; t < 40; t++) {
+    const levels = [1 + Math.floor(rnd() * 3000), 1 + Math.floor(rnd() * 1500), 1 + Math.floor(rnd() * 800)];
+    const g = { origin: [rnd() - 0.5, -rnd(), 0], step: Math.fround(0.001 + rnd() * 0.01), levels };
+    const b = [0, 0, 0, 1 + rnd() * 10, 0.5 + rnd() * 5, t % 5 === 0 ? 0 : 0.2 + rnd() * 3]; // t % 5: a flat z (span 0)
+    if (t % 7 === 0) { g.step = Math.fround(b[3] / 65535); g.origin = [0, 0, 0]; } // one level a 16-bit step: ties
+    const n = 5000, q = new Uint16Array(3 * n);
+    for (let i = 0; i < 3 * n; i++) q[i] = Math.floor(rnd() * levels[i % 3]);
+    assert.deepEqual(boxPositions(q, n, g, b, new Uint16Array(3 * n)), boxRef(q, n, g, b), `case ${t}`);
+  }
+});
+
+test('v2 stream: the WebAssembly decoder gives the views the JavaScript one gives (positions, id runs) on the golden payloads', () => {
+  const make = wasmDecoders(new WebAssembly.Module(readFileSync(join(ROOT, 'web-client', 'vendor', 'fc', 'frame_codec.wasm'))));
+  const js = new FrameStream(), wasm = new FrameStream(make);
+  js.reset(64); wasm.reset(64);
+  const b = [-0.1, 0.05, 0, 1.7, 0.9, 0.45]; // a box narrower than the grid: clamping on both sides
+  ['frame_v2_key', 'frame_v2_delta', 'frame_v2_add_remove'].forEach((name, i) => {
+    const m = { tick: i, time: 0, n: 0, bounds: b, data: load(`${name}.bin`), key: i === 0, seq: 10 + i };
+    const a = js.view(m, 0).view, w = wasm.view(m, 0).view;
+    assert.ok(a && w, `${name} decodes (${js.lastError} ${wasm.lastError})`);
+    assert.deepEqual([...w.pos], [...a.pos], `${name}: positions`);
+    assert.deepEqual([...w.runs], [...a.runs], `${name}: id runs`);
+    if (name === 'frame_v2_add_remove') assert.ok(a.runs.length >= 4, `${name}: gaps in the ids`);
+  });
 });
 
 test('runs: expansion and equality', () => {
