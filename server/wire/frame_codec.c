@@ -1335,6 +1335,21 @@ size_t fc_max_payload(int n) {
            (size_t)(n > 0 ? n : 0) * 256;
 }
 
+/* The header of frame f of stream `epoch` coded against b and pv (NULL:
+ * none) as `kind`; options, checksum and body length zero. */
+static fc_header frame_header(int kind, uint32_t epoch, const fc_frame *f, const fc_frame *b, const fc_frame *pv) {
+    fc_header h;
+    memset(&h, 0, sizeof h);
+    h.kind = kind;
+    h.epoch = epoch;
+    h.seq = f->seq;
+    h.base = b ? b->seq : FC_NONE;
+    h.prev = pv ? pv->seq : FC_NONE;
+    h.n = (uint32_t)f->n;
+    h.grid = f->grid;
+    return h;
+}
+
 /* Frame f coded against b (NULL: a keyframe) with velocities from pv into
  * out: one ordinary payload (kind 0 or 1).  f, b and pv may be band views. */
 static size_t encode_one(fc_encoder *e, fc_frame *f, const fc_frame *b, const fc_frame *pv, uint8_t *out, size_t cap,
@@ -1384,16 +1399,8 @@ static size_t encode_one(fc_encoder *e, fc_frame *f, const fc_frame *b, const fc
         memcpy(q + pre + r.len, e->s.tbuf + e->s.tbuf_cap - rl, rl);
         memcpy(q + pre + r.len + rl, e->s.rbuf, e->s.bw.len);
     }
-    fc_header h;
-    memset(&h, 0, sizeof h);
-    h.kind = b ? 1 : 0;
+    fc_header h = frame_header(b ? 1 : 0, e->epoch, f, b, pv);
     h.options = o;
-    h.epoch = e->epoch;
-    h.seq = f->seq;
-    h.base = b ? b->seq : FC_NONE;
-    h.prev = pv ? pv->seq : FC_NONE;
-    h.n = (uint32_t)f->n;
-    h.grid = f->grid;
     h.checksum = frame_checksum(f);
     h.body_len = (uint32_t)body;
     write_header(out, &h);
@@ -1436,15 +1443,7 @@ static size_t encode_bands(fc_encoder *e, fc_frame *f, const fc_frame *b, const 
         at += len;
     }
     fc_bands_write(out + FC_HEADER_BYTES, &t);
-    fc_header h;
-    memset(&h, 0, sizeof h);
-    h.kind = 2;
-    h.epoch = e->epoch;
-    h.seq = f->seq;
-    h.base = b ? b->seq : FC_NONE;
-    h.prev = pv ? pv->seq : FC_NONE;
-    h.n = (uint32_t)f->n;
-    h.grid = f->grid;
+    fc_header h = frame_header(2, e->epoch, f, b, pv);
     h.body_len = (uint32_t)(at - FC_HEADER_BYTES);
     write_header(out, &h);
     return at;

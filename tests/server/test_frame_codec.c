@@ -129,6 +129,20 @@ static fc_grid syn_grid(void) {
     return g;
 }
 
+/* Frame 1 of s as a keyframe into key, then s moved as frame 2, a delta
+ * against it, into del (each buffer 1 << 16 bytes); their lengths. */
+static void key_and_delta(fc_encoder *e, syn *s, uint64_t *rng, const fc_grid *g, uint8_t *key, size_t *nk,
+                          uint8_t *del, size_t *nd) {
+    char err[200];
+    fc_input in = syn_input(s);
+    fc_encoder_push(e, 1, g, &in, err, sizeof err);
+    *nk = fc_encode(e, 1, FC_NONE, FC_NONE, key, 1 << 16, err, sizeof err);
+    syn_move(s, rng, 0.01f);
+    in = syn_input(s);
+    fc_encoder_push(e, 2, g, &in, err, sizeof err);
+    *nd = fc_encode(e, 2, 1, FC_NONE, del, 1 << 16, err, sizeof err);
+}
+
 /* ---- Tests ------------------------------------------------------------------ */
 
 static void grid_and_step(void) {
@@ -208,6 +222,19 @@ static void synthetic_round_trip(void) {
     fc_decoder_destroy(d), fc_decoder_destroy(half), fc_decoder_destroy(late);
 }
 
+/* Steps world w and pushes its frame into e as frame seq on the grid over
+ * its box (g). */
+static void push_world(fs_world *w, fc_encoder *e, uint32_t seq, fc_grid *g, fs_particles_view *v) {
+    char err[200];
+    fs_world_step(w);
+    fs_world_view(w, v);
+    fs_domain dom = fs_world_domain(w);
+    float lo[3] = {dom.box_min.x, dom.box_min.y, dom.box_min.z}, hi[3] = {dom.box_max.x, dom.box_max.y, dom.box_max.z};
+    CHECK(fc_grid_make(g, lo, hi, fc_default_step(lo, hi, dom.spacing), err, sizeof err) == 0, "grid: %s", err);
+    fc_input in = {v->count, v->id, v->x, v->y, v->z, v->material, v->temperature, v->by_id};
+    CHECK(fc_encoder_push(e, seq, g, &in, err, sizeof err) == 0, "push: %s", err);
+}
+
 /* A running world: the fountain (an emitter and a drain) for 600 frames,
  * a scene load (dam break) at frame 400 (new epoch, keyframe), a decoder
  * joining at 250.  Every particle within half a step, every frame. */
@@ -234,15 +261,8 @@ static void world_round_trip(void) {
             fc_encoder_reset(e, 101);
             key_seq = seq;
         }
-        fs_world_step(w);
         fs_particles_view v;
-        fs_world_view(w, &v);
-        fs_domain dom = fs_world_domain(w);
-        float lo[3] = {dom.box_min.x, dom.box_min.y, dom.box_min.z},
-              hi[3] = {dom.box_max.x, dom.box_max.y, dom.box_max.z};
-        CHECK(fc_grid_make(&g, lo, hi, fc_default_step(lo, hi, dom.spacing), err, sizeof err) == 0, "grid: %s", err);
-        fc_input in = {v.count, v.id, v.x, v.y, v.z, v.material, v.temperature, v.by_id};
-        CHECK(fc_encoder_push(e, seq, &g, &in, err, sizeof err) == 0, "push: %s", err);
+        push_world(w, e, seq, &g, &v);
         uint32_t base = seq == key_seq ? FC_NONE : seq - 1;
         uint32_t prev = seq >= key_seq + 2 ? seq - 2 : FC_NONE;
         size_t n = fc_encode(e, seq, base, prev, buf, cap, err, sizeof err);
@@ -518,13 +538,8 @@ static void table_coder(void) {
     fc_decoder *d = fc_decoder_create(512);
     static uint8_t key[1 << 16], del[1 << 16], b2[1 << 16];
     char err[200];
-    fc_input in = syn_input(&s);
-    fc_encoder_push(e, 1, &g, &in, err, sizeof err);
-    size_t nk = fc_encode(e, 1, FC_NONE, FC_NONE, key, sizeof key, err, sizeof err);
-    syn_move(&s, &rng, 0.01f);
-    in = syn_input(&s);
-    fc_encoder_push(e, 2, &g, &in, err, sizeof err);
-    size_t nd = fc_encode(e, 2, 1, FC_NONE, del, sizeof del, err, sizeof err);
+    size_t nk, nd;
+    key_and_delta(e, &s, &rng, &g, key, &nk, del, &nd);
     fc_header h;
     CHECK(fc_read_header(del, nd, &h, err, sizeof err) == 0 && h.options.coder == FC_CODER_TABLE,
           "the default delta is not table coded");
@@ -594,6 +609,15 @@ static void predictor_choice(void) {
 
 /* ---- Bands (kind 2) ---------------------------------------------------------- */
 
+/* An encoder with the default options but k bands. */
+static fc_encoder *bands_encoder(int cap, uint32_t epoch, int k) {
+    fc_options o = fc_default_options();
+    o.bands = k;
+    fc_encoder *e = fc_encoder_create(cap, epoch);
+    if (e) fc_encoder_set_options(e, &o);
+    return e;
+}
+
 /* Band i's payload of a container (NULL when p is not one). */
 static const uint8_t *band_part(const uint8_t *p, size_t n, int i, size_t *len, int *k) {
     fc_header h;
@@ -619,10 +643,7 @@ static void bands_round_trip(void) {
     fs_world *w = fs_world_create(&def);
     fs_error ferr;
     CHECK(fs_world_load_scene(w, "fountain", 1500, &ferr) == FS_OK, "load: %s", ferr.msg);
-    fc_options o = fc_default_options();
-    o.bands = K;
-    fc_encoder *e = fc_encoder_create(CAP, 200);
-    fc_encoder_set_options(e, &o);
+    fc_encoder *e = bands_encoder(CAP, 200, K);
     fc_decoder *d = fc_decoder_create(CAP), *part[K];
     for (int i = 0; i < K; i++) part[i] = fc_decoder_create(CAP);
     size_t cap = fc_max_payload(CAP);
@@ -637,16 +658,9 @@ static void bands_round_trip(void) {
             fc_encoder_reset(e, 201);
             key_seq = seq;
         }
-        fs_world_step(w);
         fs_particles_view v;
-        fs_world_view(w, &v);
-        fs_domain dom = fs_world_domain(w);
-        float lo[3] = {dom.box_min.x, dom.box_min.y, dom.box_min.z},
-              hi[3] = {dom.box_max.x, dom.box_max.y, dom.box_max.z};
         fc_grid g;
-        CHECK(fc_grid_make(&g, lo, hi, fc_default_step(lo, hi, dom.spacing), err, sizeof err) == 0, "grid: %s", err);
-        fc_input in = {v.count, v.id, v.x, v.y, v.z, v.material, v.temperature, v.by_id};
-        CHECK(fc_encoder_push(e, seq, &g, &in, err, sizeof err) == 0, "push: %s", err);
+        push_world(w, e, seq, &g, &v);
         uint32_t base = seq == key_seq ? FC_NONE : seq - 1, prev = seq >= key_seq + 2 ? seq - 2 : FC_NONE;
         size_t n = fc_encode(e, seq, base, prev, buf, cap, err, sizeof err);
         CHECK(n > 0, "encode %u: %s", seq, err);
@@ -714,20 +728,12 @@ static void bad_bands(void) {
     syn s;
     syn_block(&s, 300, &rng);
     fc_grid g = syn_grid();
-    fc_options o = fc_default_options();
-    o.bands = 3;
-    fc_encoder *e = fc_encoder_create(512, 31);
-    fc_encoder_set_options(e, &o);
+    fc_encoder *e = bands_encoder(512, 31, 3);
     fc_decoder *d = fc_decoder_create(512);
     static uint8_t key[1 << 16], del[1 << 16], bad[1 << 16];
-    char err[200];
-    fc_input in = syn_input(&s);
-    fc_encoder_push(e, 1, &g, &in, err, sizeof err);
-    size_t nk = fc_encode(e, 1, FC_NONE, FC_NONE, key, sizeof key, err, sizeof err);
-    syn_move(&s, &rng, 0.01f);
-    in = syn_input(&s);
-    fc_encoder_push(e, 2, &g, &in, err, sizeof err);
-    size_t nd = fc_encode(e, 2, 1, FC_NONE, del, sizeof del, err, sizeof err);
+    char err[200] = "";
+    size_t nk, nd;
+    key_and_delta(e, &s, &rng, &g, key, &nk, del, &nd);
     CHECK(nk > 200 && nd > 200 && key[2] == 2 && del[2] == 2, "encode bands: %s", err);
     const uint8_t *B = key + FC_HEADER_BYTES; /* the table: K, lo[3], len[3] */
     struct {
@@ -831,10 +837,7 @@ static void golden_bands(uint8_t *key, uint8_t *del, size_t cap, size_t *len, sy
     syn s;
     syn_block(&s, 40, &rng);
     fc_grid g = syn_grid();
-    fc_options o = fc_default_options();
-    o.bands = 2;
-    fc_encoder *e = fc_encoder_create(64, 0x5eed);
-    fc_encoder_set_options(e, &o);
+    fc_encoder *e = bands_encoder(64, 0x5eed, 2);
     char err[200];
     fc_input in = syn_input(&s);
     fc_encoder_push(e, 20, &g, &in, err, sizeof err);

@@ -183,7 +183,8 @@ export function readBands(bytes, h = readHeader(bytes)) {
   for (let i = 0; i < k; i++) {
     lo[i] = dv.getUint32(o + 4 + 4 * i, true);
     const len = dv.getUint32(o + 4 + 4 * k + 4 * i, true);
-    if (i === 0 ? lo[0] !== 0 : lo[i] <= lo[i - 1]) fail(`frame payload: band ${i}'s first id ${lo[i]} does not follow band ${i ? i - 1 : 0}'s`);
+    if (i === 0 && lo[0] !== 0) fail(`frame payload: band 0's first id is ${lo[0]}, not 0`);
+    if (i > 0 && lo[i] <= lo[i - 1]) fail(`frame payload: band ${i}'s first id ${lo[i]} does not follow band ${i - 1}'s ${lo[i - 1]}`);
     if (len < FC_HEADER_BYTES) fail(`frame payload: band ${i} of ${len} bytes, shorter than a header`);
     if (at + len > body) fail(`frame payload: bands of more than the body's ${body} bytes`);
     parts.push(bytes.subarray(o + at, o + at + len));

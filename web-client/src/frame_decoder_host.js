@@ -1,13 +1,20 @@
 // frame_decoder_host.js - where the page's frame payloads are decoded: in a
 // Web Worker (decode_worker.js) when the browser has module workers, so the
 // main thread only posts the message and takes the view back; else on the
-// main thread (stream_v2.js).  Views come back in arrival order.  A worker
-// that falls more than MAX_BEHIND frames behind (a decoder slower than the
-// stream) is reset and a keyframe asked for, so no queue grows without bound;
-// before that, a decoder slower than the stream asks the server for fewer
-// frames (pace.js), and gets every frame again when it keeps up.
+// main thread (stream_v2.js).  A frame in bands (PROTOCOL.md "Bands (kind
+// 2)", bands.js) on a browser of 2 cores or more is decoded side by side:
+// band k's payload goes to worker k mod W (W = the fewest of the bands, the
+// cores and 4; the workers past the first are started when first needed),
+// each worker holding one decoder per band, and the K views are joined into
+// the frame's; a frame one of whose bands was refused or skipped is dropped.
+// Views come back in arrival order.  A decoder that falls more than
+// MAX_BEHIND frames behind (slower than the stream) is reset and a keyframe
+// asked for, so no queue grows without bound; before that, a decoder slower
+// than the stream asks the server for fewer frames (pace.js), and gets every
+// frame again when it keeps up.
 import { FrameStream } from './stream_v2.js';
 import { Pacer } from './pace.js';
+import { splitBands, joinViews } from './bands.js';
 
 // A second of the stream: a page whose main thread stalled (a long render
 // on a software GPU) posts the frames that queued meanwhile at once, and the
@@ -15,6 +22,15 @@ import { Pacer } from './pace.js';
 // keyframe each time (the 20k dam break in headless Chromium: 1 to 10
 // keyframes in 5 s).  Bounded either way: at 100k, 30 payloads are ~3 MB.
 const MAX_BEHIND = 30;
+// Most workers decoding one frame's bands.
+const MAX_WORKERS = 4;
+// A keyframe asked for here at most this often (stream_v2.js's pace).
+const ASK_EVERY_MS = 500;
+
+function cores() {
+  const c = typeof navigator !== 'undefined' ? navigator.hardwareConcurrency : 0;
+  return c > 0 ? c : 1;
+}
 
 export class FrameDecoderHost {
   // onView(view, decodeMs), onAsk(): send the server {type: 'keyframe'},
@@ -22,52 +38,86 @@ export class FrameDecoderHost {
   constructor(onView, onAsk, onPace = () => {}) {
     this.onView = onView; this.onAsk = onAsk; this.onPace = onPace;
     this.pacer = new Pacer();
-    this.stream = new FrameStream();       // main-thread fallback, and the counters the HUD shows
-    this.worker = null; this.inflight = 0; this.capacity = 1;
-    this.bits = 0; this.keys = 0; this.refused = 0; this.lastError = '';
-    this.decoder = 'js';                   // the worker's: 'wasm' (the server's decoder as WebAssembly) or 'js'
+    this.stream = new FrameStream();       // main-thread fallback
+    this.workers = []; this.capacity = 1;
+    this.pending = [];                     // frames posted and not yet answered, oldest first
+    this.fid = 0;                          // the last frame posted's number
+    this.bits = 0; this.keys = 0; this.refused = 0; this.lastError = ''; this.askedAt = -Infinity;
+    this.decoder = 'js';                   // the workers': 'wasm' (the server's decoder as WebAssembly) or 'js'
+    this.bandWorkers = 0;                  // workers that decoded the last frame (0: the main thread)
+    this.joinMs = 0;                       // the main thread's time joining the last frame's bands
     try {
-      if (typeof Worker !== 'undefined') {
-        this.worker = new Worker(new URL('./decode_worker.js', import.meta.url), { type: 'module' });
-        this.worker.onmessage = (ev) => this._fromWorker(ev.data);
-        this.worker.onerror = (e) => { console.warn('decode worker failed; decoding on the main thread', e.message); this._fallback(); };
-      }
-    } catch (e) { this.worker = null; }
+      if (typeof Worker !== 'undefined') this._spawn();
+    } catch (e) { this.workers = []; }
   }
 
-  get inWorker() { return !!this.worker; }
+  get inWorker() { return this.workers.length > 0; }
+  get inflight() { return this.pending.length; }
 
-  // A hello: a fresh decoder (the connection's pace is said again, since a
+  _spawn() {
+    const w = new Worker(new URL('./decode_worker.js', import.meta.url), { type: 'module' });
+    w.onmessage = (ev) => this._fromWorker(ev.data);
+    w.onerror = (e) => { console.warn('decode worker failed; decoding on the main thread', e.message); this._fallback(); };
+    if (this.workers.length) w.postMessage({ type: 'reset', capacity: this.capacity });
+    this.workers.push(w);
+    return w;
+  }
+
+  // A hello: fresh decoders (the connection's pace is said again, since a
   // new connection starts at every frame).
   reset(capacity, frameMs) {
     this.capacity = capacity;
     if (frameMs) this.pacer.setFrameMs(frameMs);
     if (this.pacer.stride > 1) this.onPace(this.pacer.stride);
     this.stream.reset(capacity);
-    this.inflight = 0;
-    if (this.worker) this.worker.postMessage({ type: 'reset', capacity });
+    this.pending = [];                     // answers to frames posted before are dropped
+    for (const w of this.workers) w.postMessage({ type: 'reset', capacity });
   }
 
   // m: a decoded frame message (its `data` a view into the WebSocket message).
   push(m, now) {
     this.pacer.arrived(now);
-    if (!this.worker) {
+    if (!this.workers.length) {
+      const before = { keys: this.stream.keys, refused: this.stream.refused };
       const r = this.stream.view(m, now);
-      this._count(this.stream);
+      this._count(this.stream, before);
+      this.bandWorkers = 0;
       if (r.view) { this._paced(this.stream.decodeMs, now); this.onView(r.view, this.stream.decodeMs); } else if (r.ask) this.onAsk();
       return;
     }
-    if (this.inflight >= MAX_BEHIND) {
-      // the decoder cannot keep up: start again from a keyframe
+    if (this.pending.length >= MAX_BEHIND) {
+      // the decoders cannot keep up: start again from a keyframe
       this.reset(this.capacity);
       this.onAsk();
     }
-    this.inflight++;
-    // the payload's bytes go to the worker (copied out of the message, so the
-    // main thread keeps the message for the HUD and the bench hook)
-    const data = m.data.slice();
+    let split = null;
+    try { split = cores() >= 2 ? splitBands(m.data) : null; } catch (e) { this._refuse(String(e.message || e), now); return; }
     const { data: _d, ...rest } = m;
-    this.worker.postMessage({ type: 'frame', m: { ...rest, data }, now }, [data.buffer]);
+    const fid = ++this.fid;
+    if (!split) {
+      // the payload's bytes go to the worker (copied out of the message, so the
+      // main thread keeps the message for the HUD and the bench hook)
+      const data = m.data instanceof Uint8Array ? m.data.slice() : m.data;
+      this.pending.push({ fid, seq: m.seq, k: 1, got: 0, views: [null], ms: 0, bad: false, ask: false, refused: false, error: '' });
+      this.workers[0].postMessage({ type: 'frame', fid, m: { ...rest, data }, now }, data instanceof Uint8Array ? [data.buffer] : []);
+      return;
+    }
+    const W = Math.min(split.k, cores(), MAX_WORKERS);
+    while (this.workers.length < W) this._spawn();
+    const e = { fid, seq: m.seq, k: split.k, got: 0, views: new Array(split.k).fill(null), ms: 0, bad: false, ask: false, refused: false, error: '',
+      split, bytes: m.data.byteLength, extra: { cursors: m.cursors, bodies: m.bodies }, workers: W };
+    this.pending.push(e);
+    // what a band's decoder needs of the message (cursors and bodies stay here)
+    const base = { type: m.type, tick: m.tick, time: m.time, paused: m.paused, bounds: m.bounds, temp_range: m.temp_range, seq: m.seq, key: m.key, n: m.n };
+    for (let k = 0; k < split.k; k++) {
+      const data = split.parts[k].slice();
+      this.workers[k % W].postMessage({ type: 'band', fid, band: k, seq: m.seq, m: { ...base, data }, now }, [data.buffer]);
+    }
+    // The joined frame's arrays, made while the workers decode: their first
+    // writes are what costs (the pages of a fresh buffer are mapped then;
+    // at 100k in Chromium 0.5 ms of a join that wrote into new arrays).
+    const n = split.n;
+    e.extra.out = { pos: new Uint16Array(3 * n), mat: new Uint8Array(n), temp: new Uint8Array(n) };
   }
 
   _paced(decodeMs, now) {
@@ -75,26 +125,72 @@ export class FrameDecoderHost {
     if (s) this.onPace(s);
   }
 
-  _count(s) { this.bits = s.bits; this.keys = s.keys; this.refused = s.refused; this.lastError = s.lastError; }
+  _count(s, before) {
+    this.bits = s.bits; this.lastError = s.lastError;
+    this.keys += s.keys - before.keys; this.refused += s.refused - before.refused;
+  }
 
+  // A frame refused here (a band container that breaks the rules, bands that
+  // do not join): asks for a keyframe at most every ASK_EVERY_MS, as a
+  // decoder does.
+  _refuse(why, now) {
+    this.refused++;
+    this.lastError = why;
+    if (now - this.askedAt > ASK_EVERY_MS) { this.askedAt = now; this.onAsk(); }
+  }
+
+  // An answer for one frame, or one band of one; frames are handed on in the
+  // order they were posted, each once all its bands are in.
   _fromWorker(msg) {
-    if (this.inflight > 0) this.inflight--;
-    this.keys = msg.keys ?? this.keys;
-    this.refused = msg.refused ?? this.refused;
-    this.decoder = msg.decoder ?? this.decoder;
+    if (msg.decoder) this.decoder = msg.decoder;
+    const e = this.pending.find((p) => p.fid === msg.fid);
+    if (!e) return;                        // posted before a reset
+    const k = msg.band ?? 0;
+    if (e.views[k] !== null || (e.k > 1) !== (msg.band !== undefined)) return;
+    e.got++;
     if (msg.type === 'view') {
-      this.bits = msg.view.bits;
-      this._paced(msg.decodeMs, performance.now());
-      this.onView(msg.view, msg.decodeMs);
+      e.views[k] = msg.view;
+      e.ms = Math.max(e.ms, msg.decodeMs);
+    } else {
+      e.views[k] = false;
+      e.bad = true;
+      e.ask ||= !!msg.ask;
+      if (!msg.skipped) { e.refused = true; e.error = msg.error; }
+    }
+    while (this.pending.length && this.pending[0].got === this.pending[0].k) this._done(this.pending.shift());
+  }
+
+  _done(e) {
+    let view = null;
+    if (!e.bad) {
+      if (e.k === 1) view = e.views[0];
+      else {
+        try {
+          const t0 = performance.now();
+          view = joinViews(e.views, { bytes: e.bytes, epoch: e.split.epoch, n: e.split.n, lo: e.split.lo, ...e.extra });
+          this.joinMs = performance.now() - t0;
+        } catch (err) {
+          this._refuse(String(err.message || err), performance.now());
+          return;
+        }
+      }
+    }
+    if (view) {
+      this.bandWorkers = e.k === 1 ? 1 : e.workers;
+      this.bits = view.bits;
+      if (view.key) this.keys++;
+      this._paced(e.ms, performance.now());
+      this.onView(view, e.ms);
       return;
     }
-    this.lastError = msg.error;
-    if (msg.ask) this.onAsk();
+    if (e.refused) { this.refused++; this.lastError = e.error; }
+    if (e.ask) this.onAsk();
   }
 
   _fallback() {
-    if (this.worker) this.worker.terminate();
-    this.worker = null;
+    for (const w of this.workers) w.terminate();
+    this.workers = [];
+    this.pending = [];
     this.stream.reset(this.capacity);
     this.onAsk();
   }
