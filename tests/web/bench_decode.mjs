@@ -61,7 +61,7 @@ onmessage = async (ev) => {
 // (the page's decoding), each awaited; 5 passes (the first warms the workers
 // and the JIT), each from the keyframe.  Per pass the mean over the deltas of
 // the time from push to the view, of the part of push on the main thread
-// (the split, the copies, the posting) and of the join there (bands); per
+// (the split, the copies, the posting; worker 0 joins a frame's bands); per
 // frame the median and 90th percentile, and the slowest worker's decode time
 // (what the host reports).
 async function hostPath({ base, payloads: p }) {
@@ -82,39 +82,38 @@ async function hostPath({ base, payloads: p }) {
     const t0 = performance.now();
     host.push(f, t0);
     const main = performance.now() - t0;
-    answer = (r) => resolve(r && { ...r, t: performance.now() - t0, main, join: host.joinMs });
+    answer = (r) => resolve(r && { ...r, t: performance.now() - t0, main });
   });
-  const means = [], mains = [], joins = [], medians = [], p90s = [], decodes = [];
+  const means = [], mains = [], medians = [], p90s = [], decodes = [];
   let workers = 0;
   for (let pass = 0; pass < 5; pass++) {
     host.reset(cap, 1000 / 30);
     const key = await one(frames[0]);
     if (!key) throw new Error(`the keyframe was refused: ${host.lastError}`);
     const t = [], d = [];
-    let main = 0, joined = 0;
+    let main = 0;
     const t0 = performance.now();
     for (let i = 1; i < frames.length; i++) {
       const r = await one(frames[i]);
       if (!r) throw new Error(`frame ${i} was refused: ${host.lastError}`);
       if (r.view.n !== frames[i].n) throw new Error(`frame ${i}: ${r.view.n} particles, not ${frames[i].n}`);
-      t.push(r.t); d.push(r.ms); main += r.main; joined += frames[i].kind === 2 ? r.join : 0;
+      t.push(r.t); d.push(r.ms); main += r.main;
     }
     const total = performance.now() - t0;
     workers = host.bandWorkers;
     if (pass === 0) continue;
     means.push(total / (frames.length - 1));
     mains.push(main / (frames.length - 1));
-    joins.push(joined / (frames.length - 1));
     t.sort((a, b) => a - b); d.sort((a, b) => a - b);
     medians.push(t[t.length >> 1]);
     p90s.push(t[Math.floor(0.9 * (t.length - 1))]);
     decodes.push(d.reduce((s, x) => s + x, 0) / d.length);
   }
-  for (const a of [means, mains, joins, medians, p90s, decodes]) a.sort((x, y) => x - y);
+  for (const a of [means, mains, medians, p90s, decodes]) a.sort((x, y) => x - y);
   const mid = (a) => a[a.length >> 1];
   return { particles: cap, frames: frames.length, kind: frames[1]?.kind, bands: frames[1]?.kind === 2 ? new DataView(frames[1].data.buffer).getUint32(56, true) : 1,
     workers, decoder: host.decoder, cores: navigator.hardwareConcurrency,
-    passMeans: means, mean: mid(means), median: mid(medians), p90: mid(p90s), decodeMean: mid(decodes), mainMean: mid(mains), joinMean: mid(joins) };
+    passMeans: means, mean: mid(means), median: mid(medians), p90: mid(p90s), decodeMean: mid(decodes), mainMean: mid(mains) };
 }
 
 function hostLine(d, h) {
@@ -122,7 +121,7 @@ function hostLine(d, h) {
   return `${d}: ${h.frames} payloads, ${h.particles} particles${h.bands > 1 ? `, ${h.bands} bands` : ''}, Chromium ${h.chromium}, ${what}: decode ` +
     `${h.mean.toFixed(2)} ms per delta (from posting the frame to its view on the page's main thread, median of 4 passes' means; per frame: ` +
     `median ${h.median.toFixed(2)} ms, 90th percentile ${h.p90.toFixed(2)} ms; the ${h.workers > 1 ? 'slowest band\'s' : "worker's"} decode ${h.decodeMean.toFixed(2)} ms, ` +
-    `the main thread's posting ${h.mainMean.toFixed(2)} ms${h.workers > 1 ? ` and joining ${h.joinMean.toFixed(2)} ms` : ''})`;
+    `the main thread's posting ${h.mainMean.toFixed(2)} ms${h.workers > 1 ? '; worker 0 joins the bands' : ''})`;
 }
 
 try {

@@ -5,8 +5,10 @@
 // 2)", bands.js) on a browser of 2 cores or more is decoded side by side:
 // band k's payload goes to worker k mod W (W = the fewest of the bands, the
 // cores and 4; the workers past the first are started when first needed),
-// each worker holding one decoder per band, and the K views are joined into
-// the frame's; a frame one of whose bands was refused or skipped is dropped.
+// each worker holding one decoder per band; worker 0 joins the K views into
+// the frame's (the others send theirs to it), so the main thread posts and
+// takes back one view, as for whole frames; a frame one of whose bands was
+// refused or skipped is dropped.
 // Views come back in arrival order.  A decoder that falls more than
 // MAX_BEHIND frames behind (slower than the stream) is reset and a keyframe
 // asked for, so no queue grows without bound; before that, a decoder slower
@@ -14,7 +16,7 @@
 // frame again when it keeps up.
 import { FrameStream } from './stream_v2.js';
 import { Pacer } from './pace.js';
-import { splitBands, joinViews } from './bands.js';
+import { splitBands } from './bands.js';
 
 // A second of the stream: a page whose main thread stalled (a long render
 // on a software GPU) posts the frames that queued meanwhile at once, and the
@@ -45,7 +47,6 @@ export class FrameDecoderHost {
     this.bits = 0; this.keys = 0; this.refused = 0; this.lastError = ''; this.askedAt = -Infinity;
     this.decoder = 'js';                   // the workers': 'wasm' (the server's decoder as WebAssembly) or 'js'
     this.bandWorkers = 0;                  // workers that decoded the last frame (0: the main thread)
-    this.joinMs = 0;                       // the main thread's time joining the last frame's bands
     try {
       if (typeof Worker !== 'undefined') this._spawn();
     } catch (e) { this.workers = []; }
@@ -58,7 +59,13 @@ export class FrameDecoderHost {
     const w = new Worker(new URL('./decode_worker.js', import.meta.url), { type: 'module' });
     w.onmessage = (ev) => this._fromWorker(ev.data);
     w.onerror = (e) => { console.warn('decode worker failed; decoding on the main thread', e.message); this._fallback(); };
-    if (this.workers.length) w.postMessage({ type: 'reset', capacity: this.capacity });
+    if (this.workers.length) {
+      w.postMessage({ type: 'reset', capacity: this.capacity });
+      // its band results go to worker 0, which joins each frame's bands
+      const ch = new MessageChannel();
+      this.workers[0].postMessage({ type: 'peer', port: ch.port1 }, [ch.port1]);
+      w.postMessage({ type: 'port', port: ch.port2 }, [ch.port2]);
+    }
     this.workers.push(w);
     return w;
   }
@@ -104,20 +111,15 @@ export class FrameDecoderHost {
     }
     const W = Math.min(split.k, cores(), MAX_WORKERS);
     while (this.workers.length < W) this._spawn();
-    const e = { fid, seq: m.seq, k: split.k, got: 0, views: new Array(split.k).fill(null), ms: 0, bad: false, ask: false, refused: false, error: '',
-      split, bytes: m.data.byteLength, extra: { cursors: m.cursors, bodies: m.bodies }, workers: W };
-    this.pending.push(e);
-    // what a band's decoder needs of the message (cursors and bodies stay here)
+    // one answer, the joined view, from worker 0 (cursors and bodies stay here)
+    this.pending.push({ fid, seq: m.seq, k: 1, got: 0, views: [null], ms: 0, bad: false, ask: false, refused: false, error: '',
+      extra: { cursors: m.cursors, bodies: m.bodies }, workers: W });
     const base = { type: m.type, tick: m.tick, time: m.time, paused: m.paused, bounds: m.bounds, temp_range: m.temp_range, seq: m.seq, key: m.key, n: m.n };
+    const join = { k: split.k, n: split.n, lo: split.lo, bytes: m.data.byteLength, epoch: split.epoch };
     for (let k = 0; k < split.k; k++) {
       const data = split.parts[k].slice();
-      this.workers[k % W].postMessage({ type: 'band', fid, band: k, seq: m.seq, m: { ...base, data }, now }, [data.buffer]);
+      this.workers[k % W].postMessage({ type: 'band', fid, band: k, seq: m.seq, m: { ...base, data }, now, join: k ? undefined : join }, [data.buffer]);
     }
-    // The joined frame's arrays, made while the workers decode: their first
-    // writes are what costs (the pages of a fresh buffer are mapped then;
-    // at 100k in Chromium 0.5 ms of a join that wrote into new arrays).
-    const n = split.n;
-    e.extra.out = { pos: new Uint16Array(3 * n), mat: new Uint8Array(n), temp: new Uint8Array(n) };
   }
 
   _paced(decodeMs, now) {
@@ -145,14 +147,13 @@ export class FrameDecoderHost {
     if (msg.decoder) this.decoder = msg.decoder;
     const e = this.pending.find((p) => p.fid === msg.fid);
     if (!e) return;                        // posted before a reset
-    const k = msg.band ?? 0;
-    if (e.views[k] !== null || (e.k > 1) !== (msg.band !== undefined)) return;
+    if (e.views[0] !== null) return;
     e.got++;
     if (msg.type === 'view') {
-      e.views[k] = msg.view;
-      e.ms = Math.max(e.ms, msg.decodeMs);
+      e.views[0] = msg.view;
+      e.ms = msg.decodeMs;
     } else {
-      e.views[k] = false;
+      e.views[0] = false;
       e.bad = true;
       e.ask ||= !!msg.ask;
       if (!msg.skipped) { e.refused = true; e.error = msg.error; }
@@ -161,22 +162,10 @@ export class FrameDecoderHost {
   }
 
   _done(e) {
-    let view = null;
-    if (!e.bad) {
-      if (e.k === 1) view = e.views[0];
-      else {
-        try {
-          const t0 = performance.now();
-          view = joinViews(e.views, { bytes: e.bytes, epoch: e.split.epoch, n: e.split.n, lo: e.split.lo, ...e.extra });
-          this.joinMs = performance.now() - t0;
-        } catch (err) {
-          this._refuse(String(err.message || err), performance.now());
-          return;
-        }
-      }
-    }
+    const view = e.bad ? null : e.views[0];
     if (view) {
-      this.bandWorkers = e.k === 1 ? 1 : e.workers;
+      if (e.extra) { view.cursors = e.extra.cursors ?? view.cursors; view.bodies = e.extra.bodies ?? view.bodies; }
+      this.bandWorkers = e.extra ? e.workers : 1;
       this.bits = view.bits;
       if (view.key) this.keys++;
       this._paced(e.ms, performance.now());
