@@ -38,9 +38,13 @@ int fc_bands_read(const uint8_t *body, size_t body_len, fc_band_table *t, char *
     for (uint32_t i = 0; i < k; i++) {
         t->lo[i] = get32(body + 4 + 4 * i);
         t->len[i] = get32(body + 4 + 4 * k + 4 * i);
-        if (i == 0 ? t->lo[0] != 0 : t->lo[i] <= t->lo[i - 1]) {
-            snprintf(err, errlen, "frame payload: band %u's first id %u does not follow band %u's", i, t->lo[i],
-                     i ? i - 1 : 0);
+        if (i == 0 && t->lo[0] != 0) {
+            snprintf(err, errlen, "frame payload: band 0's first id is %u, not 0", t->lo[0]);
+            return -1;
+        }
+        if (i > 0 && t->lo[i] <= t->lo[i - 1]) {
+            snprintf(err, errlen, "frame payload: band %u's first id %u does not follow band %u's %u", i, t->lo[i],
+                     i - 1, t->lo[i - 1]);
             return -1;
         }
         if (t->len[i] < HEADER_BYTES) {
@@ -78,28 +82,21 @@ int fc_bands_choose(int n, const uint32_t *id, int forced, uint32_t *lo) {
     return k;
 }
 
+/* The first index in id[from..n) with id >= v (n when none). */
+static int lower_bound(const uint32_t *id, int from, int n, uint32_t v) {
+    int a = from, b = n;
+    while (a < b) {
+        int m = a + (b - a) / 2;
+        if (id[m] < v)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a;
+}
+
 int fc_bands_range(const uint32_t *id, int n, uint32_t lo, uint32_t hi, int hi_open, int *count) {
-    int a = 0, b = n;
-    while (a < b) { /* first index with id >= lo */
-        int m = a + (b - a) / 2;
-        if (id[m] < lo)
-            a = m + 1;
-        else
-            b = m;
-    }
-    int first = a;
-    if (hi_open) {
-        *count = n - first;
-        return first;
-    }
-    b = n;
-    while (a < b) { /* first index with id >= hi */
-        int m = a + (b - a) / 2;
-        if (id[m] < hi)
-            a = m + 1;
-        else
-            b = m;
-    }
-    *count = a - first;
+    int first = lower_bound(id, 0, n, lo);
+    *count = (hi_open ? n : lower_bound(id, first, n, hi)) - first;
     return first;
 }

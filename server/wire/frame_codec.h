@@ -127,8 +127,8 @@ size_t fc_max_payload(int n);
  * length, or 0 with a reason (a frame not held, cap too small). */
 size_t fc_encode(fc_encoder *e, uint32_t seq, uint32_t base, uint32_t prev, uint8_t *out, size_t cap, char *err,
                  size_t errlen);
-/* Residuals of the last delta, in coding order (3 per particle coded with
- * a temporal prediction; for measurements). */
+/* Residuals of the last delta (of its last band when in bands), in coding
+ * order (3 per particle coded with a temporal prediction; for measurements). */
 const int32_t *fc_encoder_residuals(const fc_encoder *e, int *count);
 
 typedef struct fc_decoder fc_decoder;
