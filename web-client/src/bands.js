@@ -53,10 +53,9 @@ export function splitBands(bytes) {
 // band order, of one frame.  extra: {bytes (the container payload's length),
 // epoch (the container's), and optionally n (the container's: the bands'
 // must add up to it), lo (the bands' first ids: each band's ids must lie in
-// its range), cursors, bodies (the frame message's), out ({pos, mat, temp}
-// of the frame's n particles: the view's arrays, written here; else new
-// ones)}.  Returns the frame's view; throws when the bands are not of one
-// frame or their ids are not in increasing order across them.
+// its range), cursors, bodies (the frame message's)}.  Returns the frame's
+// view; throws when the bands are not of one frame or their ids are not in
+// increasing order across them.
 export function joinViews(views, extra) {
   if (!views.length) throw new Error('bands: no bands to join');
   const v0 = views[0];
@@ -66,8 +65,7 @@ export function joinViews(views, extra) {
     n += views[i].n;
   }
   if (extra.n !== undefined && n !== extra.n) throw new Error(`bands: the bands hold ${n} particles, the frame ${extra.n}`);
-  const o = extra.out, out = o && o.pos.length === 3 * n && o.mat.length === n && o.temp.length === n ? o : null;
-  const pos = out ? out.pos : new Uint16Array(3 * n), mat = out ? out.mat : new Uint8Array(n), temp = out ? out.temp : new Uint8Array(n);
+  const pos = new Uint16Array(3 * n), mat = new Uint8Array(n), temp = new Uint8Array(n);
   const runs = [];
   let at = 0, last = -1; // ids so far end at `last` (-1: none yet)
   for (let i = 0; i < views.length; i++) {
