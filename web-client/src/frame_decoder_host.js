@@ -105,15 +105,14 @@ export class FrameDecoderHost {
       // the payload's bytes go to the worker (copied out of the message, so the
       // main thread keeps the message for the HUD and the bench hook)
       const data = m.data instanceof Uint8Array ? m.data.slice() : m.data;
-      this.pending.push({ fid, seq: m.seq, k: 1, got: 0, views: [null], ms: 0, bad: false, ask: false, refused: false, error: '' });
+      this.pending.push({ fid, answer: null });
       this.workers[0].postMessage({ type: 'frame', fid, m: { ...rest, data }, now }, data instanceof Uint8Array ? [data.buffer] : []);
       return;
     }
     const W = Math.min(split.k, cores(), MAX_WORKERS);
     while (this.workers.length < W) this._spawn();
     // one answer, the joined view, from worker 0 (cursors and bodies stay here)
-    this.pending.push({ fid, seq: m.seq, k: 1, got: 0, views: [null], ms: 0, bad: false, ask: false, refused: false, error: '',
-      extra: { cursors: m.cursors, bodies: m.bodies }, workers: W });
+    this.pending.push({ fid, answer: null, extra: { cursors: m.cursors, bodies: m.bodies }, workers: W });
     const base = { type: m.type, tick: m.tick, time: m.time, paused: m.paused, bounds: m.bounds, temp_range: m.temp_range, seq: m.seq, key: m.key, n: m.n };
     const join = { k: split.k, n: split.n, lo: split.lo, bytes: m.data.byteLength, epoch: split.epoch };
     for (let k = 0; k < split.k; k++) {
@@ -146,34 +145,26 @@ export class FrameDecoderHost {
   _fromWorker(msg) {
     if (msg.decoder) this.decoder = msg.decoder;
     const e = this.pending.find((p) => p.fid === msg.fid);
-    if (!e) return;                        // posted before a reset
-    if (e.views[0] !== null) return;
-    e.got++;
-    if (msg.type === 'view') {
-      e.views[0] = msg.view;
-      e.ms = msg.decodeMs;
-    } else {
-      e.views[0] = false;
-      e.bad = true;
-      e.ask ||= !!msg.ask;
-      if (!msg.skipped) { e.refused = true; e.error = msg.error; }
-    }
-    while (this.pending.length && this.pending[0].got === this.pending[0].k) this._done(this.pending.shift());
+    if (!e || e.answer) return;            // posted before a reset, or answered
+    e.answer = msg;
+    while (this.pending.length && this.pending[0].answer) this._done(this.pending.shift());
   }
 
+  // A frame's answer (a view, or a refusal or skip), in the order frames were posted.
   _done(e) {
-    const view = e.bad ? null : e.views[0];
-    if (view) {
+    const a = e.answer;
+    if (a.type === 'view') {
+      const view = a.view;
       if (e.extra) { view.cursors = e.extra.cursors ?? view.cursors; view.bodies = e.extra.bodies ?? view.bodies; }
       this.bandWorkers = e.extra ? e.workers : 1;
       this.bits = view.bits;
       if (view.key) this.keys++;
-      this._paced(e.ms, performance.now());
-      this.onView(view, e.ms);
+      this._paced(a.decodeMs, performance.now());
+      this.onView(view, a.decodeMs);
       return;
     }
-    if (e.refused) { this.refused++; this.lastError = e.error; }
-    if (e.ask) this.onAsk();
+    if (!a.skipped) { this.refused++; this.lastError = a.error; }
+    if (a.ask) this.onAsk();
   }
 
   _fallback() {
