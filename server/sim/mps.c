@@ -5,7 +5,8 @@
  *
  * One call of step() advances w->dt in CFL-limited sub-steps, each
  * Algorithm 1:
- *   neighbour lists at r^n              (world grid + a static wall grid)
+ *   neighbour lists at r^n, and Eq. 7's nu lap u from the same scan
+ *                                       (world grid + a static wall grid)
  *   u* = u^n + dt (nu lap u + sigma kappa n / rho + g)        Eq. 9 / 27, 7, App. A
  *   r* = r^n + dt u*                                           Eq. 10
  *   n* at r*, free surface n* < beta n0, beta = 0.97           Eq. 3-4, 18
@@ -48,8 +49,7 @@
 static void mps_detach(fs_world *w) {
     mps_state *s = state_of(w);
     if (!s) return;
-    free(s->p_slot), free(s->nb), free(s->nb_f), free(s->nb_t), free(s->nst), free(s->nst1), free(s->outer),
-        free(s->press);
+    free(s->p_slot), free(s->lx), free(s->ly), free(s->lz), free(s->nst), free(s->nst1), free(s->outer), free(s->press);
     free(s->nn), free(s->nn_f), free(s->nn_t), free(s->nr), free(s->dT_slot), free(s->nc), free(s->nc_n);
     free(s->row), free(s->rho), free(s->nu);
     fs__mps_free_walls(s);
@@ -65,15 +65,14 @@ static fs_status mps_attach(fs_world *w, fs_error *err) {
     size_t n = (size_t)w->cap, f = sizeof(float) * n;
     s->p_slot = calloc(n, sizeof(float));
     s->dT_slot = calloc(n, sizeof(float));
-    s->nb = calloc(n * NB_MAX + LANES, sizeof(int32_t)); /* + LANES: explicit_task reads whole vectors */
-    s->nb_f = malloc(sizeof(int16_t) * n), s->nb_t = malloc(sizeof(int16_t) * n);
+    s->lx = malloc(f), s->ly = malloc(f), s->lz = malloc(f);
     s->nn = calloc(n * NN_STRIDE, sizeof(int32_t)), s->nr = calloc(n * NN_STRIDE, sizeof(float));
     s->nn_f = malloc(sizeof(int16_t) * n), s->nn_t = malloc(sizeof(int16_t) * n);
     s->nc = malloc(sizeof(int32_t) * n * NC_MAX), s->nc_n = malloc(sizeof(int16_t) * n);
     s->nst = malloc(f), s->nst1 = malloc(f), s->outer = malloc(n), s->press = calloc(n, sizeof(float));
     s->row = malloc(sizeof(int32_t) * n), s->rho = malloc(f), s->nu = malloc(f);
-    if (!s->p_slot || !s->dT_slot || !s->nb || !s->nn || !s->nr || !s->nn_f || !s->nn_t || !s->nb_f || !s->nb_t ||
-        !s->nc || !s->nc_n || !s->nst || !s->nst1 || !s->outer || !s->press || !s->row || !s->rho || !s->nu)
+    if (!s->p_slot || !s->dT_slot || !s->lx || !s->ly || !s->lz || !s->nn || !s->nr || !s->nn_f || !s->nn_t || !s->nc ||
+        !s->nc_n || !s->nst || !s->nst1 || !s->outer || !s->press || !s->row || !s->rho || !s->nu)
         goto nomem;
     s->obst_epoch = w->epoch;
     return FS_OK;
@@ -111,14 +110,15 @@ static inline float *scr_r2(const fs_world *w, int worker) {
 }
 
 /* Neighbour lists at r^n: fluid within h (the world grid), then walls within
- * h (the wall grid); also saves r^n, sums Eq. 21's heat exchange and, with
+ * h (the wall grid); also saves r^n, sums Eq. 7's viscosity (nu lap u, the
+ * first-layer walls at rest) and Eq. 21's heat exchange and, with
  * surface tension, Appendix A's counts (Eq. 34) and n at r^n for its
  * surface test, from the same distances. */
 FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
     MPS_TASK(vctx, worker);
     fs_particles *p = &w->p;
     const float *X = p->x, *Y = p->y, *Z = p->z, h2 = c->h2, inv_h = w->inv_h;
-    const float rst2 = s->re_st * s->re_st;
+    const float rst2 = s->re_st * s->re_st, rel = s->re_l;
     const float *WX = s->wx, *WY = s->wy, *WZ = s->wz; /* locals: the lists' stores cannot alias them */
     const uint8_t *WL = s->wlayer;
     const int cap = w->cap;
@@ -139,11 +139,25 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
             }
             s->dT_slot[p->slot[i]] = acc;
         }
-        int32_t *L = s->nb + (size_t)i * NB_MAX, *NL = s->nn + (size_t)i * NN_STRIDE;
-        int m = n < NB_MAX ? n : NB_MAX, mn = 0;
+        /* Eq. 7's viscosity from the scan's own distances (the fluid part; the walls' below) */
+        const int mt = p->mat[i];
+        const float nui = c->m.nu[mt], ui = p->vx[i], vi = p->vy[i], wi = p->vz[i];
+        float ax8[LANES] = {0}, ay8[LANES] = {0}, az8[LANES] = {0};
+        if (nui > 0) {
+            for (int l = 0; l < LANES; l++) J[n + l] = i, R2[n + l] = 0; /* whole vectors: the lanes past n read i */
+            for (int kb = 0; kb < n; kb += LANES) {
+#pragma omp simd
+                for (int l = 0; l < LANES; l++) {
+                    const int k = kb + l, j = J[k];
+                    const float wt = weight(sqrtf(R2[k]), rel, c->rmin), wl = k < n ? wt : 0.0f;
+                    ax8[l] += (p->vx[j] - ui) * wl, ay8[l] += (p->vy[j] - vi) * wl, az8[l] += (p->vz[j] - wi) * wl;
+                }
+            }
+        }
+        int32_t *NL = s->nn + (size_t)i * NN_STRIDE;
+        const int m = n < NB_MAX ? n : NB_MAX; /* the near list's candidates */
+        int mn = 0;
         bool full = n > NB_MAX;
-        memcpy(L, J, sizeof(int32_t) * (size_t)m);
-        s->nb_f[i] = (int16_t)m;
         const bool tens = c->m.tension;
         /* the near list: J's pairs within NEAR, compacted without branches into a local buffer */
         int32_t nl[NB_MAX + FS_SCAN_PAD];
@@ -176,14 +190,20 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
                 const int e0 = ce[g] - b0 > WALL_PIECE ? b0 + WALL_PIECE : ce[g];
                 nw += fs__scan_point(WX, WY, WZ, &b0, &e0, 1, xi, yi, zi, h2, wj + nw, wr2 + nw);
             }
-        if (m < NB_MAX)
-            for (int t = 0; t < nw; t++) {
-                const int in = WL[wj[t]] == 1;
-                full |= in & (m >= NB_MAX - 1);
-                L[m] = cap + wj[t], m += in & (m < NB_MAX - 1);
+        if (nui > 0) { /* the first-layer walls within h: velocity 0 (no-slip) */
+            for (int l = 0; l < LANES; l++) wj[nw + l] = 0, wr2[nw + l] = 0;
+            for (int tb = 0; tb < nw; tb += LANES) {
+#pragma omp simd
+                for (int l = 0; l < LANES; l++) {
+                    const int t = tb + l;
+                    const float wt = weight(sqrtf(wr2[t]), rel, c->rmin), wl = t < nw && WL[wj[t]] == 1 ? wt : 0.0f;
+                    ax8[l] -= ui * wl, ay8[l] -= vi * wl, az8[l] -= wi * wl;
+                }
             }
-        else
-            for (int t = 0; t < nw; t++) full |= WL[wj[t]] == 1;
+            const float k = nui * c->lap_k; /* Eq. 7 times nu */
+            s->lx[i] = k * lanes_sum(ax8), s->ly[i] = k * lanes_sum(ay8), s->lz[i] = k * lanes_sum(az8);
+        } else
+            s->lx[i] = s->ly[i] = s->lz[i] = 0;
         float nwr2[NN_MAX];
         for (int t = 0; t < nw; t++) {
             const int in = wr2[t] < near2;
@@ -195,7 +215,6 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
             for (int t = 0; t < mn - mn0; t++) nr += weight(sqrtf(nwr2[t]), s->re_n, c->rmin);
         }
         if (tens) s->nst[i] = nr, s->nst1[i] = n1;
-        s->nb_t[i] = (int16_t)m;
         s->nn_t[i] = (int16_t)mn;
         /* the close list: the near list's pairs within CLOSE l0, in its order, packed without branches */
         int32_t cl[NN_MAX + FS_SCAN_PAD];
@@ -205,57 +224,26 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         const bool fits = ncl <= NC_MAX;
         if (fits) memcpy(s->nc + (size_t)i * NC_MAX, cl, sizeof(int32_t) * (size_t)ncl);
         s->nc_n[i] = (int16_t)(fits ? ncl : -1);
-        int mt = p->mat[i];
-        s->rho[i] = c->m.rho[mt], s->nu[i] = c->m.nu[mt];
+        s->rho[i] = c->m.rho[mt], s->nu[i] = nui;
         nfull += full;
     }
     c->full[worker] += nfull;
 }
 
-/* Eq. 9 / 27: viscosity (Eq. 7), gravity and surface tension (App. A),
- * explicit; Eq. 10: r* = r + dt u*.  Writes w->nvx.. and w->nx.. */
-FS_SIMD_CLONES static void explicit_task(int b, int e, int worker, void *vctx) {
+/* Eq. 9 / 27: viscosity (Eq. 7, summed by the list pass), gravity and
+ * surface tension (App. A), explicit; Eq. 10: r* = r + dt u*.  Writes
+ * w->nvx.. and w->nx.. */
+static void explicit_task(int b, int e, int worker, void *vctx) {
     MPS_TASK(vctx, worker);
     const fs_particles *p = &w->p;
-    const float *X = p->x, *Y = p->y, *Z = p->z, *VX = p->vx, *VY = p->vy, *VZ = p->vz;
-    const float dt = c->dt, rel = s->re_l;
+    const float dt = c->dt;
     const fs_vec3 g = w->dom.gravity;
     for (int i = b; i < e; i++) {
-        const int32_t *L = s->nb + (size_t)i * NB_MAX;
-        const float xi = X[i], yi = Y[i], zi = Z[i], ui = VX[i], vi = VY[i], wi = VZ[i];
-        float lx = 0, ly = 0, lz = 0;
-        const float nui = s->nu[i];
-        if (nui > 0) {
-            const int nf = s->nb_f[i], nt = s->nb_t[i];
-            /* in whole vectors, lanes past a segment's end masked (as nstar_task), lane sums in a fixed order */
-            float ax8[LANES] = {0}, ay8[LANES] = {0}, az8[LANES] = {0};
-            for (int kb = 0; kb < nf; kb += LANES) {
-#pragma omp simd
-                for (int l = 0; l < LANES; l++) { /* particles */
-                    const int k = kb + l, live = -(k < nf), j = (L[k] & live) | (i & ~live);
-                    const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
-                    const float wt = weight(sqrtf(dx * dx + dy * dy + dz * dz), rel, c->rmin), wl = live ? wt : 0.0f;
-                    ax8[l] += (VX[j] - ui) * wl, ay8[l] += (VY[j] - vi) * wl, az8[l] += (VZ[j] - wi) * wl;
-                }
-            }
-            for (int kb = nf; kb < nt; kb += LANES) {
-#pragma omp simd
-                for (int l = 0; l < LANES; l++) { /* first-layer walls (the only ones in this list): velocity 0 */
-                    const int k = kb + l, q = (L[k] - w->cap) & -(k < nt);
-                    const float dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
-                    const float wt = weight(sqrtf(dx * dx + dy * dy + dz * dz), rel, c->rmin), wl = k < nt ? wt : 0.0f;
-                    ax8[l] -= ui * wl, ay8[l] -= vi * wl, az8[l] -= wi * wl;
-                }
-            }
-            lx = lanes_sum(ax8), ly = lanes_sum(ay8), lz = lanes_sum(az8);
-            const float k = nui * c->lap_k; /* Eq. 7 times nu */
-            lx *= k, ly *= k, lz *= k;
-        }
-        float ax = g.x + lx, ay = g.y + ly, az = g.z + lz;
+        float ax = g.x + s->lx[i], ay = g.y + s->ly[i], az = g.z + s->lz[i];
         if (c->m.tension) fs__mps_tension_acc(c, i, &ax, &ay, &az); /* Appendix A (mps_tension.c) */
-        const float ux = ui + dt * ax, uy = vi + dt * ay, uz = wi + dt * az;
+        const float ux = p->vx[i] + dt * ax, uy = p->vy[i] + dt * ay, uz = p->vz[i] + dt * az;
         w->nvx[i] = ux, w->nvy[i] = uy, w->nvz[i] = uz;
-        w->nx[i] = xi + dt * ux, w->ny[i] = yi + dt * uy, w->nz[i] = zi + dt * uz;
+        w->nx[i] = p->x[i] + dt * ux, w->ny[i] = p->y[i] + dt * uy, w->nz[i] = p->z[i] + dt * uz;
     }
 }
 

@@ -10,6 +10,7 @@
  * "Walls". */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mps_internal.h"
 #include "sim_util.h"
@@ -105,10 +106,12 @@ FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
          * |sum w r^_ij| / sum w (r^_ij the unit vector to j) at least SURF_ASYM, or sparse (fs__mps_pressure) */
         s->outer[i] = n < surf_thr && (n < SURF_SPARSE * s->n0 || one_sidedness(s, c, i, R, n) >= SURF_ASYM);
         /* what Eq. 14 and Eq. 5 use: the pairs within r_e, first-layer walls only (compacted in place) */
-        int kf = 0;
-        for (int k = 0; k < nf; k++) L[kf] = L[k], R[kf] = R[k], kf += R[k] < re;
+        int32_t cj[NN_STRIDE];
+        float cr[NN_STRIDE];
+        const int kf = fs__pack_lt(L, R, nf, re, cj, cr); /* the particles, by R < r_e, as the list pass packs */
         int kt = kf;
-        for (int k = nf; k < nt; k++) L[kt] = L[k], R[kt] = R[k], kt += R[k] < re && s->wlayer[L[k] - w->cap] == 1;
+        for (int k = nf; k < nt; k++) cj[kt] = L[k], cr[kt] = R[k], kt += R[k] < re && s->wlayer[L[k] - w->cap] == 1;
+        memcpy(L, cj, sizeof(int32_t) * (size_t)kt), memcpy(R, cr, sizeof(float) * (size_t)kt);
         s->nn_f[i] = (int16_t)kf, s->nn_t[i] = (int16_t)kt;
     }
 }

@@ -16,12 +16,12 @@ void fs__mps_tension_acc(const ctx *c, int i, float *ax, float *ay, float *az) {
     const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z;
     const float sig = c->m.sigma[w->p.mat[i]], rst2 = s->re_st * s->re_st;
     if (!(c->m.tension && sig > 0 && s->nst[i] < BETA * s->n0)) return;
-    const int32_t *L = s->nb + (size_t)i * NB_MAX;
+    const int32_t *L = s->nn + (size_t)i * NN_STRIDE; /* within NEAR l0 >= r_e^st at r^n (not yet cut by n*) */
     const float xi = X[i], yi = Y[i], zi = Z[i];
     /* Appendix A at a free-surface particle: Eq. 36-37, then 38-39 */
     float n2 = 0, gx = 0, gy = 0, gz = 0, gsum = 0;
     const float n1i = s->nst1[i];
-    for (int k = 0; k < s->nb_f[i]; k++) {
+    for (int k = 0; k < s->nn_f[i]; k++) {
         int j = L[k];
         float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
         float r2 = dx * dx + dy * dy + dz * dz;

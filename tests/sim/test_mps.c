@@ -663,7 +663,7 @@ void test_mps_cg_20k(void) {
         res = st.solver_residual > res ? st.solver_residual : res;
     }
     CHECK(worst > 0 && worst <= 100, "CG took %d iterations", worst);
-    CHECK(res <= 1e-4, "residual %.2e above the tolerance (the solver's CG_TOL, 1e-4)", res);
+    CHECK(res <= 1e-3, "residual %.2e above the tolerance (the solver's CG_TOL, 1e-3)", res);
     drop(w, pool);
 }
 
