@@ -100,6 +100,11 @@ typedef struct mps_state {
     double *b, *x;
     int32_t *rnnz;
     int rows_cap;
+    /* the rows' blocks for the two-thread MIC sweeps (sparse.h, fs_pcg): FS_PCG_PARTS a layer of cells
+     * along z, and the unknowns' counts by cell along x and y (number_rows) */
+    int32_t *blk, *hist;
+    _Atomic int *blk_state;
+    int blk_layers, hist_cap;
     /* constants */
     float l0, h, re_n, re_l, re_st, n0, n0l, lambda, lambda_n, nst_flat;
     uint32_t built_epoch; /* walls built for this reset of the world ... */
@@ -199,6 +204,10 @@ uint64_t fs__mps_rails(const mps_state *s, fs_vec3 lo, fs_vec3 hi, float x[3], f
 /* mps_pressure.c: n*, Eq. 18 and the pressure Poisson equation (Eq. 14) */
 bool fs__mps_ensure_matrix(fs_world *w, mps_state *s);
 void fs__mps_pressure(fs_world *w, mps_state *s, ctx *c);
+
+/* Whether the last solve's rows kept the blocks of the two-thread sweeps (fs__pcg_blocks_valid), for
+ * tests (sim_testing.h) */
+bool fs__mps_blocks_valid(const fs_world *w);
 
 /* mps_tension.c: surface tension, Appendix A */
 void fs__mps_tension_acc(const ctx *c, int i, float *ax, float *ay, float *az);

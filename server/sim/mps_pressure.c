@@ -18,6 +18,15 @@
 /* The matrix: a row for each particle; room for NNZ_PER_ROW entries a row
  * on average. */
 bool fs__mps_ensure_matrix(fs_world *w, mps_state *s) {
+    if (w->gz != s->blk_layers || w->gx + w->gy > s->hist_cap) { /* the grid's shape: a new domain */
+        free(s->blk), free(s->hist), free((void *)s->blk_state);
+        const size_t nb = (size_t)FS_PCG_PARTS * (size_t)w->gz;
+        s->blk = malloc(sizeof(int32_t) * (nb + 1)), s->hist = malloc(sizeof(int32_t) * (size_t)(w->gx + w->gy));
+        s->blk_state = malloc(sizeof(_Atomic int) * nb);
+        s->blk_layers = s->blk && s->hist && s->blk_state ? w->gz : 0;
+        s->hist_cap = s->blk_layers ? w->gx + w->gy : 0;
+        if (!s->blk_layers) return false;
+    }
     int rows = w->cap;
     if (rows <= s->rows_cap && s->A.rowptr) return true;
     long nnz = (long)w->cap * NNZ_PER_ROW;
@@ -127,8 +136,8 @@ static inline float surface_pressure(const ctx *c, const mps_state *s, int i) {
     return s->rho[i] * c->gmag * SURF_DEPTH * s->l0;
 }
 
-/* Eq. 14, one row per unknown, into the room count_task measured; entries
- * come out with ascending columns, the diagonal in its place.  A
+/* Eq. 14, one row per unknown, into the room count_task measured: the
+ * columns below the diagonal, the diagonal, then those above (sparse.h).  A
  * first-layer wall particle j mirrors the pressure of i with the
  * hydrostatic gradient, p_j = p_i + rho_i g.(r_j - r_i) (a Neumann
  * condition, as mirror particles do: Harada, Koshizuka & Shimazaki 2008;
@@ -147,8 +156,9 @@ static void fill_task(int b, int e, int worker, void *vctx) {
         const float *R = s->nr + (size_t)i * NN_STRIDE;
         const float rhoi = s->rho[i];
         double diag = 0, known = 0;
-        int pos = A->rowptr[row], dpos = -1;
-        for (int k = 0; k < s->nn_f[i]; k++) { /* particles, ascending */
+        int lo = A->rowptr[row],
+            hi = A->rowptr[row + 1] - 1;       /* below the diagonal from the left, above from the right */
+        for (int k = 0; k < s->nn_f[i]; k++) { /* particles */
             const int j = L[k];
             const float cf = weight(R[k], s->re_n, c->rmin) * 2.0f / (rhoi + s->rho[j]); /* Eq. 7, div(grad p / rho) */
             diag += K * cf;
@@ -156,19 +166,17 @@ static void fill_task(int b, int e, int worker, void *vctx) {
                 known += K * cf * surface_pressure(c, s, j);
                 continue;
             }
-            if (dpos < 0 && s->row[j] > row) dpos = pos++;
-            A->col[pos] = s->row[j], A->val[pos] = -K * cf, pos++;
+            const int rj = s->row[j], at = rj < row ? lo++ : hi--;
+            A->col[at] = rj, A->val[at] = -K * cf;
         }
         for (int k = s->nn_f[i]; k < s->nn_t[i]; k++) { /* first-layer walls: K w / rho_i (p_i - p_j) is known */
             const int q = L[k] - w->cap;
             const float dx = s->wx[q] - w->p.x[i], dy = s->wy[q] - w->p.y[i], dz = s->wz[q] - w->p.z[i];
             known += K * weight(R[k], s->re_n, c->rmin) * (g.x * dx + g.y * dy + g.z * dz);
         }
-        if (dpos < 0) dpos = pos++;
-        A->col[dpos] = row;
         /* + the compressibility of water over dt^2 (weak compressibility,
          * Koshizuka's practice): keeps a pocket without free surface solvable */
-        A->val[dpos] = diag + COMPRESSIBILITY * inv_dt2;
+        A->col[lo] = row, A->val[lo] = diag + COMPRESSIBILITY * inv_dt2; /* lo == hi: count_task's room */
         /* Eq. 14; the density error is capped at MAX_SOURCE so that a state compressed by another
          * solver (Clavet's runs 50% dense) relaxes over several sub-steps instead of exploding */
         double err = (s->nst[i] - (double)s->n0) / (double)s->n0;
@@ -192,6 +200,43 @@ static void count_task(int b, int e, int worker, void *vctx) {
     }
 }
 
+/* The unknowns' row numbers (s->row >= 0 on entry marks one) in the blocks
+ * of the two-thread MIC sweeps (sparse.h): the layer is the particle's cell
+ * along z at r^n (the grid's slowest axis), the sides split the longer of x
+ * and y at the unknowns' median cell, and parts 1 and 2 are the two cells
+ * either side of the split.  A pair in Eq. 14 lies within h at r^n, so
+ * within two cells of h / 2 along every axis: that is all sparse.c's blocks
+ * need.  Within a block the rows follow the particles' order.  The order
+ * depends on the state alone, not on the thread count. */
+static void number_rows(const fs_world *w, mps_state *s, int rows) {
+    const int gx = w->gx, gy = w->gy, P = FS_PCG_PARTS, nb = P * s->blk_layers;
+    int32_t *hx = s->hist, *hy = s->hist + gx, *blk = s->blk;
+    for (int c = 0; c < gx + gy; c++) s->hist[c] = 0;
+    for (int i = 0; i < w->n; i++)
+        if (s->row[i] >= 0) {
+            const int cell = w->cell[i];
+            hx[cell % gx]++, hy[cell / gx % gy]++;
+        }
+    int lo[2] = {gx, gy}, hi[2] = {-1, -1};
+    for (int c = 0; c < gx; c++) lo[0] = hx[c] && c < lo[0] ? c : lo[0], hi[0] = hx[c] ? c : hi[0];
+    for (int c = 0; c < gy; c++) lo[1] = hy[c] && c < lo[1] ? c : lo[1], hi[1] = hy[c] ? c : hi[1];
+    const int axis = hi[0] - lo[0] >= hi[1] - lo[1] ? 0 : 1, *h = axis ? hy : hx, g = axis ? gy : gx;
+    int split = 0;
+    for (int acc = 0; split < g && 2 * acc < rows; split++) acc += h[split];
+    for (int b = 0; b <= nb; b++) blk[b] = 0;
+    for (int i = 0; i < w->n; i++)
+        if (s->row[i] >= 0) {
+            const int cell = w->cell[i], c = axis ? cell / gx % gy : cell % gx, k = cell / (gx * gy);
+            const int part = c < split ? (c < split - 2 ? 0 : 1) : (c < split + 2 ? 2 : 3);
+            s->row[i] = P * k + part, blk[P * k + part + 1]++;
+        }
+    for (int b = 0; b < nb; b++) blk[b + 1] += blk[b];
+    for (int i = 0; i < w->n; i++) /* blk[b] counts on as the cursor, then is set back */
+        if (s->row[i] >= 0) s->row[i] = blk[s->row[i]]++;
+    for (int b = nb; b > 0; b--) blk[b] = blk[b - 1];
+    blk[0] = 0;
+}
+
 /* n*, the free surface (Eq. 18), Eq. 14 assembled and solved by MIC-CG;
  * the particles' pressures (s->press), negative ones set to 0.  Adds to the
  * ASSEMBLE and SOLVE phases. */
@@ -212,9 +257,11 @@ void fs__mps_pressure(fs_world *w, mps_state *s, ctx *c) {
             const int32_t *L = s->nn + (size_t)i * NN_STRIDE;
             for (int k = 0; k < s->nn_f[i] && !surf; k++) surf = s->outer[L[k]];
         }
-        s->row[i] = surf ? -1 : rows++;
+        s->row[i] = surf ? -1 : 0;
+        rows += !surf;
         surface += surf;
     }
+    number_rows(w, s, rows);
     fs_csr *A = &s->A;
     fs__run(w, count_task, c, n);
     long nnz = 0;
@@ -240,6 +287,7 @@ void fs__mps_pressure(fs_world *w, mps_state *s, ctx *c) {
     if (rows > 0) {
         s->pcg.w = w;
         s->pcg.fallbacks = 0;
+        s->pcg.layers = s->blk_layers, s->pcg.blk = s->blk, s->pcg.blk_state = s->blk_state;
         bool pre = fs__dic(A, &s->pcg, MIC_OMEGA);
         it = fs__pcg(A, &s->pcg, s->b, s->x, CG_TOL, CG_MAXIT, pre, &res);
     }
@@ -252,4 +300,9 @@ void fs__mps_pressure(fs_world *w, mps_state *s, ctx *c) {
     s->unknowns = rows;
     s->surface = surface;
     ph[FS_PHASE_SOLVE] += fs__now_ms() - t;
+}
+
+bool fs__mps_blocks_valid(const fs_world *w) {
+    const mps_state *s = w->solver == FS_SOLVER_MPS ? state_of(w) : NULL;
+    return s && (s->A.n == 0 || fs__pcg_blocks_valid(&s->A, &s->pcg));
 }

@@ -9,6 +9,7 @@
  * solving.
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,29 +121,161 @@ bool fs__dic(const fs_csr *A, fs_pcg *s, double omega) {
 }
 
 /* z = M^-1 r for DIC: (D + L) y = r, then (D + L^T) z = D y, both as row
- * gathers over A's own rows (columns sorted); dinv holds 1 / d_i.  Each
+ * gathers over A's own rows (below the diagonal, then above: sparse.h);
+ * dinv holds 1 / d_i.  Each
  * row's sum runs in two chains (the sweeps are serial: their latency is
  * the cost). */
-static void dic_apply(const fs_csr *A, const double *dinv, const double *r, double *z) {
-    const int n = A->n;
+static void forward_rows(const fs_csr *A, const double *dinv, const double *r, double *z, int b, int e) {
     const int32_t *rp = A->rowptr, *col = A->col;
     const double *val = A->val;
-    for (int i = 0; i < n; i++) {
+    for (int i = b; i < e; i++) {
         int k = rp[i];
-        const int e = rp[i + 1];
+        const int end = rp[i + 1];
         double s0 = r[i], s1 = 0;
-        for (; k + 1 < e && col[k + 1] < i; k += 2) s0 -= val[k] * z[col[k]], s1 -= val[k + 1] * z[col[k + 1]];
-        if (k < e && col[k] < i) s0 -= val[k] * z[col[k]];
+        for (; k + 1 < end && col[k + 1] < i; k += 2) s0 -= val[k] * z[col[k]], s1 -= val[k + 1] * z[col[k + 1]];
+        if (k < end && col[k] < i) s0 -= val[k] * z[col[k]];
         z[i] = (s0 + s1) * dinv[i];
     }
-    for (int i = n - 1; i >= 0; i--) {
+}
+
+static void backward_rows(const fs_csr *A, const double *dinv, double *z, int b, int e) {
+    const int32_t *rp = A->rowptr, *col = A->col;
+    const double *val = A->val;
+    for (int i = e - 1; i >= b; i--) {
         int k = rp[i + 1] - 1;
-        const int b = rp[i];
+        const int beg = rp[i];
         double s0 = 0, s1 = 0;
-        for (; k - 1 >= b && col[k - 1] > i; k -= 2) s0 += val[k] * z[col[k]], s1 += val[k - 1] * z[col[k - 1]];
-        if (k >= b && col[k] > i) s0 += val[k] * z[col[k]];
+        for (; k - 1 >= beg && col[k - 1] > i; k -= 2) s0 += val[k] * z[col[k]], s1 += val[k - 1] * z[col[k - 1]];
+        if (k >= beg && col[k] > i) s0 += val[k] * z[col[k]];
         z[i] -= (s0 + s1) * dinv[i];
     }
+}
+
+/* ---- the sweeps on two threads (fs_pcg's blocks) ---- */
+typedef struct sweep_ctx {
+    const fs_csr *A;
+    const fs_pcg *s;
+    const double *r;
+    double *z;
+    bool backward;
+} sweep_ctx;
+
+enum { BLK_FREE, BLK_TAKEN, BLK_DONE };
+
+/* The blocks block b reads (up to two; by transitivity they cover every
+ * block its rows read): forward, a block reads the rows before it, backward
+ * the rows after it. */
+static int block_deps(int b, bool backward, int layers, int dep[2]) {
+    /* forward: part 0 <- part 1 of layer k - 1; 1 <- 0 of k, 2 of k - 1; 2 <- 1 of k, 3 of k - 1; 3 <- 2 of k.
+     * backward, mirrored: 3 <- 2 of k + 1; 2 <- 3 of k, 1 of k + 1; 1 <- 2 of k, 0 of k + 1; 0 <- 1 of k */
+    static const int same_f[FS_PCG_PARTS] = {-1, 0, 1, 2}, other_f[FS_PCG_PARTS] = {1, 2, 3, -1};
+    static const int same_b[FS_PCG_PARTS] = {1, 2, 3, -1}, other_b[FS_PCG_PARTS] = {-1, 0, 1, 2};
+    const int P = FS_PCG_PARTS, k = b / P, part = b % P, ko = backward ? k + 1 : k - 1;
+    const int same = backward ? same_b[part] : same_f[part], other = backward ? other_b[part] : other_f[part];
+    int n = 0;
+    if (same >= 0) dep[n++] = P * k + same;
+    if (other >= 0 && ko >= 0 && ko < layers) dep[n++] = P * ko + other;
+    return n;
+}
+
+static inline void spin_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Block b swept once, by whichever thread comes first, after the blocks it
+ * reads: a thread that finds a block it needs untouched sweeps it itself (so
+ * a parallel_for that runs both halves on one thread still finishes); a
+ * taken block is being swept by a thread whose inputs are done, so waiting
+ * for it ends. */
+static void ensure_block(const sweep_ctx *c, int b) {
+    _Atomic int *st = &c->s->blk_state[b];
+    if (atomic_load_explicit(st, memory_order_acquire) == BLK_DONE) return;
+    int dep[2];
+    const int nd = block_deps(b, c->backward, c->s->layers, dep);
+    for (int d = 0; d < nd; d++) ensure_block(c, dep[d]);
+    int expect = BLK_FREE;
+    if (atomic_compare_exchange_strong_explicit(st, &expect, BLK_TAKEN, memory_order_acq_rel, memory_order_acquire)) {
+        const int32_t *blk = c->s->blk;
+        if (c->backward)
+            backward_rows(c->A, c->s->diag, c->z, blk[b], blk[b + 1]);
+        else
+            forward_rows(c->A, c->s->diag, c->r, c->z, blk[b], blk[b + 1]);
+        atomic_store_explicit(st, BLK_DONE, memory_order_release);
+        return;
+    }
+    while (atomic_load_explicit(st, memory_order_acquire) != BLK_DONE) spin_pause();
+}
+
+/* Item 0 sweeps side A's blocks in sweep order, item 1 side B's. */
+static void sweep_task(int b, int e, int worker, void *vctx) {
+    (void)worker;
+    const sweep_ctx *c = vctx;
+    const int L = c->s->layers, P = FS_PCG_PARTS;
+    for (int t = b; t < e; t++)
+        for (int q = 0; q < L; q++) {
+            const int k = c->backward ? L - 1 - q : q;
+            /* side A: parts 0, 1 forward (1, 0 backward); side B: 2, 3 forward (3, 2 backward) */
+            const int first = t == 0 ? 0 : 2, lo = c->backward ? first + 1 : first,
+                      hi = c->backward ? first : first + 1;
+            ensure_block(c, P * k + lo);
+            ensure_block(c, P * k + hi);
+        }
+}
+
+static void sweep_blocks(const fs_csr *A, const fs_pcg *s, const double *r, double *z, bool backward) {
+    const int nb = FS_PCG_PARTS * s->layers;
+    for (int b = 0; b < nb; b++) atomic_store_explicit(&s->blk_state[b], BLK_FREE, memory_order_relaxed);
+    sweep_ctx c = {A, s, r, z, backward};
+    fs__run_all(s->w, sweep_task, &c, 2);
+}
+
+static int block_of(const fs_pcg *s, int row) { /* the block holding a row: binary search of blk */
+    int lo = 0, hi = FS_PCG_PARTS * s->layers;  /* blk[lo] <= row < blk[hi] */
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) / 2;
+        if (s->blk[mid] <= row)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Whether block bj is block b or among the blocks it waits for, directly or through others. */
+static bool block_reaches(int b, int bj, bool backward, int layers, int depth) {
+    if (b == bj) return true;
+    if (depth > 2 * FS_PCG_PARTS + 2) return false; /* a layer or two away at most, by the deps' shape */
+    int dep[2];
+    const int nd = block_deps(b, backward, layers, dep);
+    for (int d = 0; d < nd; d++)
+        if (block_reaches(dep[d], bj, backward, layers, depth + 1)) return true;
+    return false;
+}
+
+bool fs__pcg_blocks_valid(const fs_csr *A, const fs_pcg *s) {
+    if (s->layers <= 0 || s->blk[0] != 0 || s->blk[FS_PCG_PARTS * s->layers] != A->n) return false;
+    for (int b = 0; b < FS_PCG_PARTS * s->layers; b++)
+        if (s->blk[b + 1] < s->blk[b]) return false;
+    for (int i = 0; i < A->n; i++) {
+        const int bi = block_of(s, i);
+        for (int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+            const int j = A->col[k];
+            if (j != i && !block_reaches(bi, block_of(s, j), j > i, s->layers, 0)) return false;
+        }
+    }
+    return true;
+}
+
+static void dic_apply(const fs_csr *A, const fs_pcg *s, const double *r, double *z) {
+    if (s->layers > 0 && s->blk[FS_PCG_PARTS * s->layers] == A->n && s->w && fs__workers(s->w) > 1) {
+        sweep_blocks(A, s, r, z, false);
+        sweep_blocks(A, s, r, z, true);
+        return;
+    }
+    forward_rows(A, s->diag, r, z, 0, A->n);
+    backward_rows(A, s->diag, z, 0, A->n);
 }
 
 int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, int maxit, bool precond,
@@ -154,7 +287,7 @@ int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, 
     double bnorm = sqrt(dot(b, b, n));
     if (bnorm == 0) bnorm = 1;
     if (precond)
-        dic_apply(A, s->diag, r, z);
+        dic_apply(A, s, r, z);
     else
         memcpy(z, r, sizeof(double) * (size_t)n);
     memcpy(p, z, sizeof(double) * (size_t)n);
@@ -170,7 +303,7 @@ int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, 
         it++;
         if (res <= tol) break;
         if (precond)
-            dic_apply(A, s->diag, r, z);
+            dic_apply(A, s, r, z);
         else
             memcpy(z, r, sizeof(double) * (size_t)n);
         double rz1 = dot(r, z, n), beta = rz1 / rz;

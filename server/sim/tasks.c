@@ -19,3 +19,15 @@ void fs__run(fs_world *w, fs_task_fn *fn, void *ctx, int count) {
     else
         fn(0, count, 0, ctx);
 }
+
+void fs__run_all(fs_world *w, fs_task_fn *fn, void *ctx, int count) {
+    if (count <= 0) return;
+    if (fs__workers(w) > 1)
+        w->def.parallel_for(fn, ctx, count, w->def.task_user);
+    else
+        fn(0, count, 0, ctx);
+}
+
+int fs__workers(const fs_world *w) {
+    return w->def.parallel_for && w->def.worker_count > 1 ? w->def.worker_count : 1;
+}

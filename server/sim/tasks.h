@@ -8,6 +8,11 @@
 /* runs fn over [0, count) through the injected parallel_for (serially for
  * small counts or one worker) */
 void fs__run(fs_world *w, fs_task_fn *fn, void *ctx, int count);
+/* runs fn over [0, count) through the injected parallel_for whatever the
+ * count (serially with one worker) */
+void fs__run_all(fs_world *w, fs_task_fn *fn, void *ctx, int count);
+/* the workers a step may fan out to (1: it runs serially) */
+int fs__workers(const fs_world *w);
 /* monotonic milliseconds, for the step's phase times */
 double fs__now_ms(void);
 

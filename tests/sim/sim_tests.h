@@ -17,6 +17,7 @@ void test_heat_diffusion_erf(void);
 void test_heat_conserved(void);
 void test_heaters(void);
 void test_sparse_pcg(void);
+void test_sparse_blocks(void);
 void test_kernels_pack(void);
 void test_phase_jelly(void);
 void test_phase_water_freezes(void);

@@ -8,6 +8,7 @@
 #endif
 
 #include "fluid_sim.h"
+#include "sim_testing.h"
 #include "sim_tests.h"
 #include "testlib.h"
 
@@ -333,8 +334,10 @@ void test_mps_dam_break(void) {
      * substep_count), so it never flips from call to call */
     int lastsub = 0, since = 0, ups = 0, downs = 0, quick_downs = 0;
     T[ns] = 0, Z[ns++] = 1.0;
+    int invalid = 0;
     while (ns < MAXS) {
         fs_world_step(w);
+        invalid += !fs__mps_blocks_valid(w);
         fs_mps_info in;
         fs_world_mps_info(w, &in);
         maxsub = in.substeps > maxsub ? in.substeps : maxsub;
@@ -407,6 +410,7 @@ void test_mps_dam_break(void) {
     REPORT("sub-steps per call: %d raises and %d cuts over %d calls, %d cut within 30 calls of a change", ups, downs,
            ns - 1, quick_downs);
     CHECK(ups > 0 && quick_downs == 0, "the sub-step count flips (%d raises, %d quick cuts)", ups, quick_downs);
+    CHECK(invalid == 0, "%d solves whose rows broke the two-thread sweeps' blocks", invalid);
     CHECK(T[ns - 1] > MM_T[3], "the run stopped early: T %.2f, x/a %.2f", T[ns - 1], Z[ns - 1]);
     CHECK(w_mm < 0.10 && w_mmt < 0.10, "surge front off Martin & Moyce by %.1f%% / %.1f%% (release shift %.3f)",
           100 * w_mm, 100 * w_mmt, TAU0);
@@ -682,10 +686,11 @@ void test_mps_determinism(void) {
     uint64_t h[3];
     fs_mps_info in = {0};
     fs_stats st = {0};
+    int invalid = 0;
     for (int k = 0; k < 3; k++) {
         fs_pool *pool;
         fs_world *w = obstacle_world(k == 0 ? 1 : 2, &pool);
-        for (int t = 0; t < steps; t++) fs_world_step(w);
+        for (int t = 0; t < steps; t++) fs_world_step(w), invalid += !fs__mps_blocks_valid(w);
         h[k] = fs_world_hash(w);
         fs_world_mps_info(w, &in);
         fs_world_stats(w, &st);
@@ -698,6 +703,7 @@ void test_mps_determinism(void) {
     CHECK(in.obstacles == 1, "the scene's obstacle is missing");
     CHECK(st.emitted > 0 && st.drained > 0, "emitter or drain idle");
     CHECK(h[0] == h[1] && h[1] == h[2], "state differs between thread counts");
+    CHECK(invalid == 0, "%d solves whose rows broke the two-thread sweeps' blocks", invalid);
     /* snapshot at steps/2, restored into another world, continues bit-identically */
     fs_pool *pa, *pb;
     fs_world *a = obstacle_world(2, &pa), *b = mps_world(3000, 1, &pb);

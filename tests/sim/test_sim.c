@@ -967,6 +967,7 @@ int main(int argc, char **argv) {
         {"heat_conserved", test_heat_conserved},
         {"heaters", test_heaters},
         {"sparse_pcg", test_sparse_pcg},
+        {"sparse_blocks", test_sparse_blocks},
         {"kernels_pack", test_kernels_pack},
         {"phase_jelly", test_phase_jelly},
         {"phase_water_freezes", test_phase_water_freezes},
