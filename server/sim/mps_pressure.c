@@ -154,13 +154,14 @@ static void fill_task(int b, int e, int worker, void *vctx) {
         if (row < 0) continue;
         const int32_t *L = s->nn + (size_t)i * NN_STRIDE;
         const float *R = s->nr + (size_t)i * NN_STRIDE;
-        const float rhoi = s->rho[i];
+        const float rhoi = s->rho[i], inv_rhoi = 2.0f / (rhoi + rhoi);
         double diag = 0, known = 0;
         int lo = A->rowptr[row],
             hi = A->rowptr[row + 1] - 1;       /* below the diagonal from the left, above from the right */
         for (int k = 0; k < s->nn_f[i]; k++) { /* particles */
             const int j = L[k];
-            const float cf = weight(R[k], s->re_n, c->rmin) * 2.0f / (rhoi + s->rho[j]); /* Eq. 7, div(grad p / rho) */
+            const float rhoj = s->rho[j]; /* Eq. 7, div(grad p / rho): 2 / (rho_i + rho_j), 1 / rho_i in one fluid */
+            const float cf = weight(R[k], s->re_n, c->rmin) * (rhoj == rhoi ? inv_rhoi : 2.0f / (rhoi + rhoj));
             diag += K * cf;
             if (s->row[j] < 0) { /* the free surface: p_j is known */
                 known += K * cf * surface_pressure(c, s, j);

@@ -74,10 +74,17 @@ static void spmv_task(int b, int e, int worker, void *vctx) {
     (void)worker;
     const spmv_ctx *c = vctx;
     const fs_csr *A = c->A;
-    for (int i = b; i < e; i++) {
-        double s = 0;
-        for (int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) s += A->val[k] * c->x[A->col[k]];
-        c->y[i] = s;
+    const int32_t *rp = A->rowptr, *col = A->col;
+    const double *val = A->val, *x = c->x;
+    for (int i = b; i < e; i++) { /* each row's sum in four chains, added in a fixed order */
+        int k = rp[i];
+        const int end = rp[i + 1];
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (; k + 3 < end; k += 4)
+            s0 += val[k] * x[col[k]], s1 += val[k + 1] * x[col[k + 1]], s2 += val[k + 2] * x[col[k + 2]],
+                s3 += val[k + 3] * x[col[k + 3]];
+        for (; k < end; k++) s0 += val[k] * x[col[k]];
+        c->y[i] = (s0 + s1) + (s2 + s3);
     }
 }
 
@@ -90,10 +97,12 @@ static void spmv(fs_world *w, const fs_csr *A, const double *x, double *y) {
         spmv_task(0, A->n, 0, &c);
 }
 
-bool fs__dic(const fs_csr *A, fs_pcg *s, double omega) {
-    const int n = A->n;
-    double *d = s->diag, *up = s->q; /* up[j]: sum of row j's entries right of the diagonal (q is scratch here) */
-    for (int i = 0; i < n; i++) {
+/* Rows [b, e) of the factorisation: d_i from the rows before it, stored as
+ * 1 / d_i (the sweeps multiply); up_i, the sum of row i's entries right of
+ * the diagonal, in up.  Counts the rows that broke down; false if a row has
+ * no diagonal. */
+static bool factor_rows(const fs_csr *A, double *dinv, double *up, double omega, int b, int e, int *fallbacks) {
+    for (int i = b; i < e; i++) {
         double di = 0, sum = 0, dic = 0, u = 0;
         bool has = false;
         for (int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
@@ -102,8 +111,9 @@ bool fs__dic(const fs_csr *A, fs_pcg *s, double omega) {
             if (j < i) {
                 /* a_ij^2 / d_j (DIC), and the fill row j would make right of column i, lumped on the
                  * diagonal (MIC): a_ij / d_j * (up_j - a_ji), a_ji = a_ij */
-                sum += a / d[j] * ((1.0 - omega) * a + omega * up[j]);
-                dic += a * a / d[j];
+                const double ad = a * dinv[j];
+                sum += ad * ((1.0 - omega) * a + omega * up[j]);
+                dic += ad * a;
             } else if (j == i) {
                 di = a, has = true;
             } else {
@@ -113,10 +123,9 @@ bool fs__dic(const fs_csr *A, fs_pcg *s, double omega) {
         if (!has) return false;
         double v = di - sum;
         if (!(v > 0.25 * (di - dic))) v = di - dic; /* MIC's safeguard (Bridson 2008): fall back to DIC */
-        if (!(v > 1e-12 * fabs(di))) v = di > 0 ? di : 1.0, s->fallbacks++; /* breakdown: the diagonal */
-        d[i] = v, up[i] = u;
+        if (!(v > 1e-12 * fabs(di))) v = di > 0 ? di : 1.0, (*fallbacks)++; /* breakdown: the diagonal */
+        dinv[i] = 1.0 / v, up[i] = u;
     }
-    for (int i = 0; i < n; i++) d[i] = 1.0 / d[i]; /* dic_apply multiplies: a division is on its critical path */
     return true;
 }
 
@@ -156,8 +165,11 @@ typedef struct sweep_ctx {
     const fs_csr *A;
     const fs_pcg *s;
     const double *r;
-    double *z;
-    bool backward;
+    double *z;     /* the factorisation: up (its row sums right of the diagonal) */
+    bool backward; /* the backward sweep (else forward) */
+    bool factor;   /* the factorisation (forward), omega as fs__dic */
+    double omega;
+    _Atomic int fallbacks, missing; /* the factorisation's breakdowns; rows without a diagonal */
 } sweep_ctx;
 
 enum { BLK_FREE, BLK_TAKEN, BLK_DONE };
@@ -189,7 +201,7 @@ static inline void spin_pause(void) {
  * a parallel_for that runs both halves on one thread still finishes); a
  * taken block is being swept by a thread whose inputs are done, so waiting
  * for it ends. */
-static void ensure_block(const sweep_ctx *c, int b) {
+static void ensure_block(sweep_ctx *c, int b) {
     _Atomic int *st = &c->s->blk_state[b];
     if (atomic_load_explicit(st, memory_order_acquire) == BLK_DONE) return;
     int dep[2];
@@ -198,7 +210,12 @@ static void ensure_block(const sweep_ctx *c, int b) {
     int expect = BLK_FREE;
     if (atomic_compare_exchange_strong_explicit(st, &expect, BLK_TAKEN, memory_order_acq_rel, memory_order_acquire)) {
         const int32_t *blk = c->s->blk;
-        if (c->backward)
+        if (c->factor) {
+            int fb = 0;
+            if (!factor_rows(c->A, c->s->diag, c->z, c->omega, blk[b], blk[b + 1], &fb))
+                atomic_fetch_add_explicit(&c->missing, 1, memory_order_relaxed);
+            if (fb) atomic_fetch_add_explicit(&c->fallbacks, fb, memory_order_relaxed);
+        } else if (c->backward)
             backward_rows(c->A, c->s->diag, c->z, blk[b], blk[b + 1]);
         else
             forward_rows(c->A, c->s->diag, c->r, c->z, blk[b], blk[b + 1]);
@@ -211,7 +228,7 @@ static void ensure_block(const sweep_ctx *c, int b) {
 /* Item 0 sweeps side A's blocks in sweep order, item 1 side B's. */
 static void sweep_task(int b, int e, int worker, void *vctx) {
     (void)worker;
-    const sweep_ctx *c = vctx;
+    sweep_ctx *c = vctx;
     const int L = c->s->layers, P = FS_PCG_PARTS;
     for (int t = b; t < e; t++)
         for (int q = 0; q < L; q++) {
@@ -224,11 +241,27 @@ static void sweep_task(int b, int e, int worker, void *vctx) {
         }
 }
 
-static void sweep_blocks(const fs_csr *A, const fs_pcg *s, const double *r, double *z, bool backward) {
-    const int nb = FS_PCG_PARTS * s->layers;
-    for (int b = 0; b < nb; b++) atomic_store_explicit(&s->blk_state[b], BLK_FREE, memory_order_relaxed);
-    sweep_ctx c = {A, s, r, z, backward};
-    fs__run_all(s->w, sweep_task, &c, 2);
+static void sweep_blocks(sweep_ctx *c) {
+    const int nb = FS_PCG_PARTS * c->s->layers;
+    for (int b = 0; b < nb; b++) atomic_store_explicit(&c->s->blk_state[b], BLK_FREE, memory_order_relaxed);
+    fs__run_all(c->s->w, sweep_task, c, 2);
+}
+
+/* whether the sweeps run on two threads */
+static bool blocked(const fs_csr *A, const fs_pcg *s) {
+    return s->layers > 0 && s->blk[FS_PCG_PARTS * s->layers] == A->n && s->w && fs__workers(s->w) > 1;
+}
+
+bool fs__dic(const fs_csr *A, fs_pcg *s, double omega) {
+    double *up = s->q; /* q is scratch here */
+    if (blocked(A, s)) {
+        sweep_ctx c = {.A = A, .s = s, .z = up, .factor = true, .omega = omega};
+        atomic_init(&c.fallbacks, 0), atomic_init(&c.missing, 0);
+        sweep_blocks(&c);
+        s->fallbacks += atomic_load(&c.fallbacks);
+        return atomic_load(&c.missing) == 0;
+    }
+    return factor_rows(A, s->diag, up, omega, 0, A->n, &s->fallbacks);
 }
 
 static int block_of(const fs_pcg *s, int row) { /* the block holding a row: binary search of blk */
@@ -269,9 +302,11 @@ bool fs__pcg_blocks_valid(const fs_csr *A, const fs_pcg *s) {
 }
 
 static void dic_apply(const fs_csr *A, const fs_pcg *s, const double *r, double *z) {
-    if (s->layers > 0 && s->blk[FS_PCG_PARTS * s->layers] == A->n && s->w && fs__workers(s->w) > 1) {
-        sweep_blocks(A, s, r, z, false);
-        sweep_blocks(A, s, r, z, true);
+    if (blocked(A, s)) {
+        sweep_ctx c = {.A = A, .s = s, .r = r, .z = z};
+        sweep_blocks(&c);
+        c.backward = true;
+        sweep_blocks(&c);
         return;
     }
     forward_rows(A, s->diag, r, z, 0, A->n);
