@@ -139,18 +139,25 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
             }
             s->dT_slot[p->slot[i]] = acc;
         }
-        /* Eq. 7's viscosity from the scan's own distances (the fluid part; the walls' below) */
+        /* from the scan's own distances, one division a pair: Eq. 7's viscosity (the fluid part; the walls'
+         * below) and, with surface tension, n at r^n (r_e <= NEAR l0: the near list's pairs) and Eq. 34's count */
         const int mt = p->mat[i];
-        const float nui = c->m.nu[mt], ui = p->vx[i], vi = p->vy[i], wi = p->vz[i];
-        float ax8[LANES] = {0}, ay8[LANES] = {0}, az8[LANES] = {0};
-        if (nui > 0) {
-            for (int l = 0; l < LANES; l++) J[n + l] = i, R2[n + l] = 0; /* whole vectors: the lanes past n read i */
+        const float nui = c->m.nu[mt], ui = p->vx[i], vi = p->vy[i], wi = p->vz[i], ren = s->re_n;
+        const float inv_rmin = 1.0f / c->rmin;
+        const bool tens = c->m.tension;
+        float ax8[LANES] = {0}, ay8[LANES] = {0}, az8[LANES] = {0}, nr8[LANES] = {0}, n18[LANES] = {0};
+        if (nui > 0 || tens) {
+            for (int l = 0; l < LANES; l++) J[n + l] = i, R2[n + l] = h2; /* whole vectors: the lanes past n read i */
             for (int kb = 0; kb < n; kb += LANES) {
 #pragma omp simd
                 for (int l = 0; l < LANES; l++) {
                     const int k = kb + l, j = J[k];
-                    const float wt = weight(sqrtf(R2[k]), rel, c->rmin), wl = k < n ? wt : 0.0f;
+                    const float rr = sqrtf(R2[k]),
+                                inv = rr > c->rmin ? 1.0f / rr : inv_rmin; /* Eq. 3: r clamped to rmin */
+                    const float wl = k < n && rr < rel ? rel * inv - 1.0f : 0.0f;
                     ax8[l] += (p->vx[j] - ui) * wl, ay8[l] += (p->vy[j] - vi) * wl, az8[l] += (p->vz[j] - wi) * wl;
+                    nr8[l] += k < n && rr < ren ? ren * inv - 1.0f : 0.0f;
+                    n18[l] += k < n && R2[k] < rst2 ? 1.0f : 0.0f;
                 }
             }
         }
@@ -158,7 +165,6 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         const int m = n < NB_MAX ? n : NB_MAX; /* the near list's candidates */
         int mn = 0;
         bool full = n > NB_MAX;
-        const bool tens = c->m.tension;
         /* the near list: J's pairs within NEAR, compacted without branches into a local buffer */
         int32_t nl[NB_MAX + FS_SCAN_PAD];
         float nr2[NB_MAX + FS_SCAN_PAD];
@@ -167,13 +173,8 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         full |= mn > NN_MAX - 1;
         mn = mn < NN_MAX - 1 ? mn : NN_MAX - 1;
         memcpy(NL, nl, sizeof(int32_t) * (size_t)mn);
-        float nr = 0, n1 = 0; /* n at r^n over the near list; Eq. 34's count over the list */
-        if (tens) {
-#pragma omp simd reduction(+ : nr)
-            for (int k = 0; k < mn; k++) nr += weight(sqrtf(nr2[k]), s->re_n, c->rmin);
-#pragma omp simd reduction(+ : n1)
-            for (int k = 0; k < m; k++) n1 += R2[k] < rst2 ? 1.0f : 0.0f;
-        }
+        float nr = lanes_sum(nr8); /* n at r^n, the walls' part added below */
+        const float n1 = lanes_sum(n18);
         s->nn_f[i] = (int16_t)mn;
         /* walls: the first layer within h (Eq. 7), both within NEAR (n, Eq. 5, 14) */
         int32_t cb[25], ce[25];
@@ -337,7 +338,8 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
         for (int k = 0; k < nf; k++) { /* p^_i over the nearest particles (PMIN_R; docs/sim-notes.md) */
             const int j = L[k];
             const float pd = P[j] - (hd[0] * (X[j] - xi) + hd[1] * (Y[j] - yi) + hd[2] * (Z[j] - zi));
-            if (R[k] < pmin_r && pd < pmin) pmin = pd;
+            const float cand = R[k] < pmin_r ? pd : pi; /* without branches: which pairs count is noise */
+            pmin = cand < pmin ? cand : pmin;
         }
         if (split) pmin -= PMIN_MARGIN * s->rho[i] * c->gmag * s->l0;
         /* the gradient of Eq. 5 (g) and, for the shifting, of n (sh): one pass over the pairs */
