@@ -313,6 +313,47 @@ static void dic_apply(const fs_csr *A, const fs_pcg *s, const double *r, double 
     backward_rows(A, s->diag, z, 0, A->n);
 }
 
+/* The CG's vector work in dot()'s FS_DOT_CHUNKS chunks, a chunk per item
+ * (so the sums are dot()'s, bit for bit, on any thread count). */
+enum { VEC_DOT, VEC_UPDATE, VEC_DIRECTION };
+typedef struct vec_ctx {
+    int op, n;
+    const double *a, *b; /* VEC_DOT: the two vectors */
+    double *x, *r, *p;   /* VEC_UPDATE: x += alpha p, r -= alpha q (b = q), then |r|^2 */
+    const double *z;     /* VEC_DIRECTION: p = z + beta p */
+    double coef;         /* alpha or beta */
+    double part[FS_DOT_CHUNKS];
+} vec_ctx;
+
+static void vec_task(int b, int e, int worker, void *vctx) {
+    (void)worker;
+    vec_ctx *c = vctx;
+    for (int ch = b; ch < e; ch++) {
+        const long lo = (long)c->n * ch / FS_DOT_CHUNKS, hi = (long)c->n * (ch + 1) / FS_DOT_CHUNKS;
+        double sum = 0;
+        if (c->op == VEC_DOT)
+            for (long i = lo; i < hi; i++) sum += c->a[i] * c->b[i];
+        else if (c->op == VEC_UPDATE)
+            for (long i = lo; i < hi; i++) c->x[i] += c->coef * c->p[i], c->r[i] -= c->coef * c->b[i];
+        else
+            for (long i = lo; i < hi; i++) c->p[i] = c->z[i] + c->coef * c->p[i];
+        if (c->op == VEC_UPDATE)
+            for (long i = lo; i < hi; i++) sum += c->r[i] * c->r[i];
+        c->part[ch] = sum;
+    }
+}
+
+/* Runs c over the chunks (on the world's workers when s->w is set); returns the chunks' sum, added in order. */
+static double vec_run(const fs_pcg *s, vec_ctx *c) {
+    if (s->w)
+        fs__run_all(s->w, vec_task, c, FS_DOT_CHUNKS);
+    else
+        vec_task(0, FS_DOT_CHUNKS, 0, c);
+    double sum = 0;
+    for (int ch = 0; ch < FS_DOT_CHUNKS; ch++) sum += c->part[ch];
+    return sum;
+}
+
 int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, int maxit, bool precond,
             double *resid_out) {
     int n = A->n;
@@ -330,20 +371,23 @@ int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, 
     int it = 0;
     while (res > tol && it < maxit) {
         spmv(s->w, A, p, q);
-        double pq = dot(p, q, n);
+        vec_ctx v = {.op = VEC_DOT, .n = n, .a = p, .b = q};
+        double pq = vec_run(s, &v);
         if (!(pq > 0)) break; /* not positive definite along p: stop */
         double alpha = rz / pq;
-        for (int i = 0; i < n; i++) x[i] += alpha * p[i], r[i] -= alpha * q[i];
-        res = sqrt(dot(r, r, n)) / bnorm;
+        v = (vec_ctx){.op = VEC_UPDATE, .n = n, .b = q, .x = x, .r = r, .p = p, .coef = alpha};
+        res = sqrt(vec_run(s, &v)) / bnorm;
         it++;
         if (res <= tol) break;
         if (precond)
             dic_apply(A, s, r, z);
         else
             memcpy(z, r, sizeof(double) * (size_t)n);
-        double rz1 = dot(r, z, n), beta = rz1 / rz;
+        v = (vec_ctx){.op = VEC_DOT, .n = n, .a = r, .b = z};
+        double rz1 = vec_run(s, &v), beta = rz1 / rz;
         rz = rz1;
-        for (int i = 0; i < n; i++) p[i] = z[i] + beta * p[i];
+        v = (vec_ctx){.op = VEC_DIRECTION, .n = n, .z = z, .p = p, .coef = beta};
+        vec_run(s, &v);
     }
     if (resid_out) *resid_out = res;
     return it;
