@@ -31,8 +31,9 @@
  * tried and what was measured: docs/sim-notes.md, "MPS".
  *
  * Parallel form: every pass is a per-particle gather through fs__run; the
- * row numbering is a serial prefix pass; MIC and its triangular solves
- * are serial.  The result is bit-identical for any thread count.  Memory: everything per particle is allocated in
+ * row numbering is a serial prefix pass; MIC's set-up and triangular solves
+ * run on two threads over blocks of rows (mps_pressure.c, sparse.c).  The
+ * result is bit-identical for any thread count.  Memory: everything per particle is allocated in
  * attach for w->cap particles; the wall particles are (re)built when the
  * domain or the obstacles change; a step of an unchanged world never
  * allocates.
