@@ -166,11 +166,15 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         const int m = n < NB_MAX ? n : NB_MAX; /* the near list's candidates */
         int mn = 0;
         bool full = n > NB_MAX;
-        /* the near list: J's pairs within NEAR, compacted without branches into a local buffer */
-        int32_t nl[NB_MAX + FS_SCAN_PAD];
-        float nr2[NB_MAX + FS_SCAN_PAD];
+        /* the near list: J's pairs within NEAR, compacted without branches into a local buffer; with
+         * NEAR >= h (Courant 0.5's 3.1 l0 and h = 3.1 l0) that is J itself */
+        int32_t nlb[NB_MAX + FS_SCAN_PAD];
+        float nr2b[NB_MAX + FS_SCAN_PAD];
         const float near2 = c->near2;
-        mn = fs__pack_lt(J, R2, m, near2, nl, nr2);
+        const bool all = near2 >= h2;
+        const int32_t *nl = all ? J : nlb;
+        const float *nr2 = all ? R2 : nr2b;
+        mn = all ? m : fs__pack_lt(J, R2, m, near2, nlb, nr2b);
         full |= mn > NN_MAX - 1;
         mn = mn < NN_MAX - 1 ? mn : NN_MAX - 1;
         memcpy(NL, nl, sizeof(int32_t) * (size_t)mn);
@@ -352,9 +356,9 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
             for (int l = 0; l < LANES; l++) { /* particles; the list and R (|r*_ij| < r_e) from nstar_task */
                 const int k = kb + l, live = -(k < nf), j = (L[k] & live) | (i & ~live);
                 const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
-                const float r = R[k], wt = weight(r, ren, c->rmin), pj = P[j] - (hd[0] * dx + hd[1] * dy + hd[2] * dz);
+                const float r = R[k], pj = P[j] - (hd[0] * dx + hd[1] * dy + hd[2] * dz);
                 const bool use = live && r > tiny;
-                const float f = use ? (pj - pmin) * wt / (r * r) : 0.0f, wr = use ? wt / (r * r) : 0.0f;
+                const float wr = use ? weight_over_r2(r, ren, c->rmin) : 0.0f, f = (pj - pmin) * wr;
                 agx[l] += f * dx, agy[l] += f * dy, agz[l] += f * dz;
                 asx[l] += wr * dx, asy[l] += wr * dy, asz[l] += wr * dz;
             }
@@ -366,9 +370,8 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
                 const float dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
                 const float pj = pi + (rhog[0] - hd[0]) * dx + (rhog[1] - hd[1]) * dy + (rhog[2] - hd[2]) * dz,
                             r = R[k];
-                const float wt = weight(r, ren, c->rmin);
                 const bool use = k < nt && r > tiny;
-                const float f = use ? (pj - pmin) * wt / (r * r) : 0.0f, wr = use ? wt / (r * r) : 0.0f;
+                const float wr = use ? weight_over_r2(r, ren, c->rmin) : 0.0f, f = (pj - pmin) * wr;
                 agx[l] += f * dx, agy[l] += f * dy, agz[l] += f * dz;
                 asx[l] += wr * dx, asy[l] += wr * dy, asz[l] += wr * dz;
             }
