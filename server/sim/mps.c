@@ -356,9 +356,9 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
             for (int l = 0; l < LANES; l++) { /* particles; the list and R (|r*_ij| < r_e) from nstar_task */
                 const int k = kb + l, live = -(k < nf), j = (L[k] & live) | (i & ~live);
                 const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
-                const float r = R[k], pj = P[j] - (hd[0] * dx + hd[1] * dy + hd[2] * dz);
+                const float r = R[k], wt = weight(r, ren, c->rmin), pj = P[j] - (hd[0] * dx + hd[1] * dy + hd[2] * dz);
                 const bool use = live && r > tiny;
-                const float wr = use ? weight_over_r2(r, ren, c->rmin) : 0.0f, f = (pj - pmin) * wr;
+                const float f = use ? (pj - pmin) * wt / (r * r) : 0.0f, wr = use ? wt / (r * r) : 0.0f;
                 agx[l] += f * dx, agy[l] += f * dy, agz[l] += f * dz;
                 asx[l] += wr * dx, asy[l] += wr * dy, asz[l] += wr * dz;
             }
@@ -370,8 +370,9 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
                 const float dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
                 const float pj = pi + (rhog[0] - hd[0]) * dx + (rhog[1] - hd[1]) * dy + (rhog[2] - hd[2]) * dz,
                             r = R[k];
+                const float wt = weight(r, ren, c->rmin);
                 const bool use = k < nt && r > tiny;
-                const float wr = use ? weight_over_r2(r, ren, c->rmin) : 0.0f, f = (pj - pmin) * wr;
+                const float f = use ? (pj - pmin) * wt / (r * r) : 0.0f, wr = use ? wt / (r * r) : 0.0f;
                 agx[l] += f * dx, agy[l] += f * dy, agz[l] += f * dz;
                 asx[l] += wr * dx, asy[l] += wr * dy, asz[l] += wr * dz;
             }

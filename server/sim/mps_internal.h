@@ -139,12 +139,6 @@ static inline float weight(float r, float re, float rmin) {
     return r < re ? v : 0.0f;
 }
 
-/* w(r) / r^2 (Eq. 5's factor) with one division: (r_e / max(r, rmin) - 1) / r^2 */
-static inline float weight_over_r2(float r, float re, float rmin) {
-    const float inv = 1.0f / r, v = re * (r > rmin ? inv : 1.0f / rmin) - 1.0f;
-    return r < re ? v * inv * inv : 0.0f;
-}
-
 /* The wall particles that may lie within sqrt(h2) <= h of a point: of the
  * wall grid's cells within two of its cell (5 x 5 x 5), the rows along x
  * whose (y, z) extent comes within sqrt(h2), as ranges [b, e) of wall
