@@ -131,9 +131,8 @@ static bool factor_rows(const fs_csr *A, double *dinv, double *up, double omega,
 
 /* z = M^-1 r for DIC: (D + L) y = r, then (D + L^T) z = D y, both as row
  * gathers over A's own rows (below the diagonal, then above: sparse.h);
- * dinv holds 1 / d_i.  Each
- * row's sum runs in two chains (the sweeps are serial: their latency is
- * the cost). */
+ * dinv holds 1 / d_i.  Each row's sum runs in two chains (a sweep's rows
+ * follow one another: their latency is the cost). */
 static void forward_rows(const fs_csr *A, const double *dinv, const double *r, double *z, int b, int e) {
     const int32_t *rp = A->rowptr, *col = A->col;
     const double *val = A->val;

@@ -45,7 +45,8 @@ void fs__pcg_free(fs_pcg *s);
  * diagonal.  fs__pcg with precond then applies it. */
 bool fs__dic(const fs_csr *A, fs_pcg *s, double omega);
 /* Whether every row of A reads only rows its block waits for in the sweeps
- * (s->blk as above): the check of an ordering, for tests; O(nnz log). */
+ * (s->blk as above): the check of an ordering, for tests (a search per
+ * entry: not for the step). */
 bool fs__pcg_blocks_valid(const fs_csr *A, const fs_pcg *s);
 /* Solves A x = b from the x given, to |r| <= tol |b|; returns iterations. */
 int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, int maxit, bool precond, double *resid);

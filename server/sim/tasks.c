@@ -14,7 +14,7 @@ double fs__now_ms(void) {
 
 void fs__run(fs_world *w, fs_task_fn *fn, void *ctx, int count) {
     if (count <= 0) return;
-    if (w->def.parallel_for && w->def.worker_count > 1 && count >= 512)
+    if (fs__workers(w) > 1 && count >= 512)
         w->def.parallel_for(fn, ctx, count, w->def.task_user);
     else
         fn(0, count, 0, ctx);
