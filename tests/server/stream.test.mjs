@@ -232,9 +232,13 @@ test('v2 frames: a keyframe first, then deltas; a keyframe request is answered b
   assert.ok(first.ids, `decodes: ${first._refused}`);
   const later = [];
   for (let i = 0; i < 5; i++) later.push(await c.next((m) => m.type === 'frame'));
-  assert.ok(later.every((f) => !f.key && f.ids), 'then deltas, each decoded');
+  // every frame decodes; they are deltas, but a client that fell a stride behind (the ASan server on a
+  // loaded CI host) is sent a keyframe instead (ws_frames.c, stuck()), so one of them may be a key
+  const deltas = later.filter((f) => !f.key);
+  assert.ok(later.every((f) => f.ids), 'then frames, each decoded');
+  assert.ok(deltas.length >= 4, `then deltas (${deltas.length} of 5)`);
   assert.ok(later.every((f, i) => f.seq > (i ? later[i - 1].seq : first.seq)), 'seq grows');
-  const deltaBytes = later.reduce((a, f) => a + f.data.length, 0) / later.length;
+  const deltaBytes = deltas.reduce((a, f) => a + f.data.length, 0) / deltas.length;
   c.send({ type: 'keyframe', rid: 0 });
   const k = await c.next((m) => m.type === 'frame' && m.key, 3000);
   assert.ok(k.ids, 'the keyframe decodes');
