@@ -52,7 +52,7 @@ static void mps_detach(fs_world *w) {
     if (!s) return;
     free(s->p_slot), free(s->lx), free(s->ly), free(s->lz), free(s->nst), free(s->nst1), free(s->outer), free(s->press);
     free(s->nn), free(s->nn_f), free(s->nn_t), free(s->nr), free(s->dT_slot), free(s->nc), free(s->nc_n);
-    free(s->row), free(s->rho), free(s->nu);
+    free(s->row), free(s->rho);
     fs__mps_free_walls(s);
     fs__csr_free(&s->A);
     fs__pcg_free(&s->pcg);
@@ -71,9 +71,9 @@ static fs_status mps_attach(fs_world *w, fs_error *err) {
     s->nn_f = malloc(sizeof(int16_t) * n), s->nn_t = malloc(sizeof(int16_t) * n);
     s->nc = malloc(sizeof(int32_t) * n * NC_MAX), s->nc_n = malloc(sizeof(int16_t) * n);
     s->nst = malloc(f), s->nst1 = malloc(f), s->outer = malloc(n), s->press = calloc(n, sizeof(float));
-    s->row = malloc(sizeof(int32_t) * n), s->rho = malloc(f), s->nu = malloc(f);
+    s->row = malloc(sizeof(int32_t) * n), s->rho = malloc(f);
     if (!s->p_slot || !s->dT_slot || !s->lx || !s->ly || !s->lz || !s->nn || !s->nr || !s->nn_f || !s->nn_t || !s->nc ||
-        !s->nc_n || !s->nst || !s->nst1 || !s->outer || !s->press || !s->row || !s->rho || !s->nu)
+        !s->nc_n || !s->nst || !s->nst1 || !s->outer || !s->press || !s->row || !s->rho)
         goto nomem;
     s->obst_epoch = w->epoch;
     return FS_OK;
@@ -230,7 +230,7 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         const bool fits = ncl <= NC_MAX;
         if (fits) memcpy(s->nc + (size_t)i * NC_MAX, cl, sizeof(int32_t) * (size_t)ncl);
         s->nc_n[i] = (int16_t)(fits ? ncl : -1);
-        s->rho[i] = c->m.rho[mt], s->nu[i] = nui;
+        s->rho[i] = c->m.rho[mt];
         nfull += full;
     }
     c->full[worker] += nfull;
@@ -343,7 +343,7 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
         for (int k = 0; k < nf; k++) { /* p^_i over the nearest particles (PMIN_R; docs/sim-notes.md) */
             const int j = L[k];
             const float pd = P[j] - (hd[0] * (X[j] - xi) + hd[1] * (Y[j] - yi) + hd[2] * (Z[j] - zi));
-            const float cand = R[k] < pmin_r ? pd : pi; /* without branches: which pairs count is noise */
+            const float cand = R[k] < pmin_r ? pd : pi; /* without branches: the test is unpredictable */
             pmin = cand < pmin ? cand : pmin;
         }
         if (split) pmin -= PMIN_MARGIN * s->rho[i] * c->gmag * s->l0;

@@ -84,7 +84,7 @@ typedef struct mps_state {
     uint8_t *outer;    /* n* < beta n0 and one-sided or sparse: Eq. 18's surface before its neighbours join it */
     float *press;      /* pressure, Pa */
     int32_t *row;      /* unknown of particle i, or -1 (free surface) */
-    float *rho, *nu;   /* per particle this sub-step */
+    float *rho;        /* per particle this sub-step */
     /* walls: WALL_LAYERS layers of fixed particles (mps_walls.c) */
     int nwall, wall_cap;
     float *wx, *wy, *wz;
