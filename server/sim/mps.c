@@ -128,17 +128,25 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
     fs_ranges r = {.cell = -1, .cyz = -1};
     uint64_t nfull = 0;
     for (int i = b; i < e; i++) {
+        if (i + PREFETCH_AHEAD < e) /* the lines the near list will be written to (about 125 pairs) */
+            for (int k = 0; k < 8; k++)
+                __builtin_prefetch(s->nn + (size_t)(i + PREFETCH_AHEAD) * NN_STRIDE + 16 * k, 1);
         p->px[i] = X[i], p->py[i] = Y[i], p->pz[i] = Z[i];
         fs__ranges_of(w, w->cell[i], &r);
         int n = fs__scan(X, Y, Z, &r, i, h2, false, J, R2, NULL, NULL, NULL);
+        for (int l = 0; l < LANES; l++) J[n + l] = i, R2[n + l] = h2; /* whole vectors: the lanes past n read i */
         if (c->heat_now) { /* Eq. 21 with the kernel h - r, as the Clavet solver; once per w->dt */
             const float Ti = p->temp[i], Di = c->m.diff[p->mat[i]];
-            float acc = 0;
-            for (int k = 0; k < n; k++) {
-                const float q = 1.0f - sqrtf(R2[k]) * inv_h;
-                acc += 0.5f * (Di + c->m.diff[p->mat[J[k]]]) * q * (p->temp[J[k]] - Ti);
+            float acc[LANES] = {0};
+            for (int kb = 0; kb < n; kb += LANES) {
+#pragma omp simd
+                for (int l = 0; l < LANES; l++) { /* the lanes past n: q = 0 */
+                    const int k = kb + l, j = J[k];
+                    const float q = 1.0f - sqrtf(R2[k]) * inv_h;
+                    acc[l] += 0.5f * (Di + c->m.diff[p->mat[j]]) * q * (p->temp[j] - Ti);
+                }
             }
-            s->dT_slot[p->slot[i]] = acc;
+            s->dT_slot[p->slot[i]] = lanes_sum(acc);
         }
         /* from the scan's own distances, one division a pair: Eq. 7's viscosity (the fluid part; the walls'
          * below) and, with surface tension, n at r^n (r_e <= NEAR l0: the near list's pairs) and Eq. 34's count */
@@ -148,7 +156,6 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         const bool tens = c->m.tension;
         float ax8[LANES] = {0}, ay8[LANES] = {0}, az8[LANES] = {0}, nr8[LANES] = {0}, n18[LANES] = {0};
         if (nui > 0 || tens) {
-            for (int l = 0; l < LANES; l++) J[n + l] = i, R2[n + l] = h2; /* whole vectors: the lanes past n read i */
             for (int kb = 0; kb < n; kb += LANES) {
 #pragma omp simd
                 for (int l = 0; l < LANES; l++) {
@@ -178,7 +185,6 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         full |= mn > NN_MAX - 1;
         mn = mn < NN_MAX - 1 ? mn : NN_MAX - 1;
         memcpy(NL, nl, sizeof(int32_t) * (size_t)mn);
-        float nr = lanes_sum(nr8); /* n at r^n, the walls' part added below */
         const float n1 = lanes_sum(n18);
         s->nn_f[i] = (int16_t)mn;
         /* walls: the first layer within h (Eq. 7), both within NEAR (n, Eq. 5, 14) */
@@ -196,31 +202,28 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
                 const int e0 = ce[g] - b0 > WALL_PIECE ? b0 + WALL_PIECE : ce[g];
                 nw += fs__scan_point(WX, WY, WZ, &b0, &e0, 1, xi, yi, zi, h2, wj + nw, wr2 + nw);
             }
-        if (nui > 0) { /* the first-layer walls within h: velocity 0 (no-slip) */
-            for (int l = 0; l < LANES; l++) wj[nw + l] = 0, wr2[nw + l] = 0;
+        if (nui > 0 || tens) { /* the first-layer walls within h: velocity 0 (no-slip); n of both layers */
+            for (int l = 0; l < LANES; l++) wj[nw + l] = 0, wr2[nw + l] = h2;
             for (int tb = 0; tb < nw; tb += LANES) {
 #pragma omp simd
                 for (int l = 0; l < LANES; l++) {
                     const int t = tb + l;
-                    const float wt = weight(sqrtf(wr2[t]), rel, c->rmin), wl = t < nw && WL[wj[t]] == 1 ? wt : 0.0f;
+                    const float rr = sqrtf(wr2[t]), inv = rr > c->rmin ? 1.0f / rr : inv_rmin;
+                    const float wl = t < nw && WL[wj[t]] == 1 && rr < rel ? rel * inv - 1.0f : 0.0f;
                     ax8[l] -= ui * wl, ay8[l] -= vi * wl, az8[l] -= wi * wl;
+                    nr8[l] += t < nw && rr < ren ? ren * inv - 1.0f : 0.0f;
                 }
             }
-            const float k = nui * c->lap_k; /* Eq. 7 times nu */
-            s->lx[i] = k * lanes_sum(ax8), s->ly[i] = k * lanes_sum(ay8), s->lz[i] = k * lanes_sum(az8);
-        } else
-            s->lx[i] = s->ly[i] = s->lz[i] = 0;
+        }
+        const float k = nui * c->lap_k; /* Eq. 7 times nu */
+        s->lx[i] = k * lanes_sum(ax8), s->ly[i] = k * lanes_sum(ay8), s->lz[i] = k * lanes_sum(az8);
         float nwr2[NN_MAX];
         for (int t = 0; t < nw; t++) {
             const int in = wr2[t] < near2;
             full |= in & (mn >= NN_MAX - 1);
             NL[mn] = cap + wj[t], nwr2[mn - mn0] = wr2[t], mn += in & (mn < NN_MAX - 1);
         }
-        if (tens) {
-#pragma omp simd reduction(+ : nr)
-            for (int t = 0; t < mn - mn0; t++) nr += weight(sqrtf(nwr2[t]), s->re_n, c->rmin);
-        }
-        if (tens) s->nst[i] = nr, s->nst1[i] = n1;
+        if (tens) s->nst[i] = lanes_sum(nr8), s->nst1[i] = n1; /* n at r^n, walls included */
         s->nn_t[i] = (int16_t)mn;
         /* the close list: the near list's pairs within CLOSE l0, in its order, packed without branches */
         int32_t cl[NN_MAX + FS_SCAN_PAD];
@@ -331,6 +334,7 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
                   hi = {w->dom.box_max.x - rail, w->dom.box_max.y - rail, w->dom.box_max.z - rail};
     uint64_t bad = 0, clamped = 0;
     for (int i = b; i < e; i++) {
+        if (i + PREFETCH_AHEAD < e) prefetch_list(s, i + PREFETCH_AHEAD, s->nn_t[i + PREFETCH_AHEAD], true);
         const int32_t *L = s->nn + (size_t)i * NN_STRIDE;
         const float *R = s->nr + (size_t)i * NN_STRIDE;
         const float xi = X[i], yi = Y[i], zi = Z[i];
@@ -339,26 +343,24 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
         /* the dynamic pressure's split: hd = rho_i g for a particle with a row (above), 0 at the surface */
         const bool split = s->row[i] >= 0 && s->row[i] < s->unknowns;
         const float hd[3] = {split ? rhog[0] : 0.0f, split ? rhog[1] : 0.0f, split ? rhog[2] : 0.0f};
-        float pmin = pi;
-        for (int k = 0; k < nf; k++) { /* p^_i over the nearest particles (PMIN_R; docs/sim-notes.md) */
-            const int j = L[k];
-            const float pd = P[j] - (hd[0] * (X[j] - xi) + hd[1] * (Y[j] - yi) + hd[2] * (Z[j] - zi));
-            const float cand = R[k] < pmin_r ? pd : pi; /* without branches: the test is unpredictable */
-            pmin = cand < pmin ? cand : pmin;
-        }
-        if (split) pmin -= PMIN_MARGIN * s->rho[i] * c->gmag * s->l0;
-        /* the gradient of Eq. 5 (g) and, for the shifting, of n (sh): one pass over the pairs */
-        /* in whole vectors, lanes past a segment's end masked (as nstar_task), lane sums in a fixed order */
+        /* one pass: p^_i (the least p_d within PMIN_R, docs/sim-notes.md) and the sums of Eq. 5 and of the
+         * shifting's gradient of n.  sum (p_j - p^_i) w r_ij / r^2 = sum (p_j - p_i) w r_ij / r^2 + (p_i - p^_i) sh,
+         * sh = sum w r_ij / r^2 (the shifting's sum, over the same pairs): p^_i is not needed before the sum.
+         * In whole vectors, lanes past a segment's end masked (as nstar_task), lane sums in a fixed order
+         * (the least value is exact in any order) */
         float agx[LANES] = {0}, agy[LANES] = {0}, agz[LANES] = {0}, asx[LANES] = {0}, asy[LANES] = {0},
-              asz[LANES] = {0};
+              asz[LANES] = {0}, amin[LANES];
+        for (int l = 0; l < LANES; l++) amin[l] = pi;
         for (int kb = 0; kb < nf; kb += LANES) {
 #pragma omp simd
             for (int l = 0; l < LANES; l++) { /* particles; the list and R (|r*_ij| < r_e) from nstar_task */
                 const int k = kb + l, live = -(k < nf), j = (L[k] & live) | (i & ~live);
                 const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
                 const float r = R[k], wt = weight(r, ren, c->rmin), pj = P[j] - (hd[0] * dx + hd[1] * dy + hd[2] * dz);
+                const float cand = live && r < pmin_r ? pj : pi; /* without branches: the test is unpredictable */
+                amin[l] = cand < amin[l] ? cand : amin[l];
                 const bool use = live && r > tiny;
-                const float f = use ? (pj - pmin) * wt / (r * r) : 0.0f, wr = use ? wt / (r * r) : 0.0f;
+                const float wr = use ? wt / (r * r) : 0.0f, f = (pj - pi) * wr;
                 agx[l] += f * dx, agy[l] += f * dy, agz[l] += f * dz;
                 asx[l] += wr * dx, asy[l] += wr * dy, asz[l] += wr * dz;
             }
@@ -368,17 +370,19 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
             for (int l = 0; l < LANES; l++) { /* first-layer walls: the mirrored pressure (mps_pressure.c) */
                 const int k = kb + l, q = (L[k] - w->cap) & -(k < nt);
                 const float dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
-                const float pj = pi + (rhog[0] - hd[0]) * dx + (rhog[1] - hd[1]) * dy + (rhog[2] - hd[2]) * dz,
-                            r = R[k];
+                const float dp = (rhog[0] - hd[0]) * dx + (rhog[1] - hd[1]) * dy + (rhog[2] - hd[2]) * dz, r = R[k];
                 const float wt = weight(r, ren, c->rmin);
                 const bool use = k < nt && r > tiny;
-                const float f = use ? (pj - pmin) * wt / (r * r) : 0.0f, wr = use ? wt / (r * r) : 0.0f;
+                const float wr = use ? wt / (r * r) : 0.0f, f = dp * wr; /* p_j - p_i */
                 agx[l] += f * dx, agy[l] += f * dy, agz[l] += f * dz;
                 asx[l] += wr * dx, asy[l] += wr * dy, asz[l] += wr * dz;
             }
         }
-        const float gx = lanes_sum(agx), gy = lanes_sum(agy), gz = lanes_sum(agz);
-        const float shx = lanes_sum(asx), shy = lanes_sum(asy), shz = lanes_sum(asz);
+        float pmin = pi;
+        for (int l = 0; l < LANES; l++) pmin = amin[l] < pmin ? amin[l] : pmin;
+        if (split) pmin -= PMIN_MARGIN * s->rho[i] * c->gmag * s->l0;
+        const float shx = lanes_sum(asx), shy = lanes_sum(asy), shz = lanes_sum(asz), dpm = pi - pmin;
+        const float gx = lanes_sum(agx) + dpm * shx, gy = lanes_sum(agy) + dpm * shy, gz = lanes_sum(agz) + dpm * shz;
         const float k = -dt * c->grad_k / s->rho[i]; /* Eq. 15: u' = -dt/rho grad p */
         const float hk = split ? -dt : 0.0f;         /* the split's hydrostatic part, -dt/rho_i rho_i g */
         const float dux = k * gx + hk * g.x, duy = k * gy + hk * g.y, duz = k * gz + hk * g.z;

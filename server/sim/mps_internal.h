@@ -94,6 +94,7 @@ typedef struct mps_state {
     float wg_lo[3], wg_inv;
     int wg_n[3];
     int32_t *wg_start;
+    uint8_t *wg_near; /* per cell: a wall particle lies within two cells along each axis (wall_rows' reach) */
     /* the pressure Poisson equation */
     fs_csr A;
     fs_pcg pcg;
@@ -149,6 +150,7 @@ static inline int wall_rows(const mps_state *s, float x, float y, float z, float
     const float p[3] = {x, y, z}, cs = 1.0f / s->wg_inv;
     int c[3];
     for (int a = 0; a < 3; a++) c[a] = fs__floor_clamp((p[a] - s->wg_lo[a]) * s->wg_inv, 0, s->wg_n[a] - 1);
+    if (!s->wg_near[((long)c[2] * s->wg_n[1] + c[1]) * s->wg_n[0] + c[0]]) return 0; /* no wall within reach */
     int n = 0;
     for (int k = c[2] - 2; k <= c[2] + 2; k++) {
         if (k < 0 || k >= s->wg_n[2]) continue;
@@ -165,6 +167,23 @@ static inline int wall_rows(const mps_state *s, float x, float y, float z, float
         }
     }
     return n;
+}
+
+/* How far ahead (in particles) a pass over the pair lists asks for the next
+ * one's lines (prefetch_list). */
+#define PREFETCH_AHEAD 2
+
+/* Asks for the lines holding the first m entries of particle i's pair list
+ * (and, with dist, of their distances) ahead of a pass over them: the lists
+ * lie NN_STRIDE apart, a stride the hardware's prefetchers do not follow
+ * from the passes' loops (the first load of a list took 36-80% of a pass's
+ * samples without it). */
+static inline void prefetch_list(const mps_state *s, int i, int m, bool dist) {
+    const char *l = (const char *)(s->nn + (size_t)i * NN_STRIDE), *r = (const char *)(s->nr + (size_t)i * NN_STRIDE);
+    for (int k = 0; k < 4 * m; k += 64) {
+        __builtin_prefetch(l + k);
+        if (dist) __builtin_prefetch(r + k);
+    }
 }
 
 typedef struct mconst {

@@ -83,6 +83,7 @@ FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
     const float *WX = s->wx, *WY = s->wy, *WZ = s->wz; /* locals: the stores to R cannot alias them */
     const int cap = w->cap;
     for (int i = b; i < e; i++) {
+        if (i + PREFETCH_AHEAD < e) prefetch_list(s, i + PREFETCH_AHEAD, s->nn_t[i + PREFETCH_AHEAD], false);
         int32_t *L = s->nn + (size_t)i * NN_STRIDE;
         float *R = s->nr + (size_t)i * NN_STRIDE, n = 0;
         const float xi = X[i], yi = Y[i], zi = Z[i];
@@ -144,31 +145,42 @@ static inline float surface_pressure(const ctx *c, const mps_state *s, int i) {
  * Mitsume et al. 2015): its pair's term of the Laplacian is known and
  * moves to the right-hand side, as does a free-surface neighbour's
  * pressure (surface_pressure). */
-static void fill_task(int b, int e, int worker, void *vctx) {
+FS_SIMD_CLONES static void fill_task(int b, int e, int worker, void *vctx) {
     MPS_TASK(vctx, worker);
     fs_csr *A = &s->A;
     const double K = c->ppe_k, inv_dt2 = 1.0 / ((double)c->dt * c->dt);
     const fs_vec3 g = w->dom.gravity;
     for (int i = b; i < e; i++) {
+        if (i + PREFETCH_AHEAD < e) {
+            const int ia = i + PREFETCH_AHEAD, ra = s->row[ia];
+            prefetch_list(s, ia, s->nn_t[ia], true);
+            if (ra >= 0) { /* its row's room (the rows follow the blocks, not the particles) */
+                const int at = A->rowptr[ra], m = A->rowptr[ra + 1] - at;
+                for (int k = 0; k < 8 * m; k += 64) __builtin_prefetch((const char *)(A->val + at) + k, 1);
+                for (int k = 0; k < 4 * m; k += 64) __builtin_prefetch((const char *)(A->col + at) + k, 1);
+            }
+        }
         const int row = s->row[i];
         if (row < 0) continue;
         const int32_t *L = s->nn + (size_t)i * NN_STRIDE;
         const float *R = s->nr + (size_t)i * NN_STRIDE;
-        const float rhoi = s->rho[i], inv_rhoi = 2.0f / (rhoi + rhoi);
+        const float rhoi = s->rho[i];
         double diag = 0, known = 0;
         int lo = A->rowptr[row],
-            hi = A->rowptr[row + 1] - 1;       /* below the diagonal from the left, above from the right */
-        for (int k = 0; k < s->nn_f[i]; k++) { /* particles */
-            const int j = L[k];
-            const float rhoj = s->rho[j]; /* Eq. 7, div(grad p / rho): 2 / (rho_i + rho_j), 1 / rho_i in one fluid */
-            const float cf = weight(R[k], s->re_n, c->rmin) * (rhoj == rhoi ? inv_rhoi : 2.0f / (rhoi + rhoj));
-            diag += K * cf;
-            if (s->row[j] < 0) { /* the free surface: p_j is known */
-                known += K * cf * surface_pressure(c, s, j);
-                continue;
-            }
-            const int rj = s->row[j], at = rj < row ? lo++ : hi--;
-            A->col[at] = rj, A->val[at] = -K * cf;
+            hi = A->rowptr[row + 1] - 1; /* below the diagonal from the left, above from the right */
+        const int nf = s->nn_f[i];
+        /* Eq. 7, div(grad p / rho): the pairs' w 2 / (rho_i + rho_j) (1 / rho_i in one fluid), in whole vectors */
+        float cf[NN_STRIDE];
+#pragma omp simd
+        for (int k = 0; k < nf; k++) cf[k] = weight(R[k], s->re_n, c->rmin) * (2.0f / (rhoi + s->rho[L[k]]));
+        for (int k = 0; k < nf; k++) { /* particles, without branches: the sides of the diagonal are unpredictable */
+            const int j = L[k], rj = s->row[j], surf = rj < 0, below = rj < row;
+            const double kc = K * cf[k];
+            diag += kc;
+            known += surf ? kc * surface_pressure(c, s, j) : 0.0; /* the free surface: p_j is known */
+            const int at = below ? lo : hi; /* a surface pair's write lands where the next one (or the diagonal) goes */
+            A->col[at] = rj, A->val[at] = -kc;
+            lo += below & !surf, hi -= !below;
         }
         for (int k = s->nn_f[i]; k < s->nn_t[i]; k++) { /* first-layer walls: K w / rho_i (p_i - p_j) is known */
             const int q = L[k] - w->cap;
@@ -192,6 +204,7 @@ static void fill_task(int b, int e, int worker, void *vctx) {
 static void count_task(int b, int e, int worker, void *vctx) {
     MPS_TASK(vctx, worker);
     for (int i = b; i < e; i++) {
+        if (i + PREFETCH_AHEAD < e) prefetch_list(s, i + PREFETCH_AHEAD, s->nn_f[i + PREFETCH_AHEAD], false);
         const int row = s->row[i];
         if (row < 0) continue;
         const int32_t *L = s->nn + (size_t)i * NN_STRIDE;

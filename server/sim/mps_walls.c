@@ -57,9 +57,9 @@ static float axis_coord(float lo, float hi, float l0, int m, int k, int *depth) 
 }
 
 void fs__mps_free_walls(mps_state *s) {
-    free(s->wx), free(s->wy), free(s->wz), free(s->wlayer), free(s->wg_start);
+    free(s->wx), free(s->wy), free(s->wz), free(s->wlayer), free(s->wg_start), free(s->wg_near);
     s->wx = s->wy = s->wz = NULL;
-    s->wlayer = NULL;
+    s->wlayer = s->wg_near = NULL;
     s->wg_start = NULL;
     s->nwall = s->wall_cap = 0;
 }
@@ -123,6 +123,24 @@ static void emit_walls(mps_state *s, const fs_world *w, int *n) {
 
 /* Builds the wall particles for the domain and the obstacles, and their
  * grid.  Allocates when their number grows. */
+/* near = occ grown by two cells along each axis (x fastest), in three
+ * passes along one axis each; occ is spent as scratch. */
+static void dilate(uint8_t *occ, uint8_t *near, const int n[3]) {
+    const long stride[3] = {1, n[0], (long)n[0] * n[1]}, cells = stride[2] * n[2];
+    uint8_t *src = occ, *dst = near;
+    for (int a = 0; a < 3; a++) {
+        for (long c = 0; c < cells; c++) {
+            const int at = (int)(c / stride[a] % n[a]);
+            uint8_t v = 0;
+            for (int d = -2; d <= 2; d++) v |= at + d >= 0 && at + d < n[a] ? src[c + d * stride[a]] : 0;
+            dst[c] = v;
+        }
+        uint8_t *t = src;
+        src = dst, dst = t;
+    }
+    /* three passes: occ -> near -> occ -> near */
+}
+
 bool fs__mps_build_walls(fs_world *w, mps_state *s) {
     s->l0 = w->dom.spacing;
     s->h = w->h;
@@ -167,14 +185,15 @@ bool fs__mps_build_walls(fs_world *w, mps_state *s) {
         cells *= s->wg_n[a];
     }
     /* the walls reordered by cell (x fastest), so that a row of cells is one contiguous range */
-    free(s->wg_start);
+    free(s->wg_start), free(s->wg_near);
     const size_t nw = (size_t)(s->nwall > 0 ? s->nwall : 1);
     s->wg_start = calloc((size_t)cells + 1, sizeof(int32_t));
+    s->wg_near = calloc((size_t)cells, 1);
     int32_t *perm = malloc(sizeof(int32_t) * nw);
     float *tmp = malloc(sizeof(float) * nw);
-    uint8_t *tl = malloc(nw);
-    if (!s->wg_start || !perm || !tmp || !tl) {
-        free(perm), free(tmp), free(tl);
+    uint8_t *tl = malloc(nw), *occ = calloc((size_t)cells, 1);
+    if (!s->wg_start || !s->wg_near || !perm || !tmp || !tl || !occ) {
+        free(perm), free(tmp), free(tl), free(occ);
         fs__mps_free_walls(s);
         return false;
     }
@@ -190,7 +209,10 @@ bool fs__mps_build_walls(fs_world *w, mps_state *s) {
     }
     for (int t = 0; t < s->nwall; t++) tl[t] = s->wlayer[perm[t]];
     memcpy(s->wlayer, tl, (size_t)s->nwall);
-    free(perm), free(tmp), free(tl);
+    /* wg_near: the cells with a wall particle within two cells along each axis (wall_rows' reach) */
+    for (long c = 0; c < cells; c++) occ[c] = s->wg_start[c + 1] > s->wg_start[c];
+    dilate(occ, s->wg_near, s->wg_n);
+    free(perm), free(tmp), free(tl), free(occ);
     s->built_epoch = w->epoch;
     s->built_dom = w->dom;
     s->built_nobst = s->nobst;

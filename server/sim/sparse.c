@@ -35,7 +35,7 @@ bool fs__csr_alloc(fs_csr *A, int n, int nnz_cap) {
 }
 
 void fs__pcg_free(fs_pcg *s) {
-    free(s->r), free(s->z), free(s->p), free(s->q), free(s->diag);
+    free(s->r), free(s->z), free(s->p), free(s->q), free(s->diag), free(s->dpos);
     memset(s, 0, sizeof *s);
 }
 
@@ -43,7 +43,8 @@ bool fs__pcg_alloc(fs_pcg *s, int n) {
     fs__pcg_free(s);
     size_t d = sizeof(double) * (size_t)n;
     s->r = malloc(d), s->z = malloc(d), s->p = malloc(d), s->q = malloc(d), s->diag = malloc(d);
-    if (!s->r || !s->z || !s->p || !s->q || !s->diag) {
+    s->dpos = malloc(sizeof(int32_t) * (size_t)n);
+    if (!s->r || !s->z || !s->p || !s->q || !s->diag || !s->dpos) {
         fs__pcg_free(s);
         return false;
     }
@@ -98,10 +99,11 @@ static void spmv(fs_world *w, const fs_csr *A, const double *x, double *y) {
 }
 
 /* Rows [b, e) of the factorisation: d_i from the rows before it, stored as
- * 1 / d_i (the sweeps multiply); up_i, the sum of row i's entries right of
- * the diagonal, in up.  Counts the rows that broke down; false if a row has
+ * 1 / d_i (the sweeps multiply); the diagonal's place in the row in dpos;
+ * up_i, the sum of row i's entries right of the diagonal, in up.  Counts the rows that broke down; false if a row has
  * no diagonal. */
-static bool factor_rows(const fs_csr *A, double *dinv, double *up, double omega, int b, int e, int *fallbacks) {
+static bool factor_rows(const fs_csr *A, double *dinv, int32_t *dpos, double *up, double omega, int b, int e,
+                        int *fallbacks) {
     for (int i = b; i < e; i++) {
         double di = 0, sum = 0, dic = 0, u = 0;
         bool has = false;
@@ -115,7 +117,7 @@ static bool factor_rows(const fs_csr *A, double *dinv, double *up, double omega,
                 sum += ad * ((1.0 - omega) * a + omega * up[j]);
                 dic += ad * a;
             } else if (j == i) {
-                di = a, has = true;
+                di = a, has = true, dpos[i] = k;
             } else {
                 u += a;
             }
@@ -131,31 +133,36 @@ static bool factor_rows(const fs_csr *A, double *dinv, double *up, double omega,
 
 /* z = M^-1 r for DIC: (D + L) y = r, then (D + L^T) z = D y, both as row
  * gathers over A's own rows (below the diagonal, then above: sparse.h);
- * dinv holds 1 / d_i.  Each row's sum runs in two chains (a sweep's rows
- * follow one another: their latency is the cost). */
-static void forward_rows(const fs_csr *A, const double *dinv, const double *r, double *z, int b, int e) {
-    const int32_t *rp = A->rowptr, *col = A->col;
-    const double *val = A->val;
+ * s->diag holds 1 / d_i, s->dpos where each row's diagonal lies.  Each
+ * row's sum runs in four chains (a sweep's rows follow one another: their
+ * latency is the cost). */
+static void forward_rows(const fs_csr *A, const fs_pcg *s, const double *r, double *z, int b, int e) {
+    const int32_t *rp = A->rowptr, *col = A->col, *dp = s->dpos;
+    const double *val = A->val, *dinv = s->diag;
     for (int i = b; i < e; i++) {
         int k = rp[i];
-        const int end = rp[i + 1];
-        double s0 = r[i], s1 = 0;
-        for (; k + 1 < end && col[k + 1] < i; k += 2) s0 -= val[k] * z[col[k]], s1 -= val[k + 1] * z[col[k + 1]];
-        if (k < end && col[k] < i) s0 -= val[k] * z[col[k]];
-        z[i] = (s0 + s1) * dinv[i];
+        const int end = dp[i]; /* the columns below the diagonal */
+        double s0 = r[i], s1 = 0, s2 = 0, s3 = 0;
+        for (; k + 3 < end; k += 4)
+            s0 -= val[k] * z[col[k]], s1 -= val[k + 1] * z[col[k + 1]], s2 -= val[k + 2] * z[col[k + 2]],
+                s3 -= val[k + 3] * z[col[k + 3]];
+        for (; k < end; k++) s0 -= val[k] * z[col[k]];
+        z[i] = ((s0 + s1) + (s2 + s3)) * dinv[i];
     }
 }
 
-static void backward_rows(const fs_csr *A, const double *dinv, double *z, int b, int e) {
-    const int32_t *rp = A->rowptr, *col = A->col;
-    const double *val = A->val;
+static void backward_rows(const fs_csr *A, const fs_pcg *s, double *z, int b, int e) {
+    const int32_t *rp = A->rowptr, *col = A->col, *dp = s->dpos;
+    const double *val = A->val, *dinv = s->diag;
     for (int i = e - 1; i >= b; i--) {
-        int k = rp[i + 1] - 1;
-        const int beg = rp[i];
-        double s0 = 0, s1 = 0;
-        for (; k - 1 >= beg && col[k - 1] > i; k -= 2) s0 += val[k] * z[col[k]], s1 += val[k - 1] * z[col[k - 1]];
-        if (k >= beg && col[k] > i) s0 += val[k] * z[col[k]];
-        z[i] -= (s0 + s1) * dinv[i];
+        int k = dp[i] + 1; /* the columns above the diagonal */
+        const int end = rp[i + 1];
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (; k + 3 < end; k += 4)
+            s0 += val[k] * z[col[k]], s1 += val[k + 1] * z[col[k + 1]], s2 += val[k + 2] * z[col[k + 2]],
+                s3 += val[k + 3] * z[col[k + 3]];
+        for (; k < end; k++) s0 += val[k] * z[col[k]];
+        z[i] -= ((s0 + s1) + (s2 + s3)) * dinv[i];
     }
 }
 
@@ -211,13 +218,13 @@ static void ensure_block(sweep_ctx *c, int b) {
         const int32_t *blk = c->s->blk;
         if (c->factor) {
             int fb = 0;
-            if (!factor_rows(c->A, c->s->diag, c->z, c->omega, blk[b], blk[b + 1], &fb))
+            if (!factor_rows(c->A, c->s->diag, c->s->dpos, c->z, c->omega, blk[b], blk[b + 1], &fb))
                 atomic_fetch_add_explicit(&c->missing, 1, memory_order_relaxed);
             if (fb) atomic_fetch_add_explicit(&c->fallbacks, fb, memory_order_relaxed);
         } else if (c->backward)
-            backward_rows(c->A, c->s->diag, c->z, blk[b], blk[b + 1]);
+            backward_rows(c->A, c->s, c->z, blk[b], blk[b + 1]);
         else
-            forward_rows(c->A, c->s->diag, c->r, c->z, blk[b], blk[b + 1]);
+            forward_rows(c->A, c->s, c->r, c->z, blk[b], blk[b + 1]);
         atomic_store_explicit(st, BLK_DONE, memory_order_release);
         return;
     }
@@ -260,7 +267,7 @@ bool fs__dic(const fs_csr *A, fs_pcg *s, double omega) {
         s->fallbacks += atomic_load(&c.fallbacks);
         return atomic_load(&c.missing) == 0;
     }
-    return factor_rows(A, s->diag, up, omega, 0, A->n, &s->fallbacks);
+    return factor_rows(A, s->diag, s->dpos, up, omega, 0, A->n, &s->fallbacks);
 }
 
 static int block_of(const fs_pcg *s, int row) { /* the block holding a row: binary search of blk */
@@ -308,8 +315,8 @@ static void dic_apply(const fs_csr *A, const fs_pcg *s, const double *r, double 
         sweep_blocks(&c);
         return;
     }
-    forward_rows(A, s->diag, r, z, 0, A->n);
-    backward_rows(A, s->diag, z, 0, A->n);
+    forward_rows(A, s, r, z, 0, A->n);
+    backward_rows(A, s, z, 0, A->n);
 }
 
 /* The CG's vector work in dot()'s FS_DOT_CHUNKS chunks, a chunk per item

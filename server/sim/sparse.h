@@ -28,6 +28,7 @@ typedef struct fs_csr {
 #define FS_PCG_PARTS 4
 typedef struct fs_pcg {
     double *r, *z, *p, *q, *diag; /* diag: 1 / the preconditioner's pivots (fs__dic) */
+    int32_t *dpos;                /* each row's diagonal entry in A (fs__dic): the sweeps' bounds */
     int fallbacks;                /* rows where the factorisation broke down and used the diagonal */
     fs_world *w;                  /* when set, mat-vecs and vector updates run through fs__run (deterministic) */
     int layers;                   /* > 0: the blocks above (blk has FS_PCG_PARTS layers + 1 entries) */
