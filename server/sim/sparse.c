@@ -1,7 +1,11 @@
 /* sparse.c - a symmetric positive definite sparse solver for the pressure
  * Poisson equation of the MPS solver (Premoze et al. 2003, Eq. 14):
  * compressed sparse rows, incomplete Cholesky in diagonal form (DIC, or
- * modified: MIC) and the preconditioned conjugate gradient.
+ * modified: MIC) and the preconditioned conjugate gradient, in Eisenstat's
+ * form (S. C. Eisenstat 1981, "Efficient implementation of a class of
+ * preconditioned conjugate gradient methods", SIAM J. Sci. Stat. Comput.
+ * 2(1)): the split system C^-1 A C^-T, M = C C^T, whose product costs the
+ * two sweeps and no mat-vec, because M's triangles are A's own.
  *
  * Deterministic whatever the thread count: the matrix-vector product is a
  * per-row gather, and dot products are summed in FS_DOT_CHUNKS fixed chunks
@@ -35,16 +39,18 @@ bool fs__csr_alloc(fs_csr *A, int n, int nnz_cap) {
 }
 
 void fs__pcg_free(fs_pcg *s) {
-    free(s->r), free(s->z), free(s->p), free(s->q), free(s->diag), free(s->dpos);
+    free(s->r), free(s->z), free(s->p), free(s->q), free(s->t), free(s->diag), free(s->dpos);
+    free(s->sq), free(s->isq), free(s->kd);
     memset(s, 0, sizeof *s);
 }
 
 bool fs__pcg_alloc(fs_pcg *s, int n) {
     fs__pcg_free(s);
     size_t d = sizeof(double) * (size_t)n;
-    s->r = malloc(d), s->z = malloc(d), s->p = malloc(d), s->q = malloc(d), s->diag = malloc(d);
+    s->r = malloc(d), s->z = malloc(d), s->p = malloc(d), s->q = malloc(d), s->t = malloc(d), s->diag = malloc(d);
+    s->sq = malloc(d), s->isq = malloc(d), s->kd = malloc(d);
     s->dpos = malloc(sizeof(int32_t) * (size_t)n);
-    if (!s->r || !s->z || !s->p || !s->q || !s->diag || !s->dpos) {
+    if (!s->r || !s->z || !s->p || !s->q || !s->t || !s->diag || !s->sq || !s->isq || !s->kd || !s->dpos) {
         fs__pcg_free(s);
         return false;
     }
@@ -99,11 +105,12 @@ static void spmv(fs_world *w, const fs_csr *A, const double *x, double *y) {
 }
 
 /* Rows [b, e) of the factorisation: d_i from the rows before it, stored as
- * 1 / d_i (the sweeps multiply); the diagonal's place in the row in dpos;
+ * 1 / d_i (the sweeps multiply), with sqrt(d_i), its inverse and
+ * 2 d_i - a_ii for Eisenstat's form; the diagonal's place in the row in dpos;
  * up_i, the sum of row i's entries right of the diagonal, in up.  Counts the rows that broke down; false if a row has
  * no diagonal. */
-static bool factor_rows(const fs_csr *A, double *dinv, int32_t *dpos, double *up, double omega, int b, int e,
-                        int *fallbacks) {
+static bool factor_rows(const fs_csr *A, const fs_pcg *s, double *up, double omega, int b, int e, int *fallbacks) {
+    double *dinv = s->diag;
     for (int i = b; i < e; i++) {
         double di = 0, sum = 0, dic = 0, u = 0;
         bool has = false;
@@ -117,7 +124,7 @@ static bool factor_rows(const fs_csr *A, double *dinv, int32_t *dpos, double *up
                 sum += ad * ((1.0 - omega) * a + omega * up[j]);
                 dic += ad * a;
             } else if (j == i) {
-                di = a, has = true, dpos[i] = k;
+                di = a, has = true, s->dpos[i] = k;
             } else {
                 u += a;
             }
@@ -127,15 +134,16 @@ static bool factor_rows(const fs_csr *A, double *dinv, int32_t *dpos, double *up
         if (!(v > 0.25 * (di - dic))) v = di - dic; /* MIC's safeguard (Bridson 2008): fall back to DIC */
         if (!(v > 1e-12 * fabs(di))) v = di > 0 ? di : 1.0, (*fallbacks)++; /* breakdown: the diagonal */
         dinv[i] = 1.0 / v, up[i] = u;
+        s->sq[i] = sqrt(v), s->isq[i] = 1.0 / s->sq[i], s->kd[i] = 2.0 * v - di;
     }
     return true;
 }
 
-/* z = M^-1 r for DIC: (D + L) y = r, then (D + L^T) z = D y, both as row
- * gathers over A's own rows (below the diagonal, then above: sparse.h);
- * s->diag holds 1 / d_i, s->dpos where each row's diagonal lies.  Each
- * row's sum runs in four chains (a sweep's rows follow one another: their
- * latency is the cost). */
+/* z = (D + L)^-1 r, the forward sweep of M = (D + L) D^-1 (D + L^T), as row
+ * gathers over A's own rows (below the diagonal: sparse.h); s->diag holds
+ * 1 / d_i, s->dpos where each row's diagonal lies.  Each row's sum runs in
+ * four chains (a sweep's rows follow one another: their latency is the
+ * cost). */
 static void forward_rows(const fs_csr *A, const fs_pcg *s, const double *r, double *z, int b, int e) {
     const int32_t *rp = A->rowptr, *col = A->col, *dp = s->dpos;
     const double *val = A->val, *dinv = s->diag;
@@ -151,18 +159,39 @@ static void forward_rows(const fs_csr *A, const fs_pcg *s, const double *r, doub
     }
 }
 
-static void backward_rows(const fs_csr *A, const fs_pcg *s, double *z, int b, int e) {
+/* Eisenstat's product q^ = C^-1 A C^-T p^ with C = (D + L) D^-1/2 and
+ * A = (D + L) + (D + L^T) - K, K = 2 D - diag(A): t = (D + L^T)^-1 D^1/2 p^
+ * (backward), y = (D + L)^-1 (D^1/2 p^ - K t) (forward), q^ = D^1/2 (t + y).
+ * t is also C^-T p^, the step of x in A's own unknowns. */
+static void eis_backward_rows(const fs_csr *A, const fs_pcg *s, const double *p, double *t, int b, int e) {
     const int32_t *rp = A->rowptr, *col = A->col, *dp = s->dpos;
-    const double *val = A->val, *dinv = s->diag;
+    const double *val = A->val, *dinv = s->diag, *isq = s->isq;
     for (int i = e - 1; i >= b; i--) {
-        int k = dp[i] + 1; /* the columns above the diagonal */
+        int k = dp[i] + 1;
         const int end = rp[i + 1];
         double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
         for (; k + 3 < end; k += 4)
-            s0 += val[k] * z[col[k]], s1 += val[k + 1] * z[col[k + 1]], s2 += val[k + 2] * z[col[k + 2]],
-                s3 += val[k + 3] * z[col[k + 3]];
-        for (; k < end; k++) s0 += val[k] * z[col[k]];
-        z[i] -= ((s0 + s1) + (s2 + s3)) * dinv[i];
+            s0 += val[k] * t[col[k]], s1 += val[k + 1] * t[col[k + 1]], s2 += val[k + 2] * t[col[k + 2]],
+                s3 += val[k + 3] * t[col[k + 3]];
+        for (; k < end; k++) s0 += val[k] * t[col[k]];
+        t[i] = isq[i] * p[i] - ((s0 + s1) + (s2 + s3)) * dinv[i]; /* (D^1/2 p^)_i / d_i = p^_i / sqrt(d_i) */
+    }
+}
+
+static void eis_forward_rows(const fs_csr *A, const fs_pcg *s, const double *p, const double *t, double *y, double *q,
+                             int b, int e) {
+    const int32_t *rp = A->rowptr, *col = A->col, *dp = s->dpos;
+    const double *val = A->val, *dinv = s->diag, *sq = s->sq, *kd = s->kd;
+    for (int i = b; i < e; i++) {
+        int k = rp[i];
+        const int end = dp[i];
+        double s0 = sq[i] * p[i] - kd[i] * t[i], s1 = 0, s2 = 0, s3 = 0;
+        for (; k + 3 < end; k += 4)
+            s0 -= val[k] * y[col[k]], s1 -= val[k + 1] * y[col[k + 1]], s2 -= val[k + 2] * y[col[k + 2]],
+                s3 -= val[k + 3] * y[col[k + 3]];
+        for (; k < end; k++) s0 -= val[k] * y[col[k]];
+        y[i] = ((s0 + s1) + (s2 + s3)) * dinv[i];
+        q[i] = sq[i] * (t[i] + y[i]);
     }
 }
 
@@ -172,8 +201,11 @@ typedef struct sweep_ctx {
     const fs_pcg *s;
     const double *r;
     double *z;     /* the factorisation: up (its row sums right of the diagonal) */
-    bool backward; /* the backward sweep (else forward) */
+    bool backward; /* the backward sweep (Eisenstat's first half; else forward) */
     bool factor;   /* the factorisation (forward), omega as fs__dic */
+    bool eis;      /* forward: Eisenstat's second half, p, t -> z, q (else z = (D + L)^-1 r) */
+    const double *p;
+    double *t, *q;
     double omega;
     _Atomic int fallbacks, missing; /* the factorisation's breakdowns; rows without a diagonal */
 } sweep_ctx;
@@ -218,11 +250,13 @@ static void ensure_block(sweep_ctx *c, int b) {
         const int32_t *blk = c->s->blk;
         if (c->factor) {
             int fb = 0;
-            if (!factor_rows(c->A, c->s->diag, c->s->dpos, c->z, c->omega, blk[b], blk[b + 1], &fb))
+            if (!factor_rows(c->A, c->s, c->z, c->omega, blk[b], blk[b + 1], &fb))
                 atomic_fetch_add_explicit(&c->missing, 1, memory_order_relaxed);
             if (fb) atomic_fetch_add_explicit(&c->fallbacks, fb, memory_order_relaxed);
         } else if (c->backward)
-            backward_rows(c->A, c->s, c->z, blk[b], blk[b + 1]);
+            eis_backward_rows(c->A, c->s, c->p, c->t, blk[b], blk[b + 1]);
+        else if (c->eis)
+            eis_forward_rows(c->A, c->s, c->p, c->t, c->z, c->q, blk[b], blk[b + 1]);
         else
             forward_rows(c->A, c->s, c->r, c->z, blk[b], blk[b + 1]);
         atomic_store_explicit(st, BLK_DONE, memory_order_release);
@@ -267,7 +301,7 @@ bool fs__dic(const fs_csr *A, fs_pcg *s, double omega) {
         s->fallbacks += atomic_load(&c.fallbacks);
         return atomic_load(&c.missing) == 0;
     }
-    return factor_rows(A, s->diag, s->dpos, up, omega, 0, A->n, &s->fallbacks);
+    return factor_rows(A, s, up, omega, 0, A->n, &s->fallbacks);
 }
 
 static int block_of(const fs_pcg *s, int row) { /* the block holding a row: binary search of blk */
@@ -307,16 +341,27 @@ bool fs__pcg_blocks_valid(const fs_csr *A, const fs_pcg *s) {
     return true;
 }
 
-static void dic_apply(const fs_csr *A, const fs_pcg *s, const double *r, double *z) {
+/* z = (D + L)^-1 r: the forward sweep alone. */
+static void forward_apply(const fs_csr *A, const fs_pcg *s, const double *r, double *z) {
     if (blocked(A, s)) {
         sweep_ctx c = {.A = A, .s = s, .r = r, .z = z};
-        sweep_blocks(&c);
-        c.backward = true;
         sweep_blocks(&c);
         return;
     }
     forward_rows(A, s, r, z, 0, A->n);
-    backward_rows(A, s, z, 0, A->n);
+}
+
+/* q = C^-1 A C^-T p and t = C^-T p (eis_backward_rows), y scratch. */
+static void eis_apply(const fs_csr *A, const fs_pcg *s, const double *p, double *t, double *y, double *q) {
+    if (blocked(A, s)) {
+        sweep_ctx c = {.A = A, .s = s, .eis = true, .backward = true, .p = p, .t = t, .z = y, .q = q};
+        sweep_blocks(&c);
+        c.backward = false;
+        sweep_blocks(&c);
+        return;
+    }
+    eis_backward_rows(A, s, p, t, 0, A->n);
+    eis_forward_rows(A, s, p, t, y, q, 0, A->n);
 }
 
 /* The CG's vector work in dot()'s FS_DOT_CHUNKS chunks, a chunk per item
@@ -360,40 +405,74 @@ static double vec_run(const fs_pcg *s, vec_ctx *c) {
     return sum;
 }
 
+/* |b - A x| / bnorm, with q and y as scratch. */
+static double true_residual(const fs_csr *A, const fs_pcg *s, const double *b, const double *x, double *q, double *y,
+                            double bnorm) {
+    spmv(s->w, A, x, q);
+    for (int i = 0; i < A->n; i++) y[i] = b[i] - q[i];
+    return sqrt(dot(y, y, A->n)) / bnorm;
+}
+
 int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, int maxit, bool precond,
             double *resid_out) {
     int n = A->n;
-    double *r = s->r, *z = s->z, *p = s->p, *q = s->q;
+    double *r = s->r, *z = s->z, *p = s->p, *q = s->q, *t = s->t;
     spmv(s->w, A, x, q);
     for (int i = 0; i < n; i++) r[i] = b[i] - q[i];
     double bnorm = sqrt(dot(b, b, n));
     if (bnorm == 0) bnorm = 1;
-    if (precond)
-        dic_apply(A, s, r, z);
-    else
-        memcpy(z, r, sizeof(double) * (size_t)n);
-    memcpy(p, z, sizeof(double) * (size_t)n);
-    double rz = dot(r, z, n), res = sqrt(dot(r, r, n)) / bnorm;
+    double res = sqrt(dot(r, r, n)) / bnorm;
     int it = 0;
-    while (res > tol && it < maxit) {
-        spmv(s->w, A, p, q);
-        vec_ctx v = {.op = VEC_DOT, .n = n, .a = p, .b = q};
-        double pq = vec_run(s, &v);
-        if (!(pq > 0)) break; /* not positive definite along p: stop */
-        double alpha = rz / pq;
-        v = (vec_ctx){.op = VEC_UPDATE, .n = n, .b = q, .x = x, .r = r, .p = p, .coef = alpha};
-        res = sqrt(vec_run(s, &v)) / bnorm;
-        it++;
-        if (res <= tol) break;
-        if (precond)
-            dic_apply(A, s, r, z);
-        else
-            memcpy(z, r, sizeof(double) * (size_t)n);
-        v = (vec_ctx){.op = VEC_DOT, .n = n, .a = r, .b = z};
-        double rz1 = vec_run(s, &v), beta = rz1 / rz;
-        rz = rz1;
-        v = (vec_ctx){.op = VEC_DIRECTION, .n = n, .z = z, .p = p, .coef = beta};
-        vec_run(s, &v);
+    if (!precond) { /* plain CG */
+        memcpy(p, r, sizeof(double) * (size_t)n);
+        double rr = dot(r, r, n);
+        while (res > tol && it < maxit) {
+            spmv(s->w, A, p, q);
+            vec_ctx v = {.op = VEC_DOT, .n = n, .a = p, .b = q};
+            double pq = vec_run(s, &v);
+            if (!(pq > 0)) break; /* not positive definite along p: stop */
+            v = (vec_ctx){.op = VEC_UPDATE, .n = n, .b = q, .x = x, .r = r, .p = p, .coef = rr / pq};
+            const double rr1 = vec_run(s, &v);
+            res = sqrt(rr1) / bnorm;
+            it++;
+            v = (vec_ctx){.op = VEC_DIRECTION, .n = n, .z = r, .p = p, .coef = rr1 / rr};
+            rr = rr1;
+            vec_run(s, &v);
+        }
+        if (resid_out) *resid_out = res;
+        return it;
+    }
+    /* Eisenstat's form: r^ = C^-1 r = D^1/2 (D + L)^-1 r; x steps by t = C^-T p^ (eis_apply).  The loop
+     * stops on |r^| <= tol |b^| (the preconditioned norm); |b - A x| <= tol |b| is then checked with one
+     * mat-vec, and the loop goes on while it does not hold. */
+    if (res > tol && maxit > 0) {
+        forward_apply(A, s, r, z);
+        for (int i = 0; i < n; i++) r[i] = s->sq[i] * z[i];
+        forward_apply(A, s, b, z);
+        for (int i = 0; i < n; i++) z[i] *= s->sq[i];
+        double bhat = sqrt(dot(z, z, n));
+        if (bhat == 0) bhat = 1;
+        memcpy(p, r, sizeof(double) * (size_t)n);
+        double rr = dot(r, r, n);
+        for (;;) {
+            eis_apply(A, s, p, t, z, q);
+            vec_ctx v = {.op = VEC_DOT, .n = n, .a = p, .b = q};
+            const double pq = vec_run(s, &v);
+            if (!(pq > 0)) { /* not positive definite along p: stop */
+                res = true_residual(A, s, b, x, q, z, bnorm);
+                break;
+            }
+            v = (vec_ctx){.op = VEC_UPDATE, .n = n, .b = q, .x = x, .r = r, .p = t, .coef = rr / pq};
+            const double rr1 = vec_run(s, &v);
+            it++;
+            if (sqrt(rr1) <= tol * bhat || it >= maxit) {
+                res = true_residual(A, s, b, x, q, z, bnorm);
+                if (res <= tol || it >= maxit) break;
+            }
+            v = (vec_ctx){.op = VEC_DIRECTION, .n = n, .z = r, .p = p, .coef = rr1 / rr};
+            rr = rr1;
+            vec_run(s, &v);
+        }
     }
     if (resid_out) *resid_out = res;
     return it;

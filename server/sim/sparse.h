@@ -27,11 +27,12 @@ typedef struct fs_csr {
  * them; the sums are those of the serial sweep, bit for bit. */
 #define FS_PCG_PARTS 4
 typedef struct fs_pcg {
-    double *r, *z, *p, *q, *diag; /* diag: 1 / the preconditioner's pivots (fs__dic) */
-    int32_t *dpos;                /* each row's diagonal entry in A (fs__dic): the sweeps' bounds */
-    int fallbacks;                /* rows where the factorisation broke down and used the diagonal */
-    fs_world *w;                  /* when set, mat-vecs and vector updates run through fs__run (deterministic) */
-    int layers;                   /* > 0: the blocks above (blk has FS_PCG_PARTS layers + 1 entries) */
+    double *r, *z, *p, *q, *t, *diag; /* diag: 1 / the preconditioner's pivots d_i (fs__dic) */
+    double *sq, *isq, *kd;            /* sqrt(d_i), 1 / sqrt(d_i), 2 d_i - a_ii (Eisenstat's form, fs__pcg) */
+    int32_t *dpos;                    /* each row's diagonal entry in A (fs__dic): the sweeps' bounds */
+    int fallbacks;                    /* rows where the factorisation broke down and used the diagonal */
+    fs_world *w;                      /* when set, mat-vecs and vector updates run through fs__run (deterministic) */
+    int layers;                       /* > 0: the blocks above (blk has FS_PCG_PARTS layers + 1 entries) */
     int32_t *blk;
     _Atomic int *blk_state; /* per block while a sweep runs: 0 free, 1 taken, 2 done */
 } fs_pcg;
@@ -49,7 +50,10 @@ bool fs__dic(const fs_csr *A, fs_pcg *s, double omega);
  * (s->blk as above): the check of an ordering, for tests (a search per
  * entry: not for the step). */
 bool fs__pcg_blocks_valid(const fs_csr *A, const fs_pcg *s);
-/* Solves A x = b from the x given, to |r| <= tol |b|; returns iterations. */
+/* Solves A x = b from the x given, to |r| <= tol |b|; returns iterations.
+ * With precond, CG runs on the split system C^-1 A C^-T, M = C C^T, in
+ * Eisenstat's form (Eisenstat 1981): since M's triangles are A's own, a
+ * product with it costs the two sweeps and no mat-vec. */
 int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, int maxit, bool precond, double *resid);
 
 #endif
