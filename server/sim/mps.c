@@ -138,12 +138,23 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         if (c->heat_now) { /* Eq. 21 with the kernel h - r, as the Clavet solver; once per w->dt */
             const float Ti = p->temp[i], Di = c->m.diff[p->mat[i]];
             float acc[LANES] = {0};
-            for (int kb = 0; kb < n; kb += LANES) {
+            if (c->m.one_diff) { /* (Di + Dj) / 2 = Di */
+                for (int kb = 0; kb < n; kb += LANES) {
 #pragma omp simd
-                for (int l = 0; l < LANES; l++) { /* the lanes past n: q = 0 */
-                    const int k = kb + l, j = J[k];
-                    const float q = 1.0f - sqrtf(R2[k]) * inv_h;
-                    acc[l] += 0.5f * (Di + c->m.diff[p->mat[j]]) * q * (p->temp[j] - Ti);
+                    for (int l = 0; l < LANES; l++) { /* the lanes past n: q = 0 */
+                        const int k = kb + l;
+                        acc[l] += (1.0f - sqrtf(R2[k]) * inv_h) * (p->temp[J[k]] - Ti);
+                    }
+                }
+                for (int l = 0; l < LANES; l++) acc[l] *= Di;
+            } else {
+                for (int kb = 0; kb < n; kb += LANES) {
+#pragma omp simd
+                    for (int l = 0; l < LANES; l++) {
+                        const int k = kb + l, j = J[k];
+                        const float q = 1.0f - sqrtf(R2[k]) * inv_h;
+                        acc[l] += 0.5f * (Di + c->m.diff[p->mat[j]]) * q * (p->temp[j] - Ti);
+                    }
                 }
             }
             s->dT_slot[p->slot[i]] = lanes_sum(acc);
@@ -452,6 +463,9 @@ static void substep(fs_world *w, mps_state *s, ctx *c) {
 
 /* The materials' constants of this call (by material index). */
 static void mconst_init(const fs_world *w, mconst *mc) {
+    for (int i = 0; i < w->n; i++) mc->present[w->p.mat[i]] = true;
+    float d0 = -1;
+    mc->one_diff = true;
     for (int m = 0; m < w->nmat; m++) {
         const float *q = w->mat[m].p;
         mc->rho[m] = q[FS_P_MASS_DENSITY];
@@ -460,6 +474,9 @@ static void mconst_init(const fs_world *w, mconst *mc) {
         mc->diff[m] = fs__heat_coef(w, m); /* Eq. 21, as the other solvers */
         mc->heat |= mc->diff[m] > 0;
         mc->tension |= mc->sigma[m] > 0;
+        if (!mc->present[m]) continue;
+        mc->one_diff &= d0 < 0 || mc->diff[m] == d0;
+        d0 = mc->diff[m];
     }
 }
 
@@ -480,12 +497,11 @@ static int count_for(float dt, float lim) {
  * snapshots). */
 static int substep_count(const fs_world *w, mps_state *s, const mconst *mc) {
     float numax = 0;
-    bool present[FS_MAX_MATERIALS] = {false};
+    const bool *present = mc->present;
     float umax2 = 0;
     for (int i = 0; i < w->n; i++) {
         float v2 = w->p.vx[i] * w->p.vx[i] + w->p.vy[i] * w->p.vy[i] + w->p.vz[i] * w->p.vz[i];
         umax2 = v2 > umax2 ? v2 : umax2;
-        present[w->p.mat[i]] = true;
     }
     float cap = INFINITY; /* the capillary limit sqrt(rho l0^3 / (2 pi sigma)) (Brackbill et al. 1992) */
     for (int m = 0; m < w->nmat; m++) {

@@ -189,6 +189,8 @@ static inline void prefetch_list(const mps_state *s, int i, int m, bool dist) {
 typedef struct mconst {
     float rho[FS_MAX_MATERIALS], nu[FS_MAX_MATERIALS], sigma[FS_MAX_MATERIALS], diff[FS_MAX_MATERIALS];
     bool heat, tension;
+    bool present[FS_MAX_MATERIALS]; /* a particle of this material is in the world */
+    bool one_diff; /* the materials present have one diff (Eq. 21 then needs no neighbour's material) */
 } mconst;
 
 typedef struct ctx {
@@ -201,6 +203,7 @@ typedef struct ctx {
     float ppe_k;   /* 2d / (lambda_n n0), Eq. 7 in Eq. 14 */
     float grad_k;  /* d / n0, Eq. 5 */
     float gmag;    /* |g| */
+    int rows;      /* the unknowns of this sub-step's solve (mps_pressure.c) */
     uint64_t bad[FS_MAX_WORKERS], clamped[FS_MAX_WORKERS], full[FS_MAX_WORKERS];
 } ctx;
 

@@ -44,13 +44,14 @@ bool fs__mps_ensure_matrix(fs_world *w, mps_state *s) {
     return true;
 }
 
-/* |sum w r^_ij| / n of particle i, over its near list at r* (R the
- * distances nstar_task just measured), in whole vectors as nstar_task. */
-FS_SIMD_CLONES static float one_sidedness(const mps_state *s, const ctx *c, int i, const float *R, float n) {
+/* |sum w r^_ij| / n of particle i over its pairs within r_e at r* (L, R:
+ * the particles' nf, then the walls of both layers), in whole vectors as
+ * nstar_task. */
+FS_SIMD_CLONES static float one_sidedness(const mps_state *s, const ctx *c, int i, const int32_t *L, const float *R,
+                                          int nf, int nt, float n) {
     const fs_world *w = c->w;
     const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z, *WX = s->wx, *WY = s->wy, *WZ = s->wz, re = s->re_n;
-    const int32_t *L = s->nn + (size_t)i * NN_STRIDE;
-    const int nf = s->nn_f[i], nt = s->nn_t[i], cap = w->cap;
+    const int cap = w->cap;
     const float xi = X[i], yi = Y[i], zi = Z[i];
     float ux[LANES] = {0}, uy[LANES] = {0}, uz[LANES] = {0};
     for (int kb = 0; kb < nf; kb += LANES) {
@@ -76,28 +77,30 @@ FS_SIMD_CLONES static float one_sidedness(const mps_state *s, const ctx *c, int 
 }
 
 /* n* at r* (Eq. 14's source, Eq. 18's test); then keeps in the near list
- * only the pairs within r_e at r* (first-layer walls only), with |r*_ij|. */
+ * only the pairs within r_e at r* (first-layer walls only), with |r*_ij|.
+ * The near list's pairs are measured squared and cut at r_e^2 first: the
+ * square root and Eq. 3's division are taken of the ~33 kept, not the ~125
+ * (NEAR l0 at r^n). */
 FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
     MPS_TASK(vctx, worker);
-    const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z, re = s->re_n, rmin = c->rmin, surf_thr = BETA * s->n0;
-    const float *WX = s->wx, *WY = s->wy, *WZ = s->wz; /* locals: the stores to R cannot alias them */
+    const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z, re = s->re_n, re2 = re * re, rmin = c->rmin,
+                surf_thr = BETA * s->n0;
+    const float *WX = s->wx, *WY = s->wy, *WZ = s->wz; /* locals: the stores cannot alias them */
     const int cap = w->cap;
     for (int i = b; i < e; i++) {
         if (i + PREFETCH_AHEAD < e) prefetch_list(s, i + PREFETCH_AHEAD, s->nn_t[i + PREFETCH_AHEAD], false);
         int32_t *L = s->nn + (size_t)i * NN_STRIDE;
-        float *R = s->nr + (size_t)i * NN_STRIDE, n = 0;
+        float *R = s->nr + (size_t)i * NN_STRIDE;
         const float xi = X[i], yi = Y[i], zi = Z[i];
         const int nf = s->nn_f[i], nt = s->nn_t[i];
-        /* in whole vectors (lanes past the segment's end read i itself or wall 0 and count nothing; their R
-         * lie within the stride and are overwritten or dropped below), lane sums added in a fixed order */
-        float acc[LANES] = {0};
+        /* |r*_ij|^2 in whole vectors (lanes past the segment's end read i itself or wall 0; their R lie within
+         * the stride and are dropped by the cut) */
         for (int kb = 0; kb < nf; kb += LANES) {
 #pragma omp simd
             for (int l = 0; l < LANES; l++) { /* particles */
                 const int k = kb + l, live = -(k < nf), j = (L[k] & live) | (i & ~live);
-                const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi, r = sqrtf(dx * dx + dy * dy + dz * dz);
-                R[k] = r;
-                acc[l] += k < nf ? weight(r, re, rmin) : 0.0f;
+                const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
+                R[k] = dx * dx + dy * dy + dz * dz;
             }
         }
         for (int kb = nf; kb < nt; kb += LANES) {
@@ -105,24 +108,37 @@ FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
             for (int l = 0; l < LANES; l++) { /* walls */
                 const int k = kb + l, q = (L[k] - cap) & -(k < nt);
                 const float dx = WX[q] - xi, dy = WY[q] - yi, dz = WZ[q] - zi;
-                const float r = sqrtf(dx * dx + dy * dy + dz * dz);
-                R[k] = r;
-                acc[l] += k < nt ? weight(r, re, rmin) : 0.0f;
+                R[k] = dx * dx + dy * dy + dz * dz;
             }
         }
-        n = lanes_sum(acc);
+        /* the cut at r_e (particles, then the walls of both layers), in order, without branches */
+        int32_t cj[NN_STRIDE + FS_SCAN_PAD];
+        float cr[NN_STRIDE + FS_SCAN_PAD];
+        const int kf = fs__pack_lt(L, R, nf, re2, cj, cr);
+        const int kt = kf + fs__pack_lt(L + nf, R + nf, nt - nf, re2, cj + kf, cr + kf);
+        /* n* = sum w(|r*_ij|) over them, in whole vectors, lane sums added in a fixed order */
+        for (int l = 0; l < LANES; l++) cr[kt + l] = re2; /* finite; masked */
+        float acc[LANES] = {0};
+        for (int kb = 0; kb < kt; kb += LANES) {
+#pragma omp simd
+            for (int l = 0; l < LANES; l++) {
+                const int k = kb + l;
+                const float r = sqrtf(cr[k]);
+                cr[k] = r;
+                acc[l] += k < kt ? weight(r, re, rmin) : 0.0f;
+            }
+        }
+        const float n = lanes_sum(acc);
         s->nst[i] = n;
         /* Eq. 18's candidates (n* < beta n0) at the surface by their own neighbourhood: one-sided,
          * |sum w r^_ij| / sum w (r^_ij the unit vector to j) at least SURF_ASYM, or sparse (fs__mps_pressure) */
-        s->outer[i] = n < surf_thr && (n < SURF_SPARSE * s->n0 || one_sidedness(s, c, i, R, n) >= SURF_ASYM);
-        /* what Eq. 14 and Eq. 5 use: the pairs within r_e, first-layer walls only (compacted in place) */
-        int32_t cj[NN_STRIDE];
-        float cr[NN_STRIDE];
-        const int kf = fs__pack_lt(L, R, nf, re, cj, cr); /* the particles, by R < r_e, as the list pass packs */
-        int kt = kf;
-        for (int k = nf; k < nt; k++) cj[kt] = L[k], cr[kt] = R[k], kt += R[k] < re && s->wlayer[L[k] - w->cap] == 1;
-        memcpy(L, cj, sizeof(int32_t) * (size_t)kt), memcpy(R, cr, sizeof(float) * (size_t)kt);
-        s->nn_f[i] = (int16_t)kf, s->nn_t[i] = (int16_t)kt;
+        s->outer[i] =
+            n < surf_thr && (n < SURF_SPARSE * s->n0 || one_sidedness(s, c, i, cj, cr, kf, kt, n) >= SURF_ASYM);
+        /* what Eq. 14 and Eq. 5 use: the particles and the first-layer walls */
+        memcpy(L, cj, sizeof(int32_t) * (size_t)kf), memcpy(R, cr, sizeof(float) * (size_t)kf);
+        int k1 = kf;
+        for (int k = kf; k < kt; k++) L[k1] = cj[k], R[k1] = cr[k], k1 += s->wlayer[cj[k] - cap] == 1;
+        s->nn_f[i] = (int16_t)kf, s->nn_t[i] = (int16_t)k1;
     }
 }
 
@@ -251,6 +267,43 @@ static void number_rows(const fs_world *w, mps_state *s, int rows) {
     blk[0] = 0;
 }
 
+/* Eq. 18's particles: those at the surface by their own neighbourhood
+ * (outer, nstar_task) and those short of n0 next to one; row -1 for them, 0
+ * (an unknown, numbered by number_rows) for the others.  A particle short of
+ * n0 inside the fluid (next to a gap, |sum w r^| / sum w ~ 0.08 for one
+ * missing neighbour) keeps its row, its source pulling the gap shut: given
+ * the surface's pressure, such a gap deep in the water grew into a burst
+ * that stirred the whole tank (docs/sim-notes.md). */
+static void surface_task(int b, int e, int worker, void *vctx) {
+    MPS_TASK(vctx, worker);
+    const float thr = BETA * s->n0;
+    for (int i = b; i < e; i++) {
+        bool surf = s->outer[i];
+        if (!surf && s->nst[i] < thr) {
+            const int32_t *L = s->nn + (size_t)i * NN_STRIDE;
+            for (int k = 0; k < s->nn_f[i] && !surf; k++) surf = s->outer[L[k]];
+        }
+        s->row[i] = surf ? -1 : 0;
+    }
+}
+
+/* The CG's first guess: the last pressures (by slot). */
+static void warm_task(int b, int e, int worker, void *vctx) {
+    MPS_TASK(vctx, worker);
+    for (int i = b; i < e; i++)
+        if (s->row[i] >= 0 && s->row[i] < c->rows) s->x[s->row[i]] = s->p_slot[w->p.slot[i]];
+}
+
+/* The particles' pressures from the solve (Eq. 18's at the surface), negative ones set to 0. */
+static void press_task(int b, int e, int worker, void *vctx) {
+    MPS_TASK(vctx, worker);
+    for (int i = b; i < e; i++) {
+        const int row = s->row[i];
+        const float v = row < 0 ? surface_pressure(c, s, i) : row < c->rows ? (float)s->x[row] : 0.0f;
+        s->press[i] = isfinite(v) && v > 0 ? v : 0.0f;
+    }
+}
+
 /* n*, the free surface (Eq. 18), Eq. 14 assembled and solved by MIC-CG;
  * the particles' pressures (s->press), negative ones set to 0.  Adds to the
  * ASSEMBLE and SOLVE phases. */
@@ -260,21 +313,11 @@ void fs__mps_pressure(fs_world *w, mps_state *s, ctx *c) {
     fs__run(w, nstar_task, c, n);
     /* Eq. 18, n* < beta n0, for the particles at the surface: one-sided neighbourhoods (SURF_ASYM, the
      * neighbour-asymmetry test of Khayyer, Gotoh & Shao 2009), sparse ones (SURF_SPARSE), and the particles
-     * next to either.  A particle short of n0 inside the fluid (next to a gap, |sum w r^| / sum w ~ 0.08 for
-     * one missing neighbour) keeps its row, its source pulling the gap shut: given the surface's pressure,
-     * such a gap deep in the water grew into a burst that stirred the whole tank (docs/sim-notes.md). */
-    int rows = 0, surface = 0;
-    const float thr = BETA * s->n0;
-    for (int i = 0; i < n; i++) {
-        bool surf = s->outer[i];
-        if (!surf && s->nst[i] < thr) {
-            const int32_t *L = s->nn + (size_t)i * NN_STRIDE;
-            for (int k = 0; k < s->nn_f[i] && !surf; k++) surf = s->outer[L[k]];
-        }
-        s->row[i] = surf ? -1 : 0;
-        rows += !surf;
-        surface += surf;
-    }
+     * next to either (surface_task) */
+    fs__run(w, surface_task, c, n);
+    int rows = 0;
+    for (int i = 0; i < n; i++) rows += s->row[i] >= 0;
+    const int surface = n - rows;
     number_rows(w, s, rows);
     fs_csr *A = &s->A;
     fs__run(w, count_task, c, n);
@@ -290,8 +333,8 @@ void fs__mps_pressure(fs_world *w, mps_state *s, ctx *c) {
     A->nnz = (int)(rows ? nnz : 0);
     if (rows) fs__run(w, fill_task, c, n);
     /* warm start from the last pressures */
-    for (int i = 0; i < n; i++)
-        if (s->row[i] >= 0 && s->row[i] < rows) s->x[s->row[i]] = s->p_slot[w->p.slot[i]];
+    c->rows = rows;
+    fs__run(w, warm_task, c, n);
     ph[FS_PHASE_ASSEMBLE] += fs__now_ms() - t;
 
     /* CG preconditioned by MIC */
@@ -305,10 +348,7 @@ void fs__mps_pressure(fs_world *w, mps_state *s, ctx *c) {
         bool pre = fs__dic(A, &s->pcg, MIC_OMEGA);
         it = fs__pcg(A, &s->pcg, s->b, s->x, CG_TOL, CG_MAXIT, pre, &res);
     }
-    for (int i = 0; i < n; i++) {
-        float v = s->row[i] < 0 ? surface_pressure(c, s, i) : s->row[i] < rows ? (float)s->x[s->row[i]] : 0.0f;
-        s->press[i] = isfinite(v) && v > 0 ? v : 0.0f;
-    }
+    fs__run(w, press_task, c, n);
     w->st.solver_iterations = it;
     w->st.solver_residual = res;
     s->unknowns = rows;
