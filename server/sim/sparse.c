@@ -163,10 +163,12 @@ static void forward_rows(const fs_csr *A, const fs_pcg *s, const double *r, doub
  * A = (D + L) + (D + L^T) - K, K = 2 D - diag(A): t = (D + L^T)^-1 D^1/2 p^
  * (backward), y = (D + L)^-1 (D^1/2 p^ - K t) (forward), q^ = D^1/2 (t + y).
  * t is also C^-T p^, the step of x in A's own unknowns. */
-static void eis_backward_rows(const fs_csr *A, const fs_pcg *s, const double *p, double *t, int b, int e) {
+static void eis_backward_rows(const fs_csr *A, const fs_pcg *s, const double *r, double beta, double *p, double *t,
+                              int b, int e) {
     const int32_t *rp = A->rowptr, *col = A->col, *dp = s->dpos;
     const double *val = A->val, *dinv = s->diag, *isq = s->isq;
     for (int i = e - 1; i >= b; i--) {
+        if (r) p[i] = r[i] + beta * p[i]; /* the CG's new direction, row by row (a row reads no other p) */
         int k = dp[i] + 1;
         const int end = rp[i + 1];
         double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
@@ -204,8 +206,8 @@ typedef struct sweep_ctx {
     bool backward; /* the backward sweep (Eisenstat's first half; else forward) */
     bool factor;   /* the factorisation (forward), omega as fs__dic */
     bool eis;      /* forward: Eisenstat's second half, p, t -> z, q (else z = (D + L)^-1 r) */
-    const double *p;
-    double *t, *q;
+    double *p, *t, *q;
+    double beta; /* backward, with r set: p = r + beta p first */
     double omega;
     _Atomic int fallbacks, missing; /* the factorisation's breakdowns; rows without a diagonal */
 } sweep_ctx;
@@ -254,7 +256,7 @@ static void ensure_block(sweep_ctx *c, int b) {
                 atomic_fetch_add_explicit(&c->missing, 1, memory_order_relaxed);
             if (fb) atomic_fetch_add_explicit(&c->fallbacks, fb, memory_order_relaxed);
         } else if (c->backward)
-            eis_backward_rows(c->A, c->s, c->p, c->t, blk[b], blk[b + 1]);
+            eis_backward_rows(c->A, c->s, c->r, c->beta, c->p, c->t, blk[b], blk[b + 1]);
         else if (c->eis)
             eis_forward_rows(c->A, c->s, c->p, c->t, c->z, c->q, blk[b], blk[b + 1]);
         else
@@ -351,16 +353,19 @@ static void forward_apply(const fs_csr *A, const fs_pcg *s, const double *r, dou
     forward_rows(A, s, r, z, 0, A->n);
 }
 
-/* q = C^-1 A C^-T p and t = C^-T p (eis_backward_rows), y scratch. */
-static void eis_apply(const fs_csr *A, const fs_pcg *s, const double *p, double *t, double *y, double *q) {
+/* q = C^-1 A C^-T p and t = C^-T p (eis_backward_rows), y scratch; with r
+ * set, p = r + beta p first (the CG's direction, within the backward sweep). */
+static void eis_apply(const fs_csr *A, const fs_pcg *s, const double *r, double beta, double *p, double *t, double *y,
+                      double *q) {
     if (blocked(A, s)) {
-        sweep_ctx c = {.A = A, .s = s, .eis = true, .backward = true, .p = p, .t = t, .z = y, .q = q};
+        sweep_ctx c = {
+            .A = A, .s = s, .eis = true, .backward = true, .r = r, .beta = beta, .p = p, .t = t, .z = y, .q = q};
         sweep_blocks(&c);
         c.backward = false;
         sweep_blocks(&c);
         return;
     }
-    eis_backward_rows(A, s, p, t, 0, A->n);
+    eis_backward_rows(A, s, r, beta, p, t, 0, A->n);
     eis_forward_rows(A, s, p, t, y, q, 0, A->n);
 }
 
@@ -453,9 +458,9 @@ int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, 
         double bhat = sqrt(dot(z, z, n));
         if (bhat == 0) bhat = 1;
         memcpy(p, r, sizeof(double) * (size_t)n);
-        double rr = dot(r, r, n);
+        double rr = dot(r, r, n), beta = 0;
         for (;;) {
-            eis_apply(A, s, p, t, z, q);
+            eis_apply(A, s, it ? r : NULL, beta, p, t, z, q); /* p = r + beta p from the second on */
             vec_ctx v = {.op = VEC_DOT, .n = n, .a = p, .b = q};
             const double pq = vec_run(s, &v);
             if (!(pq > 0)) { /* not positive definite along p: stop */
@@ -469,9 +474,7 @@ int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, 
                 res = true_residual(A, s, b, x, q, z, bnorm);
                 if (res <= tol || it >= maxit) break;
             }
-            v = (vec_ctx){.op = VEC_DIRECTION, .n = n, .z = r, .p = p, .coef = rr1 / rr};
-            rr = rr1;
-            vec_run(s, &v);
+            beta = rr1 / rr, rr = rr1;
         }
     }
     if (resid_out) *resid_out = res;
