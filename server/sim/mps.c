@@ -228,19 +228,25 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         }
         const float k = nui * c->lap_k; /* Eq. 7 times nu */
         s->lx[i] = k * lanes_sum(ax8), s->ly[i] = k * lanes_sum(ay8), s->lz[i] = k * lanes_sum(az8);
-        float nwr2[NN_MAX];
-        for (int t = 0; t < nw; t++) {
-            const int in = wr2[t] < near2;
-            full |= in & (mn >= NN_MAX - 1);
-            NL[mn] = cap + wj[t], nwr2[mn - mn0] = wr2[t], mn += in & (mn < NN_MAX - 1);
-        }
+        /* the walls within NEAR (all of them when NEAR >= h) after the fluid, as many as the list has room for */
+        int32_t wjb[WALL_BUF + FS_SCAN_PAD];
+        float wr2b[WALL_BUF + FS_SCAN_PAD];
+        const int nwn = all ? nw : fs__pack_lt(wj, wr2, nw, near2, wjb, wr2b);
+        const int32_t *wjn = all ? wj : wjb;
+        const float *wr2n = all ? wr2 : wr2b;
+        const int take = nwn < NN_MAX - 1 - mn0 ? nwn : NN_MAX - 1 - mn0;
+        full |= take < nwn;
+        for (int t = 0; t < take; t++) NL[mn0 + t] = cap + wjn[t];
+        mn = mn0 + take;
         if (tens) s->nst[i] = lanes_sum(nr8), s->nst1[i] = n1; /* n at r^n, walls included */
         s->nn_t[i] = (int16_t)mn;
         /* the close list: the near list's pairs within CLOSE l0, in its order, packed without branches */
         int32_t cl[NN_MAX + FS_SCAN_PAD];
         float cr2[NN_MAX + FS_SCAN_PAD];
         int ncl = fs__pack_lt(nl, nr2, mn0, c->close2, cl, cr2);
-        for (int t = 0; t < mn - mn0; t++) cl[ncl] = NL[mn0 + t], ncl += nwr2[t] < c->close2;
+        const int ncw = fs__pack_lt(wjn, wr2n, take, c->close2, cl + ncl, cr2 + ncl);
+        for (int t = ncl; t < ncl + ncw; t++) cl[t] += cap;
+        ncl += ncw;
         const bool fits = ncl <= NC_MAX;
         if (fits) memcpy(s->nc + (size_t)i * NC_MAX, cl, sizeof(int32_t) * (size_t)ncl);
         s->nc_n[i] = (int16_t)(fits ? ncl : -1);
