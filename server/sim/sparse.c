@@ -77,22 +77,25 @@ typedef struct spmv_ctx {
     double *y;
 } spmv_ctx;
 
+/* s0 + sum over entries [k, end) of val x[col], the sum in four chains
+ * added in a fixed order (a row's sum in the mat-vec and the sweeps; the
+ * sweeps subtract as -row_sum(.., -s0), which gives the same bits). */
+static inline double row_sum(const double *val, const int32_t *col, const double *x, int k, int end, double s0) {
+    double s1 = 0, s2 = 0, s3 = 0;
+    for (; k + 3 < end; k += 4)
+        s0 += val[k] * x[col[k]], s1 += val[k + 1] * x[col[k + 1]], s2 += val[k + 2] * x[col[k + 2]],
+            s3 += val[k + 3] * x[col[k + 3]];
+    for (; k < end; k++) s0 += val[k] * x[col[k]];
+    return (s0 + s1) + (s2 + s3);
+}
+
 static void spmv_task(int b, int e, int worker, void *vctx) {
     (void)worker;
     const spmv_ctx *c = vctx;
     const fs_csr *A = c->A;
     const int32_t *rp = A->rowptr, *col = A->col;
     const double *val = A->val, *x = c->x;
-    for (int i = b; i < e; i++) { /* each row's sum in four chains, added in a fixed order */
-        int k = rp[i];
-        const int end = rp[i + 1];
-        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        for (; k + 3 < end; k += 4)
-            s0 += val[k] * x[col[k]], s1 += val[k + 1] * x[col[k + 1]], s2 += val[k + 2] * x[col[k + 2]],
-                s3 += val[k + 3] * x[col[k + 3]];
-        for (; k < end; k++) s0 += val[k] * x[col[k]];
-        c->y[i] = (s0 + s1) + (s2 + s3);
-    }
+    for (int i = b; i < e; i++) c->y[i] = row_sum(val, col, x, rp[i], rp[i + 1], 0.0);
 }
 
 /* y = A x, one row per gather: the same bits on any split of the rows. */
@@ -106,9 +109,9 @@ static void spmv(fs_world *w, const fs_csr *A, const double *x, double *y) {
 
 /* Rows [b, e) of the factorisation: d_i from the rows before it, stored as
  * 1 / d_i (the sweeps multiply), with sqrt(d_i), its inverse and
- * 2 d_i - a_ii for Eisenstat's form; the diagonal's place in the row in dpos;
- * up_i, the sum of row i's entries right of the diagonal, in up.  Counts the rows that broke down; false if a row has
- * no diagonal. */
+ * 2 d_i - a_ii for Eisenstat's form; the diagonal's place in the row in
+ * dpos; up_i, the sum of row i's entries right of the diagonal, in up.
+ * Counts the rows that broke down; false if a row has no diagonal. */
 static bool factor_rows(const fs_csr *A, const fs_pcg *s, double *up, double omega, int b, int e, int *fallbacks) {
     double *dinv = s->diag;
     for (int i = b; i < e; i++) {
@@ -147,16 +150,7 @@ static bool factor_rows(const fs_csr *A, const fs_pcg *s, double *up, double ome
 static void forward_rows(const fs_csr *A, const fs_pcg *s, const double *r, double *z, int b, int e) {
     const int32_t *rp = A->rowptr, *col = A->col, *dp = s->dpos;
     const double *val = A->val, *dinv = s->diag;
-    for (int i = b; i < e; i++) {
-        int k = rp[i];
-        const int end = dp[i]; /* the columns below the diagonal */
-        double s0 = r[i], s1 = 0, s2 = 0, s3 = 0;
-        for (; k + 3 < end; k += 4)
-            s0 -= val[k] * z[col[k]], s1 -= val[k + 1] * z[col[k + 1]], s2 -= val[k + 2] * z[col[k + 2]],
-                s3 -= val[k + 3] * z[col[k + 3]];
-        for (; k < end; k++) s0 -= val[k] * z[col[k]];
-        z[i] = ((s0 + s1) + (s2 + s3)) * dinv[i];
-    }
+    for (int i = b; i < e; i++) z[i] = -row_sum(val, col, z, rp[i], dp[i], -r[i]) * dinv[i]; /* below the diagonal */
 }
 
 /* Eisenstat's product q^ = C^-1 A C^-T p^ with C = (D + L) D^-1/2 and
@@ -169,14 +163,8 @@ static void eis_backward_rows(const fs_csr *A, const fs_pcg *s, const double *r,
     const double *val = A->val, *dinv = s->diag, *isq = s->isq;
     for (int i = e - 1; i >= b; i--) {
         if (r) p[i] = r[i] + beta * p[i]; /* the CG's new direction, row by row (a row reads no other p) */
-        int k = dp[i] + 1;
-        const int end = rp[i + 1];
-        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        for (; k + 3 < end; k += 4)
-            s0 += val[k] * t[col[k]], s1 += val[k + 1] * t[col[k + 1]], s2 += val[k + 2] * t[col[k + 2]],
-                s3 += val[k + 3] * t[col[k + 3]];
-        for (; k < end; k++) s0 += val[k] * t[col[k]];
-        t[i] = isq[i] * p[i] - ((s0 + s1) + (s2 + s3)) * dinv[i]; /* (D^1/2 p^)_i / d_i = p^_i / sqrt(d_i) */
+        /* above the diagonal; (D^1/2 p^)_i / d_i = p^_i / sqrt(d_i) */
+        t[i] = isq[i] * p[i] - row_sum(val, col, t, dp[i] + 1, rp[i + 1], 0.0) * dinv[i];
     }
 }
 
@@ -185,14 +173,7 @@ static void eis_forward_rows(const fs_csr *A, const fs_pcg *s, const double *p, 
     const int32_t *rp = A->rowptr, *col = A->col, *dp = s->dpos;
     const double *val = A->val, *dinv = s->diag, *sq = s->sq, *kd = s->kd;
     for (int i = b; i < e; i++) {
-        int k = rp[i];
-        const int end = dp[i];
-        double s0 = sq[i] * p[i] - kd[i] * t[i], s1 = 0, s2 = 0, s3 = 0;
-        for (; k + 3 < end; k += 4)
-            s0 -= val[k] * y[col[k]], s1 -= val[k + 1] * y[col[k + 1]], s2 -= val[k + 2] * y[col[k + 2]],
-                s3 -= val[k + 3] * y[col[k + 3]];
-        for (; k < end; k++) s0 -= val[k] * y[col[k]];
-        y[i] = ((s0 + s1) + (s2 + s3)) * dinv[i];
+        y[i] = -row_sum(val, col, y, rp[i], dp[i], -(sq[i] * p[i] - kd[i] * t[i])) * dinv[i]; /* below the diagonal */
         q[i] = sq[i] * (t[i] + y[i]);
     }
 }
