@@ -156,9 +156,11 @@ typedef struct step_ctx {
     float dt, h, h2, inv_h;
     fs_vec3 g;
     uint64_t nonfinite[FS_MAX_WORKERS], clamped[FS_MAX_WORKERS], freeze_events[FS_MAX_WORKERS];
-    bool freezing; /* some particle froze this step */
-    bool colored;  /* this step relaxed by coloured sweeps (walls projected inside them) */
-    int spr_pass;  /* which springs Algorithm 3's pass moves: SPR_ALL, SPR_PLASTIC, SPR_ELASTIC */
+    bool freezing;      /* some particle froze this step */
+    bool colored;       /* this step relaxed by coloured sweeps (walls projected inside them) */
+    bool gravity_first; /* predict_task adds gravity (viscosity comes after the lists) */
+    bool uni;           /* the materials present share Alg. 5's and XSPH's constants */
+    int spr_pass;       /* which springs Algorithm 3's pass moves: SPR_ALL, SPR_PLASTIC, SPR_ELASTIC */
 } step_ctx;
 
 enum { SPR_ALL, SPR_PLASTIC, SPR_ELASTIC };
@@ -200,53 +202,92 @@ static inline int new_spring(const step_ctx *c, const fs_world *w, int i, int j)
     return (c->m.add[mi] && c->m.add[mj]) ? 1 : 0;
 }
 
-/* ---- gravity + viscosity (Alg. 1 lines 1-5, Alg. 5), gather form ------- */
+/* ---- gravity + viscosity (Alg. 1 lines 1-5, Alg. 5), gather form -------
+ * Alg. 5 for particle i over its neighbours J[0..n) (r_ij in DX, DY, DZ, as a
+ * scan packs them), all within h; the sum of the impulses (and XSPH's
+ * exchange) i receives, to add to its velocity. */
+static inline __attribute__((always_inline)) void visc_sum(const step_ctx *c, int i, const int32_t *restrict J,
+                                                           const float *restrict DX, const float *restrict DY,
+                                                           const float *restrict DZ, int n, bool uni, float *oax,
+                                                           float *oay, float *oaz) {
+    const fs_particles *p = &c->w->p;
+    const float *VX = p->vx, *VY = p->vy, *VZ = p->vz;
+    const float *SG = c->s->s_a, *BT = c->s->s_b; /* per-particle dt sigma, dt beta / h */
+    const float *XS = c->s->s_c;                  /* per-particle XSPH weight */
+    const float inv_h = c->inv_h;
+    const float vxi = VX[i], vyi = VY[i], vzi = VZ[i], si = SG[i], bi = BT[i], xsi = XS[i];
+    float ax = 0, ay = 0, az = 0;
+#pragma omp simd reduction(+ : ax, ay, az)
+    for (int k = 0; k < n; k++) {
+        const int j = J[k];
+        const float dx = DX[k], dy = DY[k], dz = DZ[k];
+        const float rr = sqrtf(dx * dx + dy * dy + dz * dz);
+        /* a coincident pair has no direction: no radial impulse */
+        const float inv = rr > 1e-9f ? 1.0f / rr : 0.0f;
+        const float ux = dx * inv, uy = dy * inv, uz = dz * inv;
+        /* u: inward radial velocity (Alg. 5 line 5); only u > 0 acts (line 6) */
+        float u = (vxi - VX[j]) * ux + (vyi - VY[j]) * uy + (vzi - VZ[j]) * uz;
+        u = u > 0.0f ? u : 0.0f;
+        const float q = rr * inv_h;
+        /* uni: every particle has i's constants, and 0.5 (a + a) = a exactly */
+        const float sg = uni ? si : 0.5f * (si + SG[j]), bt = uni ? bi : 0.5f * (bi + BT[j]);
+        /* Alg. 5 line 8 (dt folded into sigma, beta).  Applied as a
+         * Jacobi gather, an impulse larger than (1-q) u / 16 per pair
+         * could make the sum over ~40 neighbours reverse the relative
+         * velocity; saturating there keeps the smoothing operator's
+         * eigenvalues in [0, 1] up to twice the rest density. */
+        float I = sg * u + bt * u * u;
+        const float cap = u * (1.0f / 16.0f);
+        I = (1.0f - q) * (I < cap ? I : cap) * 0.5f; /* line 9: v_i -= I/2 */
+        ax -= I * ux, ay -= I * uy, az -= I * uz;
+        /* XSPH (XSPH_C), symmetric in i and j: momentum is kept */
+        const float xs = (uni ? xsi : 0.5f * (xsi + XS[j])) * (1.0f - q) * (1.0f - q);
+        ax += xs * (VX[j] - vxi), ay += xs * (VY[j] - vyi), az += xs * (VZ[j] - vzi);
+    }
+    *oax = ax, *oay = ay, *oaz = az;
+}
+
+/* Alg. 1 lines 1-5 at the step's start (the Jacobi and sequential forms): a
+ * scan of the grid on x, gravity and the viscosity impulses into nv. */
 FS_SIMD_CLONES static void viscosity_task(int b, int e, int worker, void *vctx) {
     step_ctx *c = vctx;
     fs_world *w = c->w;
     const fs_particles *p = &w->p;
-    const float *X = p->x, *Y = p->y, *Z = p->z, *VX = p->vx, *VY = p->vy, *VZ = p->vz;
-    const float *SG = c->s->s_a, *BT = c->s->s_b; /* per-particle dt sigma, dt beta / h */
-    const float *XS = c->s->s_c;                  /* per-particle XSPH weight */
-    const float inv_h = c->inv_h, gdx = c->g.x * c->dt, gdy = c->g.y * c->dt, gdz = c->g.z * c->dt;
+    const float gdx = c->g.x * c->dt, gdy = c->g.y * c->dt, gdz = c->g.z * c->dt;
     fs_scratch sc = fs__scratch_of(w, worker);
     fs_ranges r = {.cell = -1, .cyz = -1};
     for (int i = b; i < e; i++) {
         fs__ranges_of(w, w->cell[i], &r);
-        const int n = fs__scan(X, Y, Z, &r, i, c->h2, true, sc.j, sc.r2, sc.dx, sc.dy, sc.dz);
-        const float vxi = VX[i], vyi = VY[i], vzi = VZ[i], si = SG[i], bi = BT[i], xi = XS[i];
-        const int32_t *J = sc.j;
-        const float *R2 = sc.r2, *DX = sc.dx, *DY = sc.dy, *DZ = sc.dz;
-        float ax = 0, ay = 0, az = 0;
-#pragma omp simd reduction(+ : ax, ay, az)
-        for (int k = 0; k < n; k++) {
-            const int j = J[k];
-            const float rr = sqrtf(R2[k]);
-            /* a coincident pair has no direction: no radial impulse */
-            const float inv = rr > 1e-9f ? 1.0f / rr : 0.0f;
-            const float ux = DX[k] * inv, uy = DY[k] * inv, uz = DZ[k] * inv;
-            /* u: inward radial velocity (Alg. 5 line 5); only u > 0 acts (line 6) */
-            float u = (vxi - VX[j]) * ux + (vyi - VY[j]) * uy + (vzi - VZ[j]) * uz;
-            u = u > 0.0f ? u : 0.0f;
-            const float q = rr * inv_h;
-            const float sg = 0.5f * (si + SG[j]), bt = 0.5f * (bi + BT[j]);
-            /* Alg. 5 line 8 (dt folded into sigma, beta).  Applied as a
-             * Jacobi gather, an impulse larger than (1-q) u / 16 per pair
-             * could make the sum over ~40 neighbours reverse the relative
-             * velocity; saturating there keeps the smoothing operator's
-             * eigenvalues in [0, 1] up to twice the rest density. */
-            float I = sg * u + bt * u * u;
-            const float cap = u * (1.0f / 16.0f);
-            I = (1.0f - q) * (I < cap ? I : cap) * 0.5f; /* line 9: v_i -= I/2 */
-            ax -= I * ux, ay -= I * uy, az -= I * uz;
-            /* XSPH (XSPH_C), symmetric in i and j: momentum is kept */
-            const float xs = 0.5f * (xi + XS[j]) * (1.0f - q) * (1.0f - q);
-            ax += xs * (VX[j] - vxi), ay += xs * (VY[j] - vyi), az += xs * (VZ[j] - vzi);
-        }
+        const int n = fs__scan(p->x, p->y, p->z, &r, i, c->h2, true, sc.j, sc.r2, sc.dx, sc.dy, sc.dz);
+        float ax, ay, az;
+        visc_sum(c, i, sc.j, sc.dx, sc.dy, sc.dz, n, false, &ax, &ay, &az);
         /* Alg. 1 line 3 (gravity) + the viscosity impulses */
-        w->nvx[i] = vxi + gdx + ax;
-        w->nvy[i] = vyi + gdy + ay;
-        w->nvz[i] = vzi + gdz + az;
+        w->nvx[i] = p->vx[i] + gdx + ax;
+        w->nvy[i] = p->vy[i] + gdy + ay;
+        w->nvz[i] = p->vz[i] + gdz + az;
+    }
+}
+
+/* The coloured sweeps' order (after position-based fluids, Macklin & Mueller
+ * 2013, Algorithm 1, whose neighbours are found once, at the predicted
+ * positions, and serve the solver's loop and the XSPH viscosity): gravity,
+ * prediction, one grid and one scan a step at the predicted positions, which
+ * store the lists of every sweep (list_task, below), sum Alg. 5's impulses
+ * over the same pairs into nv, and Eq. 21's heat rates; then the prediction
+ * moves by dt times each impulse (visc_apply_task), as line 7 would have
+ * moved it.  Alg. 5 thus reads the pairs and their directions at x + dt v
+ * instead of x: the step needs one grid build and one neighbour scan, not two
+ * (docs/clavet-notes.md, session 22). */
+static void visc_apply_task(int b, int e, int worker, void *vctx) {
+    (void)worker;
+    step_ctx *c = vctx;
+    fs_world *w = c->w;
+    fs_particles *p = &w->p;
+    const float dt = c->dt;
+    for (int i = b; i < e; i++) {
+        p->x[i] += dt * (w->nvx[i] - p->vx[i]);
+        p->y[i] += dt * (w->nvy[i] - p->vy[i]);
+        p->z[i] += dt * (w->nvz[i] - p->vz[i]);
     }
 }
 
@@ -262,12 +303,17 @@ static void visc_params_task(int b, int e, int worker, void *vctx) {
     }
 }
 
-/* Alg. 1 lines 6-10: save previous position, advance to predicted. */
+/* Alg. 1 lines 6-10: save previous position, advance to predicted (the
+ * coloured sweeps' order: gravity first, line 3). */
 static void predict_task(int b, int e, int worker, void *vctx) {
     (void)worker;
     step_ctx *c = vctx;
     fs_particles *p = &c->w->p;
     const float dt = c->dt;
+    if (c->gravity_first) {
+        const float gdx = c->g.x * dt, gdy = c->g.y * dt, gdz = c->g.z * dt;
+        for (int i = b; i < e; i++) p->vx[i] += gdx, p->vy[i] += gdy, p->vz[i] += gdz;
+    }
     for (int i = b; i < e; i++) {
         p->px[i] = p->x[i], p->py[i] = p->y[i], p->pz[i] = p->z[i];
         p->x[i] += dt * p->vx[i], p->y[i] += dt * p->vy[i], p->z[i] += dt * p->vz[i];
@@ -426,6 +472,13 @@ static void spring_displace_task(int b, int e, int worker, void *vctx) {
     }
 }
 
+static void swap_velocities(fs_world *w) {
+    float *t;
+    t = w->p.vx, w->p.vx = w->nvx, w->nvx = t;
+    t = w->p.vy, w->p.vy = w->nvy, w->nvy = t;
+    t = w->p.vz, w->p.vz = w->nvz, w->nvz = t;
+}
+
 static void swap_positions(fs_world *w) {
     float *t;
     t = w->p.x, w->p.x = w->nx, w->nx = t;
@@ -527,6 +580,34 @@ static inline void wall_push(const fs_world *w, float x, float y, float z, float
     *ax += d[0], *ay += d[1], *az += d[2];
 }
 
+/* Eq. 21 for particle i over its neighbours J[0..n) (|r_ij|^2 in R2): heat
+ * diffusion with the Laplacian of the viscosity kernel, proportional to
+ * (h - r) = h q; each pair's exchange is antisymmetric, so heat is conserved. */
+static inline __attribute__((always_inline)) float heat_sum(const step_ctx *c, int i, const int32_t *restrict J,
+                                                            const float *restrict R2, int n) {
+    const fs_particles *p = &c->w->p;
+    const float Ti = p->temp[i], Di = c->m.diff[p->mat[i]], inv_h = c->inv_h;
+    const float *T = p->temp;
+    const uint8_t *MM = p->mat;
+    float acc = 0;
+#pragma omp simd reduction(+ : acc)
+    for (int k = 0; k < n; k++) {
+        const float q = 1.0f - sqrtf(R2[k]) * inv_h;
+        acc += 0.5f * (Di + c->m.diff[MM[J[k]]]) * q * (T[J[k]] - Ti);
+    }
+    return acc;
+}
+
+/* Stores i's list (sc's first n entries) in w->nb, or marks it overflowed. */
+static inline void store_list(fs_world *w, int i, const int32_t *J, int n) {
+    if (n <= FS_NB_MAX) {
+        memcpy(w->nb + (size_t)i * FS_NB_MAX, J, sizeof(int32_t) * (size_t)n);
+        w->nb_n[i] = n;
+    } else {
+        w->nb_n[i] = -1; /* whoever reads it scans again: same positions, same set */
+    }
+}
+
 /* Pass 1: density and near-density (Eq. 1, 4), pressures (Eq. 2, 5),
  * premultiplied by dt^2 so that pass 2 is Eq. 6 directly. */
 FS_SIMD_CLONES static void density_task(int b, int e, int worker, void *vctx) {
@@ -539,44 +620,43 @@ FS_SIMD_CLONES static void density_task(int b, int e, int worker, void *vctx) {
     for (int i = b; i < e; i++) {
         fs__ranges_of(w, w->cell[i], &r);
         const int n = fs__scan(p->x, p->y, p->z, &r, i, c->h2, false, sc.j, sc.r2, NULL, NULL, NULL);
-        if (n <= FS_NB_MAX) {
-            memcpy(w->nb + (size_t)i * FS_NB_MAX, sc.j, sizeof(int32_t) * (size_t)n);
-            w->nb_n[i] = n;
-        } else {
-            w->nb_n[i] = -1; /* pass 2 scans again: same positions, same set */
-        }
+        store_list(w, i, sc.j, n);
         const float *R2 = sc.r2;
         const int m = p->mat[i];
         float rho = 0, rhon = 0;
-        if (c->m.heat) {
-            /* the same pass also sums Eq. 21: heat diffusion with the
-             * Laplacian of the viscosity kernel, proportional to (h - r) = h q;
-             * each pair's exchange is antisymmetric, so heat is conserved */
-            const float Ti = p->temp[i], Di = c->m.diff[m];
-            const float *T = p->temp;
-            const uint8_t *MM = p->mat;
-            const int32_t *J = sc.j;
-            float acc = 0;
-#pragma omp simd reduction(+ : rho, rhon, acc)
-            for (int k = 0; k < n; k++) {
-                const float q = 1.0f - sqrtf(R2[k]) * inv_h, q2 = q * q;
-                rho += q2;      /* Eq. 1 */
-                rhon += q2 * q; /* Eq. 4 */
-                const int j = J[k];
-                acc += 0.5f * (Di + c->m.diff[MM[j]]) * q * (T[j] - Ti);
-            }
-            w->dT[i] = acc;
-        } else {
 #pragma omp simd reduction(+ : rho, rhon)
-            for (int k = 0; k < n; k++) {
-                const float q = 1.0f - sqrtf(R2[k]) * inv_h, q2 = q * q;
-                rho += q2;      /* Eq. 1 */
-                rhon += q2 * q; /* Eq. 4 */
-            }
+        for (int k = 0; k < n; k++) {
+            const float q = 1.0f - sqrtf(R2[k]) * inv_h, q2 = q * q;
+            rho += q2;      /* Eq. 1 */
+            rhon += q2 * q; /* Eq. 4 */
         }
+        if (c->m.heat) w->dT[i] = heat_sum(c, i, sc.j, R2, n);
         wall_density(w, p->x[i], p->y[i], p->z[i], &rho, &rhon);
         c->s->s_a[i] = c->m.k[m] * (rho - c->m.rho0[m]); /* Eq. 2, times dt^2 h */
         c->s->s_b[i] = c->m.kn[m] * rhon;                /* Eq. 5, times dt^2 h */
+    }
+}
+
+/* The coloured sweeps' one scan a step, at the predicted positions: i's list
+ * for every sweep, Alg. 5's impulses into nv (the coloured sweeps' order, above)
+ * and Eq. 21's heat rate. */
+FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
+    step_ctx *c = vctx;
+    fs_world *w = c->w;
+    const fs_particles *p = &w->p;
+    fs_scratch sc = fs__scratch_of(w, worker);
+    fs_ranges r = {.cell = -1, .cyz = -1};
+    for (int i = b; i < e; i++) {
+        fs__ranges_of(w, w->cell[i], &r);
+        const int n = fs__scan(p->x, p->y, p->z, &r, i, c->h2, true, sc.j, sc.r2, sc.dx, sc.dy, sc.dz);
+        store_list(w, i, sc.j, n);
+        float ax, ay, az;
+        if (c->uni)
+            visc_sum(c, i, sc.j, sc.dx, sc.dy, sc.dz, n, true, &ax, &ay, &az);
+        else
+            visc_sum(c, i, sc.j, sc.dx, sc.dy, sc.dz, n, false, &ax, &ay, &az);
+        w->nvx[i] = p->vx[i] + ax, w->nvy[i] = p->vy[i] + ay, w->nvz[i] = p->vz[i] + az;
+        if (c->m.heat) w->dT[i] = heat_sum(c, i, sc.j, sc.r2, n);
     }
 }
 
@@ -894,34 +974,80 @@ static inline __attribute__((always_inline)) void gs_particle(fs_world *w, const
     X[i] = clampf(xi + ax, lo.x, hi.x), Y[i] = clampf(yi + ay, lo.y, hi.y), Z[i] = clampf(zi + az, lo.z, hi.z);
 }
 
-FS_SIMD_CLONES static void gs_task(int b, int e, int worker, void *vctx) {
+/* Asks for the lines of particle i's list a few particles ahead
+ * of the sweep: the lists lie FS_NB_MAX entries apart, a stride the hardware
+ * prefetchers do not follow, and the first load of a list took a quarter of
+ * the sweep's samples without it. */
+#define GS_AHEAD 2
+static inline void prefetch_nb(const fs_world *w, int i) {
+    const char *l = (const char *)(w->nb + (size_t)i * FS_NB_MAX);
+    for (int k = 0; k < 4 * w->nb_n[i]; k += 64) __builtin_prefetch(l + k);
+}
+
+/* gs_particle compiled once for each case, so that every particle is
+ * relaxed by the same machine code wherever gs_task visits it: inlined at
+ * several call sites, the vectoriser may sum a loop in another order at
+ * each, and the result would depend on which site (here: which of the two
+ * interleaved blocks) a thread's split put the particle in. */
+FS_SIMD_CLONES static __attribute__((noinline)) void gs_particle_walls(fs_world *w, const gs_ctx *g, int i,
+                                                                       float (*s)[FS_NB_MAX]) {
+    gs_particle(w, g, i, true, s[0], s[1], s[2], s[3]);
+}
+FS_SIMD_CLONES static __attribute__((noinline)) void gs_particle_inner(fs_world *w, const gs_ctx *g, int i,
+                                                                       float (*s)[FS_NB_MAX]) {
+    gs_particle(w, g, i, false, s[0], s[1], s[2], s[3]);
+}
+
+/* The particles of the running colour's t-th block in the order the sweep
+ * visits them (rows of cells in turn, each row's particles reversed when
+ * backward), into o;
+ * returns how many.  *walls: the block lies within a block (2h) of a face
+ * (otherwise its particles' neighbours lie over h inside, and no share,
+ * under h, takes one past a wall). */
+static int block_order(const fs_world *w, const gs_ctx *g, int t, bool *walls, int32_t *o) {
+    int bx, by, bz, m = 0;
+    block_at(&g->cp, t, &bx, &by, &bz);
+    const int x0 = bx * COLOR_BLOCK, x1 = x0 + COLOR_BLOCK < w->gx ? x0 + COLOR_BLOCK : w->gx;
+    *walls = bx < 1 || by < 1 || bz < 1 || bx + 2 >= g->nbx_all || by + 2 >= g->nby_all || bz + 2 >= g->nbz_all;
+    for (int cz = bz * COLOR_BLOCK; cz < bz * COLOR_BLOCK + COLOR_BLOCK && cz < w->gz; cz++)
+        for (int cy = by * COLOR_BLOCK; cy < by * COLOR_BLOCK + COLOR_BLOCK && cy < w->gy; cy++) {
+            const int row = (cz * w->gy + cy) * w->gx;
+            const int i0 = w->cell_start[row + x0], i1 = w->cell_start[row + x1];
+            if (g->cp.backward)
+                for (int i = i1 - 1; i >= i0; i--) o[m++] = i;
+            else
+                for (int i = i0; i < i1; i++) o[m++] = i;
+        }
+    return m;
+}
+
+/* Two blocks of one colour at a time, a particle of each in turn.  Within a
+ * block each particle reads the positions the one before it wrote (the
+ * Gauss-Seidel chain: the gather's loads wait for the last scatter's
+ * stores); the two blocks share no particle, so the core runs one block's
+ * particle while the other's stores drain.  The order within each block is
+ * unchanged, and so are the results, bit for bit. */
+static void gs_task(int b, int e, int worker, void *vctx) {
     const gs_ctx *g = vctx;
     fs_world *w = g->c->w;
     fs_scratch sc = fs__scratch_of(w, worker);
-    for (int t = b; t < e; t++) {
-        int bx, by, bz;
-        block_at(&g->cp, t, &bx, &by, &bz);
-        const int x0 = bx * COLOR_BLOCK, x1 = x0 + COLOR_BLOCK < w->gx ? x0 + COLOR_BLOCK : w->gx;
-        /* a block a whole block (2h) from every face: its particles' neighbours
-         * lie over h inside, and no share (under h) takes one past a wall */
-        const bool walls =
-            bx < 1 || by < 1 || bz < 1 || bx + 2 >= g->nbx_all || by + 2 >= g->nby_all || bz + 2 >= g->nbz_all;
-        for (int cz = bz * COLOR_BLOCK; cz < bz * COLOR_BLOCK + COLOR_BLOCK && cz < w->gz; cz++)
-            for (int cy = by * COLOR_BLOCK; cy < by * COLOR_BLOCK + COLOR_BLOCK && cy < w->gy; cy++) {
-                const int row = (cz * w->gy + cy) * w->gx;
-                const int i0 = w->cell_start[row + x0], i1 = w->cell_start[row + x1];
-                if (walls) {
-                    if (g->cp.backward)
-                        for (int i = i1 - 1; i >= i0; i--) gs_particle(w, g, i, true, sc.dx, sc.dy, sc.dz, sc.r2);
-                    else
-                        for (int i = i0; i < i1; i++) gs_particle(w, g, i, true, sc.dx, sc.dy, sc.dz, sc.r2);
-                } else {
-                    if (g->cp.backward)
-                        for (int i = i1 - 1; i >= i0; i--) gs_particle(w, g, i, false, sc.dx, sc.dy, sc.dz, sc.r2);
-                    else
-                        for (int i = i0; i < i1; i++) gs_particle(w, g, i, false, sc.dx, sc.dy, sc.dz, sc.r2);
-                }
+    float sa[4][FS_NB_MAX] __attribute__((aligned(32))), sb[4][FS_NB_MAX] __attribute__((aligned(32)));
+    for (int t = b; t < e; t += 2) {
+        bool wa, wb = false;
+        const int32_t *A = sc.j;
+        const int na = block_order(w, g, t, &wa, sc.j);
+        const int32_t *B = sc.j + na;
+        const int nb = t + 1 < e ? block_order(w, g, t + 1, &wb, sc.j + na) : 0;
+        for (int k = 0; k < na || k < nb; k++) {
+            if (k < na) {
+                if (k + GS_AHEAD < na) prefetch_nb(w, A[k + GS_AHEAD]);
+                (wa ? gs_particle_walls : gs_particle_inner)(w, g, A[k], sa);
             }
+            if (k < nb) {
+                if (k + GS_AHEAD < nb) prefetch_nb(w, B[k + GS_AHEAD]);
+                (wb ? gs_particle_walls : gs_particle_inner)(w, g, B[k], sb);
+            }
+        }
     }
 }
 
@@ -1107,6 +1233,27 @@ static void collide_task(int b, int e, int worker, void *vctx) {
     c->clamped[worker] += clamped;
 }
 
+/* Two tests that let the pair passes skip work without changing a bit:
+ * - all particles at one temperature: Eq. 21's exchanges are all zero, and
+ *   T + dt * 0 = T, so the heat pass is skipped (c->m.heat cleared);
+ * - the materials present share sigma, beta and the XSPH weight: the pair
+ *   passes use i's constants (0.5 (a + a) = a) instead of gathering j's. */
+static void step_shortcuts(const fs_world *w, step_ctx *c) {
+    const fs_particles *p = &w->p;
+    bool present[FS_MAX_MATERIALS] = {false}, iso = true;
+    const float T0 = w->n ? p->temp[0] : 0.0f;
+    for (int i = 0; i < w->n; i++) present[p->mat[i]] = true, iso &= p->temp[i] == T0;
+    if (iso) c->m.heat = false;
+    c->uni = true;
+    int first = -1;
+    for (int m = 0; m < w->nmat; m++) {
+        if (!present[m]) continue;
+        if (first < 0) first = m;
+        c->uni &=
+            c->m.sigma[m] == c->m.sigma[first] && c->m.beta[m] == c->m.beta[first] && c->m.xsph[m] == c->m.xsph[first];
+    }
+}
+
 /* ---- Algorithm 1 -------------------------------------------------------- */
 static void clavet_step(fs_world *w) {
     double t0 = fs__now_ms(), t;
@@ -1121,17 +1268,20 @@ static void clavet_step(fs_world *w) {
     c.inv_h = w->inv_h;
     c.g = w->dom.gravity;
     double *ph = w->st.phase_ms;
-    fs__step_begin(w);
+    /* the coloured sweeps build one grid and one set of lists a step, at the
+     * predicted positions, and read Alg. 5's pairs from them
+     * (list_task); the other forms follow Algorithm 1's order */
+    const bool lists_first = w->def.clavet.relax == FS_RELAX_COLORED;
+    c.gravity_first = lists_first;
+    fs__step_begin(w, !lists_first);
+    step_shortcuts(w, &c);
 
     /* lines 1-5, then 6-10 */
     t = fs__now_ms();
     fs__run(w, visc_params_task, &c, w->n);
-    fs__run(w, viscosity_task, &c, w->n);
-    {
-        float *s;
-        s = w->p.vx, w->p.vx = w->nvx, w->nvx = s;
-        s = w->p.vy, w->p.vy = w->nvy, w->nvy = s;
-        s = w->p.vz, w->p.vz = w->nvz, w->nvz = s;
+    if (!lists_first) {
+        fs__run(w, viscosity_task, &c, w->n);
+        swap_velocities(w);
     }
     fs__run(w, predict_task, &c, w->n);
     ph[FS_PHASE_VISCOSITY] += fs__now_ms() - t;
@@ -1140,18 +1290,21 @@ static void clavet_step(fs_world *w) {
 
     /* lines 12, 15 */
     t = fs__now_ms();
-    c.colored = w->def.clavet.relax == FS_RELAX_COLORED;
+    c.colored = lists_first;
     if (c.m.any_springs || c.m.any_phase) springs_stage(w, &c);
     ph[FS_PHASE_SPRINGS] += fs__now_ms() - t;
 
     /* line 16 */
     t = fs__now_ms();
-    bool colored = w->def.clavet.relax == FS_RELAX_COLORED;
+    bool colored = lists_first;
     if (colored) {
-        /* the neighbour lists of every sweep (and Eq. 21's heat rates) at the
-         * predicted positions; a particle with more than FS_NB_MAX neighbours
-         * has none, and the step falls back to the Jacobi sweeps, which scan */
-        fs__run(w, density_task, &c, w->n);
+        /* the neighbour lists of every sweep, Alg. 5's impulses and Eq. 21's
+         * heat rates at the predicted positions; a particle with more than
+         * FS_NB_MAX neighbours has no list, and the step falls back to the
+         * Jacobi sweeps, which scan (timed as the relaxation) */
+        fs__run(w, list_task, &c, w->n);
+        fs__run(w, visc_apply_task, &c, w->n);
+        swap_velocities(w);
         for (int i = 0; i < w->n && colored; i++) colored = w->nb_n[i] >= 0;
         w->st.relax_fallbacks += !colored;
         if (!colored && w->springs) { /* springs_stage left the elastic springs to the sweeps */

@@ -46,8 +46,8 @@ void fs__grid_build_timed(fs_world *w) {
     w->st.phase_ms[FS_PHASE_GRID] += fs__now_ms() - t;
 }
 
-void fs__step_begin(fs_world *w) {
+void fs__step_begin(fs_world *w, bool grid) {
     for (int k = 0; k < FS_PHASE_COUNT; k++) w->st.phase_ms[k] = 0;
     fs__emit_and_drain(w);
-    fs__grid_build_timed(w);
+    if (grid) fs__grid_build_timed(w);
 }
