@@ -598,10 +598,19 @@ static inline __attribute__((always_inline)) float heat_sum(const step_ctx *c, i
     return acc;
 }
 
-/* Stores i's list (sc's first n entries) in w->nb, or marks it overflowed. */
+/* n rounded up to whole vectors of 8: the pair loops run over padded lists
+ * (entries that add exactly nothing), with no scalar remainder loop. */
+static inline int pad8(int n) {
+    return (n + 7) & ~7;
+}
+
+/* Stores i's list (sc's first n entries) in w->nb, or marks it overflowed;
+ * the list is padded to pad8(n) with i itself. */
 static inline void store_list(fs_world *w, int i, const int32_t *J, int n) {
     if (n <= FS_NB_MAX) {
-        memcpy(w->nb + (size_t)i * FS_NB_MAX, J, sizeof(int32_t) * (size_t)n);
+        int32_t *l = w->nb + (size_t)i * FS_NB_MAX;
+        memcpy(l, J, sizeof(int32_t) * (size_t)n);
+        for (int k = n; k < pad8(n); k++) l[k] = i; /* padding (gs_particle) */
         w->nb_n[i] = n;
     } else {
         w->nb_n[i] = -1; /* whoever reads it scans again: same positions, same set */
@@ -650,11 +659,15 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         fs__ranges_of(w, w->cell[i], &r);
         const int n = fs__scan(p->x, p->y, p->z, &r, i, c->h2, true, sc.j, sc.r2, sc.dx, sc.dy, sc.dz);
         store_list(w, i, sc.j, n);
+        /* padded with i at zero offset: no direction, no impulse, and XSPH's
+         * v_i - v_i = 0 (the scratch has FS_SCR_PAD entries of room) */
+        const int n8 = pad8(n);
+        for (int k = n; k < n8; k++) sc.j[k] = i, sc.dx[k] = sc.dy[k] = sc.dz[k] = 0.0f;
         float ax, ay, az;
         if (c->uni)
-            visc_sum(c, i, sc.j, sc.dx, sc.dy, sc.dz, n, true, &ax, &ay, &az);
+            visc_sum(c, i, sc.j, sc.dx, sc.dy, sc.dz, n8, true, &ax, &ay, &az);
         else
-            visc_sum(c, i, sc.j, sc.dx, sc.dy, sc.dz, n, false, &ax, &ay, &az);
+            visc_sum(c, i, sc.j, sc.dx, sc.dy, sc.dz, n8, false, &ax, &ay, &az);
         w->nvx[i] = p->vx[i] + ax, w->nvy[i] = p->vy[i] + ay, w->nvz[i] = p->vz[i] + az;
         if (c->m.heat) w->dT[i] = heat_sum(c, i, sc.j, sc.r2, n);
     }
@@ -915,15 +928,17 @@ static inline __attribute__((always_inline)) void gs_particle(fs_world *w, const
     int coincident = 0;
     /* lines 4-9 (Eq. 1, 4), and sum_j (1-q) r^_ij for the Newton step; a
      * pair that left h during this step's sweeps drops out (q = 0) */
+    const int n8 = pad8(n);
 #pragma omp simd reduction(+ : rho, rhon, gx, gy, gz, coincident)
-    for (int k = 0; k < n; k++) {
+    for (int k = 0; k < n8; k++) {
         const int j = J[k];
         const float dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
         const float r2 = dx * dx + dy * dy + dz * dz;
         const float rr = sqrtf(r2);
-        const float q = r2 < h2 ? 1.0f - rr * inv_h : 0.0f;
+        const bool real = k < n; /* the padding is i itself: nothing */
+        const float q = real && r2 < h2 ? 1.0f - rr * inv_h : 0.0f;
         const float inv = rr >= 1e-9f ? 1.0f / rr : 0.0f;
-        coincident += rr < 1e-9f;
+        coincident += real && rr < 1e-9f;
         const float ux = dx * inv, uy = dy * inv, uz = dz * inv;
         sux[k] = ux, suy[k] = uy, suz[k] = uz, sq[k] = q;
         rho += q * q, rhon += q * q * q;
@@ -939,7 +954,7 @@ static inline __attribute__((always_inline)) void gs_particle(fs_world *w, const
     float g1[3] = {0, 0, 0}, g2[3] = {0, 0, 0};
     if (walls) {
         const float *Us[3] = {sux, suy, suz};
-        wall_images(Us, sq, n, xi, yi, zi, lo, hi, c->h, inv_h, 2.0f * w->dom.particle_radius, &rho, &rhon, g1, g2);
+        wall_images(Us, sq, n8, xi, yi, zi, lo, hi, c->h, inv_h, 2.0f * w->dom.particle_radius, &rho, &rhon, g1, g2);
         gx += g1[0], gy += g1[1], gz += g1[2];
     }
     /* lines 11-12 */
@@ -951,18 +966,23 @@ static inline __attribute__((always_inline)) void gs_particle(fs_world *w, const
     const float PN = g->inv_iters * c->m.kn[m] * rhon;
     /* lines 14-21: the neighbours move at once, i after its loop */
     float ax = 0, ay = 0, az = 0;
-    for (int k = 0; k < n; k++) {
+#pragma omp simd reduction(+ : ax, ay, az)
+    for (int k = 0; k < n8; k++) {
         const float q = sq[k];
-        const int j = J[k];
         const float D = 0.5f * (P * q + PN * q * q);
+        const float ex = D * sux[k], ey = D * suy[k], ez = D * suz[k];
+        sux[k] = ex, suy[k] = ey, suz[k] = ez;
+        ax -= ex, ay -= ey, az -= ez;
+    }
+    for (int k = 0; k < n; k++) {
+        const int j = J[k];
         if (walls) {
-            X[j] = clampf(X[j] + D * sux[k], lo.x, hi.x);
-            Y[j] = clampf(Y[j] + D * suy[k], lo.y, hi.y);
-            Z[j] = clampf(Z[j] + D * suz[k], lo.z, hi.z);
+            X[j] = clampf(X[j] + sux[k], lo.x, hi.x);
+            Y[j] = clampf(Y[j] + suy[k], lo.y, hi.y);
+            Z[j] = clampf(Z[j] + suz[k], lo.z, hi.z);
         } else {
-            X[j] += D * sux[k], Y[j] += D * suy[k], Z[j] += D * suz[k];
+            X[j] += sux[k], Y[j] += suy[k], Z[j] += suz[k];
         }
-        ax -= D * sux[k], ay -= D * suy[k], az -= D * suz[k];
     }
     /* the images' share: half of each pair's displacement, as a real
      * neighbour's visit gives i (the other half moves the neighbour when it

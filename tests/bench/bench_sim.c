@@ -6,7 +6,8 @@
  * solver's dam break (10k and 50k): wall-clock seconds per simulated second,
  * split into neighbour search, explicit part, assembly, solve and correction.
  * Usage: bench_sim [N ...] | bench_sim mps [N ...]; BENCH_UNIFIED_ONLY=1 runs the unified section only;
- * BENCH_SWEEPS=K sets the Clavet relaxation's sweeps per step, BENCH_JACOBI=1 its Jacobi form. */
+ * BENCH_SWEEPS=K sets the Clavet relaxation's sweeps per step, BENCH_JACOBI=1 its Jacobi form, BENCH_THREADS=T
+ * runs the Clavet rows with T threads only (1 or 2). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,15 @@
 static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* CPU time of the whole process (every thread), which excludes the time a
+ * virtual CPU is stolen by its host: with one thread, a steadier figure
+ * than the wall clock on a shared VM (with two, it counts the workers' spin). */
+static double cpu_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
@@ -65,7 +75,7 @@ static void run(int n, int threads, int warm, int steps) {
     float nb0 = fs_world_mean_neighbours(w, NULL, NULL);
     for (int t = 0; t < warm; t++) fs_world_step(w);
     double ph[FS_PHASE_COUNT] = {0}, total = 0;
-    double t0 = now_ms();
+    double t0 = now_ms(), c0 = cpu_ms();
     for (int t = 0; t < steps; t++) {
         fs_world_step(w);
         fs_stats st;
@@ -73,12 +83,13 @@ static void run(int n, int threads, int warm, int steps) {
         for (int k = 0; k < FS_PHASE_COUNT; k++) ph[k] += st.phase_ms[k];
         total += st.step_ms;
     }
-    double wall = now_ms() - t0;
+    double wall = now_ms() - t0, cpu = cpu_ms() - c0;
     float nb1 = fs_world_mean_neighbours(w, NULL, NULL);
     int np = fs_world_particle_count(w);
-    printf("%7d  %d  %6.2f | %5.2f %5.2f %5.2f %5.2f %5.2f | %5.1f -> %5.1f | %6.2f M\n", np, threads, total / steps,
-           ph[FS_PHASE_GRID] / steps, ph[FS_PHASE_VISCOSITY] / steps, ph[FS_PHASE_SPRINGS] / steps,
-           ph[FS_PHASE_RELAX] / steps, ph[FS_PHASE_COLLIDE] / steps, nb0, nb1, (double)np * steps / wall * 1e-3);
+    printf("%7d  %d  %6.2f | %5.2f %5.2f %5.2f %5.2f %5.2f | %5.1f -> %5.1f | %6.2f M | %6.2f\n", np, threads,
+           total / steps, ph[FS_PHASE_GRID] / steps, ph[FS_PHASE_VISCOSITY] / steps, ph[FS_PHASE_SPRINGS] / steps,
+           ph[FS_PHASE_RELAX] / steps, ph[FS_PHASE_COLLIDE] / steps, nb0, nb1, (double)np * steps / wall * 1e-3,
+           cpu / steps);
     fflush(stdout);
     fs_world_destroy(w);
     fs_pool_destroy(pool);
@@ -104,9 +115,13 @@ int main(int argc, char **argv) {
     }
     printf("Clavet dam break, dt = 1/60 s per step, h = 2.1 spacings; %d warm-up steps (1 s), then the mean of %d\n",
            warm, steps);
-    printf("      N  T  ms/step|  grid  visc  sprg relax  coll | neighbours (start -> run) | particle-steps/s\n");
+    printf("      N  T  ms/step|  grid  visc  sprg relax  coll | neighbours (start -> run) | particle-steps/s | "
+           "CPU ms/step\n");
+    /* BENCH_THREADS=T: only that thread count */
+    const int t_only = getenv("BENCH_THREADS") ? atoi(getenv("BENCH_THREADS")) : 0;
     for (int i = 0; i < ns; i++)
-        for (int t = 1; t <= 2; t++) run(sizes[i], t, warm, steps);
+        for (int t = 1; t <= 2; t++)
+            if (!t_only || t == t_only) run(sizes[i], t, warm, steps);
     if (argc <= 1) {
         printf("\nRigid bodies (Algorithm 6): the same dam break, 50k particles, with and without 20 bodies\n");
         printf("      N  bodies  T  ms/step  (collide phase, which holds the bodies' work)\n");
