@@ -14,6 +14,12 @@
  *   resolveCollisions (Eq. 9-11)       line 17, bodies (Alg. 6, bodies.c), then the walls of the box
  *   new velocities                      lines 18-20, then NaN repair and box clamp
  *
+ * The coloured sweeps (the default) reorder the first stages after position-
+ * based fluids (Macklin & Mueller 2013, Algorithm 1): gravity and prediction,
+ * one grid on the predicted positions, the plastic springs, then one scan a
+ * step (list_task) that stores the sweeps' lists and sums Alg. 5's impulses
+ * over the same pairs, which then move the prediction by dt each.
+ *
  * Parallel form.  Algorithms 2, 3 and 5 apply each pair's displacement (or
  * impulse) at once, so their sequential result depends on the visiting order.
  * Here every pairwise stage is a *gather*: each particle sums, from the same
