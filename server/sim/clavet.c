@@ -1024,27 +1024,33 @@ FS_SIMD_CLONES static __attribute__((noinline)) void gs_particle_inner(fs_world 
     gs_particle(w, g, i, false, s[0], s[1], s[2], s[3]);
 }
 
-/* The particles of the running colour's t-th block in the order the sweep
- * visits them (rows of cells in turn, each row's particles reversed when
- * backward), into o;
- * returns how many.  *walls: the block lies within a block (2h) of a face
- * (otherwise its particles' neighbours lie over h inside, and no share,
- * under h, takes one past a wall). */
-static int block_order(const fs_world *w, const gs_ctx *g, int t, bool *walls, int32_t *o) {
+/* The particles of the running colour's t-th block (of cp->sb cells a side)
+ * in the order a sweep visits them: rows of cells in turn, each row's
+ * particles reversed when backward.  Into o; returns how many. */
+static int block_order(const fs_world *w, const color_pass *cp, int t, int32_t *o) {
+    const int SB = cp->sb;
     int bx, by, bz, m = 0;
-    block_at(&g->cp, t, &bx, &by, &bz);
-    const int x0 = bx * COLOR_BLOCK, x1 = x0 + COLOR_BLOCK < w->gx ? x0 + COLOR_BLOCK : w->gx;
-    *walls = bx < 1 || by < 1 || bz < 1 || bx + 2 >= g->nbx_all || by + 2 >= g->nby_all || bz + 2 >= g->nbz_all;
-    for (int cz = bz * COLOR_BLOCK; cz < bz * COLOR_BLOCK + COLOR_BLOCK && cz < w->gz; cz++)
-        for (int cy = by * COLOR_BLOCK; cy < by * COLOR_BLOCK + COLOR_BLOCK && cy < w->gy; cy++) {
+    block_at(cp, t, &bx, &by, &bz);
+    const int x0 = bx * SB, x1 = x0 + SB < w->gx ? x0 + SB : w->gx;
+    for (int cz = bz * SB; cz < bz * SB + SB && cz < w->gz; cz++)
+        for (int cy = by * SB; cy < by * SB + SB && cy < w->gy; cy++) {
             const int row = (cz * w->gy + cy) * w->gx;
             const int i0 = w->cell_start[row + x0], i1 = w->cell_start[row + x1];
-            if (g->cp.backward)
+            if (cp->backward)
                 for (int i = i1 - 1; i >= i0; i--) o[m++] = i;
             else
                 for (int i = i0; i < i1; i++) o[m++] = i;
         }
     return m;
+}
+
+/* Whether the running colour's t-th block lies within a block (2h) of a face;
+ * otherwise its particles' neighbours lie over h inside, and no share, under
+ * h, takes one past a wall. */
+static bool block_walls(const gs_ctx *g, int t) {
+    int bx, by, bz;
+    block_at(&g->cp, t, &bx, &by, &bz);
+    return bx < 1 || by < 1 || bz < 1 || bx + 2 >= g->nbx_all || by + 2 >= g->nby_all || bz + 2 >= g->nbz_all;
 }
 
 /* Two blocks of one colour at a time, a particle of each in turn.  Within a
@@ -1059,11 +1065,11 @@ static void gs_task(int b, int e, int worker, void *vctx) {
     fs_scratch sc = fs__scratch_of(w, worker);
     float sa[4][FS_NB_MAX] __attribute__((aligned(32))), sb[4][FS_NB_MAX] __attribute__((aligned(32)));
     for (int t = b; t < e; t += 2) {
-        bool wa, wb = false;
+        const bool wa = block_walls(g, t), wb = t + 1 < e && block_walls(g, t + 1);
         const int32_t *A = sc.j;
-        const int na = block_order(w, g, t, &wa, sc.j);
+        const int na = block_order(w, &g->cp, t, sc.j);
         const int32_t *B = sc.j + na;
-        const int nb = t + 1 < e ? block_order(w, g, t + 1, &wb, sc.j + na) : 0;
+        const int nb = t + 1 < e ? block_order(w, &g->cp, t + 1, sc.j + na) : 0;
         for (int k = 0; k < na || k < nb; k++) {
             if (k < na) {
                 if (k + GS_AHEAD < na) prefetch_nb(w, A[k + GS_AHEAD]);
@@ -1161,23 +1167,12 @@ static inline void spring_project(fs_world *w, const spring_sweep_ctx *g, int i)
 }
 
 static void spring_sweep_task(int b, int e, int worker, void *vctx) {
-    (void)worker;
     const spring_sweep_ctx *g = vctx;
     fs_world *w = g->c->w;
-    const int SB = g->cp.sb;
+    fs_scratch sc = fs__scratch_of(w, worker);
     for (int t = b; t < e; t++) {
-        int bx, by, bz;
-        block_at(&g->cp, t, &bx, &by, &bz);
-        const int x0 = bx * SB, x1 = x0 + SB < w->gx ? x0 + SB : w->gx;
-        for (int cz = bz * SB; cz < bz * SB + SB && cz < w->gz; cz++)
-            for (int cy = by * SB; cy < by * SB + SB && cy < w->gy; cy++) {
-                const int row = (cz * w->gy + cy) * w->gx;
-                const int i0 = w->cell_start[row + x0], i1 = w->cell_start[row + x1];
-                if (g->cp.backward)
-                    for (int i = i1 - 1; i >= i0; i--) spring_project(w, g, i);
-                else
-                    for (int i = i0; i < i1; i++) spring_project(w, g, i);
-            }
+        const int m = block_order(w, &g->cp, t, sc.j);
+        for (int k = 0; k < m; k++) spring_project(w, g, sc.j[k]);
     }
 }
 
