@@ -162,11 +162,11 @@ typedef struct step_ctx {
     float dt, h, h2, inv_h;
     fs_vec3 g;
     uint64_t nonfinite[FS_MAX_WORKERS], clamped[FS_MAX_WORKERS], freeze_events[FS_MAX_WORKERS];
-    bool freezing;      /* some particle froze this step */
-    bool colored;       /* this step relaxed by coloured sweeps (walls projected inside them) */
-    bool gravity_first; /* predict_task adds gravity (viscosity comes after the lists) */
-    bool uni;           /* the materials present share Alg. 5's and XSPH's constants */
-    int spr_pass;       /* which springs Algorithm 3's pass moves: SPR_ALL, SPR_PLASTIC, SPR_ELASTIC */
+    bool freezing;                  /* some particle froze this step */
+    bool colored;                   /* this step relaxed by coloured sweeps (walls projected inside them) */
+    bool uni;                       /* the materials present share Alg. 5's and XSPH's constants */
+    bool present[FS_MAX_MATERIALS]; /* a particle of this material is in the world this step */
+    int spr_pass;                   /* which springs Algorithm 3's pass moves: SPR_ALL, SPR_PLASTIC, SPR_ELASTIC */
 } step_ctx;
 
 enum { SPR_ALL, SPR_PLASTIC, SPR_ELASTIC };
@@ -274,16 +274,11 @@ FS_SIMD_CLONES static void viscosity_task(int b, int e, int worker, void *vctx) 
     }
 }
 
-/* The coloured sweeps' order (after position-based fluids, Macklin & Mueller
- * 2013, Algorithm 1, whose neighbours are found once, at the predicted
- * positions, and serve the solver's loop and the XSPH viscosity): gravity,
- * prediction, one grid and one scan a step at the predicted positions, which
- * store the lists of every sweep (list_task, below), sum Alg. 5's impulses
- * over the same pairs into nv, and Eq. 21's heat rates; then the prediction
- * moves by dt times each impulse (visc_apply_task), as line 7 would have
- * moved it.  Alg. 5 thus reads the pairs and their directions at x + dt v
- * instead of x: the step needs one grid build and one neighbour scan, not two
- * (docs/clavet-notes.md, session 22). */
+/* The coloured order (the file's header): the prediction moves by dt times
+ * the impulses list_task summed into nv, as line 7 would have moved it.
+ * Alg. 5 thus reads its pairs at x + dt v instead of x, and the step needs
+ * one grid build and one neighbour scan, not two (docs/clavet-notes.md,
+ * session 22). */
 static void visc_apply_task(int b, int e, int worker, void *vctx) {
     (void)worker;
     step_ctx *c = vctx;
@@ -316,7 +311,7 @@ static void predict_task(int b, int e, int worker, void *vctx) {
     step_ctx *c = vctx;
     fs_particles *p = &c->w->p;
     const float dt = c->dt;
-    if (c->gravity_first) {
+    if (c->colored) { /* the coloured order: gravity here, Alg. 5 after the lists */
         const float gdx = c->g.x * dt, gdy = c->g.y * dt, gdz = c->g.z * dt;
         for (int i = b; i < e; i++) p->vx[i] += gdx, p->vy[i] += gdy, p->vz[i] += gdz;
     }
@@ -524,9 +519,8 @@ static void frozen_task(int b, int e, int worker, void *vctx) {
 
 static void springs_stage(fs_world *w, step_ctx *c) {
     /* Alg. 4 insertion only when a material that inserts springs is present */
-    bool present[FS_MAX_MATERIALS] = {false}, any_add = false;
-    for (int i = 0; i < w->n; i++) present[w->p.mat[i]] = true;
-    for (int m = 0; m < w->nmat; m++) any_add |= c->m.add[m] && present[m];
+    bool any_add = false;
+    for (int m = 0; m < w->nmat; m++) any_add |= c->m.add[m] && c->present[m];
     fs__run(w, solidity_task, c, w->n);
     uint64_t ev = 0;
     for (int k = 0; k < FS_MAX_WORKERS; k++) ev += c->freeze_events[k], c->freeze_events[k] = 0;
@@ -653,8 +647,8 @@ FS_SIMD_CLONES static void density_task(int b, int e, int worker, void *vctx) {
 }
 
 /* The coloured sweeps' one scan a step, at the predicted positions: i's list
- * for every sweep, Alg. 5's impulses into nv (the coloured sweeps' order, above)
- * and Eq. 21's heat rate. */
+ * for every sweep, Alg. 5's impulses into nv (then visc_apply_task) and Eq.
+ * 21's heat rate. */
 FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
     step_ctx *c = vctx;
     fs_world *w = c->w;
@@ -1254,14 +1248,15 @@ static void collide_task(int b, int e, int worker, void *vctx) {
     c->clamped[worker] += clamped;
 }
 
-/* Two tests that let the pair passes skip work without changing a bit:
+/* The materials present (c->present), and two tests that let the pair passes
+ * skip work without changing a bit:
  * - all particles at one temperature: Eq. 21's exchanges are all zero, and
  *   T + dt * 0 = T, so the heat pass is skipped (c->m.heat cleared);
  * - the materials present share sigma, beta and the XSPH weight: the pair
  *   passes use i's constants (0.5 (a + a) = a) instead of gathering j's. */
 static void step_shortcuts(const fs_world *w, step_ctx *c) {
     const fs_particles *p = &w->p;
-    bool present[FS_MAX_MATERIALS] = {false}, iso = true;
+    bool *present = c->present, iso = true;
     const float T0 = w->n ? p->temp[0] : 0.0f;
     for (int i = 0; i < w->n; i++) present[p->mat[i]] = true, iso &= p->temp[i] == T0;
     if (iso) c->m.heat = false;
@@ -1293,7 +1288,7 @@ static void clavet_step(fs_world *w) {
      * predicted positions, and read Alg. 5's pairs from them
      * (list_task); the other forms follow Algorithm 1's order */
     const bool lists_first = w->def.clavet.relax == FS_RELAX_COLORED;
-    c.gravity_first = lists_first;
+    c.colored = lists_first; /* until a list overflows (below) */
     fs__step_begin(w, !lists_first);
     step_shortcuts(w, &c);
 
@@ -1311,7 +1306,6 @@ static void clavet_step(fs_world *w) {
 
     /* lines 12, 15 */
     t = fs__now_ms();
-    c.colored = lists_first;
     if (c.m.any_springs || c.m.any_phase) springs_stage(w, &c);
     ph[FS_PHASE_SPRINGS] += fs__now_ms() - t;
 
