@@ -42,20 +42,30 @@ typedef struct reorder_ctx {
     fs_world *w;
 } reorder_ctx;
 
+/* d[k] = s[perm[k]] for k in [b, e): one array at a time, a tight loop each. */
+#define PERMUTE(field)                                                                                                 \
+    for (int k = b; k < e; k++) d->field[k] = s->field[perm[k]]
 static void reorder_task(int b, int e, int worker, void *vctx) {
     (void)worker;
     fs_world *w = ((reorder_ctx *)vctx)->w;
-    const int32_t *perm = w->perm;
+    const int32_t *restrict perm = w->perm;
     fs_particles *s = &w->p, *d = &w->alt;
-    for (int k = b; k < e; k++) {
-        int i = perm[k];
-        d->x[k] = s->x[i], d->y[k] = s->y[i], d->z[k] = s->z[i];
-        d->px[k] = s->px[i], d->py[k] = s->py[i], d->pz[k] = s->pz[i];
-        d->vx[k] = s->vx[i], d->vy[k] = s->vy[i], d->vz[k] = s->vz[i];
-        d->mat[k] = s->mat[i], d->id[k] = s->id[i], d->slot[k] = s->slot[i];
-        d->temp[k] = s->temp[i], d->frozen[k] = s->frozen[i];
-    }
+    PERMUTE(x);
+    PERMUTE(y);
+    PERMUTE(z);
+    PERMUTE(px);
+    PERMUTE(py);
+    PERMUTE(pz);
+    PERMUTE(vx);
+    PERMUTE(vy);
+    PERMUTE(vz);
+    PERMUTE(mat);
+    PERMUTE(id);
+    PERMUTE(slot);
+    PERMUTE(temp);
+    PERMUTE(frozen);
 }
+#undef PERMUTE
 
 /* Counting sort of the particles by cell; the particle arrays are permuted
  * into cell order so neighbour runs are contiguous in memory.  Stable, hence
