@@ -45,10 +45,19 @@ typedef struct reorder_ctx {
 /* d[k] = s[perm[k]] for k in [b, e): one array at a time, a tight loop each. */
 #define PERMUTE(field)                                                                                                 \
     for (int k = b; k < e; k++) d->field[k] = s->field[perm[k]]
+static void cell_task(int b, int e, int worker, void *vctx) {
+    (void)worker;
+    fs_world *w = ((reorder_ctx *)vctx)->w;
+    for (int i = b; i < e; i++) w->cell[i] = fs__cell_of(w, w->p.x[i], w->p.y[i], w->p.z[i]);
+}
+
+/* The arrays of w->p into w->alt in cell order; slot_index follows, and the
+ * cells in the new order replace perm (its last use). */
 static void reorder_task(int b, int e, int worker, void *vctx) {
     (void)worker;
     fs_world *w = ((reorder_ctx *)vctx)->w;
-    const int32_t *restrict perm = w->perm;
+    int32_t *restrict perm = w->perm;
+    const int32_t *restrict cell = w->cell;
     fs_particles *s = &w->p, *d = &w->alt;
     PERMUTE(x);
     PERMUTE(y);
@@ -64,35 +73,38 @@ static void reorder_task(int b, int e, int worker, void *vctx) {
     PERMUTE(slot);
     PERMUTE(temp);
     PERMUTE(frozen);
+    for (int k = b; k < e; k++) w->slot_index[d->slot[k]] = k;
+    for (int k = b; k < e; k++) perm[k] = cell[perm[k]];
 }
 #undef PERMUTE
+
+static void by_id_task(int b, int e, int worker, void *vctx) {
+    (void)worker;
+    fs_world *w = ((reorder_ctx *)vctx)->w;
+    for (int k = b; k < e; k++) w->by_id[k] = w->slot_index[w->id_order[k]];
+}
 
 /* Counting sort of the particles by cell; the particle arrays are permuted
  * into cell order so neighbour runs are contiguous in memory.  Stable, hence
  * deterministic. */
 void fs__grid_build(fs_world *w) {
-    int n = w->n, nc = w->ncell;
+    const int n = w->n, nc = w->ncell;
     int32_t *start = w->cell_start, *cell = w->cell, *perm = w->perm;
-    memset(start, 0, sizeof(int32_t) * ((size_t)nc + 1));
-    for (int i = 0; i < n; i++) {
-        int c = fs__cell_of(w, w->p.x[i], w->p.y[i], w->p.z[i]);
-        cell[i] = c;
-        start[c + 1]++;
-    }
-    for (int c = 0; c < nc; c++) start[c + 1] += start[c];
-    /* scatter using start[c] as a cursor, then shift back */
-    for (int i = 0; i < n; i++) perm[start[cell[i]]++] = i;
-    for (int c = nc; c > 0; c--) start[c] = start[c - 1];
-    start[0] = 0;
     reorder_ctx ctx = {w};
+    fs__run(w, cell_task, &ctx, n);
+    /* cell c's count in start[c + 2]; after the prefix sum start[c + 1] is
+     * where c begins, the cursor of the scatter, which leaves it where c + 1
+     * begins: start[c] is then c's first index, with no pass to shift it */
+    memset(start, 0, sizeof(int32_t) * ((size_t)nc + 2));
+    for (int i = 0; i < n; i++) start[cell[i] + 2]++;
+    for (int c = 2; c <= nc + 1; c++) start[c] += start[c - 1];
+    for (int i = 0; i < n; i++) perm[start[cell[i] + 1]++] = i;
     fs__run(w, reorder_task, &ctx, n);
     fs_particles t = w->p;
     w->p = w->alt;
     w->alt = t;
-    for (int c = 0; c < nc; c++)
-        for (int k = start[c]; k < start[c + 1]; k++) cell[k] = c;
-    for (int k = 0; k < n; k++) w->slot_index[w->p.slot[k]] = k;
-    fs__rebuild_by_id(w);
+    w->cell = perm, w->perm = cell; /* reorder_task left the new order's cells in perm */
+    fs__run(w, by_id_task, &ctx, n);
 }
 
 /* Cells of h/2 over the box, at least one along each axis. */
@@ -109,7 +121,7 @@ int32_t *fs__grid_alloc(const fs_domain *dom) {
     float cs;
     int gx, gy, gz;
     grid_dims(dom, &cs, &gx, &gy, &gz);
-    return malloc(sizeof(int32_t) * ((size_t)gx * gy * gz + 1));
+    return malloc(sizeof(int32_t) * ((size_t)gx * gy * gz + 2)); /* + 2: fs__grid_build's counts */
 }
 
 void fs__grid_set(fs_world *w, const fs_domain *dom, int32_t *starts) {

@@ -111,7 +111,7 @@ struct fs_world {
     /* uniform grid, cell size h / FS_GRID_DIV, over the box (grid.c) */
     float cs, inv_cs;
     int gx, gy, gz, ncell;
-    int32_t *cell_start; /* ncell + 1 */
+    int32_t *cell_start; /* ncell + 1 starts (and one more entry, fs__grid_build's) */
 
     fs_material mat[FS_MAX_MATERIALS];
     int nmat;
