@@ -8,7 +8,8 @@
  * Usage: bench_sim [N ...] | bench_sim mps [N ...]; BENCH_UNIFIED_ONLY=1 runs the unified section only;
  * BENCH_SWEEPS=K sets the Clavet relaxation's sweeps per step, BENCH_JACOBI=1 its Jacobi form, BENCH_THREADS=T
  * runs the Clavet rows with T threads only (1 or 2), BENCH_REST_DENSITY=R gives every material the rest density R
- * (3.0 is the reference's material: equal compression, see BENCHMARKS.md). */
+ * (3.0 is the reference's material) and BENCH_STIFFNESS=K the stiffness K (the coloured sweeps' over-relaxation is
+ * K / 0.01, at most 1.5): the knobs of a comparison at equal compression, see BENCHMARKS.md. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,10 +121,12 @@ static fs_world *dam_break(int n, int threads, fs_pool **pool) {
         printf("cannot load: %s\n", w ? err.msg : "out of memory");
         exit(1);
     }
-    if (getenv("BENCH_REST_DENSITY"))
-        for (int m = 0; m < fs_world_material_count(w); m++)
-            if (fs_world_set_param(w, m, FS_P_REST_DENSITY, (float)atof(getenv("BENCH_REST_DENSITY")), &err) != FS_OK) {
-                printf("BENCH_REST_DENSITY: %s\n", err.msg);
+    const char *env[2] = {"BENCH_REST_DENSITY", "BENCH_STIFFNESS"};
+    const fs_param par[2] = {FS_P_REST_DENSITY, FS_P_STIFFNESS};
+    for (int k = 0; k < 2; k++)
+        for (int m = 0; getenv(env[k]) && m < fs_world_material_count(w); m++)
+            if (fs_world_set_param(w, m, par[k], (float)atof(getenv(env[k])), &err) != FS_OK) {
+                printf("%s: %s\n", env[k], err.msg);
                 exit(1);
             }
     return w;
@@ -247,10 +250,12 @@ static fs_world *world(int n, int threads, fs_pool **pool, float dt, fs_solver s
         printf("cannot load: %s\n", w ? err.msg : "out of memory");
         exit(1);
     }
-    if (getenv("BENCH_REST_DENSITY"))
-        for (int m = 0; m < fs_world_material_count(w); m++)
-            if (fs_world_set_param(w, m, FS_P_REST_DENSITY, (float)atof(getenv("BENCH_REST_DENSITY")), &err) != FS_OK) {
-                printf("BENCH_REST_DENSITY: %s\n", err.msg);
+    const char *env[2] = {"BENCH_REST_DENSITY", "BENCH_STIFFNESS"};
+    const fs_param par[2] = {FS_P_REST_DENSITY, FS_P_STIFFNESS};
+    for (int k = 0; k < 2; k++)
+        for (int m = 0; getenv(env[k]) && m < fs_world_material_count(w); m++)
+            if (fs_world_set_param(w, m, par[k], (float)atof(getenv(env[k])), &err) != FS_OK) {
+                printf("%s: %s\n", env[k], err.msg);
                 exit(1);
             }
     return w;
