@@ -38,24 +38,21 @@ void fs__ranges_of(const fs_world *w, int c, fs_ranges *r) {
     }
 }
 
-typedef struct reorder_ctx {
-    fs_world *w;
-} reorder_ctx;
-
-/* d[k] = s[perm[k]] for k in [b, e): one array at a time, a tight loop each. */
-#define PERMUTE(field)                                                                                                 \
-    for (int k = b; k < e; k++) d->field[k] = s->field[perm[k]]
+/* The tasks of fs__grid_build (their context is the world). */
 static void cell_task(int b, int e, int worker, void *vctx) {
     (void)worker;
-    fs_world *w = ((reorder_ctx *)vctx)->w;
+    fs_world *w = vctx;
     for (int i = b; i < e; i++) w->cell[i] = fs__cell_of(w, w->p.x[i], w->p.y[i], w->p.z[i]);
 }
 
-/* The arrays of w->p into w->alt in cell order; slot_index follows, and the
- * cells in the new order replace perm (its last use). */
+/* The arrays of w->p into w->alt in cell order, one array at a time (a tight
+ * loop each: d[k] = s[perm[k]]); slot_index follows, and the cells in the new
+ * order replace perm (its last use). */
+#define PERMUTE(field)                                                                                                 \
+    for (int k = b; k < e; k++) d->field[k] = s->field[perm[k]]
 static void reorder_task(int b, int e, int worker, void *vctx) {
     (void)worker;
-    fs_world *w = ((reorder_ctx *)vctx)->w;
+    fs_world *w = vctx;
     int32_t *restrict perm = w->perm;
     const int32_t *restrict cell = w->cell;
     fs_particles *s = &w->p, *d = &w->alt;
@@ -80,8 +77,7 @@ static void reorder_task(int b, int e, int worker, void *vctx) {
 
 static void by_id_task(int b, int e, int worker, void *vctx) {
     (void)worker;
-    fs_world *w = ((reorder_ctx *)vctx)->w;
-    for (int k = b; k < e; k++) w->by_id[k] = w->slot_index[w->id_order[k]];
+    fs__rebuild_by_id_range(vctx, b, e);
 }
 
 /* Counting sort of the particles by cell; the particle arrays are permuted
@@ -90,8 +86,7 @@ static void by_id_task(int b, int e, int worker, void *vctx) {
 void fs__grid_build(fs_world *w) {
     const int n = w->n, nc = w->ncell;
     int32_t *start = w->cell_start, *cell = w->cell, *perm = w->perm;
-    reorder_ctx ctx = {w};
-    fs__run(w, cell_task, &ctx, n);
+    fs__run(w, cell_task, w, n);
     /* cell c's count in start[c + 2]; after the prefix sum start[c + 1] is
      * where c begins, the cursor of the scatter, which leaves it where c + 1
      * begins: start[c] is then c's first index, with no pass to shift it */
@@ -99,12 +94,12 @@ void fs__grid_build(fs_world *w) {
     for (int i = 0; i < n; i++) start[cell[i] + 2]++;
     for (int c = 2; c <= nc + 1; c++) start[c] += start[c - 1];
     for (int i = 0; i < n; i++) perm[start[cell[i] + 1]++] = i;
-    fs__run(w, reorder_task, &ctx, n);
+    fs__run(w, reorder_task, w, n);
     fs_particles t = w->p;
     w->p = w->alt;
     w->alt = t;
     w->cell = perm, w->perm = cell; /* reorder_task left the new order's cells in perm */
-    fs__run(w, by_id_task, &ctx, n);
+    fs__run(w, by_id_task, w, n);
 }
 
 /* Cells of h/2 over the box, at least one along each axis. */

@@ -153,9 +153,12 @@ static inline fs_scratch fs__scratch_of(const fs_world *w, int worker) {
 }
 
 /* by_id[k] = index of the k-th particle in id order: after a reorder or a
- * batch of removals (fs__sync_ids). */
+ * batch of removals (fs__sync_ids); the entries k in [b, e). */
+static inline void fs__rebuild_by_id_range(fs_world *w, int b, int e) {
+    for (int k = b; k < e; k++) w->by_id[k] = w->slot_index[w->id_order[k]];
+}
 static inline void fs__rebuild_by_id(fs_world *w) {
-    for (int k = 0; k < w->n; k++) w->by_id[k] = w->slot_index[w->id_order[k]];
+    fs__rebuild_by_id_range(w, 0, w->n);
 }
 
 /* Direction r_ij of a coincident pair (r = 0): a pseudo-random unit vector
