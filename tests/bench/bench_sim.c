@@ -105,6 +105,19 @@ static double mean_neighbours_all(const fs_world *w) {
     return n ? (double)pairs / n : 0;
 }
 
+/* BENCH_REST_DENSITY and BENCH_STIFFNESS, given to every material. */
+static void materials_from_env(fs_world *w) {
+    const char *env[2] = {"BENCH_REST_DENSITY", "BENCH_STIFFNESS"};
+    const fs_param par[2] = {FS_P_REST_DENSITY, FS_P_STIFFNESS};
+    fs_error err;
+    for (int k = 0; k < 2; k++)
+        for (int m = 0; getenv(env[k]) && m < fs_world_material_count(w); m++)
+            if (fs_world_set_param(w, m, par[k], (float)atof(getenv(env[k])), &err) != FS_OK) {
+                printf("%s: %s\n", env[k], err.msg);
+                exit(1);
+            }
+}
+
 /* A dam break of about n particles on a pool of `threads` threads. */
 static fs_world *dam_break(int n, int threads, fs_pool **pool) {
     *pool = fs_pool_create(threads);
@@ -121,14 +134,7 @@ static fs_world *dam_break(int n, int threads, fs_pool **pool) {
         printf("cannot load: %s\n", w ? err.msg : "out of memory");
         exit(1);
     }
-    const char *env[2] = {"BENCH_REST_DENSITY", "BENCH_STIFFNESS"};
-    const fs_param par[2] = {FS_P_REST_DENSITY, FS_P_STIFFNESS};
-    for (int k = 0; k < 2; k++)
-        for (int m = 0; getenv(env[k]) && m < fs_world_material_count(w); m++)
-            if (fs_world_set_param(w, m, par[k], (float)atof(getenv(env[k])), &err) != FS_OK) {
-                printf("%s: %s\n", env[k], err.msg);
-                exit(1);
-            }
+    materials_from_env(w);
     return w;
 }
 
@@ -250,14 +256,6 @@ static fs_world *world(int n, int threads, fs_pool **pool, float dt, fs_solver s
         printf("cannot load: %s\n", w ? err.msg : "out of memory");
         exit(1);
     }
-    const char *env[2] = {"BENCH_REST_DENSITY", "BENCH_STIFFNESS"};
-    const fs_param par[2] = {FS_P_REST_DENSITY, FS_P_STIFFNESS};
-    for (int k = 0; k < 2; k++)
-        for (int m = 0; getenv(env[k]) && m < fs_world_material_count(w); m++)
-            if (fs_world_set_param(w, m, par[k], (float)atof(getenv(env[k])), &err) != FS_OK) {
-                printf("%s: %s\n", env[k], err.msg);
-                exit(1);
-            }
     return w;
 }
 
