@@ -141,6 +141,13 @@ EXTRA_TEST_DEPS += $(BUILD)/test_stream_san
 EXTRA_TESTS += $(BUILD)/test_stream_san
 EXTRA_TESTS += "$(BUILD)/test_frame_codec_san protocol/golden"
 
+# The sim thread's fixed-rate schedule on a virtual clock.
+$(BUILD)/test_clock_san: tests/server/test_clock.c server/base/clock.c server/base/clock.h tests/testlib.c tests/testlib.h
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(SAN) -Iserver/base -Itests tests/server/test_clock.c server/base/clock.c tests/testlib.c -o $@
+EXTRA_TEST_DEPS += $(BUILD)/test_clock_san
+EXTRA_TESTS += $(BUILD)/test_clock_san
+
 $(BUILD)/record_frames: tests/bench/record_frames.c $(BUILD)/libfluidsim.a
 	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/sim $< $(BUILD)/libfluidsim.a $(LDLIBS_SIM) -o $@
 $(BUILD)/bench_codec: tests/bench/bench_codec.c server/wire/frame_codec.c server/wire/frame_codec.h server/wire/frame_bands.c server/wire/frame_bands.h server/wire/table_coder.c server/wire/table_coder.h

@@ -228,6 +228,9 @@ static void publish_frame(sim_thread *s) {
     }
 }
 
+/* How many tick periods (100 ms at 60 Hz) a late schedule may make up. */
+enum { TICK_DEBT_MAX = 6 };
+
 static void sleep_until(uint64_t t) {
     struct timespec ts = {(time_t)(t / 1000000000ull), (long)(t % 1000000000ull)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
@@ -359,16 +362,18 @@ static void *sim_main(void *arg) {
     stats_window win = {.start = next_tick};
     while (!atomic_load(&s->stop)) {
         tick(s, &win, &fc);
-        /* 5. Fixed rate without a catch-up spiral: a late tick moves the
-         * schedule instead of running extra steps, so simulated time slows. */
-        next_tick += period;
+        /* 5. Fixed rate with a bounded catch-up: a tick that ran late (a
+         * transient: another process took a core) is made up by running the
+         * next ones at once while the schedule is at most TICK_DEBT_MAX
+         * periods behind, so it costs no simulated time.  Past the bound the
+         * schedule moves instead: an overloaded world slows down rather than
+         * spiralling. */
         uint64_t now = clock_now_ns();
-        if (now > next_tick) {
+        next_tick = clock_next_tick(next_tick, now, period, TICK_DEBT_MAX);
+        if (next_tick <= now)
             s->stats.overruns++;
-            next_tick = now;
-        } else {
+        else
             sleep_until(next_tick);
-        }
     }
     /* Stopping (SIGTERM/SIGINT): commands already queued are dropped; the
      * world as it stands is saved. */
