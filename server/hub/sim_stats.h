@@ -20,7 +20,7 @@ typedef struct sim_stats {
     double phase_ms[FS_PHASE_COUNT];
     double realtime_ratio; /* simulated s per wall s over the last second */
     double tick_hz_actual; /* ticks (stepped or not) per wall second */
-    uint64_t overruns;     /* ticks whose work took longer than the tick period */
+    uint64_t overruns;     /* ticks that ended after the next was due (late, or catching up) */
     double encode_ms_last, encode_ms_mean;
     uint64_t frames_published;
     size_t frame_bytes;             /* the last delta against the frame before, message bytes */

@@ -96,8 +96,8 @@ char *rest_metrics_text(const net *n, size_t *len) {
     mt_one(&t, "fluid_sim_time_seconds", "gauge", "Simulated seconds since the world was loaded.", s.sim_time);
     mt_one(&t, "fluid_realtime_ratio", "gauge", "Simulated seconds per wall second over the last second.",
            s.realtime_ratio);
-    mt_one(&t, "fluid_tick_overruns_total", "counter", "Ticks whose work took longer than the tick period.",
-           (double)s.overruns);
+    mt_one(&t, "fluid_tick_overruns_total", "counter",
+           "Ticks that ended after the next tick was due (late, or catching up).", (double)s.overruns);
     mt_one(&t, "fluid_particles", "gauge", "Particles in the world.", s.particles);
     mt_one(&t, "fluid_bodies", "gauge", "Rigid bodies in the world.", s.bodies);
     mt_one(&t, "fluid_springs", "gauge", "Viscoelastic springs in the world.", s.springs);

@@ -11,31 +11,35 @@
 enum { PERIOD = 1000, DEBT = 6 };
 
 /* The sim thread's loop (server/loop/sim_thread.c, sim_main) on a virtual
- * clock: tick k costs cost[k % ncost]; returns how many ticks ran by `end`,
- * and counts the ticks run at once (overruns). */
-static int replay(const uint64_t *cost, int ncost, uint64_t end, int *overruns) {
+ * clock: tick k costs cost[k % ncost], until `end`. */
+typedef struct run {
+    int ticks, overruns; /* ticks run; ticks run at once (late or catching up) */
+    uint64_t worst_debt; /* how far the schedule fell behind the clock at most */
+} run;
+
+static run replay(const uint64_t *cost, int ncost, uint64_t end) {
     uint64_t now = 0, due = 0;
-    int ticks = 0;
-    *overruns = 0;
+    run r = {0, 0, 0};
     while (now < end) {
-        now += cost[ticks % ncost];
-        ticks++;
+        now += cost[r.ticks % ncost];
+        r.ticks++;
         due = clock_next_tick(due, now, PERIOD, DEBT);
-        if (due <= now)
-            ++*overruns;
-        else
+        if (due <= now) {
+            r.overruns++;
+            if (now - due > r.worst_debt) r.worst_debt = now - due;
+        } else {
             now = due; /* sleep_until */
+        }
     }
-    return ticks;
+    return r;
 }
 
 static void on_time(void) {
     CHECK(clock_next_tick(1000, 1500, PERIOD, DEBT) == 2000, "a tick that ends early waits for its slot");
     CHECK(clock_next_tick(1000, 2000, PERIOD, DEBT) == 2000, "one ending on the slot runs the next at once");
     const uint64_t cost[1] = {400};
-    int over;
-    const int n = replay(cost, 1, 100 * PERIOD, &over);
-    CHECK(n == 100 && over == 0, "100 periods of 0.4-period ticks: %d ticks, %d late", n, over);
+    const run r = replay(cost, 1, 100 * PERIOD);
+    CHECK(r.ticks == 100 && r.overruns == 0, "100 periods of 0.4-period ticks: %d ticks, %d late", r.ticks, r.overruns);
 }
 
 /* A transient: one tick of 3.5 periods among 0.5-period ones is made up. */
@@ -44,11 +48,10 @@ static void transient_made_up(void) {
     uint64_t cost[50];
     for (int k = 0; k < 50; k++) cost[k] = 500;
     cost[10] = 3500;
-    int over;
-    const int n = replay(cost, 50, 50 * PERIOD, &over);
+    const run r = replay(cost, 50, 50 * PERIOD);
     /* every slot of the 50 periods got its tick: simulated time kept up */
-    CHECK(n == 50, "ticks in 50 periods with a 3.5-period stall: %d (want 50)", n);
-    CHECK(over >= 3 && over <= 6, "the stall's debt made up by running ticks at once: %d", over);
+    CHECK(r.ticks == 50, "ticks in 50 periods with a 3.5-period stall: %d (want 50)", r.ticks);
+    CHECK(r.overruns >= 3 && r.overruns <= 6, "the stall's debt made up by running ticks at once: %d", r.overruns);
 }
 
 /* Sustained overload: ticks of 1.5 periods.  The schedule moves once the debt
@@ -58,18 +61,11 @@ static void overload_moves(void) {
     CHECK(clock_next_tick(0, 8000, PERIOD, DEBT) == 8000, "7 periods behind: the schedule moves to now");
     CHECK(clock_next_tick(0, 7000, PERIOD, DEBT) == 1000, "6 periods behind: still made up");
     const uint64_t cost[1] = {1500};
-    int over;
-    const int n = replay(cost, 1, 300 * PERIOD, &over);
-    CHECK(n == 200, "300 periods of 1.5-period ticks: %d ticks (the work allows 200)", n);
-    /* the debt stays bounded: after the run, the schedule is at most DEBT+1 periods behind */
-    uint64_t now = 0, due = 0, worst = 0;
-    for (int k = 0; k < 1000; k++) {
-        now += 1500;
-        due = clock_next_tick(due, now, PERIOD, DEBT);
-        if (due > now) now = due;
-        if (now - due > worst) worst = now - due;
-    }
-    CHECK(worst <= (DEBT + 1) * PERIOD, "largest debt %llu, bound %d", (unsigned long long)worst, (DEBT + 1) * PERIOD);
+    const run r = replay(cost, 1, 300 * PERIOD);
+    CHECK(r.ticks == 200, "300 periods of 1.5-period ticks: %d ticks (the work allows 200)", r.ticks);
+    /* the debt stays bounded: the schedule is at most DEBT+1 periods behind */
+    CHECK(r.worst_debt <= (DEBT + 1) * PERIOD, "largest debt %llu, bound %d", (unsigned long long)r.worst_debt,
+          (DEBT + 1) * PERIOD);
 }
 
 int main(int argc, char **argv) {
