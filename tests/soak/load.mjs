@@ -368,10 +368,13 @@ process.on('message', async (m) => {
   if (m !== 'stop') return;
   running = false;
   clearInterval(restTimer);
-  agent.destroy();
   for (const x of sockets) { try { if (x.terminate) x.terminate(); else x.destroy(); } catch { /* gone */ } }
   await Promise.race([Promise.all(loops), sleep(15000)]);
+  // The REST requests still in flight finish first (each has its 15 s
+  // timeout): agent.destroy() also destroys the sockets in use, and a request
+  // cut that way failed as if the server had reset it.
   while (restInFlight > 0) await sleep(50);
+  agent.destroy();
   process.send({ counts }, () => process.exit(0));
 });
 process.on('disconnect', () => process.exit(0)); // the parent is gone
