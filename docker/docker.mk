@@ -4,8 +4,14 @@
 #                      outside (tests/docker/test_docker.sh).  Installs podman,
 #                      podman-compose, runc and debootstrap if missing; needs
 #                      root or sudo.  Logs: $(BUILD)/docker/.
-# Not part of `make test`: it needs a container engine and several minutes.
+#   make test-bookworm the Node.js suites (server integration, web unit, web
+#                      browser) on stock Debian bookworm's Node.js 18 in a
+#                      container (tests/docker/test_bookworm.sh).  Logs:
+#                      $(BUILD)/bookworm/.
+# Not part of `make test`: they need a container engine and several minutes.
 
-.PHONY: test-docker
+.PHONY: test-docker test-bookworm
 test-docker:
 	@BUILD=$(BUILD) bash tests/docker/test_docker.sh
+test-bookworm:
+	@BUILD=$(BUILD) bash tests/docker/test_bookworm.sh

@@ -43,6 +43,18 @@ done
 if ! { command -v node && command -v npm; } >/dev/null 2>&1; then
   missing+=(nodejs npm)
 fi
+# The JavaScript suites and the build's npm steps need Node.js 18.15 or newer
+# (node:test's --test-reporter); Debian bookworm ships 18.19/18.20, trixie 20.x.
+node_ok() {
+  local v
+  v=$(node -p 'process.versions.node' 2>/dev/null) || return 1
+  awk -v v="$v" 'BEGIN { split(v, a, "."); exit !(a[1] > 18 || (a[1] == 18 && a[2] >= 15)) }'
+}
+if command -v node >/dev/null 2>&1 && ! node_ok; then
+  echo "deps: Node.js $(node --version 2>/dev/null) at $(command -v node) is too old: the tests need 18.15 or newer" >&2
+  echo "deps: (Debian bookworm's nodejs is 18.19 or newer: apt-get install nodejs npm, or remove the old one)" >&2
+  exit 1
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "deps: installing ${missing[*]}" >&2
 sudo=""

@@ -42,6 +42,13 @@ int tl_run(const tl_test *tests, int count, int argc, char **argv) {
         }
         fflush(stdout);
     }
-    printf("%d passed, %d failed\n", passed, failed);
+    /* A run that selected nothing proved nothing: it fails, naming the filter. */
+    if (passed + failed == 0) {
+        printf("no test matched:");
+        for (int a = 1; a < argc; a++) printf(" '%s'", argv[a]);
+        printf(" (of %d tests)\n", count);
+        failed = 1;
+    }
+    printf("%d passed, %d failed, 0 skipped\n", passed, failed);
     return failed ? 1 : 0;
 }

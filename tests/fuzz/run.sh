@@ -13,7 +13,8 @@
 # One process per harness, one at a time (in-process: one job, one worker).  A crash, leak, timeout
 # or broken promise fails the harness; libFuzzer writes the reproducer into
 # BUILD/fuzz/crashes/NAME/ and this script prints where.  Each harness counts
-# twice (replay, fuzz).  Closes with "fuzz: N passed, N failed".
+# twice (replay, fuzz); a harness with no past reproducer counts its replay
+# as skipped, saying so.  Closes with "fuzz: N passed, N failed, N skipped".
 set -u
 mode=${1:?usage: run.sh smoke|fuzz SECONDS BUILD NAME...}
 secs=${2:?seconds}
@@ -22,6 +23,7 @@ shift 3
 here=$(cd "$(dirname "$0")" && pwd)
 pass=0
 fail=0
+skip=0
 for name in "$@"; do
   bin=$build/fuzz/$name
   if [ ! -x "$bin" ]; then
@@ -41,7 +43,7 @@ for name in "$@"; do
     while IFS= read -r -d '' f; do repro+=("$f"); done < <(find "$here/crashes/$name" -type f ! -name '*.md' -print0 | sort -z)
   fi
   if [ ${#repro[@]} -eq 0 ]; then
-    echo "fuzz: $name: no past reproducers to replay"; pass=$((pass + 1))
+    echo "fuzz: $name: replay skipped: no past reproducers in tests/fuzz/crashes/$name/"; skip=$((skip + 1))
   elif "$bin" "${common[@]}" "${repro[@]}" >"$build/fuzz/$name.replay.log" 2>&1; then
     echo "fuzz: $name: ${#repro[@]} past reproducers replayed, none crashes"; pass=$((pass + 1))
   else
@@ -68,7 +70,8 @@ for name in "$@"; do
   execs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | tail -n 1 | grep -Eo '[0-9]+$')
   cov=$(grep -Eo 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -n 1)
   new=$(find "$crashes" -type f -newer "$mark")
-  if [ "$rc" -eq 0 ] && [ -z "$new" ]; then
+  # A run that executed nothing (a harness that exits at once) fuzzed nothing.
+  if [ "$rc" -eq 0 ] && [ -z "$new" ] && [ "${execs:-0}" -gt 0 ]; then
     echo "fuzz: $name: ${secs}s, ${execs:-?} executions, ${cov:-no coverage line}, no crash"
     pass=$((pass + 1))
   else
@@ -79,5 +82,6 @@ for name in "$@"; do
     fail=$((fail + 1))
   fi
 done
-echo "fuzz: $pass passed, $fail failed"
+[ $((pass + fail)) -gt 0 ] || { echo "fuzz: no harness ran"; fail=1; }
+echo "fuzz: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -9,19 +9,24 @@
 #                       first-line comments
 #   make test           the same, and test_checks.py (the checks on small trees
 #                       broken on purpose)
+#   make check-timing   no test under tests/ asserts a duration, a rate or a
+#                       latency (benchmarks are exempt; check_timing.py)
 #   make format         applies .clang-format to server/, tests/ and web-client/wasm/ (C)
 #   make check-format   fails if any of those files is not formatted
 
 LAYER_OBJ = $(patsubst server/sim/%.c,$(BUILD)/sim/%.o,$(SIM_SRC)) $(SRV_OBJ)
 CHECK_LAYERS = python3 tests/layering/check_layers.py . --objects $(LAYER_OBJ)
 CHECK_SHAPE = python3 tests/layering/check_shape.py .
+CHECK_TIMING = python3 tests/layering/check_timing.py .
 
-.PHONY: check-layers format check-format
+.PHONY: check-layers check-timing format check-format
+check-timing:
+	@$(CHECK_TIMING)
 check-layers: $(LAYER_OBJ)
 	@$(CHECK_LAYERS); a=$$?; $(CHECK_SHAPE); b=$$?; [ $$a -eq 0 ] && [ $$b -eq 0 ]
 
 EXTRA_TEST_DEPS += $(LAYER_OBJ)
-EXTRA_TESTS += "python3 tests/layering/test_checks.py" "$(CHECK_LAYERS)" "$(CHECK_SHAPE)"
+EXTRA_TESTS += "python3 tests/layering/test_checks.py" "$(CHECK_LAYERS)" "$(CHECK_SHAPE)" "$(CHECK_TIMING)"
 
 # clang-format 14 (Debian bookworm's); other versions may lay out a few
 # constructs differently.  node_modules (npm packages) is not ours.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # test_checks.py - tests of the layering and shape checks: each builds a small
 # tree in a temporary folder, broken on purpose in one way (or not at all),
-# runs check_layers.py / check_shape.py on it and asserts the verdict and the
+# runs check_layers.py / check_shape.py / check_timing.py on it and asserts the verdict and the
 # message that names the offender.  Closes with "test-checks: N passed, N failed".
 
 import os
@@ -16,6 +16,7 @@ import verdict  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 LAYERS = os.path.join(HERE, 'check_layers.py')
 SHAPE = os.path.join(HERE, 'check_shape.py')
+TIMING = os.path.join(HERE, 'check_timing.py')
 
 
 def c_file(name, includes=(), body=''):
@@ -231,6 +232,38 @@ def main():
     case('shape: a JS file without a first-line comment', SHAPE,
          {'web-client/src/ui/panel.js': 'export const P = 1;\n'}, 1,
          ['web-client/src/ui/panel.js:1: the first line is not a comment "// panel.js - what it is"'])
+
+    # --- the timing check: tests assert no duration, rate or latency ---
+    def js(body):
+        return "// x.test.mjs - a test of the test tree.\nimport assert from 'node:assert';\n" + body + '\n'
+    waits = js('const until = Date.now() + 30000;\nwhile (Date.now() < until && f.tick <= t0) f = await next();\n'
+               'assert.ok(f.tick > t0, `the tick advanced`);')
+    case('timing: a deadline and a functional assertion pass', TIMING, {'tests/server/x.test.mjs': waits}, 0,
+         ['check-timing: 1 passed, 0 failed'])
+    case('timing: an elapsed time asserted', TIMING,
+         {'tests/server/x.test.mjs': js('const t0 = Date.now();\nawait go();\nconst moved = Date.now() - t0;\n'
+                                        'assert.ok(moved < 5000, `moved in ${moved} ms`);')}, 1,
+         ['tests/server/x.test.mjs:6: an assertion uses moved, computed from a clock difference'])
+    case('timing: a rate derived from an elapsed time, through a chain', TIMING,
+         {'tests/web/e2e/x.test.mjs': js('const dt = (performance.now() - t0) / 1000;\nconst rate = n / dt;\n'
+                                         'assert.ok(rate > 0.4 * 30);')}, 1,
+         ['tests/web/e2e/x.test.mjs:5: an assertion uses rate, computed from a clock difference'])
+    case('timing: a clock read inside an assertion', TIMING,
+         {'tests/server/x.test.mjs': js('assert.ok(Date.now() - t < 500, "the cursor shows");')}, 1,
+         ['tests/server/x.test.mjs:3: an assertion reads the clock'])
+    case("timing: a server's rate figure asserted", TIMING,
+         {'tests/server/x.test.mjs': js('assert.ok(\n  st.realtime_ratio > 0.9,\n  "slow");')}, 1,
+         ['tests/server/x.test.mjs:3: an assertion names a timing quantity (realtime_ratio)'])
+    case('timing: a rate in a custom check', TIMING,
+         {'tests/soak/x.mjs': js('check(`viewer >= ${BAR} frames/s`, fps >= BAR);')}, 1,
+         ['tests/soak/x.mjs:3: an assertion names a timing quantity'])
+    case('timing: an elapsed time in a C test', TIMING,
+         {'tests/sim/test_x.c': '/* test_x.c - a test. */\nstatic void t(void) {\n    CHECK(elapsed < 2.0, "fast");\n}\n'}, 1,
+         ['tests/sim/test_x.c:3: an assertion names a timing quantity (elapsed)'])
+    case('timing: benchmarks and marked lines are exempt', TIMING,
+         {'tests/bench/x.mjs': js('assert.ok(fps >= 27);'), 'tests/server/bench_y.mjs': js('assert.ok(fps >= 27);'),
+          'tests/web/unit/x.test.mjs': js('assert.ok(p.latency(150) === 0); // not-timed: a fake clock')}, 0,
+         ['1 assertions marked not-timed', 'check-timing: 1 passed, 0 failed'])
 
     return verdict.report('test-checks', [(name, ['; '.join(why), out.strip()] if why else [])
                                           for name, why, out in RESULTS])

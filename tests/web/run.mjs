@@ -1,12 +1,13 @@
-// run.mjs - runs the web client's tests with node:test, one file at a time:
+// run.mjs - runs the web client's tests, one file at a time:
 //   node tests/web/run.mjs unit   JavaScript unit tests (no browser, no server)
 //   node tests/web/run.mjs e2e    headless Chromium against the real server
-// Prints the spec report and closes with "web-<kind>: N passed, N failed".
-import { run } from 'node:test';
-import { spec } from 'node:test/reporters';
+// Further arguments keep only the files whose names contain one of them.
+// Prints the spec report and closes with "web-<kind>: N passed, N failed,
+// N skipped" (tests/runner/run_files.mjs).
 import { readdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runFiles } from '../runner/run_files.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 // Servers start with their scene's own size (no particle budget measured at
@@ -18,14 +19,4 @@ const only = process.argv.slice(3);
 const dir = join(here, kind);
 const files = readdirSync(dir).filter((f) => f.endsWith('.test.mjs'))
   .filter((f) => !only.length || only.some((o) => f.includes(o))).sort().map((f) => join(dir, f));
-let passed = 0, failed = 0;
-const stream = run({ files, concurrency: 1, timeout: kind === 'e2e' ? 600000 : 60000 });
-stream.on('test:pass', (d) => { if (d.details?.type !== 'suite' && !d.skip) passed++; });
-stream.on('test:fail', (d) => { if (d.details?.type !== 'suite') failed++; });
-stream.compose(spec).pipe(process.stdout);
-stream.on('end', () => {
-  setTimeout(() => {
-    console.log(`web-${kind}: ${passed} passed, ${failed} failed`);
-    process.exitCode = failed || !files.length ? 1 : 0;
-  }, 100);
-});
+process.exitCode = await runFiles(`web-${kind}`, files, { hangMs: (kind === 'e2e' ? 20 : 5) * 60000 });
