@@ -1,18 +1,23 @@
 // load.mjs - the soak's load generator (see soak.mjs), run by soak.mjs as a
 // child process at a lower priority (nice 10): the load stands for clients on
-// other machines, so it must not take the CPU the server under test needs;
-// soak.mjs checks that it still ran at its rates.  Every connection is to
-// 127.0.0.1.  Messages from the parent: 'stop'; to the parent: { started: rates },
-// then { counts } once everything is closed.
+// other machines, so it must not take the CPU the server under test needs.
+// It counts what it did and what came back (REST answers: status and form);
+// soak.mjs checks the counts, and its benchmark mode (bench_bars.mjs) whether
+// the load ran at its rates.  The clock here only paces the load.  Every
+// connection is to 127.0.0.1.  Messages from the parent: 'stop'; to the
+// parent: { started: rates }, then { counts } once everything is closed.
 // Usage (by soak.mjs): node load.mjs PORT PARTICLES SEED
 import net from 'node:net';
 import http from 'node:http';
-import { performance } from 'node:perf_hooks';
 import { sleep, encode, WebSocket } from '../server/lib.mjs';
+import { stopwatch } from './bench_bars.mjs';
 
 const [PORT, PARTICLES, SEED] = process.argv.slice(2).map(Number);
 const s = { port: PORT, base: `http://127.0.0.1:${PORT}`, wsUrl: `ws://127.0.0.1:${PORT}/` };
 const CHURN_CLIENTS = 40, STUCK_CLIENTS = 2, SLOWLORIS = 50, GARBAGE_HZ = 20, REST_HZ = 20;
+// A REST request without an answer within HANG_MS is lost (a deadline that
+// only turns a hang into a failure; a busy machine answers within seconds).
+const HANG_MS = 60000;
 const STUCK_HOLD_S = 40; // a non-reader is replaced after this (the server drops it after 30 s)
 
 // A seeded generator, so a failing run can be replayed with --seed.
@@ -33,17 +38,17 @@ const counts = {
   stuckConnects: 0, stuckCommands: 0,
   garbageConnects: 0, garbageSent: 0, garbageKinds: {}, garbageReplies: 0, garbageClosed1008: 0, garbageOtherClose: {},
   slowConnects: 0, slowBytes: 0, slowClosedByServer: 0, slowLifeMsMax: 0,
-  rest: 0, restValid: 0, restInvalid: 0, restValid2xx: 0, restInvalid4xx: 0, restUnexpected: [], restErrors: 0, restSkipped: 0, restRetried: 0,
+  rest: 0, restValid: 0, restInvalid: 0, restValid2xx: 0, restInvalid4xx: 0, restUnexpected: [], restErrors: 0, restSkipped: 0, restRetried: 0, restMalformed: 0,
 };
 
 let running = true;
 // Paces an average rate: each call says how many are due now (at most max),
 // so a timer that fires late (a busy machine) is made up for by the next ones.
 function pacer(hz) {
-  const t0 = performance.now();
+  const elapsed = stopwatch();
   let done = 0;
   return (max) => {
-    const n = Math.max(0, Math.min(max, Math.floor(((performance.now() - t0) / 1000) * hz) - done));
+    const n = Math.max(0, Math.min(max, Math.floor(elapsed() * hz) - done));
     done += n;
     return n;
   };
@@ -242,10 +247,10 @@ async function slowLoop(s, i) {
   while (running) {
     await new Promise((done) => {
       const k = track(net.connect(s.port, '127.0.0.1'));
-      let pos = 0, timer = null, t0 = 0;
+      let pos = 0, timer = null, life = null;
       k.on('connect', () => {
         counts.slowConnects++;
-        t0 = performance.now();
+        life = stopwatch();
         timer = setInterval(() => { // one byte at a time, never finishing the header
           k.write(pos < SLOW_REQUEST.length ? SLOW_REQUEST[pos] : 'a');
           pos++;
@@ -256,7 +261,7 @@ async function slowLoop(s, i) {
       k.on('error', () => {});
       k.on('close', () => {
         clearInterval(timer); untrack(k);
-        if (running && t0) { counts.slowClosedByServer++; counts.slowLifeMsMax = Math.max(counts.slowLifeMsMax, performance.now() - t0); }
+        if (running && life) { counts.slowClosedByServer++; counts.slowLifeMsMax = Math.max(counts.slowLifeMsMax, life() * 1000); }
         done();
       });
     });
@@ -312,15 +317,33 @@ function httpRequest(method, path, body, fresh) {
       headers['content-type'] = 'application/json';
       headers['content-length'] = data.length;
     }
-    const req = http.request({ host: '127.0.0.1', port: PORT, method, path, headers, agent: fresh ? false : agent, timeout: 15000 }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode));
+    const req = http.request({ host: '127.0.0.1', port: PORT, method, path, headers, agent: fresh ? false : agent, timeout: HANG_MS }, (res) => {
+      const chunks = [];
+      res.on('data', (d) => chunks.push(d));
+      res.on('end', () => resolve({ status: res.statusCode, type: res.headers['content-type'] || '', body: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', reject);
     });
-    req.on('timeout', () => req.destroy(new Error('no answer within 15 s')));
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${HANG_MS / 1000} s`)));
     req.on('error', (e) => { e.reused = req.reusedSocket; reject(e); });
     req.end(data);
   });
+}
+
+// An answer is well-formed when it is what the API says: JSON (an object or
+// an array) for /api/* with 2xx, an object with an "error" string for a 4xx,
+// and Prometheus' text format for /metrics.  Returns what is wrong, or ''.
+const PROM_LINE = /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-+0-9.eEInfNa]+( [0-9]+)?$/;
+function malformed(path, { status, type, body }) {
+  if (path === '/metrics' && status < 300) {
+    if (!type.startsWith('text/plain')) return `content-type ${type}`;
+    const bad = body.split('\n').find((l) => l !== '' && !l.startsWith('#') && !PROM_LINE.test(l));
+    return bad !== undefined ? `metrics line ${JSON.stringify(bad.slice(0, 80))}` : body.includes('\n') ? '' : 'empty metrics';
+  }
+  if (!type.startsWith('application/json')) return `content-type ${type}`;
+  let j;
+  try { j = JSON.parse(body); } catch (e) { return `not JSON (${e.message}): ${body.slice(0, 60)}`; }
+  if (status < 300) return j !== null && typeof j === 'object' ? '' : `JSON ${typeof j}`;
+  return j && typeof j.error === 'string' && j.error !== '' ? '' : `error answer without "error": ${body.slice(0, 60)}`;
 }
 
 let restInFlight = 0;
@@ -332,17 +355,23 @@ async function restOne() {
   restInFlight++;
   const what = `${method} ${path} ${typeof body === 'string' ? body.slice(0, 40) : JSON.stringify(body)?.slice(0, 60) ?? ''}`;
   try {
-    let status;
+    let answer;
     try {
-      status = await httpRequest(method, path, body, false);
+      answer = await httpRequest(method, path, body, false);
     } catch (e) {
       if (!e.reused || !['ECONNRESET', 'EPIPE'].includes(e.code)) throw e;
       counts.restRetried++;
-      status = await httpRequest(method, path, body, true);
+      answer = await httpRequest(method, path, body, true);
     }
+    const { status } = answer;
     const ok = valid ? status >= 200 && status < 300 : status >= 400 && status < 500;
     if (ok) { if (valid) counts.restValid2xx++; else counts.restInvalid4xx++; }
     else if (counts.restUnexpected.length < 20) counts.restUnexpected.push(`${what} -> ${status}`);
+    const wrong = malformed(path, answer);
+    if (wrong) {
+      counts.restMalformed++;
+      if (counts.restUnexpected.length < 20) counts.restUnexpected.push(`${what} -> ${status}, ${wrong}`);
+    }
   } catch (e) {
     // A 413 is answered before the body is read, and the server may close
     // while the client is still sending: the request then fails on our side.
@@ -370,8 +399,8 @@ process.on('message', async (m) => {
   clearInterval(restTimer);
   for (const x of sockets) { try { if (x.terminate) x.terminate(); else x.destroy(); } catch { /* gone */ } }
   await Promise.race([Promise.all(loops), sleep(15000)]);
-  // The REST requests still in flight finish first (each has its 15 s
-  // timeout): agent.destroy() also destroys the sockets in use, and a request
+  // The REST requests still in flight finish first (each has its HANG_MS
+  // deadline): agent.destroy() also destroys the sockets in use, and a request
   // cut that way failed as if the server had reset it.
   while (restInFlight > 0) await sleep(50);
   agent.destroy();
