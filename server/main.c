@@ -1,6 +1,7 @@
 /* main.c - fluid-server: parses options, wires the hub, the command queue,
- * the sim thread and the network thread together, and shuts them down
- * cleanly on SIGINT/SIGTERM.  main() itself runs the network thread;
+ * the sim thread (which starts its worker pool and the encoder thread), the
+ * network thread and, with --nats, the bus thread together, and shuts them
+ * down cleanly on SIGINT/SIGTERM.  main() itself runs the network thread;
  * --health-check instead runs the health check client and exits. */
 #include <signal.h>
 #include <unistd.h>

@@ -1,7 +1,9 @@
-/* hub.h - the mailbox between the sim thread and the network thread: the
- * newest encoded frame, broadcast messages, replies to commands, uploads,
- * and the latest world information and statistics (values in their own
- * headers: world_info.h, sim_stats.h, reply.h, snapshots.h).
+/* hub.h - the mailbox between the server's threads: the sim thread, the
+ * encoder thread, the network thread and, with --nats, the bus thread.  It
+ * holds the newest framesets, broadcast messages, replies to commands,
+ * uploads, the recording's status, the latest world information and
+ * statistics, and what each reader wants coded (values in their own
+ * headers: world_info.h, sim_stats.h, reply.h, snapshots.h, frameset.h).
  *
  * Everything crosses as a value or as an immutable refcounted buffer; the
  * network thread never sees a pointer into the world.
@@ -37,11 +39,14 @@ typedef struct hub_forward_msg {
 
 typedef void hub_wake_fn(void *arg);
 
-/* Threads: the sim thread publishes (frame, broadcasts, replies, info, stats)
- * and takes uploads; the network thread takes frames, broadcasts and replies,
- * reads info and stats and parks uploads.  Every field is under mtx except
- * wake and wake_arg, which the main thread sets before the sim thread starts
- * and clears after it is joined. */
+/* Threads: the sim thread publishes (broadcasts, replies, info, stats) and
+ * takes uploads; the encoder thread publishes framesets and the recording's
+ * status and reads the frame wants; the network thread takes framesets,
+ * broadcasts and replies, reads info and stats, parks uploads and sets its
+ * frame wants; the bus thread publishes the link's state and what a relay
+ * hears, takes the relay replies and forwarded messages and sets the relays'
+ * wants.  Every field is under mtx except wake and wake_arg, which the main
+ * thread sets before the sim thread starts and clears after it is joined. */
 typedef struct hub {
     pthread_mutex_t mtx;
     frameset frames[HUB_FRAME_RING]; /* frames[k % RING] for k in [frames_next-RING, frames_next) */

@@ -1,7 +1,8 @@
-/* ws.c - the WebSocket stream protocol (fluid.v1): a client connects, is
- * sent its hello, replies, broadcasts and the newest frame fragment by
- * fragment, and sends commands that are decoded, rate limited, checked
- * for authorisation and queued.  Network thread only. */
+/* ws.c - the WebSocket stream protocol (fluid.v2): a client connects, is
+ * sent its hello, replies, broadcasts and the newest frame it can decode
+ * fragment by fragment, and sends commands that are decoded, rate limited,
+ * checked for authorisation and queued; a client asking for the retired
+ * fluid.v1 is closed with a reason.  Network thread only. */
 #include "ws.h"
 
 #include <errno.h>

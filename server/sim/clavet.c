@@ -104,7 +104,7 @@ static fs_status clavet_attach(fs_world *w, fs_error *err) {
  * unconverged correction, fresh each step (lag-one correlation 0.3): with the
  * mirrored walls below a settled pool kept 0.37 m/s rms.  c = 0.4 per 1/60 s
  * takes it to 0.09 and puts the dam break's residual column within 8.4% of
- * Martin & Moyce (0.3: 10.3%, 0.5: 11.9%; docs/clavet-notes.md, session 16).
+ * Martin & Moyce (0.3: 10.3%, 0.5: 11.9%; docs/clavet-notes.md, "XSPH").
  * Only liquids: a material with springs keeps its own damping. */
 #define XSPH_C 0.4f
 
@@ -173,7 +173,7 @@ typedef struct step_ctx {
 
 enum { SPR_ALL, SPR_PLASTIC, SPR_ELASTIC };
 
-/* ---- temperature and springs (issue 7's coupling for this solver) -------
+/* ---- temperature and springs (the phase change, for this solver) -------
  * A material with a phase change has a solidity s = 1 below its
  * solidification point, 0 above its melting point, linear between.  Its
  * springs hold while s > 0 (a material without one: while it has springs),
@@ -280,7 +280,7 @@ FS_SIMD_CLONES static void viscosity_task(int b, int e, int worker, void *vctx) 
  * the impulses list_task summed into nv, as line 7 would have moved it.
  * Alg. 5 thus reads its pairs at x + dt v instead of x, and the step needs
  * one grid build and one neighbour scan, not two (docs/clavet-notes.md,
- * session 22). */
+ * "The step"). */
 static void visc_apply_task(int b, int e, int worker, void *vctx) {
     (void)worker;
     step_ctx *c = vctx;
@@ -885,7 +885,7 @@ static inline float clampf(float v, float a, float b) {
  * the wall layer half a neighbourhood short: Clavet's cohesion packed it 1.6
  * times as dense as a lattice layer, and the dam break's column drained too
  * slowly (27% over Martin & Moyce's residual height; with the images and
- * XSPH 8.4%; docs/clavet-notes.md, session 16).
+ * XSPH 8.4%; docs/clavet-notes.md, "Walls").
  *
  * Adds the images' (1-q)^2 and (1-q)^3 to rho and rhon, and sums q u and
  * q^2 u (u from i to the image) in g1 and g2. */

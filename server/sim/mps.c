@@ -328,7 +328,7 @@ static void collide_task(int b, int e, int worker, void *vctx) {
  * PMIN_R, less PMIN_MARGIN rho |g| l0: the pairs keep a small repulsion
  * (Koshizuka's reason for p^_i: stability).  The free surface (no row) keeps
  * Eq. 5 of p: in a thin jet a one-sided sum of p_d would not cancel g.  Not
- * in the paper; measured in docs/sim-notes.md, "Still water, session 15". */
+ * in the paper; measured in docs/sim-notes.md, "Eq. 5: the dynamic pressure". */
 FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
     MPS_TASK(vctx, worker);
     fs_particles *p = &w->p;
@@ -498,9 +498,8 @@ static int count_for(float dt, float lim) {
  * count rises at once, but falls only after SUB_DWELL calls in a row for
  * which the fewer would hold at SUB_HYST times the limits: a count that
  * flips from tick to tick kicks still water, as the pressure that holds a
- * density error scales as 1 / dt^2 (docs/sim-notes.md, "A longer sub-step,
- * session 17").  The count and the run of calm calls are state (and part of
- * snapshots). */
+ * density error scales as 1 / dt^2 (docs/sim-notes.md, "Time step").  The
+ * count and the run of calm calls are state (and part of snapshots). */
 static int substep_count(const fs_world *w, mps_state *s, const mconst *mc) {
     float numax = 0;
     const bool *present = mc->present;

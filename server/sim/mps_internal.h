@@ -18,7 +18,7 @@
 #define RE_N 2.1f                  /* r_e of n and grad, in l0 */
 #define RE_LAP 3.1f                /* r_e of the Laplacian, in l0 (capped at h) */
 #define BETA 0.97f                 /* Eq. 18 */
-#define COURANT 0.5f               /* dt <= COURANT l0 / u_max (0.4 in sessions 17-18: docs/sim-notes.md) */
+#define COURANT 0.5f               /* dt <= COURANT l0 / u_max (docs/sim-notes.md, "Time step") */
 #define SUB_HYST 0.85f             /* fewer sub-steps only where they hold at SUB_HYST x the limits (hysteresis) */
 #define SUB_DWELL 30               /* ... for this many calls in a row */
 #define FORCE_LIMIT 0.25f          /* dt <= FORCE_LIMIT sqrt(l0 / |g|): the force condition (Morris, Fox & Zhu 1997) */
@@ -53,9 +53,9 @@
 #define MAX_SOURCE 0.1          /* largest (n* - n0) / n0 Eq. 14 acts on in one sub-step */
 #define COMPRESSIBILITY 0.45e-9 /* 1/Pa, water */
 #define MAX_OBST 8
-/* CG's relative residual |b - A p| / |b|.  1e-6 until session 15, 1e-4 until session 20: with Eq. 5 of the
- * dynamic pressure three still tanks and the dam break read the same at 1e-3 (docs/sim-notes.md), in a
- * quarter fewer iterations */
+/* CG's relative residual |b - A p| / |b|.  With Eq. 5 of the dynamic pressure three still tanks and the dam
+ * break read the same at 1e-3 as at 1e-4, in a quarter fewer iterations (docs/sim-notes.md, "The pressure
+ * solve") */
 #define CG_TOL 1e-3
 /* CG's preconditioner: modified DIC, this much of the dropped fill on the diagonal (docs/sim-notes.md) */
 #define MIC_OMEGA 0.9

@@ -147,8 +147,8 @@ FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
  * half a spacing above its centre, so its centre lies SURF_DEPTH l0 under
  * the surface: p = rho |g| SURF_DEPTH l0.  With p = 0 there, and Eq. 5's
  * gradient taken of the dynamic pressure (correct_task), a tank at rest read
- * 7.7% low, every layer by about rho |g| 0.8 l0 (docs/sim-notes.md, "Still
- * water, session 15"). */
+ * 7.7% low, every layer by about rho |g| 0.8 l0 (docs/sim-notes.md, "The
+ * free surface"). */
 static inline float surface_pressure(const ctx *c, const mps_state *s, int i) {
     return s->rho[i] * c->gmag * SURF_DEPTH * s->l0;
 }

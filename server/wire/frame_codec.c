@@ -458,9 +458,9 @@ struct fc_decoder {
 };
 
 fc_options fc_default_options(void) {
-    /* docs/wire-v2.md, "Session 13": the table coder in id order decodes 3.5
-     * times as fast as the adaptive coder in cell order, for 2-6% more bits;
-     * "Session 14": joint symbols from FC_JOINT_MIN particles on */
+    /* the table coder in id order decodes 3.5 times as fast as the adaptive
+     * coder in cell order, for 1-3% more bits; joint symbols from FC_JOINT_MIN
+     * particles on (docs/wire-v2.md, "The table coder", "Joint symbols") */
     fc_options o = {FC_PRED_CV, FC_NB_NONE, FC_ORDER_ID, FC_CODER_TABLE, FC_JOINT_AUTO, 0};
     return o;
 }
@@ -1083,7 +1083,7 @@ static int table_by_id(rc *r, scratch *s, const fc_options *o, fc_frame *f, cons
  * the frames' flat arrays of levels and vectorise; the serial loop holds
  * only the entropy decoder's state in its registers; and a block's base,
  * prev and residuals are still in the first-level cache when the last loop
- * reads them again (docs/wire-v2.md, "Session 14"). */
+ * reads them again (docs/wire-v2.md, "Decoding speed"). */
 #define KEPT_BLOCK 256
 static int table_kept(rc *r, scratch *s, const fc_options *o, fc_frame *f, const fc_frame *base, const fc_frame *prev,
                       char *err, size_t errlen) {
@@ -1181,7 +1181,7 @@ static inline int bit_length(uint32_t m) {
 
 /* Constant velocity, or zero motion where that codes smaller: a pool at
  * rest jitters by a step or so a frame, and extrapolating the jitter doubles
- * it (docs/wire-v2.md, "Session 13").  The estimate of each is the sum of
+ * it (docs/wire-v2.md, "Prediction").  The estimate of each is the sum of
  * the residuals' bit lengths over the particles kept from the base (twice
  * the length, plus one, is about what a value costs), over every 4th
  * particle in id order, through the walk's own id matches (s->bidx: f to

@@ -86,7 +86,7 @@ typedef struct fc_frame {
  * lie in [-2, 2].  It decodes in about two thirds of the time at 100k
  * particles for the same bits; its tables cost about 2% more bits at 20k,
  * and more in small frames, so the encoder's default uses it from
- * FC_JOINT_MIN particles on (docs/wire-v2.md, "Session 14").  The header
+ * FC_JOINT_MIN particles on (docs/wire-v2.md, "Joint symbols").  The header
  * records the choice. */
 #define FC_JOINT_OFF 0
 #define FC_JOINT_ON 1

@@ -6,7 +6,7 @@
  *
  * A decoder takes one table lookup per symbol, where the adaptive binary
  * coder (frame_codec.c) takes one binary decision per magnitude class and
- * mantissa bit: docs/wire-v2.md, "Session 13".
+ * mantissa bit: docs/wire-v2.md, "The table coder".
  *
  * Pure functions on caller-owned values; no allocation.  The decoding
  * functions are inline: they run once per coded value.  Every read is

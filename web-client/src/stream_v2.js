@@ -28,7 +28,7 @@ export function idRuns(ids, n) {
 // over the grid's levels, then a lookup per coordinate (the decoder has
 // checked every q against its axis's levels): 100k particles in a fraction
 // of the time of the loop with Math.round that it replaces (docs/wire-v2.md,
-// "Session 19").  The WebAssembly decoder does the same in its memory.
+// "The view's positions").  The WebAssembly decoder does the same in its memory.
 export function boxPositions(q, n, grid, b, out) {
   const lut = [0, 1, 2].map((a) => {
     const span = b[a + 3] - b[a], scale = span > 0 ? 65535 / span : 0, off = grid.origin[a] - b[a], st = grid.step;
