@@ -1,14 +1,14 @@
 // shaped_run.mjs - one viewer of the 20k dam break behind a shaped link,
 // run INSIDE a private network namespace whose loopback the caller shaped
-// (shaped.test.mjs: `unshare -n`, `ip link set lo mtu 1500 up`, `tc qdisc
-// add dev lo root tbf rate R burst 32kb latency 50ms`).  Starts the server
+// (tests/bench/shaped.mjs: `unshare -n`, `ip link set lo mtu 1500 up`, `tc
+// qdisc add dev lo root tbf rate R burst 32kb latency 50ms`).  Starts the server
 // there, watches the first SECONDS of the dam break, pushes every 0.3 s, and
 // prints one JSON line: frames per second received and decoded, the
 // push-to-frame latency of each push (sent -> the first decoded frame whose
 // tick is at or after the tick its reply names), bits per particle of the
 // frames received, keyframes and refused payloads.
 // usage: node shaped_run.mjs SECONDS [server args...]
-import { startServer, connect, stopAll, sleep } from './lib.mjs';
+import { startServer, connect, stopAll, sleep } from '../server/lib.mjs';
 
 const seconds = Number(process.argv[2] || 10);
 const extra = process.argv.slice(3);

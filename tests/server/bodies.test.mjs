@@ -2,7 +2,7 @@
 // frames, impulse, grab/drag/release with one holder at a time, destroy.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, stopAll, connect, get, http, sleep } from './lib.mjs';
+import { startServer, stopAll, connect, get, http, until } from './lib.mjs';
 
 let s;
 before(async () => { s = await startServer(['--particles', '2000']); });
@@ -25,8 +25,9 @@ test('a body created over WebSocket appears in every client\'s frames and in GET
   assert.equal(rest.status, 200);
   const rb = rest.json.bodies.find((x) => x.id === r.id);
   assert.ok(rb && rb.mass > 0 && rb.shape === 'box');
-  // It falls under gravity.
-  await sleep(500);
+  // It falls under gravity (read 10 ticks on, however long they take).
+  const tick0 = (await get(s, '/api/stats')).json.tick;
+  await until(async () => (await get(s, '/api/stats')).json.tick >= tick0 + 10, 'ten ticks');
   const later = (await get(s, '/api/bodies')).json.bodies.find((x) => x.id === r.id);
   assert.ok(later.pos[1] < rb.pos[1], `the box falls (${rb.pos[1]} -> ${later.pos[1]})`);
   a.close(); b.close();
@@ -48,7 +49,10 @@ test('grab, drag and release: one holder at a time, released when the holder lea
   assert.equal(drag.ok, false);
   assert.match(drag.error, /not held by you/);
   a.send({ type: 'body_drag', rid: 0, id, target: [0.35, 0.7, 0.3] }); // no reply on success
-  await sleep(400);
+  // applied, with a few ticks of the spring: a's next command is applied after it
+  assert.equal((await a.command({ type: 'body_impulse', id, point: [0.3, 0.5, 0.3], impulse: [0, 0, 0] })).ok, true);
+  const tick0 = (await get(s, '/api/stats')).json.tick;
+  await until(async () => (await get(s, '/api/stats')).json.tick >= tick0 + 5, 'five ticks');
   const held = (await get(s, '/api/bodies')).json.bodies.find((x) => x.id === id);
   assert.equal(held.grabbed_by, ha.client_id, 'still held after a drag (the spring itself is the core\'s to test)');
   a.close(); // leaving releases the grab

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, stopAll, get, http, ROOT } from './lib.mjs';
+import { startServer, stopAll, get, http, ROOT, until } from './lib.mjs';
 
 const dir = mkdtempSync(join(tmpdir(), 'fluid-export-'));
 after(async () => { await stopAll(); rmSync(dir, { recursive: true, force: true }); });
@@ -34,9 +34,11 @@ function close(a, b, what) {
 
 test('PLY, VTP, VTU and CSV exports hold the particles of the JSON view, read by independent readers', async (t) => {
   const s = await startServer(['--scene', 'dam_break', '--particles', '4000']);
+  const n0 = (await get(s, '/api/stats')).json.particles;
   const e = await http(s, 'POST', '/api/emitter', { body: { slot: 0, pos: [0.5, 0.8, 0.3], direction: [0, -1, 0], speed: 1, radius: 0.05, rate: 500, material: 'goo' } });
   assert.equal(e.status, 200);
-  await new Promise((r) => setTimeout(r, 600));
+  // until the emitter has added 50 particles of goo
+  await until(async () => (await get(s, '/api/stats')).json.particles >= n0 + 50, 'the emitter to add 50 particles');
   await http(s, 'POST', '/api/pause');
   const want = await allJson(s);
   assert.ok(new Set(want.materials).size >= 2, 'two materials in the world');

@@ -2,6 +2,11 @@
 // start the real binary on a loopback port, HTTP/JSON and WebSocket clients.
 // Every wait is bounded; every server started is killed by stopAll().
 //
+// Tests never time anything (STYLE.md): a wait's deadline (WAIT, generous)
+// only turns a hang into a failure; no test asserts how long something took
+// or how often it happened per second.  Benchmarks (tests/bench/,
+// tests/server/bench*.mjs) do that.
+//
 // TLS mode (FLUID_TEST_TLS=1): this process makes its own CA and a server
 // certificate for 127.0.0.1 and localhost (openssl), every server started
 // gets --tls-cert/--tls-key, base and wsUrl are https:// and wss://, and
@@ -23,6 +28,9 @@ import { FrameDecoder } from '../../web-client/src/frame_codec.js';
 export { decode, encode };
 
 const servers = new Set();
+// The deadline of a wait for something that normally takes well under a
+// second or two, on a loaded machine too (two busy cores, a sanitizer build).
+export const WAIT = 60000;
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const SERVER = resolve(ROOT, process.env.FLUID_SERVER || 'build/fluid-server');
 export const TLS = process.env.FLUID_TEST_TLS === '1';
@@ -83,7 +91,7 @@ export function makeWebRoot() {
 // Starts fluid-server on a kernel-chosen loopback port; resolves when it
 // prints its "listening on" line.  ca: the PEM text of the CA that http()
 // and connect() verify this server against (TLS mode: the test CA).
-export async function startServer(args = [], { env = {}, timeoutMs = 15000, binary = SERVER, ca } = {}) {
+export async function startServer(args = [], { env = {}, timeoutMs = WAIT, binary = SERVER, ca } = {}) {
   const webRoot = makeWebRoot();
   const tlsArgs = TLS ? ['--tls-cert', certs.cert, '--tls-key', certs.key] : [];
   const proc = spawn(binary, ['--port', '0', '--bind', '127.0.0.1', '--web-root', webRoot, ...tlsArgs, ...args], {
@@ -118,7 +126,7 @@ export async function startServer(args = [], { env = {}, timeoutMs = 15000, bina
     wsUrl: `${scheme === 'https' ? 'wss' : 'ws'}://127.0.0.1:${port}/`,
     get stdout() { return out; },
     get stderr() { return err; },
-    async stop(signal = 'SIGTERM', waitMs = 10000) {
+    async stop(signal = 'SIGTERM', waitMs = WAIT) {
       servers.delete(s);
       if (proc.exitCode !== null || proc.signalCode !== null) return { code: proc.exitCode, signal: proc.signalCode };
       const done = new Promise((resolve) => proc.once('exit', (code, sig) => resolve({ code, signal: sig })));
@@ -145,8 +153,34 @@ process.on('exit', () => { for (const s of servers) try { s.proc.kill('SIGKILL')
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// A deadline for a loop that waits on several things: .passed turns true
+// after ms (a hang becomes a failure; nothing is timed).
+export function deadline(ms = WAIT) {
+  const d = { passed: false };
+  const t = setTimeout(() => { d.passed = true; }, ms);
+  t.unref();
+  d.clear = () => clearTimeout(t);
+  return d;
+}
+
+// Polls check() (async or not) until it returns a truthy value, which it
+// returns; throws naming `what` (a string, or a function of the last value)
+// if that does not happen before the deadline.  Asserts nothing about time.
+export async function until(check, what, { timeoutMs = WAIT, everyMs = 50 } = {}) {
+  let expired = false;
+  const timer = setTimeout(() => { expired = true; }, timeoutMs);
+  try {
+    for (;;) {
+      const v = await check();
+      if (v) return v;
+      if (expired) throw new Error(`gave up waiting: ${typeof what === 'function' ? what(v) : what}`);
+      await sleep(everyMs);
+    }
+  } finally { clearTimeout(timer); }
+}
+
 export async function http(s, method, path, { body, headers = {}, raw = false } = {}) {
-  const init = { method, headers: { ...headers }, signal: AbortSignal.timeout(10000), dispatcher: s.dispatcher };
+  const init = { method, headers: { ...headers }, signal: AbortSignal.timeout(WAIT), dispatcher: s.dispatcher };
   if (body !== undefined) {
     init.body = typeof body === 'string' ? body : JSON.stringify(body);
     init.headers['content-type'] = 'application/json';
@@ -222,28 +256,35 @@ export class Client {
   }
   _wake() { const w = this.waiters; this.waiters = []; for (const f of w) f(); }
   // Waits for a message (already received or future) matching pred; removes
-  // it and everything before it from the queue.
-  async next(pred = () => true, timeoutMs = 5000) {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const i = this.messages.findIndex(pred);
-      if (i >= 0) { const m = this.messages[i]; this.messages.splice(0, i + 1); return m; }
-      if (this.closed) throw new Error(`closed (${this.closed.code} ${this.closed.reason}) while waiting`);
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error('timed out waiting for a message');
-      await new Promise((r) => { const t = setTimeout(r, left); this.waiters.push(() => { clearTimeout(t); r(); }); });
-    }
+  // it and everything before it from the queue.  The deadline only makes a
+  // hang a failure.
+  async next(pred = () => true, timeoutMs = WAIT) {
+    let expired = false;
+    const timer = setTimeout(() => { expired = true; this._wake(); }, timeoutMs);
+    try {
+      for (;;) {
+        const i = this.messages.findIndex(pred);
+        if (i >= 0) { const m = this.messages[i]; this.messages.splice(0, i + 1); return m; }
+        if (this.closed) throw new Error(`closed (${this.closed.code} ${this.closed.reason}) while waiting`);
+        if (expired) throw new Error('timed out waiting for a message');
+        await new Promise((r) => this.waiters.push(r));
+      }
+    } finally { clearTimeout(timer); }
   }
-  async closedWithin(timeoutMs = 5000) {
-    const deadline = Date.now() + timeoutMs;
-    while (!this.closed && Date.now() < deadline)
-      await new Promise((r) => { const t = setTimeout(r, 50); this.waiters.push(() => { clearTimeout(t); r(); }); });
+  // The close ({code, reason}) once the connection closes; null if it is
+  // still open at the deadline.
+  async closedWithin(timeoutMs = WAIT) {
+    let expired = false;
+    const timer = setTimeout(() => { expired = true; this._wake(); }, timeoutMs);
+    try {
+      while (!this.closed && !expired) await new Promise((r) => this.waiters.push(r));
+    } finally { clearTimeout(timer); }
     return this.closed;
   }
   sendRaw(bytes) { this.ws.send(bytes, { binary: true }); }
   send(obj) { this.ws.send(encode(obj)); }
   // Sends a command and waits for the reply with its rid.
-  async command(obj, timeoutMs = 5000) {
+  async command(obj, timeoutMs = WAIT) {
     const rid = this.rid++;
     this.send({ ...obj, rid });
     return this.next((m) => m.type === 'reply' && m.rid === rid, timeoutMs);

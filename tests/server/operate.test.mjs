@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, writeFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, stopAll, connect, get, http, sleep, decode } from './lib.mjs';
+import { startServer, stopAll, connect, get, http, decode, until, WAIT } from './lib.mjs';
 
 after(async () => { await stopAll(); });
 
@@ -21,7 +21,7 @@ async function particles(s) {
 
 async function postBytes(s, path, bytes) {
   const res = await fetch(s.base + path, {
-    method: 'POST', body: bytes, headers: { 'content-type': 'application/msgpack' }, signal: AbortSignal.timeout(10000),
+    method: 'POST', body: bytes, headers: { 'content-type': 'application/msgpack' }, signal: AbortSignal.timeout(WAIT),
   });
   return { status: res.status, json: await res.json() };
 }
@@ -91,11 +91,8 @@ test('a restore forgets what the old world held: a held step request is answered
   // 1000 steps at 60 Hz would take ~17 s: its reply is held until they ran (or the world is replaced).
   const step = http(s, 'POST', '/api/step', { body: { steps: 1000 } });
   let tick = doc.tick;
-  for (let i = 0; i < 200 && tick <= doc.tick; i++) {
-    await sleep(20);
-    tick = (await get(s, '/api/stats')).json.tick;
-  }
-  assert.ok(tick > doc.tick, `the requested steps are running (tick ${doc.tick} -> ${tick})`);
+  await until(async () => (tick = (await get(s, '/api/stats')).json.tick) > doc.tick, () => `the requested steps to run (tick ${doc.tick} -> ${tick})`, { everyMs: 20 });
+  assert.ok(tick < doc.tick + 1000, `the restore comes while the steps run (tick ${doc.tick} -> ${tick})`);
   const r = await postBytes(s, '/api/snapshot', bytes);
   assert.equal(r.status, 200, JSON.stringify(r.json));
   assert.equal(r.json.tick, doc.tick);
@@ -111,7 +108,7 @@ test('a restore forgets what the old world held: a held step request is answered
   await s.stop();
 });
 
-test('SIGTERM closes every WebSocket with a reason, saves to --data-dir within a second; a restart restores it', async (t) => {
+test('SIGTERM closes every WebSocket with a reason, saves to --data-dir and exits 0; a restart restores it', async (t) => {
   const dir = tmp();
   const s = await startServer(['--particles', '1500', '--scene', 'drop', '--data-dir', dir, '--capacity', '70000']);
   await http(s, 'POST', '/api/pause');
@@ -119,13 +116,10 @@ test('SIGTERM closes every WebSocket with a reason, saves to --data-dir within a
   const before = await particles(s);
   const c = await connect(s);
   await c.next((m) => m.type === 'hello');
-  const t0 = Date.now();
   const r = await s.stop('SIGTERM');
-  const ms = Date.now() - t0;
-  t.diagnostic(`exit ${r.code} after ${ms} ms; ${readdirSync(dir).join(', ')}`);
-  assert.equal(r.code, 0);
-  assert.ok(ms < 1000, `exited within a second (${ms} ms)`);
-  const closed = await c.closedWithin(2000);
+  t.diagnostic(`exit ${r.code}; ${readdirSync(dir).join(', ')}`);
+  assert.deepEqual(r, { code: 0, signal: null }, 'exits by itself with code 0');
+  const closed = await c.closedWithin();
   assert.equal(closed?.code, 1001);
   assert.equal(closed?.reason, 'server shutting down');
   assert.ok(existsSync(join(dir, 'world.snapshot')));
@@ -170,9 +164,10 @@ test('a corrupt save is reported and set aside; the server starts with its defau
 test('--save-interval saves while running', async () => {
   const dir = tmp();
   const s = await startServer(['--particles', '600', '--data-dir', dir, '--save-interval', '0.5']);
-  await sleep(1400);
-  const st = (await get(s, '/api/stats')).json;
-  assert.ok(st.saves >= 2, `saves ${st.saves}`);
+  let st = null;
+  await until(async () => (st = (await get(s, '/api/stats')).json).saves >= 2, () => `2 periodic saves (saves ${st?.saves})`);
+  assert.equal(st.save_failures, 0);
+  assert.ok(st.tick > 0 && !st.paused, 'saved while running');
   assert.ok(statSync(join(dir, 'world.snapshot')).size > 600 * 40);
   await s.stop();
 });
@@ -184,7 +179,8 @@ function metric(text, name) {
 
 test('GET /metrics: Prometheus text with the step histogram, counts and commands by kind and result', async () => {
   const s = await startServer(['--particles', '1000']);
-  await sleep(300);
+  // more than 5 steps counted
+  await until(async () => (await get(s, '/api/stats')).json.tick > 5, 'the first 5 ticks');
   await http(s, 'POST', '/api/push', { body: { point: [0.2, 0.2, 0.2], radius: 0.3, strength: 1, direction: [1, 0, 0] } });
   await http(s, 'POST', '/api/push', { body: { point: [0.2, 0.2, 0.2], radius: -1, strength: 1, direction: [1, 0, 0] } });
   await http(s, 'POST', '/api/scene', { body: { name: 'no_such_scene' } });
@@ -270,17 +266,25 @@ test('heat tool over REST and WebSocket warms particles near the point and cools
   const p4 = await particles(s);
   const coldest = (snap) => Math.min(...snap.temperatures);
   assert.ok(coldest(p4) < coldest(p3) - 20, `cooled: coldest ${coldest(p3).toFixed(1)} -> ${coldest(p4).toFixed(1)} C`);
-  // Frames carry the temperatures.
-  const f = await ws.next((m) => m.type === 'frame' && m.tick === p4.tick, 3000).catch(() => null)
-    || await ws.next((m) => m.type === 'frame');
+  // Frames carry the temperatures: the world is paused at p4's tick, so the
+  // frames from the step's last one on (and the heartbeats) are of that tick.
+  assert.equal(p4.total, p4.count, 'p4 holds every particle');
+  assert.equal((await get(s, '/api/stats')).json.tick, p4.tick, 'still paused at p4');
+  const f = await ws.next((m) => m.type === 'frame' && m.tick === p4.tick);
+  assert.ok(f.ids, `the frame decodes: ${f._refused}`);
+  assert.equal(f.paused, true);
   assert.deepEqual(f.temp_range, [-40, 215]);
   assert.equal(f.temp.length, f.n);
-  const ids = p4.ids, byId = new Map(ids.map((id, i) => [id, p4.temperatures[i]]));
-  let maxErr = 0, k = 0;
-  for (; k < f.n; k++) {
+  assert.equal(f.n, p4.count, 'the frame holds as many particles as /api/particles');
+  const byId = new Map(p4.ids.map((id, i) => [id, p4.temperatures[i]]));
+  let maxErr = 0, matched = 0;
+  for (let k = 0; k < f.n; k++) {
     const T = byId.get(f.ids[k]);
-    if (T !== undefined) maxErr = Math.max(maxErr, Math.abs(-40 + f.temp[k] - Math.min(Math.max(T, -40), 215)));
+    if (T === undefined) continue;
+    matched++;
+    maxErr = Math.max(maxErr, Math.abs(-40 + f.temp[k] - Math.min(Math.max(T, -40), 215)));
   }
+  assert.equal(matched, f.n, 'every particle of the frame is one of /api/particles');
   assert.ok(maxErr <= 0.5, `frame temperature error ${maxErr}`);
   // Bad heat commands are refused at the edge.
   for (const bad of [{ radius: 0 }, { radius: 11 }, { rate: 5000 }, { duration: 0 }, { point: [0, 0] }]) {
@@ -300,6 +304,8 @@ test('solvers: GET /api/solvers, POST /api/solver switches and broadcasts, unkno
   const hello = await c.next((m) => m.type === 'hello');
   assert.equal(hello.solver, 'clavet');
   assert.deepEqual(hello.solvers, sv.solvers.map((x) => x.name));
+  const n0 = (await get(s, '/api/stats')).json.particles;
+  assert.ok(n0 > 0);
   for (const name of hello.solvers) {
     const r = await http(s, 'POST', '/api/solver', { body: { name } });
     assert.equal(r.status, 200, r.text);
@@ -307,11 +313,13 @@ test('solvers: GET /api/solvers, POST /api/solver switches and broadcasts, unkno
     const b = await c.next((m) => m.type === 'solver');
     assert.equal(b.solver, name);
     assert.equal((await get(s, '/api/stats')).json.solver, name);
-    // it steps: time moves on, nothing escapes
-    const t0 = (await get(s, '/api/stats')).json.sim_time;
-    await sleep(300);
-    const st = (await get(s, '/api/stats')).json;
-    assert.ok(st.sim_time > t0 && st.particles === 1000 || st.particles > 0, name);
+    // it steps: simulated time moves on (10 ticks), and it keeps its particles
+    const st0 = (await get(s, '/api/stats')).json;
+    const st = await until(async () => { const x = (await get(s, '/api/stats')).json; return x.tick >= st0.tick + 10 && x; },
+      `${name}: 10 ticks from ${st0.tick}`);
+    assert.equal(st.solver, name);
+    assert.ok(st.sim_time > st0.sim_time, `${name}: sim_time ${st0.sim_time} -> ${st.sim_time}`);
+    assert.equal(st.particles, n0, `${name}: particles`);
   }
   assert.equal((await http(s, 'POST', '/api/solver', { body: { name: 'navier' } })).status, 400);
   const r = await c.command({ type: 'load_scene', name: 'drop', particles: 800, solver: 'clavet' });
@@ -341,7 +349,7 @@ test('heater: the merge scene\'s hot plate (slot 0) is set cold over REST, and t
   assert.equal(r.json.slot, 0);
   await http(s, 'POST', '/api/step', { body: { steps: 90 } });
   const cold = bottom(await particles(s));
-  t.diagnostic(`bottom layer: ${warm.toFixed(1)} C on the hot plate, ${cold.toFixed(1)} C 1.5 s after it was set to 5 C`);
+  t.diagnostic(`bottom layer: ${warm.toFixed(1)} C on the hot plate, ${cold.toFixed(1)} C 90 steps (1.5 s simulated) after it was set to 5 C`);
   assert.ok(warm > 25 && cold < warm - 10, `${warm} -> ${cold}`);
   // switched off, then on again without a definition
   assert.equal((await http(s, 'POST', '/api/heater', { body: { slot: 0, enabled: false } })).status, 200);

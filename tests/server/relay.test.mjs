@@ -1,9 +1,9 @@
 // relay.test.mjs - relays on NATS (issue 18): a sim node and two relays on a
 // loopback nats-server.  Clients on relay A and relay B get the same ticks and
 // identical frame bytes; a push and a cursor from A reach the world and B; a
-// client whose relay dies reconnects to the other within 5 s; with the broker
-// stopped for 5 s the sim node keeps stepping, the relays tell their viewers,
-// and both resume when it returns.  A command retried through the other relay
+// client whose relay dies reconnects to the other; with the broker stopped
+// the sim node keeps stepping, the relays tell their viewers, and both resume
+// when it returns.  A command retried through the other relay
 // (same sid and rid) is applied once.  Bad messages on the bus are refused.
 // With docker/nats.conf's per-user permissions a relay speaks only for its
 // own clients.
@@ -11,7 +11,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, connect as tcp } from 'node:net';
-import { startServer, stopAll, connect, get, http, sleep, encode } from './lib.mjs';
+import { startServer, stopAll, connect, get, http, sleep, encode, until, WAIT } from './lib.mjs';
 
 const haveNats = spawnSync('nats-server', ['--version']).status === 0;
 const why = haveNats ? false : 'nats-server is not installed (scripts/deps.sh test installs it)';
@@ -21,46 +21,59 @@ after(async () => { await stopAll(); if (broker) broker.kill('SIGKILL'); });
 function freePort() {
   return new Promise((resolve) => { const s = createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); }); });
 }
-async function startBroker(port) {
-  const p = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
-  for (let i = 0; i < 50; i++) {
-    await sleep(100);
-    const ok = await new Promise((res) => { const s = createServer(); s.once('error', () => res(true)); s.listen(port, '127.0.0.1', () => s.close(() => res(false))); });
-    if (ok) return p;
+// Starts nats-server on the port; resolves once it listens there.
+async function startBroker(port, args = [], env = process.env) {
+  const p = spawn('nats-server', [...args, '-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore', env });
+  let exited = null;
+  p.once('exit', (code) => { exited = code; });
+  await until(async () => {
+    if (exited !== null) throw new Error(`nats-server exited ${exited}`);
+    return new Promise((res) => { const s = createServer(); s.once('error', () => res(true)); s.listen(port, '127.0.0.1', () => s.close(() => res(false))); });
+  }, `nats-server to listen on ${port}`, { everyMs: 100 }).catch((e) => { p.kill('SIGKILL'); throw e; });
+  return p;
+}
+// A broker on a port that was free a moment ago (another process may take it
+// first: then another port): { broker, port }.
+async function brokerOnFreePort(args, env) {
+  for (let i = 0; ; i++) {
+    const port = await freePort();
+    try { return { broker: await startBroker(port, args, env), port }; } catch (e) { if (i >= 4) throw e; }
   }
-  throw new Error('nats-server did not start');
 }
 const stopBroker = (p) => new Promise((res) => { p.once('exit', res); p.kill('SIGTERM'); });
 
 test('a sim node and two relays: the same frames on both, commands through either, failover, broker outage', { skip: why }, async (t) => {
-  const port = await freePort();
-  broker = await startBroker(port);
+  let port;
+  ({ broker, port } = await brokerOnFreePort());
   const url = `nats://127.0.0.1:${port}`;
   const node = await startServer(['--particles', '3000', '--nats', url, '--world', 'relaytest']);
   const ra = await startServer(['--nats', url, '--world', 'relaytest', '--relay', '1', '--relay-id', '1']);
   const rb = await startServer(['--nats', url, '--world', 'relaytest', '--relay', '1', '--relay-id', '2']);
   const a = await connect(ra), b = await connect(rb);
-  const ha = await a.next((m) => m.type === 'hello', 10000), hb = await b.next((m) => m.type === 'hello', 10000);
+  const ha = await a.next((m) => m.type === 'hello'), hb = await b.next((m) => m.type === 'hello');
   assert.notEqual(ha.client_id, hb.client_id, 'client ids are unique across relays');
   assert.equal(ha.scene, 'dam_break');
   assert.equal(ha.capacity, hb.capacity);
 
-  // the same ticks, and identical bytes for the same coding of a frame
+  // the same ticks, and identical bytes for the same coding of a frame: until
+  // 30 deltas came through both (each compared as it comes)
   const seenA = new Map(), seenB = new Map();
-  a.onMessage = (m) => { if (m.type === 'frame') seenA.set(m.seq, m); };
-  b.onMessage = (m) => { if (m.type === 'frame') seenB.set(m.seq, m); };
-  await sleep(2000);
   let same = 0;
-  for (const [seq, fa] of seenA) {
-    const fb = seenB.get(seq);
-    if (!fb) continue;
-    assert.equal(fa.tick, fb.tick, `frame ${seq}: tick`);
-    if (fa.key || fb.key) continue;
-    assert.deepEqual(new Uint8Array(fa._bytes), new Uint8Array(fb._bytes), `frame ${seq}: bytes`);
+  const compare = (mine, other) => (m) => {
+    if (m.type !== 'frame') return;
+    mine.set(m.seq, m);
+    const o = other.get(m.seq);
+    if (!o) return;
+    assert.equal(m.tick, o.tick, `frame ${m.seq}: tick`);
+    if (m.key || o.key) return;
+    assert.deepEqual(new Uint8Array(m._bytes), new Uint8Array(o._bytes), `frame ${m.seq}: bytes`);
     same++;
-  }
-  t.diagnostic(`${seenA.size} and ${seenB.size} frames in 2 s; ${same} identical deltas`);
-  assert.ok(same >= 30, `identical frames on both relays: ${same}`);
+  };
+  a.onMessage = compare(seenA, seenB);
+  b.onMessage = compare(seenB, seenA);
+  await until(() => same >= 30, () => `30 identical deltas on both relays (${same}; ${seenA.size} and ${seenB.size} frames)`);
+  a.onMessage = b.onMessage = null;
+  t.diagnostic(`${seenA.size} and ${seenB.size} frames; ${same} identical deltas`);
   assert.equal(a.refused + b.refused, 0, 'every payload decodes on both');
 
   // a push from A is applied by the sim node (its reply comes back through A);
@@ -69,7 +82,7 @@ test('a sim node and two relays: the same frames on both, commands through eithe
   assert.equal(r.ok, true, JSON.stringify(r));
   assert.ok(r.touched > 0);
   a.send({ type: 'cursor', rid: 0, pos: [0.5, 0.5, 0.5] });
-  const withCursor = await b.next((m) => m.type === 'frame' && m.tick >= r.tick && m.cursors.some((c) => c.id === ha.client_id), 3000);
+  const withCursor = await b.next((m) => m.type === 'frame' && m.tick >= r.tick && m.cursors.some((c) => c.id === ha.client_id));
   assert.ok(withCursor, "B sees A's cursor");
   // /metrics on every node: the broker's state, and on the sim node each relay's viewers
   const mn = (await get(node, '/metrics')).text, ma = (await get(ra, '/metrics')).text;
@@ -82,9 +95,9 @@ test('a sim node and two relays: the same frames on both, commands through eithe
   const bodies0 = (await get(node, '/api/bodies')).json.bodies.length;
   const create = { type: 'body_create', rid: 777001, sid: 'relaytest-session-1', shape: 'sphere', size: [0.05, 0.05, 0.05], pos: [0.4, 0.5, 0.4] };
   a.send(create);
-  const first = await a.next((m) => m.type === 'reply' && m.rid === 777001, 5000);
+  const first = await a.next((m) => m.type === 'reply' && m.rid === 777001);
   b.send(create);
-  const again = await b.next((m) => m.type === 'reply' && m.rid === 777001, 5000);
+  const again = await b.next((m) => m.type === 'reply' && m.rid === 777001);
   assert.equal(first.ok, true, JSON.stringify(first));
   assert.equal(first.duplicate, undefined);
   assert.equal(again.ok, true, JSON.stringify(again));
@@ -93,7 +106,7 @@ test('a sim node and two relays: the same frames on both, commands through eithe
   assert.equal(again.tick, first.tick);
   assert.equal((await get(node, '/api/bodies')).json.bodies.length, bodies0 + 1, 'one body, not two');
   b.send({ ...create, sid: 'relaytest-session-2' });
-  const other = await b.next((m) => m.type === 'reply' && m.rid === 777001, 5000);
+  const other = await b.next((m) => m.type === 'reply' && m.rid === 777001);
   assert.equal(other.ok, true, JSON.stringify(other));
   assert.equal(other.duplicate, undefined, 'another session with the same rid is another command');
   assert.equal((await get(node, '/api/bodies')).json.bodies.length, bodies0 + 2);
@@ -111,60 +124,57 @@ test('a sim node and two relays: the same frames on both, commands through eithe
   const pr = await http(rb, 'POST', '/api/pause');
   assert.equal(pr.status, 200, pr.text);
   assert.equal(pr.json.paused, true);
-  // (/api/stats is the sim's last published statistics: allow it a second to follow)
-  const pausedIs = async (want) => {
-    for (let i = 0; i < 20 && (await get(node, '/api/stats')).json.paused !== want; i++) await sleep(100);
-    return (await get(node, '/api/stats')).json.paused;
-  };
-  assert.equal(await pausedIs(true), true);
+  // (/api/stats is the sim's last published statistics: it follows)
+  const pausedIs = (want) => until(async () => (await get(node, '/api/stats')).json.paused === want, `the sim node's paused to be ${want}`);
+  await pausedIs(true);
   assert.equal((await http(ra, 'POST', '/api/resume')).status, 200);
-  assert.equal(await pausedIs(false), false);
+  await pausedIs(false);
   assert.equal((await http(ra, 'POST', '/api/push', { body: { point: [0, 0] } })).status, 400);
   assert.equal((await get(ra, '/api/particles')).status, 501);
   assert.equal((await get(ra, '/api/stats')).json.tick > 0, true, 'read-only views from the sim node');
 
-  // relay A dies: its client moves to B (as the page does, from its list)
-  const t0 = Date.now();
+  // relay A dies: its client sees the close and moves to B (as the page
+  // does, from its list), where it gets frames it decodes
   await ra.stop('SIGKILL');
-  await a.closedWithin(5000);
+  assert.ok(await a.closedWithin(), "A's client sees its relay go");
   const a2 = await connect(rb);
-  await a2.next((m) => m.type === 'frame' && m.ids, 5000);
-  const moved = Date.now() - t0;
-  t.diagnostic(`A's client moved to relay B in ${moved} ms`);
-  assert.ok(moved < 5000, `moved in ${moved} ms`);
+  const moved = await a2.next((m) => m.type === 'frame' && m.ids);
+  assert.equal(a2.refused, 0);
+  assert.ok(moved.n > 0, "A's client streams from relay B");
 
-  // the broker stops for 5 s: the sim node steps on, B tells its viewers, both resume
+  // the broker stops: the sim node steps on (120 ticks, 2 s of its time), B
+  // tells its viewers, both resume when it is back
   const tick0 = (await get(node, '/api/stats')).json.tick;
   await stopBroker(broker);
-  const down = await b.next((m) => m.type === 'status' && m.connected === false, 5000);
+  const down = await b.next((m) => m.type === 'status' && m.connected === false);
   assert.match(down.text, /lost/);
-  await sleep(5000);
-  const tick1 = (await get(node, '/api/stats')).json.tick;
-  assert.ok(tick1 - tick0 >= 5 * 60 * 0.5, `the sim node kept stepping without the broker (${tick0} -> ${tick1})`);
+  let tick1 = tick0;
+  await until(async () => (tick1 = (await get(node, '/api/stats')).json.tick) >= tick0 + 120,
+    () => `the sim node to keep stepping without the broker (${tick0} -> ${tick1})`);
+  assert.match((await get(node, '/metrics')).text, /^fluid_bus_connected 0$/m, 'stepped while the broker was away');
   broker = await startBroker(port);
-  await b.next((m) => m.type === 'status' && m.connected === true, 10000);
+  await b.next((m) => m.type === 'status' && m.connected === true);
   b.messages.length = 0;
-  const after1 = await b.next((m) => m.type === 'frame' && m.ids && m.tick > tick1, 10000);
+  const after1 = await b.next((m) => m.type === 'frame' && m.ids && m.tick > tick1);
   assert.ok(after1.tick > tick1, 'frames flow again through the relay');
   a2.close(); b.close();
 });
 
 test("the broker's token: a node with it streams through a relay with it; a relay without it stays unconnected", { skip: why }, async () => {
-  const port = await freePort();
-  const b = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port), '--auth', 's3cret-token'], { stdio: 'ignore' });
+  const { broker: b, port } = await brokerOnFreePort(['--auth', 's3cret-token']);
   try {
-    await sleep(500);
     const url = `nats://127.0.0.1:${port}`;
     const node = await startServer(['--particles', '1000', '--nats', url, '--world', 'authtest', '--nats-token', 's3cret-token']);
     const good = await startServer(['--nats', url, '--world', 'authtest', '--relay', '1', '--relay-id', '5'], { env: { FLUID_NATS_TOKEN: 's3cret-token' } });
     const bad = await startServer(['--nats', url, '--world', 'authtest', '--relay', '1', '--relay-id', '6', '--nats-token', 'wrong']);
     const c = await connect(good);
-    const f = await c.next((m) => m.type === 'frame' && m.ids, 10000);
+    const f = await c.next((m) => m.type === 'frame' && m.ids);
     assert.ok(f.n > 0, 'frames through the relay that has the token');
     c.close();
-    await sleep(1000);
+    // the node hears relay 5; relay 6 was refused by the broker (it tried at
+    // its start, before relay 5's frames came) and never spoke
+    await until(async () => /^fluid_relay_viewers\{relay="5"\} \d+$/m.test((await get(node, '/metrics')).text), 'the node to list relay 5');
     assert.match((await get(bad, '/metrics')).text, /^fluid_bus_connected 0$/m);
-    assert.match((await get(node, '/metrics')).text, /^fluid_relay_viewers\{relay="5"\} \d+$/m);
     assert.doesNotMatch((await get(node, '/metrics')).text, /relay="6"/);
   } finally {
     b.kill('SIGKILL');
@@ -178,7 +188,7 @@ async function natsPublish(port, user, pass, subject, payload) {
   return new Promise((resolve, reject) => {
     const s = tcp(port, '127.0.0.1');
     let buf = '';
-    const timer = setTimeout(() => { s.destroy(); reject(new Error(`no answer from the broker: ${buf}`)); }, 5000);
+    const timer = setTimeout(() => { s.destroy(); reject(new Error(`no answer from the broker: ${buf}`)); }, WAIT);
     s.on('error', reject);
     s.on('data', (d) => {
       buf += d.toString('latin1');
@@ -205,28 +215,26 @@ function forward(relay, client, message) {
 }
 
 test("the broker's permissions bound what a relay can claim (docker/nats.conf): a relay speaks only for its own clients", { skip: why }, async (t) => {
-  const port = await freePort();
   const pass = { FLUID_NATS_SIM_PASS: 'sim-pass-1', FLUID_NATS_RELAY1_PASS: 'relay1-pass', FLUID_NATS_RELAY2_PASS: 'relay2-pass' };
   const conf = new URL('../../docker/nats.conf', import.meta.url).pathname;
-  const b = spawn('nats-server', ['-c', conf, '-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore', env: { ...process.env, ...pass } });
+  const { broker: b, port } = await brokerOnFreePort(['-c', conf], { ...process.env, ...pass });
   try {
-    await sleep(500);
     const url = `nats://127.0.0.1:${port}`;
     const node = await startServer(['--particles', '1000', '--nats', url, '--nats-user', 'sim', '--nats-pass', pass.FLUID_NATS_SIM_PASS]);
     const r1 = await startServer(['--nats', url, '--relay', '1', '--relay-id', '1', '--nats-user', 'relay1', '--nats-pass', pass.FLUID_NATS_RELAY1_PASS]);
     // relay1's user, but claiming to be relay 2
     const fake = await startServer(['--nats', url, '--relay', '1', '--relay-id', '2', '--nats-user', 'relay1', '--nats-pass', pass.FLUID_NATS_RELAY1_PASS]);
     const c = await connect(r1);
-    await c.next((m) => m.type === 'frame' && m.ids, 10000);
+    await c.next((m) => m.type === 'frame' && m.ids);
     const ok = await c.command({ type: 'push', point: [0.3, 0.2, 0.3], radius: 0.3, strength: 3, direction: [0, 1, 0] });
     assert.equal(ok.ok, true, 'relay 1, on its own subjects, is heard: ' + JSON.stringify(ok));
 
     // the impostor streams (it may subscribe to frames) but is not heard: the
     // broker refuses its publishes on relay 2's subjects
     const cf = await connect(fake);
-    await cf.next((m) => m.type === 'frame' && m.ids, 10000);
+    await cf.next((m) => m.type === 'frame' && m.ids);
     cf.send({ type: 'pause', rid: 4242 });
-    await sleep(1500);
+    await sleep(1500); // a wait for something that must not happen (a longer one only checks more)
     assert.equal((await get(node, '/api/stats')).json.paused, false, "a relay on another relay's subject is not heard");
     assert.doesNotMatch((await get(node, '/metrics')).text, /relay="2"/, 'nor are its wants');
 
@@ -239,9 +247,7 @@ test("the broker's permissions bound what a relay can claim (docker/nats.conf): 
     assert.match(await natsPublish(port, 'relay1', pass.FLUID_NATS_RELAY1_PASS, 'fluid.default.cmd.2', forward(2, (2 << 20) | 1, { type: 'pause', rid: 1 })), /Permissions Violation/);
     // its own client, on its own subject: heard
     assert.equal(await natsPublish(port, 'relay1', pass.FLUID_NATS_RELAY1_PASS, 'fluid.default.cmd.1', forward(1, (1 << 20) | 999, { type: 'pause', rid: 2 })), 'PONG');
-    let paused = false;
-    for (let i = 0; i < 20 && !paused; i++) { await sleep(100); paused = (await get(node, '/api/stats')).json.paused; }
-    assert.equal(paused, true, "relay 1's own client's pause is applied");
+    await until(async () => (await get(node, '/api/stats')).json.paused === true, "relay 1's own client's pause to be applied");
     assert.equal(await refused(), before + 1, 'the forged claim is refused and counted');
     t.diagnostic('impostor unheard; forged claim refused; own claim applied');
     c.close(); cf.close();

@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path';
 import net from 'node:net';
 import tls from 'node:tls';
 import { Agent } from 'undici';
-import { startServer, stopAll, connect, get, http, decode, makeCerts, WebSocket, SERVER, ROOT } from './lib.mjs';
+import { startServer, stopAll, connect, get, http, decode, makeCerts, WebSocket, SERVER, ROOT, WAIT } from './lib.mjs';
 
 const SAN = process.env.FLUID_SERVER_SAN ? resolve(ROOT, process.env.FLUID_SERVER_SAN) : null;
 let pki, other;
@@ -38,7 +38,7 @@ async function refusal(p) {
 
 test('over TLS with a verified certificate: page, REST (reads; writes with a token), stream and snapshot', async (t) => {
   const opts = SAN
-    ? { binary: SAN, timeoutMs: 30000, env: { ASAN_OPTIONS: 'detect_leaks=1:exitcode=23', UBSAN_OPTIONS: 'halt_on_error=1' } }
+    ? { binary: SAN, env: { ASAN_OPTIONS: 'detect_leaks=1:exitcode=23', UBSAN_OPTIONS: 'halt_on_error=1' } }
     : {};
   const s = await startServer(['--particles', '3000', '--token', 's3cret', ...tlsArgs(pki)], { ...opts, ca: pki.caPem });
   assert.match(s.stdout, /listening on https:\/\/127\.0\.0\.1:\d+\//);
@@ -72,16 +72,16 @@ test('over TLS with a verified certificate: page, REST (reads; writes with a tok
 
   // The stream over wss: hello, frames, and a command once authenticated.
   const c = await connect(s, { url: `${s.wsUrl}?token=s3cret` });
-  const hello = await c.next((m) => m.type === 'hello', 10000);
+  const hello = await c.next((m) => m.type === 'hello');
   assert.equal(hello.auth_required, true);
-  assert.equal((await c.command({ type: 'resume' }, 10000)).ok, true);
-  const f = await c.next((m) => m.type === 'frame', 10000);
+  assert.equal((await c.command({ type: 'resume' })).ok, true);
+  const f = await c.next((m) => m.type === 'frame');
   assert.equal(f.n, n);
   assert.equal(f.q.length, n * 3, 'the v2 payload decodes to every particle');
 
   // Snapshot out (binary GET) and back in (binary POST) over TLS.
   assert.equal((await http(s, 'POST', '/api/pause', { headers: auth })).status, 200);
-  const snap = await fetch(s.base + '/api/snapshot', { dispatcher: s.dispatcher, signal: AbortSignal.timeout(10000) });
+  const snap = await fetch(s.base + '/api/snapshot', { dispatcher: s.dispatcher, signal: AbortSignal.timeout(WAIT) });
   assert.equal(snap.status, 200);
   const bytes = new Uint8Array(await snap.arrayBuffer());
   const doc = decode(bytes);
@@ -89,18 +89,18 @@ test('over TLS with a verified certificate: page, REST (reads; writes with a tok
   assert.equal(doc.particles, n);
   assert.equal((await http(s, 'POST', '/api/scene', { body: { name: 'drop', particles: 1000 }, headers: auth })).status, 200);
   const back = await fetch(s.base + '/api/snapshot', {
-    method: 'POST', body: bytes, dispatcher: s.dispatcher, signal: AbortSignal.timeout(10000),
+    method: 'POST', body: bytes, dispatcher: s.dispatcher, signal: AbortSignal.timeout(WAIT),
     headers: { 'content-type': 'application/msgpack', ...auth },
   });
   const backJson = await back.json();
   assert.equal(back.status, 200, JSON.stringify(backJson));
   assert.equal(backJson.tick, doc.tick);
-  await c.next((m) => m.type === 'scene' && m.scene === doc.scene, 10000); // the clients hear of it
+  await c.next((m) => m.type === 'scene' && m.scene === doc.scene); // the clients hear of it
   assert.equal((await get(s, '/api/stats')).json.particles, n);
   t.diagnostic(`over TLS: page ${page.text.length} B, particles ${big.text.length} B, snapshot ${bytes.length} B, ` +
     `frame ${f._bytes.byteLength} B${SAN ? ' (ASan build)' : ''}`);
   c.close();
-  const r = await s.stop('SIGTERM', 20000);
+  const r = await s.stop('SIGTERM');
   const report = s.stderr.split('\n').filter((l) => /Sanitizer|runtime error|SUMMARY/.test(l));
   assert.deepEqual(report, [], s.stderr.slice(-4000));
   assert.deepEqual(r, { code: 0, signal: null }, s.stderr.slice(-4000));
@@ -115,7 +115,7 @@ test('over TLS a client flooding commands gets every reply, and the server keeps
   for (let i = 1; i <= 600; i++) c.send({ type: i % 2 ? 'pause' : 'resume', rid: i });
   const seen = new Set();
   while (seen.size < 600) {
-    const r = await c.next((m) => m.type === 'reply', 10000);
+    const r = await c.next((m) => m.type === 'reply');
     assert.equal(r.ok, true, r.error);
     seen.add(r.rid);
   }
@@ -129,14 +129,14 @@ test('clients that do not trust the CA, or want another name, are refused; plain
   const s = await startServer(['--particles', '500', ...tlsArgs(pki)], { ca: pki.caPem });
   // The system's roots only (not the test CA): refused by fetch and by ws.
   const noCa = new Agent({ connect: { rejectUnauthorized: true } });
-  const why = await refusal(fetch(s.base + '/api/health', { dispatcher: noCa, signal: AbortSignal.timeout(10000) }));
+  const why = await refusal(fetch(s.base + '/api/health', { dispatcher: noCa, signal: AbortSignal.timeout(WAIT) }));
   assert.match(why, /SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE/, why);
   const ws = new WebSocket(s.wsUrl, 'fluid.v2', { ca: undefined, rejectUnauthorized: true });
   const wsWhy = await refusal(new Promise((res, rej) => { ws.once('open', res); ws.once('error', rej); }));
   assert.match(wsWhy, /SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE/, wsWhy);
   // Another CA's certificate is not accepted either.
   const otherCa = new Agent({ connect: { ca: other.caPem, rejectUnauthorized: true } });
-  await refusal(fetch(s.base + '/api/health', { dispatcher: otherCa, signal: AbortSignal.timeout(10000) }));
+  await refusal(fetch(s.base + '/api/health', { dispatcher: otherCa, signal: AbortSignal.timeout(WAIT) }));
   // The right CA but a name the certificate does not carry.
   const wrongName = await refusal(new Promise((res, rej) => {
     const k = tls.connect({ host: '127.0.0.1', port: s.port, ca: pki.caPem, servername: 'other.example', rejectUnauthorized: true,
@@ -149,7 +149,7 @@ test('clients that do not trust the CA, or want another name, are refused; plain
     let data = '';
     const k = net.connect(s.port, '127.0.0.1', () => k.write('GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n'));
     k.on('data', (d) => { data += d; });
-    k.setTimeout(5000, () => k.destroy());
+    k.setTimeout(WAIT, () => k.destroy());
     k.on('close', () => res(data));
     k.on('error', () => {});
   });
@@ -160,7 +160,7 @@ test('clients that do not trust the CA, or want another name, are refused; plain
 
 test('bad TLS options stop the server at start with a message naming the file', async () => {
   const run = (args, env = {}) => spawnSync(SERVER, ['--port', '0', '--bind', '127.0.0.1', '--particles', '300', ...args],
-    { encoding: 'utf8', timeout: 15000, env: { ...process.env, ...env } });
+    { encoding: 'utf8', timeout: WAIT, env: { ...process.env, ...env } });
   const only = run(['--tls-cert', pki.cert]);
   assert.equal(only.status, 2);
   assert.match(only.stderr, /--tls-cert and --tls-key .* go together/);
@@ -194,7 +194,7 @@ test('bad TLS options stop the server at start with a message naming the file', 
 });
 
 test('--health-check asks the server for /api/health, over TLS or plain http', async () => {
-  const hc = (args) => spawnSync(SERVER, ['--health-check', '--bind', '127.0.0.1', ...args], { encoding: 'utf8', timeout: 15000 });
+  const hc = (args) => spawnSync(SERVER, ['--health-check', '--bind', '127.0.0.1', ...args], { encoding: 'utf8', timeout: WAIT });
   const s = await startServer(['--particles', '300', ...tlsArgs(pki)], { ca: pki.caPem });
   const ok = hc(['--port', String(s.port), ...tlsArgs(pki)]);
   assert.equal(ok.status, 0, ok.stderr);
@@ -217,7 +217,7 @@ test('--health-check asks the server for /api/health, over TLS or plain http', a
     const k = spawn(SERVER, ['--health-check', '--bind', '127.0.0.1', '--port', String(mute.address().port)]);
     let err = '';
     k.stderr.on('data', (d) => { err += d; });
-    const t = setTimeout(() => k.kill('SIGKILL'), 15000);
+    const t = setTimeout(() => k.kill('SIGKILL'), WAIT);
     k.on('exit', (code, signal) => { clearTimeout(t); res({ code, signal, err }); });
   });
   mute.close();
