@@ -109,6 +109,14 @@ bench-server: $(BUILD)/fluid-server tests/server/node_modules/.installed
 EXTRA_BENCH_DEPS += $(BUILD)/fluid-server tests/server/node_modules/.installed
 EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench.mjs ; FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench_record.mjs ;
 
+# One viewer of the 20k dam break on loopback shaped to 10 and 3 Mbit/s in a
+# private network namespace (needs root for unshare -n and tc): frames/s and
+# push-to-frame latency against their bars (BENCHMARKS.md).
+.PHONY: bench-shaped
+bench-shaped: $(BUILD)/fluid-server tests/server/node_modules/.installed
+	FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/shaped.mjs
+EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/shaped.mjs ;
+
 .PHONY: bench-record bench-relays
 bench-relays: $(BUILD)/fluid-server tests/server/node_modules/.installed
 	FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench_relays.mjs

@@ -1,5 +1,5 @@
 // shaped.mjs - benchmark: the stream on a home link.  A viewer of the 20k
-// dam break behind a 10 Mbit/s and a 3 Mbit/s token bucket, with issue 15's
+// dam break behind a 10 Mbit/s and a 3 Mbit/s token bucket, with the stream's
 // bars: >= 25 frames/s with a push on screen within 200 ms median on
 // 10 Mbit/s; >= 10 frames/s within 300 ms on 3 Mbit/s.  Each run is a
 // private network namespace (`unshare -n`) whose loopback is shaped by
