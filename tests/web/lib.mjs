@@ -21,7 +21,7 @@ export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 export function artifactsDir() { mkdirSync(ARTIFACTS, { recursive: true }); return ARTIFACTS; }
 
 // Starts fluid-server on a kernel-chosen loopback port serving web-client/.
-export async function startServer(args = [], { timeoutMs = 20000, port = 0 } = {}) {
+export async function startServer(args = [], { timeoutMs = 60000, port = 0 } = {}) {
   if (!existsSync(SERVER)) throw new Error(`no server binary at ${SERVER} (run make)`);
   const proc = spawn(SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--web-root', WEB_ROOT, '--threads', '1', ...args],
     { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -53,7 +53,7 @@ export async function startServer(args = [], { timeoutMs = 20000, port = 0 } = {
 }
 
 export async function api(s, method, path, body) {
-  const init = { method, headers: {}, signal: AbortSignal.timeout(10000) };
+  const init = { method, headers: {}, signal: AbortSignal.timeout(30000) };
   if (body !== undefined) { init.body = JSON.stringify(body); init.headers['content-type'] = 'application/json'; }
   const res = await fetch(s.base + path, init);
   const json = await res.json();
@@ -102,12 +102,14 @@ export async function openClient(b, s, { width = 960, height = 600, query = '' }
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(String(e)));
   page.on('console', (m) => { if (m.type() === 'error') page.errors.push(m.text()); });
-  page.setDefaultTimeout(20000);
-  await page.goto(`${s.base}/${query}`, { timeout: 20000 });
+  page.setDefaultTimeout(60000);
+  await page.goto(`${s.base}/${query}`, { timeout: 60000 });
   return page;
 }
 
-export async function waitFor(page, fn, arg, timeout = 30000) {
+// Waits until fn (run in the page) is truthy; the deadline only turns a hang
+// into a failure (tests never time anything).
+export async function waitFor(page, fn, arg, timeout = 60000) {
   return page.waitForFunction(fn, arg, { timeout, polling: 100 });
 }
 

@@ -43,8 +43,8 @@ async function openWithCores(cores) {
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(String(e)));
   page.on('console', (m) => { if (m.type() === 'error') page.errors.push(m.text()); });
-  page.setDefaultTimeout(20000);
-  await page.goto(`${server.base}/`, { timeout: 20000 });
+  page.setDefaultTimeout(60000);
+  await page.goto(`${server.base}/`, { timeout: 60000 });
   await waitFor(page, () => window.__fluid && window.__fluid.connected && window.__fluid.frames > 5);
   return page;
 }
@@ -58,10 +58,10 @@ test('a page of 2 cores decodes the bands in 2 Web Workers: every frame, every p
   // 2 cores whatever the machine has (on 2 or more, the browser's own count gives the same: 2 bands, 2 workers)
   pageA = await openWithCores(2);
   const cores = await pageA.evaluate(() => navigator.hardwareConcurrency);
-  await waitFor(pageA, () => window.__fluid.timings().decode.n > 20, null, 20000);
+  await waitFor(pageA, () => window.__fluid.timings().decode.n > 20, null, 60000);
   const tm = await pageA.evaluate(() => window.__fluid.timings());
   const stats = await api(server, 'GET', '/api/stats');
-  console.log(`bands: ${cores} cores, ${pageA.workers().length} workers, ${tm.decode.n} frames, decode median ${tm.decode.median?.toFixed(2)} ms, keyframes ${tm.keyframes}, refused ${tm.refused}`);
+  console.log(`bands: ${cores} cores, ${pageA.workers().length} workers, ${tm.decode.n} frames, keyframes ${tm.keyframes}, refused ${tm.refused}`);
   assert.equal(tm.inWorker, true);
   assert.equal(tm.decoder, 'wasm');
   assert.equal(tm.refused, 0, 'no band refused');

@@ -44,7 +44,7 @@ test('a hello with smaller limits: the tool sliders end at them, and a step comm
   // Shift+S while paused: ten steps asked, three sent.
   await p.click('#view');
   await p.keyboard.press('Shift+S');
-  for (let i = 0; i < 50 && !sent.some((c) => c.type === 'step'); i++) await new Promise((r) => setTimeout(r, 100));
+  for (const until = Date.now() + 60000; !sent.some((c) => c.type === 'step') && Date.now() < until;) await new Promise((r) => setTimeout(r, 100));
   const step = sent.find((c) => c.type === 'step');
   assert.ok(step, `no step sent: ${JSON.stringify(sent.map((c) => c.type))}`);
   assert.equal(step.steps, 3);
