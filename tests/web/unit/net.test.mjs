@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { webcrypto } from 'node:crypto';
 import { encode, decode } from '@msgpack/msgpack';
 import { Connection, newSessionId } from '../../../web-client/src/net.js';
 import { SUBPROTOCOL } from '../../../web-client/src/protocol.js';
@@ -21,6 +22,9 @@ class FakeSocket {
   drop() { this.readyState = 3; this.onclose({ code: 1006, reason: '' }); }
 }
 globalThis.WebSocket = FakeSocket;
+// The browser's Web Crypto, which Node has as a global from 19 on; Node 18
+// (Debian bookworm's) keeps it in node:crypto.
+globalThis.crypto ??= webcrypto;
 assert.equal(SUBPROTOCOL, 'fluid.v2');
 
 const hello = { ...golden, relays: ['http://127.0.0.1:1/', 'http://127.0.0.2:1/'] };
