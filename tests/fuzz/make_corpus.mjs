@@ -162,7 +162,7 @@ const restInput = (route, { method = 0, param = '', query = '', body = '' } = {}
       if (k) put(dir, restInput(route[type], { body: body.replace(/}$/, `,"${k}":${JSON.stringify(rest[k])}}`) }));
     }
   }
-  // issue 13: PATCH with an unknown key (use-after-free), too many, twice
+  // the hardening report: PATCH with an unknown key (use-after-free), too many, twice
   put(dir, restInput(R.material_patch, { param: 'water', body: '{"bogus":1}' }));
   put(dir, restInput(R.material_patch, { param: 'water', body: '{"stiffness":"x"}' }));
   put(dir, restInput(R.material_patch, { param: 'water', body: JSON.stringify(Object.fromEntries(PARAMS.map((p) => [p, 1]))).replace(/}$/, ',"stiffness":1}') }));

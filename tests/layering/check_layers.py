@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# check_layers.py - the layering check of server/ (issue 14, STYLE.md "Layers"):
+# check_layers.py - the layering check of server/ (STYLE.md "Layers"):
 # the core includes nothing of the network, JSON or msgpack; only server/net/
 # includes libwebsockets; each folder includes only the folders below it (the
 # LAYERS table); no two modules include each other's headers in a circle; and,

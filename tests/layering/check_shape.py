@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# check_shape.py - the shape checks of issue 14 (STYLE.md "Checks"): no
+# check_shape.py - the shape checks (STYLE.md "Checks"): no
 # function in server/**/*.c or web-client/src/**/*.js longer than 150 lines,
 # data tables aside, and every file of server/ (.c, .h) and web-client/src/
 # (.js) opens with a comment that names it and says what it is.

@@ -1,4 +1,4 @@
-// bench_mps.mjs - the MPS solver in the running server (issue 17; make bench,
+// bench_mps.mjs - the MPS solver in the running server (make bench,
 // or make bench-mps): fluid-server with the mps_dam_break scene at its
 // default size and its default threads, one WebSocket client reading every
 // frame (a browser attached); after 3 s, /api/stats once a second for 10 s.

@@ -1,4 +1,4 @@
-// bench_relays.mjs - viewers spread over two relays (issue 18; make bench, or
+// bench_relays.mjs - viewers spread over two relays (make bench, or
 // make bench-relays): a loopback nats-server, a sim node with the 5k dam
 // break, two relays; 2 viewers (one per relay) and then 128 (64 per relay),
 // each reading every message, in nice-19 processes standing in for browsers

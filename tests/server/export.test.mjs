@@ -1,4 +1,4 @@
-// export.test.mjs - GET /api/particles?format=ply|vtp|vtu|csv (issue 19): the
+// export.test.mjs - GET /api/particles?format=ply|vtp|vtu|csv: the
 // whole world as a file, read back by readers independent of the server
 // (read_export.py: meshio for PLY and VTU, the XML and csv modules for VTP
 // and CSV), holds the same particles as the JSON view; an unknown format is

@@ -1,4 +1,5 @@
-// hardening.test.mjs - issue #13 against the real binary: snapshots taken on
+// hardening.test.mjs - the hardening against the real binary (docs/hardening.md
+// "The defects reported, and where each is fixed"): snapshots taken on
 // trust (a spacing of h/1500 froze the tick, positions and an emitter rate
 // of 1e30 were accepted) are refused with a 400 naming the field, the world
 // left as it was and still stepping; request bodies are bounded in total and

@@ -1,4 +1,4 @@
-// record.test.mjs - recordings (issue 19): the frame stream written to disk and
+// record.test.mjs - recordings: the frame stream written to disk and
 // replayed headlessly equals what the live stream delivered, frame for frame;
 // the disk bound holds; a damaged segment replays up to the damage; names and
 // paths are checked at the edge; the recording tool (build/fluid-rec) reads it.

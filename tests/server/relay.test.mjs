@@ -1,4 +1,4 @@
-// relay.test.mjs - relays on NATS (issue 18): a sim node and two relays on a
+// relay.test.mjs - relays on NATS: a sim node and two relays on a
 // loopback nats-server.  Clients on relay A and relay B get the same ticks and
 // identical frame bytes; a push and a cursor from A reach the world and B; a
 // client whose relay dies reconnects to the other; with the broker stopped

@@ -294,12 +294,13 @@ test('REST clients that ask for big answers and never read them do not stall the
   await s.stop();
 });
 
-// Issue 13's reproducers, against the ASan build when there is one (it sees
-// the overflow and the use-after-free that the optimised build hides or dies
-// of), with a token set: both ran before any token check.
+// The reproducers of the hardening report (docs/hardening.md "The defects
+// reported, and where each is fixed"), against the ASan build when there is
+// one (it sees the overflow and the use-after-free that the optimised build
+// hides or dies of), with a token set: both ran before any token check.
 const SAN = process.env.FLUID_SERVER_SAN ? resolve(ROOT, process.env.FLUID_SERVER_SAN) : null;
 
-test('issue 13: a duplicate params map, PATCH with an unknown key and an overlong Origin are refused, and the server lives', async () => {
+test('hostile input: a duplicate params map, PATCH with an unknown key and an overlong Origin are refused, and the server lives', async () => {
   const s = await startServer(['--particles', '1000', '--token', 'sesame'], {
     binary: SAN || undefined,
     env: { ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=0:exitcode=23', UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1' },

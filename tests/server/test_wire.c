@@ -842,10 +842,11 @@ static void test_golden(const char *dir, bool write) {
     cJSON_Delete(root);
 }
 
-/* ---- Regressions of issue 13 ---------------------------------------------- */
+/* ---- Hostile commands: fields given twice, oversized maps, freed errors --- */
 
 /* A set_param whose `params` holds `entries` numbers named p00, p01, ...,
- * given `copies` times (the issue's reproducer: 2 copies of 29). */
+ * given `copies` times (the reproducer fuzz_ws_command/params-twice: 2 copies
+ * of 29). */
 static void pack_params_msg(pk_ctx *p, int copies, int entries, bool real_names) {
     pk_begin(p);
     msgpack_pack_map(&p->pk, (size_t)(3 + copies));
@@ -867,11 +868,11 @@ static void pack_params_msg(pk_ctx *p, int copies, int entries, bool real_names)
     }
 }
 
-static void test_issue13_decoder(void) {
+static void test_decode_hostile_fields(void) {
     cmd c;
     char err[FS_ERROR_LEN] = "";
     pk_ctx p;
-    /* The issue's message: `params` twice, 29 entries each.  Refused at the
+    /* The reproducer: `params` twice, 29 entries each.  Refused at the
      * second key, before its map is read: no write past pname/pvalue. */
     pack_params_msg(&p, 2, 29, false);
     CHECK(p.b.len > 700 && p.b.len < 900, "the reproducer is about 810 bytes (%zu)", p.b.len);
@@ -959,7 +960,7 @@ static void rest_call(int method, const char *path, const char *body, rest_actio
     free(b);
 }
 
-static void test_issue13_rest(void) {
+static void test_rest_refusals(void) {
     rest_action a;
     /* PATCH with an unknown key: the error quotes the key, which used to be
      * read after cJSON_Delete (heap use-after-free under ASan). */
@@ -1178,8 +1179,8 @@ int main(int argc, char **argv) {
     test_queue();
     test_hub();
     test_golden(dir, write);
-    test_issue13_decoder();
-    test_issue13_rest();
+    test_decode_hostile_fields();
+    test_rest_refusals();
     test_params_limit_documented(dir);
     test_snapshot_wrapper();
     test_bus_codec();

@@ -193,8 +193,8 @@ void test_mps_hydrostatic(void) {
     CHECK(vmax < 3.0, "blew up: %.2f m/s", vmax);
     /* The still water's noise (docs/sim-notes.md, "Still water"), rms over the last 0.5 s: 0.26 m/s with Eq. 5
      * as printed, 0.13-0.15 with particle shifting, 0.016-0.025 in five tanks since Eq. 5 takes the dynamic
-     * pressure (session 15); issue 17's bar is 0.03 after 3 s in this 0.4 m tank (4 s here).  The sanitizer
-     * build's tank is shallower and younger (1.5 s): 0.028 there. */
+     * pressure (docs/sim-notes.md, "Eq. 5: the dynamic pressure"); the bar: 0.03 after 3 s in this 0.4 m tank
+     * (4 s here).  The sanitizer build's tank is shallower and younger (1.5 s): 0.028 there. */
     const double still = sqrt(still2 / (double)still_n);
     REPORT("rms speed over the last 0.5 s: %.3f m/s", still);
     CHECK(still < (SAN_BUILD ? 0.04 : 0.03), "the still tank is noisy: rms %.3f m/s over the last 0.5 s", still);

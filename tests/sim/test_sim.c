@@ -412,11 +412,11 @@ static void test_dam_break_column_height(void) {
     REPORT("dam break, %d particles, a = %.2f m: H/2a at t sqrt(g/a) =%s largest deviation %.1f%% of Martin & "
            "Moyce's height, %.1f%% of the initial column",
            fs_world_particle_count(e.w), a, line, 100 * worst, 100 * worst_col);
-    /* Issue 16's bar: within 10% of Martin & Moyce's own height at each
-     * point (8.4%, the first point; eight nudged realisations 8.3-8.5%).  With
-     * the single self-image wall it was 27% (the column drained too slowly
-     * late in the collapse), and the Jacobi sweep's jet climbs the wall to
-     * 1.2 H (262%); docs/clavet-notes.md, session 16. */
+    /* The bar: within 10% of Martin & Moyce's own height at each point
+     * (8.4%, the first point; eight nudged realisations 8.3-8.5%).  With the
+     * single self-image wall it was 27% (the column drained too slowly late
+     * in the collapse), and the Jacobi sweep's jet climbs the wall to 1.2 H
+     * (262%); docs/clavet-notes.md, "Walls". */
     CHECK(k == 6, "the run reached %d of Martin & Moyce's 6 reference times", k);
     CHECK(worst_col < 0.10, "residual column off Martin & Moyce by %.1f%% of the column", 100 * worst_col);
     CHECK(worst < 0.10, "residual column off Martin & Moyce by %.1f%% of their height", 100 * worst);
@@ -641,11 +641,12 @@ static void test_jelly_and_clay(void) {
     CHECK(ce > 3 * je, "clay should keep its new shape (error %.3f vs jelly %.3f)", ce, je);
 }
 
-/* Issue 16's bar: an 8 x 8 x 8 jelly block (mold springs, Fig. 12) on the
- * floor keeps >= 90% of its height at the server's default tick and
- * settings (one 1/60 s step, coloured sweeps); its top is averaged over the
- * fourth second (it wobbles after it lands on its springs).  The Jacobi form
- * (Algorithm 3 once per step) is reported beside it. */
+/* The bar: an 8 x 8 x 8 jelly block (mold springs, Fig. 12) on the floor
+ * keeps >= 90% of its height at the server's default tick and settings (one
+ * 1/60 s step, coloured sweeps); its top is averaged over the fourth second
+ * (it wobbles after it lands on its springs).  The Jacobi form (Algorithm 3
+ * once per step) is reported beside it (docs/clavet-notes.md, "Elastic
+ * springs in the sweeps"). */
 static float jelly_block_height(fs_relax_mode relax, int threads, float *lowest, uint64_t *hash) {
     env e = make(4000, threads, 1, relax);
     fs_world *w = e.w;

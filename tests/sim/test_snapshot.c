@@ -114,7 +114,7 @@ void test_snapshot_refusals(void) {
         size_t at;
         float v;
     } cases[] = {
-        {"spacing h/1500 (issue #13)", "spacing", OFF_DOM + offsetof(fs_domain, spacing), dom.h / 1500},
+        {"spacing h/1500 (reported)", "spacing", OFF_DOM + offsetof(fs_domain, spacing), dom.h / 1500},
         {"spacing h/20000", "spacing", OFF_DOM + offsetof(fs_domain, spacing), dom.h / 20000},
         {"spacing 2 h", "h / spacing", OFF_DOM + offsetof(fs_domain, spacing), dom.h * 2},
         {"h 1e30", "spacing", OFF_DOM + offsetof(fs_domain, h), 1e30f},
@@ -123,7 +123,7 @@ void test_snapshot_refusals(void) {
         {"box of 1e9 lattice sites", "lattice sites", OFF_DOM + offsetof(fs_domain, box_max), 900},
         {"gravity 1e6", "gravity", OFF_DOM + offsetof(fs_domain, gravity) + 4, -1e6f},
         {"particle radius 10 h", "radius", OFF_DOM + offsetof(fs_domain, particle_radius), dom.h * 10},
-        {"position x 1e30 (issue #13)", "position x", off_floats(&c.good, 0), 1e30f},
+        {"position x 1e30 (reported)", "position x", off_floats(&c.good, 0), 1e30f},
         {"position z -1e30", "position z", off_floats(&c.good, 2) + 8, -1e30f},
         {"previous position y 1e30", "previous position y", off_floats(&c.good, 4), 1e30f},
         {"position just outside the box", "position", off_floats(&c.good, 1), dom.box_max.y + 2 * dom.h},
@@ -131,7 +131,7 @@ void test_snapshot_refusals(void) {
         {"velocity NaN", "velocity", off_floats(&c.good, 6), NAN},
         {"temperature 1e30", "temperature", off_floats(&c.good, 9), 1e30f},
         {"temperature below absolute zero", "temperature", off_floats(&c.good, 9), -300},
-        {"emitter rate 1e30 (issue #13)", "emitter 0", off_emitters(&c.good) + offsetof(fs_emitter_def, rate), 1e30f},
+        {"emitter rate 1e30 (reported)", "emitter 0", off_emitters(&c.good) + offsetof(fs_emitter_def, rate), 1e30f},
         {"emitter rate 2e6", "rate 0..1e+06", off_emitters(&c.good) + offsetof(fs_emitter_def, rate), 2e6f},
         {"emitter speed 1e3", "emitter 0", off_emitters(&c.good) + offsetof(fs_emitter_def, speed), 1e3f},
         {"emitter direction not unit", "unit length", off_emitters(&c.good) + offsetof(fs_emitter_def, dir), 3},

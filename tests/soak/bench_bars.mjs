@@ -1,5 +1,5 @@
 // bench_bars.mjs - the soak's benchmark side: the clocks the soak runs by, the
-// rates and latencies it measured, and the bars of issue 13 they are held to
+// rates and latencies it measured, and the bars they are held to
 // in the benchmark mode (`node tests/soak/soak.mjs --bench`, which `make soak`
 // runs).  The test mode of soak.mjs (the default, which `make test` runs)
 // asserts nothing that depends on the machine's speed: it prints these figures
@@ -11,7 +11,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 
-// The bars (issue 13): the well-behaved client gets >= 27 of the 30 frames a
+// The bars: the well-behaved client gets >= 27 of the 30 frames a
 // second and >= 90% of the frames the server published while it was
 // connected; every health probe answered within 1 s; the load generator ran
 // at >= 80% of each of its rates (when it was starved of CPU the server was

@@ -1,4 +1,4 @@
-// soak.mjs - the soak test (issue 13): the ASan + UBSan + LSan build of
+// soak.mjs - the soak test: the ASan + UBSan + LSan build of
 // fluid-server under every kind of load at once, on loopback, for a bounded
 // time.  Two modes:
 //   test (the default; `make test`, 60 s): only what does not depend on the

@@ -1,4 +1,4 @@
-# tests/soak/soak.mk - the soak test (issue 13): the ASan + UBSan + LSan server
+# tests/soak/soak.mk - the soak test: the ASan + UBSan + LSan server
 # under churn, non-reading clients, garbage, REST load and slowloris at once.
 # Included by the top-level Makefile after server/server.mk (which builds
 # $(BUILD)/fluid-server-san and installs tests/server/node_modules).

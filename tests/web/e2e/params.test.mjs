@@ -1,4 +1,4 @@
-// params.test.mjs - a parameter set per solver (issue 14): the page fetches
+// params.test.mjs - a parameter set per solver: the page fetches
 // GET /api/solvers once after each hello and shows only the running
 // solver's material sliders; switching the solver (by anyone) changes which
 // rows show.  Needs the server's per-solver `params` in /api/solvers.

@@ -1,4 +1,4 @@
-// relays.test.mjs - the page behind relays (issue 18): a sim node and two
+// relays.test.mjs - the page behind relays: a sim node and two
 // relays on a loopback nats-server, each told the relays' URLs (--relays);
 // a page on relay A gets them in its hello, and when relay A dies it moves
 // to relay B by itself and streams again (how long that takes is not

@@ -1,4 +1,4 @@
-// replay.test.mjs - recordings in the browser (issue 19): the live page's
+// replay.test.mjs - recordings in the browser: the live page's
 // Record button records on the server; replay.html lists the recordings and
 // plays one in the live page's renderer: play, pause, frame steps, speed,
 // scrub, and a link (?rec=NAME&t=...) that opens at that moment.
