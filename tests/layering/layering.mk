@@ -1,6 +1,6 @@
 # tests/layering/layering.mk - the layering and shape checks of server/ and
-# web-client/src/ (issue 14; STYLE.md "Layers" and "Checks"), their tests, and
-# the C format.  Included by the top-level Makefile after server/server.mk
+# web-client/src/ (STYLE.md "Layers" and "Checks"), their tests, and the C
+# format.  Included by the top-level Makefile after server/server.mk
 # (which defines SRV_OBJ, the server's object files).
 #
 #   make check-layers   the checks on this tree: includes (layers, libwebsockets
@@ -11,6 +11,10 @@
 #                       broken on purpose)
 #   make check-timing   no test under tests/ asserts a duration, a rate or a
 #                       latency (benchmarks are exempt; check_timing.py)
+#   make check-history  no session or issue number in source comments, tests
+#                       and the reference docs, and no date outside the
+#                       measurement records (history is docs/history/;
+#                       check_history.py)
 #   make format         applies .clang-format to server/, tests/ and web-client/wasm/ (C)
 #   make check-format   fails if any of those files is not formatted
 
@@ -18,15 +22,18 @@ LAYER_OBJ = $(patsubst server/sim/%.c,$(BUILD)/sim/%.o,$(SIM_SRC)) $(SRV_OBJ)
 CHECK_LAYERS = python3 tests/layering/check_layers.py . --objects $(LAYER_OBJ)
 CHECK_SHAPE = python3 tests/layering/check_shape.py .
 CHECK_TIMING = python3 tests/layering/check_timing.py .
+CHECK_HISTORY = python3 tests/layering/check_history.py .
 
-.PHONY: check-layers check-timing format check-format
+.PHONY: check-layers check-timing check-history format check-format
 check-timing:
 	@$(CHECK_TIMING)
+check-history:
+	@$(CHECK_HISTORY)
 check-layers: $(LAYER_OBJ)
 	@$(CHECK_LAYERS); a=$$?; $(CHECK_SHAPE); b=$$?; [ $$a -eq 0 ] && [ $$b -eq 0 ]
 
 EXTRA_TEST_DEPS += $(LAYER_OBJ)
-EXTRA_TESTS += "python3 tests/layering/test_checks.py" "$(CHECK_LAYERS)" "$(CHECK_SHAPE)" "$(CHECK_TIMING)"
+EXTRA_TESTS += "python3 tests/layering/test_checks.py" "$(CHECK_LAYERS)" "$(CHECK_SHAPE)" "$(CHECK_TIMING)" "$(CHECK_HISTORY)"
 
 # clang-format 14 (Debian bookworm's); other versions may lay out a few
 # constructs differently.  node_modules (npm packages) is not ours.

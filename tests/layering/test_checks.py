@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # test_checks.py - tests of the layering and shape checks: each builds a small
 # tree in a temporary folder, broken on purpose in one way (or not at all),
-# runs check_layers.py / check_shape.py / check_timing.py on it and asserts the verdict and the
-# message that names the offender.  Closes with "test-checks: N passed, N failed".
+# runs check_layers.py / check_shape.py / check_timing.py / check_history.py on it and asserts
+# the verdict and the message that names the offender.  Closes with "test-checks: N passed, N failed".
 
 import os
 import shutil
@@ -17,6 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LAYERS = os.path.join(HERE, 'check_layers.py')
 SHAPE = os.path.join(HERE, 'check_shape.py')
 TIMING = os.path.join(HERE, 'check_timing.py')
+HISTORY = os.path.join(HERE, 'check_history.py')
 
 
 def c_file(name, includes=(), body=''):
@@ -264,6 +265,33 @@ def main():
          {'tests/bench/x.mjs': js('assert.ok(fps >= 27);'), 'tests/server/bench_y.mjs': js('assert.ok(fps >= 27);'),
           'tests/web/unit/x.test.mjs': js('assert.ok(p.latency(150) === 0); // not-timed: a fake clock')}, 0,
          ['1 assertions marked not-timed', 'check-timing: 1 passed, 0 failed'])
+
+    # --- the history check: no session or issue numbers, no dates outside the records ---
+    case('history: a clean tree passes', HISTORY, {}, 0, ['check-history: 2 passed, 0 failed'])
+    case('history: a session number in a core comment', HISTORY,
+         {'server/sim/world.c': c_file('world.c', ['"fluid_sim.h"'], '/* The bar of session 16. */\n')}, 1,
+         ['server/sim/world.c:3: "session 16"', 'check-history: 1 passed, 1 failed'])
+    case('history: an issue number in a test', HISTORY,
+         {'tests/server/x.test.mjs': js("// the reproducer of issue #13\nassert.ok(true);")}, 1,
+         ['tests/server/x.test.mjs:3: "issue #13"'])
+    case('history: an issue number in a file name', HISTORY,
+         {'tests/fuzz/crashes/README.md': '| `fuzz_rest/issue13-patch` | a crash |\n'}, 1,
+         ['tests/fuzz/crashes/README.md:1: "issue13"'])
+    case('history: a date in PROTOCOL.md', HISTORY,
+         {'protocol/PROTOCOL.md': '# Protocol\n\nUntil 2026-11-27 the states were renormalised by bytes.\n'}, 1,
+         ['protocol/PROTOCOL.md:3: "2026-11-27"', 'check-history: 1 passed, 1 failed'])
+    case('history: an ISO timestamp in a log format passes', HISTORY,
+         {'server/base/log.h': h_file('log.h', [], '/* 2026-11-22T11:40:02.123Z info  fluid-server: message */\n'),
+          'README.md': 'Log lines: `2026-11-22T11:40:02.123Z info  fluid-server: message`.\n'}, 0,
+         ['check-history: 2 passed, 0 failed'])
+    case('history: docs/history/, measurement records and node_modules are exempt', HISTORY,
+         {'docs/history/wire-v2.md': '## Session 13: the table coder (2026-11-27)\n\nIssue 13 asked for it.\n',
+          'docs/fuzzing.md': '## Runs (2026-11-23)\n', 'tests/soak/README.md': '## Measured (2026-11-23)\n',
+          'tests/server/node_modules/m/index.js': '// fixes issue 42 (2026-01-02)\n'}, 0,
+         ['check-history: 2 passed, 0 failed'])
+    case('history: a measurement record carries dates, not issue numbers', HISTORY,
+         {'docs/scale.md': '# Scale\n\nMeasured 2026-11-24 for issue 18.\n'}, 1,
+         ['docs/scale.md:3: "issue 18"'], ['"2026-11-24"'])
 
     return verdict.report('test-checks', [(name, ['; '.join(why), out.strip()] if why else [])
                                           for name, why, out in RESULTS])
