@@ -8,10 +8,17 @@
 #                      browser) on stock Debian bookworm's Node.js 18 in a
 #                      container (tests/docker/test_bookworm.sh).  Logs:
 #                      $(BUILD)/bookworm/.
+#   make test-fresh-bookworm  the README's `make run` and `make test` as a new
+#                      user runs them, in a fresh bookworm container with only
+#                      Debian's build-essential, git, curl, nodejs, npm and
+#                      python3 (tests/docker/fresh_bookworm.sh; about 30
+#                      minutes, not in CI).  Logs: $(BUILD)/fresh-bookworm/.
 # Not part of `make test`: they need a container engine and several minutes.
 
-.PHONY: test-docker test-bookworm
+.PHONY: test-docker test-bookworm test-fresh-bookworm
 test-docker:
 	@BUILD=$(BUILD) bash tests/docker/test_docker.sh
 test-bookworm:
 	@BUILD=$(BUILD) bash tests/docker/test_bookworm.sh
+test-fresh-bookworm:
+	@BUILD=$(BUILD) bash tests/docker/fresh_bookworm.sh
