@@ -30,17 +30,23 @@ has_base_images || make_base_images || { echo "!!! debootstrap failed (see $logd
 bundle="$logdir/repo.bundle"
 git bundle create "$bundle" HEAD >/dev/null 2>&1 || { echo "!!! git bundle"; exit 1; }
 note "HEAD $(git rev-parse --short HEAD) in a fresh debian:bookworm container (log: $logdir/run.log)"
-podman run --rm --pull=never --network=host --privileged --shm-size=1g -v "$bundle:/repo.bundle:ro" \
+# Behind a TLS-intercepting proxy npm needs the host's CA bundle (as in
+# test_docker.sh); a user's machine on an open network does not.
+ca=${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}
+mounts=(-v "$bundle:/repo.bundle:ro")
+[ -r "$ca" ] && mounts+=(-v "$(readlink -f "$ca"):/run/host-ca.pem:ro")
+podman run --rm --pull=never --network=host --privileged --shm-size=1g "${mounts[@]}" \
   docker.io/library/debian:bookworm bash -c '
 set -u
+[ -r /run/host-ca.pem ] && export NODE_EXTRA_CA_CERTS=/run/host-ca.pem
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq && apt-get install -y -qq --no-install-recommends build-essential git curl ca-certificates \
   nodejs npm python3 >/dev/null || { echo "!!! apt-get"; exit 1; }
 echo "# $(. /etc/os-release && echo "$PRETTY_NAME"), node $(node --version), npm $(npm --version)"
 git clone -q /repo.bundle /src && cd /src || exit 1
 t0=$(date +%s)
-make run >/tmp/run.log 2>&1 &
-pid=$!
+setsid make run >/tmp/run.log 2>&1 &
+pid=$!  # make run, the leader of its own process group (the server is its child)
 served=0
 for _ in $(seq 1 600); do
   if curl -sf http://127.0.0.1:8080/ | grep -qi "<html" && curl -sf http://127.0.0.1:8080/api/stats | grep -q "\"tick\""; then
@@ -54,7 +60,7 @@ if [ $served = 1 ]; then
 else
   tail -n 30 /tmp/run.log; echo "not ok - make run did not serve"
 fi
-pkill -TERM -f "build/fluid-server" ; kill $pid 2>/dev/null; wait $pid 2>/dev/null
+kill -TERM -- -$pid 2>/dev/null; wait $pid 2>/dev/null
 [ $served = 1 ] || exit 1
 make test
 ' 2>&1 | tee "$logdir/run.log"
