@@ -116,6 +116,9 @@ char *rest_metrics_text(const net *n, size_t *len) {
     mt_one(&t, "fluid_bytes_sent_total", "counter", "WebSocket bytes sent, summed over clients.",
            (double)n->bytes_sent);
     mt_one(&t, "fluid_http_requests_total", "counter", "HTTP requests to /api and /metrics.", (double)n->http_requests);
+    mt_one(&t, "fluid_http_answers_cut_total", "counter",
+           "HTTP answers closed unfinished: the reader took nothing for the stall timeout, or left.",
+           (double)n->http_answers_cut);
     mt_head(&t, "fluid_commands_total", "counter", "Commands the simulation ran, by kind and result.");
     for (int k = 1; k < CMD_KIND_COUNT; k++) {
         if (k == CMD_AUTH || k == CMD_CLIENT_LEFT) continue;

@@ -56,6 +56,7 @@ struct net {
     /* counters */
     uint64_t frames_sent, frames_dropped, keyframes_sent, key_requests, bytes_sent, messages_sent;
     uint64_t bad_messages, rate_limited, queue_busy, replies_dropped, http_requests, ws_rejected, origin_refused;
+    uint64_t http_answers_cut; /* answers whose reader stalled for NET_REST_STALL_S, closed unfinished */
 };
 
 #endif

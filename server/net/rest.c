@@ -438,6 +438,7 @@ static int write_response(net *n, http_req *r) {
             return -1;
         if (lws_finalize_write_http_header(r->wsi, start, &p, end)) return -1;
         r->headers_sent = true;
+        lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, NET_REST_STALL_S);
         lws_callback_on_writable(r->wsi);
         return 0;
     }
@@ -459,6 +460,10 @@ static int write_response(net *n, http_req *r) {
     if (w < (int)chunk) return -1;
     r->resp_off += chunk;
     if (!last) {
+        /* The socket took the previous chunk (lws calls back only once what
+         * it holds is sent): the reader made progress, so the stall timeout
+         * starts again.  A total would cut a slow download of a large answer. */
+        lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, NET_REST_STALL_S);
         lws_callback_on_writable(r->wsi);
         return 0;
     }
@@ -576,6 +581,11 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
         break;
     case LWS_CALLBACK_CLOSED_HTTP:
     case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+        if (r->active && r->headers_sent && r->resp_off < r->resp_len) {
+            n->http_answers_cut++;
+            log_warn("rest: %s closed with %zu of %zu bytes sent (the reader took nothing for %d s, or left)",
+                     r->path, r->resp_off, r->resp_len, NET_REST_STALL_S);
+        }
         req_reset(n, r);
         break;
     default:

@@ -24,6 +24,9 @@
 #define NET_MAX_BODY_BYTES_IN_FLIGHT (NET_MAX_SNAPSHOT_BODY + ((size_t)64 << 20))
 #define NET_BODY_CHUNK ((size_t)64 << 10) /* a body buffer starts at this and doubles as bytes arrive */
 #define NET_REST_TIMEOUT_S 10             /* a REST command must be answered within this */
+/* An answer being sent is cut when its reader has taken nothing for this
+ * long; a reader that keeps reading, however slowly, gets the whole answer. */
+#define NET_REST_STALL_S 10
 #define NET_MAX_PENDING_REST 64           /* REST requests waiting for the sim at once (bounds snapshot memory) */
 #define NET_MAX_RESP_BYTES (64u << 20)    /* REST answers held for slow readers, all together */
 

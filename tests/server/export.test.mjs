@@ -5,12 +5,15 @@
 // answered 406 with the list; the token rules of reads are unchanged.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, stopAll, get, http, ROOT, until } from './lib.mjs';
+import { createHash } from 'node:crypto';
+import { startServer, stopAll, get, http, metric, ROOT, TLS, until } from './lib.mjs';
 
+const execFileAsync = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'fluid-export-'));
 after(async () => { await stopAll(); rmSync(dir, { recursive: true, force: true }); });
 // Debian's python3 (a pyenv or venv python on PATH may lack python3-meshio)
@@ -83,4 +86,39 @@ test('the export is a read: with --token it needs none, as the JSON view', async
   assert.equal(r.status, 200);
   assert.equal((await fetch(`${s.base}/api/particles`)).status, 200);
   await r.arrayBuffer();
+});
+
+// A download slower than the server's stall timeout (10 s) arrives whole: the
+// timeout measures the reader's progress, not the answer's total time.  The
+// answer is larger than the kernel's socket buffers (a 60k world's CSV, about
+// 5 MB; the reader's receive buffer is 4 kB), so the server waits on the
+// reader for most of it.  A reader that stops taking bytes for longer than
+// the timeout is cut, and /metrics counts it.
+test('a slow download of a 5 MB export arrives whole; a reader that stops is cut and counted',
+  { skip: TLS && 'the slow reader speaks plain HTTP' }, async () => {
+  const s = await startServer(['--scene', 'dam_break', '--particles', '60000']);
+  // moving particles print every digit: the CSV is then about 5 MB (on the start's lattice, 3.4 MB)
+  await until(async () => (await get(s, '/api/stats')).json.tick >= 30, 'the first 30 ticks');
+  assert.equal((await http(s, 'POST', '/api/pause')).status, 200);
+  const path = '/api/particles?format=csv';
+  const fast = await http(s, 'GET', path, { raw: true });
+  assert.equal(fast.status, 200);
+  const bytes = Buffer.from(fast.text); // CSV: ASCII
+  assert.ok(bytes.length > 4e6, `a CSV of ${bytes.length} bytes`);
+  const sha = createHash('sha256').update(bytes).digest('hex');
+  // asynchronously: the event loop keeps serving this process's other connections meanwhile
+  const read = async (...args) => JSON.parse((await execFileAsync(PYTHON, [join(ROOT, 'tests/server/slow_reader.py'), String(s.port), path, ...args.map(String)], { encoding: 'utf8' })).stdout);
+  // 150 kB/s: about 35 s for the whole answer, 3.5 times the stall timeout
+  const slow = await read(150000);
+  assert.equal(slow.length, bytes.length);
+  assert.equal(slow.received, bytes.length, `received ${slow.received} of ${slow.length} bytes`);
+  assert.equal(slow.sha256, sha, 'byte for byte the answer read at once');
+  const cut0 = metric((await get(s, '/metrics')).text, 'fluid_http_answers_cut_total');
+  assert.equal(cut0, 0);
+  // read 1 MB at once, then nothing for 25 s
+  const stalled = await read(1e9, 1000000, 25);
+  assert.ok(stalled.received < bytes.length, `a stalled reader got ${stalled.received} of ${bytes.length} bytes`);
+  assert.equal(metric((await get(s, '/metrics')).text, 'fluid_http_answers_cut_total'), 1);
+  assert.match(s.stderr, /closed with \d+ of \d+ bytes sent \(the reader took nothing for 10 s, or left\)/);
+  await s.stop();
 });

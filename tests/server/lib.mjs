@@ -194,6 +194,12 @@ export async function http(s, method, path, { body, headers = {}, raw = false } 
 
 export const get = (s, path) => http(s, 'GET', path);
 
+// The value of one sample of /metrics' Prometheus text (NaN if absent).
+export function metric(text, name) {
+  const m = new RegExp(`^${name.replace(/[{}"=+.]/g, '\\$&')} (\\S+)$`, 'm').exec(text);
+  return m ? Number(m[1]) : NaN;
+}
+
 // A WebSocket client that decodes every binary message and keeps them in
 // order; next() waits (bounded) for the next message matching a predicate.
 export class Client {

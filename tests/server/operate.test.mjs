@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, writeFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, stopAll, connect, get, http, decode, until, WAIT } from './lib.mjs';
+import { startServer, stopAll, connect, get, http, decode, metric, until, WAIT } from './lib.mjs';
 
 after(async () => { await stopAll(); });
 
@@ -171,11 +171,6 @@ test('--save-interval saves while running', async () => {
   assert.ok(statSync(join(dir, 'world.snapshot')).size > 600 * 40);
   await s.stop();
 });
-
-function metric(text, name) {
-  const m = new RegExp(`^${name.replace(/[{}"=+.]/g, '\\$&')} (\\S+)$`, 'm').exec(text);
-  return m ? Number(m[1]) : NaN;
-}
 
 test('GET /metrics: Prometheus text with the step histogram, counts and commands by kind and result', async () => {
   const s = await startServer(['--particles', '1000']);
