@@ -583,8 +583,8 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
     case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
         if (r->active && r->headers_sent && r->resp_off < r->resp_len) {
             n->http_answers_cut++;
-            log_warn("rest: %s closed with %zu of %zu bytes sent (the reader took nothing for %d s, or left)",
-                     r->path, r->resp_off, r->resp_len, NET_REST_STALL_S);
+            log_warn("rest: %s closed with %zu of %zu bytes sent (the reader took nothing for %d s, or left)", r->path,
+                     r->resp_off, r->resp_len, NET_REST_STALL_S);
         }
         req_reset(n, r);
         break;

@@ -27,8 +27,8 @@
 /* An answer being sent is cut when its reader has taken nothing for this
  * long; a reader that keeps reading, however slowly, gets the whole answer. */
 #define NET_REST_STALL_S 10
-#define NET_MAX_PENDING_REST 64           /* REST requests waiting for the sim at once (bounds snapshot memory) */
-#define NET_MAX_RESP_BYTES (64u << 20)    /* REST answers held for slow readers, all together */
+#define NET_MAX_PENDING_REST 64        /* REST requests waiting for the sim at once (bounds snapshot memory) */
+#define NET_MAX_RESP_BYTES (64u << 20) /* REST answers held for slow readers, all together */
 
 /* One REST request (lws per-session data of the http protocol).
  * Threads: network only. */
