@@ -7,8 +7,8 @@
 #   check_history.py ROOT    checks ROOT's sources and reference docs
 #
 # It fails, naming file:line and the text, on
-# - a numbered period of work or an issue number ("session 16", "sessions 3",
-#   "issue 13", "issue #13", "issue13-", any case) in every text file under
+# - a numbered period of work or an issue number ("session" or "issue" and a
+#   number, "#" and a number after "issue", "issue" glued to a number, any case) in every text file under
 #   server/, web-client/src/ and tests/, and in README.md, STYLE.md,
 #   protocol/PROTOCOL.md and docs/*.md (the top level of docs/, not
 #   docs/history/);
