@@ -104,10 +104,10 @@ EXTRA_TESTS += "$(BUILD)/test_server_wire_san protocol/golden" \
                "$(SRV_IT_ENV) node tests/server/run.mjs"
 
 bench-server: $(BUILD)/fluid-server tests/server/node_modules/.installed
-	FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench.mjs
+	FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/bench_server.mjs
 
 EXTRA_BENCH_DEPS += $(BUILD)/fluid-server tests/server/node_modules/.installed
-EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench.mjs ; FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench_record.mjs ;
+EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/bench_server.mjs ; FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/bench_record.mjs ;
 
 # One viewer of the 20k dam break on loopback shaped to 10 and 3 Mbit/s in a
 # private network namespace (needs root for unshare -n and tc): frames/s and
@@ -119,16 +119,23 @@ EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/shaped.mjs ;
 
 .PHONY: bench-record bench-relays
 bench-relays: $(BUILD)/fluid-server tests/server/node_modules/.installed
-	FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench_relays.mjs
-EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench_relays.mjs ;
+	FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/bench_relays.mjs
+EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/bench_relays.mjs ;
 
 .PHONY: bench-mps
 bench-mps: $(BUILD)/fluid-server tests/server/node_modules/.installed
-	FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench_mps.mjs
-EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench_mps.mjs ;
+	FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/bench_mps.mjs
+EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/bench_mps.mjs ;
 
 bench-record: $(BUILD)/fluid-server tests/server/node_modules/.installed
-	FLUID_SERVER=$(BUILD)/fluid-server node tests/server/bench_record.mjs
+	FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/bench_record.mjs
+
+# One party against everyone else (PROTOCOL.md, "Fair shares"): a viewer's
+# frames/s and the world's realtime ratio while one client or relay attacks.
+.PHONY: bench-isolation
+bench-isolation: $(BUILD)/fluid-server tests/server/node_modules/.installed
+	FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/isolation.mjs
+EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/isolation.mjs ;
 
 # The v2 frame codec (server/wire/frame_codec.c): C unit tests under ASan + UBSan
 # (a running world included), and its measurement on recorded frames

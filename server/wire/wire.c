@@ -130,13 +130,6 @@ static void pk_floats(msgpack_packer *pk, const float *v, int n) {
     for (int i = 0; i < n; i++) msgpack_pack_float(pk, v[i]);
 }
 
-uint8_t wire_temp_byte(float c) {
-    if (!(c > WIRE_TEMP_LO)) /* also NaN */
-        return 0;
-    if (c >= WIRE_TEMP_HI) return WIRE_TEMP_HI - WIRE_TEMP_LO;
-    return (uint8_t)lrintf(c - (float)WIRE_TEMP_LO);
-}
-
 /* ---- Server to client -------------------------------------------------- */
 
 msg_buf *wire_encode_frame(const wire_frame_head *s, uint32_t seq, bool key, const uint8_t *data, size_t len) {

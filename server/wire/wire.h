@@ -79,7 +79,6 @@ typedef struct wire_static {
 } wire_static;
 
 uint32_t wire_client_colour(uint32_t client); /* 0xRRGGBB */
-uint8_t wire_temp_byte(float celsius);        /* rounded, clamped to the frame's range */
 
 /* A `frame` message: the head's fields, seq, whether data is a keyframe,
  * and the v2 payload (len bytes) as the bin `data`. */

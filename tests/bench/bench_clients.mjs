@@ -1,7 +1,7 @@
 // bench_clients.mjs - N WebSocket clients that read every frame, run by
 // bench.mjs as a separate, low-priority process (standing in for browsers on
 // other machines).  Prints one JSON line of counts on stdin "report".
-import WebSocket from 'ws';
+import { WebSocket } from '../server/lib.mjs';
 
 const [url, nStr] = process.argv.slice(2);
 const n = Number(nStr);

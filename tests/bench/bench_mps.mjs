@@ -6,7 +6,7 @@
 // FLUID_SERVER picks the binary (the previous commit's, for a same-run ratio);
 // BENCH_THREADS sets --threads (default: the server's own, one per core).
 import { loadavg } from 'node:os';
-import { startServer, stopAll, connect, get, sleep, SERVER } from './lib.mjs';
+import { startServer, stopAll, connect, get, sleep, SERVER } from '../server/lib.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS || 10);
 const s = await startServer(['--scene', 'mps_dam_break', '--step-budget', '0', ...(process.env.BENCH_THREADS ? ['--threads', process.env.BENCH_THREADS] : [])]);

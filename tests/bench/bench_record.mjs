@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { startServer, stopAll, connect, get, http, sleep } from './lib.mjs';
+import { startServer, stopAll, connect, get, http, sleep } from '../server/lib.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS || 8);
 const dir = mkdtempSync(join(tmpdir(), 'fluid-bench-rec-'));

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setPriority, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { startServer, stopAll, get, sleep } from './lib.mjs';
+import { startServer, stopAll, get, sleep } from '../server/lib.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS || 8);
 const VIEWERS = Number(process.env.BENCH_VIEWERS || 128);

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { setPriority, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { startServer, stopAll, connect, get, sleep } from './lib.mjs';
+import { startServer, stopAll, connect, get, sleep } from '../server/lib.mjs';
 
 // CPU seconds used so far by the server's network thread (the main thread,
 // tid == pid) and by all its other threads (simulation and pool workers).

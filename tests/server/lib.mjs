@@ -4,8 +4,7 @@
 //
 // Tests never time anything (STYLE.md): a wait's deadline (WAIT, generous)
 // only turns a hang into a failure; no test asserts how long something took
-// or how often it happened per second.  Benchmarks (tests/bench/,
-// tests/server/bench*.mjs) do that.
+// or how often it happened per second.  Benchmarks (tests/bench/) do that.
 //
 // TLS mode (FLUID_TEST_TLS=1): this process makes its own CA and a server
 // certificate for 127.0.0.1 and localhost (openssl), every server started
