@@ -17,6 +17,7 @@ static const double per_minute[REST_HEAVY_KINDS] = {
 void rest_party_key(const char *peer, bool token, char *key, size_t cap) {
     const char *tail = token ? "+token" : "";
     unsigned char a[16];
+    if (!*peer) peer = "?";                                               /* (an empty name marks a free place) */
     if (!strncmp(peer, "::ffff:", 7) && strchr(peer + 7, '.')) peer += 7; /* IPv4 on a dual-stack socket */
     if (strchr(peer, ':') && inet_pton(AF_INET6, peer, a) == 1) {
         char net64[INET6_ADDRSTRLEN];
