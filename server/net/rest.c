@@ -85,6 +85,7 @@ static void respond_error(net *n, http_req *r, int status, const char *fmt, ...)
         snprintf(key, sizeof key, "rest:%d:%.40s", status, msg);
         log_once(key, "rest: %d %s (logged once)", status, msg);
     }
+    if (status == 503 && !r->retry_after) r->retry_after = 1; /* busy: a moment's wait may do */
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "error", msg);
     respond_json(n, r, status, j);
