@@ -163,6 +163,13 @@ $(BUILD)/test_clock_san: tests/server/test_clock.c server/base/clock.c server/ba
 EXTRA_TEST_DEPS += $(BUILD)/test_clock_san
 EXTRA_TESTS += $(BUILD)/test_clock_san
 
+# The REST parties' budgets (exports and snapshots) on explicit times.
+$(BUILD)/test_budget_san: tests/server/test_budget.c server/net/rest_budget.c server/net/rest_budget.h tests/testlib.c tests/testlib.h
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(SAN) -Iserver/net -Itests tests/server/test_budget.c server/net/rest_budget.c tests/testlib.c -lm -o $@
+EXTRA_TEST_DEPS += $(BUILD)/test_budget_san
+EXTRA_TESTS += $(BUILD)/test_budget_san
+
 $(BUILD)/record_frames: tests/bench/record_frames.c $(BUILD)/libfluidsim.a
 	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/sim $< $(BUILD)/libfluidsim.a $(LDLIBS_SIM) -o $@
 $(BUILD)/bench_codec: tests/bench/bench_codec.c server/wire/frame_codec.c server/wire/frame_codec.h server/wire/frame_bands.c server/wire/frame_bands.h server/wire/table_coder.c server/wire/table_coder.h

@@ -135,6 +135,15 @@ char *rest_metrics_text(const net *n, size_t *len) {
     mt_printf(&t, "fluid_commands_refused_total{reason=\"rate_limited\"} %llu\n", (unsigned long long)n->rate_limited);
     mt_printf(&t, "fluid_commands_refused_total{reason=\"busy\"} %llu\n", (unsigned long long)n->queue_busy);
     mt_printf(&t, "fluid_commands_refused_total{reason=\"origin\"} %llu\n", (unsigned long long)n->origin_refused);
+    mt_printf(&t, "fluid_commands_refused_total{reason=\"export_budget\"} %llu\n",
+              (unsigned long long)n->budget.refused[REST_HEAVY_EXPORT]);
+    mt_printf(&t, "fluid_commands_refused_total{reason=\"snapshot_budget\"} %llu\n",
+              (unsigned long long)n->budget.refused[REST_HEAVY_SNAPSHOT]);
+    mt_printf(&t, "fluid_commands_refused_total{reason=\"heavy_busy\"} %llu\n",
+              (unsigned long long)n->budget.refused_busy);
+    mt_one(&t, "fluid_http_heavy_answers", "gauge",
+           "Exports and snapshots under way (asked of the simulation, or being sent), all parties together.",
+           n->budget.under_way);
     mt_head(&t, "fluid_errors_total", "counter", "Errors by kind.");
     mt_printf(&t, "fluid_errors_total{kind=\"log_error\"} %lu\n", log_count(LOG_ERROR));
     mt_printf(&t, "fluid_errors_total{kind=\"log_warn\"} %lu\n", log_count(LOG_WARN));

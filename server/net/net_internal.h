@@ -14,6 +14,7 @@
 #include "config.h"
 #include "hub.h" /* HUB_BCAST_RING */
 #include "msgbuf.h"
+#include "rest_budget.h"
 #include "wire.h"
 
 typedef struct net net;             /* defined below */
@@ -48,6 +49,7 @@ struct net {
     size_t resp_bytes; /* REST answer bytes held (until written or the connection goes) */
     size_t body_bytes; /* request body bytes reserved (NET_MAX_BODY_BYTES_IN_FLIGHT) */
     uint32_t next_http_id;
+    rest_budget budget;              /* exports and snapshots per REST party (rest_budget.h) */
     frameset frames[HUB_FRAME_RING]; /* the newest framesets (ws_frames.c) */
     uint64_t frames_next;
     frame_wants wants; /* what the clients need coded, as last told to the hub */

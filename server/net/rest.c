@@ -14,11 +14,13 @@
 
 #include "access.h"
 #include "bus_codec.h"
+#include "clock.h"
 #include "hub.h"
 #include "log.h"
 #include "metrics.h"
 #include "net_internal.h"
 #include "rest.h"
+#include "rest_budget.h"
 #include "rest_route.h"
 #include "rest_export.h"
 #include "rest_recordings.h"
@@ -83,6 +85,7 @@ static void respond_error(net *n, http_req *r, int status, const char *fmt, ...)
         snprintf(key, sizeof key, "rest:%d:%.40s", status, msg);
         log_once(key, "rest: %d %s (logged once)", status, msg);
     }
+    if (status == 503 && !r->retry_after) r->retry_after = 1; /* busy: a moment's wait may do */
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "error", msg);
     respond_json(n, r, status, j);
@@ -112,6 +115,51 @@ static bool refuse_unauthorized(net *n, http_req *r) {
     return false;
 }
 
+/* An export or a snapshot goes through its party's budget (rest_budget.h):
+ * beyond it the request is answered 429 (the party's bound) or 503 (the
+ * server's), with Retry-After, and returns false. */
+static bool admit_heavy(net *n, http_req *r, const cmd *c) {
+    int kind;
+    if (c->kind == CMD_GET_SNAPSHOT)
+        kind = REST_HEAVY_SNAPSHOT;
+    else if (c->kind == CMD_GET_PARTICLES && c->u.particles.format != EXPORT_JSON)
+        kind = REST_HEAVY_EXPORT;
+    else
+        return true;
+    char peer[64] = "", auth[200], key[REST_PARTY_KEY];
+    if (!lws_get_peer_simple(r->wsi, peer, sizeof peer)) peer[0] = 0;
+    bool token = n->cfg->token[0] && lws_hdr_copy(r->wsi, auth, sizeof auth, WSI_TOKEN_HTTP_AUTHORIZATION) > 7 &&
+                 !strncmp(auth, "Bearer ", 7) && net_token_ok(n, auth + 7);
+    rest_party_key(peer, token, key, sizeof key);
+    rest_verdict why;
+    int after = 1;
+    int place = rest_budget_admit(&n->budget, key, (rest_heavy)kind, clock_now_ns(), &why, &after);
+    if (place) {
+        r->heavy_place = place;
+        r->heavy_kind = kind;
+        return true;
+    }
+    r->retry_after = after;
+    bool exp = kind == REST_HEAVY_EXPORT;
+    if (why == REST_PARTY_RATE)
+        respond_error(n, r, 429, "too many %s: at most %d a minute from one address; try again in %d s",
+                      exp ? "exports" : "snapshots", exp ? REST_EXPORTS_PER_MIN : REST_SNAPSHOTS_PER_MIN, after);
+    else if (why == REST_PARTY_BUSY)
+        respond_error(n, r, 429,
+                      "too many exports and snapshots at once: at most %d under way from one address; try again "
+                      "when one has been read",
+                      REST_PARTY_HEAVY);
+    else
+        respond_error(n, r, 503, "busy: %d exports and snapshots are under way, try again", REST_HEAVY_MAX);
+    return false;
+}
+
+/* The request admitted by admit_heavy was not sent on: its place and token back. */
+static void cancel_heavy(net *n, http_req *r) {
+    if (r->heavy_place) rest_budget_cancel(&n->budget, r->heavy_place, (rest_heavy)r->heavy_kind);
+    r->heavy_place = 0;
+}
+
 /* Returns true when the command was queued (an answer will follow). */
 static bool submit(net *n, http_req *r, cmd *c) {
     if (cmd_kind_mutates(c->kind) && refuse_unauthorized(n, r)) return false;
@@ -134,16 +182,19 @@ static bool submit(net *n, http_req *r, cmd *c) {
                       n->resp_bytes >> 20);
         return false;
     }
+    if (!admit_heavy(n, r, c)) return false;
     c->client = CMD_REST_BIT | r->id;
     if (n->relay_id) {
         /* a relay: the request as it came, to the sim node (which translates and checks it again) */
         msg_buf *m = bus_pack_rest(r->method, r->path, r->body, r->body_len);
         if (!m || !hub_forward(n->hub, c->client, false, m)) {
+            cancel_heavy(n, r);
             n->queue_busy++;
             respond_error(n, r, 503, "busy: the relay's queue is full, try again");
             return false;
         }
     } else if (!net_enqueue(n, c, false)) {
+        cancel_heavy(n, r);
         n->queue_busy++;
         respond_error(n, r, 503, "busy: command queue full, try again");
         return false;
@@ -325,11 +376,11 @@ void rest_deliver(net *n, cmd_reply *rep) {
     switch (rep->kind) {
     case CMD_GET_PARTICLES:
         if (rep->value != EXPORT_JSON) { /* a file of the whole world, written as it is sent */
-            size_t len = rest_export_start(&r->exp, rep->snap, (int)rep->value, &wi);
+            size_t held = rest_export_start(&r->exp, rep->snap, (int)rep->value, &wi);
             rep->snap = NULL;
-            respond_bytes(n, r, 200, r->exp.ctype, NULL, 0);
-            r->resp_len = len; /* the body comes from the job (write_response) */
-            n->resp_bytes += len;
+            respond_bytes(n, r, 200, r->exp.ctype, NULL, 0); /* the body comes from the job (write_export_slice) */
+            r->exp_held = held;
+            n->resp_bytes += held;
             return;
         }
         j = rest_particles_json(rep->snap, &wi);
@@ -385,8 +436,9 @@ static void req_unlink(net *n, http_req *r) {
 
 static void req_reset(net *n, http_req *r) {
     req_unlink(n, r);
-    n->resp_bytes -= r->resp_len;
+    n->resp_bytes -= r->resp_len + r->exp_held;
     n->body_bytes -= r->body_reserved;
+    if (r->heavy_place) rest_budget_release(&n->budget, r->heavy_place);
     free(r->body);
     free(r->resp);
     msg_buf_unref(r->resp_msg);
@@ -418,49 +470,126 @@ static int method_of(struct lws *wsi) {
     return HM_OTHER;
 }
 
-static int write_response(net *n, http_req *r) {
-    (void)n;
-    if (!r->ready) return 0;
-    if (!r->headers_sent) {
-        uint8_t buf[LWS_PRE + 1024], *start = buf + LWS_PRE, *p = start, *end = buf + sizeof buf - 1;
-        if (lws_add_http_common_headers(r->wsi, (unsigned)r->status, r->ctype ? r->ctype : "application/json",
-                                        (lws_filepos_t)r->resp_len, &p, end))
-            return -1;
-        if (lws_add_http_header_by_token(r->wsi, WSI_TOKEN_HTTP_CACHE_CONTROL, (const unsigned char *)"no-store", 8, &p,
+/* An HTTP/2 stream (an h2c upgrade): its frames delimit the body. */
+static bool is_h2(struct lws *wsi) {
+    return lws_get_network_wsi(wsi) != wsi;
+}
+
+static bool is_http11(struct lws *wsi) {
+    char v[16];
+    return lws_hdr_copy(wsi, v, sizeof v, WSI_TOKEN_HTTP) == 8 && !strcmp(v, "HTTP/1.1");
+}
+
+/* The status line and headers.  An export's length is known only at its
+ * last byte: to an HTTP/1.1 client it goes chunked (and the connection
+ * stays open for the next request), to an HTTP/1.0 one without a length,
+ * ended by closing the connection. */
+static int write_headers(http_req *r) {
+    uint8_t buf[LWS_PRE + 1024], *start = buf + LWS_PRE, *p = start, *end = buf + sizeof buf - 1;
+    struct lws *wsi = r->wsi;
+    const char *ctype = r->ctype ? r->ctype : "application/json";
+    bool open = r->exp.snap != NULL, by_close = false;
+    if (open && !is_h2(wsi)) {
+        r->chunked = is_http11(wsi);
+        by_close = !r->chunked;
+        if (by_close) r->close_after = true;
+    }
+    if (r->chunked) {
+        /* lws_add_http_common_headers without a length would close the connection after the answer */
+        if (lws_add_http_header_status(wsi, (unsigned)r->status, &p, end) ||
+            lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE, (const unsigned char *)ctype,
+                                         (int)strlen(ctype), &p, end) ||
+            lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING, (const unsigned char *)"chunked", 7, &p,
                                          end))
             return -1;
-        if (r->close_after &&
-            lws_add_http_header_by_token(r->wsi, WSI_TOKEN_CONNECTION, (const unsigned char *)"close", 5, &p, end))
+    } else if (lws_add_http_common_headers(wsi, (unsigned)r->status, ctype,
+                                           open ? LWS_ILLEGAL_HTTP_CONTENT_LEN : (lws_filepos_t)r->resp_len, &p, end))
+        return -1; /* (without a length it says "connection: close" itself) */
+    if (lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL, (const unsigned char *)"no-store", 8, &p, end))
+        return -1;
+    if (r->close_after && !by_close &&
+        lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION, (const unsigned char *)"close", 5, &p, end))
+        return -1;
+    if (r->retry_after > 0) {
+        char v[16];
+        int l = snprintf(v, sizeof v, "%d", r->retry_after);
+        if (lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_RETRY_AFTER, (const unsigned char *)v, l, &p, end))
             return -1;
-        if (r->exp.snap && lws_add_http_header_by_name(r->wsi, (const unsigned char *)"content-disposition:",
-                                                       (const unsigned char *)r->exp.disposition,
-                                                       (int)strlen(r->exp.disposition), &p, end))
-            return -1;
-        if (lws_finalize_write_http_header(r->wsi, start, &p, end)) return -1;
+    }
+    if (open && lws_add_http_header_by_name(
+                    wsi, (const unsigned char *)"content-disposition:", (const unsigned char *)r->exp.disposition,
+                    (int)strlen(r->exp.disposition), &p, end))
+        return -1;
+    return lws_finalize_write_http_header(wsi, start, &p, end) ? -1 : 0;
+}
+
+/* The next slice of an answer held whole (JSON, a snapshot): copied out, at
+ * most NET_REST_SLICE bytes.  Returns 1 after the last, 0 before, -1 on a
+ * failed write. */
+static int write_held_slice(http_req *r) {
+    size_t left = r->resp_len - r->resp_off;
+    size_t k = left < NET_REST_SLICE ? left : NET_REST_SLICE;
+    uint8_t *buf = malloc(LWS_PRE + k + 1);
+    if (!buf) return -1;
+    memcpy(buf + LWS_PRE, (r->resp_msg ? (const char *)r->resp_msg->data : r->resp) + r->resp_off, k);
+    bool last = k == left;
+    int w = lws_write(r->wsi, buf + LWS_PRE, k, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP);
+    free(buf);
+    if (w < (int)k) return -1;
+    r->resp_off += k;
+    return last;
+}
+
+/* The next slice of an export, written from its snapshot (at most
+ * NET_REST_SLICE bytes of the document); chunked, it is one chunk (its size
+ * in hex, CRLF, the bytes, CRLF) and after the last the empty chunk that
+ * ends the body.  Returns 1 after the last, 0 before, -1 on a failed write. */
+static int write_export_slice(http_req *r) {
+    enum { HEAD = 8 }; /* a chunk's size line: at most 6 hex digits and CRLF */
+    _Static_assert(NET_REST_SLICE <= 0xffffff, "a slice's size in 6 hex digits");
+    uint8_t *buf = malloc(LWS_PRE + HEAD + NET_REST_SLICE + 2 + 5);
+    if (!buf) return -1;
+    uint8_t *data = buf + LWS_PRE + HEAD, *out = data;
+    size_t k = rest_export_chunk(&r->exp, data, NET_REST_SLICE), len = k;
+    if (r->chunked) {
+        if (k) {
+            char head[HEAD + 1];
+            int hl = snprintf(head, sizeof head, "%zx\r\n", k);
+            out -= hl;
+            memcpy(out, head, (size_t)hl);
+            memcpy(data + k, "\r\n", 2);
+            len += (size_t)hl + 2;
+        }
+        if (r->exp.done) {
+            memcpy(out + len, "0\r\n\r\n", 5);
+            len += 5;
+        }
+    }
+    bool last = r->exp.done;
+    int w = 0;
+    if (len || (last && is_h2(r->wsi))) /* (an HTTP/2 stream ends with a frame, an HTTP/1.0 body by closing) */
+        w = lws_write(r->wsi, out, len, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP);
+    free(buf);
+    if (w < (int)len) return -1;
+    r->resp_off += k;
+    return last;
+}
+
+/* Writes the answer a slice per writable callback: the headers, then the
+ * body, until its last byte; the request ends there. */
+static int write_response(net *n, http_req *r) {
+    if (!r->ready) return 0;
+    if (!r->headers_sent) {
+        if (write_headers(r)) return -1;
         r->headers_sent = true;
         lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, NET_REST_STALL_S);
         lws_callback_on_writable(r->wsi);
         return 0;
     }
-    size_t left = r->resp_len - r->resp_off;
-    size_t chunk = left < 16384 ? left : 16384;
-    uint8_t *tmp = malloc(LWS_PRE + chunk + 1);
-    if (!tmp) return -1;
-    if (r->exp.snap) {
-        if (rest_export_chunk(&r->exp, tmp + LWS_PRE, chunk) != chunk) { /* the length was counted from these bytes */
-            free(tmp);
-            return -1;
-        }
-    } else {
-        memcpy(tmp + LWS_PRE, (r->resp_msg ? (const char *)r->resp_msg->data : r->resp) + r->resp_off, chunk);
-    }
-    bool last = chunk == left;
-    int w = lws_write(r->wsi, tmp + LWS_PRE, chunk, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP);
-    free(tmp);
-    if (w < (int)chunk) return -1;
-    r->resp_off += chunk;
+    int last = r->exp.snap ? write_export_slice(r) : write_held_slice(r);
+    if (last < 0) return -1;
     if (!last) {
-        /* The socket took the previous chunk (lws calls back only once what
+        /* The socket took the previous slice (lws calls back only once what
          * it holds is sent): the reader made progress, so the stall timeout
          * starts again.  A total would cut a slow download of a large answer. */
         lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, NET_REST_STALL_S);
@@ -581,10 +710,15 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
         break;
     case LWS_CALLBACK_CLOSED_HTTP:
     case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
-        if (r->active && r->headers_sent && r->resp_off < r->resp_len) {
+        if (r->active && r->headers_sent) { /* (an answer sent whole has ended the request) */
             n->http_answers_cut++;
-            log_warn("rest: %s closed with %zu of %zu bytes sent (the reader took nothing for %d s, or left)", r->path,
-                     r->resp_off, r->resp_len, NET_REST_STALL_S);
+            if (r->exp.snap)
+                log_warn("rest: %s closed with %zu bytes of an unfinished export sent (the reader took nothing for %d "
+                         "s, or left)",
+                         r->path, r->resp_off, NET_REST_STALL_S);
+            else
+                log_warn("rest: %s closed with %zu of %zu bytes sent (the reader took nothing for %d s, or left)",
+                         r->path, r->resp_off, r->resp_len, NET_REST_STALL_S);
         }
         req_reset(n, r);
         break;

@@ -29,6 +29,10 @@
 #define NET_REST_STALL_S 10
 #define NET_MAX_PENDING_REST 64        /* REST requests waiting for the sim at once (bounds snapshot memory) */
 #define NET_MAX_RESP_BYTES (64u << 20) /* REST answers held for slow readers, all together */
+/* The most of an answer one writable callback copies or writes out: a large
+ * export or snapshot costs the network thread many small slices, between
+ * which it sends frames and answers other requests. */
+#define NET_REST_SLICE 16384
 
 /* One REST request (lws per-session data of the http protocol).
  * Threads: network only. */
@@ -50,9 +54,14 @@ struct http_req {
     const char *ctype; /* NULL: application/json */
     msg_buf *resp_msg; /* the answer as an immutable buffer (one reference), else resp */
     char *resp;
-    size_t resp_len, resp_off;
+    size_t resp_len, resp_off; /* resp_len: an export's is not known until its last byte (resp_off counts) */
     /* GET /api/particles?format=: the document is written from the snapshot as it is sent (rest_export.c) */
     export_job exp;
+    size_t exp_held; /* the export's share of net.resp_bytes: its snapshot's memory */
+    bool chunked;    /* the export goes in HTTP/1.1 chunks; else (HTTP/1.0) the connection's close ends it */
+    int retry_after; /* > 0: a Retry-After header (seconds) with the answer */
+    int heavy_place; /* > 0: an export or snapshot admitted by net.budget (rest_budget.h), given back at the end */
+    int heavy_kind;  /* rest_heavy of heavy_place */
 };
 
 int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len);

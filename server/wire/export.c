@@ -204,12 +204,3 @@ size_t export_next(export_gen *g, uint8_t *out, size_t cap) {
     }
     return n;
 }
-
-size_t export_length(export_format f, const particles_snap *s, const char *const *material, int materials) {
-    export_gen g;
-    export_begin(&g, f, s, material, materials);
-    uint8_t buf[16384];
-    size_t total = 0, k;
-    while ((k = export_next(&g, buf, sizeof buf)) > 0) total += k;
-    return total;
-}

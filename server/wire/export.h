@@ -2,9 +2,9 @@
  * (GET /api/particles?format=...): binary little-endian PLY, VTK XML
  * PolyData (.vtp) and UnstructuredGrid (.vtu) for ParaView, and CSV.  A
  * generator writes a document chunk by chunk into the caller's buffer, so
- * a server streams it without building it whole; its length is known
- * before the first byte (one pass that only counts).  Pure functions on a
- * caller-owned snapshot. */
+ * a server streams it a bounded slice at a time without building it whole
+ * (its length is not known before the last byte: the server sends it
+ * chunked).  Pure functions on a caller-owned snapshot. */
 #ifndef SRV_EXPORT_H
 #define SRV_EXPORT_H
 
@@ -47,9 +47,8 @@ typedef struct export_gen {
 } export_gen;
 
 void export_begin(export_gen *g, export_format f, const particles_snap *s, const char *const *material, int materials);
-/* Writes the next bytes (at most cap) into out; 0 at the end. */
+/* Writes the next bytes (at most cap) into out; fewer than cap (0 included)
+ * only at the end of the document. */
 size_t export_next(export_gen *g, uint8_t *out, size_t cap);
-/* The whole document's length (generates it once into a scratch buffer). */
-size_t export_length(export_format f, const particles_snap *s, const char *const *material, int materials);
 
 #endif

@@ -1,0 +1,129 @@
+/* rest_budget.c - the heavy-work budget of each REST party (see
+ * rest_budget.h). */
+#include "rest_budget.h"
+
+#include <arpa/inet.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MINUTE_NS 60e9
+
+static const double per_minute[REST_HEAVY_KINDS] = {
+    [REST_HEAVY_EXPORT] = REST_EXPORTS_PER_MIN,
+    [REST_HEAVY_SNAPSHOT] = REST_SNAPSHOTS_PER_MIN,
+};
+
+void rest_party_key(const char *peer, bool token, char *key, size_t cap) {
+    const char *tail = token ? "+token" : "";
+    unsigned char a[16];
+    if (!*peer) peer = "?";                                               /* (an empty name marks a free place) */
+    if (!strncmp(peer, "::ffff:", 7) && strchr(peer + 7, '.')) peer += 7; /* IPv4 on a dual-stack socket */
+    if (strchr(peer, ':') && inet_pton(AF_INET6, peer, a) == 1) {
+        char net64[INET6_ADDRSTRLEN];
+        memset(a + 8, 0, 8);
+        if (inet_ntop(AF_INET6, a, net64, sizeof net64)) {
+            snprintf(key, cap, "%s/64%s", net64, tail);
+            return;
+        }
+    }
+    snprintf(key, cap, "%.47s%s", peer, tail);
+}
+
+/* Refills p's buckets for the time since they were last filled. */
+static void refill(rest_party *p, uint64_t now_ns) {
+    double dt = now_ns > p->filled_ns ? (double)(now_ns - p->filled_ns) : 0;
+    for (int k = 0; k < REST_HEAVY_KINDS; k++) {
+        p->tokens[k] += dt / MINUTE_NS * per_minute[k];
+        if (p->tokens[k] > per_minute[k]) p->tokens[k] = per_minute[k];
+    }
+    p->filled_ns = now_ns;
+}
+
+/* Nothing under way and both buckets full: forgetting it changes nothing. */
+static bool idle(rest_party *p, uint64_t now_ns) {
+    if (p->under_way) return false;
+    refill(p, now_ns);
+    for (int k = 0; k < REST_HEAVY_KINDS; k++)
+        if (p->tokens[k] < per_minute[k]) return false;
+    return true;
+}
+
+/* The party's place: found, a free one, else the place of an idle party or
+ * of the one least recently seen with nothing under way; NULL when every
+ * place has an answer under way. */
+static rest_party *find(rest_budget *b, const char *key, uint64_t now_ns) {
+    rest_party *free_place = NULL, *oldest = NULL;
+    for (int i = 0; i < REST_PARTIES; i++) {
+        rest_party *p = &b->party[i];
+        if (!p->key[0]) {
+            if (!free_place) free_place = p;
+            continue;
+        }
+        if (!strcmp(p->key, key)) return p;
+        if (!p->under_way && (!oldest || p->seen_ns < oldest->seen_ns)) oldest = p;
+    }
+    rest_party *p = free_place;
+    if (!p) {
+        for (int i = 0; i < REST_PARTIES && !p; i++)
+            if (idle(&b->party[i], now_ns)) p = &b->party[i];
+        if (!p) p = oldest;
+        if (!p) return NULL;
+        b->parties_forgotten++;
+    }
+    memset(p, 0, sizeof *p);
+    snprintf(p->key, sizeof p->key, "%s", key);
+    for (int k = 0; k < REST_HEAVY_KINDS; k++) p->tokens[k] = per_minute[k];
+    p->filled_ns = now_ns;
+    return p;
+}
+
+int rest_budget_admit(rest_budget *b, const char *key, rest_heavy kind, uint64_t now_ns, rest_verdict *why,
+                      int *retry_after_s) {
+    *retry_after_s = 1;
+    rest_party *p = find(b, key, now_ns);
+    if (!p) {
+        *why = REST_SERVER_BUSY;
+        b->refused_busy++;
+        return 0;
+    }
+    p->seen_ns = now_ns;
+    refill(p, now_ns);
+    if (p->tokens[kind] < 1) {
+        /* until the bucket holds one token again */
+        double s = ceil((1 - p->tokens[kind]) * 60 / per_minute[kind]);
+        *retry_after_s = s < 1 ? 1 : (int)s;
+        *why = REST_PARTY_RATE;
+        b->refused[kind]++;
+        return 0;
+    }
+    if (p->under_way >= REST_PARTY_HEAVY) {
+        *why = REST_PARTY_BUSY;
+        b->refused[kind]++;
+        return 0;
+    }
+    if (b->under_way >= REST_HEAVY_MAX) {
+        *why = REST_SERVER_BUSY;
+        b->refused_busy++;
+        return 0;
+    }
+    p->tokens[kind] -= 1;
+    p->under_way++;
+    b->under_way++;
+    *why = REST_ADMITTED;
+    return (int)(p - b->party) + 1;
+}
+
+void rest_budget_release(rest_budget *b, int place) {
+    if (place < 1 || place > REST_PARTIES) return;
+    rest_party *p = &b->party[place - 1];
+    if (p->under_way > 0) p->under_way--;
+    if (b->under_way > 0) b->under_way--;
+}
+
+void rest_budget_cancel(rest_budget *b, int place, rest_heavy kind) {
+    if (place < 1 || place > REST_PARTIES) return;
+    rest_party *p = &b->party[place - 1];
+    p->tokens[kind] = p->tokens[kind] + 1 < per_minute[kind] ? p->tokens[kind] + 1 : per_minute[kind];
+    rest_budget_release(b, place);
+}

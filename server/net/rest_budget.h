@@ -1,0 +1,72 @@
+/* rest_budget.h - how much of the server's heavy work each REST party may
+ * ask for: an export (GET /api/particles?format=...) or a snapshot (GET
+ * /api/snapshot) has the sim thread copy the whole world and holds a
+ * document on the network thread until its reader has taken it.  A party
+ * may have REST_PARTY_HEAVY of them under way at once, REST_EXPORTS_PER_MIN
+ * exports and REST_SNAPSHOTS_PER_MIN snapshots a minute (token buckets that
+ * refill continuously), and all parties together REST_HEAVY_MAX at once.
+ * A party is the peer address (an IPv6 address by its /64, which one host
+ * is given whole), apart for requests that carry the server's token.  The
+ * table of parties is bounded: a new party takes the place of the one least
+ * recently seen among those with nothing under way.  Pure (the caller gives
+ * the time); network thread only. */
+#ifndef SRV_REST_BUDGET_H
+#define SRV_REST_BUDGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define REST_PARTIES 256        /* parties remembered */
+#define REST_PARTY_HEAVY 2      /* exports and snapshots under way at once, per party */
+#define REST_HEAVY_MAX 8        /* ... and for all parties together */
+#define REST_EXPORTS_PER_MIN 30 /* exports a party may start a minute (and at once, after a pause) */
+#define REST_SNAPSHOTS_PER_MIN 12
+#define REST_PARTY_KEY 64 /* a party's name: an address, and "+token" */
+
+typedef enum rest_heavy { REST_HEAVY_EXPORT, REST_HEAVY_SNAPSHOT, REST_HEAVY_KINDS } rest_heavy;
+
+/* What rest_budget_admit decided. */
+typedef enum rest_verdict {
+    REST_ADMITTED,
+    REST_PARTY_RATE,  /* the party's bucket of this kind is empty (429) */
+    REST_PARTY_BUSY,  /* the party has REST_PARTY_HEAVY under way (429) */
+    REST_SERVER_BUSY, /* REST_HEAVY_MAX under way, all parties together (503) */
+} rest_verdict;
+
+typedef struct rest_party {
+    char key[REST_PARTY_KEY]; /* "": a free place */
+    uint64_t seen_ns;         /* last admitted or refused */
+    uint64_t filled_ns;       /* when the buckets were last topped up */
+    double tokens[REST_HEAVY_KINDS];
+    int under_way;
+} rest_party;
+
+/* Threads: network thread only (a value inside struct net). */
+typedef struct rest_budget {
+    rest_party party[REST_PARTIES];
+    int under_way;                      /* all parties together */
+    uint64_t refused[REST_HEAVY_KINDS]; /* by a party's own budget (429) */
+    uint64_t refused_busy;              /* by REST_HEAVY_MAX (503) */
+    uint64_t parties_forgotten;         /* places taken over by a new party */
+} rest_budget;
+
+/* The party name of a peer address as lws prints it ("127.0.0.1",
+ * "::ffff:127.0.0.1", "2001:db8::1"): IPv4 as it is, IPv6 by its /64; with
+ * the server's token, "+token" after it. */
+void rest_party_key(const char *peer, bool token, char *key, size_t cap);
+
+/* One heavy answer of `kind` for party `key` at now_ns.  Admitted: returns
+ * the party's place + 1 (to give back with rest_budget_release when the
+ * answer ends, sent or cut), and the party's bucket paid one token.
+ * Refused: returns 0, *why says by what, *retry_after_s when to try again
+ * (at least 1 s). */
+int rest_budget_admit(rest_budget *b, const char *key, rest_heavy kind, uint64_t now_ns, rest_verdict *why,
+                      int *retry_after_s);
+/* The answer admitted as `place` ended. */
+void rest_budget_release(rest_budget *b, int place);
+/* The answer admitted as `place` was never started (the server refused it
+ * for another reason): released, and its token given back. */
+void rest_budget_cancel(rest_budget *b, int place, rest_heavy kind);
+
+#endif
