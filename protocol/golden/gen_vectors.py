@@ -97,7 +97,7 @@ def grid(lo, hi, step):  # fc_grid_make: levels = ceil(span / step) + 1 per axis
     return {"origin": [f32(v) for v in lo], "step": st,
             "levels": [int(math.ceil((f32(h) - f32(l)) / st)) + 1 for l, h in zip(lo, hi)]}
 
-def fc_quant(p, origin, step, levels):  # frame_codec.c quantize(): lround in double
+def fc_quant(p, origin, step, levels):  # frame_encoder.c quantize(): lround in double
     t = (f32(p) - origin) / step
     if not t > 0:
         return 0
