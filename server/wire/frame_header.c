@@ -136,9 +136,9 @@ size_t fc_max_payload(int n) {
 static int check_options(unsigned o, char *err, size_t errlen) {
     if ((o & FC_OPT_RETIRED) || !(o & FC_OPT_TABLE) || (o & FC_OPT_PREDICTOR) > FC_PRED_CV) {
         snprintf(err, errlen,
-                 "frame payload: options 0x%02x name an earlier encoder's coding (the adaptive residual coder, "
-                 "cell order, a neighbour residual or a cell-mean predictor), which this decoder no longer reads; "
-                 "such payloads come from recordings made before the table coder was the server's only coding",
+                 "frame payload: options 0x%02x name an earlier encoder's coding (adaptive residual coder, cell order, "
+                 "neighbour residual or cell-mean predictor), no longer decoded: a recording made before the table "
+                 "coder was the only coding",
                  o);
         return -1;
     }
