@@ -5,7 +5,7 @@
  * synthetic frames with particles added and removed and materials and
  * temperatures changed, refusal of bad input (truncated, corrupted, wrong
  * baseline, other epoch, too many particles, random bytes), and the golden
- * vectors in protocol/golden shared with the JavaScript decoder; bands
+ * vectors in protocol/golden shared with the page's decoder and its JavaScript oracle; bands
  * (kind 2) decoded whole and by one decoder per band, and refused when
  * malformed.
  *
