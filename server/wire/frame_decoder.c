@@ -15,6 +15,7 @@
 #include "frame_history.h"
 #include "frame_walk.h"
 
+/* A decoder: its frames held, its walk's scratch.  Threads: the decoding thread's alone (frame_codec.h). */
 struct fc_decoder {
     int cap;
     uint32_t epoch;

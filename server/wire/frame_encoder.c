@@ -15,6 +15,7 @@
 #include "frame_history.h"
 #include "frame_walk.h"
 
+/* An encoder: its frames held, its walk's scratch.  Threads: the encoding thread's alone (frame_codec.h). */
 struct fc_encoder {
     int cap;
     uint32_t epoch;

@@ -5,8 +5,9 @@
  * against a prediction from the base and prev frames (zero motion or
  * constant velocity, in id order) through the table coder, its new
  * particles by spatial prediction, and the materials and temperatures that
- * changed.  Integers go through the range coder with contexts chosen by the
- * particle's speed and its neighbours' classes. */
+ * changed.  Integers go through the range coder (a spatial residual in a
+ * context of its neighbours' magnitude classes), a delta's residuals through
+ * the table coder (in a context of the particle's speed). */
 #include "frame_walk.h"
 
 #include <stdio.h>
