@@ -16,10 +16,17 @@ SRV_OBJ     = $(patsubst server/%.c,$(BUILD)/server/%.o,$(SRV_SRC))
 # The protocol core the C unit tests exercise (no sockets, no world).
 SRV_WIRE_SRC = $(wildcard server/wire/*.c server/hub/*.c) server/base/msgbuf.c server/base/log.c
 SRV_PORT   ?= 8080
+# The v2 frame codec (frame_codec.h): its decoder's files (the WebAssembly
+# build takes these), and the encoder's with them.
+FC_DEC_SRC = server/wire/frame_header.c server/wire/frame_walk.c server/wire/frame_history.c \
+             server/wire/frame_decoder.c server/wire/frame_bands.c server/wire/table_coder.c
+FC_SRC     = $(FC_DEC_SRC) server/wire/frame_encoder.c
+FC_HDR     = server/wire/frame_codec.h server/wire/frame_header.h server/wire/frame_walk.h \
+             server/wire/frame_history.h server/wire/frame_bands.h server/wire/range_coder.h server/wire/table_coder.h
 
 # The recording tool (server/tools/fluid_rec.c): replays, checks and
 # exports recordings without a server.
-FLUID_REC_SRC = server/tools/fluid_rec.c server/wire/recfile.c server/wire/frame_codec.c server/wire/frame_bands.c server/wire/table_coder.c server/wire/wire.c server/wire/validate.c server/hub/command.c server/hub/reply.c server/hub/snapshots.c server/base/msgbuf.c
+FLUID_REC_SRC = server/tools/fluid_rec.c server/wire/recfile.c $(FC_SRC) server/wire/wire.c server/wire/validate.c server/hub/command.c server/hub/reply.c server/hub/snapshots.c server/base/msgbuf.c
 $(BUILD)/fluid-rec: $(FLUID_REC_SRC) $(SRV_HDR) $(BUILD)/libfluidsim.a
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS_ALL) $(OPT) $(SRV_CFLAGS) $(FLUID_REC_SRC) $(BUILD)/libfluidsim.a $(SRV_LIBS) $(LDLIBS_SIM) -o $@
@@ -137,13 +144,13 @@ bench-isolation: $(BUILD)/fluid-server tests/server/node_modules/.installed
 	FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/isolation.mjs
 EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/isolation.mjs ;
 
-# The v2 frame codec (server/wire/frame_codec.c): C unit tests under ASan + UBSan
+# The v2 frame codec (server/wire/frame_codec.h): C unit tests under ASan + UBSan
 # (a running world included), and its measurement on recorded frames
 # (tests/bench/record_frames.c, tests/bench/bench_codec.c, zstd for the
 # comparison; docs/wire-v2.md has the figures).
-$(BUILD)/test_frame_codec_san: tests/server/test_frame_codec.c server/wire/frame_codec.c server/wire/frame_codec.h server/wire/frame_bands.c server/wire/frame_bands.h server/wire/table_coder.c server/wire/table_coder.h tests/testlib.c $(SIM_SRC) $(SIM_HDR)
+$(BUILD)/test_frame_codec_san: tests/server/test_frame_codec.c $(FC_SRC) $(FC_HDR) tests/testlib.c $(SIM_SRC) $(SIM_HDR)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS_ALL) $(SAN) -Iserver/wire -Iserver/sim -Itests tests/server/test_frame_codec.c server/wire/frame_codec.c server/wire/frame_bands.c server/wire/table_coder.c tests/testlib.c $(SIM_SRC) $(LDLIBS_SIM) -o $@
+	$(CC) $(CFLAGS_ALL) $(SAN) -Iserver/wire -Iserver/sim -Itests tests/server/test_frame_codec.c $(FC_SRC) tests/testlib.c $(SIM_SRC) $(LDLIBS_SIM) -o $@
 
 EXTRA_TEST_DEPS += $(BUILD)/test_frame_codec_san
 
@@ -172,8 +179,8 @@ EXTRA_TESTS += $(BUILD)/test_budget_san
 
 $(BUILD)/record_frames: tests/bench/record_frames.c $(BUILD)/libfluidsim.a
 	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/sim $< $(BUILD)/libfluidsim.a $(LDLIBS_SIM) -o $@
-$(BUILD)/bench_codec: tests/bench/bench_codec.c server/wire/frame_codec.c server/wire/frame_codec.h server/wire/frame_bands.c server/wire/frame_bands.h server/wire/table_coder.c server/wire/table_coder.h
-	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/wire tests/bench/bench_codec.c server/wire/frame_codec.c server/wire/frame_bands.c server/wire/table_coder.c -lzstd -lm -o $@
+$(BUILD)/bench_codec: tests/bench/bench_codec.c $(FC_SRC) $(FC_HDR)
+	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/wire tests/bench/bench_codec.c $(FC_SRC) -lzstd -lm -o $@
 
 CODEC_RECS = $(BUILD)/rec/dam20k.bin $(BUILD)/rec/pool20k.bin $(BUILD)/rec/fountain15k.bin $(BUILD)/rec/dam100k.bin
 $(BUILD)/rec/dam20k.bin: | $(BUILD)/record_frames

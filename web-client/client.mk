@@ -13,9 +13,10 @@ all: web-client-build web-client-wasm
 run: web-client-build web-client-wasm
 web-client-build: $(WEB_VENDOR)
 
-# The server's v2 frame decoder (server/wire/frame_codec.c) as WebAssembly,
-# for the page's decode worker (web-client/src/frame_codec_wasm.js; the page
-# decodes in JavaScript when the file is missing).  Debian's clang with
+# The server's v2 frame decoder (server/wire/frame_decoder.c) as WebAssembly:
+# the page's only frame decoder (web-client/src/frame_codec_wasm.js; the
+# JavaScript port of its walk is the tests' oracle, tests/web/oracle/).
+# Debian's clang with
 # wasi-libc and lld (scripts/deps.sh build).  Its own target: the Dockerfile
 # makes web-client-build before the sources are in the image.
 WEB_WASM       = $(WEB_DIR)/vendor/fc/frame_codec.wasm
@@ -23,9 +24,9 @@ WASM_CC       ?= clang
 WASM_FLAGS     = --target=wasm32-wasi --sysroot=/usr -isystem /usr/include/wasm32-wasi -L/usr/lib/wasm32-wasi \
                  $(WARN) -O3 -msimd128 -mexec-model=reactor -Wl,--no-entry -Wl,--strip-all
 web-client-wasm: $(WEB_WASM)
-$(WEB_WASM): $(WEB_DIR)/wasm/fc_wasm.c server/wire/frame_codec.c server/wire/frame_codec.h server/wire/frame_bands.c server/wire/frame_bands.h server/wire/table_coder.c server/wire/table_coder.h
+$(WEB_WASM): $(WEB_DIR)/wasm/fc_wasm.c $(FC_DEC_SRC) $(FC_HDR)
 	@mkdir -p $(dir $@)
-	$(WASM_CC) $(WASM_FLAGS) -Iserver/wire $(WEB_DIR)/wasm/fc_wasm.c server/wire/frame_codec.c server/wire/frame_bands.c server/wire/table_coder.c -o $@
+	$(WASM_CC) $(WASM_FLAGS) -Iserver/wire $(WEB_DIR)/wasm/fc_wasm.c $(FC_DEC_SRC) -o $@
 
 # npm comes with the test packages of scripts/deps.sh; a machine without it
 # gets them here (the build branch of deps.sh has no Node.js).

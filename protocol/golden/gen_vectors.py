@@ -97,7 +97,7 @@ def grid(lo, hi, step):  # fc_grid_make: levels = ceil(span / step) + 1 per axis
     return {"origin": [f32(v) for v in lo], "step": st,
             "levels": [int(math.ceil((f32(h) - f32(l)) / st)) + 1 for l, h in zip(lo, hi)]}
 
-def fc_quant(p, origin, step, levels):  # frame_codec.c quantize(): lround in double
+def fc_quant(p, origin, step, levels):  # frame_encoder.c quantize(): lround in double
     t = (f32(p) - origin) / step
     if not t > 0:
         return 0
@@ -116,7 +116,7 @@ SHAPES = ["sphere", "box", "capsule"]
 frame_in = {"tick": 42, "time": 0.7, "paused": False, "bounds": lo + hi, "step": STEP, "particles": parts,
             "cursors": [{"id": 3, "pos": [0.5, 1.0, 2.0]}], "bodies": bodies}
 
-def decoded(ps):  # what the v2 payload decodes to (frame_codec.js / fc_decode)
+def decoded(ps):  # what the v2 payload decodes to (fc_decode, and its oracle tests/web/oracle/frame_decoder.js)
     return {"ids": [p["id"] for p in ps],
             "q": [fc_quant(p["pos"][a], GRID["origin"][a], GRID["step"], GRID["levels"][a]) for p in ps for a in range(3)],
             "mat": [p["mat"] for p in ps], "temp": [temp_byte(p["temp"]) for p in ps], "grid": GRID}

@@ -2,10 +2,15 @@
  * "Frame payload, version 2"): quantized positions coded as residuals of a
  * temporal prediction from frames the client already holds (keyframes:
  * spatial prediction), materials and temperatures only where they changed,
- * particles added and removed by id, all through an adaptive binary range
- * coder with contexts, except a delta's residuals, which by default go
- * through static per-frame tables and rANS (table_coder.h).  Measured in
- * docs/wire-v2.md.
+ * particles added and removed by id.  A delta's residuals go through static
+ * per-frame tables and rANS (table_coder.h), everything else through an
+ * adaptive binary range coder (range_coder.h).  Measured in docs/wire-v2.md.
+ *
+ * The codec's files, one concept each: frame_header.c (the 56-byte header,
+ * the quantization grid, the checksum), frame_walk.c (the walks both ends
+ * share: ids, prediction, residuals, changes), frame_history.c (the frames
+ * an encoder or decoder holds), frame_encoder.c and frame_decoder.c (this
+ * API), frame_bands.c (kind 2 containers).
  *
  * Pure functions on caller-owned contexts: no sockets, no world, no threads,
  * no allocation after create.  An encoder keeps the last FC_HISTORY frames
@@ -32,14 +37,10 @@
 #define FC_MAX_LEVELS 65535 /* quantization levels per axis (positions are uint16) */
 #define FC_MAX_PARTICLES (1 << 24)
 
-/* Predictor choices (the header records them; the decoder follows). */
-enum { FC_PRED_ZERO = 0, FC_PRED_CV = 1, FC_PRED_CELLMEAN = 2, FC_PRED_MIX = 3 };
-enum { FC_NB_NONE = 0, FC_NB_PREV = 1, FC_NB_CELL = 2 };
-enum { FC_ORDER_ID = 0, FC_ORDER_CELL = 1 };
-/* The entropy coder of a delta's temporal residuals: the adaptive binary
- * range coder, or static per-frame tables with rANS (table_coder.h; not
- * with FC_NB_CELL).  Everything else is always range coded. */
-enum { FC_CODER_ADAPTIVE = 0, FC_CODER_TABLE = 1 };
+/* Predictor choices (the header records them; the decoder follows):
+ * zero motion (the base's position) or constant velocity (base + (base -
+ * prev)). */
+enum { FC_PRED_ZERO = 0, FC_PRED_CV = 1 };
 
 /* The quantization grid: q = round((p - origin) / step), clamped to
  * 0..levels-1; decoded p = origin + q * step (error <= step / 2 inside the
@@ -94,10 +95,8 @@ typedef struct fc_frame {
 #define FC_JOINT_MIN 16384
 
 typedef struct fc_options {
-    int predictor; /* FC_PRED_* */
-    int neighbour; /* FC_NB_* */
-    int order;     /* FC_ORDER_* */
-    int coder;     /* FC_CODER_* */
+    int predictor; /* FC_PRED_*: for a delta with a prev, FC_PRED_CV lets the encoder pick zero motion where that
+                    * codes smaller (the header records the choice) */
     int joint;     /* FC_JOINT_*: whether the table coder starts each particle with a joint symbol */
     int bands;     /* the encoder's split of an epoch into bands (frame_bands.h): 0 the default (bands past
                     * 65536 particles), 1 none, K: K bands (at most 16); chosen at the epoch's first frame */
@@ -138,17 +137,18 @@ void fc_decoder_reset(fc_decoder *d);
 /* Decodes one payload (bands too: each band against the id range of the
  * frames held).  Returns the decoded frame (held until
  * FC_DEC_HISTORY - 2 further decodes), or NULL with a reason: truncated or
- * malformed payload, another epoch, a base or prev frame not held, more
+ * malformed payload, options of a coding this decoder does not read (an
+ * earlier encoder's), another epoch, a base or prev frame not held, more
  * particles than capacity, a value outside the grid, a checksum mismatch.
  * Never reads outside [p, p + n); never allocates. */
 const fc_frame *fc_decode(fc_decoder *d, const uint8_t *p, size_t n, char *err, size_t errlen);
 const fc_frame *fc_decoder_frame(const fc_decoder *d, uint32_t seq);
 
 /* The header fields a server or client needs without decoding the body.
- * Returns 0, or -1 when p is not a v2 payload header. */
+ * Returns 0, or -1 when p is not a v2 payload header this decoder reads. */
 typedef struct fc_header {
-    int kind; /* 0 keyframe, 1 delta, 2 bands (a keyframe when base is FC_NONE) */
-    fc_options options;
+    int kind;           /* 0 keyframe, 1 delta, 2 bands (a keyframe when base is FC_NONE) */
+    fc_options options; /* predictor and joint (0 or 1) as coded; bands 0 */
     uint32_t epoch, seq, base, prev, n, checksum, body_len;
     fc_grid grid;
 } fc_header;

@@ -1,5 +1,5 @@
 /* frame_held.c - the server's mirror of what a client's v2 decoder holds
- * (the slot rule of fc_decode in frame_codec.c, and of frame_codec.js). */
+ * (the slot rule of fc_decode in frame_decoder.c). */
 #include "frame_held.h"
 
 #include <string.h>

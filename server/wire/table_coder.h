@@ -5,7 +5,7 @@
  * and raw bits (the rest of the mantissa, the sign) in a bit stream apart.
  *
  * A decoder takes one table lookup per symbol, where the adaptive binary
- * coder (frame_codec.c) takes one binary decision per magnitude class and
+ * coder (range_coder.h) takes one binary decision per magnitude class and
  * mantissa bit: docs/wire-v2.md, "The table coder".
  *
  * Pure functions on caller-owned values; no allocation.  The decoding

@@ -1,12 +1,13 @@
-/* bench_codec.c - measures the v2 frame codec (server/wire/frame_codec.c) on
+/* bench_codec.c - measures the v2 frame codec (server/wire/frame_codec.h) on
  * recordings made by record_frames: bits per particle per frame for each
- * predictor / neighbour / order choice, against zstd on byte planes of the
- * same residuals and their order-0 entropy; encode and decode times.
+ * predictor and with or without joint symbols, against zstd on byte planes
+ * of the same residuals and their order-0 entropy; encode and decode times.
  * Every frame is also decoded and checked: each particle within half a
  * step of the simulation's position, identical quantized state.
  *
  * Usage: bench_codec REC [REC ...]   (BENCH_CODEC_ALL=0: default options only,
- * BENCH_CODEC_OPTS=P,N,O[,C[,J]] with it: those; BENCH_CODEC_BANDS=K with it: K bands;
+ * BENCH_CODEC_OPTS=P[,J] with it: predictor P (0 zero motion, 1 constant
+ * velocity), joint symbols J; BENCH_CODEC_BANDS=K with it: K bands;
  * BENCH_CODEC_FRAMES, BENCH_CODEC_DUMP, BENCH_CODEC_ZSTD19)
  * Prints one line per (recording, options). */
 #include <math.h>
@@ -230,9 +231,8 @@ static void run(const char *name, const rec *r, fc_options o, bool extras) {
     double p90;
     double med = median(bits, nd);
     p90 = nd ? bits[(int)(0.9 * (nd - 1))] : 0;
-    printf("%-22s pred %d nb %d order %d coder %d joint %d bands %d | bits/particle median %5.2f mean %5.2f p90 %5.2f "
-           "key %5.2f",
-           name, o.predictor, o.neighbour, o.order, o.coder, o.joint, o.bands, med, mean, p90, key_bits);
+    printf("%-22s pred %d joint %d bands %d | bits/particle median %5.2f mean %5.2f p90 %5.2f key %5.2f", name,
+           o.predictor, o.joint, o.bands, med, mean, p90, key_bits);
     if (extras)
         printf(" | H0 %5.2f zstd19 %5.2f zstd3 %5.2f (%.1f, %.1f ms)", median(h0, nd), median(zbits, nd),
                median(zbits3, nd), median(z19_ms, nd), median(z3_ms, nd));
@@ -256,29 +256,19 @@ int main(int argc, char **argv) {
             r.frames = (uint32_t)atoi(getenv("BENCH_CODEC_FRAMES")); /* the rest stay loaded, unused */
         const char *name = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
         if (all) {
+            /* the codec's choices, without bands (the research options the
+             * codec once had are measured in docs/history/) */
             static const fc_options opts[] = {
-                {FC_PRED_ZERO, FC_NB_NONE, FC_ORDER_ID, 0, 0, 1},
-                {FC_PRED_CV, FC_NB_NONE, FC_ORDER_ID, 0, 0, 1},
-                {FC_PRED_CV, FC_NB_PREV, FC_ORDER_ID, 0, 0, 1},
-                {FC_PRED_CV, FC_NB_NONE, FC_ORDER_CELL, 0, 0, 1},
-                {FC_PRED_CV, FC_NB_PREV, FC_ORDER_CELL, 0, 0, 1},
-                {FC_PRED_CV, FC_NB_CELL, FC_ORDER_CELL, 0, 0, 1},
-                {FC_PRED_CELLMEAN, FC_NB_NONE, FC_ORDER_CELL, 0, 0, 1},
-                {FC_PRED_CELLMEAN, FC_NB_CELL, FC_ORDER_CELL, 0, 0, 1},
-                {FC_PRED_MIX, FC_NB_NONE, FC_ORDER_CELL, 0, 0, 1},
-                {FC_PRED_MIX, FC_NB_CELL, FC_ORDER_CELL, 0, 0, 1},
-                {FC_PRED_CV, FC_NB_NONE, FC_ORDER_ID, FC_CODER_TABLE, 0, 1},
-                {FC_PRED_CV, FC_NB_NONE, FC_ORDER_ID, FC_CODER_TABLE, 1, 1},
-                {FC_PRED_CV, FC_NB_NONE, FC_ORDER_CELL, FC_CODER_TABLE, 1, 1},
+                {FC_PRED_ZERO, FC_JOINT_OFF, 1},
+                {FC_PRED_CV, FC_JOINT_OFF, 1},
+                {FC_PRED_CV, FC_JOINT_ON, 1},
             };
             for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) run(name, &r, opts[k], true);
         } else {
-            /* BENCH_CODEC_OPTS=P,N,O[,C[,J]]: one predictor / neighbour / order (/ coder / joint
-             * symbols) instead of the default */
+            /* BENCH_CODEC_OPTS=P[,J]: one predictor (and joint symbols choice)
+             * instead of the default */
             fc_options o = fc_default_options();
-            if (getenv("BENCH_CODEC_OPTS"))
-                sscanf(getenv("BENCH_CODEC_OPTS"), "%d,%d,%d,%d,%d", &o.predictor, &o.neighbour, &o.order, &o.coder,
-                       &o.joint);
+            if (getenv("BENCH_CODEC_OPTS")) sscanf(getenv("BENCH_CODEC_OPTS"), "%d,%d", &o.predictor, &o.joint);
             /* BENCH_CODEC_BANDS=K: K bands (1: none; default: the codec's, bands past 65536 particles) */
             if (getenv("BENCH_CODEC_BANDS")) o.bands = atoi(getenv("BENCH_CODEC_BANDS"));
             run(name, &r, o, true);

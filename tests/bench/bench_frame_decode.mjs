@@ -1,14 +1,14 @@
-// bench_frame_decode.mjs - times the page's v2 frame decoders in node, the
-// JavaScript one (web-client/src/frame_codec.js) and the server's built to
-// WebAssembly (frame_codec_wasm.js; skipped when make web-client-wasm has not
-// built it), on payloads that bench_codec wrote (BENCH_CODEC_DUMP=DIR): each
+// bench_frame_decode.mjs - times v2 frame decoders in node: the page's (the
+// server's built to WebAssembly, frame_codec_wasm.js; skipped when make
+// web-client-wasm has not built it) and the JavaScript port of its walk that
+// the tests use as its oracle (tests/web/oracle/frame_decoder.js), on payloads that bench_codec wrote (BENCH_CODEC_DUMP=DIR): each
 // decodes them in order, twice (the first pass warms the JIT), and prints the
 // median and 90th percentile of the CPU time per frame of the second.
 //   node tests/bench/bench_frame_decode.mjs DIR
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FrameDecoder, readHeader } from '../../web-client/src/frame_codec.js';
+import { FrameDecoder, readHeader } from '../web/oracle/frame_decoder.js';
 import { wasmDecoders } from '../../web-client/src/frame_codec_wasm.js';
 
 const dir = process.argv[2];

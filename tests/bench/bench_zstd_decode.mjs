@@ -2,7 +2,7 @@
 // times fzstd (npm, pure-JS zstd decoder) on the zstd-compressed residual byte
 // planes bench_codec wrote (DIR/NNNN.zst with BENCH_CODEC_DUMP) and the
 // un-planing into int32 residuals; the prediction steps would cost what they
-// cost in frame_codec.js.  fzstd is not a project dependency: install it
+// cost in the JavaScript decoder (tests/web/oracle/frame_decoder.js).  fzstd is not a project dependency: install it
 // anywhere and name it, e.g.
 //   (cd /tmp/fz && npm install fzstd@0.1.1)
 //   FZSTD=/tmp/fz/node_modules/fzstd/esm/index.mjs node tests/bench/bench_zstd_decode.mjs DIR

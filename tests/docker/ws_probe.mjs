@@ -1,14 +1,14 @@
 // ws_probe.mjs - opens the fluid-server WebSocket stream (subprotocol
 // fluid.v2) at a URL, checks that the first message is `hello` and that
-// binary msgpack `frame` messages follow whose v2 payloads decode (the web
-// client's decoder, web-client/src/frame_codec.js), and prints one JSON line:
+// binary msgpack `frame` messages follow whose v2 payloads decode (the oracle
+// of the web client's decoder, tests/web/oracle/frame_decoder.js), and prints one JSON line:
 //   {"ok":true,"hello":{...},"frames":N,"n":particles,"tick":...}
 // or {"ok":false,"error":"..."} (exit status 1).
 //   node tests/docker/ws_probe.mjs ws://127.0.0.1:PORT/ [frames=3] [timeout_ms=15000]
 // ws and @msgpack/msgpack are the server tests' pinned modules
 // (tests/server/node_modules, made by `make tests/server/node_modules/.installed`).
 import { createRequire } from 'node:module';
-import { FrameDecoder } from '../../web-client/src/frame_codec.js';
+import { FrameDecoder } from '../web/oracle/frame_decoder.js';
 
 const require = createRequire(new URL('../server/package.json', import.meta.url));
 const WebSocket = require('ws');

@@ -1,5 +1,5 @@
 /* fuzz_frame_decode.c - libFuzzer harness for the v2 frame decoder
- * (server/wire/frame_codec.c, fc_decode).
+ * (server/wire/frame_decoder.c, fc_decode).
  *
  * Built and run by tests/fuzz/fuzz.mk (`make fuzz FUZZ=fuzz_frame_decode`, and
  * `make test`'s smoke run); seeds: tests/fuzz/corpus/fuzz_frame_decode (the

@@ -2,7 +2,7 @@
  * way build/fluid-rec and a replaying browser do: the record reader
  * (server/wire/recfile.c), the bounded message reader (wire_read_message in
  * server/wire/wire.c) on every header and frame record, and the v2 frame
- * decoder (frame_codec.c) on every frame's payload, in order.
+ * decoder (frame_decoder.c) on every frame's payload, in order.
  *
  * Built and run by tests/fuzz/fuzz.mk (`make fuzz FUZZ=fuzz_recording`, and
  * `make test`'s smoke run); seeds: tests/fuzz/corpus/fuzz_recording (a short

@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, stopAll, connect, get, http } from './lib.mjs';
-import { FrameDecoder, readHeader, readBands } from '../../web-client/src/frame_codec.js';
+import { FrameDecoder, readHeader, readBands } from '../web/oracle/frame_decoder.js';
 
 let s;
 before(async () => { s = await startServer(['--scene', 'fountain', '--particles', '3000', '--frame-hz', '30', '--frame-bands', '3']); });

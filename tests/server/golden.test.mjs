@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decode } from '@msgpack/msgpack';
 import { ROOT } from './lib.mjs';
-import { FrameDecoder } from '../../web-client/src/frame_codec.js';
+import { FrameDecoder } from '../web/oracle/frame_decoder.js';
 
 const dir = join(ROOT, 'protocol', 'golden');
 const { vectors, protocol_version: version } = JSON.parse(readFileSync(join(dir, 'vectors.json'), 'utf8'));

@@ -22,7 +22,7 @@ import tls from 'node:tls';
 import WS from 'ws';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { decode, encode } from '@msgpack/msgpack';
-import { FrameDecoder } from '../../web-client/src/frame_codec.js';
+import { FrameDecoder } from '../web/oracle/frame_decoder.js';
 
 export { decode, encode };
 
@@ -210,7 +210,7 @@ export class Client {
     this.waiters = [];
     this.frames = 0;
     this.decodeFrames = decodeFrames;
-    this.decoder = null;     // protocol v2 frames (web-client/src/frame_codec.js), sized by hello.capacity
+    this.decoder = null;     // protocol v2 frames (the oracle decoder, tests/web/oracle/frame_decoder.js), sized by hello.capacity
     this.refused = 0;        // payloads the decoder refused
     this.keyframes = 0;
     this.keyAsked = false;

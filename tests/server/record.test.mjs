@@ -1,7 +1,9 @@
 // record.test.mjs - recordings: the frame stream written to disk and
 // replayed headlessly equals what the live stream delivered, frame for frame;
 // the disk bound holds; a damaged segment replays up to the damage; names and
-// paths are checked at the edge; the recording tool (build/fluid-rec) reads it.
+// paths are checked at the edge; the recording tool (build/fluid-rec) reads it;
+// the page's decoder (the server's, built to WebAssembly) decodes a recording
+// exactly as its oracle (the JavaScript port of the walk) does.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, readdirSync, statSync, writeFileSync, mkdirSync, readFileSync } from 'node:fs';
@@ -11,7 +13,8 @@ import { spawnSync } from 'node:child_process';
 import { decode } from '@msgpack/msgpack';
 import { startServer, stopAll, connect, http, get, ROOT, until } from './lib.mjs';
 import { readSegment, REC } from '../../web-client/src/recording.js';
-import { FrameDecoder } from '../../web-client/src/frame_codec.js';
+import { FrameDecoder } from '../web/oracle/frame_decoder.js';
+import { wasmDecoderFactory } from '../web/oracle/wasm.mjs';
 
 const dir = mkdtempSync(join(tmpdir(), 'fluid-rec-'));
 after(async () => { await stopAll(); rmSync(dir, { recursive: true, force: true }); });
@@ -40,10 +43,14 @@ async function fetchBytes(s, path) {
   return { status: r.status, bytes: new Uint8Array(await r.arrayBuffer()) };
 }
 
-// Every frame of a recording, decoded: [{seq, tick, ids, q}] and what stopped it.
-async function replay(s, name) {
+// Every frame of a recording, decoded by the oracle: [{seq, tick, ids, q}]
+// and what stopped it.  With wasm, each payload is decoded by the page's
+// decoder too (one per segment, as the replay page does), and the frames and
+// refusals compared with the oracle's (wasmSame counts the identical frames).
+async function replay(s, name, { wasm = false } = {}) {
   const idx = (await get(s, `/api/recordings/${name}/index.json`)).json;
-  let dec = null;
+  let dec = null, wdec = null, wasmSame = 0;
+  const makeWasm = wasm ? wasmDecoderFactory() : null;
   const frames = [], damage = [], bcasts = [];
   for (const seg of idx.segments) {
     const { status, bytes } = await fetchBytes(s, `/api/recordings/${name}/${seg.file}`);
@@ -51,15 +58,31 @@ async function replay(s, name) {
     const r = readSegment(bytes);
     if (r.damage) damage.push(`${seg.file}: ${r.damage}`);
     for (const rec of r.records) {
-      if (rec.kind === REC.HEADER) { const h = decode(rec.bytes); assert.equal(h.type, 'hello'); dec = dec || new FrameDecoder(h.capacity); continue; }
+      if (rec.kind === REC.HEADER) {
+        const h = decode(rec.bytes);
+        assert.equal(h.type, 'hello');
+        dec = dec || new FrameDecoder(h.capacity);
+        if (makeWasm) wdec = makeWasm(h.capacity);
+        continue;
+      }
       if (rec.kind === REC.BCAST) { bcasts.push(decode(rec.bytes).type); continue; }
       if (rec.kind !== REC.FRAME) continue;
       const m = decode(rec.bytes);
       const f = dec.decode(m.data);
       frames.push({ seq: m.seq, tick: m.tick, key: m.key, ids: Uint32Array.from(f.id.subarray(0, f.n)), q: Uint16Array.from(f.q.subarray(0, 3 * f.n)) });
+      if (wdec) {
+        const w = wdec.decode(m.data); // throws (fails the test) where the oracle decoded
+        assert.equal(w.seq, f.seq, `frame ${m.seq}: seq`);
+        assert.deepEqual(w.id, f.id.subarray(0, f.n), `frame ${m.seq}: the WebAssembly decoder's ids`);
+        assert.deepEqual(w.q, f.q.subarray(0, 3 * f.n), `frame ${m.seq}: the WebAssembly decoder's positions`);
+        assert.deepEqual(w.mat, f.mat.subarray(0, f.n), `frame ${m.seq}: the WebAssembly decoder's materials`);
+        assert.deepEqual(w.temp, f.temp.subarray(0, f.n), `frame ${m.seq}: the WebAssembly decoder's temperatures`);
+        assert.deepEqual(w.grid.levels, f.grid.levels, `frame ${m.seq}: grid`);
+        wasmSame++;
+      }
     }
   }
-  return { idx, frames, damage, bcasts };
+  return { idx, frames, damage, bcasts, wasmSame };
 }
 
 test('a recording of 300 frames of the dam break with an emitter replays to exactly what the live stream delivered', async (t) => {
@@ -89,8 +112,9 @@ test('a recording of 300 frames of the dam break with an emitter replays to exac
   const list = (await get(s, '/api/recordings')).json;
   assert.equal(list.recording.active, false);
   assert.equal(list.recording.name, 'dam');
-  const rec = await replay(s, 'dam');
+  const rec = await replay(s, 'dam', { wasm: true });
   assert.deepEqual(rec.damage, []);
+  assert.equal(rec.wasmSame, rec.frames.length, 'the page\'s WebAssembly decoder decoded every recorded frame as the oracle did');
   assert.equal(rec.idx.recording, false);
   assert.ok(rec.idx.segments.every((x) => x.complete), 'every segment closed with its end mark');
   assert.ok(rec.frames.length >= 300, `frames recorded: ${rec.frames.length}`);
@@ -108,7 +132,7 @@ test('a recording of 300 frames of the dam break with an emitter replays to exac
   }
   const first = rec.frames[0].seq, last = rec.frames[rec.frames.length - 1].seq;
   const liveInRecording = [...seen.keys()].filter((q) => q >= first && q <= last);
-  t.diagnostic(`${rec.frames.length} frames recorded in ${rec.idx.segments.length} segments, ${compared} compared with the live stream, ${n0} -> ${n1} particles`);
+  t.diagnostic(`${rec.frames.length} frames recorded in ${rec.idx.segments.length} segments, ${compared} compared with the live stream, ${rec.wasmSame} decoded alike by the WebAssembly decoder and the oracle, ${n0} -> ${n1} particles`);
   assert.equal(compared, liveInRecording.length, `each of the ${liveInRecording.length} live frames in seq ${first}..${last} was recorded`);
   assert.ok(compared >= 100, `compared ${compared} of ${rec.frames.length}`);
   // the recording tool replays it too

@@ -334,13 +334,10 @@ test('a client whose decoder lost its frames asks for a keyframe and recovers', 
   c.close();
 });
 
-test("the page's WebAssembly decoder (the server's, built by make web-client-wasm) decodes a live stream exactly as the JavaScript one", async (t) => {
-  const { readFileSync } = await import('node:fs');
-  const { join } = await import('node:path');
-  const { ROOT } = await import('./lib.mjs');
-  const { FrameDecoder } = await import('../../web-client/src/frame_codec.js');
-  const { wasmDecoders } = await import('../../web-client/src/frame_codec_wasm.js');
-  const makeWasm = wasmDecoders(new WebAssembly.Module(readFileSync(join(ROOT, 'web-client', 'vendor', 'fc', 'frame_codec.wasm'))));
+test("the page's WebAssembly decoder (the server's, built by make web-client-wasm) decodes a live stream exactly as its oracle, the JavaScript port", async (t) => {
+  const { FrameDecoder } = await import('../web/oracle/frame_decoder.js');
+  const { wasmDecoderFactory } = await import('../web/oracle/wasm.mjs');
+  const makeWasm = wasmDecoderFactory();
   await resume();
   // every frame from the first (the keyframe) on: the handler is set before the
   // socket opens (the hello and the keyframe may come in the upgrade's read)

@@ -2,7 +2,8 @@
 // that the load the main thread generates cannot delay their reads:
 //   role 'good':   one well-behaved WebSocket client that reads every message,
 //                  decodes every frame's payload in arrival order (as a page
-//                  must: web-client/src/frame_codec.js) and counts the frames,
+//                  must; with the page decoder's oracle,
+//                  tests/web/oracle/frame_decoder.js) and counts the frames,
 //                  the payloads refused, frames out of order and changes of the
 //                  particle set; it also notes when each frame came (for the
 //                  benchmark's frame rate, tests/soak/bench_bars.mjs);
@@ -15,7 +16,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import http from 'node:http';
 import { WebSocket, decode, encode } from '../server/lib.mjs';
-import { FrameDecoder } from '../../web-client/src/frame_codec.js';
+import { FrameDecoder } from '../web/oracle/frame_decoder.js';
 import { stopwatch } from './bench_bars.mjs';
 
 const { role, port } = workerData;

@@ -1,10 +1,11 @@
-// bench_decode.mjs - the page's v2 frame decoders timed in headless Chromium,
+// bench_decode.mjs - the page's v2 frame decoder (the server's, built to
+// WebAssembly) timed in headless Chromium,
 // in a module Web Worker as the page runs them, on payloads that bench_codec
 // wrote (BENCH_CODEC_DUMP=DIR; `make bench-codec` writes build/rec/dump100k,
 // 90 frames of the 100k dam break).  A recording rather than a live stream:
 // the server simulating 100k particles on the same 2 cores would time the
 // contention, not the decoder.  The server only serves the page's files
-// (a 1,000-particle scene, paused).  Each decoder decodes the payloads in
+// (a 1,000-particle scene, paused).  The decoder decodes the payloads in
 // order 5 times (the first pass warms the JIT); per pass the mean over the
 // deltas (the page clock is coarse, 0.1 ms without cross-origin isolation,
 // so a pass's total is the precise figure), and the median and 90th
@@ -27,7 +28,7 @@ const payloads = load(dir);
 const bandPayloads = bandsDir ? load(bandsDir) : null;
 
 const WORKER = `
-import { FrameDecoder, readHeader } from '/src/frame_codec.js';
+import { readHeader } from '/src/frame_header.js';
 import { loadWasmDecoder } from '/src/frame_codec_wasm.js';
 onmessage = async (ev) => {
   const payloads = ev.data.map((b) => Uint8Array.from(atob(b), (c) => c.charCodeAt(0)));
@@ -35,8 +36,7 @@ onmessage = async (ev) => {
   for (const p of payloads) cap = Math.max(cap, readHeader(p).n);
   const out = { particles: cap, frames: payloads.length };
   const wasm = await loadWasmDecoder('/vendor/fc/frame_codec.wasm');
-  const decoders = [['JavaScript', (c) => new FrameDecoder(c)]];
-  if (wasm) decoders.push(['WebAssembly', wasm]);
+  const decoders = wasm ? [['WebAssembly', wasm]] : [];
   for (const [name, make] of decoders) {
     const means = [], medians = [], p90s = [];
     for (let pass = 0; pass < 5; pass++) {
@@ -117,7 +117,7 @@ async function hostPath({ base, payloads: p }) {
 }
 
 function hostLine(d, h) {
-  const what = `${h.decoder === 'wasm' ? 'WebAssembly' : 'JavaScript'} in ${h.workers > 1 ? `${h.workers} Web Workers (bands)` : '1 Web Worker (whole frames)'} through the page's FrameDecoderHost`;
+  const what = `${h.decoder === 'wasm' ? 'WebAssembly' : 'no decoder'} in ${h.workers > 1 ? `${h.workers} Web Workers (bands)` : '1 Web Worker (whole frames)'} through the page's FrameDecoderHost`;
   return `${d}: ${h.frames} payloads, ${h.particles} particles${h.bands > 1 ? `, ${h.bands} bands` : ''}, Chromium ${h.chromium}, ${what}: decode ` +
     `${h.mean.toFixed(2)} ms per delta (from posting the frame to its view on the page's main thread, median of 4 passes' means; per frame: ` +
     `median ${h.median.toFixed(2)} ms, 90th percentile ${h.p90.toFixed(2)} ms; the ${h.workers > 1 ? 'slowest band\'s' : "worker's"} decode ${h.decodeMean.toFixed(2)} ms, ` +
@@ -129,7 +129,7 @@ try {
   const server = await startServer(['--scene', 'dam_break', '--particles', '1000', '--quiet']);
   await api(server, 'POST', '/api/pause');
   const page = await browser.browser.newPage();
-  await page.goto(server.base + '/src/frame_codec.js'); // an origin for the worker, without the client's rendering
+  await page.goto(server.base + '/src/frame_header.js'); // an origin for the worker, without the client's rendering
   const r = await page.evaluate(async ({ code, payloads: p }) => {
     const url = URL.createObjectURL(new Blob([code], { type: 'text/javascript' }));
     const w = new Worker(url, { type: 'module' });
@@ -140,8 +140,8 @@ try {
   r.chromium = browser.browser.version();
   r.dir = dir;
   r.date = new Date().toISOString();
-  for (const name of ['JavaScript', 'WebAssembly']) {
-    if (!r[name]) continue;
+  for (const name of ['WebAssembly']) {
+    if (!r[name]) throw new Error('the WebAssembly decoder did not load in the worker (make web-client-wasm)');
     console.log(`${dir}: ${r.frames} payloads, ${r.particles} particles, Chromium ${r.chromium}, ${name} in a Web Worker: decode ` +
       `${r[name].mean.toFixed(2)} ms per delta (median of 4 passes' means; per frame: median ${r[name].median.toFixed(2)} ms, ` +
       `90th percentile ${r[name].p90.toFixed(2)} ms)`);

@@ -7,7 +7,7 @@
 // const s = splitBands(bytes);     // null: not a container; else {k, lo, parts}
 // const view = joinViews(views, { bytes: bytes.length, epoch, n, lo: s.lo });
 
-import { readHeader, readBands, FC_MAX_BANDS } from './frame_codec.js';
+import { readHeader, readBands, FC_MAX_BANDS } from './frame_header.js';
 
 const HEADER = 56;
 const NONE = 0xffffffff;
@@ -27,7 +27,7 @@ function header(b) {
 // whole-frame decoder takes, or refuses, those); else
 // {k, lo: Uint32Array(k), parts: [Uint8Array, ...] (views into bytes), epoch,
 // seq, base, prev, n}.  The header and the band table are checked by
-// frame_codec.js (readHeader, readBands), then each band's kind and
+// frame_header.js (readHeader, readBands), then each band's kind and
 // numbers against the container's.  Throws an Error naming the rule a
 // container breaks.
 export function splitBands(bytes) {

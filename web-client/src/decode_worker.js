@@ -9,8 +9,9 @@
 // main thread gets one view per frame and never touches the bands (it
 // posts and takes back, as for whole frames).  Views go out with their
 // arrays transferred, not copied.  It decodes with the WebAssembly build of
-// the server's decoder (frame_codec_wasm.js) when that loads, else with the
-// JavaScript one; messages that come while the module loads wait, in order.
+// the server's decoder (frame_codec_wasm.js), the page's only decoder;
+// messages that come while the module loads wait, in order, and when it
+// cannot load every frame is refused, saying so (no keyframe asked for).
 //   in:  {type: 'reset', capacity}
 //      | {type: 'peer', port}: (worker 0) a port on which another worker sends band results
 //      | {type: 'port', port}: (workers past 0) the port to worker 0
@@ -27,7 +28,10 @@ import { joinViews } from './bands.js';
 // band lost with a reset is dropped with the oldest).
 const MAX_JOINS = 32;
 
-let make = null, stream = null, decoder = 'js', capacity = 0, toJoiner = null;
+// The refusal of every frame when the decoder did not load.
+const NO_DECODER = 'the frame decoder (vendor/fc/frame_codec.wasm, built by make web-client-wasm) did not load';
+
+let make = null, stream = null, decoder = 'none', capacity = 0, toJoiner = null, loaded = false;
 const bands = [];                  // band index -> FrameStream
 const joins = new Map();           // (worker 0) fid -> {join, got, views[], ms, bad, ask, skipped, error}
 const waiting = [];
@@ -71,7 +75,7 @@ function gather(fid, band, r) {
 function handle(msg) {
   if (msg.type === 'reset') {
     capacity = msg.capacity;
-    stream.reset(capacity);
+    if (stream) stream.reset(capacity);
     for (const s of bands) if (s) s.reset(capacity);
     joins.clear();
     return;
@@ -80,11 +84,14 @@ function handle(msg) {
   if (msg.type === 'port') { toJoiner = msg.port; return; }
   if (msg.type !== 'frame' && msg.type !== 'band') return;
   const band = msg.type === 'band' ? msg.band : undefined;
-  const s = band === undefined ? stream : bandStream(band);
-  const refused = s.refused;
-  const r = s.view(msg.m, msg.now);
   const seq = msg.m.seq;
-  const out = r.view ? { view: r.view, decodeMs: s.decodeMs } : { ask: r.ask, skipped: s.refused === refused, error: s.lastError };
+  let r = {}, out = { ask: false, skipped: false, error: NO_DECODER };
+  if (make) {
+    const s = band === undefined ? stream : bandStream(band);
+    const refused = s.refused;
+    r = s.view(msg.m, msg.now);
+    out = r.view ? { view: r.view, decodeMs: s.decodeMs } : { ask: r.ask, skipped: s.refused === refused, error: s.lastError };
+  }
   if (band === undefined) {
     if (r.view) self.postMessage({ type: 'view', fid: msg.fid, seq, ...out, decoder }, arrays(r.view));
     else self.postMessage({ type: 'refused', fid: msg.fid, seq, ...out, decoder });
@@ -95,11 +102,11 @@ function handle(msg) {
   }
 }
 
-self.onmessage = (ev) => { if (stream) handle(ev.data); else waiting.push(ev.data); };
+self.onmessage = (ev) => { if (loaded) handle(ev.data); else waiting.push(ev.data); };
 
 loadWasmDecoder(new URL('../vendor/fc/frame_codec.wasm', import.meta.url)).then((wasm) => {
-  make = wasm || undefined;        // undefined: FrameStream's default, the JavaScript decoder
-  stream = new FrameStream(make);
-  decoder = wasm ? 'wasm' : 'js';
+  make = wasm;
+  if (make) { stream = new FrameStream(make); decoder = 'wasm'; }
+  loaded = true;
   for (const m of waiting.splice(0)) handle(m);
 });

@@ -1,15 +1,16 @@
-// frame_codec_wasm.js - the server's own v2 frame decoder (server/wire/frame_codec.c,
-// compiled to WebAssembly from web-client/wasm/fc_wasm.c by web-client/client.mk) behind
-// frame_codec.js's FrameDecoder interface: decode(bytes) returns {seq, n, grid, id, q, mat,
-// temp} or throws FrameCodecError; reset().  The frame's arrays are views into the module's
-// memory, valid until the next decode.  At 100k particles it decodes in about 0.6 of the
-// JavaScript decoder's time (docs/wire-v2.md); the page uses it when the module loads, the
-// JavaScript decoder when not.  Pure: runs under node too.
+// frame_codec_wasm.js - the page's v2 frame decoder: the server's own
+// (server/wire/frame_decoder.c), compiled to WebAssembly from
+// web-client/wasm/fc_wasm.c by web-client/client.mk.  decode(bytes) returns
+// {seq, n, grid, id, q, mat, temp} or throws FrameCodecError; reset().  The
+// frame's arrays are views into the module's memory, valid until the next
+// decode.  It is the page's only decoder: the JavaScript port of its walk is
+// the tests' oracle (tests/web/oracle/), which checks it.  Pure: runs under
+// node too.
 //
 // const make = await loadWasmDecoder(url);     // null when WebAssembly or the file is missing
 // const make = wasmDecoders(new WebAssembly.Module(bytes));   // the same, synchronously
 // const dec = make(capacity);                  // one module instance per decoder
-import { FrameCodecError } from './frame_codec.js';
+import { FrameCodecError } from './frame_header.js';
 
 // The module imports three WASI calls its C library links (stdio's, never
 // called by the decoder): each answers ENOSYS.

@@ -1,7 +1,8 @@
 // frame_decoder_host.js - where the page's frame payloads are decoded: in a
 // Web Worker (decode_worker.js) when the browser has module workers, so the
 // main thread only posts the message and takes the view back; else on the
-// main thread (stream_v2.js).  A frame in bands (PROTOCOL.md "Bands (kind
+// main thread (stream_v2.js).  Either way the decoder is the server's, built
+// to WebAssembly (frame_codec_wasm.js): the page has no other.  A frame in bands (PROTOCOL.md "Bands (kind
 // 2)", bands.js) on a browser of 2 cores or more is decoded side by side:
 // band k's payload goes to worker k mod W (W = the fewest of the bands, the
 // cores and 4; the workers past the first are started when first needed),
@@ -17,6 +18,7 @@
 import { FrameStream } from './stream_v2.js';
 import { Pacer } from './pace.js';
 import { splitBands } from './bands.js';
+import { loadWasmDecoder } from './frame_codec_wasm.js';
 
 // A second of the stream: a page whose main thread stalled (a long render
 // on a software GPU) posts the frames that queued meanwhile at once, and the
@@ -40,16 +42,31 @@ export class FrameDecoderHost {
   constructor(onView, onAsk, onPace = () => {}) {
     this.onView = onView; this.onAsk = onAsk; this.onPace = onPace;
     this.pacer = new Pacer();
-    this.stream = new FrameStream();       // main-thread fallback
+    this.stream = null;                    // main-thread fallback: a FrameStream once the decoder loads
+    this.mainLoad = null;                  // its loading (a promise), started when first needed
     this.workers = []; this.capacity = 1;
     this.pending = [];                     // frames posted and not yet answered, oldest first
     this.fid = 0;                          // the last frame posted's number
     this.bits = 0; this.keys = 0; this.refused = 0; this.lastError = ''; this.askedAt = -Infinity;
-    this.decoder = 'js';                   // the workers': 'wasm' (the server's decoder as WebAssembly) or 'js'
+    this.decoder = 'none';                 // 'wasm' once a decoder (the server's, as WebAssembly) loaded
     this.bandWorkers = 0;                  // workers that decoded the last frame (0: the main thread)
     try {
       if (typeof Worker !== 'undefined') this._spawn();
     } catch (e) { this.workers = []; }
+    if (!this.workers.length) this._loadMain();
+  }
+
+  // The main thread's decoder: loaded once; frames before it are skipped,
+  // and a keyframe is asked for when it is ready.
+  _loadMain() {
+    if (this.mainLoad) return;
+    this.mainLoad = loadWasmDecoder(new URL('../vendor/fc/frame_codec.wasm', import.meta.url)).then((make) => {
+      if (!make) { this.lastError = 'the frame decoder (vendor/fc/frame_codec.wasm) did not load'; return; }
+      this.stream = new FrameStream(make);
+      this.stream.reset(this.capacity);
+      this.decoder = 'wasm';
+      this.onAsk();
+    });
   }
 
   get inWorker() { return this.workers.length > 0; }
@@ -76,7 +93,7 @@ export class FrameDecoderHost {
     this.capacity = capacity;
     if (frameMs) this.pacer.setFrameMs(frameMs);
     if (this.pacer.stride > 1) this.onPace(this.pacer.stride);
-    this.stream.reset(capacity);
+    if (this.stream) this.stream.reset(capacity);
     this.pending = [];                     // answers to frames posted before are dropped
     for (const w of this.workers) w.postMessage({ type: 'reset', capacity });
   }
@@ -85,6 +102,7 @@ export class FrameDecoderHost {
   push(m, now) {
     this.pacer.arrived(now);
     if (!this.workers.length) {
+      if (!this.stream) return;            // the decoder is loading, or did not load (lastError)
       const before = { keys: this.stream.keys, refused: this.stream.refused };
       const r = this.stream.view(m, now);
       this._count(this.stream, before);
@@ -171,7 +189,6 @@ export class FrameDecoderHost {
     for (const w of this.workers) w.terminate();
     this.workers = [];
     this.pending = [];
-    this.stream.reset(this.capacity);
-    this.onAsk();
+    if (this.stream) { this.stream.reset(this.capacity); this.onAsk(); } else this._loadMain();
   }
 }

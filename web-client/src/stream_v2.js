@@ -1,5 +1,5 @@
 // stream_v2.js - protocol v2 frames (PROTOCOL.md "frame"): decodes each frame
-// message's payload in arrival order with one decoder (frame_codec.js, or the
+// message's payload in arrival order with one decoder (the page's: the
 // WebAssembly build of the server's, frame_codec_wasm.js) and
 // gives the view the interpolation and the renderer take (decode.js
 // frameView's shape: positions as 16-bit fractions of the box, id runs,
@@ -7,7 +7,6 @@
 // this decoder does not hold, damage) asks the server for a keyframe, at
 // most every half second, and deltas are skipped until one decodes.  Pure:
 // runs under node too.
-import { FrameDecoder } from './frame_codec.js';
 import { TEMP_RANGE } from './temperature.js';
 
 const ASK_EVERY_MS = 500;
@@ -28,7 +27,8 @@ export function idRuns(ids, n) {
 // over the grid's levels, then a lookup per coordinate (the decoder has
 // checked every q against its axis's levels): 100k particles in a fraction
 // of the time of the loop with Math.round that it replaces (docs/wire-v2.md,
-// "The view's positions").  The WebAssembly decoder does the same in its memory.
+// "The view's positions").  The WebAssembly decoder does the same in its
+// memory; this one serves decoders without it (the tests' oracle).
 export function boxPositions(q, n, grid, b, out) {
   const lut = [0, 1, 2].map((a) => {
     const span = b[a + 3] - b[a], scale = span > 0 ? 65535 / span : 0, off = grid.origin[a] - b[a], st = grid.step;
@@ -47,9 +47,10 @@ export function boxPositions(q, n, grid, b, out) {
 }
 
 export class FrameStream {
-  // makeDecoder(capacity): the payload decoder, frame_codec.js's by default
-  // (or frame_codec_wasm.js's, the same interface).
-  constructor(makeDecoder = (cap) => new FrameDecoder(cap)) {
+  // makeDecoder(capacity): the payload decoder (frame_codec_wasm.js's
+  // wasmDecoders(module), or a decoder of the same interface).
+  constructor(makeDecoder) {
+    if (typeof makeDecoder !== 'function') throw new TypeError('FrameStream needs a decoder factory');
     this.makeDecoder = makeDecoder;
     this.dec = null; this.cap = -1;
     this.waitKey = false; this.askedAt = -Infinity;

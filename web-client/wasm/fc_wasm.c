@@ -1,4 +1,4 @@
-/* fc_wasm.c - the server's v2 frame decoder (server/wire/frame_codec.c)
+/* fc_wasm.c - the server's v2 frame decoder (server/wire/frame_codec.h)
  * exported to the browser as WebAssembly: one decoder per instance, its
  * input buffer and the last frame's fields.  Built by web-client/client.mk
  * into web-client/vendor/fc/frame_codec.wasm; web-client/src/

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { AutoColour } from '../../../web-client/src/auto_colour.js';
 import { decodeMessage } from '../../../web-client/src/decode.js';
 import { FrameStream } from '../../../web-client/src/stream_v2.js';
+import { wasmDecoderFactory } from '../oracle/wasm.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 // A view of n particles of one stream: hot (every other one 100 °C above the rest) or uniform.
@@ -64,7 +65,7 @@ test('the user\'s choices stay: temperature chosen by hand, and speed colours', 
 
 test('a decoded view carries its stream\'s epoch (the payload header\'s, PROTOCOL.md)', () => {
   const b = readFileSync(join(ROOT, 'protocol', 'golden', 's2c_frame.msgpack'));
-  const s = new FrameStream();
+  const s = new FrameStream(wasmDecoderFactory());
   s.reset(16);
   const v = s.view(decodeMessage(new Uint8Array(b)), 0).view;
   assert.equal(v.epoch, 1, 'the golden keyframe is of stream 1');

@@ -7,7 +7,8 @@ import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeMessage, expandRuns, runsCount, runsEqual, particlePosition, centroid, PROTOCOL_VERSION } from '../../../web-client/src/decode.js';
 import { FrameStream, idRuns, boxPositions } from '../../../web-client/src/stream_v2.js';
-import { wasmDecoders } from '../../../web-client/src/frame_codec_wasm.js';
+import { wasmDecoderFactory } from '../oracle/wasm.mjs';
+import { FrameDecoder } from '../oracle/frame_decoder.js';
 import { checkHello } from '../../../web-client/src/protocol.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -33,7 +34,7 @@ for (const v of vectors.filter((x) => x.file && x.direction === 'server_to_clien
     assert.equal(m.type, v.expect.type);
     if (m.type !== 'frame') { assert.deepEqual(m, v.expect); return; }
     assert.equal(m.data.buffer, bytes.buffer, 'the payload is a view into the message');
-    const s = new FrameStream();
+    const s = new FrameStream(wasmDecoderFactory());
     s.reset(16);
     const { view: f } = s.view(m, 0);
     assert.ok(f, `decodes (${s.lastError})`);
@@ -92,7 +93,7 @@ function frameMsg(file, key) {
 }
 
 test('v2 stream: deltas before the first keyframe wait for it; a refused delta asks for one keyframe; a keyframe recovers', () => {
-  const s = new FrameStream();
+  const s = new FrameStream(wasmDecoderFactory());
   s.reset(64);
   const key = frameMsg('frame_v2_key.bin', true), delta = frameMsg('frame_v2_delta.bin', false);
   const later = frameMsg('frame_v2_add_remove.bin', false);
@@ -150,9 +151,8 @@ test('v2 stream: box positions by table equal the direct formula (grids wider an
   }
 });
 
-test('v2 stream: the WebAssembly decoder gives the views the JavaScript one gives (positions, id runs) on the golden payloads', () => {
-  const make = wasmDecoders(new WebAssembly.Module(readFileSync(join(ROOT, 'web-client', 'vendor', 'fc', 'frame_codec.wasm'))));
-  const js = new FrameStream(), wasm = new FrameStream(make);
+test('v2 stream: the WebAssembly decoder gives the views the oracle gives through the JavaScript view code (positions, id runs) on the golden payloads', () => {
+  const js = new FrameStream((cap) => new FrameDecoder(cap)), wasm = new FrameStream(wasmDecoderFactory());
   js.reset(64); wasm.reset(64);
   const b = [-0.1, 0.05, 0, 1.7, 0.9, 0.45]; // a box narrower than the grid: clamping on both sides
   ['frame_v2_key', 'frame_v2_delta', 'frame_v2_add_remove'].forEach((name, i) => {

@@ -1,25 +1,27 @@
-// frame_codec.test.mjs - the client's v2 frame decoders (web-client/src/frame_codec.js,
-// and the server's decoder built to WebAssembly, frame_codec_wasm.js) on the golden payloads the C encoder wrote (protocol/golden/frame_v2_*.bin,
+// frame_codec.test.mjs - the page's v2 frame decoder (the server's, built to
+// WebAssembly: web-client/src/frame_codec_wasm.js) checked against its oracle
+// (the JavaScript port of the decoding walk, tests/web/oracle/frame_decoder.js)
+// on every golden payload the C encoder wrote (protocol/golden/frame_v2_*.bin,
 // meanings in frame_v2.json: a keyframe, a delta, a delta with particles added
-// and removed and a material and temperature changed, the first delta again from the
-// adaptive coder; a keyframe and a delta in 2 bands, decoded whole and one
-// decoder per band), and its refusals.
+// and removed and a material and temperature changed, the first delta again
+// with joint symbols, and as an earlier encoder's adaptive coder wrote it,
+// which both refuse; a keyframe and a delta in 2 bands, decoded whole and one
+// decoder per band); then each of the two on its own on the same vectors and
+// on malformed payloads, which both refuse.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FrameDecoder, FrameCodecError, readHeader, readBands, FC_HEADER_BYTES, FC_VERSION } from '../../../web-client/src/frame_codec.js';
-import { wasmDecoders } from '../../../web-client/src/frame_codec_wasm.js';
+import { FrameDecoder, FrameCodecError, readHeader, readBands, FC_HEADER_BYTES, FC_VERSION } from '../oracle/frame_decoder.js';
+import { wasmDecoderFactory } from '../oracle/wasm.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const dir = join(ROOT, 'protocol', 'golden');
 const meaning = JSON.parse(readFileSync(join(dir, 'frame_v2.json'), 'utf8'));
 const NAMES = ['frame_v2_key', 'frame_v2_delta', 'frame_v2_add_remove'];
-// web-client/client.mk builds it (make web-client-wasm; a test dependency)
-const WASM = join(ROOT, 'web-client', 'vendor', 'fc', 'frame_codec.wasm');
-const DECODERS = [['JavaScript', (cap) => new FrameDecoder(cap)],
-  ['WebAssembly', wasmDecoders(new WebAssembly.Module(readFileSync(WASM)))]];
+// web-client/client.mk builds the WebAssembly decoder (make web-client-wasm; a test dependency)
+const DECODERS = [['the oracle', (cap) => new FrameDecoder(cap)], ['WebAssembly', wasmDecoderFactory()]];
 
 // As a browser delivers a msgpack bin: a view at an arbitrary offset of a larger buffer.
 function load(name, offset = 3) {
@@ -40,6 +42,40 @@ function assertFrame(f, want, name) {
   assert.deepEqual(f.grid.levels, want.levels, `${name}: grid levels`);
   assert.ok(Math.abs(f.grid.step - want.step) < 1e-9 && f.grid.origin.every((o, a) => Math.abs(o - want.origin[a]) < 1e-9));
 }
+
+// Every golden payload, in the streams that decode them: each stream through
+// a fresh decoder of each kind.
+const STREAMS = [
+  ['frame_v2_key', 'frame_v2_delta', 'frame_v2_add_remove'],
+  ['frame_v2_key', 'frame_v2_delta_adaptive', 'frame_v2_delta_joint', 'frame_v2_add_remove'],
+  ['frame_v2_bands_key', 'frame_v2_bands_delta'],
+];
+
+test('every golden payload: the WebAssembly decoder decodes it exactly as the oracle does, or refuses it with the same words', () => {
+  const files = readdirSync(dir).filter((f) => /^frame_v2_.*\.bin$/.test(f)).map((f) => f.slice(0, -4)).sort();
+  assert.deepEqual([...new Set(STREAMS.flat())].sort(), files, 'the streams hold every golden payload');
+  const [[, makeOracle], [, makeWasm]] = DECODERS;
+  let same = 0, refused = 0;
+  for (const stream of STREAMS) {
+    const oracle = makeOracle(64), wasm = makeWasm(64);
+    for (const name of stream) {
+      const run = (dec) => { try { return { f: dec.decode(load(name)) }; } catch (e) { return { e: e.message }; } };
+      const a = run(oracle), b = run(wasm);
+      assert.equal(b.e, a.e, `${name}: the same refusal`);
+      if (a.e) { refused++; continue; }
+      for (const k of ['seq', 'n']) assert.equal(b.f[k], a.f[k], `${name}: ${k}`);
+      assert.deepEqual(b.f.grid, { origin: a.f.grid.origin, step: a.f.grid.step, levels: a.f.grid.levels }, `${name}: grid`);
+      assert.deepEqual(b.f.id, a.f.id.subarray(0, a.f.n), `${name}: ids`);
+      assert.deepEqual(b.f.q, a.f.q.subarray(0, 3 * a.f.n), `${name}: positions`);
+      assert.deepEqual(b.f.mat, a.f.mat.subarray(0, a.f.n), `${name}: materials`);
+      assert.deepEqual(b.f.temp, a.f.temp.subarray(0, a.f.n), `${name}: temperatures`);
+      assertFrame(a.f, meaning[name], name);
+      same++;
+    }
+  }
+  assert.equal(same, 8);
+  assert.equal(refused, 1, 'the adaptive coder\'s delta');
+});
 
 test('golden: the header names version, kind, base and counts', () => {
   const h = readHeader(load('frame_v2_add_remove'));
@@ -66,22 +102,27 @@ for (const [name, make] of DECODERS) {
     assert.ok(key.ids.some((id) => !ar.ids.includes(id)), 'the vector removes ids');
   });
 
-  test(`${name}: golden: the same delta from the adaptive coder in cell order decodes to the same frame, and the next delta follows it`, () => {
+  test(`${name}: golden: the same delta from an earlier encoder's adaptive coder in cell order is refused, naming its options, and the delta as coded now decodes after it`, () => {
     const dec = make(64);
     dec.decode(load('frame_v2_key'));
     const bytes = load('frame_v2_delta_adaptive');
-    const h = readHeader(bytes);
-    assert.deepEqual(h.options, { predictor: 1, neighbour: 0, order: 1, coder: 0, joint: 0 });
-    assert.deepEqual(readHeader(load('frame_v2_delta')).options, { predictor: 1, neighbour: 0, order: 0, coder: 1, joint: 0 });
-    assertFrame(dec.decode(bytes), meaning.frame_v2_delta, 'adaptive delta');
+    assert.throws(() => readHeader(bytes), /options 0x11 name an earlier encoder's coding/);
+    assert.throws(() => dec.decode(bytes), /options 0x11 name an earlier encoder's coding .* a recording made before the table coder/);
+    assert.deepEqual(readHeader(load('frame_v2_delta')).options, { predictor: 1, joint: 0 });
+    assertFrame(dec.decode(load('frame_v2_delta')), meaning.frame_v2_delta, 'the delta');
     assertFrame(dec.decode(load('frame_v2_add_remove')), meaning.frame_v2_add_remove, 'table delta after it');
+    for (const o of [0x25, 0x29, 0x31, 0x01, 0x22, 0x23]) { // neighbour 1, 2, cell order, adaptive, predictors 2 and 3
+      const b = load('frame_v2_add_remove').slice();
+      b[3] = o;
+      assert.throws(() => dec.decode(b), /earlier encoder/, `options 0x${o.toString(16)}`);
+    }
   });
 
   test(`${name}: golden: the same delta with the table coder's joint symbols decodes to the same frame, and the next delta follows it`, () => {
     const dec = make(64);
     dec.decode(load('frame_v2_key'));
     const bytes = load('frame_v2_delta_joint');
-    assert.deepEqual(readHeader(bytes).options, { predictor: 1, neighbour: 0, order: 0, coder: 1, joint: 1 });
+    assert.deepEqual(readHeader(bytes).options, { predictor: 1, joint: 1 });
     assertFrame(dec.decode(bytes), meaning.frame_v2_delta, 'joint delta');
     assertFrame(dec.decode(load('frame_v2_add_remove')), meaning.frame_v2_add_remove, 'table delta after it');
     const adaptiveJoint = bytes.slice();

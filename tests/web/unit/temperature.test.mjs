@@ -9,6 +9,7 @@ import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeMessage, remapByIds } from '../../../web-client/src/decode.js';
 import { FrameStream } from '../../../web-client/src/stream_v2.js';
+import { wasmDecoderFactory } from '../oracle/wasm.mjs';
 import { tempOfByte, tempColour, tempLut, byteRange, spansTemperatures, legendGradient, RAMP, TEMP_RANGE } from '../../../web-client/src/temperature.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -24,7 +25,7 @@ function load(file) {
 const close = (a, b, eps = 1e-9) => a.length === b.length && a.every((x, i) => Math.abs(x - b[i]) <= eps);
 
 function viewOf(file) {
-  const s = new FrameStream();
+  const s = new FrameStream(wasmDecoderFactory());
   s.reset(16);
   return s.view(decodeMessage(load(file)), 0).view;
 }

@@ -11,7 +11,7 @@ import { runsEqual } from '../decode.js';
 
 export class Player {
   // fetchBytes(path) -> Promise<Uint8Array>, fetchJson(path) -> Promise<object>;
-  // makeDecoder(capacity): the payload decoder (FrameStream's default when undefined)
+  // makeDecoder(capacity): the payload decoder (frame_codec_wasm.js's wasmDecoders(module))
   constructor(name, { fetchBytes, fetchJson, makeDecoder }) {
     Object.assign(this, { name, fetchBytes, fetchJson, makeDecoder });
     this.index = null; this.hello = null;

@@ -81,8 +81,9 @@ function wireCamera(canvas, camera) {
 async function play() {
   $('player').classList.remove('hidden');
   $('title').textContent = name;
-  // a segment's frames are decoded at once: the server's decoder as WebAssembly when it loads
-  const makeDecoder = (await loadWasmDecoder(new URL('../../vendor/fc/frame_codec.wasm', import.meta.url))) || undefined;
+  // a segment's frames are decoded at once, by the server's decoder as WebAssembly
+  const makeDecoder = await loadWasmDecoder(new URL('../../vendor/fc/frame_codec.wasm', import.meta.url));
+  if (!makeDecoder) throw new Error('the frame decoder (vendor/fc/frame_codec.wasm, built by make web-client-wasm) did not load');
   const p = await new Player(name, { fetchBytes, fetchJson, makeDecoder }).open();
   if (query.get('t')) { p.seek(Number(query.get('t'))); await p.ensure(p.t); }
   const canvas = $('view'), camera = new OrbitCamera(), renderer = new Renderer(canvas);

@@ -63,7 +63,7 @@ export class Hud {
     $('hud-kbs').textContent = `${fmt((r.bytesPerS * 8) / 1000, 0, ' kbit/s')} · ${fmt(r.framesPerS, 0, '/s')}` +
       (st && st.bits ? ` · ${st.bits.toFixed(1)} bit/p` : '') +
       (st && st.pacer?.stride > 1 ? ` · 1/${st.pacer.stride}` : '');
-    $('hud-kbs').title = st ? `frames decoded ${st.inWorker ? `in ${st.bandWorkers > 1 ? `${st.bandWorkers} workers, in bands` : 'a worker'} (${st.decoder === 'wasm' ? 'WebAssembly' : 'JavaScript'})` : 'on the main thread'}; keyframes ${st.keys}, refused ${st.refused}` +
+    $('hud-kbs').title = st ? `frames decoded ${st.inWorker ? `in ${st.bandWorkers > 1 ? `${st.bandWorkers} workers, in bands` : 'a worker'} (${st.decoder === 'wasm' ? 'WebAssembly' : 'no decoder loaded'})` : 'on the main thread'}; keyframes ${st.keys}, refused ${st.refused}` +
       (st.pacer?.stride > 1 ? `; the decoder (median ${st.pacer.median().toFixed(0)} ms a frame) takes every ${st.pacer.stride === 2 ? '2nd' : '4th'} frame` : '') : '';
     $('hud-rtt').textContent = conn.lastRtt === null ? '–' : `${conn.lastRtt.toFixed(1)} ms`;
     $('hud-scene').textContent = hello ? `${$('scene').value}${panel.paused ? ' (paused)' : ''}` : '–';

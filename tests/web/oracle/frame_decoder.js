@@ -1,31 +1,29 @@
-// frame_codec.js - decoder of protocol v2's particle payload (protocol/PROTOCOL.md,
-// "Frame payload, version 2"); the encoder is server/wire/frame_codec.c, and this is a
-// line-by-line port of its decoding walk.  Pure: runs under node too.
+// frame_decoder.js - the oracle of the page's frame decoder: a JavaScript
+// port, line by line, of the decoding walk of protocol v2's particle payload
+// (protocol/PROTOCOL.md, "Frame payload, version 2"; the C is
+// server/wire/frame_walk.c and frame_decoder.c).  The page decodes with the
+// C decoder built to WebAssembly (web-client/src/frame_codec_wasm.js); the
+// tests check that build against this port, written apart from it, on every
+// golden payload and on recorded and live streams, and the server's tests
+// decode their streams with it (no build step).  It reads the header with
+// the page's own reader (web-client/src/frame_header.js).  Pure: runs under
+// node.
 //
 // const dec = new FrameDecoder(capacity);       // once: all memory is allocated here
 // const f = dec.decode(bytes);                  // Uint8Array; throws FrameCodecError
 // f.q: Uint16Array(3n) x0 y0 z0 ..., position = grid.origin[a] + q * grid.step
 // The frame returned stays valid for the next FC_DEC_HISTORY - 2 decodes.
+import {
+  FC_HEADER_BYTES, FC_NONE, FC_DEC_HISTORY, FC_PRED, FrameCodecError, readHeader, readBands,
+} from '../../../web-client/src/frame_header.js';
 
-export const FC_VERSION = 2;
-export const FC_HEADER_BYTES = 56;
-export const FC_NONE = 0xffffffff;
-export const FC_DEC_HISTORY = 4;
-export const FC_PRED = { ZERO: 0, CV: 1, CELLMEAN: 2, MIX: 3 };
-export const FC_NB = { NONE: 0, PREV: 1, CELL: 2 };
-export const FC_ORDER = { ID: 0, CELL: 1 };
-export const FC_CODER = { ADAPTIVE: 0, TABLE: 1 };
-
-export class FrameCodecError extends Error {}
+export { FC_HEADER_BYTES, FC_VERSION, FC_NONE, FC_DEC_HISTORY, FC_MAX_BANDS, FrameCodecError, readHeader, readBands } from '../../../web-client/src/frame_header.js';
 
 const PROB_ONE = 2048;
 const NCLS = 33;
 const MODEL = 2 * NCLS + 1;           // cls[33], mant[33], sign
-const CELLS_MAX = 1 << 18;
-const CELL_SHIFT_MIN = 4;
-// Model table: temporal [axis 3][speed 4][neighbour 4], spatial [axis 3][neighbour 4], then singles.
-const M_TRES = 0;
-const M_SPAT = M_TRES + 48 * MODEL;
+// Model table: spatial [axis 3][neighbour 4], then singles.
+const M_SPAT = 0;
 const M_COUNT = M_SPAT + 12 * MODEL;
 const M_GAP = M_COUNT + MODEL;
 const M_IDFIRST = M_GAP + MODEL;
@@ -135,64 +133,6 @@ function speedCtx(vx, vy, vz) {
   return s <= 1 ? 0 : s <= 4 ? 1 : s <= 12 ? 2 : 3;
 }
 function nbCtx(a, b) { const s = a + b; return s === 0 ? 0 : s <= 2 ? 1 : s <= 4 ? 2 : 3; }
-function rdiv(s, c) { const h = Math.floor(c / 2); return s >= 0 ? Math.floor((s + h) / c) : -Math.floor((-s + h) / c); }
-
-// Reads the 56-byte header.  Throws when it is not a v2 payload or the body length disagrees.
-export function readHeader(bytes) {
-  if (!(bytes instanceof Uint8Array)) fail('frame payload is not bytes');
-  if (bytes.length < FC_HEADER_BYTES) fail(`frame payload truncated: ${bytes.length} bytes, the header alone is ${FC_HEADER_BYTES}`);
-  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (bytes[0] !== 0x46 || bytes[1] !== FC_VERSION) fail(`not a version ${FC_VERSION} frame payload`);
-  const kind = bytes[2], o = bytes[3];
-  const options = { predictor: o & 3, neighbour: (o >> 2) & 3, order: (o >> 4) & 1, coder: (o >> 5) & 1, joint: (o >> 6) & 1 };
-  if (kind > 2 || (kind === 2 && o) || (o >> 7) || options.neighbour > 2 || bytes[46] || bytes[47] ||
-      (options.coder === FC_CODER.TABLE && options.neighbour === FC_NB.CELL) ||
-      (options.joint && options.coder !== FC_CODER.TABLE)) fail(`frame payload: unknown kind ${kind} or options ${o}`);
-  const h = {
-    kind, options,
-    epoch: dv.getUint32(4, true), seq: dv.getUint32(8, true), base: dv.getUint32(12, true), prev: dv.getUint32(16, true),
-    n: dv.getUint32(20, true),
-    grid: {
-      origin: [dv.getFloat32(24, true), dv.getFloat32(28, true), dv.getFloat32(32, true)],
-      originBits: [dv.getUint32(24, true), dv.getUint32(28, true), dv.getUint32(32, true)],
-      step: dv.getFloat32(36, true), stepBits: dv.getUint32(36, true),
-      levels: [dv.getUint16(40, true), dv.getUint16(42, true), dv.getUint16(44, true)],
-    },
-    checksum: dv.getUint32(48, true), bodyLen: dv.getUint32(52, true),
-  };
-  if (h.bodyLen !== bytes.length - FC_HEADER_BYTES) fail(`frame payload: body declares ${h.bodyLen} bytes, ${bytes.length - FC_HEADER_BYTES} present`);
-  for (let a = 0; a < 3; a++) if (!h.grid.levels[a] || !Number.isFinite(h.grid.origin[a])) fail('frame payload: bad quantization grid');
-  if (!(h.grid.step > 0) || !Number.isFinite(h.grid.step)) fail('frame payload: bad quantization step');
-  if ((kind === 1 || (kind === 2 && h.base !== FC_NONE)) && (h.base === FC_NONE || (h.prev !== FC_NONE && h.prev === h.base))) fail(`frame payload: delta with a bad base (${h.base}) or prev (${h.prev})`);
-  return h;
-}
-
-// Bands (kind 2; PROTOCOL.md "Bands (kind 2)"): a container's band table,
-// checked: {k, lo (each band's first id), parts (each band's payload, a
-// view into bytes)}.  h: the container's header (readHeader).
-export const FC_MAX_BANDS = 16;
-export function readBands(bytes, h = readHeader(bytes)) {
-  if (h.kind !== 2) fail('frame payload: not bands');
-  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), o = FC_HEADER_BYTES, body = h.bodyLen;
-  if (body < 4) fail('frame payload: bands without a band count');
-  const k = dv.getUint32(o, true);
-  if (k < 2 || k > FC_MAX_BANDS) fail(`frame payload: ${k} bands (2 to ${FC_MAX_BANDS})`);
-  if (body < 4 + 8 * k) fail('frame payload: band table truncated');
-  const lo = new Uint32Array(k), parts = [];
-  let at = 4 + 8 * k;
-  for (let i = 0; i < k; i++) {
-    lo[i] = dv.getUint32(o + 4 + 4 * i, true);
-    const len = dv.getUint32(o + 4 + 4 * k + 4 * i, true);
-    if (i === 0 && lo[0] !== 0) fail(`frame payload: band 0's first id is ${lo[0]}, not 0`);
-    if (i > 0 && lo[i] <= lo[i - 1]) fail(`frame payload: band ${i}'s first id ${lo[i]} does not follow band ${i - 1}'s ${lo[i - 1]}`);
-    if (len < FC_HEADER_BYTES) fail(`frame payload: band ${i} of ${len} bytes, shorter than a header`);
-    if (at + len > body) fail(`frame payload: bands of more than the body's ${body} bytes`);
-    parts.push(bytes.subarray(o + at, o + at + len));
-    at += len;
-  }
-  if (at !== body) fail(`frame payload: bands of ${at} bytes in a body of ${body}`);
-  return { k, lo, parts };
-}
 
 // The particles of frame f with ids in band i of the split lo: a view into f's arrays.
 function bandView(f, lo, i) {
@@ -232,10 +172,7 @@ export class FrameDecoder {
     this.clock = 0; this.epoch = 0; this.hasEpoch = false;
     this.rc = new RangeDecoder();
     this.removed = new Uint32Array(c); this.added = new Float64Array(c);
-    this.bidx = new Int32Array(c); this.pidx = new Int32Array(c); this.ord = new Int32Array(c);
-    // kin: per particle base q[3], velocity[3], has velocity, cell; pred: per coding position prediction[3], speed context
-    this.pred = new Int32Array(4 * c); this.kin = new Int32Array(8 * c); this.cell = new Uint32Array(c);
-    this.count = new Uint32Array(CELLS_MAX + 1);
+    this.bidx = new Int32Array(c); this.pidx = new Int32Array(c);
     // the table coder: tables, states, streams
     this.tnsym = new Uint8Array(TC_CTX); this.tslot = new Uint8Array(TC_CTX * TC_SCALE);
     this.tfc = new Uint32Array(TC_CTX * TC_SYM_MAX); this.tfreq = new Uint16Array(TC_SYM_MAX);
@@ -282,7 +219,7 @@ export class FrameDecoder {
   // An ordinary payload (kind 0 or 1, header h) into f against b and pv
   // (whole frames, or a band's views of them).
   decodeOne(bytes, h, f, b, pv) {
-    const table = b && h.options.coder === FC_CODER.TABLE;
+    const table = !!b; // a delta: its streams' lengths, then the streams
     if (table) this.tableStreams(bytes, h.bodyLen);
     else this.rc.init(bytes, FC_HEADER_BYTES, h.bodyLen);
     if (b) this.walkDelta(h.options, f, b, pv); else this.walkKey(f);
@@ -357,7 +294,7 @@ export class FrameDecoder {
 
   walkDelta(o, f, base, prev) {
     const rc = this.rc, n = f.n, bn = base.n, removed = this.removed, added = this.added, bidx = this.bidx;
-    // 1. ids
+    // 1-2. ids removed and added
     const nrem = rc.mag(M_COUNT);
     if (nrem > bn) fail(`frame payload: removes ${nrem} of the base's ${bn} particles`);
     let last = -1;
@@ -393,54 +330,12 @@ export class FrameDecoder {
       }
       if (ai !== nadd || k !== n) fail('frame payload: ids do not merge');
     }
-    if (o.coder === FC_CODER.TABLE) {
-      this.readTables();
-      if (o.order === FC_ORDER.ID && o.predictor <= FC_PRED.CV && o.neighbour === FC_NB.NONE) {
-        this.matchPrev(base, prev);
-        this.phaseTableById(f, base, prev, o.predictor === FC_PRED.CV ? 1 : 0, o.joint);
-      } else {
-        this.phaseVel(f, base, prev);
-        this.phaseOrder(o, n);
-        this.phasePred(o, f, base, prev);
-        this.phaseTable(o, f);
-      }
-    } else {
-      this.phaseVel(f, base, prev);
-      this.phaseOrder(o, n);
-      this.phasePred(o, f, base, prev);
-      this.phaseRes(o, f);
-    }
+    // 3-4. prediction and residuals (the table coder's tables first)
+    this.readTables();
+    this.matchPrev(base, prev);
+    this.phaseTableById(f, base, prev, o.predictor === FC_PRED.CV ? 1 : 0, o.joint);
     this.phaseNew(f);
     this.phaseChanges(f, base);
-  }
-
-  phaseVel(f, base, prev) {
-    const n = f.n, bn = base.n, bidx = this.bidx;
-    // 2. velocities, cells
-    const pidx = this.pidx, kin = this.kin, cell = this.cell, bq = base.q, lv = f.grid.levels;
-    this.matchPrev(base, prev);
-    let sh = CELL_SHIFT_MIN, nx, ny, nz;
-    for (;; sh++) {
-      nx = (lv[0] >> sh) + 1; ny = (lv[1] >> sh) + 1; nz = (lv[2] >> sh) + 1;
-      if (nx * ny * nz <= CELLS_MAX) break;
-    }
-    this.ncell = nx * ny * nz;
-    let nm = 0;
-    const pq = prev ? prev.q : null;
-    for (let k = 0; k < n; k++) {
-      const b = bidx[k];
-      if (b < 0) continue;
-      const pi = prev ? pidx[b] : -1;
-      const x = bq[3 * b], y = bq[3 * b + 1], z = bq[3 * b + 2];
-      const k8 = 8 * k;
-      kin[k8] = x; kin[k8 + 1] = y; kin[k8 + 2] = z;
-      if (pi >= 0) { kin[k8 + 3] = x - pq[3 * pi]; kin[k8 + 4] = y - pq[3 * pi + 1]; kin[k8 + 5] = z - pq[3 * pi + 2]; kin[k8 + 6] = 1; }
-      else { kin[k8 + 3] = 0; kin[k8 + 4] = 0; kin[k8 + 5] = 0; kin[k8 + 6] = 0; }
-      const c = ((z >> sh) * ny + (y >> sh)) * nx + (x >> sh);
-      cell[k] = c; kin[k8 + 7] = c;
-      nm++;
-    }
-    this.nm = nm;
   }
 
   // Each base particle's index in prev (same id), or -1.
@@ -531,7 +426,7 @@ export class FrameDecoder {
 
   // One particle's three residuals into this.te, in speed context sc: with joint symbols
   // first a joint symbol on state js (the three values, or the escape), then, escaped or
-  // without joint symbols, one value per axis (server/wire/frame_codec.c's table_triple).
+  // without joint symbols, one value per axis (server/wire/frame_walk.c's table_triple).
   tableTriple(sc, joint, js) {
     const e = this.te;
     if (joint) {
@@ -546,8 +441,8 @@ export class FrameDecoder {
     if (t.over || (t.bend - t.bpos) * 8 + t.nacc - t.pad < 0) fail('frame payload truncated');
   }
 
-  // Steps 2-5 for the table coder in id order (the server's default): prediction and
-  // residual in one pass in memory order, as server/wire/frame_codec.c's table_by_id.
+  // Steps 3-4: prediction and residual in one pass in id order, as
+  // server/wire/frame_walk.c's table_by_id.
   phaseTableById(f, base, prev, cv, joint) {
     const n = f.n, bidx = this.bidx, pidx = this.pidx, bq = base.q, pq = prev ? prev.q : null, q = f.q;
     const lv = f.grid.levels, e = this.te;
@@ -572,109 +467,8 @@ export class FrameDecoder {
     this.tableEnd();
   }
 
-  // Step 5 for the table coder in any other order or with the previous particle's residual.
-  phaseTable(o, f) {
-    const q = f.q, nm = this.nm, ord = this.ord, pred = this.pred, lv = f.grid.levels, e = this.te;
-    const nbprev = o.neighbour === FC_NB.PREV, last = [0, 0, 0];
-    for (let j = 0; j < nm; j++) {
-      const k = ord[j], j4 = 4 * j;
-      this.tableTriple(pred[j4 + 3], o.joint, j & 1);
-      for (let a = 0; a < 3; a++) {
-        const v = pred[j4 + a] + (nbprev ? last[a] : 0) + e[a];
-        if (v < 0 || v >= lv[a]) fail(`frame payload: particle ${k} lies outside the grid on axis ${a}`);
-        q[3 * k + a] = v;
-        last[a] = v - pred[j4 + a];
-      }
-    }
-    this.tableEnd();
-  }
-
-  phaseOrder(o, n) {
-    // 3. order
-    const ord = this.ord, bidx = this.bidx, cell = this.cell, ncell = this.ncell;
-    if (o.order === FC_ORDER.CELL || o.predictor >= FC_PRED.CELLMEAN) {
-      const count = this.count;
-      count.fill(0, 0, ncell + 1);
-      for (let k = 0; k < n; k++) if (bidx[k] >= 0) count[cell[k] + 1]++;
-      for (let c = 0; c < ncell; c++) count[c + 1] += count[c];
-      for (let k = 0; k < n; k++) if (bidx[k] >= 0) ord[count[cell[k]]++] = k;
-    } else {
-      let j = 0;
-      for (let k = 0; k < n; k++) if (bidx[k] >= 0) ord[j++] = k;
-    }
-  }
-
-  phasePred(o, f, base, prev) {
-    // 4. prediction
-    // stored by coding position, so the residual loop reads in sequence; cell is rewritten by position too
-    const pred = this.pred, P = o.predictor, nm = this.nm, ord = this.ord, cell = this.cell, kin = this.kin;
-    const lv = f.grid.levels;
-    for (let j = 0; j < nm;) {
-      let e = j + 1, sx = 0, sy = 0, sz = 0, cnt = 0;
-      if (P >= FC_PRED.CELLMEAN) {
-        while (e < nm && kin[8 * ord[e] + 7] === kin[8 * ord[j] + 7]) e++;
-        for (let i = j; i < e; i++) {
-          const k8 = 8 * ord[i];
-          if (kin[k8 + 6]) { sx += kin[k8 + 3]; sy += kin[k8 + 4]; sz += kin[k8 + 5]; cnt++; }
-        }
-      }
-      for (let i = j; i < e; i++) {
-        const k8 = 8 * ord[i];
-        cell[i] = kin[k8 + 7];
-        pred[4 * i + 3] = speedCtx(kin[k8 + 3], kin[k8 + 4], kin[k8 + 5]);
-        for (let a = 0; a < 3; a++) {
-          const v = kin[k8 + 3 + a];
-          let p = kin[k8 + a];
-          if (P === FC_PRED.CV) p += v;
-          else if (P >= FC_PRED.CELLMEAN) {
-            const mean = cnt ? rdiv(a === 0 ? sx : a === 1 ? sy : sz, cnt) : 0;
-            p += P === FC_PRED.CELLMEAN ? mean : rdiv(v + mean, 2);
-          }
-          if (p < 0) p = 0;
-          if (p >= lv[a]) p = lv[a] - 1;
-          pred[4 * i + a] = p;
-        }
-      }
-      j = e;
-    }
-  }
-
-  phaseRes(o, f) {
-    // 5. residuals of the matched particles
-    const rc = this.rc, q = f.q, NB = o.neighbour, nm = this.nm, ord = this.ord, cell = this.cell;
-    const pred = this.pred, lv = f.grid.levels;
-    let pc0 = 0, pc1 = 0, pc2 = 0;
-    const lastres = [0, 0, 0], cellmean = [0, 0, 0], csum = [0, 0, 0];
-    let ccnt = 0, curcell = -1;
-    for (let j = 0; j < nm; j++) {
-      const k = ord[j];
-      if (NB === FC_NB.CELL && cell[j] !== curcell) {
-        curcell = cell[j];
-        if (ccnt) for (let a = 0; a < 3; a++) cellmean[a] = rdiv(csum[a], ccnt);
-        csum[0] = csum[1] = csum[2] = 0; ccnt = 0;
-      }
-      const j4 = 4 * j, sc = pred[j4 + 3] * 4;
-      const mbase = M_TRES + sc * MODEL;
-      let c0, c1, c2;
-      for (let a = 0; a < 3; a++) {
-        const nbp = NB === FC_NB.NONE ? 0 : NB === FC_NB.PREV ? lastres[a] : (ccnt ? rdiv(csum[a], ccnt) : cellmean[a]);
-        const p = pred[j4 + a] + nbp;
-        const ctx = a === 0 ? nbCtx(pc0, pc0) : a === 1 ? nbCtx(pc1, c0) : nbCtx(pc2, c1);
-        const v = p + rc.int(mbase + (a * 16 + ctx) * MODEL);
-        if (v < 0 || v >= lv[a]) fail(`frame payload: particle ${k} lies outside the grid on axis ${a}`);
-        q[3 * k + a] = v;
-        const r = v - pred[j4 + a];
-        lastres[a] = r; csum[a] += r;
-        if (a === 0) c0 = rc.cls; else if (a === 1) c1 = rc.cls; else c2 = rc.cls;
-      }
-      ccnt++;
-      pc0 = c0; pc1 = c1; pc2 = c2;
-      if (rc.overrun) fail('frame payload truncated');
-    }
-  }
-
   phaseNew(f) {
-    // 6. new particles
+    // 5. new particles
     const rc = this.rc, n = f.n, bidx = this.bidx;
     const st = this.newSpatial(f);
     for (let k = 0; k < n; k++) if (bidx[k] < 0) {
@@ -685,7 +479,7 @@ export class FrameDecoder {
 
   phaseChanges(f, base) {
     const rc = this.rc, n = f.n, bidx = this.bidx;
-    // 7. materials and temperatures: changes only
+    // 6. materials and temperatures: changes only
     for (let which = 0; which < 2; which++) {
       const dst = which ? f.temp : f.mat, src = which ? base.temp : base.mat;
       const nch = rc.mag(M_COUNT);
