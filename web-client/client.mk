@@ -57,7 +57,7 @@ test-web-e2e: $(WEB_TEST_DEPS)
 test-web: test-web-unit test-web-e2e
 
 bench-web: $(WEB_TEST_DEPS)
-	$(WEB_ENV) node $(WEB_TEST_DIR)/bench.mjs
+	$(WEB_ENV) node tests/bench/bench_web.mjs
 
 # The page's decoders timed on 90 recorded deltas of the 100k dam break: in
 # node (CPU time), then in headless Chromium's Web Worker (the issue's "decode
@@ -69,7 +69,7 @@ bench-decode: $(WEB_TEST_DEPS) $(BUILD)/bench_codec $(BUILD)/rec/dam100k.bin
 	BENCH_CODEC_BANDS=1 BENCH_CODEC_ALL=0 BENCH_CODEC_FRAMES=90 BENCH_CODEC_DUMP=$(BUILD)/rec/dump100k $(BUILD)/bench_codec $(BUILD)/rec/dam100k.bin
 	BENCH_CODEC_ALL=0 BENCH_CODEC_FRAMES=90 BENCH_CODEC_DUMP=$(BUILD)/rec/dump100k_bands $(BUILD)/bench_codec $(BUILD)/rec/dam100k.bin
 	node tests/bench/bench_frame_decode.mjs $(BUILD)/rec/dump100k
-	$(WEB_ENV) node $(WEB_TEST_DIR)/bench_decode.mjs $(BUILD)/rec/dump100k $(BUILD)/rec/dump100k_bands
+	$(WEB_ENV) node tests/bench/bench_decode.mjs $(BUILD)/rec/dump100k $(BUILD)/rec/dump100k_bands
 
 web-client-clean:
 	rm -rf $(WEB_DIR)/vendor $(WEB_DIR)/node_modules $(WEB_TEST_DIR)/node_modules
@@ -78,4 +78,4 @@ EXTRA_TEST_DEPS += $(WEB_TEST_DEPS)
 EXTRA_TESTS += "node $(WEB_TEST_DIR)/run.mjs unit" \
                "$(WEB_ENV) node $(WEB_TEST_DIR)/run.mjs e2e"
 EXTRA_BENCH_DEPS += $(WEB_TEST_DEPS)
-EXTRA_BENCH += $(WEB_ENV) node $(WEB_TEST_DIR)/bench.mjs ; $(MAKE) --no-print-directory bench-decode ;
+EXTRA_BENCH += $(WEB_ENV) node tests/bench/bench_web.mjs ; $(MAKE) --no-print-directory bench-decode ;

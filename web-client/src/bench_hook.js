@@ -1,5 +1,5 @@
 // bench_hook.js - the measurement behind `window.__fluid.benchUpload`
-// (tests/web/bench.mjs): decodes one frame's bytes again and uploads it, k
+// (tests/bench/bench_web.mjs): decodes one frame's bytes again and uploads it, k
 // times, through the renderer's public API only (uploadPair, and its
 // benchmark methods finish, uploadTemperatures, forgetUploads).
 import { decodeMessage } from './decode.js';

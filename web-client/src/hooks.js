@@ -1,5 +1,5 @@
 // hooks.js - `window.__fluid`: the page's state for the browser tests
-// (tests/web/e2e) and the benchmark (tests/web/bench.mjs), read-only but
+// (tests/web/e2e) and the benchmark (tests/bench/bench_web.mjs), read-only but
 // for the objects it hands out (camera, panel, conn, renderer).
 import { benchUpload } from './bench_hook.js';
 import { project } from './math.js';

@@ -16,10 +16,10 @@
 // "Bands (kind 2)": BENCH_CODEC_BANDS=2), its bands decoded side by side in
 // a worker per core, the split, the copies and the join included.  Prints
 // the median pass mean and writes build/artifacts/web/bench_decode.json.
-//   node tests/web/bench_decode.mjs DIR [BANDS_DIR]
+//   node tests/bench/bench_decode.mjs DIR [BANDS_DIR]
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startServer, launchBrowser, api, artifactsDir, cleanup } from './lib.mjs';
+import { startServer, launchBrowser, api, artifactsDir, cleanup } from '../web/lib.mjs';
 
 const dir = process.argv[2] || 'build/rec/dump100k';
 const bandsDir = process.argv[3] || '';

@@ -9,7 +9,7 @@
 // Prints a summary and writes build/artifacts/web/bench.json.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startServer, launchBrowser, openClient, waitFor, cleanup, sleep, api, artifactsDir } from './lib.mjs';
+import { startServer, launchBrowser, openClient, waitFor, cleanup, sleep, api, artifactsDir } from '../web/lib.mjs';
 
 const HEAP_S = Number(process.env.FLUID_BENCH_HEAP_S || 60);
 const COUNTS = (process.env.FLUID_BENCH_COUNTS ?? '20000,100000').split(',').filter(Boolean).map(Number);
