@@ -156,6 +156,14 @@ $(BUILD)/test_clock_san: tests/server/test_clock.c server/base/clock.c server/ba
 EXTRA_TEST_DEPS += $(BUILD)/test_clock_san
 EXTRA_TESTS += $(BUILD)/test_clock_san
 
+# The rate limits (a bucket, the costs, the bounded table, a relay's limits) on explicit timestamps.
+TEST_RATE_SRC = server/hub/rate.c server/hub/rate_table.c server/hub/relay_rate.c server/hub/command.c
+$(BUILD)/test_rate_san: tests/server/test_rate.c $(TEST_RATE_SRC) $(SRV_HDR) tests/testlib.c tests/testlib.h
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(SAN) -Iserver/hub -Iserver/base -Iserver/sim -Itests tests/server/test_rate.c $(TEST_RATE_SRC) tests/testlib.c -o $@
+EXTRA_TEST_DEPS += $(BUILD)/test_rate_san
+EXTRA_TESTS += $(BUILD)/test_rate_san
+
 $(BUILD)/record_frames: tests/bench/record_frames.c $(BUILD)/libfluidsim.a
 	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/sim $< $(BUILD)/libfluidsim.a $(LDLIBS_SIM) -o $@
 $(BUILD)/bench_codec: tests/bench/bench_codec.c server/wire/frame_codec.c server/wire/frame_codec.h server/wire/frame_bands.c server/wire/frame_bands.h server/wire/table_coder.c server/wire/table_coder.h
