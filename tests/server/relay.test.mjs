@@ -7,7 +7,8 @@
 // (same sid and rid) is applied once.  Bad messages on the bus are refused.
 // With docker/nats.conf's per-user permissions a relay speaks only for its
 // own clients, and a relay user flooding its subject with scene loads is held
-// to a browser's rate limit per client and to its relay's bound as a whole.
+// to a browser's rate limit per client and to its relay's bound as a whole;
+// one asking for a keyframe in every wants message gets one coded a second.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -366,6 +367,62 @@ test("a relay user flooding its subject with scene loads is held to a browser's 
     await until(async () => (await loads()) - loads0 === ok1.length + ok2.length, 'the applied scene loads in /metrics');
     const m = (await get(node, '/metrics')).text;
     assert.ok(metric(m, 'fluid_bus_messages_total{what="rate_limited"}') >= 290, 'counted as rate limited');
+  } finally {
+    if (raw) raw.close();
+    b.kill('SIGKILL');
+  }
+});
+
+// A relay's frame wants as the bus carries them (WANT: relay, clients, keyframe requests, flags).
+function wants(relay, clients, keys) {
+  const b = Buffer.alloc(24);
+  b.write('WANT', 0, 'latin1');
+  b.writeUInt32LE(1, 4); b.writeUInt32LE(relay, 8); b.writeUInt32LE(clients, 12); b.writeUInt32LE(keys, 16); b.writeUInt32LE(0, 20);
+  return b;
+}
+
+test("a relay user asking for a keyframe in every wants message gets at most one coded a second", { skip: why }, async (t) => {
+  const pass = { FLUID_NATS_SIM_PASS: 'sim-pass-1', FLUID_NATS_RELAY1_PASS: 'relay1-pass', FLUID_NATS_RELAY2_PASS: 'relay2-pass' };
+  const conf = new URL('../../docker/nats.conf', import.meta.url).pathname;
+  const { broker: b, port } = await brokerOnFreePort(['-c', conf], { ...process.env, ...pass });
+  let raw = null;
+  try {
+    const url = `nats://127.0.0.1:${port}`;
+    const node = await startServer(['--particles', '1000', '--nats', url, '--nats-user', 'sim', '--nats-pass', pass.FLUID_NATS_SIM_PASS]);
+    // a viewer of the sim node: its deltas, and its connection's seconds (the server's count) bound the keyframes
+    const viewer = await connect(node);
+    const hello = await viewer.next((m) => m.type === 'hello');
+    await viewer.next((m) => m.type === 'frame' && m.ids);
+    const row = async () => (await get(node, '/api/clients')).json.clients.find((c) => c.id === hello.client_id);
+    raw = await natsSession(port, 'relay1', pass.FLUID_NATS_RELAY1_PASS, 'fluid.default.reply.1');
+    // the node hears relay 1's wants once subscribed: it lists relay 1's viewer
+    let keys = 0;
+    await until(async () => {
+      raw.publish('fluid.default.wants.1', wants(1, 1, ++keys));
+      await raw.flush();
+      return /^fluid_relay_viewers\{relay="1"\} 1$/m.test((await get(node, '/metrics')).text);
+    }, 'the node to hear relay 1');
+    const before = (await get(node, '/api/stats')).json, since = (await row()).connected_s, viewerKeys0 = viewer.keyframes;
+    // a new keyframe request every 10 ms, until the viewer had 90 deltas and 300 were asked
+    const ask = setInterval(() => raw.publish('fluid.default.wants.1', wants(1, 1, ++keys)), 10);
+    let deltas = 0, frames = 0, asked = 0;
+    try {
+      for (const k0 = keys; deltas < 90 || keys - k0 < 300; asked = keys - k0) {
+        const f = await viewer.next((m) => m.type === 'frame');
+        frames++;
+        assert.ok(f.ids, `the viewer decodes every frame: ${f._refused}`);
+        if (!f.key) deltas++;
+      }
+    } finally { clearInterval(ask); }
+    await raw.flush();
+    const after = (await get(node, '/api/stats')).json, seconds = (await row()).connected_s - since;
+    const coded = after.keyframes_coded - before.keyframes_coded, viewerKeys = viewer.keyframes - viewerKeys0;
+    t.diagnostic(`${asked} requests from relay 1 over ${seconds.toFixed(1)} s of the viewer's connection: ${coded} keyframes coded ` +
+      `(${after.relay_keyframes_deferred - before.relay_keyframes_deferred} waits); the viewer: ${deltas} deltas of ${frames} frames`);
+    assert.ok(coded <= seconds + viewerKeys + 2, `keyframes coded for relay 1's requests: ${coded} in ${seconds} s`);
+    assert.ok(after.relay_keyframes_deferred > before.relay_keyframes_deferred, "the relay's requests waited");
+    assert.equal(viewer.refused, 0);
+    viewer.close();
   } finally {
     if (raw) raw.close();
     b.kill('SIGKILL');
