@@ -134,6 +134,13 @@ test('a sim node and two relays: the same frames on both, commands through eithe
   assert.equal((await http(ra, 'POST', '/api/push', { body: { point: [0, 0] } })).status, 400);
   assert.equal((await get(ra, '/api/particles')).status, 501);
   assert.equal((await get(ra, '/api/stats')).json.tick > 0, true, 'read-only views from the sim node');
+  // 30 scene loads through relay A's REST at once: the sim node holds a
+  // relay's costly commands to one client's share (8 at once at the default
+  // rate): the rest are answered 503 "rate limited"
+  const loads = await Promise.all(Array.from({ length: 30 }, () => http(ra, 'POST', '/api/scene', { body: { name: 'dam_break', particles: 3000 } })));
+  const limited = loads.filter((x) => x.status === 503 && /^rate limited: .*clients of relay 1 share/.test(x.json?.error));
+  t.diagnostic(`30 scene loads through a relay's REST: ${loads.filter((x) => x.status === 200).length} loaded, ${limited.length} rate limited`);
+  assert.ok(limited.length >= 1 && loads.every((x) => x.status === 200 || limited.includes(x)), loads.map((x) => x.status).join(' '));
 
   // relay A dies: its client sees the close and moves to B (as the page
   // does, from its list), where it gets frames it decodes
