@@ -256,7 +256,8 @@ static bool heavy(const cmd *c) {
 
 /* Applies the queued commands (at most about 1024 a tick), in order; after a
  * command that rebuilds the world (rate_cmd_heavy) the rest wait for the
- * next tick: a tick rebuilds the world at most once, whoever queued what.  Returns how many. */
+ * next tick: a tick rebuilds the world at most once, whoever queued what.
+ * Returns how many. */
 static int apply_queued(sim_thread *s) {
     cmd batch[64];
     int n, total = 0;
