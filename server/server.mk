@@ -177,6 +177,14 @@ $(BUILD)/test_budget_san: tests/server/test_budget.c server/net/rest_budget.c se
 EXTRA_TEST_DEPS += $(BUILD)/test_budget_san
 EXTRA_TESTS += $(BUILD)/test_budget_san
 
+# The rate limits (a bucket, the costs, the bounded table, a relay's limits) on explicit timestamps.
+TEST_RATE_SRC = server/hub/rate.c server/hub/rate_table.c server/hub/relay_rate.c server/hub/command.c
+$(BUILD)/test_rate_san: tests/server/test_rate.c $(TEST_RATE_SRC) $(SRV_HDR) tests/testlib.c tests/testlib.h
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(SAN) -Iserver/hub -Iserver/base -Iserver/sim -Itests tests/server/test_rate.c $(TEST_RATE_SRC) tests/testlib.c -o $@
+EXTRA_TEST_DEPS += $(BUILD)/test_rate_san
+EXTRA_TESTS += $(BUILD)/test_rate_san
+
 $(BUILD)/record_frames: tests/bench/record_frames.c $(BUILD)/libfluidsim.a
 	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/sim $< $(BUILD)/libfluidsim.a $(LDLIBS_SIM) -o $@
 $(BUILD)/bench_codec: tests/bench/bench_codec.c $(FC_SRC) $(FC_HDR)

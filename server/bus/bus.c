@@ -99,7 +99,8 @@ static void *bus_main(void *arg) {
                         .publish_failed = bs.publish_failed,
                         .received = bs.received,
                         .bad = bs.bad,
-                        .reconnects = bs.reconnects};
+                        .reconnects = bs.reconnects,
+                        .rate_limited = bs.rate_limited};
         hub_set_bus_state(b->hub, &st);
         struct timespec ts = {0, 5 * 1000000L}; /* 5 ms: a frame waits at most that long */
         nanosleep(&ts, NULL);
@@ -128,6 +129,16 @@ bus *bus_create(const srv_config *cfg, hub *h, cmd_queue *q, uint32_t relay_id, 
     snprintf(b->cmd_leaf, sizeof b->cmd_leaf, "cmd.%u", relay_id);
     snprintf(b->wants_leaf, sizeof b->wants_leaf, "wants.%u", relay_id);
     b->was_connected = true; /* a relay tells its viewers only about changes */
+    if (!b->relay) {
+        if (relay_rate_init(&b->rate, cfg->rate_per_s, cfg->rate_burst)) {
+            snprintf(err, errlen, "bus: cannot make the relays' rate limits (--rate %d, --burst %d)", cfg->rate_per_s,
+                     cfg->rate_burst);
+            free(b);
+            return NULL;
+        }
+        pthread_mutex_init(&b->rate_mtx, NULL);
+        b->rate_on = true;
+    }
     snprintf(b->prefix, sizeof b->prefix, "fluid.%s", cfg->world);
     if (make_options(b, err, errlen)) {
         bus_destroy(b);
@@ -175,6 +186,10 @@ void bus_destroy(bus *b) {
     }
     natsOptions_Destroy(b->opts);
     nats_Close();
+    if (b->rate_on) {
+        relay_rate_free(&b->rate);
+        pthread_mutex_destroy(&b->rate_mtx);
+    }
     free(b);
 }
 
@@ -185,4 +200,5 @@ void bus_get_stats(bus *b, bus_stats *out) {
     out->received = atomic_load(&b->received);
     out->bad = atomic_load(&b->bad);
     out->reconnects = atomic_load(&b->reconnects);
+    out->rate_limited = atomic_load(&b->rate_limited);
 }

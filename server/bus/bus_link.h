@@ -15,6 +15,7 @@
 #include "config.h"
 #include "hub.h"
 #include "queue.h"
+#include "relay_rate.h"
 
 #define BUS_SUBJECT 160
 
@@ -47,6 +48,12 @@ struct bus {
     bool started;
     atomic_bool stop, connected;
     atomic_ullong published, publish_failed, received, bad, reconnects;
+    atomic_ullong rate_limited; /* relays' client messages refused by relay_rate */
+    /* a sim node's rate limits on relays' clients: the cmd.* subscription's
+     * callbacks (two may overlap while a resubscription replaces one) */
+    pthread_mutex_t rate_mtx;
+    relay_rate rate;
+    bool rate_on;
     char prefix[96];                   /* fluid.<world> */
     char reply_leaf[24];               /* a relay's subjects: reply.<relay id> (its route's leaf), */
     char cmd_leaf[24], wants_leaf[24]; /* cmd.<relay id> and wants.<relay id> (it publishes on) */

@@ -9,14 +9,14 @@
 #include "bus_codec.h"
 #include "clock.h"
 #include "command.h"
+#include "log.h"
 #include "rest_route.h"
 #include "wire.h"
 
 #define INFO_EVERY_NS 1000000000ull /* a relay that joins late learns the world within a second */
 
-/* A refused client message: the reply goes back to the relay's client. */
-static void refuse(bus *b, uint32_t client, uint32_t rid, const char *why) {
-    atomic_fetch_add(&b->bad, 1);
+/* An error reply to a relay's client. */
+static void answer_error(bus *b, uint32_t client, uint32_t rid, const char *why) {
     cmd_reply r;
     memset(&r, 0, sizeof r);
     r.client = client;
@@ -24,6 +24,26 @@ static void refuse(bus *b, uint32_t client, uint32_t rid, const char *why) {
     r.kind = CMD_NONE;
     snprintf(r.error, sizeof r.error, "%s", why);
     hub_post_reply(b->hub, &r);
+}
+
+/* A refused client message: the reply goes back to the relay's client. */
+static void refuse(bus *b, uint32_t client, uint32_t rid, const char *why) {
+    atomic_fetch_add(&b->bad, 1);
+    answer_error(b, client, rid, why);
+}
+
+/* Charges a relay client's message to the rate limits (relay_rate.h): true,
+ * or false with the refusal answered to the client (and counted). */
+static bool within_rate(bus *b, uint32_t relay, uint32_t client, bool rest, cmd_kind kind, uint32_t rid) {
+    char why[sizeof((cmd_reply *)0)->error];
+    pthread_mutex_lock(&b->rate_mtx);
+    int rc = relay_rate_take(&b->rate, relay, client, rest, kind, clock_now_ns(), why, sizeof why);
+    pthread_mutex_unlock(&b->rate_mtx);
+    if (!rc) return true;
+    atomic_fetch_add(&b->rate_limited, 1);
+    log_once("relay-rate", "bus: a relay's client exceeded the rate limits: %s (logged once)", why);
+    answer_error(b, client, rid, why);
+    return false;
 }
 
 /* Commands whose replies carry data (snapshots), or that only the edge
@@ -68,8 +88,9 @@ static bool from_subject(const bus *b, natsMsg *m, const char *leaf, uint32_t re
     return true;
 }
 
-/* fluid.<world>.cmd.<relay>: a relay's client message, checked as a browser's (or a
- * REST client's) is, then queued under the client's id.  A message that does
+/* fluid.<world>.cmd.<relay>: a relay's client message, held to a browser's
+ * rate limit and its relay to its own (relay_rate.h), checked as a browser's
+ * (or a REST client's) is, then queued under the client's id.  A message that does
  * not read, or names another relay, is refused here; a command the node's
  * edge refuses is answered to its client (and counted by refuse). */
 static int take_cmd(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, size_t errlen) {
@@ -86,7 +107,14 @@ static int take_cmd(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, s
     int rc = left                   ? 0
              : kind == BUS_FWD_REST ? rest_command(bytes, len, &c, err, errlen)
                                     : wire_decode_command(bytes, len, &c, err, errlen);
-    if (left) c.kind = CMD_CLIENT_LEFT;
+    if (left) {
+        c.kind = CMD_CLIENT_LEFT;
+        pthread_mutex_lock(&b->rate_mtx);
+        relay_rate_left(&b->rate, client);
+        pthread_mutex_unlock(&b->rate_mtx);
+    } else if (!within_rate(b, relay, client, kind == BUS_FWD_REST, rc ? CMD_NONE : c.kind, c.rid)) {
+        return 0; /* every message, read or not, costs its client and its relay (one that does not read: 1) */
+    }
     if (!rc && !left && !forwardable(c.kind)) {
         rc = -1;
         snprintf(err, errlen, "%s: not a command a relay forwards", cmd_kind_name(c.kind));

@@ -67,6 +67,28 @@ uint64_t hub_bcast_next(hub *h) {
     return n;
 }
 
+/* Passes on relay i's newest keyframe request count when its last one passed
+ * on a second ago or more (under mtx). */
+static void grant_keys(hub *h, int i, uint64_t now) {
+    hub_remote *r = &h->remote[i];
+    if (r->w.key_requests == r->key_granted) return;
+    if (r->key_granted_ns && now - r->key_granted_ns < HUB_REMOTE_KEY_GAP_NS) {
+        if (!r->key_waiting) h->remote_keys_deferred++;
+        r->key_waiting = true;
+        return;
+    }
+    r->key_granted = r->w.key_requests;
+    r->key_granted_ns = now;
+    r->key_waiting = false;
+}
+
+uint64_t hub_remote_keys_deferred(hub *h) {
+    pthread_mutex_lock(&h->mtx);
+    uint64_t n = h->remote_keys_deferred;
+    pthread_mutex_unlock(&h->mtx);
+    return n;
+}
+
 void hub_get_frame_wants(hub *h, frame_wants *out) {
     pthread_mutex_lock(&h->mtx);
     *out = h->wants;
@@ -80,8 +102,9 @@ void hub_get_frame_wants(hub *h, frame_wants *out) {
         }
         if (now - h->remote[i].seen_ns > 3000000000ull) continue; /* a relay gone quiet */
         const frame_wants *w = &h->remote[i].w;
+        grant_keys(h, i, now);
         out->clients += w->clients;
-        out->key_requests += w->key_requests;
+        out->key_requests += h->remote[i].key_granted;
         out->stride2 |= w->stride2;
         out->stride4 |= w->stride4;
         out->bridge |= w->bridge;
@@ -100,6 +123,11 @@ void hub_set_remote_wants(hub *h, uint32_t relay, const frame_wants *w, uint64_t
         for (int i = 1; i < HUB_RELAYS; i++)
             if (h->remote[i].seen_ns < h->remote[oldest].seen_ns) oldest = i;
         slot = oldest;
+    }
+    if (h->remote[slot].relay != relay) { /* a new relay here: its first requests pass on at once */
+        h->remote[slot].key_granted = 0;
+        h->remote[slot].key_granted_ns = 0;
+        h->remote[slot].key_waiting = false;
     }
     h->remote[slot].relay = relay;
     h->remote[slot].seen_ns = now_ns;

@@ -24,9 +24,10 @@
 #include "world_info.h"
 
 #define HUB_BCAST_RING 64
-#define HUB_FRAME_RING 8      /* frames the network thread can still pick from */
-#define HUB_FORWARD_RING 1024 /* a relay's client messages waiting for the bus thread */
-#define HUB_RELAYS 64         /* relays whose frame wants a sim node merges */
+#define HUB_FRAME_RING 8                    /* frames the network thread can still pick from */
+#define HUB_FORWARD_RING 1024               /* a relay's client messages waiting for the bus thread */
+#define HUB_RELAYS 64                       /* relays whose frame wants a sim node merges */
+#define HUB_REMOTE_KEY_GAP_NS 1000000000ull /* at most one keyframe coded for a relay's requests a second */
 
 /* A client message a relay forwards to the sim node: the bytes as the
  * client sent them (the sim node checks them again), or that it left. */
@@ -38,6 +39,16 @@ typedef struct hub_forward_msg {
 #define HUB_REPLY_RING 2048
 
 typedef void hub_wake_fn(void *arg);
+
+/* A relay's frame wants as a sim node merges them (hub.remote). */
+typedef struct hub_remote {
+    uint32_t relay;
+    uint64_t seen_ns;
+    frame_wants w;        /* as the relay said; its key_requests pass on as key_granted, */
+    uint32_t key_granted; /* changed at most once a HUB_REMOTE_KEY_GAP_NS (one keyframe coded) */
+    uint64_t key_granted_ns;
+    bool key_waiting; /* a change waits (counted once in remote_keys_deferred) */
+} hub_remote;
 
 /* Threads: the sim thread publishes (broadcasts, replies, info, stats) and
  * takes uploads; the encoder thread publishes framesets and the recording's
@@ -60,11 +71,8 @@ typedef struct hub {
     bus_state bus;
     cmd_reply *relay_replies; /* ring of HUB_REPLY_RING */
     int relay_reply_head, relay_reply_count;
-    struct {
-        uint32_t relay;
-        uint64_t seen_ns;
-        frame_wants w;
-    } remote[HUB_RELAYS];
+    hub_remote remote[HUB_RELAYS];
+    uint64_t remote_keys_deferred;
     hub_forward_msg fwd[HUB_FORWARD_RING];
     int fwd_head, fwd_count;
     uint64_t fwd_dropped;
@@ -92,8 +100,11 @@ void hub_destroy(hub *h);
 /* Sim thread side.  Each takes ownership of the message reference. */
 void hub_publish_frameset(hub *h, frameset *f); /* takes f's references */
 /* The wants of the network thread and of every relay heard from in the last
- * 3 s, merged. */
+ * 3 s, merged.  A relay's keyframe requests pass on at most once a
+ * HUB_REMOTE_KEY_GAP_NS: one keyframe a second answers them all. */
 void hub_get_frame_wants(hub *h, frame_wants *out);
+/* Relay keyframe requests that waited for their relay's second. */
+uint64_t hub_remote_keys_deferred(hub *h);
 void hub_set_bus_state(hub *h, const bus_state *s);
 void hub_get_bus_state(hub *h, bus_state *out);
 /* The relays heard from in the last 3 s and their viewers: up to max. */

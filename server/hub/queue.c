@@ -36,14 +36,19 @@ bool cmd_queue_push(cmd_queue *q, const cmd *c, bool internal) {
     return ok;
 }
 
-int cmd_queue_pop(cmd_queue *q, cmd *out, int max) {
+int cmd_queue_pop_through(cmd_queue *q, cmd *out, int max, bool (*last)(const cmd *c)) {
     pthread_mutex_lock(&q->mtx);
     int n = 0;
     while (n < max && q->count > 0) {
         out[n++] = q->ring[q->head];
         q->head = (q->head + 1) % q->cap;
         q->count--;
+        if (last && last(&out[n - 1])) break;
     }
     pthread_mutex_unlock(&q->mtx);
     return n;
+}
+
+int cmd_queue_pop(cmd_queue *q, cmd *out, int max) {
+    return cmd_queue_pop_through(q, out, max, NULL);
 }

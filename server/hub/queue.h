@@ -26,5 +26,8 @@ void cmd_queue_destroy(cmd_queue *q);
 bool cmd_queue_push(cmd_queue *q, const cmd *c, bool internal);
 /* Pops up to max commands into out; returns how many. */
 int cmd_queue_pop(cmd_queue *q, cmd *out, int max);
+/* The same, but stops after the first command for which last() is true (it
+ * is popped; those behind it stay queued). */
+int cmd_queue_pop_through(cmd_queue *q, cmd *out, int max, bool (*last)(const cmd *c));
 
 #endif

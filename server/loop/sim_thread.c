@@ -16,6 +16,7 @@
 #include "log.h"
 #include "persist.h"
 #include "publish.h"
+#include "rate.h"
 #include "sim_state.h"
 
 _Static_assert(CONFIG_MAX_THREADS == FS_MAX_WORKERS, "--threads is bounded by the core's worker limit");
@@ -249,13 +250,22 @@ typedef struct stats_window {
     bool have_sim;
 } stats_window;
 
-/* Applies the queued commands (at most about 1024 a tick); returns how many. */
+static bool heavy(const cmd *c) {
+    return rate_cmd_heavy(c->kind);
+}
+
+/* Applies the queued commands (at most about 1024 a tick), in order; after a
+ * command that rebuilds the world (rate_cmd_heavy) the rest wait for the
+ * next tick: a tick rebuilds the world at most once, whoever queued what.
+ * Returns how many. */
 static int apply_queued(sim_thread *s) {
     cmd batch[64];
     int n, total = 0;
-    while (total < 1024 && (n = cmd_queue_pop(s->queue, batch, 64)) > 0) {
+    bool rebuilt = false;
+    while (!rebuilt && total < 1024 && (n = cmd_queue_pop_through(s->queue, batch, 64, heavy)) > 0) {
         for (int i = 0; i < n; i++) sim_apply(s, &batch[i]);
         total += n;
+        rebuilt = heavy(&batch[n - 1]);
     }
     return total;
 }

@@ -67,6 +67,8 @@ static void metrics_bus(mtext *t, const net *n) {
     mt_printf(t, "fluid_bus_messages_total{what=\"publish_failed\"} %llu\n", (unsigned long long)b.publish_failed);
     mt_printf(t, "fluid_bus_messages_total{what=\"received\"} %llu\n", (unsigned long long)b.received);
     mt_printf(t, "fluid_bus_messages_total{what=\"refused\"} %llu\n", (unsigned long long)b.bad);
+    if (!b.relay)
+        mt_printf(t, "fluid_bus_messages_total{what=\"rate_limited\"} %llu\n", (unsigned long long)b.rate_limited);
     mt_one(t, "fluid_bus_connects_total", "counter", "Connections (and reconnections) to the broker.",
            (double)b.reconnects);
     if (b.relay) return;
@@ -113,6 +115,14 @@ char *rest_metrics_text(const net *n, size_t *len) {
     mt_one(&t, "fluid_frames_dropped_total", "counter", "Frames a slow client skipped (it got a newer one).",
            (double)n->frames_dropped);
     mt_one(&t, "fluid_frame_bytes", "gauge", "Size of the newest frame.", (double)s.frame_bytes);
+    mt_head(&t, "fluid_keyframe_requests_total", "counter",
+            "Keyframe requests: received from clients; merged (the client already waited for one); deferred (a "
+            "client, or a relay at the sim node, had one less than a second before).");
+    mt_printf(&t, "fluid_keyframe_requests_total{what=\"received\"} %llu\n", (unsigned long long)n->key_requests);
+    mt_printf(&t, "fluid_keyframe_requests_total{what=\"merged\"} %llu\n", (unsigned long long)n->key_merged);
+    mt_printf(&t, "fluid_keyframe_requests_total{what=\"deferred\"} %llu\n", (unsigned long long)n->key_deferred);
+    mt_printf(&t, "fluid_keyframe_requests_total{what=\"relay_deferred\"} %llu\n",
+              (unsigned long long)hub_remote_keys_deferred(n->hub));
     mt_one(&t, "fluid_bytes_sent_total", "counter", "WebSocket bytes sent, summed over clients.",
            (double)n->bytes_sent);
     mt_one(&t, "fluid_http_requests_total", "counter", "HTTP requests to /api and /metrics.", (double)n->http_requests);

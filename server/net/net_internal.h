@@ -57,6 +57,8 @@ struct net {
     uint64_t bcast_next; /* seq after the newest broadcast held */
     /* counters */
     uint64_t frames_sent, frames_dropped, keyframes_sent, key_requests, bytes_sent, messages_sent;
+    uint64_t key_merged;   /* keyframe requests while the client already waited for one */
+    uint64_t key_deferred; /* waits for a keyframe made longer: the client had one less than a second before */
     uint64_t bad_messages, rate_limited, queue_busy, replies_dropped, http_requests, ws_rejected, origin_refused;
     uint64_t http_answers_cut; /* answers whose reader stalled for NET_REST_STALL_S, closed unfinished */
 };

@@ -31,6 +31,7 @@ void net_pump(net *n) {
     }
     bool news = false;
     if (ws_frames_take(n)) news = true;
+    ws_frames_release_keys(n);
     msg_buf *b[HUB_BCAST_RING];
     bool lost;
     uint64_t first = n->bcast_next;

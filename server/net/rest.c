@@ -367,6 +367,8 @@ void rest_deliver(net *n, cmd_reply *rep) {
         else if (strstr(rep->error, "pause it first") || strstr(rep->error, "in flight") ||
                  strstr(rep->error, "held by") || strstr(rep->error, "exists"))
             status = 409;
+        else if (!strncmp(rep->error, "busy:", 5) || !strncmp(rep->error, "rate limited:", 13))
+            status = 503; /* a relay's request the sim node could not take now (its queue, its rate limits) */
         respond_error(n, r, status, "%s", rep->error);
         return;
     }

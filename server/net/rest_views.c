@@ -106,6 +106,9 @@ cJSON *rest_stats_json(const net *n) {
     cJSON_AddNumberToObject(j, "frames_skipped", (double)s.frames_skipped);
     cJSON_AddNumberToObject(j, "keyframes_sent", (double)n->keyframes_sent);
     cJSON_AddNumberToObject(j, "keyframe_requests", (double)n->key_requests);
+    cJSON_AddNumberToObject(j, "keyframe_requests_merged", (double)n->key_merged);
+    cJSON_AddNumberToObject(j, "keyframes_deferred", (double)n->key_deferred);
+    cJSON_AddNumberToObject(j, "relay_keyframes_deferred", (double)hub_remote_keys_deferred(n->hub));
     cJSON_AddNumberToObject(j, "frame_bytes", (double)s.frame_bytes);
     cJSON_AddNumberToObject(j, "frames_published", (double)s.frames_published);
     cJSON_AddNumberToObject(j, "frames_sent", (double)n->frames_sent);
@@ -242,6 +245,7 @@ cJSON *rest_clients_json(const net *n) {
         cJSON_AddNumberToObject(o, "frames_dropped", (double)c->frames_dropped);
         cJSON_AddNumberToObject(o, "keyframes_sent", (double)c->keyframes_sent);
         cJSON_AddNumberToObject(o, "keyframe_requests", (double)c->key_requests);
+        cJSON_AddNumberToObject(o, "keyframes_deferred", (double)c->keys_deferred);
         cJSON_AddNumberToObject(o, "stride", c->stride);
         cJSON_AddNumberToObject(o, "pace", c->pace);
         cJSON_AddNumberToObject(o, "bytes_sent", (double)c->bytes_sent);

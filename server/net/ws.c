@@ -19,6 +19,7 @@
 #include "log.h"
 #include "net_internal.h"
 #include "pump.h"
+#include "rate.h"
 #include "ws_client.h"
 #include "ws_frames.h"
 #include "wire.h"
@@ -126,13 +127,6 @@ static int ws_writeable(net *n, ws_client *c) {
     return 0;
 }
 
-/* Commands that cost the sim thread far more than a step are charged more:
- * a scene load rebuilds the world (at most 4 a second per client at the
- * default rate), a body is allocated. */
-static double extra_cost(cmd_kind k) {
-    return k == CMD_LOAD_SCENE ? 29 : k == CMD_BODY_CREATE ? 4 : 0;
-}
-
 static void bad_message(net *n, ws_client *c, uint32_t rid, const char *cmd_name, const char *reason) {
     n->bad_messages++;
     c->bad++;
@@ -164,9 +158,8 @@ static void ws_message(net *n, ws_client *c) {
         }
         n->rate_limited++;
         log_once("rate", "ws: client %u exceeded the command rate limit (logged once)", (unsigned)c->id);
-        char why[96];
-        snprintf(why, sizeof why, "rate limited: at most %d commands per second (burst %d)", n->cfg->rate_per_s,
-                 n->cfg->rate_burst);
+        char why[128];
+        rate_refusal(why, sizeof why, CMD_NONE, n->cfg->rate_per_s, n->cfg->rate_burst);
         ws_reply_error(n, c, rid, NULL, why);
         return;
     }
@@ -185,12 +178,11 @@ static void ws_message(net *n, ws_client *c) {
         return;
     }
     c->bad_in_a_row = 0;
-    double extra = extra_cost(cm.kind);
+    double extra = rate_extra_cost(cm.kind);
     if (extra > 0 && !ws_take_tokens(n, c, extra)) {
         n->rate_limited++;
         char why[128];
-        snprintf(why, sizeof why, "rate limited: %s costs %g commands of the %d per second allowed",
-                 cmd_kind_name(cm.kind), extra + 1, n->cfg->rate_per_s);
+        rate_refusal(why, sizeof why, cm.kind, n->cfg->rate_per_s, n->cfg->rate_burst);
         ws_reply_error(n, c, cm.rid, cmd_kind_name(cm.kind), why);
         return;
     }
@@ -201,9 +193,11 @@ static void ws_message(net *n, ws_client *c) {
         return;
     }
     if (cm.kind == CMD_KEYFRAME) {
-        /* its decoder refused a payload: the next frame it gets is a keyframe */
+        /* its decoder refused a payload: the next frame it gets is a keyframe
+         * (one already waited for answers this one too: no more work) */
         c->key_requests++;
         n->key_requests++;
+        if (c->need_key) n->key_merged++;
         fc_held_reset(&c->held); /* whatever it holds, it is not what this mirror says */
         ws_frames_want_key(n, c);
         lws_callback_on_writable(c->wsi);
@@ -352,8 +346,7 @@ int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, v
         ws_frames_want_key(n, c); /* its first frame */
         ws_frames_update_wants(n);
         limit_unsent(wsi);
-        c->tokens = n->cfg->rate_burst;
-        c->tokens_ns = clock_now_ns();
+        c->bucket = rate_bucket_full(n->cfg->rate_burst, clock_now_ns());
         lws_callback_on_writable(wsi);
         return 0;
     case LWS_CALLBACK_CLOSED:

@@ -61,12 +61,5 @@ void ws_reply_error(net *n, ws_client *c, uint32_t rid, const char *cmd_name, co
 /* Token bucket: every message costs one token, refilled at --rate per
  * second up to --burst. */
 bool ws_take_tokens(net *n, ws_client *c, double cost) {
-    uint64_t now = clock_now_ns();
-    double el = (double)(now - c->tokens_ns) / 1e9;
-    c->tokens_ns = now;
-    c->tokens += el * n->cfg->rate_per_s;
-    if (c->tokens > n->cfg->rate_burst) c->tokens = n->cfg->rate_burst;
-    if (c->tokens < cost) return false;
-    c->tokens -= cost;
-    return true;
+    return rate_bucket_take(&c->bucket, n->cfg->rate_per_s, n->cfg->rate_burst, cost, clock_now_ns());
 }

@@ -11,6 +11,7 @@
 #include "frame_held.h"
 #include "msgbuf.h"
 #include "net_internal.h"
+#include "rate.h"
 #include "wire.h"
 
 typedef struct net net; /* net_internal.h */
@@ -21,6 +22,7 @@ typedef struct net net; /* net_internal.h */
 #define NET_RX_PAUSE_AT 64     /* stop reading a client with this many unsent replies */
 #define NET_SEND_TIMEOUT_S 30  /* a message must drain within this */
 #define NET_MAX_BAD_IN_A_ROW 32
+#define NET_KEY_GAP_NS 1000000000ull        /* at most one keyframe coded for a client a second */
 #define NET_CLOSE_OLD_VERSION 4001          /* close code: the client speaks a retired protocol version */
 #define NET_CLOSE_QUIET_US 200000           /* before closing a bad client: 200 ms of quiet */
 #define NET_CLOSE_MAX_WAIT_NS 2000000000ull /* but no more than 2 s */
@@ -39,8 +41,11 @@ struct ws_client {
     fc_held held;             /* what its decoder holds */
     uint32_t last_seq;        /* the last frame sent */
     uint32_t dropped_through; /* frames up to this one not sent are counted in frames_dropped */
-    bool need_key, key_asked, bridging;
+    uint32_t last_epoch;      /* ... and its epoch (sent_any: a frame was sent) */
+    bool sent_any;
+    bool need_key, key_asked, key_deferred, bridging;
     uint64_t key_asked_at; /* net.frames_next when the keyframe was asked for */
+    uint64_t key_sent_ns;  /* when it was last picked a keyframe (0: never) */
     int stride;            /* 1, 2 or 4: it is sent (about) every stride-th frame */
     int pace;              /* 1, 2 or 4: the fewest frames its decoder asked for (a pace command); stride >= pace */
     uint64_t stride_ns, window_ns, busy_ns, pick_ns;
@@ -52,14 +57,13 @@ struct ws_client {
     uint8_t rx[WIRE_MAX_MSG];
     size_t rx_len;
     bool rx_in_msg, rx_overflow, rx_text;
-    double tokens;
-    uint64_t tokens_ns;
+    rate_bucket bucket; /* its command rate limit (rate.h) */
     int bad_in_a_row;
     int inflight; /* commands queued that will get a reply */
     char url_token[128];
     char peer[64];
     uint64_t connected_ns;
-    uint64_t frames_sent, frames_dropped, keyframes_sent, key_requests, bytes_sent, commands,
+    uint64_t frames_sent, frames_dropped, keyframes_sent, key_requests, keys_deferred, bytes_sent, commands,
         bad; /* this client's share of the counters */
 };
 

@@ -52,9 +52,13 @@ static uint64_t ring_oldest(const net *n) {
     return n->frames_next > HUB_FRAME_RING ? n->frames_next - HUB_FRAME_RING : 0;
 }
 
-/* Whether fs is newer than what c was last sent. */
+/* Whether fs is newer than what c was last sent: never an older frame of
+ * the same stream, even to a client whose decoder holds nothing (it asked for
+ * a keyframe: an older keyframe still in the ring is not one). */
 static bool newer(const ws_client *c, const frameset *fs) {
-    return fs->count > 0 && (!c->held.any || fs->epoch != c->held.epoch || fs->seq > c->last_seq);
+    if (fs->count <= 0) return false;
+    if (c->sent_any && fs->epoch == c->last_epoch && fs->seq <= c->last_seq) return false;
+    return !c->held.any || fs->epoch != c->held.epoch || fs->seq > c->last_seq;
 }
 
 /* The smallest delta of fs that c can decode whose base is at most max_gap
@@ -148,10 +152,27 @@ void ws_frames_want_key(net *n, ws_client *c) {
     /* one request per client until the keyframe comes, or until the ring
      * no longer holds the frame that answered it */
     if (c->key_asked && n->frames_next < c->key_asked_at + HUB_FRAME_RING) return;
+    /* at most one keyframe coded for a client a second: within the second
+     * after its last one, the request waits (a keyframe coded anyway, for a
+     * new stream or another client, is still sent to it if it comes first) */
+    if (c->key_sent_ns && clock_now_ns() - c->key_sent_ns < NET_KEY_GAP_NS) {
+        if (!c->key_deferred) {
+            c->key_deferred = true;
+            c->keys_deferred++;
+            n->key_deferred++;
+        }
+        return;
+    }
+    c->key_deferred = false;
     c->key_asked = true;
     c->key_asked_at = n->frames_next;
     n->wants.key_requests++;
     hub_set_frame_wants(n->hub, &n->wants);
+}
+
+void ws_frames_release_keys(net *n) {
+    for (ws_client *c = n->clients; c; c = c->next)
+        if (c->key_deferred) ws_frames_want_key(n, c);
 }
 
 void ws_frames_set_pace(net *n, ws_client *c, int stride) {
@@ -213,6 +234,8 @@ msg_buf *ws_frames_pick(net *n, ws_client *c) {
     if (fc->base == FC_NONE) {
         c->need_key = false;
         c->key_asked = false;
+        c->key_deferred = false;
+        c->key_sent_ns = now;
         c->keyframes_sent++;
         n->keyframes_sent++;
     } else if (c->bridging && fc->prev == FC_NONE && fc->base == fs->seq - 1) {
@@ -222,6 +245,8 @@ msg_buf *ws_frames_pick(net *n, ws_client *c) {
     }
     fc_held_note(&c->held, fs->epoch, fs->seq, fc->base, fc->prev);
     c->last_seq = fs->seq;
+    c->last_epoch = fs->epoch;
+    c->sent_any = true;
     c->pick_ns = now;
     judge(n, c, now);
     return msg_buf_ref(fc->msg);

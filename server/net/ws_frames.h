@@ -24,8 +24,13 @@ msg_buf *ws_frames_pick(net *n, ws_client *c);
 bool ws_frames_pending(const net *n, const ws_client *c);
 /* c finished sending the frame it picked. */
 void ws_frames_sent(net *n, ws_client *c);
-/* c asked for a keyframe (its decoder refused a payload), or just joined. */
+/* c needs a keyframe (its decoder refused a payload, it just joined, or it
+ * holds nothing usable): one request to the encoder at a time, and none
+ * within NET_KEY_GAP_NS of the last keyframe it was sent (the request waits
+ * until then: ws_frames_release_keys). */
 void ws_frames_want_key(net *n, ws_client *c);
+/* Passes on the requests that waited out their second. */
+void ws_frames_release_keys(net *n);
 /* The client's decoder takes at most every stride-th frame (a pace
  * command): slower at once, faster through the link's own judgement. */
 void ws_frames_set_pace(net *n, ws_client *c, int stride);

@@ -6,12 +6,14 @@
 // when it returns.  A command retried through the other relay
 // (same sid and rid) is applied once.  Bad messages on the bus are refused.
 // With docker/nats.conf's per-user permissions a relay speaks only for its
-// own clients.
+// own clients, and a relay user flooding its subject with scene loads is held
+// to a browser's rate limit per client and to its relay's bound as a whole;
+// one asking for a keyframe in every wants message gets one coded a second.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, connect as tcp } from 'node:net';
-import { startServer, stopAll, connect, get, http, sleep, encode, until, WAIT } from './lib.mjs';
+import { startServer, stopAll, connect, get, http, sleep, encode, until, metric, WAIT } from './lib.mjs';
 
 const haveNats = spawnSync('nats-server', ['--version']).status === 0;
 const why = haveNats ? false : 'nats-server is not installed (scripts/deps.sh test installs it)';
@@ -132,6 +134,13 @@ test('a sim node and two relays: the same frames on both, commands through eithe
   assert.equal((await http(ra, 'POST', '/api/push', { body: { point: [0, 0] } })).status, 400);
   assert.equal((await get(ra, '/api/particles')).status, 501);
   assert.equal((await get(ra, '/api/stats')).json.tick > 0, true, 'read-only views from the sim node');
+  // 30 scene loads through relay A's REST at once: the sim node holds a
+  // relay's costly commands to one client's share (8 at once at the default
+  // rate): the rest are answered 503 "rate limited"
+  const loads = await Promise.all(Array.from({ length: 30 }, () => http(ra, 'POST', '/api/scene', { body: { name: 'dam_break', particles: 3000 } })));
+  const limited = loads.filter((x) => x.status === 503 && /^rate limited: .*clients of relay 1 share/.test(x.json?.error));
+  t.diagnostic(`30 scene loads through a relay's REST: ${loads.filter((x) => x.status === 200).length} loaded, ${limited.length} rate limited`);
+  assert.ok(limited.length >= 1 && loads.every((x) => x.status === 200 || limited.includes(x)), loads.map((x) => x.status).join(' '));
 
   // relay A dies: its client sees the close and moves to B (as the page
   // does, from its list), where it gets frames it decodes
@@ -252,6 +261,177 @@ test("the broker's permissions bound what a relay can claim (docker/nats.conf): 
     t.diagnostic('impostor unheard; forged claim refused; own claim applied');
     c.close(); cf.close();
   } finally {
+    b.kill('SIGKILL');
+  }
+});
+
+// A bare NATS session as `user`: subscribes to `subject` and collects every
+// message's payload in `got`; publish() sends, flush() resolves at the
+// broker's next PONG (everything published before it has been taken).
+async function natsSession(port, user, pass, subject) {
+  const s = tcp(port, '127.0.0.1');
+  const session = { got: [], error: null, pongs: [], wake: null };
+  let buf = Buffer.alloc(0), ready;
+  const up = new Promise((res) => { ready = res; });
+  s.on('error', (e) => { session.error = e; });
+  s.on('data', (d) => {
+    buf = Buffer.concat([buf, d]);
+    for (;;) {
+      const eol = buf.indexOf('\r\n');
+      if (eol < 0) return;
+      const line = buf.subarray(0, eol).toString('latin1');
+      if (line.startsWith('MSG ')) {
+        const size = Number(line.split(' ').at(-1));
+        if (buf.length < eol + 2 + size + 2) return; // the payload is not all here yet
+        session.got.push(buf.subarray(eol + 2, eol + 2 + size));
+        buf = buf.subarray(eol + 2 + size + 2);
+        if (session.wake) session.wake();
+        continue;
+      }
+      buf = buf.subarray(eol + 2);
+      if (line.startsWith('INFO')) {
+        s.write(`CONNECT ${JSON.stringify({ verbose: false, pedantic: false, user, pass })}\r\nSUB ${subject} 1\r\nPING\r\n`);
+      } else if (line === 'PING') {
+        s.write('PONG\r\n');
+      } else if (line === 'PONG') {
+        if (ready) { ready(); ready = null; } else session.pongs.shift()?.();
+      } else if (line.startsWith('-ERR')) {
+        session.error = new Error(line);
+      }
+    }
+  });
+  session.publish = (subj, payload) => { s.write(`PUB ${subj} ${payload.length}\r\n`); s.write(payload); s.write('\r\n'); };
+  session.flush = () => new Promise((res) => { session.pongs.push(res); s.write('PING\r\n'); });
+  // Resolves once `count` messages that pred accepts came (the deadline turns a hang into a failure).
+  session.waitFor = async (count, pred = () => true) => {
+    const end = Date.now() + WAIT;
+    while (session.got.filter(pred).length < count) {
+      if (session.error) throw session.error;
+      if (Date.now() > end) throw new Error(`${session.got.filter(pred).length} of ${count} messages came`);
+      await new Promise((res) => { session.wake = res; setTimeout(res, 200); });
+    }
+  };
+  session.close = () => s.destroy();
+  await up;
+  return session;
+}
+// A reply as the bus carries it (RPLY: client, rid, kind, flags, tick, value, error text, name).
+function readReply(b) {
+  assert.equal(b.subarray(0, 4).toString('latin1'), 'RPLY');
+  const err = b.subarray(40);
+  return { client: b.readUInt32LE(8), rid: b.readUInt32LE(12), ok: (b.readUInt32LE(20) & 1) === 1, error: err.subarray(0, err.indexOf(0)).toString() };
+}
+
+test("a relay user flooding its subject with scene loads is held to a browser's limit per client and to its relay's as a whole", { skip: why }, async (t) => {
+  const pass = { FLUID_NATS_SIM_PASS: 'sim-pass-1', FLUID_NATS_RELAY1_PASS: 'relay1-pass', FLUID_NATS_RELAY2_PASS: 'relay2-pass' };
+  const conf = new URL('../../docker/nats.conf', import.meta.url).pathname;
+  const { broker: b, port } = await brokerOnFreePort(['-c', conf], { ...process.env, ...pass });
+  let raw = null;
+  try {
+    const url = `nats://127.0.0.1:${port}`;
+    // a client's limit of 1 command a second, burst 60: two scene loads
+    // (30 each) at once, then one every 30 s; a relay's share of costly
+    // commands is one client's
+    const node = await startServer(['--particles', '1000', '--nats', url, '--nats-user', 'sim', '--nats-pass', pass.FLUID_NATS_SIM_PASS,
+      '--rate', '1', '--burst', '60']);
+    await until(async () => /^fluid_bus_connected 1$/m.test((await get(node, '/metrics')).text), 'the node to connect to the broker');
+    const loads = async () => metric((await get(node, '/metrics')).text, 'fluid_commands_total{kind="load_scene",result="ok"}');
+    const loads0 = await loads();
+    raw = await natsSession(port, 'relay1', pass.FLUID_NATS_RELAY1_PASS, 'fluid.default.reply.1');
+    // the node subscribes once connected: a first command answered says it
+    // hears (probes from client 500, each its own, until one is answered)
+    const from = (lo, hi) => (m) => { const c = m.readUInt32LE(8) & 0xfffff; return c >= lo && c <= hi; };
+    await until(async () => {
+      raw.publish('fluid.default.cmd.1', forward(1, (1 << 20) | 500, { type: 'resume', rid: 1 }));
+      await raw.flush();
+      await sleep(200);
+      return raw.got.length > 0;
+    }, 'the sim node to answer relay 1');
+    // one client, 100 scene loads at once
+    const client = (1 << 20) | 1;
+    for (let rid = 1; rid <= 100; rid++) raw.publish('fluid.default.cmd.1', forward(1, client, { type: 'load_scene', name: 'dam_break', particles: 500, rid }));
+    await raw.flush();
+    await raw.waitFor(100, from(1, 1));
+    const one = raw.got.filter(from(1, 1)).map(readReply);
+    const ok1 = one.filter((r) => r.ok), limited1 = one.filter((r) => /^rate limited: /.test(r.error));
+    t.diagnostic(`one client: ${ok1.length} loaded, ${limited1.length} rate limited (${limited1[0]?.error})`);
+    assert.equal(one.length, 100, 'one answer to each');
+    // its burst pays for 2; a minute (the longest this can take) refills 2 more
+    assert.ok(ok1.length >= 1 && ok1.length <= 4, `scene loads applied for one client: ${ok1.length}`);
+    assert.equal(ok1.length + limited1.length, 100, 'the rest are refused as rate limited');
+    // 50 more client ids of the same relay, 4 scene loads each: the relay's
+    // share of costly commands is spent
+    for (let c = 2; c <= 51; c++)
+      for (let k = 0; k < 4; k++) raw.publish('fluid.default.cmd.1', forward(1, (1 << 20) | c, { type: 'load_scene', name: 'dam_break', particles: 500, rid: c * 10 + k }));
+    await raw.flush();
+    await raw.waitFor(200, from(2, 51));
+    const many = raw.got.filter(from(2, 51)).map(readReply);
+    const ok2 = many.filter((r) => r.ok), relayLimited = many.filter((r) => /clients of relay 1 share/.test(r.error));
+    t.diagnostic(`50 more clients: ${ok2.length} loaded, ${relayLimited.length} refused for the relay's share`);
+    assert.ok(ok2.length <= 2, `scene loads applied for 50 more clients of the relay: ${ok2.length}`);
+    assert.ok(relayLimited.length >= 190, `refused for the relay's bound: ${relayLimited.length}`);
+    // what the world did: the scene loads answered ok, and no more
+    await until(async () => (await loads()) - loads0 === ok1.length + ok2.length, 'the applied scene loads in /metrics');
+    const m = (await get(node, '/metrics')).text;
+    assert.ok(metric(m, 'fluid_bus_messages_total{what="rate_limited"}') >= 290, 'counted as rate limited');
+  } finally {
+    if (raw) raw.close();
+    b.kill('SIGKILL');
+  }
+});
+
+// A relay's frame wants as the bus carries them (WANT: relay, clients, keyframe requests, flags).
+function wants(relay, clients, keys) {
+  const b = Buffer.alloc(24);
+  b.write('WANT', 0, 'latin1');
+  b.writeUInt32LE(1, 4); b.writeUInt32LE(relay, 8); b.writeUInt32LE(clients, 12); b.writeUInt32LE(keys, 16); b.writeUInt32LE(0, 20);
+  return b;
+}
+
+test("a relay user asking for a keyframe in every wants message gets at most one coded a second", { skip: why }, async (t) => {
+  const pass = { FLUID_NATS_SIM_PASS: 'sim-pass-1', FLUID_NATS_RELAY1_PASS: 'relay1-pass', FLUID_NATS_RELAY2_PASS: 'relay2-pass' };
+  const conf = new URL('../../docker/nats.conf', import.meta.url).pathname;
+  const { broker: b, port } = await brokerOnFreePort(['-c', conf], { ...process.env, ...pass });
+  let raw = null;
+  try {
+    const url = `nats://127.0.0.1:${port}`;
+    const node = await startServer(['--particles', '1000', '--nats', url, '--nats-user', 'sim', '--nats-pass', pass.FLUID_NATS_SIM_PASS]);
+    // a viewer of the sim node: its deltas, and its connection's seconds (the server's count) bound the keyframes
+    const viewer = await connect(node);
+    const hello = await viewer.next((m) => m.type === 'hello');
+    await viewer.next((m) => m.type === 'frame' && m.ids);
+    const row = async () => (await get(node, '/api/clients')).json.clients.find((c) => c.id === hello.client_id);
+    raw = await natsSession(port, 'relay1', pass.FLUID_NATS_RELAY1_PASS, 'fluid.default.reply.1');
+    // the node hears relay 1's wants once subscribed: it lists relay 1's viewer
+    let keys = 0;
+    await until(async () => {
+      raw.publish('fluid.default.wants.1', wants(1, 1, ++keys));
+      await raw.flush();
+      return /^fluid_relay_viewers\{relay="1"\} 1$/m.test((await get(node, '/metrics')).text);
+    }, 'the node to hear relay 1');
+    const before = (await get(node, '/api/stats')).json, since = (await row()).connected_s, viewerKeys0 = viewer.keyframes;
+    // a new keyframe request every 10 ms, until the viewer had 90 deltas and 300 were asked
+    const ask = setInterval(() => raw.publish('fluid.default.wants.1', wants(1, 1, ++keys)), 10);
+    let deltas = 0, frames = 0, asked = 0;
+    try {
+      for (const k0 = keys; deltas < 90 || keys - k0 < 300; asked = keys - k0) {
+        const f = await viewer.next((m) => m.type === 'frame');
+        frames++;
+        assert.ok(f.ids, `the viewer decodes every frame: ${f._refused}`);
+        if (!f.key) deltas++;
+      }
+    } finally { clearInterval(ask); }
+    await raw.flush();
+    const after = (await get(node, '/api/stats')).json, seconds = (await row()).connected_s - since;
+    const coded = after.keyframes_coded - before.keyframes_coded, viewerKeys = viewer.keyframes - viewerKeys0;
+    t.diagnostic(`${asked} requests from relay 1 over ${seconds.toFixed(1)} s of the viewer's connection: ${coded} keyframes coded ` +
+      `(${after.relay_keyframes_deferred - before.relay_keyframes_deferred} waits); the viewer: ${deltas} deltas of ${frames} frames`);
+    assert.ok(coded <= seconds + viewerKeys + 2, `keyframes coded for relay 1's requests: ${coded} in ${seconds} s`);
+    assert.ok(after.relay_keyframes_deferred > before.relay_keyframes_deferred, "the relay's requests waited");
+    assert.equal(viewer.refused, 0);
+    viewer.close();
+  } finally {
+    if (raw) raw.close();
     b.kill('SIGKILL');
   }
 });

@@ -334,6 +334,55 @@ test('a client whose decoder lost its frames asks for a keyframe and recovers', 
   c.close();
 });
 
+test('a client asking for a keyframe all the time gets at most one a second, never an older frame, and another viewer keeps its deltas', async (t) => {
+  await resume();
+  const viewer = await connect(s);
+  await viewer.next((m) => m.type === 'hello');
+  await viewer.next((m) => m.type === 'frame' && m.ids);
+  const clientRow = async (id) => (await get(s, '/api/clients')).json.clients.find((c) => c.id === id);
+  const before = (await get(s, '/api/stats')).json;
+  const viewerKeys0 = viewer.keyframes;
+  const flood = await connect(s);
+  const hello = await flood.next((m) => m.type === 'hello');
+  // every frame the flooding client is sent, in order (seq grows across streams too)
+  const got = [];
+  flood.onMessage = (m) => { if (m.type === 'frame') got.push({ seq: m.seq, key: m.key, ok: !!m.ids }); };
+  // a keyframe request every 10 ms: 100 a second, under the 120 allowed
+  let sent = 0;
+  const ask = setInterval(() => { flood.send({ type: 'keyframe', rid: 0 }); sent++; }, 10);
+  let deltas = 0, frames = 0;
+  try {
+    while (deltas < 90 || sent < 300 || flood.keyframes < 3) {
+      const f = await viewer.next((m) => m.type === 'frame');
+      frames++;
+      assert.ok(f.ids, `the viewer decodes every frame: ${f._refused}`);
+      if (!f.key) deltas++;
+    }
+  } finally { clearInterval(ask); }
+  const row = await clientRow(hello.client_id);
+  const after = (await get(s, '/api/stats')).json;
+  const coded = after.keyframes_coded - before.keyframes_coded;
+  const viewerKeys = viewer.keyframes - viewerKeys0;
+  t.diagnostic(`${sent} requests over ${row.connected_s.toFixed(1)} s of its connection: ${row.keyframes_sent} keyframes sent to it ` +
+    `(${row.keyframes_deferred} waits), ${coded} coded; the viewer: ${deltas} deltas of ${frames} frames, ${viewerKeys} keyframes`);
+  // one keyframe coded for it a second of its connection at most (its first,
+  // then one a second after the last it was sent); it may also take one coded
+  // for the viewer (the viewer's first, if still held, or one it needed)
+  assert.ok(row.keyframes_sent >= 3 && row.keyframes_sent <= row.connected_s + viewerKeys + 3,
+    `keyframes sent to the flooding client: ${row.keyframes_sent} in ${row.connected_s} s`);
+  assert.ok(row.keyframes_deferred >= 1, 'its requests waited');
+  assert.ok(after.keyframe_requests_merged > before.keyframe_requests_merged, 'requests while one waited cost nothing');
+  // the encoder coded its keyframes, and any the viewer needed, no more
+  assert.ok(coded <= row.connected_s + viewerKeys + 3, `keyframes coded: ${coded}`);
+  assert.ok(deltas > frames / 2, `the viewer is sent deltas: ${deltas} of ${frames}`);
+  assert.equal(viewer.refused, 0);
+  // the flooding client: each frame decodes, none older than the one before
+  assert.equal(flood.refused, 0);
+  for (let i = 1; i < got.length; i++) assert.ok(got[i].seq > got[i - 1].seq, `frame ${got[i].seq} after ${got[i - 1].seq}`);
+  assert.ok(got.every((f) => f.ok), 'every frame it was sent decodes');
+  viewer.close(); flood.close();
+});
+
 test("the page's WebAssembly decoder (the server's, built by make web-client-wasm) decodes a live stream exactly as its oracle, the JavaScript port", async (t) => {
   const { FrameDecoder } = await import('../web/oracle/frame_decoder.js');
   const { wasmDecoderFactory } = await import('../web/oracle/wasm.mjs');

@@ -22,6 +22,7 @@
 #include "rest_route.h"
 #include "wire.h"
 #include "queue.h"
+#include "rate.h"
 
 static int g_pass, g_fail;
 #define CHECK(cond, ...)                                                                                               \
@@ -414,6 +415,10 @@ static void test_frame_encoder(void) {
 
 /* ---- Command queue ----------------------------------------------------------- */
 
+static bool heavy(const cmd *c) {
+    return rate_cmd_heavy(c->kind);
+}
+
 static void test_queue(void) {
     cmd_queue q;
     CHECK(cmd_queue_init(&q, 8, 2) == 0, "queue init");
@@ -430,6 +435,18 @@ static void test_queue(void) {
     cmd out[16];
     int n = cmd_queue_pop(&q, out, 16);
     CHECK(n == 8 && out[0].rid == 0 && out[5].rid == 5, "FIFO order");
+    /* popping through a scene load: it is the last of the batch, those behind it stay queued, in order */
+    for (int i = 0; i < 5; i++) {
+        c.rid = (uint32_t)(100 + i);
+        c.kind = i == 1 || i == 2 ? CMD_LOAD_SCENE : CMD_PUSH;
+        cmd_queue_push(&q, &c, false);
+    }
+    n = cmd_queue_pop_through(&q, out, 16, heavy);
+    CHECK(n == 2 && out[0].rid == 100 && out[1].rid == 101, "the batch ends with the first scene load (%d)", n);
+    n = cmd_queue_pop_through(&q, out, 16, heavy);
+    CHECK(n == 1 && out[0].rid == 102, "the next batch is the second scene load alone (%d)", n);
+    n = cmd_queue_pop_through(&q, out, 16, heavy);
+    CHECK(n == 2 && out[0].rid == 103 && out[1].rid == 104, "then the rest (%d)", n);
     cmd_queue_destroy(&q);
 }
 

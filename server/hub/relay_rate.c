@@ -1,0 +1,70 @@
+/* relay_rate.c - the sim node's rate limits on relays (see relay_rate.h). */
+#include "relay_rate.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int relay_rate_init(relay_rate *r, int per_s, int burst) {
+    memset(r, 0, sizeof *r);
+    if (per_s < 1 || burst < 1) return -1;
+    r->per_s = per_s;
+    r->burst = burst;
+    if (rate_table_init(&r->clients, RELAY_RATE_CLIENTS, per_s, burst) ||
+        rate_table_init(&r->relays, RELAY_RATE_RELAYS, (double)per_s * RELAY_RATE_SHARE,
+                        (double)burst * RELAY_RATE_SHARE) ||
+        rate_table_init(&r->relays_costly, RELAY_RATE_RELAYS, per_s, burst)) {
+        relay_rate_free(r);
+        return -1;
+    }
+    return 0;
+}
+
+void relay_rate_free(relay_rate *r) {
+    rate_table_free(&r->clients);
+    rate_table_free(&r->relays);
+    rate_table_free(&r->relays_costly);
+}
+
+int relay_rate_take(relay_rate *r, uint32_t relay, uint32_t client, bool rest, cmd_kind k, uint64_t now_ns, char *why,
+                    size_t n) {
+    rate_bucket *rb = rate_table_get(&r->relays, relay, now_ns);
+    rate_bucket *cb = rb ? rate_table_get(&r->relays_costly, relay, now_ns) : NULL;
+    rate_bucket *kb = rest || !cb ? NULL : rate_table_get(&r->clients, client, now_ns);
+    if (!cb || (!rest && !kb)) {
+        r->full++;
+        if (!cb)
+            snprintf(why, n, "busy: the sim node keeps the rate limits of at most %d relays at once, all in use",
+                     RELAY_RATE_RELAYS);
+        else
+            snprintf(why, n, "busy: the sim node keeps the rate limits of at most %d relay clients at once, all in use",
+                     RELAY_RATE_CLIENTS);
+        return -1;
+    }
+    double extra = rate_extra_cost(k), cost = 1 + extra;
+    rate_bucket_fill(rb, r->relays.per_s, r->relays.burst, now_ns);
+    rate_bucket_fill(cb, r->relays_costly.per_s, r->relays_costly.burst, now_ns);
+    if (kb) rate_bucket_fill(kb, r->per_s, r->burst, now_ns);
+    if (kb && kb->tokens < cost) {
+        rate_refusal(why, n, kb->tokens >= 1 ? k : CMD_NONE, r->per_s, r->burst);
+    } else if (rb->tokens < 1) {
+        snprintf(why, n,
+                 "rate limited: the clients of relay %u together send at most %d commands per second (burst %d)",
+                 (unsigned)relay, r->per_s * RELAY_RATE_SHARE, r->burst * RELAY_RATE_SHARE);
+    } else if (cb->tokens < extra) {
+        snprintf(why, n,
+                 "rate limited: %s costs %g of the %d per second that the clients of relay %u share for costly "
+                 "commands",
+                 cmd_kind_name(k), extra, r->per_s, (unsigned)relay);
+    } else {
+        if (kb) kb->tokens -= cost;
+        rb->tokens -= 1;
+        cb->tokens -= extra;
+        return 0;
+    }
+    r->limited++;
+    return -1;
+}
+
+void relay_rate_left(relay_rate *r, uint32_t client) {
+    rate_table_drop(&r->clients, client);
+}
