@@ -32,6 +32,20 @@ fs_body_def fs_default_body_def(void) {
     return d;
 }
 
+/* The ranges of a body's definition (fluid_sim.h), which fs_world_create_body
+ * and a snapshot's checks share; every number already known finite. */
+static bool size_within(fs_shape shape, v3 s) {
+    float smin = shape == FS_SHAPE_BOX ? fminf(s.x, fminf(s.y, s.z)) : s.x;
+    return smin >= FS_BODY_MIN_SIZE && s.x <= FS_BODY_MAX_HALF_EXTENT && s.y <= FS_BODY_MAX_HALF_EXTENT &&
+           s.z <= FS_BODY_MAX_HALF_EXTENT && !(shape == FS_SHAPE_CAPSULE && s.y < 0);
+}
+static bool density_within(float rho) {
+    return rho >= FS_BODY_MIN_DENSITY && rho <= FS_BODY_MAX_DENSITY;
+}
+static bool friction_within(float mu) {
+    return mu >= 0 && mu <= FS_BODY_MAX_FRICTION;
+}
+
 static fs_body *find(fs_world *w, uint32_t id) {
     for (int i = 0; i < w->nbodies; i++)
         if (w->bodies[i].id == id) return &w->bodies[i];
@@ -57,22 +71,20 @@ int64_t fs_world_create_body(fs_world *w, const fs_body_def *d, fs_error *err) {
         SETERR(err, "body: every number must be finite");
         return -1;
     }
-    float smin = d->shape == FS_SHAPE_BOX ? fminf(d->size.x, fminf(d->size.y, d->size.z)) : d->size.x;
-    if (smin < 0.01f || d->size.x > 5 || d->size.y > 5 || d->size.z > 5 ||
-        (d->shape == FS_SHAPE_CAPSULE && d->size.y < 0)) {
-        SETERR(err, "body: sizes must be within 0.01..5 m");
+    if (!size_within(d->shape, d->size)) {
+        SETERR(err, "body: sizes must be within %g..%g m", FS_BODY_MIN_SIZE, FS_BODY_MAX_HALF_EXTENT);
         return -1;
     }
-    if (d->density < 10.0f || d->density > 20000.0f) {
-        SETERR(err, "body: density %g outside 10..20000 kg/m^3", d->density);
+    if (!density_within(d->density)) {
+        SETERR(err, "body: density %g outside %g..%g kg/m^3", d->density, FS_BODY_MIN_DENSITY, FS_BODY_MAX_DENSITY);
         return -1;
     }
-    if (d->friction < 0 || d->friction > 2) {
-        SETERR(err, "body: friction %g outside 0..2", d->friction);
+    if (!friction_within(d->friction)) {
+        SETERR(err, "body: friction %g outside 0..%g", d->friction, FS_BODY_MAX_FRICTION);
         return -1;
     }
-    if (len(d->vel) > 100 || len(d->ang_vel) > 100) {
-        SETERR(err, "body: speed above 100 m/s or 100 rad/s");
+    if (len(d->vel) > FS_BODY_MAX_START_SPEED || len(d->ang_vel) > FS_BODY_MAX_START_SPEED) {
+        SETERR(err, "body: speed above %g m/s or %g rad/s", FS_BODY_MAX_START_SPEED, FS_BODY_MAX_START_SPEED);
         return -1;
     }
     fs_body b;
@@ -168,9 +180,9 @@ fs_status fs_world_body_impulse(fs_world *w, uint32_t id, fs_vec3 point, fs_vec3
     fs_status st;
     fs_body *b = dynamic_body(w, id, "impulse", point, J, &st, err);
     if (!b) return st;
-    /* at most a 50 m/s change of the centre's speed */
-    if (len(J) * b->inv_mass > 50.0f) {
-        SETERR(err, "impulse: %g N s would change body %u's speed by more than 50 m/s", len(J), id);
+    if (len(J) * b->inv_mass > FS_BODY_MAX_SPEED_CHANGE) {
+        SETERR(err, "impulse: %g N s would change body %u's speed by more than %g m/s", len(J), id,
+               FS_BODY_MAX_SPEED_CHANGE);
         return FS_ERR_RANGE;
     }
     apply_impulse(b, point, J);
@@ -232,21 +244,24 @@ fs_status fs__bodies_check(fs_body *bodies, int nb, uint32_t next_id, const fs_d
     for (int k = 0; k < nb; k++) {
         fs_body *b = &bodies[k];
         const char *why = NULL;
-        float smin = b->shape == FS_SHAPE_BOX ? fminf(b->size.x, fminf(b->size.y, b->size.z)) : b->size.x;
+        char range[80];
         if ((int)b->shape < 0 || b->shape > FS_SHAPE_CAPSULE)
             why = "shape is not sphere, box or capsule";
         else if (b->id >= next_id || (k > 0 && b->id <= bodies[k - 1].id))
             why = "id out of order or not below the next id";
-        else if (!finite3(b->size) || !(smin >= 0.01f) || b->size.x > 5 || b->size.y > 5 || b->size.z > 5 ||
-                 (b->shape == FS_SHAPE_CAPSULE && b->size.y < 0) ||
+        else if (!finite3(b->size) || !size_within(b->shape, b->size) ||
                  (b->shape == FS_SHAPE_SPHERE && (b->size.y != b->size.x || b->size.z != b->size.x)) ||
-                 (b->shape == FS_SHAPE_CAPSULE && b->size.z != b->size.x))
-            why = "size outside 0.01..5 m (or not the shape's)";
-        else if (!(b->density >= 10.0f && b->density <= 20000.0f))
-            why = "density outside 10..20000 kg/m^3";
-        else if (!(b->friction >= 0 && b->friction <= 2))
-            why = "friction outside 0..2";
-        else if (!inside(b->pos, dom) || !within(b->pos0, 2 * FS_DOMAIN_MAX_COORD))
+                 (b->shape == FS_SHAPE_CAPSULE && b->size.z != b->size.x)) {
+            snprintf(range, sizeof range, "size outside %g..%g m (or not the shape's)", FS_BODY_MIN_SIZE,
+                     FS_BODY_MAX_HALF_EXTENT);
+            why = range;
+        } else if (!density_within(b->density)) {
+            snprintf(range, sizeof range, "density outside %g..%g kg/m^3", FS_BODY_MIN_DENSITY, FS_BODY_MAX_DENSITY);
+            why = range;
+        } else if (!friction_within(b->friction)) {
+            snprintf(range, sizeof range, "friction outside 0..%g", FS_BODY_MAX_FRICTION);
+            why = range;
+        } else if (!inside(b->pos, dom) || !within(b->pos0, 2 * FS_DOMAIN_MAX_COORD))
             why = "centre outside the box";
         else if (!unit(b->rot) || !(qlen(b->rot0) <= 1.001f)) /* rot0: the step's scratch (zero until it runs) */
             why = "orientation is not a unit quaternion";

@@ -155,13 +155,13 @@ static void particles_against_bodies(body_ctx *c) {
     w->st.body_extractions += extracted;
 }
 
-/* A safety rail like the particles': at most 100 m/s and 200 rad/s (a
- * snapshot accepts ten times these). */
+/* A safety rail like the particles': at most FS_BODY_RAIL_SPEED and
+ * FS_BODY_RAIL_SPIN (a snapshot accepts ten times these). */
 static void rail(fs_body *b) {
     float sp = len(b->vel);
-    if (!(sp < 100.0f)) b->vel = isfinite(sp) ? mul(b->vel, 100.0f / sp) : (v3){0, 0, 0};
+    if (!(sp < FS_BODY_RAIL_SPEED)) b->vel = isfinite(sp) ? mul(b->vel, FS_BODY_RAIL_SPEED / sp) : (v3){0, 0, 0};
     float wsp = len(b->ang);
-    if (!(wsp < 200.0f)) b->ang = isfinite(wsp) ? mul(b->ang, 200.0f / wsp) : (v3){0, 0, 0};
+    if (!(wsp < FS_BODY_RAIL_SPIN)) b->ang = isfinite(wsp) ? mul(b->ang, FS_BODY_RAIL_SPIN / wsp) : (v3){0, 0, 0};
 }
 
 /* ---- Algorithm 6 ------------------------------------------------------------------ */

@@ -345,6 +345,16 @@ typedef struct fs_body_def {
     float friction; /* Coulomb, against bodies and walls */
 } fs_body_def;
 fs_body_def fs_default_body_def(void);
+/* The ranges fs_world_create_body holds a definition to (a snapshot's bodies
+ * are held to the same; the server's edge refuses anything outside them). */
+#define FS_BODY_MIN_SIZE 0.01f         /* m: a sphere's or capsule's radius, a box's least half extent */
+#define FS_BODY_MAX_HALF_EXTENT 5.0f   /* m: every component of size (a capsule's half length may be 0) */
+#define FS_BODY_MIN_DENSITY 10.0f      /* kg/m^3 */
+#define FS_BODY_MAX_DENSITY 20000.0f   /* kg/m^3 */
+#define FS_BODY_MAX_FRICTION 2.0f      /* from 0 */
+#define FS_BODY_MAX_START_SPEED 100.0f /* |vel| in m/s and |ang_vel| in rad/s */
+/* The most one fs_world_body_impulse may change a body's centre's speed, m/s. */
+#define FS_BODY_MAX_SPEED_CHANGE 50.0f
 
 typedef struct fs_body_state {
     uint32_t id;
