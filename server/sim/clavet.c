@@ -11,7 +11,7 @@
  *   applySpringDisplacements (Alg. 3)  line 15 (coloured sweeps: plastic springs only)
  *   doubleDensityRelaxation (Alg. 2)   line 16 (coloured sweeps: elastic springs projected after each;
  *                                      walls as mirror images of the neighbourhood)
- *   resolveCollisions (Eq. 9-11)       line 17, bodies (Alg. 6, bodies.c), then the walls of the box
+ *   resolveCollisions (Eq. 9-11)       line 17, bodies (Alg. 6, body_step.c), then the walls of the box
  *   new velocities                      lines 18-20, then NaN repair and box clamp
  *
  * The coloured sweeps (the default) reorder the first stages after position-
