@@ -25,8 +25,12 @@
 #define CMD_MAX_SPEED 50.0f    /* m/s, emitters, as the core */
 #define CMD_MAX_RATE 100000.0f
 #define CMD_MAX_PARTICLES (1 << 20)
-#define CMD_MAX_BODY_SIZE 10.0f   /* m, per half extent / radius */
-#define CMD_MAX_DENSITY 100000.0f /* kg/m^3 */
+/* A body's ranges are the core's (fluid_sim.h): the edge accepts nothing fs_world_create_body refuses */
+#define CMD_MIN_BODY_SIZE FS_BODY_MIN_SIZE        /* m, a radius, a box's half extents */
+#define CMD_MAX_BODY_SIZE FS_BODY_MAX_HALF_EXTENT /* m, per half extent / radius / half length */
+#define CMD_MIN_DENSITY FS_BODY_MIN_DENSITY       /* kg/m^3 */
+#define CMD_MAX_DENSITY FS_BODY_MAX_DENSITY       /* kg/m^3 */
+#define CMD_MAX_FRICTION FS_BODY_MAX_FRICTION
 #define CMD_MAX_IMPULSE 10000.0f  /* N s */
 #define CMD_MAX_HEAT_RATE 1000.0f /* K/s, heat tool */
 #define CMD_MAX_HEAT_RADIUS 10.0f /* m, as the core's heaters */

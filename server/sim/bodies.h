@@ -7,11 +7,15 @@
 #include "world_internal.h" /* fs_body */
 
 size_t fs__contact_size(void);
+/* The step's safety rail, like the particles': a body moves at most this
+ * fast (m/s) and spins at most this fast (rad/s). */
+#define FS_BODY_RAIL_SPEED 100.0f
+#define FS_BODY_RAIL_SPIN 200.0f
 /* A snapshot's bodies (in id order, ids below next_id) and warm-start
  * contacts against their documented ranges, inside the domain's box; fills
  * in what derives from shape, size and density (mass, inertia, bound). */
-#define FS_BODY_MAX_SPEED 1000.0f /* m/s: ten times the step's rail */
-#define FS_BODY_MAX_SPIN 2000.0f  /* rad/s: ten times the step's rail */
+#define FS_BODY_MAX_SPEED (10.0f * FS_BODY_RAIL_SPEED) /* m/s: ten times the step's rail */
+#define FS_BODY_MAX_SPIN (10.0f * FS_BODY_RAIL_SPIN)   /* rad/s: ten times the step's rail */
 fs_status fs__bodies_check(fs_body *bodies, int nb, uint32_t next_id, const fs_domain *dom, const void *contacts,
                            int nc, fs_error *err);
 /* Algorithm 6 for one sub-step of dt, with per-material friction, stick

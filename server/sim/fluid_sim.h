@@ -14,6 +14,12 @@
  * Material parameters that carry a length are expressed in units of the
  * interaction radius h, so a material behaves the same at any particle count;
  * stiffnesses are per step (k dt^2), see params.c.
+ *
+ * The header reads as the world's API first: creation and the domain,
+ * particles, materials, interaction, running, solvers, bodies, scenes,
+ * stats, snapshots, the thread pool.  Each solver's own settings and calls
+ * follow in its section (Clavet, MPS), and the world's definition, which
+ * carries those settings, closes it.
  */
 #ifndef FLUID_SIM_H
 #define FLUID_SIM_H
@@ -63,121 +69,11 @@ typedef struct fs_error {
 typedef void fs_task_fn(int begin, int end, int worker, void *ctx);
 typedef void fs_parallel_for_fn(fs_task_fn *fn, void *ctx, int count, void *user);
 
-typedef enum fs_relax_mode {
-    /* Default.  Pairwise-symmetric Jacobi form of Algorithm 2: densities are
-     * computed for every particle from the same predicted positions, then each
-     * pair exchanges the sum of the two displacements Eq. 6 gives when i and
-     * when j is visited.  Parallel, deterministic, momentum conserved pair by pair. */
-    FS_RELAX_JACOBI = 0,
-    /* Algorithm 2 exactly as printed (Gauss-Seidel: neighbours move at once),
-     * in a fixed random order.  Single-threaded reference. */
-    FS_RELAX_SEQUENTIAL = 1,
-    /* Algorithm 2 as a Gauss-Seidel sweep over blocks of 2h in eight colours
-     * (blocks of one colour share no particle, so they run in parallel; the
-     * result does not depend on the thread count), with the compression side
-     * of Eq. 2 taken as a Newton step on the density constraint (Macklin &
-     * Mueller 2013, Eq. 9-11) instead of a fixed k, and relax_iterations
-     * sweeps per step over neighbour lists built once per step. */
-    FS_RELAX_COLORED = 2
-} fs_relax_mode;
-
-/* Sweeps per step of the default relaxation (FS_RELAX_COLORED); the density
- * error and cost of each count: docs/clavet-notes.md. */
-#define FS_DEFAULT_RELAX_ITERATIONS 2
-
-/* The Clavet solver's settings (read by its step alone). */
-typedef struct fs_clavet_def {
-    fs_relax_mode relax;
-    int relax_iterations; /* relaxation sweeps per step (default FS_DEFAULT_RELAX_ITERATIONS; the paper: 1) */
-} fs_clavet_def;
-
-typedef struct fs_world_def {
-    int capacity;             /* most particles the world can hold */
-    int springs_per_particle; /* spring slots per particle (default 48) */
-    float dt;                 /* seconds per step (default 1/60) */
-    int substeps;             /* fs_world_step runs this many steps of dt / substeps (default 1) */
-    fs_clavet_def clavet;
-    int worker_count; /* > 1 only with parallel_for; at most FS_MAX_WORKERS */
-    fs_parallel_for_fn *parallel_for;
-    void *task_user;
-} fs_world_def;
-
-fs_world_def fs_default_world_def(void);
-
-/* ---- Materials --------------------------------------------------------- */
-typedef enum fs_param {
-    FS_P_REST_DENSITY = 0, /* rho0, Eq. 2 (kernel-sum units) */
-    FS_P_STIFFNESS,        /* k dt^2, Eq. 2-3 [h per unit density, per step] */
-    FS_P_NEAR_STIFFNESS,   /* k_near dt^2, Eq. 5-6 [h per step] */
-    FS_P_VISC_SIGMA,       /* sigma, Alg. 5 linear viscosity [1/s] */
-    FS_P_VISC_BETA,        /* beta, Alg. 5 quadratic viscosity [s/h] */
-    FS_P_SPRINGS,          /* 0/1: the material carries springs (Sec. 5) */
-    FS_P_SPRING_ADD,       /* 0/1: Alg. 4 adds springs between new neighbours */
-    FS_P_SPRING_STIFFNESS, /* k_spring dt^2, Alg. 3 [per step] */
-    FS_P_PLASTICITY,       /* alpha, Eq. 7-8 [1/s] */
-    FS_P_YIELD_STRETCH,    /* gamma for r > L, Eq. 8 */
-    FS_P_YIELD_COMPRESS,   /* gamma for r < L, Eq. 8 */
-    FS_P_SPRING_BREAK,     /* spring removed when r > break * h (not in paper) */
-    FS_P_FRICTION,         /* mu, Eq. 11, wall friction 0 slip .. 1 no-slip */
-    FS_P_MASS_DENSITY,     /* kg/m^3: a particle's mass is this times spacing^3 (bodies) */
-    FS_P_STICK_DISTANCE,   /* d_stick of Eq. 12 [h] */
-    FS_P_STICK_STRENGTH,   /* k_stick of Eq. 12 [1/s^2] */
-    FS_P_HEAT_DIFFUSIVITY, /* c of Solenthaler Eq. 21 [m^2/s] */
-    FS_P_PHASE_CHANGE,     /* 0/1: temperature moves it between solid and liquid */
-    FS_P_SOLID_POINT,      /* deg C: fully solid at or below */
-    FS_P_MELT_POINT,       /* deg C: liquid at or above (taken as the solid point if lower) */
-    /* physical parameters of the unified (Solenthaler) and MPS solvers */
-    FS_P_KIN_VISCOSITY,   /* nu, kinematic viscosity of the liquid [m^2/s] */
-    FS_P_SURFACE_TENSION, /* surface tension coefficient [N/m] */
-    FS_P_YOUNG,           /* E, Young's modulus of the solid [Pa] */
-    FS_P_POISSON,         /* Poisson's ratio of the solid */
-    /* the unified (Solenthaler 2007) solver's solid state */
-    FS_P_SOLID_VISCOSITY, /* kinematic viscosity of the fully solid state [m^2/s] (Fig. 5 interpolates) */
-    FS_P_RIGID,           /* 0/1: the fully solid state is a rigid body (Eq. 18-20), else elastic */
-    FS_P_ELASTIC_LIMIT,   /* von Mises elastic limit (strain) before plastic flow */
-    FS_P_PLASTIC_LIMIT,   /* largest plastic strain; 0: perfectly elastic */
-    FS_P_FRACTURE,        /* body neighbours part when stretched beyond this ratio of the reference */
-    FS_P_COUNT
-} fs_param;
-
-typedef struct fs_param_info {
-    const char *name; /* wire name, e.g. "stiffness" */
-    const char *unit;
-    const char *doc;
-    float min, max;   /* inclusive range; set_param refuses anything else */
-    bool is_flag;     /* 0 or 1 only */
-    uint32_t solvers; /* FS_SOLVER_BIT of each solver whose step reads it */
-} fs_param_info;
-#define FS_SOLVER_BIT(s) (1u << (unsigned)(s))
-
-const fs_param_info *fs_param_get_info(fs_param p);
-int fs_param_find(const char *name); /* -1 when unknown */
-/* A solver's parameter set: true when solver s (an fs_solver, below) reads
- * parameter p.  Setting one that the running solver does not read is
- * allowed and changes nothing until a solver that reads it runs. */
-bool fs_param_used_by(fs_param p, int solver);
-
-int fs_world_material_count(const fs_world *w);
-const char *fs_world_material_name(const fs_world *w, int material);
-int fs_world_material_find(const fs_world *w, const char *name); /* -1 */
-float fs_world_get_param(const fs_world *w, int material, fs_param p);
-/* Validated: a NaN, an out-of-range value or an unknown material is refused
- * with a reason and the world is left as it was. */
-fs_status fs_world_set_param(fs_world *w, int material, fs_param p, float value, fs_error *err);
-
-/* Presets, in table order: water, goo, jelly, clay, honey, chocolate, oil. */
-enum {
-    FS_MAT_WATER = 0,
-    FS_MAT_GOO,
-    FS_MAT_JELLY,
-    FS_MAT_CLAY,
-    FS_MAT_HONEY,
-    FS_MAT_CHOCOLATE,
-    FS_MAT_OIL, /* 900 kg/m^3, 50x the kinematic viscosity of water (MPS multi-fluid scenes) */
-    FS_MAT_PRESETS
-};
-
 /* ---- World ------------------------------------------------------------- */
+/* What a world is created with; its fields are in "The world's
+ * definition", the last section, after the solvers' settings it carries. */
+typedef struct fs_world_def fs_world_def;
+fs_world_def fs_default_world_def(void);
 fs_world *fs_world_create(const fs_world_def *def);
 void fs_world_destroy(fs_world *w);
 
@@ -253,6 +149,79 @@ typedef struct fs_particles_view {
 } fs_particles_view;
 void fs_world_view(const fs_world *w, fs_particles_view *out);
 
+/* ---- Materials --------------------------------------------------------- */
+typedef enum fs_param {
+    FS_P_REST_DENSITY = 0, /* rho0, Eq. 2 (kernel-sum units) */
+    FS_P_STIFFNESS,        /* k dt^2, Eq. 2-3 [h per unit density, per step] */
+    FS_P_NEAR_STIFFNESS,   /* k_near dt^2, Eq. 5-6 [h per step] */
+    FS_P_VISC_SIGMA,       /* sigma, Alg. 5 linear viscosity [1/s] */
+    FS_P_VISC_BETA,        /* beta, Alg. 5 quadratic viscosity [s/h] */
+    FS_P_SPRINGS,          /* 0/1: the material carries springs (Sec. 5) */
+    FS_P_SPRING_ADD,       /* 0/1: Alg. 4 adds springs between new neighbours */
+    FS_P_SPRING_STIFFNESS, /* k_spring dt^2, Alg. 3 [per step] */
+    FS_P_PLASTICITY,       /* alpha, Eq. 7-8 [1/s] */
+    FS_P_YIELD_STRETCH,    /* gamma for r > L, Eq. 8 */
+    FS_P_YIELD_COMPRESS,   /* gamma for r < L, Eq. 8 */
+    FS_P_SPRING_BREAK,     /* spring removed when r > break * h (not in paper) */
+    FS_P_FRICTION,         /* mu, Eq. 11, wall friction 0 slip .. 1 no-slip */
+    FS_P_MASS_DENSITY,     /* kg/m^3: a particle's mass is this times spacing^3 (bodies) */
+    FS_P_STICK_DISTANCE,   /* d_stick of Eq. 12 [h] */
+    FS_P_STICK_STRENGTH,   /* k_stick of Eq. 12 [1/s^2] */
+    FS_P_HEAT_DIFFUSIVITY, /* c of Solenthaler Eq. 21 [m^2/s] */
+    FS_P_PHASE_CHANGE,     /* 0/1: temperature moves it between solid and liquid */
+    FS_P_SOLID_POINT,      /* deg C: fully solid at or below */
+    FS_P_MELT_POINT,       /* deg C: liquid at or above (taken as the solid point if lower) */
+    /* physical parameters of the unified (Solenthaler) and MPS solvers */
+    FS_P_KIN_VISCOSITY,   /* nu, kinematic viscosity of the liquid [m^2/s] */
+    FS_P_SURFACE_TENSION, /* surface tension coefficient [N/m] */
+    FS_P_YOUNG,           /* E, Young's modulus of the solid [Pa] */
+    FS_P_POISSON,         /* Poisson's ratio of the solid */
+    /* the unified (Solenthaler 2007) solver's solid state */
+    FS_P_SOLID_VISCOSITY, /* kinematic viscosity of the fully solid state [m^2/s] (Fig. 5 interpolates) */
+    FS_P_RIGID,           /* 0/1: the fully solid state is a rigid body (Eq. 18-20), else elastic */
+    FS_P_ELASTIC_LIMIT,   /* von Mises elastic limit (strain) before plastic flow */
+    FS_P_PLASTIC_LIMIT,   /* largest plastic strain; 0: perfectly elastic */
+    FS_P_FRACTURE,        /* body neighbours part when stretched beyond this ratio of the reference */
+    FS_P_COUNT
+} fs_param;
+
+typedef struct fs_param_info {
+    const char *name; /* wire name, e.g. "stiffness" */
+    const char *unit;
+    const char *doc;
+    float min, max;   /* inclusive range; set_param refuses anything else */
+    bool is_flag;     /* 0 or 1 only */
+    uint32_t solvers; /* FS_SOLVER_BIT of each solver whose step reads it */
+} fs_param_info;
+#define FS_SOLVER_BIT(s) (1u << (unsigned)(s))
+
+const fs_param_info *fs_param_get_info(fs_param p);
+int fs_param_find(const char *name); /* -1 when unknown */
+/* A solver's parameter set: true when solver s (an fs_solver, below) reads
+ * parameter p.  Setting one that the running solver does not read is
+ * allowed and changes nothing until a solver that reads it runs. */
+bool fs_param_used_by(fs_param p, int solver);
+
+int fs_world_material_count(const fs_world *w);
+const char *fs_world_material_name(const fs_world *w, int material);
+int fs_world_material_find(const fs_world *w, const char *name); /* -1 */
+float fs_world_get_param(const fs_world *w, int material, fs_param p);
+/* Validated: a NaN, an out-of-range value or an unknown material is refused
+ * with a reason and the world is left as it was. */
+fs_status fs_world_set_param(fs_world *w, int material, fs_param p, float value, fs_error *err);
+
+/* Presets, in table order: water, goo, jelly, clay, honey, chocolate, oil. */
+enum {
+    FS_MAT_WATER = 0,
+    FS_MAT_GOO,
+    FS_MAT_JELLY,
+    FS_MAT_CLAY,
+    FS_MAT_HONEY,
+    FS_MAT_CHOCOLATE,
+    FS_MAT_OIL, /* 900 kg/m^3, 50x the kinematic viscosity of water (MPS multi-fluid scenes) */
+    FS_MAT_PRESETS
+};
+
 /* ---- Interaction (the server's entry points) -------------------------- */
 /* Adds strength * dir * (1 - (r/radius)^2) to the velocity of each particle
  * within radius of point.  dir is normalised; strength is in m/s, |strength|
@@ -323,6 +292,22 @@ bool fs_world_advance(fs_world *w);
 /* One step of the current solver (def.substeps sub-steps), paused or not. */
 void fs_world_step(fs_world *w);
 
+/* ---- Solvers ------------------------------------------------------------
+ * The world (particles, grid, bodies, heat sources, emitters) is shared; a
+ * solver is the step that moves it.  "clavet" (Clavet 2005, the default),
+ * "unified" (Solenthaler 2007) and "mps" (Premoze 2003) when built in. */
+typedef enum fs_solver { FS_SOLVER_CLAVET = 0, FS_SOLVER_UNIFIED, FS_SOLVER_MPS, FS_SOLVER_COUNT } fs_solver;
+/* Wire name ("clavet", "unified", "mps") and one line on it; NULL for a
+ * solver this build does not have. */
+const char *fs_solver_name(fs_solver s);
+const char *fs_solver_doc(fs_solver s);
+int fs_solver_find(const char *name); /* -1 when unknown or not built in */
+/* Switches solver.  Positions, velocities and temperatures carry over; the
+ * new solver derives its own state (reference shapes, pressures) from the
+ * current particles.  Allocates: not a step-loop call. */
+fs_status fs_world_set_solver(fs_world *w, fs_solver s, fs_error *err);
+fs_solver fs_world_solver(const fs_world *w);
+
 /* ---- Rigid bodies (Sec. 6, Algorithm 6) ------------------------------- */
 #define FS_MAX_BODIES 64
 
@@ -345,6 +330,16 @@ typedef struct fs_body_def {
     float friction; /* Coulomb, against bodies and walls */
 } fs_body_def;
 fs_body_def fs_default_body_def(void);
+/* The ranges fs_world_create_body holds a definition to (a snapshot's bodies
+ * are held to the same; the server's edge refuses anything outside them). */
+#define FS_BODY_MIN_SIZE 0.01f         /* m: a sphere's or capsule's radius, a box's least half extent */
+#define FS_BODY_MAX_HALF_EXTENT 5.0f   /* m: every component of size (a capsule's half length may be 0) */
+#define FS_BODY_MIN_DENSITY 10.0f      /* kg/m^3 */
+#define FS_BODY_MAX_DENSITY 20000.0f   /* kg/m^3 */
+#define FS_BODY_MAX_FRICTION 2.0f      /* from 0 */
+#define FS_BODY_MAX_START_SPEED 100.0f /* |vel| in m/s and |ang_vel| in rad/s */
+/* The most one fs_world_body_impulse may change a body's centre's speed, m/s. */
+#define FS_BODY_MAX_SPEED_CHANGE 50.0f
 
 typedef struct fs_body_state {
     uint32_t id;
@@ -372,44 +367,6 @@ fs_status fs_world_body_drag(fs_world *w, uint32_t id, fs_vec3 target, fs_error 
 fs_status fs_world_body_release(fs_world *w, uint32_t id, fs_error *err);
 /* Deepest penetration of a particle (its collision sphere) into a body, m. */
 float fs_world_body_penetration(const fs_world *w);
-
-/* ---- Solvers ------------------------------------------------------------
- * The world (particles, grid, bodies, heat sources, emitters) is shared; a
- * solver is the step that moves it.  "clavet" (Clavet 2005, the default),
- * "unified" (Solenthaler 2007) and "mps" (Premoze 2003) when built in. */
-typedef enum fs_solver { FS_SOLVER_CLAVET = 0, FS_SOLVER_UNIFIED, FS_SOLVER_MPS, FS_SOLVER_COUNT } fs_solver;
-/* Wire name ("clavet", "unified", "mps") and one line on it; NULL for a
- * solver this build does not have. */
-const char *fs_solver_name(fs_solver s);
-const char *fs_solver_doc(fs_solver s);
-int fs_solver_find(const char *name); /* -1 when unknown or not built in */
-/* Switches solver.  Positions, velocities and temperatures carry over; the
- * new solver derives its own state (reference shapes, pressures) from the
- * current particles.  Allocates: not a step-loop call. */
-fs_status fs_world_set_solver(fs_world *w, fs_solver s, fs_error *err);
-fs_solver fs_world_solver(const fs_world *w);
-
-/* ---- The MPS solver's extras (Premoze et al. 2003) ---------------------
- * Solid walls are fixed particles in two layers (the box, and box
- * obstacles added here; the first layer mirrors the pressure); they live in the solver, not among the world's
- * particles.  Obstacles belong to the domain: fs_world_reset and scene loads
- * clear them.  Refused (FS_ERR_ARG) when the world's solver is not "mps".
- * Allocates: not a step-loop call. */
-fs_status fs_world_mps_add_obstacle(fs_world *w, fs_vec3 lo, fs_vec3 hi, fs_error *err);
-typedef struct fs_mps_info {
-    float l0, re_n, re_lap;   /* spacing, number-density and Laplacian radii [m] */
-    float n0, n0_lap, lambda; /* Eq. 3-8 constants from the rest lattice */
-    int walls, obstacles;     /* wall particles (all layers), box obstacles */
-    int substeps;             /* CFL sub-steps inside the last fs_world_step sub-step */
-    float dt_sub;             /* their length [s] */
-    int unknowns, surface;    /* last pressure solve: rows, free-surface (Dirichlet) particles */
-    int skipped_solves;       /* sub-steps without a pressure solve for want of matrix room (cumulative; 0 seen) */
-} fs_mps_info;
-bool fs_world_mps_info(const fs_world *w, fs_mps_info *out);
-/* Pressure [Pa] and number density n* (Eq. 14's, at the predicted
- * positions) of the last sub-step, per particle in view order.  Returns the
- * count written (0 when the solver is not mps). */
-int fs_world_mps_fields(const fs_world *w, float *pressure, float *number_density, int max);
 
 /* ---- Scenes ------------------------------------------------------------- */
 typedef struct fs_scene_info {
@@ -500,6 +457,72 @@ fs_pool *fs_pool_create(int threads); /* threads includes the caller */
 void fs_pool_destroy(fs_pool *p);
 int fs_pool_threads(const fs_pool *p);
 void fs_pool_parallel_for(fs_task_fn *fn, void *ctx, int count, void *user /* fs_pool* */);
+
+/* ---- The Clavet solver (Clavet, Beaudoin, Poulin 2005): its settings ----
+ * Given in fs_world_def.clavet and read by its step alone (clavet.c). */
+typedef enum fs_relax_mode {
+    /* Pairwise-symmetric Jacobi form of Algorithm 2: densities are
+     * computed for every particle from the same predicted positions, then each
+     * pair exchanges the sum of the two displacements Eq. 6 gives when i and
+     * when j is visited.  Parallel, deterministic, momentum conserved pair by pair. */
+    FS_RELAX_JACOBI = 0,
+    /* Algorithm 2 exactly as printed (Gauss-Seidel: neighbours move at once),
+     * in a fixed random order.  Single-threaded reference. */
+    FS_RELAX_SEQUENTIAL = 1,
+    /* Algorithm 2 as a Gauss-Seidel sweep over blocks of 2h in eight colours
+     * (blocks of one colour share no particle, so they run in parallel; the
+     * result does not depend on the thread count), with the compression side
+     * of Eq. 2 taken as a Newton step on the density constraint (Macklin &
+     * Mueller 2013, Eq. 9-11) instead of a fixed k, and relax_iterations
+     * sweeps per step over neighbour lists built once per step.  The default. */
+    FS_RELAX_COLORED = 2
+} fs_relax_mode;
+
+/* Sweeps per step of the default relaxation (FS_RELAX_COLORED); the density
+ * error and cost of each count: docs/clavet-notes.md. */
+#define FS_DEFAULT_RELAX_ITERATIONS 2
+
+typedef struct fs_clavet_def {
+    fs_relax_mode relax;
+    int relax_iterations; /* relaxation sweeps per step (default FS_DEFAULT_RELAX_ITERATIONS; the paper: 1) */
+} fs_clavet_def;
+
+/* ---- The MPS solver's extras (Premoze et al. 2003) ---------------------
+ * Solid walls are fixed particles in two layers (the box, and box
+ * obstacles added here; the first layer mirrors the pressure); they live in the solver, not among the world's
+ * particles.  Obstacles belong to the domain: fs_world_reset and scene loads
+ * clear them.  Refused (FS_ERR_ARG) when the world's solver is not "mps".
+ * Allocates: not a step-loop call. */
+fs_status fs_world_mps_add_obstacle(fs_world *w, fs_vec3 lo, fs_vec3 hi, fs_error *err);
+typedef struct fs_mps_info {
+    float l0, re_n, re_lap;   /* spacing, number-density and Laplacian radii [m] */
+    float n0, n0_lap, lambda; /* Eq. 3-8 constants from the rest lattice */
+    int walls, obstacles;     /* wall particles (all layers), box obstacles */
+    int substeps;             /* CFL sub-steps inside the last fs_world_step sub-step */
+    float dt_sub;             /* their length [s] */
+    int unknowns, surface;    /* last pressure solve: rows, free-surface (Dirichlet) particles */
+    int skipped_solves;       /* sub-steps without a pressure solve for want of matrix room (cumulative; 0 seen) */
+} fs_mps_info;
+bool fs_world_mps_info(const fs_world *w, fs_mps_info *out);
+/* Pressure [Pa] and number density n* (Eq. 14's, at the predicted
+ * positions) of the last sub-step, per particle in view order.  Returns the
+ * count written (0 when the solver is not mps). */
+int fs_world_mps_fields(const fs_world *w, float *pressure, float *number_density, int max);
+
+/* ---- The world's definition ----------------------------------------------
+ * What fs_world_create is given (fs_default_world_def fills in the
+ * defaults): its sizes, the step, the task system and each solver's
+ * settings. */
+struct fs_world_def {
+    int capacity;             /* most particles the world can hold */
+    int springs_per_particle; /* spring slots per particle (default 48) */
+    float dt;                 /* seconds per step (default 1/60) */
+    int substeps;             /* fs_world_step runs this many steps of dt / substeps (default 1) */
+    fs_clavet_def clavet;     /* the Clavet solver's settings (its section) */
+    int worker_count;         /* > 1 only with parallel_for; at most FS_MAX_WORKERS */
+    fs_parallel_for_fn *parallel_for;
+    void *task_user;
+};
 
 #ifdef __cplusplus
 }

@@ -18,7 +18,7 @@
  *     forces: pressure Eq. 7, viscosity Eq. 8, elasticity Eq. 12 + 16, gravity, walls
  *     leap-frog (kick-drift) integration of Eq. 6; rigid bodies Eq. 18-20       unified_rigid.c
  *     walls (clamp), repair, temperature (Eq. 21 + heaters, shared with the Clavet solver)
- *   shape bodies (bodies.c, Algorithm 6 of Clavet 2005) once per step
+ *   shape bodies (body_step.c, Algorithm 6 of Clavet 2005) once per step
  *
  * Kernels: the spiky kernel (h - r)^3 of Müller 2003 (the paper's ref. 10)
  * for the density (Eq. 4) and the pressure gradient (Eq. 7, in Monaghan's
@@ -388,7 +388,7 @@ static int substeps_for(const fs_world *w, const uctx *x) {
     return n > (float)MAX_SUB ? MAX_SUB : (int)n;
 }
 
-/* Shape bodies (bodies.c) once per step, on the positions at the step's
+/* Shape bodies (body_step.c) once per step, on the positions at the step's
  * start (px) and now (x); what they change is added to the velocity. */
 static void shape_bodies(fs_world *w, const uctx *x) {
     fs__grid_build(w);

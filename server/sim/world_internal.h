@@ -127,7 +127,7 @@ struct fs_world {
     fs_body bodies[FS_MAX_BODIES];
     int nbodies;
     uint32_t next_body_id;
-    void *contacts, *contacts_prev; /* FS_MAX_CONTACTS each (bodies.c) */
+    void *contacts, *contacts_prev; /* FS_MAX_CONTACTS each (body_contacts.c) */
     int ncontacts, ncontacts_prev;
     float stick_max;
 

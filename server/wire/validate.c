@@ -145,13 +145,16 @@ static int shape_of(const char *name) /* -1 when unknown */
     return -1;
 }
 
-/* The components of 'size' that matter: a sphere's radius, a capsule's
- * radius and half length, a box's three half extents; the others in [0, hi]. */
-static bool size_ok(const double *size, const char *shape, double hi) {
+/* The components of 'size' that matter: a sphere's radius and a box's three
+ * half extents in [lo, hi], a capsule's radius in [lo, hi] and its half
+ * length in (0, hi]; the others in [0, hi]. */
+static bool size_ok(const double *size, const char *shape, double lo, double hi) {
     int sh = shape_of(shape);
     int need = sh == 1 ? 3 : sh == 2 ? 2 : 1;
-    for (int i = 0; i < 3; i++)
-        if (!in_range(size[i], 0, hi) || (i < need && !positive(size[i], hi))) return false;
+    for (int i = 0; i < 3; i++) {
+        const bool radius = i == 0 || sh == 1;
+        if (!in_range(size[i], 0, hi) || (i < need && !positive(size[i], hi)) || (radius && size[i] < lo)) return false;
+    }
     return true;
 }
 
@@ -164,7 +167,8 @@ typedef enum checker {
     CHK_INT,      /* an integer in [lo, hi] */
     CHK_SOLVER,   /* a solver's name (fs_solver_find) */
     CHK_SHAPE,    /* a body shape's name */
-    CHK_SIZE,     /* a body's size for its shape, components in (0, hi] */
+    CHK_SIZE,     /* a body's size for its shape (size_ok); the message is given lo and hi */
+    CHK_SPAN,     /* in [lo, hi]; the message is given lo and hi */
 } checker;
 
 /* One field's check in the kinds that carry it, run when the field is
@@ -198,14 +202,16 @@ static const struct field_check {
     {K(CMD_GET_PARTICLES), CF_OFFSET, CHK_INT, 0, CMD_MAX_PARTICLES, "'offset' must be an integer in [0, %.0f]", 1},
     {K(CMD_GET_PARTICLES), CF_LIMIT, CHK_INT, 1, 10000, "'limit' must be an integer in [1, %.0f]", 1},
     {K(CMD_BODY_CREATE), CF_SHAPE, CHK_SHAPE, 0, 0, "'shape' must be sphere, box or capsule", 0},
-    {K(CMD_BODY_CREATE), CF_SIZE, CHK_SIZE, 0, CMD_MAX_BODY_SIZE, "'size' components must be in (0, %g] m", 0},
+    {K(CMD_BODY_CREATE), CF_SIZE, CHK_SIZE, CMD_MIN_BODY_SIZE, CMD_MAX_BODY_SIZE,
+     "'size' components must be in [%g, %g] m (a capsule's half length above 0)", 0},
     {K(CMD_BODY_CREATE), CF_POS, CHK_VEC, 0, CMD_MAX_COORD, "'pos' must be 3 finite numbers", 0},
     {K(CMD_BODY_CREATE), CF_ROT, CHK_VEC, 0, 1e6, "'rot' must be 4 finite numbers (w, x, y, z)", 0},
     {K(CMD_BODY_CREATE), CF_ROT, CHK_NONZERO, 0, 0, "'rot' must not be zero", 0},
     {K(CMD_BODY_CREATE), CF_VEL, CHK_VEC, 0, CMD_MAX_SPEED, "'vel' and 'ang_vel' must be 3 numbers within +-%g", 0},
     {K(CMD_BODY_CREATE), CF_ANG_VEL, CHK_VEC, 0, CMD_MAX_SPEED, "'vel' and 'ang_vel' must be 3 numbers within +-%g", 0},
-    {K(CMD_BODY_CREATE), CF_DENSITY, CHK_POSITIVE, 0, CMD_MAX_DENSITY, "'density' must be in (0, %g] kg/m^3", 0},
-    {K(CMD_BODY_CREATE), CF_FRICTION, CHK_RANGE, 0, 2, "'friction' must be in [0, 2]", 0},
+    {K(CMD_BODY_CREATE), CF_DENSITY, CHK_SPAN, CMD_MIN_DENSITY, CMD_MAX_DENSITY, "'density' must be in [%g, %g] kg/m^3",
+     0},
+    {K(CMD_BODY_CREATE), CF_FRICTION, CHK_RANGE, 0, CMD_MAX_FRICTION, "'friction' must be in [0, %g]", 0},
     {BODY_OPS, CF_ID, CHK_INT, 0, 4294967295.0, "'id' must be an integer in [0, %.0f]", 0},
     {BODY_OPS, CF_POINT, CHK_VEC, 0, CMD_MAX_COORD, "'point' must be 3 finite numbers", 0},
     {BODY_OPS, CF_TARGET, CHK_VEC, 0, CMD_MAX_COORD, "'target' must be 3 finite numbers", 0},
@@ -239,6 +245,7 @@ static bool check_ok(const struct field_check *c, const cmd_fields *f) {
     case CHK_POSITIVE:
         return positive(*num_of(f, c->field), c->hi);
     case CHK_RANGE:
+    case CHK_SPAN:
         return in_range(*num_of(f, c->field), c->lo, c->hi);
     case CHK_INT:
         return is_int(*num_of(f, c->field), c->lo, c->hi);
@@ -247,7 +254,7 @@ static bool check_ok(const struct field_check *c, const cmd_fields *f) {
     case CHK_SHAPE:
         return shape_of(f->shape) >= 0;
     case CHK_SIZE:
-        return size_ok(f->size, f->shape, c->hi);
+        return size_ok(f->size, f->shape, c->lo, c->hi);
     }
     return false;
 }
@@ -272,6 +279,7 @@ static int fail(char *err, size_t errlen, const char *kind, const char *fmt, ...
 static int check_fail(const struct field_check *c, const cmd_fields *f, const char *k, char *err, size_t errlen) {
     size_t cap;
     if (c->chk == CHK_SOLVER) return fail(err, errlen, k, c->msg, cmd_field_str((cmd_fields *)f, c->field, &cap));
+    if (c->chk == CHK_SIZE || c->chk == CHK_SPAN) return fail(err, errlen, c->bare ? NULL : k, c->msg, c->lo, c->hi);
     return fail(err, errlen, c->bare ? NULL : k, c->msg, c->hi, c->hi);
 }
 

@@ -105,14 +105,14 @@ static inline void fz_check_cmd(const cmd *c) {
         FUZZ_REQUIRE(c->u.body_create.shape == FS_SHAPE_SPHERE || c->u.body_create.shape == FS_SHAPE_BOX ||
                      c->u.body_create.shape == FS_SHAPE_CAPSULE);
         for (int i = 0; i < 3; i++) FUZZ_REQUIRE(fz_in(c->u.body_create.size[i], 0, CMD_MAX_BODY_SIZE));
-        FUZZ_REQUIRE(c->u.body_create.size[0] > 0);
+        FUZZ_REQUIRE(c->u.body_create.size[0] >= CMD_MIN_BODY_SIZE);
         FUZZ_REQUIRE(fz_vec(c->u.body_create.pos, 3, CMD_MAX_COORD));
         FUZZ_REQUIRE(fz_unit(c->u.body_create.rot, 4));
         FUZZ_REQUIRE(fz_vec(c->u.body_create.vel, 3, CMD_MAX_SPEED));
         FUZZ_REQUIRE(fz_vec(c->u.body_create.ang_vel, 3, CMD_MAX_SPEED));
         if (c->u.body_create.has_density)
-            FUZZ_REQUIRE(fz_in(c->u.body_create.density, 0, CMD_MAX_DENSITY) && c->u.body_create.density > 0);
-        if (c->u.body_create.has_friction) FUZZ_REQUIRE(fz_in(c->u.body_create.friction, 0, 2));
+            FUZZ_REQUIRE(fz_in(c->u.body_create.density, CMD_MIN_DENSITY, CMD_MAX_DENSITY));
+        if (c->u.body_create.has_friction) FUZZ_REQUIRE(fz_in(c->u.body_create.friction, 0, CMD_MAX_FRICTION));
         break;
     case CMD_BODY_DESTROY:
     case CMD_BODY_IMPULSE:

@@ -961,6 +961,78 @@ static void test_decode_hostile_fields(void) {
                  "'density' must be in");
 }
 
+/* The edge's body ranges are the core's (fluid_sim.h): at each end of each
+ * range the edge accepts a body_create that fs_world_create_body then
+ * accepts, and just outside it the edge refuses one the core refuses too. */
+static bool core_accepts(const cmd *c) {
+    fs_world_def wd = fs_default_world_def();
+    wd.capacity = 16;
+    fs_world *w = fs_world_create(&wd);
+    fs_domain dom = {{-20, -20, -20}, {20, 20, 20}, {0, -9.81f, 0}, 0.5f, 0.25f, 0.1f};
+    fs_error e = {{0}};
+    CHECK(w && fs_world_reset(w, &dom, &e) == FS_OK, "a world for the body limits: %s", e.msg);
+    fs_body_def d = fs_default_body_def();
+    d.shape = (fs_shape)c->u.body_create.shape;
+    d.size = (fs_vec3){c->u.body_create.size[0], c->u.body_create.size[1], c->u.body_create.size[2]};
+    if (c->u.body_create.has_density) d.density = c->u.body_create.density;
+    if (c->u.body_create.has_friction) d.friction = c->u.body_create.friction;
+    const bool ok = fs_world_create_body(w, &d, &e) >= 0;
+    fs_world_destroy(w);
+    return ok;
+}
+
+static void test_body_limits_match_core(void) {
+    static const struct {
+        const char *shape, *size, *extra; /* extra: more fields, or "" */
+        bool ok;
+    } cases[] = {
+        {"sphere", "[0.01,0,0]", "", true},
+        {"sphere", "[0.009,0,0]", "", false},
+        {"sphere", "[5,0,0]", "", true},
+        {"sphere", "[5.01,0,0]", "", false},
+        {"box", "[5,0.01,5]", "", true},
+        {"box", "[5,0.009,5]", "", false},
+        {"box", "[6,1,1]", "", false},
+        {"capsule", "[0.01,5,0]", "", true},
+        {"capsule", "[0.009,1,0]", "", false},
+        {"capsule", "[1,5.01,0]", "", false},
+        {"box", "[1,1,1]", ",\"density\":10", true},
+        {"box", "[1,1,1]", ",\"density\":9.9", false},
+        {"box", "[1,1,1]", ",\"density\":20000", true},
+        {"box", "[1,1,1]", ",\"density\":20001", false},
+        {"box", "[1,1,1]", ",\"friction\":2", true},
+        {"box", "[1,1,1]", ",\"friction\":2.01", false},
+    };
+    int agreed = 0, n = (int)(sizeof cases / sizeof cases[0]);
+    for (int k = 0; k < n; k++) {
+        char json[192];
+        snprintf(json, sizeof json,
+                 "{\"type\":\"body_create\",\"rid\":1,\"shape\":\"%s\",\"size\":%s,\"pos\":[0,0,0]%s}", cases[k].shape,
+                 cases[k].size, cases[k].extra);
+        cmd c;
+        char err[FS_ERROR_LEN] = "";
+        const bool edge = decode_json(json, &c, err) == 0;
+        CHECK(edge == cases[k].ok, "%s: the edge %s it (%s)", json, edge ? "accepts" : "refuses", err);
+        if (edge) {
+            CHECK(core_accepts(&c), "%s: the edge accepts what the core refuses", json);
+        } else {
+            /* the same numbers given to the core directly */
+            cmd raw = {.kind = CMD_BODY_CREATE};
+            raw.u.body_create.shape = !strcmp(cases[k].shape, "sphere") ? FS_SHAPE_SPHERE
+                                      : !strcmp(cases[k].shape, "box")  ? FS_SHAPE_BOX
+                                                                        : FS_SHAPE_CAPSULE;
+            sscanf(cases[k].size, "[%f,%f,%f]", &raw.u.body_create.size[0], &raw.u.body_create.size[1],
+                   &raw.u.body_create.size[2]);
+            raw.u.body_create.has_density = sscanf(cases[k].extra, ",\"density\":%f", &raw.u.body_create.density) == 1;
+            raw.u.body_create.has_friction =
+                sscanf(cases[k].extra, ",\"friction\":%f", &raw.u.body_create.friction) == 1;
+            CHECK(!core_accepts(&raw), "%s: the edge refuses what the core accepts", json);
+        }
+        agreed += edge == cases[k].ok;
+    }
+    printf("  body limits: %d of %d cases at the ends of the ranges agree between edge and core\n", agreed, n);
+}
+
 /* The REST translation (rest_route.c), without a socket. */
 static const char *no_args(void *ctx, const char *name, char *buf, int len) {
     (void)ctx, (void)name, (void)buf, (void)len;
@@ -1197,6 +1269,7 @@ int main(int argc, char **argv) {
     test_hub();
     test_golden(dir, write);
     test_decode_hostile_fields();
+    test_body_limits_match_core();
     test_rest_refusals();
     test_params_limit_documented(dir);
     test_snapshot_wrapper();

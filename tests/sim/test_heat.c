@@ -132,7 +132,7 @@ static float run_mean_height(fs_world *w, int steps) {
 /* A jelly block holds its shape under gravity; heated above its melting
  * point it flows; cooled below its solidification point it holds its new
  * shape.  At the default tick (one 1/60 s step): the coloured sweeps
- * project a solid jelly's springs (clavet.c), so the block holds; warming
+ * project a solid jelly's springs (clavet_colour.c), so the block holds; warming
  * makes its springs plastic (Algorithm 3 and Eq. 8), and it flows. */
 void test_phase_jelly(void) {
     fs_pool *pool = fs_pool_create(2);

@@ -106,7 +106,7 @@ static void snap_free(snap *s) {
 }
 
 /* ---- momentum ------------------------------------------------------------ */
-static void test_linear_momentum(void) {
+void test_linear_momentum(void) {
     env e = make(4000, 2, 1, DEFAULT_RELAX);
     fs_world *w = e.w;
     open_space(w, 0.1f, 6.0f, (fs_vec3){0, 0, 0});
@@ -236,7 +236,7 @@ static void angular_momentum_relaxation(fs_relax_mode mode, double bound) {
     drop(&e);
 }
 
-static void test_angular_momentum_relaxation(void) {
+void test_angular_momentum_relaxation(void) {
     angular_momentum_relaxation(FS_RELAX_JACOBI, 1e-6);
     angular_momentum_relaxation(FS_RELAX_COLORED, 5e-3);
 }
@@ -281,7 +281,7 @@ static settle_result settle_pool(int substeps, fs_relax_mode relax, int threads,
     return r;
 }
 
-static void test_density_pool(void) {
+void test_density_pool(void) {
     /* 14 x 12 x 14 = 2352 particles, 12 layers deep, 1.5 s. */
     const float rho0 = 3.2f;
     settle_result a = settle_pool(8, FS_RELAX_JACOBI, 2, 120);
@@ -309,7 +309,7 @@ static void test_density_pool(void) {
  * pool's height, which shows what the kernel sum does not (a disordered
  * fluid packs more particles than the cubic lattice at the same kernel sum,
  * and Clavet's cohesion draws the top layer in). */
-static void test_density_pool_default(void) {
+void test_density_pool_default(void) {
     env e = make(3000, 2, 1, fs_default_world_def().clavet.relax);
     fs_world *w = e.w;
     const float s = 0.08f, h = 2.1f * s, W = 14 * s, rho0 = 3.2f;
@@ -374,7 +374,7 @@ static void test_density_pool_default(void) {
  * the scene's 4a tank.  The height: the top of the particles within two
  * spacings of the wall at x = 0, taken up to the first gap of two spacings
  * (drops and sheets detached above it do not count), plus half a spacing. */
-static void test_dam_break_column_height(void) {
+void test_dam_break_column_height(void) {
     static const double HT[] = {0.80, 1.29, 1.74, 2.15, 2.57, 3.08}, HE[] = {0.89, 0.78, 0.67, 0.56, 0.44, 0.33};
     env e = make(8000, 2, 1, fs_default_world_def().clavet.relax);
     fs_error err;
@@ -424,7 +424,7 @@ static void test_dam_break_column_height(void) {
     drop(&e);
 }
 
-static void test_sequential_vs_jacobi(void) {
+void test_sequential_vs_jacobi(void) {
     const float rho0 = 3.2f;
     settle_result j = settle_pool(4, FS_RELAX_JACOBI, 1, 120);
     settle_result s = settle_pool(4, FS_RELAX_SEQUENTIAL, 1, 120);
@@ -454,7 +454,7 @@ static uint64_t run_scene(const char *scene, int n, int threads, int steps) {
     return h;
 }
 
-static void test_determinism_threads(void) {
+void test_determinism_threads(void) {
     const char *scenes[] = {"dam_break", "gallery", "fountain", "floating"};
     for (int k = 0; k < 4; k++) {
         uint64_t h1 = run_scene(scenes[k], 3000, 1, 300);
@@ -489,7 +489,7 @@ static uint64_t run_scene_solver(int k, int n, int threads, int steps) {
     return h;
 }
 
-static void test_threads_every_scene(void) {
+void test_threads_every_scene(void) {
     for (int k = 0; k < fs_scene_count(); k++) {
         uint64_t h1 = run_scene_solver(k, 1000, 1, 6), h2 = run_scene_solver(k, 1000, 2, 6);
         REPORT("%-16s %-8s 6 steps: hash %016llx (1 thread) %016llx (2 threads)", fs_scene_get(k)->name,
@@ -499,7 +499,7 @@ static void test_threads_every_scene(void) {
 }
 
 /* ---- robustness ------------------------------------------------------------ */
-static void test_stress_extreme(void) {
+void test_stress_extreme(void) {
     env e = make(3000, 2, 1, DEFAULT_RELAX);
     fs_world *w = e.w;
     fs_error err;
@@ -621,7 +621,7 @@ static void squeeze(int mat, float *squeezed, float *final, float *err_out) {
     drop(&e);
 }
 
-static void test_jelly_and_clay(void) {
+void test_jelly_and_clay(void) {
     float js, jf, je, cs, cf, ce;
     squeeze(FS_MAT_JELLY, &js, &jf, &je);
     squeeze(FS_MAT_CLAY, &cs, &cf, &ce);
@@ -669,7 +669,7 @@ static float jelly_block_height(fs_relax_mode relax, int threads, float *lowest,
     return (float)(acc / 60) / top0;
 }
 
-static void test_jelly_holds_height(void) {
+void test_jelly_holds_height(void) {
     float low, low1, lowj;
     uint64_t h2, h1;
     float hc = jelly_block_height(FS_RELAX_COLORED, 2, &low, &h2);
@@ -691,7 +691,7 @@ static int uf_find(int *p, int a) {
     return a;
 }
 
-static void test_goo_filaments(void) {
+void test_goo_filaments(void) {
     env e = make(3000, 2, 1, DEFAULT_RELAX);
     fs_world *w = e.w;
     float s = 0.08f;
@@ -752,7 +752,7 @@ static void test_goo_filaments(void) {
 }
 
 /* ---- emitters, drains, ids -------------------------------------------------- */
-static void test_emitter_drain_counts(void) {
+void test_emitter_drain_counts(void) {
     env e = make(1000, 1, 1, DEFAULT_RELAX);
     fs_world *w = e.w;
     float s = 0.08f;
@@ -823,7 +823,7 @@ static void test_emitter_drain_counts(void) {
 }
 
 /* ---- validation, pause -------------------------------------------------------- */
-static void test_param_validation(void) {
+void test_param_validation(void) {
     env e = make(1000, 1, 1, DEFAULT_RELAX);
     fs_world *w = e.w;
     fs_error err;
@@ -861,7 +861,7 @@ static void test_param_validation(void) {
     drop(&e);
 }
 
-static void test_pause_and_step(void) {
+void test_pause_and_step(void) {
     env e = make(2000, 1, 1, DEFAULT_RELAX);
     fs_world *w = e.w;
     fs_world_load_scene(w, "drop", 1000, NULL);
@@ -881,7 +881,7 @@ static void test_pause_and_step(void) {
     drop(&e);
 }
 
-static void test_scenes(void) {
+void test_scenes(void) {
     env e = make(60000, 2, 1, DEFAULT_RELAX);
     for (int i = 0; i < fs_scene_count(); i++) {
         const fs_scene_info *sc = fs_scene_get(i);
@@ -916,7 +916,7 @@ static void test_scenes(void) {
 
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
 /* "No allocation inside the step loop once a scene is loaded." */
-static void test_no_allocation_in_step(void) {
+void test_no_allocation_in_step(void) {
     env e = make(20000, 2, 1, DEFAULT_RELAX);
     fs_world_load_scene(e.w, "fountain", 8000, NULL);
     fs_world_step(e.w);
@@ -937,67 +937,8 @@ static void test_no_allocation_in_step(void) {
 #endif
 
 int main(int argc, char **argv) {
-    static const tl_test tests[] = {
-        {"params_validation", test_param_validation},
-        {"pause_and_step", test_pause_and_step},
-        {"emitter_drain_counts_and_ids", test_emitter_drain_counts},
-        {"linear_momentum", test_linear_momentum},
-        {"angular_momentum_relaxation", test_angular_momentum_relaxation},
-        {"density_pool", test_density_pool},
-        {"density_pool_default", test_density_pool_default},
-        {"dam_break_column_height", test_dam_break_column_height},
-        {"sequential_vs_jacobi", test_sequential_vs_jacobi},
-        {"determinism_threads", test_determinism_threads},
-        {"threads_every_scene", test_threads_every_scene},
-        {"stress_extreme", test_stress_extreme},
-        {"jelly_and_clay", test_jelly_and_clay},
-        {"jelly_holds_height", test_jelly_holds_height},
-        {"goo_filaments", test_goo_filaments},
-        {"scenes", test_scenes},
-        {"bodies_validation", test_bodies_validation},
-        {"bodies_stack", test_bodies_stack},
-        {"bodies_grab", test_bodies_grab},
-        {"bodies_rough_handling", test_bodies_rough_handling},
-        {"bodies_momentum", test_bodies_momentum},
-        {"bodies_buoyancy", test_bodies_buoyancy},
-        {"bodies_stickiness", test_bodies_stickiness},
-        {"snapshot_roundtrip", test_snapshot_roundtrip},
-        {"snapshot_refusals", test_snapshot_refusals},
-        {"domain_ranges", test_domain_ranges},
-        {"state_bounds", test_state_bounds},
-        {"body_rails", test_body_rails},
-        {"heat_diffusion_erf", test_heat_diffusion_erf},
-        {"heat_conserved", test_heat_conserved},
-        {"heaters", test_heaters},
-        {"sparse_pcg", test_sparse_pcg},
-        {"sparse_blocks", test_sparse_blocks},
-        {"kernels_pack", test_kernels_pack},
-        {"phase_jelly", test_phase_jelly},
-        {"phase_water_freezes", test_phase_water_freezes},
-        {"unified_phase_block", test_unified_phase_block},
-        {"unified_merge_split", test_unified_merge_split},
-        {"unified_rigid", test_unified_rigid},
-        {"unified_heat_conserved", test_unified_heat_conserved},
-        {"unified_density_pool", test_unified_density_pool},
-        {"unified_beam", test_unified_beam},
-        {"unified_diffusion_erf", test_unified_diffusion_erf},
-        {"unified_layers", test_unified_layers},
-        {"unified_determinism", test_unified_determinism},
-        {"unified_scenes", test_unified_scenes},
-        {"unified_stress", test_unified_stress},
-        {"mps_hydrostatic", test_mps_hydrostatic},
-        {"mps_free_surface", test_mps_free_surface},
-        {"mps_dam_break", test_mps_dam_break},
-        {"mps_oil_water", test_mps_oil_water},
-        {"mps_heat", test_mps_heat},
-        {"mps_surface_tension", test_mps_surface_tension},
-        {"mps_inflow_outflow", test_mps_inflow_outflow},
-        {"mps_cg_20k", test_mps_cg_20k},
-        {"mps_determinism", test_mps_determinism},
-        {"params_per_solver", test_params_per_solver},
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
-        {"no_allocation_in_step", test_no_allocation_in_step},
-#endif
-    };
+#define SIM_TEST_ROW(name, fn) {#name, fn},
+    static const tl_test tests[] = {SIM_TESTS(SIM_TEST_ROW) SIM_TESTS_HEAP(SIM_TEST_ROW)};
+#undef SIM_TEST_ROW
     return tl_run(tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }

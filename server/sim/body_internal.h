@@ -1,0 +1,47 @@
+/* body_internal.h - what the rigid bodies' files share: the shapes'
+ * geometry (body_shapes.c), an impulse applied to a body, and the contacts
+ * between bodies and with the walls (body_contacts.c).  Internal to
+ * server/sim; the bodies' entry points for the rest of the core are in
+ * bodies.h. */
+#ifndef FS_BODY_INTERNAL_H
+#define FS_BODY_INTERNAL_H
+
+#include "body_math.h"
+
+/* body_shapes.c.  Distance from local point p to the surface (negative
+ * inside) and the outward unit normal (local). */
+float fs__body_sdf_local(const fs_body *b, v3 p, v3 *n);
+/* Bounding radius about the centre. */
+float fs__body_bound_radius(const fs_body *b);
+/* Half extents of the body's world-axis-aligned bounding box. */
+v3 fs__body_half_extent(const fs_body *b);
+/* Sample spheres (local centre, radius) on the shape for body contacts,
+ * at most FS_BODY_SAMPLES; returns how many. */
+#define FS_BODY_SAMPLES 26
+int fs__body_samples(const fs_body *b, v3 *c, float *r);
+/* Mass and inertia from shape, size and density (none for a static body). */
+void fs__body_set_mass(fs_body *b);
+
+/* World-space signed distance and normal at the body's current pose. */
+static inline float sdf_world(const fs_body *b, v3 x, v3 *n) {
+    v3 nl;
+    float d = fs__body_sdf_local(b, qrot_inv(b->rot, sub(x, b->pos)), &nl);
+    *n = qrot(b->rot, nl);
+    return d;
+}
+
+static inline void apply_impulse(fs_body *b, v3 point, v3 J) {
+    if (b->is_static) return;
+    b->vel = add(b->vel, mul(J, b->inv_mass));
+    b->ang = add(b->ang, inv_inertia_mul(b, cross(sub(point, b->pos), J)));
+}
+
+/* body_contacts.c.  Finds the contacts between the bodies and with the
+ * box's walls at the current poses, warm-starts them from the last step's
+ * and resolves them by sequential impulses (iterations passes). */
+void fs__bodies_contacts(fs_world *w, float dt, int iterations);
+/* A snapshot's warm-start contacts against nb bodies: indices in range,
+ * every number finite and bounded, normal impulses not negative. */
+fs_status fs__contacts_check(const void *contacts, int nc, int nb, fs_error *err);
+
+#endif
