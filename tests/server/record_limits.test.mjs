@@ -273,3 +273,32 @@ test('a symbolic link in the recordings folder is neither listed nor served', as
   assert.deepEqual(await listAll(s), ['real']);
   await s.stop();
 });
+
+test('--record at launch: two servers in the same second record under two names; one that cannot record runs on', async (t) => {
+  const rec = join(dir, 'launch');
+  mkdirSync(rec);
+  // every name of the next two minutes is taken: a launch must find the next free one
+  const stamp = (d) => `rec-${d.toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}`;
+  for (let k = 0; k < 120; k++) mkdirSync(join(rec, stamp(new Date(Date.now() + k * 1000))), { recursive: true });
+  const [a, b] = await Promise.all([0, 1].map(() => startServer(['--scene', 'dam_break', '--particles', '500', '--record', rec])));
+  const names = [];
+  for (const s of [a, b]) {
+    let st = null;
+    await until(async () => { st = await status(s); return st.active && st.frames > 0; }, () => `the launch recording (${JSON.stringify(st)})`);
+    assert.match(st.name, /^rec-\d{8}-\d{6}-\d+$/);
+    names.push(st.name);
+  }
+  assert.notEqual(names[0], names[1]);
+  for (const s of [a, b]) {
+    assert.equal((await http(s, 'POST', '/api/recordings/stop')).status, 200);
+    await until(async () => !(await status(s)).active, 'the recording to stop');
+    await s.stop();
+  }
+  for (const name of names) assert.ok(check(join(rec, name)).frames > 0, name);
+  // a recordings folder that cannot be made: logged, and the server serves
+  const c = await startServer(['--scene', 'dam_break', '--particles', '500', '--record', '/proc/self/no/such/folder']);
+  assert.equal((await get(c, '/api/health')).status, 200);
+  assert.match(c.stdout + c.stderr, /cannot record from the start \(cannot make the recordings folder .*\); the server runs on without it/);
+  t.diagnostic(`launch recordings: ${names.join(', ')}`);
+  await c.stop();
+});
