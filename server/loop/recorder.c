@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -113,7 +114,9 @@ static bool write_text(const char *tmp, const char *fin, const char *text, size_
     }
     fd = open(fin, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) return false;
-    bool ok = write_all(fd, text, len) && !ftruncate(fd, (off_t)len);
+    struct stat st; /* only within the blocks the file holds: a write that fails half way would leave half */
+    bool ok = !fstat(fd, &st) && (uint64_t)st.st_blocks * 512 >= len && write_all(fd, text, len) &&
+              !ftruncate(fd, (off_t)len);
     if (close(fd)) ok = false;
     return ok;
 }
@@ -164,15 +167,18 @@ static uint64_t used(const recorder *r) {
     return r->kept_others + (r->active ? r->bytes_kept + r->index_bytes : 0);
 }
 
-static void stop_for(recorder *r, stop_kind kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void stop_for(recorder *r, stop_kind kind, const char *fmt, ...) {
+/* Stops on its own, counted by kind; clean: before a write failed (the
+ * open segment gets its end mark). */
+static void stop_for(recorder *r, stop_kind kind, bool clean, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void stop_for(recorder *r, stop_kind kind, bool clean, const char *fmt, ...) {
     char why[160];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
     r->stopped_by[kind]++;
-    stop(r, why, false);
+    stop(r, why, clean);
 }
 
 /* Measures what the other recordings of the folder keep again (at most
@@ -230,7 +236,7 @@ static bool put(recorder *r, int kind, const uint8_t *p, size_t n) {
     rec_record_head(head, kind, p, n);
     if (fwrite(head, 1, sizeof head, r->f) != sizeof head || fwrite(p, 1, n, r->f) != n) {
         int e = errno ? errno : EIO;
-        stop_for(r, e == ENOSPC || e == EDQUOT ? STOP_DISK : STOP_ERROR, "write failed: %s", strerror(e));
+        stop_for(r, e == ENOSPC || e == EDQUOT ? STOP_DISK : STOP_ERROR, false, "write failed: %s", strerror(e));
         return false;
     }
     seg_info *s = cur(r);
@@ -285,7 +291,8 @@ static bool open_segment(recorder *r, const frameset *fs, double t, uint64_t tic
     r->f = fopen(path, "wb");
     if (!r->f || fwrite(REC_SIGNATURE, 1, REC_SIGNATURE_BYTES, r->f) != REC_SIGNATURE_BYTES) {
         int e = errno ? errno : EIO;
-        stop_for(r, e == ENOSPC || e == EDQUOT ? STOP_DISK : STOP_ERROR, "cannot write %.100s: %s", path, strerror(e));
+        stop_for(r, e == ENOSPC || e == EDQUOT ? STOP_DISK : STOP_ERROR, false, "cannot write %.100s: %s", path,
+                 strerror(e));
         return false;
     }
     s->bytes = REC_SIGNATURE_BYTES;
@@ -439,7 +446,7 @@ void recorder_frame(recorder *r, const frameset *fs, double sim_time, uint64_t t
     snprintf(folder, sizeof folder, "%s/%s", r->q.dir, r->q.name);
     stop_kind full = room_for(r, folder, need, why, sizeof why);
     if (full != STOP_ASKED) {
-        stop_for(r, full, "%s", why);
+        stop_for(r, full, true, "%s", why);
         return;
     }
     write_bcasts(r);
@@ -462,7 +469,7 @@ void recorder_frame(recorder *r, const frameset *fs, double sim_time, uint64_t t
     if (!put(r, REC_FRAME, c->msg->data, c->msg->len)) return;
     if (fflush(r->f)) {
         int e = errno ? errno : EIO;
-        stop_for(r, e == ENOSPC || e == EDQUOT ? STOP_DISK : STOP_ERROR, "write failed: %s", strerror(e));
+        stop_for(r, e == ENOSPC || e == EDQUOT ? STOP_DISK : STOP_ERROR, false, "write failed: %s", strerror(e));
         return;
     }
     fc_held_note(&r->held, fs->epoch, fs->seq, c->base, c->prev);

@@ -82,6 +82,7 @@ async function recordIntoLimit(t, s, name) {
   assert.equal(idx.recording, false, 'the index says it no longer records');
   assert.equal(idx.stopped, st.stopped, 'the index says why it stopped, as the status does');
   assert.ok(idx.segments.length >= 1 && idx.segments.every((x) => x.frames > 0));
+  assert.ok(idx.segments.every((x) => x.complete), 'every segment was closed with its end mark (the stop came before the disk was full)');
   const tool = check(join(s.disk, 'recordings', name));
   assert.ok(tool.ok, tool.out);
   assert.ok(tool.frames > 0);
