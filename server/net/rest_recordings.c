@@ -184,7 +184,7 @@ static rec_entry *list_folders(int dfd, int *count, bool *complete) {
             e = ne, cap = nc;
         }
         memset(&e[*count], 0, sizeof *e);
-        snprintf(e[*count].name, sizeof e->name, "%s", de->d_name);
+        snprintf(e[*count].name, sizeof e->name, "%.31s", de->d_name); /* valid_name: shorter */
         (*count)++;
     }
     closedir(d);
