@@ -71,6 +71,10 @@ static const struct opt {
      "a recording's disk bound in MB: its oldest 5 s segments are deleted past it (0: none)"},
     {"record-max-s", "FLUID_RECORD_MAX_S", OT_DOUBLE, O(record_max_s), 0, 1e7,
      "a recording's bound in simulated seconds kept (0: none)"},
+    {"record-total-mb", "FLUID_RECORD_TOTAL_MB", OT_DOUBLE, O(record_total_mb), 0, 1e9,
+     "all recordings together keep at most this many MB: a recording that reaches it stops, a start past it is "
+     "refused (0: what the recordings folder keeps at start plus half the free space of its disk, that half at "
+     "most 100000 MB)"},
     {"nats", "FLUID_NATS", OT_STR, O(nats), 0, 0,
      "NATS broker URL (nats://host:4222): a sim node publishes its frames there, a relay (--relay) serves them"},
     {"nats-token", "FLUID_NATS_TOKEN", OT_STR, O(nats_token), 0, 0, "the broker's token"},

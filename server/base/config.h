@@ -35,6 +35,8 @@ typedef struct srv_config {
     char record_dir[1024];   /* the recordings folder; empty: <data_dir>/recordings, or none */
     char record_start[1024]; /* --record DIR: that folder, and record from the start */
     double record_max_mb, record_max_s;
+    /* all recordings together, MB; 0: from the free space at start (loop/rec_disk.h) */
+    double record_total_mb;
     double save_interval; /* seconds between saves while running (0: only at shutdown) */
     char tls_cert[1024];  /* PEM certificate (chain) file; empty: plain http/ws */
     char tls_key[1024];   /* PEM private key file; given together with tls_cert */

@@ -40,6 +40,10 @@
 #define CMD_HEATER_SLOTS (FS_MAX_HEATERS - CMD_HEAT_TOOLS) /* slots the heater command sets */
 #define CMD_MAX_TEMPERATURE 1000.0f                        /* deg C, as the core's heaters */
 #define CMD_MIN_TEMPERATURE (-100.0f)
+#define CMD_MIN_RECORD_MB 0.1   /* a recording's max_mb: below, not even a segment fits */
+#define CMD_MAX_RECORD_MB 1.0e6 /* ... and above; the server's budget (--record-total-mb) may be lower */
+#define CMD_MIN_RECORD_S 0.1    /* a recording's max_seconds (simulated) */
+#define CMD_MAX_RECORD_S 1.0e7
 
 typedef enum cmd_kind {
     CMD_NONE = 0,
@@ -136,7 +140,7 @@ typedef struct cmd {
         } pace;
         struct {
             char name[CMD_NAME_LEN];    /* "": a name from the time */
-            double max_mb, max_seconds; /* 0: the server's defaults */
+            double max_mb, max_seconds; /* 0: not given (the server's defaults) */
         } record;
         struct {
             int slot;

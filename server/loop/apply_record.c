@@ -6,71 +6,170 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "encoder.h"
+#include "log.h"
 #include "publish.h"
+#include "rec_disk.h"
 
-/* Makes dir/name (dir too); a recording of that name must not exist. */
-static int make_folder(const char *dir, const char *name, char *err, size_t errlen) {
+#define AUTO_NAME_TRIES 100 /* rec-YYYYMMDD-HHMMSS, then -2, -3, ...: starts in the same second */
+
+/* Makes dir (the recordings folder) if it is missing. */
+static int make_dir(const char *dir, char *err, size_t errlen) {
     if (mkdir(dir, 0755) && errno != EEXIST) {
-        snprintf(err, errlen, "cannot make the recordings folder %s: %s", dir, strerror(errno));
-        return -1;
-    }
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    if (mkdir(path, 0755)) {
-        snprintf(err, errlen, errno == EEXIST ? "a recording named '%s' exists" : "cannot make %s: %s",
-                 errno == EEXIST ? name : path, strerror(errno));
+        snprintf(err, errlen, "cannot make the recordings folder %.100s: %s", dir, strerror(errno));
         return -1;
     }
     return 0;
 }
 
-static int start(sim_thread *s, const char *name, double max_mb, double max_s, char *out_name, char *err,
-                 size_t errlen) {
+/* Makes dir/name: 0, or 1 when a recording of that name exists, -1 when it
+ * cannot be made (err says why).  The folder is the name's claim: a start
+ * that fails removes it again (encoder.c). */
+static int make_folder(const char *dir, const char *name, char *err, size_t errlen) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (!mkdir(path, 0755)) return 0;
+    int e = errno;
+    if (e == EEXIST) {
+        snprintf(err, errlen, "a recording named '%s' exists", name);
+        return 1;
+    }
+    snprintf(err, errlen, "cannot make %.100s: %s", path, strerror(e));
+    return -1;
+}
+
+/* A name from the time, not taken: rec-YYYYMMDD-HHMMSS, else with -2, -3,
+ * ... (its folder made). */
+static int make_auto_folder(const char *dir, char *name, size_t n, char *err, size_t errlen) {
+    char base[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(base, sizeof base, "rec-%Y%m%d-%H%M%S", &tm);
+    for (int k = 1; k <= AUTO_NAME_TRIES; k++) {
+        if (k == 1)
+            snprintf(name, n, "%s", base);
+        else
+            snprintf(name, n, "%.24s-%d", base, k);
+        int rc = make_folder(dir, name, err, errlen);
+        if (rc <= 0) return rc;
+    }
+    snprintf(err, errlen, "no free name for a recording this second: give it one ('name')");
+    return -1;
+}
+
+/* The disk's limits the recorder works to: the budget and the room the
+ * world's saves need (twice the save: it is written beside the one before). */
+void sim_record_limits(sim_thread *s) {
+    rec_limits l;
+    memset(&l, 0, sizeof l);
+    if (!config_record_dir(s->cfg, l.dir, sizeof l.dir)) return;
+    l.total_mb = s->cfg->record_total_mb;
+    uint64_t twice = s->cfg->data_dir[0] ? 2 * s->save_bytes : 0;
+    l.reserve = twice > REC_RESERVE_MIN ? twice : REC_RESERVE_MIN;
+    encoder_record_limits(s->encoder, &l);
+}
+
+/* Queues the start (its folder made); its serial, or 0 with a reason. */
+static uint64_t start(sim_thread *s, const char *name, double max_mb, double max_s, char *out_name, char *err,
+                      size_t errlen, bool *busy) {
     rec_request q;
     memset(&q, 0, sizeof q);
+    *busy = false;
     if (!config_record_dir(s->cfg, q.dir, sizeof q.dir)) {
         snprintf(err, errlen, "no recordings folder: start the server with --record-dir DIR (or --data-dir)");
-        return -1;
+        return 0;
     }
+    if (s->rec_wait_count >= ENCODER_REC_OPS) {
+        snprintf(err, errlen, "busy: %d recording starts are waiting for their first frame, try again",
+                 s->rec_wait_count);
+        *busy = true;
+        return 0;
+    }
+    if (make_dir(q.dir, err, errlen)) return 0;
     if (name && name[0]) {
         snprintf(q.name, sizeof q.name, "%s", name);
-    } else {
-        time_t now = time(NULL);
-        struct tm tm;
-        gmtime_r(&now, &tm);
-        strftime(q.name, sizeof q.name, "rec-%Y%m%d-%H%M%S", &tm);
+        if (make_folder(q.dir, q.name, err, errlen)) return 0;
+    } else if (make_auto_folder(q.dir, q.name, sizeof q.name, err, errlen)) {
+        return 0;
     }
-    if (make_folder(q.dir, q.name, err, errlen)) return -1;
     double mb = max_mb > 0 ? max_mb : s->cfg->record_max_mb;
     q.max_bytes = mb > 0 ? (uint64_t)(mb * 1e6) : 0;
+    q.bound_asked = max_mb > 0;
     q.max_seconds = max_s > 0 ? max_s : s->cfg->record_max_s;
-    encoder_record(s->encoder, &q);
+    uint64_t serial = encoder_record_start(s->encoder, &q);
+    if (!serial) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", q.dir, q.name);
+        rmdir(path);
+        snprintf(err, errlen, "busy: %d recording starts and stops are waiting, try again", ENCODER_REC_OPS);
+        *busy = true;
+        return 0;
+    }
     s->dirty = true; /* the recording opens with a keyframe at the next frame slot */
     snprintf(out_name, CMD_NAME_LEN, "%s", q.name);
-    return 0;
+    return serial;
 }
 
 void apply_record_start(sim_thread *s, const cmd *c) {
     char err[FS_ERROR_LEN], name[CMD_NAME_LEN];
-    if (start(s, c->u.record.name, c->u.record.max_mb, c->u.record.max_seconds, name, err, sizeof err)) {
+    bool busy;
+    uint64_t serial =
+        start(s, c->u.record.name, c->u.record.max_mb, c->u.record.max_seconds, name, err, sizeof err, &busy);
+    if (!serial) {
         sim_reply_error(s, c, "%s", err);
         return;
     }
-    cmd_reply r = sim_reply_to(s, c);
-    r.ok = true;
-    snprintf(r.name, sizeof r.name, "%s", name);
-    sim_reply_post(s, &r);
+    sim_pending_record *p = &s->rec_wait[s->rec_wait_count++];
+    *p = (sim_pending_record){.serial = serial, .client = c->client, .rid = c->rid, .reply = true};
+    snprintf(p->name, sizeof p->name, "%s", name);
 }
 
 void apply_record_stop(sim_thread *s, const cmd *c) {
-    encoder_record(s->encoder, NULL);
+    if (!encoder_record_stop(s->encoder)) {
+        sim_reply_error(s, c, "busy: %d recording starts and stops are waiting, try again", ENCODER_REC_OPS);
+        return;
+    }
     sim_reply_ok(s, c, 0);
 }
 
-int sim_record_at_start(sim_thread *s, char *err, size_t errlen) {
-    if (!s->cfg->record_start[0]) return 0;
-    char name[CMD_NAME_LEN];
-    return start(s, NULL, 0, 0, name, err, errlen);
+void sim_record_poll(sim_thread *s) {
+    int k = 0;
+    for (int i = 0; i < s->rec_wait_count; i++) {
+        sim_pending_record *p = &s->rec_wait[i];
+        char why[160];
+        int rc = encoder_record_outcome(s->encoder, p->serial, why, sizeof why);
+        if (!rc) {
+            s->rec_wait[k++] = *p;
+            continue;
+        }
+        if (!p->reply) {
+            if (rc < 0) log_error("the recording at launch did not start (%s); the server runs on without it", why);
+            continue;
+        }
+        cmd c = {.kind = CMD_RECORD_START, .client = p->client, .rid = p->rid};
+        if (rc < 0) {
+            sim_reply_error(s, &c, "%s", why);
+            continue;
+        }
+        cmd_reply r = sim_reply_to(s, &c);
+        r.ok = true;
+        snprintf(r.name, sizeof r.name, "%s", p->name);
+        sim_reply_post(s, &r);
+    }
+    s->rec_wait_count = k;
+}
+
+void sim_record_at_start(sim_thread *s) {
+    if (!s->cfg->record_start[0]) return;
+    char name[CMD_NAME_LEN], err[FS_ERROR_LEN];
+    bool busy;
+    uint64_t serial = start(s, NULL, 0, 0, name, err, sizeof err, &busy);
+    if (!serial) {
+        log_error("cannot record from the start (%s); the server runs on without it", err);
+        return;
+    }
+    s->rec_wait[s->rec_wait_count++] = (sim_pending_record){.serial = serial, .reply = false};
 }

@@ -5,9 +5,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fluid_sim.h"
 #include "log.h"
+
+/* A recording start or stop on its way to the encoder thread, and a
+ * start's outcome on its way back (under the encoder's mutex). */
+enum { OP_FREE, OP_QUEUED, OP_RUNNING, OP_DONE };
+typedef struct rec_op {
+    int state;
+    bool stop;
+    uint64_t serial;
+    rec_request q;
+    bool ok;
+    char why[160];
+} rec_op;
 
 /* The frame handed over: copies, owned by whichever thread holds it (the
  * sim thread while `full` is false, the encoder thread while it is true). */
@@ -36,33 +49,98 @@ struct encoder {
     stream_stats last;
     uint64_t skipped;
     uint32_t key_served; /* the hub's key_requests the encoder has answered */
-    bool rec_pending;    /* a start or stop waits for the encoder thread */
-    bool rec_stop;
-    rec_request rec_q;
+    rec_op ops[ENCODER_REC_OPS];
+    int ops_queued;      /* ops in state OP_QUEUED */
+    uint64_t ops_serial; /* the last serial given */
+    bool rec_waiting;    /* a start waits for its first frame: the next op waits too */
+    bool limits_changed; /* `limits` is new for the recorder */
+    rec_limits limits;
     bool rec_wants_key; /* the recorder's, for encoder_key_wanted */
     /* the slot: see above */
     slot s;
     int max_cursors;
-    recorder *rec; /* the encoder thread's */
+    recorder *rec;    /* the encoder thread's */
+    uint64_t running; /* the encoder thread's: the serial of the start waiting for its first frame */
 };
 
-/* A start or stop the sim thread asked for (encoder thread). */
-static void apply_record(encoder *e) {
-    pthread_mutex_lock(&e->mtx);
-    bool pending = e->rec_pending, stop = e->rec_stop;
-    rec_request q = e->rec_q;
-    e->rec_pending = false;
-    pthread_mutex_unlock(&e->mtx);
-    if (!pending) return;
-    if (stop) {
-        recorder_stop(e->rec, NULL);
-    } else {
-        char why[160];
-        if (recorder_start(e->rec, &q, why, sizeof why)) log_error("recording %s not started: %s", q.name, why);
-    }
+static void publish_status(encoder *e) {
     rec_status rs;
     recorder_status(e->rec, &rs);
     hub_set_rec_status(e->hub, &rs);
+}
+
+/* Ends the op of serial with its outcome (a stop's slot is freed: its
+ * answer did not wait).  Under mtx. */
+static void op_done(encoder *e, uint64_t serial, bool ok, const char *why) {
+    for (int i = 0; i < ENCODER_REC_OPS; i++) {
+        rec_op *o = &e->ops[i];
+        if (o->state == OP_FREE || o->serial != serial) continue;
+        o->state = o->stop ? OP_FREE : OP_DONE;
+        o->ok = ok;
+        snprintf(o->why, sizeof o->why, "%s", why ? why : "");
+    }
+}
+
+/* The starts and stops the sim thread asked for, in their order; a start
+ * holds the ones after it until it has written its first frame, so that
+ * every start answered ok has recorded (encoder thread). */
+static void apply_record(encoder *e) {
+    for (;;) {
+        pthread_mutex_lock(&e->mtx);
+        bool limits = e->limits_changed;
+        rec_limits lim = e->limits;
+        e->limits_changed = false;
+        rec_op *next = NULL;
+        for (int i = 0; i < ENCODER_REC_OPS && !e->rec_waiting; i++)
+            if (e->ops[i].state == OP_QUEUED && (!next || e->ops[i].serial < next->serial)) next = &e->ops[i];
+        rec_op op = next ? *next : (rec_op){0};
+        if (next) next->state = OP_RUNNING, e->ops_queued--;
+        pthread_mutex_unlock(&e->mtx);
+        if (limits) {
+            recorder_set_limits(e->rec, &lim);
+            publish_status(e);
+        }
+        if (!next) return;
+        char why[160] = "";
+        bool ok = true;
+        if (op.stop) {
+            recorder_stop(e->rec, NULL);
+        } else if (recorder_start(e->rec, &op.q, why, sizeof why)) {
+            log_error("recording %s not started: %s", op.q.name, why);
+            char dir[1200];
+            snprintf(dir, sizeof dir, "%s/%s", op.q.dir, op.q.name);
+            rmdir(dir); /* the sim thread made it empty: the name is free again */
+            ok = false;
+        }
+        publish_status(e);
+        pthread_mutex_lock(&e->mtx);
+        if (ok && !op.stop) {
+            e->rec_waiting = true;
+            e->running = op.serial;
+        } else {
+            op_done(e, op.serial, ok, why);
+        }
+        pthread_mutex_unlock(&e->mtx);
+    }
+}
+
+/* After a frame: the start waiting for its first frame has it, or has
+ * stopped without one (its files are deleted: it is answered with why). */
+static void settle_start(encoder *e) {
+    bool waiting;
+    pthread_mutex_lock(&e->mtx);
+    waiting = e->rec_waiting;
+    pthread_mutex_unlock(&e->mtx);
+    if (!waiting) return;
+    bool wrote = recorder_frames(e->rec) > 0, active = recorder_active(e->rec);
+    if (!wrote && active) return;
+    rec_status rs;
+    recorder_status(e->rec, &rs);
+    if (!wrote) recorder_discard(e->rec);
+    pthread_mutex_lock(&e->mtx);
+    op_done(e, e->running, wrote, wrote ? NULL : rs.stopped);
+    e->rec_waiting = false;
+    pthread_mutex_unlock(&e->mtx);
 }
 
 static void slot_free(slot *s) {
@@ -98,7 +176,8 @@ static void *encoder_main(void *arg) {
     encoder *e = arg;
     pthread_mutex_lock(&e->mtx);
     for (;;) {
-        while (!e->stop && !e->full && !e->rec_pending) pthread_cond_wait(&e->cv, &e->mtx);
+        while (!e->stop && !e->full && !e->limits_changed && !(e->ops_queued && !e->rec_waiting))
+            pthread_cond_wait(&e->cv, &e->mtx);
         if (e->stop) break;
         bool full = e->full;
         pthread_mutex_unlock(&e->mtx);
@@ -119,11 +198,10 @@ static void *encoder_main(void *arg) {
             log_once("frame-encode", "encoder: cannot code a frame: %s (logged once)", why);
         if (rd.active) {
             recorder_frame(e->rec, &kept, s->head.sim_time, s->head.tick);
-            rec_status rs;
-            recorder_status(e->rec, &rs);
-            hub_set_rec_status(e->hub, &rs);
+            publish_status(e);
         }
         frameset_unref(&kept);
+        settle_start(e);
         uint32_t served = stream_keys_served(e->stream);
         bool rec_key = recorder_wants_key(e->rec);
         pthread_mutex_lock(&e->mtx);
@@ -242,11 +320,56 @@ bool encoder_key_wanted(encoder *e) {
     return wanted;
 }
 
-void encoder_record(encoder *e, const rec_request *q) {
+/* Queues an op; its serial, or 0 when every slot is taken. */
+static uint64_t queue_op(encoder *e, const rec_request *q) {
+    uint64_t serial = 0;
     pthread_mutex_lock(&e->mtx);
-    e->rec_pending = true;
-    e->rec_stop = q == NULL;
-    if (q) e->rec_q = *q;
+    for (int i = 0; i < ENCODER_REC_OPS; i++) {
+        rec_op *o = &e->ops[i];
+        if (o->state != OP_FREE) continue;
+        memset(o, 0, sizeof *o);
+        o->state = OP_QUEUED;
+        o->stop = q == NULL;
+        if (q) o->q = *q;
+        o->serial = serial = ++e->ops_serial;
+        e->ops_queued++;
+        pthread_cond_signal(&e->cv);
+        break;
+    }
+    pthread_mutex_unlock(&e->mtx);
+    return serial;
+}
+
+uint64_t encoder_record_start(encoder *e, const rec_request *q) {
+    return queue_op(e, q);
+}
+
+bool encoder_record_stop(encoder *e) {
+    return queue_op(e, NULL) != 0;
+}
+
+int encoder_record_outcome(encoder *e, uint64_t serial, char *why, size_t n) {
+    int rc = -1;
+    snprintf(why, n, "the recording start was lost");
+    pthread_mutex_lock(&e->mtx);
+    for (int i = 0; i < ENCODER_REC_OPS; i++) {
+        rec_op *o = &e->ops[i];
+        if (o->state == OP_FREE || o->serial != serial) continue;
+        rc = 0;
+        if (o->state == OP_DONE) {
+            rc = o->ok ? 1 : -1;
+            snprintf(why, n, "%s", o->why);
+            o->state = OP_FREE;
+        }
+    }
+    pthread_mutex_unlock(&e->mtx);
+    return rc;
+}
+
+void encoder_record_limits(encoder *e, const rec_limits *l) {
+    pthread_mutex_lock(&e->mtx);
+    e->limits = *l;
+    e->limits_changed = true;
     pthread_cond_signal(&e->cv);
     pthread_mutex_unlock(&e->mtx);
 }

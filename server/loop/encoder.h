@@ -4,7 +4,7 @@
  * frameset to the hub.  The sim thread's cost per frame is the copy.
  * While the encoder still codes the frame before, a new one is skipped
  * (counted), never queued.  The encoder thread also keeps the recording
- * (recorder.c): start and stop reach it as values. */
+ * (recorder.c): starts, stops and the disk's limits reach it as values. */
 #ifndef SRV_ENCODER_H
 #define SRV_ENCODER_H
 
@@ -37,8 +37,23 @@ void encoder_stats(encoder *e, stream_stats *out, uint64_t *skipped);
 /* Whether a client (or the recording) waits for a keyframe the encoder has
  * not coded yet. */
 bool encoder_key_wanted(encoder *e);
-/* Asks the encoder thread to start recording q (the folder exists), or to
- * stop (q NULL).  The outcome shows in the hub's rec_status. */
-void encoder_record(encoder *e, const rec_request *q);
+/* Recording starts and stops reach the encoder thread in their order, at
+ * most ENCODER_REC_OPS waiting at once.  A start is done when it has written
+ * its first frame (or failed): the ones after it wait until then. */
+#define ENCODER_REC_OPS 16
+/* Queues a start of q (the folder exists, empty: a start that fails
+ * removes it); its serial for encoder_record_outcome, or 0 when
+ * ENCODER_REC_OPS are already waiting. */
+uint64_t encoder_record_start(encoder *e, const rec_request *q);
+/* Queues a stop; false when ENCODER_REC_OPS are already waiting. */
+bool encoder_record_stop(encoder *e);
+/* The outcome of the start of serial: 0 while under way; 1 when it has
+ * written its first frame; -1 when it did not start (why says why; a
+ * start stopped before its first frame has deleted what it wrote).  An
+ * outcome is given once. */
+int encoder_record_outcome(encoder *e, uint64_t serial, char *why, size_t n);
+/* Sets the recordings' disk limits (recorder_set_limits), on the encoder
+ * thread's next turn. */
+void encoder_record_limits(encoder *e, const rec_limits *l);
 
 #endif

@@ -2,16 +2,29 @@
 #include "recorder.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "frame_held.h"
 #include "log.h"
+#include "rec_disk.h"
 #include "recfile.h"
 
-#define REC_MAX_SEGMENTS 4096 /* about 5.7 hours at 5 s each; older ones are deleted */
+#define REC_MAX_SEGMENTS 4096        /* about 5.7 hours at 5 s each; older ones are deleted */
+#define REC_SLACK (64u << 10)        /* besides a frame: the broadcasts, a segment's head, the index */
+#define REC_START_MIN (256u << 10)   /* the room a start needs: about a keyframe and its index */
+#define REC_RESCAN_NS 10000000000ull /* the folder is measured again at most this often, at the budget */
+
+/* Why a recording stopped. */
+typedef enum stop_kind { STOP_ASKED, STOP_BUDGET, STOP_DISK, STOP_ERROR } stop_kind;
+
+static void stop(recorder *r, const char *why, bool clean);
 
 typedef struct seg_info {
     unsigned number;
@@ -35,6 +48,13 @@ struct recorder {
     uint64_t bcast_next;
     uint64_t bytes_kept, segments_dropped, frames;
     char stopped[160];
+    /* the disk (rec_disk.h): the limits as set, the budget they give, what
+     * the other recordings of the folder keep (measured at the first limits,
+     * then counted, measured again at the budget), the size of index.json */
+    rec_limits lim;
+    bool measured;
+    uint64_t budget, kept_others, index_bytes, free_seen, rescan_ns, generation;
+    uint64_t stopped_by[STOP_ERROR + 1];
 };
 
 recorder *recorder_create(hub *h, const wire_static *st) {
@@ -60,18 +80,65 @@ static void seg_path(const recorder *r, unsigned number, char *out, size_t n) {
     snprintf(out, n, "%s/%s/seg-%06u.fsrec", r->q.dir, r->q.name, number);
 }
 
-/* index.json: what the browser reads to list, seek and fetch segments;
- * written to a temporary file and renamed, so a reader never sees half. */
+/* s as a JSON string's content (quotes and backslashes escaped, control
+ * characters dropped). */
+static void json_text(FILE *f, const char *s) {
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s >= 0x20)
+            fputc(*s, f);
+    }
+}
+
+static bool write_all(int fd, const char *p, size_t n) {
+    while (n) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return false;
+        p += k, n -= (size_t)k;
+    }
+    return true;
+}
+
+/* text to path: to path.tmp, renamed over path (a reader never sees half);
+ * when that cannot be written (a full disk), over the file in place, which
+ * needs little or no new space. */
+static bool write_text(const char *tmp, const char *fin, const char *text, size_t len) {
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        bool ok = write_all(fd, text, len);
+        if (close(fd)) ok = false;
+        if (ok && !rename(tmp, fin)) return true;
+        unlink(tmp);
+    }
+    fd = open(fin, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return false;
+    struct stat st; /* only within the blocks the file holds: a write that fails half way would leave half */
+    bool ok = !fstat(fd, &st) && (uint64_t)st.st_blocks * 512 >= len && write_all(fd, text, len) &&
+              !ftruncate(fd, (off_t)len);
+    if (close(fd)) ok = false;
+    return ok;
+}
+
+/* index.json: what the browser reads to list, seek and fetch segments.  A
+ * failure is logged (the recording's status says the rest). */
 static void write_index(recorder *r) {
     char tmp[1200], fin[1200];
     snprintf(tmp, sizeof tmp, "%s/%s/index.json.tmp", r->q.dir, r->q.name);
     snprintf(fin, sizeof fin, "%s/%s/index.json", r->q.dir, r->q.name);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        log_error("recording %s: out of memory for its index", r->q.name);
+        return;
+    }
     fprintf(f, "{\"version\": 1, \"name\": \"%s\", \"recording\": %s, \"frame_hz\": %g, \"segment_frames\": %d,\n",
             r->q.name, r->active ? "true" : "false", r->st ? r->st->frame_hz : 0.0, REC_SEGMENT_FRAMES);
-    fprintf(f, " \"stopped\": \"%s\", \"segments_dropped\": %llu, \"segments\": [", r->stopped,
-            (unsigned long long)r->segments_dropped);
+    fprintf(f, " \"stopped\": \"");
+    json_text(f, r->stopped);
+    fprintf(f, "\", \"segments_dropped\": %llu, \"segments\": [", (unsigned long long)r->segments_dropped);
     for (int k = 0; k < r->count; k++) {
         const seg_info *s = &r->seg[(r->first + k) % REC_MAX_SEGMENTS];
         fprintf(f,
@@ -82,8 +149,85 @@ static void write_index(recorder *r) {
                 s->complete ? "true" : "false");
     }
     fprintf(f, "\n]}\n");
-    bool ok = !ferror(f);
-    if (fclose(f) || !ok || rename(tmp, fin)) remove(tmp);
+    if (fclose(f)) {
+        free(text);
+        log_error("recording %s: out of memory for its index", r->q.name);
+        return;
+    }
+    r->generation++;
+    if (write_text(tmp, fin, text, len))
+        r->index_bytes = len;
+    else
+        log_error("recording %s: cannot write %s: %s", r->q.name, fin, strerror(errno ? errno : EIO));
+    free(text);
+}
+
+/* The bytes all recordings keep, the running one's included. */
+static uint64_t used(const recorder *r) {
+    return r->kept_others + (r->active ? r->bytes_kept + r->index_bytes : 0);
+}
+
+/* Stops on its own, counted by kind; clean: before a write failed (the
+ * open segment gets its end mark). */
+static void stop_for(recorder *r, stop_kind kind, bool clean, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void stop_for(recorder *r, stop_kind kind, bool clean, const char *fmt, ...) {
+    char why[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    r->stopped_by[kind]++;
+    stop(r, why, clean);
+}
+
+/* Measures what the other recordings of the folder keep again (at most
+ * every REC_RESCAN_NS): recordings deleted by hand give their room back. */
+static void remeasure(recorder *r) {
+    uint64_t now = clock_now_ns();
+    if (now < r->rescan_ns) return;
+    r->rescan_ns = now + REC_RESCAN_NS;
+    int folders;
+    r->kept_others = rec_disk_kept(r->lim.dir, r->active ? r->q.name : NULL, &folders);
+}
+
+/* Whether need more bytes fit the budget and leave the disk's reserve free
+ * in folder (the recording's); why says which does not ("" when both do). */
+static stop_kind room_for(recorder *r, const char *folder, uint64_t need, char *why, size_t n) {
+    why[0] = 0;
+    if (r->budget && used(r) + need > r->budget) remeasure(r);
+    if (r->budget && used(r) + need > r->budget) {
+        snprintf(why, n, "the recordings budget is used up: %.1f MB kept of %.1f MB (--record-total-mb)",
+                 (double)used(r) / 1e6, (double)r->budget / 1e6);
+        return STOP_BUDGET;
+    }
+    if (rec_disk_free(folder, &r->free_seen) && r->free_seen < r->lim.reserve + need) {
+        snprintf(why, n, "the disk is nearly full: %.1f MB free, and the world's saves need %.1f MB of free space",
+                 (double)r->free_seen / 1e6, (double)r->lim.reserve / 1e6);
+        return STOP_DISK;
+    }
+    return STOP_ASKED;
+}
+
+void recorder_set_limits(recorder *r, const rec_limits *l) {
+    r->lim = *l;
+    if (r->measured || !l->dir[0]) {
+        if (r->measured) r->budget = l->total_mb > 0 ? rec_disk_budget(l->total_mb, 0, 0) : r->budget;
+        return;
+    }
+    int folders = 0;
+    uint64_t free_b = 0;
+    r->kept_others = rec_disk_kept(l->dir, NULL, &folders);
+    bool have_free = rec_disk_free(l->dir, &free_b);
+    r->free_seen = free_b;
+    r->budget = have_free || l->total_mb > 0 ? rec_disk_budget(l->total_mb, r->kept_others, free_b) : 0;
+    r->measured = true;
+    r->rescan_ns = clock_now_ns() + REC_RESCAN_NS;
+    log_info("recordings in %s: %d kept (%.1f MB), %.1f MB free; all recordings may keep %.1f MB (%s), leaving %.1f "
+             "MB free for the world's saves",
+             l->dir, folders, (double)r->kept_others / 1e6, (double)free_b / 1e6, (double)r->budget / 1e6,
+             l->total_mb > 0 ? "--record-total-mb" : "the default: what is kept and half the free space",
+             (double)l->reserve / 1e6);
 }
 
 /* Writes one record; false (and the recording stops) on a write error. */
@@ -91,9 +235,8 @@ static bool put(recorder *r, int kind, const uint8_t *p, size_t n) {
     uint8_t head[REC_RECORD_HEAD];
     rec_record_head(head, kind, p, n);
     if (fwrite(head, 1, sizeof head, r->f) != sizeof head || fwrite(p, 1, n, r->f) != n) {
-        char why[160];
-        snprintf(why, sizeof why, "write failed: %s", strerror(errno ? errno : EIO));
-        recorder_stop(r, why);
+        int e = errno ? errno : EIO;
+        stop_for(r, e == ENOSPC || e == EDQUOT ? STOP_DISK : STOP_ERROR, false, "write failed: %s", strerror(e));
         return false;
     }
     seg_info *s = cur(r);
@@ -147,9 +290,9 @@ static bool open_segment(recorder *r, const frameset *fs, double t, uint64_t tic
     seg_path(r, s->number, path, sizeof path);
     r->f = fopen(path, "wb");
     if (!r->f || fwrite(REC_SIGNATURE, 1, REC_SIGNATURE_BYTES, r->f) != REC_SIGNATURE_BYTES) {
-        char why[160];
-        snprintf(why, sizeof why, "cannot write %.100s: %s", path, strerror(errno ? errno : EIO));
-        recorder_stop(r, why);
+        int e = errno ? errno : EIO;
+        stop_for(r, e == ENOSPC || e == EDQUOT ? STOP_DISK : STOP_ERROR, false, "cannot write %.100s: %s", path,
+                 strerror(e));
         return false;
     }
     s->bytes = REC_SIGNATURE_BYTES;
@@ -163,20 +306,38 @@ static bool open_segment(recorder *r, const frameset *fs, double t, uint64_t tic
     return ok;
 }
 
+/* Whether q may start (the running recording goes on when not): its
+ * folder is writable, its bound within the budget, and the budget and the
+ * disk have room; err says why not. */
+static bool may_start(recorder *r, const rec_request *q, char *err, size_t errlen) {
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s/%s", q->dir, q->name);
+    if (access(dir, W_OK)) {
+        snprintf(err, errlen, "cannot write to %.100s: %s", dir, strerror(errno));
+        return false;
+    }
+    if (q->bound_asked && r->budget && q->max_bytes > r->budget) {
+        snprintf(err, errlen, "'max_mb' %.1f is more than all recordings may keep: %.1f MB (--record-total-mb)",
+                 (double)q->max_bytes / 1e6, (double)r->budget / 1e6);
+        return false;
+    }
+    char why[160];
+    if (room_for(r, dir, REC_START_MIN, why, sizeof why) != STOP_ASKED) {
+        snprintf(err, errlen, "no room for recordings: %s", why);
+        return false;
+    }
+    return true;
+}
+
 int recorder_start(recorder *r, const rec_request *q, char *err, size_t errlen) {
+    if (!may_start(r, q, err, errlen)) return -1;
     recorder_stop(r, NULL);
     memset(r->seg, 0, sizeof r->seg);
     r->first = r->count = 0;
     r->next_number = 1;
-    r->bytes_kept = r->segments_dropped = r->frames = 0;
+    r->bytes_kept = r->segments_dropped = r->frames = r->index_bytes = 0;
     r->q = *q;
     r->stopped[0] = 0;
-    char dir[1200];
-    snprintf(dir, sizeof dir, "%s/%s", q->dir, q->name);
-    if (access(dir, W_OK)) {
-        snprintf(err, errlen, "cannot write to %s: %s", dir, strerror(errno));
-        return -1;
-    }
     r->active = true;
     r->need_key = true;
     r->bcast_next = hub_bcast_next(r->hub); /* broadcasts from now on */
@@ -185,7 +346,9 @@ int recorder_start(recorder *r, const rec_request *q, char *err, size_t errlen) 
     return 0;
 }
 
-void recorder_stop(recorder *r, const char *why) {
+/* Stops; clean: the open segment gets its end mark (not after a write
+ * error). */
+static void stop(recorder *r, const char *why, bool clean) {
     if (!r->active) return;
     if (why) snprintf(r->stopped, sizeof r->stopped, "%s", why);
     r->active = false; /* first: a write error inside close_segment must not recurse */
@@ -194,16 +357,45 @@ void recorder_stop(recorder *r, const char *why) {
         uint8_t head[REC_RECORD_HEAD];
         uint8_t none = 0;
         rec_record_head(head, REC_END, &none, 0);
-        bool ok = !why && fwrite(head, 1, sizeof head, f) == sizeof head;
-        if (ok) cur(r)->bytes += sizeof head, cur(r)->complete = true;
-        fclose(f);
+        bool ok = clean && fwrite(head, 1, sizeof head, f) == sizeof head;
+        if (ok) cur(r)->bytes += sizeof head, r->bytes_kept += sizeof head;
+        if (fclose(f)) ok = false;
+        if (ok) cur(r)->complete = true;
         r->f = NULL;
     }
     write_index(r);
+    r->kept_others += r->bytes_kept + r->index_bytes; /* now one of the others */
     if (why)
         log_error("recording %s stopped: %s", r->q.name, why);
     else
         log_info("recording %s stopped (%llu frames kept)", r->q.name, (unsigned long long)r->frames);
+}
+
+void recorder_stop(recorder *r, const char *why) {
+    stop(r, why, !why);
+}
+
+void recorder_discard(recorder *r) {
+    if (r->active || !r->q.name[0]) return;
+    char path[1200];
+    for (int k = 0; k < r->count; k++) {
+        seg_path(r, r->seg[(r->first + k) % REC_MAX_SEGMENTS].number, path, sizeof path);
+        remove(path);
+    }
+    snprintf(path, sizeof path, "%s/%s/index.json", r->q.dir, r->q.name);
+    remove(path);
+    snprintf(path, sizeof path, "%s/%s", r->q.dir, r->q.name);
+    if (rmdir(path) && errno != ENOENT)
+        log_error("recording %s: cannot remove %s: %s", r->q.name, path, strerror(errno));
+    uint64_t mine = r->bytes_kept + r->index_bytes;
+    r->kept_others = r->kept_others > mine ? r->kept_others - mine : 0;
+    r->bytes_kept = r->index_bytes = 0;
+    r->count = 0;
+    r->generation++;
+}
+
+uint64_t recorder_frames(const recorder *r) {
+    return r->frames;
 }
 
 bool recorder_active(const recorder *r) {
@@ -246,6 +438,17 @@ static void write_bcasts(recorder *r) {
 
 void recorder_frame(recorder *r, const frameset *fs, double sim_time, uint64_t tick) {
     if (!r->active || !fs->count) return;
+    uint64_t need = REC_SLACK; /* checked before anything is written: the largest coding, and the rest */
+    for (int i = 0; i < fs->count; i++)
+        if (fs->coding[i].msg && fs->coding[i].msg->len + (uint64_t)REC_SLACK > need)
+            need = fs->coding[i].msg->len + (uint64_t)REC_SLACK;
+    char why[160], folder[1200];
+    snprintf(folder, sizeof folder, "%s/%s", r->q.dir, r->q.name);
+    stop_kind full = room_for(r, folder, need, why, sizeof why);
+    if (full != STOP_ASKED) {
+        stop_for(r, full, true, "%s", why);
+        return;
+    }
     write_bcasts(r);
     if (!r->active) return;
     int key = -1;
@@ -265,9 +468,8 @@ void recorder_frame(recorder *r, const frameset *fs, double sim_time, uint64_t t
     const frame_coding *c = &fs->coding[i];
     if (!put(r, REC_FRAME, c->msg->data, c->msg->len)) return;
     if (fflush(r->f)) {
-        char why[160];
-        snprintf(why, sizeof why, "write failed: %s", strerror(errno));
-        recorder_stop(r, why);
+        int e = errno ? errno : EIO;
+        stop_for(r, e == ENOSPC || e == EDQUOT ? STOP_DISK : STOP_ERROR, false, "write failed: %s", strerror(e));
         return;
     }
     fc_held_note(&r->held, fs->epoch, fs->seq, c->base, c->prev);
@@ -291,4 +493,12 @@ void recorder_status(const recorder *r, rec_status *out) {
     if (r->count)
         out->seconds = r->seg[(r->first + r->count - 1) % REC_MAX_SEGMENTS].last_time - r->seg[r->first].first_time;
     snprintf(out->stopped, sizeof out->stopped, "%s", r->stopped);
+    out->generation = r->generation;
+    out->budget_bytes = r->budget;
+    out->used_bytes = r->measured ? used(r) : 0;
+    out->reserve_bytes = r->lim.reserve;
+    out->free_bytes = r->free_seen;
+    out->stopped_budget = r->stopped_by[STOP_BUDGET];
+    out->stopped_disk = r->stopped_by[STOP_DISK];
+    out->stopped_error = r->stopped_by[STOP_ERROR];
 }

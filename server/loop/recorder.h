@@ -4,8 +4,12 @@
  * (the world's description) and a keyframe, then every frame as a delta
  * against the one before and the broadcasts in between, and an index.json
  * the browser reads to list and seek.  Its disk use is bounded: the oldest
- * segments are deleted past a size or a duration; a write error (a full
- * disk) stops the recording with the reason, never the world.
+ * segments are deleted past a size or a duration; all recordings together
+ * keep at most the server's budget (--record-total-mb), and they leave the
+ * world's saves their room on the disk (a reserve of free space, checked
+ * before every frame is written).  Reaching the budget or the reserve, or
+ * a write error, stops the recording with the reason (in its index.json,
+ * the log and its status), never the world.
  * Threads: the encoder thread only. */
 #ifndef SRV_RECORDER_H
 #define SRV_RECORDER_H
@@ -27,18 +31,35 @@ typedef struct rec_request {
     char name[REC_NAME_MAX]; /* the recording: a folder in dir */
     uint64_t max_bytes;      /* 0: no bound */
     double max_seconds;      /* simulated seconds kept, 0: no bound */
+    bool bound_asked;        /* max_bytes is the request's own (not the server's default) */
 } rec_request;
+
+/* The recordings' disk: a value the sim thread sets and renews. */
+typedef struct rec_limits {
+    char dir[1024];   /* the recordings folder */
+    double total_mb;  /* --record-total-mb: 0 for the default (rec_disk.h) */
+    uint64_t reserve; /* free bytes to leave on the disk: the world's saves need them */
+} rec_limits;
 
 typedef struct recorder recorder;
 
 recorder *recorder_create(hub *h, const wire_static *st);
 void recorder_destroy(recorder *r);
+/* Sets the disk's limits; the first call with a folder measures what its
+ * recordings keep and the free space (and so the default budget). */
+void recorder_set_limits(recorder *r, const rec_limits *l);
 /* Starts (the folder must exist); stops the one before.  Returns 0, or -1
- * with a reason. */
+ * with a reason: a reason that starts "no room for recordings" is the
+ * budget or the disk's reserve. */
 int recorder_start(recorder *r, const rec_request *q, char *err, size_t errlen);
 /* Stops (closing the segment and the index); why may be NULL. */
 void recorder_stop(recorder *r, const char *why);
+/* Deletes the files and the folder of the recording last started, once
+ * stopped (a start that never wrote a frame). */
+void recorder_discard(recorder *r);
 bool recorder_active(const recorder *r);
+/* Frames the recording last started has written. */
+uint64_t recorder_frames(const recorder *r);
 /* Whether the next frame must bring a keyframe (a segment starts). */
 bool recorder_wants_key(const recorder *r);
 /* Writes the broadcasts published since the last frame, then the frame: the

@@ -30,6 +30,15 @@ typedef struct sim_pending_step {
     int steps;
 } sim_pending_step;
 
+/* A recording start waiting for its first frame (encoder_record_outcome):
+ * its reply is held until then.  A value owned by the sim thread. */
+typedef struct sim_pending_record {
+    uint64_t serial;
+    uint32_t client, rid;
+    bool reply; /* false: the start at launch (--record), only logged */
+    char name[CMD_NAME_LEN];
+} sim_pending_record;
+
 /* Also declared in sim_thread.h (C11 allows the same typedef twice): the
  * files of loop/ include this header, not the public one. */
 typedef struct sim_thread sim_thread;
@@ -65,6 +74,11 @@ struct sim_thread {
     persist_file save;     /* the save file read at start, until restored */
     sim_pending_step pending[SIM_MAX_PENDING_STEPS];
     int pending_count;
+    /* recording starts waiting for their first frame */
+    sim_pending_record rec_wait[ENCODER_REC_OPS];
+    int rec_wait_count;
+    /* the last save's size (before one, the world's document's): the free space recordings leave */
+    uint64_t save_bytes;
     uint64_t info_version;
     float dt;                     /* the world's fixed step */
     uint64_t earliest_unshown_ns; /* arrival of the oldest command applied since the last frame */

@@ -118,6 +118,7 @@ static int init(sim_thread *s, char *err, size_t errlen) {
     if (world_def(s, &def, err, errlen)) return -1;
     int cap = def.capacity; /* as configured (a save may change it) */
     persist_open(cfg->data_dir, &s->save, &def);
+    size_t saved_len = s->save.len;
     s->world = fs_world_create(&def);
     if (!s->world) {
         snprintf(err, errlen, "cannot create a world of %d particles", cap);
@@ -127,7 +128,10 @@ static int init(sim_thread *s, char *err, size_t errlen) {
     if (first_world(s, err, errlen)) return -1;
     world_info wi0;
     sim_publish_info(s, &wi0); /* the recording's first segment describes this world */
-    if (sim_record_at_start(s, err, errlen)) return -1;
+    s->save_bytes = saved_len;
+    if (cfg->data_dir[0] && !s->save_bytes) s->save_bytes = fs_world_snapshot_size(s->world);
+    sim_record_limits(s);
+    sim_record_at_start(s);
     if (cfg->data_dir[0] && cfg->save_interval > 0)
         s->next_save_ns = clock_now_ns() + (uint64_t)(cfg->save_interval * 1e9);
     world_info wi;
@@ -318,6 +322,10 @@ static void save(sim_thread *s) {
         s->stats.saves++;
         s->stats.save_bytes_last = out.bytes;
         s->stats.save_ms_last = out.ms;
+        if (out.bytes != s->save_bytes) {
+            s->save_bytes = out.bytes;
+            sim_record_limits(s); /* the room the next save needs */
+        }
     } else {
         s->stats.save_failures++;
     }
@@ -344,6 +352,7 @@ static void tick(sim_thread *s, stats_window *win, frame_clock *fc) {
     }
     win->ticks++;
     if (s->pending_count) sim_flush_pending_steps(s, false);
+    if (s->rec_wait_count) sim_record_poll(s);
     /* 3. Frame at the frame rate; while nothing changes (paused, no
      * command, no cursor moved) only one a second, as a heartbeat. */
     if (stepped || total) s->dirty = true;

@@ -79,6 +79,24 @@ static void metrics_bus(mtext *t, const net *n) {
     for (int i = 0; i < k; i++) mt_printf(t, "fluid_relay_viewers{relay=\"%u\"} %d\n", relay[i], viewers[i]);
 }
 
+/* The recordings: what they keep of their budget, and the ones that
+ * stopped on their own, by cause. */
+static void metrics_recordings(mtext *t, const net *n) {
+    rec_status rs;
+    hub_get_rec_status(n->hub, &rs);
+    mt_one(t, "fluid_recording_active", "gauge", "1 while a recording runs.", rs.active ? 1 : 0);
+    mt_one(t, "fluid_recordings_bytes", "gauge", "Bytes all recordings keep (the running one included).",
+           (double)rs.used_bytes);
+    mt_one(t, "fluid_recordings_budget_bytes", "gauge", "Bytes all recordings may keep (--record-total-mb).",
+           (double)rs.budget_bytes);
+    mt_head(t, "fluid_recordings_stopped_total", "counter",
+            "Recordings stopped on their own: the budget used up, the disk's reserve for the saves reached (or a "
+            "full disk), another write error.");
+    mt_printf(t, "fluid_recordings_stopped_total{reason=\"budget\"} %llu\n", (unsigned long long)rs.stopped_budget);
+    mt_printf(t, "fluid_recordings_stopped_total{reason=\"disk\"} %llu\n", (unsigned long long)rs.stopped_disk);
+    mt_printf(t, "fluid_recordings_stopped_total{reason=\"error\"} %llu\n", (unsigned long long)rs.stopped_error);
+}
+
 char *rest_metrics_text(const net *n, size_t *len) {
     sim_stats s;
     world_info wi;
@@ -165,6 +183,7 @@ char *rest_metrics_text(const net *n, size_t *len) {
     mt_printf(&t, "fluid_errors_total{kind=\"clients_refused\"} %llu\n", (unsigned long long)n->ws_rejected);
     mt_printf(&t, "fluid_errors_total{kind=\"save_failed\"} %llu\n", (unsigned long long)s.save_failures);
     mt_one(&t, "fluid_saves_total", "counter", "Worlds saved to the data directory.", (double)s.saves);
+    metrics_recordings(&t, n);
     metrics_bus(&t, n);
     if (t.failed) {
         free(t.p);

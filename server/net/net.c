@@ -18,6 +18,7 @@
 #include "net_internal.h"
 #include "ws_frames.h"
 #include "rest.h"
+#include "rest_recordings.h"
 #include "ws.h"
 #include "ws_client.h"
 
@@ -188,5 +189,6 @@ void net_destroy(net *n) {
         for (int i = 0; i < k; i++) cmd_reply_free_payload(&rs[i]);
     ws_frames_clear(n);
     for (int i = 0; i < HUB_BCAST_RING; i++) msg_buf_unref(n->bcast[i]);
+    rest_recordings_free(n);
     free(n);
 }

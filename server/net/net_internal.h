@@ -24,6 +24,7 @@ typedef struct cmd_queue cmd_queue; /* queue.h */
 
 typedef struct ws_client ws_client; /* ws_client.h */
 typedef struct http_req http_req;   /* rest.h */
+typedef struct rec_list rec_list;   /* rest_recordings.c */
 
 /* Threads: network thread only (the sim thread reaches only `ctx`, through
  * lws_cancel_service). */
@@ -61,6 +62,7 @@ struct net {
     uint64_t key_deferred; /* waits for a keyframe made longer: the client had one less than a second before */
     uint64_t bad_messages, rate_limited, queue_busy, replies_dropped, http_requests, ws_rejected, origin_refused;
     uint64_t http_answers_cut; /* answers whose reader stalled for NET_REST_STALL_S, closed unfinished */
+    rec_list *recordings;      /* the recordings listing's cache (rest_recordings.c), made when first asked */
 };
 
 #endif

@@ -340,9 +340,15 @@ static void route(net *n, http_req *r) {
     case RV_SOLVERS:
         respond_json(n, r, 200, rest_solvers_json(n));
         return;
-    case RV_RECORDINGS:
-        respond_json(n, r, 200, rest_recordings_json(n));
+    case RV_RECORDINGS: {
+        size_t len = 0;
+        char *text = rest_recordings_text(n, a.offset, a.limit, &len);
+        if (text)
+            respond_bytes(n, r, 200, "application/json", text, len);
+        else
+            respond_error(n, r, 500, "out of memory");
         return;
+    }
     }
 }
 
@@ -364,6 +370,10 @@ void rest_deliver(net *n, cmd_reply *rep) {
         int status = 400;
         if (strstr(rep->error, "unknown"))
             status = 404;
+        else if (strstr(rep->error, "no room for recordings"))
+            status = 507;
+        else if (strstr(rep->error, ": busy:"))
+            status = 503;
         else if (strstr(rep->error, "pause it first") || strstr(rep->error, "in flight") ||
                  strstr(rep->error, "held by") || strstr(rep->error, "exists"))
             status = 409;

@@ -1,6 +1,8 @@
-/* rest_recordings.h - the recordings over REST: the list (GET
- * /api/recordings: the recording running, and each recording's index) and
- * a recording's files (GET /api/recordings/NAME/FILE).  Network thread. */
+/* rest_recordings.h - the recordings over REST: the listing (GET
+ * /api/recordings?offset=&limit=: the recording running, the disk's budget,
+ * and a page of the recordings sorted by name, each a summary of its
+ * index.json) and a recording's files (GET /api/recordings/NAME/FILE).
+ * Network thread. */
 #ifndef SRV_REST_RECORDINGS_H
 #define SRV_REST_RECORDINGS_H
 
@@ -9,10 +11,15 @@
 
 #include "net_internal.h"
 
-cJSON *rest_recordings_json(net *n);
+/* The listing's page as JSON text (malloc'd, *len bytes), or NULL when out
+ * of memory.  offset and limit are checked by rest_route.c. */
+char *rest_recordings_text(net *n, int offset, int limit, size_t *len);
+/* Frees the listing's cache (net_destroy). */
+void rest_recordings_free(net *n);
 /* Reads file (checked by rest_route.c: NAME/index.json or NAME/seg-N.fsrec)
- * from the recordings folder: the bytes (malloc'd, *len), or NULL with an
- * HTTP status and a reason. */
+ * from the recordings folder, following no symbolic link and only inside
+ * the folder: the bytes (malloc'd, *len), or NULL with an HTTP status and a
+ * reason. */
 char *rest_recfile_read(const net *n, const char *file, size_t *len, const char **ctype, int *status, char *err,
                         size_t errlen);
 

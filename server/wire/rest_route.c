@@ -113,11 +113,30 @@ static int fields_from_json(const cJSON *j, cmd_fields *f, char *err, size_t err
     return 0;
 }
 
+/* Whether the body holds a NUL: a zero byte, or the escape \u0000 in a
+ * string.  cJSON would end the string there and a check of its text would
+ * see only what comes before ("a\u0000b" as "a"), so strings are checked
+ * on the bytes received.  A backslash occurs in valid JSON only inside a
+ * string, where it starts an escape of which the next character is a part. */
+static bool has_nul(const char *p, size_t n) {
+    if (memchr(p, 0, n)) return true;
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (p[i] != '\\') continue;
+        if (p[i + 1] == 'u' && i + 5 < n && !memcmp(p + i + 2, "0000", 4)) return true;
+        i++; /* the escaped character: "\\u0000" is a backslash, then text */
+    }
+    return false;
+}
+
 /* The body as JSON, or NULL with the error set.  optional: no body is {}. */
 static cJSON *parse_body(const rest_request *q, rest_action *a, bool optional) {
     if (!q->body_len) {
         if (optional) return cJSON_CreateObject();
         fail(a, 400, "a JSON body is required");
+        return NULL;
+    }
+    if (has_nul(q->body, q->body_len)) {
+        fail(a, 400, "the body must not hold a NUL character (a zero byte or \\u0000 in a string)");
         return NULL;
     }
     cJSON *j = cJSON_ParseWithLength(q->body, q->body_len);
@@ -250,6 +269,21 @@ static void get_particles(const rest_request *q, rest_action *a) {
     if (a->outcome == REST_COMMAND) a->c.u.particles.format = format;
 }
 
+/* GET /api/recordings?offset=&limit=: a page of the listing. */
+static void recordings_page(const rest_request *q, rest_action *a) {
+    int offset = 0, limit = REST_REC_PAGE_MAX;
+    bool bad = false;
+    parse_uint_arg(q, "offset=", &offset, &bad);
+    parse_uint_arg(q, "limit=", &limit, &bad);
+    if (bad || limit < 1 || limit > REST_REC_PAGE_MAX) {
+        fail(a, 400, "offset must be an integer >= 0 and limit an integer in [1, %d]", REST_REC_PAGE_MAX);
+        return;
+    }
+    view(a, RV_RECORDINGS);
+    a->offset = offset;
+    a->limit = limit;
+}
+
 /* ---- The route table --------------------------------------------------------- */
 
 /* Every route of the REST API, in the order GET /api lists them.  A path's
@@ -287,7 +321,7 @@ const rest_route_def rest_routes[] = {
     POST("/api/heater", CMD_HEATER, BODY_REQUIRED),
     {HM_GET, "/api/snapshot", NULL, RH_SNAPSHOT, RV_INDEX, CMD_GET_SNAPSHOT, false},
     {HM_POST, "/api/snapshot", NULL, RH_SNAPSHOT, RV_INDEX, CMD_RESTORE, false},
-    VIEW("/api/recordings", RV_RECORDINGS),
+    {HM_GET, "/api/recordings", "?offset=&limit=", RH_VIEW, RV_RECORDINGS, CMD_NONE, false},
     POST("/api/recordings", CMD_RECORD_START, BODY_OPTIONAL),
     POST("/api/recordings/stop", CMD_RECORD_STOP, BODY_OPTIONAL),
     {HM_GET, "/api/recordings/{name}", NULL, RH_RECFILE, RV_INDEX, CMD_NONE, false},
@@ -381,7 +415,10 @@ static void route_run(const rest_route_def *r, const route_args *args, const res
     cmd c;
     switch (r->handler) {
     case RH_VIEW:
-        view(a, r->view);
+        if (r->view == RV_RECORDINGS)
+            recordings_page(q, a);
+        else
+            view(a, r->view);
         return;
     case RH_COMMAND:
         post_command_id(q, a, cmd_kind_name(r->kind), r->body_optional, args->id);

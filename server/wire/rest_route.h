@@ -56,13 +56,16 @@ typedef struct rest_request {
 /* The translation's result.  A value. */
 typedef struct rest_action {
     rest_outcome outcome;
-    int status;       /* REST_ERROR: HTTP status */
-    bool close_after; /* REST_ERROR: close the connection after the answer */
-    char error[256];  /* REST_ERROR: the reason */
-    rest_view view;   /* REST_VIEW */
-    cmd c;            /* REST_COMMAND: checked (cmd_from_fields), client and rid not set */
-    char file[96];    /* REST_RECFILE: relative to the recordings folder; never leaves it */
+    int status;        /* REST_ERROR: HTTP status */
+    bool close_after;  /* REST_ERROR: close the connection after the answer */
+    char error[256];   /* REST_ERROR: the reason */
+    rest_view view;    /* REST_VIEW */
+    cmd c;             /* REST_COMMAND: checked (cmd_from_fields), client and rid not set */
+    char file[96];     /* REST_RECFILE: relative to the recordings folder; never leaves it */
+    int offset, limit; /* REST_VIEW of RV_RECORDINGS: the page of the listing (?offset=&limit=) */
 } rest_action;
+
+#define REST_REC_PAGE_MAX 1000 /* recordings in one page of GET /api/recordings (the default limit) */
 
 void rest_translate(const rest_request *q, rest_action *a);
 

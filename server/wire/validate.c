@@ -216,10 +216,12 @@ static const struct field_check {
     {BODY_OPS, CF_POINT, CHK_VEC, 0, CMD_MAX_COORD, "'point' must be 3 finite numbers", 0},
     {BODY_OPS, CF_TARGET, CHK_VEC, 0, CMD_MAX_COORD, "'target' must be 3 finite numbers", 0},
     {BODY_OPS, CF_IMPULSE, CHK_VEC, 0, CMD_MAX_IMPULSE, "'impulse' must be 3 numbers within +-%g N s", 0},
-    {K(CMD_RECORD_START), CF_MAX_MB, CHK_RANGE, 0, 1e6, "'max_mb' must be in [0, 1000000] (0: the server's default)",
+    {K(CMD_RECORD_START), CF_MAX_MB, CHK_RANGE, CMD_MIN_RECORD_MB, CMD_MAX_RECORD_MB,
+     "'max_mb' must be a number in [0.1, %g] (MB kept; leave it out for the server's --record-max-mb)", 0},
+    {K(CMD_RECORD_START), CF_MAX_SECONDS, CHK_RANGE, CMD_MIN_RECORD_S, CMD_MAX_RECORD_S,
+     "'max_seconds' must be a number in [0.1, %g] (simulated seconds kept; leave it out for the server's "
+     "--record-max-s)",
      0},
-    {K(CMD_RECORD_START), CF_MAX_SECONDS, CHK_RANGE, 0, 1e7,
-     "'max_seconds' must be in [0, 10000000] (simulated seconds kept; 0: no bound)", 0},
 };
 
 /* The decoders' accessors, for reading (nothing is written through them). */

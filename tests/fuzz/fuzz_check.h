@@ -144,7 +144,10 @@ static inline void fz_check_cmd(const cmd *c) {
         break;
     case CMD_RECORD_START:
         FUZZ_REQUIRE(fz_terminated(c->u.record.name, sizeof c->u.record.name));
-        FUZZ_REQUIRE(fz_in(c->u.record.max_mb, 0, 1e6) && fz_in(c->u.record.max_seconds, 0, 1e7));
+        /* 0: not given; else within the edge's bounds */
+        FUZZ_REQUIRE(c->u.record.max_mb == 0 || fz_in(c->u.record.max_mb, CMD_MIN_RECORD_MB, CMD_MAX_RECORD_MB));
+        FUZZ_REQUIRE(c->u.record.max_seconds == 0 ||
+                     fz_in(c->u.record.max_seconds, CMD_MIN_RECORD_S, CMD_MAX_RECORD_S));
         break;
     case CMD_PAUSE:
     case CMD_RESUME:

@@ -58,6 +58,9 @@ static const struct {
     {"metrics", HM_GET},
     {"%s", HM_GET},
     {"%s", HM_POST},
+    {"/recordings", HM_GET},
+    {"/recordings", HM_POST},
+    {"/recordings/%s", HM_GET},
 };
 #define NROUTES (sizeof routes / sizeof routes[0])
 
@@ -142,8 +145,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fz_check_cmd(&a.c);
         break;
     case REST_VIEW:
-        FUZZ_REQUIRE(a.view >= RV_INDEX && a.view <= RV_METRICS);
+        FUZZ_REQUIRE(a.view >= RV_INDEX && a.view <= RV_RECORDINGS);
         FUZZ_REQUIRE(method == HM_GET);
+        if (a.view == RV_RECORDINGS) /* the listing's page, as checked */
+            FUZZ_REQUIRE(a.offset >= 0 && a.limit >= 1 && a.limit <= REST_REC_PAGE_MAX);
         break;
     case REST_RECFILE: { /* a file below the recordings folder: NAME/index.json or NAME/seg-NNNNNN.fsrec */
         FUZZ_REQUIRE(method == HM_GET && fz_terminated(a.file, sizeof a.file));

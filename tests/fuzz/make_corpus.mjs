@@ -125,7 +125,7 @@ const c2s = golden.filter((v) => v.direction === 'client_to_server');
 const R = { index: 0, health: 1, stats: 2, scenes: 3, materials: 4, particles: 5, clients: 6, solvers: 7,
   scene: 8, pause: 9, resume: 10, step: 11, push: 12, emitter: 13, solver: 14, heat: 15, heater: 16,
   bodies_get: 17, bodies_post: 18, body_delete: 19, body_impulse: 20, material_patch: 21, snapshot_get: 22,
-  snapshot_post: 23, metrics: 24, free_get: 25, free_post: 26 };
+  snapshot_post: 23, metrics: 24, free_get: 25, free_post: 26, recordings_get: 27, recordings_post: 28, recfile: 29 };
 const restInput = (route, { method = 0, param = '', query = '', body = '' } = {}) =>
   Buffer.concat([Buffer.from([route, method]), Buffer.from(`${param}\n${query}\n`), Buffer.isBuffer(body) ? body : Buffer.from(body)]);
 {
@@ -176,6 +176,14 @@ const restInput = (route, { method = 0, param = '', query = '', body = '' } = {}
   put(dir, restInput(R.bodies_post, { body: '{"shape":"box","size":[1,1,1],"pos":[0,0,0],"rot":[1e300,1e300,0,0]}' }));
   put(dir, restInput(R.scene, { body: '[' .repeat(50) + ']'.repeat(50) }));
   put(dir, restInput(R.snapshot_post, { body: Buffer.from(encode({ type: 'snapshot', version: 1, world: new Uint8Array(16) })) }));
+  // recordings: the listing's page, starts with their bounds, a NUL in a name, files
+  put(dir, restInput(R.recordings_get, { query: 'offset=1000&limit=37' }));
+  put(dir, restInput(R.recordings_get, { query: 'limit=1001' }));
+  put(dir, restInput(R.recordings_post, { body: '{"name":"dam","max_mb":200,"max_seconds":60}' }));
+  put(dir, restInput(R.recordings_post, { body: '{"name":"a\\u0000b","max_mb":1e-7}' }));
+  put(dir, restInput(R.recordings_post, { body: Buffer.from('{"name":"a\0b"}') }));
+  put(dir, restInput(R.recfile, { param: 'dam/seg-000001.fsrec' }));
+  put(dir, restInput(R.recfile, { param: 'dam/index.json' }));
   const lines = ['# fuzz_rest: JSON pieces of REST bodies (tests/fuzz/make_corpus.mjs writes this)'];
   for (const k of FIELDS) lines.push(`key_${k}="\\"${k}\\":"`);
   for (const p of PARAMS) lines.push(`param_${p}="\\"${p}\\":"`);

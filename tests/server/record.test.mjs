@@ -216,8 +216,9 @@ test('recordings: names and paths are checked, and a server without a folder say
   await t2.stop();
 });
 
-test('a full disk stops the recording with its reason, never the world', async (t) => {
-  // the recordings folder is a 300 kB tmpfs in the server's own mount namespace
+test('a disk without room for the saves\' reserve refuses a start with its reason, never the world', async (t) => {
+  // the recordings folder is a 300 kB tmpfs in the server's own mount
+  // namespace: less than the free space the recordings leave (1 MiB at least)
   const probe = spawnSync('unshare', ['-m', 'sh', '-c', 'mount -t tmpfs -o size=64k tmpfs /mnt'], { encoding: 'utf8' });
   if (probe.status !== 0) { t.skip(`cannot make a private mount namespace: ${probe.stderr.trim()}`); return; }
   const disk = join(dir, 'small');
@@ -225,15 +226,18 @@ test('a full disk stops the recording with its reason, never the world', async (
   const wrapper = join(dir, 'in-small-disk.sh');
   writeFileSync(wrapper, '#!/bin/sh\nexec unshare -m sh -c \'d=$0; s=$1; shift; mount -t tmpfs -o size=300k tmpfs "$d" && exec "$s" "$@"\' ' +
     `"${disk}" "${process.env.FLUID_SERVER || join(ROOT, 'build', 'fluid-server')}" "$@"\n`, { mode: 0o755 });
-  const s = await startServer(['--scene', 'dam_break', '--particles', '5000', '--record-dir', disk], { binary: wrapper });
-  assert.equal((await http(s, 'POST', '/api/recordings', { body: { name: 'full' } })).status, 200);
-  const st = await recordUntil(s, 0, (x) => !x.active, ' and stop');
-  t.diagnostic(`stopped after ${st.frames} frames, ${st.bytes} bytes: ${st.stopped}`);
-  assert.equal(st.active, false, 'the recording stopped');
-  assert.match(st.stopped, /No space left on device|cannot write/);
+  const s = await startServer(['--scene', 'dam_break', '--particles', '5000', '--record-dir', disk, '--record-total-mb', '100'], { binary: wrapper });
+  const r = await http(s, 'POST', '/api/recordings', { body: { name: 'full' } });
+  t.diagnostic(`${r.status} ${r.json.error}`);
+  assert.equal(r.status, 507);
+  assert.match(r.json.error, /no room for recordings: the disk is nearly full: 0\.\d MB free, and the world's saves need 1\.0 MB/);
+  // the name is free again (no folder was left), the world steps on
+  const list = (await get(s, '/api/recordings')).json;
+  assert.equal(list.total, 0);
+  assert.equal(list.recording.active, false);
   const tick0 = (await get(s, '/api/stats')).json.tick;
   let tick1 = tick0;
   await until(async () => (tick1 = (await get(s, '/api/stats')).json.tick) >= tick0 + 30, () => `the world to step on (${tick0} -> ${tick1})`);
-  assert.match(s.stdout + s.stderr, /recording full stopped: .*(No space left on device|cannot write)/);
+  assert.match(s.stdout + s.stderr, /recording full not started: no room for recordings/);
   await s.stop();
 });

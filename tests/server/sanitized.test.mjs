@@ -5,7 +5,9 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { startServer, stopAll, connect, get, http, ROOT, rawConnect } from './lib.mjs';
 
 const SAN = process.env.FLUID_SERVER_SAN ? resolve(ROOT, process.env.FLUID_SERVER_SAN) : null;
@@ -52,6 +54,29 @@ test('under ASan/UBSan/LSan: a busy session ends with exit 0 and no sanitizer re
   cs[0].close();
   const r = await s.stop('SIGTERM');
   stuck.destroy();
+  const report = s.stderr.split('\n').filter((l) => /Sanitizer|runtime error|SUMMARY/.test(l));
+  assert.deepEqual(report, [], s.stderr.slice(-4000));
+  assert.deepEqual(r, { code: 0, signal: null }, s.stderr.slice(-4000));
+});
+
+test('under ASan/UBSan/LSan: recordings (racing starts, refusals, the listing, files, a stop) end with exit 0 and no report', { skip: !SAN && 'FLUID_SERVER_SAN not set' }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fluid-san-rec-'));
+  const s = await startServer(['--particles', '1000', '--frame-hz', '20', '--record-dir', dir, '--record-total-mb', '50'], {
+    binary: SAN,
+    env: { ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=0:exitcode=23', UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1' },
+  });
+  const starts = await Promise.all([...Array(12).keys()].map((i) => http(s, 'POST', '/api/recordings', { body: { name: `r${i}` } })));
+  assert.ok(starts.every((r) => r.status === 200), starts.map((r) => r.status).join());
+  for (const body of ['{"name":"a\\u0000b"}', '{"max_mb":1e-7}', '{"max_mb":60}'])
+    assert.equal((await http(s, 'POST', '/api/recordings', { body })).status, 400, body);
+  const list = (await get(s, '/api/recordings?offset=3&limit=5')).json;
+  assert.equal(list.total, 12);
+  assert.deepEqual(list.recordings.map((x) => x.name), ['r11', 'r2', 'r3', 'r4', 'r5']);
+  assert.equal((await get(s, '/api/recordings/r0/index.json')).status, 200);
+  assert.equal((await get(s, '/api/recordings/r0/seg-000001.fsrec')).status, 200);
+  assert.equal((await http(s, 'POST', '/api/recordings/stop')).status, 200);
+  const r = await s.stop('SIGTERM');
+  rmSync(dir, { recursive: true, force: true });
   const report = s.stderr.split('\n').filter((l) => /Sanitizer|runtime error|SUMMARY/.test(l));
   assert.deepEqual(report, [], s.stderr.slice(-4000));
   assert.deepEqual(r, { code: 0, signal: null }, s.stderr.slice(-4000));

@@ -175,3 +175,25 @@ test('under TSan: periodic saves on the sim thread while clients stream, the sav
   rmSync(dir, { recursive: true, force: true });
   rmSync(logs, { recursive: true, force: true });
 });
+
+test('under TSan: recordings: racing starts and stops, the listing and files read while the encoder writes; no report', { skip }, async () => {
+  const logs = mkdtempSync(join(tmpdir(), 'fluid-tsan-'));
+  const rec = mkdtempSync(join(tmpdir(), 'fluid-tsan-rec-'));
+  const s = await startTsan(['--particles', '800', '--frame-hz', '20', '--tick-hz', '30', '--record-dir', rec], logs);
+  let n = 0;
+  const client = async (k) => {
+    for (let i = 0; i < 6; i++) {
+      const r = await http(s, 'POST', '/api/recordings', { body: { name: `t${k}-${i}` } });
+      assert.equal(r.status, 200, r.text);
+      n++;
+      if (i % 3 === 2) await status(http(s, 'POST', '/api/recordings/stop'), 200, 'stop');
+      await status(get(s, `/api/recordings?offset=${i}&limit=3`), 200, 'the listing');
+      await status(get(s, `/api/recordings/t${k}-${i}/index.json`), 200, 'an index');
+    }
+  };
+  await Promise.all([0, 1, 2, 3].map(client));
+  assert.equal((await get(s, '/api/recordings')).json.total, n);
+  await stopClean(s, logs);
+  rmSync(logs, { recursive: true, force: true });
+  rmSync(rec, { recursive: true, force: true });
+});

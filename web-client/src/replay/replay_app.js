@@ -26,22 +26,28 @@ async function fetchJson(path) {
   return r.json();
 }
 
+// Every recording, page by page (GET /api/recordings?offset=&limit=).
 async function listRecordings() {
-  const list = await fetchJson('/api/recordings');
   const ul = $('list');
   $('listing').classList.remove('hidden');
-  if (!list.enabled) { ul.textContent = 'This server keeps no recordings (start it with --record-dir DIR).'; return; }
-  if (!list.recordings.length) { ul.textContent = 'No recordings yet: POST /api/recordings, or the Record button of the live page.'; return; }
-  for (const r of list.recordings) {
-    const li = document.createElement('li');
-    const a = document.createElement('a');
-    const segs = r.segments || [];
-    const secs = segs.length ? segs[segs.length - 1].last_time - segs[0].first_time : 0;
-    a.href = `?rec=${encodeURIComponent(r.name)}${token ? `&token=${encodeURIComponent(token)}` : ''}`;
-    a.textContent = `${r.name}: ${secs.toFixed(1)} s simulated, ${segs.reduce((s, x) => s + x.frames, 0)} frames${r.recording ? ' (recording)' : ''}`;
-    li.appendChild(a);
-    ul.appendChild(li);
+  let shown = 0;
+  for (let offset = 0; ;) {
+    const list = await fetchJson(`/api/recordings?offset=${offset}`);
+    if (!list.enabled) { ul.textContent = 'This server keeps no recordings (start it with --record-dir DIR).'; return; }
+    for (const r of list.recordings) {
+      const li = document.createElement('li');
+      const a = document.createElement('a');
+      a.href = `?rec=${encodeURIComponent(r.name)}${token ? `&token=${encodeURIComponent(token)}` : ''}`;
+      a.textContent = `${r.name}: ${r.seconds.toFixed(1)} s simulated, ${r.frames} frames${r.recording ? ' (recording)' : ''}` +
+        `${r.stopped ? ` (stopped: ${r.stopped})` : ''}`;
+      li.appendChild(a);
+      ul.appendChild(li);
+    }
+    shown += list.recordings.length;
+    offset += list.recordings.length;
+    if (!list.recordings.length || offset >= list.total) break;
   }
+  if (!shown) ul.textContent = 'No recordings yet: POST /api/recordings, or the Record button of the live page.';
 }
 
 function shareLink(p) {
