@@ -288,7 +288,7 @@ static void status_json(cJSON *j, const rec_status *rs) {
     cJSON *s = cJSON_AddObjectToObject(d, "stopped");
     cJSON_AddNumberToObject(s, "budget", (double)rs->stopped_budget);
     cJSON_AddNumberToObject(s, "disk", (double)rs->stopped_disk);
-    cJSON_AddNumberToObject(s, "error", (double)rs->stopped_error);
+    cJSON_AddNumberToObject(s, "write_error", (double)rs->stopped_error);
 }
 
 char *rest_recordings_text(net *n, int offset, int limit, size_t *len) {
