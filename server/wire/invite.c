@@ -152,7 +152,8 @@ static int read_claim(int i, const cJSON *e, claims *c, char *err, size_t errlen
         return 0;
     }
     double v = cJSON_IsNumber(e) ? e->valuedouble : -1;
-    if (!cJSON_IsNumber(e) || v != (double)(long long)v || v < 0 || v > (double)CLAIM_TIME_MAX)
+    /* the range first: only a double within it converts to long long (1e999 is inf, NaN compares false) */
+    if (!(v >= 0 && v <= (double)CLAIM_TIME_MAX) || v != (double)(long long)v)
         return refuse(err, errlen, "the invite's '%s' must be an integer number of seconds (0..%lld)", claim_names[i],
                       CLAIM_TIME_MAX);
     *(i == 2 ? &c->exp : &c->iat) = (long long)v;

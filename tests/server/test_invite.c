@@ -260,6 +260,8 @@ static void test_refused_claims(void) {
          "'iat' must be an integer"},
         {"exp huge", "{\"room\":\"lab\",\"role\":\"owner\",\"exp\":1%lld0000000,\"iat\":%lld}",
          "'exp' must be an integer"},
+        {"exp beyond a double (inf)", "{\"room\":\"lab\",\"role\":\"owner\",\"exp\":1e999,\"iat\":%lld}",
+         "'exp' must be an integer"},
         {"iat written 1.7e9", "{\"room\":\"lab\",\"role\":\"owner\",\"exp\":%lld,\"iat\":1.7e9}", "not plain"},
         {"exp written with .0", "{\"room\":\"lab\",\"role\":\"owner\",\"exp\":%lld.0,\"iat\":%lld}", "not plain"},
         {"an nbf too", "{\"room\":\"lab\",\"role\":\"owner\",\"exp\":%lld,\"iat\":%lld,\"nbf\":0}", "the claim 'nbf'"},
