@@ -53,7 +53,7 @@ static int check_file(int fd, const char *path, char *err, size_t errlen) {
 
 int secret_read_file(const char *path, secret_key *out, char *err, size_t errlen) {
     secret_wipe(out);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK); /* a FIFO must not block the start */
     if (fd < 0) {
         snprintf(err, errlen, "secret file %s: %s", path, strerror(errno));
         return -1;
@@ -67,8 +67,7 @@ int secret_read_file(const char *path, secret_key *out, char *err, size_t errlen
     }
     close(fd);
     size_t len = n > 0 ? (size_t)n : 0;
-    if (len && buf[len - 1] == '\n') len--;
-    if (len && buf[len - 1] == '\r') len--;
+    if (len && buf[len - 1] == '\n' && --len && buf[len - 1] == '\r') len--; /* "\n" or "\r\n" */
     if (!rc && len < SECRET_MIN) {
         snprintf(err, errlen, "secret file %s holds %zu bytes: a secret has at least %d", path, len, SECRET_MIN);
         rc = -1;
@@ -102,7 +101,10 @@ static int random_bytes(unsigned char *buf, size_t n) {
  * its folder.  0, or -1 with err (and no file left behind when it was made). */
 static int create_secret(const char *dir, const char *path, char *err, size_t errlen) {
     unsigned char key[SECRET_NEW];
-    if (random_bytes(key, sizeof key)) {
+    int bad = random_bytes(key, sizeof key);
+    /* a final '\n' would be read back as a newline, not the key's: draw that byte again */
+    while (!bad && key[sizeof key - 1] == '\n') bad = random_bytes(key + sizeof key - 1, 1);
+    if (bad) {
         snprintf(err, errlen, "secret: getrandom: %s", strerror(errno));
         return -1;
     }

@@ -33,8 +33,8 @@ typedef struct secret_key {
 int secret_read_file(const char *path, secret_key *out, char *err, size_t errlen);
 
 /* DIR/secret.key: read when it exists; otherwise made (SECRET_NEW bytes of
- * getrandom(2), written with O_CREAT|O_EXCL and mode 0600, flushed with fsync
- * together with the folder) and read.  *created says which.  0, or -1 with
+ * getrandom(2), the last never '\n', written with O_CREAT|O_EXCL and mode
+ * 0600, flushed with fsync together with the folder) and read.  *created says which.  0, or -1 with
  * err. */
 int secret_load_or_create(const char *dir, secret_key *out, bool *created, char *err, size_t errlen);
 

@@ -465,6 +465,9 @@ static void test_secret_file(void) {
     memcpy(text + 40, "\r\n", 2);
     write_file(path, text, 42, 0600);
     CHECK(secret_read_file(path, &k, err, sizeof err) == 0 && k.len == 40, "nor a final CR LF: %zu", k.len);
+    text[31] = '\r'; /* a final CR without LF is the key's */
+    write_file(path, text, 32, 0600);
+    CHECK(secret_read_file(path, &k, err, sizeof err) == 0 && k.len == 32, "a final CR alone is the key's: %zu", k.len);
     memset(text, 'Q', sizeof text);
     write_file(path, text, SECRET_MAX, 0600);
     CHECK(secret_read_file(path, &k, err, sizeof err) == 0 && k.len == SECRET_MAX, "%d bytes: %s", SECRET_MAX, err);
@@ -489,6 +492,9 @@ static void test_secret_file(void) {
     unlink(path);
     expect_file_refused("missing", path, "No such file");
     expect_file_refused("a folder", g_dir, "not a regular file");
+    CHECK(mkfifo(path, 0600) == 0, "mkfifo %s", path);
+    expect_file_refused("a FIFO (opened without waiting for a writer)", path, "not a regular file");
+    unlink(path);
 }
 
 static void test_secret_created(void) {
@@ -512,6 +518,16 @@ static void test_secret_created(void) {
     mkdir(dir2, 0700);
     CHECK(secret_load_or_create(dir2, &b, &created, err, sizeof err) == 0 && created && memcmp(a.bytes, b.bytes, 32),
           "a second folder's secret differs: %s", err);
+    /* every new secret reads back whole: 1,500 of them (a new secret's last byte is '\n' once in 256
+     * draws, which the reading would take for a newline were it not drawn again) */
+    int whole = 0;
+    for (int i = 0; i < 1500; i++) {
+        char p2[192];
+        snprintf(p2, sizeof p2, "%s/%s", dir2, SECRET_FILE);
+        unlink(p2);
+        whole += secret_load_or_create(dir2, &b, &created, err, sizeof err) == 0 && created && b.len == SECRET_NEW;
+    }
+    CHECK(whole == 1500, "%d of 1500 new secrets read back whole: %s", whole, err);
     /* a secret file others may read is refused, not replaced */
     chmod(path, 0644);
     CHECK(secret_load_or_create(dir, &b, &created, err, sizeof err) == -1 && !created && strstr(err, "mode 0644"),
