@@ -15,6 +15,7 @@ case "$what" in
   # clang, lld, wasi-libc, libclang-rt-14-dev-wasm32: the web client's frame
   # decoder as WebAssembly (web-client/client.mk, web-client-wasm)
   build|test) pkgs=(gcc make pkg-config libc6-dev libwebsockets-dev libcjson-dev libmsgpack-dev libnats-dev
+                    libjwt-dev
                     clang lld wasi-libc libclang-rt-14-dev-wasm32) ;;
   # golang-github-containernetworking-plugin-dnsname: CNI's dnsname plugin, so
   # that compose services find each other by name (the scale profile's relays
@@ -31,6 +32,7 @@ if [ "$what" = test ]; then
   pkgs+=(libzstd-dev)   # bench-codec: zstd, measured against the frame codec's range coder
   pkgs+=(clang-format)  # make format, make check-format: .clang-format (clang-format 14 on bookworm)
   pkgs+=(python3-meshio python3-matplotlib)  # tests/server/export.test.mjs reads the exports; the examples plot
+  pkgs+=(libssl-dev python3-jwt)  # tests/server/test_invite.c: HMAC for hand-made tokens; PyJWT reads and makes tokens
   pkgs+=(nats-server)   # tests/server/relay.test.mjs: a sim node and two relays on a loopback broker
 fi
 missing=()

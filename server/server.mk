@@ -2,7 +2,7 @@
 # benchmark.  Included by the top-level Makefile (which defines CC, BUILD,
 # CFLAGS_ALL, OPT, SAN, LDLIBS_SIM and $(BUILD)/libfluidsim.a).
 
-SRV_PKGS    = libwebsockets msgpack libcjson libnats
+SRV_PKGS    = libwebsockets msgpack libcjson libnats libjwt
 # The layers (STYLE.md): base, hub, wire, loop, net, and main.c; sim/ is the
 # core library (the top-level Makefile builds it).  Every layer's folder is
 # on the include path: a file includes another's header by its bare name.
@@ -54,6 +54,24 @@ run: deps $(BUILD)/fluid-server
 $(BUILD)/test_server_wire_san: tests/server/test_wire.c $(SRV_WIRE_SRC) $(SRV_HDR) $(SIM_SRC) $(SIM_HDR)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS_ALL) $(SAN) $(SRV_CFLAGS) tests/server/test_wire.c $(SRV_WIRE_SRC) $(SIM_SRC) $(SRV_LIBS) $(LDLIBS_SIM) -o $@
+
+# The role table, room names and the PROTOCOL.md copy of the table
+# (tests/server/test_roles.c; rest_route.c's routes, so the protocol core).
+$(BUILD)/test_roles_san: tests/server/test_roles.c tests/testlib.c $(SRV_WIRE_SRC) $(SRV_HDR) $(SIM_SRC) $(SIM_HDR)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(SAN) $(SRV_CFLAGS) -Itests tests/server/test_roles.c tests/testlib.c $(SRV_WIRE_SRC) $(SIM_SRC) $(SRV_LIBS) $(LDLIBS_SIM) -o $@
+EXTRA_TEST_DEPS += $(BUILD)/test_roles_san
+EXTRA_TESTS += "$(BUILD)/test_roles_san"
+
+# Invite tokens and the signing secret (tests/server/test_invite.c): hand-made
+# tokens signed with OpenSSL's HMAC, and PyJWT (python3-jwt) both ways.
+CRYPTO_LIBS = $(shell pkg-config --libs libcrypto)
+INVITE_SRC = server/wire/invite.c server/hub/roles.c server/hub/room_name.c server/hub/command.c server/base/secret.c
+$(BUILD)/test_invite_san: tests/server/test_invite.c tests/testlib.c $(INVITE_SRC) $(SRV_HDR)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(SAN) $(SRV_CFLAGS) -Itests tests/server/test_invite.c tests/testlib.c $(INVITE_SRC) $(SRV_LIBS) $(CRYPTO_LIBS) -o $@
+EXTRA_TEST_DEPS += $(BUILD)/test_invite_san
+EXTRA_TESTS += "$(BUILD)/test_invite_san"
 
 # The whole server (and the sim sources) under ASan + UBSan + LSan, for the
 # leak and undefined-behaviour check in the integration tests.

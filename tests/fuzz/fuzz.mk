@@ -25,6 +25,8 @@
 # tests/fuzz/NAME.dict (libFuzzer dictionary), tests/fuzz/NAME.options (extra
 # libFuzzer flags, one line, e.g. -max_len=20000), tests/fuzz/crashes/NAME/
 # (past reproducers: each is replayed by `make test` and must not crash).
+# FUZZ_LIBS_NAME (optional): libraries the harness itself links besides
+# $(SRV_LIBS) (fuzz_invite: OpenSSL's HMAC, to sign the tokens it builds).
 # tests/fuzz/run.sh runs them; a crash fails the run and is kept in
 # $(BUILD)/fuzz/crashes/NAME/.
 
@@ -54,7 +56,7 @@ define fuzz_harness
 FUZZ_NAMES += $(1)
 $(BUILD)/fuzz/$(1): tests/fuzz/$(1).c $(wildcard tests/fuzz/$(1).h) tests/fuzz/fuzz_check.h $(call fuzz_objs,$(2),$(3))
 	@mkdir -p $$(dir $$@)
-	$$(FUZZ_CC) $$(FUZZ_CFLAGS) -fsanitize=fuzzer $$< $(call fuzz_objs,$(2),$(3)) $$(SRV_LIBS) $$(LDLIBS_SIM) -o $$@
+	$$(FUZZ_CC) $$(FUZZ_CFLAGS) -fsanitize=fuzzer $$< $(call fuzz_objs,$(2),$(3)) $$(SRV_LIBS) $$(LDLIBS_SIM) $$(FUZZ_LIBS_$(1)) -o $$@
 endef
 
 # ---- The harnesses ----------------------------------------------------------
@@ -64,6 +66,9 @@ $(eval $(call fuzz_harness,fuzz_config,server/base/config.c server/base/log.c))
 $(eval $(call fuzz_harness,fuzz_snapshot,server/wire/persist_doc.c $(FUZZ_WIRE) $(FUZZ_SIM_COLD),$(FUZZ_SIM_HOT)))
 $(eval $(call fuzz_harness,fuzz_frame_decode,$(FC_SRC)))
 $(eval $(call fuzz_harness,fuzz_bus,server/wire/bus_codec.c server/wire/rest_route.c server/wire/export.c $(FUZZ_WIRE) $(FUZZ_SIM)))
+# the invite tokens (libjwt, linked uninstrumented through SRV_LIBS)
+FUZZ_LIBS_fuzz_invite = $(CRYPTO_LIBS)
+$(eval $(call fuzz_harness,fuzz_invite,server/wire/invite.c server/hub/roles.c server/hub/room_name.c))
 $(eval $(call fuzz_harness,fuzz_recording,server/wire/recfile.c $(FC_SRC) $(FUZZ_WIRE) $(FUZZ_SIM)))
 
 FUZZ ?= $(FUZZ_NAMES)
