@@ -16,6 +16,7 @@
 #include "log.h"
 #include "persist.h"
 #include "publish.h"
+#include "publish_frame.h"
 #include "rate.h"
 #include "sim_state.h"
 
@@ -126,16 +127,14 @@ static int init(sim_thread *s, char *err, size_t errlen) {
     }
     s->dt = fs_world_dt(s->world);
     if (first_world(s, err, errlen)) return -1;
-    world_info wi0;
-    sim_publish_info(s, &wi0); /* the recording's first segment describes this world */
+    world_info wi;
+    sim_publish_info(s, &wi); /* before a recording starts: its first segment describes this world */
     s->save_bytes = saved_len;
     if (cfg->data_dir[0] && !s->save_bytes) s->save_bytes = fs_world_snapshot_size(s->world);
     sim_record_limits(s);
     sim_record_at_start(s);
     if (cfg->data_dir[0] && cfg->save_interval > 0)
         s->next_save_ns = clock_now_ns() + (uint64_t)(cfg->save_interval * 1e9);
-    world_info wi;
-    sim_publish_info(s, &wi);
     fs_stats fst;
     fs_world_stats(s->world, &fst);
     sim_stats_of_world(s, &fst);
@@ -160,77 +159,6 @@ sim_thread *sim_thread_create(const srv_config *cfg, const wire_static *st, hub 
         return NULL;
     }
     return s;
-}
-
-static void publish_frame(sim_thread *s) {
-    fs_particles_view v;
-    fs_world_view(s->world, &v);
-    fs_stats fst;
-    fs_world_stats(s->world, &fst);
-    fs_domain d = fs_world_domain(s->world);
-    int nb = 0, total_b = fs_world_body_count(s->world);
-    for (int i = 0; i < total_b && nb < FS_MAX_BODIES; i++) {
-        fs_body_state b;
-        if (!fs_world_body_at(s->world, i, &b)) continue;
-        wire_body *w = &s->body[nb++];
-        w->id = b.id;
-        w->shape = b.shape;
-        w->is_static = b.is_static;
-        w->grabbed_by = b.grabbed ? sim_grab_owner(s, b.id) : 0;
-        w->size[0] = b.size.x, w->size[1] = b.size.y, w->size[2] = b.size.z;
-        w->pos[0] = b.pos.x, w->pos[1] = b.pos.y, w->pos[2] = b.pos.z;
-        w->rot[0] = b.rot.w, w->rot[1] = b.rot.x, w->rot[2] = b.rot.y, w->rot[3] = b.rot.z;
-    }
-    wire_frame_head head = {
-        .tick = fst.tick,
-        .sim_time = fst.sim_time,
-        .paused = fs_world_paused(s->world),
-        .box_min = d.box_min,
-        .box_max = d.box_max,
-        .count = v.count,
-        .cursors = s->cursor,
-        .cursor_count = s->cursor_count,
-        .bodies = s->body,
-        .body_count = nb,
-    };
-    fc_input in = {.count = v.count,
-                   .id = v.id,
-                   .x = v.x,
-                   .y = v.y,
-                   .z = v.z,
-                   .material = v.material,
-                   .temp = v.temperature,
-                   .order = v.by_id};
-    float lo[3] = {d.box_min.x, d.box_min.y, d.box_min.z}, hi[3] = {d.box_max.x, d.box_max.y, d.box_max.z};
-    fc_grid grid;
-    char why[160];
-    if (stream_grid(&grid, lo, hi, d.spacing, s->cfg->frame_bits, why, sizeof why)) {
-        log_once("frame-grid", "sim: no quantization grid for frames: %s (logged once)", why);
-        return;
-    }
-    uint64_t t0 = clock_now_ns();
-    int rc = encoder_submit(s->encoder, &head, &in, fs_world_capacity(s->world), s->epoch, &grid, why, sizeof why);
-    if (rc < 0) log_once("frame-submit", "sim: cannot hand a frame to the encoder: %s (logged once)", why);
-    if (rc <= 0) return;
-    uint64_t t1 = clock_now_ns();
-    stream_stats ss; /* the frame before's: the encoder codes this one now */
-    encoder_stats(s->encoder, &ss, &s->stats.frames_skipped);
-    double ms = ss.encode_ms;
-    s->stats.encode_ms_last = ms;
-    s->stats.encode_ms_mean = s->stats.frames_published ? 0.9 * s->stats.encode_ms_mean + 0.1 * ms : ms;
-    s->stats.handoff_ms = (double)(t1 - t0) / 1e6;
-    if (ss.delta_bytes) s->stats.frame_bytes = ss.delta_bytes;
-    if (ss.delta_bytes && v.count > 0) s->stats.frame_bits_per_particle = 8.0 * (double)ss.delta_bytes / v.count;
-    if (ss.key_bytes) s->stats.key_bytes = ss.key_bytes;
-    s->stats.keyframes = ss.keyframes;
-    s->stats.frames_published++;
-    if (s->earliest_unshown_ns) {
-        double lat = (double)(t1 - s->earliest_unshown_ns) / 1e6;
-        s->stats.cmd_to_frame_ms_last = lat;
-        s->stats.cmd_to_frame_ms_mean =
-            s->stats.cmd_to_frame_ms_mean > 0 ? 0.8 * s->stats.cmd_to_frame_ms_mean + 0.2 * lat : lat;
-        s->earliest_unshown_ns = 0;
-    }
 }
 
 /* How many tick periods (100 ms at 60 Hz) a late schedule may make up. */
@@ -357,7 +285,7 @@ static void tick(sim_thread *s, stats_window *win, frame_clock *fc) {
      * command, no cursor moved) only one a second, as a heartbeat. */
     if (stepped || total) s->dirty = true;
     if (t1 >= fc->next && (s->dirty || encoder_key_wanted(s->encoder) || t1 - fc->last >= 1000000000ull)) {
-        publish_frame(s);
+        sim_publish_frame(s);
         s->dirty = false;
         fc->last = t1;
         fc->next += fc->period;
