@@ -1202,6 +1202,30 @@ static void test_reply_codes(void) {
     msg_buf_unref(m);
 }
 
+/* PROTOCOL.md's table of reply codes lists every code but ok, in the
+ * enum's order (the bus carries a code by its number), with its status. */
+static void test_reply_codes_documented(const char *golden) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/../PROTOCOL.md", golden);
+    size_t len = 0;
+    char *md = read_file(path, &len);
+    const char *at = md ? strstr(md, "#### Reply codes") : NULL;
+    const char *rows = at ? strstr(at, "| --- | --- | --- |\n") : NULL;
+    int row = 0;
+    for (const char *p = rows ? strchr(rows, '\n') + 1 : NULL; p && !strncmp(p, "| `", 3); p = strchr(p, '\n') + 1) {
+        row++;
+        char name[32];
+        int http = 0;
+        bool read = sscanf(p, "| `%31[a-z_]` | %d |", name, &http) == 2;
+        CHECK(read && row < RC_COUNT && !strcmp(name, reply_code_name((reply_code)row)) &&
+                  http == reply_code_http((reply_code)row),
+              "PROTOCOL.md's reply code row %d: %.60s", row, p);
+        if (!strchr(p, '\n')) break;
+    }
+    CHECK(row == RC_COUNT - 1, "PROTOCOL.md lists %d reply codes, the table %d", row, RC_COUNT - 1);
+    free(md);
+}
+
 static void test_bus_codec(void) {
     char err[160];
     frameset fs = {.epoch = 3, .seq = 77, .tick = 1234567890123ull, .n = 5, .count = 2};
@@ -1353,6 +1377,7 @@ int main(int argc, char **argv) {
     test_params_limit_documented(dir);
     test_snapshot_wrapper();
     test_reply_codes();
+    test_reply_codes_documented(dir);
     test_bus_codec();
     printf("test_server_wire: %d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
