@@ -179,7 +179,7 @@ static void apply_heater(sim_thread *s, const cmd *c) {
         d.rate = c->u.heater.rate;
         d.temperature = c->u.heater.temperature;
     } else if (!fs_world_get_heater(s->world, slot, &d)) {
-        sim_reply_error(s, c, RC_NOT_FOUND, "slot %d is empty; give a definition", slot);
+        sim_reply_error(s, c, RC_BAD_REQUEST, "slot %d is empty; give a definition", slot);
         return;
     }
     d.enabled = c->u.heater.enabled;
@@ -193,7 +193,8 @@ static void apply_emitter(sim_thread *s, const cmd *c) {
     fs_error e = {{0}};
     if (!c->u.emitter.has_def) {
         fs_status st = fs_world_enable_emitter(s->world, slot, c->u.emitter.enabled, &e);
-        sim_reply_status(s, c, st, &e, slot);
+        /* an empty slot switched without a definition: the request lacks one (as a heater's does) */
+        sim_reply_status(s, c, st == FS_ERR_UNKNOWN ? FS_ERR_ARG : st, &e, slot);
         return;
     }
     int m = fs_world_material_find(s->world, c->u.emitter.material);
