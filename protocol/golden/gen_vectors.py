@@ -189,9 +189,10 @@ vectors.append({
 })
 vectors.append({
     "file": "s2c_reply_error.msgpack", "direction": "server_to_client", "doc": "a refused set_param",
-    "input": {"rid": 8, "cmd": "set_param", "ok": False, "error": "set_param: stiffness=-1 outside [0, 2000]"},
+    "input": {"rid": 8, "cmd": "set_param", "ok": False, "error": "set_param: stiffness=-1 outside [0, 2000]",
+              "code": "bad_request"},
     "expect": {"type": "reply", "rid": 8, "cmd": "set_param", "ok": False,
-               "error": "set_param: stiffness=-1 outside [0, 2000]"},
+               "error": "set_param: stiffness=-1 outside [0, 2000]", "code": "bad_request"},
 })
 
 # ---- client to server (every command kind) -------------------------------

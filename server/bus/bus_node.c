@@ -16,20 +16,20 @@
 #define INFO_EVERY_NS 1000000000ull /* a relay that joins late learns the world within a second */
 
 /* An error reply to a relay's client. */
-static void answer_error(bus *b, uint32_t client, uint32_t rid, const char *why) {
+static void answer_error(bus *b, uint32_t client, uint32_t rid, reply_code code, const char *why) {
     cmd_reply r;
     memset(&r, 0, sizeof r);
     r.client = client;
     r.rid = rid;
     r.kind = CMD_NONE;
-    snprintf(r.error, sizeof r.error, "%s", why);
+    cmd_reply_refuse(&r, code, "%s", why);
     hub_post_reply(b->hub, &r);
 }
 
 /* A refused client message: the reply goes back to the relay's client. */
-static void refuse(bus *b, uint32_t client, uint32_t rid, const char *why) {
+static void refuse(bus *b, uint32_t client, uint32_t rid, reply_code code, const char *why) {
     atomic_fetch_add(&b->bad, 1);
-    answer_error(b, client, rid, why);
+    answer_error(b, client, rid, code, why);
 }
 
 /* Charges a relay client's message to the rate limits (relay_rate.h): true,
@@ -37,12 +37,12 @@ static void refuse(bus *b, uint32_t client, uint32_t rid, const char *why) {
 static bool within_rate(bus *b, uint32_t relay, uint32_t client, bool rest, cmd_kind kind, uint32_t rid) {
     char why[sizeof((cmd_reply *)0)->error];
     pthread_mutex_lock(&b->rate_mtx);
-    int rc = relay_rate_take(&b->rate, relay, client, rest, kind, clock_now_ns(), why, sizeof why);
+    reply_code rc = relay_rate_take(&b->rate, relay, client, rest, kind, clock_now_ns(), why, sizeof why);
     pthread_mutex_unlock(&b->rate_mtx);
-    if (!rc) return true;
+    if (rc == RC_OK) return true;
     atomic_fetch_add(&b->rate_limited, 1);
     log_once("relay-rate", "bus: a relay's client exceeded the rate limits: %s (logged once)", why);
-    answer_error(b, client, rid, why);
+    answer_error(b, client, rid, rc, why);
     return false;
 }
 
@@ -54,17 +54,23 @@ static bool forwardable(cmd_kind k) {
 }
 
 /* A forwarded REST request, translated as the sim node's own REST edge
- * does (rest_translate): 0 and the command, or -1 with the reason. */
-static int rest_command(const uint8_t *bytes, size_t len, cmd *c, char *err, size_t errlen) {
+ * does (rest_translate): 0 and the command, or -1 with the reason and its
+ * code (the translation's own, as the relay's REST client is answered). */
+static int rest_command(const uint8_t *bytes, size_t len, cmd *c, reply_code *code, char *err, size_t errlen) {
     int method;
     char path[256];
     const char *body;
     size_t body_len;
+    *code = RC_BAD_REQUEST;
     if (bus_unpack_rest(bytes, len, &method, path, sizeof path, &body, &body_len, err, errlen)) return -1;
     rest_request q = {.method = method, .path = path, .body = body_len ? body : NULL, .body_len = body_len};
     rest_action a;
     rest_translate(&q, &a);
     if (a.outcome != REST_COMMAND) {
+        if (a.outcome == REST_ERROR)
+            *code = a.code;
+        else
+            *code = RC_NOT_IMPLEMENTED;
         snprintf(err, errlen, "%.150s", a.outcome == REST_ERROR ? a.error : "not a request a relay forwards");
         return -1;
     }
@@ -104,8 +110,9 @@ static int take_cmd(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, s
     cmd c;
     memset(&c, 0, sizeof c);
     bool left = kind == BUS_FWD_LEFT;
+    reply_code code = RC_BAD_REQUEST; /* a message that does not decode */
     int rc = left                   ? 0
-             : kind == BUS_FWD_REST ? rest_command(bytes, len, &c, err, errlen)
+             : kind == BUS_FWD_REST ? rest_command(bytes, len, &c, &code, err, errlen)
                                     : wire_decode_command(bytes, len, &c, err, errlen);
     if (left) {
         c.kind = CMD_CLIENT_LEFT;
@@ -117,15 +124,16 @@ static int take_cmd(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, s
     }
     if (!rc && !left && !forwardable(c.kind)) {
         rc = -1;
+        code = RC_NOT_IMPLEMENTED;
         snprintf(err, errlen, "%s: not a command a relay forwards", cmd_kind_name(c.kind));
     }
     if (rc) {
-        refuse(b, client, c.rid, err);
+        refuse(b, client, c.rid, code, err);
     } else {
         c.client = client;
         c.arrival_ns = clock_now_ns();
         if (!cmd_queue_push(b->queue, &c, left) && !left)
-            refuse(b, client, c.rid, "busy: command queue full, try again");
+            refuse(b, client, c.rid, RC_BUSY, "busy: command queue full, try again");
     }
     return 0;
 }

@@ -25,8 +25,8 @@ void relay_rate_free(relay_rate *r) {
     rate_table_free(&r->relays_costly);
 }
 
-int relay_rate_take(relay_rate *r, uint32_t relay, uint32_t client, bool rest, cmd_kind k, uint64_t now_ns, char *why,
-                    size_t n) {
+reply_code relay_rate_take(relay_rate *r, uint32_t relay, uint32_t client, bool rest, cmd_kind k, uint64_t now_ns,
+                           char *why, size_t n) {
     rate_bucket *rb = rate_table_get(&r->relays, relay, now_ns);
     rate_bucket *cb = rb ? rate_table_get(&r->relays_costly, relay, now_ns) : NULL;
     rate_bucket *kb = rest || !cb ? NULL : rate_table_get(&r->clients, client, now_ns);
@@ -38,7 +38,7 @@ int relay_rate_take(relay_rate *r, uint32_t relay, uint32_t client, bool rest, c
         else
             snprintf(why, n, "busy: the sim node keeps the rate limits of at most %d relay clients at once, all in use",
                      RELAY_RATE_CLIENTS);
-        return -1;
+        return RC_BUSY;
     }
     double extra = rate_extra_cost(k), cost = 1 + extra;
     rate_bucket_fill(rb, r->relays.per_s, r->relays.burst, now_ns);
@@ -59,10 +59,10 @@ int relay_rate_take(relay_rate *r, uint32_t relay, uint32_t client, bool rest, c
         if (kb) kb->tokens -= cost;
         rb->tokens -= 1;
         cb->tokens -= extra;
-        return 0;
+        return RC_OK;
     }
     r->limited++;
-    return -1;
+    return RC_RATE_LIMITED;
 }
 
 void relay_rate_left(relay_rate *r, uint32_t client) {

@@ -14,6 +14,7 @@
 
 #include "command.h"
 #include "rate_table.h"
+#include "reply_code.h"
 
 #define RELAY_RATE_SHARE 16     /* a relay's messages: as many as this many clients may send */
 #define RELAY_RATE_CLIENTS 4096 /* relays' clients whose buckets are kept at once */
@@ -32,10 +33,11 @@ typedef struct relay_rate {
 int relay_rate_init(relay_rate *r, int per_s, int burst);
 void relay_rate_free(relay_rate *r);
 /* Charges one message of kind k (CMD_NONE: one that did not decode) from
- * `client` of `relay` (rest: a REST request, charged to the relay only): 0,
- * or -1 taking nothing, with the refusal for the client in why. */
-int relay_rate_take(relay_rate *r, uint32_t relay, uint32_t client, bool rest, cmd_kind k, uint64_t now_ns, char *why,
-                    size_t n);
+ * `client` of `relay` (rest: a REST request, charged to the relay only):
+ * RC_OK, or, taking nothing, RC_RATE_LIMITED (over a limit) or RC_BUSY (the
+ * tables full), with the refusal for the client in why. */
+reply_code relay_rate_take(relay_rate *r, uint32_t relay, uint32_t client, bool rest, cmd_kind k, uint64_t now_ns,
+                           char *why, size_t n);
 /* The client left: its bucket is forgotten. */
 void relay_rate_left(relay_rate *r, uint32_t client);
 

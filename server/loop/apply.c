@@ -34,7 +34,7 @@ static void apply_push(sim_thread *s, const cmd *c) {
     fs_error e = {{0}};
     fs_status st = fs_world_push(s->world, cmd_vec3(c->u.push.point), c->u.push.radius, cmd_vec3(c->u.push.dir),
                                  c->u.push.strength, &touched, &e);
-    sim_reply_status(s, c, st == FS_OK, &e, touched);
+    sim_reply_status(s, c, st, &e, touched);
 }
 
 /* Finds the parameters a set_param command names and checks their values
@@ -42,20 +42,20 @@ static void apply_push(sim_thread *s, const cmd *c) {
 static bool check_params(sim_thread *s, const cmd *c, int idx[FS_P_COUNT]) {
     int n = c->u.set_param.count;
     if (n < 1 || n > FS_P_COUNT) { /* cmd_from_fields guarantees it; the arrays here depend on it */
-        sim_reply_error(s, c, "'params' holds 1 to %d entries", FS_P_COUNT);
+        sim_reply_error(s, c, RC_BAD_REQUEST, "'params' holds 1 to %d entries", FS_P_COUNT);
         return false;
     }
     for (int i = 0; i < n; i++) {
         idx[i] = fs_param_find(c->u.set_param.param[i]);
         const fs_param_info *pi = idx[i] >= 0 ? fs_param_get_info((fs_param)idx[i]) : NULL;
         if (!pi) {
-            sim_reply_error(s, c, "unknown parameter '%s'", c->u.set_param.param[i]);
+            sim_reply_error(s, c, RC_BAD_REQUEST, "unknown parameter '%s'", c->u.set_param.param[i]);
             return false;
         }
         float v = c->u.set_param.value[i];
         if (!(v >= pi->min && v <= pi->max) || (pi->is_flag && v != 0 && v != 1)) {
-            sim_reply_error(s, c, "%s=%g outside [%g, %g]%s", pi->name, (double)v, (double)pi->min, (double)pi->max,
-                            pi->is_flag ? " (0 or 1)" : "");
+            sim_reply_error(s, c, RC_BAD_REQUEST, "%s=%g outside [%g, %g]%s", pi->name, (double)v, (double)pi->min,
+                            (double)pi->max, pi->is_flag ? " (0 or 1)" : "");
             return false;
         }
     }
@@ -65,7 +65,7 @@ static bool check_params(sim_thread *s, const cmd *c, int idx[FS_P_COUNT]) {
 static void apply_set_param(sim_thread *s, const cmd *c) {
     int m = fs_world_material_find(s->world, c->u.set_param.material);
     if (m < 0) {
-        sim_reply_error(s, c, "unknown material '%s'", c->u.set_param.material);
+        sim_reply_error(s, c, RC_NOT_FOUND, "unknown material '%s'", c->u.set_param.material);
         return;
     }
     int idx[FS_P_COUNT];
@@ -75,10 +75,11 @@ static void apply_set_param(sim_thread *s, const cmd *c) {
     for (int i = 0; i < n; i++) old[i] = fs_world_get_param(s->world, m, (fs_param)idx[i]);
     for (int i = 0; i < n; i++) {
         fs_error e = {{0}};
-        if (fs_world_set_param(s->world, m, (fs_param)idx[i], c->u.set_param.value[i], &e) != FS_OK) {
+        fs_status st = fs_world_set_param(s->world, m, (fs_param)idx[i], c->u.set_param.value[i], &e);
+        if (st != FS_OK) {
             for (int j = 0; j < i; j++) /* all or nothing */
                 fs_world_set_param(s->world, m, (fs_param)idx[j], old[j], NULL);
-            sim_reply_error(s, c, "%s", e.msg);
+            sim_reply_status(s, c, st, &e, 0);
             return;
         }
     }
@@ -94,19 +95,20 @@ static void apply_load_scene(sim_thread *s, const cmd *c) {
     int which = fs_scene_find(c->u.scene.name);
     int np = c->u.scene.particles;
     if (which < 0) {
-        sim_reply_error(s, c, "unknown scene '%s' (GET /api/scenes lists them)", c->u.scene.name);
+        sim_reply_error(s, c, RC_NOT_FOUND, "unknown scene '%s' (GET /api/scenes lists them)", c->u.scene.name);
         return;
     }
     if (np != 0 && (np < 100 || np > fs_world_capacity(s->world))) {
-        sim_reply_error(s, c, "particles %d outside 100..%d (or 0: the scene's default)", np,
+        sim_reply_error(s, c, RC_BAD_REQUEST, "particles %d outside 100..%d (or 0: the scene's default)", np,
                         fs_world_capacity(s->world));
         return;
     }
     fs_error e = {{0}};
     fs_solver sv = c->u.scene.solver >= 0 ? (fs_solver)c->u.scene.solver : fs_scene_get(which)->solver;
-    if (fs_world_set_solver(s->world, sv, &e) != FS_OK ||
-        fs_world_load_scene(s->world, c->u.scene.name, np, &e) != FS_OK) {
-        sim_reply_error(s, c, "%s", e.msg);
+    fs_status st = fs_world_set_solver(s->world, sv, &e);
+    if (st == FS_OK) st = fs_world_load_scene(s->world, c->u.scene.name, np, &e);
+    if (st != FS_OK) {
+        sim_reply_status(s, c, st, &e, 0);
         return;
     }
     sim_world_replaced(s, by_of(c));
@@ -115,8 +117,9 @@ static void apply_load_scene(sim_thread *s, const cmd *c) {
 
 static void apply_set_solver(sim_thread *s, const cmd *c) {
     fs_error e = {{0}};
-    if (fs_world_set_solver(s->world, (fs_solver)c->u.solver.solver, &e) != FS_OK) {
-        sim_reply_error(s, c, "%s", e.msg);
+    fs_status st = fs_world_set_solver(s->world, (fs_solver)c->u.solver.solver, &e);
+    if (st != FS_OK) {
+        sim_reply_status(s, c, st, &e, 0);
         return;
     }
     world_info wi;
@@ -144,7 +147,7 @@ static void apply_heat(sim_thread *s, const cmd *c) {
     for (int i = 0; i < SIM_HEAT_TOOLS && k < 0; i++)
         if (!s->heat_tool[i].used) k = i;
     if (k < 0) {
-        sim_reply_error(s, c, "all heat tools are in use by other clients; try again shortly");
+        sim_reply_error(s, c, RC_BUSY, "all heat tools are in use by other clients; try again shortly");
         return;
     }
     fs_heater_def d = {.kind = FS_HEAT_SPHERE,
@@ -155,7 +158,7 @@ static void apply_heat(sim_thread *s, const cmd *c) {
                        .enabled = true};
     fs_error e = {{0}};
     if (fs_world_set_heater(s->world, FS_MAX_HEATERS - SIM_HEAT_TOOLS + k, &d, &e) < 0) {
-        sim_reply_error(s, c, "%s", e.msg);
+        sim_reply_error(s, c, RC_BAD_REQUEST, "%s", e.msg); /* the definition, checked: the slot is the tool's */
         return;
     }
     uint64_t ticks = (uint64_t)ceil(c->u.heat.duration / s->dt);
@@ -176,12 +179,13 @@ static void apply_heater(sim_thread *s, const cmd *c) {
         d.rate = c->u.heater.rate;
         d.temperature = c->u.heater.temperature;
     } else if (!fs_world_get_heater(s->world, slot, &d)) {
-        sim_reply_error(s, c, "slot %d is empty; give a definition", slot);
+        sim_reply_error(s, c, RC_BAD_REQUEST, "slot %d is empty; give a definition", slot);
         return;
     }
     d.enabled = c->u.heater.enabled;
     fs_error e = {{0}};
-    sim_reply_status(s, c, fs_world_set_heater(s->world, slot, &d, &e) >= 0, &e, slot);
+    /* -1: the definition or the slot (both the client's): a bad request */
+    sim_reply_status(s, c, fs_world_set_heater(s->world, slot, &d, &e) >= 0 ? FS_OK : FS_ERR_ARG, &e, slot);
 }
 
 static void apply_emitter(sim_thread *s, const cmd *c) {
@@ -189,12 +193,13 @@ static void apply_emitter(sim_thread *s, const cmd *c) {
     fs_error e = {{0}};
     if (!c->u.emitter.has_def) {
         fs_status st = fs_world_enable_emitter(s->world, slot, c->u.emitter.enabled, &e);
-        sim_reply_status(s, c, st == FS_OK, &e, slot);
+        /* an empty slot switched without a definition: the request lacks one (as a heater's does) */
+        sim_reply_status(s, c, st == FS_ERR_UNKNOWN ? FS_ERR_ARG : st, &e, slot);
         return;
     }
     int m = fs_world_material_find(s->world, c->u.emitter.material);
     if (m < 0) {
-        sim_reply_error(s, c, "unknown material '%s'", c->u.emitter.material);
+        sim_reply_error(s, c, RC_NOT_FOUND, "unknown material '%s'", c->u.emitter.material);
         return;
     }
     fs_emitter_def d;
@@ -208,7 +213,8 @@ static void apply_emitter(sim_thread *s, const cmd *c) {
     d.material = m;
     d.enabled = c->u.emitter.enabled;
     slot = fs_world_set_emitter(s->world, slot, &d, &e);
-    sim_reply_status(s, c, slot >= 0, &e, slot);
+    /* -1: the definition, or the slot (named, or none free): a bad request */
+    sim_reply_status(s, c, slot >= 0 ? FS_OK : FS_ERR_ARG, &e, slot);
 }
 
 void sim_flush_pending_steps(sim_thread *s, bool all) {
@@ -242,11 +248,11 @@ static void apply_pause_resume(sim_thread *s, const cmd *c) {
 /* Steps by hand: the reply is held until the world has made the steps. */
 static void apply_step(sim_thread *s, const cmd *c) {
     if (!fs_world_paused(s->world)) {
-        sim_reply_error(s, c, "the world is running; pause it first");
+        sim_reply_error(s, c, RC_CONFLICT, "the world is running; pause it first");
         return;
     }
     if (s->pending_count >= SIM_MAX_PENDING_STEPS) {
-        sim_reply_error(s, c, "too many step requests in flight");
+        sim_reply_error(s, c, RC_CONFLICT, "too many step requests in flight");
         return;
     }
     uint64_t base = sim_world_tick(s);
@@ -327,7 +333,7 @@ static void apply_get_particles(sim_thread *s, const cmd *c) {
     r.snap = copy_particles(s, all ? 0 : c->u.particles.offset, all ? INT_MAX : c->u.particles.limit);
     r.value = c->u.particles.format;
     r.ok = r.snap != NULL;
-    if (!r.ok) snprintf(r.error, sizeof r.error, "out of memory");
+    if (!r.ok) cmd_reply_refuse(&r, RC_INTERNAL, "out of memory");
     sim_reply_post(s, &r);
 }
 
@@ -335,7 +341,7 @@ static void apply_get_snapshot(sim_thread *s, const cmd *c) {
     cmd_reply r = sim_reply_to(s, c);
     r.blob = persist_encode(s->world);
     r.ok = r.blob != NULL;
-    if (!r.ok) snprintf(r.error, sizeof r.error, "out of memory");
+    if (!r.ok) cmd_reply_refuse(&r, RC_INTERNAL, "out of memory");
     sim_reply_post(s, &r);
 }
 
@@ -343,14 +349,14 @@ static void apply_get_snapshot(sim_thread *s, const cmd *c) {
 static void apply_restore(sim_thread *s, const cmd *c) {
     msg_buf *up = hub_take_upload(s->hub, c->u.restore.upload);
     if (!up) {
-        sim_reply_error(s, c, "the upload is gone");
+        sim_reply_error(s, c, RC_INTERNAL, "the upload is gone");
         return;
     }
     char why[FS_ERROR_LEN];
     int rc = persist_restore(s->world, up->data, up->len, why, sizeof why);
     msg_buf_unref(up);
     if (rc) {
-        sim_reply_error(s, c, "%.150s", why);
+        sim_reply_error(s, c, RC_BAD_REQUEST, "%.150s", why); /* the document the client sent */
         return;
     }
     sim_world_replaced(s, 0);
@@ -421,7 +427,7 @@ void sim_apply(sim_thread *s, const cmd *c) {
         fn(s, c);
     } else {
         cmd_reply r = sim_reply_to(s, c);
-        cmd_strlcpy(r.error, sizeof r.error, "command not handled by the simulation");
+        cmd_reply_refuse(&r, RC_NOT_IMPLEMENTED, "command not handled by the simulation");
         sim_reply_post(s, &r);
     }
     s->dedupe_cur = NULL; /* a reply held back is not remembered (see answered_before) */

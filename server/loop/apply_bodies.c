@@ -36,7 +36,7 @@ void sim_forget_grabs(sim_thread *s) {
 /* True when the body the command names exists; else replies the error. */
 static bool known_body(sim_thread *s, const cmd *c) {
     if (fs_world_body_get(s->world, c->u.body.id, &(fs_body_state){0})) return true;
-    sim_reply_error(s, c, "unknown body %u", (unsigned)c->u.body.id);
+    sim_reply_error(s, c, RC_NOT_FOUND, "unknown body %u", (unsigned)c->u.body.id);
     return false;
 }
 
@@ -46,7 +46,7 @@ static bool free_body(sim_thread *s, const cmd *c, uint32_t *owner) {
     if (!known_body(s, c)) return false;
     *owner = sim_grab_owner(s, c->u.body.id);
     if (*owner && *owner != c->client) {
-        sim_reply_error(s, c, "body %u is held by client %u", (unsigned)c->u.body.id, (unsigned)*owner);
+        sim_reply_error(s, c, RC_CONFLICT, "body %u is held by client %u", (unsigned)c->u.body.id, (unsigned)*owner);
         return false;
     }
     return true;
@@ -56,7 +56,7 @@ static bool free_body(sim_thread *s, const cmd *c, uint32_t *owner) {
 static bool held_body(sim_thread *s, const cmd *c) {
     if (!known_body(s, c)) return false;
     if (sim_grab_owner(s, c->u.body.id) != c->client) {
-        sim_reply_error(s, c, "body %u is not held by you (grab it first)", (unsigned)c->u.body.id);
+        sim_reply_error(s, c, RC_CONFLICT, "body %u is not held by you (grab it first)", (unsigned)c->u.body.id);
         return false;
     }
     return true;
@@ -88,14 +88,14 @@ void apply_body_create(sim_thread *s, const cmd *c) {
     fs_domain dom = fs_world_domain(s->world);
     if (d.pos.x < dom.box_min.x || d.pos.x > dom.box_max.x || d.pos.y < dom.box_min.y || d.pos.y > dom.box_max.y ||
         d.pos.z < dom.box_min.z || d.pos.z > dom.box_max.z) {
-        sim_reply_error(s, c, "'pos' (%g, %g, %g) is outside the world box (%g..%g, %g..%g, %g..%g)", (double)d.pos.x,
-                        (double)d.pos.y, (double)d.pos.z, (double)dom.box_min.x, (double)dom.box_max.x,
+        sim_reply_error(s, c, RC_BAD_REQUEST, "'pos' (%g, %g, %g) is outside the world box (%g..%g, %g..%g, %g..%g)",
+                        (double)d.pos.x, (double)d.pos.y, (double)d.pos.z, (double)dom.box_min.x, (double)dom.box_max.x,
                         (double)dom.box_min.y, (double)dom.box_max.y, (double)dom.box_min.z, (double)dom.box_max.z);
         return;
     }
     fs_error e = {{0}};
     int64_t nid = fs_world_create_body(s->world, &d, &e);
-    sim_reply_status(s, c, nid >= 0, &e, nid);
+    sim_reply_status(s, c, nid >= 0 ? FS_OK : FS_ERR_ARG, &e, nid); /* -1: the definition, or no room */
 }
 
 void apply_body_destroy(sim_thread *s, const cmd *c) {
@@ -111,7 +111,7 @@ void apply_body_impulse(sim_thread *s, const cmd *c) {
     fs_error e = {{0}};
     fs_status st =
         fs_world_body_impulse(s->world, c->u.body.id, cmd_vec3(c->u.body.point), cmd_vec3(c->u.body.vec), &e);
-    sim_reply_status(s, c, st == FS_OK, &e, c->u.body.id);
+    sim_reply_status(s, c, st, &e, c->u.body.id);
 }
 
 void apply_body_grab(sim_thread *s, const cmd *c) {
@@ -123,14 +123,14 @@ void apply_body_grab(sim_thread *s, const cmd *c) {
         s->grab[s->grab_count].body = c->u.body.id;
         s->grab[s->grab_count++].client = c->client;
     }
-    sim_reply_status(s, c, st == FS_OK, &e, c->u.body.id);
+    sim_reply_status(s, c, st, &e, c->u.body.id);
 }
 
 void apply_body_drag(sim_thread *s, const cmd *c) {
     if (!held_body(s, c)) return;
     fs_error e = {{0}};
     fs_status st = fs_world_body_drag(s->world, c->u.body.id, target_in_box(s, c), &e);
-    sim_reply_status(s, c, st == FS_OK, &e, c->u.body.id); /* only a failure is answered */
+    sim_reply_status(s, c, st, &e, c->u.body.id); /* only a failure is answered */
 }
 
 void apply_body_release(sim_thread *s, const cmd *c) {
@@ -138,7 +138,7 @@ void apply_body_release(sim_thread *s, const cmd *c) {
     fs_error e = {{0}};
     fs_status st = fs_world_body_release(s->world, c->u.body.id, &e);
     grab_forget(s, c->u.body.id);
-    sim_reply_status(s, c, st == FS_OK, &e, c->u.body.id);
+    sim_reply_status(s, c, st, &e, c->u.body.id);
 }
 
 void apply_get_bodies(sim_thread *s, const cmd *c) {
@@ -154,7 +154,7 @@ void apply_get_bodies(sim_thread *s, const cmd *c) {
                 r.bodies->count++;
             }
     } else {
-        snprintf(r.error, sizeof r.error, "out of memory");
+        cmd_reply_refuse(&r, RC_INTERNAL, "out of memory");
     }
     sim_reply_post(s, &r);
 }

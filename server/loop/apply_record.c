@@ -24,25 +24,25 @@ static int make_dir(const char *dir, char *err, size_t errlen) {
     return 0;
 }
 
-/* Makes dir/name: 0, or 1 when a recording of that name exists, -1 when it
- * cannot be made (err says why).  The folder is the name's claim: a start
- * that fails removes it again (encoder.c). */
-static int make_folder(const char *dir, const char *name, char *err, size_t errlen) {
+/* Makes dir/name: RC_OK, or RC_CONFLICT when a recording of that name
+ * exists, RC_INTERNAL when it cannot be made (err says why).  The folder is
+ * the name's claim: a start that fails removes it again (encoder.c). */
+static reply_code make_folder(const char *dir, const char *name, char *err, size_t errlen) {
     char path[1200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    if (!mkdir(path, 0755)) return 0;
+    if (!mkdir(path, 0755)) return RC_OK;
     int e = errno;
     if (e == EEXIST) {
         snprintf(err, errlen, "a recording named '%s' exists", name);
-        return 1;
+        return RC_CONFLICT;
     }
     snprintf(err, errlen, "cannot make %.100s: %s", path, strerror(e));
-    return -1;
+    return RC_INTERNAL;
 }
 
 /* A name from the time, not taken: rec-YYYYMMDD-HHMMSS, else with -2, -3,
- * ... (its folder made). */
-static int make_auto_folder(const char *dir, char *name, size_t n, char *err, size_t errlen) {
+ * ... (its folder made); RC_OK or why not (make_folder's codes). */
+static reply_code make_auto_folder(const char *dir, char *name, size_t n, char *err, size_t errlen) {
     char base[32];
     time_t now = time(NULL);
     struct tm tm;
@@ -53,11 +53,11 @@ static int make_auto_folder(const char *dir, char *name, size_t n, char *err, si
             snprintf(name, n, "%s", base);
         else
             snprintf(name, n, "%.24s-%d", base, k);
-        int rc = make_folder(dir, name, err, errlen);
-        if (rc <= 0) return rc;
+        reply_code rc = make_folder(dir, name, err, errlen);
+        if (rc != RC_CONFLICT) return rc;
     }
     snprintf(err, errlen, "no free name for a recording this second: give it one ('name')");
-    return -1;
+    return RC_CONFLICT;
 }
 
 /* The disk's limits the recorder works to: the budget and the room the
@@ -72,29 +72,32 @@ void sim_record_limits(sim_thread *s) {
     encoder_record_limits(s->encoder, &l);
 }
 
-/* Queues the start (its folder made); its serial, or 0 with a reason. */
+/* Queues the start (its folder made); its serial, or 0 with a reason and
+ * its code. */
 static uint64_t start(sim_thread *s, const char *name, double max_mb, double max_s, char *out_name, char *err,
-                      size_t errlen, bool *busy) {
+                      size_t errlen, reply_code *code) {
     rec_request q;
     memset(&q, 0, sizeof q);
-    *busy = false;
+    *code = RC_BAD_REQUEST;
     if (!config_record_dir(s->cfg, q.dir, sizeof q.dir)) {
         snprintf(err, errlen, "no recordings folder: start the server with --record-dir DIR (or --data-dir)");
         return 0;
     }
+    *code = RC_BUSY;
     if (s->rec_wait_count >= ENCODER_REC_OPS) {
         snprintf(err, errlen, "busy: %d recording starts are waiting for their first frame, try again",
                  s->rec_wait_count);
-        *busy = true;
         return 0;
     }
+    *code = RC_INTERNAL;
     if (make_dir(q.dir, err, errlen)) return 0;
     if (name && name[0]) {
         snprintf(q.name, sizeof q.name, "%s", name);
-        if (make_folder(q.dir, q.name, err, errlen)) return 0;
-    } else if (make_auto_folder(q.dir, q.name, sizeof q.name, err, errlen)) {
-        return 0;
+        *code = make_folder(q.dir, q.name, err, errlen);
+    } else {
+        *code = make_auto_folder(q.dir, q.name, sizeof q.name, err, errlen);
     }
+    if (*code != RC_OK) return 0;
     double mb = max_mb > 0 ? max_mb : s->cfg->record_max_mb;
     q.max_bytes = mb > 0 ? (uint64_t)(mb * 1e6) : 0;
     q.bound_asked = max_mb > 0;
@@ -105,7 +108,7 @@ static uint64_t start(sim_thread *s, const char *name, double max_mb, double max
         snprintf(path, sizeof path, "%s/%s", q.dir, q.name);
         rmdir(path);
         snprintf(err, errlen, "busy: %d recording starts and stops are waiting, try again", ENCODER_REC_OPS);
-        *busy = true;
+        *code = RC_BUSY;
         return 0;
     }
     s->dirty = true; /* the recording opens with a keyframe at the next frame slot */
@@ -115,11 +118,11 @@ static uint64_t start(sim_thread *s, const char *name, double max_mb, double max
 
 void apply_record_start(sim_thread *s, const cmd *c) {
     char err[FS_ERROR_LEN], name[CMD_NAME_LEN];
-    bool busy;
+    reply_code code;
     uint64_t serial =
-        start(s, c->u.record.name, c->u.record.max_mb, c->u.record.max_seconds, name, err, sizeof err, &busy);
+        start(s, c->u.record.name, c->u.record.max_mb, c->u.record.max_seconds, name, err, sizeof err, &code);
     if (!serial) {
-        sim_reply_error(s, c, "%s", err);
+        sim_reply_error(s, c, code, "%s", err);
         return;
     }
     sim_pending_record *p = &s->rec_wait[s->rec_wait_count++];
@@ -129,7 +132,7 @@ void apply_record_start(sim_thread *s, const cmd *c) {
 
 void apply_record_stop(sim_thread *s, const cmd *c) {
     if (!encoder_record_stop(s->encoder)) {
-        sim_reply_error(s, c, "busy: %d recording starts and stops are waiting, try again", ENCODER_REC_OPS);
+        sim_reply_error(s, c, RC_BUSY, "busy: %d recording starts and stops are waiting, try again", ENCODER_REC_OPS);
         return;
     }
     sim_reply_ok(s, c, 0);
@@ -140,7 +143,8 @@ void sim_record_poll(sim_thread *s) {
     for (int i = 0; i < s->rec_wait_count; i++) {
         sim_pending_record *p = &s->rec_wait[i];
         char why[160];
-        int rc = encoder_record_outcome(s->encoder, p->serial, why, sizeof why);
+        reply_code code;
+        int rc = encoder_record_outcome(s->encoder, p->serial, &code, why, sizeof why);
         if (!rc) {
             s->rec_wait[k++] = *p;
             continue;
@@ -151,7 +155,7 @@ void sim_record_poll(sim_thread *s) {
         }
         cmd c = {.kind = CMD_RECORD_START, .client = p->client, .rid = p->rid};
         if (rc < 0) {
-            sim_reply_error(s, &c, "%s", why);
+            sim_reply_error(s, &c, code, "%s", why);
             continue;
         }
         cmd_reply r = sim_reply_to(s, &c);
@@ -165,8 +169,8 @@ void sim_record_poll(sim_thread *s) {
 void sim_record_at_start(sim_thread *s) {
     if (!s->cfg->record_start[0]) return;
     char name[CMD_NAME_LEN], err[FS_ERROR_LEN];
-    bool busy;
-    uint64_t serial = start(s, NULL, 0, 0, name, err, sizeof err, &busy);
+    reply_code code;
+    uint64_t serial = start(s, NULL, 0, 0, name, err, sizeof err, &code);
     if (!serial) {
         log_error("cannot record from the start (%s); the server runs on without it", err);
         return;

@@ -18,7 +18,7 @@ typedef struct rec_op {
     bool stop;
     uint64_t serial;
     rec_request q;
-    bool ok;
+    reply_code code; /* a start's: RC_OK, or why it did not start */
     char why[160];
 } rec_op;
 
@@ -71,12 +71,12 @@ static void publish_status(encoder *e) {
 
 /* Ends the op of serial with its outcome (a stop's slot is freed: its
  * answer did not wait).  Under mtx. */
-static void op_done(encoder *e, uint64_t serial, bool ok, const char *why) {
+static void op_done(encoder *e, uint64_t serial, reply_code code, const char *why) {
     for (int i = 0; i < ENCODER_REC_OPS; i++) {
         rec_op *o = &e->ops[i];
         if (o->state == OP_FREE || o->serial != serial) continue;
         o->state = o->stop ? OP_FREE : OP_DONE;
-        o->ok = ok;
+        o->code = code;
         snprintf(o->why, sizeof o->why, "%s", why ? why : "");
     }
 }
@@ -102,23 +102,22 @@ static void apply_record(encoder *e) {
         }
         if (!next) return;
         char why[160] = "";
-        bool ok = true;
+        reply_code code = RC_OK;
         if (op.stop) {
             recorder_stop(e->rec, NULL);
-        } else if (recorder_start(e->rec, &op.q, why, sizeof why)) {
+        } else if ((code = recorder_start(e->rec, &op.q, why, sizeof why)) != RC_OK) {
             log_error("recording %s not started: %s", op.q.name, why);
             char dir[1200];
             snprintf(dir, sizeof dir, "%s/%s", op.q.dir, op.q.name);
             rmdir(dir); /* the sim thread made it empty: the name is free again */
-            ok = false;
         }
         publish_status(e);
         pthread_mutex_lock(&e->mtx);
-        if (ok && !op.stop) {
+        if (code == RC_OK && !op.stop) {
             e->rec_waiting = true;
             e->running = op.serial;
         } else {
-            op_done(e, op.serial, ok, why);
+            op_done(e, op.serial, code, why);
         }
         pthread_mutex_unlock(&e->mtx);
     }
@@ -138,7 +137,12 @@ static void settle_start(encoder *e) {
     recorder_status(e->rec, &rs);
     if (!wrote) recorder_discard(e->rec);
     pthread_mutex_lock(&e->mtx);
-    op_done(e, e->running, wrote, wrote ? NULL : rs.stopped);
+    reply_code code = RC_OK;
+    if (!wrote) {
+        code = recorder_stopped_code(e->rec);
+        if (code == RC_OK) code = RC_INTERNAL; /* stopped without a reason of its own */
+    }
+    op_done(e, e->running, code, wrote ? NULL : rs.stopped);
     e->rec_waiting = false;
     pthread_mutex_unlock(&e->mtx);
 }
@@ -348,8 +352,9 @@ bool encoder_record_stop(encoder *e) {
     return queue_op(e, NULL) != 0;
 }
 
-int encoder_record_outcome(encoder *e, uint64_t serial, char *why, size_t n) {
+int encoder_record_outcome(encoder *e, uint64_t serial, reply_code *code, char *why, size_t n) {
     int rc = -1;
+    *code = RC_INTERNAL;
     snprintf(why, n, "the recording start was lost");
     pthread_mutex_lock(&e->mtx);
     for (int i = 0; i < ENCODER_REC_OPS; i++) {
@@ -357,7 +362,8 @@ int encoder_record_outcome(encoder *e, uint64_t serial, char *why, size_t n) {
         if (o->state == OP_FREE || o->serial != serial) continue;
         rc = 0;
         if (o->state == OP_DONE) {
-            rc = o->ok ? 1 : -1;
+            rc = o->code == RC_OK ? 1 : -1;
+            *code = o->code;
             snprintf(why, n, "%s", o->why);
             o->state = OP_FREE;
         }

@@ -48,10 +48,10 @@ uint64_t encoder_record_start(encoder *e, const rec_request *q);
 /* Queues a stop; false when ENCODER_REC_OPS are already waiting. */
 bool encoder_record_stop(encoder *e);
 /* The outcome of the start of serial: 0 while under way; 1 when it has
- * written its first frame; -1 when it did not start (why says why; a
- * start stopped before its first frame has deleted what it wrote).  An
- * outcome is given once. */
-int encoder_record_outcome(encoder *e, uint64_t serial, char *why, size_t n);
+ * written its first frame; -1 when it did not start (*code and why say
+ * why; a start stopped before its first frame has deleted what it wrote).
+ * An outcome is given once. */
+int encoder_record_outcome(encoder *e, uint64_t serial, reply_code *code, char *why, size_t n);
 /* Sets the recordings' disk limits (recorder_set_limits), on the encoder
  * thread's next turn. */
 void encoder_record_limits(encoder *e, const rec_limits *l);

@@ -93,8 +93,9 @@ void sim_reply_ok(sim_thread *s, const cmd *c, int64_t value) {
     sim_reply_post(s, &r);
 }
 
-void sim_reply_error(sim_thread *s, const cmd *c, const char *fmt, ...) {
+void sim_reply_error(sim_thread *s, const cmd *c, reply_code code, const char *fmt, ...) {
     cmd_reply r = sim_reply_to(s, c);
+    r.code = code;
     int k = snprintf(r.error, sizeof r.error, "%s: ", cmd_kind_name(c->kind));
     if (k > 0 && (size_t)k < sizeof r.error) {
         va_list ap;
@@ -105,9 +106,9 @@ void sim_reply_error(sim_thread *s, const cmd *c, const char *fmt, ...) {
     sim_reply_post(s, &r);
 }
 
-void sim_reply_status(sim_thread *s, const cmd *c, bool ok, const fs_error *e, int64_t value) {
-    if (ok)
+void sim_reply_status(sim_thread *s, const cmd *c, fs_status st, const fs_error *e, int64_t value) {
+    if (st == FS_OK)
         sim_reply_ok(s, c, value);
     else
-        sim_reply_error(s, c, "%s", e->msg);
+        sim_reply_error(s, c, reply_code_of_status(st), "%s", e->msg);
 }

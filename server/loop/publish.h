@@ -27,9 +27,11 @@ void sim_reply_post(sim_thread *s, cmd_reply *r);
 void sim_stats_of_world(sim_thread *s, const fs_stats *fst);
 /* Replies ok with value (presence and drag updates are not acknowledged). */
 void sim_reply_ok(sim_thread *s, const cmd *c, int64_t value);
-/* Replies with the error "<kind>: <fmt ...>". */
-void sim_reply_error(sim_thread *s, const cmd *c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Replies ok with value, or (ok false) with the error "<kind>: <e's text>". */
-void sim_reply_status(sim_thread *s, const cmd *c, bool ok, const fs_error *e, int64_t value);
+/* Refuses c with code and the error "<kind>: <fmt ...>". */
+void sim_reply_error(sim_thread *s, const cmd *c, reply_code code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Replies ok with value when st is FS_OK, else refuses with the code of st
+ * (reply_code_of_status) and the error "<kind>: <e's text>". */
+void sim_reply_status(sim_thread *s, const cmd *c, fs_status st, const fs_error *e, int64_t value);
 
 #endif

@@ -48,6 +48,7 @@ struct recorder {
     uint64_t bcast_next;
     uint64_t bytes_kept, segments_dropped, frames;
     char stopped[160];
+    reply_code stopped_code; /* of the stop that wrote `stopped` */
     /* the disk (rec_disk.h): the limits as set, the budget they give, what
      * the other recordings of the folder keep (measured at the first limits,
      * then counted, measured again at the budget), the size of index.json */
@@ -178,6 +179,7 @@ static void stop_for(recorder *r, stop_kind kind, bool clean, const char *fmt, .
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
     r->stopped_by[kind]++;
+    if (r->active) r->stopped_code = kind == STOP_ERROR ? RC_INTERNAL : RC_NO_SPACE;
     stop(r, why, clean);
 }
 
@@ -309,28 +311,29 @@ static bool open_segment(recorder *r, const frameset *fs, double t, uint64_t tic
 /* Whether q may start (the running recording goes on when not): its
  * folder is writable, its bound within the budget, and the budget and the
  * disk have room; err says why not. */
-static bool may_start(recorder *r, const rec_request *q, char *err, size_t errlen) {
+static reply_code may_start(recorder *r, const rec_request *q, char *err, size_t errlen) {
     char dir[1200];
     snprintf(dir, sizeof dir, "%s/%s", q->dir, q->name);
     if (access(dir, W_OK)) {
         snprintf(err, errlen, "cannot write to %.100s: %s", dir, strerror(errno));
-        return false;
+        return RC_INTERNAL;
     }
     if (q->bound_asked && r->budget && q->max_bytes > r->budget) {
         snprintf(err, errlen, "'max_mb' %.1f is more than all recordings may keep: %.1f MB (--record-total-mb)",
                  (double)q->max_bytes / 1e6, (double)r->budget / 1e6);
-        return false;
+        return RC_BAD_REQUEST;
     }
     char why[160];
     if (room_for(r, dir, REC_START_MIN, why, sizeof why) != STOP_ASKED) {
         snprintf(err, errlen, "no room for recordings: %s", why);
-        return false;
+        return RC_NO_SPACE;
     }
-    return true;
+    return RC_OK;
 }
 
-int recorder_start(recorder *r, const rec_request *q, char *err, size_t errlen) {
-    if (!may_start(r, q, err, errlen)) return -1;
+reply_code recorder_start(recorder *r, const rec_request *q, char *err, size_t errlen) {
+    reply_code code = may_start(r, q, err, errlen);
+    if (code != RC_OK) return code;
     recorder_stop(r, NULL);
     memset(r->seg, 0, sizeof r->seg);
     r->first = r->count = 0;
@@ -338,12 +341,13 @@ int recorder_start(recorder *r, const rec_request *q, char *err, size_t errlen) 
     r->bytes_kept = r->segments_dropped = r->frames = r->index_bytes = 0;
     r->q = *q;
     r->stopped[0] = 0;
+    r->stopped_code = RC_OK;
     r->active = true;
     r->need_key = true;
     r->bcast_next = hub_bcast_next(r->hub); /* broadcasts from now on */
     write_index(r);
     log_info("recording %s started in %s", q->name, q->dir);
-    return 0;
+    return RC_OK;
 }
 
 /* Stops; clean: the open segment gets its end mark (not after a write
@@ -371,7 +375,12 @@ static void stop(recorder *r, const char *why, bool clean) {
         log_info("recording %s stopped (%llu frames kept)", r->q.name, (unsigned long long)r->frames);
 }
 
+reply_code recorder_stopped_code(const recorder *r) {
+    return r->stopped_code;
+}
+
 void recorder_stop(recorder *r, const char *why) {
+    if (why && r->active) r->stopped_code = RC_INTERNAL;
     stop(r, why, !why);
 }
 

@@ -21,6 +21,7 @@
 #include "frameset.h"
 #include "hub.h"
 #include "rec_status.h"
+#include "reply_code.h"
 #include "wire.h"
 
 #define REC_SEGMENT_FRAMES 150 /* a keyframe every 5 s at 30 frames/s: seeking decodes at most this many */
@@ -48,12 +49,16 @@ void recorder_destroy(recorder *r);
 /* Sets the disk's limits; the first call with a folder measures what its
  * recordings keep and the free space (and so the default budget). */
 void recorder_set_limits(recorder *r, const rec_limits *l);
-/* Starts (the folder must exist); stops the one before.  Returns 0, or -1
- * with a reason: a reason that starts "no room for recordings" is the
- * budget or the disk's reserve. */
-int recorder_start(recorder *r, const rec_request *q, char *err, size_t errlen);
+/* Starts (the folder must exist); stops the one before.  Returns RC_OK, or
+ * why not with a reason in err: RC_NO_SPACE (the budget or the disk's
+ * reserve), RC_BAD_REQUEST (a bound past the budget), RC_INTERNAL (the
+ * folder cannot be written). */
+reply_code recorder_start(recorder *r, const rec_request *q, char *err, size_t errlen);
 /* Stops (closing the segment and the index); why may be NULL. */
 void recorder_stop(recorder *r, const char *why);
+/* The code of the last recording's own stop: RC_NO_SPACE (the budget or
+ * the disk), RC_INTERNAL (a write error), RC_OK (none, or asked for). */
+reply_code recorder_stopped_code(const recorder *r);
 /* Deletes the files and the folder of the recording last started, once
  * stopped (a start that never wrote a frame). */
 void recorder_discard(recorder *r);

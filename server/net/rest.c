@@ -67,39 +67,46 @@ static void respond_json(net *n, http_req *r, int status, cJSON *j) {
     char *s = j ? cJSON_PrintUnformatted(j) : NULL;
     cJSON_Delete(j);
     if (!s) {
-        s = strdup("{\"error\":\"out of memory\"}");
-        status = 500;
+        s = strdup("{\"error\":\"out of memory\",\"code\":\"internal\"}");
+        status = reply_code_http(RC_INTERNAL);
     }
     respond_text(n, r, status, s);
 }
 
-static void respond_error(net *n, http_req *r, int status, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void respond_error(net *n, http_req *r, int status, const char *fmt, ...) {
+/* A refusal: the code's HTTP status (reply_code.h's table, the only place a
+ * status of an error is chosen), and {"error": reason, "code": name}; a
+ * code that asks for a wait says how long (Retry-After: 1 s unless the
+ * caller set it). */
+static void respond_error(net *n, http_req *r, reply_code code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void respond_error(net *n, http_req *r, reply_code code, const char *fmt, ...) {
     char msg[256];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (status >= 400 && status < 500 && status != 404) {
+    const reply_code_info *ci = reply_code_get(code);
+    if (ci->http >= 400 && ci->http < 500 && code != RC_NOT_FOUND) {
         char key[64];
-        snprintf(key, sizeof key, "rest:%d:%.40s", status, msg);
-        log_once(key, "rest: %d %s (logged once)", status, msg);
+        snprintf(key, sizeof key, "rest:%s:%.40s", ci->name, msg);
+        log_once(key, "rest: %d %s (logged once)", ci->http, msg);
     }
-    if (status == 503 && !r->retry_after) r->retry_after = 1; /* busy: a moment's wait may do */
+    if (ci->retry && !r->retry_after) r->retry_after = 1; /* busy: a moment's wait may do */
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "error", msg);
-    respond_json(n, r, status, j);
+    cJSON_AddStringToObject(j, "code", ci->name);
+    respond_json(n, r, ci->http, j);
 }
 
 /* ---- Requests that become commands ---------------------------------------- */
 
 /* A request that would change the world from another site's page, or
- * without the token: answers 403 / 401 and returns true.  Only headers are
+ * without the token: answers forbidden / unauthorized and returns true.  Only headers are
  * read, so a body is refused before it is received. */
 static bool refuse_unauthorized(net *n, http_req *r) {
     if (!net_origin_ok(n, r->wsi)) {
         n->origin_refused++;
-        respond_error(n, r, 403,
+        respond_error(n, r, RC_FORBIDDEN,
                       "forbidden: requests from another site's page may not change the world "
                       "(see --allow-origin)");
         return true;
@@ -108,7 +115,7 @@ static bool refuse_unauthorized(net *n, http_req *r) {
         char buf[200];
         int l = lws_hdr_copy(r->wsi, buf, sizeof buf, WSI_TOKEN_HTTP_AUTHORIZATION);
         if (l <= 7 || strncmp(buf, "Bearer ", 7) || !net_token_ok(n, buf + 7)) {
-            respond_error(n, r, 401, "unauthorized: send 'Authorization: Bearer <token>'");
+            respond_error(n, r, RC_UNAUTHORIZED, "unauthorized: send 'Authorization: Bearer <token>'");
             return true;
         }
     }
@@ -116,8 +123,8 @@ static bool refuse_unauthorized(net *n, http_req *r) {
 }
 
 /* An export or a snapshot goes through its party's budget (rest_budget.h):
- * beyond it the request is answered 429 (the party's bound) or 503 (the
- * server's), with Retry-After, and returns false. */
+ * beyond it the request is answered rate_limited (the party's bound) or
+ * busy (the server's), with Retry-After, and returns false. */
 static bool admit_heavy(net *n, http_req *r, const cmd *c) {
     int kind;
     if (c->kind == CMD_GET_SNAPSHOT)
@@ -142,15 +149,15 @@ static bool admit_heavy(net *n, http_req *r, const cmd *c) {
     r->retry_after = after;
     bool exp = kind == REST_HEAVY_EXPORT;
     if (why == REST_PARTY_RATE)
-        respond_error(n, r, 429, "too many %s: at most %d a minute from one address; try again in %d s",
+        respond_error(n, r, RC_RATE_LIMITED, "too many %s: at most %d a minute from one address; try again in %d s",
                       exp ? "exports" : "snapshots", exp ? REST_EXPORTS_PER_MIN : REST_SNAPSHOTS_PER_MIN, after);
     else if (why == REST_PARTY_BUSY)
-        respond_error(n, r, 429,
+        respond_error(n, r, RC_RATE_LIMITED,
                       "too many exports and snapshots at once: at most %d under way from one address; try again "
                       "when one has been read",
                       REST_PARTY_HEAVY);
     else
-        respond_error(n, r, 503, "busy: %d exports and snapshots are under way, try again", REST_HEAVY_MAX);
+        respond_error(n, r, RC_BUSY, "busy: %d exports and snapshots are under way, try again", REST_HEAVY_MAX);
     return false;
 }
 
@@ -166,19 +173,19 @@ static bool submit(net *n, http_req *r, cmd *c) {
     bool payload = c->kind == CMD_GET_PARTICLES || c->kind == CMD_GET_BODIES || c->kind == CMD_GET_SNAPSHOT ||
                    c->kind == CMD_RESTORE;
     if (n->relay_id && payload) {
-        respond_error(n, r, 501, "this is a relay: %s answers with the world's data; ask the sim node",
+        respond_error(n, r, RC_NOT_IMPLEMENTED, "this is a relay: %s answers with the world's data; ask the sim node",
                       cmd_kind_name(c->kind));
         return false;
     }
     if (n->npending >= NET_MAX_PENDING_REST) {
         n->queue_busy++;
-        respond_error(n, r, 503, "busy: %d REST requests already waiting, try again", NET_MAX_PENDING_REST);
+        respond_error(n, r, RC_BUSY, "busy: %d REST requests already waiting, try again", NET_MAX_PENDING_REST);
         return false;
     }
     if ((c->kind == CMD_GET_PARTICLES || c->kind == CMD_GET_SNAPSHOT) && n->resp_bytes > NET_MAX_RESP_BYTES) {
         /* Slow readers already hold this much of answers: bound the memory. */
         n->queue_busy++;
-        respond_error(n, r, 503, "busy: %zu MB of answers are waiting for slow readers, try again",
+        respond_error(n, r, RC_BUSY, "busy: %zu MB of answers are waiting for slow readers, try again",
                       n->resp_bytes >> 20);
         return false;
     }
@@ -190,13 +197,13 @@ static bool submit(net *n, http_req *r, cmd *c) {
         if (!m || !hub_forward(n->hub, c->client, false, m)) {
             cancel_heavy(n, r);
             n->queue_busy++;
-            respond_error(n, r, 503, "busy: the relay's queue is full, try again");
+            respond_error(n, r, RC_BUSY, "busy: the relay's queue is full, try again");
             return false;
         }
     } else if (!net_enqueue(n, c, false)) {
         cancel_heavy(n, r);
         n->queue_busy++;
-        respond_error(n, r, 503, "busy: command queue full, try again");
+        respond_error(n, r, RC_BUSY, "busy: command queue full, try again");
         return false;
     }
     r->waiting = true;
@@ -229,11 +236,12 @@ static void route_snapshot(net *n, http_req *r) {
     size_t len;
     char err[160];
     if (!r->body_len) {
-        respond_error(n, r, 400, "POST a snapshot document (application/msgpack, as GET /api/snapshot returns)");
+        respond_error(n, r, RC_BAD_REQUEST,
+                      "POST a snapshot document (application/msgpack, as GET /api/snapshot returns)");
         return;
     }
     if (wire_decode_snapshot((const uint8_t *)r->body, r->body_len, &world, &len, err, sizeof err)) {
-        respond_error(n, r, 400, "%s", err);
+        respond_error(n, r, RC_BAD_REQUEST, "%s", err);
         return;
     }
     /* the body becomes the upload as it is (no second copy of up to 256 MiB) */
@@ -245,7 +253,7 @@ static void route_snapshot(net *n, http_req *r) {
     if (!id) {
         msg_buf_unref(up);
         n->queue_busy++;
-        respond_error(n, r, 503, "busy: another snapshot is being restored, try again");
+        respond_error(n, r, RC_BUSY, "busy: another snapshot is being restored, try again");
         return;
     }
     c.kind = CMD_RESTORE;
@@ -264,7 +272,7 @@ static const char *query_arg(void *wsi, const char *name, char *buf, int len) {
 static void route(net *n, http_req *r) {
     if (r->body_too_large) {
         r->close_after = true;
-        respond_error(n, r, 413, "request body too large (limit %zu bytes)", r->body_max);
+        respond_error(n, r, RC_TOO_LARGE, "request body too large (limit %zu bytes)", r->body_max);
         return;
     }
     char accept[256] = "";
@@ -282,7 +290,7 @@ static void route(net *n, http_req *r) {
     switch (a.outcome) {
     case REST_ERROR:
         if (a.close_after) r->close_after = true;
-        respond_error(n, r, a.status, "%s", a.error);
+        respond_error(n, r, a.code, "%s", a.error);
         return;
     case REST_COMMAND:
         submit(n, r, &a.c);
@@ -293,13 +301,13 @@ static void route(net *n, http_req *r) {
     case REST_RECFILE: {
         size_t len = 0;
         const char *ctype = NULL;
-        int status = 500;
+        reply_code code = RC_INTERNAL;
         char err[200];
-        char *bytes = rest_recfile_read(n, a.file, &len, &ctype, &status, err, sizeof err);
+        char *bytes = rest_recfile_read(n, a.file, &len, &ctype, &code, err, sizeof err);
         if (bytes)
             respond_bytes(n, r, 200, ctype, bytes, len);
         else
-            respond_error(n, r, status, "%s", err);
+            respond_error(n, r, code, "%s", err);
         return;
     }
     case REST_VIEW:
@@ -310,7 +318,7 @@ static void route(net *n, http_req *r) {
         size_t len = 0;
         char *text = rest_metrics_text(n, &len);
         if (!text) {
-            respond_error(n, r, 500, "out of memory");
+            respond_error(n, r, RC_INTERNAL, "out of memory");
             return;
         }
         respond_bytes(n, r, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
@@ -346,7 +354,7 @@ static void route(net *n, http_req *r) {
         if (text)
             respond_bytes(n, r, 200, "application/json", text, len);
         else
-            respond_error(n, r, 500, "out of memory");
+            respond_error(n, r, RC_INTERNAL, "out of memory");
         return;
     }
     }
@@ -367,19 +375,7 @@ void rest_deliver(net *n, cmd_reply *rep) {
         }
     if (!r || !r->waiting) return; /* the request went away */
     if (!rep->ok) {
-        int status = 400;
-        if (strstr(rep->error, "unknown"))
-            status = 404;
-        else if (strstr(rep->error, "no room for recordings"))
-            status = 507;
-        else if (strstr(rep->error, ": busy:"))
-            status = 503;
-        else if (strstr(rep->error, "pause it first") || strstr(rep->error, "in flight") ||
-                 strstr(rep->error, "held by") || strstr(rep->error, "exists"))
-            status = 409;
-        else if (!strncmp(rep->error, "busy:", 5) || !strncmp(rep->error, "rate limited:", 13))
-            status = 503; /* a relay's request the sim node could not take now (its queue, its rate limits) */
-        respond_error(n, r, status, "%s", rep->error);
+        respond_error(n, r, cmd_reply_code(rep), "%s", rep->error);
         return;
     }
     world_info wi;
@@ -652,7 +648,7 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
                  * so the connection closes after the answer. */
                 r->close_after = true;
                 if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING))
-                    respond_error(n, r, 411, "send the body with a Content-Length header");
+                    respond_error(n, r, RC_LENGTH_REQUIRED, "send the body with a Content-Length header");
                 else
                     route(n, r);
                 return 0;
@@ -676,7 +672,7 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
                 if ((size_t)want > NET_MAX_BODY_BYTES_IN_FLIGHT - n->body_bytes) {
                     n->queue_busy++;
                     r->close_after = true;
-                    respond_error(n, r, 503, "busy: %zu MB of request bodies are being received, try again",
+                    respond_error(n, r, RC_BUSY, "busy: %zu MB of request bodies are being received, try again",
                                   n->body_bytes >> 20);
                     return 0;
                 }

@@ -351,11 +351,11 @@ static bool inside(const char *dir, const char *path) {
     return !strncmp(rp, rd, n) && (rp[n] == '/' || (n == 1 && rd[0] == '/'));
 }
 
-char *rest_recfile_read(const net *n, const char *file, size_t *len, const char **ctype, int *status, char *err,
+char *rest_recfile_read(const net *n, const char *file, size_t *len, const char **ctype, reply_code *code, char *err,
                         size_t errlen) {
     char dir[1100], path[1300], name[REC_NAME_MAX];
     if (!config_record_dir(n->cfg, dir, sizeof dir)) {
-        *status = 404;
+        *code = RC_NOT_FOUND;
         snprintf(err, errlen, "this server keeps no recordings (--record-dir)");
         return NULL;
     }
@@ -377,8 +377,8 @@ char *rest_recfile_read(const net *n, const char *file, size_t *len, const char 
         if (dfd >= 0) close(dfd);
     }
     if (!buf) {
-        *status = e == EFBIG ? 413 : e == ENOMEM || e == EIO ? 500 : 404;
-        snprintf(err, errlen, "%s: %s", file, *status == 404 ? "no such recording file" : strerror(e));
+        *code = e == EFBIG ? RC_TOO_LARGE : e == ENOMEM || e == EIO ? RC_INTERNAL : RC_NOT_FOUND;
+        snprintf(err, errlen, "%s: %s", file, *code == RC_NOT_FOUND ? "no such recording file" : strerror(e));
         return NULL;
     }
     *ctype = strstr(file, ".json") ? "application/json" : "application/octet-stream";

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "net_internal.h"
+#include "reply_code.h"
 
 /* The listing's page as JSON text (malloc'd, *len bytes), or NULL when out
  * of memory.  offset and limit are checked by rest_route.c. */
@@ -18,9 +19,9 @@ char *rest_recordings_text(net *n, int offset, int limit, size_t *len);
 void rest_recordings_free(net *n);
 /* Reads file (checked by rest_route.c: NAME/index.json or NAME/seg-N.fsrec)
  * from the recordings folder, following no symbolic link and only inside
- * the folder: the bytes (malloc'd, *len), or NULL with an HTTP status and a
+ * the folder: the bytes (malloc'd, *len), or NULL with a reply code and a
  * reason. */
-char *rest_recfile_read(const net *n, const char *file, size_t *len, const char **ctype, int *status, char *err,
+char *rest_recfile_read(const net *n, const char *file, size_t *len, const char **ctype, reply_code *code, char *err,
                         size_t errlen);
 
 #endif

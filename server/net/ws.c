@@ -127,13 +127,13 @@ static int ws_writeable(net *n, ws_client *c) {
     return 0;
 }
 
-static void bad_message(net *n, ws_client *c, uint32_t rid, const char *cmd_name, const char *reason) {
+static void bad_message(net *n, ws_client *c, reply_code code, uint32_t rid, const char *cmd_name, const char *reason) {
     n->bad_messages++;
     c->bad++;
     char key[64];
     snprintf(key, sizeof key, "bad:%.40s", reason);
     log_once(key, "ws: client %u: bad message: %s (further ones like it are not logged)", (unsigned)c->id, reason);
-    ws_reply_error(n, c, rid, cmd_name, reason);
+    ws_reply_error(n, c, code, rid, cmd_name, reason);
     if (++c->bad_in_a_row >= NET_MAX_BAD_IN_A_ROW && !c->close_bad) {
         c->close_bad = true;
         log_once("close-bad", "ws: closing clients that send %d bad messages in a row (logged once)",
@@ -160,21 +160,21 @@ static void ws_message(net *n, ws_client *c) {
         log_once("rate", "ws: client %u exceeded the command rate limit (logged once)", (unsigned)c->id);
         char why[128];
         rate_refusal(why, sizeof why, CMD_NONE, n->cfg->rate_per_s, n->cfg->rate_burst);
-        ws_reply_error(n, c, rid, NULL, why);
+        ws_reply_error(n, c, RC_RATE_LIMITED, rid, NULL, why);
         return;
     }
     if (c->rx_overflow) {
         snprintf(err, sizeof err, "message too large (limit %d bytes)", WIRE_MAX_MSG);
-        bad_message(n, c, 0, NULL, err);
+        bad_message(n, c, RC_TOO_LARGE, 0, NULL, err);
         return;
     }
     if (c->rx_text) {
-        bad_message(n, c, 0, NULL, "expected a binary msgpack message, got text");
+        bad_message(n, c, RC_BAD_REQUEST, 0, NULL, "expected a binary msgpack message, got text");
         return;
     }
     cmd cm;
     if (wire_decode_command(c->rx, c->rx_len, &cm, err, sizeof err)) {
-        bad_message(n, c, cm.rid, NULL, err);
+        bad_message(n, c, RC_BAD_REQUEST, cm.rid, NULL, err);
         return;
     }
     c->bad_in_a_row = 0;
@@ -183,11 +183,11 @@ static void ws_message(net *n, ws_client *c) {
         n->rate_limited++;
         char why[128];
         rate_refusal(why, sizeof why, cm.kind, n->cfg->rate_per_s, n->cfg->rate_burst);
-        ws_reply_error(n, c, cm.rid, cmd_kind_name(cm.kind), why);
+        ws_reply_error(n, c, RC_RATE_LIMITED, cm.rid, cmd_kind_name(cm.kind), why);
         return;
     }
     if (cm.kind == CMD_GET_PARTICLES || cm.kind == CMD_GET_BODIES) {
-        ws_reply_error(n, c, cm.rid, cmd_kind_name(cm.kind),
+        ws_reply_error(n, c, RC_BAD_REQUEST, cm.rid, cmd_kind_name(cm.kind),
                        cm.kind == CMD_GET_PARTICLES ? "get_particles is REST only: GET /api/particles"
                                                     : "get_bodies is REST only: GET /api/bodies (frames carry bodies)");
         return;
@@ -210,7 +210,7 @@ static void ws_message(net *n, ws_client *c) {
     }
     if (cm.kind == CMD_AUTH) {
         if (n->cfg->token[0] && !net_token_ok(n, cm.u.auth.token)) {
-            bad_message(n, c, cm.rid, "auth", "unauthorized: wrong token");
+            bad_message(n, c, RC_UNAUTHORIZED, cm.rid, "auth", "unauthorized: wrong token");
             return;
         }
         c->authed = true;
@@ -223,7 +223,7 @@ static void ws_message(net *n, ws_client *c) {
         return;
     }
     if (cmd_kind_mutates(cm.kind) && n->cfg->token[0] && !c->authed) {
-        ws_reply_error(n, c, cm.rid, cmd_kind_name(cm.kind),
+        ws_reply_error(n, c, RC_UNAUTHORIZED, cm.rid, cmd_kind_name(cm.kind),
                        "unauthorized: this server needs a token (send an auth command or connect with ?token=)");
         return;
     }
@@ -233,13 +233,13 @@ static void ws_message(net *n, ws_client *c) {
         /* a relay: the message as the client sent it, to the sim node (which checks it again) */
         if (!hub_forward(n->hub, c->id, false, msg_buf_from_bytes(c->rx, c->rx_len))) {
             n->queue_busy++;
-            ws_reply_error(n, c, cm.rid, cmd_kind_name(cm.kind), "busy: the relay's queue is full, try again");
+            ws_reply_error(n, c, RC_BUSY, cm.rid, cmd_kind_name(cm.kind), "busy: the relay's queue is full, try again");
             return;
         }
     } else if (!net_enqueue(n, &cm, false)) {
         n->queue_busy++;
         log_once("busy", "ws: command queue full; refusing commands");
-        ws_reply_error(n, c, cm.rid, cmd_kind_name(cm.kind), "busy: command queue full, try again");
+        ws_reply_error(n, c, RC_BUSY, cm.rid, cmd_kind_name(cm.kind), "busy: command queue full, try again");
         return;
     }
     if (cm.kind != CMD_CURSOR) {

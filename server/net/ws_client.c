@@ -52,8 +52,8 @@ ws_client *ws_find_client(net *n, uint32_t id) {
     return NULL;
 }
 
-void ws_reply_error(net *n, ws_client *c, uint32_t rid, const char *cmd_name, const char *reason) {
-    ws_ctl_push(n, c, wire_encode_error(rid, cmd_name, reason));
+void ws_reply_error(net *n, ws_client *c, reply_code code, uint32_t rid, const char *cmd_name, const char *reason) {
+    ws_ctl_push(n, c, wire_encode_error(code, rid, cmd_name, reason));
 }
 
 /* ---- Rate limit ------------------------------------------------------------ */

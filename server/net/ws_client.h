@@ -75,8 +75,8 @@ msg_buf *ws_ctl_pop(ws_client *c);
 /* Pauses reading c while it owes NET_RX_PAUSE_AT replies, resumes at half. */
 void ws_rx_pressure(ws_client *c);
 ws_client *ws_find_client(net *n, uint32_t id);
-/* Queues an error message (rid may be 0, cmd_name NULL). */
-void ws_reply_error(net *n, ws_client *c, uint32_t rid, const char *cmd_name, const char *reason);
+/* Queues an error message with its code (rid may be 0, cmd_name NULL). */
+void ws_reply_error(net *n, ws_client *c, reply_code code, uint32_t rid, const char *cmd_name, const char *reason);
 /* Takes cost tokens from c's bucket (--rate per second up to --burst);
  * false, taking none, when it holds fewer. */
 bool ws_take_tokens(net *n, ws_client *c, double cost);

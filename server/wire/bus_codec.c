@@ -187,7 +187,7 @@ msg_buf *bus_encode_reply(const cmd_reply *r) {
     w32(&w, r->client);
     w32(&w, r->rid);
     w32(&w, (uint32_t)r->kind);
-    w32(&w, (uint32_t)r->ok | (uint32_t)r->duplicate << 1);
+    w32(&w, (uint32_t)r->ok | (uint32_t)r->duplicate << 1 | (uint32_t)cmd_reply_code(r) << 8);
     w64(&w, r->tick);
     w64(&w, (uint64_t)r->value);
     w_bytes(&w, r->error, sizeof r->error);
@@ -201,15 +201,19 @@ int bus_decode_reply(const uint8_t *p, size_t n, cmd_reply *out, char *err, size
     if (r_head(&r, p, n, "RPLY", err, errlen)) return -1;
     out->client = r32(&r);
     out->rid = r32(&r);
-    uint32_t kind = r32(&r), ok = r32(&r);
+    uint32_t kind = r32(&r), flags = r32(&r), ok = flags & 0xff, code = flags >> 8;
     out->tick = r64(&r);
     out->value = (int64_t)r64(&r);
     const uint8_t *e = r_take(&r, sizeof out->error), *nm = r_take(&r, sizeof out->name);
     if (r_end(&r, "reply", err, errlen)) return -1;
     if (kind >= CMD_KIND_COUNT) return fail(err, errlen, "reply: unknown command kind %u", kind);
     if (ok > 3) return fail(err, errlen, "reply: unknown flags %u", ok);
+    /* (a refusal without a code, 0, reads as internal: cmd_reply_code) */
+    if (code >= RC_COUNT || ((ok & 1) && code != RC_OK))
+        return fail(err, errlen, "reply: code %u outside the table, or on an ok reply", code);
     out->kind = (cmd_kind)kind;
     out->ok = ok & 1;
+    out->code = (reply_code)code;
     out->duplicate = (ok >> 1) & 1;
     memcpy(out->error, e, sizeof out->error);
     out->error[sizeof out->error - 1] = 0;

@@ -12,20 +12,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void fail(rest_action *a, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fail(rest_action *a, int status, const char *fmt, ...) {
+static void fail(rest_action *a, reply_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(rest_action *a, reply_code code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(a->error, sizeof a->error, fmt, ap);
     va_end(ap);
     a->outcome = REST_ERROR;
-    a->status = status;
+    a->code = code;
 }
 
-/* 405: the connection closes after the answer (lws may still be waiting for
+/* RC_METHOD_NOT_ALLOWED: the connection closes after the answer (lws may still be waiting for
  * a body the route does not take). */
 static void wrong_method(rest_action *a, const char *msg) {
-    fail(a, 405, "%s", msg);
+    fail(a, RC_METHOD_NOT_ALLOWED, "%s", msg);
     a->close_after = true;
 }
 
@@ -34,12 +34,12 @@ static void command(rest_action *a, const cmd *c) {
     a->c = *c;
 }
 
-/* The checked command built from f, or a 400 naming what is wrong. */
+/* The checked command built from f, or a bad request naming what is wrong. */
 static void command_from(rest_action *a, const cmd_fields *f) {
     cmd c;
     char err[FS_ERROR_LEN];
     if (cmd_from_fields(f, &c, err, sizeof err))
-        fail(a, 400, "%s", err);
+        fail(a, RC_BAD_REQUEST, "%s", err);
     else
         command(a, &c);
 }
@@ -132,15 +132,15 @@ static bool has_nul(const char *p, size_t n) {
 static cJSON *parse_body(const rest_request *q, rest_action *a, bool optional) {
     if (!q->body_len) {
         if (optional) return cJSON_CreateObject();
-        fail(a, 400, "a JSON body is required");
+        fail(a, RC_BAD_REQUEST, "a JSON body is required");
         return NULL;
     }
     if (has_nul(q->body, q->body_len)) {
-        fail(a, 400, "the body must not hold a NUL character (a zero byte or \\u0000 in a string)");
+        fail(a, RC_BAD_REQUEST, "the body must not hold a NUL character (a zero byte or \\u0000 in a string)");
         return NULL;
     }
     cJSON *j = cJSON_ParseWithLength(q->body, q->body_len);
-    if (!j) fail(a, 400, "the body is not valid JSON");
+    if (!j) fail(a, RC_BAD_REQUEST, "the body is not valid JSON");
     return j;
 }
 
@@ -158,7 +158,7 @@ static void post_command_id(const rest_request *q, rest_action *a, const char *t
     int rc = fields_from_json(j, &f, err, sizeof err);
     cJSON_Delete(j); /* nothing below reads the document */
     if (rc) {
-        fail(a, 400, "%s: %s", type, err);
+        fail(a, RC_BAD_REQUEST, "%s: %s", type, err);
         return;
     }
     snprintf(f.type, sizeof f.type, "%s", type);
@@ -171,7 +171,7 @@ static void post_command_id(const rest_request *q, rest_action *a, const char *t
  * quotes the document's keys). */
 static void patch_material(const rest_request *q, rest_action *a, const char *name) {
     if (!*name || strlen(name) >= CMD_NAME_LEN) {
-        fail(a, 404, "unknown material '%.40s'", name);
+        fail(a, RC_NOT_FOUND, "unknown material '%.40s'", name);
         return;
     }
     cJSON *j = parse_body(q, a, false);
@@ -183,23 +183,23 @@ static void patch_material(const rest_request *q, rest_action *a, const char *na
     f.present = CF_BIT(CF_TYPE) | CF_BIT(CF_RID) | CF_BIT(CF_MATERIAL) | CF_BIT(CF_PARAMS);
     bool bad = false;
     if (!cJSON_IsObject(j) || !j->child) {
-        fail(a, 400, "the body must be a non-empty JSON object {\"<param>\": value, ...}");
+        fail(a, RC_BAD_REQUEST, "the body must be a non-empty JSON object {\"<param>\": value, ...}");
         bad = true;
     }
     for (const cJSON *e = bad ? NULL : j->child; e; e = e->next) {
         const char *k = e->string ? e->string : "";
         if (f.n_params >= FS_P_COUNT) {
-            fail(a, 400, "too many parameters (at most %d)", FS_P_COUNT);
+            fail(a, RC_BAD_REQUEST, "too many parameters (at most %d)", FS_P_COUNT);
             bad = true;
             break;
         }
         if (!cJSON_IsNumber(e) || strlen(k) >= CMD_NAME_LEN) {
-            fail(a, 400, "'%.32s' must be a number", k);
+            fail(a, RC_BAD_REQUEST, "'%.32s' must be a number", k);
             bad = true;
             break;
         }
         if (fs_param_find(k) < 0) { /* static table, not the world */
-            fail(a, 400, "unknown parameter '%.32s'", k);
+            fail(a, RC_BAD_REQUEST, "unknown parameter '%.32s'", k);
             bad = true;
             break;
         }
@@ -247,7 +247,7 @@ static void get_particles(const rest_request *q, rest_action *a) {
         f.present |= CF_BIT(CF_LIMIT);
     }
     if (bad) {
-        fail(a, 400, "offset and limit must be non-negative integers");
+        fail(a, RC_BAD_REQUEST, "offset and limit must be non-negative integers");
         return;
     }
     /* the format: ?format= first, else the Accept header */
@@ -255,14 +255,15 @@ static void get_particles(const rest_request *q, rest_action *a) {
     const char *fv = q->arg ? q->arg(q->arg_ctx, "format=", fb, sizeof fb) : NULL;
     int format = fv ? export_find(fv) : export_from_accept(q->accept);
     if (format < 0) {
-        fail(a, 406,
+        fail(a, RC_NOT_ACCEPTABLE,
              "no such format%s%.20s%s: this server writes %s (?format= or Accept: application/json, "
              "application/x-ply, application/x-vtk-vtp+xml, application/x-vtk-vtu+xml, text/csv)",
              fv ? " '" : "", fv ? fv : "", fv ? "'" : "", export_list());
         return;
     }
     if (format != EXPORT_JSON && (f.present & (CF_BIT(CF_OFFSET) | CF_BIT(CF_LIMIT)))) {
-        fail(a, 400, "offset and limit page the JSON view; format=%s is the whole world", export_name(format));
+        fail(a, RC_BAD_REQUEST, "offset and limit page the JSON view; format=%s is the whole world",
+             export_name(format));
         return;
     }
     command_from(a, &f);
@@ -276,7 +277,7 @@ static void recordings_page(const rest_request *q, rest_action *a) {
     parse_uint_arg(q, "offset=", &offset, &bad);
     parse_uint_arg(q, "limit=", &limit, &bad);
     if (bad || limit < 1 || limit > REST_REC_PAGE_MAX) {
-        fail(a, 400, "offset must be an integer >= 0 and limit an integer in [1, %d]", REST_REC_PAGE_MAX);
+        fail(a, RC_BAD_REQUEST, "offset must be an integer >= 0 and limit an integer in [1, %d]", REST_REC_PAGE_MAX);
         return;
     }
     view(a, RV_RECORDINGS);
@@ -401,7 +402,7 @@ static void recfile(const char *name, rest_action *a) {
     bool seg = strlen(f) == 16 && !strncmp(f, "seg-", 4) && !strcmp(f + 10, ".fsrec");
     for (int i = 4; seg && i < 10; i++) seg = isdigit((unsigned char)f[i]);
     if (!ok || (!seg && strcmp(f, "index.json"))) {
-        fail(a, 404,
+        fail(a, RC_NOT_FOUND,
              "no such recording file (GET /api/recordings lists them; files are NAME/index.json and "
              "NAME/seg-NNNNNN.fsrec)");
         return;
@@ -457,5 +458,5 @@ void rest_translate(const rest_request *q, rest_action *a) {
             return;
         }
     }
-    if (!wrong_method_for(full, a)) fail(a, 404, "no such endpoint: /api%.100s", q->path);
+    if (!wrong_method_for(full, a)) fail(a, RC_NOT_FOUND, "no such endpoint: /api%.100s", q->path);
 }

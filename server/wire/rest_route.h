@@ -1,6 +1,6 @@
 /* rest_route.h - the REST API's request -> command translation, without a
  * socket: method, path, query and body in; a checked command, a view to
- * answer, or an error (status and reason) out.
+ * answer, or an error (code and reason) out.
  *
  * Pure: no libwebsockets, no world, no threads, no allocation that outlives
  * the call.  rest.c calls it on the network thread for every /api request;
@@ -13,12 +13,13 @@
 #include <stddef.h>
 
 #include "command.h"
+#include "reply_code.h"
 #include "validate.h"
 
 enum { HM_OTHER, HM_GET, HM_POST, HM_PATCH, HM_PUT, HM_DELETE, HM_OPTIONS, HM_HEAD };
 
 typedef enum rest_outcome {
-    REST_ERROR,    /* answer status + error */
+    REST_ERROR,    /* answer code + error */
     REST_COMMAND,  /* submit c to the sim thread (origin and token checks first) */
     REST_VIEW,     /* answer view from the network thread's snapshots */
     REST_SNAPSHOT, /* /api/snapshot: rest.c's route_snapshot (the body is a msgpack document) */
@@ -56,7 +57,7 @@ typedef struct rest_request {
 /* The translation's result.  A value. */
 typedef struct rest_action {
     rest_outcome outcome;
-    int status;        /* REST_ERROR: HTTP status */
+    reply_code code;   /* REST_ERROR: why (its HTTP status: reply_code_http) */
     bool close_after;  /* REST_ERROR: close the connection after the answer */
     char error[256];   /* REST_ERROR: the reason */
     rest_view view;    /* REST_VIEW */

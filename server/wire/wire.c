@@ -320,7 +320,9 @@ msg_buf *wire_encode_snapshot(const wire_snapshot_meta *m, size_t world_len,
     return wbuf_finish(&b);
 }
 
-msg_buf *wire_encode_reply(const cmd_reply *r) {
+/* A reply under the command name cmd_name: rid, cmd, ok, then the tick and
+ * the kind's value, or the error and its code; duplicate when it is one. */
+static msg_buf *encode_reply(const cmd_reply *r, const char *cmd_name) {
     const char *extra = NULL;
     if (r->ok) {
         if (r->kind == CMD_PUSH)
@@ -336,9 +338,9 @@ msg_buf *wire_encode_reply(const cmd_reply *r) {
     }
     wbuf b;
     msgpack_packer pk;
-    pk_begin(&b, &pk, 128, (r->ok ? (extra ? 6 : 5) : 5) + (r->duplicate ? 1 : 0), "reply");
+    pk_begin(&b, &pk, 128, (r->ok ? (extra ? 6 : 5) : 6) + (r->duplicate ? 1 : 0), "reply");
     pk_kv_uint32(&pk, "rid", r->rid);
-    pk_kv_str(&pk, "cmd", cmd_kind_name(r->kind));
+    pk_kv_str(&pk, "cmd", cmd_name);
     pk_str(&pk, "ok");
     if (r->ok) {
         msgpack_pack_true(&pk);
@@ -349,6 +351,7 @@ msg_buf *wire_encode_reply(const cmd_reply *r) {
     } else {
         msgpack_pack_false(&pk);
         pk_kv_str(&pk, "error", r->error);
+        pk_kv_str(&pk, "code", reply_code_name(cmd_reply_code(r)));
     }
     if (r->duplicate) {
         pk_str(&pk, "duplicate");
@@ -357,22 +360,17 @@ msg_buf *wire_encode_reply(const cmd_reply *r) {
     return wbuf_finish(&b);
 }
 
-msg_buf *wire_encode_error(uint32_t rid, const char *cmd_name, const char *reason) {
+msg_buf *wire_encode_reply(const cmd_reply *r) {
+    return encode_reply(r, cmd_kind_name(r->kind));
+}
+
+msg_buf *wire_encode_error(reply_code code, uint32_t rid, const char *cmd_name, const char *reason) {
     cmd_reply r;
     memset(&r, 0, sizeof r);
     r.rid = rid;
-    r.ok = false;
-    snprintf(r.error, sizeof r.error, "%s", reason);
+    cmd_reply_refuse(&r, code, "%s", reason);
     /* cmd_kind_name(CMD_NONE) is "none"; a known name is echoed when given. */
-    wbuf b;
-    msgpack_packer pk;
-    pk_begin(&b, &pk, 128, 5, "reply");
-    pk_kv_uint32(&pk, "rid", rid);
-    pk_kv_str(&pk, "cmd", cmd_name ? cmd_name : "none");
-    pk_str(&pk, "ok");
-    msgpack_pack_false(&pk);
-    pk_kv_str(&pk, "error", r.error);
-    return wbuf_finish(&b);
+    return encode_reply(&r, cmd_name ? cmd_name : "none");
 }
 
 /* ---- Client to server: a small bounds-checked msgpack reader ------------ */

@@ -111,8 +111,9 @@ int wire_decode_snapshot(const uint8_t *p, size_t n, const uint8_t **world, size
 /* A reply to a command (ok or error).  For set_param/load_scene the caller
  * may pass wi to include the new state; may be NULL. */
 msg_buf *wire_encode_reply(const cmd_reply *r);
-/* An error that is not tied to a decoded command (rid may be 0). */
-msg_buf *wire_encode_error(uint32_t rid, const char *cmd_name, const char *reason);
+/* An error that is not tied to a decoded command (rid may be 0, cmd_name
+ * NULL: "none"), with its code. */
+msg_buf *wire_encode_error(reply_code code, uint32_t rid, const char *cmd_name, const char *reason);
 
 /* A server message read back (a recording's records): its type, and for a
  * `frame` the fields a reader needs, pointing into the bytes.  A value. */

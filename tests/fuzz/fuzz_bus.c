@@ -12,6 +12,7 @@
 
 #include "bus_codec.h"
 #include "command.h"
+#include "fuzz_check.h"
 #include "rest_route.h"
 #include "wire.h"
 
@@ -34,7 +35,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     case 2: {
         cmd_reply r;
-        bus_decode_reply(p, n, &r, err, sizeof err);
+        if (!bus_decode_reply(p, n, &r, err, sizeof err)) {
+            /* a decoded reply's code is in the table, and an ok one has none */
+            FUZZ_REQUIRE(r.code < RC_COUNT && (!r.ok || r.code == RC_OK));
+            FUZZ_REQUIRE(reply_code_http(cmd_reply_code(&r)) >= (r.ok ? 200 : 400));
+        }
         break;
     }
     case 3: {

@@ -139,7 +139,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     switch (a.outcome) {
     case REST_ERROR:
         fz_check_error(a.error, sizeof a.error);
-        FUZZ_REQUIRE(a.status >= 400 && a.status < 500);
+        FUZZ_REQUIRE(a.code > RC_OK && a.code < RC_COUNT && reply_code_http(a.code) >= 400 &&
+                     reply_code_http(a.code) < 500);
         break;
     case REST_COMMAND:
         fz_check_cmd(&a.c);

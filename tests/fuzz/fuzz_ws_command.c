@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         reply = wire_encode_reply(&r);
     } else {
         fz_check_error(err, sizeof err);
-        reply = wire_encode_error(c.rid, NULL, err); /* what the server sends back */
+        reply = wire_encode_error(RC_BAD_REQUEST, c.rid, NULL, err); /* what the server sends back */
     }
     FUZZ_REQUIRE(reply && reply->len > 0);
     msg_buf_unref(reply);

@@ -203,6 +203,7 @@ test('recordings: names and paths are checked, and a server without a folder say
   assert.equal((await http(s, 'POST', '/api/recordings/stop')).status, 200);
   const again = await http(s, 'POST', '/api/recordings', { body: { name: 'twice' } });
   assert.equal(again.status, 409);
+  assert.equal(again.json.code, 'conflict');
   assert.match(again.json.error, /exists/);
   for (const path of ['/api/recordings/twice/../../etc/passwd', '/api/recordings/twice/seg-1.fsrec', '/api/recordings/twice/x.json',
     '/api/recordings/..%2F..%2Fetc%2Fpasswd', '/api/recordings/nope/index.json'])
@@ -211,6 +212,7 @@ test('recordings: names and paths are checked, and a server without a folder say
   const t2 = await startServer(['--scene', 'dam_break', '--particles', '1000']);
   const r = await http(t2, 'POST', '/api/recordings', { body: {} });
   assert.equal(r.status, 400);
+  assert.equal(r.json.code, 'bad_request');
   assert.match(r.json.error, /no recordings folder/);
   assert.equal((await get(t2, '/api/recordings')).json.enabled, false);
   await t2.stop();
@@ -230,6 +232,7 @@ test('a disk without room for the saves\' reserve refuses a start with its reaso
   const r = await http(s, 'POST', '/api/recordings', { body: { name: 'full' } });
   t.diagnostic(`${r.status} ${r.json.error}`);
   assert.equal(r.status, 507);
+  assert.equal(r.json.code, 'no_space');
   assert.match(r.json.error, /no room for recordings: the disk is nearly full: 0\.\d MB free, and the world's saves need 1\.0 MB/);
   // the name is free again (no folder was left), the world steps on
   const list = (await get(s, '/api/recordings')).json;

@@ -108,6 +108,7 @@ test('a 3 MB disk: saves go on while a recording runs into the budget, and its i
   // a start with the budget used up is refused (507), and leaves no folder
   const again = await http(s, 'POST', '/api/recordings', { body: { name: 'more' } });
   assert.equal(again.status, 507, again.text);
+  assert.equal(again.json.code, 'no_space', again.text);
   assert.match(again.json.error, /no room for recordings/);
   assert.ok(!existsSync(join(s.disk, 'recordings', 'more')), 'a refused start leaves no folder');
   assert.deepEqual(await listAll(s), ['big']);
@@ -194,6 +195,7 @@ test(`${RACE} recording starts racing from 8 clients: each answered ok has recor
         ok.push(name);
       } else {
         assert.equal(r.status, 503, `${name}: ${r.status} ${r.text}`);
+        assert.equal(r.json.code, 'busy', `${name}: ${r.text}`);
         refused.push(name);
       }
     }

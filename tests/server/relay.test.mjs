@@ -131,14 +131,24 @@ test('a sim node and two relays: the same frames on both, commands through eithe
   await pausedIs(true);
   assert.equal((await http(ra, 'POST', '/api/resume')).status, 200);
   await pausedIs(false);
-  assert.equal((await http(ra, 'POST', '/api/push', { body: { point: [0, 0] } })).status, 400);
-  assert.equal((await get(ra, '/api/particles')).status, 501);
+  // a refusal crosses the bus with its code: the relay's REST client gets the sim node's status
+  const short = await http(ra, 'POST', '/api/push', { body: { point: [0, 0] } });
+  assert.deepEqual([short.status, short.json?.code], [400, 'bad_request'], short.text);
+  const running = await http(ra, 'POST', '/api/step', { body: { steps: 1 } });
+  assert.deepEqual([running.status, running.json?.code], [409, 'conflict'], running.text);
+  const lava = await http(rb, 'PATCH', '/api/materials/lava', { body: { stiffness: 1 } });
+  assert.deepEqual([lava.status, lava.json?.code], [404, 'not_found'], lava.text);
+  const data = await get(ra, '/api/particles');
+  assert.deepEqual([data.status, data.json?.code], [501, 'not_implemented'], data.text);
+  const wsRunning = await a.command({ type: 'step', steps: 1 });
+  assert.deepEqual([wsRunning.ok, wsRunning.code], [false, 'conflict'], wsRunning.error);
   assert.equal((await get(ra, '/api/stats')).json.tick > 0, true, 'read-only views from the sim node');
   // 30 scene loads through relay A's REST at once: the sim node holds a
   // relay's costly commands to one client's share (8 at once at the default
-  // rate): the rest are answered 503 "rate limited"
+  // rate): the rest are answered 429 "rate limited", code rate_limited
   const loads = await Promise.all(Array.from({ length: 30 }, () => http(ra, 'POST', '/api/scene', { body: { name: 'dam_break', particles: 3000 } })));
-  const limited = loads.filter((x) => x.status === 503 && /^rate limited: .*clients of relay 1 share/.test(x.json?.error));
+  const limited = loads.filter((x) => x.status === 429 && x.json?.code === 'rate_limited' && Number(x.headers.get('retry-after')) >= 1 &&
+    /^rate limited: .*clients of relay 1 share/.test(x.json?.error));
   t.diagnostic(`30 scene loads through a relay's REST: ${loads.filter((x) => x.status === 200).length} loaded, ${limited.length} rate limited`);
   assert.ok(limited.length >= 1 && loads.every((x) => x.status === 200 || limited.includes(x)), loads.map((x) => x.status).join(' '));
 
@@ -316,10 +326,13 @@ async function natsSession(port, user, pass, subject) {
   return session;
 }
 // A reply as the bus carries it (RPLY: client, rid, kind, flags, tick, value, error text, name).
+// (code: the flags' bits 8-15, the row of PROTOCOL.md's Reply codes table counted from 1)
+const RATE_LIMITED = 10;
 function readReply(b) {
   assert.equal(b.subarray(0, 4).toString('latin1'), 'RPLY');
   const err = b.subarray(40);
-  return { client: b.readUInt32LE(8), rid: b.readUInt32LE(12), ok: (b.readUInt32LE(20) & 1) === 1, error: err.subarray(0, err.indexOf(0)).toString() };
+  const flags = b.readUInt32LE(20);
+  return { client: b.readUInt32LE(8), rid: b.readUInt32LE(12), ok: (flags & 1) === 1, code: flags >>> 8, error: err.subarray(0, err.indexOf(0)).toString() };
 }
 
 test("a relay user flooding its subject with scene loads is held to a browser's limit per client and to its relay's as a whole", { skip: why }, async (t) => {
@@ -353,7 +366,7 @@ test("a relay user flooding its subject with scene loads is held to a browser's 
     await raw.flush();
     await raw.waitFor(100, from(1, 1));
     const one = raw.got.filter(from(1, 1)).map(readReply);
-    const ok1 = one.filter((r) => r.ok), limited1 = one.filter((r) => /^rate limited: /.test(r.error));
+    const ok1 = one.filter((r) => r.ok), limited1 = one.filter((r) => /^rate limited: /.test(r.error) && r.code === RATE_LIMITED);
     t.diagnostic(`one client: ${ok1.length} loaded, ${limited1.length} rate limited (${limited1[0]?.error})`);
     assert.equal(one.length, 100, 'one answer to each');
     // its burst pays for 2; a minute (the longest this can take) refills 2 more
@@ -366,7 +379,7 @@ test("a relay user flooding its subject with scene loads is held to a browser's 
     await raw.flush();
     await raw.waitFor(200, from(2, 51));
     const many = raw.got.filter(from(2, 51)).map(readReply);
-    const ok2 = many.filter((r) => r.ok), relayLimited = many.filter((r) => /clients of relay 1 share/.test(r.error));
+    const ok2 = many.filter((r) => r.ok), relayLimited = many.filter((r) => /clients of relay 1 share/.test(r.error) && r.code === RATE_LIMITED);
     t.diagnostic(`50 more clients: ${ok2.length} loaded, ${relayLimited.length} refused for the relay's share`);
     assert.ok(ok2.length <= 2, `scene loads applied for 50 more clients of the relay: ${ok2.length}`);
     assert.ok(relayLimited.length >= 190, `refused for the relay's bound: ${relayLimited.length}`);

@@ -330,7 +330,7 @@ test('hostile input: a duplicate params map, PATCH with an unknown key and an ov
   for (const [body, want] of [['{"bogus":1}', "unknown parameter 'bogus'"], ['{"stiffness":"x"}', "'stiffness' must be a number"]]) {
     const r = await http(s, 'PATCH', '/api/materials/water', { body, headers: { authorization: 'Bearer sesame' } });
     assert.equal(r.status, 400);
-    assert.deepEqual(r.json, { error: want });
+    assert.deepEqual(r.json, { error: want, code: 'bad_request' });
   }
   // An Origin longer than any allowed one is a foreign page, not "no Origin".
   const far = await http(s, 'POST', '/api/pause', { headers: { origin: `http://${'a'.repeat(600)}.example`, authorization: 'Bearer sesame' } });

@@ -698,8 +698,9 @@ static msg_buf *encode_vector(const char *file, const cJSON *in, fs_param_info *
         r.ok = cJSON_IsTrue(cJSON_GetObjectItem(in, "ok"));
         r.tick = (uint64_t)jnum(in, "tick");
         r.value = (int64_t)jnum(in, "value");
-        const cJSON *e = cJSON_GetObjectItem(in, "error");
+        const cJSON *e = cJSON_GetObjectItem(in, "error"), *code = cJSON_GetObjectItem(in, "code");
         if (e) snprintf(r.error, sizeof r.error, "%s", e->valuestring);
+        if (code) r.code = (reply_code)reply_code_find(code->valuestring);
         return wire_encode_reply(&r);
     }
     return NULL;
@@ -1054,11 +1055,11 @@ static void test_rest_refusals(void) {
     /* PATCH with an unknown key: the error quotes the key, which used to be
      * read after cJSON_Delete (heap use-after-free under ASan). */
     rest_call(HM_PATCH, "/materials/water", "{\"bogus\":1}", &a);
-    CHECK(a.outcome == REST_ERROR && a.status == 400 && !strcmp(a.error, "unknown parameter 'bogus'"),
-          "PATCH bogus -> %d '%s'", a.status, a.error);
+    CHECK(a.outcome == REST_ERROR && a.code == RC_BAD_REQUEST && !strcmp(a.error, "unknown parameter 'bogus'"),
+          "PATCH bogus -> %s '%s'", reply_code_name(a.code), a.error);
     rest_call(HM_PATCH, "/materials/water", "{\"stiffness\":\"soft\"}", &a);
-    CHECK(a.outcome == REST_ERROR && a.status == 400 && !strcmp(a.error, "'stiffness' must be a number"),
-          "PATCH non-number -> %d '%s'", a.status, a.error);
+    CHECK(a.outcome == REST_ERROR && a.code == RC_BAD_REQUEST && !strcmp(a.error, "'stiffness' must be a number"),
+          "PATCH non-number -> %s '%s'", reply_code_name(a.code), a.error);
     /* Too many: FS_P_COUNT + 1 keys. */
     char body[4096];
     size_t k = 0;
@@ -1070,10 +1071,10 @@ static void test_rest_refusals(void) {
     rest_call(HM_PATCH, "/materials/water", body, &a);
     char want[64];
     snprintf(want, sizeof want, "too many parameters (at most %d)", FS_P_COUNT);
-    CHECK(a.outcome == REST_ERROR && a.status == 400 && !strcmp(a.error, want), "PATCH %d keys -> '%s'", FS_P_COUNT + 1,
-          a.error);
+    CHECK(a.outcome == REST_ERROR && a.code == RC_BAD_REQUEST && !strcmp(a.error, want), "PATCH %d keys -> '%s'",
+          FS_P_COUNT + 1, a.error);
     rest_call(HM_PATCH, "/materials/water", "{\"stiffness\":0.01,\"stiffness\":0.02}", &a);
-    CHECK(a.outcome == REST_ERROR && a.status == 400 && strstr(a.error, "'stiffness' given twice"),
+    CHECK(a.outcome == REST_ERROR && a.code == RC_BAD_REQUEST && strstr(a.error, "'stiffness' given twice"),
           "PATCH duplicate -> '%s'", a.error);
     rest_call(HM_PATCH, "/materials/water", "{\"stiffness\":0.01,\"friction\":0.5}", &a);
     CHECK(a.outcome == REST_COMMAND && a.c.kind == CMD_SET_PARAM && a.c.u.set_param.count == 2 &&
@@ -1084,14 +1085,15 @@ static void test_rest_refusals(void) {
               "{\"point\":[0,0,0],\"point\":[1,1,1],\"radius\":1,\"strength\":1,"
               "\"direction\":[0,1,0]}",
               &a);
-    CHECK(a.outcome == REST_ERROR && a.status == 400 && !strcmp(a.error, "push: field 'point' given twice"),
+    CHECK(a.outcome == REST_ERROR && a.code == RC_BAD_REQUEST && !strcmp(a.error, "push: field 'point' given twice"),
           "POST push duplicate -> '%s'", a.error);
     rest_call(HM_POST, "/step", NULL, &a);
     CHECK(a.outcome == REST_COMMAND && a.c.kind == CMD_STEP && a.c.u.step.steps == 1, "POST step, no body");
     rest_call(HM_GET, "/step", NULL, &a);
-    CHECK(a.outcome == REST_ERROR && a.status == 405 && a.close_after, "GET step -> 405 '%s'", a.error);
+    CHECK(a.outcome == REST_ERROR && a.code == RC_METHOD_NOT_ALLOWED && a.close_after,
+          "GET step -> method_not_allowed '%s'", a.error);
     rest_call(HM_DELETE, "/bodies/4294967296", NULL, &a);
-    CHECK(a.outcome == REST_ERROR && a.status == 404, "body id past uint32 -> 404 '%s'", a.error);
+    CHECK(a.outcome == REST_ERROR && a.code == RC_NOT_FOUND, "body id past uint32 -> not_found '%s'", a.error);
     rest_call(HM_POST, "/bodies/12/impulse", "{\"point\":[0,0,0],\"impulse\":[1,0,0]}", &a);
     CHECK(a.outcome == REST_COMMAND && a.c.kind == CMD_BODY_IMPULSE && a.c.u.body.id == 12, "impulse on body 12");
     rest_call(HM_GET, "/snapshot", NULL, &a);
@@ -1140,6 +1142,90 @@ static void test_params_limit_documented(const char *golden) {
 
 /* The bus messages (relays): round trips, and every truncation and a
  * flipped tag refused without a crash. */
+/* The code table: each code one name and one status, found by its name;
+ * replies carry the code's name beside the error. */
+static bool has_bytes(const msg_buf *m, const char *s) {
+    size_t n = strlen(s);
+    for (size_t i = 0; m && i + n <= m->len; i++)
+        if (!memcmp(m->data + i, s, n)) return true;
+    return false;
+}
+
+static void test_reply_codes(void) {
+    int distinct = 1;
+    for (int i = 0; i < RC_COUNT; i++) {
+        const reply_code_info *ci = reply_code_get((reply_code)i);
+        CHECK(reply_code_find(ci->name) == i, "code %d's name '%s' finds it", i, ci->name);
+        CHECK(i == RC_OK ? ci->http == 200 : ci->http >= 400 && ci->http <= 599, "%s: HTTP %d", ci->name, ci->http);
+        CHECK(ci->retry == (i == RC_BUSY || i == RC_RATE_LIMITED), "%s: Retry-After %d", ci->name, ci->retry);
+        bool same = false;
+        for (int j = 0; j < i; j++) same |= reply_code_http((reply_code)j) == ci->http;
+        distinct += !same && i > 0;
+    }
+    CHECK(distinct == RC_COUNT, "%d codes, %d distinct HTTP statuses", RC_COUNT, distinct);
+    CHECK(reply_code_find("nope") < 0 && reply_code_get(RC_COUNT) == reply_code_get(RC_INTERNAL),
+          "an unknown name or value");
+    CHECK(reply_code_of_status(FS_ERR_ARG) == RC_BAD_REQUEST && reply_code_of_status(FS_ERR_RANGE) == RC_BAD_REQUEST &&
+              reply_code_of_status(FS_ERR_UNKNOWN) == RC_NOT_FOUND &&
+              reply_code_of_status(FS_ERR_FULL) == RC_CONFLICT && reply_code_of_status(FS_ERR_NOMEM) == RC_INTERNAL &&
+              reply_code_of_status(FS_OK) == RC_OK,
+          "the core's statuses");
+    cmd_reply r;
+    memset(&r, 0, sizeof r);
+    r.rid = 5;
+    r.kind = CMD_BODY_GRAB;
+    cmd_reply_refuse(&r, RC_CONFLICT, "body_grab: body 3 is held by client 2");
+    msg_buf *m = wire_encode_reply(&r);
+    CHECK(has_bytes(m, "\xa4"
+                       "code"
+                       "\xa8"
+                       "conflict") &&
+              has_bytes(m, "\xa5"
+                           "error"),
+          "a refusal says code: conflict");
+    msg_buf_unref(m);
+    r.ok = true;
+    r.code = RC_OK;
+    m = wire_encode_reply(&r);
+    CHECK(!has_bytes(m, "\xa4"
+                        "code"),
+          "an ok reply has no code");
+    msg_buf_unref(m);
+    m = wire_encode_error(RC_RATE_LIMITED, 9, NULL, "rate limited: at most 50 commands per second (burst 100)");
+    CHECK(has_bytes(m, "\xa4"
+                       "code"
+                       "\xac"
+                       "rate_limited") &&
+              has_bytes(m, "\xa4"
+                           "none"),
+          "an edge's refusal says its code");
+    msg_buf_unref(m);
+}
+
+/* PROTOCOL.md's table of reply codes lists every code but ok, in the
+ * enum's order (the bus carries a code by its number), with its status. */
+static void test_reply_codes_documented(const char *golden) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/../PROTOCOL.md", golden);
+    size_t len = 0;
+    char *md = read_file(path, &len);
+    const char *at = md ? strstr(md, "#### Reply codes") : NULL;
+    const char *rows = at ? strstr(at, "| --- | --- | --- |\n") : NULL;
+    int row = 0;
+    for (const char *p = rows ? strchr(rows, '\n') + 1 : NULL; p && !strncmp(p, "| `", 3); p = strchr(p, '\n') + 1) {
+        row++;
+        char name[32];
+        int http = 0;
+        bool read = sscanf(p, "| `%31[a-z_]` | %d |", name, &http) == 2;
+        CHECK(read && row < RC_COUNT && !strcmp(name, reply_code_name((reply_code)row)) &&
+                  http == reply_code_http((reply_code)row),
+              "PROTOCOL.md's reply code row %d: %.60s", row, p);
+        if (!strchr(p, '\n')) break;
+    }
+    CHECK(row == RC_COUNT - 1, "PROTOCOL.md lists %d reply codes, the table %d", row, RC_COUNT - 1);
+    free(md);
+}
+
 static void test_bus_codec(void) {
     char err[160];
     frameset fs = {.epoch = 3, .seq = 77, .tick = 1234567890123ull, .n = 5, .count = 2};
@@ -1198,6 +1284,23 @@ static void test_bus_codec(void) {
     r.duplicate = false;
     m->data[8] = 0xff; /* client id: still a value; the kind is what is range checked */
     msg_buf_unref(m);
+    /* a refusal crosses the bus with its code (the flags word's second byte) */
+    cmd_reply_refuse(&r, RC_CONFLICT, "step: the world is running; pause it first");
+    m = bus_encode_reply(&r);
+    CHECK(bus_decode_reply(m->data, m->len, &r2, err, sizeof err) == 0 && !r2.ok && r2.code == RC_CONFLICT &&
+              !strcmp(r2.error, r.error),
+          "reply round trip: a refusal's code (%s)", reply_code_name(r2.code));
+    m->data[4 + 4 + 12 + 1] = RC_COUNT; /* "RPLY", version, client, rid, kind; then the flags' code byte */
+    CHECK(bus_decode_reply(m->data, m->len, &r2, err, sizeof err) != 0, "a code outside the table refused: %s", err);
+    m->data[4 + 4 + 12 + 1] = RC_OK;
+    CHECK(bus_decode_reply(m->data, m->len, &r2, err, sizeof err) == 0 && !r2.ok && cmd_reply_code(&r2) == RC_INTERNAL,
+          "a refusal without a code reads as internal");
+    m->data[4 + 4 + 12] = 1, m->data[4 + 4 + 12 + 1] = RC_BUSY;
+    CHECK(bus_decode_reply(m->data, m->len, &r2, err, sizeof err) != 0, "an ok reply with a refusal's code refused: %s",
+          err);
+    msg_buf_unref(m);
+    r.ok = true;
+    r.code = RC_OK;
     const uint8_t cmdb[] = {0x81, 0xa4, 't', 'y', 'p', 'e', 0xa5, 'p', 'a', 'u', 's', 'e'};
     m = bus_encode_forward(3, 3u << CMD_RELAY_SHIFT | 9, BUS_FWD_WS, cmdb, sizeof cmdb);
     uint32_t client;
@@ -1273,6 +1376,8 @@ int main(int argc, char **argv) {
     test_rest_refusals();
     test_params_limit_documented(dir);
     test_snapshot_wrapper();
+    test_reply_codes();
+    test_reply_codes_documented(dir);
     test_bus_codec();
     printf("test_server_wire: %d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;

@@ -33,7 +33,8 @@ export class GrabTool {
     const id = this.id;
     this.id = null;
     this.page.conn.send(cmd.bodyRelease(id)).then((r) => {
-      if (!r.ok && !/not held|held by/.test(r.error || '')) this.page.toast(`release: ${r.error}`, true);
+      // conflict: another client holds it, or this one no longer does (nothing to say)
+      if (!r.ok && r.code !== 'conflict') this.page.toast(`release: ${r.error}`, true);
     });
   }
 
