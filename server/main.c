@@ -1,6 +1,6 @@
-/* main.c - fluid-server: parses options, wires the directory of rooms (its
- * default room: a hub, a command queue and the sim thread, which starts its
- * worker pool and the encoder thread), the network thread and, with --nats,
+/* main.c - fluid-server: parses options, wires the directory of rooms (the
+ * worker pool its rooms share, and its default room: a hub, a command queue
+ * and the sim thread, which starts the encoder thread), the network thread and, with --nats,
  * the bus thread together, and shuts them down cleanly on SIGINT/SIGTERM.  main() itself runs the network thread;
  * --health-check instead runs the health check client and exits. */
 #include <signal.h>
@@ -115,6 +115,7 @@ int main(int argc, char **argv) {
     rd.route_relay_replies = cfg.nats[0] && !relay;
     rd.queue_cap = CMD_QUEUE_CAP;
     rd.queue_reserve = cfg.max_clients + 16;
+    rd.threads = cfg.threads; /* one pool for every room's sim thread */
     room_def def = room_default_def();
     if (!(dir = rooms_create(&rd, err, sizeof err)) || room_open(dir, &def, &home, err, sizeof err) != ROOM_OK) {
         log_error("%s", err);
@@ -136,7 +137,7 @@ int main(int argc, char **argv) {
     }
     /* The simulation's tick has priority over streaming: on Linux a nice
      * value is per thread, so this lowers only the network thread (the
-     * sim thread and its pool were created above, at the default). */
+     * directory's pool and the sim thread were created above, at the default). */
     if (cfg.net_nice && setpriority(PRIO_PROCESS, 0, cfg.net_nice))
         log_info("cannot lower the network thread's priority (continuing)");
     announce(&cfg, n, h);

@@ -41,11 +41,12 @@ struct rooms {
     int count;
     hub_wake_fn *wake;
     void *wake_arg;
-    bool stopped; /* rooms_stop ran: no room opens any more */
+    bool stopped;  /* rooms_stop ran: no room opens any more */
+    fs_pool *pool; /* every room's sim thread fans its steps out to it; NULL: def.threads is 1 */
 };
 
 rooms_def rooms_default_def(void) {
-    return (rooms_def){.simulate = true, .max_rooms = 256, .queue_cap = 1024, .queue_reserve = 16};
+    return (rooms_def){.simulate = true, .max_rooms = 256, .queue_cap = 1024, .queue_reserve = 16, .threads = 1};
 }
 
 room_def room_default_def(void) {
@@ -70,6 +71,11 @@ rooms *rooms_create(const rooms_def *def, char *err, size_t errlen) {
     d->def = *def;
     pthread_mutex_init(&d->mu, NULL);
     pthread_mutex_init(&d->reaper, NULL);
+    if (def->simulate && def->threads > 1 && !(d->pool = fs_pool_create(def->threads))) {
+        snprintf(err, errlen, "cannot create a pool of %d threads", def->threads);
+        rooms_destroy(d);
+        return NULL;
+    }
     return d;
 }
 
@@ -89,6 +95,7 @@ void rooms_destroy(rooms *d) {
         if (held > 0) log_warn("rooms: '%s' freed with %d reference%s still held", r->name, held, held == 1 ? "" : "s");
         free_room(r);
     }
+    fs_pool_destroy(d->pool); /* after every sim thread that used it is joined */
     pthread_mutex_destroy(&d->mu);
     pthread_mutex_destroy(&d->reaper);
     free(d->room);
@@ -177,7 +184,7 @@ static room_status make_room(rooms *d, const room_def *def, hub_wake_fn *wake, v
     r->hub.wake = wake, r->hub.wake_arg = wake_arg;
     r->hub.route_relay_replies = dd->route_relay_replies; /* before any reply */
     char why[256] = "";
-    if (dd->simulate && !(r->sim = sim_thread_create(&r->cfg, dd->st, &r->hub, &r->queue, why, sizeof why))) {
+    if (dd->simulate && !(r->sim = sim_thread_create(&r->cfg, dd->st, d->pool, &r->hub, &r->queue, why, sizeof why))) {
         free_room(r);
         snprintf(err, errlen, "room '%s': %s", def->name, why);
         return ROOM_FAILED;

@@ -55,6 +55,10 @@ typedef struct rooms_def {
     int max_rooms;     /* rooms listed, and closed ones not yet reaped */
     int queue_cap;     /* each room's command queue (cmd_queue_init) */
     int queue_reserve; /* of which reserved for client_left (cmd_queue_init) */
+    /* the one worker pool every room's sim thread shares: this many threads in
+     * all, each calling sim thread counted as one (--threads); 1: each room
+     * steps on its sim thread alone */
+    int threads;
 } rooms_def;
 
 rooms_def rooms_default_def(void);
@@ -76,7 +80,8 @@ typedef enum room_status {
     ROOM_FAILED,    /* out of memory, or its world could not be made (err says why) */
 } room_status;
 
-/* A directory with no room (main thread).  NULL
+/* A directory with no room, and the worker pool its rooms share (main
+ * thread).  NULL
  * with a reason in err. */
 rooms *rooms_create(const rooms_def *def, char *err, size_t errlen);
 /* Frees every room, listed or closed (main thread, after rooms_stop and

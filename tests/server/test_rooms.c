@@ -1,9 +1,9 @@
 /* test_rooms.c - C unit tests of the directory of rooms (server/rooms/rooms.c):
  * opening, finding and counting references, the name rule and the other
  * refusals, closing and reaping, destroying with rooms still open, two rooms
- * with real sim threads each stepping its own world, and lookups on two
- * threads while a third opens and closes a room (the ThreadSanitizer build,
- * test_rooms_tsan, runs the same tests).
+ * with real sim threads each stepping its own world on one shared pool, and
+ * lookups on two threads while a third opens and closes a room (the
+ * ThreadSanitizer build, test_rooms_tsan, runs the same tests).
  *
  *   test_rooms_san [NAME...]
  * Prints "N passed, N failed, 0 skipped". */
@@ -230,17 +230,19 @@ static void fill_static(void) {
     g_st.max_msg = WIRE_MAX_MSG;
 }
 
-/* A directory whose rooms step real worlds of 1000 particles. */
+/* A directory whose rooms step real worlds of 1000 particles, sharing a
+ * pool of 2 threads. */
 static rooms *sim_dir(void) {
     config_defaults(&g_cfg);
     g_cfg.particles = 1000;
-    g_cfg.threads = 1;
+    g_cfg.threads = 2;
     g_cfg.quiet = true;
     fill_static();
     rooms_def def = rooms_default_def();
     def.cfg = &g_cfg;
     def.st = &g_st;
     def.max_rooms = 4;
+    def.threads = g_cfg.threads;
     char err[256] = "";
     rooms *d = rooms_create(&def, err, sizeof err);
     CHECK(d != NULL, "rooms_create: %s", err);
