@@ -54,9 +54,10 @@ $(BUILD)/bench_sim: tests/bench/bench_sim.c $(BUILD)/libfluidsim.a
 
 TEST_SUITES = $(BUILD)/test_sim $(BUILD)/test_sim_san
 # The sim core's worker pool under ThreadSanitizer: every scene (every solver's
-# parallel tasks) on 2 threads.  TSan exits 66 when it reported anything.
+# parallel tasks) on 2 threads, and two worlds stepping at once on one pool.
+# TSan exits 66 when it reported anything.
 EXTRA_TEST_DEPS += $(BUILD)/test_sim_tsan
-EXTRA_TESTS += "TSAN_OPTIONS='halt_on_error=0 exitcode=66' $(BUILD)/test_sim_tsan threads_every_scene"
+EXTRA_TESTS += "TSAN_OPTIONS='halt_on_error=0 exitcode=66' $(BUILD)/test_sim_tsan threads_every_scene shared_pool"
 
 # The server (server/server.mk) and the web client add their own targets and
 # extend EXTRA_TESTS / EXTRA_TEST_DEPS / EXTRA_BENCH.  Included here, before

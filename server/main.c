@@ -1,7 +1,7 @@
-/* main.c - fluid-server: parses options, wires the hub, the command queue,
- * the sim thread (which starts its worker pool and the encoder thread), the
- * network thread and, with --nats, the bus thread together, and shuts them
- * down cleanly on SIGINT/SIGTERM.  main() itself runs the network thread;
+/* main.c - fluid-server: parses options, wires the directory of rooms (the
+ * worker pool its rooms share, and its default room: a hub, a command queue
+ * and the sim thread, which starts the encoder thread), the network thread and, with --nats,
+ * the bus thread together, and shuts them down cleanly on SIGINT/SIGTERM.  main() itself runs the network thread;
  * --health-check instead runs the health check client and exits. */
 #include <signal.h>
 #include <unistd.h>
@@ -16,9 +16,9 @@
 #include "hub.h"
 #include "log.h"
 #include "net.h"
-#include "sim_thread.h"
 #include "wire.h"
 #include "queue.h"
+#include "rooms.h"
 
 #define CMD_QUEUE_CAP 1024
 
@@ -90,62 +90,66 @@ int main(int argc, char **argv) {
     install_signals();
     net_set_log_level();
 
-    /* config -> hub and queue -> sim thread -> net -> run until a signal -> teardown */
+    /* config -> the directory and its default room (hub, queue, sim thread) -> net -> run until a signal ->
+     * teardown */
     wire_static st;
     static char relays[sizeof cfg.relays];
     snprintf(relays, sizeof relays, "%s", cfg.relays);
     fill_static(&st, &cfg, relays);
-    hub h;
-    cmd_queue q;
-    if (hub_init(&h) || cmd_queue_init(&q, CMD_QUEUE_CAP, cfg.max_clients + 16)) {
-        log_error("out of memory");
-        return 1;
-    }
     char err[256] = "";
     int status = 1;
     net *n = NULL;
     bus *b = NULL;
-    sim_thread *sim = NULL;
+    rooms *dir = NULL;
+    room *home = NULL;
     bool relay = cfg.relay != 0;
     uint32_t relay_id = cfg.relay_id > 0 ? (uint32_t)cfg.relay_id : (uint32_t)(getpid() % CMD_RELAY_MAX) + 1;
     if (relay && !cfg.nats[0]) {
         log_error("--relay needs --nats URL (the sim node's message bus)");
         goto out;
     }
-    if (!relay && !(sim = sim_thread_create(&cfg, &st, &h, &q, err, sizeof err))) {
+    rooms_def rd = rooms_default_def();
+    rd.cfg = &cfg;
+    rd.st = &st;
+    rd.simulate = !relay; /* a relay's room: a hub and a queue, fed by the bus thread */
+    rd.route_relay_replies = cfg.nats[0] && !relay;
+    rd.queue_cap = CMD_QUEUE_CAP;
+    rd.queue_reserve = cfg.max_clients + 16;
+    rd.threads = cfg.threads; /* one pool for every room's sim thread */
+    room_def def = room_default_def();
+    if (!(dir = rooms_create(&rd, err, sizeof err)) || room_open(dir, &def, &home, err, sizeof err) != ROOM_OK) {
         log_error("%s", err);
         goto out;
     }
-    n = net_create(&cfg, &st, &h, &q);
+    hub *h = room_hub(home);
+    cmd_queue *q = room_queue(home);
+    n = net_create(&cfg, &st, h, q);
     if (!n) goto out;
     if (relay) net_set_relay(n, relay_id);
-    h.wake = net_wake;
-    h.wake_arg = n;
-    h.route_relay_replies = cfg.nats[0] && !relay; /* before any reply: set while only main runs */
-    if (cfg.nats[0] && !(b = bus_create(&cfg, &h, &q, relay_id, err, sizeof err))) {
+    rooms_set_wake(dir, net_wake, n);
+    if (cfg.nats[0] && !(b = bus_create(&cfg, h, q, relay_id, err, sizeof err))) {
         log_error("%s", err);
         goto out;
     }
-    if (sim && sim_thread_start(sim)) {
+    if (room_start(home)) {
         log_error("cannot start the sim thread");
         goto out;
     }
     /* The simulation's tick has priority over streaming: on Linux a nice
      * value is per thread, so this lowers only the network thread (the
-     * sim thread and its pool were created above, at the default). */
+     * directory's pool and the sim thread were created above, at the default). */
     if (cfg.net_nice && setpriority(PRIO_PROCESS, 0, cfg.net_nice))
         log_info("cannot lower the network thread's priority (continuing)");
-    announce(&cfg, n, &h);
+    announce(&cfg, n, h);
     net_run(n, &g_stop);
     log_info("stopping");
     status = 0;
 out:
-    bus_destroy(b);          /* joins its thread; the NATS client's are gone after it */
-    sim_thread_destroy(sim); /* joins: no lws_cancel_service after this */
-    h.wake = NULL;
+    bus_destroy(b);           /* joins its thread; the NATS client's are gone after it */
+    if (dir) rooms_stop(dir); /* joins the sim threads and clears the hubs' wake: no lws_cancel_service after it */
     net_destroy(n);
-    hub_destroy(&h);
-    cmd_queue_destroy(&q);
+    room_unref(home);
+    rooms_destroy(dir); /* the hubs and queues */
     log_shutdown();
     return status;
 }

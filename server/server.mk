@@ -3,10 +3,10 @@
 # CFLAGS_ALL, OPT, SAN, LDLIBS_SIM and $(BUILD)/libfluidsim.a).
 
 SRV_PKGS    = libwebsockets msgpack libcjson libnats libjwt
-# The layers (STYLE.md): base, hub, wire, loop, net, and main.c; sim/ is the
+# The layers (STYLE.md): base, hub, wire, loop, rooms, net, bus, and main.c; sim/ is the
 # core library (the top-level Makefile builds it).  Every layer's folder is
 # on the include path: a file includes another's header by its bare name.
-SRV_DIRS    = server/base server/hub server/wire server/loop server/net server/bus
+SRV_DIRS    = server/base server/hub server/wire server/loop server/rooms server/net server/bus
 SRV_INC     = -Iserver $(addprefix -I,$(SRV_DIRS)) -Iserver/sim
 SRV_CFLAGS  = $(shell pkg-config --cflags $(SRV_PKGS)) $(SRV_INC)
 SRV_LIBS    = $(shell pkg-config --libs $(SRV_PKGS))
@@ -224,3 +224,17 @@ bench-codec: deps-test $(BUILD)/bench_codec $(CODEC_RECS)
 	@rm -rf $(BUILD)/rec/dump100k && mkdir -p $(BUILD)/rec/dump100k
 	BENCH_CODEC_ALL=0 BENCH_CODEC_FRAMES=90 BENCH_CODEC_DUMP=$(BUILD)/rec/dump100k $(BUILD)/bench_codec $(BUILD)/rec/dam100k.bin
 	node tests/bench/bench_frame_decode.mjs $(BUILD)/rec/dump100k
+
+# The directory of rooms (tests/server/test_rooms.c): rooms with real sim
+# threads, so every layer below rooms/ but the network edge.  Under ASan +
+# UBSan, and under ThreadSanitizer (two threads looking rooms up while a third
+# opens and closes one).
+ROOMS_TEST_SRC = $(wildcard server/base/*.c server/hub/*.c server/wire/*.c server/loop/*.c server/rooms/*.c)
+$(BUILD)/test_rooms_san: tests/server/test_rooms.c tests/testlib.c $(ROOMS_TEST_SRC) $(SRV_HDR) $(SIM_SRC) $(SIM_HDR)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(SAN) $(SRV_CFLAGS) -Itests tests/server/test_rooms.c tests/testlib.c $(ROOMS_TEST_SRC) $(SIM_SRC) $(SRV_LIBS) $(CRYPTO_LIBS) $(LDLIBS_SIM) -o $@
+$(BUILD)/test_rooms_tsan: tests/server/test_rooms.c tests/testlib.c $(ROOMS_TEST_SRC) $(SRV_HDR) $(SIM_SRC) $(SIM_HDR)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(TSAN) $(SRV_CFLAGS) -Itests tests/server/test_rooms.c tests/testlib.c $(ROOMS_TEST_SRC) $(SIM_SRC) $(SRV_LIBS) $(CRYPTO_LIBS) $(LDLIBS_SIM) -o $@
+EXTRA_TEST_DEPS += $(BUILD)/test_rooms_san $(BUILD)/test_rooms_tsan
+EXTRA_TESTS += "$(BUILD)/test_rooms_san" "TSAN_OPTIONS='halt_on_error=0 exitcode=66' $(BUILD)/test_rooms_tsan"

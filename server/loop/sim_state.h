@@ -52,7 +52,7 @@ struct sim_thread {
     hub *hub;
     cmd_queue *queue;
     fs_world *world;
-    fs_pool *pool;
+    fs_pool *pool; /* shared with other sim threads (not owned); NULL: steps alone */
     pthread_t thread;
     bool started;
     atomic_bool stop;

@@ -22,20 +22,15 @@
 
 _Static_assert(CONFIG_MAX_THREADS == FS_MAX_WORKERS, "--threads is bounded by the core's worker limit");
 
-/* The world's definition from the options (main thread). */
-static int world_def(sim_thread *s, fs_world_def *def, char *err, size_t errlen) {
+/* The world's definition from the options and the shared pool (main thread). */
+static void world_def(sim_thread *s, fs_world_def *def) {
     const srv_config *cfg = s->cfg;
     *def = fs_default_world_def();
     int cap = cfg->capacity;
     if (cap <= 0) cap = cfg->particles * 2 > 65536 ? cfg->particles * 2 : 65536;
     def->capacity = cap;
     def->substeps = cfg->substeps > 0 ? cfg->substeps : 1;
-    if (cfg->threads > 1) {
-        s->pool = fs_pool_create(cfg->threads);
-        if (!s->pool) {
-            snprintf(err, errlen, "cannot create a pool of %d threads", cfg->threads);
-            return -1;
-        }
+    if (s->pool && fs_pool_threads(s->pool) > 1) {
         def->worker_count = fs_pool_threads(s->pool);
         def->parallel_for = fs_pool_parallel_for;
         def->task_user = s->pool;
@@ -43,7 +38,6 @@ static int world_def(sim_thread *s, fs_world_def *def, char *err, size_t errlen)
     /* one tick advances the world by one tick of wall time (the core accepts
      * steps up to 0.1 s; below 10 Hz the world runs slower than real time) */
     if (cfg->tick_hz >= 10) def->dt = (float)(1.0 / cfg->tick_hz);
-    return 0;
 }
 
 /* The first world: the save in --data-dir, else the configured scene with
@@ -116,7 +110,7 @@ static int init(sim_thread *s, char *err, size_t errlen) {
     s->encoder = encoder_create(s->hub, s->st, cfg->max_clients, cfg->frame_bands, err, errlen);
     if (!s->encoder) return -1;
     fs_world_def def;
-    if (world_def(s, &def, err, errlen)) return -1;
+    world_def(s, &def);
     int cap = def.capacity; /* as configured (a save may change it) */
     persist_open(cfg->data_dir, &s->save, &def);
     size_t saved_len = s->save.len;
@@ -142,8 +136,8 @@ static int init(sim_thread *s, char *err, size_t errlen) {
     return 0;
 }
 
-sim_thread *sim_thread_create(const srv_config *cfg, const wire_static *st, hub *h, cmd_queue *q, char *err,
-                              size_t errlen) {
+sim_thread *sim_thread_create(const srv_config *cfg, const wire_static *st, fs_pool *pool, hub *h, cmd_queue *q,
+                              char *err, size_t errlen) {
     sim_thread *s = calloc(1, sizeof *s);
     if (!s) {
         snprintf(err, errlen, "out of memory");
@@ -151,6 +145,7 @@ sim_thread *sim_thread_create(const srv_config *cfg, const wire_static *st, hub 
     }
     s->cfg = cfg;
     s->st = st;
+    s->pool = pool;
     s->hub = h;
     s->queue = q;
     atomic_init(&s->stop, false);
@@ -339,7 +334,6 @@ void sim_thread_destroy(sim_thread *s) {
     atomic_store(&s->stop, true);
     if (s->started) pthread_join(s->thread, NULL);
     if (s->world) fs_world_destroy(s->world);
-    if (s->pool) fs_pool_destroy(s->pool);
     persist_close(&s->save);
     free(s->cursor);
     dedupe_destroy(s->dedupe);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "fluid_sim.h"
 #include "hub.h"
 #include "queue.h"
 #include "wire.h"
@@ -15,10 +16,12 @@
 typedef struct sim_thread sim_thread;
 
 /* Creates the world and loads the first scene, or restores the save in
- * --data-dir (main thread).  Returns the thread, not yet started, or NULL
- * with a reason in err. */
-sim_thread *sim_thread_create(const srv_config *cfg, const wire_static *st, hub *h, cmd_queue *q, char *err,
-                              size_t errlen);
+ * --data-dir (main thread).  pool: the worker pool the world's steps fan out
+ * to, which other sim threads may share (the caller keeps it alive until
+ * sim_thread_destroy); NULL: the sim thread steps alone.  Returns the
+ * thread, not yet started, or NULL with a reason in err. */
+sim_thread *sim_thread_create(const srv_config *cfg, const wire_static *st, fs_pool *pool, hub *h, cmd_queue *q,
+                              char *err, size_t errlen);
 /* Starts stepping.  0, or -1 when the thread cannot be created. */
 int sim_thread_start(sim_thread *s);
 /* Asks the thread to stop (it saves the world to --data-dir), joins it and

@@ -451,7 +451,10 @@ bool fs_snapshot_peek(const void *buf, size_t size, fs_snapshot_info *out);
 /* 64-bit hash of the whole state (particles in id order, springs, tick). */
 uint64_t fs_world_hash(const fs_world *w);
 
-/* ---- A small thread pool satisfying fs_parallel_for_fn ------------------ */
+/* ---- A small thread pool satisfying fs_parallel_for_fn ------------------
+ * Several threads may call fs_pool_parallel_for on one pool (each stepping
+ * its own world): the calls take turns, one job at a time, and each world's
+ * results are those it has alone. */
 typedef struct fs_pool fs_pool;
 fs_pool *fs_pool_create(int threads); /* threads includes the caller */
 void fs_pool_destroy(fs_pool *p);

@@ -6,8 +6,15 @@
  * thread whose pieces cost less (no walls near, fewer neighbours) takes
  * more, where one piece a thread left it waiting on the other (the MPS dam
  * break at 10k ran 6-10% faster in the same run).  Results do not depend on
- * the split (fs_parallel_for_fn).  Touched by the thread that owns the world
- * (parallel_for) and by the pool's own workers.
+ * the split (fs_parallel_for_fn).  Touched by the threads that call
+ * parallel_for (each the owner of a world) and by the pool's own workers.
+ *
+ * Several threads may share one pool (a server's rooms, each world on its own
+ * sim thread): a caller holds the caller lock for its whole job, so callers
+ * take turns job by job and the pool's threads stay the total.  The lock
+ * keeps no queue: a caller may run several jobs in a row while another waits
+ * (asleep, its core left to the workers); each world's results are those it
+ * would have alone (one job at a time, split as fs_parallel_for_fn allows).
  *
  * A step hands the pool many short jobs in a row (the MPS solver ~10 a
  * sub-step and one a CG iteration, each of a fraction of a millisecond), so
@@ -35,6 +42,12 @@ struct fs_pool {
     void *ctx;
     int count, pieces;
     _Atomic int next; /* the next piece to claim */
+    /* held by the calling thread for one whole parallel_for; on cache lines of
+     * its own, away from the lock word the workers take (a single caller's
+     * lock stays in its core's cache) */
+    char pad0[64];
+    pthread_mutex_t caller;
+    char pad1[64];
 };
 
 typedef struct worker_arg {
@@ -132,6 +145,7 @@ fs_pool *fs_pool_create(int threads) {
     fs_pool *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->threads = threads;
+    pthread_mutex_init(&p->caller, NULL);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->go, NULL);
     pthread_cond_init(&p->done, NULL);
@@ -168,6 +182,7 @@ void fs_pool_destroy(fs_pool *p) {
     pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);
     for (int k = 1; k < p->threads && p->tid; k++) pthread_join(p->tid[k], NULL);
+    pthread_mutex_destroy(&p->caller);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->go);
     pthread_cond_destroy(&p->done);
@@ -185,6 +200,7 @@ void fs_pool_parallel_for(fs_task_fn *fn, void *ctx, int count, void *user) {
         fn(0, count, 0, ctx);
         return;
     }
+    pthread_mutex_lock(&p->caller); /* another world's job runs to its end first */
     pthread_mutex_lock(&p->mu);
     const int pieces = count < PIECES * p->threads ? count : PIECES * p->threads;
     p->fn = fn, p->ctx = ctx, p->count = count, p->pieces = pieces;
@@ -194,8 +210,10 @@ void fs_pool_parallel_for(fs_task_fn *fn, void *ctx, int count, void *user) {
     pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);
     claim(p, fn, ctx, count, pieces, 0);
-    if (spin_for(NULL, 0, &p->remaining)) return;
-    pthread_mutex_lock(&p->mu);
-    while (atomic_load(&p->remaining) > 0) pthread_cond_wait(&p->done, &p->mu);
-    pthread_mutex_unlock(&p->mu);
+    if (!spin_for(NULL, 0, &p->remaining)) {
+        pthread_mutex_lock(&p->mu);
+        while (atomic_load(&p->remaining) > 0) pthread_cond_wait(&p->done, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+    }
+    pthread_mutex_unlock(&p->caller);
 }

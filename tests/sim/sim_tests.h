@@ -16,6 +16,7 @@
     X(sequential_vs_jacobi, test_sequential_vs_jacobi)                                                                 \
     X(determinism_threads, test_determinism_threads)                                                                   \
     X(threads_every_scene, test_threads_every_scene)                                                                   \
+    X(shared_pool_two_worlds, test_shared_pool_two_worlds)                                                             \
     X(stress_extreme, test_stress_extreme)                                                                             \
     X(jelly_and_clay, test_jelly_and_clay)                                                                             \
     X(jelly_holds_height, test_jelly_holds_height)                                                                     \

@@ -1,0 +1,335 @@
+/* rooms.c - the directory of rooms: each room's hub, queue and sim thread
+ * made and freed together, the list under one mutex, references counted
+ * (the rules are in rooms.h). */
+#include "rooms.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "sim_thread.h"
+
+/* Threads: name, folder, cfg, hub and queue are written before the room is
+ * listed and read-only after; public_role and refs are atomic; closed is
+ * under the directory's mu; sim is written by the thread that opens the
+ * room before it is listed, then only under the directory's reaper lock. */
+struct room {
+    char name[ROOM_NAME_CAP];
+    char folder[sizeof((srv_config *)0)->data_dir + 8 + ROOM_NAME_CAP];
+    atomic_int public_role;
+    atomic_int refs;
+    bool closed;
+    bool simulated; /* has a sim thread (fixed when opened) */
+    bool hub_ok, queue_ok;
+    srv_config cfg; /* the room's options (its sim thread reads them) */
+    hub hub;
+    cmd_queue queue;
+    sim_thread *sim; /* NULL on a relay, and once joined */
+};
+
+/* Threads: mu guards count, room[], wake and stopped; reaper serialises
+ * rooms_reap and rooms_stop (the calls that join sim threads), taken before
+ * mu and never held by a lookup.  room[0..count) are listed and closed
+ * rooms in the order they were opened. */
+struct rooms {
+    rooms_def def;
+    pthread_mutex_t mu, reaper;
+    room **room;
+    int count;
+    hub_wake_fn *wake;
+    void *wake_arg;
+    bool stopped;  /* rooms_stop ran: no room opens any more */
+    fs_pool *pool; /* every room's sim thread fans its steps out to it; NULL: def.threads is 1 */
+};
+
+rooms_def rooms_default_def(void) {
+    return (rooms_def){.simulate = true, .max_rooms = 256, .queue_cap = 1024, .queue_reserve = 16, .threads = 1};
+}
+
+room_def room_default_def(void) {
+    return (room_def){.name = ROOMS_DEFAULT, .public_role = ROLE_PLAYER};
+}
+
+rooms *rooms_create(const rooms_def *def, char *err, size_t errlen) {
+    if (!def->cfg || (def->simulate && !def->st) || def->max_rooms < 1 || def->queue_cap < 1 ||
+        def->queue_reserve < 0 || def->queue_reserve >= def->queue_cap) {
+        snprintf(err, errlen,
+                 "a directory of rooms needs the options, hello's constants (to simulate), "
+                 "max_rooms >= 1 and a queue larger than its reserve");
+        return NULL;
+    }
+    rooms *d = calloc(1, sizeof *d);
+    if (d) d->room = calloc((size_t)def->max_rooms, sizeof *d->room);
+    if (!d || !d->room) {
+        free(d);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    d->def = *def;
+    pthread_mutex_init(&d->mu, NULL);
+    pthread_mutex_init(&d->reaper, NULL);
+    if (def->simulate && def->threads > 1 && !(d->pool = fs_pool_create(def->threads))) {
+        snprintf(err, errlen, "cannot create a pool of %d threads", def->threads);
+        rooms_destroy(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* Joins the room's sim thread (it saves its world first) and frees it all. */
+static void free_room(room *r) {
+    sim_thread_destroy(r->sim);
+    if (r->hub_ok) hub_destroy(&r->hub);
+    if (r->queue_ok) cmd_queue_destroy(&r->queue);
+    free(r);
+}
+
+void rooms_destroy(rooms *d) {
+    if (!d) return;
+    for (int i = 0; i < d->count; i++) {
+        room *r = d->room[i];
+        const int held = atomic_load(&r->refs) - !r->closed;
+        if (held > 0) log_warn("rooms: '%s' freed with %d reference%s still held", r->name, held, held == 1 ? "" : "s");
+        free_room(r);
+    }
+    fs_pool_destroy(d->pool); /* after every sim thread that used it is joined */
+    pthread_mutex_destroy(&d->mu);
+    pthread_mutex_destroy(&d->reaper);
+    free(d->room);
+    free(d);
+}
+
+void rooms_set_wake(rooms *d, hub_wake_fn *wake, void *arg) {
+    pthread_mutex_lock(&d->mu);
+    d->wake = wake, d->wake_arg = arg;
+    for (int i = 0; i < d->count; i++) d->room[i]->hub.wake = wake, d->room[i]->hub.wake_arg = arg;
+    pthread_mutex_unlock(&d->mu);
+}
+
+void rooms_stop(rooms *d) {
+    pthread_mutex_lock(&d->reaper);
+    pthread_mutex_lock(&d->mu);
+    d->stopped = true;
+    const int n = d->count; /* no room joins or leaves the list while reaper is held and stopped is set */
+    pthread_mutex_unlock(&d->mu);
+    for (int i = 0; i < n; i++) { /* outside mu: a save does not hold up lookups */
+        room *r = d->room[i];
+        sim_thread_destroy(r->sim);
+        r->sim = NULL;
+        r->hub.wake = NULL; /* its threads are joined: nothing reads it now */
+    }
+    pthread_mutex_unlock(&d->reaper);
+}
+
+/* The listed room of that name (under mu), or NULL. */
+static room *listed(rooms *d, const char *name) {
+    for (int i = 0; i < d->count; i++)
+        if (!d->room[i]->closed && !strcmp(d->room[i]->name, name)) return d->room[i];
+    return NULL;
+}
+
+/* Whether the room can be listed now (under mu); else why, with err filled. */
+static room_status can_list(rooms *d, const char *name, char *err, size_t errlen) {
+    if (d->stopped) {
+        snprintf(err, errlen, "the server is stopping: no room opens");
+        return ROOM_FAILED;
+    }
+    if (listed(d, name)) {
+        snprintf(err, errlen, "a room named '%s' exists", name);
+        return ROOM_EXISTS;
+    }
+    if (d->count >= d->def.max_rooms) {
+        snprintf(err, errlen, "the server holds its most rooms (%d)", d->def.max_rooms);
+        return ROOM_FULL;
+    }
+    return ROOM_OK;
+}
+
+/* Rooms other than the default have no files of their own yet: the
+ * server's --data-dir and recordings belong to the default room, and two
+ * worlds must not save over each other. */
+static bool shares_files(const srv_config *cfg, const char *name) {
+    return strcmp(name, ROOMS_DEFAULT) && (cfg->data_dir[0] || cfg->record_dir[0] || cfg->record_start[0]);
+}
+
+/* The room's hub, queue and sim thread (outside the directory's mutex). */
+static room_status make_room(rooms *d, const room_def *def, hub_wake_fn *wake, void *wake_arg, room **out, char *err,
+                             size_t errlen) {
+    const rooms_def *dd = &d->def;
+    if (dd->simulate && shares_files(dd->cfg, def->name)) {
+        snprintf(err, errlen, "room '%s': only the default room may run with --data-dir, --record-dir or --record",
+                 def->name);
+        return ROOM_FAILED;
+    }
+    room *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "out of memory");
+        return ROOM_FAILED;
+    }
+    snprintf(r->name, sizeof r->name, "%s", def->name);
+    if (dd->cfg->data_dir[0]) snprintf(r->folder, sizeof r->folder, "%s/rooms/%s", dd->cfg->data_dir, def->name);
+    atomic_init(&r->public_role, (int)def->public_role);
+    atomic_init(&r->refs, 0);
+    r->cfg = *dd->cfg;
+    r->hub_ok = hub_init(&r->hub) == 0;
+    r->queue_ok = r->hub_ok && cmd_queue_init(&r->queue, dd->queue_cap, dd->queue_reserve) == 0;
+    if (!r->queue_ok) {
+        free_room(r);
+        snprintf(err, errlen, "out of memory");
+        return ROOM_FAILED;
+    }
+    r->hub.wake = wake, r->hub.wake_arg = wake_arg;
+    r->hub.route_relay_replies = dd->route_relay_replies; /* before any reply */
+    char why[256] = "";
+    if (dd->simulate && !(r->sim = sim_thread_create(&r->cfg, dd->st, d->pool, &r->hub, &r->queue, why, sizeof why))) {
+        free_room(r);
+        snprintf(err, errlen, "room '%s': %s", def->name, why);
+        return ROOM_FAILED;
+    }
+    r->simulated = r->sim != NULL;
+    *out = r;
+    return ROOM_OK;
+}
+
+room_status room_open(rooms *d, const room_def *def, room **out, char *err, size_t errlen) {
+    char scratch[8];
+    if (!err) err = scratch, errlen = sizeof scratch;
+    *out = NULL;
+    err[0] = 0;
+    if (!def->name || !room_name_ok(def->name, strlen(def->name), err, errlen)) {
+        if (!def->name) snprintf(err, errlen, "%s (none given)", ROOM_NAME_RULE);
+        return ROOM_BAD_NAME;
+    }
+    if (def->public_role < ROLE_VIEWER || def->public_role > ROLE_OWNER) {
+        snprintf(err, errlen, "a room's public role is viewer, player, editor or owner");
+        return ROOM_BAD_NAME;
+    }
+    pthread_mutex_lock(&d->mu);
+    room_status st = can_list(d, def->name, err, errlen); /* refused before its world is made */
+    hub_wake_fn *wake = d->wake;
+    void *wake_arg = d->wake_arg;
+    pthread_mutex_unlock(&d->mu);
+    if (st != ROOM_OK) return st;
+    room *r;
+    if ((st = make_room(d, def, wake, wake_arg, &r, err, errlen)) != ROOM_OK) return st;
+    pthread_mutex_lock(&d->mu);
+    st = can_list(d, def->name, err, errlen); /* again: another may have taken the name meanwhile */
+    if (st == ROOM_OK) {
+        r->hub.wake = d->wake, r->hub.wake_arg = d->wake_arg;
+        atomic_store(&r->refs, 2); /* the directory's and the caller's */
+        d->room[d->count++] = r;
+    }
+    pthread_mutex_unlock(&d->mu);
+    if (st != ROOM_OK) {
+        free_room(r);
+        return st;
+    }
+    *out = r;
+    return ROOM_OK;
+}
+
+room *room_find(rooms *d, const char *name) {
+    if (!name) return NULL;
+    pthread_mutex_lock(&d->mu);
+    room *r = listed(d, name);
+    if (r) atomic_fetch_add(&r->refs, 1);
+    pthread_mutex_unlock(&d->mu);
+    return r;
+}
+
+room_status room_close(rooms *d, const char *name) {
+    if (!name) return ROOM_NOT_FOUND;
+    pthread_mutex_lock(&d->mu);
+    room *r = listed(d, name);
+    if (r) {
+        r->closed = true;
+        atomic_fetch_sub(&r->refs, 1);
+    }
+    pthread_mutex_unlock(&d->mu);
+    return r ? ROOM_OK : ROOM_NOT_FOUND;
+}
+
+int rooms_reap(rooms *d) {
+    pthread_mutex_lock(&d->reaper);
+    room *gone[64];
+    int n = 0, total = 0;
+    do { /* in batches of 64, each taken off the list under mu and freed outside it */
+        n = 0;
+        pthread_mutex_lock(&d->mu);
+        int kept = 0;
+        for (int i = 0; i < d->count; i++) {
+            room *r = d->room[i];
+            /* a closed room gains no reference (no lookup finds it), so none left is final */
+            if (r->closed && n < 64 && atomic_load(&r->refs) == 0)
+                gone[n++] = r;
+            else
+                d->room[kept++] = r;
+        }
+        d->count = kept;
+        pthread_mutex_unlock(&d->mu);
+        for (int i = 0; i < n; i++) free_room(gone[i]);
+        total += n;
+    } while (n == 64);
+    pthread_mutex_unlock(&d->reaper);
+    return total;
+}
+
+void room_ref(room *r) {
+    atomic_fetch_add(&r->refs, 1);
+}
+
+void room_unref(room *r) {
+    if (r && atomic_fetch_sub(&r->refs, 1) <= 0) log_error("rooms: '%s' released once too often", r->name);
+}
+
+int room_start(room *r) {
+    return r->sim ? sim_thread_start(r->sim) : 0;
+}
+
+const char *room_name(const room *r) {
+    return r->name;
+}
+
+const char *room_folder(const room *r) {
+    return r->folder;
+}
+
+hub *room_hub(room *r) {
+    return &r->hub;
+}
+
+cmd_queue *room_queue(room *r) {
+    return &r->queue;
+}
+
+role room_public_role(const room *r) {
+    return (role)atomic_load(&((room *)r)->public_role);
+}
+
+int room_set_public_role(room *r, role pr) {
+    if (pr < ROLE_VIEWER || pr > ROLE_OWNER) return -1;
+    atomic_store(&r->public_role, (int)pr);
+    return 0;
+}
+
+int rooms_list(rooms *d, room_entry *out, int cap) {
+    pthread_mutex_lock(&d->mu);
+    int n = 0;
+    for (int i = 0; i < d->count; i++) {
+        const room *r = d->room[i];
+        if (r->closed) continue;
+        if (n < cap) {
+            room_entry *e = &out[n];
+            memcpy(e->name, r->name, sizeof e->name);
+            e->public_role = (role)atomic_load(&((room *)r)->public_role);
+            e->simulated = r->simulated;
+            e->refs = atomic_load(&((room *)r)->refs);
+        }
+        n++;
+    }
+    pthread_mutex_unlock(&d->mu);
+    return n;
+}
