@@ -2,7 +2,9 @@
 """A time series of a running server's particles for ParaView: fetches
 GET /api/particles?format=vtp N times, one every --interval wall seconds,
 writes OUT/frame_NNNN.vtp and OUT/series.pvd (the time series index, keyed
-by simulated time).  Standard library only.
+by simulated time).  The server bounds how many exports one address may
+start a minute: past it the answer is 429 with Retry-After, and this waits
+that long and asks again.  Standard library only.
 
     python3 examples/export_series.py [--server http://127.0.0.1:8080] [--count 10] [--interval 0.5] [--out series]
     paraview series/series.pvd
@@ -16,6 +18,14 @@ import urllib.error
 import urllib.request
 
 
+class Later(Exception):
+    """The server asked to try again in `after` seconds (429 or 503)."""
+
+    def __init__(self, after):
+        super().__init__(after)
+        self.after = after
+
+
 def get(url, token):
     req = urllib.request.Request(url)
     if token:
@@ -24,7 +34,20 @@ def get(url, token):
         with urllib.request.urlopen(req, timeout=60) as r:
             return r.read()
     except urllib.error.HTTPError as e:
+        if e.code in (429, 503) and e.headers.get("Retry-After", "").isdigit():
+            raise Later(min(int(e.headers["Retry-After"]), 60))
         sys.exit("GET %s: %d %s" % (url, e.code, e.read().decode(errors="replace")))
+
+
+def export(s, token):
+    """The simulated time and the VTP file of one moment, waiting as told."""
+    for _ in range(20):
+        try:
+            t = json.loads(get(s + "/api/stats", token))["sim_time"]
+            return t, get(s + "/api/particles?format=vtp", token)
+        except Later as later:
+            time.sleep(later.after)
+    sys.exit("the server kept refusing exports")
 
 
 def main():
@@ -39,8 +62,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     entries = []
     for k in range(a.count):
-        t = json.loads(get(s + "/api/stats", a.token))["sim_time"]
-        body = get(s + "/api/particles?format=vtp", a.token)
+        t, body = export(s, a.token)
         name = "frame_%04d.vtp" % k
         with open(os.path.join(a.out, name), "wb") as f:
             f.write(body)

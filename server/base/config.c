@@ -75,6 +75,8 @@ static const struct opt {
      "all recordings together keep at most this many MB: a recording that reaches it stops, a start past it is "
      "refused (0: what the recordings folder keeps at start plus half the free space of its disk, that half at "
      "most 100000 MB)"},
+    {"exports-per-min", "FLUID_EXPORTS_PER_MIN", OT_INT, O(exports_per_min), 1, 100000,
+     "exports (GET /api/particles?format=...) one address may start a minute, two thirds of them at once"},
     {"nats", "FLUID_NATS", OT_STR, O(nats), 0, 0,
      "NATS broker URL (nats://host:4222): a sim node publishes its frames there, a relay (--relay) serves them"},
     {"nats-token", "FLUID_NATS_TOKEN", OT_STR, O(nats_token), 0, 0, "the broker's token"},
@@ -113,6 +115,7 @@ void config_defaults(srv_config *c) {
     strcpy(c->log_level, "info");
     c->save_interval = 300;
     c->rate_burst = 240;
+    c->exports_per_min = 12;
     c->net_nice = 5;
 }
 

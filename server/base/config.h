@@ -37,6 +37,7 @@ typedef struct srv_config {
     double record_max_mb, record_max_s;
     /* all recordings together, MB; 0: from the free space at start (loop/rec_disk.h) */
     double record_total_mb;
+    int exports_per_min;  /* REST exports a party may start a minute (net/rest_budget.h) */
     double save_interval; /* seconds between saves while running (0: only at shutdown) */
     char tls_cert[1024];  /* PEM certificate (chain) file; empty: plain http/ws */
     char tls_key[1024];   /* PEM private key file; given together with tls_cert */

@@ -27,7 +27,7 @@ bool rate_bucket_idle(const rate_bucket *b, double per_s, double burst, uint64_t
 }
 
 double rate_extra_cost(cmd_kind k) {
-    return k == CMD_LOAD_SCENE ? 29 : k == CMD_BODY_CREATE ? 4 : 0;
+    return k == CMD_LOAD_SCENE || k == CMD_RECORD_START ? 29 : k == CMD_BODY_CREATE ? 4 : 0;
 }
 
 bool rate_cmd_heavy(cmd_kind k) {

@@ -29,8 +29,8 @@ bool rate_bucket_take(rate_bucket *b, double per_s, double burst, double cost, u
 bool rate_bucket_idle(const rate_bucket *b, double per_s, double burst, uint64_t now_ns);
 
 /* What a command costs beyond the one every message costs: a scene load
- * rebuilds the world (29: at most 4 a second at the default 120), a body is
- * allocated (4). */
+ * rebuilds the world and a recording start codes a keyframe and opens files
+ * (29 each: at most 4 a second at the default 120), a body is allocated (4). */
 double rate_extra_cost(cmd_kind k);
 /* Commands that rebuild the world (a scene load, a restore): the sim thread
  * applies at most one of them a tick. */

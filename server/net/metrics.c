@@ -167,6 +167,8 @@ char *rest_metrics_text(const net *n, size_t *len) {
               (unsigned long long)n->budget.refused[REST_HEAVY_EXPORT]);
     mt_printf(&t, "fluid_commands_refused_total{reason=\"snapshot_budget\"} %llu\n",
               (unsigned long long)n->budget.refused[REST_HEAVY_SNAPSHOT]);
+    mt_printf(&t, "fluid_commands_refused_total{reason=\"record_start_budget\"} %llu\n",
+              (unsigned long long)n->budget.refused[REST_RECORD_START]);
     mt_printf(&t, "fluid_commands_refused_total{reason=\"heavy_busy\"} %llu\n",
               (unsigned long long)n->budget.refused_busy);
     mt_one(&t, "fluid_http_heavy_answers", "gauge",

@@ -68,6 +68,7 @@ net *net_create(const srv_config *cfg, const wire_static *st, hub *h, cmd_queue 
     net *n = calloc(1, sizeof *n);
     if (!n) return NULL;
     n->cfg = cfg;
+    n->budget.exports_per_min = cfg->exports_per_min;
     n->st = st;
     n->hub = h;
     n->queue = q;

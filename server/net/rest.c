@@ -122,6 +122,30 @@ static bool refuse_unauthorized(net *n, http_req *r) {
     return false;
 }
 
+/* The party a request counts against (rest_budget.h): its address, and
+ * whether it carries the server's token. */
+static void party_of(net *n, http_req *r, char *key, size_t cap) {
+    char peer[64] = "", auth[200];
+    if (!lws_get_peer_simple(r->wsi, peer, sizeof peer)) peer[0] = 0;
+    bool token = n->cfg->token[0] && lws_hdr_copy(r->wsi, auth, sizeof auth, WSI_TOKEN_HTTP_AUTHORIZATION) > 7 &&
+                 !strncmp(auth, "Bearer ", 7) && net_token_ok(n, auth + 7);
+    rest_party_key(peer, token, key, cap);
+}
+
+/* A recording start is paid for from its party's bucket of that kind
+ * (rest_budget.h); beyond it the request is answered rate_limited with
+ * Retry-After, and this returns false. */
+static bool pay_light(net *n, http_req *r, rest_heavy kind, const char *what) {
+    char key[REST_PARTY_KEY];
+    party_of(n, r, key, sizeof key);
+    int after = 1;
+    if (rest_budget_take(&n->budget, key, kind, clock_now_ns(), &after)) return true;
+    r->retry_after = after;
+    respond_error(n, r, RC_RATE_LIMITED, "too many %s: at most %d a minute from one address; try again in %d s", what,
+                  rest_budget_per_minute(&n->budget, kind), after);
+    return false;
+}
+
 /* An export or a snapshot goes through its party's budget (rest_budget.h):
  * beyond it the request is answered rate_limited (the party's bound) or
  * busy (the server's), with Retry-After, and returns false. */
@@ -133,11 +157,8 @@ static bool admit_heavy(net *n, http_req *r, const cmd *c) {
         kind = REST_HEAVY_EXPORT;
     else
         return true;
-    char peer[64] = "", auth[200], key[REST_PARTY_KEY];
-    if (!lws_get_peer_simple(r->wsi, peer, sizeof peer)) peer[0] = 0;
-    bool token = n->cfg->token[0] && lws_hdr_copy(r->wsi, auth, sizeof auth, WSI_TOKEN_HTTP_AUTHORIZATION) > 7 &&
-                 !strncmp(auth, "Bearer ", 7) && net_token_ok(n, auth + 7);
-    rest_party_key(peer, token, key, sizeof key);
+    char key[REST_PARTY_KEY];
+    party_of(n, r, key, sizeof key);
     rest_verdict why;
     int after = 1;
     int place = rest_budget_admit(&n->budget, key, (rest_heavy)kind, clock_now_ns(), &why, &after);
@@ -150,7 +171,7 @@ static bool admit_heavy(net *n, http_req *r, const cmd *c) {
     bool exp = kind == REST_HEAVY_EXPORT;
     if (why == REST_PARTY_RATE)
         respond_error(n, r, RC_RATE_LIMITED, "too many %s: at most %d a minute from one address; try again in %d s",
-                      exp ? "exports" : "snapshots", exp ? REST_EXPORTS_PER_MIN : REST_SNAPSHOTS_PER_MIN, after);
+                      exp ? "exports" : "snapshots", rest_budget_per_minute(&n->budget, (rest_heavy)kind), after);
     else if (why == REST_PARTY_BUSY)
         respond_error(n, r, RC_RATE_LIMITED,
                       "too many exports and snapshots at once: at most %d under way from one address; try again "
@@ -293,6 +314,7 @@ static void route(net *n, http_req *r) {
         respond_error(n, r, a.code, "%s", a.error);
         return;
     case REST_COMMAND:
+        if (a.c.kind == CMD_RECORD_START && !pay_light(n, r, REST_RECORD_START, "recording starts")) return;
         submit(n, r, &a.c);
         return;
     case REST_SNAPSHOT:

@@ -12,7 +12,28 @@
 static const double per_minute[REST_HEAVY_KINDS] = {
     [REST_HEAVY_EXPORT] = REST_EXPORTS_PER_MIN,
     [REST_HEAVY_SNAPSHOT] = REST_SNAPSHOTS_PER_MIN,
+    [REST_RECORD_START] = REST_RECORD_STARTS_PER_MIN,
 };
+static const double burst[REST_HEAVY_KINDS] = {
+    [REST_HEAVY_EXPORT] = REST_EXPORTS_BURST,
+    [REST_HEAVY_SNAPSHOT] = REST_SNAPSHOTS_BURST,
+    [REST_RECORD_START] = REST_RECORD_STARTS_BURST,
+};
+
+/* A kind's rate and burst: the defaults, but for exports when
+ * b->exports_per_min is set (--exports-per-min: a burst of two thirds). */
+static double rate_of(const rest_budget *b, rest_heavy k) {
+    return k == REST_HEAVY_EXPORT && b->exports_per_min > 0 ? b->exports_per_min : per_minute[k];
+}
+static double burst_of(const rest_budget *b, rest_heavy k) {
+    if (k != REST_HEAVY_EXPORT || b->exports_per_min <= 0) return burst[k];
+    double x = floor(b->exports_per_min * 2.0 / 3.0);
+    return x < 1 ? 1 : x;
+}
+
+int rest_budget_per_minute(const rest_budget *b, rest_heavy kind) {
+    return (int)rate_of(b, kind);
+}
 
 void rest_party_key(const char *peer, bool token, char *key, size_t cap) {
     const char *tail = token ? "+token" : "";
@@ -31,21 +52,21 @@ void rest_party_key(const char *peer, bool token, char *key, size_t cap) {
 }
 
 /* Refills p's buckets for the time since they were last filled. */
-static void refill(rest_party *p, uint64_t now_ns) {
+static void refill(const rest_budget *b, rest_party *p, uint64_t now_ns) {
     double dt = now_ns > p->filled_ns ? (double)(now_ns - p->filled_ns) : 0;
     for (int k = 0; k < REST_HEAVY_KINDS; k++) {
-        p->tokens[k] += dt / MINUTE_NS * per_minute[k];
-        if (p->tokens[k] > per_minute[k]) p->tokens[k] = per_minute[k];
+        p->tokens[k] += dt * rate_of(b, (rest_heavy)k) / MINUTE_NS;
+        if (p->tokens[k] > burst_of(b, (rest_heavy)k)) p->tokens[k] = burst_of(b, (rest_heavy)k);
     }
     p->filled_ns = now_ns;
 }
 
 /* Nothing under way and both buckets full: forgetting it changes nothing. */
-static bool idle(rest_party *p, uint64_t now_ns) {
+static bool idle(const rest_budget *b, rest_party *p, uint64_t now_ns) {
     if (p->under_way) return false;
-    refill(p, now_ns);
+    refill(b, p, now_ns);
     for (int k = 0; k < REST_HEAVY_KINDS; k++)
-        if (p->tokens[k] < per_minute[k]) return false;
+        if (p->tokens[k] < burst_of(b, (rest_heavy)k)) return false;
     return true;
 }
 
@@ -66,14 +87,14 @@ static rest_party *find(rest_budget *b, const char *key, uint64_t now_ns) {
     rest_party *p = free_place;
     if (!p) {
         for (int i = 0; i < REST_PARTIES && !p; i++)
-            if (idle(&b->party[i], now_ns)) p = &b->party[i];
+            if (idle(b, &b->party[i], now_ns)) p = &b->party[i];
         if (!p) p = oldest;
         if (!p) return NULL;
         b->parties_forgotten++;
     }
     memset(p, 0, sizeof *p);
     snprintf(p->key, sizeof p->key, "%s", key);
-    for (int k = 0; k < REST_HEAVY_KINDS; k++) p->tokens[k] = per_minute[k];
+    for (int k = 0; k < REST_HEAVY_KINDS; k++) p->tokens[k] = burst_of(b, (rest_heavy)k);
     p->filled_ns = now_ns;
     return p;
 }
@@ -88,10 +109,10 @@ int rest_budget_admit(rest_budget *b, const char *key, rest_heavy kind, uint64_t
         return 0;
     }
     p->seen_ns = now_ns;
-    refill(p, now_ns);
+    refill(b, p, now_ns);
     if (p->tokens[kind] < 1) {
         /* until the bucket holds one token again */
-        double s = ceil((1 - p->tokens[kind]) * 60 / per_minute[kind]);
+        double s = ceil((1 - p->tokens[kind]) * 60 / rate_of(b, kind) - 1e-9); /* (0.1 * 10 is not 1 in binary) */
         *retry_after_s = s < 1 ? 1 : (int)s;
         *why = REST_PARTY_RATE;
         b->refused[kind]++;
@@ -112,6 +133,25 @@ int rest_budget_admit(rest_budget *b, const char *key, rest_heavy kind, uint64_t
     b->under_way++;
     *why = REST_ADMITTED;
     return (int)(p - b->party) + 1;
+}
+
+bool rest_budget_take(rest_budget *b, const char *key, rest_heavy kind, uint64_t now_ns, int *retry_after_s) {
+    *retry_after_s = 1;
+    rest_party *p = find(b, key, now_ns);
+    if (!p) {
+        b->refused_busy++;
+        return false;
+    }
+    p->seen_ns = now_ns;
+    refill(b, p, now_ns);
+    if (p->tokens[kind] < 1) {
+        double s = ceil((1 - p->tokens[kind]) * 60 / rate_of(b, kind) - 1e-9); /* (0.1 * 10 is not 1 in binary) */
+        *retry_after_s = s < 1 ? 1 : (int)s;
+        b->refused[kind]++;
+        return false;
+    }
+    p->tokens[kind] -= 1;
+    return true;
 }
 
 void rest_budget_release(rest_budget *b, int place) {

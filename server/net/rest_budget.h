@@ -4,7 +4,9 @@
  * document on the network thread until its reader has taken it.  A party
  * may have REST_PARTY_HEAVY of them under way at once, REST_EXPORTS_PER_MIN
  * exports and REST_SNAPSHOTS_PER_MIN snapshots a minute (token buckets that
- * refill continuously), and all parties together REST_HEAVY_MAX at once.
+ * refill continuously, holding a small burst), and all parties together
+ * REST_HEAVY_MAX at once.  Recording starts are paid for from a bucket of
+ * their own.
  * A party is the peer address (an IPv6 address by its /64, which one host
  * is given whole), apart for requests that carry the server's token.  The
  * table of parties is bounded: a new party takes the place of the one least
@@ -20,11 +22,18 @@
 #define REST_PARTIES 256        /* parties remembered */
 #define REST_PARTY_HEAVY 2      /* exports and snapshots under way at once, per party */
 #define REST_HEAVY_MAX 8        /* ... and for all parties together */
-#define REST_EXPORTS_PER_MIN 30 /* exports a party may start a minute (and at once, after a pause) */
-#define REST_SNAPSHOTS_PER_MIN 12
+#define REST_EXPORTS_PER_MIN 12 /* exports a party may start a minute (--exports-per-min sets it) */
+#define REST_EXPORTS_BURST 8    /* ... and at once, after a pause */
+#define REST_SNAPSHOTS_PER_MIN 6
+#define REST_SNAPSHOTS_BURST 2
+#define REST_RECORD_STARTS_PER_MIN 30 /* recording starts (each codes a keyframe and opens files) */
+#define REST_RECORD_STARTS_BURST 10
 #define REST_PARTY_KEY 64 /* a party's name: an address, and "+token" */
 
-typedef enum rest_heavy { REST_HEAVY_EXPORT, REST_HEAVY_SNAPSHOT, REST_HEAVY_KINDS } rest_heavy;
+/* What a party's buckets count: the heavy answers (exports, snapshots:
+ * admitted, under way, released) and the light ones only paid for
+ * (rest_budget_take: recording starts). */
+typedef enum rest_heavy { REST_HEAVY_EXPORT, REST_HEAVY_SNAPSHOT, REST_RECORD_START, REST_HEAVY_KINDS } rest_heavy;
 
 /* What rest_budget_admit decided. */
 typedef enum rest_verdict {
@@ -49,6 +58,7 @@ typedef struct rest_budget {
     uint64_t refused[REST_HEAVY_KINDS]; /* by a party's own budget (429) */
     uint64_t refused_busy;              /* by REST_HEAVY_MAX (503) */
     uint64_t parties_forgotten;         /* places taken over by a new party */
+    int exports_per_min;                /* --exports-per-min (0: REST_EXPORTS_PER_MIN, burst REST_EXPORTS_BURST) */
 } rest_budget;
 
 /* The party name of a peer address as lws prints it ("127.0.0.1",
@@ -63,6 +73,12 @@ void rest_party_key(const char *peer, bool token, char *key, size_t cap);
  * (at least 1 s). */
 int rest_budget_admit(rest_budget *b, const char *key, rest_heavy kind, uint64_t now_ns, rest_verdict *why,
                       int *retry_after_s);
+/* One light request of `kind` (REST_RECORD_START) for party
+ * `key`: true when its bucket paid a token; false, with *retry_after_s, when
+ * the bucket is empty (or no place is free for a new party). */
+bool rest_budget_take(rest_budget *b, const char *key, rest_heavy kind, uint64_t now_ns, int *retry_after_s);
+/* The limits of kind, for messages. */
+int rest_budget_per_minute(const rest_budget *b, rest_heavy kind);
 /* The answer admitted as `place` ended. */
 void rest_budget_release(rest_budget *b, int place);
 /* The answer admitted as `place` was never started (the server refused it

@@ -73,16 +73,20 @@ async function phase(s, v, name, attack) {
 
 // --- the attacks ----------------------------------------------------------
 
+// 100 keyframe requests a second (under the 120 messages a second allowed),
+// whatever it receives
 const keyframes = (s) => async (ctl) => {
   const c = await connect(s, { decodeFrames: false });
-  let asked = 0, limited = 0;
+  let asked = 0, limited = 0, frames = 0;
   c.onMessage = (m) => {
-    if (m.type === 'frame' && !ctl.stop) { c.send({ type: 'keyframe', rid: 0 }); asked++; }
+    if (m.type === 'frame') frames++;
     if (m.type === 'reply' && /rate limited/.test(m.error || '')) limited++;
     c.messages.length = 0;
   };
+  const t = setInterval(() => { c.send({ type: 'keyframe', rid: 0 }); asked++; }, 10);
   while (!ctl.stop) await sleep(100);
-  ctl.notes = { asked, limited };
+  clearInterval(t);
+  ctl.notes = { asked, limited, frames };
   c.close();
 };
 
@@ -90,7 +94,7 @@ const keyframes = (s) => async (ctl) => {
 const slowReader = (s, path, rate) => async (ctl) => {
   let runs = 0, whole = 0;
   while (!ctl.stop) {
-    const p = spawn('python3', [join(here, '../server/slow_reader.py'), String(s.port), path, String(rate)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const p = spawn('nice', ['-n', '19', 'python3', join(here, '../server/slow_reader.py'), String(s.port), path, String(rate)], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     p.stdout.on('data', (d) => { out += d; });
     const done = new Promise((res) => p.on('exit', res));
@@ -208,6 +212,10 @@ try {
   const st = (await get(s, '/api/stats')).json;
   const v = viewer(s.wsUrl);
   await v.opened;
+  // The attackers (this process and its children, started from now on) stand
+  // in for parties on other machines: at nice 19 they take only what the
+  // server leaves of the 2 cores, so what the server does is what is measured.
+  try { setPriority(19); } catch { /* not permitted */ }
   console.log(`isolation bench: ${st.particles} particles (${st.scene ?? 'default scene'}), ${SECONDS} s per phase; bars: viewer >= ${BAR_FPS} frames/s, world >= ${BAR_REALTIME} realtime`);
   results.push(await phase(s, v, 'baseline', null));
   const attacks = [

@@ -132,7 +132,8 @@ test('the export is a read: with --token it needs none, as the JSON view', async
 
 test('an export reads the same in Node fetch, curl and Python urllib; chunked keeps the connection, HTTP/1.0 gets the body ended by the close',
   { skip: !CURL && 'curl is not installed' }, async () => {
-  const s = await startServer(['--scene', 'dam_break', '--particles', '4000']);
+  // one reader after another, each format: more exports than a party's default burst
+  const s = await startServer(['--scene', 'dam_break', '--particles', '4000', '--exports-per-min', '600']);
   await until(async () => (await get(s, '/api/stats')).json.tick >= 10, 'the first 10 ticks');
   assert.equal((await http(s, 'POST', '/api/pause')).status, 200);
   for (const fmt of ['ply', 'csv']) {
@@ -267,14 +268,15 @@ test('at most 2 exports and snapshots under way per party and 8 in all: beyond, 
   await s.stop();
 });
 
-// The minute's bounds are token buckets of 30 exports and 12 snapshots that
-// refill continuously: requests in a row are refused once the bucket is
-// empty, after at least its size.  (How many more pass depends on how fast
-// they come; the count asserted is the bucket's.)
-test('at most 30 exports and 12 snapshots a minute per party: then 429 with Retry-After; another party is served',
+// The minute's bounds are token buckets (12 exports and 6 snapshots a
+// minute, holding a burst of 8 and 2) that refill continuously: requests in
+// a row are refused once the bucket is empty, after at least its burst.
+// (How many more pass depends on how fast they come; the count asserted is
+// the burst's.)
+test('at most 12 exports and 6 snapshots a minute per party (bursts of 8 and 2): then 429 with Retry-After; another party is served',
   async () => {
   const s = await startServer(['--scene', 'dam_break', '--particles', '1000']);
-  for (const [path, bucket, reason] of [['/api/particles?format=csv', 30, 'export_budget'], ['/api/snapshot', 12, 'snapshot_budget']]) {
+  for (const [path, burst, perMin, reason] of [['/api/particles?format=csv', 8, 12, 'export_budget'], ['/api/snapshot', 2, 6, 'snapshot_budget']]) {
     let ok = 0, refused = null;
     for (let k = 0; k < 1000 && !refused; k++) {
       const r = await fetchFrom(s, path, '127.0.0.1');
@@ -283,10 +285,10 @@ test('at most 30 exports and 12 snapshots a minute per party: then 429 with Retr
     }
     assert.ok(refused, `${path}: refused at last`);
     assert.equal(refused.status, 429, `${path}: ${refused.body}`);
-    assert.ok(ok >= bucket, `${path}: ${ok} answered before the first 429`);
+    assert.ok(ok >= burst, `${path}: ${ok} answered before the first 429`);
     const after = Number(refused.headers.get('retry-after'));
     assert.ok(Number.isInteger(after) && after >= 1 && after <= 60, `Retry-After: ${refused.headers.get('retry-after')}`);
-    assert.match(JSON.parse(refused.body).error, new RegExp(`at most ${bucket} a minute from one address`));
+    assert.match(JSON.parse(refused.body).error, new RegExp(`at most ${perMin} a minute from one address`));
     assert.equal(metric((await get(s, '/metrics')).text, `fluid_commands_refused_total{reason="${reason}"}`), 1);
     assert.equal((await fetchFrom(s, path, '127.0.0.2')).status, 200, `${path} from another address`);
   }

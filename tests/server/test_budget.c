@@ -70,22 +70,24 @@ static void per_minute(void) {
         rest_budget_release(&b, p);
         ok++;
     }
-    CHECK(ok == REST_SNAPSHOTS_PER_MIN, "%d snapshots in a row (bucket %d)", ok, REST_SNAPSHOTS_PER_MIN);
+    CHECK(ok == REST_SNAPSHOTS_BURST, "%d snapshots in a row (burst %d)", ok, REST_SNAPSHOTS_BURST);
     CHECK(why == REST_PARTY_RATE && after == 60 / REST_SNAPSHOTS_PER_MIN,
           "verdict %d, Retry-After %d s (one token: %d s)", why, after, 60 / REST_SNAPSHOTS_PER_MIN);
     int e = admit("a", REST_HEAVY_EXPORT, 5 * S, &why, &after);
     CHECK(e > 0, "the exports' bucket is another");
     rest_budget_release(&b, e);
-    CHECK(!admit("a", REST_HEAVY_SNAPSHOT, 9 * S, &why, &after) && after == 1, "4 s later: 1 s to go (%d)", after);
-    int p = admit("a", REST_HEAVY_SNAPSHOT, 10 * S, &why, &after);
-    CHECK(p > 0, "5 s later (60 s / %d): one token again", REST_SNAPSHOTS_PER_MIN);
+    const uint64_t tok = 60 / REST_SNAPSHOTS_PER_MIN; /* seconds a token takes */
+    CHECK(!admit("a", REST_HEAVY_SNAPSHOT, (4 + tok) * S, &why, &after) && after == 1, "%llu s later: 1 s to go (%d)",
+          (unsigned long long)(tok - 1), after);
+    int p = admit("a", REST_HEAVY_SNAPSHOT, (5 + tok) * S, &why, &after);
+    CHECK(p > 0, "%llu s later (60 s / %d): one token again", (unsigned long long)tok, REST_SNAPSHOTS_PER_MIN);
     rest_budget_release(&b, p);
-    CHECK(!admit("a", REST_HEAVY_SNAPSHOT, 10 * S, &why, &after), "and only one");
+    CHECK(!admit("a", REST_HEAVY_SNAPSHOT, (5 + tok) * S, &why, &after), "and only one");
     /* a request admitted but never sent on gets its token back */
-    p = admit("a", REST_HEAVY_SNAPSHOT, 15 * S, &why, &after);
+    p = admit("a", REST_HEAVY_SNAPSHOT, (5 + 2 * tok) * S, &why, &after);
     rest_budget_cancel(&b, p, REST_HEAVY_SNAPSHOT);
     CHECK(b.under_way == 0, "cancelled: nothing under way (%d)", b.under_way);
-    CHECK(admit("a", REST_HEAVY_SNAPSHOT, 15 * S, &why, &after) > 0, "cancelled: its token back");
+    CHECK(admit("a", REST_HEAVY_SNAPSHOT, (5 + 2 * tok) * S, &why, &after) > 0, "cancelled: its token back");
     /* after a minute idle the bucket is full again, never fuller */
     memset(&b, 0, sizeof b);
     ok = 0;
@@ -96,8 +98,11 @@ static void per_minute(void) {
         ok++;
     }
     REPORT("exports at one a second: %d before the first refusal", ok);
-    CHECK(ok == 2 * REST_EXPORTS_PER_MIN - 1, "%d exports at one a second (bucket %d, refilled by one each 2 s)", ok,
-          REST_EXPORTS_PER_MIN);
+    /* admitted at second i while the burst plus what refilled by then holds a token */
+    const double r = REST_EXPORTS_PER_MIN / 60.0;
+    const int expect = (int)((REST_EXPORTS_BURST - 1) / (1 - r)) + 1;
+    CHECK(ok == expect, "%d exports at one a second (burst %d, %d a minute: %d expected)", ok, REST_EXPORTS_BURST,
+          REST_EXPORTS_PER_MIN, expect);
     ok = 0;
     for (int i = 0; i < 100; i++) {
         int q = admit("a", REST_HEAVY_EXPORT, 1000 * S, &why, &after);
@@ -105,7 +110,15 @@ static void per_minute(void) {
         if (!q) break;
         ok++;
     }
-    CHECK(ok == REST_EXPORTS_PER_MIN, "after a long pause: %d (the bucket, not more)", ok);
+    CHECK(ok == REST_EXPORTS_BURST, "after a long pause: %d (the burst, not more)", ok);
+    /* the light kinds: paid for, nothing under way */
+    memset(&b, 0, sizeof b);
+    ok = 0;
+    while (ok < 1000 && rest_budget_take(&b, "a", REST_RECORD_START, 1 * S, &after)) ok++;
+    CHECK(ok == REST_RECORD_STARTS_BURST && b.under_way == 0 && after >= 1,
+          "%d recording starts at once (burst %d), Retry-After %d", ok, REST_RECORD_STARTS_BURST, after);
+    CHECK(admit("a", REST_HEAVY_EXPORT, 1 * S, &why, &after) > 0, "exports: a bucket of their own");
+    CHECK(rest_budget_take(&b, "b", REST_RECORD_START, 1 * S, &after), "another party: its own buckets");
 }
 
 static void table(void) {
@@ -115,9 +128,9 @@ static void table(void) {
     char key[32];
     /* party 0 spends its bucket, and keeps as many exports under way as it may */
     int held = 0;
-    for (int i = 0; i < REST_EXPORTS_PER_MIN; i++) {
+    for (int i = 0; i < REST_EXPORTS_BURST; i++) {
         int p = admit("p0", REST_HEAVY_EXPORT, 1 * S, &why, &after);
-        if (i < REST_EXPORTS_PER_MIN - REST_PARTY_HEAVY)
+        if (i < REST_EXPORTS_BURST - REST_PARTY_HEAVY)
             rest_budget_release(&b, p);
         else
             held = p;
