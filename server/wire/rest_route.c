@@ -272,7 +272,7 @@ static void get_particles(const rest_request *q, rest_action *a) {
 
 /* GET /api/recordings?offset=&limit=: a page of the listing. */
 static void recordings_page(const rest_request *q, rest_action *a) {
-    int offset = 0, limit = REST_REC_PAGE_MAX;
+    int offset = 0, limit = REST_REC_PAGE_DEFAULT;
     bool bad = false;
     parse_uint_arg(q, "offset=", &offset, &bad);
     parse_uint_arg(q, "limit=", &limit, &bad);
