@@ -66,7 +66,7 @@ typedef struct rest_action {
     int offset, limit; /* REST_VIEW of RV_RECORDINGS: the page of the listing (?offset=&limit=) */
 } rest_action;
 
-#define REST_REC_PAGE_MAX 1000   /* recordings in one page of GET /api/recordings, at most */
+#define REST_REC_PAGE_MAX 1000    /* recordings in one page of GET /api/recordings, at most */
 #define REST_REC_PAGE_DEFAULT 100 /* ... when the request gives no limit (a page of ~20 kB) */
 
 void rest_translate(const rest_request *q, rest_action *a);
