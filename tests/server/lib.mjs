@@ -178,8 +178,17 @@ export async function until(check, what, { timeoutMs = WAIT, everyMs = 50 } = {}
   } finally { clearTimeout(timer); }
 }
 
-export async function http(s, method, path, { body, headers = {}, raw = false } = {}) {
-  const init = { method, headers: { ...headers }, signal: AbortSignal.timeout(WAIT), dispatcher: s.dispatcher };
+// from: a loopback address to send from (127.0.0.2, ...): another party for
+// the server's per-address budgets (PROTOCOL.md, "Fair shares").
+const fromAgents = new Map();
+export function agentFrom(s, from) {
+  const key = `${from} ${s.ca ? 'ca' : ''}`;
+  if (!fromAgents.has(key)) fromAgents.set(key, new Agent({ localAddress: from, ...(s.ca ? { connect: { ca: s.ca } } : {}) }));
+  return fromAgents.get(key);
+}
+
+export async function http(s, method, path, { body, headers = {}, raw = false, from } = {}) {
+  const init = { method, headers: { ...headers }, signal: AbortSignal.timeout(WAIT), dispatcher: from ? agentFrom(s, from) : s.dispatcher };
   if (body !== undefined) {
     init.body = typeof body === 'string' ? body : JSON.stringify(body);
     init.headers['content-type'] = 'application/json';
