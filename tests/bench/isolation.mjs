@@ -22,7 +22,7 @@ import { createServer, connect as tcp } from 'node:net';
 import { loadavg, setPriority, tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startServer, stopAll, sleep, get, http, connect, encode, until } from '../server/lib.mjs';
+import { startServer, stopAll, sleep, get, http, connect, until, forward } from '../server/lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const SECONDS = Number(process.argv[2] || process.env.BENCH_SECONDS || 8);
@@ -144,16 +144,6 @@ const recordRace = (s) => async (ctl) => {
 };
 
 // --- the relay flood: a bare NATS client publishing forwarded commands -----
-
-function forward(relay, client, message) {
-  const body = encode(message);
-  const b = Buffer.alloc(24 + body.length);
-  b.write('FWRD', 0, 'latin1');
-  b.writeUInt32LE(1, 4); b.writeUInt32LE(relay, 8); b.writeUInt32LE(client, 12);
-  b.writeUInt32LE(0, 16); b.writeUInt32LE(body.length, 20);
-  Buffer.from(body).copy(b, 24);
-  return b;
-}
 
 const relayFlood = (port, user, pass) => async (ctl) => {
   const sock = tcp(port, '127.0.0.1');

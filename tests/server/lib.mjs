@@ -202,6 +202,18 @@ export async function http(s, method, path, { body, headers = {}, raw = false, f
 
 export const get = (s, path) => http(s, 'GET', path);
 
+// A relay's client message as the bus carries it (PROTOCOL.md, "Relays"):
+// what a relay publishes on fluid.<world>.cmd.<relay>.
+export function forward(relay, client, message) {
+  const body = encode(message);
+  const b = Buffer.alloc(24 + body.length);
+  b.write('FWRD', 0, 'latin1');
+  b.writeUInt32LE(1, 4); b.writeUInt32LE(relay, 8); b.writeUInt32LE(client, 12);
+  b.writeUInt32LE(0, 16); b.writeUInt32LE(body.length, 20);
+  Buffer.from(body).copy(b, 24);
+  return b;
+}
+
 // The value of one sample of /metrics' Prometheus text (NaN if absent).
 export function metric(text, name) {
   const m = new RegExp(`^${name.replace(/[{}"=+.]/g, '\\$&')} (\\S+)$`, 'm').exec(text);

@@ -13,7 +13,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, connect as tcp } from 'node:net';
-import { startServer, stopAll, connect, get, http, sleep, encode, until, metric, WAIT } from './lib.mjs';
+import { startServer, stopAll, connect, get, http, sleep, until, metric, WAIT, forward } from './lib.mjs';
 
 const haveNats = spawnSync('nats-server', ['--version']).status === 0;
 const why = haveNats ? false : 'nats-server is not installed (scripts/deps.sh test installs it)';
@@ -221,16 +221,6 @@ async function natsPublish(port, user, pass, subject, payload) {
       if (err || buf.includes('PONG')) { clearTimeout(timer); s.destroy(); resolve(err ? err[0] : 'PONG'); }
     });
   });
-}
-// A relay's client message as the bus carries it (PROTOCOL.md, "Relays").
-function forward(relay, client, message) {
-  const body = encode(message);
-  const b = Buffer.alloc(24 + body.length);
-  b.write('FWRD', 0, 'latin1');
-  b.writeUInt32LE(1, 4); b.writeUInt32LE(relay, 8); b.writeUInt32LE(client, 12);
-  b.writeUInt32LE(0, 16); b.writeUInt32LE(body.length, 20);
-  Buffer.from(body).copy(b, 24);
-  return b;
 }
 
 test("the broker's permissions bound what a relay can claim (docker/nats.conf): a relay speaks only for its own clients", { skip: why }, async (t) => {
