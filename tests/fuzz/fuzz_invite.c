@@ -30,6 +30,7 @@
 
 #include "fuzz_check.h"
 #include "invite.h"
+#include "../b64url.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -42,20 +43,6 @@ static void key_init(void) {
     if (g_key.len) return;
     for (int i = 0; i < 32; i++) g_key.bytes[i] = (unsigned char)(i * 7 + 3);
     g_key.len = 32;
-}
-
-static size_t b64url(const unsigned char *s, size_t n, char *out) {
-    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    size_t o = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned)s[i] << 16 | (i + 1 < n ? (unsigned)s[i + 1] << 8 : 0) | (i + 2 < n ? s[i + 2] : 0);
-        out[o++] = a[v >> 18 & 63];
-        out[o++] = a[v >> 12 & 63];
-        if (i + 1 < n) out[o++] = a[v >> 6 & 63];
-        if (i + 2 < n) out[o++] = a[v & 63];
-    }
-    out[o] = 0;
-    return o;
 }
 
 /* An accepted token's claims, read again: the room asked, the role granted,

@@ -23,6 +23,7 @@
 #include "room_name.h"
 #include "secret.h"
 #include "testlib.h"
+#include "../b64url.h"
 
 #define NOW 1700000000LL /* the tests' clock: a fixed instant, nothing here reads the time */
 
@@ -38,19 +39,6 @@ static void keys_init(void) {
 }
 
 /* ---- Tokens by hand ------------------------------------------------------ */
-
-static void b64url(const unsigned char *s, size_t n, char *out) {
-    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    size_t o = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned)s[i] << 16 | (i + 1 < n ? (unsigned)s[i + 1] << 8 : 0) | (i + 2 < n ? s[i + 2] : 0);
-        out[o++] = a[v >> 18 & 63];
-        out[o++] = a[v >> 12 & 63];
-        if (i + 1 < n) out[o++] = a[v >> 6 & 63];
-        if (i + 2 < n) out[o++] = a[v & 63];
-    }
-    out[o] = 0;
-}
 
 /* sig: "sha256", "sha384", "sha512" (HMAC of header.payload with key), or the
  * signature's text itself (prefix "=": "=" alone is an empty signature). */
