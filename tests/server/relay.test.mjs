@@ -223,10 +223,16 @@ async function natsPublish(port, user, pass, subject, payload) {
   });
 }
 
-test("the broker's permissions bound what a relay can claim (docker/nats.conf): a relay speaks only for its own clients", { skip: why }, async (t) => {
+// A broker with docker/nats.conf's users (the sim node's and two relays'),
+// each allowed only its own subjects; pass: their passwords.
+async function brokerWithUsers() {
   const pass = { FLUID_NATS_SIM_PASS: 'sim-pass-1', FLUID_NATS_RELAY1_PASS: 'relay1-pass', FLUID_NATS_RELAY2_PASS: 'relay2-pass' };
   const conf = new URL('../../docker/nats.conf', import.meta.url).pathname;
-  const { broker: b, port } = await brokerOnFreePort(['-c', conf], { ...process.env, ...pass });
+  return { ...(await brokerOnFreePort(['-c', conf], { ...process.env, ...pass })), pass };
+}
+
+test("the broker's permissions bound what a relay can claim (docker/nats.conf): a relay speaks only for its own clients", { skip: why }, async (t) => {
+  const { broker: b, port, pass } = await brokerWithUsers();
   try {
     const url = `nats://127.0.0.1:${port}`;
     const node = await startServer(['--particles', '1000', '--nats', url, '--nats-user', 'sim', '--nats-pass', pass.FLUID_NATS_SIM_PASS]);
@@ -326,9 +332,7 @@ function readReply(b) {
 }
 
 test("a relay user flooding its subject with scene loads is held to a browser's limit per client and to its relay's as a whole", { skip: why }, async (t) => {
-  const pass = { FLUID_NATS_SIM_PASS: 'sim-pass-1', FLUID_NATS_RELAY1_PASS: 'relay1-pass', FLUID_NATS_RELAY2_PASS: 'relay2-pass' };
-  const conf = new URL('../../docker/nats.conf', import.meta.url).pathname;
-  const { broker: b, port } = await brokerOnFreePort(['-c', conf], { ...process.env, ...pass });
+  const { broker: b, port, pass } = await brokerWithUsers();
   let raw = null;
   try {
     const url = `nats://127.0.0.1:${port}`;
@@ -392,9 +396,7 @@ function wants(relay, clients, keys) {
 }
 
 test("a relay user asking for a keyframe in every wants message gets at most one coded a second", { skip: why }, async (t) => {
-  const pass = { FLUID_NATS_SIM_PASS: 'sim-pass-1', FLUID_NATS_RELAY1_PASS: 'relay1-pass', FLUID_NATS_RELAY2_PASS: 'relay2-pass' };
-  const conf = new URL('../../docker/nats.conf', import.meta.url).pathname;
-  const { broker: b, port } = await brokerOnFreePort(['-c', conf], { ...process.env, ...pass });
+  const { broker: b, port, pass } = await brokerWithUsers();
   let raw = null;
   try {
     const url = `nats://127.0.0.1:${port}`;
