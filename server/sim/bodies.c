@@ -185,8 +185,12 @@ fs_status fs_world_body_impulse(fs_world *w, uint32_t id, fs_vec3 point, fs_vec3
                FS_BODY_MAX_SPEED_CHANGE);
         return FS_ERR_RANGE;
     }
+    /* The velocity reported (vel_eff, the one it last moved with) changes by
+     * what the impulse adds, not to vel: the fluid's reaction since the move
+     * is in vel already and would otherwise show up as part of the kick. */
+    fs_vec3 before = b->vel;
     apply_impulse(b, point, J);
-    b->vel_eff = b->vel;
+    b->vel_eff = add(b->vel_eff, sub(b->vel, before));
     return FS_OK;
 }
 

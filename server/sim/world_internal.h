@@ -36,7 +36,7 @@ typedef struct fs_body {
     fs_vec3 inv_inertia; /* body frame, diagonal */
     bool is_static, grab;
     fs_vec3 pos, vel, ang; /* ang: angular velocity, world frame */
-    fs_vec3 vel_eff;       /* the velocity the last step advanced it with */
+    fs_vec3 vel_eff;       /* the velocity the last step advanced it with, plus any kick since */
     fs_quat rot;
     fs_vec3 pos0; /* Alg. 6 line 2: the saved pose */
     fs_quat rot0;

@@ -26,6 +26,7 @@
     X(bodies_stack, test_bodies_stack)                                                                                 \
     X(bodies_grab, test_bodies_grab)                                                                                   \
     X(bodies_rough_handling, test_bodies_rough_handling)                                                               \
+    X(bodies_impulse_report, test_bodies_impulse_report)                                                               \
     X(bodies_momentum, test_bodies_momentum)                                                                           \
     X(bodies_buoyancy, test_bodies_buoyancy)                                                                           \
     X(bodies_stickiness, test_bodies_stickiness)                                                                       \
