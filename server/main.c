@@ -18,6 +18,7 @@
 #include "net.h"
 #include "wire.h"
 #include "queue.h"
+#include "room_keeper.h"
 #include "rooms.h"
 
 #define CMD_QUEUE_CAP 1024
@@ -102,6 +103,7 @@ int main(int argc, char **argv) {
     bus *b = NULL;
     rooms *dir = NULL;
     room *home = NULL;
+    room_keeper *keeper = NULL;
     bool relay = cfg.relay != 0;
     uint32_t relay_id = cfg.relay_id > 0 ? (uint32_t)cfg.relay_id : (uint32_t)(getpid() % CMD_RELAY_MAX) + 1;
     if (relay && !cfg.nats[0]) {
@@ -123,10 +125,15 @@ int main(int argc, char **argv) {
     }
     hub *h = room_hub(home);
     cmd_queue *q = room_queue(home);
-    n = net_create(&cfg, &st, h, q);
+    n = net_create(&cfg, &st, dir, home);
     if (!n) goto out;
     if (relay) net_set_relay(n, relay_id);
     rooms_set_wake(dir, net_wake, n);
+    if (!relay && !(keeper = room_keeper_create(dir, net_wake, n, err, sizeof err))) {
+        log_error("%s", err);
+        goto out;
+    }
+    net_set_keeper(n, keeper);
     if (cfg.nats[0] && !(b = bus_create(&cfg, h, q, relay_id, err, sizeof err))) {
         log_error("%s", err);
         goto out;
@@ -145,8 +152,9 @@ int main(int argc, char **argv) {
     log_info("stopping");
     status = 0;
 out:
-    bus_destroy(b);           /* joins its thread; the NATS client's are gone after it */
-    if (dir) rooms_stop(dir); /* joins the sim threads and clears the hubs' wake: no lws_cancel_service after it */
+    bus_destroy(b);              /* joins its thread; the NATS client's are gone after it */
+    room_keeper_destroy(keeper); /* joins it: no room opens after this */
+    if (dir) rooms_stop(dir);    /* joins the sim threads and clears the hubs' wake: no lws_cancel_service after it */
     net_destroy(n);
     room_unref(home);
     rooms_destroy(dir); /* the hubs and queues */

@@ -13,6 +13,9 @@
 #define ROOM_NAME_MAX 31
 #define ROOM_NAME_CAP (ROOM_NAME_MAX + 1) /* a name with its terminator */
 #define ROOM_NAME_RULE "a room name is 1 to 31 characters of a-z, 0-9 and '-'"
+/* The room the plain routes (/api/..., /) address, and the only one that
+ * may have files (saves, recordings). */
+#define ROOM_DEFAULT "default"
 
 /* Whether the len bytes at bytes are a room name (a NUL inside is refused).
  * When not, and err is not NULL, err (errlen bytes) says which rule and

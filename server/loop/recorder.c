@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "frame_held.h"
 #include "log.h"
+#include "room_name.h"
 #include "rec_disk.h"
 #include "recfile.h"
 
@@ -301,7 +302,8 @@ static bool open_segment(recorder *r, const frameset *fs, double t, uint64_t tic
     r->bytes_kept += REC_SIGNATURE_BYTES;
     world_info wi;
     hub_get_info(r->hub, &wi);
-    msg_buf *hello = wire_encode_hello(&wi, r->st, 0);
+    /* only the default room may record (rooms.c: the only one with files) */
+    msg_buf *hello = wire_encode_hello(&wi, r->st, 0, ROOM_DEFAULT);
     bool ok = hello && put(r, REC_HEADER, hello->data, hello->len);
     msg_buf_unref(hello);
     fc_held_reset(&r->held);

@@ -11,9 +11,9 @@
 #include "net_internal.h"
 #include "queue.h"
 
-bool net_enqueue(net *n, cmd *c, bool internal) {
+bool net_enqueue(cmd_queue *q, cmd *c, bool internal) {
     c->arrival_ns = clock_now_ns();
-    return cmd_queue_push(n->queue, c, internal);
+    return cmd_queue_push(q, c, internal);
 }
 
 bool net_token_ok(const net *n, const char *token) {

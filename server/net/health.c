@@ -50,8 +50,8 @@ static int health_cb(struct lws *wsi, enum lws_callback_reasons reason, void *us
         h->status = (int)lws_http_client_http_response(wsi);
         break;
     case LWS_CALLBACK_RECEIVE_CLIENT_HTTP_READ: {
-        size_t room = sizeof h->body - 1 - h->body_len;
-        size_t k = len < room ? len : room;
+        size_t space = sizeof h->body - 1 - h->body_len;
+        size_t k = len < space ? len : space;
         memcpy(h->body + h->body_len, in, k);
         h->body_len += k;
         h->body[h->body_len] = 0;

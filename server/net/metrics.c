@@ -11,6 +11,7 @@
 #include "hub.h"
 #include "log.h"
 #include "net_internal.h"
+#include "net_room.h"
 
 /* A growing text buffer (network thread, one request). */
 typedef struct mtext {
@@ -59,7 +60,7 @@ static void mt_one(mtext *t, const char *name, const char *type, const char *hel
  * the viewers of each relay heard from in the last 3 s. */
 static void metrics_bus(mtext *t, const net *n) {
     bus_state b;
-    hub_get_bus_state(n->hub, &b);
+    hub_get_bus_state(n->home->hub, &b);
     if (!b.enabled) return;
     mt_one(t, "fluid_bus_connected", "gauge", "1 while the NATS broker is connected.", b.connected ? 1 : 0);
     mt_head(t, "fluid_bus_messages_total", "counter", "Messages on the bus, by what happened to them.");
@@ -74,7 +75,7 @@ static void metrics_bus(mtext *t, const net *n) {
     if (b.relay) return;
     uint32_t relay[HUB_RELAYS];
     int viewers[HUB_RELAYS];
-    int k = hub_get_relays(n->hub, relay, viewers, HUB_RELAYS);
+    int k = hub_get_relays(n->home->hub, relay, viewers, HUB_RELAYS);
     mt_head(t, "fluid_relay_viewers", "gauge", "Viewers of each relay heard from in the last 3 s.");
     for (int i = 0; i < k; i++) mt_printf(t, "fluid_relay_viewers{relay=\"%u\"} %d\n", relay[i], viewers[i]);
 }
@@ -83,7 +84,7 @@ static void metrics_bus(mtext *t, const net *n) {
  * stopped on their own, by cause. */
 static void metrics_recordings(mtext *t, const net *n) {
     rec_status rs;
-    hub_get_rec_status(n->hub, &rs);
+    hub_get_rec_status(n->home->hub, &rs);
     mt_one(t, "fluid_recording_active", "gauge", "1 while a recording runs.", rs.active ? 1 : 0);
     mt_one(t, "fluid_recordings_bytes", "gauge", "Bytes all recordings keep (the running one included).",
            (double)rs.used_bytes);
@@ -100,8 +101,8 @@ static void metrics_recordings(mtext *t, const net *n) {
 char *rest_metrics_text(const net *n, size_t *len) {
     sim_stats s;
     world_info wi;
-    hub_get_stats(n->hub, &s);
-    hub_get_info(n->hub, &wi);
+    hub_get_stats(n->home->hub, &s);
+    hub_get_info(n->home->hub, &wi);
     mtext t = {malloc(8192), 0, 8192, false};
     if (!t.p) return NULL;
     t.p[0] = 0;
@@ -140,7 +141,7 @@ char *rest_metrics_text(const net *n, size_t *len) {
     mt_printf(&t, "fluid_keyframe_requests_total{what=\"merged\"} %llu\n", (unsigned long long)n->key_merged);
     mt_printf(&t, "fluid_keyframe_requests_total{what=\"deferred\"} %llu\n", (unsigned long long)n->key_deferred);
     mt_printf(&t, "fluid_keyframe_requests_total{what=\"relay_deferred\"} %llu\n",
-              (unsigned long long)hub_remote_keys_deferred(n->hub));
+              (unsigned long long)hub_remote_keys_deferred(n->home->hub));
     mt_one(&t, "fluid_bytes_sent_total", "counter", "WebSocket bytes sent, summed over clients.",
            (double)n->bytes_sent);
     mt_one(&t, "fluid_http_requests_total", "counter", "HTTP requests to /api and /metrics.", (double)n->http_requests);

@@ -16,6 +16,9 @@
 #include "hub.h"
 #include "log.h"
 #include "net_internal.h"
+#include "net_room.h"
+#include "room_keeper.h"
+#include "rooms.h"
 #include "ws_frames.h"
 #include "rest.h"
 #include "rest_recordings.h"
@@ -50,6 +53,10 @@ void net_set_relay(net *n, uint32_t relay_id) {
     n->next_client_id = relay_id << CMD_RELAY_SHIFT;
 }
 
+void net_set_keeper(net *n, room_keeper *k) {
+    n->keeper = k;
+}
+
 int net_port(const net *n) {
     return n->vhost ? lws_get_vhost_listen_port(n->vhost) : -1;
 }
@@ -64,14 +71,19 @@ static void mount(struct lws_http_mount *m, const char *point, const struct lws_
     m->mountpoint_len = (unsigned char)strlen(point);
 }
 
-net *net_create(const srv_config *cfg, const wire_static *st, hub *h, cmd_queue *q) {
+net *net_create(const srv_config *cfg, const wire_static *st, rooms *dir, room *home) {
     net *n = calloc(1, sizeof *n);
     if (!n) return NULL;
     n->cfg = cfg;
     n->budget.exports_per_min = cfg->exports_per_min;
     n->st = st;
-    n->hub = h;
-    n->queue = q;
+    n->dir = dir;
+    room_ref(home);
+    if (!(n->home = net_room_hold(n, home))) {
+        free(n);
+        return NULL;
+    }
+    n->home->home = true;
     if (!realpath(cfg->web_root, n->web_root)) {
         log_error("web root '%s' not found; static files will 404", cfg->web_root);
         snprintf(n->web_root, sizeof n->web_root, "%s", cfg->web_root);
@@ -98,7 +110,10 @@ net *net_create(const srv_config *cfg, const wire_static *st, hub *h, cmd_queue 
     mount(&n->mount_metrics, "/metrics", NULL);
     n->mount_metrics.protocol = "http";
     n->mount_metrics.origin_protocol = LWSMPRO_CALLBACK;
-    mount(&n->mount_api, "/api", &n->mount_metrics);
+    mount(&n->mount_rooms, "/r", &n->mount_metrics); /* a room's page (room_page.c) */
+    n->mount_rooms.protocol = "http";
+    n->mount_rooms.origin_protocol = LWSMPRO_CALLBACK;
+    mount(&n->mount_api, "/api", &n->mount_rooms);
     n->mount_api.protocol = "http";
     n->mount_api.origin_protocol = LWSMPRO_CALLBACK;
     mount(&n->mount_root, "/", &n->mount_api);
@@ -147,6 +162,7 @@ net *net_create(const srv_config *cfg, const wire_static *st, hub *h, cmd_queue 
     n->ctx = lws_create_context(&info);
     if (!n->ctx) {
         log_error("cannot create the libwebsockets context");
+        net_room_free(n->home);
         free(n);
         return NULL;
     }
@@ -159,6 +175,7 @@ net *net_create(const srv_config *cfg, const wire_static *st, hub *h, cmd_queue 
         else
             log_error("cannot listen on %s:%d", cfg->bind, cfg->port);
         lws_context_destroy(n->ctx);
+        net_room_free(n->home);
         free(n);
         return NULL;
     }
@@ -171,7 +188,8 @@ void net_run(net *n, volatile sig_atomic_t *stop) {
     /* Shutdown: every WebSocket gets a close frame with a reason (1001,
      * "server shutting down"); wait for them to go, 500 ms at most. */
     n->closing = true;
-    for (ws_client *c = n->clients; c; c = c->next) lws_callback_on_writable(c->wsi);
+    for (int i = 0; i < n->nrooms; i++)
+        for (ws_client *c = n->room[i]->clients; c; c = c->next) lws_callback_on_writable(c->wsi);
     uint64_t until = clock_now_ns() + 500000000ull;
     while (n->nclients > 0 && clock_now_ns() < until)
         if (lws_service(n->ctx, 50) < 0) break;
@@ -183,13 +201,7 @@ void net_destroy(net *n) {
     rest_abandon_all(n);
     lws_context_destroy(n->ctx); /* closes every connection (CLOSED frees per-client state) */
     n->ctx = NULL;
-    /* Replies nobody will read. */
-    cmd_reply rs[64];
-    int k;
-    while ((k = hub_take_replies(n->hub, rs, 64)) > 0)
-        for (int i = 0; i < k; i++) cmd_reply_free_payload(&rs[i]);
-    ws_frames_clear(n);
-    for (int i = 0; i < HUB_BCAST_RING; i++) msg_buf_unref(n->bcast[i]);
-    rest_recordings_free(n);
+    /* every view, with the replies nobody will read */
+    for (int i = 0; i < n->nrooms; i++) net_room_free(n->room[i]);
     free(n);
 }

@@ -23,26 +23,32 @@ typedef struct cmd_queue cmd_queue; /* queue.h */
 #define NET_TLS_RX_READ 16384 /* over TLS, bytes read at once: one whole TLS record (see net_create) */
 
 typedef struct ws_client ws_client; /* ws_client.h */
-typedef struct http_req http_req;   /* rest.h */
-typedef struct rec_list rec_list;   /* rest_recordings.c */
+typedef struct net_room net_room;   /* net_room.h */
+
+#define NET_ROOMS_MAX 256               /* the most rooms the network thread holds views of at once */
+typedef struct http_req http_req;       /* rest.h */
+typedef struct rooms rooms;             /* rooms.h */
+typedef struct room_keeper room_keeper; /* room_keeper.h */
 
 /* Threads: network thread only (the sim thread reaches only `ctx`, through
  * lws_cancel_service). */
 struct net {
     const srv_config *cfg;
     const wire_static *st;
-    hub *hub;
-    cmd_queue *queue;
+    rooms *dir;                    /* the directory of rooms (rooms.h) */
+    room_keeper *keeper;           /* opens and reaps rooms off this thread (room_keeper.h); NULL on a relay */
+    net_room *home;                /* the default room's view: the plain routes and / */
+    net_room *room[NET_ROOMS_MAX]; /* every view held, home among them */
+    int nrooms;
     struct lws_context *ctx;
     struct lws_vhost *vhost;
     char web_root[PATH_MAX];
-    struct lws_http_mount mount_root, mount_api, mount_metrics;
+    struct lws_http_mount mount_root, mount_api, mount_rooms, mount_metrics;
     bool closing; /* shutting down: every WebSocket gets a close frame */
     struct lws_protocol_vhost_options mime[6], pvo_default, pvo;
     struct lws_protocols protocols[4];
     lws_retry_bo_t retry;
-    ws_client *clients;
-    int nclients;
+    int nclients; /* over every room */
     uint32_t next_client_id;
     uint32_t relay_id; /* 0: a sim node's network thread; else a relay's (net_set_relay) */
     http_req *pending; /* REST requests waiting for a reply from the sim thread */
@@ -50,19 +56,13 @@ struct net {
     size_t resp_bytes; /* REST answer bytes held (until written or the connection goes) */
     size_t body_bytes; /* request body bytes reserved (NET_MAX_BODY_BYTES_IN_FLIGHT) */
     uint32_t next_http_id;
-    rest_budget budget;              /* exports and snapshots per REST party (rest_budget.h) */
-    frameset frames[HUB_FRAME_RING]; /* the newest framesets (ws_frames.c) */
-    uint64_t frames_next;
-    frame_wants wants; /* what the clients need coded, as last told to the hub */
-    msg_buf *bcast[HUB_BCAST_RING];
-    uint64_t bcast_next; /* seq after the newest broadcast held */
+    rest_budget budget; /* exports and snapshots per REST party (rest_budget.h) */
     /* counters */
     uint64_t frames_sent, frames_dropped, keyframes_sent, key_requests, bytes_sent, messages_sent;
     uint64_t key_merged;   /* keyframe requests while the client already waited for one */
     uint64_t key_deferred; /* waits for a keyframe made longer: the client had one less than a second before */
     uint64_t bad_messages, rate_limited, queue_busy, replies_dropped, http_requests, ws_rejected, origin_refused;
     uint64_t http_answers_cut; /* answers whose reader stalled for NET_REST_STALL_S, closed unfinished */
-    rec_list *recordings;      /* the recordings listing's cache (rest_recordings.c), made when first asked */
 };
 
 #endif

@@ -1,26 +1,31 @@
-/* pump.c - what the sim thread published, handed to the connections: replies
- * (to a WebSocket client's queue or to the waiting REST request), the
- * newest frame and broadcasts (kept here for every client to send).
- * Network thread only. */
+/* pump.c - what the sim threads and the rooms' keeper published, handed to
+ * the connections: each room's replies, frames and broadcasts (its view,
+ * net_room.c), and the rooms opened for POST /api/rooms.  Network thread
+ * only. */
 #include "pump.h"
 
 #include "hub.h"
 #include "net_internal.h"
+#include "net_room.h"
 #include "rest.h"
+#include "rest_rooms.h"
+#include "room_keeper.h"
+#include "wire.h"
 #include "ws_client.h"
 #include "ws_frames.h"
-#include "wire.h"
 
-void net_pump(net *n) {
+/* One room: its replies, framesets and broadcasts; its clients woken when
+ * there was news. */
+static void pump_room(net *n, net_room *v) {
     cmd_reply rs[64];
     int k;
-    while ((k = hub_take_replies(n->hub, rs, 64)) > 0) {
+    while ((k = hub_take_replies(v->hub, rs, 64)) > 0) {
         for (int i = 0; i < k; i++) {
             cmd_reply *r = &rs[i];
             if (r->client & CMD_REST_BIT) {
                 rest_deliver(n, r);
             } else {
-                ws_client *c = ws_find_client(n, r->client);
+                ws_client *c = ws_find_client(v, r->client);
                 if (c) {
                     if (c->inflight > 0) c->inflight--;
                     ws_ctl_push(n, c, wire_encode_reply(r));
@@ -30,19 +35,27 @@ void net_pump(net *n) {
         }
     }
     bool news = false;
-    if (ws_frames_take(n)) news = true;
-    ws_frames_release_keys(n);
+    if (ws_frames_take(v)) news = true;
+    ws_frames_release_keys(v);
     msg_buf *b[HUB_BCAST_RING];
     bool lost;
-    uint64_t first = n->bcast_next;
-    k = hub_take_bcast(n->hub, &n->bcast_next, b, HUB_BCAST_RING, &lost);
-    if (lost) first = n->bcast_next - (uint64_t)k;
+    uint64_t first = v->bcast_next;
+    k = hub_take_bcast(v->hub, &v->bcast_next, b, HUB_BCAST_RING, &lost);
+    if (lost) first = v->bcast_next - (uint64_t)k;
     for (int i = 0; i < k; i++) {
         uint64_t seq = first + (uint64_t)i;
-        msg_buf_unref(n->bcast[seq % HUB_BCAST_RING]);
-        n->bcast[seq % HUB_BCAST_RING] = b[i];
+        msg_buf_unref(v->bcast[seq % HUB_BCAST_RING]);
+        v->bcast[seq % HUB_BCAST_RING] = b[i];
         news = true;
     }
     if (news)
-        for (ws_client *c = n->clients; c; c = c->next) lws_callback_on_writable(c->wsi);
+        for (ws_client *c = v->clients; c; c = c->next) lws_callback_on_writable(c->wsi);
+}
+
+void net_pump(net *n) {
+    for (int i = 0; i < n->nrooms; i++) pump_room(n, n->room[i]);
+    if (!n->keeper) return;
+    room_opened got[ROOM_KEEPER_JOBS];
+    int k = room_keeper_take(n->keeper, got, ROOM_KEEPER_JOBS);
+    for (int i = 0; i < k; i++) rest_rooms_opened(n, &got[i]);
 }

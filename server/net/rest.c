@@ -19,108 +19,19 @@
 #include "log.h"
 #include "metrics.h"
 #include "net_internal.h"
+#include "net_room.h"
 #include "rest.h"
 #include "rest_budget.h"
 #include "rest_route.h"
 #include "rest_export.h"
+#include "rest_answer.h"
 #include "rest_recordings.h"
+#include "rest_rooms.h"
 #include "rest_views.h"
+#include "room_page.h"
 #include "wire.h"
 
-/* ---- Responses ------------------------------------------------------------- */
-
-static void respond_text(net *n, http_req *r, int status, char *json) {
-    n->resp_bytes -= r->resp_len;
-    free(r->resp);
-    msg_buf_unref(r->resp_msg);
-    r->resp_msg = NULL;
-    r->status = status;
-    r->resp = json;
-    r->resp_len = json ? strlen(json) : 0;
-    n->resp_bytes += r->resp_len;
-    r->resp_off = 0;
-    r->ready = true;
-    r->waiting = false;
-    lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, NET_REST_TIMEOUT_S);
-    lws_callback_on_writable(r->wsi);
-}
-
-/* Any other content: takes ownership of data (malloc'd, len bytes), or
- * sends an immutable buffer (takes one reference; no copy). */
-static void respond_bytes(net *n, http_req *r, int status, const char *ctype, char *data, size_t len) {
-    respond_text(n, r, status, NULL);
-    r->resp = data;
-    r->resp_len = data ? len : 0;
-    n->resp_bytes += r->resp_len;
-    r->ctype = ctype;
-}
-
-static void respond_msg(net *n, http_req *r, int status, const char *ctype, msg_buf *m) {
-    respond_text(n, r, status, NULL);
-    r->resp_msg = m;
-    r->resp_len = m->len;
-    n->resp_bytes += r->resp_len;
-    r->ctype = ctype;
-}
-
-static void respond_json(net *n, http_req *r, int status, cJSON *j) {
-    char *s = j ? cJSON_PrintUnformatted(j) : NULL;
-    cJSON_Delete(j);
-    if (!s) {
-        s = strdup("{\"error\":\"out of memory\",\"code\":\"internal\"}");
-        status = reply_code_http(RC_INTERNAL);
-    }
-    respond_text(n, r, status, s);
-}
-
-/* A refusal: the code's HTTP status (reply_code.h's table, the only place a
- * status of an error is chosen), and {"error": reason, "code": name}; a
- * code that asks for a wait says how long (Retry-After: 1 s unless the
- * caller set it). */
-static void respond_error(net *n, http_req *r, reply_code code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void respond_error(net *n, http_req *r, reply_code code, const char *fmt, ...) {
-    char msg[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    const reply_code_info *ci = reply_code_get(code);
-    if (ci->http >= 400 && ci->http < 500 && code != RC_NOT_FOUND) {
-        char key[64];
-        snprintf(key, sizeof key, "rest:%s:%.40s", ci->name, msg);
-        log_once(key, "rest: %d %s (logged once)", ci->http, msg);
-    }
-    if (ci->retry && !r->retry_after) r->retry_after = 1; /* busy: a moment's wait may do */
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "error", msg);
-    cJSON_AddStringToObject(j, "code", ci->name);
-    respond_json(n, r, ci->http, j);
-}
-
 /* ---- Requests that become commands ---------------------------------------- */
-
-/* A request that would change the world from another site's page, or
- * without the token: answers forbidden / unauthorized and returns true.  Only headers are
- * read, so a body is refused before it is received. */
-static bool refuse_unauthorized(net *n, http_req *r) {
-    if (!net_origin_ok(n, r->wsi)) {
-        n->origin_refused++;
-        respond_error(n, r, RC_FORBIDDEN,
-                      "forbidden: requests from another site's page may not change the world "
-                      "(see --allow-origin)");
-        return true;
-    }
-    if (n->cfg->token[0]) {
-        char buf[200];
-        int l = lws_hdr_copy(r->wsi, buf, sizeof buf, WSI_TOKEN_HTTP_AUTHORIZATION);
-        if (l <= 7 || strncmp(buf, "Bearer ", 7) || !net_token_ok(n, buf + 7)) {
-            respond_error(n, r, RC_UNAUTHORIZED, "unauthorized: send 'Authorization: Bearer <token>'");
-            return true;
-        }
-    }
-    return false;
-}
 
 /* The party a request counts against (rest_budget.h): its address, and
  * whether it carries the server's token. */
@@ -141,8 +52,8 @@ static bool pay_light(net *n, http_req *r, rest_heavy kind, const char *what) {
     int after = 1;
     if (rest_budget_take(&n->budget, key, kind, clock_now_ns(), &after)) return true;
     r->retry_after = after;
-    respond_error(n, r, RC_RATE_LIMITED, "too many %s: at most %d a minute from one address; try again in %d s", what,
-                  rest_budget_per_minute(&n->budget, kind), after);
+    rest_respond_error(n, r, RC_RATE_LIMITED, "too many %s: at most %d a minute from one address; try again in %d s",
+                       what, rest_budget_per_minute(&n->budget, kind), after);
     return false;
 }
 
@@ -170,15 +81,16 @@ static bool admit_heavy(net *n, http_req *r, const cmd *c) {
     r->retry_after = after;
     bool exp = kind == REST_HEAVY_EXPORT;
     if (why == REST_PARTY_RATE)
-        respond_error(n, r, RC_RATE_LIMITED, "too many %s: at most %d a minute from one address; try again in %d s",
-                      exp ? "exports" : "snapshots", rest_budget_per_minute(&n->budget, (rest_heavy)kind), after);
+        rest_respond_error(n, r, RC_RATE_LIMITED,
+                           "too many %s: at most %d a minute from one address; try again in %d s",
+                           exp ? "exports" : "snapshots", rest_budget_per_minute(&n->budget, (rest_heavy)kind), after);
     else if (why == REST_PARTY_BUSY)
-        respond_error(n, r, RC_RATE_LIMITED,
-                      "too many exports and snapshots at once: at most %d under way from one address; try again "
-                      "when one has been read",
-                      REST_PARTY_HEAVY);
+        rest_respond_error(n, r, RC_RATE_LIMITED,
+                           "too many exports and snapshots at once: at most %d under way from one address; try again "
+                           "when one has been read",
+                           REST_PARTY_HEAVY);
     else
-        respond_error(n, r, RC_BUSY, "busy: %d exports and snapshots are under way, try again", REST_HEAVY_MAX);
+        rest_respond_error(n, r, RC_BUSY, "busy: %d exports and snapshots are under way, try again", REST_HEAVY_MAX);
     return false;
 }
 
@@ -190,24 +102,25 @@ static void cancel_heavy(net *n, http_req *r) {
 
 /* Returns true when the command was queued (an answer will follow). */
 static bool submit(net *n, http_req *r, cmd *c) {
-    if (cmd_kind_mutates(c->kind) && refuse_unauthorized(n, r)) return false;
+    if (cmd_kind_mutates(c->kind) && rest_refuse_unauthorized(n, r)) return false;
     bool payload = c->kind == CMD_GET_PARTICLES || c->kind == CMD_GET_BODIES || c->kind == CMD_GET_SNAPSHOT ||
                    c->kind == CMD_RESTORE;
     if (n->relay_id && payload) {
-        respond_error(n, r, RC_NOT_IMPLEMENTED, "this is a relay: %s answers with the world's data; ask the sim node",
-                      cmd_kind_name(c->kind));
+        rest_respond_error(n, r, RC_NOT_IMPLEMENTED,
+                           "this is a relay: %s answers with the world's data; ask the sim node",
+                           cmd_kind_name(c->kind));
         return false;
     }
     if (n->npending >= NET_MAX_PENDING_REST) {
         n->queue_busy++;
-        respond_error(n, r, RC_BUSY, "busy: %d REST requests already waiting, try again", NET_MAX_PENDING_REST);
+        rest_respond_error(n, r, RC_BUSY, "busy: %d REST requests already waiting, try again", NET_MAX_PENDING_REST);
         return false;
     }
     if ((c->kind == CMD_GET_PARTICLES || c->kind == CMD_GET_SNAPSHOT) && n->resp_bytes > NET_MAX_RESP_BYTES) {
         /* Slow readers already hold this much of answers: bound the memory. */
         n->queue_busy++;
-        respond_error(n, r, RC_BUSY, "busy: %zu MB of answers are waiting for slow readers, try again",
-                      n->resp_bytes >> 20);
+        rest_respond_error(n, r, RC_BUSY, "busy: %zu MB of answers are waiting for slow readers, try again",
+                           n->resp_bytes >> 20);
         return false;
     }
     if (!admit_heavy(n, r, c)) return false;
@@ -215,28 +128,21 @@ static bool submit(net *n, http_req *r, cmd *c) {
     if (n->relay_id) {
         /* a relay: the request as it came, to the sim node (which translates and checks it again) */
         msg_buf *m = bus_pack_rest(r->method, r->path, r->body, r->body_len);
-        if (!m || !hub_forward(n->hub, c->client, false, m)) {
+        if (!m || !hub_forward(r->room->hub, c->client, false, m)) {
             cancel_heavy(n, r);
             n->queue_busy++;
-            respond_error(n, r, RC_BUSY, "busy: the relay's queue is full, try again");
+            rest_respond_error(n, r, RC_BUSY, "busy: the relay's queue is full, try again");
             return false;
         }
-    } else if (!net_enqueue(n, c, false)) {
+    } else if (!net_enqueue(r->room->queue, c, false)) {
         cancel_heavy(n, r);
         n->queue_busy++;
-        respond_error(n, r, RC_BUSY, "busy: command queue full, try again");
+        rest_respond_error(n, r, RC_BUSY, "busy: command queue full, try again");
         return false;
     }
-    r->waiting = true;
     r->pending_kind = c->kind;
     if (c->kind == CMD_SET_PARAM) snprintf(r->pending_name, sizeof r->pending_name, "%s", c->u.set_param.material);
-    if (!r->linked) {
-        r->next = n->pending;
-        n->pending = r;
-        r->linked = true;
-        n->npending++;
-    }
-    lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, NET_REST_TIMEOUT_S);
+    rest_wait(n, r);
     return true;
 }
 
@@ -257,12 +163,12 @@ static void route_snapshot(net *n, http_req *r) {
     size_t len;
     char err[160];
     if (!r->body_len) {
-        respond_error(n, r, RC_BAD_REQUEST,
-                      "POST a snapshot document (application/msgpack, as GET /api/snapshot returns)");
+        rest_respond_error(n, r, RC_BAD_REQUEST,
+                           "POST a snapshot document (application/msgpack, as GET /api/snapshot returns)");
         return;
     }
     if (wire_decode_snapshot((const uint8_t *)r->body, r->body_len, &world, &len, err, sizeof err)) {
-        respond_error(n, r, RC_BAD_REQUEST, "%s", err);
+        rest_respond_error(n, r, RC_BAD_REQUEST, "%s", err);
         return;
     }
     /* the body becomes the upload as it is (no second copy of up to 256 MiB) */
@@ -270,16 +176,16 @@ static void route_snapshot(net *n, http_req *r) {
     r->body = NULL;
     r->body_alloc = 0;
     msg_buf *up = wbuf_finish(&owned);
-    uint32_t id = up ? hub_put_upload(n->hub, up) : 0;
+    uint32_t id = up ? hub_put_upload(r->room->hub, up) : 0;
     if (!id) {
         msg_buf_unref(up);
         n->queue_busy++;
-        respond_error(n, r, RC_BUSY, "busy: another snapshot is being restored, try again");
+        rest_respond_error(n, r, RC_BUSY, "busy: another snapshot is being restored, try again");
         return;
     }
     c.kind = CMD_RESTORE;
     c.u.restore.upload = id;
-    if (!submit(n, r, &c)) hub_drop_upload(n->hub, id);
+    if (!submit(n, r, &c)) hub_drop_upload(r->room->hub, id);
 }
 
 /* ---- Routing ---------------------------------------------------------------- */
@@ -293,7 +199,7 @@ static const char *query_arg(void *wsi, const char *name, char *buf, int len) {
 static void route(net *n, http_req *r) {
     if (r->body_too_large) {
         r->close_after = true;
-        respond_error(n, r, RC_TOO_LARGE, "request body too large (limit %zu bytes)", r->body_max);
+        rest_respond_error(n, r, RC_TOO_LARGE, "request body too large (limit %zu bytes)", r->body_max);
         return;
     }
     char accept[256] = "";
@@ -306,12 +212,16 @@ static void route(net *n, http_req *r) {
                       .arg_ctx = r->wsi,
                       .body = r->body,
                       .body_len = r->body_len};
+    if (r->rooms_op) {
+        rest_rooms_route(n, r);
+        return;
+    }
     rest_action a;
     rest_translate(&q, &a);
     switch (a.outcome) {
     case REST_ERROR:
         if (a.close_after) r->close_after = true;
-        respond_error(n, r, a.code, "%s", a.error);
+        rest_respond_error(n, r, a.code, "%s", a.error);
         return;
     case REST_COMMAND:
         if (a.c.kind == CMD_RECORD_START && !pay_light(n, r, REST_RECORD_START, "recording starts")) return;
@@ -327,9 +237,9 @@ static void route(net *n, http_req *r) {
         char err[200];
         char *bytes = rest_recfile_read(n, a.file, &len, &ctype, &code, err, sizeof err);
         if (bytes)
-            respond_bytes(n, r, 200, ctype, bytes, len);
+            rest_respond_bytes(n, r, 200, ctype, bytes, len);
         else
-            respond_error(n, r, code, "%s", err);
+            rest_respond_error(n, r, code, "%s", err);
         return;
     }
     case REST_VIEW:
@@ -340,43 +250,43 @@ static void route(net *n, http_req *r) {
         size_t len = 0;
         char *text = rest_metrics_text(n, &len);
         if (!text) {
-            respond_error(n, r, RC_INTERNAL, "out of memory");
+            rest_respond_error(n, r, RC_INTERNAL, "out of memory");
             return;
         }
-        respond_bytes(n, r, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
+        rest_respond_bytes(n, r, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
         return;
     }
     case RV_INDEX:
-        respond_json(n, r, 200, rest_index_json());
+        rest_respond_json(n, r, 200, rest_index_json());
         return;
     case RV_HEALTH: {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddBoolToObject(j, "ok", true);
-        respond_json(n, r, 200, j);
+        rest_respond_json(n, r, 200, j);
         return;
     }
     case RV_STATS:
-        respond_json(n, r, 200, rest_stats_json(n));
+        rest_respond_json(n, r, 200, rest_stats_json(n, r->room));
         return;
     case RV_SCENES:
-        respond_json(n, r, 200, rest_scenes_json(n));
+        rest_respond_json(n, r, 200, rest_scenes_json(r->room));
         return;
     case RV_MATERIALS:
-        respond_json(n, r, 200, rest_materials_json(n));
+        rest_respond_json(n, r, 200, rest_materials_json(n, r->room));
         return;
     case RV_CLIENTS:
-        respond_json(n, r, 200, rest_clients_json(n));
+        rest_respond_json(n, r, 200, rest_clients_json(n, r->room));
         return;
     case RV_SOLVERS:
-        respond_json(n, r, 200, rest_solvers_json(n));
+        rest_respond_json(n, r, 200, rest_solvers_json(r->room));
         return;
     case RV_RECORDINGS: {
         size_t len = 0;
-        char *text = rest_recordings_text(n, a.offset, a.limit, &len);
+        char *text = rest_recordings_text(n, r->room, a.offset, a.limit, &len);
         if (text)
-            respond_bytes(n, r, 200, "application/json", text, len);
+            rest_respond_bytes(n, r, 200, "application/json", text, len);
         else
-            respond_error(n, r, RC_INTERNAL, "out of memory");
+            rest_respond_error(n, r, RC_INTERNAL, "out of memory");
         return;
     }
     }
@@ -385,30 +295,21 @@ static void route(net *n, http_req *r) {
 /* ---- Replies from the sim thread ------------------------------------------- */
 
 void rest_deliver(net *n, cmd_reply *rep) {
-    uint32_t id = rep->client & ~CMD_REST_BIT;
-    http_req **pp = &n->pending, *r = NULL;
-    for (; *pp; pp = &(*pp)->next)
-        if ((*pp)->id == id) {
-            r = *pp;
-            *pp = r->next;
-            r->linked = false;
-            n->npending--;
-            break;
-        }
-    if (!r || !r->waiting) return; /* the request went away */
+    http_req *r = rest_take_pending(n, rep->client & ~CMD_REST_BIT);
+    if (!r) return; /* the request went away */
     if (!rep->ok) {
-        respond_error(n, r, cmd_reply_code(rep), "%s", rep->error);
+        rest_respond_error(n, r, cmd_reply_code(rep), "%s", rep->error);
         return;
     }
     world_info wi;
-    hub_get_info(n->hub, &wi);
+    hub_get_info(r->room->hub, &wi);
     cJSON *j;
     switch (rep->kind) {
     case CMD_GET_PARTICLES:
         if (rep->value != EXPORT_JSON) { /* a file of the whole world, written as it is sent */
             size_t held = rest_export_start(&r->exp, rep->snap, (int)rep->value, &wi);
             rep->snap = NULL;
-            respond_bytes(n, r, 200, r->exp.ctype, NULL, 0); /* the body comes from the job (write_export_slice) */
+            rest_respond_bytes(n, r, 200, r->exp.ctype, NULL, 0); /* the body comes from the job (write_export_slice) */
             r->exp_held = held;
             n->resp_bytes += held;
             return;
@@ -419,7 +320,7 @@ void rest_deliver(net *n, cmd_reply *rep) {
         j = rest_bodies_json(rep->bodies, rep->tick);
         break;
     case CMD_GET_SNAPSHOT:
-        respond_msg(n, r, 200, "application/msgpack", msg_buf_ref(rep->blob)); /* ok implies a blob */
+        rest_respond_msg(n, r, 200, "application/msgpack", msg_buf_ref(rep->blob)); /* ok implies a blob */
         return;
     case CMD_SET_PARAM:
         j = rep->value >= 0 && rep->value < wi.material_count ? rest_material_json(n, &wi, (int)rep->value, false)
@@ -448,7 +349,7 @@ void rest_deliver(net *n, cmd_reply *rep) {
         break;
     }
     if (rep->duplicate) cJSON_AddBoolToObject(j, "duplicate", true);
-    respond_json(n, r, 200, j);
+    rest_respond_json(n, r, 200, j);
 }
 
 /* ---- Per-request state ------------------------------------------------------- */
@@ -466,6 +367,7 @@ static void req_unlink(net *n, http_req *r) {
 
 static void req_reset(net *n, http_req *r) {
     req_unlink(n, r);
+    net_room_release(n, r->room);
     n->resp_bytes -= r->resp_len + r->exp_held;
     n->body_bytes -= r->body_reserved;
     if (r->heavy_place) rest_budget_release(&n->budget, r->heavy_place);
@@ -641,6 +543,11 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
     switch (reason) {
     case LWS_CALLBACK_HTTP: {
         req_reset(n, r);
+        {
+            char uri[160];
+            if (lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) > 0 && room_page_is(uri))
+                return room_page_serve(n, wsi, uri);
+        }
         r->wsi = wsi;
         r->active = true;
         /* a relay's request ids carry its id (as its clients' do) */
@@ -658,10 +565,14 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
             if (ul <= 0) ul = lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_POST_URI);
             r->metrics = ul >= 8 && !strncmp(uri, "/metrics", 8) && (uri[8] == 0 || uri[8] == '/' || uri[8] == '?');
         }
-        r->body_max = (!r->metrics && !strncmp(r->path, "/snapshot", 9)) ? NET_MAX_SNAPSHOT_BODY : NET_MAX_BODY;
         size_t pl = strlen(r->path);
         if (pl > 1 && r->path[pl - 1] == '/') r->path[pl - 1] = 0; /* /api/stats/ == /api/stats */
         r->method = method_of(wsi);
+        if (!rest_rooms_split(n, r)) { /* answered: no such room */
+            r->close_after = r->method == HM_POST || r->method == HM_PATCH || r->method == HM_PUT;
+            return 0;
+        }
+        r->body_max = (!r->metrics && !strncmp(r->path, "/snapshot", 9)) ? NET_MAX_SNAPSHOT_BODY : NET_MAX_BODY;
         if (r->method == HM_POST || r->method == HM_PATCH || r->method == HM_PUT) {
             char cl[32];
             if (lws_hdr_copy(wsi, cl, sizeof cl, WSI_TOKEN_HTTP_CONTENT_LENGTH) <= 0) {
@@ -670,7 +581,7 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
                  * so the connection closes after the answer. */
                 r->close_after = true;
                 if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING))
-                    respond_error(n, r, RC_LENGTH_REQUIRED, "send the body with a Content-Length header");
+                    rest_respond_error(n, r, RC_LENGTH_REQUIRED, "send the body with a Content-Length header");
                 else
                     route(n, r);
                 return 0;
@@ -687,15 +598,15 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
                 /* Every body-carrying route changes the world: the token
                  * (and origin) are checked on the headers, before any of
                  * the body is read or any memory is set aside for it. */
-                if (refuse_unauthorized(n, r)) {
+                if (rest_refuse_unauthorized(n, r)) {
                     r->close_after = true;
                     return 0;
                 }
                 if ((size_t)want > NET_MAX_BODY_BYTES_IN_FLIGHT - n->body_bytes) {
                     n->queue_busy++;
                     r->close_after = true;
-                    respond_error(n, r, RC_BUSY, "busy: %zu MB of request bodies are being received, try again",
-                                  n->body_bytes >> 20);
+                    rest_respond_error(n, r, RC_BUSY, "busy: %zu MB of request bodies are being received, try again",
+                                       n->body_bytes >> 20);
                     return 0;
                 }
                 /* reserved now, allocated as the bytes arrive (HTTP_BODY) */

@@ -4,65 +4,19 @@
 #ifndef SRV_REST_H
 #define SRV_REST_H
 
+#include <cJSON.h>
 #include <libwebsockets.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "command.h"
 #include "msgbuf.h"
+#include "http_req.h"
 #include "net_internal.h"
 #include "rest_export.h"
 #include "rest_route.h" /* HM_* */
 #include "snapshots.h"
 #include "reply.h"
-
-#define NET_MAX_BODY 16384                        /* largest REST request body */
-#define NET_MAX_SNAPSHOT_BODY ((size_t)256 << 20) /* largest POST /api/snapshot body */
-/* Request bodies being received, all connections together (their declared
- * lengths, reserved when the headers arrive): one largest snapshot and room
- * for the small ones.  Beyond it a request gets 503 before its body is read. */
-#define NET_MAX_BODY_BYTES_IN_FLIGHT (NET_MAX_SNAPSHOT_BODY + ((size_t)64 << 20))
-#define NET_BODY_CHUNK ((size_t)64 << 10) /* a body buffer starts at this and doubles as bytes arrive */
-#define NET_REST_TIMEOUT_S 10             /* a REST command must be answered within this */
-/* An answer being sent is cut when its reader has taken nothing for this
- * long; a reader that keeps reading, however slowly, gets the whole answer. */
-#define NET_REST_STALL_S 10
-#define NET_MAX_PENDING_REST 64        /* REST requests waiting for the sim at once (bounds snapshot memory) */
-#define NET_MAX_RESP_BYTES (64u << 20) /* REST answers held for slow readers, all together */
-/* The most of an answer one writable callback copies or writes out: a large
- * export or snapshot costs the network thread many small slices, between
- * which it sends frames and answers other requests. */
-#define NET_REST_SLICE 16384
-
-/* One REST request (lws per-session data of the http protocol).
- * Threads: network only. */
-struct http_req {
-    struct lws *wsi;
-    struct http_req *next;
-    uint32_t id; /* without CMD_REST_BIT */
-    bool active, linked, waiting, ready, headers_sent, close_after;
-    int method;
-    char path[160];
-    bool metrics; /* GET /metrics (its own mount) */
-    char *body;   /* grows as bytes arrive (body_alloc), never past body_cap + 1 */
-    size_t body_len, body_cap, body_max, body_alloc;
-    size_t body_reserved; /* this request's share of net.body_bytes */
-    bool body_too_large;
-    uint32_t pending_kind;
-    char pending_name[CMD_NAME_LEN];
-    int status;
-    const char *ctype; /* NULL: application/json */
-    msg_buf *resp_msg; /* the answer as an immutable buffer (one reference), else resp */
-    char *resp;
-    size_t resp_len, resp_off; /* resp_len: an export's is not known until its last byte (resp_off counts) */
-    /* GET /api/particles?format=: the document is written from the snapshot as it is sent (rest_export.c) */
-    export_job exp;
-    size_t exp_held; /* the export's share of net.resp_bytes: its snapshot's memory */
-    bool chunked;    /* the export goes in HTTP/1.1 chunks; else (HTTP/1.0) the connection's close ends it */
-    int retry_after; /* > 0: a Retry-After header (seconds) with the answer */
-    int heavy_place; /* > 0: an export or snapshot admitted by net.budget (rest_budget.h), given back at the end */
-    int heavy_kind;  /* rest_heavy of heavy_place */
-};
 
 int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len);
 /* A reply for a REST request (client has CMD_REST_BIT): answers it if it

@@ -291,14 +291,24 @@ static void status_json(cJSON *j, const rec_status *rs) {
     cJSON_AddNumberToObject(s, "write_error", (double)rs->stopped_error);
 }
 
-char *rest_recordings_text(net *n, int offset, int limit, size_t *len) {
-    if (!n->recordings) n->recordings = calloc(1, sizeof *n->recordings);
-    rec_list *L = n->recordings;
+/* Frees a listing's cache (the view's recordings_free). */
+static void list_free(rec_list *L) {
+    free(L->e);
+    free(L->page);
+    free(L);
+}
+
+char *rest_recordings_text(net *n, net_room *v, int offset, int limit, size_t *len) {
+    if (!v->recordings) {
+        v->recordings = calloc(1, sizeof *v->recordings);
+        v->recordings_free = list_free;
+    }
+    rec_list *L = v->recordings;
     if (!L) return NULL;
     char dir[1100];
     bool have = config_record_dir(n->cfg, dir, sizeof dir);
     rec_status rs;
-    hub_get_rec_status(n->hub, &rs);
+    hub_get_rec_status(v->hub, &rs);
     struct stat st;
     bool have_dir = have && !stat(dir, &st) && S_ISDIR(st.st_mode);
     if (!L->built || rs.generation != L->generation || (have_dir && !same_time(st.st_mtim, L->dir_mtime)) ||
@@ -332,15 +342,6 @@ char *rest_recordings_text(net *n, int offset, int limit, size_t *len) {
     }
     free(head);
     return out;
-}
-
-void rest_recordings_free(net *n) {
-    rec_list *L = n->recordings;
-    if (!L) return;
-    free(L->e);
-    free(L->page);
-    free(L);
-    n->recordings = NULL;
 }
 
 /* Whether path (an open file's) lies inside dir, both resolved. */

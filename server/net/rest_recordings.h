@@ -10,13 +10,12 @@
 #include <stddef.h>
 
 #include "net_internal.h"
+#include "net_room.h"
 #include "reply_code.h"
 
-/* The listing's page as JSON text (malloc'd, *len bytes), or NULL when out
+/* The room's listing page as JSON text (malloc'd, *len bytes), or NULL when out
  * of memory.  offset and limit are checked by rest_route.c. */
-char *rest_recordings_text(net *n, int offset, int limit, size_t *len);
-/* Frees the listing's cache (net_destroy). */
-void rest_recordings_free(net *n);
+char *rest_recordings_text(net *n, net_room *v, int offset, int limit, size_t *len);
 /* Reads file (checked by rest_route.c: NAME/index.json or NAME/seg-N.fsrec)
  * from the recordings folder, following no symbolic link and only inside
  * the folder: the bytes (malloc'd, *len), or NULL with a reply code and a

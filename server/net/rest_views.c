@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "hub.h"
 #include "net_internal.h"
+#include "net_room.h"
 #include "rest_route.h"
 #include "ws_client.h"
 #include "wire.h"
@@ -63,17 +64,18 @@ cJSON *rest_index_json(void) {
     return j;
 }
 
-cJSON *rest_stats_json(const net *n) {
+cJSON *rest_stats_json(const net *n, const net_room *v) {
     sim_stats s;
     world_info wi;
-    hub_get_stats(n->hub, &s);
-    hub_get_info(n->hub, &wi);
+    hub_get_stats(v->hub, &s);
+    hub_get_info(v->hub, &wi);
     cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "room", v->name);
     cJSON_AddNumberToObject(j, "tick", (double)s.tick);
     cJSON_AddNumberToObject(j, "sim_time", s.sim_time);
     cJSON_AddNumberToObject(j, "particles", s.particles);
     cJSON_AddNumberToObject(j, "springs", s.springs);
-    cJSON_AddNumberToObject(j, "clients", n->nclients);
+    cJSON_AddNumberToObject(j, "clients", v->nclients);
     cJSON_AddBoolToObject(j, "paused", s.paused);
     cJSON_AddStringToObject(j, "scene", wi.scene);
     cJSON_AddStringToObject(j, "solver", wi.solver);
@@ -108,7 +110,7 @@ cJSON *rest_stats_json(const net *n) {
     cJSON_AddNumberToObject(j, "keyframe_requests", (double)n->key_requests);
     cJSON_AddNumberToObject(j, "keyframe_requests_merged", (double)n->key_merged);
     cJSON_AddNumberToObject(j, "keyframes_deferred", (double)n->key_deferred);
-    cJSON_AddNumberToObject(j, "relay_keyframes_deferred", (double)hub_remote_keys_deferred(n->hub));
+    cJSON_AddNumberToObject(j, "relay_keyframes_deferred", (double)hub_remote_keys_deferred(v->hub));
     cJSON_AddNumberToObject(j, "frame_bytes", (double)s.frame_bytes);
     cJSON_AddNumberToObject(j, "frames_published", (double)s.frames_published);
     cJSON_AddNumberToObject(j, "frames_sent", (double)n->frames_sent);
@@ -154,9 +156,9 @@ static cJSON *named_json(const char *name, const char *doc) {
     return o;
 }
 
-cJSON *rest_scenes_json(const net *n) {
+cJSON *rest_scenes_json(const net_room *v) {
     world_info wi;
-    hub_get_info(n->hub, &wi);
+    hub_get_info(v->hub, &wi);
     cJSON *a, *j = list_doc("current", wi.scene, "scenes", &a);
     for (int i = 0; i < fs_scene_count(); i++) {
         const fs_scene_info *si = fs_scene_get(i); /* static table, not the world */
@@ -169,9 +171,9 @@ cJSON *rest_scenes_json(const net *n) {
     return j;
 }
 
-cJSON *rest_materials_json(const net *n) {
+cJSON *rest_materials_json(const net *n, const net_room *v) {
     world_info wi;
-    hub_get_info(n->hub, &wi);
+    hub_get_info(v->hub, &wi);
     cJSON *j = cJSON_CreateObject();
     cJSON *a = cJSON_AddArrayToObject(j, "materials");
     for (int m = 0; m < wi.material_count; m++) cJSON_AddItemToArray(a, rest_material_json(n, &wi, m, true));
@@ -226,13 +228,13 @@ cJSON *rest_bodies_json(const bodies_snap *bs, uint64_t tick) {
     return j;
 }
 
-cJSON *rest_clients_json(const net *n) {
+cJSON *rest_clients_json(const net *n, const net_room *v) {
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "count", n->nclients);
+    cJSON_AddNumberToObject(j, "count", v->nclients);
     cJSON_AddNumberToObject(j, "max", n->cfg->max_clients);
     cJSON *a = cJSON_AddArrayToObject(j, "clients");
     uint64_t now = clock_now_ns();
-    for (const ws_client *c = n->clients; c; c = c->next) {
+    for (const ws_client *c = v->clients; c; c = c->next) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "id", c->id);
         cJSON_AddStringToObject(o, "peer", c->peer);
@@ -258,9 +260,9 @@ cJSON *rest_clients_json(const net *n) {
     return j;
 }
 
-cJSON *rest_solvers_json(const net *n) {
+cJSON *rest_solvers_json(const net_room *v) {
     world_info wi;
-    hub_get_info(n->hub, &wi);
+    hub_get_info(v->hub, &wi);
     cJSON *a, *j = list_doc("solver", wi.solver, "solvers", &a);
     for (int i = 0; i < FS_SOLVER_COUNT; i++) {
         if (!fs_solver_name((fs_solver)i)) continue;

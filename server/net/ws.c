@@ -18,6 +18,7 @@
 #include "hub.h"
 #include "log.h"
 #include "net_internal.h"
+#include "net_room.h"
 #include "pump.h"
 #include "rate.h"
 #include "ws_client.h"
@@ -28,25 +29,26 @@
 
 static msg_buf *encode_hello(net *n, ws_client *c) {
     world_info wi;
-    hub_get_info(n->hub, &wi);
-    return wire_encode_hello(&wi, n->st, c->id);
+    hub_get_info(c->room->hub, &wi);
+    return wire_encode_hello(&wi, n->st, c->id, c->room->name);
 }
 
 /* Chooses the next whole message for c: hello, replies, broadcasts, then
  * the newest frame (older frames are skipped). */
 static void pick_next(net *n, ws_client *c) {
-    uint64_t oldest = n->bcast_next > HUB_BCAST_RING ? n->bcast_next - HUB_BCAST_RING : 0;
+    net_room *v = c->room;
+    uint64_t oldest = v->bcast_next > HUB_BCAST_RING ? v->bcast_next - HUB_BCAST_RING : 0;
     if (c->bcast_next < oldest) {
         /* Fell behind the broadcast history: resynchronise with a fresh hello. */
         c->hello_pending = true;
-        c->bcast_next = n->bcast_next;
+        c->bcast_next = v->bcast_next;
         fc_held_reset(&c->held); /* a client resets its decoder at every hello */
-        ws_frames_want_key(n, c);
+        ws_frames_want_key(v, c);
     }
     c->cur_is_frame = false;
     if (c->hello_pending && n->relay_id) {
         world_info wi;
-        hub_get_info(n->hub, &wi);
+        hub_get_info(v->hub, &wi);
         if (!wi.version) return; /* a relay that has not heard from the sim node yet */
     }
     if (c->hello_pending) {
@@ -54,19 +56,20 @@ static void pick_next(net *n, ws_client *c) {
         c->cur = encode_hello(n, c);
     } else if (c->ctl_count) {
         c->cur = ws_ctl_pop(c);
-    } else if (c->bcast_next < n->bcast_next) {
-        c->cur = msg_buf_ref(n->bcast[c->bcast_next % HUB_BCAST_RING]);
+    } else if (c->bcast_next < v->bcast_next) {
+        c->cur = msg_buf_ref(v->bcast[c->bcast_next % HUB_BCAST_RING]);
         c->bcast_next++;
-    } else if ((c->cur = ws_frames_pick(n, c)) != NULL) {
+    } else if ((c->cur = ws_frames_pick(v, c)) != NULL) {
         c->cur_is_frame = true;
     }
     c->cur_off = 0;
     if (c->cur) lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, NET_SEND_TIMEOUT_S);
 }
 
-static bool has_more(const net *n, const ws_client *c) {
+static bool has_more(const ws_client *c) {
     if (c->close_bad) return c->cur || c->ctl_count || c->close_ready;
-    return c->cur || c->hello_pending || c->ctl_count || c->bcast_next < n->bcast_next || ws_frames_pending(n, c);
+    const net_room *v = c->room;
+    return c->cur || c->hello_pending || c->ctl_count || c->bcast_next < v->bcast_next || ws_frames_pending(v, c);
 }
 
 static int ws_writeable(net *n, ws_client *c) {
@@ -79,6 +82,11 @@ static int ws_writeable(net *n, ws_client *c) {
         char why[64];
         snprintf(why, sizeof why, "server full (%d clients)", n->cfg->max_clients);
         lws_close_reason(c->wsi, (enum lws_close_status)1013, (unsigned char *)why, strlen(why));
+        return -1;
+    }
+    if (c->close_reason[0]) { /* its room was deleted, or never was */
+        lws_close_reason(c->wsi, (enum lws_close_status)NET_CLOSE_ROOM_GONE, (unsigned char *)c->close_reason,
+                         strlen(c->close_reason));
         return -1;
     }
     if (c->close_bad && !c->cur && !c->ctl_count) {
@@ -116,14 +124,14 @@ static int ws_writeable(net *n, ws_client *c) {
         if (c->cur_is_frame) {
             n->frames_sent++;
             c->frames_sent++;
-            ws_frames_sent(n, c);
+            ws_frames_sent(c->room, c);
         }
         n->messages_sent++;
         msg_buf_unref(c->cur);
         c->cur = NULL;
         lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0);
     }
-    if (has_more(n, c)) lws_callback_on_writable(c->wsi);
+    if (has_more(c)) lws_callback_on_writable(c->wsi);
     return 0;
 }
 
@@ -199,13 +207,13 @@ static void ws_message(net *n, ws_client *c) {
         n->key_requests++;
         if (c->need_key) n->key_merged++;
         fc_held_reset(&c->held); /* whatever it holds, it is not what this mirror says */
-        ws_frames_want_key(n, c);
+        ws_frames_want_key(c->room, c);
         lws_callback_on_writable(c->wsi);
         return;
     }
     if (cm.kind == CMD_PACE) {
         /* its decoder is slower than the stream: send it fewer frames */
-        ws_frames_set_pace(n, c, cm.u.pace.stride);
+        ws_frames_set_pace(c->room, c, cm.u.pace.stride);
         return;
     }
     if (cm.kind == CMD_AUTH) {
@@ -231,12 +239,12 @@ static void ws_message(net *n, ws_client *c) {
     c->commands++;
     if (n->relay_id) {
         /* a relay: the message as the client sent it, to the sim node (which checks it again) */
-        if (!hub_forward(n->hub, c->id, false, msg_buf_from_bytes(c->rx, c->rx_len))) {
+        if (!hub_forward(c->room->hub, c->id, false, msg_buf_from_bytes(c->rx, c->rx_len))) {
             n->queue_busy++;
             ws_reply_error(n, c, RC_BUSY, cm.rid, cmd_kind_name(cm.kind), "busy: the relay's queue is full, try again");
             return;
         }
-    } else if (!net_enqueue(n, &cm, false)) {
+    } else if (!net_enqueue(c->room->queue, &cm, false)) {
         n->queue_busy++;
         log_once("busy", "ws: command queue full; refusing commands");
         ws_reply_error(n, c, RC_BUSY, cm.rid, cmd_kind_name(cm.kind), "busy: command queue full, try again");
@@ -296,6 +304,35 @@ static void limit_unsent(struct lws *wsi) {
 #endif
 }
 
+/* The room a WebSocket upgrade names: /r/{name}/ (or /r/{name}) that room,
+ * any other path the default room.  NULL, with the reason for the close,
+ * when the name breaks the rule or no such room is listed. */
+static net_room *room_of_upgrade(net *n, struct lws *wsi, char *why, size_t cap) {
+    char uri[128];
+    int l = lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI);
+    if (l < 0) {
+        snprintf(why, cap, "the path is too long");
+        return NULL;
+    }
+    if (l < 3 || strncmp(uri, "/r/", 3)) {
+        n->home->users++;
+        return n->home;
+    }
+    const char *name = uri + 3, *end = strchr(name, '/');
+    size_t nl = end ? (size_t)(end - name) : strlen(name);
+    if (end && end[1]) {
+        snprintf(why, cap, "a room's stream is /r/{name}/");
+        return NULL;
+    }
+    if (!room_name_ok(name, nl, why, cap)) return NULL;
+    char buf[ROOM_NAME_CAP];
+    memcpy(buf, name, nl);
+    buf[nl] = 0;
+    net_room *v = net_room_find(n, buf);
+    if (!v) snprintf(why, cap, "no room named '%s'", buf);
+    return v;
+}
+
 int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) {
     net *n = lws_context_user(lws_get_context(wsi));
     ws_client *c = user;
@@ -324,50 +361,64 @@ int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, v
             lws_callback_on_writable(wsi);
             return 0;
         }
+        if (!(c->room = room_of_upgrade(n, wsi, c->close_reason, sizeof c->close_reason))) {
+            lws_callback_on_writable(wsi); /* closed with the reason */
+            return 0;
+        }
+        if (c->room->users == 1) net_pump(n); /* a new view: what the room published so far, before its hello */
         c->scratch = malloc(LWS_PRE + NET_FRAGMENT);
-        if (!c->scratch) return -1;
+        if (!c->scratch) {
+            net_room_release(n, c->room);
+            return -1;
+        }
         read_client_token(wsi, c);
         c->authed = !n->cfg->token[0] || net_token_ok(n, c->url_token);
-        c->next = n->clients;
-        n->clients = c;
+        c->next = c->room->clients;
+        c->room->clients = c;
         c->linked = true;
+        c->room->nclients++;
         n->nclients++;
         strcpy(c->peer, "?");
         lws_get_peer_simple(wsi, c->peer, sizeof c->peer);
         if (!strncmp(c->peer, "::ffff:", 7)) /* an IPv4 peer on a dual-stack socket */
             memmove(c->peer, c->peer + 7, strlen(c->peer + 7) + 1);
         c->connected_ns = clock_now_ns();
-        log_info("ws: client %u connected from %s (%d clients)", (unsigned)c->id, c->peer, n->nclients);
+        log_info("ws: client %u connected from %s to room '%s' (%d clients)", (unsigned)c->id, c->peer, c->room->name,
+                 n->nclients);
         c->hello_pending = true;
-        c->bcast_next = n->bcast_next;
+        c->bcast_next = c->room->bcast_next;
         c->stride = 1;
         c->pace = 1;
         fc_held_reset(&c->held);
-        ws_frames_want_key(n, c); /* its first frame */
-        ws_frames_update_wants(n);
+        ws_frames_want_key(c->room, c); /* its first frame */
+        ws_frames_update_wants(c->room);
         limit_unsent(wsi);
         c->bucket = rate_bucket_full(n->cfg->rate_burst, clock_now_ns());
         lws_callback_on_writable(wsi);
         return 0;
     case LWS_CALLBACK_CLOSED:
         if (c->linked) {
-            for (ws_client **pp = &n->clients; *pp; pp = &(*pp)->next)
+            net_room *v = c->room;
+            for (ws_client **pp = &v->clients; *pp; pp = &(*pp)->next)
                 if (*pp == c) {
                     *pp = c->next;
                     break;
                 }
             c->linked = false;
+            v->nclients--;
             n->nclients--;
             cmd left;
             memset(&left, 0, sizeof left);
             left.kind = CMD_CLIENT_LEFT;
             left.client = c->id;
             if (n->relay_id)
-                hub_forward(n->hub, c->id, true, NULL);
+                hub_forward(v->hub, c->id, true, NULL);
             else
-                net_enqueue(n, &left, true);
+                net_enqueue(v->queue, &left, true);
             log_info("ws: client %u left (%d clients)", (unsigned)c->id, n->nclients);
-            ws_frames_update_wants(n);
+            ws_frames_update_wants(v);
+            c->room = NULL;
+            net_room_release(n, v);
         }
         while (c->ctl_count) msg_buf_unref(ws_ctl_pop(c));
         msg_buf_unref(c->cur);

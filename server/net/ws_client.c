@@ -5,6 +5,7 @@
 
 #include "clock.h"
 #include "net_internal.h"
+#include "net_room.h"
 #include "wire.h"
 
 /* ---- The control queue ---------------------------------------------------- */
@@ -46,8 +47,8 @@ msg_buf *ws_ctl_pop(ws_client *c) {
     return m;
 }
 
-ws_client *ws_find_client(net *n, uint32_t id) {
-    for (ws_client *c = n->clients; c; c = c->next)
+ws_client *ws_find_client(net_room *v, uint32_t id) {
+    for (ws_client *c = v->clients; c; c = c->next)
         if (c->id == id) return c;
     return NULL;
 }

@@ -14,7 +14,8 @@
 #include "rate.h"
 #include "wire.h"
 
-typedef struct net net; /* net_internal.h */
+typedef struct net net;           /* net_internal.h */
+typedef struct net_room net_room; /* net_room.h */
 
 #define NET_FRAGMENT 16384     /* bytes per WebSocket fragment sent */
 #define NET_NOTSENT_LOWAT 8192 /* a socket is writable again once fewer bytes than this wait unsent */
@@ -24,6 +25,7 @@ typedef struct net net; /* net_internal.h */
 #define NET_MAX_BAD_IN_A_ROW 32
 #define NET_KEY_GAP_NS 1000000000ull        /* at most one keyframe coded for a client a second */
 #define NET_CLOSE_OLD_VERSION 4001          /* close code: the client speaks a retired protocol version */
+#define NET_CLOSE_ROOM_GONE 4004            /* close code: its room was deleted, or never was */
 #define NET_CLOSE_QUIET_US 200000           /* before closing a bad client: 200 ms of quiet */
 #define NET_CLOSE_MAX_WAIT_NS 2000000000ull /* but no more than 2 s */
 
@@ -31,7 +33,9 @@ typedef struct net net; /* net_internal.h */
 struct ws_client {
     struct lws *wsi;
     struct ws_client *next;
+    net_room *room; /* the room it watches (a user of the view while linked) */
     uint32_t id;
+    char close_reason[96]; /* set: closed with NET_CLOSE_ROOM_GONE and this reason */
     bool linked, authed, reject, hello_pending, rx_paused, close_bad, close_ready;
     uint64_t close_bad_ns;
     msg_buf *ctl[NET_REPLY_RING]; /* replies and errors, oldest first */
@@ -74,7 +78,8 @@ void ws_ctl_push(net *n, ws_client *c, msg_buf *m);
 msg_buf *ws_ctl_pop(ws_client *c);
 /* Pauses reading c while it owes NET_RX_PAUSE_AT replies, resumes at half. */
 void ws_rx_pressure(ws_client *c);
-ws_client *ws_find_client(net *n, uint32_t id);
+/* The client of that id on the room's view, or NULL. */
+ws_client *ws_find_client(net_room *v, uint32_t id);
 /* Queues an error message with its code (rid may be 0, cmd_name NULL). */
 void ws_reply_error(net *n, ws_client *c, reply_code code, uint32_t rid, const char *cmd_name, const char *reason);
 /* Takes cost tokens from c's bucket (--rate per second up to --burst);

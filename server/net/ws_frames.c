@@ -7,6 +7,7 @@
 #include "hub.h"
 #include "log.h"
 #include "net_internal.h"
+#include "net_room.h"
 #include "ws_client.h"
 
 #define STRIDE_MAX 4
@@ -17,39 +18,35 @@
 
 /* Counts the frames c will never be sent up to seq (of its stream): those
  * older than a frame it was sent, or gone from the ring unsent. */
-static void count_dropped(net *n, ws_client *c, uint32_t epoch, uint32_t seq) {
+static void count_dropped(net_room *v, ws_client *c, uint32_t epoch, uint32_t seq) {
     if (!c->held.any || epoch != c->held.epoch) return;
     uint32_t from = c->last_seq > c->dropped_through ? c->last_seq : c->dropped_through;
     if (seq <= from) return;
-    n->frames_dropped += seq - from;
+    v->net->frames_dropped += seq - from;
     c->frames_dropped += seq - from;
     c->dropped_through = seq;
 }
 
-bool ws_frames_take(net *n) {
+bool ws_frames_take(net_room *v) {
     frameset got[HUB_FRAME_RING];
-    int k = hub_take_framesets(n->hub, &n->frames_next, got, HUB_FRAME_RING);
+    int k = hub_take_framesets(v->hub, &v->frames_next, got, HUB_FRAME_RING);
     for (int i = 0; i < k; i++) {
-        uint64_t at = n->frames_next - (uint64_t)k + (uint64_t)i;
-        frameset *old = &n->frames[at % HUB_FRAME_RING];
+        uint64_t at = v->frames_next - (uint64_t)k + (uint64_t)i;
+        frameset *old = &v->frames[at % HUB_FRAME_RING];
         if (old->count)
-            for (ws_client *c = n->clients; c; c = c->next) count_dropped(n, c, old->epoch, old->seq);
+            for (ws_client *c = v->clients; c; c = c->next) count_dropped(v, c, old->epoch, old->seq);
         frameset_unref(old);
         *old = got[i];
     }
     return k > 0;
 }
 
-void ws_frames_clear(net *n) {
-    for (int i = 0; i < HUB_FRAME_RING; i++) frameset_unref(&n->frames[i]);
+static const frameset *ring_at(const net_room *v, uint64_t k) {
+    return &v->frames[k % HUB_FRAME_RING];
 }
 
-static const frameset *ring_at(const net *n, uint64_t k) {
-    return &n->frames[k % HUB_FRAME_RING];
-}
-
-static uint64_t ring_oldest(const net *n) {
-    return n->frames_next > HUB_FRAME_RING ? n->frames_next - HUB_FRAME_RING : 0;
+static uint64_t ring_oldest(const net_room *v) {
+    return v->frames_next > HUB_FRAME_RING ? v->frames_next - HUB_FRAME_RING : 0;
 }
 
 /* Whether fs is newer than what c was last sent: never an older frame of
@@ -88,8 +85,8 @@ static int key_of(const frameset *fs) {
  * false if none. */
 /* Whether c can no longer expect a delta it can decode: nothing held,
  * another stream, or a stride's worth of frames went by without one. */
-static bool stuck(const net *n, const ws_client *c) {
-    const frameset *newest = ring_at(n, n->frames_next - 1);
+static bool stuck(const net_room *v, const ws_client *c) {
+    const frameset *newest = ring_at(v, v->frames_next - 1);
     return c->need_key || !c->held.any || newest->epoch != c->held.epoch ||
            newest->seq >= c->last_seq + 2 * (uint32_t)c->stride;
 }
@@ -119,14 +116,14 @@ static bool off_pace(const ws_client *c, const frameset *fs, uint32_t grid) {
     return c->pace > 1 && !c->bridging && c->held.any && fs->epoch == c->held.epoch && fs->seq % grid != 0;
 }
 
-static bool find(const net *n, const ws_client *c, uint64_t *at, int *which) {
+static bool find(const net_room *v, const ws_client *c, uint64_t *at, int *which) {
     /* a keyframe (someone else's, or the recording's) only for a client that
      * needs one: one waiting for its next delta waits, not paying a key's bytes */
-    int passes = stuck(n, c) ? 3 : 2;
+    int passes = stuck(v, c) ? 3 : 2;
     const uint32_t grid = pace_grid(c);
     for (int pass = 0; pass < passes; pass++)
-        for (uint64_t k = n->frames_next; k-- > ring_oldest(n);) {
-            const frameset *fs = ring_at(n, k);
+        for (uint64_t k = v->frames_next; k-- > ring_oldest(v);) {
+            const frameset *fs = ring_at(v, k);
             if (!newer(c, fs)) break;
             if (pass < 2 && off_pace(c, fs, grid)) continue;
             int i = pass == 2     ? key_of(fs)
@@ -141,17 +138,17 @@ static bool find(const net *n, const ws_client *c, uint64_t *at, int *which) {
     return false;
 }
 
-bool ws_frames_pending(const net *n, const ws_client *c) {
+bool ws_frames_pending(const net_room *v, const ws_client *c) {
     uint64_t at;
     int which;
-    return n->frames_next > 0 && find(n, c, &at, &which);
+    return v->frames_next > 0 && find(v, c, &at, &which);
 }
 
-void ws_frames_want_key(net *n, ws_client *c) {
+void ws_frames_want_key(net_room *v, ws_client *c) {
     c->need_key = true;
     /* one request per client until the keyframe comes, or until the ring
      * no longer holds the frame that answered it */
-    if (c->key_asked && n->frames_next < c->key_asked_at + HUB_FRAME_RING) return;
+    if (c->key_asked && v->frames_next < c->key_asked_at + HUB_FRAME_RING) return;
     /* at most one keyframe coded for a client a second: within the second
      * after its last one, the request waits (a keyframe coded anyway, for a
      * new stream or another client, is still sent to it if it comes first) */
@@ -159,29 +156,29 @@ void ws_frames_want_key(net *n, ws_client *c) {
         if (!c->key_deferred) {
             c->key_deferred = true;
             c->keys_deferred++;
-            n->key_deferred++;
+            v->net->key_deferred++;
         }
         return;
     }
     c->key_deferred = false;
     c->key_asked = true;
-    c->key_asked_at = n->frames_next;
-    n->wants.key_requests++;
-    hub_set_frame_wants(n->hub, &n->wants);
+    c->key_asked_at = v->frames_next;
+    v->wants.key_requests++;
+    hub_set_frame_wants(v->hub, &v->wants);
 }
 
-void ws_frames_release_keys(net *n) {
-    for (ws_client *c = n->clients; c; c = c->next)
-        if (c->key_deferred) ws_frames_want_key(n, c);
+void ws_frames_release_keys(net_room *v) {
+    for (ws_client *c = v->clients; c; c = c->next)
+        if (c->key_deferred) ws_frames_want_key(v, c);
 }
 
-void ws_frames_set_pace(net *n, ws_client *c, int stride) {
+void ws_frames_set_pace(net_room *v, ws_client *c, int stride) {
     c->pace = stride;
     if (c->stride < stride) {
         c->stride = stride;
         c->stride_ns = clock_now_ns();
         c->bridging = false;
-        ws_frames_update_wants(n);
+        ws_frames_update_wants(v);
     }
 }
 
@@ -190,7 +187,7 @@ void ws_frames_set_pace(net *n, ws_client *c, int stride) {
  * busy less than BUSY_TO_FAST of the time even at every frame, and a
  * decoder that paces it faster than now, get every frame again (through a
  * bridge coding), then the decoder's pace. */
-static void judge(net *n, ws_client *c, uint64_t now) {
+static void judge(net_room *v, ws_client *c, uint64_t now) {
     if (now - c->window_ns < WINDOW_NS && c->late < LATE_TO_SLOW) return;
     double busy = (double)c->busy_ns / (double)(now - c->window_ns);
     log_debug("ws: client %u: window: stride %d, late %d, busy %.2f", (unsigned)c->id, c->stride, c->late, busy);
@@ -205,39 +202,39 @@ static void judge(net *n, ws_client *c, uint64_t now) {
     c->late = 0;
     c->busy_ns = 0;
     c->window_ns = now;
-    ws_frames_update_wants(n);
+    ws_frames_update_wants(v);
 }
 
-msg_buf *ws_frames_pick(net *n, ws_client *c) {
+msg_buf *ws_frames_pick(net_room *v, ws_client *c) {
     uint64_t now = clock_now_ns();
     if (!c->window_ns) c->window_ns = now;
-    if (!n->frames_next) return NULL;
+    if (!v->frames_next) return NULL;
     uint64_t at;
     int which;
-    if (!find(n, c, &at, &which)) {
-        const frameset *newest = ring_at(n, n->frames_next - 1);
+    if (!find(v, c, &at, &which)) {
+        const frameset *newest = ring_at(v, v->frames_next - 1);
         /* A keyframe only when its next coding cannot come any more. */
-        if (newer(c, newest) && stuck(n, c)) {
+        if (newer(c, newest) && stuck(v, c)) {
             if (!c->need_key)
                 log_debug("ws: client %u: nothing usable (last %u, newest %u, stride %d); keyframe", (unsigned)c->id,
                           (unsigned)c->last_seq, (unsigned)newest->seq, c->stride);
-            ws_frames_want_key(n, c);
+            ws_frames_want_key(v, c);
         }
         return NULL;
     }
-    const frameset *fs = ring_at(n, at);
+    const frameset *fs = ring_at(v, at);
     const frame_coding *fc = &fs->coding[which];
-    const frameset *newest = ring_at(n, n->frames_next - 1);
-    uint64_t skipped = n->frames_next - 1 - at;
+    const frameset *newest = ring_at(v, v->frames_next - 1);
+    uint64_t skipped = v->frames_next - 1 - at;
     if (newest->epoch == fs->epoch && skipped >= (uint64_t)c->stride) c->late++;
-    count_dropped(n, c, fs->epoch, fs->seq - 1);
+    count_dropped(v, c, fs->epoch, fs->seq - 1);
     if (fc->base == FC_NONE) {
         c->need_key = false;
         c->key_asked = false;
         c->key_deferred = false;
         c->key_sent_ns = now;
         c->keyframes_sent++;
-        n->keyframes_sent++;
+        v->net->keyframes_sent++;
     } else if (c->bridging && fc->prev == FC_NONE && fc->base == fs->seq - 1) {
         c->bridging = false;
         c->stride = c->pace > 1 ? c->pace : 1; /* from every frame a slower stride starts at once */
@@ -248,21 +245,21 @@ msg_buf *ws_frames_pick(net *n, ws_client *c) {
     c->last_epoch = fs->epoch;
     c->sent_any = true;
     c->pick_ns = now;
-    judge(n, c, now);
+    judge(v, c, now);
     return msg_buf_ref(fc->msg);
 }
 
-void ws_frames_sent(net *n, ws_client *c) {
-    (void)n;
+void ws_frames_sent(net_room *v, ws_client *c) {
+    (void)v;
     if (c->pick_ns) c->busy_ns += clock_now_ns() - c->pick_ns;
     c->pick_ns = 0;
 }
 
-void ws_frames_update_wants(net *n) {
-    frame_wants w = n->wants;
+void ws_frames_update_wants(net_room *v) {
+    frame_wants w = v->wants;
     w.clients = 0;
     w.stride2 = w.stride4 = w.bridge = false;
-    for (ws_client *c = n->clients; c; c = c->next) {
+    for (ws_client *c = v->clients; c; c = c->next) {
         if (c->reject) continue;
         w.clients++;
         /* a client taking every 4th frame also takes every 2nd's codings
@@ -271,9 +268,9 @@ void ws_frames_update_wants(net *n) {
         w.stride4 |= c->stride >= 4;
         w.bridge |= c->bridging;
     }
-    if (w.clients != n->wants.clients || w.stride2 != n->wants.stride2 || w.stride4 != n->wants.stride4 ||
-        w.bridge != n->wants.bridge) {
-        n->wants = w;
-        hub_set_frame_wants(n->hub, &n->wants);
+    if (w.clients != v->wants.clients || w.stride2 != v->wants.stride2 || w.stride4 != v->wants.stride4 ||
+        w.bridge != v->wants.bridge) {
+        v->wants = w;
+        hub_set_frame_wants(v->hub, &v->wants);
     }
 }

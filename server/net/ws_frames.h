@@ -11,32 +11,30 @@
 
 #include "msgbuf.h"
 
-typedef struct net net;             /* net_internal.h */
+typedef struct net_room net_room;   /* net_room.h */
 typedef struct ws_client ws_client; /* ws_client.h */
 
 /* Takes the framesets the encoder published into the network thread's ring;
  * true when there was a new one. */
-bool ws_frames_take(net *n);
+bool ws_frames_take(net_room *v);
 /* The frame message to send c now (a new reference), or NULL: nothing newer
  * that it can decode (then a keyframe is requested). */
-msg_buf *ws_frames_pick(net *n, ws_client *c);
+msg_buf *ws_frames_pick(net_room *v, ws_client *c);
 /* Whether a frame is waiting for c (for the writable loop). */
-bool ws_frames_pending(const net *n, const ws_client *c);
+bool ws_frames_pending(const net_room *v, const ws_client *c);
 /* c finished sending the frame it picked. */
-void ws_frames_sent(net *n, ws_client *c);
+void ws_frames_sent(net_room *v, ws_client *c);
 /* c needs a keyframe (its decoder refused a payload, it just joined, or it
  * holds nothing usable): one request to the encoder at a time, and none
  * within NET_KEY_GAP_NS of the last keyframe it was sent (the request waits
  * until then: ws_frames_release_keys). */
-void ws_frames_want_key(net *n, ws_client *c);
+void ws_frames_want_key(net_room *v, ws_client *c);
 /* Passes on the requests that waited out their second. */
-void ws_frames_release_keys(net *n);
+void ws_frames_release_keys(net_room *v);
 /* The client's decoder takes at most every stride-th frame (a pace
  * command): slower at once, faster through the link's own judgement. */
-void ws_frames_set_pace(net *n, ws_client *c, int stride);
+void ws_frames_set_pace(net_room *v, ws_client *c, int stride);
 /* Recomputes what the clients need and tells the encoder when it changed. */
-void ws_frames_update_wants(net *n);
-/* Drops the ring's references (shutdown). */
-void ws_frames_clear(net *n);
+void ws_frames_update_wants(net_room *v);
 
 #endif

@@ -174,6 +174,8 @@ static room_status make_room(rooms *d, const room_def *def, hub_wake_fn *wake, v
     atomic_init(&r->public_role, (int)def->public_role);
     atomic_init(&r->refs, 0);
     r->cfg = *dd->cfg;
+    if (def->scene) snprintf(r->cfg.scene, sizeof r->cfg.scene, "%s", def->scene);
+    if (def->particles > 0) r->cfg.particles = def->particles;
     r->hub_ok = hub_init(&r->hub) == 0;
     r->queue_ok = r->hub_ok && cmd_queue_init(&r->queue, dd->queue_cap, dd->queue_reserve) == 0;
     if (!r->queue_ok) {

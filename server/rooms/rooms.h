@@ -36,8 +36,8 @@
 #include "room_name.h"
 #include "wire.h"
 
-/* The room that the plain routes (/api/..., /) address. */
-#define ROOMS_DEFAULT "default"
+/* The room that the plain routes (/api/..., /) address (room_name.h). */
+#define ROOMS_DEFAULT ROOM_DEFAULT
 
 typedef struct rooms rooms;
 typedef struct room room;
@@ -65,8 +65,10 @@ rooms_def rooms_default_def(void);
 
 /* What one room starts with. */
 typedef struct room_def {
-    const char *name; /* NUL-terminated; checked with room_name_ok */
-    role public_role; /* what a connection without an invite may do: viewer to owner */
+    const char *name;  /* NUL-terminated; checked with room_name_ok */
+    role public_role;  /* what a connection without an invite may do: viewer to owner */
+    const char *scene; /* its first scene; NULL: the server's (--scene) */
+    int particles;     /* its first scene's size; 0: the server's (--particles) */
 } room_def;
 
 room_def room_default_def(void);

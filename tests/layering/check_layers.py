@@ -33,7 +33,7 @@ LAYERS = {
     'wire': ('hub', 'base', 'sim'),
     'loop': ('wire', 'hub', 'base', 'sim'),
     'rooms': ('loop', 'wire', 'hub', 'base', 'sim'),
-    'net': ('wire', 'hub', 'base', 'sim'),
+    'net': ('rooms', 'wire', 'hub', 'base', 'sim'),
     'bus': ('base', 'sim', 'hub', 'wire'),
     'main.c': ('base', 'sim', 'hub', 'wire', 'loop', 'rooms', 'net', 'bus'),
     'tools': ('base', 'sim', 'hub', 'wire'),

@@ -23,6 +23,7 @@ import { dropBody, clearBodies, setEmitter } from './actions.js';
 import { DrawLoop } from './view.js';
 import { installHooks } from './hooks.js';
 import { RecordButton } from './recorder_button.js';
+import { streamPath, roomName } from './room.js';
 
 const $ = (id) => document.getElementById(id);
 const query = new URLSearchParams(location.search);
@@ -30,7 +31,7 @@ const query = new URLSearchParams(location.search);
 function wsUrl() {
   if (query.get('ws')) return query.get('ws');
   const token = query.get('token');
-  return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/${token ? `?token=${encodeURIComponent(token)}` : ''}`;
+  return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${streamPath()}${token ? `?token=${encodeURIComponent(token)}` : ''}`;
 }
 
 const canvas = $('view');
@@ -188,6 +189,8 @@ function onHello(h) {
   toolbox.setLimits(page.limits);
   $('me-dot').style.background = page.myColour;
   $('me-name').textContent = shortName(page.myId);
+  $('room-name').textContent = h.room || roomName();
+  document.title = `fluid · ${h.room || roomName()}`;
   page.renderer.setWorld(h);
   page.decoder.reset(h.capacity, h.frame_hz > 0 ? 1000 / h.frame_hz : 0);
   panel.fromHello(h);

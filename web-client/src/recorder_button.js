@@ -1,6 +1,7 @@
 // recorder_button.js - the panel's Record button: starts and stops a
 // recording on the server (POST /api/recordings, /api/recordings/stop, with
 // the page's token when it has one) and shows its state (GET /api/recordings).
+import { apiPath } from './room.js';
 const $ = (id) => document.getElementById(id);
 
 export class RecordButton {
@@ -16,7 +17,7 @@ export class RecordButton {
 
   async refresh() {
     try {
-      const r = await fetch('/api/recordings', { headers: this.auth });
+      const r = await fetch(apiPath('/recordings'), { headers: this.auth });
       if (!r.ok) return;
       const j = await r.json();
       this.show(j.enabled, j.recording);
@@ -33,7 +34,7 @@ export class RecordButton {
   }
 
   async toggle() {
-    const path = this.active ? '/api/recordings/stop' : '/api/recordings';
+    const path = apiPath(this.active ? '/recordings/stop' : '/recordings');
     try {
       const r = await fetch(path, { method: 'POST', headers: { ...this.auth, 'Content-Type': 'application/json' }, body: '{}' });
       const j = await r.json();

@@ -7,6 +7,7 @@
 // solver's parameters, or all of them while the sets are unknown.  Pure but
 // for the injected fetch.
 import { cmd } from './protocol.js';
+import { apiPath } from './room.js';
 
 export class SolverState {
   constructor() {
@@ -67,7 +68,7 @@ export class SolverState {
   async fetchSets(fetchFn = fetch) {
     let j = null;
     try {
-      const r = await fetchFn('/api/solvers', { signal: AbortSignal.timeout(5000) });
+      const r = await fetchFn(apiPath('/solvers'), { signal: AbortSignal.timeout(5000) });
       j = r.ok ? await r.json() : null;
     } catch { j = null; }
     this.sets = new Map();

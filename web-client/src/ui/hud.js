@@ -5,6 +5,7 @@
 // and how many users are connected.  Updated twice a second.
 // page: {conn, panel, stats (StreamStats), newest, hello, cursors, myId}.
 import { byteRange } from '../temperature.js';
+import { apiPath } from '../room.js';
 
 const $ = (id) => document.getElementById(id);
 const fmt = (v, d, unit = '') => (v === null || v === undefined || !Number.isFinite(v) ? '–' : `${v.toFixed(d)}${unit}`);
@@ -23,7 +24,7 @@ export class Hud {
   async poll() {
     if (this.page.conn.connected && !document.hidden) {
       try {
-        const res = await fetch('/api/stats', { signal: AbortSignal.timeout(3000), cache: 'no-store' });
+        const res = await fetch(apiPath('/stats'), { signal: AbortSignal.timeout(3000), cache: 'no-store' });
         if (res.ok) { this.server = await res.json(); this.serverAt = performance.now(); }
       } catch { /* next time */ }
     }

@@ -4,6 +4,7 @@
 import { MaterialSliders } from './materials.js';
 import { SolverState } from '../solver.js';
 import { legendGradient, TEMP_RANGE } from '../temperature.js';
+import { apiPath } from '../room.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -202,7 +203,7 @@ export class Panel {
     const sel = $('scene');
     sel.replaceChildren(...(h.scenes || []).map((s) => { const o = document.createElement('option'); o.value = o.textContent = s; return o; }));
     // Each scene's description (REST only) as the option's tooltip.
-    fetch('/api/scenes', { signal: AbortSignal.timeout(5000) }).then((r) => (r.ok ? r.json() : null)).then((j) => {
+    fetch(apiPath('/scenes'), { signal: AbortSignal.timeout(5000) }).then((r) => (r.ok ? r.json() : null)).then((j) => {
       for (const sc of j?.scenes || []) {
         const o = [...sel.options].find((x) => x.value === sc.name);
         if (o) o.title = `${sc.doc} (default ${sc.default_particles} particles${sc.solver ? `; solver ${sc.solver}` : ''})`;

@@ -1,0 +1,129 @@
+/* rest_answer.c - how a REST request is answered (rest_answer.h): the
+ * answer held for the writable callbacks, the refusals with their codes,
+ * the origin and token check, the wait for another thread's answer.
+ * Network thread only. */
+#include "rest_answer.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "access.h"
+#include "log.h"
+
+/* ---- Responses ------------------------------------------------------------- */
+
+void rest_respond_text(net *n, http_req *r, int status, char *json) {
+    n->resp_bytes -= r->resp_len;
+    free(r->resp);
+    msg_buf_unref(r->resp_msg);
+    r->resp_msg = NULL;
+    r->status = status;
+    r->resp = json;
+    r->resp_len = json ? strlen(json) : 0;
+    n->resp_bytes += r->resp_len;
+    r->resp_off = 0;
+    r->ready = true;
+    r->waiting = false;
+    lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, NET_REST_TIMEOUT_S);
+    lws_callback_on_writable(r->wsi);
+}
+
+/* Any other content: takes ownership of data (malloc'd, len bytes), or
+ * sends an immutable buffer (takes one reference; no copy). */
+void rest_respond_bytes(net *n, http_req *r, int status, const char *ctype, char *data, size_t len) {
+    rest_respond_text(n, r, status, NULL);
+    r->resp = data;
+    r->resp_len = data ? len : 0;
+    n->resp_bytes += r->resp_len;
+    r->ctype = ctype;
+}
+
+void rest_respond_msg(net *n, http_req *r, int status, const char *ctype, msg_buf *m) {
+    rest_respond_text(n, r, status, NULL);
+    r->resp_msg = m;
+    r->resp_len = m->len;
+    n->resp_bytes += r->resp_len;
+    r->ctype = ctype;
+}
+
+void rest_respond_json(net *n, http_req *r, int status, cJSON *j) {
+    char *s = j ? cJSON_PrintUnformatted(j) : NULL;
+    cJSON_Delete(j);
+    if (!s) {
+        s = strdup("{\"error\":\"out of memory\",\"code\":\"internal\"}");
+        status = reply_code_http(RC_INTERNAL);
+    }
+    rest_respond_text(n, r, status, s);
+}
+
+/* A refusal: the code's HTTP status (reply_code.h's table, the only place a
+ * status of an error is chosen), and {"error": reason, "code": name}; a
+ * code that asks for a wait says how long (Retry-After: 1 s unless the
+ * caller set it). */
+void rest_respond_error(net *n, http_req *r, reply_code code, const char *fmt, ...) {
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const reply_code_info *ci = reply_code_get(code);
+    if (ci->http >= 400 && ci->http < 500 && code != RC_NOT_FOUND) {
+        char key[64];
+        snprintf(key, sizeof key, "rest:%s:%.40s", ci->name, msg);
+        log_once(key, "rest: %d %s (logged once)", ci->http, msg);
+    }
+    if (ci->retry && !r->retry_after) r->retry_after = 1; /* busy: a moment's wait may do */
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "error", msg);
+    cJSON_AddStringToObject(j, "code", ci->name);
+    rest_respond_json(n, r, ci->http, j);
+}
+
+/* ---- Checks and waits ----------------------------------------------------------- */
+
+/* A request that would change the world from another site's page, or
+ * without the token: answers forbidden / unauthorized and returns true.  Only headers are
+ * read, so a body is refused before it is received. */
+bool rest_refuse_unauthorized(net *n, http_req *r) {
+    if (!net_origin_ok(n, r->wsi)) {
+        n->origin_refused++;
+        rest_respond_error(n, r, RC_FORBIDDEN,
+                           "forbidden: requests from another site's page may not change the world "
+                           "(see --allow-origin)");
+        return true;
+    }
+    if (n->cfg->token[0]) {
+        char buf[200];
+        int l = lws_hdr_copy(r->wsi, buf, sizeof buf, WSI_TOKEN_HTTP_AUTHORIZATION);
+        if (l <= 7 || strncmp(buf, "Bearer ", 7) || !net_token_ok(n, buf + 7)) {
+            rest_respond_error(n, r, RC_UNAUTHORIZED, "unauthorized: send 'Authorization: Bearer <token>'");
+            return true;
+        }
+    }
+    return false;
+}
+
+void rest_wait(net *n, http_req *r) {
+    r->waiting = true;
+    if (!r->linked) {
+        r->next = n->pending;
+        n->pending = r;
+        r->linked = true;
+        n->npending++;
+    }
+    lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, NET_REST_TIMEOUT_S);
+}
+
+http_req *rest_take_pending(net *n, uint32_t id) {
+    for (http_req **pp = &n->pending; *pp; pp = &(*pp)->next)
+        if ((*pp)->id == id) {
+            http_req *r = *pp;
+            *pp = r->next;
+            r->linked = false;
+            n->npending--;
+            return r->waiting ? r : NULL;
+        }
+    return NULL;
+}

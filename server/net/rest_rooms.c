@@ -1,0 +1,332 @@
+/* rest_rooms.c - the rooms over REST (rest_rooms.h): the /api/rooms/{name}/
+ * prefix, and listing, creating, changing and deleting rooms.  Network
+ * thread only. */
+#include "rest_rooms.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hub.h"
+#include "log.h"
+#include "net_room.h"
+#include "rest_answer.h"
+#include "rest_route.h" /* HM_* */
+#include "roles.h"
+#include "room_name.h"
+#include "rooms.h"
+#include "ws_client.h"
+
+#define ROOMS_PREFIX "/rooms"
+#define ROOMS_PREFIX_LEN 6
+
+/* ---- The prefix ---------------------------------------------------------------- */
+
+bool rest_rooms_split(net *n, http_req *r) {
+    const char *p = r->path;
+    if (r->metrics || strncmp(p, ROOMS_PREFIX, ROOMS_PREFIX_LEN) ||
+        (p[ROOMS_PREFIX_LEN] && p[ROOMS_PREFIX_LEN] != '/')) {
+        n->home->users++;
+        r->room = n->home;
+        return true;
+    }
+    n->home->users++;
+    r->room = n->home; /* until a room is named: the answers below need a view */
+    const char *name = p + ROOMS_PREFIX_LEN;
+    if (!*name) { /* /rooms */
+        r->rooms_op = true;
+        return true;
+    }
+    name++;
+    const char *end = strchr(name, '/');
+    size_t nl = end ? (size_t)(end - name) : strlen(name);
+    char why[160];
+    if (!room_name_ok(name, nl, why, sizeof why)) {
+        rest_respond_error(n, r, RC_BAD_REQUEST, "%s", why);
+        return false;
+    }
+    memcpy(r->rooms_name, name, nl);
+    r->rooms_name[nl] = 0;
+    if (!end) { /* /rooms/{name} */
+        r->rooms_op = true;
+        return true;
+    }
+    net_room *v = net_room_find(n, r->rooms_name);
+    if (!v) {
+        rest_respond_error(n, r, RC_NOT_FOUND, "no room named '%s' (GET /api/rooms lists them)", r->rooms_name);
+        return false;
+    }
+    net_room_release(n, r->room);
+    r->room = v;
+    memmove(r->path, end, strlen(end) + 1); /* /rooms/{name}/stats -> /stats */
+    return true;
+}
+
+/* ---- One room as JSON ------------------------------------------------------------ */
+
+static int clients_of(const net *n, const char *name) {
+    for (int i = 0; i < n->nrooms; i++)
+        if (!n->room[i]->closed && !strcmp(n->room[i]->name, name)) return n->room[i]->nclients;
+    return 0;
+}
+
+static cJSON *room_json(net *n, const room_entry *e) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "name", e->name);
+    char url[ROOM_NAME_CAP + 8];
+    snprintf(url, sizeof url, "/r/%s/", e->name);
+    cJSON_AddStringToObject(j, "url", url);
+    cJSON_AddStringToObject(j, "public_role", role_name(e->public_role));
+    room *rm = room_find(n->dir, e->name);
+    if (rm) {
+        world_info wi;
+        sim_stats s;
+        hub_get_info(room_hub(rm), &wi);
+        hub_get_stats(room_hub(rm), &s);
+        cJSON_AddStringToObject(j, "scene", wi.scene);
+        cJSON_AddStringToObject(j, "solver", wi.solver);
+        cJSON_AddNumberToObject(j, "particles", s.particles);
+        cJSON_AddNumberToObject(j, "tick", (double)s.tick);
+        cJSON_AddNumberToObject(j, "realtime_ratio", s.realtime_ratio);
+        cJSON_AddBoolToObject(j, "paused", s.paused);
+        room_unref(rm);
+    }
+    cJSON_AddNumberToObject(j, "clients", clients_of(n, e->name));
+    cJSON_AddStringToObject(j, "state", "running");
+    return j;
+}
+
+static void list_rooms(net *n, http_req *r) {
+    static room_entry e[NET_ROOMS_MAX]; /* network thread only */
+    int k = rooms_list(n->dir, e, NET_ROOMS_MAX);
+    if (k > NET_ROOMS_MAX) k = NET_ROOMS_MAX;
+    cJSON *j = cJSON_CreateObject();
+    cJSON *a = cJSON_AddArrayToObject(j, "rooms");
+    for (int i = 0; i < k; i++) cJSON_AddItemToArray(a, room_json(n, &e[i]));
+    cJSON_AddNumberToObject(j, "count", k);
+    rest_respond_json(n, r, 200, j);
+}
+
+/* The listed room of that name as an entry; false when none is listed. */
+static bool entry_of(net *n, const char *name, room_entry *out) {
+    static room_entry e[NET_ROOMS_MAX];
+    int k = rooms_list(n->dir, e, NET_ROOMS_MAX);
+    for (int i = 0; i < k && i < NET_ROOMS_MAX; i++)
+        if (!strcmp(e[i].name, name)) {
+            *out = e[i];
+            return true;
+        }
+    return false;
+}
+
+/* ---- Create -------------------------------------------------------------------------- */
+
+static bool scene_known(const net *n, const char *scene) {
+    for (int i = 0; i < n->st->scene_count; i++)
+        if (!strcmp(n->st->scene[i], scene)) return true;
+    return false;
+}
+
+/* The body of POST /api/rooms as a room_def (strings point into j); false
+ * with the reason. */
+static bool parse_create(const net *n, const cJSON *j, room_def *d, char *why, size_t cap) {
+    *d = room_default_def();
+    d->name = NULL;
+    if (!cJSON_IsObject(j)) {
+        snprintf(why, cap, "send a JSON object: {\"name\", \"scene\"?, \"particles\"?, \"public_role\"?}");
+        return false;
+    }
+    for (const cJSON *f = j->child; f; f = f->next) {
+        if (!strcmp(f->string, "name") && cJSON_IsString(f)) {
+            if (!room_name_ok(f->valuestring, strlen(f->valuestring), why, cap)) return false;
+            d->name = f->valuestring;
+        } else if (!strcmp(f->string, "scene") && cJSON_IsString(f)) {
+            if (!scene_known(n, f->valuestring)) {
+                snprintf(why, cap, "unknown scene '%.40s' (GET /api/scenes lists them)", f->valuestring);
+                return false;
+            }
+            d->scene = f->valuestring;
+        } else if (!strcmp(f->string, "particles") && cJSON_IsNumber(f)) {
+            if (f->valuedouble < 1 || f->valuedouble > CMD_MAX_PARTICLES || f->valuedouble != (int)f->valuedouble) {
+                snprintf(why, cap, "particles must be a whole number from 1 to %d", CMD_MAX_PARTICLES);
+                return false;
+            }
+            d->particles = (int)f->valuedouble;
+        } else if (!strcmp(f->string, "public_role") && cJSON_IsString(f)) {
+            role pr;
+            if (role_parse(f->valuestring, strlen(f->valuestring), &pr) || pr > ROLE_OWNER) {
+                snprintf(why, cap, "public_role is viewer, player, editor or owner");
+                return false;
+            }
+            d->public_role = pr;
+        } else {
+            snprintf(why, cap,
+                     "unknown field '%.40s' (or not of its type): a room takes name, scene, particles and "
+                     "public_role",
+                     f->string);
+            return false;
+        }
+    }
+    if (!d->name) {
+        snprintf(why, cap, "name is required (%s)", ROOM_NAME_RULE);
+        return false;
+    }
+    return true;
+}
+
+static void create_room(net *n, http_req *r) {
+    if (rest_refuse_unauthorized(n, r)) return;
+    if (!n->keeper) {
+        rest_respond_error(n, r, RC_NOT_IMPLEMENTED, "this is a relay: rooms are made on the sim node");
+        return;
+    }
+    const srv_config *cfg = n->cfg;
+    if (cfg->data_dir[0] || cfg->record_dir[0] || cfg->record_start[0]) {
+        rest_respond_error(n, r, RC_CONFLICT,
+                           "this server keeps files (--data-dir, --record-dir or --record) for its default room, "
+                           "and other rooms cannot share them: start it without those to hold rooms");
+        return;
+    }
+    cJSON *j = r->body_len ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
+    room_def d;
+    char why[200];
+    if (!parse_create(n, j, &d, why, sizeof why)) {
+        cJSON_Delete(j);
+        rest_respond_error(n, r, RC_BAD_REQUEST, "%s", why);
+        return;
+    }
+    room_entry e;
+    if (entry_of(n, d.name, &e)) {
+        cJSON_Delete(j);
+        rest_respond_error(n, r, RC_CONFLICT, "a room named '%s' exists", e.name);
+        return;
+    }
+    bool asked = room_keeper_open(n->keeper, &d, r->id); /* copies d's strings */
+    cJSON_Delete(j);
+    if (!asked) {
+        rest_respond_error(n, r, RC_BUSY, "busy: %d rooms are being made, try again", ROOM_KEEPER_JOBS);
+        return;
+    }
+    rest_wait(n, r);
+}
+
+void rest_rooms_opened(net *n, const room_opened *res) {
+    http_req *r = rest_take_pending(n, (uint32_t)res->tag);
+    if (!r) {
+        room_unref(res->room); /* the request went away; the room stays listed */
+        return;
+    }
+    switch (res->status) {
+    case ROOM_OK: {
+        room_entry e;
+        cJSON *j = entry_of(n, room_name(res->room), &e) ? room_json(n, &e) : cJSON_CreateObject();
+        room_unref(res->room);
+        rest_respond_json(n, r, 201, j);
+        return;
+    }
+    case ROOM_BAD_NAME:
+        rest_respond_error(n, r, RC_BAD_REQUEST, "%s", res->err);
+        return;
+    case ROOM_EXISTS:
+        rest_respond_error(n, r, RC_CONFLICT, "%s", res->err);
+        return;
+    case ROOM_FULL:
+        rest_respond_error(n, r, RC_BUSY, "%s", res->err);
+        return;
+    default:
+        rest_respond_error(n, r, RC_INTERNAL, "%s", res->err);
+        return;
+    }
+}
+
+/* The room was deleted: every client of its view is closed with reason. */
+static void close_clients(net_room *v, const char *reason) {
+    v->closed = true;
+    for (ws_client *c = v->clients; c; c = c->next) {
+        snprintf(c->close_reason, sizeof c->close_reason, "%s", reason);
+        lws_callback_on_writable(c->wsi);
+    }
+}
+
+/* ---- Change, delete ------------------------------------------------------------------ */
+
+static void patch_room(net *n, http_req *r) {
+    if (rest_refuse_unauthorized(n, r)) return;
+    cJSON *j = r->body_len ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
+    const cJSON *pr = cJSON_GetObjectItemCaseSensitive(j, "public_role");
+    role want;
+    bool ok = cJSON_IsObject(j) && cJSON_GetArraySize(j) == 1 && cJSON_IsString(pr) &&
+              !role_parse(pr->valuestring, strlen(pr->valuestring), &want) && want <= ROLE_OWNER;
+    cJSON_Delete(j);
+    if (!ok) {
+        rest_respond_error(n, r, RC_BAD_REQUEST,
+                           "send {\"public_role\": \"viewer\" | \"player\" | \"editor\" | \"owner\"}");
+        return;
+    }
+    room *rm = room_find(n->dir, r->rooms_name);
+    if (!rm) {
+        rest_respond_error(n, r, RC_NOT_FOUND, "no room named '%s'", r->rooms_name);
+        return;
+    }
+    room_set_public_role(rm, want);
+    room_unref(rm);
+    room_entry e;
+    if (entry_of(n, r->rooms_name, &e))
+        rest_respond_json(n, r, 200, room_json(n, &e));
+    else
+        rest_respond_error(n, r, RC_NOT_FOUND, "no room named '%s'", r->rooms_name);
+}
+
+static void delete_room(net *n, http_req *r) {
+    if (rest_refuse_unauthorized(n, r)) return;
+    if (!strcmp(r->rooms_name, ROOM_DEFAULT)) {
+        rest_respond_error(n, r, RC_CONFLICT, "the default room cannot be deleted (the plain routes address it)");
+        return;
+    }
+    if (room_close(n->dir, r->rooms_name) != ROOM_OK) {
+        rest_respond_error(n, r, RC_NOT_FOUND, "no room named '%s'", r->rooms_name);
+        return;
+    }
+    char why[96];
+    snprintf(why, sizeof why, "room '%s' was deleted", r->rooms_name);
+    for (int i = 0; i < n->nrooms; i++)
+        if (!n->room[i]->closed && !strcmp(n->room[i]->name, r->rooms_name)) close_clients(n->room[i], why);
+    room_keeper_poke(n->keeper); /* freed once its last client and request are gone */
+    log_info("rooms: '%s' deleted", r->rooms_name);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddBoolToObject(j, "ok", true);
+    cJSON_AddStringToObject(j, "name", r->rooms_name);
+    rest_respond_json(n, r, 200, j);
+}
+
+void rest_rooms_route(net *n, http_req *r) {
+    if (!r->rooms_name[0]) {
+        if (r->method == HM_GET || r->method == HM_HEAD)
+            list_rooms(n, r);
+        else if (r->method == HM_POST)
+            create_room(n, r);
+        else
+            rest_respond_error(n, r, RC_METHOD_NOT_ALLOWED, "/api/rooms takes GET and POST");
+        return;
+    }
+    room_entry e;
+    switch (r->method) {
+    case HM_GET:
+    case HM_HEAD:
+        if (entry_of(n, r->rooms_name, &e))
+            rest_respond_json(n, r, 200, room_json(n, &e));
+        else
+            rest_respond_error(n, r, RC_NOT_FOUND, "no room named '%s' (GET /api/rooms lists them)", r->rooms_name);
+        return;
+    case HM_PATCH:
+        patch_room(n, r);
+        return;
+    case HM_DELETE:
+        delete_room(n, r);
+        return;
+    default:
+        rest_respond_error(n, r, RC_METHOD_NOT_ALLOWED, "/api/rooms/{name} takes GET, PATCH and DELETE");
+        return;
+    }
+}
