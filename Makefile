@@ -66,6 +66,7 @@ EXTRA_TESTS += "TSAN_OPTIONS='halt_on_error=0 exitcode=66' $(BUILD)/test_sim_tsa
 -include tests/soak/soak.mk
 -include tests/fuzz/fuzz.mk
 -include web-client/client.mk
+-include clients/python/python.mk
 -include docker/docker.mk
 -include tests/layering/layering.mk
 

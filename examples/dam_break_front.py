@@ -1,54 +1,37 @@
 #!/usr/bin/env python3
-"""Dam break through the REST API, with nothing but the standard library.
+"""Dam break through the Python client (clients/python, fluidclient).
 
 Loads the dam break paused, steps it 120 ticks, fetches every particle and
 prints how far the surge front has run, in metres and in the units of Martin &
 Moyce (1952): x/a against T = t * sqrt(2 g / a), a being the column's width.
 With --plot FILE.png it also measures the front and the residual column height
-every --every ticks and draws both against time beside Martin & Moyce's
-measurements (matplotlib, Debian's python3-matplotlib).
+every --every ticks, from the live stream's frames, and draws both against
+time beside Martin & Moyce's measurements (matplotlib, Debian's
+python3-matplotlib).
 
     python3 examples/dam_break_front.py [--server http://127.0.0.1:8080] [--ticks 120] [--token T]
                                         [--plot front.png] [--every 6]
 """
 import argparse
-import json
+import contextlib
 import math
+import os
 import sys
-import urllib.error
-import urllib.request
 
+import numpy as np
 
-def call(server, method, path, body=None, token=None):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(server + path, data=data, method=method)
-    if data is not None:
-        req.add_header("Content-Type", "application/json")
-    if token:
-        req.add_header("Authorization", "Bearer " + token)
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return json.load(r)
-    except urllib.error.HTTPError as e:
-        sys.exit("%s %s: %d %s" % (method, path, e.code, e.read().decode(errors="replace")))
-
-
-def particles(server):
-    """Every particle's position, 10000 at a time (the API's page limit)."""
-    out, offset = [], 0
-    while True:
-        page = call(server, "GET", "/api/particles?offset=%d&limit=10000" % offset)
-        out += page["positions"]
-        offset += page["count"]
-        if page["count"] == 0 or offset >= page["total"]:
-            return out, page["tick"]
+try:
+    import fluidclient
+except ImportError:  # run from the source tree without installing the package
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "clients", "python"))
+    import fluidclient
 
 
 def front(positions, x0):
     """The surge front: the farthest x reached by at least 0.5% of the water
     (so a few splashed drops do not count), measured from the tank's wall."""
-    xs = sorted(p[0] - x0 for p in positions)
-    return xs[int(0.995 * (len(xs) - 1))]
+    xs = np.sort(positions[:, 0].astype(np.float64) - x0)
+    return float(xs[int(0.995 * (len(xs) - 1))])
 
 
 # Martin & Moyce (1952), n^2 = 2: the surge front x/a against T = t sqrt(2g/a)
@@ -64,8 +47,8 @@ MM_HEIGHT = [(0.0, 1.0), (0.80, 0.89), (1.29, 0.78), (1.74, 0.67), (2.15, 0.56),
 def residual_height(positions, x0, y0, band):
     """The column's height at the back wall: the highest particle within
     `band` of it, above the floor."""
-    ys = [p[1] for p in positions if p[0] - x0 < band]
-    return (max(ys) - y0) if ys else 0.0
+    ys = positions[positions[:, 0] - x0 < band, 1]
+    return float(ys.max() - y0) if len(ys) else 0.0
 
 
 def plot(path, a, h0, samples):
@@ -100,30 +83,35 @@ def main():
     ap.add_argument("--plot", default=None, help="a PNG of the front and the residual height against time")
     ap.add_argument("--every", type=int, default=6, help="ticks between samples for --plot")
     a = ap.parse_args()
-    s = a.server.rstrip("/")
+    c = fluidclient.Client(a.server, token=a.token)
+    try:
+        run(c, a)
+    except fluidclient.FluidError as e:
+        sys.exit("%s: %s" % (a.server, e))
 
-    call(s, "POST", "/api/pause", {}, a.token)  # paused first, so the scene loads at tick 0 and waits
-    scene = call(s, "POST", "/api/scene", {"name": "dam_break", "particles": a.particles}, a.token)
-    start, _ = particles(s)
-    x0 = min(p[0] for p in start)
-    y0 = min(p[1] for p in start)
+
+def run(c, a):
+    c.pause()  # paused first, so the scene loads at tick 0 and waits
+    scene = c.load_scene("dam_break", particles=a.particles)
+    start = c.particles().positions
+    x0, y0 = float(start[:, 0].min()), float(start[:, 1].min())
     width = front(start, x0)  # the column's width a (its front before the collapse)
     band = 0.1 * width
     h0 = residual_height(start, x0, y0, band)
     samples = [(0.0, width, h0)]
+    # the front every --every ticks for --plot, from the stream's frames (within half a step of the world)
     stepped = 0
-    while stepped < a.ticks:  # at most 1000 steps per request
-        n = min(1000 if not a.plot else a.every, a.ticks - stepped)
-        call(s, "POST", "/api/step", {"steps": n}, a.token)
-        stepped += n
-        if a.plot:
-            pos, _ = particles(s)
-            t = call(s, "GET", "/api/stats")["sim_time"]
-            samples.append((t, front(pos, x0), residual_height(pos, x0, y0, band)))
-    pos, tick = particles(s)
-    stats = call(s, "GET", "/api/stats")
+    with c.stream() if a.plot else contextlib.nullcontext() as s:
+        while stepped < a.ticks:  # at most 1000 steps per request
+            stepped = c.step(min(a.every if a.plot else 1000, a.ticks - stepped))["tick"]
+            if a.plot:
+                f = s.wait_tick(stepped)
+                samples.append((f.sim_time, front(f.positions, x0), residual_height(f.positions, x0, y0, band)))
+    p = c.particles()
+    stats = c.get_stats()
     t = stats["sim_time"]
-    x = front(pos, x0)
+    x = front(p.positions, x0)
+    tick = p.tick
     g = 9.81
     print("scene %s, %d particles, solver %s" % (scene["scene"], scene["particles"], stats["solver"]))
     print("column width a = %.3f m" % width)

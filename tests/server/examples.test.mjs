@@ -10,6 +10,9 @@ import { join } from 'node:path';
 import { startServer, stopAll, ROOT, childEnv } from './lib.mjs';
 
 const run = promisify(execFile);
+// Debian's python3, with python3-numpy (the client's) and python3-matplotlib; a pyenv or venv python3 first on
+// PATH may have neither
+const PY = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 after(async () => { await stopAll(); });
 
 function parse(out) {
@@ -18,9 +21,9 @@ function parse(out) {
   return { ticks: +m[1], t: +m[2], x: +m[3], xa: +m[4], T: +m[5] };
 }
 
-test('examples/dam_break_front.py and .sh run the experiment through REST and agree', async (t) => {
+test('examples/dam_break_front.py (on the Python client) and .sh run the experiment through REST and agree', async (t) => {
   const s = await startServer(['--particles', '3000']);
-  const py = await run('python3', [join(ROOT, 'examples', 'dam_break_front.py'), '--server', s.base, '--ticks', '120'],
+  const py = await run(PY, [join(ROOT, 'examples', 'dam_break_front.py'), '--server', s.base, '--ticks', '120'],
     { timeout: 120000, env: childEnv() });
   t.diagnostic(py.stdout.trim());
   const a = parse(py.stdout);
@@ -38,7 +41,7 @@ test('examples/dam_break_front.py and .sh run the experiment through REST and ag
 test('the dam-break example draws the front and the residual height beside Martin & Moyce (PNG); export_series writes a .pvd series', async (t) => {
   const s = await startServer(['--particles', '3000']);
   const dir = mkdtempSync(join(tmpdir(), 'fluid-examples-'));
-  const py = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3'; // Debian's, with python3-matplotlib
+  const py = PY;
   const png = join(dir, 'front.png');
   const r = await run(py, [join(ROOT, 'examples', 'dam_break_front.py'), '--server', s.base, '--ticks', '60', '--plot', png],
     { timeout: 180000, env: childEnv() });

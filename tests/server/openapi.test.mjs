@@ -20,6 +20,13 @@ test('openapi.json validates against the OpenAPI 3.0 schema', async () => {
   assert.equal(v.version, '3.0');
 });
 
+test('every operation has an operationId, snake_case and unique (the Python client has a method of that name)', () => {
+  const ids = Object.values(spec.paths).flatMap((ops) => Object.values(ops).map((o) => o.operationId));
+  assert.ok(ids.length >= 20, `${ids.length} operations`);
+  for (const id of ids) assert.match(String(id), /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/, `operationId ${id}`);
+  assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
+});
+
 test('every path and method in openapi.json is served (no 404/405)', async () => {
   let n = 0;
   for (const [path, ops] of Object.entries(spec.paths)) {

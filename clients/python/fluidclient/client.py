@@ -1,0 +1,376 @@
+"""client.py - the REST side of the fluid server, one method per operation
+of protocol/openapi.json (each named by its operationId), plus
+`particles()` (the whole world as NumPy arrays through the binary PLY
+export) and `stream()` (the WebSocket stream, stream.py)."""
+import http.client
+import json
+import re
+import time
+from urllib.parse import quote, urlencode, urlsplit
+
+import numpy as np
+
+from .errors import FluidError
+
+__all__ = ["Client", "Particles"]
+
+# PROTOCOL.md, REST API: the PLY export's vertex, packed little-endian
+# (x y z vx vy vz float, material uchar, temperature float, id uint).
+PLY_VERTEX = np.dtype([("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("vx", "<f4"), ("vy", "<f4"), ("vz", "<f4"),
+                       ("material", "u1"), ("temperature", "<f4"), ("id", "<u4")])
+_PLY_PROPS = [("float", "x"), ("float", "y"), ("float", "z"), ("float", "vx"), ("float", "vy"), ("float", "vz"),
+              ("uchar", "material"), ("float", "temperature"), ("uint", "id")]
+
+
+class Particles:
+    """The whole world at one tick, in id order: ``positions`` (n x 3,
+    float32, metres), ``velocities`` (n x 3, float32, m/s), ``ids`` (uint32),
+    ``materials`` (uint8, indices into ``Client.list_materials()``),
+    ``temperatures`` (float32, deg C), and ``tick``."""
+
+    __slots__ = ("tick", "ids", "positions", "velocities", "materials", "temperatures")
+
+    def __init__(self, tick, ids, positions, velocities, materials, temperatures):
+        self.tick, self.ids, self.positions, self.velocities = tick, ids, positions, velocities
+        self.materials, self.temperatures = materials, temperatures
+
+    def __len__(self):
+        return len(self.ids)
+
+    def __repr__(self):
+        return "Particles(tick=%r, n=%d)" % (self.tick, len(self.ids))
+
+
+def parse_ply(data):
+    """The server's binary PLY export as a structured NumPy array (PLY_VERTEX);
+    raises ValueError when the file is not that layout."""
+    end = data.find(b"end_header\n")
+    if not data.startswith(b"ply\n") or end < 0:
+        raise ValueError("not a PLY file (no 'ply' line or no end_header)")
+    head = data[:end].decode("ascii", "replace").split("\n")
+    if "format binary_little_endian 1.0" not in head:
+        raise ValueError("a PLY file that is not binary little-endian")
+    count, props = None, []
+    for line in head:
+        w = line.split()
+        if w[:2] == ["element", "vertex"]:
+            count = int(w[2])
+        elif w[:1] == ["property"] and count is not None:
+            props.append((w[1], w[2]))
+    if props != _PLY_PROPS or count is None:
+        raise ValueError("a PLY vertex layout this client does not know: %r" % props)
+    body = memoryview(data)[end + len(b"end_header\n"):]
+    if len(body) != count * PLY_VERTEX.itemsize:
+        raise ValueError("PLY body of %d bytes for %d vertices of %d" % (len(body), count, PLY_VERTEX.itemsize))
+    return np.frombuffer(body, dtype=PLY_VERTEX, count=count)
+
+
+class Client:
+    """A fluid server's REST API and stream.
+
+    url: the server, e.g. ``"http://127.0.0.1:8080"``; token: the server's
+    ``--token`` (sent as ``Authorization: Bearer``), or None; room: a room's
+    name: every ``/api/...`` path becomes ``/api/rooms/{room}/...`` (and the
+    stream connects to ``/rooms/{room}``), or None for the server's world.
+    timeout: seconds a request may wait for an answer.
+
+    Every method raises FluidError (status, code, message) when the server
+    refuses.  A Client keeps one HTTP connection and is not shared between
+    threads (make one per thread)."""
+
+    def __init__(self, url="http://127.0.0.1:8080", token=None, room=None, timeout=60.0):
+        u = urlsplit(url)
+        if u.scheme not in ("http", "https") or not u.hostname:
+            raise ValueError("the server's URL starts with http:// or https://, not %r" % url)
+        self.url = url.rstrip("/")
+        self.token = token
+        self.room = room
+        self.timeout = timeout
+        self._scheme, self._host, self._port = u.scheme, u.hostname, u.port or (443 if u.scheme == "https" else 80)
+        self._conn = None
+
+    # -- transport -------------------------------------------------------------
+    def _path(self, path):
+        if self.room is not None and path.startswith("/api/"):
+            return "/api/rooms/%s/%s" % (quote(self.room, safe=""), path[5:])
+        return path
+
+    def _connection(self):
+        if self._conn is None:
+            cls = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
+            self._conn = cls(self._host, self._port, timeout=self.timeout)
+        return self._conn
+
+    def close(self):
+        """Closes the HTTP connection (the next request opens another)."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def request(self, method, path, body=None, query=None, content_type="application/json", accept=None):
+        """One request; returns (status, headers, body bytes) of a 2xx answer,
+        raises FluidError for any other.  body: a dict (sent as JSON) or bytes."""
+        path = self._path(path)
+        if query:
+            q = {k: v for k, v in query.items() if v is not None}
+            if q:
+                path += "?" + urlencode(q)
+        headers = {}
+        data = None
+        if body is not None:
+            data = body if isinstance(body, (bytes, bytearray)) else json.dumps(body).encode()
+            headers["Content-Type"] = content_type
+        elif method != "GET":
+            data = b""
+        if data is not None:
+            headers["Content-Length"] = str(len(data))
+        if accept:
+            headers["Accept"] = accept
+        if self.token:
+            headers["Authorization"] = "Bearer " + self.token
+        for attempt in (0, 1):
+            conn = self._connection()
+            fresh = conn.sock is None
+            try:
+                conn.request(method, path, body=data, headers=headers)
+                r = conn.getresponse()
+                payload = r.read()
+                break
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                self.close()
+                if fresh or attempt:  # only a kept-alive connection the server closed meanwhile is retried
+                    raise
+        if r.will_close:
+            self.close()
+        if r.status // 100 != 2:
+            raise _error(r.status, r.getheader("Content-Type") or "", payload, r.getheader("Retry-After"))
+        return r.status, r, payload
+
+    def _json(self, method, path, body=None, query=None):
+        _, _, payload = self.request(method, path, body, query)
+        return json.loads(payload)
+
+    # -- operations of protocol/openapi.json (method name = operationId) --------
+    def list_endpoints(self) -> dict:
+        """GET /api: ``{"endpoints": [...], "spec"}``, every route this server answers."""
+        return self._json("GET", "/api")
+
+    def health(self) -> dict:
+        """GET /api/health: ``{"ok": true}`` while the server runs."""
+        return self._json("GET", "/api/health")
+
+    def get_stats(self) -> dict:
+        """GET /api/stats: tick, sim_time, particles, scene, solver, paused and
+        the simulation's and network's counters (PROTOCOL.md, REST API)."""
+        return self._json("GET", "/api/stats")
+
+    def list_scenes(self) -> dict:
+        """GET /api/scenes: ``{"current", "scenes": [{"name", "doc", "default_particles", "solver"}]}``."""
+        return self._json("GET", "/api/scenes")
+
+    def load_scene(self, name: str, particles: int = None, solver: str = None) -> dict:
+        """POST /api/scene: resets the world to scene ``name`` (``particles``:
+        0 or None for the scene's default; ``solver``: None for the scene's
+        own).  Returns ``{"ok", "scene", "solver", "particles", "tick"}``."""
+        return self._json("POST", "/api/scene", _fields(name=name, particles=particles, solver=solver))
+
+    def list_materials(self) -> dict:
+        """GET /api/materials: every material with its live parameters and their ranges."""
+        return self._json("GET", "/api/materials")
+
+    def set_material_params(self, name: str, params: dict = None, **more) -> dict:
+        """PATCH /api/materials/{name}: sets parameters of material ``name``,
+        all or nothing (``params`` and/or keywords: parameter -> value)."""
+        body = dict(params or {}, **more)
+        return self._json("PATCH", "/api/materials/" + quote(name, safe=""), body)
+
+    def pause(self) -> dict:
+        """POST /api/pause: stops stepping; ``{"ok", "paused", "tick"}``."""
+        return self._json("POST", "/api/pause")
+
+    def resume(self) -> dict:
+        """POST /api/resume: resumes stepping; ``{"ok", "paused", "tick"}``."""
+        return self._json("POST", "/api/resume")
+
+    def step(self, steps: int = None) -> dict:
+        """POST /api/step: while paused, runs ``steps`` steps (1..1000, default
+        1) and answers once they ran: ``{"ok", "steps", "tick"}``; 409 while running."""
+        return self._json("POST", "/api/step", _fields(steps=steps))
+
+    def push(self, point, radius: float, strength: float, direction) -> dict:
+        """POST /api/push: adds ``strength * dir * (1 - (r/radius)^2)`` m/s to
+        the velocity of the particles within ``radius`` m of ``point``
+        (``direction``: a non-zero 3-vector).  ``{"ok", "touched", "tick"}``."""
+        return self._json("POST", "/api/push", _fields(point=_vec(point), radius=radius, strength=strength,
+                                                       direction=_vec(direction)))
+
+    def set_emitter(self, slot: int, enabled: bool = None, pos=None, direction=None, speed: float = None,
+                    radius: float = None, rate: float = None, cap: int = None, material: str = None) -> dict:
+        """POST /api/emitter: defines emitter ``slot`` (0..7: pos, direction,
+        speed m/s, radius m, rate particles/s, optional cap and material) or
+        just switches it (``enabled`` alone).  ``{"ok", "slot", "tick"}``."""
+        return self._json("POST", "/api/emitter", _fields(slot=slot, enabled=enabled, pos=_vec(pos),
+                                                          direction=_vec(direction), speed=speed, radius=radius,
+                                                          rate=rate, cap=cap, material=material))
+
+    def get_particles(self, offset: int = None, limit: int = None, format: str = None):
+        """GET /api/particles: a JSON page (``offset``, ``limit`` 1..10000) as a
+        dict, or with ``format`` ``"ply"``, ``"vtp"``, ``"vtu"`` or ``"csv"``
+        the whole world as that file's bytes.  ``particles()`` gives NumPy arrays."""
+        _, _, payload = self.request("GET", "/api/particles",
+                                     query={"offset": offset, "limit": limit, "format": format})
+        return json.loads(payload) if format in (None, "json") else payload
+
+    def list_bodies(self) -> dict:
+        """GET /api/bodies: ``{"tick", "bodies": [...]}``, every rigid body."""
+        return self._json("GET", "/api/bodies")
+
+    def create_body(self, shape: str, size, pos, rot=None, vel=None, ang_vel=None, density: float = None,
+                    friction: float = None, static: bool = None) -> dict:
+        """POST /api/bodies: adds a rigid body (``shape`` sphere, box or
+        capsule; ``size`` [3], ``pos`` [3]; optional ``rot`` [w, x, y, z],
+        ``vel``, ``ang_vel``, ``density`` kg/m^3, ``friction``, ``static``).
+        ``{"ok", "id", "tick"}``."""
+        return self._json("POST", "/api/bodies", _fields(shape=shape, size=_vec(size), pos=_vec(pos), rot=_vec(rot),
+                                                         vel=_vec(vel), ang_vel=_vec(ang_vel), density=density,
+                                                         friction=friction, static=static))
+
+    def delete_body(self, id: int) -> dict:
+        """DELETE /api/bodies/{id}: removes body ``id`` (404 unknown, 409 held)."""
+        return self._json("DELETE", "/api/bodies/%d" % int(id))
+
+    def apply_body_impulse(self, id: int, point, impulse) -> dict:
+        """POST /api/bodies/{id}/impulse: an impulse (N s, 3-vector) at a world point."""
+        return self._json("POST", "/api/bodies/%d/impulse" % int(id), {"point": _vec(point), "impulse": _vec(impulse)})
+
+    def list_clients(self) -> dict:
+        """GET /api/clients: the WebSocket clients connected and their counters."""
+        return self._json("GET", "/api/clients")
+
+    def list_solvers(self) -> dict:
+        """GET /api/solvers: ``{"solver": current, "solvers": [{"name", "doc", "params"}]}``."""
+        return self._json("GET", "/api/solvers")
+
+    def set_solver(self, name: str) -> dict:
+        """POST /api/solver: switches the solver (``clavet``, ``unified``,
+        ``mps``), keeping the particles.  ``{"ok", "solver", "tick"}``."""
+        return self._json("POST", "/api/solver", {"name": name})
+
+    def heat(self, point, radius: float, rate: float, duration: float = None) -> dict:
+        """POST /api/heat: heats (``rate`` > 0 K/s) or cools the particles
+        within ``radius`` m of ``point`` for ``duration`` s (default 0.25)."""
+        return self._json("POST", "/api/heat", _fields(point=_vec(point), radius=radius, rate=rate,
+                                                       duration=duration))
+
+    def get_snapshot(self) -> bytes:
+        """GET /api/snapshot: the whole world as the server's msgpack snapshot
+        document (bytes; ``restore_snapshot`` takes it back)."""
+        return self.request("GET", "/api/snapshot")[2]
+
+    def restore_snapshot(self, document: bytes) -> dict:
+        """POST /api/snapshot: restores a document ``get_snapshot`` returned.
+        ``{"ok", "scene", "solver", "particles", "tick"}``."""
+        _, _, payload = self.request("POST", "/api/snapshot", bytes(document), content_type="application/msgpack")
+        return json.loads(payload)
+
+    def get_metrics(self) -> str:
+        """GET /metrics: the Prometheus text exposition."""
+        return self.request("GET", "/metrics")[2].decode("utf-8")
+
+    def set_heater(self, slot: int, enabled: bool = None, kind: str = None, point=None, radius: float = None,
+                   rate: float = None, temperature: float = None) -> dict:
+        """POST /api/heater: defines fixed heat source ``slot`` (0..3: ``kind``
+        ``"floor"`` with radius, rate, temperature, or ``"sphere"`` with point,
+        radius, rate) or just switches it (``enabled`` alone)."""
+        return self._json("POST", "/api/heater", _fields(slot=slot, enabled=enabled, kind=kind, point=_vec(point),
+                                                         radius=radius, rate=rate, temperature=temperature))
+
+    def list_recordings(self, offset: int = None, limit: int = None) -> dict:
+        """GET /api/recordings: the recording running, the recordings' disk,
+        and a page of every recording in the folder."""
+        return self._json("GET", "/api/recordings", query={"offset": offset, "limit": limit})
+
+    def start_recording(self, name: str = None, max_mb: float = None, max_seconds: float = None) -> dict:
+        """POST /api/recordings: starts recording the stream (answered once
+        its first frame is on disk): ``{"ok", "tick", "name"}``."""
+        return self._json("POST", "/api/recordings", _fields(name=name, max_mb=max_mb, max_seconds=max_seconds))
+
+    def stop_recording(self) -> dict:
+        """POST /api/recordings/stop: stops the recording running."""
+        return self._json("POST", "/api/recordings/stop")
+
+    def get_recording_file(self, name: str) -> bytes:
+        """GET /api/recordings/{name}: one file of a recording, ``name`` being
+        ``"REC/index.json"`` or ``"REC/seg-000001.fsrec"`` (bytes)."""
+        return self.request("GET", "/api/recordings/" + quote(name, safe="/"))[2]
+
+    # -- beyond the operations ----------------------------------------------------
+    def particles(self, wait: float = 60.0) -> Particles:
+        """The whole world as NumPy arrays in one request, through the binary
+        PLY export (``GET /api/particles?format=ply``: 33 bytes a particle,
+        read with one ``np.frombuffer``).  Exports are bounded per party
+        (429/503 with Retry-After): this waits as told, for at most ``wait`` s."""
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                _, r, payload = self.request("GET", "/api/particles", query={"format": "ply"})
+                break
+            except FluidError as e:
+                if e.status not in (429, 503) or time.monotonic() + (e.retry_after or 1) > deadline:
+                    raise
+                time.sleep(e.retry_after or 1)
+        v = parse_ply(payload)
+        m = re.search(r'particles-(\d+)\.ply', r.getheader("Content-Disposition") or "")
+        tick = int(m.group(1)) if m else None
+        if len(v) > 1 and not np.all(v["id"][1:] > v["id"][:-1]):
+            v = v[np.argsort(v["id"], kind="stable")]
+        pos = np.empty((len(v), 3), dtype=np.float32)
+        vel = np.empty((len(v), 3), dtype=np.float32)
+        for a, (p, q) in enumerate((("x", "vx"), ("y", "vy"), ("z", "vz"))):
+            pos[:, a], vel[:, a] = v[p], v[q]
+        return Particles(tick, v["id"].copy(), pos, vel, v["material"].copy(), v["temperature"].copy())
+
+    def stream(self, timeout: float = 60.0, max_pending: int = 64):
+        """Opens the WebSocket stream (authenticated with the token) and
+        returns a Stream: iterate it for decoded frames; it sends commands
+        (push, grab, set_param, ...) and waits for their replies."""
+        from .stream import Stream
+        return Stream(self, timeout=timeout, max_pending=max_pending)
+
+    def ws_url(self) -> str:
+        """The stream's URL (ws:// or wss://)."""
+        scheme = "wss" if self._scheme == "https" else "ws"
+        path = "/" if self.room is None else "/rooms/%s" % quote(self.room, safe="")
+        return "%s://%s:%d%s" % (scheme, self._host, self._port, path)
+
+
+def _fields(**kw):
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+def _vec(v):
+    if v is None:
+        return None
+    return [float(x) for x in (v.tolist() if hasattr(v, "tolist") else v)]
+
+
+def _error(status, ctype, payload, retry_after):
+    ra = None
+    if retry_after:
+        try:
+            ra = float(retry_after)
+        except ValueError:
+            pass
+    if ctype.startswith("application/json"):
+        try:
+            j = json.loads(payload)
+            return FluidError.from_status(status, j.get("error", ""), j.get("code"), ra)
+        except (ValueError, AttributeError):
+            pass
+    return FluidError.from_status(status, payload[:500].decode("utf-8", "replace"), None, ra)

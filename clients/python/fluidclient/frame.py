@@ -1,0 +1,70 @@
+"""frame.py - one decoded frame of the stream or of a recording
+(PROTOCOL.md, "frame" and "Frame payload, version 2")."""
+import numpy as np
+
+from ._codec import Decoder, DecodeError
+
+__all__ = ["Frame", "FrameDecoder"]
+
+
+class Frame:
+    """The world as one frame carries it.
+
+    tick, sim_time (simulated s), seq (the frame's number), key (a keyframe),
+    paused, n; ids (uint32, increasing), positions (n x 3 float32, metres:
+    origin + q * step, within step / 2 of the server's on each axis),
+    materials (uint8 indices into hello["materials"]), temperatures (float32
+    deg C, whole degrees: -40 + byte), temperature_bytes (uint8);
+    velocities: None (a frame carries no velocities: ``Client.particles()``
+    has them); bodies and cursors (lists of dicts, as the message has them);
+    step (metres), origin (3), levels (3): the quantization grid; bounds."""
+
+    __slots__ = ("tick", "sim_time", "seq", "key", "paused", "n", "ids", "positions", "velocities", "materials",
+                 "temperatures", "temperature_bytes", "bodies", "cursors", "step", "origin", "levels", "bounds")
+
+    def __repr__(self):
+        return "Frame(tick=%d, seq=%d, n=%d, key=%s, step=%.3g)" % (self.tick, self.seq, self.n, self.key, self.step)
+
+
+class FrameDecoder:
+    """Decodes frame messages (dicts from msgpack) in order: a decoder sized
+    by hello["capacity"], reset at every hello."""
+
+    def __init__(self, capacity):
+        self.capacity = int(capacity)
+        self._dec = Decoder(self.capacity)
+
+    def hello(self, hello):
+        cap = int(hello.get("capacity", self.capacity))
+        if cap != self.capacity:
+            self._dec.close()
+            self._dec = Decoder(cap)
+            self.capacity = cap
+        else:
+            self._dec.reset()
+
+    def reset(self):
+        self._dec.reset()
+
+    def decode(self, msg):
+        """A Frame from a frame message; raises DecodeError when refused."""
+        data = msg.get("data")
+        if data is None:
+            raise DecodeError("a frame message without data")
+        d = self._dec.decode(data)
+        f = Frame()
+        f.tick = int(msg.get("tick", 0))
+        f.sim_time = float(msg.get("time", 0.0))
+        f.seq = d["seq"]
+        f.key = bool(msg.get("key", False))
+        f.paused = bool(msg.get("paused", False))
+        f.n = d["n"]
+        f.ids, f.positions, f.materials = d["ids"], d["positions"], d["materials"]
+        f.temperature_bytes = d["temperature_bytes"]
+        f.temperatures = d["temperature_bytes"].astype(np.float32) - 40.0
+        f.velocities = None
+        f.bodies = list(msg.get("bodies") or [])
+        f.cursors = list(msg.get("cursors") or [])
+        f.step, f.origin, f.levels = d["step"], d["origin"], d["levels"]
+        f.bounds = list(msg.get("bounds") or [])
+        return f

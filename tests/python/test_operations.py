@@ -1,0 +1,121 @@
+"""test_operations.py - every operation of protocol/openapi.json has a
+Client method of its operationId's name (documented with its method and
+path), and every one is called through the client against a live server,
+checking what it answers; refusals raise FluidError with the status and code
+of PROTOCOL.md's table."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import fluidclient
+from conftest import ROOT
+
+SPEC = json.load(open(os.path.join(ROOT, "protocol", "openapi.json")))
+OPS = [(m.upper(), p, o.get("operationId")) for p, ops in SPEC["paths"].items() for m, o in ops.items()]
+
+
+def test_every_operation_has_a_method_of_its_operation_id():
+    assert len(OPS) >= 20
+    missing = [(m, p, oid) for m, p, oid in OPS if not oid or not callable(getattr(fluidclient.Client, oid, None))]
+    assert missing == [], "operations without a Client method: %r" % missing
+    for m, p, oid in OPS:
+        doc = getattr(fluidclient.Client, oid).__doc__ or ""
+        assert doc.startswith("%s %s" % (m, p)), "%s's docstring names %s %s first: %r" % (oid, m, p, doc[:60])
+
+
+class Tracking(fluidclient.Client):
+    """A Client that notes which operations were called."""
+
+    called = set()
+
+    def __getattribute__(self, name):
+        if name in {oid for _, _, oid in OPS}:
+            Tracking.called.add(name)
+        return super().__getattribute__(name)
+
+
+def test_every_operation_through_the_client(server):
+    c = Tracking(server.url)
+    assert c.health() == {"ok": True}
+    listed = c.list_endpoints()["endpoints"]
+    assert len(listed) == len(OPS)
+    assert c.pause()["paused"] is True
+    scenes = c.list_scenes()
+    assert "dam_break" in [s["name"] for s in scenes["scenes"]]
+    r = c.load_scene("dam_break", particles=2000)
+    assert (r["scene"], r["particles"]) == ("dam_break", 2000)
+    assert c.get_stats()["particles"] == 2000
+    mats = c.list_materials()["materials"]
+    assert mats[0]["name"] == "water"
+    stiff = mats[0]["params"]["stiffness"]
+    r = c.set_material_params("water", stiffness=stiff["min"])
+    assert r["params"]["stiffness"] == pytest.approx(stiff["min"])
+    r = c.step(3)
+    assert r["steps"] == 3
+    tick = r["tick"]
+    page = c.get_particles(offset=0, limit=10)
+    assert (page["count"], page["total"], page["tick"]) == (10, 2000, tick)
+    ply = c.get_particles(format="ply")
+    assert ply.startswith(b"ply\n") and len(fluidclient.parse_ply(ply)) == 2000
+    p = c.particles()
+    assert (len(p), p.tick) == (2000, tick)
+    full = c.get_particles(offset=0, limit=2000)
+    np.testing.assert_array_equal(p.ids, full["ids"])
+    np.testing.assert_allclose(p.positions, np.array(full["positions"], dtype=np.float32), atol=1e-6)
+    assert c.push([0.5, 0.3, 0.3], 0.3, 1.0, [1, 0, 0])["touched"] > 0
+    assert c.heat([0.5, 0.1, 0.3], 0.2, 50.0, duration=0.5)["ok"] is True
+    assert c.set_heater(0, kind="floor", radius=0.1, rate=1.0, temperature=80.0)["slot"] == 0
+    assert c.set_heater(0, enabled=False)["slot"] == 0
+    assert c.set_emitter(1, pos=[0.3, 0.8, 0.3], direction=[1, 0, 0], speed=1.0, radius=0.05, rate=100)["slot"] == 1
+    assert c.set_emitter(1, enabled=False)["slot"] == 1
+    body = c.create_body("box", [0.05, 0.05, 0.05], [0.3, 0.6, 0.3])["id"]
+    assert [b["id"] for b in c.list_bodies()["bodies"]] == [body]
+    assert c.apply_body_impulse(body, [0.3, 0.6, 0.3], [0, 0.1, 0])["id"] == body
+    assert c.delete_body(body)["id"] == body
+    assert c.list_bodies()["bodies"] == []
+    solvers = c.list_solvers()
+    other = [s["name"] for s in solvers["solvers"] if s["name"] != solvers["solver"]][0]
+    assert c.set_solver(other)["solver"] == other
+    assert c.list_clients()["count"] == 0
+    assert "fluid_tick" in c.get_metrics()
+    doc = c.get_snapshot()
+    assert doc[:1] in (b"\x8a", b"\x8b", b"\xde")  # a msgpack map
+    c.step(5)
+    r = c.restore_snapshot(doc)
+    assert (r["particles"], r["tick"]) == (2000, tick)
+    assert c.get_stats()["tick"] == tick
+    assert c.start_recording(name="ops-rec")["name"] == "ops-rec"
+    c.step(2)
+    c.stop_recording()
+    recs = c.list_recordings()
+    assert [r["name"] for r in recs["recordings"]] == ["ops-rec"]
+    index = json.loads(c.get_recording_file("ops-rec/index.json"))
+    seg = c.get_recording_file("ops-rec/" + index["segments"][0]["file"])
+    assert seg.startswith(b"FSREC\x00\x01\x00")
+    assert c.resume()["paused"] is False
+    assert sorted(Tracking.called) == sorted(oid for _, _, oid in OPS)
+
+
+def test_refusals_raise_fluid_error_with_status_and_code(server):
+    c = fluidclient.Client(server.url)
+    with pytest.raises(fluidclient.FluidError) as e:
+        c.load_scene("no_such_scene")
+    assert (e.value.status, e.value.code) == (404, "not_found")
+    assert "no_such_scene" in e.value.message
+    with pytest.raises(fluidclient.FluidError) as e:
+        c.push([0, 0, 0], 1000.0, 1.0, [1, 0, 0])
+    assert (e.value.status, e.value.code) == (400, "bad_request")
+    c.resume()
+    with pytest.raises(fluidclient.FluidError) as e:
+        c.step(1)
+    assert (e.value.status, e.value.code) == (409, "conflict")
+
+
+def test_a_room_prefixes_every_api_path():
+    c = fluidclient.Client("http://127.0.0.1:1", room="lab-1")
+    assert c._path("/api/stats") == "/api/rooms/lab-1/stats"
+    assert c._path("/api/bodies/3/impulse") == "/api/rooms/lab-1/bodies/3/impulse"
+    assert c._path("/metrics") == "/metrics"
+    assert fluidclient.Client("http://127.0.0.1:1")._path("/api/stats") == "/api/stats"
