@@ -21,6 +21,10 @@
 #define ROOMS_PREFIX "/rooms"
 #define ROOMS_PREFIX_LEN 6
 
+const char *const rest_rooms_routes[REST_ROOMS_ROUTES] = {
+    "GET /api/rooms", "POST /api/rooms", "GET /api/rooms/{name}", "PATCH /api/rooms/{name}", "DELETE /api/rooms/{name}",
+};
+
 /* ---- The prefix ---------------------------------------------------------------- */
 
 bool rest_rooms_split(net *n, http_req *r) {

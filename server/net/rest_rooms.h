@@ -13,6 +13,10 @@
 #include "net_internal.h"
 #include "room_keeper.h"
 
+/* The rooms' own routes, as GET /api lists them. */
+#define REST_ROOMS_ROUTES 5
+extern const char *const rest_rooms_routes[REST_ROOMS_ROUTES];
+
 /* Takes the room out of r->path: sets r->room (a user of its view) and
  * leaves the path the plain routes know, or marks r a rooms request
  * (rooms_op).  False when it answered r already (no such room, a bad name). */

@@ -11,6 +11,7 @@
 #include "hub.h"
 #include "net_internal.h"
 #include "net_room.h"
+#include "rest_rooms.h"
 #include "rest_route.h"
 #include "ws_client.h"
 #include "wire.h"
@@ -60,6 +61,7 @@ cJSON *rest_index_json(void) {
         snprintf(e, sizeof e, "%s %s%s", rest_method_name(r->method), r->path, r->query ? r->query : "");
         cJSON_AddItemToArray(a, cJSON_CreateString(e));
     }
+    for (int i = 0; i < REST_ROOMS_ROUTES; i++) cJSON_AddItemToArray(a, cJSON_CreateString(rest_rooms_routes[i]));
     cJSON_AddStringToObject(j, "spec", "protocol/openapi.json");
     return j;
 }

@@ -25,7 +25,7 @@ class Server:
     """A fluid-server child on 127.0.0.1 with a port of its own; a
     recordings folder and a web root in a temporary folder."""
 
-    def __init__(self, args=(), env=None):
+    def __init__(self, args=(), env=None, records=True):
         self.dir = tempfile.mkdtemp(prefix="fluid-pytest-")
         self.web = os.path.join(self.dir, "web")
         self.records = os.path.join(self.dir, "rec")
@@ -34,8 +34,9 @@ class Server:
             f.write("<!doctype html><title>fluid</title>\n")
         self.log = open(os.path.join(self.dir, "server.log"), "w+")
         e = dict(os.environ, FLUID_STEP_BUDGET="0", **(env or {}))
-        self.proc = subprocess.Popen([SERVER, "--port", "0", "--bind", "127.0.0.1", "--web-root", self.web,
-                                      "--record-dir", self.records] + list(args),
+        files = ["--record-dir", self.records] if records else []  # (a server keeping files has no other rooms)
+        self.proc = subprocess.Popen([SERVER, "--port", "0", "--bind", "127.0.0.1", "--web-root", self.web]
+                                     + files + list(args),
                                      stdout=self.log, stderr=subprocess.STDOUT, env=e)
         deadline = time.monotonic() + WAIT
         while True:
@@ -75,5 +76,13 @@ def server():
 def dam20k():
     """The 20k dam break (its own size), for the stream's tests."""
     s = Server(["--scene", "dam_break"])
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def rooms_server():
+    """A server that may hold rooms (it keeps no files)."""
+    s = Server(["--particles", "2000"], records=False)
     yield s
     s.stop()

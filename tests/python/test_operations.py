@@ -95,6 +95,14 @@ def test_every_operation_through_the_client(server):
     seg = c.get_recording_file("ops-rec/" + index["segments"][0]["file"])
     assert seg.startswith(b"FSREC\x00\x01\x00")
     assert c.resume()["paused"] is False
+    # the rooms: this server keeps recordings, so it holds its default room only
+    assert [r["name"] for r in c.list_rooms()] == ["default"]
+    assert c.get_room("default")["particles"] == 2000
+    assert c.update_room("default", "player")["public_role"] == "player"
+    for call in (lambda: c.create_room("lab"), lambda: c.delete_room("default")):
+        with pytest.raises(fluidclient.FluidError) as e:
+            call()
+        assert (e.value.status, e.value.code) == (409, "conflict")
     assert sorted(Tracking.called) == sorted(oid for _, _, oid in OPS)
 
 
@@ -119,3 +127,24 @@ def test_a_room_prefixes_every_api_path():
     assert c._path("/api/bodies/3/impulse") == "/api/rooms/lab-1/bodies/3/impulse"
     assert c._path("/metrics") == "/metrics"
     assert fluidclient.Client("http://127.0.0.1:1")._path("/api/stats") == "/api/stats"
+
+
+def test_a_room_made_through_the_client_is_a_world_of_its_own(rooms_server):
+    admin = fluidclient.Client(rooms_server.url)
+    made = admin.create_room("py-lab", scene="drop", particles=1500)
+    assert (made["name"], made["url"], made["scene"]) == ("py-lab", "/r/py-lab/", "drop")
+    lab = fluidclient.Client(rooms_server.url, room="py-lab")
+    st = lab.get_stats()
+    assert (st["room"], st["scene"]) == ("py-lab", "drop")
+    assert admin.get_stats()["room"] == "default"
+    assert lab.pause()["paused"] is True
+    assert admin.get_stats()["paused"] is False, "pausing the room left the default room running"
+    with lab.stream() as s:
+        assert s.hello["room"] == "py-lab"
+        f = next(iter(s))
+        assert len(f.ids) == st["particles"]
+    assert len(lab.particles()) == st["particles"]
+    assert admin.delete_room("py-lab") == {"ok": True, "name": "py-lab"}
+    with pytest.raises(fluidclient.FluidError) as e:
+        lab.get_stats()
+    assert (e.value.status, e.value.code) == (404, "not_found")

@@ -71,7 +71,7 @@ class Client:
     url: the server, e.g. ``"http://127.0.0.1:8080"``; token: the server's
     ``--token`` (sent as ``Authorization: Bearer``), or None; room: a room's
     name: every ``/api/...`` path becomes ``/api/rooms/{room}/...`` (and the
-    stream connects to ``/rooms/{room}``), or None for the server's world.
+    stream connects to ``/r/{room}/``), or None for the server's default room.
     timeout: seconds a request may wait for an answer.
 
     Every method raises FluidError (status, code, message) when the server
@@ -113,10 +113,14 @@ class Client:
     def __exit__(self, *exc):
         self.close()
 
-    def request(self, method, path, body=None, query=None, content_type="application/json", accept=None):
+    def request(self, method, path, body=None, query=None, content_type="application/json", accept=None,
+                scoped=True):
         """One request; returns (status, headers, body bytes) of a 2xx answer,
-        raises FluidError for any other.  body: a dict (sent as JSON) or bytes."""
-        path = self._path(path)
+        raises FluidError for any other.  body: a dict (sent as JSON) or bytes.
+        scoped: a path of this client's room (False: the server's own, as
+        the rooms' routes are)."""
+        if scoped:
+            path = self._path(path)
         if query:
             q = {k: v for k, v in query.items() if v is not None}
             if q:
@@ -152,8 +156,8 @@ class Client:
             raise _error(r.status, r.getheader("Content-Type") or "", payload, r.getheader("Retry-After"))
         return r.status, r, payload
 
-    def _json(self, method, path, body=None, query=None):
-        _, _, payload = self.request(method, path, body, query)
+    def _json(self, method, path, body=None, query=None, scoped=True):
+        _, _, payload = self.request(method, path, body, query, scoped=scoped)
         return json.loads(payload)
 
     # -- operations of protocol/openapi.json (method name = operationId) --------
@@ -310,6 +314,35 @@ class Client:
         ``"REC/index.json"`` or ``"REC/seg-000001.fsrec"`` (bytes)."""
         return self.request("GET", "/api/recordings/" + quote(name, safe="/"))[2]
 
+    # the rooms themselves: their paths are the server's, whatever self.room
+    def list_rooms(self) -> list:
+        """GET /api/rooms: the rooms of this server, each ``{"name", "url",
+        "public_role", "scene", "solver", "particles", "tick",
+        "realtime_ratio", "paused", "clients", "state"}``."""
+        return self._json("GET", "/api/rooms", scoped=False)["rooms"]
+
+    def create_room(self, name: str, scene: str = None, particles: int = None, public_role: str = None) -> dict:
+        """POST /api/rooms: makes room ``name`` (1 to 31 of a-z, 0-9, '-')
+        with its first ``scene`` of ``particles`` (None: the server's) and its
+        ``public_role`` (None: player); answers the room once it runs.
+        ``Client(url, room=name)`` then speaks to it."""
+        body = _fields(name=name, scene=scene, particles=particles, public_role=public_role)
+        return self._json("POST", "/api/rooms", body, scoped=False)
+
+    def get_room(self, name: str) -> dict:
+        """GET /api/rooms/{name}: one room (404 when none of that name is listed)."""
+        return self._json("GET", "/api/rooms/" + quote(name, safe=""), scoped=False)
+
+    def update_room(self, name: str, public_role: str) -> dict:
+        """PATCH /api/rooms/{name}: sets the room's ``public_role`` (viewer,
+        player, editor or owner); answers the room."""
+        return self._json("PATCH", "/api/rooms/" + quote(name, safe=""), {"public_role": public_role}, scoped=False)
+
+    def delete_room(self, name: str) -> dict:
+        """DELETE /api/rooms/{name}: ends the room; its viewers are closed
+        with the reason (code 4004) and its name is free (409 for default)."""
+        return self._json("DELETE", "/api/rooms/" + quote(name, safe=""), scoped=False)
+
     # -- beyond the operations ----------------------------------------------------
     def particles(self, wait: float = 60.0) -> Particles:
         """The whole world as NumPy arrays in one request, through the binary
@@ -346,7 +379,7 @@ class Client:
     def ws_url(self) -> str:
         """The stream's URL (ws:// or wss://)."""
         scheme = "wss" if self._scheme == "https" else "ws"
-        path = "/" if self.room is None else "/rooms/%s" % quote(self.room, safe="")
+        path = "/" if self.room is None else "/r/%s/" % quote(self.room, safe="")
         return "%s://%s:%d%s" % (scheme, self._host, self._port, path)
 
 
