@@ -20,6 +20,7 @@
 #include "queue.h"
 #include "room_keeper.h"
 #include "rooms.h"
+#include "secret.h"
 
 #define CMD_QUEUE_CAP 1024
 
@@ -80,6 +81,31 @@ static void announce(const srv_config *cfg, net *n, hub *h) {
     fflush(stdout);
 }
 
+/* The key of the rooms' invites: --secret-file, else secret.key in
+ * --data-dir (made at first start), else a random one for this run.  Its
+ * bytes are never logged. */
+static int load_secret(const srv_config *cfg, net *n, char *err, size_t errlen) {
+    secret_key key;
+    bool created = false;
+    int rc = cfg->secret_file[0] ? secret_read_file(cfg->secret_file, &key, err, errlen)
+             : cfg->data_dir[0]  ? secret_load_or_create(cfg->data_dir, &key, &created, err, errlen)
+                                 : secret_random(&key, err, errlen);
+    if (rc) return -1;
+    net_set_secret(n, &key);
+    memset(&key, 0, sizeof key);
+    if (cfg->secret_file[0])
+        log_info("invites: signed with the key in %s", cfg->secret_file);
+    else if (cfg->data_dir[0])
+        log_info("invites: signed with %s/%s%s", cfg->data_dir, SECRET_FILE, created ? " (made now)" : "");
+    else
+        log_info("invites: signed with a random key for this run (give --secret-file or --data-dir to keep them "
+                 "valid across restarts)");
+    if (!cfg->token[0])
+        log_info("roles: no --token, so every caller administrates every room (one person on loopback; give "
+                 "--token to give others the rooms' public roles and invites)");
+    return 0;
+}
+
 int main(int argc, char **argv) {
     srv_config cfg;
     config_defaults(&cfg);
@@ -134,6 +160,10 @@ int main(int argc, char **argv) {
         goto out;
     }
     net_set_keeper(n, keeper);
+    if (load_secret(&cfg, n, err, sizeof err)) {
+        log_error("%s", err);
+        goto out;
+    }
     if (cfg.nats[0] && !(b = bus_create(&cfg, h, q, relay_id, err, sizeof err))) {
         log_error("%s", err);
         goto out;

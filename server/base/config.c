@@ -40,7 +40,12 @@ static const struct opt {
      "several cores (0: the default, one band per 65536 particles; 1: never)"},
     {"max-clients", "FLUID_MAX_CLIENTS", OT_INT, O(max_clients), 1, 1024, "most WebSocket clients at once"},
     {"web-root", "FLUID_WEB_ROOT", OT_STR, O(web_root), 0, 0, "directory served at / (static files)"},
-    {"token", "FLUID_TOKEN", OT_STR, O(token), 0, 0, "if set, mutating requests need 'Authorization: Bearer TOKEN'"},
+    {"token", "FLUID_TOKEN", OT_STR, O(token), 0, 0,
+     "the administrator's token ('Authorization: Bearer TOKEN', ?token=): every room and making rooms; with it, a "
+     "connection without it has its room's public role or its invite's (without it every caller is administrator)"},
+    {"secret-file", "FLUID_SECRET_FILE", OT_STR, O(secret_file), 0, 0,
+     "the key that signs invites (32 to 1024 bytes, mode 0600); default: secret.key in --data-dir, made at first "
+     "start, else a random key for this run"},
     {"allow-origin", "FLUID_ALLOW_ORIGIN", OT_STR, O(allow_origin), 0, 0,
      "comma-separated browser origins, besides this server's own, allowed to open the stream and change the world "
      "('*': any)"},

@@ -22,7 +22,8 @@ typedef struct srv_config {
     int frame_bands; /* 0: the codec's split (bands past 65536 particles), 1: none, K: K bands */
     int max_clients;
     char web_root[1024];
-    char token[128];        /* empty: no token required */
+    char token[128];        /* the administrator's; empty: every caller is administrator */
+    char secret_file[1024]; /* the invites' signing key (base/secret.h); empty: see --secret-file */
     char allow_origin[512]; /* extra browser origins allowed to connect and change the world; "*": any */
     int threads;            /* sim worker threads, including the sim thread (at most CONFIG_MAX_THREADS) */
     int substeps;           /* simulation steps per tick (each of 1/(tick_hz * substeps) s) */

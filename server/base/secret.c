@@ -160,3 +160,13 @@ int secret_load_or_create(const char *dir, secret_key *out, bool *created, char 
     }
     return secret_read_file(path, out, err, errlen);
 }
+
+int secret_random(secret_key *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    if (random_bytes(out->bytes, SECRET_NEW)) {
+        snprintf(err, errlen, "secret: getrandom: %s", strerror(errno));
+        return -1;
+    }
+    out->len = SECRET_NEW;
+    return 0;
+}

@@ -38,6 +38,10 @@ int secret_read_file(const char *path, secret_key *out, char *err, size_t errlen
  * err. */
 int secret_load_or_create(const char *dir, secret_key *out, bool *created, char *err, size_t errlen);
 
+/* SECRET_NEW bytes of getrandom(2), kept nowhere: for a server with neither a
+ * secret file nor a data folder (its invites end with it).  0, or -1 with err. */
+int secret_random(secret_key *out, char *err, size_t errlen);
+
 /* Overwrites the key's bytes (in a way the compiler does not drop). */
 void secret_wipe(secret_key *k);
 

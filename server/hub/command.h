@@ -102,6 +102,9 @@ typedef struct cmd {
     uint32_t rid;          /* the request id the client chose (0: none) */
     char sid[CMD_SID_LEN]; /* the page's session id ("": none): (sid, rid) names a command across retries */
     uint64_t arrival_ns;   /* CLOCK_MONOTONIC when the network thread accepted it */
+    /* the role (roles.h) the edge established for the connection it came
+     * through; the sim node checks it against the command's (apply.c) */
+    uint8_t role;
     union {
         struct {
             float point[3], dir[3], radius, strength;
@@ -159,7 +162,7 @@ typedef struct cmd {
             int format; /* export_format (wire/export.h): 0 JSON pages; else the whole world as a file */
         } particles;
         struct {
-            char token[128];
+            char token[512]; /* the server's token, or an invite (wire/invite.h) */
         } auth;
         struct {
             int shape; /* fs_shape */

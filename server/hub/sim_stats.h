@@ -30,7 +30,8 @@ typedef struct sim_stats {
     uint64_t frames_skipped; /* frames not coded: the encoder thread was still coding the one before */
     double handoff_ms;       /* the sim thread's cost of a frame: copying it for the encoder thread */
     uint64_t commands_applied, commands_failed;
-    uint64_t commands_duplicate;                       /* retried commands answered from memory, not applied again */
+    uint64_t commands_forbidden; /* refused: the connection's role does not allow them (apply.c) */
+    uint64_t commands_duplicate; /* retried commands answered from memory, not applied again */
     double cmd_to_frame_ms_last, cmd_to_frame_ms_mean; /* command arrival -> frame published */
     uint64_t nonfinite_repaired, escapes_clamped, emitted, drained;
     uint64_t lists_full; /* MPS: particle sub-steps whose neighbour list was full */

@@ -13,6 +13,7 @@
 #include "apply_record.h"
 #include "persist.h"
 #include "publish.h"
+#include "roles.h"
 
 /* Who a broadcast names as the author: the WebSocket client, or 0 for REST. */
 static uint32_t by_of(const cmd *c) {
@@ -418,7 +419,25 @@ static bool answered_before(sim_thread *s, const cmd *c) {
     return true;
 }
 
+/* The role check, where every command is applied whichever edge it came
+ * through (PROTOCOL.md, "Rooms and roles"): a command its connection's role
+ * does not allow changes nothing and is answered forbidden, naming the role
+ * it needs. */
+static bool allowed(sim_thread *s, const cmd *c) {
+    if ((unsigned)c->kind >= CMD_KIND_COUNT || role_commands[c->kind].internal) return true;
+    role need = role_needed_for_command(c->kind);
+    if (role_allows((role)c->role, need)) return true;
+    char why[160];
+    role_refusal(why, sizeof why, cmd_kind_name(c->kind), need, (role)c->role);
+    cmd_reply r = sim_reply_to(s, c);
+    cmd_reply_refuse(&r, RC_FORBIDDEN, why);
+    sim_reply_post(s, &r);
+    s->stats.commands_forbidden++;
+    return false;
+}
+
 void sim_apply(sim_thread *s, const cmd *c) {
+    if (!allowed(s, c)) return;
     if (answered_before(s, c)) return;
     if (cmd_kind_mutates(c->kind) && (!s->earliest_unshown_ns || c->arrival_ns < s->earliest_unshown_ns))
         s->earliest_unshown_ns = c->arrival_ns;

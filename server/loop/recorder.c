@@ -303,7 +303,7 @@ static bool open_segment(recorder *r, const frameset *fs, double t, uint64_t tic
     world_info wi;
     hub_get_info(r->hub, &wi);
     /* only the default room may record (rooms.c: the only one with files) */
-    msg_buf *hello = wire_encode_hello(&wi, r->st, 0, ROOM_DEFAULT);
+    msg_buf *hello = wire_encode_hello(&wi, r->st, 0, ROOM_DEFAULT, "viewer"); /* a replay only watches */
     bool ok = hello && put(r, REC_HEADER, hello->data, hello->len);
     msg_buf_unref(hello);
     fc_held_reset(&r->held);

@@ -7,9 +7,11 @@
 #include <stdbool.h>
 
 #include "command.h"
+#include "roles.h"
 
 typedef struct net net;             /* net_internal.h */
 typedef struct cmd_queue cmd_queue; /* queue.h */
+typedef struct net_room net_room;   /* net_room.h */
 
 /* Stamps the arrival time and pushes c onto a room's queue (internal: a
  * command the network thread makes itself, which may use the reserved room). */
@@ -19,5 +21,14 @@ bool net_token_ok(const net *n, const char *token);
 /* A request without an Origin header (not a browser), from this server's own
  * origin, or from one in --allow-origin. */
 bool net_origin_ok(const net *n, struct lws *wsi);
+
+/* The role of a connection or request without a credential in room v now:
+ * administrator on a server without --token (one person on loopback), else
+ * the room's public role. */
+role net_public_role(const net *n, const net_room *v);
+/* The role a credential (len bytes: the server's token, or an invite of
+ * room v, wire/invite.h) grants in v: 0 and *out, or -1 with why (cap bytes:
+ * "unauthorized: " and the reason). */
+int net_grant(const net *n, const net_room *v, const char *cred, size_t len, role *out, char *why, size_t cap);
 
 #endif

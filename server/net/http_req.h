@@ -40,9 +40,13 @@ struct http_req {
     struct lws *wsi;
     struct http_req *next;
     net_room *room; /* the room addressed (a user of its view while the request lasts) */
-    bool rooms_op;  /* /api/rooms or /api/rooms/{name} itself (rest_rooms.c); rooms_name: which */
+    uint8_t role;   /* its role there (roles.h): its credential's, else the room's public role */
+    bool granted;   /* a credential gave the role */
+    bool rooms_op;  /* /api/rooms, /api/rooms/{name} or one of its actions (rest_rooms.c); rooms_name: which */
     char rooms_name[ROOM_NAME_CAP];
-    uint32_t id; /* without CMD_REST_BIT */
+    int rooms_action;      /* rest_rooms.c: 0 the room itself, or invites, rotate-key, a client's kick */
+    uint32_t rooms_client; /* the client of a kick */
+    uint32_t id;           /* without CMD_REST_BIT */
     bool active, linked, waiting, ready, headers_sent, close_after;
     int method;
     char path[160];

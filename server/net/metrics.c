@@ -156,6 +156,9 @@ char *rest_metrics_text(const net *n, size_t *len) {
         mt_printf(&t, "fluid_commands_total{kind=\"%s\",result=\"failed\"} %llu\n", cmd_kind_name((cmd_kind)k),
                   (unsigned long long)s.cmd_failed[k]);
     }
+    mt_one(&t, "fluid_commands_forbidden_total", "counter",
+           "Commands refused by the simulation because the connection's role does not allow them.",
+           (double)s.commands_forbidden);
     mt_one(&t, "fluid_commands_duplicate_total", "counter",
            "Retried commands (a session and request id seen before) answered without applying them again.",
            (double)s.commands_duplicate);

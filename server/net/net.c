@@ -53,6 +53,10 @@ void net_set_relay(net *n, uint32_t relay_id) {
     n->next_client_id = relay_id << CMD_RELAY_SHIFT;
 }
 
+void net_set_secret(net *n, const secret_key *k) {
+    n->secret = *k;
+}
+
 void net_set_keeper(net *n, room_keeper *k) {
     n->keeper = k;
 }
@@ -136,7 +140,9 @@ net *net_create(const srv_config *cfg, const wire_static *st, rooms *dir, room *
     info.user = n;
     info.vhost_name = "fluid";
     info.server_string = "fluid-server";
-    info.max_http_header_data = 4096;
+    /* the headers of one request: an invite of up to INVITE_MAX_TOKEN bytes
+     * (and one past it, refused with a reason) fits beside the others */
+    info.max_http_header_data = 8192;
     info.retry_and_idle_policy = &n->retry;
     info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
     if (config_tls(cfg)) {
@@ -200,6 +206,7 @@ void net_destroy(net *n) {
     if (!n) return;
     rest_abandon_all(n);
     lws_context_destroy(n->ctx); /* closes every connection (CLOSED frees per-client state) */
+    memset(&n->secret, 0, sizeof n->secret);
     n->ctx = NULL;
     /* every view, with the replies nobody will read */
     for (int i = 0; i < n->nrooms; i++) net_room_free(n->room[i]);

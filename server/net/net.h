@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "config.h"
+#include "secret.h"
 #include "wire.h" /* wire_static */
 
 typedef struct net net;
@@ -21,6 +22,8 @@ net *net_create(const srv_config *cfg, const wire_static *st, rooms *dir, room *
 /* The thread that opens rooms for POST /api/rooms (a sim node's; a relay
  * has none and refuses it).  Before net_run. */
 void net_set_keeper(net *n, room_keeper *k);
+/* The key that signs and checks the rooms' invites (copied).  Before net_run. */
+void net_set_secret(net *n, const secret_key *k);
 /* Makes this network thread a relay's (before it runs): its clients' ids
  * carry relay_id, their messages go to the bus thread (hub_forward), REST
  * writes are refused, and hellos wait for the sim node's description. */

@@ -15,6 +15,7 @@
 #include "hub.h" /* HUB_BCAST_RING */
 #include "msgbuf.h"
 #include "rest_budget.h"
+#include "secret.h"
 #include "wire.h"
 
 typedef struct net net;             /* defined below */
@@ -36,6 +37,7 @@ struct net {
     const srv_config *cfg;
     const wire_static *st;
     rooms *dir;                    /* the directory of rooms (rooms.h) */
+    secret_key secret;             /* signs and checks the rooms' invites (net_set_secret) */
     room_keeper *keeper;           /* opens and reaps rooms off this thread (room_keeper.h); NULL on a relay */
     net_room *home;                /* the default room's view: the plain routes and / */
     net_room *room[NET_ROOMS_MAX]; /* every view held, home among them */

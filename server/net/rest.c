@@ -28,6 +28,7 @@
 #include "rest_recordings.h"
 #include "rest_rooms.h"
 #include "rest_views.h"
+#include "roles.h"
 #include "room_page.h"
 #include "wire.h"
 
@@ -102,7 +103,8 @@ static void cancel_heavy(net *n, http_req *r) {
 
 /* Returns true when the command was queued (an answer will follow). */
 static bool submit(net *n, http_req *r, cmd *c) {
-    if (cmd_kind_mutates(c->kind) && rest_refuse_unauthorized(n, r)) return false;
+    if (cmd_kind_mutates(c->kind) && rest_refuse_origin(n, r)) return false;
+    c->role = r->role; /* checked where it is applied (apply.c) */
     bool payload = c->kind == CMD_GET_PARTICLES || c->kind == CMD_GET_BODIES || c->kind == CMD_GET_SNAPSHOT ||
                    c->kind == CMD_RESTORE;
     if (n->relay_id && payload) {
@@ -189,6 +191,20 @@ static void route_snapshot(net *n, http_req *r) {
 }
 
 /* ---- Routing ---------------------------------------------------------------- */
+
+/* The role table's row for the route r asks for (roles.c; a room's routes
+ * have their own checks, rest_rooms.c): a role below it is refused here,
+ * on the headers.  Commands are checked again where they are applied. */
+static bool refuse_route_role(net *n, http_req *r) {
+    if (r->rooms_op) return false;
+    const char *pattern = rest_route_pattern(r->method == HM_HEAD ? HM_GET : r->method, r->path, r->metrics);
+    role need;
+    if (!pattern || role_needed_for_route(rest_method_name(r->method == HM_HEAD ? HM_GET : r->method), pattern, &need))
+        return false; /* no such route: routing answers 404 or 405 */
+    char action[96];
+    snprintf(action, sizeof action, "%s %s", rest_method_name(r->method), pattern);
+    return rest_refuse_role(n, r, need, action);
+}
 
 /* lws_get_urlarg_by_name for rest_translate. */
 static const char *query_arg(void *wsi, const char *name, char *buf, int len) {
@@ -568,7 +584,8 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
         size_t pl = strlen(r->path);
         if (pl > 1 && r->path[pl - 1] == '/') r->path[pl - 1] = 0; /* /api/stats/ == /api/stats */
         r->method = method_of(wsi);
-        if (!rest_rooms_split(n, r)) { /* answered: no such room */
+        if (!rest_rooms_split(n, r) || !rest_grant(n, r) || refuse_route_role(n, r)) {
+            /* answered: no such room, a refused credential, a role too low (before any body is read) */
             r->close_after = r->method == HM_POST || r->method == HM_PATCH || r->method == HM_PUT;
             return 0;
         }
@@ -595,10 +612,10 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
                 return 0;
             }
             if (want > 0) {
-                /* Every body-carrying route changes the world: the token
-                 * (and origin) are checked on the headers, before any of
-                 * the body is read or any memory is set aside for it. */
-                if (rest_refuse_unauthorized(n, r)) {
+                /* Every body-carrying route changes the world: the origin
+                 * is checked on the headers (the role was, above), before
+                 * any of the body is read or any memory is set aside for it. */
+                if (rest_refuse_origin(n, r)) {
                     r->close_after = true;
                     return 0;
                 }

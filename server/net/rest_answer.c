@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "access.h"
+#include "invite.h"
+#include "roles.h"
 #include "log.h"
 
 /* ---- Responses ------------------------------------------------------------- */
@@ -83,26 +85,50 @@ void rest_respond_error(net *n, http_req *r, reply_code code, const char *fmt, .
 
 /* ---- Checks and waits ----------------------------------------------------------- */
 
-/* A request that would change the world from another site's page, or
- * without the token: answers forbidden / unauthorized and returns true.  Only headers are
- * read, so a body is refused before it is received. */
-bool rest_refuse_unauthorized(net *n, http_req *r) {
-    if (!net_origin_ok(n, r->wsi)) {
-        n->origin_refused++;
-        rest_respond_error(n, r, RC_FORBIDDEN,
-                           "forbidden: requests from another site's page may not change the world "
-                           "(see --allow-origin)");
+/* A request that would change a world from another site's page: answers
+ * forbidden and returns true.  Only headers are read, so a body is refused
+ * before it is received. */
+bool rest_refuse_origin(net *n, http_req *r) {
+    if (net_origin_ok(n, r->wsi)) return false;
+    n->origin_refused++;
+    rest_respond_error(n, r, RC_FORBIDDEN,
+                       "forbidden: requests from another site's page may not change the world "
+                       "(see --allow-origin)");
+    return true;
+}
+
+bool rest_grant(net *n, http_req *r) {
+    char buf[INVITE_MAX_TOKEN + 16];
+    int l = lws_hdr_copy(r->wsi, buf, sizeof buf, WSI_TOKEN_HTTP_AUTHORIZATION);
+    if (l < 0 || (l == 0 && lws_hdr_total_length(r->wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0)) {
+        rest_respond_error(n, r, RC_UNAUTHORIZED, "unauthorized: a credential is at most %d bytes", INVITE_MAX_TOKEN);
+        return false;
+    }
+    if (l == 0) { /* no credential: the room's public role */
+        r->role = (uint8_t)net_public_role(n, r->room);
         return true;
     }
-    if (n->cfg->token[0]) {
-        char buf[200];
-        int l = lws_hdr_copy(r->wsi, buf, sizeof buf, WSI_TOKEN_HTTP_AUTHORIZATION);
-        if (l <= 7 || strncmp(buf, "Bearer ", 7) || !net_token_ok(n, buf + 7)) {
-            rest_respond_error(n, r, RC_UNAUTHORIZED, "unauthorized: send 'Authorization: Bearer <token>'");
-            return true;
-        }
+    char why[200];
+    role got;
+    if (l <= 7 || strncmp(buf, "Bearer ", 7)) {
+        rest_respond_error(n, r, RC_UNAUTHORIZED, "unauthorized: send 'Authorization: Bearer <token or invite>'");
+        return false;
     }
-    return false;
+    if (net_grant(n, r->room, buf + 7, (size_t)l - 7, &got, why, sizeof why)) {
+        rest_respond_error(n, r, RC_UNAUTHORIZED, "%s", why);
+        return false;
+    }
+    r->role = (uint8_t)got;
+    r->granted = true;
+    return true;
+}
+
+bool rest_refuse_role(net *n, http_req *r, role need, const char *action) {
+    if (role_allows((role)r->role, need)) return false;
+    char why[200];
+    role_refusal(why, sizeof why, action, need, (role)r->role);
+    rest_respond_error(n, r, RC_FORBIDDEN, "%s", why);
+    return true;
 }
 
 void rest_wait(net *n, http_req *r) {

@@ -14,6 +14,7 @@
 #include "msgbuf.h"
 #include "net_internal.h"
 #include "reply_code.h"
+#include "roles.h"
 
 /* Answers r with text (taken, malloc'd, NUL-terminated; NULL: empty). */
 void rest_respond_text(net *n, http_req *r, int status, char *text);
@@ -29,9 +30,16 @@ void rest_respond_json(net *n, http_req *r, int status, cJSON *j);
  * caller set it). */
 void rest_respond_error(net *n, http_req *r, reply_code code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/* A request that would change the world from another site's page, or
- * without the token: answers forbidden / unauthorized and returns true. */
-bool rest_refuse_unauthorized(net *n, http_req *r);
+/* A request that would change a world from another site's page: answers
+ * forbidden and returns true (headers only: before any body is read). */
+bool rest_refuse_origin(net *n, http_req *r);
+/* Sets r->role from its credential (Authorization: Bearer, the server's
+ * token or an invite of r->room), or the room's public role without one.
+ * False when it answered r: a credential that is wrong or refused (401). */
+bool rest_grant(net *n, http_req *r);
+/* A request whose role is below need: answers forbidden naming the role
+ * needed ("'POST /api/pause' needs the editor role; ...") and returns true. */
+bool rest_refuse_role(net *n, http_req *r, role need, const char *action);
 /* r waits for an answer that another thread will post (a reply, a room
  * opened): on the pending list, with the answer timeout armed. */
 void rest_wait(net *n, http_req *r);

@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hub.h"
+#include "invite.h"
 #include "log.h"
 #include "net_room.h"
 #include "rest_answer.h"
@@ -22,10 +24,35 @@
 #define ROOMS_PREFIX_LEN 6
 
 const char *const rest_rooms_routes[REST_ROOMS_ROUTES] = {
-    "GET /api/rooms", "POST /api/rooms", "GET /api/rooms/{name}", "PATCH /api/rooms/{name}", "DELETE /api/rooms/{name}",
+    "GET /api/rooms",
+    "POST /api/rooms",
+    "GET /api/rooms/{name}",
+    "PATCH /api/rooms/{name}",
+    "DELETE /api/rooms/{name}",
+    "POST /api/rooms/{name}/invites",
+    "POST /api/rooms/{name}/rotate-key",
+    "POST /api/rooms/{name}/clients/{id}/kick",
 };
 
 /* ---- The prefix ---------------------------------------------------------------- */
+
+/* What a room's path past its name asks for: one of the room's own actions,
+ * or (ACT_NONE) a plain route of the room. */
+enum { ACT_NONE, ACT_INVITES, ACT_ROTATE, ACT_KICK };
+
+static int action_of(const char *rest, uint32_t *client) {
+    if (!strcmp(rest, "/invites")) return ACT_INVITES;
+    if (!strcmp(rest, "/rotate-key")) return ACT_ROTATE;
+    const char *p = rest;
+    if (strncmp(p, "/clients/", 9)) return ACT_NONE;
+    p += 9;
+    uint64_t id = 0;
+    const char *d = p;
+    while (*p >= '0' && *p <= '9' && id <= UINT32_MAX) id = id * 10 + (uint64_t)(*p++ - '0');
+    if (p == d || p - d > 10 || id == 0 || id > UINT32_MAX || strcmp(p, "/kick")) return ACT_NONE;
+    *client = (uint32_t)id;
+    return ACT_KICK;
+}
 
 bool rest_rooms_split(net *n, http_req *r) {
     const char *p = r->path;
@@ -52,8 +79,13 @@ bool rest_rooms_split(net *n, http_req *r) {
     }
     memcpy(r->rooms_name, name, nl);
     r->rooms_name[nl] = 0;
-    if (!end) { /* /rooms/{name} */
+    if (!end) { /* /rooms/{name}: the room's own role decides (an owner's invite is for it) */
         r->rooms_op = true;
+        net_room *v = net_room_find(n, r->rooms_name);
+        if (v) {
+            net_room_release(n, r->room);
+            r->room = v;
+        }
         return true;
     }
     net_room *v = net_room_find(n, r->rooms_name);
@@ -63,6 +95,10 @@ bool rest_rooms_split(net *n, http_req *r) {
     }
     net_room_release(n, r->room);
     r->room = v;
+    if ((r->rooms_action = action_of(end, &r->rooms_client)) != ACT_NONE) {
+        r->rooms_op = true;
+        return true;
+    }
     memmove(r->path, end, strlen(end) + 1); /* /rooms/{name}/stats -> /stats */
     return true;
 }
@@ -180,7 +216,7 @@ static bool parse_create(const net *n, const cJSON *j, room_def *d, char *why, s
 }
 
 static void create_room(net *n, http_req *r) {
-    if (rest_refuse_unauthorized(n, r)) return;
+    if (rest_refuse_origin(n, r) || rest_refuse_role(n, r, ROLE_ADMIN, "POST /api/rooms")) return;
     if (!n->keeper) {
         rest_respond_error(n, r, RC_NOT_IMPLEMENTED, "this is a relay: rooms are made on the sim node");
         return;
@@ -256,7 +292,7 @@ static void close_clients(net_room *v, const char *reason) {
 /* ---- Change, delete ------------------------------------------------------------------ */
 
 static void patch_room(net *n, http_req *r) {
-    if (rest_refuse_unauthorized(n, r)) return;
+    if (rest_refuse_origin(n, r) || rest_refuse_role(n, r, ROLE_OWNER, "PATCH /api/rooms/{room}")) return;
     cJSON *j = r->body_len ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
     const cJSON *pr = cJSON_GetObjectItemCaseSensitive(j, "public_role");
     role want;
@@ -283,7 +319,7 @@ static void patch_room(net *n, http_req *r) {
 }
 
 static void delete_room(net *n, http_req *r) {
-    if (rest_refuse_unauthorized(n, r)) return;
+    if (rest_refuse_origin(n, r) || rest_refuse_role(n, r, ROLE_OWNER, "DELETE /api/rooms/{room}")) return;
     if (!strcmp(r->rooms_name, ROOM_DEFAULT)) {
         rest_respond_error(n, r, RC_CONFLICT, "the default room cannot be deleted (the plain routes address it)");
         return;
@@ -304,7 +340,102 @@ static void delete_room(net *n, http_req *r) {
     rest_respond_json(n, r, 200, j);
 }
 
+/* ---- Invites, keys, kicks ---------------------------------------------------------- */
+
+#define INVITE_TTL_DEFAULT_S 86400
+
+/* POST /api/rooms/{name}/invites {"role", "ttl_s"?}: a signed invite and its link. */
+static void make_invite(net *n, http_req *r) {
+    if (rest_refuse_origin(n, r) || rest_refuse_role(n, r, ROLE_OWNER, "POST /api/rooms/{room}/invites")) return;
+    cJSON *j = r->body_len ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
+    const cJSON *jr = cJSON_GetObjectItemCaseSensitive(j, "role"), *jt = cJSON_GetObjectItemCaseSensitive(j, "ttl_s");
+    role want;
+    int fields = cJSON_GetArraySize(j);
+    bool ok = cJSON_IsObject(j) && cJSON_IsString(jr) && !role_parse(jr->valuestring, strlen(jr->valuestring), &want) &&
+              want <= ROLE_OWNER &&
+              (!jt || (cJSON_IsNumber(jt) && jt->valuedouble >= 1 && jt->valuedouble <= (double)INVITE_MAX_TTL_S)) &&
+              fields == 1 + (jt != NULL);
+    int64_t ttl = jt && cJSON_IsNumber(jt) ? (int64_t)jt->valuedouble : INVITE_TTL_DEFAULT_S;
+    cJSON_Delete(j);
+    if (!ok) {
+        rest_respond_error(n, r, RC_BAD_REQUEST,
+                           "send {\"role\": \"viewer\" | \"player\" | \"editor\" | \"owner\", \"ttl_s\": 1 to %ld "
+                           "(default %d)}",
+                           (long)INVITE_MAX_TTL_S, INVITE_TTL_DEFAULT_S);
+        return;
+    }
+    secret_key key;
+    invite_room_key(&n->secret, r->room->name, room_key_generation(r->room->room), &key);
+    char token[1024], err[160];
+    int64_t now = (int64_t)time(NULL);
+    int rc = invite_sign(&key, r->room->name, want, ttl, now, token, sizeof token, err, sizeof err);
+    memset(&key, 0, sizeof key);
+    if (rc) {
+        rest_respond_error(n, r, RC_INTERNAL, "%s", err);
+        return;
+    }
+    char url[1100];
+    snprintf(url, sizeof url, "/r/%s/?invite=%s", r->room->name, token);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "token", token);
+    cJSON_AddStringToObject(o, "url", url);
+    cJSON_AddStringToObject(o, "room", r->room->name);
+    cJSON_AddStringToObject(o, "role", role_name(want));
+    cJSON_AddNumberToObject(o, "exp", (double)(now + ttl));
+    rest_respond_json(n, r, 201, o);
+}
+
+/* POST /api/rooms/{name}/rotate-key: every earlier invite of the room stops
+ * verifying (connections already admitted keep their role). */
+static void rotate_key(net *n, http_req *r) {
+    if (rest_refuse_origin(n, r) || rest_refuse_role(n, r, ROLE_OWNER, "POST /api/rooms/{room}/rotate-key")) return;
+    unsigned gen = room_rotate_key(r->room->room);
+    log_info("rooms: '%s': invite key rotated (generation %u)", r->room->name, gen);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "ok", true);
+    cJSON_AddNumberToObject(o, "generation", gen);
+    rest_respond_json(n, r, 200, o);
+}
+
+/* POST /api/rooms/{name}/clients/{id}/kick: that connection is closed with
+ * NET_CLOSE_KICKED and a reason its page shows. */
+static void kick(net *n, http_req *r) {
+    if (rest_refuse_origin(n, r) || rest_refuse_role(n, r, ROLE_OWNER, "POST /api/rooms/{room}/clients/{id}/kick"))
+        return;
+    ws_client *c = ws_find_client(r->room, r->rooms_client);
+    if (!c || c->close_reason[0]) {
+        rest_respond_error(n, r, RC_NOT_FOUND, "no client %u in room '%s' (GET /api/rooms/%s/clients lists them)",
+                           (unsigned)r->rooms_client, r->room->name, r->room->name);
+        return;
+    }
+    snprintf(c->close_reason, sizeof c->close_reason, "kicked by the owner of room '%s'", r->room->name);
+    c->close_code = NET_CLOSE_KICKED;
+    lws_callback_on_writable(c->wsi);
+    log_info("rooms: '%s': client %u kicked", r->room->name, (unsigned)c->id);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "ok", true);
+    cJSON_AddNumberToObject(o, "client", c->id);
+    rest_respond_json(n, r, 200, o);
+}
+
+static void room_action(net *n, http_req *r) {
+    if (r->method != HM_POST) {
+        rest_respond_error(n, r, RC_METHOD_NOT_ALLOWED, "this takes POST");
+        return;
+    }
+    if (r->rooms_action == ACT_INVITES)
+        make_invite(n, r);
+    else if (r->rooms_action == ACT_ROTATE)
+        rotate_key(n, r);
+    else
+        kick(n, r);
+}
+
 void rest_rooms_route(net *n, http_req *r) {
+    if (r->rooms_action != ACT_NONE) {
+        room_action(n, r);
+        return;
+    }
     if (!r->rooms_name[0]) {
         if (r->method == HM_GET || r->method == HM_HEAD)
             list_rooms(n, r);

@@ -1,7 +1,9 @@
 /* rest_rooms.h - the rooms over REST: every route also answers under
  * /api/rooms/{name}/... for that room (the plain /api/... routes address the
  * default room), and the rooms themselves: GET and POST /api/rooms (list,
- * create), GET, PATCH and DELETE /api/rooms/{name}.  A room is made off this
+ * create), GET, PATCH and DELETE /api/rooms/{name}, and a room's invites,
+ * key rotation and kicks (POST /api/rooms/{name}/invites, /rotate-key,
+ * /clients/{id}/kick).  A room is made off this
  * thread (room_keeper.h); the POST is answered when it is running.
  * Network thread only. */
 #ifndef SRV_REST_ROOMS_H
@@ -14,7 +16,7 @@
 #include "room_keeper.h"
 
 /* The rooms' own routes, as GET /api lists them. */
-#define REST_ROOMS_ROUTES 5
+#define REST_ROOMS_ROUTES 8
 extern const char *const rest_rooms_routes[REST_ROOMS_ROUTES];
 
 /* Takes the room out of r->path: sets r->room (a user of its view) and

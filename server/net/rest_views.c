@@ -121,6 +121,7 @@ cJSON *rest_stats_json(const net *n, const net_room *v) {
     cJSON_AddNumberToObject(j, "messages_sent", (double)n->messages_sent);
     cJSON_AddNumberToObject(j, "commands_applied", (double)s.commands_applied);
     cJSON_AddNumberToObject(j, "commands_failed", (double)s.commands_failed);
+    cJSON_AddNumberToObject(j, "commands_forbidden", (double)s.commands_forbidden);
     cJSON_AddNumberToObject(j, "commands_duplicate", (double)s.commands_duplicate);
     cJSON_AddNumberToObject(j, "cmd_to_frame_ms", s.cmd_to_frame_ms_mean);
     cJSON_AddNumberToObject(j, "bad_messages", (double)n->bad_messages);

@@ -16,6 +16,7 @@
 #include "access.h"
 #include "clock.h"
 #include "hub.h"
+#include "invite.h"
 #include "log.h"
 #include "net_internal.h"
 #include "net_room.h"
@@ -27,10 +28,16 @@
 
 /* ---- Sending -------------------------------------------------------------- */
 
+/* The role c has now: the one its credential granted, else its room's
+ * public role (which its owner may change while it watches). */
+static role ws_role(const net *n, const ws_client *c) {
+    return c->granted ? (role)c->role : net_public_role(n, c->room);
+}
+
 static msg_buf *encode_hello(net *n, ws_client *c) {
     world_info wi;
     hub_get_info(c->room->hub, &wi);
-    return wire_encode_hello(&wi, n->st, c->id, c->room->name);
+    return wire_encode_hello(&wi, n->st, c->id, c->room->name, role_name(ws_role(n, c)));
 }
 
 /* Chooses the next whole message for c: hello, replies, broadcasts, then
@@ -85,8 +92,8 @@ static int ws_writeable(net *n, ws_client *c) {
         return -1;
     }
     if (c->close_reason[0]) { /* its room was deleted, or never was */
-        lws_close_reason(c->wsi, (enum lws_close_status)NET_CLOSE_ROOM_GONE, (unsigned char *)c->close_reason,
-                         strlen(c->close_reason));
+        lws_close_reason(c->wsi, (enum lws_close_status)(c->close_code ? c->close_code : NET_CLOSE_ROOM_GONE),
+                         (unsigned char *)c->close_reason, strlen(c->close_reason));
         return -1;
     }
     if (c->close_bad && !c->cur && !c->ctl_count) {
@@ -217,9 +224,20 @@ static void ws_message(net *n, ws_client *c) {
         return;
     }
     if (cm.kind == CMD_AUTH) {
-        if (n->cfg->token[0] && !net_token_ok(n, cm.u.auth.token)) {
-            bad_message(n, c, RC_UNAUTHORIZED, cm.rid, "auth", "unauthorized: wrong token");
-            return;
+        if (n->relay_id) { /* a relay checks the server's token itself; the sim node trusts its relays */
+            if (n->cfg->token[0] && !net_token_ok(n, cm.u.auth.token)) {
+                bad_message(n, c, RC_UNAUTHORIZED, cm.rid, "auth", "unauthorized: wrong token");
+                return;
+            }
+        } else {
+            char why[200];
+            role got;
+            if (net_grant(n, c->room, cm.u.auth.token, strlen(cm.u.auth.token), &got, why, sizeof why)) {
+                bad_message(n, c, RC_UNAUTHORIZED, cm.rid, "auth", why);
+                return;
+            }
+            c->granted = true;
+            c->role = (uint8_t)got;
         }
         c->authed = true;
         cmd_reply r;
@@ -230,12 +248,13 @@ static void ws_message(net *n, ws_client *c) {
         ws_ctl_push(n, c, wire_encode_reply(&r));
         return;
     }
-    if (cmd_kind_mutates(cm.kind) && n->cfg->token[0] && !c->authed) {
+    if (n->relay_id && cmd_kind_mutates(cm.kind) && n->cfg->token[0] && !c->authed) {
         ws_reply_error(n, c, RC_UNAUTHORIZED, cm.rid, cmd_kind_name(cm.kind),
                        "unauthorized: this server needs a token (send an auth command or connect with ?token=)");
         return;
     }
     cm.client = c->id;
+    cm.role = (uint8_t)ws_role(n, c); /* checked where it is applied (apply.c) */
     c->commands++;
     if (n->relay_id) {
         /* a relay: the message as the client sent it, to the sim node (which checks it again) */
@@ -277,6 +296,24 @@ static void ws_receive(net *n, ws_client *c, const void *in, size_t len) {
     if (!lws_is_final_fragment(c->wsi) || lws_remaining_packet_payload(c->wsi)) return;
     c->rx_in_msg = false;
     ws_message(n, c);
+}
+
+/* An invite in the upgrade's URL (?invite=, as a room's invite link has
+ * it): the role it grants; a refused one is said to the client after its
+ * hello, and it watches with its room's public role. */
+static void read_client_invite(net *n, struct lws *wsi, ws_client *c) {
+    char buf[INVITE_MAX_TOKEN + 16];
+    const char *v = lws_get_urlarg_by_name(wsi, "invite=", buf, sizeof buf);
+    const char *cred = v ? v : c->url_token[0] ? c->url_token : NULL;
+    if (!cred || n->relay_id) return;
+    char why[200];
+    role got;
+    if (net_grant(n, c->room, cred, strlen(cred), &got, why, sizeof why)) {
+        ws_reply_error(n, c, RC_UNAUTHORIZED, 0, "auth", why);
+        return;
+    }
+    c->granted = true;
+    c->role = (uint8_t)got;
 }
 
 static void read_client_token(struct lws *wsi, ws_client *c) {
@@ -373,6 +410,7 @@ int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, v
         }
         read_client_token(wsi, c);
         c->authed = !n->cfg->token[0] || net_token_ok(n, c->url_token);
+        read_client_invite(n, wsi, c);
         c->next = c->room->clients;
         c->room->clients = c;
         c->linked = true;

@@ -26,6 +26,7 @@ typedef struct net_room net_room; /* net_room.h */
 #define NET_KEY_GAP_NS 1000000000ull        /* at most one keyframe coded for a client a second */
 #define NET_CLOSE_OLD_VERSION 4001          /* close code: the client speaks a retired protocol version */
 #define NET_CLOSE_ROOM_GONE 4004            /* close code: its room was deleted, or never was */
+#define NET_CLOSE_KICKED 4003               /* close code: its room's owner closed it */
 #define NET_CLOSE_QUIET_US 200000           /* before closing a bad client: 200 ms of quiet */
 #define NET_CLOSE_MAX_WAIT_NS 2000000000ull /* but no more than 2 s */
 
@@ -35,8 +36,11 @@ struct ws_client {
     struct ws_client *next;
     net_room *room; /* the room it watches (a user of the view while linked) */
     uint32_t id;
-    char close_reason[96]; /* set: closed with NET_CLOSE_ROOM_GONE and this reason */
+    char close_reason[96]; /* set: closed with close_code (0: NET_CLOSE_ROOM_GONE) and this reason */
+    uint16_t close_code;
     bool linked, authed, reject, hello_pending, rx_paused, close_bad, close_ready;
+    bool granted; /* a credential (the server's token, an invite) gave it role; else its room's public role */
+    uint8_t role; /* roles.h */
     uint64_t close_bad_ns;
     msg_buf *ctl[NET_REPLY_RING]; /* replies and errors, oldest first */
     int ctl_head, ctl_count;

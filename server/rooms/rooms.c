@@ -20,6 +20,7 @@ struct room {
     char name[ROOM_NAME_CAP];
     char folder[sizeof((srv_config *)0)->data_dir + 8 + ROOM_NAME_CAP];
     atomic_int public_role;
+    atomic_uint key_gen; /* its invites' key generation (invite_room_key): rotating moves it on */
     atomic_int refs;
     bool closed;
     bool simulated; /* has a sim thread (fixed when opened) */
@@ -172,6 +173,7 @@ static room_status make_room(rooms *d, const room_def *def, hub_wake_fn *wake, v
     snprintf(r->name, sizeof r->name, "%s", def->name);
     if (dd->cfg->data_dir[0]) snprintf(r->folder, sizeof r->folder, "%s/rooms/%s", dd->cfg->data_dir, def->name);
     atomic_init(&r->public_role, (int)def->public_role);
+    atomic_init(&r->key_gen, 0u);
     atomic_init(&r->refs, 0);
     r->cfg = *dd->cfg;
     if (def->scene) snprintf(r->cfg.scene, sizeof r->cfg.scene, "%s", def->scene);
@@ -309,6 +311,14 @@ cmd_queue *room_queue(room *r) {
 
 role room_public_role(const room *r) {
     return (role)atomic_load(&((room *)r)->public_role);
+}
+
+unsigned room_key_generation(const room *r) {
+    return atomic_load(&((room *)r)->key_gen);
+}
+
+unsigned room_rotate_key(room *r) {
+    return atomic_fetch_add(&r->key_gen, 1) + 1;
 }
 
 int room_set_public_role(room *r, role pr) {

@@ -131,6 +131,11 @@ cmd_queue *room_queue(room *r);
 role room_public_role(const room *r);
 /* viewer to owner; 0, or -1 for another value. */
 int room_set_public_role(room *r, role pr);
+/* The generation of the key its invites are signed with (invite.h,
+ * invite_room_key); rotating moves it on, so every earlier invite of the
+ * room stops verifying.  Returns the new generation.  Any thread. */
+unsigned room_key_generation(const room *r);
+unsigned room_rotate_key(room *r);
 
 /* One listed room, as a value. */
 typedef struct room_entry {

@@ -270,6 +270,13 @@ int invite_verify(const secret_key *key, const char *token, size_t len, const ch
     return 0;
 }
 
+void invite_room_key(const secret_key *server, const char *room, unsigned gen, secret_key *out) {
+    size_t k = server->len < SECRET_MAX - 48 ? server->len : SECRET_MAX - 48;
+    memcpy(out->bytes, server->bytes, k);
+    int w = snprintf((char *)out->bytes + k, SECRET_MAX - k, "\n%.31s\n%u", room, gen);
+    out->len = k + (size_t)(w > 0 ? w : 0);
+}
+
 int invite_sign(const secret_key *key, const char *room, role r, int64_t ttl_s, int64_t now, char *out, size_t cap,
                 char *err, size_t errlen) {
     char why[160];

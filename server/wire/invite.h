@@ -26,6 +26,14 @@
 #define INVITE_SKEW_S 60                /* s: how far in the future `iat` may be (another node's clock) */
 #define INVITE_MAX_TTL_S (366 * 86400L) /* s: the longest an invite lives */
 
+/* The key of room's invites at key generation gen, made from the server's
+ * secret: HS256 takes a key of any length, and the secret followed by the
+ * room's name and the generation is one no other room and no other
+ * generation shares, so an invite verifies only in its room and only until
+ * the room's key is rotated (the generation moves on).  The secret's first
+ * SECRET_MAX - 48 bytes are used (a longer one is cut there). */
+void invite_room_key(const secret_key *server, const char *room, unsigned gen, secret_key *out);
+
 /* A token for room (a room name) granting role r (not admin) from now (s
  * since the epoch) for ttl_s seconds (1..INVITE_MAX_TTL_S), written to out
  * (cap bytes, terminated).  0, or -1 with err (errlen bytes). */

@@ -444,13 +444,29 @@ static void route_run(const rest_route_def *r, const route_args *args, const res
     }
 }
 
+/* The whole path of a request: "/metrics", "/api", "/api/stats". */
+static void full_path(const char *path, bool metrics, char *full, size_t cap) {
+    if (metrics)
+        snprintf(full, cap, "/metrics");
+    else /* path is "/" for /api itself */
+        snprintf(full, cap, "/api%.230s", !strcmp(path, "/") ? "" : *path ? path : "/");
+}
+
+const char *rest_route_pattern(int method, const char *path, bool metrics) {
+    char full[240];
+    full_path(path, metrics, full, sizeof full);
+    for (int i = 0; i < rest_route_count; i++) {
+        route_args args;
+        if (rest_routes[i].method == method && route_match(rest_routes[i].path, full, &args))
+            return rest_routes[i].path;
+    }
+    return NULL;
+}
+
 void rest_translate(const rest_request *q, rest_action *a) {
     memset(a, 0, sizeof *a);
-    char full[240]; /* the whole path: "/metrics", "/api", "/api/stats" */
-    if (q->metrics)
-        snprintf(full, sizeof full, "/metrics");
-    else /* q->path is "/" for /api itself */
-        snprintf(full, sizeof full, "/api%.230s", !strcmp(q->path, "/") ? "" : *q->path ? q->path : "/");
+    char full[240];
+    full_path(q->path, q->metrics, full, sizeof full);
     for (int i = 0; i < rest_route_count; i++) {
         route_args args;
         if (rest_routes[i].method == q->method && route_match(rest_routes[i].path, full, &args)) {

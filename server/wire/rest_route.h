@@ -70,6 +70,10 @@ typedef struct rest_action {
 #define REST_REC_PAGE_DEFAULT 100 /* ... when the request gives no limit (a page of ~20 kB) */
 
 void rest_translate(const rest_request *q, rest_action *a);
+/* The pattern of the route a request of method (HM_*) on path (below /api,
+ * as rest_request.path) matches, spelled as the table spells it
+ * ("/api/bodies/{id}"), or NULL: the role table (roles.h) is looked up by it. */
+const char *rest_route_pattern(int method, const char *path, bool metrics);
 
 /* What answers a route. */
 typedef enum rest_handler {

@@ -78,7 +78,7 @@ typedef struct cmd_fields {
     char type[CMD_NAME_LEN];
     char material[CMD_NAME_LEN], param[CMD_NAME_LEN], name[CMD_NAME_LEN], shape[CMD_NAME_LEN];
     char solver[CMD_NAME_LEN], kind[CMD_NAME_LEN], sid[CMD_SID_LEN];
-    char token[128];
+    char token[512]; /* the server's token or an invite (invite.h) */
     double rid, radius, strength, value, speed, rate, particles, steps, slot, cap, offset, limit;
     double id, density, friction, duration, temperature, max_mb, max_seconds, stride;
     double point[3], direction[3], pos[3], size[3], vel[3], ang_vel[3], impulse[3], target[3];

@@ -192,13 +192,15 @@ static void pk_material_params(msgpack_packer *pk, const world_info *wi, const w
     }
 }
 
-msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t client, const char *room) {
+msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t client, const char *room,
+                           const char *role) {
     wbuf b;
     msgpack_packer pk;
-    pk_begin(&b, &pk, 4096, 25, "hello");
+    pk_begin(&b, &pk, 4096, 26, "hello");
     pk_kv_uint32(&pk, "version", WIRE_PROTOCOL_VERSION);
     pk_kv_uint32(&pk, "client_id", client);
     pk_kv_str(&pk, "room", room);
+    pk_kv_str(&pk, "role", role);
     pk_str(&pk, "colour");
     pk_colour(&pk, client);
     pk_bounds(&pk, wi->box_min, wi->box_max);

@@ -83,7 +83,9 @@ uint32_t wire_client_colour(uint32_t client); /* 0xRRGGBB */
 /* A `frame` message: the head's fields, seq, whether data is a keyframe,
  * and the v2 payload (len bytes) as the bin `data`. */
 msg_buf *wire_encode_frame(const wire_frame_head *s, uint32_t seq, bool key, const uint8_t *data, size_t len);
-msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t client, const char *room);
+/* room: the room the connection watches; role: its role there (roles.h's name). */
+msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t client, const char *room,
+                           const char *role);
 msg_buf *wire_encode_param_bcast(const world_info *wi, const wire_static *st, int material, uint32_t by, uint64_t tick);
 msg_buf *wire_encode_scene_bcast(const world_info *wi, uint32_t by, uint64_t tick);
 msg_buf *wire_encode_state_bcast(bool paused, uint32_t by, uint64_t tick);

@@ -103,6 +103,12 @@ def test_every_operation_through_the_client(server):
         with pytest.raises(fluidclient.FluidError) as e:
             call()
         assert (e.value.status, e.value.code) == (409, "conflict")
+    inv = c.create_invite("default", "viewer", ttl_s=60)
+    assert (inv["room"], inv["role"]) == ("default", "viewer") and inv["url"].startswith("/r/default/?invite=")
+    assert c.rotate_room_key("default")["generation"] == 1
+    with pytest.raises(fluidclient.FluidError) as e:
+        c.kick_client("default", 999999)
+    assert (e.value.status, e.value.code) == (404, "not_found")
     assert sorted(Tracking.called) == sorted(oid for _, _, oid in OPS)
 
 

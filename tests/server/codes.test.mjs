@@ -97,7 +97,8 @@ test('PROTOCOL.md and openapi.json list the same codes', () => {
 test('REST: each kind of refusal gets its code and the table\'s status', async () => {
   refused(await http(s, 'POST', '/api/scene', { body: '{"broken', headers: AUTH }), 'bad_request', 'bad JSON');
   refused(await http(s, 'POST', '/api/push', { body: { point: [0, 0] }, headers: AUTH }), 'bad_request', 'a short point');
-  refused(await http(s, 'POST', '/api/pause'), 'unauthorized', 'no token');
+  refused(await http(s, 'POST', '/api/pause'), 'forbidden', 'no token: the public role (player) may not pause');
+  refused(await http(s, 'POST', '/api/pause', { headers: { authorization: 'Basic x' } }), 'unauthorized', 'not a bearer credential');
   refused(await http(s, 'POST', '/api/pause', { headers: { authorization: 'Bearer nope' } }), 'unauthorized', 'wrong token');
   refused(await http(s, 'POST', '/api/pause', { headers: { ...AUTH, origin: 'http://elsewhere.example' } }), 'forbidden', "another site's page");
   refused(await get(s, '/api/nothing_here'), 'not_found', 'no such endpoint');
@@ -110,7 +111,7 @@ test('REST: each kind of refusal gets its code and the table\'s status', async (
   refused(await get(s, '/api/step'), 'method_not_allowed', 'GET a POST route');
   refused(await http(s, 'GET', '/api/particles?format=nope'), 'not_acceptable', 'an unknown format');
   refused(await http(s, 'POST', '/api/scene', { body: JSON.stringify({ name: 'x'.repeat(20000) }), headers: AUTH }), 'too_large', 'a body past 16384 bytes');
-  const chunked = await rawHttp(s.port, 'POST /api/pause HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n');
+  const chunked = await rawHttp(s.port, `POST /api/pause HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`);
   assert.equal(chunked.status, CODES.get('length_required'), chunked.text);
   assert.equal(chunked.json?.code, 'length_required', chunked.text);
   seen.rest.add('length_required');
@@ -160,7 +161,7 @@ test('REST and WebSocket: conflict, busy and the rest that the world\'s state de
 test('WebSocket: the edge\'s refusals carry their codes', async (t) => {
   const c = await connect(s);
   await c.next((m) => m.type === 'hello');
-  wsRefused(await c.command({ type: 'pause' }), 'unauthorized', 'ws: no token');
+  wsRefused(await c.command({ type: 'pause' }), 'forbidden', 'ws: no token: the public role (player) may not pause');
   wsRefused(await c.command({ type: 'auth', token: 'nope' }), 'unauthorized', 'ws: wrong token');
   assert.equal((await c.command({ type: 'auth', token: TOKEN })).ok, true);
   wsRefused(await c.command({ type: 'push', point: [0, 0], radius: 1, strength: 1, direction: [0, 1, 0] }), 'bad_request', 'ws: a short point');
@@ -199,6 +200,6 @@ test('every code of the table was answered here, or is checked where its cause c
   const elsewhere = new Set(['internal', 'no_space', 'not_implemented']);
   const missing = [...CODES.keys()].filter((c) => !seen.rest.has(c) && !elsewhere.has(c));
   assert.deepEqual(missing, [], 'codes no test here answered');
-  for (const c of ['bad_request', 'unauthorized', 'not_found', 'conflict', 'too_large', 'rate_limited', 'busy'])
+  for (const c of ['bad_request', 'unauthorized', 'forbidden', 'not_found', 'conflict', 'too_large', 'rate_limited', 'busy'])
     assert.ok(seen.ws.has(c), `the WebSocket said ${c}`);
 });

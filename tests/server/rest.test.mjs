@@ -138,33 +138,40 @@ test('static files: index.html, MIME types, nothing outside the web root', async
   }
 });
 
-test('with --token, mutating requests need "Authorization: Bearer <token>" (401 otherwise, nothing changes)', async () => {
+test('with --token: no credential is the room\'s public role (player), a wrong one 401, the token administers', async () => {
   const t = await startServer(['--particles', '1000', '--token', 's3cret']);
   const paused0 = (await get(t, '/api/stats')).json.paused;
-  for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 's3cret' }, { authorization: 'Bearer s3cret2' }]) {
+  for (const headers of [{ authorization: 'Bearer wrong' }, { authorization: 's3cret' }, { authorization: 'Bearer s3cret2' }]) {
     const r = await http(t, 'POST', '/api/pause', { headers });
     assert.equal(r.status, 401, JSON.stringify(headers));
     assert.match(r.json.error, /unauthorized/);
   }
-  assert.equal((await http(t, 'PATCH', '/api/materials/water', { body: { stiffness: 1 } })).status, 401);
-  assert.equal((await http(t, 'POST', '/api/push', { body: { point: [0, 0, 0], radius: 1, strength: 1, direction: [0, 1, 0] } })).status, 401);
-  assert.equal((await get(t, '/api/stats')).json.paused, paused0, 'nothing changed');
+  // without a credential: a player, who may push but not pause nor change a material
+  const np = await http(t, 'POST', '/api/pause');
+  assert.equal(np.status, 403);
+  assert.equal(np.json.error, "'POST /api/pause' needs the editor role; this connection is a player.");
+  assert.equal((await http(t, 'PATCH', '/api/materials/water', { body: { stiffness: 1 } })).status, 403);
+  assert.equal((await http(t, 'POST', '/api/push', { body: { point: [0.5, 0.3, 0.3], radius: 0.2, strength: 1, direction: [0, 1, 0] } })).status, 200);
+  assert.equal((await get(t, '/api/stats')).json.paused, paused0, 'nothing an editor does changed');
   assert.notEqual((await get(t, '/api/materials')).json.materials[0].params.stiffness.value, 1);
   assert.equal((await get(t, '/api/stats')).status, 200, 'reads need no token');
+  assert.equal((await get(t, '/api/clients')).status, 403, 'the list of clients is the owner\'s');
   const ok = await http(t, 'POST', '/api/pause', { headers: { authorization: 'Bearer s3cret' } });
   assert.equal(ok.status, 200);
-  // WebSocket: refused until authenticated; ?token= or an auth command.
+  // WebSocket: the public role until a credential; ?token= or an auth command.
   const a = await connect(t);
   const hello = await a.next((m) => m.type === 'hello');
   assert.equal(hello.auth_required, true);
+  assert.equal(hello.role, 'player');
   const no = await a.command({ type: 'resume' });
   assert.equal(no.ok, false);
-  assert.match(no.error, /unauthorized/);
+  assert.equal(no.code, 'forbidden');
+  assert.match(no.error, /'resume' needs the editor role; this connection is a player/);
   assert.equal((await a.command({ type: 'auth', token: 'nope' })).ok, false);
   assert.equal((await a.command({ type: 'auth', token: 's3cret' })).ok, true);
   assert.equal((await a.command({ type: 'resume' })).ok, true);
   const b = await connect(t, { url: `${t.wsUrl}?token=s3cret` });
-  await b.next((m) => m.type === 'hello');
+  assert.equal((await b.next((m) => m.type === 'hello')).role, 'admin');
   assert.equal((await b.command({ type: 'pause' })).ok, true);
   a.close(); b.close();
   await t.stop();

@@ -160,16 +160,18 @@ test('a room\'s page is /r/{name}/: the web client under the room\'s path', asyn
   assert.equal((await fetch(`${s.base}/r/page/nosuch.js`)).status, 404);
 });
 
-test('with --token, making, changing and deleting rooms need the token', async () => {
+test('with --token, making rooms needs the token; changing and deleting one, its owner', async () => {
   const t = await startServer(['--particles', '1000', '--token', 'rooms-secret']);
   const auth = { authorization: 'Bearer rooms-secret' };
   const no = await http(t, 'POST', '/api/rooms', { body: { name: 'locked' } });
-  assert.equal(no.status, 401);
+  assert.equal(no.status, 403);
+  assert.match(no.json.error, /needs the admin role/);
   assert.equal((await get(t, '/api/rooms')).json.rooms.length, 1);
   const yes = await http(t, 'POST', '/api/rooms', { body: { name: 'locked' }, headers: auth });
   assert.equal(yes.status, 201, yes.text);
-  assert.equal((await http(t, 'PATCH', '/api/rooms/locked', { body: { public_role: 'viewer' } })).status, 401);
-  assert.equal((await http(t, 'DELETE', '/api/rooms/locked')).status, 401);
+  assert.equal((await http(t, 'PATCH', '/api/rooms/locked', { body: { public_role: 'viewer' } })).status, 403);
+  assert.equal((await http(t, 'DELETE', '/api/rooms/locked')).status, 403);
+  assert.equal((await http(t, 'DELETE', '/api/rooms/locked', { headers: { authorization: 'Bearer wrong' } })).status, 401);
   assert.equal((await http(t, 'DELETE', '/api/rooms/locked', { headers: auth })).status, 200);
 });
 

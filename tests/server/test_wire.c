@@ -675,8 +675,8 @@ static msg_buf *encode_vector(const char *file, const cJSON *in, fs_param_info *
         st->max_msg = (int)jnum(sj, "max_msg");
         st->rate_per_s = (int)jnum(sj, "rate_per_s");
         st->rate_burst = (int)jnum(sj, "rate_burst");
-        return wire_encode_hello(&wi, st, (uint32_t)jnum(in, "client_id"),
-                                 cJSON_GetObjectItem(in, "room")->valuestring);
+        return wire_encode_hello(&wi, st, (uint32_t)jnum(in, "client_id"), cJSON_GetObjectItem(in, "room")->valuestring,
+                                 cJSON_GetObjectItem(in, "role")->valuestring);
     }
     if (!strcmp(file, "s2c_param.msgpack"))
         return wire_encode_param_bcast(&wi, st, (int)jnum(in, "material"), (uint32_t)jnum(in, "by"),

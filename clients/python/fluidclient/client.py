@@ -343,6 +343,24 @@ class Client:
         with the reason (code 4004) and its name is free (409 for default)."""
         return self._json("DELETE", "/api/rooms/" + quote(name, safe=""), scoped=False)
 
+    def create_invite(self, name: str, role: str, ttl_s: int = None) -> dict:
+        """POST /api/rooms/{name}/invites: an invite to room ``name`` granting
+        ``role`` for ``ttl_s`` seconds (None: a day), as ``{"token", "url",
+        "room", "role", "exp"}``; ``Client(url, token=invite["token"],
+        room=name)`` then has that role there (an owner's, or the administrator's)."""
+        return self._json("POST", "/api/rooms/%s/invites" % quote(name, safe=""), _fields(role=role, ttl_s=ttl_s),
+                          scoped=False)
+
+    def rotate_room_key(self, name: str) -> dict:
+        """POST /api/rooms/{name}/rotate-key: every earlier invite of the room
+        is refused from now on; ``{"ok", "generation"}``."""
+        return self._json("POST", "/api/rooms/%s/rotate-key" % quote(name, safe=""), scoped=False)
+
+    def kick_client(self, name: str, id: int) -> dict:
+        """POST /api/rooms/{name}/clients/{id}/kick: closes client ``id``'s
+        connection to the room (code 4003, with the reason)."""
+        return self._json("POST", "/api/rooms/%s/clients/%d/kick" % (quote(name, safe=""), int(id)), scoped=False)
+
     # -- beyond the operations ----------------------------------------------------
     def particles(self, wait: float = 60.0) -> Particles:
         """The whole world as NumPy arrays in one request, through the binary
