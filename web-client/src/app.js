@@ -24,14 +24,17 @@ import { DrawLoop } from './view.js';
 import { installHooks } from './hooks.js';
 import { RecordButton } from './recorder_button.js';
 import { streamPath, roomName } from './room.js';
+import { applyRole, allows } from './ui/roles.js';
 
 const $ = (id) => document.getElementById(id);
 const query = new URLSearchParams(location.search);
 
 function wsUrl() {
   if (query.get('ws')) return query.get('ws');
-  const token = query.get('token');
-  return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${streamPath()}${token ? `?token=${encodeURIComponent(token)}` : ''}`;
+  // the page's credential: the server's token, or an invite (a room's invite link)
+  const token = query.get('token'), invite = query.get('invite');
+  const cred = token ? `?token=${encodeURIComponent(token)}` : invite ? `?invite=${encodeURIComponent(invite)}` : '';
+  return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${streamPath()}${cred}`;
 }
 
 const canvas = $('view');
@@ -190,6 +193,9 @@ function onHello(h) {
   $('me-dot').style.background = page.myColour;
   $('me-name').textContent = shortName(page.myId);
   $('room-name').textContent = h.room || roomName();
+  $('role-name').textContent = h.role || 'player';
+  applyRole(document, h.role || 'admin');
+  if (!allows(h.role || 'admin', 'player') && panel.tool !== 'orbit') panel.setTool('orbit');
   document.title = `fluid · ${h.room || roomName()}`;
   page.renderer.setWorld(h);
   page.decoder.reset(h.capacity, h.frame_hz > 0 ? 1000 / h.frame_hz : 0);
@@ -235,7 +241,7 @@ window.addEventListener('keydown', (e) => {
 });
 
 installHooks(page, { toolbox, hud });
-page.recordButton = new RecordButton(query.get('token'), toast);
+page.recordButton = new RecordButton(query.get('token') || query.get('invite'), toast);
 setInterval(() => { if (page.recordButton.active) page.recordButton.refresh(); }, 2000);
 hud.poll();
 page.conn.start();

@@ -81,6 +81,13 @@ export class Connection {
       // Unanswered commands wait (within their 10 s) for the next hello.
       if (this.fatal) { this._failPending('connection closed'); this._status('fatal', this.fatal); return; }
       if (this.stopped) { this._failPending('connection closed'); this._status('closed', 'disconnected'); return; }
+      // Closed for good (PROTOCOL.md, "Rooms and roles"): kicked by the room's
+      // owner, or the room is not there; coming back would be refused again.
+      if (ev.code === 4003 || ev.code === 4004) {
+        this._fatal(ev.reason || (ev.code === 4003 ? 'closed by the room\'s owner' : 'no such room'));
+        this._failPending('connection closed');
+        return;
+      }
       let why = `connection closed (${ev.code}${ev.reason ? ' ' + ev.reason : ''})`;
       if (ev.code === 1013) why = `server full: ${ev.reason || 'try again later'}`;
       this._retry(why);

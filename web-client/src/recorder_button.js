@@ -2,6 +2,7 @@
 // recording on the server (POST /api/recordings, /api/recordings/stop, with
 // the page's token when it has one) and shows its state (GET /api/recordings).
 import { apiPath } from './room.js';
+import { roleLocked } from './ui/roles.js';
 const $ = (id) => document.getElementById(id);
 
 export class RecordButton {
@@ -27,7 +28,7 @@ export class RecordButton {
   show(enabled, rec) {
     this.active = !!rec?.active;
     $('record').textContent = this.active ? '■ Stop' : '● Record';
-    $('record').disabled = !enabled;
+    $('record').disabled = !enabled || roleLocked($('record'));
     $('record-state').textContent = !enabled ? 'this server keeps no recordings (--record-dir)'
       : this.active ? `recording ${rec.name}: ${(rec.bytes / 1e6).toFixed(1)} MB, ${rec.frames} frames`
         : rec?.stopped ? `stopped: ${rec.stopped}` : rec?.name ? `last: ${rec.name}` : '';

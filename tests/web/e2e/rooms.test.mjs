@@ -55,3 +55,49 @@ test('the page at /r/lab/ shows room lab\'s world; the page at / the default roo
   await lab.close();
   await home.close();
 });
+
+test('a viewer\'s page locks what a viewer may not do, saying which role it needs; an editor\'s invite unlocks it', async () => {
+  const t = await startServer(['--scene', 'dam_break', '--particles', '1000', '--quiet', '--token', 'e2e-admin']);
+  const admin = { 'Content-Type': 'application/json', Authorization: 'Bearer e2e-admin' };
+  const made = await fetch(`${t.base}/api/rooms`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'cls', public_role: 'viewer' }) });
+  assert.equal(made.status, 201, await made.text());
+  const inv = await (await fetch(`${t.base}/api/rooms/cls/invites`, { method: 'POST', headers: admin, body: JSON.stringify({ role: 'editor' }) })).json();
+  const open = async (path) => {
+    const p = await browser.browser.newPage({ viewport: { width: 960, height: 600 } });
+    p.errors = [];
+    p.on('pageerror', (e) => p.errors.push(String(e)));
+    await p.goto(`${t.base}${path}`);
+    await waitFor(p, () => window.__fluid && window.__fluid.connected && window.__fluid.hello);
+    return p;
+  };
+  const v = await open('/r/cls/');
+  assert.equal(await v.evaluate(() => window.__fluid.hello.role), 'viewer');
+  assert.equal(await v.textContent('#role-name'), 'viewer');
+  const state = (p) => p.evaluate(() => ({
+    pause: document.getElementById('pause').disabled,
+    pauseTitle: document.getElementById('pause').title,
+    push: document.querySelector('input[name=tool][value=push]').disabled,
+    addBox: document.getElementById('add-box').disabled,
+    tool: document.querySelector('input[name=tool]:checked')?.value,
+  }));
+  const vs = await state(v);
+  assert.equal(vs.pause, true);
+  assert.equal(vs.pauseTitle, 'needs the editor role; you are a viewer here');
+  assert.equal(vs.push, true);
+  assert.equal(vs.addBox, true);
+  assert.equal(vs.tool, 'orbit', 'a viewer\'s tool is the camera');
+  const e = await open(inv.url);
+  assert.equal(await e.evaluate(() => window.__fluid.hello.role), 'editor');
+  const es = await state(e);
+  assert.equal(es.pause, false);
+  assert.equal(es.push, false);
+  assert.equal(es.addBox, false);
+  // the editor's pause goes through: the viewer's page sees the room paused
+  await e.click('#pause');
+  await waitFor(v, () => document.getElementById('hud-scene').textContent.includes('paused'));
+  console.log(`room cls, public role viewer: pause, push and add-box locked ("${vs.pauseTitle}"); an editor's invite link unlocks them`);
+  assert.deepEqual(v.errors, []);
+  assert.deepEqual(e.errors, []);
+  await v.close();
+  await e.close();
+});

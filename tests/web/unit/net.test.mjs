@@ -73,3 +73,21 @@ test('net: an unanswered command is sent again after the next hello, once; an an
   c.stop();
   assert.deepEqual(await late, { ok: false, error: 'connection closed' });
 });
+
+test('net: kicked (4003) or its room gone (4004), the page does not come back, and says why', () => {
+  for (const [code, reason] of [[4003, "kicked by the owner of room 'lab'"], [4004, "room 'lab' was deleted"]]) {
+    FakeSocket.all = [];
+    const seen = [];
+    const c = new Connection('ws://127.0.0.1:1/r/lab/', { onStatus: (st) => seen.push(st) });
+    c.start();
+    const ws = FakeSocket.all[0];
+    ws.recv(golden);
+    assert.ok(c.connected);
+    ws.readyState = 3;
+    ws.onclose({ code, reason });
+    assert.equal(FakeSocket.all.length, 1, `${code}: no new connection`);
+    assert.equal(c.fatal, reason);
+    assert.deepEqual(seen.at(-1), { state: 'fatal', text: reason }, 'the page is told why');
+    c.stop();
+  }
+});

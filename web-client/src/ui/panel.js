@@ -5,6 +5,7 @@ import { MaterialSliders } from './materials.js';
 import { SolverState } from '../solver.js';
 import { legendGradient, TEMP_RANGE } from '../temperature.js';
 import { apiPath } from '../room.js';
+import { roleLocked } from './roles.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -136,7 +137,7 @@ export class Panel {
       this._solverTitles();
     }
     if (sel.value !== st.shown) sel.value = st.shown;
-    sel.disabled = st.options.length === 0;
+    sel.disabled = st.options.length === 0 || roleLocked(sel);
     this.sliders.showOnly(st.paramSet);
   }
 
@@ -188,7 +189,7 @@ export class Panel {
   setPaused(p) {
     this.paused = !!p;
     $('pause').textContent = this.paused ? 'Resume' : 'Pause';
-    $('step').disabled = !this.paused;
+    $('step').disabled = !this.paused || roleLocked($('step'));
   }
 
   setScene(name, particles) {
