@@ -22,6 +22,14 @@ typedef struct sim_thread sim_thread;
  * thread, not yet started, or NULL with a reason in err. */
 sim_thread *sim_thread_create(const srv_config *cfg, const wire_static *st, fs_pool *pool, hub *h, cmd_queue *q,
                               char *err, size_t errlen);
+/* Before it starts (the thread that created it): the milliseconds a tick of
+ * its world takes as loaded (a few ticks to warm, then the mean of a few
+ * more), and its particle count; the world is loaded again as it was, so it
+ * still starts at its first tick. */
+double sim_thread_measure(sim_thread *s, int *particles);
+/* Before it starts: its first scene loaded again with about n particles.
+ * 0, or -1 with err. */
+int sim_thread_resize(sim_thread *s, int n, char *err, size_t errlen);
 /* Starts stepping.  0, or -1 when the thread cannot be created. */
 int sim_thread_start(sim_thread *s);
 /* Asks the thread to stop (it saves the world to --data-dir), joins it and

@@ -24,6 +24,7 @@
 #define NET_MAX_BODY_BYTES_IN_FLIGHT (NET_MAX_SNAPSHOT_BODY + ((size_t)64 << 20))
 #define NET_BODY_CHUNK ((size_t)64 << 10) /* a body buffer starts at this and doubles as bytes arrive */
 #define NET_REST_TIMEOUT_S 10             /* a REST command must be answered within this */
+#define NET_ROOM_OPEN_TIMEOUT_S 120       /* ... and POST /api/rooms (a world made and measured) within this */
 /* An answer being sent is cut when its reader has taken nothing for this
  * long; a reader that keeps reading, however slowly, gets the whole answer. */
 #define NET_REST_STALL_S 10

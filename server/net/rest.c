@@ -144,7 +144,7 @@ static bool submit(net *n, http_req *r, cmd *c) {
     }
     r->pending_kind = c->kind;
     if (c->kind == CMD_SET_PARAM) snprintf(r->pending_name, sizeof r->pending_name, "%s", c->u.set_param.material);
-    rest_wait(n, r);
+    rest_wait(n, r, NET_REST_TIMEOUT_S);
     return true;
 }
 

@@ -131,7 +131,7 @@ bool rest_refuse_role(net *n, http_req *r, role need, const char *action) {
     return true;
 }
 
-void rest_wait(net *n, http_req *r) {
+void rest_wait(net *n, http_req *r, int timeout_s) {
     r->waiting = true;
     if (!r->linked) {
         r->next = n->pending;
@@ -139,7 +139,7 @@ void rest_wait(net *n, http_req *r) {
         r->linked = true;
         n->npending++;
     }
-    lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, NET_REST_TIMEOUT_S);
+    lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, timeout_s);
 }
 
 http_req *rest_take_pending(net *n, uint32_t id) {

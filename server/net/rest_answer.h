@@ -41,8 +41,8 @@ bool rest_grant(net *n, http_req *r);
  * needed ("'POST /api/pause' needs the editor role; ...") and returns true. */
 bool rest_refuse_role(net *n, http_req *r, role need, const char *action);
 /* r waits for an answer that another thread will post (a reply, a room
- * opened): on the pending list, with the answer timeout armed. */
-void rest_wait(net *n, http_req *r);
+ * opened): on the pending list, closed unanswered after timeout_s. */
+void rest_wait(net *n, http_req *r, int timeout_s);
 /* The waiting request of that id taken off the pending list, or NULL. */
 http_req *rest_take_pending(net *n, uint32_t id);
 

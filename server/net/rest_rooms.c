@@ -248,7 +248,7 @@ static void create_room(net *n, http_req *r) {
         rest_respond_error(n, r, RC_BUSY, "busy: %d rooms are being made, try again", ROOM_KEEPER_JOBS);
         return;
     }
-    rest_wait(n, r);
+    rest_wait(n, r, NET_ROOM_OPEN_TIMEOUT_S); /* its world is made and measured meanwhile */
 }
 
 void rest_rooms_opened(net *n, const room_opened *res) {
@@ -272,6 +272,7 @@ void rest_rooms_opened(net *n, const room_opened *res) {
         rest_respond_error(n, r, RC_CONFLICT, "%s", res->err);
         return;
     case ROOM_FULL:
+    case ROOM_NO_ROOM:
         rest_respond_error(n, r, RC_BUSY, "%s", res->err);
         return;
     default:

@@ -29,6 +29,7 @@ struct room {
     hub hub;
     cmd_queue queue;
     sim_thread *sim; /* NULL on a relay, and once joined */
+    double admitted_ms; /* the tick its first world was measured at (admit), before its own mean is known */
 };
 
 /* Threads: mu guards count, room[], wake and stopped; reaper serialises
@@ -178,6 +179,9 @@ static room_status make_room(rooms *d, const room_def *def, hub_wake_fn *wake, v
     r->cfg = *dd->cfg;
     if (def->scene) snprintf(r->cfg.scene, sizeof r->cfg.scene, "%s", def->scene);
     if (def->particles > 0) r->cfg.particles = def->particles;
+    /* the default room is sized at start as before rooms (sim_thread.c); the
+     * others when they are admitted, against what the rooms leave (admit) */
+    if (strcmp(def->name, ROOMS_DEFAULT)) r->cfg.step_budget = 0;
     r->hub_ok = hub_init(&r->hub) == 0;
     r->queue_ok = r->hub_ok && cmd_queue_init(&r->queue, dd->queue_cap, dd->queue_reserve) == 0;
     if (!r->queue_ok) {
@@ -195,6 +199,53 @@ static room_status make_room(rooms *d, const room_def *def, hub_wake_fn *wake, v
     }
     r->simulated = r->sim != NULL;
     *out = r;
+    return ROOM_OK;
+}
+
+/* Milliseconds of each tick the listed rooms take: each its own mean step
+ * now, or what it was admitted with if more (a room admitted a moment ago
+ * has no mean yet). */
+static double rooms_used_ms(rooms *d) {
+    double used = 0;
+    pthread_mutex_lock(&d->mu);
+    for (int i = 0; i < d->count; i++) {
+        room *o = d->room[i];
+        if (o->closed || !o->simulated) continue;
+        sim_stats st;
+        hub_get_stats(&o->hub, &st);
+        used += st.step_ms_mean > o->admitted_ms ? st.step_ms_mean : o->admitted_ms;
+    }
+    pthread_mutex_unlock(&d->mu);
+    return used;
+}
+
+/* Admission (docs/rooms.md): a room other than the default is let in only
+ * if a tick of its first world fits what the listed rooms leave of
+ * --step-budget of the tick period, all rooms together; one that does not
+ * fit is loaded again with as many particles as fit (about linearly), or,
+ * below ROOM_MIN_PARTICLES, refused with how full the server is.  Measured
+ * here, before its sim thread starts (the opener's thread). */
+static room_status admit(rooms *d, room *r, char *err, size_t errlen) {
+    const srv_config *cfg = d->def.cfg;
+    if (!r->sim || cfg->step_budget <= 0 || !strcmp(r->name, ROOMS_DEFAULT)) return ROOM_OK;
+    const double period = 1e3 / cfg->tick_hz, budget = cfg->step_budget * period, left = budget - rooms_used_ms(d);
+    int n;
+    double ms = sim_thread_measure(r->sim, &n);
+    if (ms > left) {
+        int fit = left > 0 ? (int)((double)n * left / ms) : 0;
+        if (fit < ROOM_MIN_PARTICLES) {
+            snprintf(err, errlen,
+                     "the server is full: its rooms take %.1f of the %.1f ms of each tick they may (--step-budget %.0f%% "
+                     "of %.1f ms), and a tick of room '%s' with %d particles takes %.1f ms",
+                     budget - left, budget, 100 * cfg->step_budget, period, r->name, n, ms);
+            return ROOM_NO_ROOM;
+        }
+        if (sim_thread_resize(r->sim, fit, err, errlen)) return ROOM_FAILED;
+        log_info("rooms: '%s': a tick of %d particles took %.1f ms, %.1f ms are left: sized to %d", r->name, n, ms,
+                 left, fit);
+        ms = ms * (double)fit / (double)n;
+    }
+    r->admitted_ms = ms;
     return ROOM_OK;
 }
 
@@ -219,6 +270,10 @@ room_status room_open(rooms *d, const room_def *def, room **out, char *err, size
     if (st != ROOM_OK) return st;
     room *r;
     if ((st = make_room(d, def, wake, wake_arg, &r, err, errlen)) != ROOM_OK) return st;
+    if ((st = admit(d, r, err, errlen)) != ROOM_OK) {
+        free_room(r);
+        return st;
+    }
     pthread_mutex_lock(&d->mu);
     st = can_list(d, def->name, err, errlen); /* again: another may have taken the name meanwhile */
     if (st == ROOM_OK) {

@@ -36,6 +36,9 @@
 #include "room_name.h"
 #include "wire.h"
 
+/* The fewest particles a room is admitted with (rooms.c, admit). */
+#define ROOM_MIN_PARTICLES 1000
+
 /* The room that the plain routes (/api/..., /) address (room_name.h). */
 #define ROOMS_DEFAULT ROOM_DEFAULT
 
@@ -80,6 +83,7 @@ typedef enum room_status {
     ROOM_FULL,      /* max_rooms rooms are listed or wait for the reaper */
     ROOM_NOT_FOUND, /* room_close: no room of that name is listed */
     ROOM_FAILED,    /* out of memory, or its world could not be made (err says why) */
+    ROOM_NO_ROOM,   /* its world does not fit what the rooms leave of --step-budget (err says how full) */
 } room_status;
 
 /* A directory with no room, and the worker pool its rooms share (main

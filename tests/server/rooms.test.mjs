@@ -186,3 +186,23 @@ test('a server that keeps files for its default room refuses other rooms, saying
   assert.match(r.json.error, /--data-dir/);
   assert.equal((await get(t, '/api/rooms')).json.rooms.length, 1);
 });
+
+test('admission: with a step budget, a room that does not fit is sized down, and one past the budget refused with how full', async () => {
+  const t = await startServer(['--particles', '1000', '--step-budget', '0.7'], { env: { FLUID_STEP_BUDGET: '0.7' } });
+  const want = 60000; // a tick of 60k particles takes far more than 70% of 16.7 ms on any machine of this kind
+  const made = [];
+  let full = null;
+  for (let i = 0; i < 8 && !full; i++) {
+    const r = await http(t, 'POST', '/api/rooms', { body: { name: `adm-${i}`, scene: 'dam_break', particles: want } });
+    if (r.status === 201) made.push(r.json);
+    else full = r;
+  }
+  assert.ok(full, `no room was refused: ${made.map((m) => m.particles).join(', ')}`);
+  assert.equal(full.status, 503, full.text);
+  assert.equal(full.json.code, 'busy');
+  assert.match(full.json.error, /the server is full: its rooms take [\d.]+ of the [\d.]+ ms of each tick they may \(--step-budget 70% of 16.7 ms\)/);
+  for (const m of made) assert.ok(m.particles < want && m.particles >= 1000, `room ${m.name} admitted with ${m.particles}`);
+  const listed = (await get(t, '/api/rooms')).json.rooms.map((x) => x.name);
+  assert.equal(listed.includes(`adm-${made.length}`), false, 'the refused room is not listed');
+  await t.stop();
+});
