@@ -28,7 +28,7 @@ struct room {
     srv_config cfg; /* the room's options (its sim thread reads them) */
     hub hub;
     cmd_queue queue;
-    sim_thread *sim; /* NULL on a relay, and once joined */
+    sim_thread *sim;    /* NULL on a relay, and once joined */
     double admitted_ms; /* the tick its first world was measured at (admit), before its own mean is known */
 };
 
@@ -234,10 +234,11 @@ static room_status admit(rooms *d, room *r, char *err, size_t errlen) {
     if (ms > left) {
         int fit = left > 0 ? (int)((double)n * left / ms) : 0;
         if (fit < ROOM_MIN_PARTICLES) {
-            snprintf(err, errlen,
-                     "the server is full: its rooms take %.1f of the %.1f ms of each tick they may (--step-budget %.0f%% "
-                     "of %.1f ms), and a tick of room '%s' with %d particles takes %.1f ms",
-                     budget - left, budget, 100 * cfg->step_budget, period, r->name, n, ms);
+            snprintf(
+                err, errlen,
+                "the server is full: its rooms take %.1f of the %.1f ms of each tick they may (--step-budget %.0f%% "
+                "of %.1f ms), and a tick of room '%s' with %d particles takes %.1f ms",
+                budget - left, budget, 100 * cfg->step_budget, period, r->name, n, ms);
             return ROOM_NO_ROOM;
         }
         if (sim_thread_resize(r->sim, fit, err, errlen)) return ROOM_FAILED;
