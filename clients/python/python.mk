@@ -26,3 +26,12 @@ test-python: $(FC_LIB) $(BUILD)/fluid-server $(BUILD)/fluid-rec
 
 EXTRA_TEST_DEPS += $(FC_LIB) $(BUILD)/fluid-server $(BUILD)/fluid-rec
 EXTRA_TESTS += "$(PY_TEST_ENV) $(PY_CLIENT_PYTHON) tests/python/run.py"
+
+# Its benchmark (tests/bench/bench_python.py): the stream's decode through the
+# package against the C decoder alone, and particles() against paging the
+# JSON view, at 100k particles on a live server (BENCHMARKS.md).
+.PHONY: bench-python
+bench-python: $(FC_LIB) $(BUILD)/fluid-server
+	$(PY_TEST_ENV) $(PY_CLIENT_PYTHON) tests/bench/bench_python.py
+EXTRA_BENCH += $(PY_TEST_ENV) $(PY_CLIENT_PYTHON) tests/bench/bench_python.py ;
+EXTRA_BENCH_DEPS += $(FC_LIB) $(BUILD)/fluid-server
