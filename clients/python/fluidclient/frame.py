@@ -26,6 +26,7 @@ class Frame:
 
     @property
     def temperatures(self):
+        """float32 deg C, -40 + temperature_bytes (made when first read)."""
         if self._temperatures is None:
             self._temperatures = np.subtract(self.temperature_bytes, 40, dtype=np.float32)
         return self._temperatures
