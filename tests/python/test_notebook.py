@@ -36,7 +36,8 @@ def executed():
         env = dict(os.environ, FLUID_URL=s.url, PYDEVD_DISABLE_FILE_VALIDATION="1")
         env.pop("FLUID_TOKEN", None)
         r = subprocess.run([jupyter(), "nbconvert", "--to", "notebook", "--execute", NOTEBOOK, "--output-dir", out,
-                            "--ExecutePreprocessor.timeout=%d" % (10 * WAIT)],
+                            "--ExecutePreprocessor.timeout=%d" % (10 * WAIT),
+                            "--ExecutePreprocessor.startup_timeout=%d" % (10 * WAIT)],
                            env=env, capture_output=True, text=True, timeout=20 * WAIT)
         assert r.returncode == 0, "nbconvert failed (a cell raised):\n%s" % r.stderr[-4000:]
         import nbformat
