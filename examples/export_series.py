@@ -4,49 +4,32 @@ GET /api/particles?format=vtp N times, one every --interval wall seconds,
 writes OUT/frame_NNNN.vtp and OUT/series.pvd (the time series index, keyed
 by simulated time).  The server bounds how many exports one address may
 start a minute: past it the answer is 429 with Retry-After, and this waits
-that long and asks again.  Standard library only.
+that long and asks again.  On the Python client (clients/python, fluidclient).
 
     python3 examples/export_series.py [--server http://127.0.0.1:8080] [--count 10] [--interval 0.5] [--out series]
     paraview series/series.pvd
 """
 import argparse
-import json
 import os
 import sys
 import time
-import urllib.error
-import urllib.request
+
+try:
+    import fluidclient
+except ImportError:  # run from the source tree without installing the package
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "clients", "python"))
+    import fluidclient
 
 
-class Later(Exception):
-    """The server asked to try again in `after` seconds (429 or 503)."""
-
-    def __init__(self, after):
-        super().__init__(after)
-        self.after = after
-
-
-def get(url, token):
-    req = urllib.request.Request(url)
-    if token:
-        req.add_header("Authorization", "Bearer " + token)
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.read()
-    except urllib.error.HTTPError as e:
-        if e.code in (429, 503) and e.headers.get("Retry-After", "").isdigit():
-            raise Later(min(int(e.headers["Retry-After"]), 60))
-        sys.exit("GET %s: %d %s" % (url, e.code, e.read().decode(errors="replace")))
-
-
-def export(s, token):
+def export(c):
     """The simulated time and the VTP file of one moment, waiting as told."""
     for _ in range(20):
         try:
-            t = json.loads(get(s + "/api/stats", token))["sim_time"]
-            return t, get(s + "/api/particles?format=vtp", token)
-        except Later as later:
-            time.sleep(later.after)
+            return c.get_stats()["sim_time"], c.get_particles(format="vtp")
+        except fluidclient.FluidError as e:
+            if e.status not in (429, 503) or e.retry_after is None:
+                raise
+            time.sleep(min(e.retry_after, 60))
     sys.exit("the server kept refusing exports")
 
 
@@ -58,15 +41,17 @@ def main():
     ap.add_argument("--out", default="series")
     ap.add_argument("--token", default=None)
     a = ap.parse_args()
-    s = a.server.rstrip("/")
+    c = fluidclient.Client(a.server, token=a.token)
     os.makedirs(a.out, exist_ok=True)
     entries = []
     for k in range(a.count):
-        t, body = export(s, a.token)
-        name = "frame_%04d.vtp" % k
-        with open(os.path.join(a.out, name), "wb") as f:
+        try:
+            t, body = export(c)
+        except (fluidclient.FluidError, OSError) as e:
+            sys.exit("%s: %s" % (a.server, e))
+        entries.append((t, "frame_%04d.vtp" % k))
+        with open(os.path.join(a.out, entries[-1][1]), "wb") as f:
             f.write(body)
-        entries.append((t, name))
         if k + 1 < a.count:
             time.sleep(a.interval)
     with open(os.path.join(a.out, "series.pvd"), "w") as f:

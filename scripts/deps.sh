@@ -35,6 +35,7 @@ if [ "$what" = test ]; then
   pkgs+=(libssl-dev python3-jwt)  # tests/server/test_invite.c: HMAC for hand-made tokens; PyJWT reads and makes tokens
   pkgs+=(nats-server)   # tests/server/relay.test.mjs: a sim node and two relays on a loopback broker
   pkgs+=(python3-numpy python3-pytest python3-setuptools python3-pip python3-venv)  # tests/python: the Python client (clients/python), pytest, and its install into a clean venv
+  pkgs+=(jupyter-nbconvert python3-ipykernel)  # tests/python/test_notebook.py: examples/dam_break_front.ipynb run by `jupyter nbconvert --execute`
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -109,6 +109,7 @@ class Decoder:
             raise MemoryError("no memory for a frame decoder of %d particles" % self.capacity)
 
     def close(self):
+        """Frees the decoder (also when the object is collected)."""
         if self._h:
             self._lib.fc_ffi_destroy(self._h)
             self._h = None

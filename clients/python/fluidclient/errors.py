@@ -29,8 +29,11 @@ class FluidError(Exception):
 
     @classmethod
     def from_code(cls, code, message):
+        """The error of a WebSocket reply's code, with the status it has over REST."""
         return cls(STATUS_OF_CODE.get(code, 500), code or "internal", message)
 
     @classmethod
     def from_status(cls, status, message, code=None, retry_after=None):
+        """The error of a REST answer: its status, and its code when the
+        body names none."""
         return cls(status, code or _CODE_OF_STATUS.get(status, "internal"), message, retry_after)

@@ -14,13 +14,22 @@ class Frame:
     paused, n; ids (uint32, increasing), positions (n x 3 float32, metres:
     origin + q * step, within step / 2 of the server's on each axis),
     materials (uint8 indices into hello["materials"]), temperatures (float32
-    deg C, whole degrees: -40 + byte), temperature_bytes (uint8);
+    deg C, whole degrees: -40 + byte; made from temperature_bytes when first
+    read, so a frame whose temperatures are not read costs no pass over
+    them), temperature_bytes (uint8);
     velocities: None (a frame carries no velocities: ``Client.particles()``
     has them); bodies and cursors (lists of dicts, as the message has them);
     step (metres), origin (3), levels (3): the quantization grid; bounds."""
 
     __slots__ = ("tick", "sim_time", "seq", "key", "paused", "n", "ids", "positions", "velocities", "materials",
-                 "temperatures", "temperature_bytes", "bodies", "cursors", "step", "origin", "levels", "bounds")
+                 "_temperatures", "temperature_bytes", "bodies", "cursors", "step", "origin", "levels", "bounds")
+
+    @property
+    def temperatures(self):
+        """float32 deg C, -40 + temperature_bytes (made when first read)."""
+        if self._temperatures is None:
+            self._temperatures = np.subtract(self.temperature_bytes, 40, dtype=np.float32)
+        return self._temperatures
 
     def __repr__(self):
         return "Frame(tick=%d, seq=%d, n=%d, key=%s, step=%.3g)" % (self.tick, self.seq, self.n, self.key, self.step)
@@ -61,7 +70,7 @@ class FrameDecoder:
         f.n = d["n"]
         f.ids, f.positions, f.materials = d["ids"], d["positions"], d["materials"]
         f.temperature_bytes = d["temperature_bytes"]
-        f.temperatures = d["temperature_bytes"].astype(np.float32) - 40.0
+        f._temperatures = None
         f.velocities = None
         f.bodies = list(msg.get("bodies") or [])
         f.cursors = list(msg.get("cursors") or [])

@@ -204,6 +204,7 @@ class Stream:
 
     # -- closing -------------------------------------------------------------
     def close(self):
+        """Closes the connection and frees the decoder (``with`` does it)."""
         self._ws.close()
         if self._dec is not None:
             self._dec._dec.close()
