@@ -52,6 +52,9 @@ static const struct opt {
     {"threads", "FLUID_THREADS", OT_INT, O(threads), 0, CONFIG_MAX_THREADS,
      "simulation worker threads (fs_pool), including the sim thread (0: one per core; the network and encoder "
      "threads need a few percent of one, and --step-budget leaves 30% of each tick free)"},
+    {"room-idle-s", "FLUID_ROOM_IDLE_S", OT_DOUBLE, O(room_idle_s), 0, 1e6,
+     "a room (other than the default) with no viewer, command or REST request for this long stops stepping until "
+     "one comes (0: never)"},
     {"step-budget", "FLUID_STEP_BUDGET", OT_DOUBLE, O(step_budget), 0, 1,
      "without --particles, the first scene is sized at start so that a tick's steps take at most this share of "
      "the tick, measured on this machine (never above the scene's own size; 0: the scene's own size)"},
@@ -116,6 +119,7 @@ void config_defaults(srv_config *c) {
     c->threads = 0;
     c->substeps = 1;
     c->step_budget = 0.7;
+    c->room_idle_s = 60;
     c->rate_per_s = 120;
     strcpy(c->log_level, "info");
     c->save_interval = 300;

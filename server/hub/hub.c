@@ -332,3 +332,16 @@ int hub_get_relays(hub *h, uint32_t *relay, int *viewers, int max) {
     pthread_mutex_unlock(&h->mtx);
     return k;
 }
+
+void hub_touch(hub *h, uint64_t now_ns) {
+    pthread_mutex_lock(&h->mtx);
+    if (now_ns > h->touched_ns) h->touched_ns = now_ns;
+    pthread_mutex_unlock(&h->mtx);
+}
+
+uint64_t hub_touched(hub *h) {
+    pthread_mutex_lock(&h->mtx);
+    uint64_t t = h->touched_ns;
+    pthread_mutex_unlock(&h->mtx);
+    return t;
+}

@@ -91,7 +91,8 @@ typedef struct hub {
         msg_buf *buf;
     } upload[HUB_UPLOADS];
     uint32_t next_upload;
-    hub_wake_fn *wake; /* lws_cancel_service wrapper; set before threads start */
+    uint64_t touched_ns; /* the last REST request for its room (hub_touch): a room with it is not idle */
+    hub_wake_fn *wake;   /* lws_cancel_service wrapper; set before threads start */
     void *wake_arg;
 } hub;
 
@@ -103,6 +104,10 @@ void hub_publish_frameset(hub *h, frameset *f); /* takes f's references */
  * 3 s, merged.  A relay's keyframe requests pass on at most once a
  * HUB_REMOTE_KEY_GAP_NS: one keyframe a second answers them all. */
 void hub_get_frame_wants(hub *h, frame_wants *out);
+/* The network thread: a REST request for the room at now_ns (it keeps an
+ * idle room awake, as a viewer does); the sim thread reads the latest. */
+void hub_touch(hub *h, uint64_t now_ns);
+uint64_t hub_touched(hub *h);
 /* Relay keyframe requests that waited for their relay's second. */
 uint64_t hub_remote_keys_deferred(hub *h);
 void hub_set_bus_state(hub *h, const bus_state *s);

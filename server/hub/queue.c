@@ -52,3 +52,10 @@ int cmd_queue_pop_through(cmd_queue *q, cmd *out, int max, bool (*last)(const cm
 int cmd_queue_pop(cmd_queue *q, cmd *out, int max) {
     return cmd_queue_pop_through(q, out, max, NULL);
 }
+
+int cmd_queue_count(cmd_queue *q) {
+    pthread_mutex_lock(&q->mtx);
+    int n = q->count;
+    pthread_mutex_unlock(&q->mtx);
+    return n;
+}

@@ -29,5 +29,7 @@ int cmd_queue_pop(cmd_queue *q, cmd *out, int max);
 /* The same, but stops after the first command for which last() is true (it
  * is popped; those behind it stay queued). */
 int cmd_queue_pop_through(cmd_queue *q, cmd *out, int max, bool (*last)(const cmd *c));
+/* How many commands wait. */
+int cmd_queue_count(cmd_queue *q);
 
 #endif

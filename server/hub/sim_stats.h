@@ -30,6 +30,7 @@ typedef struct sim_stats {
     uint64_t frames_skipped; /* frames not coded: the encoder thread was still coding the one before */
     double handoff_ms;       /* the sim thread's cost of a frame: copying it for the encoder thread */
     uint64_t commands_applied, commands_failed;
+    bool asleep;                 /* an idle room's sim thread sleeps: no step, no frame (sim_thread.c) */
     uint64_t commands_forbidden; /* refused: the connection's role does not allow them (apply.c) */
     uint64_t commands_duplicate; /* retried commands answered from memory, not applied again */
     double cmd_to_frame_ms_last, cmd_to_frame_ms_mean; /* command arrival -> frame published */

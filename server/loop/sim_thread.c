@@ -256,7 +256,7 @@ static void save(sim_thread *s) {
 
 /* One tick: commands, one step (or none while paused), the frame when due,
  * statistics, the periodic save. */
-static void tick(sim_thread *s, stats_window *win, frame_clock *fc) {
+static int tick(sim_thread *s, stats_window *win, frame_clock *fc) {
     /* 1. Commands, at the tick boundary. */
     int total = apply_queued(s);
     /* 2. One step (or none while paused). */
@@ -294,6 +294,39 @@ static void tick(sim_thread *s, stats_window *win, frame_clock *fc) {
     }
     hub_set_stats(s->hub, &s->stats);
     hub_wake(s->hub);
+    return total;
+}
+
+/* An idle room sleeps (--room-idle-s): after that long with no viewer (the
+ * frame wants' clients, relays' included), no command and no REST request
+ * (hub_touch), it stops stepping and coding, saves, and polls every
+ * IDLE_POLL_NS until one of them comes; then the schedule starts again from
+ * now (no catch-up).  Returns true when it slept. */
+#define IDLE_POLL_NS 100000000ull
+static bool sleep_if_idle(sim_thread *s, int applied) {
+    if (s->cfg->room_idle_s <= 0) return false;
+    uint64_t now = clock_now_ns();
+    frame_wants w;
+    hub_get_frame_wants(s->hub, &w);
+    uint64_t touched = hub_touched(s->hub);
+    if (!s->busy_ns || w.clients > 0 || applied) s->busy_ns = now;
+    if (touched > s->busy_ns) s->busy_ns = touched;
+    if (now - s->busy_ns < (uint64_t)(s->cfg->room_idle_s * 1e9)) return false;
+    s->stats.asleep = true;
+    hub_set_stats(s->hub, &s->stats);
+    save(s);
+    log_info("sim: no viewer, command or request for %.0f s: sleeping at tick %llu", s->cfg->room_idle_s,
+             (unsigned long long)s->stats.tick);
+    while (!atomic_load(&s->stop)) {
+        sleep_until(clock_now_ns() + IDLE_POLL_NS);
+        hub_get_frame_wants(s->hub, &w);
+        if (w.clients > 0 || cmd_queue_count(s->queue) > 0 || hub_touched(s->hub) > s->busy_ns) break;
+    }
+    s->busy_ns = clock_now_ns();
+    s->stats.asleep = false;
+    hub_set_stats(s->hub, &s->stats);
+    log_info("sim: awake at tick %llu", (unsigned long long)s->stats.tick);
+    return true;
 }
 
 static void *sim_main(void *arg) {
@@ -303,7 +336,13 @@ static void *sim_main(void *arg) {
     frame_clock fc = {.next = next_tick, .last = 0, .period = (uint64_t)(1e9 / s->cfg->frame_hz)};
     stats_window win = {.start = next_tick};
     while (!atomic_load(&s->stop)) {
-        tick(s, &win, &fc);
+        int applied = tick(s, &win, &fc);
+        if (sleep_if_idle(s, applied)) { /* the schedule starts again from now */
+            next_tick = clock_now_ns();
+            win = (stats_window){.start = next_tick};
+            fc.next = next_tick;
+            continue;
+        }
         /* 5. Fixed rate with a bounded catch-up: a tick that ran late (a
          * transient: another process took a core) is made up by running the
          * next ones at once while the schedule is at most TICK_DEBT_MAX

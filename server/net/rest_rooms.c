@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "hub.h"
 #include "invite.h"
 #include "log.h"
@@ -95,6 +96,7 @@ bool rest_rooms_split(net *n, http_req *r) {
     }
     net_room_release(n, r->room);
     r->room = v;
+    hub_touch(v->hub, clock_now_ns()); /* a request keeps its room awake */
     if ((r->rooms_action = action_of(end, &r->rooms_client)) != ACT_NONE) {
         r->rooms_op = true;
         return true;
@@ -119,6 +121,7 @@ static cJSON *room_json(net *n, const room_entry *e) {
     cJSON_AddStringToObject(j, "url", url);
     cJSON_AddStringToObject(j, "public_role", role_name(e->public_role));
     room *rm = room_find(n->dir, e->name);
+    bool asleep = false;
     if (rm) {
         world_info wi;
         sim_stats s;
@@ -130,10 +133,12 @@ static cJSON *room_json(net *n, const room_entry *e) {
         cJSON_AddNumberToObject(j, "tick", (double)s.tick);
         cJSON_AddNumberToObject(j, "realtime_ratio", s.realtime_ratio);
         cJSON_AddBoolToObject(j, "paused", s.paused);
+        asleep = s.asleep;
         room_unref(rm);
     }
-    cJSON_AddNumberToObject(j, "clients", clients_of(n, e->name));
-    cJSON_AddStringToObject(j, "state", "running");
+    int viewers = clients_of(n, e->name);
+    cJSON_AddNumberToObject(j, "clients", viewers);
+    cJSON_AddStringToObject(j, "state", asleep ? "asleep" : viewers ? "running" : "idle");
     return j;
 }
 

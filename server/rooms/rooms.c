@@ -182,6 +182,8 @@ static room_status make_room(rooms *d, const room_def *def, hub_wake_fn *wake, v
     /* the default room is sized at start as before rooms (sim_thread.c); the
      * others when they are admitted, against what the rooms leave (admit) */
     if (strcmp(def->name, ROOMS_DEFAULT)) r->cfg.step_budget = 0;
+    /* the default room never sleeps: scripts that only read it keep it running, as before rooms */
+    if (!strcmp(def->name, ROOMS_DEFAULT)) r->cfg.room_idle_s = 0;
     r->hub_ok = hub_init(&r->hub) == 0;
     r->queue_ok = r->hub_ok && cmd_queue_init(&r->queue, dd->queue_cap, dd->queue_reserve) == 0;
     if (!r->queue_ok) {

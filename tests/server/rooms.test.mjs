@@ -206,3 +206,32 @@ test('admission: with a step budget, a room that does not fit is sized down, and
   assert.equal(listed.includes(`adm-${made.length}`), false, 'the refused room is not listed');
   await t.stop();
 });
+
+test('an idle room sleeps (no step) and wakes at the tick where it stopped, for a viewer or a request', async () => {
+  const t = await startServer(['--particles', '1000', '--room-idle-s', '1']);
+  assert.equal((await http(t, 'POST', '/api/rooms', { body: { name: 'nap', scene: 'drop', particles: 1000 } })).status, 201);
+  // GET /api/rooms/{name} reads the room without keeping it awake
+  await until(async () => (await get(t, '/api/rooms/nap')).json.state === 'asleep', 'the room falls asleep');
+  const t1 = (await get(t, '/api/rooms/nap')).json.tick;
+  const home0 = (await get(t, '/api/stats')).json.tick;
+  await until(async () => (await get(t, '/api/stats')).json.tick >= home0 + 120, 'the default room steps 120 ticks meanwhile');
+  const asleep = (await get(t, '/api/rooms/nap')).json;
+  assert.equal(asleep.state, 'asleep');
+  assert.equal(asleep.tick, t1, 'no step while asleep');
+  assert.equal((await get(t, '/api/stats')).json.paused, false, 'the default room never sleeps');
+  // a viewer wakes it: it steps on from where it stopped
+  const c = await connect(t, { url: `${t.wsUrl}r/nap/` });
+  await c.next((m) => m.type === 'hello');
+  await until(async () => (await get(t, '/api/rooms/nap')).json.tick > t1 + 10, 'the room steps again for its viewer');
+  const awake = (await get(t, '/api/rooms/nap')).json;
+  assert.equal(awake.state, 'running');
+  const f = await c.next((m) => m.type === 'frame' && m.ids);
+  assert.ok(f.tick > t1, `frames go on from tick ${t1} (${f.tick})`);
+  c.close();
+  await until(async () => (await get(t, '/api/rooms/nap')).json.state === 'asleep', 'asleep again once its viewer left');
+  // a request for the room wakes it too
+  const t2 = (await get(t, '/api/rooms/nap')).json.tick;
+  assert.equal((await get(t, '/api/rooms/nap/stats')).status, 200);
+  await until(async () => (await get(t, '/api/rooms/nap/stats')).json.tick > t2 + 10, 'the room steps again for a script');
+  await t.stop();
+});
