@@ -172,6 +172,7 @@ int main(int argc, char **argv) {
         log_error("cannot start the sim thread");
         goto out;
     }
+    rooms_restore(dir); /* the other rooms kept in --data-dir */
     /* The simulation's tick has priority over streaming: on Linux a nice
      * value is per thread, so this lowers only the network thread (the
      * directory's pool and the sim thread were created above, at the default). */

@@ -56,6 +56,7 @@ struct sim_thread {
     pthread_t thread;
     bool started;
     atomic_bool stop;
+    atomic_bool discard; /* its room was deleted: no more saves (sim_thread_discard) */
     uint64_t busy_ns;    /* the last tick that had a viewer, a command or a REST request (idle rooms sleep) */
     wire_cursor *cursor; /* cfg->max_clients entries */
     int cursor_count;

@@ -149,6 +149,7 @@ sim_thread *sim_thread_create(const srv_config *cfg, const wire_static *st, fs_p
     s->hub = h;
     s->queue = q;
     atomic_init(&s->stop, false);
+    atomic_init(&s->discard, false);
     if (init(s, err, errlen)) {
         sim_thread_destroy(s);
         return NULL;
@@ -239,7 +240,7 @@ static void update_stats(sim_thread *s, stats_window *win, const fs_stats *fst, 
 
 /* Saves to --data-dir (if given), counted in the statistics. */
 static void save(sim_thread *s) {
-    if (!s->cfg->data_dir[0]) return;
+    if (!s->cfg->data_dir[0] || atomic_load(&s->discard)) return;
     persist_saved out;
     if (persist_save(s->cfg->data_dir, s->world, &out)) {
         s->stats.saves++;
@@ -394,6 +395,10 @@ int sim_thread_resize(sim_thread *s, int n, char *err, size_t errlen) {
     world_info wi;
     sim_publish_info(s, &wi);
     return 0;
+}
+
+void sim_thread_discard(sim_thread *s) {
+    if (s) atomic_store(&s->discard, true);
 }
 
 int sim_thread_start(sim_thread *s) {

@@ -30,6 +30,9 @@ double sim_thread_measure(sim_thread *s, int *particles);
 /* Before it starts: its first scene loaded again with about n particles.
  * 0, or -1 with err. */
 int sim_thread_resize(sim_thread *s, int n, char *err, size_t errlen);
+/* Its room was deleted: the world is never saved again, at stop neither
+ * (any thread). */
+void sim_thread_discard(sim_thread *s);
 /* Starts stepping.  0, or -1 when the thread cannot be created. */
 int sim_thread_start(sim_thread *s);
 /* Asks the thread to stop (it saves the world to --data-dir), joins it and

@@ -227,10 +227,11 @@ static void create_room(net *n, http_req *r) {
         return;
     }
     const srv_config *cfg = n->cfg;
-    if (cfg->data_dir[0] || cfg->record_dir[0] || cfg->record_start[0]) {
+    if (cfg->record_dir[0] || cfg->record_start[0]) {
         rest_respond_error(n, r, RC_CONFLICT,
-                           "this server keeps files (--data-dir, --record-dir or --record) for its default room, "
-                           "and other rooms cannot share them: start it without those to hold rooms");
+                           "this server records into one folder (--record-dir or --record) for its default room, "
+                           "and other rooms cannot share it: start it without those (--data-dir gives each room a "
+                           "folder of its own) to hold rooms");
         return;
     }
     cJSON *j = r->body_len ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;

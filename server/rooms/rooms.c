@@ -3,13 +3,18 @@
  * (the rules are in rooms.h). */
 #include "rooms.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "log.h"
+#include "room_doc.h"
 #include "sim_thread.h"
 
 /* Threads: name, folder, cfg, hub and queue are written before the room is
@@ -30,6 +35,8 @@ struct room {
     cmd_queue queue;
     sim_thread *sim;    /* NULL on a relay, and once joined */
     double admitted_ms; /* the tick its first world was measured at (admit), before its own mean is known */
+    bool restored;      /* opened from its folder at start (rooms_restore): not measured again */
+    bool discard;       /* deleted: its world is not saved and its folder is set aside when it is freed */
 };
 
 /* Threads: mu guards count, room[], wake and stopped; reaper serialises
@@ -82,8 +89,22 @@ rooms *rooms_create(const rooms_def *def, char *err, size_t errlen) {
 }
 
 /* Joins the room's sim thread (it saves its world first) and frees it all. */
+/* A deleted room's folder, renamed <data-dir>/rooms/.deleted-<name>-<seconds>
+ * (its recordings are not thrown away; no room is ever named so). */
+static void set_aside(const room *r) {
+    char to[sizeof r->folder + 80], parent[sizeof r->folder];
+    snprintf(parent, sizeof parent, "%s", r->folder);
+    char *slash = strrchr(parent, '/');
+    if (slash) *slash = 0;
+    snprintf(to, sizeof to, "%s/.deleted-%s-%lld", parent, r->name, (long long)time(NULL));
+    if (rename(r->folder, to) && errno != ENOENT)
+        log_warn("rooms: '%s' deleted, but its folder %s stays: %s", r->name, r->folder, strerror(errno));
+}
+
 static void free_room(room *r) {
+    if (r->discard) sim_thread_discard(r->sim);
     sim_thread_destroy(r->sim);
+    if (r->discard && r->folder[0] && strcmp(r->name, ROOMS_DEFAULT)) set_aside(r);
     if (r->hub_ok) hub_destroy(&r->hub);
     if (r->queue_ok) cmd_queue_destroy(&r->queue);
     free(r);
@@ -150,11 +171,43 @@ static room_status can_list(rooms *d, const char *name, char *err, size_t errlen
     return ROOM_OK;
 }
 
-/* Rooms other than the default have no files of their own yet: the
- * server's --data-dir and recordings belong to the default room, and two
- * worlds must not save over each other. */
+/* Rooms other than the default keep their files in a folder of their own
+ * (<data-dir>/rooms/<name>: world.snapshot, room.json, recordings/); an
+ * explicit recordings folder (--record-dir, --record) is the default
+ * room's alone, and two worlds must not record into one. */
 static bool shares_files(const srv_config *cfg, const char *name) {
-    return strcmp(name, ROOMS_DEFAULT) && (cfg->data_dir[0] || cfg->record_dir[0] || cfg->record_start[0]);
+    return strcmp(name, ROOMS_DEFAULT) && (cfg->record_dir[0] || cfg->record_start[0]);
+}
+
+/* Writes the room's settings (room_doc.h) to its folder, through a
+ * temporary file and a rename, so a crash leaves the old one or the new one.
+ * Nothing without a folder.  0, or -1 (logged). */
+static int keep_settings(room *r) {
+    if (!r->folder[0] || !strcmp(r->name, ROOMS_DEFAULT)) return 0;
+    room_doc doc = {(role)atomic_load(&r->public_role), atomic_load(&r->key_gen)};
+    char text[256], path[sizeof r->folder + 16], tmp[sizeof r->folder + 24];
+    int len = room_doc_write(&doc, text, sizeof text);
+    snprintf(path, sizeof path, "%s/room.json", r->folder);
+    snprintf(tmp, sizeof tmp, "%s/room.json.tmp", r->folder);
+    FILE *f = len < 0 ? NULL : fopen(tmp, "w");
+    bool ok = f && fwrite(text, 1, (size_t)len, f) == (size_t)len;
+    if (f && fclose(f)) ok = false;
+    if (ok && rename(tmp, path)) ok = false;
+    if (!ok) log_warn("rooms: '%s': cannot write %s: %s", r->name, path, strerror(errno));
+    return ok ? 0 : -1;
+}
+
+/* <data-dir>/rooms/<name>, made when missing.  0, or -1 with err. */
+static int make_folder(const room *r, char *err, size_t errlen) {
+    char parent[sizeof r->folder];
+    snprintf(parent, sizeof parent, "%s", r->folder);
+    char *slash = strrchr(parent, '/');
+    if (slash) *slash = 0;
+    if ((mkdir(parent, 0700) && errno != EEXIST) || (mkdir(r->folder, 0700) && errno != EEXIST)) {
+        snprintf(err, errlen, "room '%s': cannot make %s: %s", r->name, r->folder, strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 /* The room's hub, queue and sim thread (outside the directory's mutex). */
@@ -162,7 +215,7 @@ static room_status make_room(rooms *d, const room_def *def, hub_wake_fn *wake, v
                              size_t errlen) {
     const rooms_def *dd = &d->def;
     if (dd->simulate && shares_files(dd->cfg, def->name)) {
-        snprintf(err, errlen, "room '%s': only the default room may run with --data-dir, --record-dir or --record",
+        snprintf(err, errlen, "room '%s': only the default room may record into --record-dir or --record's folder",
                  def->name);
         return ROOM_FAILED;
     }
@@ -172,11 +225,24 @@ static room_status make_room(rooms *d, const room_def *def, hub_wake_fn *wake, v
         return ROOM_FAILED;
     }
     snprintf(r->name, sizeof r->name, "%s", def->name);
+    r->restored = def->restore;
     if (dd->cfg->data_dir[0]) snprintf(r->folder, sizeof r->folder, "%s/rooms/%s", dd->cfg->data_dir, def->name);
     atomic_init(&r->public_role, (int)def->public_role);
-    atomic_init(&r->key_gen, 0u);
+    atomic_init(&r->key_gen, def->key_gen);
     atomic_init(&r->refs, 0);
     r->cfg = *dd->cfg;
+    if (r->folder[0] && strcmp(def->name, ROOMS_DEFAULT)) { /* its saves and recordings in its own folder */
+        if (dd->simulate && make_folder(r, err, errlen)) {
+            free(r);
+            return ROOM_FAILED;
+        }
+        if (strlen(r->folder) >= sizeof r->cfg.data_dir) {
+            snprintf(err, errlen, "room '%s': its folder's path is too long (--data-dir)", def->name);
+            free(r);
+            return ROOM_FAILED;
+        }
+        memcpy(r->cfg.data_dir, r->folder, strlen(r->folder) + 1);
+    }
     if (def->scene) snprintf(r->cfg.scene, sizeof r->cfg.scene, "%s", def->scene);
     if (def->particles > 0) r->cfg.particles = def->particles;
     /* the default room is sized at start as before rooms (sim_thread.c); the
@@ -229,7 +295,7 @@ static double rooms_used_ms(rooms *d) {
  * here, before its sim thread starts (the opener's thread). */
 static room_status admit(rooms *d, room *r, char *err, size_t errlen) {
     const srv_config *cfg = d->def.cfg;
-    if (!r->sim || cfg->step_budget <= 0 || !strcmp(r->name, ROOMS_DEFAULT)) return ROOM_OK;
+    if (!r->sim || cfg->step_budget <= 0 || !strcmp(r->name, ROOMS_DEFAULT) || r->restored) return ROOM_OK;
     const double period = 1e3 / cfg->tick_hz, budget = cfg->step_budget * period, left = budget - rooms_used_ms(d);
     int n;
     double ms = sim_thread_measure(r->sim, &n);
@@ -289,6 +355,7 @@ room_status room_open(rooms *d, const room_def *def, room **out, char *err, size
         free_room(r);
         return st;
     }
+    if (d->def.simulate) keep_settings(r);
     *out = r;
     return ROOM_OK;
 }
@@ -308,6 +375,7 @@ room_status room_close(rooms *d, const char *name) {
     room *r = listed(d, name);
     if (r) {
         r->closed = true;
+        r->discard = true; /* read by the reaper, which takes mu first */
         atomic_fetch_sub(&r->refs, 1);
     }
     pthread_mutex_unlock(&d->mu);
@@ -376,12 +444,15 @@ unsigned room_key_generation(const room *r) {
 }
 
 unsigned room_rotate_key(room *r) {
-    return atomic_fetch_add(&r->key_gen, 1) + 1;
+    unsigned g = atomic_fetch_add(&r->key_gen, 1) + 1;
+    keep_settings(r);
+    return g;
 }
 
 int room_set_public_role(room *r, role pr) {
     if (pr < ROLE_VIEWER || pr > ROLE_OWNER) return -1;
     atomic_store(&r->public_role, (int)pr);
+    keep_settings(r);
     return 0;
 }
 
@@ -402,4 +473,47 @@ int rooms_list(rooms *d, room_entry *out, int cap) {
     }
     pthread_mutex_unlock(&d->mu);
     return n;
+}
+
+int rooms_restore(rooms *d) {
+    const srv_config *cfg = d->def.cfg;
+    if (!d->def.simulate || !cfg->data_dir[0]) return 0;
+    char top[sizeof cfg->data_dir + 8];
+    snprintf(top, sizeof top, "%s/rooms", cfg->data_dir);
+    DIR *dir = opendir(top);
+    if (!dir) return 0;
+    int opened = 0;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        char why[256];
+        size_t nl = strlen(e->d_name);
+        if (e->d_name[0] == '.' || !room_name_ok(e->d_name, nl, why, sizeof why) || !strcmp(e->d_name, ROOMS_DEFAULT))
+            continue;
+        char path[sizeof top + ROOM_NAME_CAP + 16], text[ROOM_DOC_MAX + 1];
+        snprintf(path, sizeof path, "%s/%s/room.json", top, e->d_name);
+        FILE *f = fopen(path, "r");
+        size_t len = f ? fread(text, 1, sizeof text, f) : 0;
+        if (f) fclose(f);
+        room_doc doc;
+        if (!f || room_doc_read(text, len, &doc, why, sizeof why)) {
+            log_warn("rooms: %s left out: %s", path, f ? why : strerror(errno));
+            continue;
+        }
+        room_def def = room_default_def();
+        def.name = e->d_name;
+        def.public_role = doc.public_role;
+        def.key_gen = doc.key_gen;
+        def.restore = true;
+        room *r;
+        if (room_open(d, &def, &r, why, sizeof why) != ROOM_OK || room_start(r)) {
+            log_warn("rooms: '%s' not restored: %s", e->d_name, why);
+            if (r) room_close(d, e->d_name), room_unref(r);
+            continue;
+        }
+        room_unref(r);
+        opened++;
+    }
+    closedir(dir);
+    if (opened) log_info("rooms: %d room%s restored from %s", opened, opened == 1 ? "" : "s", top);
+    return opened;
 }

@@ -72,6 +72,8 @@ typedef struct room_def {
     role public_role;  /* what a connection without an invite may do: viewer to owner */
     const char *scene; /* its first scene; NULL: the server's (--scene) */
     int particles;     /* its first scene's size; 0: the server's (--particles) */
+    unsigned key_gen;  /* its invites' key generation (a room restored keeps its own) */
+    bool restore;      /* opened again from its folder (its saved world), not admitted anew */
 } room_def;
 
 room_def room_default_def(void);
@@ -116,6 +118,12 @@ room_status room_close(rooms *d, const char *name);
 /* Frees the closed rooms that no one holds any more (joining their sim
  * threads); returns how many.  Any thread that may wait for a save. */
 int rooms_reap(rooms *d);
+
+/* With --data-dir, opens and starts every room kept in <data-dir>/rooms/
+ * (each its room.json and its saved world; a folder whose room.json is
+ * missing or bad is left out, with a warning).  Returns how many (main
+ * thread, at start, after the default room). */
+int rooms_restore(rooms *d);
 
 /* A reference more, for a caller that already holds one. */
 void room_ref(room *r);

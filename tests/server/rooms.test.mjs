@@ -175,15 +175,47 @@ test('with --token, making rooms needs the token; changing and deleting one, its
   assert.equal((await http(t, 'DELETE', '/api/rooms/locked', { headers: auth })).status, 200);
 });
 
-test('a server that keeps files for its default room refuses other rooms, saying why', async () => {
-  const { mkdtempSync } = await import('node:fs');
+test('with --data-dir every room survives a restart: its world at the tick it was saved, its role, its invites', async () => {
+  const { mkdtempSync, existsSync, readdirSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
   const dir = mkdtempSync(join(tmpdir(), 'fluid-rooms-'));
-  const t = await startServer(['--particles', '1000', '--data-dir', dir]);
+  const args = ['--particles', '1000', '--data-dir', dir, '--token', 'keep-admin'];
+  const admin = { authorization: 'Bearer keep-admin' };
+  let t = await startServer(args);
+  assert.equal((await http(t, 'POST', '/api/rooms', { body: { name: 'kept', scene: 'drop', particles: 1500, public_role: 'viewer' }, headers: admin })).status, 201);
+  assert.equal((await http(t, 'POST', '/api/rooms', { body: { name: 'dropped' }, headers: admin })).status, 201);
+  assert.equal((await http(t, 'POST', '/api/rooms/kept/rotate-key', { headers: admin })).status, 200);
+  const inv = (await http(t, 'POST', '/api/rooms/kept/invites', { body: { role: 'editor' }, headers: admin })).json.token;
+  assert.equal((await http(t, 'POST', '/api/rooms/kept/pause', { headers: { authorization: `Bearer ${inv}` } })).status, 200);
+  const before = (await get(t, '/api/rooms/kept/particles?offset=0&limit=1500')).json;
+  assert.equal((await http(t, 'DELETE', '/api/rooms/dropped', { headers: admin })).status, 200);
+  await t.stop(); // SIGTERM: every room saves
+  assert.ok(existsSync(join(dir, 'rooms', 'kept', 'world.snapshot')));
+  assert.ok(readdirSync(join(dir, 'rooms')).some((f) => f.startsWith('.deleted-dropped-')), 'a deleted room\'s folder is set aside');
+  t = await startServer(args);
+  const rooms = (await get(t, '/api/rooms')).json.rooms;
+  assert.deepEqual(rooms.map((r) => r.name).sort(), ['default', 'kept']);
+  const kept = rooms.find((r) => r.name === 'kept');
+  assert.equal(kept.public_role, 'viewer');
+  assert.equal(kept.scene, 'drop');
+  assert.equal(kept.paused, true);
+  const after = (await get(t, '/api/rooms/kept/particles?offset=0&limit=1500')).json;
+  assert.equal(after.tick, before.tick, 'at the tick it was saved');
+  assert.deepEqual(after.positions, before.positions);
+  // the invite made after the rotation is still good; the key generation was kept
+  assert.equal((await http(t, 'POST', '/api/rooms/kept/resume', { headers: { authorization: `Bearer ${inv}` } })).status, 200);
+  await t.stop();
+});
+
+test('a server recording into one folder (--record-dir) holds its default room only, saying why', async () => {
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const t = await startServer(['--particles', '1000', '--record-dir', mkdtempSync(join(tmpdir(), 'fluid-rooms-rec-'))]);
   const r = await http(t, 'POST', '/api/rooms', { body: { name: 'other' } });
   assert.equal(r.status, 409);
-  assert.match(r.json.error, /--data-dir/);
+  assert.match(r.json.error, /--record-dir/);
   assert.equal((await get(t, '/api/rooms')).json.rooms.length, 1);
 });
 
