@@ -11,6 +11,7 @@
 #include "command.h"
 #include "log.h"
 #include "rest_route.h"
+#include "roles.h"
 #include "wire.h"
 
 #define INFO_EVERY_NS 1000000000ull /* a relay that joins late learns the world within a second */
@@ -132,6 +133,11 @@ static int take_cmd(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, s
     } else {
         c.client = client;
         c.arrival_ns = clock_now_ns();
+        /* A relay serves the default room only, and keeps the token rule at
+         * its own edge (a client without the token there only watches): the
+         * broker's permissions are what admits a relay, so what it forwards
+         * is applied as the administrator's. */
+        c.role = ROLE_ADMIN;
         if (!cmd_queue_push(b->queue, &c, left) && !left)
             refuse(b, client, c.rid, RC_BUSY, "busy: command queue full, try again");
     }
