@@ -56,7 +56,7 @@ test('over TLS with a verified certificate: page, REST (reads; writes with a tok
   assert.equal(st.status, 200);
   const n = st.json.particles;
   assert.ok(n > 2000, `${n} particles`);
-  assert.equal((await http(s, 'POST', '/api/pause')).status, 401);
+  assert.equal((await http(s, 'POST', '/api/pause')).status, 403, 'without the token: a player, who may not pause');
   const auth = { authorization: 'Bearer s3cret' };
   assert.equal((await http(s, 'POST', '/api/pause', { headers: auth })).status, 200);
   assert.equal((await get(s, '/api/stats')).json.paused, true);
