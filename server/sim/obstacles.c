@@ -106,7 +106,7 @@ static fs_status place_mesh(fs_obstacle *o, const fs_mesh *mesh, fs_error *err) 
     fs_error why = {{0}};
     fs_status st = fs_mesh_check(&placed, &why);
     if (st != FS_OK) {
-        SETERR(err, "obstacle: placed at pos, rot and scale, the %s", why.msg);
+        SETERR(err, "obstacle: placed, the %.120s", why.msg + (strncmp(why.msg, "mesh: ", 6) ? 0 : 6));
         return st;
     }
     o->lo = fs_mesh_bounds_min(&placed), o->hi = fs_mesh_bounds_max(&placed);
@@ -121,7 +121,7 @@ int64_t fs_world_add_obstacle(fs_world *w, const fs_mesh *mesh, fs_vec3 pos, fs_
     fs_error why = {{0}};
     st = fs_mesh_check_closed(mesh, &why);
     if (st == FS_ERR_NOMEM) {
-        SETERR(err, "obstacle: %s", why.msg);
+        SETERR(err, "obstacle: %.140s", why.msg);
         return -1;
     }
     o.closed = st == FS_OK;

@@ -70,6 +70,8 @@ $(eval $(call fuzz_harness,fuzz_bus,server/wire/bus_codec.c server/wire/rest_rou
 FUZZ_LIBS_fuzz_invite = $(CRYPTO_LIBS)
 $(eval $(call fuzz_harness,fuzz_invite,server/wire/invite.c server/hub/roles.c server/hub/room_name.c))
 $(eval $(call fuzz_harness,fuzz_recording,server/wire/recfile.c $(FC_SRC) $(FUZZ_WIRE) $(FUZZ_SIM)))
+# the mesh loader (Assimp, linked uninstrumented through SRV_LIBS) and the core's mesh checks
+$(eval $(call fuzz_harness,fuzz_mesh,server/wire/mesh_load.c server/sim/mesh.c server/sim/mesh_mass.c))
 
 FUZZ ?= $(FUZZ_NAMES)
 FUZZ_BINS = $(addprefix $(BUILD)/fuzz/,$(FUZZ_NAMES))
