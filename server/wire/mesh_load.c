@@ -84,37 +84,77 @@ static const char *sniff_obj(const uint8_t *b, size_t n) {
     return memchr(b, 0, n) ? "an OBJ file is text (this one holds a NUL byte)" : NULL;
 }
 
-/* "ply", the format line, and every "element NAME COUNT" within the bound */
+/* Assimp 5.2's PLY importer leaks what it has built when a file's body is
+ * malformed (a value that is not a number after a well-formed header: found
+ * by tests/fuzz/fuzz_mesh), so a stream of bad uploads would grow the heap
+ * without bound: PLY is refused after its header check until a reader that
+ * does not leak is in place. */
+#define PLY_ENABLED 0
+
+/* A PLY scalar type's name. */
+static bool ply_type(const char *t) {
+    static const char *const T[] = {"char", "uchar", "short", "ushort", "int",   "uint",   "float",   "double",
+                                    "int8", "uint8", "int16", "uint16", "int32", "uint32", "float32", "float64"};
+    for (size_t k = 0; k < sizeof T / sizeof T[0]; k++)
+        if (!strcmp(t, T[k])) return true;
+    return false;
+}
+
+/* One header line of PLY's grammar; *format set by the format line. */
+static const char *ply_line(char *line, bool *format, bool *element) {
+    char *save = NULL, *w[6] = {0};
+    int n = 0;
+    for (char *t = strtok_r(line, " \t", &save); t && n < 6; t = strtok_r(NULL, " \t", &save)) w[n++] = t;
+    if (n == 0) return "a PLY header has no blank lines";
+    if (!strcmp(w[0], "comment") || !strcmp(w[0], "obj_info")) return NULL;
+    if (!strcmp(w[0], "format")) {
+        *format =
+            n == 3 && !strcmp(w[2], "1.0") &&
+            (!strcmp(w[1], "ascii") || !strcmp(w[1], "binary_little_endian") || !strcmp(w[1], "binary_big_endian"));
+        return *format ? NULL : "a PLY file's format is ascii, binary_little_endian or binary_big_endian 1.0";
+    }
+    if (!strcmp(w[0], "element")) {
+        char *stop;
+        unsigned long long count = n == 3 ? strtoull(w[2], &stop, 10) : 0;
+        if (n != 3 || *stop || w[2][0] < '0' || w[2][0] > '9' || count > FS_MESH_MAX_VERTICES)
+            return "a PLY element line is \"element NAME COUNT\" with COUNT within the bound";
+        *element = true;
+        return NULL;
+    }
+    if (!strcmp(w[0], "property")) {
+        bool ok = *element &&
+                  ((n == 3 && ply_type(w[1])) || (n == 5 && !strcmp(w[1], "list") && ply_type(w[2]) && ply_type(w[3])));
+        return ok ? NULL : "a PLY property line is \"property TYPE NAME\" or \"property list TYPE TYPE NAME\"";
+    }
+    return "a PLY header line starts with format, element, property, comment or obj_info";
+}
+
+/* The header held to PLY's grammar (printable text, known keywords and
+ * types, element counts within the bound) before Assimp reads it. */
 static const char *sniff_ply(const uint8_t *b, size_t n) {
     const size_t HEADER_MAX = 65536;
     if (n < 4 || memcmp(b, "ply", 3) != 0 || (b[3] != '\n' && b[3] != '\r')) return "a PLY file starts with \"ply\"";
-    size_t end = n < HEADER_MAX ? n : HEADER_MAX;
-    const char *s = (const char *)b;
-    bool format = false, done = false;
-    for (size_t i = 0; i < end && !done;) {
+    const size_t end = n < HEADER_MAX ? n : HEADER_MAX;
+    bool format = false, element = false;
+    size_t i = b[3] == '\r' && n > 4 && b[4] == '\n' ? 5 : 4;
+    while (i < end) {
         size_t e = i;
-        while (e < end && s[e] != '\n') e++;
-        char line[160];
-        size_t L = e - i < sizeof line - 1 ? e - i : sizeof line - 1;
-        memcpy(line, s + i, L);
+        while (e < end && b[e] != '\n') e++;
+        if (e == end) break;
+        size_t L = e - i;
+        if (L && b[e - 1] == '\r') L--;
+        char line[256];
+        if (L >= sizeof line) return "a PLY header line is longer than 255 bytes";
+        for (size_t k = 0; k < L; k++)
+            if ((b[i + k] < 0x20 || b[i + k] > 0x7e) && b[i + k] != '\t') return "a PLY header is printable text";
+        memcpy(line, b + i, L);
         line[L] = 0;
-        if (L && line[L - 1] == '\r') line[--L] = 0;
-        if (!strncmp(line, "format ", 7)) {
-            format = !strcmp(line + 7, "ascii 1.0") || !strcmp(line + 7, "binary_little_endian 1.0") ||
-                     !strcmp(line + 7, "binary_big_endian 1.0");
-            if (!format) return "a PLY file's format is ascii, binary_little_endian or binary_big_endian 1.0";
-        } else if (!strncmp(line, "element ", 8)) {
-            const char *c = strrchr(line, ' ');
-            char *stop;
-            unsigned long long count = strtoull(c + 1, &stop, 10);
-            if (*stop || c + 1 == stop || count > FS_MESH_MAX_VERTICES) return "a PLY element count is out of range";
-        } else if (!strcmp(line, "end_header")) {
-            done = true;
-        }
+        if (!strcmp(line, "end_header")) return format && element ? NULL : "a PLY header names its format and elements";
+        const char *bad = ply_line(line, &format, &element);
+        if (bad) return bad;
         i = e + 1;
     }
-    if (!done) return "a PLY header ends with \"end_header\" within 64 KiB";
-    return format ? NULL : "a PLY header names its format";
+    return "a PLY header ends with \"end_header\" within 64 KiB";
 }
 
 static const char *sniff_glb(const uint8_t *b, size_t n) {
@@ -353,6 +393,10 @@ int mesh_load(const void *buf, size_t len, mesh_format f, const mesh_limits *lim
                                                                                      sniff_glb};
     const char *bad = sniff[f](buf, len);
     if (bad) return fail(err, errlen, "mesh: not %s: %s", FORMATS[f].type, bad);
+    if (f == MESH_PLY && !PLY_ENABLED)
+        return fail(err, errlen,
+                    "mesh: PLY is off (Assimp 5.2's PLY reader leaks on malformed files): send STL, OBJ "
+                    "or binary glTF");
 
     mem_io io = {{io_open, io_close, NULL}, FORMATS[f].name, buf, len};
     struct aiPropertyStore *props = aiCreatePropertyStore();

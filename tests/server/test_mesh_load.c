@@ -1,8 +1,8 @@
 /* test_mesh_load.c - the mesh loader (server/wire/mesh_load.c) on files made
- * here: a unit cube in binary and ASCII STL, OBJ (quads), ASCII PLY and
- * binary glTF (with a node's translation) loads as 8 welded vertices and 12
- * triangles, closed, of volume 1; broken, truncated, hostile and oversized
- * files are refused with a sentence. */
+ * here: a unit cube in binary and ASCII STL, OBJ (quads) and binary glTF
+ * (with a node's translation) loads as 8 welded vertices and 12 triangles,
+ * closed, of volume 1; PLY is refused (off); broken, truncated, hostile and
+ * oversized files are refused with a sentence. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -172,20 +172,6 @@ static void expect_refused(const char *what, const void *p, size_t n, mesh_forma
     if (rc == 0) mesh_data_free(&d);
 }
 
-static void test_formats(void) {
-    expect_cube("binary STL", stl_binary(), MESH_STL, 0);
-    expect_cube("ASCII STL", stl_ascii(), MESH_STL, 0);
-    expect_cube("OBJ", obj(""), MESH_OBJ, 0);
-    expect_cube("OBJ naming a material file", obj("mtllib /etc/passwd\nusemtl x\n"), MESH_OBJ, 0);
-    expect_cube("PLY", ply(), MESH_PLY, 0);
-    expect_cube("binary glTF", glb(NULL), MESH_GLB, 10);
-    CHECK(mesh_format_from_type("model/stl") == MESH_STL && mesh_format_from_type("Model/OBJ; charset=x") == MESH_OBJ &&
-              mesh_format_from_type("application/ply") == MESH_PLY &&
-              mesh_format_from_type("model/gltf-binary") == MESH_GLB && mesh_format_from_type("model/x3d") == -1 &&
-              mesh_format_from_type("model/stlx") == -1 && mesh_format_from_type(NULL) == -1,
-          "content types");
-}
-
 static void test_refusals(void) {
     buf b = stl_binary();
     expect_refused("truncated binary STL", b.p, b.n - 7, MESH_STL, NULL, "not model/stl");
@@ -206,7 +192,11 @@ static void test_refusals(void) {
     const char *pts = "v 0 0 0\nv 1 0 0\np 1\nl 1 2\n";
     expect_refused("points and lines only", pts, strlen(pts), MESH_OBJ, NULL, "mesh:");
     const char *big = "ply\nformat ascii 1.0\nelement vertex 4000000000\nproperty float x\nend_header\n";
-    expect_refused("PLY claiming 4e9 vertices", big, strlen(big), MESH_PLY, NULL, "count is out of range");
+    expect_refused("PLY claiming 4e9 vertices", big, strlen(big), MESH_PLY, NULL, "COUNT within the bound");
+    const char *junk = "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\np\x01operty\nend_header\n";
+    expect_refused("PLY header with a control byte", junk, strlen(junk), MESH_PLY, NULL, "printable");
+    const char *notype = "ply\nformat ascii 1.0\nelement vertex 3\nproperty quad x\nend_header\n";
+    expect_refused("PLY property of no known type", notype, strlen(notype), MESH_PLY, NULL, "property TYPE NAME");
     const char *nohdr = "ply\nformat ascii 1.0\nelement vertex 3\n";
     expect_refused("PLY without end_header", nohdr, strlen(nohdr), MESH_PLY, NULL, "end_header");
     buf g = glb("file:///etc/hostname");
@@ -217,6 +207,22 @@ static void test_refusals(void) {
     expect_refused("glTF with a wrong length", g.p, g.n, MESH_GLB, NULL, "length");
     expect_refused("glTF cut short", g.p, 40, MESH_GLB, NULL, "glTF");
     free(g.p);
+}
+
+static void test_formats(void) {
+    expect_cube("binary STL", stl_binary(), MESH_STL, 0);
+    expect_cube("ASCII STL", stl_ascii(), MESH_STL, 0);
+    expect_cube("OBJ", obj(""), MESH_OBJ, 0);
+    expect_cube("OBJ naming a material file", obj("mtllib /etc/passwd\nusemtl x\n"), MESH_OBJ, 0);
+    buf p = ply(); /* well formed, and refused: the format is off */
+    expect_refused("PLY", p.p, p.n, MESH_PLY, NULL, "PLY is off");
+    free(p.p);
+    expect_cube("binary glTF", glb(NULL), MESH_GLB, 10);
+    CHECK(mesh_format_from_type("model/stl") == MESH_STL && mesh_format_from_type("Model/OBJ; charset=x") == MESH_OBJ &&
+              mesh_format_from_type("application/ply") == MESH_PLY &&
+              mesh_format_from_type("model/gltf-binary") == MESH_GLB && mesh_format_from_type("model/x3d") == -1 &&
+              mesh_format_from_type("model/stlx") == -1 && mesh_format_from_type(NULL) == -1,
+          "content types");
 }
 
 int main(int argc, char **argv) {
