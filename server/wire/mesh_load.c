@@ -2,20 +2,28 @@
  * 5.2): STL, OBJ, PLY and binary glTF only.
  *
  * Only those importers run: each format's first bytes are checked here
- * (STL's size or "solid", PLY's header and its element counts, GLB's header
- * and length, OBJ's text) before Assimp sees the file, which it is then
- * given under a name with the format's extension, so Assimp picks that
- * format's importer by extension and never probes the others' signatures.
- * Assimp reads through an aiFileIO that serves this one buffer and opens
- * nothing else: an OBJ's mtllib or a glTF's external buffer cannot reach the
- * file system.  The scene's node tree is walked here (iteratively, the
- * triangle bound checked before anything is copied) rather than by
- * aiProcess_PreTransformVertices, so a file that instances one mesh many
- * times is refused instead of expanded; identical positions are welded. */
+ * (STL's size or "solid", PLY's header against its grammar and element
+ * counts, GLB's header and length, OBJ's text) before Assimp sees the file,
+ * which it is then given under a name with the format's extension, so
+ * Assimp picks that format's importer by extension and never probes the
+ * others' signatures.  Assimp reads through an aiFileIO that serves this
+ * one buffer and opens nothing else: an OBJ's mtllib or a glTF's external
+ * buffer cannot reach the file system.  The scene's node tree is walked here
+ * (iteratively, the triangle bound checked before anything is copied)
+ * rather than by aiProcess_PreTransformVertices, so a file that instances
+ * one mesh many times is refused instead of expanded; identical positions
+ * are welded.
+ *
+ * Assimp 5.2's importers leak what they have built when a file turns out
+ * malformed part-way (tests/fuzz/fuzz_mesh found it in the ASCII STL and PLY
+ * readers): mesh_load_isolated runs the import in a forked process of its
+ * own, bounded in CPU time and memory, so a leak, a crash or a runaway
+ * import ends with that process and the server's heap does not grow. */
 #include <assimp/cfileio.h>
 #include <assimp/cimport.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -23,6 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "mesh_load.h"
 
@@ -83,13 +94,6 @@ static const char *sniff_stl(const uint8_t *b, size_t n) {
 static const char *sniff_obj(const uint8_t *b, size_t n) {
     return memchr(b, 0, n) ? "an OBJ file is text (this one holds a NUL byte)" : NULL;
 }
-
-/* Assimp 5.2's PLY importer leaks what it has built when a file's body is
- * malformed (a value that is not a number after a well-formed header: found
- * by tests/fuzz/fuzz_mesh), so a stream of bad uploads would grow the heap
- * without bound: PLY is refused after its header check until a reader that
- * does not leak is in place. */
-#define PLY_ENABLED 0
 
 /* A PLY scalar type's name. */
 static bool ply_type(const char *t) {
@@ -345,7 +349,7 @@ static int weld(mesh_data *d) {
     return 0;
 }
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t loader_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The scene's triangles into out (under the lock). */
 static int collect(const struct aiScene *sc, const mesh_limits *lim, mesh_data *out, char *err, size_t errlen) {
@@ -379,42 +383,53 @@ static int collect(const struct aiScene *sc, const mesh_limits *lim, mesh_data *
     return 0;
 }
 
-int mesh_load(const void *buf, size_t len, mesh_format f, const mesh_limits *lim, mesh_data *out, char *err,
-              size_t errlen) {
-    memset(out, 0, sizeof *out);
-    const mesh_limits L = lim ? *lim : mesh_default_limits();
+/* What can be refused without Assimp: the format, the size, the bounds and
+ * the format's first bytes. */
+static int precheck(const void *buf, size_t len, mesh_format f, const mesh_limits *L, char *err, size_t errlen) {
     if ((int)f < 0 || f >= MESH_FORMAT_COUNT) return fail(err, errlen, "mesh: unknown format %d", (int)f);
     if (!buf || len == 0) return fail(err, errlen, "mesh: the file is empty");
-    if (len > L.max_bytes) return fail(err, errlen, "mesh: %zu bytes, above the %zu allowed", len, L.max_bytes);
-    if (L.max_triangles < 1 || L.max_triangles > FS_MESH_MAX_TRIANGLES)
-        return fail(err, errlen, "mesh: a triangle bound of %d is outside 1..%d", L.max_triangles,
+    if (len > L->max_bytes) return fail(err, errlen, "mesh: %zu bytes, above the %zu allowed", len, L->max_bytes);
+    if (L->max_triangles < 1 || L->max_triangles > FS_MESH_MAX_TRIANGLES)
+        return fail(err, errlen, "mesh: a triangle bound of %d is outside 1..%d", L->max_triangles,
                     FS_MESH_MAX_TRIANGLES);
     static const char *(*const sniff[MESH_FORMAT_COUNT])(const uint8_t *, size_t) = {sniff_stl, sniff_obj, sniff_ply,
                                                                                      sniff_glb};
     const char *bad = sniff[f](buf, len);
-    if (bad) return fail(err, errlen, "mesh: not %s: %s", FORMATS[f].type, bad);
-    if (f == MESH_PLY && !PLY_ENABLED)
-        return fail(err, errlen,
-                    "mesh: PLY is off (Assimp 5.2's PLY reader leaks on malformed files): send STL, OBJ "
-                    "or binary glTF");
+    return bad ? fail(err, errlen, "mesh: not %s: %s", FORMATS[f].type, bad) : 0;
+}
 
+/* Assimp's import and the scene's triangles; lock: take the loader's lock
+ * (a forked reader is alone in its process and needs none). */
+static int import(const void *buf, size_t len, mesh_format f, const mesh_limits *L, mesh_data *out, char *err,
+                  size_t errlen, bool lock) {
     mem_io io = {{io_open, io_close, NULL}, FORMATS[f].name, buf, len};
     struct aiPropertyStore *props = aiCreatePropertyStore();
     if (!props) return fail(err, errlen, "mesh: out of memory");
     /* points and lines are dropped; faces of more than three corners triangulated */
     aiSetImportPropertyInteger(props, AI_CONFIG_PP_SBP_REMOVE, aiPrimitiveType_POINT | aiPrimitiveType_LINE);
     const unsigned flags = aiProcess_Triangulate | aiProcess_SortByPType | aiProcess_ValidateDataStructure;
-    pthread_mutex_lock(&lock);
+    if (lock) pthread_mutex_lock(&loader_lock);
     const struct aiScene *sc = aiImportFileExWithProperties(FORMATS[f].name, flags, &io.io, props);
     int rc;
     if (!sc) {
-        rc = fail(err, errlen, "mesh: %s could not be read: %.100s", FORMATS[f].type, aiGetErrorString());
+        /* Assimp's reason quotes the file: only its printable ASCII is kept */
+        char why[101];
+        const char *a = aiGetErrorString();
+        size_t k = 0;
+        for (; a && a[k] && k < sizeof why - 1; k++) why[k] = a[k] >= 0x20 && a[k] <= 0x7e ? a[k] : '?';
+        why[k] = 0;
+        rc = fail(err, errlen, "mesh: %s could not be read: %s", FORMATS[f].type, why);
     } else {
-        rc = collect(sc, &L, out, err, errlen);
+        rc = collect(sc, L, out, err, errlen);
         aiReleaseImport(sc);
     }
-    pthread_mutex_unlock(&lock);
+    if (lock) pthread_mutex_unlock(&loader_lock);
     aiReleasePropertyStore(props);
+    return rc;
+}
+
+/* The last word on what comes back, from Assimp or from a reader process. */
+static int finish(int rc, mesh_data *out, char *err, size_t errlen) {
     if (rc == 0) {
         fs_error why = {{0}};
         fs_mesh m = mesh_data_view(out);
@@ -422,4 +437,114 @@ int mesh_load(const void *buf, size_t len, mesh_format f, const mesh_limits *lim
     }
     if (rc != 0) mesh_data_free(out);
     return rc;
+}
+
+int mesh_load(const void *buf, size_t len, mesh_format f, const mesh_limits *lim, mesh_data *out, char *err,
+              size_t errlen) {
+    memset(out, 0, sizeof *out);
+    const mesh_limits L = lim ? *lim : mesh_default_limits();
+    if (precheck(buf, len, f, &L, err, errlen) != 0) return -1;
+    return finish(import(buf, len, f, &L, out, err, errlen, true), out, err, errlen);
+}
+
+/* ---- the reader in a process of its own ---------------------------------------- */
+/* What the reader writes to the pipe, then the vertices and triangles. */
+typedef struct reply_head {
+    int32_t rc, vertex_count, triangle_count;
+    char err[200];
+} reply_head;
+
+static bool write_all(int fd, const void *p, size_t n) {
+    const char *c = p;
+    while (n) {
+        ssize_t k = write(fd, c, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return false;
+        c += k, n -= (size_t)k;
+    }
+    return true;
+}
+
+static bool read_all(int fd, void *p, size_t n) {
+    char *c = p;
+    while (n) {
+        ssize_t k = read(fd, c, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return false;
+        c += k, n -= (size_t)k;
+    }
+    return true;
+}
+
+/* The forked reader: bounded in CPU time (and, outside the sanitizers,
+ * whose shadow memory needs the address space, in memory), it imports,
+ * writes its reply and exits without running exit handlers. */
+static void reader(int fd, const void *buf, size_t len, mesh_format f, const mesh_limits *L) __attribute__((noreturn));
+static void reader(int fd, const void *buf, size_t len, mesh_format f, const mesh_limits *L) {
+    struct rlimit cpu = {MESH_READER_CPU_S, MESH_READER_CPU_S};
+    setrlimit(RLIMIT_CPU, &cpu);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    struct rlimit as = {MESH_READER_MEMORY, MESH_READER_MEMORY};
+    setrlimit(RLIMIT_AS, &as);
+#endif
+    mesh_data d = {0};
+    reply_head h = {0};
+    h.rc = import(buf, len, f, L, &d, h.err, sizeof h.err, false);
+    h.vertex_count = h.rc ? 0 : d.vertex_count, h.triangle_count = h.rc ? 0 : d.triangle_count;
+    bool ok = write_all(fd, &h, sizeof h);
+    if (ok && h.rc == 0)
+        ok = write_all(fd, d.vertices, sizeof(fs_vec3) * (size_t)d.vertex_count) &&
+             write_all(fd, d.triangles, sizeof(uint32_t) * 3 * (size_t)d.triangle_count);
+    _exit(ok ? 0 : 1);
+}
+
+int mesh_load_isolated(const void *buf, size_t len, mesh_format f, const mesh_limits *lim, mesh_data *out, char *err,
+                       size_t errlen) {
+    memset(out, 0, sizeof *out);
+    const mesh_limits L = lim ? *lim : mesh_default_limits();
+    if (precheck(buf, len, f, &L, err, errlen) != 0) return -1;
+    int fds[2];
+    if (pipe(fds) != 0) return fail(err, errlen, "mesh: no pipe for the reader (%s)", strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]), close(fds[1]);
+        return fail(err, errlen, "mesh: no reader process (%s)", strerror(errno));
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        reader(fds[1], buf, len, f, &L);
+    }
+    close(fds[1]);
+    reply_head h;
+    int rc = -1;
+    if (!read_all(fds[0], &h, sizeof h)) {
+        rc = fail(err, errlen, "mesh: the reader stopped on this %s file", FORMATS[f].type);
+    } else if (h.rc != 0) {
+        h.err[sizeof h.err - 1] = 0;
+        rc = fail(err, errlen, "%s", h.err);
+    } else if (h.vertex_count < 3 || h.vertex_count > FS_MESH_MAX_VERTICES || h.triangle_count < 1 ||
+               h.triangle_count > L.max_triangles) {
+        rc = fail(err, errlen, "mesh: the reader answered %d vertices and %d triangles", h.vertex_count,
+                  h.triangle_count);
+    } else {
+        out->vertices = malloc(sizeof(fs_vec3) * (size_t)h.vertex_count);
+        out->triangles = malloc(sizeof(uint32_t) * 3 * (size_t)h.triangle_count);
+        out->vertex_count = h.vertex_count, out->triangle_count = h.triangle_count;
+        if (!out->vertices || !out->triangles)
+            rc = fail(err, errlen, "mesh: out of memory");
+        else if (!read_all(fds[0], out->vertices, sizeof(fs_vec3) * (size_t)h.vertex_count) ||
+                 !read_all(fds[0], out->triangles, sizeof(uint32_t) * 3 * (size_t)h.triangle_count))
+            rc = fail(err, errlen, "mesh: the reader's answer was cut short");
+        else
+            rc = 0;
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+        rc = fail(err, errlen, "mesh: the reader failed on this %s file", FORMATS[f].type);
+    if (rc != 0 && WIFSIGNALED(status))
+        fail(err, errlen, "mesh: the reader failed on this %s file (signal %d)", FORMATS[f].type, WTERMSIG(status));
+    return finish(rc, out, err, errlen);
 }

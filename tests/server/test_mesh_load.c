@@ -1,8 +1,8 @@
 /* test_mesh_load.c - the mesh loader (server/wire/mesh_load.c) on files made
- * here: a unit cube in binary and ASCII STL, OBJ (quads) and binary glTF
- * (with a node's translation) loads as 8 welded vertices and 12 triangles,
- * closed, of volume 1; PLY is refused (off); broken, truncated, hostile and
- * oversized files are refused with a sentence. */
+ * here: a unit cube in binary and ASCII STL, OBJ (quads), ASCII PLY and
+ * binary glTF (with a node's translation) loads as 8 welded vertices and 12 triangles,
+ * closed, of volume 1; broken, truncated, hostile and oversized files are
+ * refused with a sentence; both in this process and in a reader process. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -138,12 +138,16 @@ static buf glb(const char *uri) {
     return b;
 }
 
+/* The loader under test: in this process, or in a reader process. */
+typedef int loader(const void *, size_t, mesh_format, const mesh_limits *, mesh_data *, char *, size_t);
+static loader *load = mesh_load;
+
 /* Loads b as f; on success checks the cube: 8 vertices, 12 triangles,
  * closed, volume 1, centre at (0.5 + dx, 0.5, 0.5). */
 static void expect_cube(const char *what, buf b, mesh_format f, float dx) {
     mesh_data d;
     char err[200] = "";
-    int rc = mesh_load(b.p, b.n, f, NULL, &d, err, sizeof err);
+    int rc = load(b.p, b.n, f, NULL, &d, err, sizeof err);
     CHECK(rc == 0, "%s: %s", what, err);
     if (rc == 0) {
         fs_mesh m = mesh_data_view(&d);
@@ -166,7 +170,7 @@ static void expect_refused(const char *what, const void *p, size_t n, mesh_forma
                            const char *words) {
     mesh_data d;
     char err[200] = "";
-    int rc = mesh_load(p, n, f, lim, &d, err, sizeof err);
+    int rc = load(p, n, f, lim, &d, err, sizeof err);
     REPORT("%s: %s", what, rc ? err : "accepted");
     CHECK(rc == -1 && strstr(err, words) && d.vertices == NULL, "%s: rc %d, '%s' (wanted '%s')", what, rc, err, words);
     if (rc == 0) mesh_data_free(&d);
@@ -214,9 +218,7 @@ static void test_formats(void) {
     expect_cube("ASCII STL", stl_ascii(), MESH_STL, 0);
     expect_cube("OBJ", obj(""), MESH_OBJ, 0);
     expect_cube("OBJ naming a material file", obj("mtllib /etc/passwd\nusemtl x\n"), MESH_OBJ, 0);
-    buf p = ply(); /* well formed, and refused: the format is off */
-    expect_refused("PLY", p.p, p.n, MESH_PLY, NULL, "PLY is off");
-    free(p.p);
+    expect_cube("PLY", ply(), MESH_PLY, 0);
     expect_cube("binary glTF", glb(NULL), MESH_GLB, 10);
     CHECK(mesh_format_from_type("model/stl") == MESH_STL && mesh_format_from_type("Model/OBJ; charset=x") == MESH_OBJ &&
               mesh_format_from_type("application/ply") == MESH_PLY &&
@@ -225,7 +227,31 @@ static void test_formats(void) {
           "content types");
 }
 
+/* Files on which Assimp 5.2 leaks in-process (found by fuzz_mesh): through
+ * the reader process the leak ends with it, and this process (under
+ * LeakSanitizer) leaks nothing; they are refused with Assimp's reason. */
+static void test_isolated(void) {
+    load = mesh_load_isolated;
+    test_formats();
+    test_refusals();
+    buf p = ply();
+    char *one = strstr(p.p, "1 1 1\n");
+    CHECK(one != NULL, "the PLY's last vertex");
+    if (one) one[4] = 'Y';
+    expect_refused("PLY with a letter for a number (Assimp leaks in-process)", p.p, p.n, MESH_PLY, NULL,
+                   "could not be read");
+    free(p.p);
+    buf t = stl_ascii();
+    char *nrm = strstr(t.p, "normal 0 0 0");
+    if (nrm) memcpy(nrm, "normalformat", 12);
+    expect_refused("ASCII STL with a broken normal (Assimp leaks in-process)", t.p, t.n, MESH_STL, NULL, "mesh:");
+    free(t.p);
+    load = mesh_load;
+}
+
 int main(int argc, char **argv) {
-    static const tl_test tests[] = {{"mesh_load_formats", test_formats}, {"mesh_load_refusals", test_refusals}};
-    return tl_run(tests, 2, argc, argv);
+    static const tl_test tests[] = {{"mesh_load_formats", test_formats},
+                                    {"mesh_load_refusals", test_refusals},
+                                    {"mesh_load_isolated", test_isolated}};
+    return tl_run(tests, 3, argc, argv);
 }
