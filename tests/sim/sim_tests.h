@@ -68,7 +68,9 @@
     X(mesh_mass_properties, test_mesh_mass_properties)                                                                 \
     X(obstacle_api, test_obstacle_api)                                                                                 \
     X(obstacle_dam_break_clavet, test_obstacle_dam_break_clavet)                                                       \
-    X(obstacle_dam_break_unified, test_obstacle_dam_break_unified)
+    X(obstacle_dam_break_unified, test_obstacle_dam_break_unified)                                                     \
+    X(obstacle_cube_vs_box_clavet, test_obstacle_cube_vs_box_clavet)                                                   \
+    X(obstacle_cube_vs_box_unified, test_obstacle_cube_vs_box_unified)
 
 /* Counts the heap's bytes with glibc's mallinfo2, which AddressSanitizer's
  * allocator does not keep. */
