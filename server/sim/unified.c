@@ -17,6 +17,8 @@
  *       strain and stress Eq. 14-15 (+ plasticity)                                unified_elastic.c
  *     forces: pressure Eq. 7, viscosity Eq. 8, elasticity Eq. 12 + 16, gravity, walls
  *     leap-frog (kick-drift) integration of Eq. 6; rigid bodies Eq. 18-20       unified_rigid.c
+ *     mesh obstacles (obstacles.c: a static body's Eq. 9-12 of Clavet 2005 on the
+ *       sampled distance field; liquids slip, as at the walls),
  *     walls (clamp), repair, temperature (Eq. 21 + heaters, shared with the Clavet solver)
  *   shape bodies (body_step.c, Algorithm 6 of Clavet 2005) once per step
  *
