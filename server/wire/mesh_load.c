@@ -327,7 +327,8 @@ static int keyed_cmp(const void *pa, const void *pb) {
     return a->i < b->i ? -1 : (a->i > b->i);
 }
 
-/* Merges the vertices at one position (the positions are finite). */
+/* Merges the vertices at one position (the positions are finite) and drops
+ * those no triangle uses. */
 static int weld(mesh_data *d) {
     int n = d->vertex_count;
     keyed *k = malloc(sizeof *k * (size_t)n);
@@ -342,10 +343,17 @@ static int weld(mesh_data *d) {
             out[u++] = k[q].v;
         map[k[q].i] = u - 1;
     }
+    /* the welded vertices no triangle uses are dropped (map again: -1 unused) */
+    for (int q = 0; q < u; q++) k[q].i = -1;
     for (long t = 0; t < 3L * d->triangle_count; t++)
-        if (d->triangles[t] < (uint32_t)n) d->triangles[t] = (uint32_t)map[d->triangles[t]];
+        if (d->triangles[t] < (uint32_t)n) k[map[d->triangles[t]]].i = 0;
+    int used = 0;
+    for (int q = 0; q < u; q++)
+        if (k[q].i == 0) k[q].i = used, out[used++] = out[q];
+    for (long t = 0; t < 3L * d->triangle_count; t++)
+        if (d->triangles[t] < (uint32_t)n) d->triangles[t] = (uint32_t)k[map[d->triangles[t]]].i;
     free(d->vertices), free(k), free(map);
-    d->vertices = out, d->vertex_count = u;
+    d->vertices = out, d->vertex_count = used;
     return 0;
 }
 

@@ -26,8 +26,8 @@ typedef struct mesh_limits {
 mesh_limits mesh_default_limits(void);
 
 /* A loaded mesh: one list of vertices (identical positions welded, so a
- * closed surface is closed by index) and triangles, every scene node's
- * transform applied.  Owned by the caller: mesh_data_free. */
+ * closed surface is closed by index; every one used by a triangle) and
+ * triangles, every scene node's transform applied.  Owned by the caller: mesh_data_free. */
 typedef struct mesh_data {
     fs_vec3 *vertices;
     uint32_t *triangles;
