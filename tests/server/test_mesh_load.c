@@ -218,6 +218,9 @@ static void test_formats(void) {
     expect_cube("ASCII STL", stl_ascii(), MESH_STL, 0);
     expect_cube("OBJ", obj(""), MESH_OBJ, 0);
     expect_cube("OBJ naming a material file", obj("mtllib /etc/passwd\nusemtl x\n"), MESH_OBJ, 0);
+    buf extra = obj("");
+    putf(&extra, "v 5 5 5\n"); /* no face uses it: dropped */
+    expect_cube("OBJ with an unused vertex", extra, MESH_OBJ, 0);
     expect_cube("PLY", ply(), MESH_PLY, 0);
     expect_cube("binary glTF", glb(NULL), MESH_GLB, 10);
     CHECK(mesh_format_from_type("model/stl") == MESH_STL && mesh_format_from_type("Model/OBJ; charset=x") == MESH_OBJ &&
