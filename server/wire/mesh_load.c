@@ -11,8 +11,8 @@
  * buffer cannot reach the file system.  The scene's node tree is walked here
  * (iteratively, the triangle bound checked before anything is copied)
  * rather than by aiProcess_PreTransformVertices, so a file that instances
- * one mesh many times is refused instead of expanded; identical positions
- * are welded.
+ * one mesh many times is refused instead of expanded; polygons are cut
+ * into triangles here too; identical positions are welded.
  *
  * Assimp 5.2's importers leak what they have built when a file turns out
  * malformed part-way (tests/fuzz/fuzz_mesh found it in the ASCII STL and PLY
@@ -287,7 +287,8 @@ typedef struct gather {
 static bool gather_mesh(void *ctx, const struct aiMesh *m, const xform *t) {
     gather *g = ctx;
     long tris = 0;
-    for (unsigned f = 0; f < m->mNumFaces; f++) tris += m->mFaces[f].mNumIndices == 3;
+    for (unsigned f = 0; f < m->mNumFaces; f++)
+        tris += m->mFaces[f].mNumIndices >= 3 ? m->mFaces[f].mNumIndices - 2 : 0;
     if (g->tris + tris > g->max_tris || g->verts + (long)m->mNumVertices > FS_MESH_MAX_VERTICES) {
         g->over = true;
         return false;
@@ -304,9 +305,15 @@ static bool gather_mesh(void *ctx, const struct aiMesh *m, const xform *t) {
         uint32_t *T = g->d->triangles + 3 * g->tris;
         for (unsigned f = 0; f < m->mNumFaces; f++) {
             const struct aiFace *F = &m->mFaces[f];
-            if (F->mNumIndices != 3) continue;
-            for (int k = 0; k < 3; k++) /* an index out of range stays out of range: fs_mesh_check refuses it */
-                *T++ = F->mIndices[k] < m->mNumVertices ? (uint32_t)g->verts + F->mIndices[k] : UINT32_MAX;
+            /* points and lines are left out; a polygon is cut into a fan
+             * from its first corner (exact for convex polygons; a concave
+             * one's fan overlaps itself, and a fan triangle on a line is
+             * refused as degenerate) */
+            for (unsigned c = 1; c + 1 < F->mNumIndices; c++) {
+                const unsigned idx[3] = {F->mIndices[0], F->mIndices[c], F->mIndices[c + 1]};
+                for (int k = 0; k < 3; k++) /* an index out of range stays out of range: fs_mesh_check refuses it */
+                    *T++ = idx[k] < m->mNumVertices ? (uint32_t)g->verts + idx[k] : UINT32_MAX;
+            }
         }
     }
     g->tris += tris, g->verts += m->mNumVertices;
@@ -413,9 +420,10 @@ static int import(const void *buf, size_t len, mesh_format f, const mesh_limits 
     mem_io io = {{io_open, io_close, NULL}, FORMATS[f].name, buf, len};
     struct aiPropertyStore *props = aiCreatePropertyStore();
     if (!props) return fail(err, errlen, "mesh: out of memory");
-    /* points and lines are dropped; faces of more than three corners triangulated */
-    aiSetImportPropertyInteger(props, AI_CONFIG_PP_SBP_REMOVE, aiPrimitiveType_POINT | aiPrimitiveType_LINE);
-    const unsigned flags = aiProcess_Triangulate | aiProcess_SortByPType | aiProcess_ValidateDataStructure;
+    /* Assimp's own triangulation (aiProcess_Triangulate) is not run: on a
+     * PLY face list fuzz_mesh found, it fails an assertion that aborts the
+     * process; gather_mesh cuts polygons itself */
+    const unsigned flags = aiProcess_ValidateDataStructure;
     if (lock) pthread_mutex_lock(&loader_lock);
     const struct aiScene *sc = aiImportFileExWithProperties(FORMATS[f].name, flags, &io.io, props);
     int rc;
