@@ -104,6 +104,16 @@ static bool ply_type(const char *t) {
     return false;
 }
 
+/* An element's or a property's name: a letter or '_', then letters,
+ * digits and '_' (what Assimp's reader splits as the writers mean). */
+static bool ply_name(const char *t) {
+    if (!((*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z') || *t == '_')) return false;
+    for (t++; *t; t++)
+        if (!((*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z') || (*t >= '0' && *t <= '9') || *t == '_'))
+            return false;
+    return true;
+}
+
 /* One header line of PLY's grammar; *format set by the format line. */
 static const char *ply_line(char *line, bool *format, bool *element) {
     char *save = NULL, *w[6] = {0};
@@ -120,14 +130,14 @@ static const char *ply_line(char *line, bool *format, bool *element) {
     if (!strcmp(w[0], "element")) {
         char *stop;
         unsigned long long count = n == 3 ? strtoull(w[2], &stop, 10) : 0;
-        if (n != 3 || *stop || w[2][0] < '0' || w[2][0] > '9' || count > FS_MESH_MAX_VERTICES)
+        if (n != 3 || !ply_name(w[1]) || *stop || w[2][0] < '0' || w[2][0] > '9' || count > FS_MESH_MAX_VERTICES)
             return "a PLY element line is \"element NAME COUNT\" with COUNT within the bound";
         *element = true;
         return NULL;
     }
     if (!strcmp(w[0], "property")) {
-        bool ok = *element &&
-                  ((n == 3 && ply_type(w[1])) || (n == 5 && !strcmp(w[1], "list") && ply_type(w[2]) && ply_type(w[3])));
+        bool ok = *element && ((n == 3 && ply_type(w[1]) && ply_name(w[2])) ||
+                               (n == 5 && !strcmp(w[1], "list") && ply_type(w[2]) && ply_type(w[3]) && ply_name(w[4])));
         return ok ? NULL : "a PLY property line is \"property TYPE NAME\" or \"property list TYPE TYPE NAME\"";
     }
     return "a PLY header line starts with format, element, property, comment or obj_info";

@@ -53,7 +53,7 @@ int mesh_load(const void *buf, size_t len, mesh_format f, const mesh_limits *lim
  * its answer is held to the limits and checked again here.  Blocks the
  * calling thread until the reader ends. */
 #define MESH_READER_CPU_S 20
-#define MESH_READER_MEMORY (2048ul << 20)
+#define MESH_READER_MEMORY (1024ul << 20)
 int mesh_load_isolated(const void *buf, size_t len, mesh_format f, const mesh_limits *lim, mesh_data *out, char *err,
                        size_t errlen);
 
