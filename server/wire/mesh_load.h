@@ -1,5 +1,6 @@
 /* mesh_load.h - reading an uploaded triangle mesh (STL binary or ASCII,
- * OBJ, PLY, binary glTF) into the core's fs_mesh, through Assimp's C API,
+ * OBJ, binary glTF; PLY is refused after its header, see mesh_load.c) into
+ * the core's fs_mesh, through Assimp's C API,
  * with every other importer refused before it parses anything and the
  * input held to size and triangle bounds.  Untrusted input: a bad file gets
  * a sentence, never a crash.  Any thread may call it. */
