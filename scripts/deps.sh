@@ -14,8 +14,9 @@ what=${1:-build}
 case "$what" in
   # clang, lld, wasi-libc, libclang-rt-14-dev-wasm32: the web client's frame
   # decoder as WebAssembly (web-client/client.mk, web-client-wasm)
+  # libassimp-dev: reading uploaded meshes (server/wire/mesh_load.c; Assimp 5.2's C API)
   build|test) pkgs=(gcc make pkg-config libc6-dev libwebsockets-dev libcjson-dev libmsgpack-dev libnats-dev
-                    libjwt-dev
+                    libjwt-dev libassimp-dev
                     clang lld wasi-libc libclang-rt-14-dev-wasm32) ;;
   # golang-github-containernetworking-plugin-dnsname: CNI's dnsname plugin, so
   # that compose services find each other by name (the scale profile's relays

@@ -2,7 +2,7 @@
 # benchmark.  Included by the top-level Makefile (which defines CC, BUILD,
 # CFLAGS_ALL, OPT, SAN, LDLIBS_SIM and $(BUILD)/libfluidsim.a).
 
-SRV_PKGS    = libwebsockets msgpack libcjson libnats libjwt
+SRV_PKGS    = libwebsockets msgpack libcjson libnats libjwt assimp
 # The layers (STYLE.md): base, hub, wire, loop, rooms, net, bus, and main.c; sim/ is the
 # core library (the top-level Makefile builds it).  Every layer's folder is
 # on the include path: a file includes another's header by its bare name.
@@ -62,6 +62,15 @@ $(BUILD)/test_roles_san: tests/server/test_roles.c tests/testlib.c $(SRV_WIRE_SR
 	$(CC) $(CFLAGS_ALL) $(SAN) $(SRV_CFLAGS) -Itests tests/server/test_roles.c tests/testlib.c $(SRV_WIRE_SRC) $(SIM_SRC) $(SRV_LIBS) $(LDLIBS_SIM) -o $@
 EXTRA_TEST_DEPS += $(BUILD)/test_roles_san
 EXTRA_TESTS += "$(BUILD)/test_roles_san"
+
+# The mesh loader (server/wire/mesh_load.c, Assimp) on meshes the test makes
+# in every format it reads, and on broken and hostile files.
+MESH_LOAD_SRC = server/wire/mesh_load.c server/sim/mesh.c server/sim/mesh_mass.c
+$(BUILD)/test_mesh_load_san: tests/server/test_mesh_load.c tests/testlib.c $(MESH_LOAD_SRC) $(SRV_HDR)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(SAN) $(SRV_CFLAGS) -Itests tests/server/test_mesh_load.c tests/testlib.c $(MESH_LOAD_SRC) $(SRV_LIBS) $(LDLIBS_SIM) -o $@
+EXTRA_TEST_DEPS += $(BUILD)/test_mesh_load_san
+EXTRA_TESTS += "$(BUILD)/test_mesh_load_san"
 
 # Invite tokens and the signing secret (tests/server/test_invite.c): hand-made
 # tokens signed with OpenSSL's HMAC, and PyJWT (python3-jwt) both ways.

@@ -11,7 +11,8 @@
  *   applySpringDisplacements (Alg. 3)  line 15 (coloured sweeps: plastic springs only)
  *   doubleDensityRelaxation (Alg. 2)   line 16 (coloured sweeps: elastic springs projected after each;
  *                                      walls as mirror images of the neighbourhood)
- *   resolveCollisions (Eq. 9-11)       line 17, bodies (Alg. 6, body_step.c), then the walls of the box
+ *   resolveCollisions (Eq. 9-11)       line 17, bodies (Alg. 6, body_step.c), mesh obstacles (Eq. 9-12,
+ *                                      obstacles.c), then the walls of the box
  *   new velocities                      lines 18-20, then NaN repair and box clamp
  *
  * The coloured sweeps (the default) reorder the first stages after position-
@@ -49,6 +50,7 @@
 
 #include "bodies.h"
 #include "clavet_internal.h"
+#include "obstacles.h"
 
 static void clavet_detach(fs_world *w) {
     clavet_state *st = w->solver_state;
@@ -113,6 +115,8 @@ static void mconst_init(const fs_world *w, mconst *m) {
         m->springs[i] = p[FS_P_SPRINGS] != 0.0f;
         m->add[i] = m->springs[i] && p[FS_P_SPRING_ADD] != 0.0f;
         m->mu[i] = p[FS_P_FRICTION];
+        m->stick_d[i] = p[FS_P_STICK_DISTANCE] * h;
+        m->stick_k[i] = p[FS_P_STICK_STRENGTH];
         m->diff[i] = fs__heat_coef(w, i);
         m->phase[i] = p[FS_P_PHASE_CHANGE] != 0.0f;
         /* XSPH_C per 1/60 s, compounded for the step's dt */
@@ -160,16 +164,24 @@ static void collide_task(int b, int e, int worker, void *vctx) {
     step_ctx *c = vctx;
     fs_world *w = c->w;
     fs_particles *p = &w->p;
-    const float dt = c->dt, inv_dt = 1.0f / dt, vmax = w->max_speed;
+    const float dt = c->dt, inv_dt = 1.0f / dt, vmax = w->max_speed, R = w->dom.particle_radius;
     const bool on_wall = c->colored;
     const fs_vec3 lo = w->lo, hi = w->hi;
     const fs_vec3 mid = {0.5f * (lo.x + hi.x), 0.5f * (lo.y + hi.y), 0.5f * (lo.z + hi.z)};
     uint64_t bad = 0, clamped = 0;
     for (int i = b; i < e; i++) {
         float x[3] = {p->x[i], p->y[i], p->z[i]};
-        const float xp[3] = {p->px[i], p->py[i], p->pz[i]};
+        float xp[3] = {p->px[i], p->py[i], p->pz[i]};
         const float l[3] = {lo.x, lo.y, lo.z}, u[3] = {hi.x, hi.y, hi.z};
-        const float mu = c->m.mu[p->mat[i]];
+        const int mat = p->mat[i];
+        const float mu = c->m.mu[mat];
+        if (w->nobstacles) {
+            /* mesh obstacles, as static bodies (Eq. 9-12); an extraction
+             * moves the previous position with the particle */
+            float v[3] = {(x[0] - xp[0]) * inv_dt, (x[1] - xp[1]) * inv_dt, (x[2] - xp[2]) * inv_dt}, ex[3] = {0, 0, 0};
+            if (fs__obstacles_particle(w, R, mu, c->m.stick_d[mat], c->m.stick_k[mat], dt, x, v, ex))
+                for (int a = 0; a < 3; a++) xp[a] += ex[a];
+        }
         for (int a = 0; a < 3; a++) {
             float nrm;
             /* on the wall counts when the coloured sweeps put particles back on it */

@@ -48,6 +48,7 @@ typedef struct mconst {
     bool any_phase;
     bool heat;
     float mu[FS_MAX_MATERIALS];
+    float stick_d[FS_MAX_MATERIALS], stick_k[FS_MAX_MATERIALS]; /* Eq. 12: d_stick [m], k_stick (obstacles) */
     bool any_springs;
     float xsph[FS_MAX_MATERIALS]; /* XSPH_C (clavet.c) over rho0 for this step's dt; 0 for materials with springs */
 } mconst;

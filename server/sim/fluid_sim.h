@@ -368,6 +368,94 @@ fs_status fs_world_body_release(fs_world *w, uint32_t id, fs_error *err);
 /* Deepest penetration of a particle (its collision sphere) into a body, m. */
 float fs_world_body_penetration(const fs_world *w);
 
+/* ---- Meshes ---------------------------------------------------------------
+ * A triangle mesh as the caller holds it (a value: the library copies what
+ * it keeps).  Triangles are three indices into vertices, counter-clockwise
+ * seen from outside (the mass properties take either orientation of a closed
+ * mesh).  Metres.  Reading files is not the core's: a loader outside sim/
+ * fills one of these. */
+typedef struct fs_mesh {
+    const fs_vec3 *vertices;
+    int vertex_count;
+    const uint32_t *triangles; /* 3 * triangle_count indices */
+    int triangle_count;
+} fs_mesh;
+#define FS_MESH_MAX_TRIANGLES 200000
+#define FS_MESH_MAX_VERTICES (3 * FS_MESH_MAX_TRIANGLES)
+#define FS_MESH_MAX_COORD 1e4f
+/* Refused with a reason unless 1..FS_MESH_MAX_TRIANGLES triangles and
+ * 3..FS_MESH_MAX_VERTICES vertices, every coordinate finite and within
+ * +-FS_MESH_MAX_COORD, every index below vertex_count, and no triangle
+ * degenerate (two corners at one index or one point, or the three on a
+ * line: twice its area below 1e-10 of its longest edge squared). */
+fs_status fs_mesh_check(const fs_mesh *m, fs_error *err);
+/* FS_OK when the (checked) mesh is closed: every edge borders exactly two
+ * triangles, which run along it in opposite directions (a consistently
+ * oriented 2-manifold, joined by vertex index).  Otherwise FS_ERR_ARG, and
+ * the reason names the first offending edge by its vertex indices and
+ * position and the triangle it belongs to.  Allocates scratch. */
+fs_status fs_mesh_check_closed(const fs_mesh *m, fs_error *err);
+fs_vec3 fs_mesh_bounds_min(const fs_mesh *m);
+fs_vec3 fs_mesh_bounds_max(const fs_mesh *m);
+
+/* Volume, centre and inertia of the solid a closed mesh bounds, at unit
+ * density, integrated exactly over its tetrahedra (Eberly 2002, "Polyhedral
+ * Mass Properties (Revisited)", after Mirtich 1996): multiply by a density
+ * for mass and inertia. */
+typedef struct fs_mass_props {
+    double volume;        /* m^3, > 0 */
+    fs_vec3 centre;       /* centre of volume */
+    double inertia[3][3]; /* m^5: the inertia tensor about the centre, mesh axes */
+} fs_mass_props;
+/* Checks the mesh (fs_mesh_check, fs_mesh_check_closed) first. */
+fs_status fs_mesh_mass_properties(const fs_mesh *m, fs_mass_props *out, fs_error *err);
+
+/* ---- Mesh obstacles ---------------------------------------------------------
+ * A static mesh placed in the world: x_world = pos + rot (scale x_mesh).
+ * The Clavet and unified solvers see it through a signed distance field
+ * sampled once, when it is added, on a grid of half the particle spacing
+ * (coarser, up to one spacing, for a large one) over its bounding box grown
+ * by 2 h, clipped to the domain's box grown by as much; particles meet it
+ * as they meet the bodies (Clavet 2005, Eq. 9-12: friction and stickiness of
+ * each material).  A closed mesh is a solid; an open one a thin shell of one
+ * particle spacing (which a fast particle may cross in one step).
+ * Obstacles belong to the domain: fs_world_reset, scene loads and snapshot
+ * restores clear them (snapshots do not carry them).  The MPS solver has no
+ * mesh obstacles: adding one to an mps world, or switching a world with one
+ * to mps, is refused.  Allocates: not a step-loop call. */
+#define FS_MAX_OBSTACLES 16
+#define FS_OBSTACLE_MAX_NODES 8000000 /* distance samples of one obstacle */
+#define FS_OBSTACLE_MIN_SCALE 1e-4f
+#define FS_OBSTACLE_MAX_SCALE 1e4f
+typedef struct fs_obstacle_state {
+    uint32_t id;
+    fs_vec3 pos;
+    fs_quat rot;
+    float scale;
+    bool closed;
+    int triangles, vertices;
+    fs_vec3 lo, hi; /* the placed mesh's bounding box */
+    int nodes[3];   /* the distance grid's samples along x, y, z */
+    float cell;     /* and their spacing, m */
+} fs_obstacle_state;
+/* Returns the new obstacle's stable id, or -1 with a reason: a mesh that
+ * fails fs_mesh_check, a rotation that is not finite or is zero (it is
+ * normalised), a scale outside FS_OBSTACLE_MIN_SCALE..MAX_SCALE, a placed
+ * mesh outside +-FS_DOMAIN_MAX_COORD or wholly outside the domain's box, a
+ * grid of more than FS_OBSTACLE_MAX_NODES, FS_MAX_OBSTACLES already, the mps
+ * solver. */
+int64_t fs_world_add_obstacle(fs_world *w, const fs_mesh *mesh, fs_vec3 pos, fs_quat rot, float scale, fs_error *err);
+bool fs_world_remove_obstacle(fs_world *w, uint32_t id);
+int fs_world_obstacle_count(const fs_world *w);
+bool fs_world_obstacle_at(const fs_world *w, int index, fs_obstacle_state *out); /* in id order */
+/* The placed mesh of obstacle `index` (vertices in world coordinates), valid
+ * until the obstacle is removed; false when there is none. */
+bool fs_world_obstacle_mesh(const fs_world *w, int index, fs_mesh *out);
+/* Signed distance from a world point to the obstacles' surface as the
+ * solvers see it (the sampled field, negative inside; a large positive value
+ * away from every obstacle), m: a diagnostic. */
+float fs_world_obstacle_distance(const fs_world *w, fs_vec3 point);
+
 /* ---- Scenes ------------------------------------------------------------- */
 typedef struct fs_scene_info {
     const char *name;

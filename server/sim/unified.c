@@ -17,6 +17,8 @@
  *       strain and stress Eq. 14-15 (+ plasticity)                                unified_elastic.c
  *     forces: pressure Eq. 7, viscosity Eq. 8, elasticity Eq. 12 + 16, gravity, walls
  *     leap-frog (kick-drift) integration of Eq. 6; rigid bodies Eq. 18-20       unified_rigid.c
+ *     mesh obstacles (obstacles.c: a static body's Eq. 9-12 of Clavet 2005 on the
+ *       sampled distance field; liquids slip, as at the walls),
  *     walls (clamp), repair, temperature (Eq. 21 + heaters, shared with the Clavet solver)
  *   shape bodies (body_step.c, Algorithm 6 of Clavet 2005) once per step
  *
@@ -38,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "obstacles.h"
 #include "sim_util.h"
 #include "unified.h"
 #include "unified_internal.h"
@@ -65,6 +68,8 @@ static void uconst_init(const fs_world *w, uconst *c) {
         c->tmelt[m] = p[FS_P_MELT_POINT] > p[FS_P_SOLID_POINT] ? p[FS_P_MELT_POINT] : p[FS_P_SOLID_POINT];
         c->diff[m] = fs__heat_coef(w, m);
         c->mu[m] = p[FS_P_FRICTION];
+        c->stick_d[m] = p[FS_P_STICK_DISTANCE] * h;
+        c->stick_k[m] = p[FS_P_STICK_STRENGTH];
         c->heat |= c->diff[m] > 0;
     }
     /* lattice sums over the rest lattice (self included where the kernel is
@@ -327,11 +332,13 @@ static void integrate_task(int b, int e, int worker, void *vctx) {
     }
 }
 
-/* S5: the box (a particle that passed the wall's spring is put back and
- * loses its velocity into the wall), repair, speed limit, temperature. */
+/* S5: mesh obstacles as static bodies (Clavet 2005 Eq. 9-12, obstacles.c;
+ * liquids slip, as at the walls), the box (a particle that passed the
+ * wall's spring is put back and loses its velocity into the wall), repair,
+ * speed limit, temperature. */
 static void finish_task(int b, int e, int worker, void *vctx) {
     UNIFIED_TASK(vctx, worker);
-    const float dt = x->dt, vmax = w->max_speed, slack = 0.5f * w->dom.particle_radius;
+    const float dt = x->dt, vmax = w->max_speed, slack = 0.5f * w->dom.particle_radius, R = w->dom.particle_radius;
     const float l[3] = {w->lo.x - slack, w->lo.y - slack, w->lo.z - slack};
     const float hgh[3] = {w->hi.x + slack, w->hi.y + slack, w->hi.z + slack};
     const fs_vec3 mid = {0.5f * (w->lo.x + w->hi.x), 0.5f * (w->lo.y + w->hi.y), 0.5f * (w->lo.z + w->hi.z)};
@@ -347,6 +354,12 @@ static void finish_task(int b, int e, int worker, void *vctx) {
         } else if (sp2 > vmax * vmax) {
             float f = vmax / sqrtf(sp2);
             V[0] *= f, V[1] *= f, V[2] *= f;
+        }
+        if (w->nobstacles) {
+            const int m = p->mat[i];
+            const float mu = u->kind[p->slot[i]] != LIQUID ? x->c.mu[m] : 0.0f;
+            float moved[3] = {0, 0, 0};
+            fs__obstacles_particle(w, R, mu, x->c.stick_d[m], x->c.stick_k[m], dt, X, V, moved);
         }
         for (int a = 0; a < 3; a++) {
             if (X[a] < l[a]) {

@@ -82,6 +82,7 @@ typedef struct uconst {
         nu_s[FS_MAX_MATERIALS], E[FS_MAX_MATERIALS], pois[FS_MAX_MATERIALS], elim[FS_MAX_MATERIALS],
         plim[FS_MAX_MATERIALS], frac[FS_MAX_MATERIALS], tsolid[FS_MAX_MATERIALS], tmelt[FS_MAX_MATERIALS],
         diff[FS_MAX_MATERIALS], mu[FS_MAX_MATERIALS];
+    float stick_d[FS_MAX_MATERIALS], stick_k[FS_MAX_MATERIALS]; /* Eq. 12 of Clavet 2005 [m, 1/s^2]: obstacles */
     uint8_t phase[FS_MAX_MATERIALS], rigid[FS_MAX_MATERIALS], always_solid[FS_MAX_MATERIALS];
     bool heat;
     float h, h2, inv_h, s, k;

@@ -10,6 +10,7 @@
 #include "grid.h"
 #include "heat.h"
 #include "kernels.h"
+#include "obstacles.h"
 #include "params.h"
 #include "sim_util.h"
 #include "solver_table.h"
@@ -55,6 +56,7 @@ static bool particles_alloc(fs_particles *p, int cap) {
 void fs_world_destroy(fs_world *w) {
     if (!w) return;
     fs__solver_detach(w);
+    fs__obstacles_clear(w);
     particles_free(&w->p);
     particles_free(&w->alt);
     free(w->dT), free(w->solid);
@@ -240,6 +242,7 @@ void fs__reset_apply(fs_world *w, const fs_domain *dom, int32_t *starts) {
     memset(w->drain, 0, sizeof w->drain);
     memset(w->heat, 0, sizeof w->heat);
     w->nbodies = 0;
+    fs__obstacles_clear(w); /* their grids are clipped to the old box */
     w->lap_norm = fs__heat_lap_norm(dom);
     w->ncontacts = w->ncontacts_prev = 0;
     memset(&w->st, 0, sizeof w->st);

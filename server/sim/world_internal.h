@@ -1,12 +1,13 @@
 /* world_internal.h - the world's private layout, shared by the sim's .c
  * files: struct fs_world, its particle arrays and the records it holds
- * (heaters, emitters, drains, bodies).  Nothing outside server/sim/
+ * (heaters, emitters, drains, bodies, mesh obstacles).  Nothing outside server/sim/
  * includes it. */
 #ifndef SIM_WORLD_INTERNAL_H
 #define SIM_WORLD_INTERNAL_H
 
 #include "fluid_sim.h"
 #include "material.h"
+#include "sdf.h"
 #include "sim_util.h"
 
 /* The world's records of what the commands set (heat.c, sources.c) and of
@@ -43,6 +44,21 @@ typedef struct fs_body {
     fs_vec3 acc_J, acc_T; /* line 7: the particles' impulse and its torque */
     fs_vec3 grab_local, grab_target;
 } fs_body;
+
+/* A mesh obstacle (obstacles.c): the placed mesh, in world coordinates, and
+ * its distance field.  Immutable between its add and its removal. */
+typedef struct fs_obstacle {
+    uint32_t id;
+    fs_vec3 pos;
+    fs_quat rot;
+    float scale;
+    bool closed;
+    fs_vec3 *verts; /* placed */
+    uint32_t *tris;
+    int nv, nt;
+    fs_vec3 lo, hi; /* the placed mesh's bounding box */
+    fs_sdf sdf;
+} fs_obstacle;
 
 #define FS_MAX_CONTACTS 4096
 
@@ -130,6 +146,10 @@ struct fs_world {
     void *contacts, *contacts_prev; /* FS_MAX_CONTACTS each (body_contacts.c) */
     int ncontacts, ncontacts_prev;
     float stick_max;
+
+    fs_obstacle obstacles[FS_MAX_OBSTACLES]; /* in id order */
+    int nobstacles;
+    uint32_t next_obstacle_id;
 
     bool paused;
     int pending_steps;

@@ -63,12 +63,20 @@
     X(mps_inflow_outflow, test_mps_inflow_outflow)                                                                     \
     X(mps_cg_20k, test_mps_cg_20k)                                                                                     \
     X(mps_determinism, test_mps_determinism)                                                                           \
-    X(params_per_solver, test_params_per_solver)
+    X(params_per_solver, test_params_per_solver)                                                                       \
+    X(mesh_validation, test_mesh_validation)                                                                           \
+    X(mesh_mass_properties, test_mesh_mass_properties)                                                                 \
+    X(obstacle_api, test_obstacle_api)                                                                                 \
+    X(obstacle_dam_break_clavet, test_obstacle_dam_break_clavet)                                                       \
+    X(obstacle_dam_break_unified, test_obstacle_dam_break_unified)                                                     \
+    X(obstacle_cube_vs_box_clavet, test_obstacle_cube_vs_box_clavet)                                                   \
+    X(obstacle_cube_vs_box_unified, test_obstacle_cube_vs_box_unified)
 
 /* Counts the heap's bytes with glibc's mallinfo2, which AddressSanitizer's
  * allocator does not keep. */
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
-#define SIM_TESTS_HEAP(X) X(no_allocation_in_step, test_no_allocation_in_step)
+#define SIM_TESTS_HEAP(X)                                                                                              \
+    X(no_allocation_in_step, test_no_allocation_in_step) X(obstacle_no_allocation, test_obstacle_no_allocation)
 #else
 #define SIM_TESTS_HEAP(X)
 #endif

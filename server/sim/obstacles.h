@@ -1,0 +1,25 @@
+/* obstacles.h - the mesh obstacles' side of a step (obstacles.c): one
+ * particle against every obstacle, and clearing them with the domain.
+ * Internal to server/sim; the record is the world's (world_internal.h). */
+#ifndef SIM_OBSTACLES_H
+#define SIM_OBSTACLES_H
+
+#include "world_internal.h"
+
+/* Frees every obstacle (fs_world_reset, snapshot restores, destroy). */
+void fs__obstacles_clear(fs_world *w);
+
+/* The particle at x (its collision sphere of radius R) moving at v, of a
+ * material with friction mu and stickiness stick_d (m), stick_k (1/s^2),
+ * against every obstacle over a step of dt, as against a static body
+ * (Clavet 2005 Eq. 9-12): the approaching normal velocity is cancelled and
+ * mu of the tangential removed when it touches (d < 0), Eq. 12 pulls it in
+ * within stick_d; x moves by the velocity change times dt, then out of
+ * the obstacle if still inside.  moved gets that last extraction (a move of
+ * position only, which the Clavet step gives the previous position too).
+ * Returns true when it touched an obstacle.  Allocates nothing; reads only
+ * the obstacles. */
+bool fs__obstacles_particle(const fs_world *w, float R, float mu, float stick_d, float stick_k, float dt, float x[3],
+                            float v[3], float moved[3]);
+
+#endif
