@@ -7,11 +7,13 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hub.h"
 #include "log.h"
 #include "net_internal.h"
 #include "net_room.h"
+#include "rooms.h"
 
 /* A growing text buffer (network thread, one request). */
 typedef struct mtext {
@@ -98,42 +100,120 @@ static void metrics_recordings(mtext *t, const net *n) {
     mt_printf(t, "fluid_recordings_stopped_total{reason=\"error\"} %llu\n", (unsigned long long)rs.stopped_error);
 }
 
-char *rest_metrics_text(const net *n, size_t *len) {
+/* Each listed room's statistics, taken once per request (network thread:
+ * a static table). */
+typedef struct room_sample {
+    char name[ROOM_NAME_CAP];
     sim_stats s;
-    world_info wi;
-    hub_get_stats(n->home->hub, &s);
-    hub_get_info(n->home->hub, &wi);
+    char scene[CMD_NAME_LEN], solver[CMD_NAME_LEN];
+} room_sample;
+static room_sample sample[NET_ROOMS_MAX];
+
+static int take_samples(const net *n) {
+    static room_entry e[NET_ROOMS_MAX];
+    int k = rooms_list(n->dir, e, NET_ROOMS_MAX), got = 0;
+    for (int i = 0; i < k && i < NET_ROOMS_MAX; i++) {
+        room *r = room_find(n->dir, e[i].name);
+        if (!r) continue;
+        room_sample *x = &sample[got++];
+        _Static_assert(sizeof x->name == sizeof e[i].name, "a room's name, as listed");
+        memcpy(x->name, e[i].name, sizeof x->name);
+        x->name[sizeof x->name - 1] = 0;
+        hub_get_stats(room_hub(r), &x->s);
+        world_info wi;
+        hub_get_info(room_hub(r), &wi);
+        snprintf(x->scene, sizeof x->scene, "%s", wi.scene);
+        snprintf(x->solver, sizeof x->solver, "%s", wi.solver);
+        room_unref(r);
+    }
+    return got;
+}
+
+/* One gauge or counter with a sample per room: {room="name"}. */
+#define PER_ROOM(t, k, metric_, type, help, expr)                                                                      \
+    do {                                                                                                               \
+        mt_head(t, metric_, type, help);                                                                               \
+        for (int i_ = 0; i_ < (k); i_++) {                                                                             \
+            const sim_stats *s = &sample[i_].s;                                                                        \
+            mt_printf(t, "%s{room=\"%s\"} %.17g\n", metric_, sample[i_].name, (double)(expr));                         \
+        }                                                                                                              \
+    } while (0)
+
+/* The worlds: one sample per room of each. */
+static void metrics_worlds(mtext *t, int k) {
+    mt_head(t, "fluid_rooms", "gauge", "Rooms listed, by state (asleep: an idle room that stopped stepping).");
+    int asleep = 0;
+    for (int i = 0; i < k; i++) asleep += sample[i].s.asleep;
+    mt_printf(t, "fluid_rooms{state=\"awake\"} %d\nfluid_rooms{state=\"asleep\"} %d\n", k - asleep, asleep);
+    mt_head(t, "fluid_step_duration_seconds", "histogram", "Wall time of one simulation step (all its substeps).");
+    for (int i = 0; i < k; i++) {
+        const sim_stats *s = &sample[i].s;
+        const char *r = sample[i].name;
+        for (int b = 0; b < SIM_STEP_BUCKETS; b++)
+            mt_printf(t, "fluid_step_duration_seconds_bucket{room=\"%s\",le=\"%g\"} %llu\n", r,
+                      sim_step_bucket_ms[b] / 1000.0, (unsigned long long)s->step_bucket[b]);
+        mt_printf(t, "fluid_step_duration_seconds_bucket{room=\"%s\",le=\"+Inf\"} %llu\n", r,
+                  (unsigned long long)s->step_count);
+        mt_printf(t, "fluid_step_duration_seconds_sum{room=\"%s\"} %.9g\n", r, s->step_ms_sum / 1000.0);
+        mt_printf(t, "fluid_step_duration_seconds_count{room=\"%s\"} %llu\n", r, (unsigned long long)s->step_count);
+    }
+    PER_ROOM(t, k, "fluid_tick", "gauge", "Steps taken since the world was loaded.", s->tick);
+    PER_ROOM(t, k, "fluid_sim_time_seconds", "gauge", "Simulated seconds since the world was loaded.", s->sim_time);
+    PER_ROOM(t, k, "fluid_realtime_ratio", "gauge", "Simulated seconds per wall second over the last second.",
+             s->realtime_ratio);
+    PER_ROOM(t, k, "fluid_tick_overruns_total", "counter",
+             "Ticks that ended after the next tick was due (late, or catching up).", s->overruns);
+    PER_ROOM(t, k, "fluid_particles", "gauge", "Particles in the world.", s->particles);
+    PER_ROOM(t, k, "fluid_bodies", "gauge", "Rigid bodies in the world.", s->bodies);
+    PER_ROOM(t, k, "fluid_springs", "gauge", "Viscoelastic springs in the world.", s->springs);
+    PER_ROOM(t, k, "fluid_paused", "gauge", "1 while the world is paused.", s->paused ? 1 : 0);
+    mt_head(t, "fluid_solver_info", "gauge", "The solver that steps the world and its scene (labels), always 1.");
+    for (int i = 0; i < k; i++)
+        mt_printf(t, "fluid_solver_info{room=\"%s\",solver=\"%s\",scene=\"%s\"} 1\n", sample[i].name, sample[i].solver,
+                  sample[i].scene);
+    PER_ROOM(t, k, "fluid_solver_iterations", "gauge",
+             "Iterations of the last implicit solve (0 for explicit solvers).", s->solver_iterations);
+    PER_ROOM(t, k, "fluid_frames_published_total", "counter", "Frames encoded (once each, for every client).",
+             s->frames_published);
+    PER_ROOM(t, k, "fluid_frame_bytes", "gauge", "Size of the newest frame.", s->frame_bytes);
+    mt_head(t, "fluid_commands_total", "counter", "Commands the simulation ran, by kind and result.");
+    for (int i = 0; i < k; i++)
+        for (int c = 1; c < CMD_KIND_COUNT; c++) {
+            if (c == CMD_AUTH || c == CMD_CLIENT_LEFT) continue;
+            for (int ok = 1; ok >= 0; ok--)
+                mt_printf(t, "fluid_commands_total{room=\"%s\",kind=\"%s\",result=\"%s\"} %llu\n", sample[i].name,
+                          cmd_kind_name((cmd_kind)c), ok ? "ok" : "failed",
+                          (unsigned long long)(ok ? sample[i].s.cmd_ok[c] : sample[i].s.cmd_failed[c]));
+        }
+    PER_ROOM(t, k, "fluid_commands_forbidden_total", "counter",
+             "Commands refused by the simulation because the connection's role does not allow them.",
+             s->commands_forbidden);
+    PER_ROOM(t, k, "fluid_commands_duplicate_total", "counter",
+             "Retried commands (a session and request id seen before) answered without applying them again.",
+             s->commands_duplicate);
+    PER_ROOM(t, k, "fluid_saves_total", "counter", "Worlds saved to the data directory.", s->saves);
+}
+
+char *rest_metrics_text(const net *n, size_t *len) {
     mtext t = {malloc(8192), 0, 8192, false};
     if (!t.p) return NULL;
     t.p[0] = 0;
-    mt_head(&t, "fluid_step_duration_seconds", "histogram", "Wall time of one simulation step (all its substeps).");
-    for (int k = 0; k < SIM_STEP_BUCKETS; k++)
-        mt_printf(&t, "fluid_step_duration_seconds_bucket{le=\"%g\"} %llu\n", sim_step_bucket_ms[k] / 1000.0,
-                  (unsigned long long)s.step_bucket[k]);
-    mt_printf(&t, "fluid_step_duration_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)s.step_count);
-    mt_printf(&t, "fluid_step_duration_seconds_sum %.9g\n", s.step_ms_sum / 1000.0);
-    mt_printf(&t, "fluid_step_duration_seconds_count %llu\n", (unsigned long long)s.step_count);
-    mt_one(&t, "fluid_tick", "gauge", "Steps taken since the world was loaded.", (double)s.tick);
-    mt_one(&t, "fluid_sim_time_seconds", "gauge", "Simulated seconds since the world was loaded.", s.sim_time);
-    mt_one(&t, "fluid_realtime_ratio", "gauge", "Simulated seconds per wall second over the last second.",
-           s.realtime_ratio);
-    mt_one(&t, "fluid_tick_overruns_total", "counter",
-           "Ticks that ended after the next tick was due (late, or catching up).", (double)s.overruns);
-    mt_one(&t, "fluid_particles", "gauge", "Particles in the world.", s.particles);
-    mt_one(&t, "fluid_bodies", "gauge", "Rigid bodies in the world.", s.bodies);
-    mt_one(&t, "fluid_springs", "gauge", "Viscoelastic springs in the world.", s.springs);
-    mt_one(&t, "fluid_paused", "gauge", "1 while the world is paused.", s.paused ? 1 : 0);
-    mt_head(&t, "fluid_solver_info", "gauge", "The solver that steps the world (label), always 1.");
-    mt_printf(&t, "fluid_solver_info{solver=\"%s\",scene=\"%s\"} 1\n", wi.solver, wi.scene);
-    mt_one(&t, "fluid_solver_iterations", "gauge", "Iterations of the last implicit solve (0 for explicit solvers).",
-           s.solver_iterations);
+    int k = take_samples(n);
+    metrics_worlds(&t, k);
+    /* the server's own counters, and its errors summed over the rooms */
+    sim_stats s;
+    memset(&s, 0, sizeof s);
+    for (int i = 0; i < k; i++) {
+        s.nonfinite_repaired += sample[i].s.nonfinite_repaired;
+        s.escapes_clamped += sample[i].s.escapes_clamped;
+        s.lists_full += sample[i].s.lists_full;
+        s.replies_dropped += sample[i].s.replies_dropped;
+        s.save_failures += sample[i].s.save_failures;
+    }
     mt_one(&t, "fluid_clients", "gauge", "Connected WebSocket clients.", n->nclients);
-    mt_one(&t, "fluid_frames_published_total", "counter", "Frames encoded (once each, for every client).",
-           (double)s.frames_published);
     mt_one(&t, "fluid_frames_sent_total", "counter", "Frames sent, summed over clients.", (double)n->frames_sent);
     mt_one(&t, "fluid_frames_dropped_total", "counter", "Frames a slow client skipped (it got a newer one).",
            (double)n->frames_dropped);
-    mt_one(&t, "fluid_frame_bytes", "gauge", "Size of the newest frame.", (double)s.frame_bytes);
     mt_head(&t, "fluid_keyframe_requests_total", "counter",
             "Keyframe requests: received from clients; merged (the client already waited for one); deferred (a "
             "client, or a relay at the sim node, had one less than a second before).");
@@ -148,20 +228,6 @@ char *rest_metrics_text(const net *n, size_t *len) {
     mt_one(&t, "fluid_http_answers_cut_total", "counter",
            "HTTP answers closed unfinished: the reader took nothing for the stall timeout, or left.",
            (double)n->http_answers_cut);
-    mt_head(&t, "fluid_commands_total", "counter", "Commands the simulation ran, by kind and result.");
-    for (int k = 1; k < CMD_KIND_COUNT; k++) {
-        if (k == CMD_AUTH || k == CMD_CLIENT_LEFT) continue;
-        mt_printf(&t, "fluid_commands_total{kind=\"%s\",result=\"ok\"} %llu\n", cmd_kind_name((cmd_kind)k),
-                  (unsigned long long)s.cmd_ok[k]);
-        mt_printf(&t, "fluid_commands_total{kind=\"%s\",result=\"failed\"} %llu\n", cmd_kind_name((cmd_kind)k),
-                  (unsigned long long)s.cmd_failed[k]);
-    }
-    mt_one(&t, "fluid_commands_forbidden_total", "counter",
-           "Commands refused by the simulation because the connection's role does not allow them.",
-           (double)s.commands_forbidden);
-    mt_one(&t, "fluid_commands_duplicate_total", "counter",
-           "Retried commands (a session and request id seen before) answered without applying them again.",
-           (double)s.commands_duplicate);
     mt_head(&t, "fluid_commands_refused_total", "counter", "Commands refused at the edge, before the simulation.");
     mt_printf(&t, "fluid_commands_refused_total{reason=\"bad_message\"} %llu\n", (unsigned long long)n->bad_messages);
     mt_printf(&t, "fluid_commands_refused_total{reason=\"rate_limited\"} %llu\n", (unsigned long long)n->rate_limited);
@@ -188,7 +254,6 @@ char *rest_metrics_text(const net *n, size_t *len) {
               (unsigned long long)(n->replies_dropped + s.replies_dropped));
     mt_printf(&t, "fluid_errors_total{kind=\"clients_refused\"} %llu\n", (unsigned long long)n->ws_rejected);
     mt_printf(&t, "fluid_errors_total{kind=\"save_failed\"} %llu\n", (unsigned long long)s.save_failures);
-    mt_one(&t, "fluid_saves_total", "counter", "Worlds saved to the data directory.", (double)s.saves);
     metrics_recordings(&t, n);
     metrics_bus(&t, n);
     if (t.failed) {

@@ -5,7 +5,7 @@
 // protection refused with their codes.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, stopAll, connect, get, http, until, frameArrays } from './lib.mjs';
+import { startServer, stopAll, connect, get, http, until, frameArrays, metric } from './lib.mjs';
 
 let s;
 before(async () => { s = await startServer(['--particles', '2000']); });
@@ -47,6 +47,12 @@ test('POST /api/rooms makes a room with its own scene, listed with its page and 
   const d = await connect(s);
   assert.equal((await d.next((m) => m.type === 'hello')).room, 'default');
   d.close();
+  // /metrics: each world's samples carry its room
+  const text = (await get(s, '/metrics')).text;
+  assert.equal(metric(text, 'fluid_particles{room="lab"}'), lab.particles);
+  assert.equal(metric(text, 'fluid_particles{room="default"}'), home.particles);
+  assert.equal(metric(text, 'fluid_solver_info{room="lab",solver="clavet",scene="drop"}'), 1);
+  assert.equal(metric(text, 'fluid_rooms{state="awake"}') + metric(text, 'fluid_rooms{state="asleep"}'), 2);
 });
 
 test('a viewer of one room receives nothing of another room: frames, broadcasts, replies', async () => {
