@@ -3,7 +3,9 @@
  * and the sim thread, which starts the encoder thread), the network thread and, with --nats,
  * the bus thread together, and shuts them down cleanly on SIGINT/SIGTERM.  main() itself runs the network thread;
  * --health-check instead runs the health check client and exits. */
+#include <errno.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <sys/resource.h>
 #include <stdio.h>
@@ -87,6 +89,10 @@ static void announce(const srv_config *cfg, net *n, hub *h) {
 static int load_secret(const srv_config *cfg, net *n, char *err, size_t errlen) {
     secret_key key;
     bool created = false;
+    if (!cfg->secret_file[0] && cfg->data_dir[0] && mkdir(cfg->data_dir, 0700) && errno != EEXIST) {
+        snprintf(err, errlen, "--data-dir %.200s: cannot make it: %s", cfg->data_dir, strerror(errno));
+        return -1;
+    }
     int rc = cfg->secret_file[0] ? secret_read_file(cfg->secret_file, &key, err, errlen)
              : cfg->data_dir[0]  ? secret_load_or_create(cfg->data_dir, &key, &created, err, errlen)
                                  : secret_random(&key, err, errlen);

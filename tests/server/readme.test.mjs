@@ -28,7 +28,8 @@ function shLines() {
 test('every curl command and example script in the README runs against a live server',
   { skip: process.env.FLUID_TEST_SLOW === '0' && 'FLUID_TEST_SLOW=0: runs in make test on the host' }, async (t) => {
   const cwd = mkdtempSync(join(tmpdir(), 'readme-'));
-  const s = await startServer(['--particles', '2000', '--record-dir', join(cwd, 'recordings')]);
+  // --data-dir: the default room's recordings in its folder, and every other room a folder of its own
+  const s = await startServer(['--particles', '2000', '--data-dir', join(cwd, 'data')]);
   const lines = shLines().filter((l) => /^(curl|python3 examples|sh examples)/.test(l));
   assert.ok(lines.length >= 12, `${lines.length} commands`);
   for (const line of lines) {
