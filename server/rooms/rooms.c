@@ -490,7 +490,7 @@ int rooms_restore(rooms *d) {
         if (e->d_name[0] == '.' || !room_name_ok(e->d_name, nl, why, sizeof why) || !strcmp(e->d_name, ROOMS_DEFAULT))
             continue;
         char path[sizeof top + ROOM_NAME_CAP + 16], text[ROOM_DOC_MAX + 1];
-        snprintf(path, sizeof path, "%s/%s/room.json", top, e->d_name);
+        snprintf(path, sizeof path, "%s/%.31s/room.json", top, e->d_name); /* a room name: at most 31 */
         FILE *f = fopen(path, "r");
         size_t len = f ? fread(text, 1, sizeof text, f) : 0;
         if (f) fclose(f);
