@@ -55,6 +55,9 @@ static const struct opt {
     {"room-idle-s", "FLUID_ROOM_IDLE_S", OT_DOUBLE, O(room_idle_s), 0, 1e6,
      "a room (other than the default) with no viewer, command or REST request for this long stops stepping until "
      "one comes (0: never)"},
+    {"room-evict-s", "FLUID_ROOM_EVICT_S", OT_DOUBLE, O(room_evict_s), 0, 1e7,
+     "with --data-dir, a room asleep this long is saved and its world freed, restored at the same tick when "
+     "someone opens it again (0: never)"},
     {"step-budget", "FLUID_STEP_BUDGET", OT_DOUBLE, O(step_budget), 0, 1,
      "without --particles, the first scene is sized at start so that a tick's steps take at most this share of "
      "the tick, measured on this machine (never above the scene's own size; 0: the scene's own size)"},
@@ -120,6 +123,7 @@ void config_defaults(srv_config *c) {
     c->substeps = 1;
     c->step_budget = 0.7;
     c->room_idle_s = 60;
+    c->room_evict_s = 600;
     c->rate_per_s = 120;
     strcpy(c->log_level, "info");
     c->save_interval = 300;

@@ -41,6 +41,7 @@ typedef struct srv_config {
     int exports_per_min;  /* REST exports a party may start a minute (net/rest_budget.h) */
     double save_interval; /* seconds between saves while running (0: only at shutdown) */
     double room_idle_s;   /* a room without viewers, commands or REST requests this long sleeps (0: never) */
+    double room_evict_s;  /* ... and asleep this long, with a folder, its world is freed until wanted (0: never) */
     char tls_cert[1024];  /* PEM certificate (chain) file; empty: plain http/ws */
     char tls_key[1024];   /* PEM private key file; given together with tls_cert */
     bool quiet;

@@ -57,6 +57,7 @@ struct sim_thread {
     bool started;
     atomic_bool stop;
     atomic_bool discard; /* its room was deleted: no more saves (sim_thread_discard) */
+    atomic_bool evicted; /* asleep long enough: the thread ended, saved (sim_thread_evicted) */
     uint64_t busy_ns;    /* the last tick that had a viewer, a command or a REST request (idle rooms sleep) */
     wire_cursor *cursor; /* cfg->max_clients entries */
     int cursor_count;

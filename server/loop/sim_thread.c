@@ -150,6 +150,7 @@ sim_thread *sim_thread_create(const srv_config *cfg, const wire_static *st, fs_p
     s->queue = q;
     atomic_init(&s->stop, false);
     atomic_init(&s->discard, false);
+    atomic_init(&s->evicted, false);
     if (init(s, err, errlen)) {
         sim_thread_destroy(s);
         return NULL;
@@ -304,15 +305,24 @@ static int tick(sim_thread *s, stats_window *win, frame_clock *fc) {
  * IDLE_POLL_NS until one of them comes; then the schedule starts again from
  * now (no catch-up).  Returns true when it slept. */
 #define IDLE_POLL_NS 100000000ull
-static bool sleep_if_idle(sim_thread *s, int applied) {
-    if (s->cfg->room_idle_s <= 0) return false;
+typedef enum idle_outcome { IDLE_NO, IDLE_WOKE, IDLE_EVICT } idle_outcome;
+
+/* Whether an asleep room is let go of: with a folder of its own to restore
+ * from, after --room-evict-s asleep. */
+static bool evictable(const sim_thread *s, uint64_t asleep_ns, uint64_t now) {
+    return s->cfg->room_evict_s > 0 && s->cfg->data_dir[0] && s->cfg->room_idle_s > 0 &&
+           now - asleep_ns >= (uint64_t)(s->cfg->room_evict_s * 1e9);
+}
+
+static idle_outcome sleep_if_idle(sim_thread *s, int applied) {
+    if (s->cfg->room_idle_s <= 0) return IDLE_NO;
     uint64_t now = clock_now_ns();
     frame_wants w;
     hub_get_frame_wants(s->hub, &w);
     uint64_t touched = hub_touched(s->hub);
     if (!s->busy_ns || w.clients > 0 || applied) s->busy_ns = now;
     if (touched > s->busy_ns) s->busy_ns = touched;
-    if (now - s->busy_ns < (uint64_t)(s->cfg->room_idle_s * 1e9)) return false;
+    if (now - s->busy_ns < (uint64_t)(s->cfg->room_idle_s * 1e9)) return IDLE_NO;
     s->stats.asleep = true;
     hub_set_stats(s->hub, &s->stats);
     save(s);
@@ -322,12 +332,18 @@ static bool sleep_if_idle(sim_thread *s, int applied) {
         sleep_until(clock_now_ns() + IDLE_POLL_NS);
         hub_get_frame_wants(s->hub, &w);
         if (w.clients > 0 || cmd_queue_count(s->queue) > 0 || hub_touched(s->hub) > s->busy_ns) break;
+        if (evictable(s, now, clock_now_ns())) { /* saved above: its room lets the thread and the world go */
+            log_info("sim: asleep for %.0f s: evicted at tick %llu (restored from %s when its room is opened)",
+                     s->cfg->room_evict_s, (unsigned long long)s->stats.tick, s->cfg->data_dir);
+            atomic_store(&s->evicted, true);
+            return IDLE_EVICT;
+        }
     }
     s->busy_ns = clock_now_ns();
     s->stats.asleep = false;
     hub_set_stats(s->hub, &s->stats);
     log_info("sim: awake at tick %llu", (unsigned long long)s->stats.tick);
-    return true;
+    return IDLE_WOKE;
 }
 
 static void *sim_main(void *arg) {
@@ -338,7 +354,9 @@ static void *sim_main(void *arg) {
     stats_window win = {.start = next_tick};
     while (!atomic_load(&s->stop)) {
         int applied = tick(s, &win, &fc);
-        if (sleep_if_idle(s, applied)) { /* the schedule starts again from now */
+        idle_outcome idle = sleep_if_idle(s, applied);
+        if (idle == IDLE_EVICT) break;
+        if (idle == IDLE_WOKE) { /* the schedule starts again from now */
             next_tick = clock_now_ns();
             win = (stats_window){.start = next_tick};
             fc.next = next_tick;
@@ -395,6 +413,10 @@ int sim_thread_resize(sim_thread *s, int n, char *err, size_t errlen) {
     world_info wi;
     sim_publish_info(s, &wi);
     return 0;
+}
+
+bool sim_thread_evicted(sim_thread *s) {
+    return s && atomic_load(&s->evicted);
 }
 
 void sim_thread_discard(sim_thread *s) {

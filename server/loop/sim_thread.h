@@ -5,6 +5,7 @@
 #ifndef SRV_SIM_THREAD_H
 #define SRV_SIM_THREAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "config.h"
@@ -30,6 +31,10 @@ double sim_thread_measure(sim_thread *s, int *particles);
 /* Before it starts: its first scene loaded again with about n particles.
  * 0, or -1 with err. */
 int sim_thread_resize(sim_thread *s, int n, char *err, size_t errlen);
+/* Asleep for --room-evict-s with a folder to restore from: the thread has
+ * saved and ended, and its room may destroy it (sim_thread_destroy) and
+ * make another from the save when it is wanted again (any thread). */
+bool sim_thread_evicted(sim_thread *s);
 /* Its room was deleted: the world is never saved again, at stop neither
  * (any thread). */
 void sim_thread_discard(sim_thread *s);

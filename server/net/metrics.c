@@ -106,6 +106,7 @@ typedef struct room_sample {
     char name[ROOM_NAME_CAP];
     sim_stats s;
     char scene[CMD_NAME_LEN], solver[CMD_NAME_LEN];
+    bool evicted;
 } room_sample;
 static room_sample sample[NET_ROOMS_MAX];
 
@@ -119,6 +120,7 @@ static int take_samples(const net *n) {
         _Static_assert(sizeof x->name == sizeof e[i].name, "a room's name, as listed");
         memcpy(x->name, e[i].name, sizeof x->name);
         x->name[sizeof x->name - 1] = 0;
+        x->evicted = e[i].evicted;
         hub_get_stats(room_hub(r), &x->s);
         world_info wi;
         hub_get_info(room_hub(r), &wi);
@@ -141,10 +143,14 @@ static int take_samples(const net *n) {
 
 /* The worlds: one sample per room of each. */
 static void metrics_worlds(mtext *t, int k) {
-    mt_head(t, "fluid_rooms", "gauge", "Rooms listed, by state (asleep: an idle room that stopped stepping).");
-    int asleep = 0;
-    for (int i = 0; i < k; i++) asleep += sample[i].s.asleep;
-    mt_printf(t, "fluid_rooms{state=\"awake\"} %d\nfluid_rooms{state=\"asleep\"} %d\n", k - asleep, asleep);
+    mt_head(t, "fluid_rooms", "gauge",
+            "Rooms listed, by state (asleep: an idle room that stopped stepping; evicted: its world freed until "
+            "wanted).");
+    int asleep = 0, evicted = 0;
+    for (int i = 0; i < k; i++) evicted += sample[i].evicted, asleep += !sample[i].evicted && sample[i].s.asleep;
+    mt_printf(t,
+              "fluid_rooms{state=\"awake\"} %d\nfluid_rooms{state=\"asleep\"} %d\nfluid_rooms{state=\"evicted\"} %d\n",
+              k - asleep - evicted, asleep, evicted);
     mt_head(t, "fluid_step_duration_seconds", "histogram", "Wall time of one simulation step (all its substeps).");
     for (int i = 0; i < k; i++) {
         const sim_stats *s = &sample[i].s;

@@ -138,7 +138,7 @@ static cJSON *room_json(net *n, const room_entry *e) {
     }
     int viewers = clients_of(n, e->name);
     cJSON_AddNumberToObject(j, "clients", viewers);
-    cJSON_AddStringToObject(j, "state", asleep ? "asleep" : viewers ? "running" : "idle");
+    cJSON_AddStringToObject(j, "state", e->evicted ? "evicted" : asleep ? "asleep" : viewers ? "running" : "idle");
     return j;
 }
 

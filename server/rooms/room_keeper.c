@@ -78,14 +78,18 @@ static void *keeper_main(void *arg) {
         pthread_mutex_unlock(&k->mu);
         int freed = rooms_reap(k->d);
         if (freed) log_info("rooms: %d closed room%s freed", freed, freed == 1 ? "" : "s");
+        int evicted = rooms_tend(k->d);
         pthread_mutex_lock(&k->mu);
         if (k->stop || k->njobs || k->poked) {
             k->poked = false;
             continue;
         }
+        /* evicted rooms are watched for someone who wants them a tenth of a second at a time */
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += 1;
+        long step_ns = evicted ? 100000000L : 1000000000L;
+        until.tv_nsec += step_ns;
+        if (until.tv_nsec >= 1000000000L) until.tv_sec += 1, until.tv_nsec -= 1000000000L;
         pthread_cond_timedwait(&k->cv, &k->mu, &until);
     }
     pthread_mutex_unlock(&k->mu);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "room_doc.h"
 #include "sim_thread.h"
@@ -33,10 +34,12 @@ struct room {
     srv_config cfg; /* the room's options (its sim thread reads them) */
     hub hub;
     cmd_queue queue;
-    sim_thread *sim;    /* NULL on a relay, and once joined */
-    double admitted_ms; /* the tick its first world was measured at (admit), before its own mean is known */
-    bool restored;      /* opened from its folder at start (rooms_restore): not measured again */
-    bool discard;       /* deleted: its world is not saved and its folder is set aside when it is freed */
+    sim_thread *sim;     /* NULL on a relay, and once joined */
+    double admitted_ms;  /* the tick its first world was measured at (admit), before its own mean is known */
+    bool restored;       /* opened from its folder at start (rooms_restore): not measured again */
+    bool discard;        /* deleted: its world is not saved and its folder is set aside when it is freed */
+    atomic_bool evicted; /* its sim thread and world are gone, its save in its folder (rooms_tend) */
+    uint64_t evicted_ns; /* when (rooms_tend's thread only) */
 };
 
 /* Threads: mu guards count, room[], wake and stopped; reaper serialises
@@ -229,6 +232,7 @@ static room_status make_room(rooms *d, const room_def *def, hub_wake_fn *wake, v
     if (dd->cfg->data_dir[0]) snprintf(r->folder, sizeof r->folder, "%s/rooms/%s", dd->cfg->data_dir, def->name);
     atomic_init(&r->public_role, (int)def->public_role);
     atomic_init(&r->key_gen, def->key_gen);
+    atomic_init(&r->evicted, false);
     atomic_init(&r->refs, 0);
     r->cfg = *dd->cfg;
     if (r->folder[0] && strcmp(def->name, ROOMS_DEFAULT)) { /* its saves and recordings in its own folder */
@@ -467,6 +471,7 @@ int rooms_list(rooms *d, room_entry *out, int cap) {
             memcpy(e->name, r->name, sizeof e->name);
             e->public_role = (role)atomic_load(&((room *)r)->public_role);
             e->simulated = r->simulated;
+            e->evicted = atomic_load(&((room *)r)->evicted);
             e->refs = atomic_load(&((room *)r)->refs);
         }
         n++;
@@ -516,4 +521,48 @@ int rooms_restore(rooms *d) {
     closedir(dir);
     if (opened) log_info("rooms: %d room%s restored from %s", opened, opened == 1 ? "" : "s", top);
     return opened;
+}
+
+/* An evicted room someone wants again: a viewer, a command queued, a
+ * request since it was let go of. */
+static bool wanted(room *r) {
+    frame_wants w;
+    hub_get_frame_wants(&r->hub, &w);
+    return w.clients > 0 || cmd_queue_count(&r->queue) > 0 || hub_touched(&r->hub) > r->evicted_ns;
+}
+
+int rooms_tend(rooms *d) {
+    pthread_mutex_lock(&d->reaper);
+    pthread_mutex_lock(&d->mu);
+    int n = 0, k = d->stopped ? 0 : d->count, out = 0;
+    room **list = k ? malloc((size_t)k * sizeof *list) : NULL;
+    for (int i = 0; list && i < k; i++)
+        if (!d->room[i]->closed && d->room[i]->simulated) list[n++] = d->room[i];
+    pthread_mutex_unlock(&d->mu); /* the rooms stay: only the reaper frees, and it waits for reaper */
+    for (int i = 0; i < n; i++) {
+        room *r = list[i];
+        if (r->sim && sim_thread_evicted(r->sim)) { /* it saved and ended: let its world go */
+            sim_thread_destroy(r->sim);
+            r->sim = NULL;
+            r->evicted_ns = clock_now_ns();
+            atomic_store(&r->evicted, true);
+            log_info("rooms: '%s' evicted: its world is freed until someone opens it", r->name);
+        } else if (!r->sim && atomic_load(&r->evicted) && wanted(r)) {
+            char why[256] = "";
+            r->sim = sim_thread_create(&r->cfg, d->def.st, d->pool, &r->hub, &r->queue, why, sizeof why);
+            if (r->sim && !sim_thread_start(r->sim)) {
+                atomic_store(&r->evicted, false);
+                log_info("rooms: '%s' restored from %s", r->name, r->folder);
+            } else {
+                log_error("rooms: '%s' cannot be restored: %s", r->name, r->sim ? "its thread did not start" : why);
+                sim_thread_destroy(r->sim);
+                r->sim = NULL;
+                r->evicted_ns = clock_now_ns(); /* tried again when wanted again */
+            }
+        }
+        out += atomic_load(&r->evicted);
+    }
+    free(list);
+    pthread_mutex_unlock(&d->reaper);
+    return out;
 }

@@ -125,6 +125,12 @@ int rooms_reap(rooms *d);
  * thread, at start, after the default room). */
 int rooms_restore(rooms *d);
 
+/* Lets go of the worlds of rooms asleep for --room-evict-s (their sim
+ * threads saved and ended: joined here, worlds freed), and makes them again
+ * from their saves when someone wants them (a viewer, a queued command, a
+ * request).  Returns how many rooms are evicted.  The keeper's thread. */
+int rooms_tend(rooms *d);
+
 /* A reference more, for a caller that already holds one. */
 void room_ref(room *r);
 /* Drops the caller's reference; never waits, never frees.  NULL is allowed. */
@@ -153,7 +159,8 @@ unsigned room_rotate_key(room *r);
 typedef struct room_entry {
     char name[ROOM_NAME_CAP];
     role public_role;
-    bool simulated; /* has a sim thread */
+    bool simulated; /* has a sim thread (or had, and was evicted) */
+    bool evicted;   /* asleep long enough that its world was freed (rooms_tend) */
     int refs;       /* references held when listed, the directory's included */
 } room_entry;
 

@@ -273,3 +273,31 @@ test('an idle room sleeps (no step) and wakes at the tick where it stopped, for 
   await until(async () => (await get(t, '/api/rooms/nap/stats')).json.tick > t2 + 10, 'the room steps again for a script');
   await t.stop();
 });
+
+test('an asleep room with a folder is evicted (its world freed) and restored at the same tick when opened again', async () => {
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const t = await startServer(['--particles', '1000', '--data-dir', mkdtempSync(join(tmpdir(), 'fluid-evict-')), '--room-idle-s', '1', '--room-evict-s', '1']);
+  assert.equal((await http(t, 'POST', '/api/rooms', { body: { name: 'ev', scene: 'drop', particles: 1200 } })).status, 201);
+  assert.equal((await http(t, 'POST', '/api/rooms/ev/pause')).status, 200);
+  const before = (await get(t, '/api/rooms/ev/particles?offset=0&limit=1200')).json;
+  await until(async () => (await get(t, '/api/rooms/ev')).json.state === 'evicted', 'the room is evicted');
+  const m = (await get(t, '/metrics')).text;
+  assert.equal(metric(m, 'fluid_rooms{state="evicted"}'), 1);
+  // a request under the room brings it back from its save, at the tick it was saved
+  const after = (await get(t, '/api/rooms/ev/particles?offset=0&limit=1200')).json;
+  assert.equal(after.tick, before.tick);
+  assert.deepEqual(after.positions, before.positions);
+  assert.notEqual((await get(t, '/api/rooms/ev')).json.state, 'evicted');
+  // and a viewer does too, after it is evicted again
+  await until(async () => (await get(t, '/api/rooms/ev')).json.state === 'evicted', 'evicted again');
+  const c = await connect(t, { url: `${t.wsUrl}r/ev/` });
+  const hello = await c.next((m2) => m2.type === 'hello');
+  assert.equal(hello.room, 'ev');
+  const f = await c.next((m2) => m2.type === 'frame' && m2.ids);
+  assert.equal(f.ids.length, before.total);
+  assert.equal(f.tick, before.tick, 'paused at the tick it was saved');
+  c.close();
+  await t.stop();
+});
