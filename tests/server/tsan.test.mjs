@@ -198,3 +198,32 @@ test('under TSan: recordings: racing starts and stops, the listing and files rea
   rmSync(logs, { recursive: true, force: true });
   rmSync(rec, { recursive: true, force: true });
 });
+
+test('under TSan: rooms made, streamed, asleep, evicted, restored and deleted while others stream; no report', { skip }, async () => {
+  const logs = mkdtempSync(join(tmpdir(), 'fluid-tsan-'));
+  const data = mkdtempSync(join(tmpdir(), 'fluid-tsan-rooms-'));
+  const s = await startTsan(['--particles', '800', '--frame-hz', '20', '--tick-hz', '30', '--step-budget', '0', '--data-dir', data,
+    '--room-idle-s', '1', '--room-evict-s', '1'], logs);
+  const home = await connect(s);
+  await home.next((m) => m.type === 'hello', WAIT);
+  // two rooms made at once (the keeper makes them one after the other, off the network thread)
+  const made = await Promise.all(['ta', 'tb'].map((name) => http(s, 'POST', '/api/rooms', { body: { name, scene: 'drop', particles: 800 } })));
+  for (const r of made) assert.equal(r.status, 201, r.text);
+  const a = await connect(s, { url: `${s.wsUrl}r/ta/` });
+  const b = await connect(s, { url: `${s.wsUrl}r/tb/` });
+  for (const c of [a, b]) await c.next((m) => m.type === 'frame', WAIT);
+  await ok(a.command({ type: 'push', point: [0.3, 0.3, 0.3], radius: 0.3, strength: 2, direction: [1, 0, 0] }), 'push in ta');
+  await status(http(s, 'POST', '/api/rooms/tb/pause'), 200, 'pause tb');
+  // ta's viewer leaves: it falls asleep, is evicted, and a request restores it
+  a.close();
+  for (let i = 0; i < 600 && (await get(s, '/api/rooms/ta')).json.state !== 'evicted'; i++) await sleep(100);
+  assert.equal((await get(s, '/api/rooms/ta')).json.state, 'evicted');
+  await status(http(s, 'GET', '/api/rooms/ta/stats'), 200, 'a request restores ta');
+  await status(http(s, 'POST', '/api/rooms/ta/pause'), 200, 'a command in the restored ta');
+  // tb is deleted while its viewer streams
+  await status(http(s, 'DELETE', '/api/rooms/tb'), 200, 'delete tb');
+  const closed = await b.closedWithin(WAIT);
+  assert.equal(closed.code, 4004);
+  home.close();
+  await stopClean(s, logs);
+});
