@@ -82,3 +82,37 @@ test('under ASan/UBSan/LSan: recordings (racing starts, refusals, the listing, f
   assert.deepEqual(report, [], s.stderr.slice(-4000));
   assert.deepEqual(r, { code: 0, signal: null }, s.stderr.slice(-4000));
 });
+
+test('under ASan/UBSan/LSan: rooms (made, invited, streamed, evicted, restored, deleted) and a restart that restores them end with exit 0 and no report', { skip: !SAN && 'FLUID_SERVER_SAN not set' }, async () => {
+  const data = mkdtempSync(join(tmpdir(), 'fluid-san-rooms-'));
+  const args = ['--particles', '1000', '--frame-hz', '20', '--step-budget', '0', '--data-dir', data, '--token', 'san-admin',
+    '--room-idle-s', '1', '--room-evict-s', '1'];
+  const opts = { binary: SAN, env: { ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=0:exitcode=23', UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1' } };
+  const admin = { authorization: 'Bearer san-admin' };
+  const clean = (r, s) => {
+    const report = s.stderr.split('\n').filter((l) => /Sanitizer|runtime error|SUMMARY/.test(l));
+    assert.deepEqual(report, [], s.stderr.slice(-4000));
+    assert.deepEqual(r, { code: 0, signal: null }, s.stderr.slice(-4000));
+  };
+  let s = await startServer(args, opts);
+  for (const name of ['sa', 'sb']) assert.equal((await http(s, 'POST', '/api/rooms', { body: { name, scene: 'drop', particles: 900 }, headers: admin })).status, 201);
+  const inv = (await http(s, 'POST', '/api/rooms/sa/invites', { body: { role: 'editor' }, headers: admin })).json.token;
+  const c = await connect(s, { url: `${s.wsUrl}r/sa/?invite=${inv}` });
+  assert.equal((await c.next((m) => m.type === 'hello')).role, 'editor');
+  await c.next((m) => m.type === 'frame');
+  assert.equal((await c.command({ type: 'pause' })).ok, true);
+  assert.equal((await http(s, 'POST', '/api/rooms/sa/invites', { body: { role: 'nobody' }, headers: admin })).status, 400);
+  assert.equal((await http(s, 'POST', '/api/rooms/sa/pause', { headers: { authorization: `Bearer ${inv}x` } })).status, 401);
+  c.close();
+  // sb sleeps and is evicted, then a request restores it; sa is deleted
+  for (let i = 0; i < 600 && (await get(s, '/api/rooms/sb')).json.state !== 'evicted'; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal((await get(s, '/api/rooms/sb')).json.state, 'evicted');
+  assert.equal((await get(s, '/api/rooms/sb/stats')).status, 200);
+  assert.equal((await http(s, 'DELETE', '/api/rooms/sa', { headers: admin })).status, 200);
+  clean(await s.stop('SIGTERM'), s);
+  // the restart opens sb again from its folder
+  s = await startServer(args, opts);
+  assert.deepEqual((await get(s, '/api/rooms')).json.rooms.map((r) => r.name).sort(), ['default', 'sb']);
+  clean(await s.stop('SIGTERM'), s);
+  rmSync(data, { recursive: true, force: true });
+});
