@@ -161,7 +161,7 @@ int main(int argc, char **argv) {
     if (!n) goto out;
     if (relay) net_set_relay(n, relay_id);
     rooms_set_wake(dir, net_wake, n);
-    if (!relay && !(keeper = room_keeper_create(dir, net_wake, n, err, sizeof err))) {
+    if (!relay && !(keeper = room_keeper_create(dir, net_wake, n, cfg.net_nice, err, sizeof err))) {
         log_error("%s", err);
         goto out;
     }

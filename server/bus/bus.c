@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "clock.h"
@@ -76,6 +77,9 @@ static int subscribe_all(bus *b, char *err, size_t errlen) {
 
 static void *bus_main(void *arg) {
     bus *b = arg;
+    /* the edge's priority, as the network thread's (--net-nice): the tick comes first */
+    if (b->cfg->net_nice && setpriority(PRIO_PROCESS, 0, b->cfg->net_nice))
+        log_info("bus: cannot lower the bus thread's priority (continuing)");
     while (!atomic_load(&b->stop)) {
         uint64_t now = clock_now_ns();
         bool up = atomic_load(&b->connected);

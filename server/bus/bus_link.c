@@ -1,7 +1,9 @@
 /* bus_link.c - publishing on the world's subjects (see bus_link.h). */
 #include "bus_link.h"
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <sys/resource.h>
 
 #include "log.h"
 
@@ -21,10 +23,23 @@ void bus_publish(bus *b, const char *leaf, const msg_buf *m) {
         atomic_fetch_add(&b->publish_failed, 1);
 }
 
+/* The NATS client delivers on threads of its own: each lowers itself, once,
+ * to the network thread's nice value (--net-nice; on Linux a nice value is
+ * per thread), so that a relay's flood of messages takes its CPU from the
+ * edge and not from the simulation's tick. */
+static void lower_priority(const bus *b) {
+    static _Thread_local bool lowered;
+    if (lowered) return;
+    lowered = true;
+    if (b->cfg->net_nice && setpriority(PRIO_PROCESS, 0, b->cfg->net_nice))
+        log_once("bus-nice", "bus: cannot lower the delivery thread's priority (continuing)");
+}
+
 static void on_message(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure) {
     (void)nc, (void)sub;
     const bus_route *r = closure;
     bus *b = r->b;
+    lower_priority(b);
     atomic_fetch_add(&b->received, 1);
     int l = natsMsg_GetDataLength(m);
     char err[192] = "";

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "log.h"
@@ -25,6 +26,7 @@ struct room_keeper {
     rooms *d;
     void (*wake)(void *);
     void *arg;
+    int nice; /* its nice value: a new room is measured beside the running ones, which come first */
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -59,6 +61,7 @@ static void open_one(room_keeper *k, const keeper_job *j, room_opened *out) {
 
 static void *keeper_main(void *arg) {
     room_keeper *k = arg;
+    if (k->nice && setpriority(PRIO_PROCESS, 0, k->nice)) log_info("rooms: cannot lower the keeper's priority");
     pthread_mutex_lock(&k->mu);
     while (!k->stop) {
         if (k->njobs) {
@@ -96,13 +99,13 @@ static void *keeper_main(void *arg) {
     return NULL;
 }
 
-room_keeper *room_keeper_create(rooms *d, void (*wake)(void *), void *arg, char *err, size_t errlen) {
+room_keeper *room_keeper_create(rooms *d, void (*wake)(void *), void *arg, int nice, char *err, size_t errlen) {
     room_keeper *k = calloc(1, sizeof *k);
     if (!k) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    k->d = d, k->wake = wake, k->arg = arg;
+    k->d = d, k->wake = wake, k->arg = arg, k->nice = nice;
     pthread_mutex_init(&k->mu, NULL);
     pthread_cond_init(&k->cv, NULL);
     int e = pthread_create(&k->thread, NULL, keeper_main, k);

@@ -31,9 +31,10 @@ typedef struct room_opened {
     char err[256];
 } room_opened;
 
-/* Starts the thread; wake(arg) is called after each answer (net_wake).
- * NULL with a reason in err. */
-room_keeper *room_keeper_create(rooms *d, void (*wake)(void *), void *arg, char *err, size_t errlen);
+/* Starts the thread at nice value nice (Linux: per thread; the running
+ * rooms' ticks come first); wake(arg) is called after each answer
+ * (net_wake).  NULL with a reason in err. */
+room_keeper *room_keeper_create(rooms *d, void (*wake)(void *), void *arg, int nice, char *err, size_t errlen);
 /* Stops and joins the thread, dropping answers not taken (main thread, at
  * shutdown, before rooms_stop).  NULL is allowed. */
 void room_keeper_destroy(room_keeper *k);
