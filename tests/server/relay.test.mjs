@@ -112,7 +112,7 @@ test('a sim node and two relays: the same frames on both, commands through eithe
   assert.equal(other.ok, true, JSON.stringify(other));
   assert.equal(other.duplicate, undefined, 'another session with the same rid is another command');
   assert.equal((await get(node, '/api/bodies')).json.bodies.length, bodies0 + 2);
-  assert.match((await get(node, '/metrics')).text, /^fluid_commands_duplicate_total 1$/m);
+  assert.match((await get(node, '/metrics')).text, /^fluid_commands_duplicate_total{room="default"} 1$/m);
   const badSid = await a.command({ type: 'pause', sid: 'a b' });
   assert.equal(badSid.ok, false);
   assert.match(badSid.error, /'sid' must be 8 to 31 characters/);
@@ -342,7 +342,7 @@ test("a relay user flooding its subject with scene loads is held to a browser's 
     const node = await startServer(['--particles', '1000', '--nats', url, '--nats-user', 'sim', '--nats-pass', pass.FLUID_NATS_SIM_PASS,
       '--rate', '1', '--burst', '60']);
     await until(async () => /^fluid_bus_connected 1$/m.test((await get(node, '/metrics')).text), 'the node to connect to the broker');
-    const loads = async () => metric((await get(node, '/metrics')).text, 'fluid_commands_total{kind="load_scene",result="ok"}');
+    const loads = async () => metric((await get(node, '/metrics')).text, 'fluid_commands_total{room="default",kind="load_scene",result="ok"}');
     const loads0 = await loads();
     raw = await natsSession(port, 'relay1', pass.FLUID_NATS_RELAY1_PASS, 'fluid.default.reply.1');
     // the node subscribes once connected: a first command answered says it
