@@ -94,10 +94,12 @@ make -s -j"$(nproc)" build/fluid-server build/fluid-rec \
 env="FLUID_SERVER=build/fluid-server FLUID_REC=build/fluid-rec FLUID_ROOT=/src FLUID_TEST_SLOW=0"
 cmds=()
 for s in $SUITES; do
+  only=""
+  case $s in *:*) only=$(echo "${s#*:}" | tr "," " "); s=${s%%:*} ;; esac
   case $s in
-    server) cmds+=("$env node tests/server/run.mjs") ;;
-    web-unit) cmds+=("node tests/web/run.mjs unit") ;;
-    web-e2e) cmds+=("$env node tests/web/run.mjs e2e") ;;
+    server) cmds+=("$env node tests/server/run.mjs $only") ;;
+    web-unit) cmds+=("node tests/web/run.mjs unit $only") ;;
+    web-e2e) cmds+=("$env node tests/web/run.mjs e2e $only") ;;
     *) echo "!!! unknown suite $s"; exit 2 ;;
   esac
 done
