@@ -166,6 +166,13 @@ bench-record: $(BUILD)/fluid-server tests/server/node_modules/.installed
 
 # One party against everyone else (PROTOCOL.md, "Fair shares"): a viewer's
 # frames/s and the world's realtime ratio while one client or relay attacks.
+# Rooms sharing the machine (tests/bench/rooms.mjs): up to six rooms admitted
+# under --step-budget, each with a viewer; every room's realtime ratio.
+.PHONY: bench-rooms
+bench-rooms: $(BUILD)/fluid-server tests/server/node_modules/.installed
+	FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/rooms.mjs
+EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/rooms.mjs ;
+
 .PHONY: bench-isolation
 bench-isolation: $(BUILD)/fluid-server tests/server/node_modules/.installed
 	FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/isolation.mjs
