@@ -25,6 +25,7 @@ import { installHooks } from './hooks.js';
 import { RecordButton } from './recorder_button.js';
 import { streamPath, roomName } from './room.js';
 import { applyRole, allows } from './ui/roles.js';
+import { RoomsPanel } from './ui/rooms_panel.js';
 
 const $ = (id) => document.getElementById(id);
 const query = new URLSearchParams(location.search);
@@ -195,6 +196,7 @@ function onHello(h) {
   $('room-name').textContent = h.room || roomName();
   $('role-name').textContent = h.role || 'player';
   applyRole(document, h.role || 'admin');
+  page.roomsPanel?.fromHello(h);
   if (!allows(h.role || 'admin', 'player') && panel.tool !== 'orbit') panel.setTool('orbit');
   document.title = `fluid · ${h.room || roomName()}`;
   page.renderer.setWorld(h);
@@ -242,6 +244,7 @@ window.addEventListener('keydown', (e) => {
 
 installHooks(page, { toolbox, hud });
 page.recordButton = new RecordButton(query.get('token') || query.get('invite'), toast);
+page.roomsPanel = new RoomsPanel(query.get('token'), toast);
 setInterval(() => { if (page.recordButton.active) page.recordButton.refresh(); }, 2000);
 hud.poll();
 page.conn.start();

@@ -49,7 +49,16 @@ test('the page at /r/lab/ shows room lab\'s world; the page at / the default roo
   assert.ok(labApi.length > 0, 'the room page asked its routes');
   assert.ok(labApi.every((x) => x.startsWith('/api/rooms/lab/')), `the room page asked ${labApi.join(', ')}`);
   assert.ok(home.api.filter((x) => /stats|scenes|solvers/.test(x)).every((x) => !x.startsWith('/api/rooms/')));
-  console.log(`room lab (${labN} particles) at /r/lab/ and the default room (${homeN}) at /: pages asked ${labApi.length} routes under /api/rooms/lab/`);
+  // the Rooms section lists both rooms; its form makes one and goes there
+  await waitFor(home, () => document.getElementById('room-list').options.length >= 2);
+  const listed = await home.evaluate(() => [...document.getElementById('room-list').options].map((o) => o.textContent));
+  assert.ok(listed.some((x) => x.startsWith('lab · 1 viewer')), listed.join(' | '));
+  assert.ok(listed.some((x) => x.startsWith('default · 1 viewer')), listed.join(' | '));
+  await home.fill('#room-name-new', 'made-here');
+  await home.click('#room-create');
+  await home.waitForURL(/\/r\/made-here\/$/);
+  await waitFor(home, () => window.__fluid && window.__fluid.connected && window.__fluid.hello && window.__fluid.hello.room === 'made-here');
+  console.log(`room lab (${labN} particles) at /r/lab/ and the default room (${homeN}) at /: pages asked ${labApi.length} routes under /api/rooms/lab/; the form made room made-here and went there`);
   assert.deepEqual(lab.errors, []);
   assert.deepEqual(home.errors, []);
   await lab.close();
@@ -86,6 +95,8 @@ test('a viewer\'s page locks what a viewer may not do, saying which role it need
   assert.equal(vs.push, true);
   assert.equal(vs.addBox, true);
   assert.equal(vs.tool, 'orbit', 'a viewer\'s tool is the camera');
+  assert.equal(await v.evaluate(() => document.getElementById('room-create').disabled), true);
+  assert.equal(await v.getAttribute('#room-create', 'title'), 'needs the admin role; you are a viewer here');
   const e = await open(inv.url);
   assert.equal(await e.evaluate(() => window.__fluid.hello.role), 'editor');
   const es = await state(e);

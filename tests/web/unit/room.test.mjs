@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { roomOfPath, apiPath, streamPath, roomName } from '../../../web-client/src/room.js';
+import { roomLabel } from '../../../web-client/src/ui/rooms_panel.js';
 
 test('room: the path names the room; anything else is the default room', () => {
   assert.equal(roomOfPath('/r/lab/'), 'lab');
@@ -24,4 +25,10 @@ test('room: REST and stream addresses', () => {
   assert.equal(streamPath(null), '/');
   assert.equal(roomName(null), 'default');
   assert.equal(roomName('lab'), 'lab');
+});
+
+test('room: the Rooms list names each room with its viewers and state (rooms_panel.js reads the DOM only when made)', () => {
+  assert.equal(roomLabel({ name: 'lab', clients: 3, state: 'running' }), 'lab · 3 viewers · running');
+  assert.equal(roomLabel({ name: 'a', clients: 1, state: 'running' }), 'a · 1 viewer · running');
+  assert.equal(roomLabel({ name: 'b', clients: 0, state: 'asleep' }), 'b · 0 viewers · asleep');
 });
