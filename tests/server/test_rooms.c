@@ -237,6 +237,7 @@ static rooms *sim_dir(void) {
     g_cfg.particles = 1000;
     g_cfg.threads = 2;
     g_cfg.quiet = true;
+    g_cfg.step_budget = 0; /* no admission: rooms.test.mjs measures it on a running server */
     fill_static();
     rooms_def def = rooms_default_def();
     def.cfg = &g_cfg;
@@ -270,7 +271,7 @@ static void test_sim_rooms(void) {
     CHECK(room_start(home) == 0 && room_start(lab) == 0, "started");
     /* a command in lab's queue changes lab's world only */
     const char *other = fs_scene_get(fs_scene_count() - 1)->name;
-    cmd c = {.kind = CMD_LOAD_SCENE, .client = 5, .rid = 1};
+    cmd c = {.kind = CMD_LOAD_SCENE, .client = 5, .rid = 1, .role = ROLE_ADMIN};
     snprintf(c.u.scene.name, sizeof c.u.scene.name, "%s", other);
     c.u.scene.particles = 800;
     c.u.scene.solver = -1;
@@ -295,14 +296,15 @@ static void test_sim_rooms(void) {
     CHECK(room_close(d, "lab") == ROOM_OK, "closed");
     CHECK(rooms_reap(d) == 1, "lab joined and freed");
     CHECK(tick_of(home) > 0, "default still steps");
-    /* only the default room may use the server's --data-dir */
+    /* only the default room may record into the server's --record-dir */
     rooms_stop(d);
     room_unref(home);
     rooms_destroy(d);
     d = sim_dir();
-    snprintf(g_cfg.data_dir, sizeof g_cfg.data_dir, "/nonexistent/fluid-rooms-test");
+    snprintf(g_cfg.record_dir, sizeof g_cfg.record_dir, "/nonexistent/fluid-rooms-test");
     def.name = "lab";
-    CHECK(room_open(d, &def, &lab, err, sizeof err) == ROOM_FAILED && strstr(err, "only the default room"), "%s", err);
+    CHECK(room_open(d, &def, &lab, err, sizeof err) == ROOM_FAILED && strstr(err, "only the default room may record"),
+          "%s", err);
     rooms_destroy(d);
 }
 
