@@ -143,11 +143,11 @@ vectors.append({
 })
 vectors.append({
     "file": "s2c_hello.msgpack", "direction": "server_to_client", "doc": "hello to client 5",
-    "input": {"client_id": 5, "room": "lab", "role": "player", "world": WORLD, "static": STATIC,
+    "input": {"client_id": 5, "room": "lab", "role": "admin", "world": WORLD, "static": STATIC,
               "params": [{"name": p[0], "unit": p[1], "doc": p[2], "min": p[3], "max": p[4], "flag": p[5]}
                          for p in PARAMS]},
     "expect": {
-        "type": "hello", "version": 2, "client_id": 5, "room": "lab", "role": "player", "colour": colour(5), "bounds": bounds(WORLD),
+        "type": "hello", "version": 2, "client_id": 5, "room": "lab", "role": "admin", "colour": colour(5), "bounds": bounds(WORLD),
         "frame_step": num(WORLD["frame_step"]), "tick_hz": 60.0, "frame_hz": 30.0, "dt": num(1 / 60), "h": num(0.05), "spacing": num(0.025),
         "gravity": [num(v) for v in WORLD["gravity"]], "scene": "dam_break", "scenes": STATIC["scenes"],
         "particles": 6, "capacity": 65536, "paused": False, "solver": "clavet", "solvers": STATIC["solvers"],
