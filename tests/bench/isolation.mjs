@@ -23,6 +23,7 @@ import { loadavg, setPriority, tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer, stopAll, sleep, get, http, connect, until, forward } from '../server/lib.mjs';
+import { viewer as viewerProcess } from './viewer_process.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const SECONDS = Number(process.argv[2] || process.env.BENCH_SECONDS || 8);
@@ -32,21 +33,8 @@ const haveNats = spawnSync('nats-server', ['--version']).status === 0;
 
 const freePort = () => new Promise((res) => { const s = createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => res(p)); }); });
 
-// The viewer process: counts on request.
-function viewer(url) {
-  const p = spawn(process.execPath, [join(here, 'isolation_viewer.mjs'), url], { stdio: ['pipe', 'pipe', 'inherit'] });
-  try { setPriority(p.pid, 5); } catch { /* not permitted */ }
-  let buf = '';
-  const waiters = [];
-  p.stdout.on('data', (d) => { buf += d; let i; while ((i = buf.indexOf('\n')) >= 0) { const l = buf.slice(0, i); buf = buf.slice(i + 1); const w = waiters.shift(); if (w) w(l); } });
-  const line = () => new Promise((res, rej) => { const t = setTimeout(() => rej(new Error('viewer did not answer')), 60000); waiters.push((l) => { clearTimeout(t); res(l); }); });
-  return {
-    opened: line(),
-    async report() { p.stdin.write('report\n'); return JSON.parse(await line()); },
-    reset() { p.stdin.write('reset\n'); },
-    quit() { p.stdin.write('quit\n'); setTimeout(() => p.kill('SIGKILL'), 2000).unref(); },
-  };
-}
+// The viewer process (viewer_process.mjs), a little below the server's priority.
+const viewer = (url) => viewerProcess(url, 5);
 
 // Runs attack(stop) for SECONDS while measuring the viewer and the world.
 async function phase(s, v, name, attack) {

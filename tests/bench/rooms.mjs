@@ -10,30 +10,13 @@
 // realtime, before and after the last ask (which must be refused, or
 // admitted at a size that keeps them).  Prints the particles of each room.
 // usage: FLUID_SERVER=build/fluid-server node tests/bench/rooms.mjs [SECONDS] [PARTICLES]
-import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startServer, stopAll, sleep, get, http } from '../server/lib.mjs';
+import { viewer } from './viewer_process.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
 const SECONDS = Number(process.argv[2] || 30);
 const PARTICLES = Number(process.argv[3] || 4000);
 const SIX = 6, BAR = 0.98;
-
-function viewer(url) {
-  const p = spawn(process.execPath, [join(here, 'isolation_viewer.mjs'), url], { stdio: ['pipe', 'pipe', 'inherit'] });
-  let buf = '';
-  const waiters = [];
-  p.stdout.on('data', (d) => { buf += d; let i; while ((i = buf.indexOf('\n')) >= 0) { const l = buf.slice(0, i); buf = buf.slice(i + 1); const w = waiters.shift(); if (w) w(l); } });
-  const line = () => new Promise((res, rej) => { const t = setTimeout(() => rej(new Error('viewer did not answer')), 60000); waiters.push((l) => { clearTimeout(t); res(l); }); });
-  return {
-    opened: line(),
-    async report() { p.stdin.write('report\n'); return JSON.parse(await line()); },
-    reset() { p.stdin.write('reset\n'); },
-    quit() { p.stdin.write('quit\n'); setTimeout(() => p.kill('SIGKILL'), 2000).unref(); },
-  };
-}
 
 const statsOf = async (s, room) => (await get(s, room === 'default' ? '/api/stats' : `/api/rooms/${room}/stats`)).json;
 

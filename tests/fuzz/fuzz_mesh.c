@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "fluid_sim.h"
+#include "fuzz_check.h"
 #include "mesh_load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -28,13 +29,7 @@ const char *__asan_default_options(void) {
     return "detect_leaks=0";
 }
 
-#define REQUIRE(cond)                                                                                                  \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "fuzz: broken promise at %s:%d: %s\n", __FILE__, __LINE__, #cond);                         \
-            abort();                                                                                                   \
-        }                                                                                                              \
-    } while (0)
+#define REQUIRE FUZZ_REQUIRE
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1) return 0;

@@ -13,17 +13,8 @@
 #include "sim_tests.h"
 #include "testlib.h"
 
-/* Sanitizer builds run ~10x slower: they run the short versions. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SAN 1
-#endif
-#endif
-#ifndef SAN
-#define SAN 0
-#endif
+/* Sanitizer builds run ~10x slower: they run the short versions (TL_SAN). */
+#define SAN TL_SAN
 
 static const float S = 0.08f;
 
