@@ -6,7 +6,7 @@
 #
 #   make fuzz                 every harness for FUZZ_SECONDS (default 600) each
 #   make fuzz FUZZ=fuzz_rest  one harness
-#   make test                 each harness for FUZZ_SMOKE_SECONDS (default 15)
+#   make test                 each harness for FUZZ_SMOKE_SECONDS (default 10)
 #                             and every past reproducer replayed
 #
 # Declaring a harness takes one line:
@@ -32,7 +32,7 @@
 
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 600
-FUZZ_SMOKE_SECONDS ?= 15
+FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_SAN = -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all
 # -Wno-pass-failed: at -O1 under the sanitizers clang cannot honour the core's
 # "omp simd" hints and says so; the hints are for speed only.
