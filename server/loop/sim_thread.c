@@ -50,13 +50,18 @@ static void world_def(sim_thread *s, fs_world_def *def) {
 #define BUDGET_WARM 20
 #define BUDGET_TIMED 20
 #define BUDGET_MIN 1000
+/* The mean milliseconds of a tick of w: warm ticks, then timed ones. */
+static double tick_ms(fs_world *w, int warm, int timed) {
+    for (int t = 0; t < warm; t++) fs_world_step(w);
+    const uint64_t t0 = clock_now_ns();
+    for (int t = 0; t < timed; t++) fs_world_step(w);
+    return (double)(clock_now_ns() - t0) * 1e-6 / timed;
+}
+
 static void size_to_budget(sim_thread *s, const char *scene) {
     const srv_config *cfg = s->cfg;
     const int n0 = fs_world_particle_count(s->world);
-    for (int t = 0; t < BUDGET_WARM; t++) fs_world_step(s->world);
-    const uint64_t t0 = clock_now_ns();
-    for (int t = 0; t < BUDGET_TIMED; t++) fs_world_step(s->world);
-    const double ms = (double)(clock_now_ns() - t0) * 1e-6 / BUDGET_TIMED, period = 1e3 / cfg->tick_hz;
+    const double ms = tick_ms(s->world, BUDGET_WARM, BUDGET_TIMED), period = 1e3 / cfg->tick_hz;
     const double allowed = cfg->step_budget * period;
     int n = n0;
     if (ms > allowed && n0 > BUDGET_MIN) {
@@ -390,10 +395,7 @@ double sim_thread_measure(sim_thread *s, int *particles) {
     char scene[64];
     snprintf(scene, sizeof scene, "%s", fs_world_scene_name(s->world));
     const int n = fs_world_particle_count(s->world);
-    for (int t = 0; t < ADMIT_WARM; t++) fs_world_step(s->world);
-    const uint64_t t0 = clock_now_ns();
-    for (int t = 0; t < ADMIT_TIMED; t++) fs_world_step(s->world);
-    const double ms = (double)(clock_now_ns() - t0) * 1e-6 / ADMIT_TIMED;
+    const double ms = tick_ms(s->world, ADMIT_WARM, ADMIT_TIMED);
     fs_error e = {{0}};
     if (fs_world_load_scene(s->world, scene, n, &e) == FS_OK) /* back to its first tick */
         sim_world_replaced(s, 0);

@@ -142,8 +142,11 @@ static cJSON *room_json(net *n, const room_entry *e) {
     return j;
 }
 
+/* The listed rooms, read afresh for each request (network thread only). */
+static room_entry listed[NET_ROOMS_MAX];
+
 static void list_rooms(net *n, http_req *r) {
-    static room_entry e[NET_ROOMS_MAX]; /* network thread only */
+    room_entry *e = listed;
     int k = rooms_list(n->dir, e, NET_ROOMS_MAX);
     if (k > NET_ROOMS_MAX) k = NET_ROOMS_MAX;
     cJSON *j = cJSON_CreateObject();
@@ -155,7 +158,7 @@ static void list_rooms(net *n, http_req *r) {
 
 /* The listed room of that name as an entry; false when none is listed. */
 static bool entry_of(net *n, const char *name, room_entry *out) {
-    static room_entry e[NET_ROOMS_MAX];
+    room_entry *e = listed;
     int k = rooms_list(n->dir, e, NET_ROOMS_MAX);
     for (int i = 0; i < k && i < NET_ROOMS_MAX; i++)
         if (!strcmp(e[i].name, name)) {

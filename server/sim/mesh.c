@@ -123,20 +123,20 @@ fs_status fs_mesh_check_closed(const fs_mesh *m, fs_error *err) {
     return st;
 }
 
-fs_vec3 fs_mesh_bounds_min(const fs_mesh *m) {
-    fs_vec3 lo = m->vertices[0];
+/* The corner of the vertices' box that pick (fminf or fmaxf) chooses. */
+static fs_vec3 bounds(const fs_mesh *m, float (*pick)(float, float)) {
+    fs_vec3 c = m->vertices[0];
     for (int i = 1; i < m->vertex_count; i++) {
         fs_vec3 v = m->vertices[i];
-        lo.x = fminf(lo.x, v.x), lo.y = fminf(lo.y, v.y), lo.z = fminf(lo.z, v.z);
+        c.x = pick(c.x, v.x), c.y = pick(c.y, v.y), c.z = pick(c.z, v.z);
     }
-    return lo;
+    return c;
+}
+
+fs_vec3 fs_mesh_bounds_min(const fs_mesh *m) {
+    return bounds(m, fminf);
 }
 
 fs_vec3 fs_mesh_bounds_max(const fs_mesh *m) {
-    fs_vec3 hi = m->vertices[0];
-    for (int i = 1; i < m->vertex_count; i++) {
-        fs_vec3 v = m->vertices[i];
-        hi.x = fmaxf(hi.x, v.x), hi.y = fmaxf(hi.y, v.y), hi.z = fmaxf(hi.z, v.z);
-    }
-    return hi;
+    return bounds(m, fmaxf);
 }

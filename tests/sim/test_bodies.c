@@ -18,6 +18,16 @@ static fs_world *world(int capacity, int substeps, fs_pool **pool) {
     return fs_world_create(&d);
 }
 
+/* A square tank L wide and 2 m tall, water depth deep, particles 8 cm apart. */
+static fs_world *water_tank(int capacity, int substeps, float L, float depth, fs_pool **pool) {
+    fs_world *w = world(capacity, substeps, pool);
+    const float s = 0.08f;
+    fs_domain dom = {{0, 0, 0}, {L, 2.0f, L}, {0, -9.81f, 0}, 2.1f * s, s, 0.5f * s};
+    fs_world_reset(w, &dom, NULL);
+    fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){L, depth, L}, FS_MAT_WATER, 0.1f);
+    return w;
+}
+
 static float angle_deg(fs_quat q) {
     return 2.0f * acosf(fminf(1.0f, fabsf(q.w))) * 57.29578f;
 }
@@ -63,11 +73,8 @@ void test_bodies_stack(void) {
  * weight); *draft is the box's depth below it. */
 static void float_box(float density, float *draft, float *bottom, float *penetration) {
     fs_pool *pool;
-    fs_world *w = world(6000, 4, &pool);
-    float s = 0.08f, L = 1.6f;
-    fs_domain dom = {{0, 0, 0}, {L, 2.0f, L}, {0, -9.81f, 0}, 2.1f * s, s, 0.5f * s};
-    fs_world_reset(w, &dom, NULL);
-    fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){L, 0.8f, L}, FS_MAT_WATER, 0.1f);
+    const float L = 1.6f;
+    fs_world *w = water_tank(6000, 4, L, 0.8f, &pool);
     fs_body_def b = fs_default_body_def();
     b.size = (fs_vec3){0.3f, 0.2f, 0.3f};
     b.density = density;
@@ -131,11 +138,8 @@ void test_bodies_buoyancy(void) {
  * no step between, as a paused world is. */
 void test_bodies_impulse_report(void) {
     fs_pool *pool;
-    fs_world *w = world(4000, 2, &pool);
-    float s = 0.08f, L = 1.2f;
-    fs_domain dom = {{0, 0, 0}, {L, 2.0f, L}, {0, -9.81f, 0}, 2.1f * s, s, 0.5f * s};
-    fs_world_reset(w, &dom, NULL);
-    fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){L, 0.6f, L}, FS_MAT_WATER, 0.1f);
+    const float L = 1.2f;
+    fs_world *w = water_tank(4000, 2, L, 0.6f, &pool);
     fs_body_def b = fs_default_body_def();
     b.shape = FS_SHAPE_CAPSULE;
     b.size = (fs_vec3){0.06f, 0.12f, 0};
