@@ -211,6 +211,13 @@ $(BUILD)/test_budget_san: tests/server/test_budget.c server/net/rest_budget.c se
 EXTRA_TEST_DEPS += $(BUILD)/test_budget_san
 EXTRA_TESTS += $(BUILD)/test_budget_san
 
+# The choice between the shared pool and one thread, on given step means and times.
+$(BUILD)/test_pool_choice_san: tests/server/test_pool_choice.c server/loop/pool_choice.c server/loop/pool_choice.h tests/testlib.c tests/testlib.h
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(SAN) -Iserver/loop -Itests tests/server/test_pool_choice.c server/loop/pool_choice.c tests/testlib.c -o $@
+EXTRA_TEST_DEPS += $(BUILD)/test_pool_choice_san
+EXTRA_TESTS += $(BUILD)/test_pool_choice_san
+
 # The rate limits (a bucket, the costs, the bounded table, a relay's limits) on explicit timestamps.
 TEST_RATE_SRC = server/hub/rate.c server/hub/rate_table.c server/hub/relay_rate.c server/hub/command.c
 $(BUILD)/test_rate_san: tests/server/test_rate.c $(TEST_RATE_SRC) $(SRV_HDR) tests/testlib.c tests/testlib.h

@@ -14,6 +14,7 @@
 #include "fluid_sim.h"
 #include "hub.h"
 #include "persist.h"
+#include "pool_choice.h"
 #include "queue.h"
 #include "sim_stats.h"
 #include "encoder.h"
@@ -52,7 +53,8 @@ struct sim_thread {
     hub *hub;
     cmd_queue *queue;
     fs_world *world;
-    fs_pool *pool; /* shared with other sim threads (not owned); NULL: steps alone */
+    fs_pool *pool;        /* shared with other sim threads (not owned); NULL: steps alone */
+    pool_choice pool_use; /* whether steps fan out to the pool now */
     pthread_t thread;
     bool started;
     atomic_bool stop;

@@ -22,6 +22,20 @@
 
 _Static_assert(CONFIG_MAX_THREADS == FS_MAX_WORKERS, "--threads is bounded by the core's worker limit");
 
+static int pool_threads(const sim_thread *s) {
+    return s->pool ? fs_pool_threads(s->pool) : 1;
+}
+
+/* The world's parallel_for: the shared pool, or this thread alone while the
+ * world is small (pool_choice.c). */
+static void sim_parallel_for(fs_task_fn *fn, void *ctx, int count, void *user) {
+    sim_thread *s = user;
+    if (s->pool_use.pooled)
+        fs_pool_parallel_for(fn, ctx, count, s->pool);
+    else
+        fn(0, count, 0, ctx);
+}
+
 /* The world's definition from the options and the shared pool (main thread). */
 static void world_def(sim_thread *s, fs_world_def *def) {
     const srv_config *cfg = s->cfg;
@@ -32,8 +46,8 @@ static void world_def(sim_thread *s, fs_world_def *def) {
     def->substeps = cfg->substeps > 0 ? cfg->substeps : 1;
     if (s->pool && fs_pool_threads(s->pool) > 1) {
         def->worker_count = fs_pool_threads(s->pool);
-        def->parallel_for = fs_pool_parallel_for;
-        def->task_user = s->pool;
+        def->parallel_for = sim_parallel_for;
+        def->task_user = s;
     }
     /* one tick advances the world by one tick of wall time (the core accepts
      * steps up to 0.1 s; below 10 Hz the world runs slower than real time) */
@@ -43,26 +57,41 @@ static void world_def(sim_thread *s, fs_world_def *def) {
 /* The first world: the save in --data-dir, else the configured scene with
  * its own solver. */
 /* The particle budget: without --particles, the first scene is stepped for
- * a moment (BUDGET_WARM ticks, then BUDGET_TIMED timed) and, when a tick
+ * a moment (BUDGET_WARM ticks, then BUDGET_ALONE timed on one thread and,
+ * if that is too slow for one, BUDGET_TIMED on the pool) and, when a tick
  * takes more than step_budget of the tick period, loaded again with as many
  * particles as that share allows (the cost grows about linearly with the
  * count); never more than the scene's own size.  Said in the log. */
 #define BUDGET_WARM 20
 #define BUDGET_TIMED 20
+#define BUDGET_ALONE 10 /* timed on one thread first (the pool's choice, choose_pool) */
 #define BUDGET_MIN 1000
 /* The mean milliseconds of a tick of w: warm ticks, then timed ones. */
 static double tick_ms(fs_world *w, int warm, int timed) {
     for (int t = 0; t < warm; t++) fs_world_step(w);
     const uint64_t t0 = clock_now_ns();
     for (int t = 0; t < timed; t++) fs_world_step(w);
-    return (double)(clock_now_ns() - t0) * 1e-6 / timed;
+    return timed > 0 ? (double)(clock_now_ns() - t0) * 1e-6 / timed : 0;
 }
 
 static void size_to_budget(sim_thread *s, const char *scene) {
     const srv_config *cfg = s->cfg;
     const int n0 = fs_world_particle_count(s->world);
-    const double ms = tick_ms(s->world, BUDGET_WARM, BUDGET_TIMED), period = 1e3 / cfg->tick_hz;
-    const double allowed = cfg->step_budget * period;
+    const double period = 1e3 / cfg->tick_hz, allowed = cfg->step_budget * period;
+    s->pool_use.pooled =
+        pool_threads(s) > 1; /* warm on the pool, timed alone, then on the pool if one thread is too slow */
+    tick_ms(s->world, BUDGET_WARM, 0);
+    s->pool_use.pooled = false;
+    double ms = tick_ms(s->world, 0, BUDGET_ALONE);
+    pool_choice_learn(&s->pool_use, ms, n0);
+    if (pool_threads(s) > 1 && ms > POOL_ON * period) {
+        s->pool_use.pooled = true;
+        const double pooled = tick_ms(s->world, 0, BUDGET_TIMED);
+        if (pooled < ms)
+            ms = pooled;
+        else
+            s->pool_use.pooled = false;
+    }
     int n = n0;
     if (ms > allowed && n0 > BUDGET_MIN) {
         n = (int)((double)n0 * allowed / ms);
@@ -78,8 +107,9 @@ static void size_to_budget(sim_thread *s, const char *scene) {
     log_info("sim: particle budget: a tick of '%s' with %d particles took %.1f ms on %d thread%s; the tick is %.1f ms, "
              "%.0f%% of it allows %d: starting with %d particles (--particles N to choose, --step-budget 0 for the "
              "scene's own size)",
-             scene, n0, ms, cfg->threads, cfg->threads == 1 ? "" : "s", period, 100 * cfg->step_budget,
-             ms > 0 ? (int)((double)n0 * allowed / ms) : n0, fs_world_particle_count(s->world));
+             scene, n0, ms, s->pool_use.pooled ? cfg->threads : 1, s->pool_use.pooled && cfg->threads > 1 ? "s" : "",
+             period, 100 * cfg->step_budget, ms > 0 ? (int)((double)n0 * allowed / ms) : n0,
+             fs_world_particle_count(s->world));
 }
 
 static int first_world(sim_thread *s, char *err, size_t errlen) {
@@ -137,6 +167,7 @@ static int init(sim_thread *s, char *err, size_t errlen) {
     fs_stats fst;
     fs_world_stats(s->world, &fst);
     sim_stats_of_world(s, &fst);
+    s->stats.step_threads = s->pool_use.pooled ? pool_threads(s) : 1;
     hub_set_stats(s->hub, &s->stats);
     return 0;
 }
@@ -224,6 +255,9 @@ static void update_stats(sim_thread *s, stats_window *win, const fs_stats *fst, 
         double wall = (double)(now - win->start) / 1e9;
         s->stats.step_ms_mean = win->steps ? win->step_sum / (double)win->steps : 0;
         s->stats.step_ms_max = win->step_max;
+        if (win->steps)
+            pool_choice_update(&s->pool_use, s->stats.step_ms_mean, fst->particles, 1e3 / s->cfg->tick_hz,
+                               pool_threads(s), now);
         s->stats.realtime_ratio = (fst->sim_time - win->sim_start) / wall;
         s->stats.tick_hz_actual = (double)win->ticks / wall;
         win->start = now;
@@ -234,6 +268,7 @@ static void update_stats(sim_thread *s, stats_window *win, const fs_stats *fst, 
         s->stats.step_ms_mean = win->step_sum / (double)win->steps; /* first second */
     }
     sim_stats_of_world(s, fst);
+    s->stats.step_threads = s->pool_use.pooled ? pool_threads(s) : 1;
     s->stats.nonfinite_repaired = fst->nonfinite_repaired;
     s->stats.escapes_clamped = fst->escapes_clamped;
     s->stats.lists_full = fst->lists_full;
@@ -395,7 +430,10 @@ double sim_thread_measure(sim_thread *s, int *particles) {
     char scene[64];
     snprintf(scene, sizeof scene, "%s", fs_world_scene_name(s->world));
     const int n = fs_world_particle_count(s->world);
+    s->pool_use.pooled = false;
     const double ms = tick_ms(s->world, ADMIT_WARM, ADMIT_TIMED);
+    pool_choice_learn(&s->pool_use, ms, n);
+    s->pool_use.pooled = pool_threads(s) > 1 && ms > POOL_ON * 1e3 / s->cfg->tick_hz;
     fs_error e = {{0}};
     if (fs_world_load_scene(s->world, scene, n, &e) == FS_OK) /* back to its first tick */
         sim_world_replaced(s, 0);

@@ -24,9 +24,10 @@ typedef struct sim_thread sim_thread;
 sim_thread *sim_thread_create(const srv_config *cfg, const wire_static *st, fs_pool *pool, hub *h, cmd_queue *q,
                               char *err, size_t errlen);
 /* Before it starts (the thread that created it): the milliseconds a tick of
- * its world takes as loaded (a few ticks to warm, then the mean of a few
- * more), and its particle count; the world is loaded again as it was, so it
- * still starts at its first tick. */
+ * its world takes as loaded on one thread (a few ticks to warm, then the
+ * mean of a few more: the core-milliseconds it costs), and its particle
+ * count; the world is loaded again as it was, so it still starts at its
+ * first tick, on the pool only if one thread is too slow for it. */
 double sim_thread_measure(sim_thread *s, int *particles);
 /* Before it starts: its first scene loaded again with about n particles.
  * 0, or -1 with err. */

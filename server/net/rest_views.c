@@ -85,6 +85,7 @@ cJSON *rest_stats_json(const net *n, const net_room *v) {
     cJSON_AddNumberToObject(j, "solver_residual", s.solver_residual);
     cJSON_AddNumberToObject(j, "bodies", s.bodies);
     cJSON_AddNumberToObject(j, "threads", n->cfg->threads);
+    cJSON_AddNumberToObject(j, "step_threads", s.step_threads);
     cJSON_AddNumberToObject(j, "tick_hz", n->cfg->tick_hz);
     cJSON_AddNumberToObject(j, "frame_hz", n->cfg->frame_hz);
     cJSON_AddNumberToObject(j, "tick_hz_actual", s.tick_hz_actual);

@@ -274,9 +274,10 @@ static room_status make_room(rooms *d, const room_def *def, hub_wake_fn *wake, v
     return ROOM_OK;
 }
 
-/* Milliseconds of each tick the listed rooms take: each its own mean step
- * now, or what it was admitted with if more (a room admitted a moment ago
- * has no mean yet). */
+/* Core-milliseconds of each tick the listed rooms take: each its own mean
+ * step times the threads it steps on (a pooled step holds every pool
+ * thread), or what it was admitted with if more (a room admitted a moment
+ * ago has no mean yet). */
 static double rooms_used_ms(rooms *d) {
     double used = 0;
     pthread_mutex_lock(&d->mu);
@@ -285,32 +286,36 @@ static double rooms_used_ms(rooms *d) {
         if (o->closed || !o->simulated) continue;
         sim_stats st;
         hub_get_stats(&o->hub, &st);
-        used += st.step_ms_mean > o->admitted_ms ? st.step_ms_mean : o->admitted_ms;
+        const double core_ms = st.step_ms_mean * (st.step_threads > 1 ? st.step_threads : 1);
+        used += core_ms > o->admitted_ms ? core_ms : o->admitted_ms;
     }
     pthread_mutex_unlock(&d->mu);
     return used;
 }
 
 /* Admission (docs/rooms.md): a room other than the default is let in only
- * if a tick of its first world fits what the listed rooms leave of
- * --step-budget of the tick period, all rooms together; one that does not
+ * if a tick of its first world, on one thread, fits what the listed rooms
+ * leave of --step-budget of the tick period on each of the pool's threads
+ * (--threads: the cores the rooms may use), all rooms together; one that does not
  * fit is loaded again with as many particles as fit (about linearly), or,
  * below ROOM_MIN_PARTICLES, refused with how full the server is.  Measured
  * here, before its sim thread starts (the opener's thread). */
 static room_status admit(rooms *d, room *r, char *err, size_t errlen) {
     const srv_config *cfg = d->def.cfg;
     if (!r->sim || cfg->step_budget <= 0 || !strcmp(r->name, ROOMS_DEFAULT) || r->restored) return ROOM_OK;
-    const double period = 1e3 / cfg->tick_hz, budget = cfg->step_budget * period, left = budget - rooms_used_ms(d);
+    const int cores = d->pool ? fs_pool_threads(d->pool) : 1;
+    const double period = 1e3 / cfg->tick_hz, budget = cfg->step_budget * period * cores,
+                 left = budget - rooms_used_ms(d);
     int n;
     double ms = sim_thread_measure(r->sim, &n);
     if (ms > left) {
         int fit = left > 0 ? (int)((double)n * left / ms) : 0;
         if (fit < ROOM_MIN_PARTICLES) {
-            snprintf(
-                err, errlen,
-                "the server is full: its rooms take %.1f of the %.1f ms of each tick they may (--step-budget %.0f%% "
-                "of %.1f ms), and a tick of room '%s' with %d particles takes %.1f ms",
-                budget - left, budget, 100 * cfg->step_budget, period, r->name, n, ms);
+            snprintf(err, errlen,
+                     "the server is full: its rooms take %.1f of the %.1f core-ms of each tick they may (--step-budget "
+                     "%.0f%% of %.1f ms on %d thread%s), and a tick of room '%s' with %d particles takes %.1f ms",
+                     budget - left, budget, 100 * cfg->step_budget, period, cores, cores == 1 ? "" : "s", r->name, n,
+                     ms);
             return ROOM_NO_ROOM;
         }
         if (sim_thread_resize(r->sim, fit, err, errlen)) return ROOM_FAILED;

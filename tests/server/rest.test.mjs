@@ -379,6 +379,7 @@ test('the particle budget: without --particles the first scene is sized to the m
   assert.ok(st.particles >= 1000 && st.particles < 20812 / 2, `${st.particles} particles`);
   assert.equal(st.scene, 'dam_break');
   await small.stop();
+  assert.ok(st.step_threads === 1 || st.step_threads === st.threads, `a step on ${st.step_threads} of ${st.threads} threads`);
   const chosen = await startServer(['--particles', '3000'], { env: { FLUID_STEP_BUDGET: '0.02' } });
   assert.equal((await get(chosen, '/api/stats')).json.particles > 2500, true);
   assert.doesNotMatch(chosen.stdout + chosen.stderr, /particle budget/);

@@ -1,0 +1,26 @@
+/* pool_choice.h - whether a world steps on the shared worker pool or on its
+ * sim thread alone: a value the sim thread owns, updated once a second from
+ * its mean step (pool_choice.c). */
+#ifndef SRV_POOL_CHOICE_H
+#define SRV_POOL_CHOICE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define POOL_ON 0.4  /* pooled from when a step alone takes more than this share of the tick */
+#define POOL_OFF 0.3 /* alone again under this share */
+#define POOL_HOLD_S 10
+
+typedef struct pool_choice {
+    bool pooled;
+    double alone_ms_per_particle; /* a particle-step's cost on one thread, last measured (0: not yet) */
+    uint64_t hold_until_ns;       /* the pool was slower than one thread: not pooled again before this */
+} pool_choice;
+
+/* A mean of ms a step on one thread, at this many particles. */
+void pool_choice_learn(pool_choice *c, double alone_ms, int particles);
+/* Once a second: mean_ms is the last second's mean step, taken all in the
+ * mode c->pooled says; threads the pool's (below 2, never pooled). */
+void pool_choice_update(pool_choice *c, double mean_ms, int particles, double period_ms, int threads, uint64_t now_ns);
+
+#endif

@@ -1,0 +1,73 @@
+/* test_pool_choice.c - C unit tests of the choice between the shared pool
+ * and one thread (server/loop/pool_choice.c) on given step means and times:
+ * a small world steps alone, a large one on the pool, the gap between the
+ * two thresholds, a pool slower than one thread, and no pool at all.
+ * Nothing here reads a clock or times anything.
+ * Prints "N passed, N failed"; exits non-zero on any failure. */
+#include "pool_choice.h"
+#include "testlib.h"
+
+#define S 1000000000ull
+#define PERIOD 16.7 /* ms, 60 Hz */
+
+static void small_world_alone(void) {
+    pool_choice c = {0};
+    pool_choice_update(&c, 2.3, 1458, PERIOD, 2, 1 * S);
+    CHECK(!c.pooled, "never measured alone: the next second is alone");
+    pool_choice_update(&c, 1.3, 1458, PERIOD, 2, 2 * S);
+    CHECK(!c.pooled && c.alone_ms_per_particle > 0, "1.3 ms alone of 16.7: stays alone");
+    pool_choice c2 = {.pooled = true, .alone_ms_per_particle = 1.3 / 1458};
+    pool_choice_update(&c2, 2.3, 1458, PERIOD, 2, 3 * S);
+    CHECK(!c2.pooled, "a pooled small world goes back to one thread");
+}
+
+static void large_world_pooled(void) {
+    pool_choice c = {0};
+    pool_choice_update(&c, 23.0, 20812, PERIOD, 2, 1 * S);
+    CHECK(c.pooled, "23 ms alone (over %.1f): pooled", POOL_ON * PERIOD);
+    pool_choice_update(&c, 9.2, 20812, PERIOD, 2, 2 * S);
+    CHECK(c.pooled, "9.2 ms pooled, 23 alone: stays pooled");
+    CHECK(c.alone_ms_per_particle > 23.0 / 20812 * 0.999 && c.alone_ms_per_particle < 23.0 / 20812 * 1.001,
+          "the cost alone is learnt only from steps alone: %g", c.alone_ms_per_particle);
+    pool_choice_update(&c, 2.6, 4000, PERIOD, 2, 3 * S);
+    CHECK(!c.pooled, "drained to 4000 particles (4.4 ms alone, under %.1f): alone", POOL_OFF * PERIOD);
+}
+
+static void the_gap(void) {
+    /* alone 6 ms: between POOL_OFF (5.0) and POOL_ON (6.7) of the tick */
+    pool_choice alone = {0};
+    pool_choice_update(&alone, 6.0, 6000, PERIOD, 2, 1 * S);
+    CHECK(!alone.pooled, "alone at 6.0 ms stays alone");
+    pool_choice pooled = {.pooled = true, .alone_ms_per_particle = 6.0 / 6000};
+    pool_choice_update(&pooled, 3.5, 6000, PERIOD, 2, 1 * S);
+    CHECK(pooled.pooled, "pooled at an estimated 6.0 ms alone stays pooled");
+}
+
+static void slow_pool(void) {
+    pool_choice c = {.pooled = true, .alone_ms_per_particle = 8.0 / 7000};
+    pool_choice_update(&c, 13.0, 7000, PERIOD, 2, 10 * S);
+    CHECK(!c.pooled, "pooled 13 ms against 8 alone: alone");
+    pool_choice_update(&c, 8.0, 7000, PERIOD, 2, 11 * S);
+    CHECK(!c.pooled, "held alone for %d s although 8 ms is over %.1f", POOL_HOLD_S, POOL_ON * PERIOD);
+    pool_choice_update(&c, 8.0, 7000, PERIOD, 2, (10 + POOL_HOLD_S) * S);
+    CHECK(c.pooled, "after the hold: pooled again");
+}
+
+static void no_pool(void) {
+    pool_choice c = {.pooled = true};
+    pool_choice_update(&c, 30.0, 20000, PERIOD, 1, 1 * S);
+    CHECK(!c.pooled, "one thread in all: never pooled");
+    pool_choice_update(&c, 0.0, 20000, PERIOD, 2, 2 * S);
+    CHECK(!c.pooled, "no step in the second (paused): unchanged");
+}
+
+int main(int argc, char **argv) {
+    const tl_test tests[] = {
+        {"small_world_alone", small_world_alone},
+        {"large_world_pooled", large_world_pooled},
+        {"the_gap", the_gap},
+        {"slow_pool", slow_pool},
+        {"no_pool", no_pool},
+    };
+    return tl_run(tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
+}
