@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "alloc_policy.h"
 #include "bus.h"
 #include "command.h"
 #include "config.h"
@@ -113,6 +114,7 @@ static int load_secret(const srv_config *cfg, net *n, char *err, size_t errlen) 
 }
 
 int main(int argc, char **argv) {
+    alloc_policy_init(); /* before any thread */
     srv_config cfg;
     config_defaults(&cfg);
     int rc = config_parse(&cfg, argc, argv, stdout, stderr);

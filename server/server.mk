@@ -173,6 +173,12 @@ bench-rooms: $(BUILD)/fluid-server tests/server/node_modules/.installed
 	FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/rooms.mjs
 EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/rooms.mjs ;
 
+# The memory of 6 awake rooms against 6 awake and 94 evicted (tests/bench/rooms_memory.mjs).
+.PHONY: bench-rooms-memory
+bench-rooms-memory: $(BUILD)/fluid-server tests/server/node_modules/.installed
+	FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/rooms_memory.mjs
+EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/rooms_memory.mjs ;
+
 .PHONY: bench-isolation
 bench-isolation: $(BUILD)/fluid-server tests/server/node_modules/.installed
 	FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/isolation.mjs

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "alloc_policy.h"
 #include "clock.h"
 #include "log.h"
 #include "room_doc.h"
@@ -274,7 +275,7 @@ static room_status make_room(rooms *d, const room_def *def, hub_wake_fn *wake, v
     return ROOM_OK;
 }
 
-/* Core-milliseconds of each tick the listed rooms take: each its own mean
+/* Core-milliseconds of each tick the listed awake rooms take: each its own mean
  * step times the threads it steps on (a pooled step holds every pool
  * thread), or what it was admitted with if more (a room admitted a moment
  * ago has no mean yet). */
@@ -286,6 +287,7 @@ static double rooms_used_ms(rooms *d) {
         if (o->closed || !o->simulated) continue;
         sim_stats st;
         hub_get_stats(&o->hub, &st);
+        if (st.asleep || atomic_load(&o->evicted)) continue; /* it takes no CPU until it wakes */
         const double core_ms = st.step_ms_mean * (st.step_threads > 1 ? st.step_threads : 1);
         used += core_ms > o->admitted_ms ? core_ms : o->admitted_ms;
     }
@@ -413,6 +415,7 @@ int rooms_reap(rooms *d) {
         total += n;
     } while (n == 64);
     pthread_mutex_unlock(&d->reaper);
+    if (total) alloc_policy_give_back(); /* deleted rooms' worlds */
     return total;
 }
 
@@ -540,6 +543,7 @@ int rooms_tend(rooms *d) {
     pthread_mutex_lock(&d->reaper);
     pthread_mutex_lock(&d->mu);
     int n = 0, k = d->stopped ? 0 : d->count, out = 0;
+    bool trimmed = false;
     room **list = k ? malloc((size_t)k * sizeof *list) : NULL;
     for (int i = 0; list && i < k; i++)
         if (!d->room[i]->closed && d->room[i]->simulated) list[n++] = d->room[i];
@@ -552,6 +556,7 @@ int rooms_tend(rooms *d) {
             r->evicted_ns = clock_now_ns();
             atomic_store(&r->evicted, true);
             log_info("rooms: '%s' evicted: its world is freed until someone opens it", r->name);
+            trimmed = true;
         } else if (!r->sim && atomic_load(&r->evicted) && wanted(r)) {
             char why[256] = "";
             r->sim = sim_thread_create(&r->cfg, d->def.st, d->pool, &r->hub, &r->queue, why, sizeof why);
@@ -569,5 +574,6 @@ int rooms_tend(rooms *d) {
     }
     free(list);
     pthread_mutex_unlock(&d->reaper);
+    if (trimmed) alloc_policy_give_back(); /* the worlds' memory, freed by threads now ended */
     return out;
 }
