@@ -1,9 +1,12 @@
 /* frame_ffi.c - the v2 frame decoder's stable C entry point for foreign
  * callers (frame_ffi.h): a handle over one fc_decoder, its last refusal and
- * its last decoded frame, copied out on request.  The decoding is
- * fc_decode's alone, the code the server's tests and fuzzers check. */
+ * its last decoded frame, copied out on request (memcpy of the decoder's
+ * arrays), and metres made from quantized positions when a caller asks.
+ * The decoding is fc_decode's alone, the code the server's tests and
+ * fuzzers check. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "frame_codec.h"
 #include "frame_ffi.h"
@@ -80,15 +83,22 @@ int fc_ffi_copy(const fc_ffi *h, uint32_t *ids, float *pos, uint16_t *q, uint8_t
     if (!h || !h->last) return -1;
     const fc_frame *f = h->last;
     const size_t n = (size_t)f->n;
-    for (size_t k = 0; ids && k < n; k++) ids[k] = f->id[k];
-    for (size_t k = 0; q && k < 3 * n; k++) q[k] = f->q[k];
-    for (size_t k = 0; mat && k < n; k++) mat[k] = f->mat[k];
-    for (size_t k = 0; temp && k < n; k++) temp[k] = f->temp[k];
+    if (ids) memcpy(ids, f->id, n * sizeof *ids);
+    if (q) memcpy(q, f->q, 3 * n * sizeof *q);
+    if (mat) memcpy(mat, f->mat, n);
+    if (temp) memcpy(temp, f->temp, n);
     if (pos) {
-        const double st = f->grid.step;
-        const double o[3] = {f->grid.origin[0], f->grid.origin[1], f->grid.origin[2]};
-        for (size_t k = 0; k < n; k++)
-            for (int a = 0; a < 3; a++) pos[3 * k + a] = (float)(o[a] + (double)f->q[3 * k + a] * st);
+        const float g[4] = {f->grid.origin[0], f->grid.origin[1], f->grid.origin[2], f->grid.step};
+        fc_ffi_positions(f->q, f->n, g, pos);
     }
     return f->n;
+}
+
+int fc_ffi_positions(const uint16_t *q, int n, const float origin_step[4], float *pos) {
+    if (n < 0 || (n > 0 && (!q || !origin_step || !pos))) return -1;
+    const double st = origin_step[3];
+    const double o[3] = {origin_step[0], origin_step[1], origin_step[2]};
+    for (size_t k = 0; k < (size_t)n; k++)
+        for (int a = 0; a < 3; a++) pos[3 * k + a] = (float)(o[a] + (double)q[3 * k + a] * st);
+    return n;
 }

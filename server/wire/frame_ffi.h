@@ -2,7 +2,9 @@
  * C entry point for foreign callers (Python's ctypes, clients/python/): an
  * opaque handle, plain integer and pointer arguments, no structs crossing the
  * boundary, and the decoded frame copied out into the caller's arrays (the
- * decoder's own frames are overwritten by later decodes).  Built with the
+ * decoder's own frames are overwritten by later decodes): its quantized
+ * positions as decoded, turned into metres by fc_ffi_positions when the
+ * caller needs them.  Built with the
  * decoder's files into build/libfluidcodec.so (clients/python/python.mk).
  *
  * Threads: a handle belongs to the thread that decodes with it. */
@@ -14,7 +16,7 @@
 
 /* The entry point's version: a caller checks it before using the rest
  * (grows whenever a signature below changes). */
-#define FC_FFI_ABI 1
+#define FC_FFI_ABI 2
 
 typedef struct fc_ffi fc_ffi;
 
@@ -39,10 +41,17 @@ const char *fc_ffi_error(const fc_ffi *h);
 int fc_ffi_info(const fc_ffi *h, uint32_t *seq, float origin_step[4], uint16_t levels[3]);
 /* Copies the last decoded frame into the caller's arrays, each of at least
  * its particle count (times 3 for pos and q); any pointer may be NULL.
- * ids: increasing; pos: metres, origin + q * step per axis, x y z per
- * particle (computed in double, stored as float); q: the quantized grid
- * positions; mat: material indices; temp: temperature bytes (deg C = -40 +
- * byte).  Returns the particle count, -1 without a frame. */
+ * ids: increasing; pos: metres, as fc_ffi_positions makes them; q: the
+ * quantized grid positions, x y z per particle; mat: material indices;
+ * temp: temperature bytes (deg C = -40 + byte).  Returns the particle
+ * count, -1 without a frame. */
 int fc_ffi_copy(const fc_ffi *h, uint32_t *ids, float *pos, uint16_t *q, uint8_t *mat, uint8_t *temp);
+/* Metres from n quantized positions q (3n, x y z per particle) on the grid
+ * origin_step (origin x y z, step, as fc_ffi_info gives it): pos[i] =
+ * origin[axis] + q[i] * step, computed in double, stored as float, into
+ * pos (3n).  Needs no decoder: a caller keeps q and makes metres when they
+ * are read.  Returns n, -1 when n is negative or a pointer is NULL (with n
+ * above 0). */
+int fc_ffi_positions(const uint16_t *q, int n, const float origin_step[4], float *pos);
 
 #endif

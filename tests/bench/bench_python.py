@@ -7,12 +7,15 @@ at 100k particles, against a live server on 127.0.0.1:
     the world paused, then decoded in order on one core (the process pinned
     to one CPU), alternately
       - through fluidclient: msgpack unpack of the message, the C decoder
-        through ctypes, the frame copied out into NumPy arrays (a Frame),
-        what Stream does with each message it reads;
+        through ctypes, the frame copied out into NumPy arrays (a Frame:
+        ids, quantized positions, materials, temperature bytes; positions
+        in metres are made when first read), what Stream does with each
+        message it reads;
       - the C decoder alone: fc_ffi_decode on the same payloads from ctypes,
         no copy out (the payloads extracted beforehand);
-      - (for the breakdown) the decoder and its copy out, fc_ffi_copy into
-        arrays allocated once;
+      - (for the breakdown) the decoder and its copy out, fc_ffi_copy of
+        what a Frame keeps into arrays allocated once; and fluidclient
+        with every frame's positions read (metres made);
     CPU time of this thread a frame; bars: fluidclient <= 33.3 ms a frame
     (keeps up with 30 frames/s) and <= 1.10x the decoder alone.
 (b) the whole world as arrays: client.particles() (the binary PLY export)
@@ -113,6 +116,15 @@ def decode_client(capacity, raw):
     return t, n
 
 
+def decode_client_positions(capacity, raw):
+    """fluidclient's path with each frame's positions read (made in metres)."""
+    fd = FrameDecoder(capacity)
+    t0 = time.thread_time_ns()
+    for data in raw:
+        fd.decode(_msgpack.unpackb(data)).positions
+    return time.thread_time_ns() - t0
+
+
 def decode_alone(lib, capacity, payloads):
     """The C decoder alone: fc_ffi_decode on each payload, nothing copied out."""
     h = lib.fc_ffi_create(capacity)
@@ -131,12 +143,13 @@ def decode_alone(lib, capacity, payloads):
 
 
 def decode_copy(lib, capacity, payloads):
-    """The C decoder and its copy out (fc_ffi_copy, positions computed from
-    the grid) into arrays allocated once: what fluidclient adds beyond the
-    two C calls is the rest."""
+    """The C decoder and its copy out (fc_ffi_copy of ids, quantized
+    positions, materials and temperature bytes, what a Frame keeps) into
+    arrays allocated once: what fluidclient adds beyond the two C calls is
+    the rest."""
     h = lib.fc_ffi_create(capacity)
     ids = np.empty(capacity, dtype=np.uint32)
-    pos = np.empty((capacity, 3), dtype=np.float32)
+    q = np.empty((capacity, 3), dtype=np.uint16)
     mat = np.empty(capacity, dtype=np.uint8)
     temp = np.empty(capacity, dtype=np.uint8)
     try:
@@ -144,7 +157,7 @@ def decode_copy(lib, capacity, payloads):
         for ptr, size in payloads:
             if lib.fc_ffi_decode(h, ptr, size) < 0:
                 raise SystemExit("the decoder refused a payload: %s" % lib.fc_ffi_error(h).decode())
-            lib.fc_ffi_copy(h, ids.ctypes.data, pos.ctypes.data, None, mat.ctypes.data, temp.ctypes.data)
+            lib.fc_ffi_copy(h, ids.ctypes.data, None, q.ctypes.data, mat.ctypes.data, temp.ctypes.data)
         t = time.thread_time_ns() - t0
     finally:
         lib.fc_ffi_destroy(h)
@@ -163,13 +176,14 @@ def bench_decode(c):
     os.sched_setaffinity(0, {cpu})
     print("(a) %d frame messages of the live %d-particle dam break (%d keyframes), %.1f KB a message on average; "
           "decoded on CPU %d" % (len(raw), PARTICLES, keys, msg_bytes / len(raw) / 1e3, cpu))
-    fc, al, cp = [], [], []
+    fc, al, cp, fp = [], [], [], []
     for _ in range(ROUNDS):
         t, n1 = decode_client(capacity, raw)
         fc.append(t)
         t, n2 = decode_alone(lib, capacity, payloads)
         al.append(t)
         cp.append(decode_copy(lib, capacity, payloads))
+        fp.append(decode_client_positions(capacity, raw))
         if n1 != n2:
             raise SystemExit("the two paths decoded %d and %d particles" % (n1, n2))
     per = [t / 1e6 / len(raw) for t in fc]
@@ -185,6 +199,9 @@ def bench_decode(c):
     print("    the C decoder and its copy out (fc_ffi_decode + fc_ffi_copy from ctypes, arrays allocated once): "
           "%.2f ms a frame (%.2f-%.2f)" % (statistics.median(per_cp), min(per_cp), max(per_cp)))
     print("    fluidclient / (decoder + copy out): %.3f (sums of the rounds)" % (sum(fc) / sum(cp)))
+    per_fp = [t / 1e6 / len(raw) for t in fp]
+    print("    fluidclient with every frame's positions read (metres made): %.2f ms a frame (%.2f-%.2f), %.3f of the "
+          "decoder alone (not a bar)" % (statistics.median(per_fp), min(per_fp), max(per_fp), sum(fp) / sum(al)))
     rr = sorted(a / b for a, b in zip(fc, al))
     print("    fluidclient / decoder alone: %.3f (sums of the rounds; a round %.3f-%.3f)  [bar: <= 1.10]"
           % (ratio, rr[0], rr[-1]))

@@ -9,6 +9,7 @@ and a keyframe asked for, a scene load (a new epoch).  Commands sent on the
 same connection are answered by request id; frames read meanwhile are kept."""
 import json
 import os
+import weakref
 
 import numpy as np
 import pytest
@@ -123,6 +124,76 @@ def test_commands_on_the_stream_are_answered_by_request_id(server):
         assert (e.value.status, e.value.code) == (400, "bad_request")
         assert until(s, lambda f: [b["grabbed_by"] for b in f.bodies] == [0])
     c.resume()
+
+
+def raw_frames(url, count):
+    """The hello's capacity and the next `count` frame messages as received."""
+    from fluidclient._ws import WebSocket
+    ws = WebSocket(fluidclient.Client(url).ws_url(), subprotocol=fluidclient.stream.SUBPROTOCOL, timeout=60)
+    cap, raw = None, []
+    try:
+        while len(raw) < count:
+            op, data = ws.recv()
+            msg = fluidclient._msgpack.unpackb(data) if op == 2 else {}
+            if msg.get("type") == "hello":
+                cap = msg["capacity"]
+            elif msg.get("type") == "frame" and cap is not None:
+                raw.append(bytes(data))
+    finally:
+        ws.close()
+    return cap, raw
+
+
+def test_frames_kept_or_written_to_stay_their_own_while_blocks_are_reused(server):
+    """A frame's arrays are views of blocks the decoder reuses once nothing
+    references them: frames read one at a time take two blocks in turn (the
+    frame in hand and the next), while frames (and arrays) kept hold their
+    values however many frames follow, writing into a kept frame changes no
+    later one, and positions made when first read (late) are the frame's."""
+    c = fluidclient.Client(server.url)
+    c.resume()
+    cap, raw = raw_frames(server.url, 24)
+    ref_dec = fluidclient.frame.FrameDecoder(cap)
+    ref = []
+    for data in raw:
+        f = ref_dec.decode(fluidclient._msgpack.unpackb(data))
+        ref.append((f.ids.copy(), f.positions.copy(), f.materials.copy(), f.temperature_bytes.copy()))
+    dec = fluidclient.frame.FrameDecoder(cap)
+    blocks = []  # the memory of each frame dropped after reading it (weakly: a reference keeps a block busy)
+    for k, data in enumerate(raw):
+        f = dec.decode(fluidclient._msgpack.unpackb(data))
+        np.testing.assert_array_equal(f.ids, ref[k][0])
+        np.testing.assert_array_equal(f.positions, ref[k][1])
+        np.testing.assert_array_equal(f.temperatures, np.float32(ref[k][3]) - 40)
+        blocks.append(weakref.ref(f.ids.base))
+    live = [b() for b in blocks]
+    assert all(b is not None for b in live), "a dropped frame's block was freed, not kept for reuse"
+    assert len({id(b) for b in live}) <= 2, "%d blocks for %d frames read one at a time" % (len(set(map(id, live))),
+                                                                                            len(raw))
+    del live, f
+    dec = fluidclient.frame.FrameDecoder(cap)
+    kept, ids_only = {}, {}
+    for k, data in enumerate(raw):
+        f = dec.decode(fluidclient._msgpack.unpackb(data))
+        if k % 5 == 0:
+            kept[k] = f
+        elif k % 5 == 1:
+            ids_only[k] = f.ids
+        if k == 6:
+            kept[5].ids[:] = 0
+            kept[5].temperature_bytes[:] = 255
+            kept[5].positions[:] = -1.0
+    assert sum(1 for f in kept.values() if f.n) >= 4
+    for k, f in kept.items():
+        if k == 5:
+            assert not f.ids.any() and (f.temperature_bytes == 255).all() and (f.positions == -1.0).all()
+            continue
+        np.testing.assert_array_equal(f.ids, ref[k][0])
+        np.testing.assert_array_equal(f.positions, ref[k][1])
+        np.testing.assert_array_equal(f.materials, ref[k][2])
+        np.testing.assert_array_equal(f.temperature_bytes, ref[k][3])
+    for k, ids in ids_only.items():
+        np.testing.assert_array_equal(ids, ref[k][0])
 
 
 def test_golden_frame_message_decodes_to_its_meaning():

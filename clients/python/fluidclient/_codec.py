@@ -10,12 +10,14 @@ of the source tree this package sits in (`make` builds it).
 import ctypes
 import glob
 import os
+import sys
 
 import numpy as np
 
 __all__ = ["Decoder", "DecodeError", "CodecMissing", "library_path"]
 
-_ABI = 1  # FC_FFI_ABI of frame_ffi.h this binding speaks
+_ABI = 2  # FC_FFI_ABI of frame_ffi.h this binding speaks
+_POOL = 4  # blocks a Decoder keeps for reuse (each one frame's ids, q, materials, temperature bytes)
 
 
 class CodecMissing(RuntimeError):
@@ -79,6 +81,7 @@ def _bind(lib):
         "fc_ffi_error": (ctypes.c_char_p, [vp]),
         "fc_ffi_info": (c_int, [vp, vp, vp, vp]),
         "fc_ffi_copy": (c_int, [vp, vp, vp, vp, vp, vp]),
+        "fc_ffi_positions": (c_int, [vp, c_int, vp, vp]),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)
@@ -107,6 +110,16 @@ class Decoder:
         self._h = lib.fc_ffi_create(self.capacity)
         if not self._h:
             raise MemoryError("no memory for a frame decoder of %d particles" % self.capacity)
+        # fc_ffi_info's answers, read back into each frame's own values
+        self._seq = np.zeros(1, dtype=np.uint32)
+        self._grid = np.zeros(4, dtype=np.float32)
+        self._levels = np.zeros(3, dtype=np.uint16)
+        self._info_at = (self._seq.ctypes.data, self._grid.ctypes.data, self._levels.ctypes.data)
+        # Blocks the frames' arrays are views of, reused once no frame (and
+        # no array taken from one) references them: a frame's arrays are its
+        # own, and a stream does not allocate (and fault in) fresh memory for
+        # every frame.  At most _POOL, each at most 12 bytes a particle.
+        self._pool = []
 
     def close(self):
         """Frees the decoder (also when the object is collected)."""
@@ -127,18 +140,72 @@ class Decoder:
     def decode(self, payload):
         """Decodes one payload (bytes, bytearray or memoryview); raises
         DecodeError with the decoder's reason when it refuses it."""
+        d = self._decode(payload)
+        d["positions"] = _metres(d.pop("q"), d.pop("grid"))
+        return d
+
+    def _decode(self, payload):
+        """decode's dict with the quantized positions as decoded (q, n x 3
+        uint16) and the grid (float32 origin x y z, step) in place of
+        positions: a Frame makes metres of them when they are read."""
         buf = np.frombuffer(payload, dtype=np.uint8)
-        n = self._lib.fc_ffi_decode(self._h, buf.ctypes.data if len(buf) else None, len(buf))
+        size = len(buf)
+        n = self._lib.fc_ffi_decode(self._h, buf.__array_interface__["data"][0] if size else None, size)
         if n < 0:
             raise DecodeError(self._lib.fc_ffi_error(self._h).decode("utf-8", "replace"))
-        seq = ctypes.c_uint32()
-        grid = np.zeros(4, dtype=np.float32)
-        levels = np.zeros(3, dtype=np.uint16)
-        self._lib.fc_ffi_info(self._h, ctypes.addressof(seq), grid.ctypes.data, levels.ctypes.data)
-        ids = np.empty(n, dtype=np.uint32)
-        pos = np.empty((n, 3), dtype=np.float32)
-        mat = np.empty(n, dtype=np.uint8)
-        temp = np.empty(n, dtype=np.uint8)
-        self._lib.fc_ffi_copy(self._h, ids.ctypes.data, pos.ctypes.data, None, mat.ctypes.data, temp.ctypes.data)
-        return {"seq": seq.value, "n": n, "ids": ids, "positions": pos, "materials": mat, "temperature_bytes": temp,
-                "origin": grid[:3].astype(np.float64), "step": float(grid[3]), "levels": levels}
+        self._lib.fc_ffi_info(self._h, *self._info_at)
+        grid = self._grid.copy()
+        blk = self._block(12 * n)
+        at = blk.__array_interface__["data"][0]
+        self._lib.fc_ffi_copy(self._h, at, None, at + 4 * n, at + 10 * n, at + 11 * n)
+        return {"seq": int(self._seq[0]), "n": n, "ids": blk[:4 * n].view(np.uint32),
+                "q": blk[4 * n:10 * n].view(np.uint16).reshape(n, 3), "materials": blk[10 * n:11 * n],
+                "temperature_bytes": blk[11 * n:12 * n], "grid": grid, "origin": grid[:3].astype(np.float64),
+                "step": float(grid[3]), "levels": self._levels.copy()}
+
+    def _block(self, need):
+        """A block of at least need bytes that nothing else references: a
+        pooled one when one is idle, else a new one (pooled in place of a
+        busy or smaller one when the pool is full)."""
+        pool = self._pool
+        for i in range(len(pool)):
+            if len(pool[i]) >= need and _free_block(pool, i):
+                return pool[i]
+        blk = np.empty(max(64, min(12 * self.capacity, need + need // 8)), dtype=np.uint8)
+        if len(pool) < _POOL:
+            pool.append(blk)
+        else:
+            idle = [i for i in range(len(pool)) if _free_block(pool, i)]
+            del pool[idle[0] if idle else 0]
+            pool.append(blk)
+        return blk
+
+
+def _refs(pool, i):
+    return sys.getrefcount(pool[i]) if hasattr(sys, "getrefcount") else None
+
+
+# What _refs counts for a block only the pool's list references (measured
+# here, as the interpreter counts it); None without reference counts.
+_IDLE_REFS = _refs([np.empty(1)], 0)
+
+
+def _free_block(pool, i):
+    """Whether pool[i] is referenced by nothing but the pool (no frame, no
+    view of one).  Without reference counts (not CPython): never."""
+    return _IDLE_REFS is not None and _refs(pool, i) == _IDLE_REFS
+
+
+def _metres(q, grid):
+    """Metres (n x 3 float32) from quantized positions q (n x 3 uint16, C
+    order) on grid (float32 origin x y z, step, as decode gives it): origin +
+    q * step per axis, computed in double by the C library (fc_ffi_positions)."""
+    lib = _load()
+    q = np.ascontiguousarray(q, dtype=np.uint16).reshape(-1, 3)
+    grid = np.ascontiguousarray(grid, dtype=np.float32)
+    if grid.shape != (4,):
+        raise ValueError("grid: origin x y z and step (4 values), not shape %r" % (grid.shape,))
+    out = np.empty(q.shape, dtype=np.float32)
+    if lib.fc_ffi_positions(q.ctypes.data, len(q), grid.ctypes.data, out.ctypes.data) < 0:
+        raise ValueError("fc_ffi_positions refused %d positions" % len(q))
+    return out

@@ -2,7 +2,7 @@
 (PROTOCOL.md, "frame" and "Frame payload, version 2")."""
 import numpy as np
 
-from ._codec import Decoder, DecodeError
+from ._codec import Decoder, DecodeError, _metres
 
 __all__ = ["Frame", "FrameDecoder"]
 
@@ -12,7 +12,9 @@ class Frame:
 
     tick, sim_time (simulated s), seq (the frame's number), key (a keyframe),
     paused, n; ids (uint32, increasing), positions (n x 3 float32, metres:
-    origin + q * step, within step / 2 of the server's on each axis),
+    origin + q * step, within step / 2 of the server's on each axis; made
+    from the quantized positions q as decoded when first read, like
+    temperatures),
     materials (uint8 indices into hello["materials"]), temperatures (float32
     deg C, whole degrees: -40 + byte; made from temperature_bytes when first
     read, so a frame whose temperatures are not read costs no pass over
@@ -21,8 +23,20 @@ class Frame:
     has them); bodies and cursors (lists of dicts, as the message has them);
     step (metres), origin (3), levels (3): the quantization grid; bounds."""
 
-    __slots__ = ("tick", "sim_time", "seq", "key", "paused", "n", "ids", "positions", "velocities", "materials",
-                 "_temperatures", "temperature_bytes", "bodies", "cursors", "step", "origin", "levels", "bounds")
+    __slots__ = ("tick", "sim_time", "seq", "key", "paused", "n", "ids", "_positions", "_q", "_grid", "velocities",
+                 "materials", "_temperatures", "temperature_bytes", "bodies", "cursors", "step", "origin", "levels",
+                 "bounds")
+
+    @property
+    def positions(self):
+        """n x 3 float32 metres, origin + q * step (made when first read)."""
+        if self._positions is None:
+            self._positions = _metres(self._q, self._grid)
+        return self._positions
+
+    @positions.setter
+    def positions(self, value):
+        self._positions = value
 
     @property
     def temperatures(self):
@@ -60,7 +74,7 @@ class FrameDecoder:
         data = msg.get("data")
         if data is None:
             raise DecodeError("a frame message without data")
-        d = self._dec.decode(data)
+        d = self._dec._decode(data)
         f = Frame()
         f.tick = int(msg.get("tick", 0))
         f.sim_time = float(msg.get("time", 0.0))
@@ -68,7 +82,8 @@ class FrameDecoder:
         f.key = bool(msg.get("key", False))
         f.paused = bool(msg.get("paused", False))
         f.n = d["n"]
-        f.ids, f.positions, f.materials = d["ids"], d["positions"], d["materials"]
+        f.ids, f.materials = d["ids"], d["materials"]
+        f._q, f._grid, f._positions = d["q"], d["grid"], None
         f.temperature_bytes = d["temperature_bytes"]
         f._temperatures = None
         f.velocities = None
