@@ -42,6 +42,7 @@ typedef struct srv_config {
     double save_interval; /* seconds between saves while running (0: only at shutdown) */
     double room_idle_s;   /* a room without viewers, commands or REST requests this long sleeps (0: never) */
     double room_evict_s;  /* ... and asleep this long, with a folder, its world is freed until wanted (0: never) */
+    char room[32];        /* a room's own copy: its name (rooms.c); empty in the server's */
     char tls_cert[1024];  /* PEM certificate (chain) file; empty: plain http/ws */
     char tls_key[1024];   /* PEM private key file; given together with tls_cert */
     bool quiet;

@@ -1,4 +1,5 @@
 /* bus.c - the NATS connection and the bus thread (see bus.h). */
+#include "thread_name.h"
 #include "bus.h"
 #include "bus_link.h"
 #include "bus_node.h"
@@ -77,6 +78,7 @@ static int subscribe_all(bus *b, char *err, size_t errlen) {
 
 static void *bus_main(void *arg) {
     bus *b = arg;
+    thread_name_set("bus", NULL);
     /* the edge's priority, as the network thread's (--net-nice): the tick comes first */
     if (b->cfg->net_nice && setpriority(PRIO_PROCESS, 0, b->cfg->net_nice))
         log_info("bus: cannot lower the bus thread's priority (continuing)");

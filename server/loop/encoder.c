@@ -1,4 +1,5 @@
 /* encoder.c - the encoder thread (see encoder.h). */
+#include "thread_name.h"
 #include "encoder.h"
 
 #include <pthread.h>
@@ -39,6 +40,7 @@ typedef struct slot {
 
 struct encoder {
     hub *hub;
+    char room[32]; /* its thread's name */
     stream *stream;
     pthread_t thread;
     bool started;
@@ -178,6 +180,7 @@ static int slot_reserve(slot *s, int n) {
 
 static void *encoder_main(void *arg) {
     encoder *e = arg;
+    thread_name_set("enc", e->room);
     pthread_mutex_lock(&e->mtx);
     for (;;) {
         while (!e->stop && !e->full && !e->limits_changed && !(e->ops_queued && !e->rec_waiting))
@@ -221,13 +224,15 @@ static void *encoder_main(void *arg) {
     return NULL;
 }
 
-encoder *encoder_create(hub *h, const wire_static *st, int max_cursors, int frame_bands, char *err, size_t errlen) {
+encoder *encoder_create(hub *h, const wire_static *st, int max_cursors, int frame_bands, const char *room, char *err,
+                        size_t errlen) {
     encoder *e = calloc(1, sizeof *e);
     if (!e) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
     e->hub = h;
+    snprintf(e->room, sizeof e->room, "%s", room ? room : "");
     e->max_cursors = max_cursors > 0 ? max_cursors : 1;
     e->stream = stream_create(frame_bands);
     e->rec = recorder_create(h, st);

@@ -24,7 +24,8 @@ typedef struct encoder encoder;
  * (before it starts, after it is joined); every other call from the sim
  * thread.  max_cursors: the most cursors a frame carries; frame_bands: how
  * frames split into bands (stream_create). */
-encoder *encoder_create(hub *h, const wire_static *st, int max_cursors, int frame_bands, char *err, size_t errlen);
+encoder *encoder_create(hub *h, const wire_static *st, int max_cursors, int frame_bands, const char *room, char *err,
+                        size_t errlen);
 void encoder_destroy(encoder *e);
 /* Copies the frame for the encoder thread (in->order gives id order).
  * Returns 1 when handed over, 0 when skipped (the encoder is busy), -1

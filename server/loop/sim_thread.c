@@ -1,6 +1,7 @@
 /* sim_thread.c - the sim thread: its life (create, start, destroy), the
  * fixed-rate step loop, frame encoding and the statistics it publishes.
  * Commands are applied by apply.c, the world saved by persist.c. */
+#include "thread_name.h"
 #include "sim_thread.h"
 
 #include <errno.h>
@@ -142,7 +143,7 @@ static int init(sim_thread *s, char *err, size_t errlen) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    s->encoder = encoder_create(s->hub, s->st, cfg->max_clients, cfg->frame_bands, err, errlen);
+    s->encoder = encoder_create(s->hub, s->st, cfg->max_clients, cfg->frame_bands, cfg->room, err, errlen);
     if (!s->encoder) return -1;
     fs_world_def def;
     world_def(s, &def);
@@ -388,6 +389,7 @@ static idle_outcome sleep_if_idle(sim_thread *s, int applied) {
 
 static void *sim_main(void *arg) {
     sim_thread *s = arg;
+    thread_name_set("sim", s->cfg->room);
     const uint64_t period = (uint64_t)(1e9 / s->cfg->tick_hz);
     uint64_t next_tick = clock_now_ns();
     frame_clock fc = {.next = next_tick, .last = 0, .period = (uint64_t)(1e9 / s->cfg->frame_hz)};

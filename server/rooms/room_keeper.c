@@ -1,6 +1,7 @@
 /* room_keeper.c - the thread that opens and reaps rooms (room_keeper.h):
  * a small ring of asks, a small ring of answers, one mutex and one
  * condition variable. */
+#include "thread_name.h"
 #include "room_keeper.h"
 
 #include <pthread.h>
@@ -61,6 +62,7 @@ static void open_one(room_keeper *k, const keeper_job *j, room_opened *out) {
 
 static void *keeper_main(void *arg) {
     room_keeper *k = arg;
+    thread_name_set("keeper", NULL);
     if (k->nice && setpriority(PRIO_PROCESS, 0, k->nice)) log_info("rooms: cannot lower the keeper's priority");
     pthread_mutex_lock(&k->mu);
     while (!k->stop) {

@@ -236,6 +236,7 @@ static room_status make_room(rooms *d, const room_def *def, hub_wake_fn *wake, v
     atomic_init(&r->evicted, false);
     atomic_init(&r->refs, 0);
     r->cfg = *dd->cfg;
+    snprintf(r->cfg.room, sizeof r->cfg.room, "%s", def->name);
     if (r->folder[0] && strcmp(def->name, ROOMS_DEFAULT)) { /* its saves and recordings in its own folder */
         if (dd->simulate && make_folder(r, err, errlen)) {
             free(r);

@@ -359,3 +359,15 @@ test('heater: the merge scene\'s hot plate (slot 0) is set cold over REST, and t
     assert.equal((await http(s, 'POST', '/api/heater', { body: bad })).status, 400, JSON.stringify(bad));
   await s.stop();
 });
+
+test('threads are named for the operator\'s tools: sim and enc per room, the keeper', async () => {
+  const s = await startServer(['--particles', '1000']);
+  assert.equal((await http(s, 'POST', '/api/rooms', { body: { name: 'lab-2', particles: 1000 } })).status, 201);
+  const names = () => readdirSync(`/proc/${s.proc.pid}/task`).map((t) => {
+    try { return readFileSync(`/proc/${s.proc.pid}/task/${t}/comm`, 'utf8').trim(); } catch { return ''; }
+  });
+  await until(() => names().includes('sim:lab-2'), 'the new room\'s sim thread');
+  const got = names();
+  for (const n of ['sim:default', 'enc:default', 'sim:lab-2', 'enc:lab-2', 'keeper']) assert.ok(got.includes(n), `${n} in ${got.join(', ')}`);
+  await s.stop();
+});
