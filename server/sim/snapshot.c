@@ -2,7 +2,7 @@
  *
  * Layout: little-endian, no padding between fields, each section
  * a tag (4 bytes) then its fields.  Version 3 adds the mesh obstacles (each
- * its placement and its placed mesh) after the solver's section; version 2
+ * its placement and its placed mesh) before the solver's section; version 2
  * (without them) is still read, as a world without obstacles.  It holds everything a step reads,
  * including the internal particle order, the storage slots, the warm-start
  * contacts and the emitters' fractional counts, so a restored world steps
@@ -122,6 +122,7 @@ static void write_all(const fs_world *w, wbuf *b) {
     put_u32(b, flags);
     put_u32(b, (uint32_t)w->pending_steps);
     put(b, &w->st, sizeof w->st);
+    write_obstacles(w, b);
     /* the solver and its own state */
     const fs_solver_ops *ops = w->ops;
     size_t sn = ops->state_write ? ops->state_write(w, NULL, 0) : 0;
@@ -129,7 +130,6 @@ static void write_all(const fs_world *w, wbuf *b) {
     put_u32(b, (uint32_t)sn);
     if (sn && b->cap && b->n + sn <= b->cap) ops->state_write(w, b->p + b->n, sn);
     b->n += sn;
-    write_obstacles(w, b);
     put_u32(b, SNAP_MAGIC);
 }
 
@@ -511,7 +511,7 @@ static fs_status read_obstacles(rbuf *r, snap_in *s, fs_error *err) {
 }
 
 /* Emitters, drains, heaters, ambient temperature, bodies and contacts, the
- * flags and pending steps, the statistics, the solver's section and the
+ * flags and pending steps, the statistics, the obstacles (version 3), the solver's section and the
  * closing magic: read, with the counts checked. */
 static fs_status read_tail(rbuf *r, size_t size, snap_in *s, fs_error *err) {
     get(r, s->emit, sizeof s->emit);
@@ -533,9 +533,9 @@ static fs_status read_tail(rbuf *r, size_t size, snap_in *s, fs_error *err) {
     s->contacts = take(r, fs__contact_size() * s->nc);
     s->flags = get_u32(r), s->pending = get_u32(r);
     get(r, &s->stats, sizeof s->stats);
+    if (s->ver >= 3 && read_obstacles(r, s, err) != FS_OK) return FS_ERR_ARG;
     s->solver = get_u32(r), s->slen = get_u32(r);
     s->sbytes = take(r, s->slen);
-    if (s->ver >= 3 && read_obstacles(r, s, err) != FS_OK) return FS_ERR_ARG;
     if (r->bad || get_u32(r) != SNAP_MAGIC || r->at != size)
         return fail(err, FS_ERR_ARG, "snapshot: truncated or trailing bytes");
     return FS_OK;
