@@ -88,6 +88,8 @@ static const struct opt {
      "most 100000 MB)"},
     {"exports-per-min", "FLUID_EXPORTS_PER_MIN", OT_INT, O(exports_per_min), 1, 100000,
      "exports (GET /api/particles?format=...) one address may start a minute, two thirds of them at once"},
+    {"mesh-max-mb", "FLUID_MESH_MAX_MB", OT_INT, O(mesh_max_mb), 1, 256,
+     "largest mesh file POST /api/meshes takes, MB (STL, OBJ or binary glTF; at most 200000 triangles)"},
     {"nats", "FLUID_NATS", OT_STR, O(nats), 0, 0,
      "NATS broker URL (nats://host:4222): a sim node publishes its frames there, a relay (--relay) serves them"},
     {"nats-token", "FLUID_NATS_TOKEN", OT_STR, O(nats_token), 0, 0, "the broker's token"},
@@ -115,6 +117,7 @@ void config_defaults(srv_config *c) {
     strcpy(c->scene, "");
     c->tick_hz = 60;
     c->record_max_mb = 1024;
+    c->mesh_max_mb = 16;
     snprintf(c->world, sizeof c->world, "default");
     c->frame_hz = 30;
     c->max_clients = 64;

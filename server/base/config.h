@@ -38,6 +38,7 @@ typedef struct srv_config {
     double record_max_mb, record_max_s;
     /* all recordings together, MB; 0: from the free space at start (loop/rec_disk.h) */
     double record_total_mb;
+    int mesh_max_mb;      /* largest mesh file POST /api/meshes takes, MB */
     int exports_per_min;  /* REST exports a party may start a minute (net/rest_budget.h) */
     double save_interval; /* seconds between saves while running (0: only at shutdown) */
     double room_idle_s;   /* a room without viewers, commands or REST requests this long sleeps (0: never) */

@@ -51,7 +51,8 @@ static bool within_rate(bus *b, uint32_t relay, uint32_t client, bool rest, cmd_
  * handles: a relay does not forward them. */
 static bool forwardable(cmd_kind k) {
     return k != CMD_AUTH && k != CMD_KEYFRAME && k != CMD_PACE && k != CMD_GET_PARTICLES && k != CMD_GET_BODIES &&
-           k != CMD_GET_SNAPSHOT && k != CMD_RESTORE && k != CMD_CLIENT_LEFT;
+           k != CMD_GET_SNAPSHOT && k != CMD_RESTORE && k != CMD_CLIENT_LEFT && k != CMD_GET_OBSTACLES &&
+           k != CMD_MESH_UPLOAD;
 }
 
 /* A forwarded REST request, translated as the sim node's own REST edge

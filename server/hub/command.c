@@ -33,6 +33,10 @@ static const char *const kind_names[CMD_KIND_COUNT] = {
     [CMD_RECORD_STOP] = "record_stop",
     [CMD_HEATER] = "heater",
     [CMD_PACE] = "pace",
+    [CMD_MESH_UPLOAD] = "mesh_upload",
+    [CMD_OBSTACLE_ADD] = "obstacle_add",
+    [CMD_OBSTACLE_REMOVE] = "obstacle_remove",
+    [CMD_GET_OBSTACLES] = "get_obstacles",
 };
 
 const char *cmd_kind_name(cmd_kind k) {
@@ -60,6 +64,9 @@ bool cmd_kind_mutates(cmd_kind k) {
     case CMD_HEAT:
     case CMD_RESTORE:
     case CMD_HEATER:
+    case CMD_MESH_UPLOAD:
+    case CMD_OBSTACLE_ADD:
+    case CMD_OBSTACLE_REMOVE:
         return true;
     default:
         return false;

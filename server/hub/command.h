@@ -73,7 +73,11 @@ typedef enum cmd_kind {
     CMD_KEYFRAME, /* WebSocket only: the client asks for a keyframe; handled by the network thread */
     CMD_RECORD_START,
     CMD_RECORD_STOP,
-    CMD_PACE, /* WebSocket only: the most frames its decoder takes (every frame, 2nd, 4th); network thread */
+    CMD_PACE,         /* WebSocket only: the most frames its decoder takes (every frame, 2nd, 4th); network thread */
+    CMD_MESH_UPLOAD,  /* REST only: a mesh file read by a loader thread (net/rest_meshes.c); never queued */
+    CMD_OBSTACLE_ADD, /* a stored mesh placed as a static obstacle */
+    CMD_OBSTACLE_REMOVE,
+    CMD_GET_OBSTACLES, /* REST only: reply carries the obstacles' list */
     CMD_KIND_COUNT
 } cmd_kind;
 
@@ -169,6 +173,13 @@ typedef struct cmd {
             float size[3], pos[3], rot[4], vel[3], ang_vel[3], density, friction;
             bool is_static, has_density, has_friction;
         } body_create;
+        struct {
+            uint32_t id;   /* remove: the obstacle */
+            uint32_t mesh; /* add: the stored mesh (hub's mesh_store) */
+            float pos[3], rot[4], scale;
+            bool fit;     /* scale and centre the mesh into the domain's box (apply_obstacles.c) */
+            bool has_pos; /* with fit: where the box's centre goes (else the domain's centre) */
+        } obstacle;
         struct {
             uint32_t id;
             float point[3], vec[3]; /* impulse: point + impulse; grab: point + target; drag: vec = target */

@@ -16,6 +16,7 @@ int hub_init(hub *h) {
         return -1;
     }
     pthread_mutex_init(&h->mtx, NULL);
+    mesh_store_init(&h->meshes);
     return 0;
 }
 
@@ -30,6 +31,7 @@ void hub_destroy(hub *h) {
     for (int i = 0; i < h->fwd_count; i++) msg_buf_unref(h->fwd[(h->fwd_head + i) % HUB_FORWARD_RING].msg);
     free(h->replies);
     free(h->relay_replies);
+    mesh_store_destroy(&h->meshes);
     pthread_mutex_destroy(&h->mtx);
     memset(h, 0, sizeof *h);
 }
@@ -219,6 +221,7 @@ void hub_post_reply(hub *h, cmd_reply *r) {
     if (dropped) cmd_reply_free_payload(r);
     r->snap = NULL; /* the hub (the network thread) owns them now */
     r->bodies = NULL;
+    r->obstacles = NULL;
     r->blob = NULL;
 }
 

@@ -17,6 +17,7 @@
 
 #include "bus_state.h"
 #include "frameset.h"
+#include "mesh_store.h"
 #include "msgbuf.h"
 #include "rec_status.h"
 #include "reply.h"
@@ -91,6 +92,8 @@ typedef struct hub {
         msg_buf *buf;
     } upload[HUB_UPLOADS];
     uint32_t next_upload;
+    /* the room's uploaded meshes (POST /api/meshes): their own lock */
+    mesh_store meshes;
     uint64_t touched_ns; /* the last REST request for its room (hub_touch): a room with it is not idle */
     hub_wake_fn *wake;   /* lws_cancel_service wrapper; set before threads start */
     void *wake_arg;

@@ -22,8 +22,10 @@ reply_code cmd_reply_code(const cmd_reply *r) {
 void cmd_reply_free_payload(cmd_reply *r) {
     particles_snap_free(r->snap);
     free(r->bodies);
+    free(r->obstacles);
     msg_buf_unref(r->blob);
     r->snap = NULL;
     r->bodies = NULL;
+    r->obstacles = NULL;
     r->blob = NULL;
 }

@@ -26,7 +26,8 @@ typedef struct cmd_reply {
     char name[CMD_NAME_LEN]; /* record_start: the recording's name */
     particles_snap *snap;    /* GET_PARTICLES */
     bodies_snap *bodies;     /* GET_BODIES */
-    msg_buf *blob;           /* GET_SNAPSHOT: the encoded snapshot (one reference) */
+    obstacles_snap *obstacles; /* GET_OBSTACLES */
+    msg_buf *blob;             /* GET_SNAPSHOT: the encoded snapshot (one reference) */
 } cmd_reply;
 
 /* Makes r a refusal: not ok, its code, and the reason (printf's format). */

@@ -59,6 +59,10 @@ const role_command_row role_commands[] = {
     ROW(CMD_RECORD_START, ROLE_EDITOR),
     ROW(CMD_RECORD_STOP, ROLE_EDITOR),
     ROW(CMD_PACE, ROLE_VIEWER),
+    ROW(CMD_MESH_UPLOAD, ROLE_EDITOR),
+    ROW(CMD_OBSTACLE_ADD, ROLE_PLAYER),
+    ROW(CMD_OBSTACLE_REMOVE, ROLE_PLAYER),
+    ROW(CMD_GET_OBSTACLES, ROLE_VIEWER),
 };
 #undef ROW
 #undef INTERNAL
@@ -103,6 +107,11 @@ const role_route_row role_routes[] = {
     {"POST", "/api/recordings", ROLE_EDITOR},
     {"POST", "/api/recordings/stop", ROLE_EDITOR},
     {"GET", "/api/recordings/{name}", ROLE_VIEWER},
+    {"GET", "/api/meshes", ROLE_VIEWER},
+    {"POST", "/api/meshes", ROLE_EDITOR},
+    {"GET", "/api/obstacles", ROLE_VIEWER},
+    {"POST", "/api/obstacles", ROLE_PLAYER},
+    {"DELETE", "/api/obstacles/{id}", ROLE_PLAYER},
     {"GET", "/metrics", ROLE_VIEWER},
     /* the rooms */
     {"GET", "/api/rooms", ROLE_VIEWER},

@@ -1,5 +1,6 @@
 /* snapshots.h - copies of particles and bodies the sim thread hands to the
- * network thread with a reply (GET /api/particles, GET /api/bodies). */
+ * network thread with a reply (GET /api/particles, GET /api/bodies,
+ * GET /api/obstacles). */
 #ifndef SRV_SNAPSHOTS_H
 #define SRV_SNAPSHOTS_H
 
@@ -29,5 +30,12 @@ typedef struct bodies_snap {
     fs_body_state body[FS_MAX_BODIES];
     uint32_t grabbed_by[FS_MAX_BODIES];
 } bodies_snap;
+
+/* The obstacles (GET /api/obstacles).  Threads: as bodies_snap. */
+typedef struct obstacles_snap {
+    uint64_t tick;
+    int count;
+    fs_obstacle_state obstacle[FS_MAX_OBSTACLES];
+} obstacles_snap;
 
 #endif

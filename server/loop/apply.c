@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "apply_bodies.h"
+#include "apply_obstacles.h"
 #include "apply_record.h"
 #include "persist.h"
 #include "publish.h"
@@ -391,6 +392,9 @@ static apply_fn *const handler[CMD_KIND_COUNT] = {
     [CMD_BODY_DRAG] = apply_body_drag,
     [CMD_BODY_RELEASE] = apply_body_release,
     [CMD_GET_BODIES] = apply_get_bodies,
+    [CMD_OBSTACLE_ADD] = apply_obstacle_add,
+    [CMD_OBSTACLE_REMOVE] = apply_obstacle_remove,
+    [CMD_GET_OBSTACLES] = apply_get_obstacles,
 };
 
 /* A command sent again (the same page session and request id, e.g. after

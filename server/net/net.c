@@ -21,6 +21,7 @@
 #include "rooms.h"
 #include "ws_frames.h"
 #include "rest.h"
+#include "rest_meshes.h"
 #include "rest_recordings.h"
 #include "ws.h"
 #include "ws_client.h"
@@ -200,6 +201,7 @@ void net_run(net *n, volatile sig_atomic_t *stop) {
     while (n->nclients > 0 && clock_now_ns() < until)
         if (lws_service(n->ctx, 50) < 0) break;
     log_info("closed %s WebSocket connections", n->nclients ? "some" : "all");
+    rest_mesh_join_all(n); /* before the rooms' hubs stop waking this thread */
 }
 
 void net_destroy(net *n) {

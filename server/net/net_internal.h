@@ -8,6 +8,8 @@
 
 #include <libwebsockets.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -30,6 +32,16 @@ typedef struct net_room net_room;   /* net_room.h */
 typedef struct http_req http_req;       /* rest.h */
 typedef struct rooms rooms;             /* rooms.h */
 typedef struct room_keeper room_keeper; /* room_keeper.h */
+/* Mesh files read at once (POST /api/meshes), each on a thread of its own
+ * (rest_meshes.c); beyond it an upload is answered busy. */
+#define NET_MESH_LOADS 2
+/* One mesh reader thread: started and joined by the network thread; done is
+ * set by the reader as its last act. */
+typedef struct net_mesh_load {
+    pthread_t thread;
+    bool used;
+    atomic_bool done;
+} net_mesh_load;
 
 /* Threads: network thread only (the sim thread reaches only `ctx`, through
  * lws_cancel_service). */
@@ -59,6 +71,7 @@ struct net {
     size_t body_bytes; /* request body bytes reserved (NET_MAX_BODY_BYTES_IN_FLIGHT) */
     uint32_t next_http_id;
     rest_budget budget; /* exports and snapshots per REST party (rest_budget.h) */
+    net_mesh_load mesh_load[NET_MESH_LOADS];
     /* counters */
     uint64_t frames_sent, frames_dropped, keyframes_sent, key_requests, bytes_sent, messages_sent;
     uint64_t key_merged;   /* keyframe requests while the client already waited for one */

@@ -24,6 +24,7 @@
 #include "rest_budget.h"
 #include "rest_route.h"
 #include "rest_export.h"
+#include "rest_meshes.h"
 #include "rest_answer.h"
 #include "rest_recordings.h"
 #include "rest_rooms.h"
@@ -106,7 +107,7 @@ static bool submit(net *n, http_req *r, cmd *c) {
     if (cmd_kind_mutates(c->kind) && rest_refuse_origin(n, r)) return false;
     c->role = r->role; /* checked where it is applied (apply.c) */
     bool payload = c->kind == CMD_GET_PARTICLES || c->kind == CMD_GET_BODIES || c->kind == CMD_GET_SNAPSHOT ||
-                   c->kind == CMD_RESTORE;
+                   c->kind == CMD_RESTORE || c->kind == CMD_GET_OBSTACLES;
     if (n->relay_id && payload) {
         rest_respond_error(n, r, RC_NOT_IMPLEMENTED,
                            "this is a relay: %s answers with the world's data; ask the sim node",
@@ -246,6 +247,9 @@ static void route(net *n, http_req *r) {
     case REST_SNAPSHOT:
         route_snapshot(n, r);
         return;
+    case REST_MESH:
+        rest_mesh_upload(n, r);
+        return;
     case REST_RECFILE: {
         size_t len = 0;
         const char *ctype = NULL;
@@ -296,6 +300,9 @@ static void route(net *n, http_req *r) {
     case RV_SOLVERS:
         rest_respond_json(n, r, 200, rest_solvers_json(r->room));
         return;
+    case RV_MESHES:
+        rest_respond_json(n, r, 200, rest_meshes_json(n, r->room));
+        return;
     case RV_RECORDINGS: {
         size_t len = 0;
         char *text = rest_recordings_text(n, r->room, a.offset, a.limit, &len);
@@ -335,6 +342,12 @@ void rest_deliver(net *n, cmd_reply *rep) {
     case CMD_GET_BODIES:
         j = rest_bodies_json(rep->bodies, rep->tick);
         break;
+    case CMD_GET_OBSTACLES:
+        j = rest_obstacles_json(rep->obstacles);
+        break;
+    case CMD_MESH_UPLOAD:
+        j = rest_mesh_uploaded_json(r->room, (uint32_t)rep->value);
+        break;
     case CMD_GET_SNAPSHOT:
         rest_respond_msg(n, r, 200, "application/msgpack", msg_buf_ref(rep->blob)); /* ok implies a blob */
         return;
@@ -360,7 +373,8 @@ void rest_deliver(net *n, cmd_reply *rep) {
             cJSON_AddBoolToObject(j, "paused", rep->kind == CMD_PAUSE);
         if (rep->kind == CMD_EMITTER || rep->kind == CMD_HEATER) cJSON_AddNumberToObject(j, "slot", (double)rep->value);
         if (rep->kind == CMD_RECORD_START) cJSON_AddStringToObject(j, "name", rep->name);
-        if (rep->kind == CMD_BODY_CREATE || rep->kind == CMD_BODY_DESTROY || rep->kind == CMD_BODY_IMPULSE)
+        if (rep->kind == CMD_BODY_CREATE || rep->kind == CMD_BODY_DESTROY || rep->kind == CMD_BODY_IMPULSE ||
+            rep->kind == CMD_OBSTACLE_ADD || rep->kind == CMD_OBSTACLE_REMOVE)
             cJSON_AddNumberToObject(j, "id", (double)rep->value);
         break;
     }
@@ -589,7 +603,9 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
             r->close_after = r->method == HM_POST || r->method == HM_PATCH || r->method == HM_PUT;
             return 0;
         }
-        r->body_max = (!r->metrics && !strncmp(r->path, "/snapshot", 9)) ? NET_MAX_SNAPSHOT_BODY : NET_MAX_BODY;
+        r->body_max = (!r->metrics && !strncmp(r->path, "/snapshot", 9)) ? NET_MAX_SNAPSHOT_BODY
+                      : (!r->metrics && !strcmp(r->path, "/meshes"))     ? (size_t)n->cfg->mesh_max_mb << 20
+                                                                         : NET_MAX_BODY;
         if (r->method == HM_POST || r->method == HM_PATCH || r->method == HM_PUT) {
             char cl[32];
             if (lws_hdr_copy(wsi, cl, sizeof cl, WSI_TOKEN_HTTP_CONTENT_LENGTH) <= 0) {

@@ -201,10 +201,11 @@ static void ws_message(net *n, ws_client *c) {
         ws_reply_error(n, c, RC_RATE_LIMITED, cm.rid, cmd_kind_name(cm.kind), why);
         return;
     }
-    if (cm.kind == CMD_GET_PARTICLES || cm.kind == CMD_GET_BODIES) {
+    if (cm.kind == CMD_GET_PARTICLES || cm.kind == CMD_GET_BODIES || cm.kind == CMD_GET_OBSTACLES) {
         ws_reply_error(n, c, RC_BAD_REQUEST, cm.rid, cmd_kind_name(cm.kind),
                        cm.kind == CMD_GET_PARTICLES ? "get_particles is REST only: GET /api/particles"
-                                                    : "get_bodies is REST only: GET /api/bodies (frames carry bodies)");
+                       : cm.kind == CMD_GET_BODIES  ? "get_bodies is REST only: GET /api/bodies (frames carry bodies)"
+                                                    : "get_obstacles is REST only: GET /api/obstacles");
         return;
     }
     if (cm.kind == CMD_KEYFRAME) {

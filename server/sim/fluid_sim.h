@@ -419,8 +419,9 @@ fs_status fs_mesh_mass_properties(const fs_mesh *m, fs_mass_props *out, fs_error
  * as they meet the bodies (Clavet 2005, Eq. 9-12: friction and stickiness of
  * each material).  A closed mesh is a solid; an open one a thin shell of one
  * particle spacing (which a fast particle may cross in one step).
- * Obstacles belong to the domain: fs_world_reset, scene loads and snapshot
- * restores clear them (snapshots do not carry them).  The MPS solver has no
+ * Obstacles belong to the domain: fs_world_reset and scene loads clear
+ * them; a snapshot carries them (each one's placement and placed mesh) and
+ * a restore brings back the snapshot's.  The MPS solver has no
  * mesh obstacles: adding one to an mps world, or switching a world with one
  * to mps, is refused.  Allocates: not a step-loop call. */
 #define FS_MAX_OBSTACLES 16

@@ -1,7 +1,9 @@
 /* snapshot.c - the whole world as a byte string, and back.
  *
- * Layout (version 1): little-endian, no padding between fields, each section
- * a tag (4 bytes) then its fields.  It holds everything a step reads,
+ * Layout: little-endian, no padding between fields, each section
+ * a tag (4 bytes) then its fields.  Version 3 adds the mesh obstacles (each
+ * its placement and its placed mesh) before the solver's section; version 2
+ * (without them) is still read, as a world without obstacles.  It holds everything a step reads,
  * including the internal particle order, the storage slots, the warm-start
  * contacts and the emitters' fractional counts, so a restored world steps
  * bit-identically to the one that was saved.  Restoring validates every
@@ -20,12 +22,14 @@
 #include "grid.h"
 #include "heat.h"
 #include "material.h"
+#include "obstacles.h"
 #include "solver_table.h"
 #include "sources.h"
 #include "world.h"
 
 #define SNAP_MAGIC 0x31575346u /* "FSW1" */
-#define SNAP_VERSION 2u
+#define SNAP_VERSION 3u
+#define SNAP_VERSION_OLDEST 2u /* the oldest version read */
 
 static fs_status fail(fs_error *err, fs_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static fs_status fail(fs_error *err, fs_status st, const char *fmt, ...) {
@@ -50,6 +54,25 @@ static void put(wbuf *b, const void *src, size_t n) {
 }
 static void put_u32(wbuf *b, uint32_t v) {
     put(b, &v, 4);
+}
+
+/* The obstacles: their count and next id, then each one's id, placement
+ * (pos, rot, scale) and placed mesh (world coordinates), from which a
+ * restore builds the same distance field. */
+static void write_obstacles(const fs_world *w, wbuf *b) {
+    put_u32(b, (uint32_t)w->nobstacles);
+    put_u32(b, w->next_obstacle_id);
+    for (int k = 0; k < w->nobstacles; k++) {
+        const fs_obstacle *o = &w->obstacles[k];
+        put_u32(b, o->id);
+        put(b, &o->pos, sizeof o->pos);
+        put(b, &o->rot, sizeof o->rot);
+        put(b, &o->scale, sizeof o->scale);
+        put_u32(b, (uint32_t)o->nv);
+        put_u32(b, (uint32_t)o->nt);
+        put(b, o->verts, sizeof(fs_vec3) * (size_t)o->nv);
+        put(b, o->tris, sizeof(uint32_t) * 3 * (size_t)o->nt);
+    }
 }
 
 static void write_all(const fs_world *w, wbuf *b) {
@@ -99,6 +122,7 @@ static void write_all(const fs_world *w, wbuf *b) {
     put_u32(b, flags);
     put_u32(b, (uint32_t)w->pending_steps);
     put(b, &w->st, sizeof w->st);
+    write_obstacles(w, b);
     /* the solver and its own state */
     const fs_solver_ops *ops = w->ops;
     size_t sn = ops->state_write ? ops->state_write(w, NULL, 0) : 0;
@@ -158,7 +182,9 @@ static void flag01(bool *b) {
 
 bool fs_snapshot_peek(const void *buf, size_t size, fs_snapshot_info *out) {
     rbuf r = {buf, size, 0, false};
-    if (!buf || get_u32(&r) != SNAP_MAGIC || get_u32(&r) != SNAP_VERSION) return false;
+    if (!buf || get_u32(&r) != SNAP_MAGIC) return false;
+    uint32_t ver = get_u32(&r);
+    if (ver < SNAP_VERSION_OLDEST || ver > SNAP_VERSION) return false;
     uint32_t cap = get_u32(&r), K = get_u32(&r);
     float dt = 0;
     fs_domain dom;
@@ -221,6 +247,14 @@ typedef struct snap_in {
     const void *contacts, *sbytes;
     fs_stats stats;
     const fs_solver_ops *sops;
+    uint32_t ver, nobs, next_obstacle;
+    struct {
+        uint32_t id, nv, nt;
+        fs_vec3 pos;
+        fs_quat rot;
+        float scale;
+        const unsigned char *V, *T; /* the placed mesh, in the buffer */
+    } obs[FS_MAX_OBSTACLES];
 } snap_in;
 
 /* Header and domain: this world's capacity, spring slots and step. */
@@ -229,8 +263,11 @@ static fs_status read_header(const fs_world *w, rbuf *r, snap_in *s, fs_error *e
     uint32_t ver = get_u32(r), cap = get_u32(r);
     s->K = get_u32(r);
     if (r->bad) return fail(err, FS_ERR_ARG, "snapshot: truncated (header)");
-    if (ver != SNAP_VERSION)
-        return fail(err, FS_ERR_ARG, "snapshot: version %u, this build reads %u", ver, SNAP_VERSION);
+    if (ver < SNAP_VERSION_OLDEST || ver > SNAP_VERSION)
+        return fail(err, FS_ERR_ARG, "snapshot: version %u, this build reads %u to %u", ver, SNAP_VERSION_OLDEST,
+                    SNAP_VERSION);
+    s->ver = ver;
+    s->nobs = 0, s->next_obstacle = 0; /* version 2: none */
     if (cap != (uint32_t)w->cap)
         return fail(err, FS_ERR_ARG, "snapshot: made for a world of capacity %u, this one holds %d", cap, w->cap);
     if (s->K != (uint32_t)w->K)
@@ -440,8 +477,41 @@ static fs_status check_particles(const fs_world *w, rbuf *r, snap_in *s, fs_erro
     return st;
 }
 
+/* The obstacles' section: counts, ids in increasing order below the next
+ * id, finite placements (rot of unit length, scale in its range); the
+ * meshes are checked when they are built (build_obstacles). */
+static fs_status read_obstacles(rbuf *r, snap_in *s, fs_error *err) {
+    s->nobs = get_u32(r), s->next_obstacle = get_u32(r);
+    if (r->bad || s->nobs > FS_MAX_OBSTACLES)
+        return fail(err, FS_ERR_ARG, "snapshot: %u obstacles, outside 0..%d (or truncated)", s->nobs, FS_MAX_OBSTACLES);
+    for (uint32_t k = 0; k < s->nobs; k++) {
+        s->obs[k].id = get_u32(r);
+        get(r, &s->obs[k].pos, sizeof s->obs[k].pos);
+        get(r, &s->obs[k].rot, sizeof s->obs[k].rot);
+        get(r, &s->obs[k].scale, sizeof s->obs[k].scale);
+        uint32_t nv = s->obs[k].nv = get_u32(r), nt = s->obs[k].nt = get_u32(r);
+        if (r->bad || nv < 3 || nv > FS_MESH_MAX_VERTICES || nt < 1 || nt > FS_MESH_MAX_TRIANGLES)
+            return fail(err, FS_ERR_ARG, "snapshot: obstacle %u: %u vertices and %u triangles (or truncated)", k, nv,
+                        nt);
+        s->obs[k].V = take(r, sizeof(fs_vec3) * nv);
+        s->obs[k].T = take(r, sizeof(uint32_t) * 3 * nt);
+        const fs_vec3 p = s->obs[k].pos;
+        const fs_quat q = s->obs[k].rot;
+        float ql = sqrtf(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
+        bool ok = !r->bad && isfinite(p.x) && isfinite(p.y) && isfinite(p.z) && fabsf(ql - 1.0f) < 1e-3f &&
+                  s->obs[k].scale >= FS_OBSTACLE_MIN_SCALE && s->obs[k].scale <= FS_OBSTACLE_MAX_SCALE &&
+                  s->obs[k].id < s->next_obstacle && (k == 0 || s->obs[k].id > s->obs[k - 1].id);
+        if (!ok)
+            return fail(err, FS_ERR_ARG,
+                        "snapshot: obstacle %u: a placement that is not finite, a rotation not of unit length, a "
+                        "scale outside %g..%g, or ids out of order (or truncated)",
+                        k, FS_OBSTACLE_MIN_SCALE, FS_OBSTACLE_MAX_SCALE);
+    }
+    return FS_OK;
+}
+
 /* Emitters, drains, heaters, ambient temperature, bodies and contacts, the
- * flags and pending steps, the statistics, the solver's section and the
+ * flags and pending steps, the statistics, the obstacles (version 3), the solver's section and the
  * closing magic: read, with the counts checked. */
 static fs_status read_tail(rbuf *r, size_t size, snap_in *s, fs_error *err) {
     get(r, s->emit, sizeof s->emit);
@@ -463,6 +533,7 @@ static fs_status read_tail(rbuf *r, size_t size, snap_in *s, fs_error *err) {
     s->contacts = take(r, fs__contact_size() * s->nc);
     s->flags = get_u32(r), s->pending = get_u32(r);
     get(r, &s->stats, sizeof s->stats);
+    if (s->ver >= 3 && read_obstacles(r, s, err) != FS_OK) return FS_ERR_ARG;
     s->solver = get_u32(r), s->slen = get_u32(r);
     s->sbytes = take(r, s->slen);
     if (r->bad || get_u32(r) != SNAP_MAGIC || r->at != size)
@@ -592,6 +663,60 @@ static void commit(fs_world *w, rbuf *r, const snap_in *s, int32_t *grid) {
     fs__rebuild_by_id(w);
 }
 
+/* The snapshot's obstacles built beside the world, in a copy of its record
+ * that sees the snapshot's domain and solver (the world is not changed): each
+ * placed mesh added as it is (it is already in world coordinates), so its
+ * distance field is the one saved, then given its placement back.  NULL
+ * with the reason when one is refused or memory runs out; the caller frees
+ * the copy's obstacles with it (free_built). */
+static fs_world *build_obstacles(const fs_world *w, const snap_in *s, fs_error *err) {
+    fs_world *b = malloc(sizeof *b);
+    if (!b) {
+        fail(err, FS_ERR_NOMEM, "snapshot: out of memory for the obstacles");
+        return NULL;
+    }
+    memcpy(b, w, sizeof *b); /* a shallow copy: only its obstacles are ever written or freed */
+    b->dom = s->dom, b->h = s->dom.h, b->solver = (fs_solver)s->solver;
+    b->nobstacles = 0;
+    memset(b->obstacles, 0, sizeof b->obstacles);
+    for (uint32_t k = 0; k < s->nobs; k++) {
+        fs_vec3 *v = malloc(sizeof(fs_vec3) * s->obs[k].nv);
+        uint32_t *t = malloc(sizeof(uint32_t) * 3 * s->obs[k].nt);
+        int64_t id = -1;
+        fs_error why = {{0}};
+        if (v && t) {
+            memcpy(v, s->obs[k].V, sizeof(fs_vec3) * s->obs[k].nv);
+            memcpy(t, s->obs[k].T, sizeof(uint32_t) * 3 * s->obs[k].nt);
+            fs_mesh m = {v, (int)s->obs[k].nv, t, (int)s->obs[k].nt};
+            b->next_obstacle_id = s->obs[k].id;
+            id = fs_world_add_obstacle(b, &m, (fs_vec3){0, 0, 0}, (fs_quat){1, 0, 0, 0}, 1.0f, &why);
+        } else {
+            snprintf(why.msg, sizeof why.msg, "out of memory");
+        }
+        free(v), free(t);
+        if (id < 0) {
+            fs__obstacles_clear(b);
+            free(b);
+            fail(err, FS_ERR_ARG, "snapshot: obstacle %u: %.150s", k, why.msg);
+            return NULL;
+        }
+        fs_obstacle *o = &b->obstacles[b->nobstacles - 1];
+        o->pos = s->obs[k].pos, o->rot = s->obs[k].rot, o->scale = s->obs[k].scale;
+    }
+    b->next_obstacle_id = s->next_obstacle;
+    return b;
+}
+
+/* The built obstacles moved into the world (whose own are gone with the
+ * reset of commit), and the copy freed. */
+static void take_obstacles(fs_world *w, fs_world *b) {
+    fs__obstacles_clear(w);
+    memcpy(w->obstacles, b->obstacles, sizeof w->obstacles);
+    w->nobstacles = b->nobstacles;
+    w->next_obstacle_id = b->next_obstacle_id;
+    free(b);
+}
+
 fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *err) {
     rbuf r = {buf, size, 0, false};
     snap_in in, *s = &in;
@@ -601,14 +726,21 @@ fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *
     int32_t *grid = NULL;
     if (st == FS_OK && !(grid = fs__grid_alloc(&s->dom)))
         st = fail(err, FS_ERR_NOMEM, "snapshot: out of memory for the grid");
+    fs_world *built = NULL;
+    if (st == FS_OK && s->nobs && !(built = build_obstacles(w, s, err))) st = FS_ERR_ARG;
     if (st == FS_OK && (w->solver != (fs_solver)s->solver || (s->sops->attach && !w->solver_state)))
         st = fs__solver_switch(w, (fs_solver)s->solver, err);
     if (st == FS_OK) {
         commit(w, &r, s, grid);
+        if (built) take_obstacles(w, built);
         if (s->sops->state_read)
             s->sops->state_read(w, s->sbytes, s->slen, &(fs__restore_ctx){&s->dom, (int)s->n, true}, NULL);
     } else {
         free(grid);
+        if (built) {
+            fs__obstacles_clear(built);
+            free(built);
+        }
     }
     return st;
 }

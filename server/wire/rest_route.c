@@ -326,6 +326,11 @@ const rest_route_def rest_routes[] = {
     POST("/api/recordings", CMD_RECORD_START, BODY_OPTIONAL),
     POST("/api/recordings/stop", CMD_RECORD_STOP, BODY_OPTIONAL),
     {HM_GET, "/api/recordings/{name}", NULL, RH_RECFILE, RV_INDEX, CMD_NONE, false},
+    VIEW("/api/meshes", RV_MESHES),
+    {HM_POST, "/api/meshes", NULL, RH_MESH, RV_INDEX, CMD_MESH_UPLOAD, false},
+    {HM_GET, "/api/obstacles", NULL, RH_BARE, RV_INDEX, CMD_GET_OBSTACLES, false},
+    POST("/api/obstacles", CMD_OBSTACLE_ADD, BODY_REQUIRED),
+    {HM_DELETE, "/api/obstacles/{id}", NULL, RH_COMMAND, RV_INDEX, CMD_OBSTACLE_REMOVE, BODY_OPTIONAL},
     VIEW("/metrics", RV_METRICS),
 };
 #undef VIEW
@@ -440,6 +445,9 @@ static void route_run(const rest_route_def *r, const route_args *args, const res
         return;
     case RH_RECFILE:
         recfile(args->name, a);
+        return;
+    case RH_MESH:
+        a->outcome = REST_MESH;
         return;
     }
 }

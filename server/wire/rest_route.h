@@ -23,6 +23,7 @@ typedef enum rest_outcome {
     REST_COMMAND,  /* submit c to the sim thread (origin and token checks first) */
     REST_VIEW,     /* answer view from the network thread's snapshots */
     REST_SNAPSHOT, /* /api/snapshot: rest.c's route_snapshot (the body is a msgpack document) */
+    REST_MESH,     /* POST /api/meshes: net/rest_meshes.c reads the body (a mesh file) */
     REST_RECFILE,  /* a recording's file: `file` ("NAME/index.json" or "NAME/seg-NNNNNN.fsrec"), checked */
 } rest_outcome;
 
@@ -35,7 +36,8 @@ typedef enum rest_view {
     RV_CLIENTS,
     RV_SOLVERS,
     RV_METRICS,
-    RV_RECORDINGS
+    RV_RECORDINGS,
+    RV_MESHES
 } rest_view;
 
 /* A query argument by name ("offset="), with lws_get_urlarg_by_name's
@@ -84,6 +86,7 @@ typedef enum rest_handler {
     RH_MATERIAL, /* PATCH /api/materials/{name}: set_param, the body naming the parameters */
     RH_SNAPSHOT, /* the snapshot document: rest.c's route_snapshot (REST_SNAPSHOT) */
     RH_RECFILE,  /* GET /api/recordings/{name}: a recording's file (REST_RECFILE) */
+    RH_MESH,     /* POST /api/meshes: a mesh file (REST_MESH) */
 } rest_handler;
 
 /* One route: the table (rest_route.c) is what rest_translate matches and

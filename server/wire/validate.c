@@ -56,6 +56,9 @@ const cmd_field_def cmd_field_defs[CF_COUNT] = {
     FIELD(CF_MAX_SECONDS, "max_seconds", max_seconds, CFT_NUM),
     FIELD(CF_SID, "sid", sid, CFT_STR),
     FIELD(CF_STRIDE, "stride", stride, CFT_INT),
+    FIELD(CF_MESH, "mesh", mesh, CFT_UINT),
+    FIELD(CF_SCALE, "scale", scale, CFT_NUM),
+    FIELD(CF_FIT, "fit", fit, CFT_BOOL),
 };
 #undef FIELD
 
@@ -102,7 +105,7 @@ int cmd_field_find(const char *name, size_t len) {
 }
 
 #define B(f) CF_BIT(f)
-#define K(k) (1u << (k))
+#define K(k) (1ull << (k))
 #define COMMON (B(CF_TYPE) | B(CF_RID) | B(CF_SID))
 #define BODY_OPS (K(CMD_BODY_DESTROY) | K(CMD_BODY_IMPULSE) | K(CMD_BODY_GRAB) | K(CMD_BODY_DRAG) | K(CMD_BODY_RELEASE))
 
@@ -176,7 +179,7 @@ typedef enum checker {
  * message is a format given the kind's name as prefix (unless bare) and
  * hi twice (the field's string for CHK_SOLVER).  Constant data (any thread). */
 static const struct field_check {
-    uint32_t kinds; /* K(CMD_x) */
+    uint64_t kinds; /* K(CMD_x) */
     int field;
     checker chk;
     double lo, hi;
@@ -216,6 +219,14 @@ static const struct field_check {
     {BODY_OPS, CF_POINT, CHK_VEC, 0, CMD_MAX_COORD, "'point' must be 3 finite numbers", 0},
     {BODY_OPS, CF_TARGET, CHK_VEC, 0, CMD_MAX_COORD, "'target' must be 3 finite numbers", 0},
     {BODY_OPS, CF_IMPULSE, CHK_VEC, 0, CMD_MAX_IMPULSE, "'impulse' must be 3 numbers within +-%g N s", 0},
+    {K(CMD_OBSTACLE_ADD), CF_MESH, CHK_INT, 1, 4294967295.0, "'mesh' must be a mesh id (POST /api/meshes answers one)",
+     0},
+    {K(CMD_OBSTACLE_ADD), CF_POS, CHK_VEC, 0, CMD_MAX_COORD, "'pos' must be 3 finite numbers within +-%g m", 0},
+    {K(CMD_OBSTACLE_ADD), CF_ROT, CHK_VEC, 0, 1e6, "'rot' must be 4 finite numbers (w, x, y, z)", 0},
+    {K(CMD_OBSTACLE_ADD), CF_ROT, CHK_NONZERO, 0, 0, "'rot' must not be zero", 0},
+    {K(CMD_OBSTACLE_ADD), CF_SCALE, CHK_SPAN, FS_OBSTACLE_MIN_SCALE, FS_OBSTACLE_MAX_SCALE,
+     "'scale' must be in [%g, %g]", 0},
+    {K(CMD_OBSTACLE_REMOVE), CF_ID, CHK_INT, 0, 4294967295.0, "'id' must be an integer in [0, %.0f]", 0},
     {K(CMD_RECORD_START), CF_MAX_MB, CHK_RANGE, CMD_MIN_RECORD_MB, CMD_MAX_RECORD_MB,
      "'max_mb' must be a number in [0.1, %g] (MB kept; leave it out for the server's --record-max-mb)", 0},
     {K(CMD_RECORD_START), CF_MAX_SECONDS, CHK_RANGE, CMD_MIN_RECORD_S, CMD_MAX_RECORD_S,
@@ -510,6 +521,35 @@ static int build_body(const cmd_fields *f, cmd *out, const char *k, char *err, s
     return 0;
 }
 
+/* An obstacle: a stored mesh, its rotation (normalised), and either a
+ * placement (pos, scale) or fit (scaled and centred into the domain's box
+ * on the sim thread, pos then naming the centre). */
+static int build_obstacle_add(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
+    bool fit = has(f, CF_FIT) && f->fit;
+    if (fit && has(f, CF_SCALE))
+        return fail(err, errlen, k, "give 'scale' or 'fit': true, not both (fit chooses the scale)");
+    if (!fit && !has(f, CF_POS)) return fail(err, errlen, k, "missing field 'pos' (or 'fit': true)");
+    out->u.obstacle.mesh = (uint32_t)f->mesh;
+    out->u.obstacle.fit = fit;
+    out->u.obstacle.has_pos = has(f, CF_POS);
+    static const double zero[3] = {0, 0, 0};
+    to_float(out->u.obstacle.pos, has(f, CF_POS) ? f->pos : zero, 3);
+    double q[4] = {1, 0, 0, 0};
+    if (has(f, CF_ROT)) {
+        double len = sqrt(norm2(f->rot, 4));
+        for (int i = 0; i < 4; i++) q[i] = f->rot[i] / len;
+    }
+    to_float(out->u.obstacle.rot, q, 4);
+    out->u.obstacle.scale = has(f, CF_SCALE) ? (float)f->scale : 1.0f;
+    return 0;
+}
+
+static int build_obstacle_remove(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
+    (void)k, (void)err, (void)errlen;
+    out->u.obstacle.id = (uint32_t)f->id;
+    return 0;
+}
+
 /* Which client-facing kinds exist, which fields each requires and allows,
  * and what builds its cmd (NULL: the kind alone).  Constant data (any thread). */
 static const struct kind_schema {
@@ -552,6 +592,9 @@ static const struct kind_schema {
     {CMD_RECORD_START, 0, B(CF_NAME) | B(CF_MAX_MB) | B(CF_MAX_SECONDS), build_record_start},
     {CMD_RECORD_STOP, 0, 0, NULL},
     {CMD_PACE, B(CF_STRIDE), B(CF_STRIDE), build_pace},
+    {CMD_OBSTACLE_ADD, B(CF_MESH), B(CF_MESH) | B(CF_POS) | B(CF_ROT) | B(CF_SCALE) | B(CF_FIT), build_obstacle_add},
+    {CMD_OBSTACLE_REMOVE, B(CF_ID), B(CF_ID), build_obstacle_remove},
+    {CMD_GET_OBSTACLES, 0, 0, NULL},
 };
 
 /* A page's session id: CMD_SID_MIN.. characters of the URL-safe base64

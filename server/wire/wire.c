@@ -336,7 +336,7 @@ static msg_buf *encode_reply(const cmd_reply *r, const char *cmd_name) {
             extra = "steps";
         else if (r->kind == CMD_EMITTER || r->kind == CMD_HEATER)
             extra = "slot";
-        else if (r->kind == CMD_BODY_CREATE)
+        else if (r->kind == CMD_BODY_CREATE || r->kind == CMD_OBSTACLE_ADD)
             extra = "id";
     }
     wbuf b;

@@ -146,7 +146,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fz_check_cmd(&a.c);
         break;
     case REST_VIEW:
-        FUZZ_REQUIRE(a.view >= RV_INDEX && a.view <= RV_RECORDINGS);
+        FUZZ_REQUIRE(a.view >= RV_INDEX && a.view <= RV_MESHES);
         FUZZ_REQUIRE(method == HM_GET);
         if (a.view == RV_RECORDINGS) /* the listing's page, as checked */
             FUZZ_REQUIRE(a.offset >= 0 && a.limit >= 1 && a.limit <= REST_REC_PAGE_MAX);
@@ -158,6 +158,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_REQUIRE(!strcmp(sl + 1, "index.json") || (strlen(sl + 1) == 16 && !strncmp(sl + 1, "seg-", 4)));
         break;
     }
+    case REST_MESH:
+        FUZZ_REQUIRE(method == HM_POST && !strcmp(path, "/meshes"));
+        break;
     case REST_SNAPSHOT:
         FUZZ_REQUIRE(!strcmp(path, "/snapshot"));
         if (method == HM_POST && req.body_len) { /* as route_snapshot */

@@ -25,6 +25,20 @@ def test_every_operation_has_a_method_of_its_operation_id():
         assert doc.startswith("%s %s" % (m, p)), "%s's docstring names %s %s first: %r" % (oid, m, p, doc[:60])
 
 
+def _cube_stl():
+    """A closed unit cube about the origin as ASCII STL (12 outward triangles)."""
+    v = [((k & 1) - 0.5, ((k >> 1) & 1) - 0.5, ((k >> 2) & 1) - 0.5) for k in range(8)]  # corner k: bits +x +y +z
+    quads = [(0, 4, 6, 2), (1, 3, 7, 5), (0, 1, 5, 4), (2, 6, 7, 3), (0, 2, 3, 1), (4, 5, 7, 6)]  # counter-clockwise
+    lines = ["solid cube"]
+    for a, b, c_, d in quads:
+        for t in ((a, b, c_), (a, c_, d)):
+            lines.append("facet normal 0 0 0\nouter loop")
+            lines += ["vertex %g %g %g" % v[i] for i in t]
+            lines.append("endloop\nendfacet")
+    lines.append("endsolid cube")
+    return ("\n".join(lines) + "\n").encode()
+
+
 class Tracking(fluidclient.Client):
     """A Client that notes which operations were called."""
 
@@ -75,6 +89,13 @@ def test_every_operation_through_the_client(server):
     assert c.apply_body_impulse(body, [0.3, 0.6, 0.3], [0, 0.1, 0])["id"] == body
     assert c.delete_body(body)["id"] == body
     assert c.list_bodies()["bodies"] == []
+    mesh = c.upload_mesh(_cube_stl(), "model/stl")
+    assert (mesh["triangles"], mesh["vertices"], mesh["closed"]) == (12, 8, True)
+    assert [m["id"] for m in c.list_meshes()["meshes"]] == [mesh["id"]]
+    obstacle = c.add_obstacle(mesh["id"], pos=[0.5, 0.2, 0.3], scale=0.1)["id"]
+    assert [o["id"] for o in c.list_obstacles()["obstacles"]] == [obstacle]
+    assert c.delete_obstacle(obstacle)["id"] == obstacle
+    assert c.list_obstacles()["obstacles"] == []
     solvers = c.list_solvers()
     other = [s["name"] for s in solvers["solvers"] if s["name"] != solvers["solver"]][0]
     assert c.set_solver(other)["solver"] == other

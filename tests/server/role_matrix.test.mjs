@@ -44,10 +44,12 @@ const SAMPLE = {
   heater: { slot: 0, enabled: false },
   record_start: { name: 'matrix' },
   record_stop: {},
+  obstacle_add: { mesh: 999999, pos: [0.5, 0.3, 0.5] },
+  obstacle_remove: { id: 999999 },
 };
 // Sent over the WebSocket: every kind of the table that a client sends and
 // that gets a reply (cursor, keyframe and pace get none; the get_* kinds and
-// restore are REST's; auth is how a role is had).
+// restore, mesh_upload are REST's; auth is how a role is had).
 const WS_KINDS = Object.keys(COMMANDS).filter((k) => SAMPLE[k]);
 
 const credentials = {};
@@ -71,7 +73,9 @@ async function state() {
   const st = (await get(s, '/api/rooms/mx/stats')).json;
   const mats = (await get(s, '/api/rooms/mx/materials')).json;
   const bodies = (await get(s, '/api/rooms/mx/bodies')).json;
-  return { tick: p.tick, positions: p.positions, scene: st.scene, solver: st.solver, paused: st.paused, bodies: bodies.bodies, mats };
+  const obstacles = (await get(s, '/api/rooms/mx/obstacles')).json.obstacles;
+  const meshes = (await get(s, '/api/rooms/mx/meshes')).json.meshes;
+  return { tick: p.tick, positions: p.positions, scene: st.scene, solver: st.solver, paused: st.paused, bodies: bodies.bodies, mats, obstacles, meshes };
 }
 
 test('the tables were read: every command kind and route has its role', () => {

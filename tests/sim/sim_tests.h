@@ -32,6 +32,7 @@
     X(bodies_stickiness, test_bodies_stickiness)                                                                       \
     X(snapshot_roundtrip, test_snapshot_roundtrip)                                                                     \
     X(snapshot_refusals, test_snapshot_refusals)                                                                       \
+    X(snapshot_obstacles, test_snapshot_obstacles)                                                                     \
     X(domain_ranges, test_domain_ranges)                                                                               \
     X(state_bounds, test_state_bounds)                                                                                 \
     X(body_rails, test_body_rails)                                                                                     \

@@ -9,6 +9,7 @@
 
 #include "sim_testing.h"
 #include "sim_tests.h"
+#include "test_meshes.h"
 #include "testlib.h"
 
 typedef struct snap {
@@ -278,4 +279,89 @@ void test_body_rails(void) {
     CHECK(fs_world_restore(b, s.b, s.n, &err) == FS_OK, "its own snapshot: %s", err.msg);
     free(s.b);
     fs_world_destroy(b), fs_world_destroy(w);
+}
+
+/* Obstacles in a snapshot (version 3): a restore brings them back with
+ * their ids, placements and distance grids, the restored world steps
+ * bit-identically to the saved one; a version 2 snapshot (no obstacles)
+ * still restores, as a world without them; a damaged obstacle is refused
+ * and changes nothing. */
+void test_snapshot_obstacles(void) {
+    fs_world_def d = fs_default_world_def();
+    d.capacity = 3000;
+    fs_world *a = fs_world_create(&d), *w = fs_world_create(&d);
+    fs_error err = {{0}};
+    CHECK(fs_world_load_scene(a, "drop", 1200, &err) == FS_OK, "%s", err.msg);
+    CHECK(fs_world_load_scene(w, "drop", 800, &err) == FS_OK, "%s", err.msg);
+    fs_domain dom = fs_world_domain(a);
+    fs_vec3 c = {0.5f * (dom.box_min.x + dom.box_max.x), dom.box_min.y + 0.1f, 0.5f * (dom.box_min.z + dom.box_max.z)};
+    tmesh box = tm_box((fs_vec3){0, 0, 0}, 0.5f, 0.5f, 0.5f);
+    fs_mesh m = tm_view(&box);
+    const fs_quat q = {0.9238795f, 0, 0.3826834f, 0}; /* 45 degrees about y */
+    int64_t first = fs_world_add_obstacle(a, &m, c, q, 0.15f, &err);
+    int64_t second = fs_world_add_obstacle(a, &m, (fs_vec3){c.x + 0.2f, c.y, c.z}, q, 0.1f, &err);
+    CHECK(first >= 0 && second >= 0, "obstacles: %s", err.msg);
+    CHECK(fs_world_remove_obstacle(a, (uint32_t)first), "remove the first");
+    for (int t = 0; t < 10; t++) fs_world_step(a);
+    snap s = take_snapshot(a);
+    CHECK(fs_world_restore(w, s.b, s.n, &err) == FS_OK, "restore: %s", err.msg);
+    fs_obstacle_state x, y;
+    CHECK(fs_world_obstacle_count(w) == 1 && fs_world_obstacle_at(a, 0, &x) && fs_world_obstacle_at(w, 0, &y),
+          "one obstacle restored");
+    CHECK(y.id == (uint32_t)second && y.scale == x.scale && y.rot.y == x.rot.y && y.pos.x == x.pos.x &&
+              y.nodes[0] == x.nodes[0] && y.nodes[1] == x.nodes[1] && y.nodes[2] == x.nodes[2] && y.cell == x.cell &&
+              y.closed,
+          "its id, placement and grid");
+    snap back = take_snapshot(w);
+    CHECK(back.n == s.n && !memcmp(back.b, s.b, s.n), "the restored world's snapshot is the saved one");
+    int touched = 0;
+    for (int t = 0; t < 150; t++) fs_world_step(a), fs_world_step(w);
+    fs_particles_view v;
+    fs_world_view(a, &v);
+    for (int i = 0; i < v.count; i++)
+        if (fs_world_obstacle_distance(a, (fs_vec3){v.x[i], v.y[i], v.z[i]}) < 2 * dom.h) touched++;
+    CHECK(touched > 0, "some particles reached the obstacle");
+    CHECK(fs_world_hash(a) == fs_world_hash(w), "150 steps on, the two worlds are bit-identical");
+    REPORT("a %zu byte snapshot with one obstacle (%d x %d x %d grid) restored; 150 steps alike, %d particles near "
+           "it",
+           s.n, y.nodes[0], y.nodes[1], y.nodes[2], touched);
+    /* a new obstacle after the restore gets the next id, not a reused one */
+    int64_t third = fs_world_add_obstacle(w, &m, c, q, 0.1f, &err);
+    CHECK(third == second + 1, "the next id after a restore: %lld", (long long)third);
+
+    /* version 2: the same bytes without the obstacles' section, found by its
+     * head (one obstacle, the next id, its id) before the solver's section */
+    size_t sect = 8 + (4 + 12 + 16 + 4 + 8) + 12 * (size_t)y.vertices + 12 * (size_t)y.triangles, head = 0;
+    const uint32_t want[3] = {1, (uint32_t)second + 1, (uint32_t)second};
+    for (size_t i = s.n - sect; i > 8 && !head; i--)
+        if (!memcmp(s.b + i, want, sizeof want)) head = i;
+    CHECK(head > 0, "the obstacles' section is in the snapshot");
+    snap v2 = {malloc(s.n - sect), s.n - sect};
+    memcpy(v2.b, s.b, head);
+    memcpy(v2.b + head, s.b + head + sect, s.n - head - sect);
+    uint32_t two = 2;
+    memcpy(v2.b + 4, &two, 4);
+    CHECK(fs_world_restore(w, v2.b, v2.n, &err) == FS_OK, "version 2 restore: %s", err.msg);
+    CHECK(fs_world_obstacle_count(w) == 0, "a version 2 snapshot has no obstacles");
+
+    /* damaged: a NaN scale, a vertex out of range */
+    CHECK(fs_world_restore(w, s.b, s.n, &err) == FS_OK, "restore: %s", err.msg);
+    ctx cx = {w, take_snapshot(w), s};
+    size_t at = head + 8; /* the first obstacle */
+    snap bad = copy_of(&s);
+    put_f32(&bad, at + 4 + 12 + 16, NAN);
+    refused(&cx, &bad, "obstacle scale NaN", "obstacle 0");
+    free(bad.b);
+    bad = copy_of(&s);
+    put_f32(&bad, at + 4 + 12 + 16 + 4 + 8, 1e30f);
+    refused(&cx, &bad, "obstacle vertex 1e30", "obstacle 0");
+    free(bad.b);
+    bad = copy_of(&s);
+    uint32_t many = FS_MAX_OBSTACLES + 1;
+    memcpy(bad.b + head, &many, 4);
+    refused(&cx, &bad, "17 obstacles", "obstacles");
+    free(bad.b);
+    free(cx.before.b), free(v2.b), free(back.b), free(s.b);
+    tm_free(&box);
+    fs_world_destroy(a), fs_world_destroy(w);
 }

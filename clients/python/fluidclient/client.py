@@ -253,6 +253,34 @@ class Client:
         """POST /api/bodies/{id}/impulse: an impulse (N s, 3-vector) at a world point."""
         return self._json("POST", "/api/bodies/%d/impulse" % int(id), {"point": _vec(point), "impulse": _vec(impulse)})
 
+    def list_meshes(self) -> dict:
+        """GET /api/meshes: ``{"meshes": [...], "max_meshes", "max_bytes",
+        "max_file_bytes", "max_triangles"}``, the meshes this room holds."""
+        return self._json("GET", "/api/meshes")
+
+    def upload_mesh(self, data: bytes, content_type: str = "model/stl") -> dict:
+        """POST /api/meshes: uploads a mesh file (``content_type`` model/stl,
+        model/obj or model/gltf-binary; PLY is off).  ``{"id", "format",
+        "triangles", "vertices", "bounds": {"min", "max"}, "closed"}``."""
+        _, _, payload = self.request("POST", "/api/meshes", bytes(data), content_type=content_type)
+        return json.loads(payload)
+
+    def list_obstacles(self) -> dict:
+        """GET /api/obstacles: ``{"tick", "obstacles": [...]}``, every static mesh obstacle."""
+        return self._json("GET", "/api/obstacles")
+
+    def add_obstacle(self, mesh: int, pos=None, rot=None, scale: float = None, fit: bool = None) -> dict:
+        """POST /api/obstacles: places mesh ``mesh`` as a static obstacle at
+        ``pos`` [3] (optional ``rot`` [w, x, y, z], ``scale``), or with
+        ``fit=True`` scaled and centred into the domain's box (``pos``, if
+        given, the centre).  ``{"ok", "id", "tick"}``."""
+        return self._json("POST", "/api/obstacles", _fields(mesh=int(mesh), pos=_vec(pos), rot=_vec(rot), scale=scale,
+                                                           fit=fit))
+
+    def delete_obstacle(self, id: int) -> dict:
+        """DELETE /api/obstacles/{id}: removes obstacle ``id`` (404 unknown)."""
+        return self._json("DELETE", "/api/obstacles/%d" % int(id))
+
     def list_clients(self) -> dict:
         """GET /api/clients: the WebSocket clients connected and their counters."""
         return self._json("GET", "/api/clients")

@@ -1,0 +1,322 @@
+// meshes.test.mjs - meshes and mesh obstacles through the server: POST
+// /api/meshes in each format it reads (binary and ASCII STL, OBJ, binary
+// glTF, made here), GET /api/meshes; obstacles added, listed and removed over
+// REST and the WebSocket; a dam break against a closed cube obstacle with no
+// particle inside it; bad files and bad placements answered 400 (or 413)
+// with the world unchanged; a snapshot's round trip keeping the obstacle;
+// and the roles that may upload and place.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, stopAll, connect, get, http, until, rawConnect, WAIT } from './lib.mjs';
+
+const TOKEN = 'mesh-admin';
+const ADMIN = { authorization: `Bearer ${TOKEN}` };
+let s;
+
+// ---- meshes made here --------------------------------------------------------
+// A closed box of half extent a about the origin: corner k has bit 0, 1, 2
+// for +x, +y, +z; each face two triangles, counter-clockwise from outside.
+function cube(a = 0.5) {
+  const V = [];
+  for (let k = 0; k < 8; k++) V.push([(k & 1) ? a : -a, (k & 2) ? a : -a, (k & 4) ? a : -a]);
+  const F = [[0, 4, 6, 2], [1, 3, 7, 5], [0, 1, 5, 4], [2, 6, 7, 3], [0, 2, 3, 1], [4, 5, 7, 6]];
+  const T = [];
+  for (const [p, q, r, t] of F) T.push([p, q, r], [p, r, t]);
+  return { V, T };
+}
+
+function stlBinary({ V, T }, count = T.length) {
+  const b = Buffer.alloc(84 + 50 * T.length);
+  b.writeUInt32LE(count, 80);
+  T.forEach((t, i) => {
+    const at = 84 + 50 * i;
+    t.forEach((v, j) => V[v].forEach((x, k) => b.writeFloatLE(x, at + 12 + 12 * j + 4 * k)));
+  });
+  return b;
+}
+
+function stlAscii({ V, T }) {
+  const lines = ['solid cube'];
+  for (const t of T) {
+    lines.push('facet normal 0 0 0', 'outer loop');
+    for (const v of t) lines.push(`vertex ${V[v].join(' ')}`);
+    lines.push('endloop', 'endfacet');
+  }
+  lines.push('endsolid cube');
+  return Buffer.from(lines.join('\n') + '\n');
+}
+
+function obj({ V, T }) {
+  return Buffer.from(V.map((v) => `v ${v.join(' ')}`).concat(T.map((t) => `f ${t.map((i) => i + 1).join(' ')}`)).join('\n') + '\n');
+}
+
+// Binary glTF 2.0: one mesh of one indexed triangle primitive.
+function glb({ V, T }) {
+  const pos = Buffer.from(new Float32Array(V.flat()).buffer);
+  const idx = Buffer.from(new Uint32Array(T.flat()).buffer);
+  const bin = Buffer.concat([pos, idx]);
+  const lo = [0, 1, 2].map((k) => Math.min(...V.map((v) => v[k]))), hi = [0, 1, 2].map((k) => Math.max(...V.map((v) => v[k])));
+  const doc = {
+    asset: { version: '2.0' }, scene: 0, scenes: [{ nodes: [0] }], nodes: [{ mesh: 0 }],
+    meshes: [{ primitives: [{ attributes: { POSITION: 0 }, indices: 1, mode: 4 }] }],
+    accessors: [
+      { bufferView: 0, componentType: 5126, count: V.length, type: 'VEC3', min: lo, max: hi },
+      { bufferView: 1, componentType: 5125, count: 3 * T.length, type: 'SCALAR' },
+    ],
+    bufferViews: [{ buffer: 0, byteOffset: 0, byteLength: pos.length }, { buffer: 0, byteOffset: pos.length, byteLength: idx.length }],
+    buffers: [{ byteLength: bin.length }],
+  };
+  let json = Buffer.from(JSON.stringify(doc));
+  json = Buffer.concat([json, Buffer.alloc((4 - (json.length % 4)) % 4, 0x20)]);
+  const head = Buffer.alloc(12), jh = Buffer.alloc(8), bh = Buffer.alloc(8);
+  head.writeUInt32LE(0x46546c67, 0); head.writeUInt32LE(2, 4); head.writeUInt32LE(12 + 8 + json.length + 8 + bin.length, 8);
+  jh.writeUInt32LE(json.length, 0); jh.writeUInt32LE(0x4e4f534a, 4);
+  bh.writeUInt32LE(bin.length, 0); bh.writeUInt32LE(0x004e4942, 4);
+  return Buffer.concat([head, jh, json, bh, bin]);
+}
+
+// POST of raw bytes with a Content-Type.
+async function upload(bytes, type, { room, headers = ADMIN } = {}) {
+  const res = await fetch(`${s.base}${room ? `/api/rooms/${room}` : '/api'}/meshes`, {
+    method: 'POST', body: bytes, headers: { 'content-type': type, ...headers }, signal: AbortSignal.timeout(WAIT),
+  });
+  const text = await res.text();
+  let json = null;
+  try { json = JSON.parse(text); } catch { json = null; }
+  return { status: res.status, json, text };
+}
+
+const post = (path, body, headers = ADMIN) => http(s, 'POST', path, { body, headers });
+const meshes = async () => (await get(s, '/api/meshes')).json.meshes;
+const obstacles = async () => (await get(s, '/api/obstacles')).json.obstacles;
+
+before(async () => {
+  s = await startServer(['--particles', '3000', '--token', TOKEN]);
+  // the test's own world: a dam break of 3000 particles (the mesh tests leave the particles alone)
+  const r = await post('/api/scene', { name: 'dam_break', particles: 3000 });
+  assert.equal(r.status, 200, r.text);
+});
+after(async () => { await stopAll(); });
+
+let cubeId = 0;
+
+test('a mesh in each format: binary and ASCII STL, OBJ, binary glTF; GET /api/meshes lists them', async () => {
+  const c = cube();
+  const ids = [];
+  for (const [bytes, type] of [[stlBinary(c), 'model/stl'], [stlAscii(c), 'model/stl'], [obj(c), 'model/obj'], [glb(c), 'model/gltf-binary']]) {
+    const r = await upload(bytes, type);
+    assert.equal(r.status, 200, `${type}: ${r.text}`);
+    assert.deepEqual([r.json.triangles, r.json.vertices, r.json.closed, r.json.format], [12, 8, true, type], r.text);
+    assert.deepEqual(r.json.bounds, { min: [-0.5, -0.5, -0.5], max: [0.5, 0.5, 0.5] });
+    ids.push(r.json.id);
+  }
+  assert.equal(new Set(ids).size, 4, 'four ids');
+  const listed = await meshes();
+  assert.deepEqual(listed.map((m) => m.id), ids);
+  cubeId = ids[0];
+  // an open mesh (a cube without its top) is held as a thin shell: closed false
+  const open = cube();
+  open.T = open.T.filter((_, i) => i !== 6 && i !== 7);
+  const r = await upload(stlBinary(open), 'model/stl');
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual([r.json.triangles, r.json.closed], [10, false]);
+});
+
+test('bad files: 400 with the reason (413 past --mesh-max-mb), and nothing stored', async () => {
+  const before0 = await meshes();
+  const c = cube();
+  const nan = cube();
+  nan.V[3] = [NaN, 0.5, -0.5];
+  const flat = cube();
+  flat.T[0] = [0, 0, 4];
+  const many = { V: c.V, T: Array.from({ length: 200001 }, (_, i) => c.T[i % 12]) };
+  const cases = [
+    ['truncated binary STL', stlBinary(c).subarray(0, 84 + 50 * 5 + 20), 'model/stl', /mesh/],
+    ['a NaN vertex', stlBinary(nan), 'model/stl', /mesh|finite|nan/i],
+    ['a zero-area triangle', stlAscii(flat), 'model/stl', /degenerate|zero|area|mesh/i],
+    ['200001 triangles', stlBinary(many), 'model/stl', /200000|triangles/],
+    ['not a mesh (text as STL)', Buffer.from('hello, world\n'), 'model/stl', /mesh/],
+    ['not a mesh (bytes as glTF)', Buffer.from('glTF but not really, just bytes'), 'model/gltf-binary', /mesh/],
+    ['a truncated glTF', glb(c).subarray(0, 100), 'model/gltf-binary', /mesh/],
+    ['PLY', Buffer.from('ply\nformat ascii 1.0\nelement vertex 0\nend_header\n'), 'application/ply', /PLY is off/],
+    ['JSON', Buffer.from('{}'), 'application/json', /not a mesh this server reads/],
+  ];
+  for (const [what, bytes, type, why] of cases) {
+    const r = await upload(bytes, type);
+    assert.equal(r.status, 400, `${what}: ${r.status} ${r.text}`);
+    assert.equal(r.json.code, 'bad_request', what);
+    assert.match(r.json.error, why, what);
+    t_note(what, r.json.error);
+  }
+  // past --mesh-max-mb: answered on the headers, before any of the body is read
+  const big = await new Promise((resolve, reject) => {
+    let got = '';
+    const sock = rawConnect(s.port, () => sock.write(`POST /api/meshes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: model/stl\r\n` +
+      `Authorization: Bearer ${TOKEN}\r\nContent-Length: ${(16 << 20) + 1}\r\n\r\n`));
+    sock.setTimeout(WAIT, () => { sock.destroy(); reject(new Error(`no answer: ${got}`)); });
+    sock.on('data', (d) => { got += d; if (/\r\n\r\n[\s\S]*\}/.test(got)) { sock.destroy(); resolve(got); } });
+    sock.on('error', reject);
+    sock.on('close', () => resolve(got));
+  });
+  assert.match(big, /^HTTP\/1\.1 413/, big);
+  assert.match(big, /too large/);
+  assert.deepEqual(await meshes(), before0, 'the store is as it was');
+});
+function t_note(what, why) { process.stdout.write(`# ${what.padEnd(28)} -> ${why.slice(0, 110)}\n`); }
+
+test('obstacles: add, list, remove over REST; bad placements are 400 and change nothing', async () => {
+  const r = await post('/api/obstacles', { mesh: cubeId, pos: [1.5, 0.3, 0.3], scale: 0.2 });
+  assert.equal(r.status, 200, r.text);
+  const id = r.json.id;
+  let list = await obstacles();
+  assert.equal(list.length, 1);
+  const o = list[0];
+  assert.deepEqual([o.id, o.closed, o.triangles, o.scale.toFixed(3)], [id, true, 12, '0.200']);
+  assert.ok(Math.abs(o.bounds.min[0] - 1.4) < 1e-5 && Math.abs(o.bounds.max[1] - 0.4) < 1e-5, JSON.stringify(o.bounds));
+  const bad = [
+    [{ mesh: 999999, pos: [1, 0.3, 0.3] }, 404, /unknown mesh/],
+    [{ mesh: cubeId, pos: [1, 0.3, 0.3], scale: 0 }, 400, /scale/],
+    [{ mesh: cubeId, pos: [1, 0.3, 0.3], rot: [0, 0, 0, 0] }, 400, /rot/],
+    [{ mesh: cubeId, pos: [500, 500, 500], scale: 0.2 }, 400, /outside the domain/],
+    [{ mesh: cubeId, fit: true, scale: 2 }, 400, /not both/],
+    [{ mesh: cubeId }, 400, /missing field 'pos'/],
+    [{ mesh: cubeId, pos: [1, 'x', 0.3] }, 400, /pos/],
+    [{ mesh: cubeId, pos: [1, 0.3, 0.3], colour: 'red' }, 400, /unknown field/],
+  ];
+  for (const [body, status, why] of bad) {
+    const b = await post('/api/obstacles', body);
+    assert.equal(b.status, status, `${JSON.stringify(body)}: ${b.text}`);
+    assert.match(b.json.error, why, JSON.stringify(body));
+  }
+  assert.deepEqual(await obstacles(), list, 'the refused placements changed nothing');
+  // fit: the mesh takes half of the box on its tightest axis, centred in the box
+  const f = await post('/api/obstacles', { mesh: cubeId, fit: true });
+  assert.equal(f.status, 200, f.text);
+  list = await obstacles();
+  const fitted = list.find((x) => x.id === f.json.id);
+  const c = new Client0();
+  const hello = await c.hello();
+  const [lx, ly, lz, hx, hy, hz] = hello.bounds;
+  const half = 0.5 * Math.min(hx - lx, hy - ly, hz - lz);
+  const side = fitted.bounds.max.map((x, k) => x - fitted.bounds.min[k]);
+  for (const k of [0, 1, 2]) {
+    assert.ok(Math.abs(side[k] - half) < 1e-4, `fitted side ${side[k]} vs ${half}`);
+    assert.ok(Math.abs(0.5 * (fitted.bounds.max[k] + fitted.bounds.min[k]) - 0.5 * ([lx, ly, lz][k] + [hx, hy, hz][k])) < 1e-4, 'centred');
+  }
+  c.close();
+  for (const x of [id, f.json.id]) {
+    const d = await http(s, 'DELETE', `/api/obstacles/${x}`, { headers: ADMIN });
+    assert.equal(d.status, 200, d.text);
+    assert.equal(d.json.id, x);
+  }
+  const again = await http(s, 'DELETE', `/api/obstacles/${id}`, { headers: ADMIN });
+  assert.equal(again.status, 404);
+  assert.deepEqual(await obstacles(), []);
+});
+
+// A WebSocket client on the default room with the token (its hello has the box).
+class Client0 {
+  async hello() {
+    this.c = await connect(s, { url: `${s.wsUrl}?token=${TOKEN}` });
+    return this.c.next((m) => m.type === 'hello');
+  }
+  close() { this.c.close(); }
+}
+
+test('obstacles over the WebSocket: obstacle_add and obstacle_remove', async () => {
+  const c = await connect(s, { url: `${s.wsUrl}?token=${TOKEN}` });
+  await c.next((m) => m.type === 'hello');
+  const r = await c.command({ type: 'obstacle_add', mesh: cubeId, pos: [1.5, 0.3, 0.3], rot: [1, 0, 0, 0], scale: 0.1 });
+  assert.equal(r.ok, true, r.error);
+  assert.ok(Number.isInteger(r.id));
+  assert.deepEqual((await obstacles()).map((o) => o.id), [r.id]);
+  const bad = await c.command({ type: 'obstacle_add', mesh: cubeId, pos: [1.5, 0.3, 0.3], scale: -1 });
+  assert.equal(bad.ok, false);
+  assert.equal(bad.code, 'bad_request');
+  const rm = await c.command({ type: 'obstacle_remove', id: r.id });
+  assert.equal(rm.ok, true, rm.error);
+  assert.deepEqual(await obstacles(), []);
+  const list = await c.command({ type: 'get_obstacles' });
+  assert.equal(list.ok, false);
+  assert.match(list.error, /REST only/);
+  c.close();
+});
+
+test('a dam break against a closed cube obstacle: no particle inside it; a snapshot brings it back', async () => {
+  assert.equal((await post('/api/scene', { name: 'dam_break', particles: 3000 })).status, 200);
+  const c = new Client0();
+  const hello = await c.hello();
+  c.close();
+  const [lx, ly, lz, hx, , hz] = hello.bounds;
+  const side = 0.3 * Math.min(hx - lx, hz - lz);
+  const centre = [lx + 0.6 * (hx - lx), ly + side / 2, (lz + hz) / 2];
+  const r = await post('/api/obstacles', { mesh: cubeId, pos: centre, scale: side });
+  assert.equal(r.status, 200, r.text);
+  const tol = 0.25 * hello.spacing; // the distance field's sampling; a particle that crossed the wall is deeper
+  const inside = (p) => [0, 1, 2].every((k) => Math.abs(p[k] - centre[k]) < side / 2 - tol);
+  const t0 = (await get(s, '/api/stats')).json;
+  let checks = 0, reached = 0, lastTick = -1;
+  await until(async () => {
+    const page = (await get(s, '/api/particles?offset=0&limit=10000')).json;
+    if (page.tick >= lastTick + 10) { // every 10 ticks at most
+      lastTick = page.tick;
+      checks++;
+      let near = 0;
+      for (let i = 0; i < page.count; i++) {
+        const p = page.positions[i];
+        assert.ok(!inside(p), `particle ${page.ids[i]} inside the cube at tick ${page.tick}: ${p}`);
+        if ([0, 1, 2].every((k) => Math.abs(p[k] - centre[k]) < side / 2 + 2 * hello.spacing)) near++;
+      }
+      reached = Math.max(reached, near);
+    }
+    return (await get(s, '/api/stats')).json.sim_time >= t0.sim_time + 3;
+  }, 'three simulated seconds', { everyMs: 20 });
+  process.stdout.write(`# ${checks} checks of 3000 particles over 3 s: none inside; up to ${reached} against the cube\n`);
+  assert.ok(checks >= 5, `${checks} checks`);
+  assert.ok(reached > 20, `the water reached the cube (${reached} particles against it)`);
+  // the snapshot carries it: removed, then restored
+  const snap = await fetch(`${s.base}/api/snapshot`, { headers: ADMIN });
+  const doc = Buffer.from(await snap.arrayBuffer());
+  assert.equal(snap.status, 200);
+  const before0 = await obstacles();
+  assert.equal((await http(s, 'DELETE', `/api/obstacles/${r.json.id}`, { headers: ADMIN })).status, 200);
+  assert.deepEqual(await obstacles(), []);
+  const back = await fetch(`${s.base}/api/snapshot`, { method: 'POST', body: doc, headers: { 'content-type': 'application/msgpack', ...ADMIN } });
+  assert.equal(back.status, 200, await back.text());
+  const after0 = await obstacles();
+  assert.deepEqual(after0.map(({ id, pos, rot, scale, bounds, grid, cell }) => ({ id, pos, rot, scale, bounds, grid, cell })),
+    before0.map(({ id, pos, rot, scale, bounds, grid, cell }) => ({ id, pos, rot, scale, bounds, grid, cell })));
+});
+
+test('roles: uploading needs an editor, placing and removing a player; a viewer may list', async () => {
+  assert.equal((await post('/api/rooms', { name: 'mr', scene: 'dam_break', particles: 1000, public_role: 'viewer' })).status, 201);
+  const inv = {};
+  for (const role of ['player', 'editor']) inv[role] = { authorization: `Bearer ${(await post('/api/rooms/mr/invites', { role })).json.token}` };
+  const stl = stlBinary(cube());
+  const v = await upload(stl, 'model/stl', { room: 'mr', headers: {} });
+  assert.equal(v.status, 403, v.text);
+  assert.match(v.json.error, /'POST \/api\/meshes' needs the editor role; this connection is a viewer/);
+  const p = await upload(stl, 'model/stl', { room: 'mr', headers: inv.player });
+  assert.equal(p.status, 403, p.text);
+  assert.match(p.json.error, /needs the editor role; this connection is a player/);
+  assert.deepEqual((await get(s, '/api/rooms/mr/meshes')).json.meshes, [], 'the refused uploads stored nothing');
+  const e = await upload(stl, 'model/stl', { room: 'mr', headers: inv.editor });
+  assert.equal(e.status, 200, e.text);
+  assert.deepEqual((await get(s, '/api/meshes')).json.meshes.some((m) => m.id === e.json.id && m.triangles === 12), true,
+    'the default room has meshes of its own (ids count per room)');
+  const place = { mesh: e.json.id, pos: [0.5, 0.3, 0.3], scale: 0.1 };
+  const pv = await http(s, 'POST', '/api/rooms/mr/obstacles', { body: place });
+  assert.equal(pv.status, 403, pv.text);
+  assert.match(pv.json.error, /needs the player role; this connection is a viewer/);
+  assert.deepEqual((await get(s, '/api/rooms/mr/obstacles')).json.obstacles, []);
+  const pp = await http(s, 'POST', '/api/rooms/mr/obstacles', { body: place, headers: inv.player });
+  assert.equal(pp.status, 200, pp.text);
+  const dv = await http(s, 'DELETE', `/api/rooms/mr/obstacles/${pp.json.id}`);
+  assert.equal(dv.status, 403, dv.text);
+  assert.equal((await get(s, '/api/rooms/mr/obstacles')).json.obstacles.length, 1);
+  const dp = await http(s, 'DELETE', `/api/rooms/mr/obstacles/${pp.json.id}`, { headers: inv.player });
+  assert.equal(dp.status, 200, dp.text);
+  // the default room's mesh ids are not the room's: an id from another room is unknown here
+  const other = await http(s, 'POST', '/api/rooms/mr/obstacles', { body: { ...place, mesh: 999 }, headers: inv.player });
+  assert.equal(other.status, 404, other.text);
+});
