@@ -59,7 +59,7 @@ const role_command_row role_commands[] = {
     ROW(CMD_RECORD_START, ROLE_EDITOR),
     ROW(CMD_RECORD_STOP, ROLE_EDITOR),
     ROW(CMD_PACE, ROLE_VIEWER),
-    ROW(CMD_MESH_UPLOAD, ROLE_EDITOR),
+    ROW(CMD_MESH_UPLOAD, ROLE_PLAYER), /* a player's dropped file becomes an obstacle or a body: the store is bounded */
     ROW(CMD_OBSTACLE_ADD, ROLE_PLAYER),
     ROW(CMD_OBSTACLE_REMOVE, ROLE_PLAYER),
     ROW(CMD_GET_OBSTACLES, ROLE_VIEWER),
@@ -108,7 +108,7 @@ const role_route_row role_routes[] = {
     {"POST", "/api/recordings/stop", ROLE_EDITOR},
     {"GET", "/api/recordings/{name}", ROLE_VIEWER},
     {"GET", "/api/meshes", ROLE_VIEWER},
-    {"POST", "/api/meshes", ROLE_EDITOR},
+    {"POST", "/api/meshes", ROLE_PLAYER},
     {"GET", "/api/obstacles", ROLE_VIEWER},
     {"POST", "/api/obstacles", ROLE_PLAYER},
     {"DELETE", "/api/obstacles/{id}", ROLE_PLAYER},

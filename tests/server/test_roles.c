@@ -32,12 +32,12 @@ static void test_every_kind_has_a_row(void) {
 /* The roles of the rooms' design, written out again by kind. */
 static void test_kinds_by_role(void) {
     static const cmd_kind viewer[] = {CMD_CURSOR, CMD_KEYFRAME, CMD_PACE, CMD_AUTH, CMD_GET_OBSTACLES};
-    static const cmd_kind player[] = {CMD_PUSH,         CMD_BODY_GRAB,      CMD_BODY_DRAG,    CMD_BODY_RELEASE,
-                                      CMD_BODY_IMPULSE, CMD_BODY_CREATE,    CMD_BODY_DESTROY, CMD_HEAT,
-                                      CMD_OBSTACLE_ADD, CMD_OBSTACLE_REMOVE};
-    static const cmd_kind editor[] = {CMD_SET_PARAM, CMD_EMITTER,      CMD_LOAD_SCENE,  CMD_SET_SOLVER,
-                                      CMD_HEATER,    CMD_PAUSE,        CMD_RESUME,      CMD_STEP,
-                                      CMD_RESTORE,   CMD_RECORD_START, CMD_RECORD_STOP, CMD_MESH_UPLOAD};
+    static const cmd_kind player[] = {CMD_PUSH,         CMD_BODY_GRAB,       CMD_BODY_DRAG,    CMD_BODY_RELEASE,
+                                      CMD_BODY_IMPULSE, CMD_BODY_CREATE,     CMD_BODY_DESTROY, CMD_HEAT,
+                                      CMD_OBSTACLE_ADD, CMD_OBSTACLE_REMOVE, CMD_MESH_UPLOAD};
+    static const cmd_kind editor[] = {CMD_SET_PARAM, CMD_EMITTER,      CMD_LOAD_SCENE, CMD_SET_SOLVER,
+                                      CMD_HEATER,    CMD_PAUSE,        CMD_RESUME,     CMD_STEP,
+                                      CMD_RESTORE,   CMD_RECORD_START, CMD_RECORD_STOP};
     const struct {
         const cmd_kind *k;
         size_t n;
