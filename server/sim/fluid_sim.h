@@ -419,10 +419,15 @@ fs_status fs_mesh_mass_properties(const fs_mesh *m, fs_mass_props *out, fs_error
  * as they meet the bodies (Clavet 2005, Eq. 9-12: friction and stickiness of
  * each material).  A closed mesh is a solid; an open one a thin shell of one
  * particle spacing (which a fast particle may cross in one step).
+ * The MPS solver makes wall particles of them, in the two layers of its
+ * box walls (fs_mps_info.walls counts them): the points of a lattice of the
+ * spacing, aligned to the placed mesh's bounding box, that lie under the
+ * field's surface by less than two spacings (layer 1 + floor(depth /
+ * spacing)); an open mesh's shell gives one layer.  Adding one to an mps
+ * world removes the particles inside it (as fs_world_mps_add_obstacle does).
  * Obstacles belong to the domain: fs_world_reset, scene loads and snapshot
- * restores clear them (snapshots do not carry them).  The MPS solver has no
- * mesh obstacles: adding one to an mps world, or switching a world with one
- * to mps, is refused.  Allocates: not a step-loop call. */
+ * restores clear them (snapshots do not carry them).  Allocates: not a
+ * step-loop call. */
 #define FS_MAX_OBSTACLES 16
 #define FS_OBSTACLE_MAX_NODES 8000000 /* distance samples of one obstacle */
 #define FS_OBSTACLE_MIN_SCALE 1e-4f
@@ -442,8 +447,8 @@ typedef struct fs_obstacle_state {
  * fails fs_mesh_check, a rotation that is not finite or is zero (it is
  * normalised), a scale outside FS_OBSTACLE_MIN_SCALE..MAX_SCALE, a placed
  * mesh outside +-FS_DOMAIN_MAX_COORD or wholly outside the domain's box, a
- * grid of more than FS_OBSTACLE_MAX_NODES, FS_MAX_OBSTACLES already, the mps
- * solver. */
+ * grid of more than FS_OBSTACLE_MAX_NODES, FS_MAX_OBSTACLES already, no
+ * memory for the mps solver's wall particles. */
 int64_t fs_world_add_obstacle(fs_world *w, const fs_mesh *mesh, fs_vec3 pos, fs_quat rot, float scale, fs_error *err);
 bool fs_world_remove_obstacle(fs_world *w, uint32_t id);
 int fs_world_obstacle_count(const fs_world *w);
@@ -579,11 +584,13 @@ typedef struct fs_clavet_def {
 } fs_clavet_def;
 
 /* ---- The MPS solver's extras (Premoze et al. 2003) ---------------------
- * Solid walls are fixed particles in two layers (the box, and box
- * obstacles added here; the first layer mirrors the pressure); they live in the solver, not among the world's
- * particles.  Obstacles belong to the domain: fs_world_reset and scene loads
- * clear them.  Refused (FS_ERR_ARG) when the world's solver is not "mps".
- * Allocates: not a step-loop call. */
+ * Solid walls are fixed particles in two layers (the box, box obstacles
+ * added here and the world's mesh obstacles, fs_world_add_obstacle; the
+ * first layer mirrors the pressure); they live in the solver, not among the
+ * world's particles.  A particle's centre is kept out of a box obstacle and
+ * 3/8 of a distance-grid cell out of a mesh obstacle (the most the sampled
+ * field overestimates the distance, at a convex corner).  Obstacles belong to the domain: fs_world_reset and scene
+ * loads clear them.  Refused (FS_ERR_ARG) when the world's solver is not "mps". Allocates: not a step-loop call. */
 fs_status fs_world_mps_add_obstacle(fs_world *w, fs_vec3 lo, fs_vec3 hi, fs_error *err);
 typedef struct fs_mps_info {
     float l0, re_n, re_lap;   /* spacing, number-density and Laplacian radii [m] */

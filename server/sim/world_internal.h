@@ -150,6 +150,7 @@ struct fs_world {
     fs_obstacle obstacles[FS_MAX_OBSTACLES]; /* in id order */
     int nobstacles;
     uint32_t next_obstacle_id;
+    uint32_t obstacles_gen; /* counts changes to the obstacles: boundaries built from them (MPS walls) */
 
     bool paused;
     int pending_steps;

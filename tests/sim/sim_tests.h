@@ -70,7 +70,10 @@
     X(obstacle_dam_break_clavet, test_obstacle_dam_break_clavet)                                                       \
     X(obstacle_dam_break_unified, test_obstacle_dam_break_unified)                                                     \
     X(obstacle_cube_vs_box_clavet, test_obstacle_cube_vs_box_clavet)                                                   \
-    X(obstacle_cube_vs_box_unified, test_obstacle_cube_vs_box_unified)
+    X(obstacle_cube_vs_box_unified, test_obstacle_cube_vs_box_unified)                                                 \
+    X(obstacle_dam_break_mps, test_obstacle_dam_break_mps)                                                             \
+    X(obstacle_cube_vs_box_mps, test_obstacle_cube_vs_box_mps)                                                         \
+    X(obstacle_mps_tank, test_obstacle_mps_tank)
 
 /* Counts the heap's bytes with glibc's mallinfo2, which AddressSanitizer's
  * allocator does not keep. */
