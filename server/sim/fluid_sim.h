@@ -315,12 +315,14 @@ typedef struct fs_quat {
     float w, x, y, z;
 } fs_quat;
 
-typedef enum fs_shape { FS_SHAPE_SPHERE = 0, FS_SHAPE_BOX, FS_SHAPE_CAPSULE } fs_shape;
+/* FS_SHAPE_MESH: a closed triangle mesh ("Mesh bodies", below). */
+typedef enum fs_shape { FS_SHAPE_SPHERE = 0, FS_SHAPE_BOX, FS_SHAPE_CAPSULE, FS_SHAPE_MESH } fs_shape;
 
 typedef struct fs_body_def {
     fs_shape shape;
     /* box: half extents; sphere: size.x is the radius; capsule: size.x the
-     * radius, size.y half the length of its axis (the local y axis) */
+     * radius, size.y half the length of its axis (the local y axis); mesh:
+     * not read (the mesh gives it) */
     fs_vec3 size;
     float density; /* kg/m^3 (water is 1000) */
     fs_vec3 pos;
@@ -328,6 +330,11 @@ typedef struct fs_body_def {
     fs_vec3 vel, ang_vel;
     bool is_static;
     float friction; /* Coulomb, against bodies and walls */
+    /* FS_SHAPE_MESH only: the mesh (copied) and its uniform scale; pos, rot
+     * and scale place it as an obstacle is placed (x = pos + rot (scale
+     * x_mesh)).  Default NULL and 1. */
+    const struct fs_mesh *mesh;
+    float scale;
 } fs_body_def;
 fs_body_def fs_default_body_def(void);
 /* The ranges fs_world_create_body holds a definition to (a snapshot's bodies
@@ -344,9 +351,10 @@ fs_body_def fs_default_body_def(void);
 typedef struct fs_body_state {
     uint32_t id;
     fs_shape shape;
-    fs_vec3 size;
+    fs_vec3 size; /* as in fs_body_def; a mesh body: the half extents of its box about pos, in its frame */
     bool is_static, grabbed;
     float mass, density;
+    fs_vec3 inertia; /* principal moments of inertia, kg m^2, about the axes of rot (also for a static body) */
     fs_vec3 pos;
     fs_quat rot;
     fs_vec3 vel, ang_vel;
@@ -460,6 +468,35 @@ bool fs_world_obstacle_mesh(const fs_world *w, int index, fs_mesh *out);
  * solvers see it (the sampled field, negative inside; a large positive value
  * away from every obstacle), m: a diagnostic. */
 float fs_world_obstacle_distance(const fs_world *w, fs_vec3 point);
+
+/* ---- Mesh bodies ------------------------------------------------------------
+ * A rigid body of shape FS_SHAPE_MESH (fs_world_create_body, def.mesh and
+ * def.scale): its volume, centre and inertia tensor come from the closed
+ * mesh, integrated exactly (fs_mesh_mass_properties), times the density.
+ * The body's frame lies at the mesh's centre of mass along the principal
+ * axes of its inertia tensor (so fs_body_state's pos is the placed mesh's
+ * centre of mass, rot = def.rot times the principal axes' rotation, inertia
+ * the principal moments).  Particles meet it through its signed distance,
+ * sampled once on a grid in its frame as an obstacle's (cell half the
+ * particle spacing, coarser up to FS_BODY_MESH_MAX_NODES samples, over its
+ * box grown by 2 h), with each material's friction and stickiness (Clavet
+ * 2005 Sec. 6, Eq. 9-12, as the other shapes); other bodies and the walls
+ * through up to FS_BODY_MESH_SAMPLES points on its surface (its vertices,
+ * edge midpoints and triangle centroids, spread by farthest-point
+ * sampling) against their signed distance, and its field against theirs.
+ * Refused with a reason: a mesh that fails fs_mesh_check or is open (the
+ * reason names the open edge), a scale outside FS_OBSTACLE_MIN_SCALE..
+ * MAX_SCALE, placed half extents outside FS_BODY_MIN_SIZE..
+ * FS_BODY_MAX_HALF_EXTENT, a grid the work bound of an obstacle's refuses.
+ * The library copies the mesh; memory is taken when the body is created and
+ * given back when it is destroyed, never in the step.  Snapshots do not
+ * carry mesh bodies yet: restoring a snapshot that holds one is refused. */
+#define FS_BODY_MESH_SAMPLES 64
+#define FS_BODY_MESH_MAX_NODES 2000000
+/* The mesh of body `index` (in id order) in its frame (vertices relative to
+ * pos, along the axes of rot), valid until the body is destroyed; false
+ * when that body is not a mesh. */
+bool fs_world_body_mesh(const fs_world *w, int index, fs_mesh *out);
 
 /* ---- Scenes ------------------------------------------------------------- */
 typedef struct fs_scene_info {
