@@ -3,8 +3,9 @@
  * (create, destroy, query, impulse, grab and drag) and a snapshot's bodies'
  * checks.
  *
- * A body is a sphere, a box or a capsule with a density (so a mass and an
- * inertia tensor), a pose (position, unit quaternion) and a velocity.
+ * A body is a sphere, a box, a capsule or a closed mesh (body_mesh.c) with
+ * a density (so a mass and an inertia tensor), a pose (position, unit
+ * quaternion) and a velocity.
  * Collision of particles with a body uses the shape's analytic signed
  * distance (body_shapes.c); body-body and body-wall contacts use sample
  * spheres on each shape against the other's signed distance (the
@@ -29,6 +30,7 @@ fs_body_def fs_default_body_def(void) {
     d.density = 500.0f;
     d.rot = (fs_quat){1, 0, 0, 0};
     d.friction = 0.5f;
+    d.scale = 1.0f;
     return d;
 }
 
@@ -61,17 +63,22 @@ int64_t fs_world_create_body(fs_world *w, const fs_body_def *d, fs_error *err) {
         SETERR(err, "body: the world holds %d bodies already (the most)", FS_MAX_BODIES);
         return -1;
     }
-    if ((int)d->shape < 0 || d->shape > FS_SHAPE_CAPSULE) {
+    if ((int)d->shape < 0 || d->shape > FS_SHAPE_MESH) {
         SETERR(err, "body: unknown shape %d", (int)d->shape);
         return -1;
     }
-    if (!finite3(d->size) || !finite3(d->pos) || !finite3(d->vel) || !finite3(d->ang_vel) || !isfinite(d->density) ||
-        !isfinite(d->friction) || !isfinite(d->rot.w) || !isfinite(d->rot.x) || !isfinite(d->rot.y) ||
-        !isfinite(d->rot.z)) {
+    const bool mesh = d->shape == FS_SHAPE_MESH;
+    if (mesh && !d->mesh) {
+        SETERR(err, "body: a mesh body needs a mesh");
+        return -1;
+    }
+    if ((!mesh && !finite3(d->size)) || !finite3(d->pos) || !finite3(d->vel) || !finite3(d->ang_vel) ||
+        !isfinite(d->density) || !isfinite(d->friction) || !isfinite(d->rot.w) || !isfinite(d->rot.x) ||
+        !isfinite(d->rot.y) || !isfinite(d->rot.z)) {
         SETERR(err, "body: every number must be finite");
         return -1;
     }
-    if (!size_within(d->shape, d->size)) {
+    if (!mesh && !size_within(d->shape, d->size)) {
         SETERR(err, "body: sizes must be within %g..%g m", FS_BODY_MIN_SIZE, FS_BODY_MAX_HALF_EXTENT);
         return -1;
     }
@@ -89,7 +96,7 @@ int64_t fs_world_create_body(fs_world *w, const fs_body_def *d, fs_error *err) {
     }
     fs_body b;
     memset(&b, 0, sizeof b);
-    b.id = w->next_body_id++;
+    b.id = w->next_body_id;
     b.shape = d->shape;
     b.size = d->size;
     if (b.shape == FS_SHAPE_SPHERE) b.size.y = b.size.z = b.size.x;
@@ -101,16 +108,19 @@ int64_t fs_world_create_body(fs_world *w, const fs_body_def *d, fs_error *err) {
     b.vel = d->is_static ? (v3){0, 0, 0} : d->vel;
     b.vel_eff = b.vel;
     b.ang = d->is_static ? (v3){0, 0, 0} : d->ang_vel;
-    fs__body_set_mass(&b);
+    b.pos = d->pos;
+    /* a mesh: its data, and pos, rot and size from the placed mesh (body_mesh.c) */
+    if (mesh && fs__body_mesh_make(w, d, &b, err) != FS_OK) return -1;
+    fs__body_set_mass(w, &b);
     /* keep the body inside the box: its axis-aligned extent, at most half the box */
-    v3 ext = fs__body_half_extent(&b);
+    v3 ext = fs__body_half_extent(w, &b);
     v3 lo = w->dom.box_min, hi = w->dom.box_max;
     float ex = fminf(ext.x, 0.5f * (hi.x - lo.x)), ey = fminf(ext.y, 0.5f * (hi.y - lo.y)),
           ez = fminf(ext.z, 0.5f * (hi.z - lo.z));
-    b.pos = d->pos;
     b.pos.x = fminf(fmaxf(b.pos.x, lo.x + ex), hi.x - ex);
     b.pos.y = fminf(fmaxf(b.pos.y, lo.y + ey), hi.y - ey);
     b.pos.z = fminf(fmaxf(b.pos.z, lo.z + ez), hi.z - ez);
+    w->next_body_id++;
     w->bodies[w->nbodies++] = b;
     return (int64_t)b.id;
 }
@@ -118,6 +128,7 @@ int64_t fs_world_create_body(fs_world *w, const fs_body_def *d, fs_error *err) {
 bool fs_world_destroy_body(fs_world *w, uint32_t id) {
     for (int i = 0; i < w->nbodies; i++)
         if (w->bodies[i].id == id) {
+            fs__body_mesh_release(w, &w->bodies[i]);
             memmove(&w->bodies[i], &w->bodies[i + 1], sizeof(fs_body) * (size_t)(w->nbodies - i - 1));
             w->nbodies--;
             w->ncontacts_prev = 0; /* indices changed: no warm start this step */
@@ -130,7 +141,11 @@ int fs_world_body_count(const fs_world *w) {
     return w->nbodies;
 }
 
-static void state_of(const fs_body *b, fs_body_state *o) {
+static void state_of(const fs_world *w, const fs_body *b, fs_body_state *o) {
+    fs_body dyn = *b; /* a static body's moments too */
+    dyn.is_static = false;
+    fs__body_set_mass(w, &dyn);
+    o->inertia = (fs_vec3){1.0f / dyn.inv_inertia.x, 1.0f / dyn.inv_inertia.y, 1.0f / dyn.inv_inertia.z};
     o->id = b->id;
     o->shape = b->shape;
     o->size = b->size;
@@ -146,14 +161,14 @@ static void state_of(const fs_body *b, fs_body_state *o) {
 
 bool fs_world_body_at(const fs_world *w, int index, fs_body_state *out) {
     if (index < 0 || index >= w->nbodies) return false;
-    state_of(&w->bodies[index], out);
+    state_of(w, &w->bodies[index], out);
     return true;
 }
 
 bool fs_world_body_get(const fs_world *w, uint32_t id, fs_body_state *out) {
     for (int i = 0; i < w->nbodies; i++)
         if (w->bodies[i].id == id) {
-            state_of(&w->bodies[i], out);
+            state_of(w, &w->bodies[i], out);
             return true;
         }
     return false;
@@ -249,7 +264,9 @@ fs_status fs__bodies_check(fs_body *bodies, int nb, uint32_t next_id, const fs_d
         fs_body *b = &bodies[k];
         const char *why = NULL;
         char range[80];
-        if ((int)b->shape < 0 || b->shape > FS_SHAPE_CAPSULE)
+        if (b->shape == FS_SHAPE_MESH)
+            why = "a mesh body (snapshots do not carry them)";
+        else if ((int)b->shape < 0 || b->shape > FS_SHAPE_CAPSULE)
             why = "shape is not sphere, box or capsule";
         else if (b->id >= next_id || (k > 0 && b->id <= bodies[k - 1].id))
             why = "id out of order or not below the next id";
@@ -279,8 +296,9 @@ fs_status fs__bodies_check(fs_body *bodies, int nb, uint32_t next_id, const fs_d
             return FS_ERR_ARG;
         }
         /* derived from shape, size, density: recomputed, not trusted */
-        fs__body_set_mass(b);
-        b->bound = fs__body_bound_radius(b);
+        b->mesh_slot = 0;
+        fs__body_set_mass(NULL, b);
+        b->bound = fs__body_bound_radius(NULL, b);
     }
     return fs__contacts_check(contacts, nc, nb, err);
 }

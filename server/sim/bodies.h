@@ -18,6 +18,9 @@ size_t fs__contact_size(void);
 #define FS_BODY_MAX_SPIN (10.0f * FS_BODY_RAIL_SPIN)   /* rad/s: ten times the step's rail */
 fs_status fs__bodies_check(fs_body *bodies, int nb, uint32_t next_id, const fs_domain *dom, const void *contacts,
                            int nc, fs_error *err);
+/* Frees every mesh body's data (body_mesh.c): before the bodies are
+ * emptied (fs_world_reset) and when the world is destroyed. */
+void fs__body_meshes_clear(fs_world *w);
 /* Algorithm 6 for one sub-step of dt, with per-material friction, stick
  * distance and strength, and particle mass; run fans work out (fs__run). */
 void fs__bodies_step(fs_world *w, float dt, float R, const float *mu, const float *stick_d, const float *stick_k,

@@ -45,7 +45,7 @@ static void find_contacts(fs_world *w) {
     for (int a = 0; a < w->nbodies; a++) {
         fs_body *A = &w->bodies[a];
         if (A->is_static) continue;
-        int ns = fs__body_samples(A, sc, sr);
+        int ns = fs__body_samples(w, A, sc, sr);
         /* walls: each sample sphere against the six faces */
         for (int s = 0; s < ns; s++) {
             v3 p = add(A->pos, qrot(A->rot, sc[s]));
@@ -66,10 +66,10 @@ static void find_contacts(fs_world *w) {
             for (int pass = 0; pass < 2; pass++) {
                 /* pass 0: A's samples in B; pass 1: B's samples in A (normal flipped) */
                 fs_body *S = pass ? B : A, *D = pass ? A : B;
-                int m = fs__body_samples(S, sc, sr);
+                int m = fs__body_samples(w, S, sc, sr);
                 for (int s = 0; s < m; s++) {
                     v3 p = add(S->pos, qrot(S->rot, sc[s])), n;
-                    float d = sdf_world(D, p, &n) - sr[s];
+                    float d = sdf_world(w, D, p, &n) - sr[s];
                     if (d >= CONTACT_MARGIN) continue;
                     /* normal from D towards S; contact point on S's surface */
                     v3 cp = sub(p, mul(n, sr[s]));

@@ -8,24 +8,44 @@
 
 #include "body_math.h"
 
-/* body_shapes.c.  Distance from local point p to the surface (negative
- * inside) and the outward unit normal (local). */
-float fs__body_sdf_local(const fs_body *b, v3 p, v3 *n);
+/* body_shapes.c.  w gives a mesh body its data (fs_world.body_meshes);
+ * the analytic shapes do not read it.  Distance from local point p to the
+ * surface (negative inside) and the outward unit normal (local). */
+float fs__body_sdf_local(const fs_world *w, const fs_body *b, v3 p, v3 *n);
 /* Bounding radius about the centre. */
-float fs__body_bound_radius(const fs_body *b);
+float fs__body_bound_radius(const fs_world *w, const fs_body *b);
 /* Half extents of the body's world-axis-aligned bounding box. */
-v3 fs__body_half_extent(const fs_body *b);
+v3 fs__body_half_extent(const fs_world *w, const fs_body *b);
 /* Sample spheres (local centre, radius) on the shape for body contacts,
  * at most FS_BODY_SAMPLES; returns how many. */
-#define FS_BODY_SAMPLES 26
-int fs__body_samples(const fs_body *b, v3 *c, float *r);
-/* Mass and inertia from shape, size and density (none for a static body). */
-void fs__body_set_mass(fs_body *b);
+#define FS_BODY_SAMPLES FS_BODY_MESH_SAMPLES
+int fs__body_samples(const fs_world *w, const fs_body *b, v3 *c, float *r);
+/* Mass and inertia from shape, size and density (none for a static body);
+ * w may be NULL for the analytic shapes. */
+void fs__body_set_mass(const fs_world *w, fs_body *b);
+
+/* body_mesh.c: a mesh body's data, made when it is created (b's pos, rot,
+ * size and mesh_slot set from the definition's mesh, scale, pos, rot) and
+ * released when it is destroyed (or the world reset: bodies.h). */
+typedef struct fs_mesh_body fs_mesh_body;
+fs_status fs__body_mesh_make(fs_world *w, const fs_body_def *d, fs_body *b, fs_error *err);
+void fs__body_mesh_release(fs_world *w, fs_body *b);
+/* Its signed distance and outward normal in its frame, bounding radius,
+ * half extents about the centre, contact samples, and volume and principal
+ * moments at unit density. */
+float fs__mesh_body_sdf(const fs_mesh_body *m, v3 p, v3 *n);
+float fs__mesh_body_bound(const fs_mesh_body *m);
+v3 fs__mesh_body_half(const fs_mesh_body *m);
+int fs__mesh_body_samples(const fs_mesh_body *m, v3 *c, float *r);
+void fs__mesh_body_unit_mass(const fs_mesh_body *m, double *volume, v3 *moments);
+static inline const fs_mesh_body *fs__mesh_of(const fs_world *w, const fs_body *b) {
+    return w->body_meshes[b->mesh_slot - 1];
+}
 
 /* World-space signed distance and normal at the body's current pose. */
-static inline float sdf_world(const fs_body *b, v3 x, v3 *n) {
+static inline float sdf_world(const fs_world *w, const fs_body *b, v3 x, v3 *n) {
     v3 nl;
-    float d = fs__body_sdf_local(b, qrot_inv(b->rot, sub(x, b->pos)), &nl);
+    float d = fs__body_sdf_local(w, b, qrot_inv(b->rot, sub(x, b->pos)), &nl);
     *n = qrot(b->rot, nl);
     return d;
 }

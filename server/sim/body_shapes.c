@@ -1,14 +1,16 @@
-/* body_shapes.c - the rigid bodies' shapes (sphere, box, capsule): the
- * analytic signed distance in the body frame, bounding radius and box, the
- * sample spheres body contacts test, and mass and inertia from the
- * density. */
+/* body_shapes.c - the rigid bodies' shapes (sphere, box, capsule, and a
+ * mesh's, whose data body_mesh.c makes): the signed distance in the body
+ * frame, bounding radius and box, the sample spheres body contacts test,
+ * and mass and inertia from the density. */
 #include "body_internal.h"
 
 /* ---- shapes: signed distance in the body frame ---------------------------- */
 /* Distance from local point p to the surface (negative inside) and the
  * outward unit normal (local). */
-float fs__body_sdf_local(const fs_body *b, v3 p, v3 *n) {
+float fs__body_sdf_local(const fs_world *w, const fs_body *b, v3 p, v3 *n) {
     switch (b->shape) {
+    case FS_SHAPE_MESH:
+        return fs__mesh_body_sdf(fs__mesh_of(w, b), p, n);
     case FS_SHAPE_SPHERE: {
         float l = len(p);
         *n = l > 1e-9f ? mul(p, 1.0f / l) : (v3){0, 1, 0};
@@ -48,8 +50,10 @@ float fs__body_sdf_local(const fs_body *b, v3 p, v3 *n) {
 }
 
 /* Bounding radius about the centre. */
-float fs__body_bound_radius(const fs_body *b) {
+float fs__body_bound_radius(const fs_world *w, const fs_body *b) {
     switch (b->shape) {
+    case FS_SHAPE_MESH:
+        return fs__mesh_body_bound(fs__mesh_of(w, b));
     case FS_SHAPE_SPHERE:
         return b->size.x;
     case FS_SHAPE_CAPSULE:
@@ -60,7 +64,7 @@ float fs__body_bound_radius(const fs_body *b) {
 }
 
 /* Half extents of the body's world-axis-aligned bounding box. */
-v3 fs__body_half_extent(const fs_body *b) {
+v3 fs__body_half_extent(const fs_world *w, const fs_body *b) {
     v3 ax = qrot(b->rot, (v3){1, 0, 0}), ay = qrot(b->rot, (v3){0, 1, 0}), az = qrot(b->rot, (v3){0, 0, 1});
     switch (b->shape) {
     case FS_SHAPE_SPHERE:
@@ -69,8 +73,8 @@ v3 fs__body_half_extent(const fs_body *b) {
         float r = b->size.x, hl = b->size.y;
         return (v3){fabsf(ay.x) * hl + r, fabsf(ay.y) * hl + r, fabsf(ay.z) * hl + r};
     }
-    default: {
-        v3 h = b->size;
+    default: { /* a box; a mesh: the box about its centre that holds it */
+        v3 h = b->shape == FS_SHAPE_MESH ? fs__mesh_body_half(fs__mesh_of(w, b)) : b->size;
         return (v3){fabsf(ax.x) * h.x + fabsf(ay.x) * h.y + fabsf(az.x) * h.z,
                     fabsf(ax.y) * h.x + fabsf(ay.y) * h.y + fabsf(az.y) * h.z,
                     fabsf(ax.z) * h.x + fabsf(ay.z) * h.y + fabsf(az.z) * h.z};
@@ -81,8 +85,9 @@ v3 fs__body_half_extent(const fs_body *b) {
 /* Sample spheres (local centre, radius) on the shape for body contacts:
  * box corners, edge midpoints and face centres; capsule axis points;
  * a sphere's centre. */
-int fs__body_samples(const fs_body *b, v3 *c, float *r) {
+int fs__body_samples(const fs_world *w, const fs_body *b, v3 *c, float *r) {
     int k = 0;
+    if (b->shape == FS_SHAPE_MESH) return fs__mesh_body_samples(fs__mesh_of(w, b), c, r);
     if (b->shape == FS_SHAPE_SPHERE) {
         c[0] = (v3){0, 0, 0}, r[0] = b->size.x;
         return 1;
@@ -106,11 +111,19 @@ int fs__body_samples(const fs_body *b, v3 *c, float *r) {
     return k; /* 8 corners + 12 edges + 6 faces */
 }
 
-void fs__body_set_mass(fs_body *b) {
+void fs__body_set_mass(const fs_world *w, fs_body *b) {
     float rho = b->density;
     v3 s = b->size;
     float m, ix, iy, iz;
     switch (b->shape) {
+    case FS_SHAPE_MESH: { /* exact over its tetrahedra (body_mesh.c), principal axes */
+        double vol;
+        v3 mo;
+        fs__mesh_body_unit_mass(fs__mesh_of(w, b), &vol, &mo);
+        m = (float)(rho * vol);
+        ix = rho * mo.x, iy = rho * mo.y, iz = rho * mo.z;
+        break;
+    }
     case FS_SHAPE_SPHERE:
         m = rho * 4.18879f * s.x * s.x * s.x;
         ix = iy = iz = 0.4f * m * s.x * s.x;

@@ -15,10 +15,10 @@
 /* Eq. 9-11 (and Eq. 12): the impulse I that the particle at x with velocity
  * v receives from body b, as a velocity change: v += dv.  Returns false when
  * the particle is out of reach. */
-static bool particle_impulse(const fs_body *b, v3 x, v3 v, float R, float mu, float stick_d, float stick_k, float dt,
-                             v3 *dv, float *depth, v3 *normal) {
+static bool particle_impulse(const fs_world *w, const fs_body *b, v3 x, v3 v, float R, float mu, float stick_d,
+                             float stick_k, float dt, v3 *dv, float *depth, v3 *normal) {
     v3 n;
-    float d = sdf_world(b, x, &n) - R; /* distance of the particle's surface */
+    float d = sdf_world(w, b, x, &n) - R; /* distance of the particle's surface */
     if (d >= stick_d) return false;
     v3 vp = add(b->vel, cross(b->ang, sub(x, b->pos))); /* body velocity at x */
     v3 rel = sub(v, vp);
@@ -96,7 +96,7 @@ static void body_particles(body_ctx *c, const fs_body *b, bool apply, v3 *J_out,
                 int m = p->mat[i];
                 v3 dv, n;
                 float d;
-                if (!particle_impulse(b, x, v, c->R, c->mu[m], c->stick_d[m], c->stick_k[m], c->dt, &dv, &d, &n))
+                if (!particle_impulse(w, b, x, v, c->R, c->mu[m], c->stick_d[m], c->stick_k[m], c->dt, &dv, &d, &n))
                     continue;
                 v3 Ji = mul(dv, -c->mass[m]); /* opposite of the particle's momentum change */
                 J = add(J, Ji);
@@ -106,7 +106,7 @@ static void body_particles(body_ctx *c, const fs_body *b, bool apply, v3 *J_out,
                 }
                 v3 x1 = add(x, mul(dv, c->dt)); /* x -= I dt (line 14) */
                 T = add(T, cross(sub(x1, b->pos), Ji));
-                float d2 = sdf_world(b, x1, &n) - c->R;
+                float d2 = sdf_world(w, b, x1, &n) - c->R;
                 if (d2 < 0) {
                     /* line 15: extract what is still inside.  A move of
                      * position only (the previous position moves with it):
@@ -176,7 +176,7 @@ void fs__bodies_step(fs_world *w, float dt, float R, const float *mu, const floa
     /* step 1: save the pose, apply gravity and the grab spring, advance */
     for (int k = 0; k < w->nbodies; k++) {
         fs_body *b = &w->bodies[k];
-        b->bound = fs__body_bound_radius(b);
+        b->bound = fs__body_bound_radius(w, b);
         b->pos0 = b->pos, b->rot0 = b->rot;
         if (b->is_static) continue;
         b->vel = add(b->vel, mul(g, dt));
@@ -236,7 +236,7 @@ float fs_world_body_penetration(const fs_world *w) {
         const fs_body *b = &w->bodies[k];
         for (int i = 0; i < w->n; i++) {
             v3 n;
-            float d = sdf_world(b, (v3){p->x[i], p->y[i], p->z[i]}, &n) - w->dom.particle_radius;
+            float d = sdf_world(w, b, (v3){p->x[i], p->y[i], p->z[i]}, &n) - w->dom.particle_radius;
             if (-d > worst) worst = -d;
         }
     }

@@ -315,12 +315,14 @@ typedef struct fs_quat {
     float w, x, y, z;
 } fs_quat;
 
-typedef enum fs_shape { FS_SHAPE_SPHERE = 0, FS_SHAPE_BOX, FS_SHAPE_CAPSULE } fs_shape;
+/* FS_SHAPE_MESH: a closed triangle mesh ("Mesh bodies", below). */
+typedef enum fs_shape { FS_SHAPE_SPHERE = 0, FS_SHAPE_BOX, FS_SHAPE_CAPSULE, FS_SHAPE_MESH } fs_shape;
 
 typedef struct fs_body_def {
     fs_shape shape;
     /* box: half extents; sphere: size.x is the radius; capsule: size.x the
-     * radius, size.y half the length of its axis (the local y axis) */
+     * radius, size.y half the length of its axis (the local y axis); mesh:
+     * not read (the mesh gives it) */
     fs_vec3 size;
     float density; /* kg/m^3 (water is 1000) */
     fs_vec3 pos;
@@ -328,6 +330,11 @@ typedef struct fs_body_def {
     fs_vec3 vel, ang_vel;
     bool is_static;
     float friction; /* Coulomb, against bodies and walls */
+    /* FS_SHAPE_MESH only: the mesh (copied) and its uniform scale; pos, rot
+     * and scale place it as an obstacle is placed (x = pos + rot (scale
+     * x_mesh)).  Default NULL and 1. */
+    const struct fs_mesh *mesh;
+    float scale;
 } fs_body_def;
 fs_body_def fs_default_body_def(void);
 /* The ranges fs_world_create_body holds a definition to (a snapshot's bodies
@@ -344,9 +351,10 @@ fs_body_def fs_default_body_def(void);
 typedef struct fs_body_state {
     uint32_t id;
     fs_shape shape;
-    fs_vec3 size;
+    fs_vec3 size; /* as in fs_body_def; a mesh body: the half extents of its box about pos, in its frame */
     bool is_static, grabbed;
     float mass, density;
+    fs_vec3 inertia; /* principal moments of inertia, kg m^2, about the axes of rot (also for a static body) */
     fs_vec3 pos;
     fs_quat rot;
     fs_vec3 vel, ang_vel;
@@ -419,11 +427,15 @@ fs_status fs_mesh_mass_properties(const fs_mesh *m, fs_mass_props *out, fs_error
  * as they meet the bodies (Clavet 2005, Eq. 9-12: friction and stickiness of
  * each material).  A closed mesh is a solid; an open one a thin shell of one
  * particle spacing (which a fast particle may cross in one step).
+ * The MPS solver makes wall particles of them, in the two layers of its
+ * box walls (fs_mps_info.walls counts them): the points of a lattice of the
+ * spacing, aligned to the placed mesh's bounding box, that lie under the
+ * field's surface by less than two spacings (layer 1 + floor(depth /
+ * spacing)); an open mesh's shell gives one layer.  Adding one to an mps
+ * world removes the particles inside it (as fs_world_mps_add_obstacle does).
  * Obstacles belong to the domain: fs_world_reset and scene loads clear
  * them; a snapshot carries them (each one's placement and placed mesh) and
- * a restore brings back the snapshot's.  The MPS solver has no
- * mesh obstacles: adding one to an mps world, or switching a world with one
- * to mps, is refused.  Allocates: not a step-loop call. */
+ * a restore brings back the snapshot's.  Allocates: not a step-loop call. */
 #define FS_MAX_OBSTACLES 16
 #define FS_OBSTACLE_MAX_NODES 8000000 /* distance samples of one obstacle */
 #define FS_OBSTACLE_MIN_SCALE 1e-4f
@@ -443,8 +455,8 @@ typedef struct fs_obstacle_state {
  * fails fs_mesh_check, a rotation that is not finite or is zero (it is
  * normalised), a scale outside FS_OBSTACLE_MIN_SCALE..MAX_SCALE, a placed
  * mesh outside +-FS_DOMAIN_MAX_COORD or wholly outside the domain's box, a
- * grid of more than FS_OBSTACLE_MAX_NODES, FS_MAX_OBSTACLES already, the mps
- * solver. */
+ * grid of more than FS_OBSTACLE_MAX_NODES, FS_MAX_OBSTACLES already, no
+ * memory for the mps solver's wall particles. */
 int64_t fs_world_add_obstacle(fs_world *w, const fs_mesh *mesh, fs_vec3 pos, fs_quat rot, float scale, fs_error *err);
 bool fs_world_remove_obstacle(fs_world *w, uint32_t id);
 int fs_world_obstacle_count(const fs_world *w);
@@ -456,6 +468,35 @@ bool fs_world_obstacle_mesh(const fs_world *w, int index, fs_mesh *out);
  * solvers see it (the sampled field, negative inside; a large positive value
  * away from every obstacle), m: a diagnostic. */
 float fs_world_obstacle_distance(const fs_world *w, fs_vec3 point);
+
+/* ---- Mesh bodies ------------------------------------------------------------
+ * A rigid body of shape FS_SHAPE_MESH (fs_world_create_body, def.mesh and
+ * def.scale): its volume, centre and inertia tensor come from the closed
+ * mesh, integrated exactly (fs_mesh_mass_properties), times the density.
+ * The body's frame lies at the mesh's centre of mass along the principal
+ * axes of its inertia tensor (so fs_body_state's pos is the placed mesh's
+ * centre of mass, rot = def.rot times the principal axes' rotation, inertia
+ * the principal moments).  Particles meet it through its signed distance,
+ * sampled once on a grid in its frame as an obstacle's (cell half the
+ * particle spacing, coarser up to FS_BODY_MESH_MAX_NODES samples, over its
+ * box grown by 2 h), with each material's friction and stickiness (Clavet
+ * 2005 Sec. 6, Eq. 9-12, as the other shapes); other bodies and the walls
+ * through up to FS_BODY_MESH_SAMPLES points on its surface (its vertices,
+ * edge midpoints and triangle centroids, spread by farthest-point
+ * sampling) against their signed distance, and its field against theirs.
+ * Refused with a reason: a mesh that fails fs_mesh_check or is open (the
+ * reason names the open edge), a scale outside FS_OBSTACLE_MIN_SCALE..
+ * MAX_SCALE, placed half extents outside FS_BODY_MIN_SIZE..
+ * FS_BODY_MAX_HALF_EXTENT, a grid the work bound of an obstacle's refuses.
+ * The library copies the mesh; memory is taken when the body is created and
+ * given back when it is destroyed, never in the step.  Snapshots do not
+ * carry mesh bodies yet: restoring a snapshot that holds one is refused. */
+#define FS_BODY_MESH_SAMPLES 64
+#define FS_BODY_MESH_MAX_NODES 2000000
+/* The mesh of body `index` (in id order) in its frame (vertices relative to
+ * pos, along the axes of rot), valid until the body is destroyed; false
+ * when that body is not a mesh. */
+bool fs_world_body_mesh(const fs_world *w, int index, fs_mesh *out);
 
 /* ---- Scenes ------------------------------------------------------------- */
 typedef struct fs_scene_info {
@@ -580,11 +621,13 @@ typedef struct fs_clavet_def {
 } fs_clavet_def;
 
 /* ---- The MPS solver's extras (Premoze et al. 2003) ---------------------
- * Solid walls are fixed particles in two layers (the box, and box
- * obstacles added here; the first layer mirrors the pressure); they live in the solver, not among the world's
- * particles.  Obstacles belong to the domain: fs_world_reset and scene loads
- * clear them.  Refused (FS_ERR_ARG) when the world's solver is not "mps".
- * Allocates: not a step-loop call. */
+ * Solid walls are fixed particles in two layers (the box, box obstacles
+ * added here and the world's mesh obstacles, fs_world_add_obstacle; the
+ * first layer mirrors the pressure); they live in the solver, not among the
+ * world's particles.  A particle's centre is kept out of a box obstacle and
+ * 3/8 of a distance-grid cell out of a mesh obstacle (the most the sampled
+ * field overestimates the distance, at a convex corner).  Obstacles belong to the domain: fs_world_reset and scene
+ * loads clear them.  Refused (FS_ERR_ARG) when the world's solver is not "mps". Allocates: not a step-loop call. */
 fs_status fs_world_mps_add_obstacle(fs_world *w, fs_vec3 lo, fs_vec3 hi, fs_error *err);
 typedef struct fs_mps_info {
     float l0, re_n, re_lap;   /* spacing, number-density and Laplacian radii [m] */

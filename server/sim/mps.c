@@ -422,7 +422,7 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
             float f = vmax / sqrtf(sp2);
             v[0] *= f, v[1] *= f, v[2] *= f;
         }
-        clamped += fs__mps_rails(s, lo, hi, x, v);         /* mps_walls.c */
+        clamped += fs__mps_rails(w, s, lo, hi, x, v);      /* mps_walls.c */
         w->nx[i] = x[0], w->ny[i] = x[1], w->nz[i] = x[2]; /* neighbours still read r* */
         p->vx[i] = v[0], p->vy[i] = v[1], p->vz[i] = v[2];
         s->p_slot[p->slot[i]] = P[i];
@@ -684,6 +684,7 @@ int fs_world_mps_fields(const fs_world *w, float *pressure, float *number_densit
     return n;
 }
 
-const fs_solver_ops fs__mps_ops = FS_SOLVER_OPS(mps, "mps",
-                                                "Premoze et al. 2003: Moving Particle Semi-implicit, pressure Poisson "
-                                                "equation by MIC-preconditioned CG, wall particles");
+const fs_solver_ops fs__mps_ops = {FS_SOLVER_OPS_FIELDS(mps, "mps",
+                                                        "Premoze et al. 2003: Moving Particle Semi-implicit, pressure "
+                                                        "Poisson equation by MIC-preconditioned CG, wall particles"),
+                                   .obstacles_changed = fs__mps_obstacles_changed};

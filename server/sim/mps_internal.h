@@ -35,8 +35,12 @@
 #define NC_MAX 48                  /* pairs within CLOSE l0 kept per particle (the lattice has 6, and walls add some) */
 #define WALL_LAYERS 2              /* layers of wall particles (docs/sim-notes.md, "Walls") */
 #define NNZ_PER_ROW 64             /* matrix room per row, on average (~33 at rest) */
-#define RMIN 0.3f          /* w(r) is evaluated at r >= RMIN l0: one close pair adds at most re/RMIN - 1 (6) to n */
-#define RAIL 0.25f         /* l0: how close to a face of the box a centre may come */
+#define RMIN 0.3f  /* w(r) is evaluated at r >= RMIN l0: one close pair adds at most re/RMIN - 1 (6) to n */
+#define RAIL 0.25f /* l0: how close to a face of the box a centre may come */
+/* cells of its field: how close to a mesh obstacle's surface a centre may come.  The field is trilinear between
+ * its samples, which reads a point inside a convex corner as outside by up to 3/8 of a cell (max(x, y, z) at a
+ * cell's centre: 7/8 against 1/2) */
+#define MESH_RAIL 0.375f
 #define PMIN_R 1.1f        /* l0: p^_i of Eq. 5 is the least pressure within this (the six nearest on the lattice) */
 #define PMIN_MARGIN 0.2f   /* rho |g| l0: the split gradient's p^_i lies this far under the least (sim-notes.md) */
 #define SURF_DEPTH 0.5f    /* l0: a free-surface particle's centre lies this far under the surface (Eq. 18's value) */
@@ -111,6 +115,7 @@ typedef struct mps_state {
     uint32_t built_epoch; /* walls built for this reset of the world ... */
     fs_domain built_dom;  /* ... and this domain */
     int built_nobst;
+    uint32_t built_mesh_gen; /* ... and this state of the world's mesh obstacles (w->obstacles_gen) */
     bool built;
     mps_obst obst[MAX_OBST];
     int nobst;
@@ -219,9 +224,13 @@ typedef struct ctx {
 bool fs__mps_build_walls(fs_world *w, mps_state *s);
 bool fs__mps_walls_current(const fs_world *w, const mps_state *s);
 void fs__mps_free_walls(mps_state *s);
-/* Safety rails of a corrected particle: out of the obstacles, RAIL l0
- * inside the box (lo, hi already moved in); returns the corrections made. */
-uint64_t fs__mps_rails(const mps_state *s, fs_vec3 lo, fs_vec3 hi, float x[3], float v[3]);
+/* Safety rails of a corrected particle: out of the obstacles (box and
+ * mesh), RAIL l0 inside the box (lo, hi already moved in); returns the
+ * corrections made. */
+uint64_t fs__mps_rails(const fs_world *w, const mps_state *s, fs_vec3 lo, fs_vec3 hi, float x[3], float v[3]);
+/* The world's mesh obstacles changed: the walls rebuilt, and the particles
+ * inside one (phi < 0) removed, as a box obstacle removes them. */
+fs_status fs__mps_obstacles_changed(fs_world *w, fs_error *err);
 
 /* mps_pressure.c: n*, Eq. 18 and the pressure Poisson equation (Eq. 14) */
 bool fs__mps_ensure_matrix(fs_world *w, mps_state *s);

@@ -1,8 +1,8 @@
-/* mps_walls.c - the MPS solver's walls: the box's faces and the box
- * obstacles as lattices of fixed particles (Premoze et al. 2003, Sec. 3.2;
- * Koshizuka's "dummy" particles), WALL_LAYERS deep, and their grid; the
- * rest-lattice constants of Eq. 5-8, the safety rails, and
- * fs_world_mps_add_obstacle.  The first layer takes part in the viscosity
+/* mps_walls.c - the MPS solver's walls: the box's faces, the box
+ * obstacles and the world's mesh obstacles as lattices of fixed particles
+ * (Premoze et al. 2003, Sec. 3.2; Koshizuka's "dummy" particles),
+ * WALL_LAYERS deep, and their grid; the rest-lattice constants of Eq. 5-8,
+ * the safety rails, and fs_world_mps_add_obstacle.  The first layer takes part in the viscosity
  * (no-slip) and in the gradient and Eq. 14 with the mirrored pressure
  * (mps_pressure.c); the second only fills the number density.  Choices and
  * measurements: docs/sim-notes.md, "MPS", "Walls". */
@@ -81,6 +81,38 @@ static long wall_cell(const mps_state *s, int k) {
     return ((long)c[2] * s->wg_n[1] + c[1]) * s->wg_n[0] + c[0];
 }
 
+/* A mesh obstacle's walls: the lattice of l0 over the placed mesh's box
+ * (its low corner's, as a box obstacle's lattice is its own: a cube mesh
+ * gives a box obstacle's particles), the points that lie under the surface
+ * of its distance field by less than WALL_LAYERS l0, in layer 1 +
+ * floor(depth / l0), as the box obstacles' layers are counted from their
+ * faces.  A closed mesh gets both layers under its surface; an open one (a
+ * shell of one spacing, obstacles.c) the points within its thickness, in
+ * the first layer.  Points beyond the box grown by WALL_LAYERS l0 (where the
+ * wall grid ends) are left out. */
+static void emit_mesh_walls(mps_state *s, const fs_world *w, const fs_obstacle *ob, int *n) {
+    const float l0 = s->l0, g = WALL_LAYERS * l0;
+    const float a[3] = {ob->lo.x, ob->lo.y, ob->lo.z}, b[3] = {ob->hi.x, ob->hi.y, ob->hi.z};
+    const float dlo[3] = {w->dom.box_min.x - g, w->dom.box_min.y - g, w->dom.box_min.z - g};
+    const float dhi[3] = {w->dom.box_max.x + g, w->dom.box_max.y + g, w->dom.box_max.z + g};
+    int i0[3], i1[3]; /* the lattice's indices [i0, i1) inside the grown box */
+    for (int q = 0; q < 3; q++) {
+        const int m = fs__floor_clamp(ceilf((b[q] - a[q]) / l0 - 1e-3f), 1, 1 << 20);
+        i0[q] = fs__floor_clamp(ceilf((dlo[q] - a[q]) / l0 - 0.5f), 0, m);
+        i1[q] = fs__floor_clamp(floorf((dhi[q] - a[q]) / l0 - 0.5f) + 1.0f, i0[q], m);
+    }
+    for (int k = i0[2]; k < i1[2]; k++)
+        for (int j = i0[1]; j < i1[1]; j++)
+            for (int i = i0[0]; i < i1[0]; i++) {
+                const float x = a[0] + ((float)i + 0.5f) * l0, y = a[1] + ((float)j + 0.5f) * l0,
+                            z = a[2] + ((float)k + 0.5f) * l0;
+                float phi, grad[3];
+                if (!fs__sdf_sample(&ob->sdf, x, y, z, &phi, grad) || phi > 0 || -phi >= g) continue;
+                const int layer = 1 + (int)(-phi / l0);
+                wall_put(s, n, x, y, z, layer < WALL_LAYERS ? layer : WALL_LAYERS);
+            }
+}
+
 static void emit_walls(mps_state *s, const fs_world *w, int *n) {
     const float l0 = s->l0;
     const fs_vec3 lo = w->dom.box_min, hi = w->dom.box_max;
@@ -119,6 +151,7 @@ static void emit_walls(mps_state *s, const fs_world *w, int *n) {
                                  a.z + ((float)k + 0.5f) * l0, d + 1);
                 }
     }
+    for (int o = 0; o < w->nobstacles; o++) emit_mesh_walls(s, w, &w->obstacles[o], n);
 }
 
 /* Builds the wall particles for the domain and the obstacles, and their
@@ -216,18 +249,32 @@ bool fs__mps_build_walls(fs_world *w, mps_state *s) {
     s->built_epoch = w->epoch;
     s->built_dom = w->dom;
     s->built_nobst = s->nobst;
+    s->built_mesh_gen = w->obstacles_gen;
     s->built = true;
     return true;
 }
 
 bool fs__mps_walls_current(const fs_world *w, const mps_state *s) {
     return s->built && s->built_epoch == w->epoch && memcmp(&s->built_dom, &w->dom, sizeof w->dom) == 0 &&
-           s->built_nobst == s->nobst && s->obst_epoch == w->epoch;
+           s->built_nobst == s->nobst && s->obst_epoch == w->epoch && s->built_mesh_gen == w->obstacles_gen;
 }
 
 /* ---- safety rails (not in the paper): out of the obstacles, inside the box -- */
-uint64_t fs__mps_rails(const mps_state *s, fs_vec3 lo, fs_vec3 hi, float x[3], float v[3]) {
+uint64_t fs__mps_rails(const fs_world *w, const mps_state *s, fs_vec3 lo, fs_vec3 hi, float x[3], float v[3]) {
     uint64_t clamped = 0;
+    for (int o = 0; o < w->nobstacles; o++) {
+        /* a mesh obstacle: out to MESH_RAIL cells of its field from its surface along the field's gradient, the
+         * normal velocity into it taken off */
+        const fs_sdf *f = &w->obstacles[o].sdf;
+        const float margin = MESH_RAIL * f->cell;
+        float phi, g[3];
+        if (!fs__sdf_sample(f, x[0], x[1], x[2], &phi, g) || phi >= margin) continue;
+        const float gl = sqrtf(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
+        if (!(gl > 1e-6f)) continue; /* a ridge of the field: no direction out */
+        const float nn[3] = {g[0] / gl, g[1] / gl, g[2] / gl}, vn = v[0] * nn[0] + v[1] * nn[1] + v[2] * nn[2];
+        for (int a = 0; a < 3; a++) x[a] += (margin - phi) * nn[a], v[a] -= vn < 0 ? vn * nn[a] : 0.0f;
+        clamped++;
+    }
     for (int o = 0; o < s->nobst; o++) {
         const fs_vec3 a = s->obst[o].lo, bb = s->obst[o].hi;
         if (x[0] <= a.x || x[0] >= bb.x || x[1] <= a.y || x[1] >= bb.y || x[2] <= a.z || x[2] >= bb.z) continue;
@@ -290,5 +337,29 @@ fs_status fs_world_mps_add_obstacle(fs_world *w, fs_vec3 lo, fs_vec3 hi, fs_erro
             w->p.z[i] < hi.z)
             fs__remove_index(w, i);
     fs__sync_ids(w);
+    return FS_OK;
+}
+
+fs_status fs__mps_obstacles_changed(fs_world *w, fs_error *err) {
+    mps_state *s = state_of(w);
+    if (!s) return FS_OK;
+    s->built = false;
+    if (!fs__mps_build_walls(w, s) || !fs__mps_ensure_matrix(w, s)) {
+        s->built = false;
+        SETERR(err, "obstacle: out of memory for its wall particles");
+        return FS_ERR_NOMEM;
+    }
+    /* particles inside an obstacle leave (as fs_world_mps_add_obstacle's do) */
+    int removed = 0;
+    for (int i = w->n - 1; i >= 0; i--)
+        for (int o = 0; o < w->nobstacles; o++) {
+            float phi, g[3];
+            if (fs__sdf_sample(&w->obstacles[o].sdf, w->p.x[i], w->p.y[i], w->p.z[i], &phi, g) && phi < 0) {
+                fs__remove_index(w, i);
+                removed++;
+                break;
+            }
+        }
+    if (removed) fs__sync_ids(w);
     return FS_OK;
 }

@@ -10,6 +10,7 @@
 
 #include "body_math.h"
 #include "obstacles.h"
+#include "solver_table.h"
 
 /* Samples of the field per particle spacing (finest); a large obstacle's
  * cell grows until its grid holds FS_OBSTACLE_MAX_NODES, up to one spacing. */
@@ -24,14 +25,25 @@ static void obstacle_free(fs_obstacle *o) {
 void fs__obstacles_clear(fs_world *w) {
     for (int k = 0; k < w->nobstacles; k++) obstacle_free(&w->obstacles[k]);
     w->nobstacles = 0;
+    w->obstacles_gen++;
+}
+
+/* Tells the solver (a solver whose boundary is made from the obstacles
+ * rebuilds it). */
+static fs_status changed(fs_world *w, fs_error *err) {
+    w->obstacles_gen++;
+    return w->ops && w->ops->obstacles_changed ? w->ops->obstacles_changed(w, err) : FS_OK;
+}
+
+static void remove_at(fs_world *w, int k) {
+    obstacle_free(&w->obstacles[k]);
+    memmove(&w->obstacles[k], &w->obstacles[k + 1], sizeof(fs_obstacle) * (size_t)(w->nobstacles - k - 1));
+    w->nobstacles--;
+    memset(&w->obstacles[w->nobstacles], 0, sizeof(fs_obstacle));
 }
 
 /* The placement's numbers, before anything is built. */
 static fs_status check_placement(const fs_world *w, fs_vec3 pos, fs_quat rot, float scale, fs_error *err) {
-    if (w->solver == FS_SOLVER_MPS) {
-        SETERR(err, "obstacle: the mps solver has no mesh obstacles (its walls are particles; use clavet or unified)");
-        return FS_ERR_ARG;
-    }
     if (w->nobstacles >= FS_MAX_OBSTACLES) {
         SETERR(err, "obstacle: the world holds %d obstacles already (the most)", FS_MAX_OBSTACLES);
         return FS_ERR_FULL;
@@ -138,18 +150,21 @@ int64_t fs_world_add_obstacle(fs_world *w, const fs_mesh *mesh, fs_vec3 pos, fs_
         obstacle_free(&o);
         return -1;
     }
-    w->next_obstacle_id++;
     w->obstacles[w->nobstacles++] = o;
+    if (changed(w, err) != FS_OK) { /* the solver could not take it: the world as it was */
+        remove_at(w, w->nobstacles - 1);
+        changed(w, NULL);
+        return -1;
+    }
+    w->next_obstacle_id++;
     return o.id;
 }
 
 bool fs_world_remove_obstacle(fs_world *w, uint32_t id) {
     for (int k = 0; k < w->nobstacles; k++) {
         if (w->obstacles[k].id != id) continue;
-        obstacle_free(&w->obstacles[k]);
-        memmove(&w->obstacles[k], &w->obstacles[k + 1], sizeof(fs_obstacle) * (size_t)(w->nobstacles - k - 1));
-        w->nobstacles--;
-        memset(&w->obstacles[w->nobstacles], 0, sizeof(fs_obstacle));
+        remove_at(w, k);
+        changed(w, NULL); /* fewer walls need no more room */
         return true;
     }
     return false;

@@ -69,10 +69,6 @@ fs_status fs__solver_switch(fs_world *w, fs_solver s, fs_error *err) {
 }
 
 fs_status fs_world_set_solver(fs_world *w, fs_solver s, fs_error *err) {
-    if (s == FS_SOLVER_MPS && w->nobstacles) {
-        SETERR(err, "the mps solver has no mesh obstacles: remove the world's %d first", w->nobstacles);
-        return FS_ERR_ARG;
-    }
     if (s != w->solver || !w->solver_state || !w->ops) {
         fs_status st = fs__solver_switch(w, s, err);
         if (st != FS_OK) return st; /* the world keeps its solver */

@@ -34,6 +34,10 @@ typedef struct fs_solver_ops {
      * called after a successful check and after the particles were restored. */
     size_t (*state_write)(const fs_world *w, void *buf, size_t cap);
     fs_status (*state_read)(fs_world *w, const void *buf, size_t n, const fs__restore_ctx *rc, fs_error *err);
+    /* The world's mesh obstacles changed (one added or removed): a solver
+     * whose boundary is made from them rebuilds it now, outside the step,
+     * and on FS_ERR_NOMEM the caller undoes the change (may be NULL). */
+    fs_status (*obstacles_changed)(fs_world *w, fs_error *err);
 } fs_solver_ops;
 extern const fs_solver_ops fs__clavet_ops;  /* clavet.c */
 extern const fs_solver_ops fs__unified_ops; /* unified.c */
@@ -41,13 +45,14 @@ extern const fs_solver_ops fs__mps_ops;     /* mps.c */
 
 /* A solver's operations table from its functions PREFIX_attach,
  * PREFIX_detach, PREFIX_prepare, PREFIX_step, PREFIX_removed,
- * PREFIX_state_write and PREFIX_state_read. */
+ * PREFIX_state_write and PREFIX_state_read (FS_SOLVER_OPS_FIELDS: the same
+ * fields, for a table that sets more). */
+#define FS_SOLVER_OPS_FIELDS(prefix, name_, doc_)                                                                      \
+    .name = name_, .doc = doc_, .attach = prefix##_attach, .detach = prefix##_detach, .prepare = prefix##_prepare,     \
+    .step = prefix##_step, .removed = prefix##_removed, .state_write = prefix##_state_write,                           \
+    .state_read = prefix##_state_read
 #define FS_SOLVER_OPS(prefix, name_, doc_)                                                                             \
-    {                                                                                                                  \
-        .name = name_, .doc = doc_, .attach = prefix##_attach, .detach = prefix##_detach, .prepare = prefix##_prepare, \
-        .step = prefix##_step, .removed = prefix##_removed, .state_write = prefix##_state_write,                       \
-        .state_read = prefix##_state_read,                                                                             \
-    }
+    { FS_SOLVER_OPS_FIELDS(prefix, name_, doc_) }
 
 /* A solver's zeroed state of `size` bytes, set behind w->solver_state
  * (NULL there and returned when out of memory). */

@@ -57,6 +57,7 @@ void fs_world_destroy(fs_world *w) {
     if (!w) return;
     fs__solver_detach(w);
     fs__obstacles_clear(w);
+    fs__body_meshes_clear(w);
     particles_free(&w->p);
     particles_free(&w->alt);
     free(w->dT), free(w->solid);
@@ -241,6 +242,7 @@ void fs__reset_apply(fs_world *w, const fs_domain *dom, int32_t *starts) {
     memset(w->emit, 0, sizeof w->emit);
     memset(w->drain, 0, sizeof w->drain);
     memset(w->heat, 0, sizeof w->heat);
+    fs__body_meshes_clear(w);
     w->nbodies = 0;
     fs__obstacles_clear(w); /* their grids are clipped to the old box */
     w->lap_norm = fs__heat_lap_norm(dom);

@@ -36,6 +36,10 @@ typedef struct fs_body {
     float density, mass, inv_mass, friction, bound;
     fs_vec3 inv_inertia; /* body frame, diagonal */
     bool is_static, grab;
+    /* FS_SHAPE_MESH: 1 + the index of its data in fs_world.body_meshes (0
+     * for the other shapes).  It fills the padding after the flags: the
+     * record's size and layout, which snapshots copy, are unchanged. */
+    uint8_t mesh_slot;
     fs_vec3 pos, vel, ang; /* ang: angular velocity, world frame */
     fs_vec3 vel_eff;       /* the velocity the last step advanced it with, plus any kick since */
     fs_quat rot;
@@ -142,6 +146,7 @@ struct fs_world {
 
     fs_body bodies[FS_MAX_BODIES];
     int nbodies;
+    struct fs_mesh_body *body_meshes[FS_MAX_BODIES]; /* the mesh bodies' data (body_mesh.c), by mesh_slot - 1 */
     uint32_t next_body_id;
     void *contacts, *contacts_prev; /* FS_MAX_CONTACTS each (body_contacts.c) */
     int ncontacts, ncontacts_prev;
@@ -150,6 +155,7 @@ struct fs_world {
     fs_obstacle obstacles[FS_MAX_OBSTACLES]; /* in id order */
     int nobstacles;
     uint32_t next_obstacle_id;
+    uint32_t obstacles_gen; /* counts changes to the obstacles: boundaries built from them (MPS walls) */
 
     bool paused;
     int pending_steps;

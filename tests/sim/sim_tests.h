@@ -71,13 +71,20 @@
     X(obstacle_dam_break_clavet, test_obstacle_dam_break_clavet)                                                       \
     X(obstacle_dam_break_unified, test_obstacle_dam_break_unified)                                                     \
     X(obstacle_cube_vs_box_clavet, test_obstacle_cube_vs_box_clavet)                                                   \
-    X(obstacle_cube_vs_box_unified, test_obstacle_cube_vs_box_unified)
+    X(obstacle_cube_vs_box_unified, test_obstacle_cube_vs_box_unified)                                                 \
+    X(obstacle_dam_break_mps, test_obstacle_dam_break_mps)                                                             \
+    X(obstacle_cube_vs_box_mps, test_obstacle_cube_vs_box_mps)                                                         \
+    X(obstacle_mps_tank, test_obstacle_mps_tank)                                                                       \
+    X(body_mesh_mass, test_body_mesh_mass)                                                                             \
+    X(body_mesh_floats, test_body_mesh_floats)                                                                         \
+    X(body_mesh_contacts, test_body_mesh_contacts)
 
 /* Counts the heap's bytes with glibc's mallinfo2, which AddressSanitizer's
  * allocator does not keep. */
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
 #define SIM_TESTS_HEAP(X)                                                                                              \
-    X(no_allocation_in_step, test_no_allocation_in_step) X(obstacle_no_allocation, test_obstacle_no_allocation)
+    X(no_allocation_in_step, test_no_allocation_in_step)                                                               \
+    X(obstacle_no_allocation, test_obstacle_no_allocation) X(body_mesh_no_allocation, test_body_mesh_no_allocation)
 #else
 #define SIM_TESTS_HEAP(X)
 #endif

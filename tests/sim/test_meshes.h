@@ -1,5 +1,5 @@
 /* test_meshes.h - closed triangle meshes made in the tests (a box, a UV
- * sphere, a torus), outward and counter-clockwise, and an independent
+ * sphere, a torus, a tank with a well), outward and counter-clockwise, and an independent
  * point-in-mesh test (ray parity), for the mesh and obstacle tests. */
 #ifndef TEST_MESHES_H
 #define TEST_MESHES_H
@@ -94,6 +94,28 @@ static inline tmesh tm_torus(fs_vec3 centre, float R, float r, int nu, int nv) {
             tm_tri(&m, AT(i, j), AT(i + 1, j + 1), AT(i, j + 1));
         }
 #undef AT
+    return m;
+}
+
+/* A tank as one closed mesh: the box [lo, hi] with a well open at the top,
+ * walls and floor T thick (a cavity [lo + T, hi - T] in x and z, from
+ * lo.y + T to the rim at hi.y).  16 corners (outer k, inner 8 + k; bit 0,
+ * 1, 2 for +x, +y, +z; the inner +y corners on the rim), 32 triangles. */
+static inline tmesh tm_cup(fs_vec3 lo, fs_vec3 hi, float T) {
+    tmesh m = {malloc(sizeof(fs_vec3) * 16), malloc(sizeof(uint32_t) * 96), 16, 0};
+    for (int k = 0; k < 8; k++) {
+        m.v[k] = (fs_vec3){(k & 1) ? hi.x : lo.x, (k & 2) ? hi.y : lo.y, (k & 4) ? hi.z : lo.z};
+        m.v[8 + k] = (fs_vec3){(k & 1) ? hi.x - T : lo.x + T, (k & 2) ? hi.y : lo.y + T, (k & 4) ? hi.z - T : lo.z + T};
+    }
+    /* the outer box's faces but its top, the cavity's the other way round, and the rim's four quads */
+    static const uint32_t F[14][4] = {{0, 4, 6, 2},   {1, 3, 7, 5},     {0, 1, 5, 4},    {0, 2, 3, 1},
+                                      {4, 5, 7, 6},   {8, 10, 14, 12},  {9, 13, 15, 11}, {8, 12, 13, 9},
+                                      {8, 9, 11, 10}, {12, 14, 15, 13}, {2, 6, 14, 10},  {6, 7, 15, 14},
+                                      {7, 3, 11, 15}, {3, 2, 10, 11}};
+    for (int f = 0; f < 14; f++) {
+        tm_tri(&m, F[f][0], F[f][1], F[f][2]);
+        tm_tri(&m, F[f][0], F[f][2], F[f][3]);
+    }
     return m;
 }
 

@@ -24,7 +24,9 @@ typedef struct oenv {
     fs_pool *pool;
 } oenv;
 
-static oenv make_world(int cap, fs_vec3 box) {
+/* A world of spacing S in a box from the origin; the mps solver's worlds
+ * take h = 3.1 S (its Laplacian's radius, as its scenes), the others 2.1 S. */
+static oenv make_solver_world(int cap, fs_vec3 box, fs_solver solver) {
     oenv e = {0};
     fs_world_def d = fs_default_world_def();
     d.capacity = cap;
@@ -33,9 +35,15 @@ static oenv make_world(int cap, fs_vec3 box) {
     d.parallel_for = fs_pool_parallel_for;
     d.task_user = e.pool;
     e.w = fs_world_create(&d);
-    fs_domain dom = {{0, 0, 0}, box, {0, -9.81f, 0}, 2.1f * S, S, 0.5f * S};
+    fs_error err = {{0}};
+    CHECK(fs_world_set_solver(e.w, solver, &err) == FS_OK, "solver: %s", err.msg);
+    fs_domain dom = {{0, 0, 0}, box, {0, -9.81f, 0}, (solver == FS_SOLVER_MPS ? 3.1f : 2.1f) * S, S, 0.5f * S};
     fs_world_reset(e.w, &dom, NULL);
     return e;
+}
+
+static oenv make_world(int cap, fs_vec3 box) {
+    return make_solver_world(cap, box, FS_SOLVER_CLAVET);
 }
 
 static void drop_world(oenv *e) {
@@ -109,19 +117,38 @@ void test_obstacle_api(void) {
     box.v[0].x = -0.2f;
     CHECK(fs_world_obstacle_count(e.w) == 2, "refusals changed the world");
 
-    /* the mps solver has none */
-    CHECK(fs_world_set_solver(e.w, FS_SOLVER_MPS, &err) == FS_ERR_ARG && fs_world_solver(e.w) == FS_SOLVER_CLAVET,
-          "switched to mps with obstacles");
-    REPORT("to mps: %s", err.msg);
+    /* the mps solver makes wall particles of them: both layers under the cube's faces, one in the shell */
+    fs_mps_info mi;
+    CHECK(fs_world_set_solver(e.w, FS_SOLVER_MPS, &err) == FS_OK && fs_world_mps_info(e.w, &mi),
+          "to mps with obstacles: %s", err.msg);
+    const int with_both = mi.walls;
+    CHECK(fs_world_remove_obstacle(e.w, (uint32_t)b) && fs_world_mps_info(e.w, &mi), "remove the shell");
+    const int with_cube = mi.walls;
+    /* the cube of 5 spacings: 5^3 - 1 lattice points within two spacings of a face */
+    fs_domain dom = fs_world_domain(e.w);
+    fs_world_reset(e.w, &dom, NULL);
+    fs_world_step(e.w);
+    CHECK(fs_world_mps_info(e.w, &mi), "mps info");
+    REPORT("mps wall particles: the box alone %d, with the 0.4 m cube %d, and the shell too %d", mi.walls, with_cube,
+           with_both);
+    CHECK(with_cube - mi.walls == 5 * 5 * 5 - 1, "the cube's wall particles: %d", with_cube - mi.walls);
+    CHECK(with_both > with_cube, "the shell has no wall particles");
+    CHECK(fs_world_set_solver(e.w, FS_SOLVER_CLAVET, &err) == FS_OK, "back to clavet: %s", err.msg);
+    a = fs_world_add_obstacle(e.w, &m, (fs_vec3){1, 0.5f, 0.5f}, ID, 1, &err);
+    b = fs_world_add_obstacle(e.w, &open, (fs_vec3){0.4f, 0.5f, 0.5f}, ID, 0.5f, &err);
+    CHECK(a >= 0 && b == a + 1, "add them again: %s", err.msg);
     CHECK(fs_world_remove_obstacle(e.w, (uint32_t)a) && !fs_world_remove_obstacle(e.w, (uint32_t)a), "remove");
     CHECK(fs_world_obstacle_count(e.w) == 1 && fs_world_obstacle_at(e.w, 0, &s) && s.id == (uint32_t)b,
           "the other stays");
-    fs_domain dom = fs_world_domain(e.w);
     fs_world_reset(e.w, &dom, NULL);
     CHECK(fs_world_obstacle_count(e.w) == 0, "reset clears the obstacles");
+    /* in an mps world: the particles inside it leave, as a box obstacle's do */
     CHECK(fs_world_set_solver(e.w, FS_SOLVER_MPS, &err) == FS_OK, "mps: %s", err.msg);
-    CHECK(fs_world_add_obstacle(e.w, &m, (fs_vec3){1, 0.5f, 0.5f}, ID, 1, &err) == -1 && strstr(err.msg, "mps"),
-          "an obstacle in an mps world: %s", err.msg);
+    int n0 = fs_world_add_block(e.w, (fs_vec3){0.62f, 0, 0.2f}, (fs_vec3){1.42f, 0.8f, 0.8f}, FS_MAT_WATER, 0);
+    CHECK(fs_world_add_obstacle(e.w, &m, (fs_vec3){1, 0.5f, 0.5f}, ID, 1, &err) >= 0, "in an mps world: %s", err.msg);
+    REPORT("an mps world: %d particles, %d after the cube was added in their midst", n0, fs_world_particle_count(e.w));
+    CHECK(fs_world_particle_count(e.w) == n0 - 5 * 5 * 5, "the particles inside the cube: %d of %d left",
+          fs_world_particle_count(e.w), n0);
     tm_free(&box);
     drop_world(&e);
 }
@@ -165,9 +192,8 @@ static int count_near(const fs_world *w) {
  * (the check must see particles there, or it could not fail). */
 static void dam_break(fs_solver solver, bool with_obstacles, int ticks, int *worst_inside, int *most_near,
                       float *closest) {
-    oenv e = make_world(4000, (fs_vec3){3.2f, 1.6f, 0.8f});
+    oenv e = make_solver_world(4000, (fs_vec3){3.2f, 1.6f, 0.8f}, solver);
     fs_error err = {{0}};
-    CHECK(fs_world_set_solver(e.w, solver, &err) == FS_OK, "solver: %s", err.msg);
     fs_world_add_block(e.w, (fs_vec3){0, 0, 0}, (fs_vec3){0.8f, 1.2f, 0.8f}, FS_MAT_WATER, 0.0f);
     tmesh sph = tm_sphere((fs_vec3){0, 0, 0}, 1, 32, 16), cube = tm_box((fs_vec3){0, 0, 0}, 1, 1, 1);
     const fs_vec3 pos[2] = {{1.7f, 0.15f, 0.4f}, {2.5f, 0.3f, 0.4f}};
@@ -242,6 +268,10 @@ void test_obstacle_dam_break_unified(void) {
     obstacle_dam_break(FS_SOLVER_UNIFIED);
 }
 
+void test_obstacle_dam_break_mps(void) {
+    obstacle_dam_break(FS_SOLVER_MPS);
+}
+
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
 void test_obstacle_no_allocation(void) {
     oenv e = make_world(4000, (fs_vec3){3.2f, 1.6f, 0.8f});
@@ -305,9 +335,8 @@ static float front_x(const fs_world *w) {
  * front at 0.3, 0.45 and 0.6 s (the surge meets the cube at 0.15 s and the
  * far wall after 0.6 s). */
 static void cube_front(fs_solver solver, bool mesh, float front[3]) {
-    oenv e = make_world(4000, (fs_vec3){3.2f, 1.6f, 0.8f});
+    oenv e = make_solver_world(4000, (fs_vec3){3.2f, 1.6f, 0.8f}, solver);
     fs_error err = {{0}};
-    CHECK(fs_world_set_solver(e.w, solver, &err) == FS_OK, "solver: %s", err.msg);
     fs_world_add_block(e.w, (fs_vec3){0, 0, 0}, (fs_vec3){0.8f, 1.2f, 0.8f}, FS_MAT_WATER, 0.0f);
     const fs_vec3 at = {1.6f, 0.2f, 0.4f};
     if (mesh) {
@@ -315,6 +344,10 @@ static void cube_front(fs_solver solver, bool mesh, float front[3]) {
         fs_mesh m = tm_view(&cube);
         CHECK(fs_world_add_obstacle(e.w, &m, at, ID, 1, &err) >= 0, "cube obstacle: %s", err.msg);
         tm_free(&cube);
+    } else if (solver == FS_SOLVER_MPS) { /* its box obstacle of wall particles */
+        CHECK(fs_world_mps_add_obstacle(e.w, (fs_vec3){at.x - 0.2f, at.y - 0.2f, at.z - 0.2f},
+                                        (fs_vec3){at.x + 0.2f, at.y + 0.2f, at.z + 0.2f}, &err) == FS_OK,
+              "box obstacle: %s", err.msg);
     } else {
         fs_body_def b = fs_default_body_def();
         b.shape = FS_SHAPE_BOX;
@@ -341,10 +374,12 @@ static void cube_vs_box(fs_solver solver, float tol) {
     cube_front(solver, true, fm);
     cube_front(solver, false, fb);
     for (int k = 0; k < 3; k++) worst = fmaxf(worst, fabsf(fm[k] - fb[k]) / fb[k]);
-    REPORT("%s: front (98th percentile of x) at 0.3, 0.45, 0.6 s: cube mesh %.3f %.3f %.3f m, static box body %.3f "
-           "%.3f %.3f m: largest difference %.2f%%",
-           fs_solver_name(solver), fm[0], fm[1], fm[2], fb[0], fb[1], fb[2], 100 * worst);
-    CHECK(worst < tol, "the cube mesh and the box body differ by %.2f%%", 100 * worst);
+    REPORT("%s: front (98th percentile of x) at 0.3, 0.45, 0.6 s: cube mesh %.3f %.3f %.3f m, %s %.3f %.3f %.3f m: "
+           "largest difference %.2f%%",
+           fs_solver_name(solver), fm[0], fm[1], fm[2],
+           solver == FS_SOLVER_MPS ? "box obstacle (fs_world_mps_add_obstacle)" : "static box body", fb[0], fb[1],
+           fb[2], 100 * worst);
+    CHECK(worst < tol, "the cube mesh and the box differ by %.2f%%", 100 * worst);
 }
 
 void test_obstacle_cube_vs_box_clavet(void) {
@@ -353,4 +388,11 @@ void test_obstacle_cube_vs_box_clavet(void) {
 
 void test_obstacle_cube_vs_box_unified(void) {
     cube_vs_box(FS_SOLVER_UNIFIED, 0.05f);
+}
+
+/* mps: the cube mesh's wall particles are the box obstacle's (the same
+ * lattice, the same layers); the rails differ (the field's gradient, the
+ * box's nearest face) only at its edges. */
+void test_obstacle_cube_vs_box_mps(void) {
+    cube_vs_box(FS_SOLVER_MPS, 0.02f);
 }
