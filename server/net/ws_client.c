@@ -3,6 +3,8 @@
  * limit.  Network thread only. */
 #include "ws_client.h"
 
+#include <stdio.h>
+
 #include "clock.h"
 #include "net_internal.h"
 #include "net_room.h"
@@ -63,4 +65,12 @@ void ws_reply_error(net *n, ws_client *c, reply_code code, uint32_t rid, const c
  * second up to --burst. */
 bool ws_take_tokens(net *n, ws_client *c, double cost) {
     return rate_bucket_take(&c->bucket, n->cfg->rate_per_s, n->cfg->rate_burst, cost, clock_now_ns());
+}
+
+void ws_close_room(net_room *v, const char *reason) {
+    v->closed = true;
+    for (ws_client *c = v->clients; c; c = c->next) {
+        snprintf(c->close_reason, sizeof c->close_reason, "%s", reason);
+        lws_callback_on_writable(c->wsi);
+    }
 }

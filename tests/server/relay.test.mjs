@@ -389,12 +389,15 @@ test("a relay user flooding its subject with scene loads is held to a browser's 
   }
 });
 
-// A relay's frame wants as the bus carries them (WANT: relay, clients, keyframe requests, flags).
+// A relay's frame wants as the bus carries them (WANT: relay, rooms, then each room's name, clients,
+// keyframe requests, flags): here the default room's.
 function wants(relay, clients, keys) {
-  const b = Buffer.alloc(24);
+  const b = Buffer.alloc(20 + 4 + 7 + 12);
   b.write('WANT', 0, 'latin1');
-  b.writeUInt32LE(1, 4); b.writeUInt32LE(relay, 8); b.writeUInt32LE(clients, 12); b.writeUInt32LE(keys, 16); b.writeUInt32LE(0, 20);
-  return b;
+  b.writeUInt32LE(2, 4); b.writeUInt32LE(relay, 8); b.writeUInt32LE(1, 12);
+  b.writeUInt32LE(7, 16); b.write('default', 20, 'latin1');
+  b.writeUInt32LE(clients, 27); b.writeUInt32LE(keys, 31); b.writeUInt32LE(0, 35);
+  return b.subarray(0, 39);
 }
 
 test("a relay user asking for a keyframe in every wants message gets at most one coded a second", { skip: why }, async (t) => {
