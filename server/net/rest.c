@@ -238,6 +238,15 @@ static void route(net *n, http_req *r) {
     rest_translate(&q, &a);
     switch (a.outcome) {
     case REST_ERROR:
+        if (n->relay_id && r->method != HM_GET && r->method != HM_HEAD && !a.close_after &&
+            rest_route_pattern(r->method, r->path, r->metrics)) {
+            /* a relay: a write the sim node answers, its role before its body (as on the node) */
+            cmd raw;
+            memset(&raw, 0, sizeof raw);
+            raw.kind = CMD_NONE;
+            submit(n, r, &raw);
+            return;
+        }
         if (a.close_after) r->close_after = true;
         rest_respond_error(n, r, a.code, "%s", a.error);
         return;

@@ -433,12 +433,15 @@ static void room_action(net *n, http_req *r) {
 }
 
 void rest_rooms_route(net *n, http_req *r) {
-    /* a relay lists the rooms it mirrors; what changes a room is its owner's, on the sim node */
-    if (n->relay_id &&
-        (r->rooms_action != ACT_NONE || (r->rooms_name[0] && r->method != HM_GET && r->method != HM_HEAD))) {
+    /* a relay lists the rooms it mirrors; what makes or changes a room is its owner's (or the
+     * administrator's), on the sim node: a relay holds no key and cannot tell them */
+    bool reads = r->method == HM_GET || r->method == HM_HEAD;
+    if (n->relay_id && (r->rooms_action != ACT_NONE || !reads)) {
         rest_respond_error(n, r, RC_NOT_IMPLEMENTED, "this is a relay: %s %s is the sim node's",
                            rest_method_name(r->method),
-                           r->rooms_action == ACT_NONE ? "/api/rooms/{room}" : "a room's action");
+                           r->rooms_action != ACT_NONE ? "a room's action"
+                           : r->rooms_name[0]          ? "/api/rooms/{room}"
+                                                       : "/api/rooms");
         return;
     }
     if (r->rooms_action != ACT_NONE) {
