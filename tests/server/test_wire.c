@@ -1278,8 +1278,8 @@ static void test_bus_codec(void) {
     CHECK(bus_subject_room("fluid.w.r.lab.frames", "fluid.w.r", "frames", rname, err, sizeof err) == 0 &&
               !strcmp(rname, "lab"),
           "a room's subject (%s)", err);
-    static const char *const bad_rooms[] = {"fluid.w.r.lab.info", "fluid.w.r.Lab.frames", "fluid.w.r..frames",
-                                            "fluid.w.r.lab.frames.x", "fluid.w.lab.frames", "fluid.w.r.lab"};
+    static const char *const bad_rooms[] = {"fluid.w.r.lab.info",     "fluid.w.r.Lab.frames", "fluid.w.r..frames",
+                                            "fluid.w.r.lab.frames.x", "fluid.w.lab.frames",   "fluid.w.r.lab"};
     int refused_rooms = 0;
     for (size_t i = 0; i < sizeof bad_rooms / sizeof *bad_rooms; i++)
         refused_rooms += bus_subject_room(bad_rooms[i], "fluid.w.r", "frames", rname, err, sizeof err) != 0;
@@ -1320,24 +1320,32 @@ static void test_bus_codec(void) {
               !strcmp(r2.error, r.error),
           "reply round trip: a refusal's code (%s)", reply_code_name(r2.code));
     m->data[4 + 4 + 12 + 1] = RC_COUNT; /* "RPLY", version, client, rid, kind; then the flags' code byte */
-    CHECK(bus_decode_reply(m->data, m->len, &r2, rname, err, sizeof err) != 0, "a code outside the table refused: %s", err);
+    CHECK(bus_decode_reply(m->data, m->len, &r2, rname, err, sizeof err) != 0, "a code outside the table refused: %s",
+          err);
     m->data[4 + 4 + 12 + 1] = RC_OK;
-    CHECK(bus_decode_reply(m->data, m->len, &r2, rname, err, sizeof err) == 0 && !r2.ok && cmd_reply_code(&r2) == RC_INTERNAL,
+    CHECK(bus_decode_reply(m->data, m->len, &r2, rname, err, sizeof err) == 0 && !r2.ok &&
+              cmd_reply_code(&r2) == RC_INTERNAL,
           "a refusal without a code reads as internal");
     m->data[4 + 4 + 12] = 1, m->data[4 + 4 + 12 + 1] = RC_BUSY;
-    CHECK(bus_decode_reply(m->data, m->len, &r2, rname, err, sizeof err) != 0, "an ok reply with a refusal's code refused: %s",
-          err);
+    CHECK(bus_decode_reply(m->data, m->len, &r2, rname, err, sizeof err) != 0,
+          "an ok reply with a refusal's code refused: %s", err);
     msg_buf_unref(m);
     r.ok = true;
     r.code = RC_OK;
     const uint8_t cmdb[] = {0x81, 0xa4, 't', 'y', 'p', 'e', 0xa5, 'p', 'a', 'u', 's', 'e'};
-    bus_forward f = {.relay = 3, .client = 3u << CMD_RELAY_SHIFT | 9, .kind = BUS_FWD_WS, .room = "lab",
-                     .cred = (const uint8_t *)"a.b.c", .cred_len = 5, .bytes = cmdb, .len = sizeof cmdb},
+    bus_forward f = {.relay = 3,
+                     .client = 3u << CMD_RELAY_SHIFT | 9,
+                     .kind = BUS_FWD_WS,
+                     .room = "lab",
+                     .cred = (const uint8_t *)"a.b.c",
+                     .cred_len = 5,
+                     .bytes = cmdb,
+                     .len = sizeof cmdb},
                 fo;
     m = bus_encode_forward(&f);
     CHECK(bus_decode_forward(m->data, m->len, &fo, err, sizeof err) == 0 && fo.relay == 3 && fo.kind == BUS_FWD_WS &&
-              fo.len == sizeof cmdb && !memcmp(fo.bytes, cmdb, fo.len) && !strcmp(fo.room, "lab") &&
-              fo.cred_len == 5 && !memcmp(fo.cred, "a.b.c", 5),
+              fo.len == sizeof cmdb && !memcmp(fo.bytes, cmdb, fo.len) && !strcmp(fo.room, "lab") && fo.cred_len == 5 &&
+              !memcmp(fo.cred, "a.b.c", 5),
           "forward round trip: room, credential, bytes (%s)", err);
     msg_buf_unref(m);
     f.client = 4u << CMD_RELAY_SHIFT | 9;
@@ -1382,8 +1390,12 @@ static void test_bus_codec(void) {
           "malformed subjects refused: %d of %zu", refused_subjects, sizeof bad_subjects / sizeof *bad_subjects);
     CHECK(bus_subject_relay(NULL, "fluid.w.cmd", &relay, err, sizeof err) != 0, "no subject refused");
     msg_buf *rq = bus_pack_rest(HM_POST, "/pause", "{}", 2);
-    f = (bus_forward){.relay = 3, .client = CMD_REST_BIT | 3u << CMD_RELAY_SHIFT | 1, .kind = BUS_FWD_REST,
-                      .room = "default", .bytes = rq->data, .len = rq->len};
+    f = (bus_forward){.relay = 3,
+                      .client = CMD_REST_BIT | 3u << CMD_RELAY_SHIFT | 1,
+                      .kind = BUS_FWD_REST,
+                      .room = "default",
+                      .bytes = rq->data,
+                      .len = rq->len};
     m = bus_encode_forward(&f);
     int method;
     char path[64];
@@ -1396,8 +1408,7 @@ static void test_bus_codec(void) {
     msg_buf_unref(m);
     f.client = 3u << CMD_RELAY_SHIFT | 1;
     m = bus_encode_forward(&f);
-    CHECK(bus_decode_forward(m->data, m->len, &fo, err, sizeof err) != 0,
-          "a REST forward needs a REST client id");
+    CHECK(bus_decode_forward(m->data, m->len, &fo, err, sizeof err) != 0, "a REST forward needs a REST client id");
     msg_buf_unref(m);
     msg_buf_unref(rq);
     world_info wi;
