@@ -250,7 +250,7 @@ void bus_relay_pass(bus *b, uint64_t now) {
         follow_room(b, br, &w, now);
         bool news = !br->told_any || memcmp(&w, &br->told, sizeof w);
         if (w.clients > 0 || news) {
-            snprintf(b->wants[k].room, sizeof b->wants[k].room, "%s", br->name);
+            memcpy(b->wants[k].room, br->name, sizeof br->name); /* (both ROOM_NAME_CAP, terminated) */
             b->wants[k++].w = w;
         }
         changed = changed || news;

@@ -33,7 +33,7 @@ bool bus_rooms_refresh(bus *b, bus_room_fn *on_add, bus_room_fn *on_drop) {
         br = &b->room[b->nroom++];
         memset(br, 0, sizeof *br);
         br->r = r;
-        snprintf(br->name, sizeof br->name, "%s", b->listed[i].name);
+        memcpy(br->name, b->listed[i].name, sizeof br->name); /* (both ROOM_NAME_CAP, terminated) */
         br->seen = true;
         if (on_add) on_add(b, br);
         changed = true;
