@@ -235,6 +235,12 @@ test('a relay serves every room: /r/{name}/ streams that room only, its commands
     assert.equal((await again.closedWithin()).code, 4004);
     t.diagnostic(`lab: ${labN} particles through the relay; default: ${homeN}`);
     d.close();
+    // both end cleanly (under FLUID_SERVER=build/fluid-server-san: no leak, no sanitizer report)
+    for (const [who, srv] of [['relay', relay], ['sim node', node]]) {
+      const end = await srv.stop('SIGTERM');
+      assert.equal(end.code, 0, `${who} exit: ${srv.stderr.slice(-2000)}`);
+      assert.doesNotMatch(srv.stderr, /Sanitizer|runtime error/, who);
+    }
   } finally {
     b.kill('SIGKILL');
   }
