@@ -271,36 +271,6 @@ static void ws_message(net *n, ws_client *c) {
     }
 }
 
-bool ws_auth_answered(net *n, ws_client *c, const cmd_reply *r) {
-    bool url = c->auth_wait && r->rid == 0 && !c->cred_pending;
-    if (url) {
-        c->auth_wait = false;
-        lws_callback_on_writable(c->wsi); /* its hello */
-    } else if (c->inflight > 0) {
-        c->inflight--;
-    }
-    if (r->ok && r->value >= ROLE_VIEWER && r->value < ROLE_COUNT) {
-        c->granted = true;
-        c->role = (uint8_t)r->value;
-        c->authed = true;
-        if (!url) { /* the credential of the auth command: sent from now on */
-            msg_buf_unref(c->cred);
-            c->cred = c->cred_pending;
-            c->cred_pending = NULL;
-        }
-        return !url; /* an accepted credential of the upgrade is not answered (as on the sim node) */
-    }
-    if (url) { /* refused: its room's public role, and the reason after its hello */
-        msg_buf_unref(c->cred);
-        c->cred = NULL;
-    } else {
-        msg_buf_unref(c->cred_pending);
-        c->cred_pending = NULL;
-    }
-    (void)n;
-    return true;
-}
-
 static void ws_receive(net *n, ws_client *c, const void *in, size_t len) {
     /* Reassemble one message (lws may deliver it in pieces and fragments),
      * keeping at most WIRE_MAX_MSG bytes; the rest of an oversized message
