@@ -87,7 +87,7 @@ static void announce(const srv_config *cfg, net *n, hub *h) {
 /* The key of the rooms' invites: --secret-file, else secret.key in
  * --data-dir (made at first start), else a random one for this run.  Its
  * bytes are never logged. */
-static int load_secret(const srv_config *cfg, net *n, char *err, size_t errlen) {
+static int load_secret(const srv_config *cfg, net *n, secret_key *out, char *err, size_t errlen) {
     secret_key key;
     bool created = false;
     if (!cfg->secret_file[0] && cfg->data_dir[0] && mkdir(cfg->data_dir, 0700) && errno != EEXIST) {
@@ -99,6 +99,7 @@ static int load_secret(const srv_config *cfg, net *n, char *err, size_t errlen) 
                                  : secret_random(&key, err, errlen);
     if (rc) return -1;
     net_set_secret(n, &key);
+    *out = key; /* the bus checks the invites relays' clients send */
     memset(&key, 0, sizeof key);
     if (cfg->secret_file[0])
         log_info("invites: signed with the key in %s", cfg->secret_file);
@@ -138,6 +139,8 @@ int main(int argc, char **argv) {
     rooms *dir = NULL;
     room *home = NULL;
     room_keeper *keeper = NULL;
+    secret_key secret;
+    memset(&secret, 0, sizeof secret);
     bool relay = cfg.relay != 0;
     uint32_t relay_id = cfg.relay_id > 0 ? (uint32_t)cfg.relay_id : (uint32_t)(getpid() % CMD_RELAY_MAX) + 1;
     if (relay && !cfg.nats[0]) {
@@ -158,7 +161,6 @@ int main(int argc, char **argv) {
         goto out;
     }
     hub *h = room_hub(home);
-    cmd_queue *q = room_queue(home);
     n = net_create(&cfg, &st, dir, home);
     if (!n) goto out;
     if (relay) net_set_relay(n, relay_id);
@@ -168,11 +170,13 @@ int main(int argc, char **argv) {
         goto out;
     }
     net_set_keeper(n, keeper);
-    if (load_secret(&cfg, n, err, sizeof err)) {
+    if (load_secret(&cfg, n, &secret, err, sizeof err)) {
         log_error("%s", err);
         goto out;
     }
-    if (cfg.nats[0] && !(b = bus_create(&cfg, h, q, relay_id, err, sizeof err))) {
+    b = cfg.nats[0] ? bus_create(&cfg, dir, relay ? NULL : &secret, relay_id, err, sizeof err) : NULL;
+    secret_wipe(&secret);
+    if (cfg.nats[0] && !b) {
         log_error("%s", err);
         goto out;
     }

@@ -58,13 +58,15 @@ static int make_options(bus *b, char *err, size_t errlen) {
     return 0;
 }
 
-/* The relay's status to its viewers, as a broadcast only they get. */
+/* The relay's status to its viewers (of every room), as a broadcast only they get. */
 static void tell_viewers(bus *b, bool up) {
     char text[200];
     snprintf(text, sizeof text,
              up ? "connected to the simulation again" : "lost the simulation's message bus; waiting for it");
-    hub_publish_bcast(b->hub, wire_encode_status(up, text));
-    hub_wake(b->hub);
+    for (int i = 0; i < b->nroom; i++) {
+        hub_publish_bcast(room_hub(b->room[i].r), wire_encode_status(up, text));
+        hub_wake(room_hub(b->room[i].r));
+    }
     log_info("relay: %s", text);
 }
 
@@ -114,7 +116,8 @@ static void *bus_main(void *arg) {
     return NULL;
 }
 
-bus *bus_create(const srv_config *cfg, hub *h, cmd_queue *q, uint32_t relay_id, char *err, size_t errlen) {
+bus *bus_create(const srv_config *cfg, rooms *dir, const secret_key *secret, uint32_t relay_id, char *err,
+                size_t errlen) {
     if (!world_ok(cfg->world)) {
         snprintf(err, errlen, "--world '%s': letters, digits, '-' and '_' only", cfg->world);
         return NULL;
@@ -125,8 +128,14 @@ bus *bus_create(const srv_config *cfg, hub *h, cmd_queue *q, uint32_t relay_id, 
         return NULL;
     }
     b->cfg = cfg;
-    b->hub = h;
-    b->queue = q;
+    b->dir = dir;
+    if (!(b->home = room_find(dir, ROOMS_DEFAULT))) {
+        snprintf(err, errlen, "bus: no default room");
+        free(b);
+        return NULL;
+    }
+    b->hub = room_hub(b->home);
+    if (secret) b->secret = *secret;
     b->relay = cfg->relay != 0;
     b->relay_id = relay_id;
     /* a relay's own subjects: its replies, and where it publishes (the node
@@ -186,6 +195,10 @@ void bus_destroy(bus *b) {
         natsSubscription_Unsubscribe(b->sub[i]);
         natsSubscription_Destroy(b->sub[i]);
     }
+    if (b->relay)
+        bus_relay_end(b);
+    else
+        bus_node_end(b);
     if (b->nc) {
         natsConnection_Close(b->nc);
         natsConnection_Destroy(b->nc);
@@ -196,6 +209,8 @@ void bus_destroy(bus *b) {
         relay_rate_free(&b->rate);
         pthread_mutex_destroy(&b->rate_mtx);
     }
+    room_unref(b->home);
+    secret_wipe(&b->secret);
     free(b);
 }
 

@@ -5,12 +5,14 @@
  * again here, as a browser's would be) and their frame wants.  A relay
  * (--relay --nats) feeds what it hears into its hub, so its network thread
  * serves viewers exactly as a sim node's does, and forwards its clients'
- * messages.  Subjects: fluid.<world>.{frames,bcast,info,stats} and
+ * messages.  Every room of the node crosses: subjects
+ * fluid.<world>.r.<room>.{frames,bcast,info,stats}, fluid.<world>.rooms and
  * reply.<relay> from the node; cmd.<relay> and wants.<relay> from each
  * relay (the node trusts a relay's claims only as far as the subject the
- * broker let it publish on).  A lost broker is retried for ever; the world
- * never waits for it.  Threads: one bus thread per node, plus the NATS
- * client's own. */
+ * broker let it publish on, and never takes a role from it: a forwarded
+ * message carries its client's credential).  A lost broker is retried for
+ * ever; the world never waits for it.  Threads: one bus thread per node,
+ * plus the NATS client's own. */
 #ifndef SRV_BUS_H
 #define SRV_BUS_H
 
@@ -19,8 +21,8 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "hub.h"
-#include "queue.h"
+#include "rooms.h"
+#include "secret.h"
 
 typedef struct bus bus;
 
@@ -30,9 +32,14 @@ typedef struct bus_stats {
     uint64_t published, publish_failed, received, bad, reconnects, rate_limited;
 } bus_stats;
 
-/* Connects (or keeps trying) and starts the bus thread.  relay_id: this
- * relay's id (relays only).  NULL with a reason on a bad option. */
-bus *bus_create(const srv_config *cfg, hub *h, cmd_queue *q, uint32_t relay_id, char *err, size_t errlen);
+/* Connects (or keeps trying) and starts the bus thread.  dir: the node's
+ * rooms, or a relay's (simulate false: the bus makes and closes them as the
+ * node's list says), its default room listed; secret: a sim node's, that
+ * its rooms' invite keys are made from (copied; NULL on a relay);
+ * relay_id: this relay's id (relays only).  NULL with a reason on a bad
+ * option. */
+bus *bus_create(const srv_config *cfg, rooms *dir, const secret_key *secret, uint32_t relay_id, char *err,
+                size_t errlen);
 void bus_destroy(bus *b);
 void bus_get_stats(bus *b, bus_stats *out);
 

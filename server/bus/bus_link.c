@@ -11,6 +11,10 @@ void bus_subject(const bus *b, const char *leaf, char *out, size_t n) {
     snprintf(out, n, "%s.%s", b->prefix, leaf);
 }
 
+void bus_room_leaf(const char *rname, const char *what, char *out, size_t n) {
+    snprintf(out, n, "r.%s.%s", rname, what);
+}
+
 void bus_publish(bus *b, const char *leaf, const msg_buf *m) {
     if (!m) return;
     char subj[BUS_SUBJECT];
@@ -73,6 +77,19 @@ int bus_subscribe(bus *b, const bus_route *routes, int k, char *err, size_t errl
             return -1;
         }
         b->nsub++;
+    }
+    return 0;
+}
+
+int bus_subscribe_one(bus *b, bus_route *r, const char *leaf, natsSubscription **out, char *err, size_t errlen) {
+    char subj[BUS_SUBJECT];
+    bus_subject(b, leaf, subj, sizeof subj);
+    r->b = b;
+    natsStatus s = natsConnection_Subscribe(out, b->nc, subj, on_message, r);
+    if (s != NATS_OK) {
+        *out = NULL;
+        snprintf(err, errlen, "bus: cannot subscribe to %s: %s", subj, natsStatus_GetText(s));
+        return -1;
     }
     return 0;
 }

@@ -1,6 +1,7 @@
-/* bus_link.h - struct bus (the NATS connection, its counters, and what the
- * bus thread has read or told), and publishing on the world's subjects;
- * shared by bus.c, bus_node.c and bus_relay.c. */
+/* bus_link.h - struct bus (the NATS connection, its counters, the rooms the
+ * bus thread follows and what it has read or told of each), and publishing
+ * on the world's subjects; shared by bus.c, bus_rooms.c, bus_node.c and
+ * bus_relay.c. */
 #ifndef SRV_BUS_LINK_H
 #define SRV_BUS_LINK_H
 
@@ -12,12 +13,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bus_codec.h"
 #include "config.h"
 #include "hub.h"
-#include "queue.h"
 #include "relay_rate.h"
+#include "rooms.h"
+#include "secret.h"
 
 #define BUS_SUBJECT 160
+#define BUS_ROOM_SUBS 4 /* a room's stream: frames, bcast, info, stats */
 
 typedef struct bus bus; /* also in bus.h */
 
@@ -33,10 +37,28 @@ typedef struct bus_route {
     bus_take_fn *take;
 } bus_route;
 
+/* One room as the bus thread follows it.  Threads: the bus thread only. */
+typedef struct bus_room {
+    room *r; /* a reference while the directory lists it */
+    char name[ROOM_NAME_CAP];
+    bool seen; /* listed at the last refresh */
+    /* a sim node's: what it published of the room */
+    uint64_t frames_next, bcast_next, info_version, last_info_ns, last_stats_ns;
+    bool watched; /* a relay had viewers of it at the last pass */
+    /* a relay's: its subscriptions to the room's stream, and the wants it told */
+    natsSubscription *sub[BUS_ROOM_SUBS];
+    bool subscribed;
+    uint64_t unwatched_ns; /* when it was last seen without a viewer (0: it has some) */
+    frame_wants told;
+    bool told_any;
+} bus_room;
+
 struct bus {
     const srv_config *cfg;
-    hub *hub;
-    cmd_queue *queue;
+    rooms *dir;        /* the node's rooms, or a relay's mirrors of them */
+    room *home;        /* the default room (a reference for the bus's life): its hub carries the link's state */
+    hub *hub;          /* home's */
+    secret_key secret; /* a sim node's: checks the invites its relays' clients send */
     bool relay;
     uint32_t relay_id;
     natsOptions *opts;
@@ -57,21 +79,31 @@ struct bus {
     char prefix[96];                   /* fluid.<world> */
     char reply_leaf[24];               /* a relay's subjects: reply.<relay id> (its route's leaf), */
     char cmd_leaf[24], wants_leaf[24]; /* cmd.<relay id> and wants.<relay id> (it publishes on) */
-    /* the bus thread's own (node: readers of the hub; relay: what it told) */
-    uint64_t frames_next, bcast_next, info_version;
-    uint64_t last_info_ns, last_stats_ns, last_wants_ns;
-    frame_wants told;
-    bool told_any, was_connected;
-    bool subscribed; /* every subscription made (the bus thread retries while not) */
+    /* the bus thread's own: the rooms it follows (bus_rooms.c) */
+    bus_room room[BUS_MAX_ROOMS];
+    int nroom;
+    room_entry listed[BUS_MAX_ROOMS]; /* the directory's list, read at each refresh */
+    uint64_t last_refresh_ns, last_rooms_ns, last_wants_ns, last_reap_ns;
+    bus_room_entry entries[BUS_MAX_ROOMS]; /* a node's list of rooms, as it publishes it */
+    bus_room_wants wants[BUS_MAX_ROOMS];   /* a relay's wants, as it publishes them */
+    bool was_connected;
+    bool subscribed;                     /* every subscription made (the bus thread retries while not) */
+    bus_route room_route[BUS_ROOM_SUBS]; /* a relay's subscriptions to rooms' streams share these */
+    atomic_bool heard_rooms;             /* a relay: the node's rooms (and their public roles) heard */
 };
 
 /* Publishes bytes on fluid.<world>.<leaf> (counted; never blocks). */
 void bus_publish(bus *b, const char *leaf, const msg_buf *m);
+/* A room's stream's leaf: r.<room>.<what> (what: frames, bcast, info, stats). */
+void bus_room_leaf(const char *rname, const char *what, char *out, size_t n);
 void bus_subject(const bus *b, const char *leaf, char *out, size_t n);
 /* Subscribes to each route's subject (at most 6 in all); every message is
  * counted as received, handed to its taker, counted as refused when it says
  * so (the reason logged once per kind), and released.  0, or -1 with the
  * reason. */
 int bus_subscribe(bus *b, const bus_route *routes, int k, char *err, size_t errlen);
+/* Subscribes route r (one of b->room_route, set once) to the subject of
+ * leaf, into *out.  0, or -1 with the reason. */
+int bus_subscribe_one(bus *b, bus_route *r, const char *leaf, natsSubscription **out, char *err, size_t errlen);
 
 #endif

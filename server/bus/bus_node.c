@@ -1,70 +1,109 @@
-/* bus_node.c - a sim node's side of the bus: publishes what its hub holds
- * (framesets, broadcasts, the world's description, statistics, replies to
- * relays' clients) and takes relays' client messages and frame wants. */
+/* bus_node.c - a sim node's side of the bus: publishes what its rooms' hubs
+ * hold (each room's framesets, broadcasts, description and statistics, the
+ * replies to relays' clients, the list of rooms) and takes relays' client
+ * messages and frame wants, each naming its room.  A relay never asserts a
+ * role: the node computes each forwarded message's role from the credential
+ * it carries, as its own edge does (room_grant.h). */
 #include "bus_node.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "bus_codec.h"
+#include "bus_rooms.h"
 #include "clock.h"
 #include "command.h"
 #include "log.h"
 #include "rest_route.h"
 #include "roles.h"
+#include "room_grant.h"
 #include "wire.h"
 
-#define INFO_EVERY_NS 1000000000ull /* a relay that joins late learns the world within a second */
+#define INFO_EVERY_NS 1000000000ull  /* a relay that joins late learns a room within a second */
+#define REFRESH_EVERY_NS 50000000ull /* the rooms' list read again */
+
+/* A reply to a relay's client in room (published at once: the room may be
+ * one the node does not have). */
+static void publish_reply(bus *b, const char *rname, const cmd_reply *r) {
+    char leaf[32];
+    snprintf(leaf, sizeof leaf, "reply.%u", cmd_client_relay(r->client));
+    msg_buf *m = bus_encode_reply(r, rname);
+    bus_publish(b, leaf, m);
+    msg_buf_unref(m);
+}
 
 /* An error reply to a relay's client. */
-static void answer_error(bus *b, uint32_t client, uint32_t rid, reply_code code, const char *why) {
+static void answer_error(bus *b, const char *rname, uint32_t client, uint32_t rid, cmd_kind kind, reply_code code,
+                         const char *why) {
     cmd_reply r;
     memset(&r, 0, sizeof r);
     r.client = client;
     r.rid = rid;
-    r.kind = CMD_NONE;
+    r.kind = kind;
     cmd_reply_refuse(&r, code, "%s", why);
-    hub_post_reply(b->hub, &r);
+    publish_reply(b, rname, &r);
 }
 
 /* A refused client message: the reply goes back to the relay's client. */
-static void refuse(bus *b, uint32_t client, uint32_t rid, reply_code code, const char *why) {
+static void refuse(bus *b, const char *rname, uint32_t client, uint32_t rid, reply_code code, const char *why) {
     atomic_fetch_add(&b->bad, 1);
-    answer_error(b, client, rid, code, why);
+    answer_error(b, rname, client, rid, CMD_NONE, code, why);
 }
 
 /* Charges a relay client's message to the rate limits (relay_rate.h): true,
  * or false with the refusal answered to the client (and counted). */
-static bool within_rate(bus *b, uint32_t relay, uint32_t client, bool rest, cmd_kind kind, uint32_t rid) {
+static bool within_rate(bus *b, const bus_forward *f, cmd_kind kind, uint32_t rid) {
     char why[sizeof((cmd_reply *)0)->error];
     pthread_mutex_lock(&b->rate_mtx);
-    reply_code rc = relay_rate_take(&b->rate, relay, client, rest, kind, clock_now_ns(), why, sizeof why);
+    reply_code rc =
+        relay_rate_take(&b->rate, f->relay, f->client, f->kind == BUS_FWD_REST, kind, clock_now_ns(), why, sizeof why);
     pthread_mutex_unlock(&b->rate_mtx);
     if (rc == RC_OK) return true;
     atomic_fetch_add(&b->rate_limited, 1);
     log_once("relay-rate", "bus: a relay's client exceeded the rate limits: %s (logged once)", why);
-    answer_error(b, client, rid, rc, why);
+    answer_error(b, f->room, f->client, rid, CMD_NONE, rc, why);
     return false;
 }
 
 /* Commands whose replies carry data (snapshots), or that only the edge
  * handles: a relay does not forward them. */
 static bool forwardable(cmd_kind k) {
-    return k != CMD_AUTH && k != CMD_KEYFRAME && k != CMD_PACE && k != CMD_GET_PARTICLES && k != CMD_GET_BODIES &&
+    return k != CMD_KEYFRAME && k != CMD_PACE && k != CMD_GET_PARTICLES && k != CMD_GET_BODIES &&
            k != CMD_GET_SNAPSHOT && k != CMD_RESTORE && k != CMD_CLIENT_LEFT && k != CMD_GET_OBSTACLES &&
            k != CMD_MESH_UPLOAD;
 }
 
-/* A forwarded REST request, translated as the sim node's own REST edge
- * does (rest_translate): 0 and the command, or -1 with the reason and its
- * code (the translation's own, as the relay's REST client is answered). */
-static int rest_command(const uint8_t *bytes, size_t len, cmd *c, reply_code *code, char *err, size_t errlen) {
+/* The role the forward's credential gives in room r (room_grant.h): 0, or
+ * -1 with why when the credential is refused. */
+static int grant(bus *b, room *r, const char *cred, size_t len, role *out, char *why, size_t cap) {
+    return room_grant(r, b->cfg->token, &b->secret, cred, len, out, why, cap);
+}
+
+/* A forwarded REST request, checked as the sim node's own REST edge does:
+ * its credential (401), its route's role (403, the route's sentence), its
+ * translation (rest_translate).  0 and the command with its role, or -1
+ * with the reason and its code. */
+static int rest_command(bus *b, room *r, const bus_forward *f, cmd *c, reply_code *code, char *err, size_t errlen) {
     int method;
     char path[256];
     const char *body;
     size_t body_len;
     *code = RC_BAD_REQUEST;
-    if (bus_unpack_rest(bytes, len, &method, path, sizeof path, &body, &body_len, err, errlen)) return -1;
+    if (bus_unpack_rest(f->bytes, f->len, &method, path, sizeof path, &body, &body_len, err, errlen)) return -1;
+    role got;
+    if (grant(b, r, (const char *)f->cred, f->cred_len, &got, err, errlen)) {
+        *code = RC_UNAUTHORIZED;
+        return -1;
+    }
+    const char *pattern = rest_route_pattern(method, path, false);
+    role need;
+    if (pattern && !role_needed_for_route(rest_method_name(method), pattern, &need) && !role_allows(got, need)) {
+        char action[96];
+        snprintf(action, sizeof action, "%s %s", rest_method_name(method), pattern);
+        role_refusal(err, errlen, action, need, got);
+        *code = RC_FORBIDDEN;
+        return -1;
+    }
     rest_request q = {.method = method, .path = path, .body = body_len ? body : NULL, .body_len = body_len};
     rest_action a;
     rest_translate(&q, &a);
@@ -77,7 +116,30 @@ static int rest_command(const uint8_t *bytes, size_t len, cmd *c, reply_code *co
         return -1;
     }
     *c = a.c;
+    c->role = (uint8_t)got;
     return 0;
+}
+
+/* An auth command, or a credential sent alone to be checked: answered here
+ * (nothing is queued), ok with the role it grants in its value, or 401. */
+static void answer_auth(bus *b, room *r, const bus_forward *f, const cmd *c) {
+    const char *cred = f->kind == BUS_FWD_AUTH ? (const char *)f->cred : c->u.auth.token;
+    size_t len = f->kind == BUS_FWD_AUTH ? f->cred_len : strlen(c->u.auth.token);
+    role got;
+    char why[200];
+    if (grant(b, r, cred, len, &got, why, sizeof why)) {
+        atomic_fetch_add(&b->bad, 1);
+        answer_error(b, f->room, f->client, c->rid, CMD_AUTH, RC_UNAUTHORIZED, why);
+        return;
+    }
+    cmd_reply rep;
+    memset(&rep, 0, sizeof rep);
+    rep.client = f->client;
+    rep.rid = c->rid;
+    rep.kind = CMD_AUTH;
+    rep.ok = true;
+    rep.value = (int64_t)got;
+    publish_reply(b, f->room, &rep);
 }
 
 /* Whether a relay message came on its sender's own subject (fluid.<world>.
@@ -96,118 +158,215 @@ static bool from_subject(const bus *b, natsMsg *m, const char *leaf, uint32_t re
     return true;
 }
 
-/* fluid.<world>.cmd.<relay>: a relay's client message, held to a browser's
- * rate limit and its relay to its own (relay_rate.h), checked as a browser's
- * (or a REST client's) is, then queued under the client's id.  A message that does
- * not read, or names another relay, is refused here; a command the node's
- * edge refuses is answered to its client (and counted by refuse). */
-static int take_cmd(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, size_t errlen) {
-    uint32_t relay, client;
-    int kind;
-    const uint8_t *bytes;
-    size_t len;
-    if (bus_decode_forward(p, n, &relay, &client, &kind, &bytes, &len, err, errlen) ||
-        !from_subject(b, m, "cmd", relay, err, errlen))
-        return -1;
+/* A client that left: its rate limit forgotten, its room told. */
+static void client_left(bus *b, const bus_forward *f) {
+    pthread_mutex_lock(&b->rate_mtx);
+    relay_rate_left(&b->rate, f->client);
+    pthread_mutex_unlock(&b->rate_mtx);
+    room *r = room_find(b->dir, f->room);
+    if (!r) return;
     cmd c;
     memset(&c, 0, sizeof c);
-    bool left = kind == BUS_FWD_LEFT;
-    reply_code code = RC_BAD_REQUEST; /* a message that does not decode */
-    int rc = left                   ? 0
-             : kind == BUS_FWD_REST ? rest_command(bytes, len, &c, &code, err, errlen)
-                                    : wire_decode_command(bytes, len, &c, err, errlen);
-    if (left) {
-        c.kind = CMD_CLIENT_LEFT;
-        pthread_mutex_lock(&b->rate_mtx);
-        relay_rate_left(&b->rate, client);
-        pthread_mutex_unlock(&b->rate_mtx);
-    } else if (!within_rate(b, relay, client, kind == BUS_FWD_REST, rc ? CMD_NONE : c.kind, c.rid)) {
-        return 0; /* every message, read or not, costs its client and its relay (one that does not read: 1) */
+    c.kind = CMD_CLIENT_LEFT;
+    c.client = f->client;
+    c.arrival_ns = clock_now_ns();
+    cmd_queue_push(room_queue(r), &c, true);
+    room_unref(r);
+}
+
+/* Decodes a forward's message: 0 and the command (its role not yet set), or
+ * -1 with the reason and its code. */
+static int decode_forward(bus *b, room *r, const bus_forward *f, cmd *c, reply_code *code, char *err, size_t errlen) {
+    *code = RC_BAD_REQUEST;
+    if (f->kind == BUS_FWD_AUTH) {
+        c->kind = CMD_AUTH;
+        return 0;
     }
-    if (!rc && !left && !forwardable(c.kind)) {
-        rc = -1;
-        code = RC_NOT_IMPLEMENTED;
-        snprintf(err, errlen, "%s: not a command a relay forwards", cmd_kind_name(c.kind));
-    }
-    if (rc) {
-        refuse(b, client, c.rid, code, err);
-    } else {
-        c.client = client;
-        c.arrival_ns = clock_now_ns();
-        /* A relay serves the default room only, and keeps the token rule at
-         * its own edge (a client without the token there only watches): the
-         * broker's permissions are what admits a relay, so what it forwards
-         * is applied as the administrator's. */
-        c.role = ROLE_ADMIN;
-        if (!cmd_queue_push(b->queue, &c, left) && !left)
-            refuse(b, client, c.rid, RC_BUSY, "busy: command queue full, try again");
+    if (f->kind == BUS_FWD_REST) return rest_command(b, r, f, c, code, err, errlen);
+    if (wire_decode_command(f->bytes, f->len, c, err, errlen)) return -1;
+    if (!forwardable(c->kind)) {
+        *code = RC_NOT_IMPLEMENTED;
+        snprintf(err, errlen, "%s: not a command a relay forwards", cmd_kind_name(c->kind));
+        return -1;
     }
     return 0;
 }
 
-/* fluid.<world>.wants.<relay>: what a relay's viewers need coded. */
+/* fluid.<world>.cmd.<relay>: a relay's client message, held to a browser's
+ * rate limit and its relay to its own (relay_rate.h), checked as a browser's
+ * (or a REST client's) is, given the role its credential gives in its room,
+ * then queued on that room under the client's id.  A message that does not
+ * read, or names another relay, is refused here; a command the node's edge
+ * refuses is answered to its client (and counted by refuse). */
+static int take_cmd(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, size_t errlen) {
+    bus_forward f;
+    if (bus_decode_forward(p, n, &f, err, errlen) || !from_subject(b, m, "cmd", f.relay, err, errlen)) return -1;
+    if (f.kind == BUS_FWD_LEFT) {
+        client_left(b, &f);
+        return 0;
+    }
+    room *r = room_find(b->dir, f.room);
+    cmd c;
+    memset(&c, 0, sizeof c);
+    reply_code code = RC_BAD_REQUEST;
+    /* (a REST request is read with its room, whose role table checks it: without one, costed as unread) */
+    int rc = r ? decode_forward(b, r, &f, &c, &code, err, errlen) : -1;
+    if (!r && f.kind == BUS_FWD_WS) wire_decode_command(f.bytes, f.len, &c, err, errlen); /* its rid */
+    if (!within_rate(b, &f, rc ? CMD_NONE : c.kind, c.rid)) {
+        room_unref(r);
+        return 0; /* every message, read or not, costs its client and its relay (one that does not read: 1) */
+    }
+    if (!r) {
+        char why[96];
+        snprintf(why, sizeof why, "no room named '%s'", f.room);
+        refuse(b, f.room, f.client, c.rid, RC_NOT_FOUND, why);
+        return 0;
+    }
+    if (rc) {
+        refuse(b, f.room, f.client, c.rid, code, err);
+    } else if (c.kind == CMD_AUTH) {
+        answer_auth(b, r, &f, &c);
+    } else {
+        if (f.kind == BUS_FWD_WS) {
+            /* a WebSocket client's credential was checked when the relay sent it (answer_auth); one
+             * refused since (an invite expired, its room's key rotated) gives the public role */
+            role got;
+            char why[200];
+            if (grant(b, r, (const char *)f.cred, f.cred_len, &got, why, sizeof why))
+                grant(b, r, NULL, 0, &got, why, sizeof why);
+            c.role = (uint8_t)got;
+        }
+        c.client = f.client;
+        c.arrival_ns = clock_now_ns();
+        if (!cmd_queue_push(room_queue(r), &c, false))
+            refuse(b, f.room, f.client, c.rid, RC_BUSY, "busy: command queue full, try again");
+    }
+    room_unref(r);
+    return 0;
+}
+
+/* fluid.<world>.wants.<relay>: what a relay's viewers of each room need coded. */
 static int take_wants(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, size_t errlen) {
     uint32_t relay;
-    frame_wants w;
-    if (bus_decode_wants(p, n, &relay, &w, err, errlen) || !from_subject(b, m, "wants", relay, err, errlen)) return -1;
-    hub_set_remote_wants(b->hub, relay, &w, clock_now_ns());
+    static _Thread_local bus_room_wants rw[BUS_MAX_ROOMS];
+    int k;
+    if (bus_decode_wants(p, n, &relay, rw, BUS_MAX_ROOMS, &k, err, errlen) ||
+        !from_subject(b, m, "wants", relay, err, errlen))
+        return -1;
+    uint64_t now = clock_now_ns();
+    for (int i = 0; i < k; i++) {
+        room *r = room_find(b->dir, rw[i].room);
+        if (!r) continue; /* deleted meanwhile: the relay learns it from the rooms' list */
+        hub_set_remote_wants(room_hub(r), relay, &rw[i].w, now);
+        room_unref(r);
+    }
     return 0;
 }
 
 int bus_node_subscribe(bus *b, char *err, size_t errlen) {
     static const bus_route routes[] = {{.leaf = "cmd.*", .what = "relay client", .take = take_cmd},
                                        {.leaf = "wants.*", .what = "wants", .take = take_wants}};
-    if (bus_subscribe(b, routes, 2, err, errlen)) return -1;
-    b->bcast_next = hub_bcast_next(b->hub);
-    return 0;
+    return bus_subscribe(b, routes, 2, err, errlen);
 }
 
-static void publish_replies(bus *b) {
+/* A room joins the table: its broadcasts from now on. */
+static void room_added(bus *b, bus_room *br) {
+    (void)b;
+    br->bcast_next = hub_bcast_next(room_hub(br->r));
+}
+
+/* The rooms and their public roles (admin for all without --token). */
+static void publish_rooms(bus *b) {
+    bus_room_entry *e = b->entries;
+    for (int i = 0; i < b->nroom; i++) {
+        snprintf(e[i].name, sizeof e[i].name, "%s", b->room[i].name);
+        e[i].public_role = b->cfg->token[0] ? room_public_role(b->room[i].r) : ROLE_ADMIN;
+    }
+    msg_buf *m = bus_encode_rooms(e, b->nroom);
+    bus_publish(b, "rooms", m);
+    msg_buf_unref(m);
+}
+
+/* Whether a relay heard from in the last 3 s has viewers of the room. */
+static bool watched_by_relays(hub *h) {
+    uint32_t relay[HUB_RELAYS];
+    int viewers[HUB_RELAYS];
+    int k = hub_get_relays(h, relay, viewers, HUB_RELAYS);
+    for (int i = 0; i < k; i++)
+        if (viewers[i] > 0) return true;
+    return false;
+}
+
+static void publish_replies(bus *b, bus_room *br) {
     cmd_reply rs[64];
     int k;
-    while ((k = hub_take_relay_replies(b->hub, rs, 64)) > 0)
+    while ((k = hub_take_relay_replies(room_hub(br->r), rs, 64)) > 0)
         for (int i = 0; i < k; i++) {
-            char leaf[32];
-            snprintf(leaf, sizeof leaf, "reply.%u", cmd_client_relay(rs[i].client));
-            msg_buf *m = bus_encode_reply(&rs[i]);
-            bus_publish(b, leaf, m);
-            msg_buf_unref(m);
+            publish_reply(b, br->name, &rs[i]);
             cmd_reply_free_payload(&rs[i]);
         }
 }
 
-void bus_node_pass(bus *b, uint64_t now) {
+/* One room's stream: published while a relay watches it (the default room's
+ * always), read either way so that a relay joining gets what is new. */
+static void publish_room(bus *b, bus_room *br, uint64_t now) {
+    hub *h = room_hub(br->r);
+    bool was = br->watched, home = br->r == b->home;
+    br->watched = watched_by_relays(h);
+    bool out = home || br->watched;
+    char leaf[BUS_SUBJECT];
     frameset fs[HUB_FRAME_RING];
-    int k = hub_take_framesets(b->hub, &b->frames_next, fs, HUB_FRAME_RING);
+    int k = hub_take_framesets(h, &br->frames_next, fs, HUB_FRAME_RING);
+    bus_room_leaf(br->name, "frames", leaf, sizeof leaf);
     for (int i = 0; i < k; i++) {
-        msg_buf *m = bus_encode_frameset(&fs[i]);
-        bus_publish(b, "frames", m);
+        msg_buf *m = out ? bus_encode_frameset(&fs[i]) : NULL;
+        bus_publish(b, leaf, m);
         msg_buf_unref(m);
         frameset_unref(&fs[i]);
     }
     msg_buf *bc[16];
     bool lost;
-    while ((k = hub_take_bcast(b->hub, &b->bcast_next, bc, 16, &lost)) > 0)
+    bus_room_leaf(br->name, "bcast", leaf, sizeof leaf);
+    while ((k = hub_take_bcast(h, &br->bcast_next, bc, 16, &lost)) > 0)
         for (int i = 0; i < k; i++) {
-            bus_publish(b, "bcast", bc[i]);
+            if (out) bus_publish(b, leaf, bc[i]);
             msg_buf_unref(bc[i]);
         }
-    publish_replies(b);
+    publish_replies(b, br);
+    if (!out) return;
     world_info wi;
-    hub_get_info(b->hub, &wi);
-    if (wi.version != b->info_version || now - b->last_info_ns > INFO_EVERY_NS) {
+    hub_get_info(h, &wi);
+    if (wi.version && (wi.version != br->info_version || !was || now - br->last_info_ns > INFO_EVERY_NS)) {
         msg_buf *m = bus_encode_info(&wi);
-        bus_publish(b, "info", m);
+        bus_room_leaf(br->name, "info", leaf, sizeof leaf);
+        bus_publish(b, leaf, m);
         msg_buf_unref(m);
-        b->info_version = wi.version;
-        b->last_info_ns = now;
+        br->info_version = wi.version;
+        br->last_info_ns = now;
     }
-    if (now - b->last_stats_ns > INFO_EVERY_NS) {
+    if (!was || now - br->last_stats_ns > INFO_EVERY_NS) {
         sim_stats st;
-        hub_get_stats(b->hub, &st);
+        hub_get_stats(h, &st);
         msg_buf *m = bus_encode_stats(&st);
-        bus_publish(b, "stats", m);
+        bus_room_leaf(br->name, "stats", leaf, sizeof leaf);
+        bus_publish(b, leaf, m);
         msg_buf_unref(m);
-        b->last_stats_ns = now;
+        br->last_stats_ns = now;
     }
+}
+
+void bus_node_pass(bus *b, uint64_t now) {
+    if (!b->nroom || now - b->last_refresh_ns > REFRESH_EVERY_NS) {
+        bool changed = bus_rooms_refresh(b, room_added, NULL);
+        b->last_refresh_ns = now;
+        if (changed || now - b->last_rooms_ns > INFO_EVERY_NS) {
+            publish_rooms(b);
+            b->last_rooms_ns = now;
+        }
+    }
+    for (int i = 0; i < b->nroom; i++) publish_room(b, &b->room[i], now);
+}
+
+void bus_node_end(bus *b) {
+    bus_rooms_clear(b, NULL);
 }

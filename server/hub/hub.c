@@ -28,7 +28,10 @@ void hub_destroy(hub *h) {
     for (int i = 0; i < HUB_UPLOADS; i++) msg_buf_unref(h->upload[i].buf);
     for (int i = 0; i < h->relay_reply_count; i++)
         cmd_reply_free_payload(&h->relay_replies[(h->relay_reply_head + i) % HUB_REPLY_RING]);
-    for (int i = 0; i < h->fwd_count; i++) msg_buf_unref(h->fwd[(h->fwd_head + i) % HUB_FORWARD_RING].msg);
+    for (int i = 0; i < h->fwd_count; i++) {
+        msg_buf_unref(h->fwd[(h->fwd_head + i) % HUB_FORWARD_RING].msg);
+        msg_buf_unref(h->fwd[(h->fwd_head + i) % HUB_FORWARD_RING].cred);
+    }
     free(h->replies);
     free(h->relay_replies);
     mesh_store_destroy(&h->meshes);
@@ -149,17 +152,20 @@ int hub_take_relay_replies(hub *h, cmd_reply *out, int max) {
     return n;
 }
 
-bool hub_forward(hub *h, uint32_t client, bool left, msg_buf *msg) {
+bool hub_forward(hub *h, uint32_t client, hub_forward_what what, msg_buf *msg, msg_buf *cred) {
     pthread_mutex_lock(&h->mtx);
     bool ok = h->fwd_count < HUB_FORWARD_RING;
     if (ok) {
-        h->fwd[(h->fwd_head + h->fwd_count) % HUB_FORWARD_RING] = (hub_forward_msg){client, left, msg};
+        h->fwd[(h->fwd_head + h->fwd_count) % HUB_FORWARD_RING] = (hub_forward_msg){client, what, msg, cred};
         h->fwd_count++;
     } else {
         h->fwd_dropped++;
     }
     pthread_mutex_unlock(&h->mtx);
-    if (!ok) msg_buf_unref(msg);
+    if (!ok) {
+        msg_buf_unref(msg);
+        msg_buf_unref(cred);
+    }
     return ok;
 }
 

@@ -30,12 +30,17 @@
 #define HUB_RELAYS 64                       /* relays whose frame wants a sim node merges */
 #define HUB_REMOTE_KEY_GAP_NS 1000000000ull /* at most one keyframe coded for a relay's requests a second */
 
-/* A client message a relay forwards to the sim node: the bytes as the
- * client sent them (the sim node checks them again), or that it left. */
+/* What a relay forwards to the sim node for a client. */
+typedef enum hub_forward_what {
+    HUB_FWD_MSG,   /* the client's message, the bytes as it sent them (the sim node checks them again) */
+    HUB_FWD_LEFT,  /* the client went away (no bytes) */
+    HUB_FWD_CHECK, /* its credential alone: the sim node answers with the role it grants */
+} hub_forward_what;
 typedef struct hub_forward_msg {
     uint32_t client;
-    bool left;    /* the client went away (no bytes) */
-    msg_buf *msg; /* the client's message (one reference), NULL when left */
+    hub_forward_what what;
+    msg_buf *msg;  /* the client's message (one reference), NULL but for HUB_FWD_MSG */
+    msg_buf *cred; /* the credential the relay holds for the client (one reference), or NULL */
 } hub_forward_msg;
 #define HUB_REPLY_RING 2048
 
@@ -144,8 +149,8 @@ void hub_get_stats(hub *h, sim_stats *out);
 int hub_take_framesets(hub *h, uint64_t *next, frameset *out, int max);
 void hub_set_frame_wants(hub *h, const frame_wants *w);
 /* A relay's network thread hands a client message to the bus thread (takes
- * the reference); false when the ring is full (the message is dropped). */
-bool hub_forward(hub *h, uint32_t client, bool left, msg_buf *msg);
+ * the references); false when the ring is full (the message is dropped). */
+bool hub_forward(hub *h, uint32_t client, hub_forward_what what, msg_buf *msg, msg_buf *cred);
 void hub_get_rec_status(hub *h, rec_status *out);
 /* Copies up to max broadcasts with seq >= *next into out (new references);
  * sets *next past them.  *lost is set when some were already overwritten. */

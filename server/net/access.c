@@ -4,15 +4,14 @@
 #include "access.h"
 
 #include <stdio.h>
-#include <time.h>
 #include <strings.h>
 #include <string.h>
 
 #include "clock.h"
-#include "invite.h"
 #include "net_internal.h"
 #include "net_room.h"
 #include "queue.h"
+#include "room_grant.h"
 #include "rooms.h"
 
 bool net_enqueue(cmd_queue *q, cmd *c, bool internal) {
@@ -21,12 +20,7 @@ bool net_enqueue(cmd_queue *q, cmd *c, bool internal) {
 }
 
 bool net_token_ok(const net *n, const char *token) {
-    const char *want = n->cfg->token;
-    size_t wl = strlen(want), tl = strlen(token);
-    unsigned diff = (unsigned)(wl ^ tl);
-    for (size_t i = 0; i < wl; i++) /* constant time in the token's length */
-        diff |= (unsigned)(uint8_t)want[i] ^ (unsigned)(uint8_t)(i < tl ? token[i] : 0);
-    return wl > 0 && diff == 0;
+    return room_token_ok(n->cfg->token, token, strlen(token));
 }
 
 bool net_origin_ok(const net *n, struct lws *wsi) {
@@ -56,25 +50,12 @@ bool net_origin_ok(const net *n, struct lws *wsi) {
 }
 
 role net_public_role(const net *n, const net_room *v) {
+    /* a relay: what its sim node says of the room (room_set_mirror_role), whatever its own options */
+    if (n->relay_id) return room_public_role(v->room);
     if (!n->cfg->token[0]) return ROLE_ADMIN; /* one person on loopback: every caller administrates */
-    if (n->relay_id) return ROLE_VIEWER;      /* a relay keeps the token rule: without it, watching only */
     return room_public_role(v->room);
 }
 
 int net_grant(const net *n, const net_room *v, const char *cred, size_t len, role *out, char *why, size_t cap) {
-    if (!n->cfg->token[0] || (len == strlen(n->cfg->token) && net_token_ok(n, cred))) {
-        *out = ROLE_ADMIN;
-        return 0;
-    }
-    if (!memchr(cred, '.', len) || n->relay_id) { /* a relay holds no room's invite key */
-        snprintf(why, cap, "unauthorized: wrong token");
-        return -1;
-    }
-    secret_key key;
-    invite_room_key(&n->secret, v->name, room_key_generation(v->room), &key);
-    char err[160];
-    int rc = invite_verify(&key, cred, len, v->name, (int64_t)time(NULL), out, err, sizeof err);
-    memset(&key, 0, sizeof key);
-    if (rc) snprintf(why, cap, "unauthorized: %s", err);
-    return rc;
+    return room_grant(v->room, n->cfg->token, &n->secret, cred, len, out, why, cap);
 }

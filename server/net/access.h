@@ -24,11 +24,13 @@ bool net_origin_ok(const net *n, struct lws *wsi);
 
 /* The role of a connection or request without a credential in room v now:
  * administrator on a server without --token (one person on loopback), else
- * the room's public role. */
+ * the room's public role; on a relay, the role its sim node says (the node
+ * decides every role: a relay holds no key and asserts none). */
 role net_public_role(const net *n, const net_room *v);
 /* The role a credential (len bytes: the server's token, or an invite of
  * room v, wire/invite.h) grants in v: 0 and *out, or -1 with why (cap bytes:
- * "unauthorized: " and the reason). */
+ * "unauthorized: " and the reason), as room_grant computes it for every
+ * edge.  A sim node's only. */
 int net_grant(const net *n, const net_room *v, const char *cred, size_t len, role *out, char *why, size_t cap);
 
 #endif

@@ -43,6 +43,7 @@ struct http_req {
     net_room *room; /* the room addressed (a user of its view while the request lasts) */
     uint8_t role;   /* its role there (roles.h): its credential's, else the room's public role */
     bool granted;   /* a credential gave the role */
+    msg_buf *cred;  /* a relay's: the request's credential (Authorization: Bearer), sent on with it */
     bool rooms_op;  /* /api/rooms, /api/rooms/{name} or one of its actions (rest_rooms.c); rooms_name: which */
     char rooms_name[ROOM_NAME_CAP];
     int rooms_action;      /* rest_rooms.c: 0 the room itself, or invites, rotate-key, a client's kick */

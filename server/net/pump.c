@@ -4,12 +4,15 @@
  * only. */
 #include "pump.h"
 
+#include <stdio.h>
+
 #include "hub.h"
 #include "net_internal.h"
 #include "net_room.h"
 #include "rest.h"
 #include "rest_rooms.h"
 #include "room_keeper.h"
+#include "rooms.h"
 #include "wire.h"
 #include "ws_client.h"
 #include "ws_frames.h"
@@ -26,7 +29,9 @@ static void pump_room(net *n, net_room *v) {
                 rest_deliver(n, r);
             } else {
                 ws_client *c = ws_find_client(v, r->client);
-                if (c) {
+                if (c && n->relay_id && r->kind == CMD_AUTH) {
+                    if (ws_auth_answered(n, c, r)) ws_ctl_push(n, c, wire_encode_reply(r));
+                } else if (c) {
                     if (c->inflight > 0) c->inflight--;
                     ws_ctl_push(n, c, wire_encode_reply(r));
                 }
@@ -53,7 +58,16 @@ static void pump_room(net *n, net_room *v) {
 }
 
 void net_pump(net *n) {
-    for (int i = 0; i < n->nrooms; i++) pump_room(n, n->room[i]);
+    for (int i = 0; i < n->nrooms; i++) {
+        net_room *v = n->room[i];
+        /* a relay's room closed by its bus thread: the sim node deleted it */
+        if (n->relay_id && !v->closed && !v->home && !room_listed(n->dir, v->room)) {
+            char why[96];
+            snprintf(why, sizeof why, "room '%s' was deleted", v->name);
+            ws_close_room(v, why);
+        }
+        pump_room(n, v);
+    }
     if (!n->keeper) return;
     room_opened got[ROOM_KEEPER_JOBS];
     int k = room_keeper_take(n->keeper, got, ROOM_KEEPER_JOBS);

@@ -131,7 +131,7 @@ static bool submit(net *n, http_req *r, cmd *c) {
     if (n->relay_id) {
         /* a relay: the request as it came, to the sim node (which translates and checks it again) */
         msg_buf *m = bus_pack_rest(r->method, r->path, r->body, r->body_len);
-        if (!m || !hub_forward(r->room->hub, c->client, false, m)) {
+        if (!m || !hub_forward(r->room->hub, c->client, HUB_FWD_MSG, m, r->cred ? msg_buf_ref(r->cred) : NULL)) {
             cancel_heavy(n, r);
             n->queue_busy++;
             rest_respond_error(n, r, RC_BUSY, "busy: the relay's queue is full, try again");
@@ -197,7 +197,9 @@ static void route_snapshot(net *n, http_req *r) {
  * have their own checks, rest_rooms.c): a role below it is refused here,
  * on the headers.  Commands are checked again where they are applied. */
 static bool refuse_route_role(net *n, http_req *r) {
-    if (r->rooms_op) return false;
+    /* a relay: a request it forwards is checked at the sim node, with its credential; what it answers
+     * itself needs no more than a viewer, but the routes of a room's owner (answered 501 there) */
+    if (r->rooms_op || n->relay_id) return false;
     const char *pattern = rest_route_pattern(r->method == HM_HEAD ? HM_GET : r->method, r->path, r->metrics);
     role need;
     if (!pattern || role_needed_for_route(rest_method_name(r->method == HM_HEAD ? HM_GET : r->method), pattern, &need))
@@ -237,6 +239,15 @@ static void route(net *n, http_req *r) {
     rest_translate(&q, &a);
     switch (a.outcome) {
     case REST_ERROR:
+        if (n->relay_id && r->method != HM_GET && r->method != HM_HEAD && !a.close_after &&
+            rest_route_pattern(r->method, r->path, r->metrics)) {
+            /* a relay: a write the sim node answers, its role before its body (as on the node) */
+            cmd raw;
+            memset(&raw, 0, sizeof raw);
+            raw.kind = CMD_NONE;
+            submit(n, r, &raw);
+            return;
+        }
         if (a.close_after) r->close_after = true;
         rest_respond_error(n, r, a.code, "%s", a.error);
         return;
@@ -295,6 +306,10 @@ static void route(net *n, http_req *r) {
         rest_respond_json(n, r, 200, rest_materials_json(n, r->room));
         return;
     case RV_CLIENTS:
+        if (n->relay_id) { /* an owner's, and a relay cannot tell an owner (it holds no key) */
+            rest_respond_error(n, r, RC_NOT_IMPLEMENTED, "this is a relay: GET /api/clients is the sim node's");
+            return;
+        }
         rest_respond_json(n, r, 200, rest_clients_json(n, r->room));
         return;
     case RV_SOLVERS:
@@ -404,6 +419,7 @@ static void req_reset(net *n, http_req *r) {
     free(r->body);
     free(r->resp);
     msg_buf_unref(r->resp_msg);
+    msg_buf_unref(r->cred);
     rest_export_free(&r->exp);
     memset(r, 0, sizeof *r);
 }

@@ -290,15 +290,6 @@ void rest_rooms_opened(net *n, const room_opened *res) {
     }
 }
 
-/* The room was deleted: every client of its view is closed with reason. */
-static void close_clients(net_room *v, const char *reason) {
-    v->closed = true;
-    for (ws_client *c = v->clients; c; c = c->next) {
-        snprintf(c->close_reason, sizeof c->close_reason, "%s", reason);
-        lws_callback_on_writable(c->wsi);
-    }
-}
-
 /* ---- Change, delete ------------------------------------------------------------------ */
 
 static void patch_room(net *n, http_req *r) {
@@ -341,7 +332,7 @@ static void delete_room(net *n, http_req *r) {
     char why[96];
     snprintf(why, sizeof why, "room '%s' was deleted", r->rooms_name);
     for (int i = 0; i < n->nrooms; i++)
-        if (!n->room[i]->closed && !strcmp(n->room[i]->name, r->rooms_name)) close_clients(n->room[i], why);
+        if (!n->room[i]->closed && !strcmp(n->room[i]->name, r->rooms_name)) ws_close_room(n->room[i], why);
     room_keeper_poke(n->keeper); /* freed once its last client and request are gone */
     log_info("rooms: '%s' deleted", r->rooms_name);
     cJSON *j = cJSON_CreateObject();
@@ -442,6 +433,17 @@ static void room_action(net *n, http_req *r) {
 }
 
 void rest_rooms_route(net *n, http_req *r) {
+    /* a relay lists the rooms it mirrors; what makes or changes a room is its owner's (or the
+     * administrator's), on the sim node: a relay holds no key and cannot tell them */
+    bool reads = r->method == HM_GET || r->method == HM_HEAD;
+    if (n->relay_id && (r->rooms_action != ACT_NONE || !reads)) {
+        rest_respond_error(n, r, RC_NOT_IMPLEMENTED, "this is a relay: %s %s is the sim node's",
+                           rest_method_name(r->method),
+                           r->rooms_action != ACT_NONE ? "a room's action"
+                           : r->rooms_name[0]          ? "/api/rooms/{room}"
+                                                       : "/api/rooms");
+        return;
+    }
     if (r->rooms_action != ACT_NONE) {
         room_action(n, r);
         return;

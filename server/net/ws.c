@@ -57,6 +57,8 @@ static void pick_next(net *n, ws_client *c) {
         world_info wi;
         hub_get_info(v->hub, &wi);
         if (!wi.version) return; /* a relay that has not heard from the sim node yet */
+        /* the role its credential gives, as the sim node answers (or, without an answer, its room's public role) */
+        if (c->auth_wait && clock_now_ns() - c->connected_ns < NET_AUTH_WAIT_NS) return;
     }
     if (c->hello_pending) {
         c->hello_pending = false;
@@ -224,22 +226,15 @@ static void ws_message(net *n, ws_client *c) {
         ws_frames_set_pace(c->room, c, cm.u.pace.stride);
         return;
     }
-    if (cm.kind == CMD_AUTH) {
-        if (n->relay_id) { /* a relay checks the server's token itself; the sim node trusts its relays */
-            if (n->cfg->token[0] && !net_token_ok(n, cm.u.auth.token)) {
-                bad_message(n, c, RC_UNAUTHORIZED, cm.rid, "auth", "unauthorized: wrong token");
-                return;
-            }
-        } else {
-            char why[200];
-            role got;
-            if (net_grant(n, c->room, cm.u.auth.token, strlen(cm.u.auth.token), &got, why, sizeof why)) {
-                bad_message(n, c, RC_UNAUTHORIZED, cm.rid, "auth", why);
-                return;
-            }
-            c->granted = true;
-            c->role = (uint8_t)got;
+    if (cm.kind == CMD_AUTH && !n->relay_id) {
+        char why[200];
+        role got;
+        if (net_grant(n, c->room, cm.u.auth.token, strlen(cm.u.auth.token), &got, why, sizeof why)) {
+            bad_message(n, c, RC_UNAUTHORIZED, cm.rid, "auth", why);
+            return;
         }
+        c->granted = true;
+        c->role = (uint8_t)got;
         c->authed = true;
         cmd_reply r;
         memset(&r, 0, sizeof r);
@@ -249,17 +244,18 @@ static void ws_message(net *n, ws_client *c) {
         ws_ctl_push(n, c, wire_encode_reply(&r));
         return;
     }
-    if (n->relay_id && cmd_kind_mutates(cm.kind) && n->cfg->token[0] && !c->authed) {
-        ws_reply_error(n, c, RC_UNAUTHORIZED, cm.rid, cmd_kind_name(cm.kind),
-                       "unauthorized: this server needs a token (send an auth command or connect with ?token=)");
-        return;
+    if (cm.kind == CMD_AUTH) { /* a relay: the sim node answers it (ws_auth_answered) */
+        msg_buf_unref(c->cred_pending);
+        c->cred_pending = msg_buf_from_bytes(cm.u.auth.token, strlen(cm.u.auth.token));
     }
     cm.client = c->id;
     cm.role = (uint8_t)ws_role(n, c); /* checked where it is applied (apply.c) */
     c->commands++;
     if (n->relay_id) {
-        /* a relay: the message as the client sent it, to the sim node (which checks it again) */
-        if (!hub_forward(c->room->hub, c->id, false, msg_buf_from_bytes(c->rx, c->rx_len))) {
+        /* a relay: the message as the client sent it, with its credential, to the sim node (which checks
+         * both and gives the role) */
+        if (!hub_forward(c->room->hub, c->id, HUB_FWD_MSG, msg_buf_from_bytes(c->rx, c->rx_len),
+                         c->cred ? msg_buf_ref(c->cred) : NULL)) {
             n->queue_busy++;
             ws_reply_error(n, c, RC_BUSY, cm.rid, cmd_kind_name(cm.kind), "busy: the relay's queue is full, try again");
             return;
@@ -306,7 +302,17 @@ static void read_client_invite(net *n, struct lws *wsi, ws_client *c) {
     char buf[INVITE_MAX_TOKEN + 16];
     const char *v = lws_get_urlarg_by_name(wsi, "invite=", buf, sizeof buf);
     const char *cred = v ? v : c->url_token[0] ? c->url_token : NULL;
-    if (!cred || n->relay_id) return;
+    if (!cred || !*cred) return;
+    if (n->relay_id) { /* the sim node checks it, and says the role it gives (ws_auth_answered) */
+        size_t len = strlen(cred);
+        c->cred = len <= INVITE_MAX_TOKEN ? msg_buf_from_bytes(cred, len) : NULL;
+        if (!c->cred) {
+            ws_reply_error(n, c, RC_UNAUTHORIZED, 0, "auth", "unauthorized: a credential is at most 4096 bytes");
+            return;
+        }
+        c->auth_wait = hub_forward(c->room->hub, c->id, HUB_FWD_CHECK, NULL, msg_buf_ref(c->cred));
+        return;
+    }
     char why[200];
     role got;
     if (net_grant(n, c->room, cred, strlen(cred), &got, why, sizeof why)) {
@@ -451,7 +457,7 @@ int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, v
             left.kind = CMD_CLIENT_LEFT;
             left.client = c->id;
             if (n->relay_id)
-                hub_forward(v->hub, c->id, true, NULL);
+                hub_forward(v->hub, c->id, HUB_FWD_LEFT, NULL, NULL);
             else
                 net_enqueue(v->queue, &left, true);
             log_info("ws: client %u left (%d clients)", (unsigned)c->id, n->nclients);
@@ -462,6 +468,9 @@ int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, v
         while (c->ctl_count) msg_buf_unref(ws_ctl_pop(c));
         msg_buf_unref(c->cur);
         c->cur = NULL;
+        msg_buf_unref(c->cred);
+        msg_buf_unref(c->cred_pending);
+        c->cred = c->cred_pending = NULL;
         free(c->scratch);
         c->scratch = NULL;
         return 0;

@@ -1,11 +1,15 @@
 /* ws_client.c - one WebSocket client's state between messages: its queue of
  * replies and errors (with back-pressure on reading) and its command rate
- * limit.  Network thread only. */
+ * limit, and on a relay the sim node's answer to its credential.  Network
+ * thread only. */
 #include "ws_client.h"
+
+#include <stdio.h>
 
 #include "clock.h"
 #include "net_internal.h"
 #include "net_room.h"
+#include "roles.h"
 #include "wire.h"
 
 /* ---- The control queue ---------------------------------------------------- */
@@ -63,4 +67,42 @@ void ws_reply_error(net *n, ws_client *c, reply_code code, uint32_t rid, const c
  * second up to --burst. */
 bool ws_take_tokens(net *n, ws_client *c, double cost) {
     return rate_bucket_take(&c->bucket, n->cfg->rate_per_s, n->cfg->rate_burst, cost, clock_now_ns());
+}
+
+void ws_close_room(net_room *v, const char *reason) {
+    v->closed = true;
+    for (ws_client *c = v->clients; c; c = c->next) {
+        snprintf(c->close_reason, sizeof c->close_reason, "%s", reason);
+        lws_callback_on_writable(c->wsi);
+    }
+}
+
+bool ws_auth_answered(net *n, ws_client *c, const cmd_reply *r) {
+    bool url = c->auth_wait && r->rid == 0 && !c->cred_pending;
+    if (url) {
+        c->auth_wait = false;
+        lws_callback_on_writable(c->wsi); /* its hello */
+    } else if (c->inflight > 0) {
+        c->inflight--;
+    }
+    if (r->ok && r->value >= ROLE_VIEWER && r->value < ROLE_COUNT) {
+        c->granted = true;
+        c->role = (uint8_t)r->value;
+        c->authed = true;
+        if (!url) { /* the credential of the auth command: sent from now on */
+            msg_buf_unref(c->cred);
+            c->cred = c->cred_pending;
+            c->cred_pending = NULL;
+        }
+        return !url; /* an accepted credential of the upgrade is not answered (as on the sim node) */
+    }
+    if (url) { /* refused: its room's public role, and the reason after its hello */
+        msg_buf_unref(c->cred);
+        c->cred = NULL;
+    } else {
+        msg_buf_unref(c->cred_pending);
+        c->cred_pending = NULL;
+    }
+    (void)n;
+    return true;
 }

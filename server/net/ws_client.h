@@ -17,11 +17,12 @@
 typedef struct net net;           /* net_internal.h */
 typedef struct net_room net_room; /* net_room.h */
 
-#define NET_FRAGMENT 16384     /* bytes per WebSocket fragment sent */
-#define NET_NOTSENT_LOWAT 8192 /* a socket is writable again once fewer bytes than this wait unsent */
-#define NET_REPLY_RING 256     /* queued control messages per client */
-#define NET_RX_PAUSE_AT 64     /* stop reading a client with this many unsent replies */
-#define NET_SEND_TIMEOUT_S 30  /* a message must drain within this */
+#define NET_FRAGMENT 16384             /* bytes per WebSocket fragment sent */
+#define NET_NOTSENT_LOWAT 8192         /* a socket is writable again once fewer bytes than this wait unsent */
+#define NET_REPLY_RING 256             /* queued control messages per client */
+#define NET_RX_PAUSE_AT 64             /* stop reading a client with this many unsent replies */
+#define NET_SEND_TIMEOUT_S 30          /* a message must drain within this */
+#define NET_AUTH_WAIT_NS 5000000000ull /* a relay's hello waits this long, at most, for its sim node's role */
 #define NET_MAX_BAD_IN_A_ROW 32
 #define NET_KEY_GAP_NS 1000000000ull        /* at most one keyframe coded for a client a second */
 #define NET_CLOSE_OLD_VERSION 4001          /* close code: the client speaks a retired protocol version */
@@ -41,6 +42,10 @@ struct ws_client {
     bool linked, authed, reject, hello_pending, rx_paused, close_bad, close_ready;
     bool granted; /* a credential (the server's token, an invite) gave it role; else its room's public role */
     uint8_t role; /* roles.h */
+    /* a relay's: the credential the sim node accepted (or is checking) for it, sent with each of its
+     * messages; one sent in an auth command, until the node answers; its hello waits for the first answer */
+    msg_buf *cred, *cred_pending;
+    bool auth_wait;
     uint64_t close_bad_ns;
     msg_buf *ctl[NET_REPLY_RING]; /* replies and errors, oldest first */
     int ctl_head, ctl_count;
@@ -82,10 +87,17 @@ void ws_ctl_push(net *n, ws_client *c, msg_buf *m);
 msg_buf *ws_ctl_pop(ws_client *c);
 /* Pauses reading c while it owes NET_RX_PAUSE_AT replies, resumes at half. */
 void ws_rx_pressure(ws_client *c);
+/* The room was deleted: every client of its view is closed with reason
+ * (NET_CLOSE_ROOM_GONE), and the view marked closed. */
+void ws_close_room(net_room *v, const char *reason);
 /* The client of that id on the room's view, or NULL. */
 ws_client *ws_find_client(net_room *v, uint32_t id);
 /* Queues an error message with its code (rid may be 0, cmd_name NULL). */
 void ws_reply_error(net *n, ws_client *c, reply_code code, uint32_t rid, const char *cmd_name, const char *reason);
+/* A relay: the sim node's answer to c's credential (an auth reply), taken
+ * in (its role, or its credential dropped); returns whether the reply goes
+ * on to the client. */
+bool ws_auth_answered(net *n, ws_client *c, const cmd_reply *r);
 /* Takes cost tokens from c's bucket (--rate per second up to --burst);
  * false, taking none, when it holds fewer. */
 bool ws_take_tokens(net *n, ws_client *c, double cost);

@@ -462,6 +462,17 @@ unsigned room_rotate_key(room *r) {
     return g;
 }
 
+void room_set_mirror_role(room *r, role pr) {
+    if (pr >= ROLE_VIEWER && pr < ROLE_COUNT) atomic_store(&r->public_role, (int)pr);
+}
+
+bool room_listed(rooms *d, const room *r) {
+    pthread_mutex_lock(&d->mu);
+    bool on = !r->closed;
+    pthread_mutex_unlock(&d->mu);
+    return on;
+}
+
 int room_set_public_role(room *r, role pr) {
     if (pr < ROLE_VIEWER || pr > ROLE_OWNER) return -1;
     atomic_store(&r->public_role, (int)pr);

@@ -149,6 +149,11 @@ cmd_queue *room_queue(room *r);
 role room_public_role(const room *r);
 /* viewer to owner; 0, or -1 for another value. */
 int room_set_public_role(room *r, role pr);
+/* A relay's room: the role its sim node gives a connection without a
+ * credential (admin when the node has no --token); not kept anywhere. */
+void room_set_mirror_role(room *r, role pr);
+/* Whether r is still listed (room_close takes it off).  Any thread. */
+bool room_listed(rooms *d, const room *r);
 /* The generation of the key its invites are signed with (invite.h,
  * invite_room_key); rotating moves it on, so every earlier invite of the
  * room stops verifying.  Returns the new generation.  Any thread. */

@@ -9,7 +9,7 @@
 
 #include "command.h"
 
-enum { VERSION = 1 };
+enum { VERSION = 2 };
 
 /* ---- Bytes -------------------------------------------------------------------- */
 
@@ -98,6 +98,30 @@ static int r_head(rd *r, const uint8_t *p, size_t n, const char tag[4], char *er
     return 0;
 }
 
+/* A room's name: its length, then its bytes. */
+static void w_name(wr *w, const char *name) {
+    size_t l = strnlen(name, ROOM_NAME_MAX + 1);
+    w32(w, (uint32_t)l);
+    w_bytes(w, name, l);
+}
+
+/* Reads a room's name into out (terminated): 0, or -1 (r->bad, or a name
+ * that breaks the rule, with the reason). */
+static int r_name(rd *r, char out[ROOM_NAME_CAP], char *err, size_t errlen) {
+    uint32_t l = r32(r);
+    if (r->bad) return -1;
+    if (l > ROOM_NAME_MAX) {
+        snprintf(err, errlen, "%s (a name of %u bytes)", ROOM_NAME_RULE, l);
+        return -1;
+    }
+    const uint8_t *b = r_take(r, l);
+    if (!b) return -1;
+    if (!room_name_ok((const char *)b, l, err, errlen)) return -1;
+    memcpy(out, b, l);
+    out[l] = 0;
+    return 0;
+}
+
 static int r_end(const rd *r, const char *what, char *err, size_t errlen) {
     if (r->bad) return fail(err, errlen, "%s: truncated", what);
     if (r->off != r->n) return fail(err, errlen, "%s: %zu trailing bytes", what, r->n - r->off);
@@ -155,35 +179,54 @@ int bus_decode_frameset(const uint8_t *p, size_t n, frameset *out, char *err, si
 
 /* ---- Wants, replies, forwards ------------------------------------------------- */
 
-msg_buf *bus_encode_wants(uint32_t relay, const frame_wants *w) {
+static uint32_t wants_flags(const frame_wants *w) {
+    return (uint32_t)w->stride2 | (uint32_t)w->stride4 << 1 | (uint32_t)w->bridge << 2;
+}
+
+msg_buf *bus_encode_wants(uint32_t relay, const bus_room_wants *rw, int k) {
     wr o;
-    w_head(&o, "WANT", 32);
+    w_head(&o, "WANT", 32 + (size_t)k * (20 + ROOM_NAME_CAP));
     w32(&o, relay);
-    w32(&o, (uint32_t)w->clients);
-    w32(&o, w->key_requests);
-    w32(&o, (uint32_t)w->stride2 | (uint32_t)w->stride4 << 1 | (uint32_t)w->bridge << 2);
+    w32(&o, (uint32_t)k);
+    for (int i = 0; i < k; i++) {
+        w_name(&o, rw[i].room);
+        w32(&o, (uint32_t)rw[i].w.clients);
+        w32(&o, rw[i].w.key_requests);
+        w32(&o, wants_flags(&rw[i].w));
+    }
     return w_done(&o);
 }
 
-int bus_decode_wants(const uint8_t *p, size_t n, uint32_t *relay, frame_wants *w, char *err, size_t errlen) {
+int bus_decode_wants(const uint8_t *p, size_t n, uint32_t *relay, bus_room_wants *out, int cap, int *k, char *err,
+                     size_t errlen) {
     rd r;
+    *k = 0;
     if (r_head(&r, p, n, "WANT", err, errlen)) return -1;
     *relay = r32(&r);
-    uint32_t clients = r32(&r), keys = r32(&r), flags = r32(&r);
+    uint32_t count = r32(&r);
+    if (r.bad || count > (uint32_t)cap || count > BUS_MAX_ROOMS)
+        return fail(err, errlen, "wants: %u rooms (at most %d)", count, cap < BUS_MAX_ROOMS ? cap : BUS_MAX_ROOMS);
+    for (uint32_t i = 0; i < count; i++) {
+        char why[160] = "";
+        if (r_name(&r, out[i].room, why, sizeof why))
+            return r.bad ? fail(err, errlen, "wants: truncated") : fail(err, errlen, "wants: %s", why);
+        uint32_t clients = r32(&r), keys = r32(&r), flags = r32(&r);
+        if (clients > 1000000) return fail(err, errlen, "wants: %u clients out of range", clients);
+        out[i].w = (frame_wants){.clients = (int)clients,
+                                 .key_requests = keys,
+                                 .stride2 = flags & 1,
+                                 .stride4 = (flags >> 1) & 1,
+                                 .bridge = (flags >> 2) & 1};
+    }
     if (r_end(&r, "wants", err, errlen)) return -1;
-    if (*relay < 1 || *relay > CMD_RELAY_MAX || clients > 1000000)
-        return fail(err, errlen, "wants: relay %u or %u clients out of range", *relay, clients);
-    *w = (frame_wants){.clients = (int)clients,
-                       .key_requests = keys,
-                       .stride2 = flags & 1,
-                       .stride4 = (flags >> 1) & 1,
-                       .bridge = (flags >> 2) & 1};
+    if (*relay < 1 || *relay > CMD_RELAY_MAX) return fail(err, errlen, "wants: relay %u out of range", *relay);
+    *k = (int)count;
     return 0;
 }
 
-msg_buf *bus_encode_reply(const cmd_reply *r) {
+msg_buf *bus_encode_reply(const cmd_reply *r, const char *room) {
     wr w;
-    w_head(&w, "RPLY", 128 + sizeof r->error);
+    w_head(&w, "RPLY", 128 + sizeof r->error + sizeof r->name + ROOM_NAME_CAP);
     w32(&w, r->client);
     w32(&w, r->rid);
     w32(&w, (uint32_t)r->kind);
@@ -192,10 +235,11 @@ msg_buf *bus_encode_reply(const cmd_reply *r) {
     w64(&w, (uint64_t)r->value);
     w_bytes(&w, r->error, sizeof r->error);
     w_bytes(&w, r->name, sizeof r->name);
+    w_name(&w, room);
     return w_done(&w);
 }
 
-int bus_decode_reply(const uint8_t *p, size_t n, cmd_reply *out, char *err, size_t errlen) {
+int bus_decode_reply(const uint8_t *p, size_t n, cmd_reply *out, char room[ROOM_NAME_CAP], char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     rd r;
     if (r_head(&r, p, n, "RPLY", err, errlen)) return -1;
@@ -205,6 +249,8 @@ int bus_decode_reply(const uint8_t *p, size_t n, cmd_reply *out, char *err, size
     out->tick = r64(&r);
     out->value = (int64_t)r64(&r);
     const uint8_t *e = r_take(&r, sizeof out->error), *nm = r_take(&r, sizeof out->name);
+    char why[160] = "";
+    if (r_name(&r, room, why, sizeof why) && !r.bad) return fail(err, errlen, "reply: %s", why);
     if (r_end(&r, "reply", err, errlen)) return -1;
     if (kind >= CMD_KIND_COUNT) return fail(err, errlen, "reply: unknown command kind %u", kind);
     if (ok > 3) return fail(err, errlen, "reply: unknown flags %u", ok);
@@ -222,34 +268,78 @@ int bus_decode_reply(const uint8_t *p, size_t n, cmd_reply *out, char *err, size
     return 0;
 }
 
-msg_buf *bus_encode_forward(uint32_t relay, uint32_t client, int kind, const uint8_t *bytes, size_t len) {
+msg_buf *bus_encode_forward(const bus_forward *f) {
     wr w;
-    w_head(&w, "FWRD", 32 + len);
-    w32(&w, relay);
-    w32(&w, client);
-    w32(&w, (uint32_t)kind);
-    w32(&w, (uint32_t)len);
-    if (len) w_bytes(&w, bytes, len);
+    w_head(&w, "FWRD", 48 + ROOM_NAME_CAP + f->cred_len + f->len);
+    w32(&w, f->relay);
+    w32(&w, f->client);
+    w32(&w, (uint32_t)f->kind);
+    w_name(&w, f->room);
+    w32(&w, (uint32_t)f->cred_len);
+    if (f->cred_len) w_bytes(&w, f->cred, f->cred_len);
+    w32(&w, (uint32_t)f->len);
+    if (f->len) w_bytes(&w, f->bytes, f->len);
     return w_done(&w);
 }
 
-int bus_decode_forward(const uint8_t *p, size_t n, uint32_t *relay, uint32_t *client, int *kind, const uint8_t **bytes,
-                       size_t *len, char *err, size_t errlen) {
+int bus_decode_forward(const uint8_t *p, size_t n, bus_forward *f, char *err, size_t errlen) {
+    memset(f, 0, sizeof *f);
     rd r;
     if (r_head(&r, p, n, "FWRD", err, errlen)) return -1;
-    *relay = r32(&r);
-    *client = r32(&r);
+    f->relay = r32(&r);
+    f->client = r32(&r);
     uint32_t k = r32(&r);
+    char why[160] = "";
+    if (r_name(&r, f->room, why, sizeof why) && !r.bad) return fail(err, errlen, "client message: %s", why);
+    uint32_t cl = r32(&r);
+    if (cl > BUS_MAX_CRED)
+        return fail(err, errlen, "client message: a credential of %u bytes (at most %d)", cl, BUS_MAX_CRED);
+    f->cred = r_take(&r, cl);
+    f->cred_len = cl;
     uint32_t l = r32(&r);
-    *bytes = r_take(&r, l);
-    *len = l;
+    f->bytes = r_take(&r, l);
+    f->len = l;
     if (r_end(&r, "client message", err, errlen)) return -1;
-    if (k > BUS_FWD_REST) return fail(err, errlen, "client message: unknown kind %u", k);
-    *kind = (int)k;
+    if (k > BUS_FWD_AUTH) return fail(err, errlen, "client message: unknown kind %u", k);
+    if (cl && memchr(f->cred, 0, cl)) return fail(err, errlen, "client message: a NUL in its credential");
+    f->kind = (int)k;
     bool rest = k == BUS_FWD_REST;
-    if (*relay < 1 || *relay > CMD_RELAY_MAX || cmd_client_relay(*client) != *relay ||
-        rest != ((*client & CMD_REST_BIT) != 0))
-        return fail(err, errlen, "client message: client %u is not one of relay %u's", *client, *relay);
+    if (f->relay < 1 || f->relay > CMD_RELAY_MAX || cmd_client_relay(f->client) != f->relay ||
+        (k != BUS_FWD_LEFT && rest != ((f->client & CMD_REST_BIT) != 0)))
+        return fail(err, errlen, "client message: client %u is not one of relay %u's", f->client, f->relay);
+    return 0;
+}
+
+/* ---- Rooms ---------------------------------------------------------------------- */
+
+msg_buf *bus_encode_rooms(const bus_room_entry *e, int k) {
+    wr w;
+    w_head(&w, "ROOM", 16 + (size_t)k * (8 + ROOM_NAME_CAP));
+    w32(&w, (uint32_t)k);
+    for (int i = 0; i < k; i++) {
+        w_name(&w, e[i].name);
+        w32(&w, (uint32_t)e[i].public_role);
+    }
+    return w_done(&w);
+}
+
+int bus_decode_rooms(const uint8_t *p, size_t n, bus_room_entry *out, int cap, int *k, char *err, size_t errlen) {
+    rd r;
+    *k = 0;
+    if (r_head(&r, p, n, "ROOM", err, errlen)) return -1;
+    uint32_t count = r32(&r);
+    if (r.bad || count > (uint32_t)cap || count > BUS_MAX_ROOMS)
+        return fail(err, errlen, "rooms: %u rooms (at most %d)", count, cap < BUS_MAX_ROOMS ? cap : BUS_MAX_ROOMS);
+    for (uint32_t i = 0; i < count; i++) {
+        char why[160] = "";
+        if (r_name(&r, out[i].name, why, sizeof why))
+            return r.bad ? fail(err, errlen, "rooms: truncated") : fail(err, errlen, "rooms: %s", why);
+        uint32_t pr = r32(&r);
+        if (pr >= ROLE_COUNT) return fail(err, errlen, "rooms: '%s': unknown role %u", out[i].name, pr);
+        out[i].public_role = (role)pr;
+    }
+    if (r_end(&r, "rooms", err, errlen)) return -1;
+    *k = (int)count;
     return 0;
 }
 
@@ -267,6 +357,22 @@ int bus_subject_relay(const char *subject, const char *base, uint32_t *relay, ch
     }
     if (i == 0 || v < 1 || v > CMD_RELAY_MAX) return fail(err, errlen, "subject '%.80s': not a relay id", subject);
     *relay = v;
+    return 0;
+}
+
+int bus_subject_room(const char *subject, const char *base, const char *leaf, char room[ROOM_NAME_CAP], char *err,
+                     size_t errlen) {
+    size_t bl = strlen(base), ll = strlen(leaf);
+    if (!subject || strncmp(subject, base, bl) || subject[bl] != '.')
+        return fail(err, errlen, "subject '%.80s' is not %.80s.<room>.%s", subject ? subject : "", base, leaf);
+    const char *name = subject + bl + 1, *dot = strchr(name, '.');
+    if (!dot || strcmp(dot + 1, leaf) || strlen(dot + 1) != ll)
+        return fail(err, errlen, "subject '%.80s' is not %.80s.<room>.%s", subject, base, leaf);
+    char why[160] = "";
+    if (!room_name_ok(name, (size_t)(dot - name), why, sizeof why))
+        return fail(err, errlen, "subject '%.80s': %s", subject, why);
+    memcpy(room, name, (size_t)(dot - name));
+    room[dot - name] = 0;
     return 0;
 }
 

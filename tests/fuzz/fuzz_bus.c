@@ -1,9 +1,11 @@
 /* fuzz_bus.c - libFuzzer harness for the messages a node reads from the
  * message bus (server/wire/bus_codec.c): the first input byte picks the
- * decoder (frameset, wants, reply, forward, info, stats, or a subject's
- * relay id), the rest is the message; a forwarded client message is then
- * decoded as the sim node does (wire_decode_command).  Each must refuse or decode, never read out of
- * bounds, never leak what it allocated.
+ * decoder (frameset, wants, reply, forward, info, stats, a subject's relay
+ * id, the rooms' list, or a room's subject), the rest is the message; a
+ * forwarded client message is then decoded as the sim node does
+ * (wire_decode_command).  Each must refuse or decode, never read out of
+ * bounds, never leak what it allocated; what decodes holds room names of the
+ * rule, a credential within its bound, known roles.
  *
  * Built and run by tests/fuzz/fuzz.mk; seeds: tests/fuzz/corpus/fuzz_bus. */
 #include <stdint.h>
@@ -13,6 +15,7 @@
 #include "bus_codec.h"
 #include "command.h"
 #include "fuzz_check.h"
+#include "room_name.h"
 #include "rest_route.h"
 #include "wire.h"
 
@@ -21,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const uint8_t *p = data + 1;
     size_t n = size - 1;
     char err[200];
-    switch (data[0] % 7) {
+    switch (data[0] % 9) {
     case 0: {
         frameset fs;
         if (!bus_decode_frameset(p, n, &fs, err, sizeof err)) frameset_unref(&fs);
@@ -29,13 +32,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     case 1: {
         uint32_t relay;
-        frame_wants w;
-        bus_decode_wants(p, n, &relay, &w, err, sizeof err);
+        static bus_room_wants w[BUS_MAX_ROOMS];
+        int k = -1;
+        if (!bus_decode_wants(p, n, &relay, w, BUS_MAX_ROOMS, &k, err, sizeof err)) {
+            FUZZ_REQUIRE(k >= 0 && k <= BUS_MAX_ROOMS && relay >= 1 && relay <= CMD_RELAY_MAX);
+            for (int i = 0; i < k; i++) FUZZ_REQUIRE(room_name_ok(w[i].room, strlen(w[i].room), NULL, 0));
+        }
         break;
     }
     case 2: {
         cmd_reply r;
-        if (!bus_decode_reply(p, n, &r, err, sizeof err)) {
+        char room[ROOM_NAME_CAP];
+        if (!bus_decode_reply(p, n, &r, room, err, sizeof err)) {
+            FUZZ_REQUIRE(room_name_ok(room, strlen(room), NULL, 0));
             /* a decoded reply's code is in the table, and an ok one has none */
             FUZZ_REQUIRE(r.code < RC_COUNT && (!r.ok || r.code == RC_OK));
             FUZZ_REQUIRE(reply_code_http(cmd_reply_code(&r)) >= (r.ok ? 200 : 400));
@@ -43,12 +52,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         break;
     }
     case 3: {
-        uint32_t relay, client;
-        int kind;
-        const uint8_t *b;
-        size_t len;
+        bus_forward f;
         cmd c;
-        if (!bus_decode_forward(p, n, &relay, &client, &kind, &b, &len, err, sizeof err)) {
+        if (!bus_decode_forward(p, n, &f, err, sizeof err)) {
+            FUZZ_REQUIRE(room_name_ok(f.room, strlen(f.room), NULL, 0) && f.cred_len <= BUS_MAX_CRED &&
+                         (!f.cred_len || !memchr(f.cred, 0, f.cred_len)) && cmd_client_relay(f.client) == f.relay);
+            int kind = f.kind;
+            const uint8_t *b = f.bytes;
+            size_t len = f.len;
             if (kind == BUS_FWD_WS) wire_decode_command(b, len, &c, err, sizeof err);
             if (kind == BUS_FWD_REST) {
                 int method;
@@ -83,6 +94,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         uint32_t relay;
         if (!bus_subject_relay(subj, "fluid.w.cmd", &relay, err, sizeof err) && (relay < 1 || relay > CMD_RELAY_MAX))
             abort();
+        break;
+    }
+    case 7: {
+        static bus_room_entry e[BUS_MAX_ROOMS];
+        int k = -1;
+        if (!bus_decode_rooms(p, n, e, BUS_MAX_ROOMS, &k, err, sizeof err)) {
+            FUZZ_REQUIRE(k >= 0 && k <= BUS_MAX_ROOMS);
+            for (int i = 0; i < k; i++)
+                FUZZ_REQUIRE(room_name_ok(e[i].name, strlen(e[i].name), NULL, 0) && e[i].public_role < ROLE_COUNT);
+        }
+        break;
+    }
+    case 8: {
+        char subj[256], room[ROOM_NAME_CAP];
+        size_t k = n < sizeof subj - 1 ? n : sizeof subj - 1;
+        memcpy(subj, p, k);
+        subj[k] = 0;
+        if (!bus_subject_room(subj, "fluid.w.r", "frames", room, err, sizeof err))
+            FUZZ_REQUIRE(room_name_ok(room, strlen(room), NULL, 0));
         break;
     }
     }

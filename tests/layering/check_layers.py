@@ -34,7 +34,7 @@ LAYERS = {
     'loop': ('wire', 'hub', 'base', 'sim'),
     'rooms': ('loop', 'wire', 'hub', 'base', 'sim'),
     'net': ('rooms', 'wire', 'hub', 'base', 'sim'),
-    'bus': ('base', 'sim', 'hub', 'wire'),
+    'bus': ('rooms', 'wire', 'hub', 'base', 'sim'),
     'main.c': ('base', 'sim', 'hub', 'wire', 'loop', 'rooms', 'net', 'bus'),
     'tools': ('base', 'sim', 'hub', 'wire'),
 }

@@ -204,14 +204,14 @@ export const get = (s, path) => http(s, 'GET', path);
 
 // A relay's client message as the bus carries it (PROTOCOL.md, "Relays"):
 // what a relay publishes on fluid.<world>.cmd.<relay>.
-export function forward(relay, client, message) {
-  const body = encode(message);
-  const b = Buffer.alloc(24 + body.length);
-  b.write('FWRD', 0, 'latin1');
-  b.writeUInt32LE(1, 4); b.writeUInt32LE(relay, 8); b.writeUInt32LE(client, 12);
-  b.writeUInt32LE(0, 16); b.writeUInt32LE(body.length, 20);
-  Buffer.from(body).copy(b, 24);
-  return b;
+export function forward(relay, client, message, { room = 'default', cred = '', kind = 0 } = {}) {
+  const body = message ? Buffer.from(encode(message)) : Buffer.alloc(0);
+  const name = Buffer.from(room, 'latin1'), c = Buffer.from(cred, 'latin1');
+  const head = Buffer.alloc(20);
+  head.write('FWRD', 0, 'latin1');
+  head.writeUInt32LE(2, 4); head.writeUInt32LE(relay, 8); head.writeUInt32LE(client, 12); head.writeUInt32LE(kind, 16);
+  const u32 = (v) => { const b = Buffer.alloc(4); b.writeUInt32LE(v); return b; };
+  return Buffer.concat([head, u32(name.length), name, u32(c.length), c, u32(body.length), body]);
 }
 
 // The value of one sample of /metrics' Prometheus text (NaN if absent).

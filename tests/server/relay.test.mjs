@@ -13,7 +13,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, connect as tcp } from 'node:net';
-import { startServer, stopAll, connect, get, http, sleep, until, metric, WAIT, forward } from './lib.mjs';
+import { startServer, stopAll, connect, get, http, sleep, until, metric, WAIT, forward, frameArrays } from './lib.mjs';
 
 const haveNats = spawnSync('nats-server', ['--version']).status === 0;
 const why = haveNats ? false : 'nats-server is not installed (scripts/deps.sh test installs it)';
@@ -177,6 +177,73 @@ test('a sim node and two relays: the same frames on both, commands through eithe
   const after1 = await b.next((m) => m.type === 'frame' && m.ids && m.tick > tick1);
   assert.ok(after1.tick > tick1, 'frames flow again through the relay');
   a2.close(); b.close();
+});
+
+test('a relay serves every room: /r/{name}/ streams that room only, its commands reach that room, unknown rooms 4004 and 404, a deleted room closes its viewers', { skip: why }, async (t) => {
+  const { broker: b, port } = await brokerOnFreePort();
+  try {
+    const url = `nats://127.0.0.1:${port}`;
+    const node = await startServer(['--particles', '3000', '--nats', url, '--world', 'roomsrelay']);
+    const made = await http(node, 'POST', '/api/rooms', { body: { name: 'lab', scene: 'drop', particles: 1200 } });
+    assert.equal(made.status, 201, made.text);
+    const labN = made.json.particles, homeN = (await get(node, '/api/stats')).json.particles;
+    assert.notEqual(labN, homeN, 'two rooms told apart by their particles');
+    const relay = await startServer(['--nats', url, '--world', 'roomsrelay', '--relay', '1', '--relay-id', '3']);
+    const relayWs = (name) => `${relay.wsUrl}r/${name}/`;
+    await until(async () => (await get(relay, '/api/rooms')).json.rooms?.some((r) => r.name === 'lab'), 'the relay to list room lab');
+    // a viewer of lab through the relay: lab's hello, and only lab's frames
+    const c = await connect(relay, { url: relayWs('lab') });
+    const hello = await c.next((m) => m.type === 'hello');
+    assert.deepEqual([hello.room, hello.scene, hello.role], ['lab', 'drop', 'admin'], 'the node has no --token: admin');
+    const counts = new Set();
+    for (let i = 0; i < 20; i++) counts.add(frameArrays(await c.next((m) => m.type === 'frame' && m.ids)).idList.length);
+    assert.deepEqual([...counts], [labN], `20 frames, each of lab's ${labN} particles (the default room has ${homeN})`);
+    assert.equal(c.refused, 0);
+    const st = (await get(relay, '/api/rooms/lab/stats')).json;
+    assert.deepEqual([st.room, st.scene, st.particles], ['lab', 'drop', labN], 'the room\'s views through the relay');
+    // the default room through the same relay is the default room's
+    const d = await connect(relay);
+    assert.equal((await d.next((m) => m.type === 'hello')).room, 'default');
+    assert.equal(frameArrays(await d.next((m) => m.type === 'frame' && m.ids)).idList.length, homeN);
+    // a command through the relay changes its room only
+    const paused = await c.command({ type: 'pause' });
+    assert.equal(paused.ok, true, JSON.stringify(paused));
+    await until(async () => (await get(node, '/api/rooms/lab/stats')).json.paused === true, 'lab paused');
+    assert.equal((await get(node, '/api/stats')).json.paused, false, 'the default room runs on');
+    const lab0 = (await get(node, '/api/rooms/lab/stats')).json.tick;
+    const stepped = await http(relay, 'POST', '/api/rooms/lab/step', { body: { steps: 3 } });
+    assert.equal(stepped.status, 200, stepped.text);
+    await until(async () => (await get(node, '/api/rooms/lab/stats')).json.tick === lab0 + 3, 'lab stepped 3 ticks through the relay\'s REST');
+    assert.equal((await http(relay, 'POST', '/api/rooms/lab/resume')).status, 200);
+    await until(async () => (await get(node, '/api/rooms/lab/stats')).json.paused === false, 'lab resumed');
+    const push = await c.command({ type: 'push', point: [0.5, 0.3, 0.5], radius: 0.4, strength: 2, direction: [0, 1, 0] });
+    assert.equal(push.ok, true, JSON.stringify(push));
+    // a room the node does not have
+    const u = await connect(relay, { url: relayWs('nosuch') });
+    const uc = await u.closedWithin();
+    assert.equal(uc.code, 4004);
+    assert.match(uc.reason, /no room named 'nosuch'/);
+    const un = await get(relay, '/api/rooms/nosuch/stats');
+    assert.deepEqual([un.status, un.json?.code], [404, 'not_found'], un.text);
+    // lab deleted on the node: its viewer on the relay is closed with the reason, and the relay forgets it
+    assert.equal((await http(node, 'DELETE', '/api/rooms/lab')).status, 200);
+    const gone = await c.closedWithin();
+    assert.equal(gone.code, 4004);
+    assert.match(gone.reason, /room 'lab' was deleted/);
+    await until(async () => !(await get(relay, '/api/rooms')).json.rooms.some((r) => r.name === 'lab'), 'the relay to drop lab');
+    const again = await connect(relay, { url: relayWs('lab') });
+    assert.equal((await again.closedWithin()).code, 4004);
+    t.diagnostic(`lab: ${labN} particles through the relay; default: ${homeN}`);
+    d.close();
+    // both end cleanly (under FLUID_SERVER=build/fluid-server-san: no leak, no sanitizer report)
+    for (const [who, srv] of [['relay', relay], ['sim node', node]]) {
+      const end = await srv.stop('SIGTERM');
+      assert.equal(end.code, 0, `${who} exit: ${srv.stderr.slice(-2000)}`);
+      assert.doesNotMatch(srv.stderr, /Sanitizer|runtime error/, who);
+    }
+  } finally {
+    b.kill('SIGKILL');
+  }
 });
 
 test("the broker's token: a node with it streams through a relay with it; a relay without it stays unconnected", { skip: why }, async () => {
@@ -389,12 +456,15 @@ test("a relay user flooding its subject with scene loads is held to a browser's 
   }
 });
 
-// A relay's frame wants as the bus carries them (WANT: relay, clients, keyframe requests, flags).
+// A relay's frame wants as the bus carries them (WANT: relay, rooms, then each room's name, clients,
+// keyframe requests, flags): here the default room's.
 function wants(relay, clients, keys) {
-  const b = Buffer.alloc(24);
+  const b = Buffer.alloc(20 + 4 + 7 + 12);
   b.write('WANT', 0, 'latin1');
-  b.writeUInt32LE(1, 4); b.writeUInt32LE(relay, 8); b.writeUInt32LE(clients, 12); b.writeUInt32LE(keys, 16); b.writeUInt32LE(0, 20);
-  return b;
+  b.writeUInt32LE(2, 4); b.writeUInt32LE(relay, 8); b.writeUInt32LE(1, 12);
+  b.writeUInt32LE(7, 16); b.write('default', 20, 'latin1');
+  b.writeUInt32LE(clients, 27); b.writeUInt32LE(keys, 31); b.writeUInt32LE(0, 35);
+  return b.subarray(0, 39);
 }
 
 test("a relay user asking for a keyframe in every wants message gets at most one coded a second", { skip: why }, async (t) => {

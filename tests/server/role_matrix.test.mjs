@@ -1,15 +1,24 @@
 // role_matrix.test.mjs - the role table (protocol/PROTOCOL.md, "Rooms and
 // roles") tested whole: each role (viewer, player, editor, owner through
 // invites, admin through the token) sends every command kind that gets a
-// reply over the WebSocket, and asks for every route of the table over REST.
-// What its role allows is not refused for the role; what it does not is
-// answered forbidden with the table's sentence, and those refusals leave the
-// paused world as it was (positions, bodies, materials, scene, solver).
+// reply over the WebSocket, and asks for every route of the table over REST,
+// on the sim node and again through a relay (a real nats-server on
+// loopback), where the node decides every role from the credential the relay
+// sends on.  What its role allows is not refused for the role; what it does
+// not is answered forbidden with the table's sentence, and those refusals
+// leave the paused world as it was (positions, bodies, materials, scene,
+// solver).  Through a relay, refused credentials are refused by the node.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startServer, stopAll, connect, get, http, ROOT } from './lib.mjs';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { startServer, stopAll, connect, get, http, until, sleep, ROOT } from './lib.mjs';
+
+const haveNats = spawnSync('nats-server', ['--version']).status === 0;
+const noNats = haveNats ? false : 'nats-server is not installed (scripts/deps.sh test installs it)';
+let broker = null, relay = null;
 
 const TOKEN = 'matrix-admin';
 const ADMIN = { authorization: `Bearer ${TOKEN}` };
@@ -53,8 +62,24 @@ const SAMPLE = {
 const WS_KINDS = Object.keys(COMMANDS).filter((k) => SAMPLE[k]);
 
 const credentials = {};
+// A nats-server on a free loopback port: its URL.
+async function startBroker() {
+  for (let i = 0; ; i++) {
+    const port = await new Promise((res) => { const l = createServer().listen(0, '127.0.0.1', () => { const p = l.address().port; l.close(() => res(p)); }); });
+    const p = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+    let exited = false;
+    p.once('exit', () => { exited = true; });
+    try {
+      await until(() => new Promise((res) => { if (exited) res(false); const c = createServer(); c.once('error', () => res(true)); c.listen(port, '127.0.0.1', () => c.close(() => res(false))); }), `nats-server on ${port}`, { timeoutMs: 10000, everyMs: 100 });
+      broker = p;
+      return `nats://127.0.0.1:${port}`;
+    } catch (e) { p.kill('SIGKILL'); if (i >= 4) throw e; }
+  }
+}
+
 before(async () => {
-  s = await startServer(['--particles', '1000', '--token', TOKEN]);
+  const nats = haveNats ? ['--nats', await startBroker(), '--world', 'matrix'] : [];
+  s = await startServer(['--particles', '1000', '--token', TOKEN, ...nats]);
   const made = await http(s, 'POST', '/api/rooms', { body: { name: 'mx', scene: 'dam_break', particles: 1000, public_role: 'viewer' }, headers: ADMIN });
   assert.equal(made.status, 201, made.text);
   credentials.viewer = null;
@@ -64,8 +89,12 @@ before(async () => {
     credentials[role] = r.json.token;
   }
   credentials.admin = TOKEN;
+  if (haveNats) {
+    relay = await startServer([...nats, '--relay', '1', '--relay-id', '9']);
+    await until(async () => (await get(relay, '/api/rooms')).json.rooms?.some((r) => r.name === 'mx'), 'the relay to mirror room mx');
+  }
 });
-after(async () => { await stopAll(); });
+after(async () => { await stopAll(); if (broker) broker.kill('SIGKILL'); });
 
 // What a refusal must leave as it was.
 async function state() {
@@ -84,11 +113,12 @@ test('the tables were read: every command kind and route has its role', () => {
   assert.ok(WS_KINDS.length >= 17, WS_KINDS.join(' '));
 });
 
-test('WebSocket: each role x each command kind: allowed, or forbidden with the table\'s sentence and no effect', async (t) => {
+// Each role on server (the node, or a relay): every command kind of the table over a WebSocket to room mx.
+async function wsMatrix(t, server) {
   let refusedAll = 0, allowedAll = 0;
   for (const role of ROLES) {
     const q = credentials[role] ? (role === 'admin' ? `?token=${TOKEN}` : `?invite=${credentials[role]}`) : '';
-    const c = await connect(s, { url: `${s.wsUrl}r/mx/${q}` });
+    const c = await connect(server, { url: `${server.wsUrl}r/mx/${q}` });
     assert.equal((await c.next((m) => m.type === 'hello')).role, role);
     assert.equal((await http(s, 'POST', '/api/rooms/mx/pause', { headers: ADMIN })).status, 200);
     const refused = WS_KINDS.filter((k) => rank(role) < rank(COMMANDS[k]));
@@ -104,6 +134,7 @@ test('WebSocket: each role x each command kind: allowed, or forbidden with the t
     for (const kind of allowed) {
       const r = await c.command({ type: kind, ...SAMPLE[kind] });
       assert.notEqual(r.code, 'forbidden', `${role} ${kind}: ${r.error}`);
+      assert.notEqual(r.code, 'rate_limited', `${role} ${kind}: ${r.error}`);
       if (kind === 'resume') assert.equal((await http(s, 'POST', '/api/rooms/mx/pause', { headers: ADMIN })).status, 200);
     }
     refusedAll += refused.length;
@@ -112,6 +143,14 @@ test('WebSocket: each role x each command kind: allowed, or forbidden with the t
   }
   t.diagnostic(`${ROLES.length} roles x ${WS_KINDS.length} command kinds: ${allowedAll} allowed, ${refusedAll} refused`);
   assert.equal(refusedAll + allowedAll, ROLES.length * WS_KINDS.length);
+}
+
+test('WebSocket: each role x each command kind: allowed, or forbidden with the table\'s sentence and no effect', async (t) => {
+  await wsMatrix(t, s);
+});
+
+test('WebSocket through a relay: each role x each command kind, the role given by the sim node', { skip: noNats }, async (t) => {
+  await wsMatrix(t, relay);
 });
 
 // A request of each route of the table in room mx (a path with {room} names
@@ -126,25 +165,48 @@ function request(route) {
   return { method: route.method, path: plain, body };
 }
 
-test('REST: each role x each route of the table: allowed, or 403 with the table\'s sentence', async (t) => {
+// What a relay answers itself, for every role: the data routes (the world's
+// bytes are the sim node's), and what changes a room or reads its clients
+// (a relay holds no key, and cannot tell an owner).
+const RELAY_ONLY_NODE = new Set(['GET /api/particles', 'GET /api/bodies', 'GET /api/snapshot', 'GET /api/clients',
+  'PATCH /api/rooms/{room}', 'POST /api/rooms/{room}/invites', 'POST /api/rooms/{room}/clients/{id}/kick', 'POST /api/rooms']);
+
+// Each role on server (the node, or a relay): every route of the table, the refused ones first (they change
+// nothing), then the allowed ones.
+async function restMatrix(t, server, viaRelay) {
   const skip = new Set(['DELETE /api/rooms/{room}', 'POST /api/rooms/{room}/rotate-key', 'POST /api/snapshot']);
-  let n = 0;
+  let n = 0, refusedAll = 0, nodeOnly = 0;
   for (const role of ROLES) {
     const headers = credentials[role] ? { authorization: `Bearer ${credentials[role]}` } : {};
-    for (const route of ROUTES) {
-      if (skip.has(`${route.method} ${route.path}`)) continue;
+    const routes = ROUTES.filter((route) => !skip.has(`${route.method} ${route.path}`)).map((route) => {
       const q = request(route);
-      const r = await http(s, q.method, q.path, { body: q.body, headers, from: `127.0.0.${2 + rank(role)}` });
-      // the server's own routes are in no room: there an invite is no more than no credential (the
-      // default room's public role, player), and only the token is more
+      // the server's own routes are in no room: there an invite is no more than no credential (the default
+      // room's public role, player), and only the token is more
       const have = q.path === '/metrics' || q.path === '/api/rooms' ? (role === 'admin' ? 'admin' : 'player') : role;
-      if (rank(have) < rank(route.role)) {
+      const only = viaRelay && RELAY_ONLY_NODE.has(`${route.method} ${route.path}`);
+      return { route, q, have, only, refused: !only && rank(have) < rank(route.role) };
+    });
+    routes.sort((a, b) => b.refused - a.refused);
+    const before0 = await state();
+    let checked = false;
+    for (const { route, q, have, only, refused } of routes) {
+      if (!refused && !checked) {
+        assert.deepEqual(await state(), before0, `${role}: the refused requests changed nothing`);
+        checked = true;
+      }
+      const r = await http(server, q.method, q.path, { body: q.body, headers, from: `127.0.0.${2 + rank(role)}` });
+      if (only) {
+        assert.deepEqual([r.status, r.json?.code], [501, 'not_implemented'], `${role} ${q.method} ${q.path} through a relay: ${r.text}`);
+        nodeOnly++;
+      } else if (refused) {
         assert.equal(r.status, 403, `${role} ${q.method} ${q.path}: ${r.status} ${r.text}`);
         assert.equal(r.json.code, 'forbidden');
         assert.match(r.json.error, new RegExp(`needs the ${route.role} role; this connection is ${article(have)} ${have}\\.$`), `${role} ${q.method} ${q.path}`);
+        refusedAll++;
       } else {
         assert.notEqual(r.status, 403, `${role} ${q.method} ${q.path}: ${r.text}`);
         assert.notEqual(r.status, 401, `${role} ${q.method} ${q.path}: ${r.text}`);
+        assert.notEqual(r.status, 429, `${role} ${q.method} ${q.path}: ${r.text}`);
       }
       if (route.method === 'POST' && route.path === '/api/rooms' && r.status === 201)
         assert.equal((await http(s, 'DELETE', '/api/rooms/mx2', { headers: ADMIN })).status, 200);
@@ -152,5 +214,64 @@ test('REST: each role x each route of the table: allowed, or 403 with the table\
       n++;
     }
   }
-  t.diagnostic(`${n} requests: ${ROLES.length} roles x ${n / ROLES.length} routes`);
+  t.diagnostic(`${n} requests: ${ROLES.length} roles x ${n / ROLES.length} routes; ${refusedAll} refused for the role` +
+    (viaRelay ? `, ${nodeOnly} answered 501 by the relay (the sim node's routes)` : ''));
+}
+
+test('REST: each role x each route of the table: allowed, or 403 with the table\'s sentence and no effect', async (t) => {
+  assert.equal((await http(s, 'POST', '/api/rooms/mx/pause', { headers: ADMIN })).status, 200);
+  await restMatrix(t, s, false);
+});
+
+test('REST through a relay: each role x each route: the sim node allows, or refuses with the table\'s sentence and no effect', { skip: noNats }, async (t) => {
+  assert.equal((await http(s, 'POST', '/api/rooms/mx/pause', { headers: ADMIN })).status, 200);
+  await restMatrix(t, relay, true);
+});
+
+// base64url of a JSON value.
+const b64 = (v) => Buffer.from(JSON.stringify(v)).toString('base64url');
+
+test('refused credentials through a relay: refused by the sim node (REST 401; WebSocket: the public role and an unauthorized reply)', { skip: noNats }, async (t) => {
+  const now = Math.floor(Date.now() / 1000);
+  const other = await http(s, 'POST', '/api/rooms/default/invites', { body: { role: 'owner' }, headers: ADMIN });
+  assert.equal(other.status, 201, other.text);
+  const short = await http(s, 'POST', '/api/rooms/mx/invites', { body: { role: 'editor', ttl_s: 1 }, headers: ADMIN });
+  assert.equal(short.status, 201, short.text);
+  const [h, c, sig] = credentials.owner.split('.');
+  const bad = {
+    'another room': [other.json.token, /for room 'default'|another room|room/],
+    'a bad signature': [`${h}.${c}.${sig.slice(0, -2)}${sig.endsWith('AA') ? 'BB' : 'AA'}`, /signature/],
+    'alg none': [`${b64({ alg: 'none' })}.${b64({ room: 'mx', role: 'owner', exp: now + 3600, iat: now })}.`, /alg|algorithm|HS256/],
+    'a wrong token': ['not-the-token', /wrong token/],
+  };
+  await sleep(2100); // the 1 s invite expires (a wait for something that must happen; a longer one only checks more)
+  bad.expired = [short.json.token, /expired/];
+  assert.equal((await http(s, 'POST', '/api/rooms/mx/pause', { headers: ADMIN })).status, 200);
+  const before0 = await state();
+  for (const [what, [cred, why]] of Object.entries(bad)) {
+    const r = await http(relay, 'POST', '/api/rooms/mx/step', { body: { steps: 1 }, headers: { authorization: `Bearer ${cred}` } });
+    assert.deepEqual([r.status, r.json?.code], [401, 'unauthorized'], `REST, ${what}: ${r.text}`);
+    assert.match(r.json.error, why, `REST, ${what}`);
+    const ws = await connect(relay, { url: `${relay.wsUrl}r/mx/?invite=${encodeURIComponent(cred)}` });
+    assert.equal((await ws.next((m) => m.type === 'hello')).role, 'viewer', `WebSocket, ${what}: the public role`);
+    const refusal = await ws.next((m) => m.type === 'reply' && m.ok === false);
+    assert.equal(refusal.code, 'unauthorized', `WebSocket, ${what}: ${refusal.error}`);
+    const step = await ws.command({ type: 'step', steps: 1 });
+    assert.equal(step.code, 'forbidden', `WebSocket, ${what}: ${step.error}`);
+    // and as an auth command: answered by the sim node
+    const auth = await ws.command({ type: 'auth', token: cred.slice(0, 500) });
+    assert.equal(auth.code, 'unauthorized', `auth command, ${what}: ${auth.error}`);
+    ws.close();
+  }
+  assert.deepEqual(await state(), before0, 'the refused credentials changed nothing');
+  // an accepted auth command through the relay gives its role from then on
+  const ws = await connect(relay, { url: `${relay.wsUrl}r/mx/` });
+  assert.equal((await ws.next((m) => m.type === 'hello')).role, 'viewer');
+  assert.equal((await ws.command({ type: 'step', steps: 1 })).code, 'forbidden');
+  const ok = await ws.command({ type: 'auth', token: credentials.editor });
+  assert.equal(ok.ok, true, JSON.stringify(ok));
+  const step = await ws.command({ type: 'step', steps: 1 });
+  assert.equal(step.ok, true, JSON.stringify(step));
+  ws.close();
+  t.diagnostic(`${Object.keys(bad).length} refused credentials over REST, the upgrade and the auth command, through a relay`);
 });

@@ -1246,16 +1246,44 @@ static void test_bus_codec(void) {
     CHECK(m && refused == (int)m->len, "every truncated frameset refused (%d of %zu)", refused, m ? m->len : 0);
     msg_buf_unref(m);
     frameset_unref(&fs);
-    frame_wants w = {.clients = 9, .key_requests = 4, .stride4 = true}, w2;
+    bus_room_wants rw[2] = {{.room = "default", .w = {.clients = 9, .key_requests = 4, .stride4 = true}},
+                            {.room = "lab-2", .w = {.clients = 1}}},
+                   rw2[2];
     uint32_t relay;
-    m = bus_encode_wants(7, &w);
-    CHECK(bus_decode_wants(m->data, m->len, &relay, &w2, err, sizeof err) == 0 && relay == 7 && w2.clients == 9 &&
-              w2.key_requests == 4 && w2.stride4 && !w2.stride2,
-          "wants round trip");
+    int nw = 0;
+    m = bus_encode_wants(7, rw, 2);
+    CHECK(bus_decode_wants(m->data, m->len, &relay, rw2, 2, &nw, err, sizeof err) == 0 && relay == 7 && nw == 2 &&
+              rw2[0].w.clients == 9 && rw2[0].w.key_requests == 4 && rw2[0].w.stride4 && !rw2[0].w.stride2 &&
+              !strcmp(rw2[1].room, "lab-2") && rw2[1].w.clients == 1,
+          "wants round trip, per room");
+    CHECK(bus_decode_wants(m->data, m->len, &relay, rw2, 1, &nw, err, sizeof err) != 0, "more rooms than room for");
     msg_buf_unref(m);
-    m = bus_encode_wants(0, &w);
-    CHECK(bus_decode_wants(m->data, m->len, &relay, &w2, err, sizeof err) != 0, "wants of relay 0 refused");
+    m = bus_encode_wants(0, rw, 1);
+    CHECK(bus_decode_wants(m->data, m->len, &relay, rw2, 2, &nw, err, sizeof err) != 0, "wants of relay 0 refused");
     msg_buf_unref(m);
+    snprintf(rw[1].room, sizeof rw[1].room, "Lab");
+    m = bus_encode_wants(7, rw, 2);
+    CHECK(bus_decode_wants(m->data, m->len, &relay, rw2, 2, &nw, err, sizeof err) != 0 && strstr(err, "a room name"),
+          "wants for a name that breaks the rule refused: %s", err);
+    msg_buf_unref(m);
+    bus_room_entry re[2] = {{"default", ROLE_PLAYER}, {"lab", ROLE_ADMIN}}, re2[2];
+    m = bus_encode_rooms(re, 2);
+    CHECK(bus_decode_rooms(m->data, m->len, re2, 2, &nw, err, sizeof err) == 0 && nw == 2 &&
+              !strcmp(re2[1].name, "lab") && re2[1].public_role == ROLE_ADMIN,
+          "rooms round trip (%s)", err);
+    m->data[m->len - 4] = ROLE_COUNT;
+    CHECK(bus_decode_rooms(m->data, m->len, re2, 2, &nw, err, sizeof err) != 0, "a role outside the table refused");
+    msg_buf_unref(m);
+    char rname[ROOM_NAME_CAP];
+    CHECK(bus_subject_room("fluid.w.r.lab.frames", "fluid.w.r", "frames", rname, err, sizeof err) == 0 &&
+              !strcmp(rname, "lab"),
+          "a room's subject (%s)", err);
+    static const char *const bad_rooms[] = {"fluid.w.r.lab.info",     "fluid.w.r.Lab.frames", "fluid.w.r..frames",
+                                            "fluid.w.r.lab.frames.x", "fluid.w.lab.frames",   "fluid.w.r.lab"};
+    int refused_rooms = 0;
+    for (size_t i = 0; i < sizeof bad_rooms / sizeof *bad_rooms; i++)
+        refused_rooms += bus_subject_room(bad_rooms[i], "fluid.w.r", "frames", rname, err, sizeof err) != 0;
+    CHECK(refused_rooms == (int)(sizeof bad_rooms / sizeof *bad_rooms), "rooms' subjects refused: %d", refused_rooms);
     cmd_reply r;
     memset(&r, 0, sizeof r);
     r.client = 3u << CMD_RELAY_SHIFT | 5;
@@ -1263,15 +1291,15 @@ static void test_bus_codec(void) {
     r.kind = CMD_PUSH;
     r.ok = true;
     r.value = 42;
-    m = bus_encode_reply(&r);
+    m = bus_encode_reply(&r, "lab");
     cmd_reply r2;
-    CHECK(bus_decode_reply(m->data, m->len, &r2, err, sizeof err) == 0 && r2.client == r.client && r2.rid == 11 &&
-              r2.kind == CMD_PUSH && r2.ok && r2.value == 42 && !r2.snap,
+    CHECK(bus_decode_reply(m->data, m->len, &r2, rname, err, sizeof err) == 0 && r2.client == r.client &&
+              r2.rid == 11 && r2.kind == CMD_PUSH && r2.ok && r2.value == 42 && !r2.snap && !strcmp(rname, "lab"),
           "reply round trip");
     msg_buf_unref(m);
     r.duplicate = true;
-    m = bus_encode_reply(&r);
-    CHECK(bus_decode_reply(m->data, m->len, &r2, err, sizeof err) == 0 && r2.duplicate && r2.ok,
+    m = bus_encode_reply(&r, "default");
+    CHECK(bus_decode_reply(m->data, m->len, &r2, rname, err, sizeof err) == 0 && r2.duplicate && r2.ok,
           "reply round trip: duplicate flag");
     msg_buf *wr = wire_encode_reply(&r);
     bool says = false;
@@ -1287,35 +1315,65 @@ static void test_bus_codec(void) {
     msg_buf_unref(m);
     /* a refusal crosses the bus with its code (the flags word's second byte) */
     cmd_reply_refuse(&r, RC_CONFLICT, "step: the world is running; pause it first");
-    m = bus_encode_reply(&r);
-    CHECK(bus_decode_reply(m->data, m->len, &r2, err, sizeof err) == 0 && !r2.ok && r2.code == RC_CONFLICT &&
+    m = bus_encode_reply(&r, "default");
+    CHECK(bus_decode_reply(m->data, m->len, &r2, rname, err, sizeof err) == 0 && !r2.ok && r2.code == RC_CONFLICT &&
               !strcmp(r2.error, r.error),
           "reply round trip: a refusal's code (%s)", reply_code_name(r2.code));
     m->data[4 + 4 + 12 + 1] = RC_COUNT; /* "RPLY", version, client, rid, kind; then the flags' code byte */
-    CHECK(bus_decode_reply(m->data, m->len, &r2, err, sizeof err) != 0, "a code outside the table refused: %s", err);
+    CHECK(bus_decode_reply(m->data, m->len, &r2, rname, err, sizeof err) != 0, "a code outside the table refused: %s",
+          err);
     m->data[4 + 4 + 12 + 1] = RC_OK;
-    CHECK(bus_decode_reply(m->data, m->len, &r2, err, sizeof err) == 0 && !r2.ok && cmd_reply_code(&r2) == RC_INTERNAL,
+    CHECK(bus_decode_reply(m->data, m->len, &r2, rname, err, sizeof err) == 0 && !r2.ok &&
+              cmd_reply_code(&r2) == RC_INTERNAL,
           "a refusal without a code reads as internal");
     m->data[4 + 4 + 12] = 1, m->data[4 + 4 + 12 + 1] = RC_BUSY;
-    CHECK(bus_decode_reply(m->data, m->len, &r2, err, sizeof err) != 0, "an ok reply with a refusal's code refused: %s",
-          err);
+    CHECK(bus_decode_reply(m->data, m->len, &r2, rname, err, sizeof err) != 0,
+          "an ok reply with a refusal's code refused: %s", err);
     msg_buf_unref(m);
     r.ok = true;
     r.code = RC_OK;
     const uint8_t cmdb[] = {0x81, 0xa4, 't', 'y', 'p', 'e', 0xa5, 'p', 'a', 'u', 's', 'e'};
-    m = bus_encode_forward(3, 3u << CMD_RELAY_SHIFT | 9, BUS_FWD_WS, cmdb, sizeof cmdb);
-    uint32_t client;
-    int left;
-    const uint8_t *bytes;
-    size_t len;
-    CHECK(bus_decode_forward(m->data, m->len, &relay, &client, &left, &bytes, &len, err, sizeof err) == 0 &&
-              relay == 3 && left == BUS_FWD_WS && len == sizeof cmdb && !memcmp(bytes, cmdb, len),
-          "forward round trip");
+    bus_forward f = {.relay = 3,
+                     .client = 3u << CMD_RELAY_SHIFT | 9,
+                     .kind = BUS_FWD_WS,
+                     .room = "lab",
+                     .cred = (const uint8_t *)"a.b.c",
+                     .cred_len = 5,
+                     .bytes = cmdb,
+                     .len = sizeof cmdb},
+                fo;
+    m = bus_encode_forward(&f);
+    CHECK(bus_decode_forward(m->data, m->len, &fo, err, sizeof err) == 0 && fo.relay == 3 && fo.kind == BUS_FWD_WS &&
+              fo.len == sizeof cmdb && !memcmp(fo.bytes, cmdb, fo.len) && !strcmp(fo.room, "lab") && fo.cred_len == 5 &&
+              !memcmp(fo.cred, "a.b.c", 5),
+          "forward round trip: room, credential, bytes (%s)", err);
     msg_buf_unref(m);
-    m = bus_encode_forward(3, 4u << CMD_RELAY_SHIFT | 9, BUS_FWD_WS, cmdb, sizeof cmdb);
-    CHECK(bus_decode_forward(m->data, m->len, &relay, &client, &left, &bytes, &len, err, sizeof err) != 0,
+    f.client = 4u << CMD_RELAY_SHIFT | 9;
+    m = bus_encode_forward(&f);
+    CHECK(bus_decode_forward(m->data, m->len, &fo, err, sizeof err) != 0,
           "a relay may not speak for another relay's client: %s", err);
     msg_buf_unref(m);
+    f.client = 3u << CMD_RELAY_SHIFT | 9;
+    static char big[BUS_MAX_CRED + 1];
+    memset(big, 'x', sizeof big);
+    f.cred = (const uint8_t *)big;
+    f.cred_len = sizeof big;
+    m = bus_encode_forward(&f);
+    CHECK(bus_decode_forward(m->data, m->len, &fo, err, sizeof err) != 0, "a credential over the limit refused: %s",
+          err);
+    msg_buf_unref(m);
+    f.cred = (const uint8_t *)"a\0b";
+    f.cred_len = 3;
+    m = bus_encode_forward(&f);
+    CHECK(bus_decode_forward(m->data, m->len, &fo, err, sizeof err) != 0, "a NUL in a credential refused");
+    msg_buf_unref(m);
+    f.cred_len = 0;
+    snprintf(f.room, sizeof f.room, "no_room");
+    m = bus_encode_forward(&f);
+    CHECK(bus_decode_forward(m->data, m->len, &fo, err, sizeof err) != 0 && strstr(err, "a room name"),
+          "a forward for a name that breaks the rule refused: %s", err);
+    msg_buf_unref(m);
+    snprintf(f.room, sizeof f.room, "default");
     /* the relay a message came from is the one its subject names */
     CHECK(bus_subject_relay("fluid.w.cmd.3", "fluid.w.cmd", &relay, err, sizeof err) == 0 && relay == 3,
           "subject relay 3 (%s)", err);
@@ -1332,20 +1390,25 @@ static void test_bus_codec(void) {
           "malformed subjects refused: %d of %zu", refused_subjects, sizeof bad_subjects / sizeof *bad_subjects);
     CHECK(bus_subject_relay(NULL, "fluid.w.cmd", &relay, err, sizeof err) != 0, "no subject refused");
     msg_buf *rq = bus_pack_rest(HM_POST, "/pause", "{}", 2);
-    m = bus_encode_forward(3, CMD_REST_BIT | 3u << CMD_RELAY_SHIFT | 1, BUS_FWD_REST, rq->data, rq->len);
+    f = (bus_forward){.relay = 3,
+                      .client = CMD_REST_BIT | 3u << CMD_RELAY_SHIFT | 1,
+                      .kind = BUS_FWD_REST,
+                      .room = "default",
+                      .bytes = rq->data,
+                      .len = rq->len};
+    m = bus_encode_forward(&f);
     int method;
     char path[64];
     const char *body;
     size_t blen;
-    CHECK(bus_decode_forward(m->data, m->len, &relay, &client, &left, &bytes, &len, err, sizeof err) == 0 &&
-              left == BUS_FWD_REST &&
-              bus_unpack_rest(bytes, len, &method, path, sizeof path, &body, &blen, err, sizeof err) == 0 &&
+    CHECK(bus_decode_forward(m->data, m->len, &fo, err, sizeof err) == 0 && fo.kind == BUS_FWD_REST &&
+              bus_unpack_rest(fo.bytes, fo.len, &method, path, sizeof path, &body, &blen, err, sizeof err) == 0 &&
               method == HM_POST && !strcmp(path, "/pause") && blen == 2,
           "a forwarded REST request round trip (%s)", err);
     msg_buf_unref(m);
-    m = bus_encode_forward(3, 3u << CMD_RELAY_SHIFT | 1, BUS_FWD_REST, rq->data, rq->len);
-    CHECK(bus_decode_forward(m->data, m->len, &relay, &client, &left, &bytes, &len, err, sizeof err) != 0,
-          "a REST forward needs a REST client id");
+    f.client = 3u << CMD_RELAY_SHIFT | 1;
+    m = bus_encode_forward(&f);
+    CHECK(bus_decode_forward(m->data, m->len, &fo, err, sizeof err) != 0, "a REST forward needs a REST client id");
     msg_buf_unref(m);
     msg_buf_unref(rq);
     world_info wi;
