@@ -169,7 +169,8 @@ function request(route) {
 // bytes are the sim node's), and what changes a room or reads its clients
 // (a relay holds no key, and cannot tell an owner).
 const RELAY_ONLY_NODE = new Set(['GET /api/particles', 'GET /api/bodies', 'GET /api/snapshot', 'GET /api/clients',
-  'PATCH /api/rooms/{room}', 'POST /api/rooms/{room}/invites', 'POST /api/rooms/{room}/clients/{id}/kick', 'POST /api/rooms']);
+  'PATCH /api/rooms/{room}', 'POST /api/rooms/{room}/invites', 'POST /api/rooms/{room}/clients/{id}/kick', 'POST /api/rooms',
+  'POST /api/meshes']);
 
 // Each role on server (the node, or a relay): every route of the table, the refused ones first (they change
 // nothing), then the allowed ones.
