@@ -71,6 +71,7 @@ struct bus {
     atomic_bool stop, connected;
     atomic_ullong published, publish_failed, received, bad, reconnects;
     atomic_ullong rate_limited; /* relays' client messages refused by relay_rate */
+    atomic_ullong unanswered;   /* ... of which refused without a reply */
     /* a sim node's rate limits on relays' clients: the cmd.* subscription's
      * callbacks (two may overlap while a resubscription replaces one) */
     pthread_mutex_t rate_mtx;

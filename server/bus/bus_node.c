@@ -57,12 +57,40 @@ static bool within_rate(bus *b, const bus_forward *f, cmd_kind kind, uint32_t ri
     pthread_mutex_lock(&b->rate_mtx);
     reply_code rc =
         relay_rate_take(&b->rate, f->relay, f->client, f->kind == BUS_FWD_REST, kind, clock_now_ns(), why, sizeof why);
+    bool answer = rc != RC_OK && relay_rate_answer(&b->rate, f->relay, clock_now_ns());
     pthread_mutex_unlock(&b->rate_mtx);
     if (rc == RC_OK) return true;
     atomic_fetch_add(&b->rate_limited, 1);
     log_once("relay-rate", "bus: a relay's client exceeded the rate limits: %s (logged once)", why);
-    answer_error(b, f->room, f->client, rid, CMD_NONE, rc, why);
+    if (answer)
+        answer_error(b, f->room, f->client, rid, CMD_NONE, rc, why);
+    else
+        atomic_fetch_add(&b->unanswered, 1);
     return false;
+}
+
+/* A relay whose clients together have sent their share: the message is
+ * refused before it is read (no room looked up, no credential checked),
+ * and answered only within the relay's share of answers (relay_rate_answer).
+ * What a flooding relay costs the node is then the broker's delivery and
+ * this check. */
+static bool relay_spent(bus *b, const bus_forward *f) {
+    const uint64_t now = clock_now_ns();
+    pthread_mutex_lock(&b->rate_mtx);
+    bool spent = relay_rate_spent(&b->rate, f->relay, now);
+    bool answer = spent && relay_rate_answer(&b->rate, f->relay, now);
+    pthread_mutex_unlock(&b->rate_mtx);
+    if (!spent) return false;
+    atomic_fetch_add(&b->rate_limited, 1);
+    if (answer) {
+        char why[160];
+        snprintf(why, sizeof why, "rate limited: the clients of relay %u together send more than their share",
+                 (unsigned)f->relay);
+        answer_error(b, f->room, f->client, 0, CMD_NONE, RC_RATE_LIMITED, why);
+    } else {
+        atomic_fetch_add(&b->unanswered, 1);
+    }
+    return true;
 }
 
 /* Commands whose replies carry data (snapshots), or that only the edge
@@ -205,6 +233,7 @@ static int take_cmd(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, s
         client_left(b, &f);
         return 0;
     }
+    if (relay_spent(b, &f)) return 0;
     room *r = room_find(b->dir, f.room);
     cmd c;
     memset(&c, 0, sizeof c);

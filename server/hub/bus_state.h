@@ -11,6 +11,7 @@ typedef struct bus_state {
     bool enabled, connected, relay;
     uint64_t published, publish_failed, received, bad, reconnects;
     uint64_t rate_limited; /* a sim node: relays' client messages refused by the rate limits */
+    uint64_t unanswered;   /* ... of which refused without a reply (relay_rate_answer) */
 } bus_state;
 
 #endif

@@ -12,7 +12,9 @@ int relay_rate_init(relay_rate *r, int per_s, int burst) {
     if (rate_table_init(&r->clients, RELAY_RATE_CLIENTS, per_s, burst) ||
         rate_table_init(&r->relays, RELAY_RATE_RELAYS, (double)per_s * RELAY_RATE_SHARE,
                         (double)burst * RELAY_RATE_SHARE) ||
-        rate_table_init(&r->relays_costly, RELAY_RATE_RELAYS, per_s, burst)) {
+        rate_table_init(&r->relays_costly, RELAY_RATE_RELAYS, per_s, burst) ||
+        rate_table_init(&r->answers, RELAY_RATE_RELAYS, (double)per_s * RELAY_RATE_SHARE,
+                        (double)burst * RELAY_RATE_SHARE)) {
         relay_rate_free(r);
         return -1;
     }
@@ -23,6 +25,27 @@ void relay_rate_free(relay_rate *r) {
     rate_table_free(&r->clients);
     rate_table_free(&r->relays);
     rate_table_free(&r->relays_costly);
+    rate_table_free(&r->answers);
+}
+
+bool relay_rate_spent(relay_rate *r, uint32_t relay, uint64_t now_ns) {
+    rate_bucket *rb = rate_table_get(&r->relays, relay, now_ns);
+    if (!rb) return false; /* the table full: relay_rate_take says so */
+    rate_bucket_fill(rb, r->relays.per_s, r->relays.burst, now_ns);
+    return rb->tokens < 1;
+}
+
+bool relay_rate_answer(relay_rate *r, uint32_t relay, uint64_t now_ns) {
+    rate_bucket *ab = rate_table_get(&r->answers, relay, now_ns);
+    if (ab) {
+        rate_bucket_fill(ab, r->answers.per_s, r->answers.burst, now_ns);
+        if (ab->tokens >= 1) {
+            ab->tokens -= 1;
+            return true;
+        }
+    }
+    r->unanswered++;
+    return false;
 }
 
 reply_code relay_rate_take(relay_rate *r, uint32_t relay, uint32_t client, bool rest, cmd_kind k, uint64_t now_ns,

@@ -26,7 +26,9 @@ typedef struct relay_rate {
     rate_table clients;       /* per relay client: per_s, burst */
     rate_table relays;        /* per relay, every message: RELAY_RATE_SHARE x */
     rate_table relays_costly; /* per relay, the extra costs only: per_s, burst */
+    rate_table answers;       /* per relay, its refusals for the rate that are answered: RELAY_RATE_SHARE x */
     uint64_t limited, full;   /* refused: over a limit; a new client with the table full */
+    uint64_t unanswered;      /* refusals for the rate dropped without an answer (relay_rate_answer) */
 } relay_rate;
 
 /* 0, or -1 (out of memory, or per_s or burst below 1). */
@@ -38,6 +40,16 @@ void relay_rate_free(relay_rate *r);
  * tables full), with the refusal for the client in why. */
 reply_code relay_rate_take(relay_rate *r, uint32_t relay, uint32_t client, bool rest, cmd_kind k, uint64_t now_ns,
                            char *why, size_t n);
+/* Whether the relay's own bucket is empty at now_ns (its clients together
+ * have sent their share): its next message is refused before it is read.
+ * Takes nothing. */
+bool relay_rate_spent(relay_rate *r, uint32_t relay, uint64_t now_ns);
+/* Whether a refusal for the rate to a client of relay is answered: at most
+ * as many a second as the relay may send messages (RELAY_RATE_SHARE
+ * clients' worth, the same burst), so a relay's burst is answered whole but
+ * a relay that floods the node is not answered each message, which would
+ * double the traffic it caused; false counts it in `unanswered`. */
+bool relay_rate_answer(relay_rate *r, uint32_t relay, uint64_t now_ns);
 /* The client left: its bucket is forgotten. */
 void relay_rate_left(relay_rate *r, uint32_t client);
 

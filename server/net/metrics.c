@@ -72,6 +72,7 @@ static void metrics_bus(mtext *t, const net *n) {
     mt_printf(t, "fluid_bus_messages_total{what=\"refused\"} %llu\n", (unsigned long long)b.bad);
     if (!b.relay)
         mt_printf(t, "fluid_bus_messages_total{what=\"rate_limited\"} %llu\n", (unsigned long long)b.rate_limited);
+    mt_printf(t, "fluid_bus_messages_total{what=\"unanswered\"} %llu\n", (unsigned long long)b.unanswered);
     mt_one(t, "fluid_bus_connects_total", "counter", "Connections (and reconnections) to the broker.",
            (double)b.reconnects);
     if (b.relay) return;

@@ -151,12 +151,36 @@ static void relays(void) {
     relay_rate_free(&r);
 }
 
+/* A relay whose clients together spent their share is refused before its
+ * messages are read, and its refusals are answered within its share. */
+static void relay_flood(void) {
+    relay_rate r;
+    char why[160];
+    CHECK(relay_rate_init(&r, 120, 240) == 0, "init");
+    CHECK(!relay_rate_spent(&r, 1, S), "a new relay has its share");
+    int ok = 0;
+    for (uint32_t c = 1; c <= 100; c++) ok += send(&r, (1u << CMD_RELAY_SHIFT) | c, CMD_PUSH, 100, S, why);
+    CHECK(ok == 240 * RELAY_RATE_SHARE, "the relay's burst: %d", ok);
+    CHECK(relay_rate_spent(&r, 1, S), "spent once its clients sent the relay's burst");
+    CHECK(!relay_rate_spent(&r, 2, S), "another relay is not");
+    CHECK(!relay_rate_spent(&r, 1, S + S / 10), "a tenth of a second later: %d messages' worth again",
+          120 * RELAY_RATE_SHARE / 10);
+    const int share = 240 * RELAY_RATE_SHARE, flood = 18000;
+    int answered = 0;
+    for (int i = 0; i < flood; i++) answered += relay_rate_answer(&r, 1, 2 * S);
+    CHECK(answered == share && r.unanswered == (uint64_t)(flood - share),
+          "%d refusals in an instant: %d answered (the relay's burst), %llu not", flood, answered,
+          (unsigned long long)r.unanswered);
+    answered = 0;
+    for (int i = 0; i < flood; i++) answered += relay_rate_answer(&r, 1, 2 * S + S / 2);
+    CHECK(answered == 120 * RELAY_RATE_SHARE / 2, "half a second later: %d answered again", answered);
+    CHECK(relay_rate_answer(&r, 2, 3 * S), "another relay's refusals are answered");
+    relay_rate_free(&r);
+}
+
 int main(int argc, char **argv) {
     const tl_test tests[] = {
-        {"bucket", bucket},
-        {"costs", costs},
-        {"table", table},
-        {"relays", relays},
+        {"bucket", bucket}, {"costs", costs}, {"table", table}, {"relays", relays}, {"relay_flood", relay_flood},
     };
     return tl_run(tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }
