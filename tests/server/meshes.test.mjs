@@ -359,10 +359,19 @@ test('a dam break against a closed cube obstacle: no particle inside it; a snaps
   const doc = Buffer.from(await snap.arrayBuffer());
   assert.equal(snap.status, 200);
   const before0 = await obstacles();
+  const viewer = await connect(s);
+  await viewer.next((m) => m.type === 'obstacles');
   assert.equal((await http(s, 'DELETE', `/api/obstacles/${r.json.id}`, { headers: ADMIN })).status, 200);
   assert.deepEqual(await obstacles(), []);
+  assert.deepEqual((await viewer.next((m) => m.type === 'obstacles')).obstacles, []);
   const back = await fetch(`${s.base}/api/snapshot`, { method: 'POST', body: doc, headers: { 'content-type': 'application/msgpack', ...ADMIN } });
   assert.equal(back.status, 200, await back.text());
+  // viewers are told: the restored obstacle, its mesh served again
+  const restored = await viewer.next((m) => m.type === 'obstacles');
+  viewer.close();
+  assert.deepEqual(restored.obstacles.map((o) => o.id), [r.json.id]);
+  const again = await fetch(`${s.base}/api/obstacles/${r.json.id}/mesh`);
+  assert.equal(decodeObstacleMesh(new Uint8Array(await again.arrayBuffer())).hash, restored.obstacles[0].hash);
   const after0 = await obstacles();
   assert.deepEqual(after0.map(({ id, pos, rot, scale, bounds, grid, cell }) => ({ id, pos, rot, scale, bounds, grid, cell })),
     before0.map(({ id, pos, rot, scale, bounds, grid, cell }) => ({ id, pos, rot, scale, bounds, grid, cell })));
