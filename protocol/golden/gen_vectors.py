@@ -194,6 +194,22 @@ vectors.append({
     "expect": {"type": "reply", "rid": 8, "cmd": "set_param", "ok": False,
                "error": "set_param: stiffness=-1 outside [0, 2000]", "code": "bad_request"},
 })
+OBSTACLES = [
+    {"id": 3, "hash": "0123456789abcdef", "lo": [0.25, 0, 0.5], "hi": [0.75, 0.3, 1.125], "triangles": 12,
+     "vertices": 8, "closed": True},
+    {"id": 5, "hash": "fedcba9876543210", "lo": [0.1, 0.2, 0.3], "hi": [0.4, 0.5, 0.6], "triangles": 1,
+     "vertices": 3, "closed": False},
+]
+vectors.append({
+    "file": "s2c_obstacles.msgpack", "direction": "server_to_client",
+    "doc": "the obstacles after client 6 added one (a shell beside a closed cube)",
+    "input": {"obstacles": OBSTACLES, "version": 4, "by": 6, "tick": 300},
+    "expect": {"type": "obstacles", "version": 4,
+               "obstacles": [{"id": o["id"], "hash": o["hash"], "bounds": [num(x) for x in o["lo"] + o["hi"]],
+                              "triangles": o["triangles"], "vertices": o["vertices"], "closed": o["closed"]}
+                             for o in OBSTACLES],
+               "by": 6, "tick": 300},
+})
 
 # ---- client to server (every command kind) -------------------------------
 c2s = [
@@ -242,5 +258,51 @@ bad = [
 for name, hexs, err in bad:
     vectors.append({"file": None, "direction": "client_to_server_bad", "doc": name, "hex": hexs, "error": err})
 
-json.dump({"protocol_version": 2, "vectors": vectors}, open('vectors.json', 'w'), indent=1)
+# ---- an obstacle's placed mesh (PROTOCOL.md, "Obstacles on the page") ------
+# The bytes are written here, from the layout alone; the C test checks that
+# obstacle_mesh_encode produces exactly them, the JavaScript tests that the
+# page's decoder reads them back to "expect".
+def fnv1a64(b):
+    h = 0xcbf29ce484222325
+    for i, x in enumerate(b):
+        if 40 <= i < 48:
+            continue
+        h = ((h ^ x) * 0x100000001b3) & 0xffffffffffffffff
+    return h
+
+def obstacle_mesh(V, T):
+    lo = [f32(min(v[k] for v in V)) for k in range(3)]
+    hi = [f32(max(v[k] for v in V)) for k in range(3)]
+    def quant(x, k):  # in double, half away from zero, clamped
+        if not hi[k] > lo[k]:
+            return 0
+        q = (f32(x) - lo[k]) / (hi[k] - lo[k]) * 65535
+        return max(0, min(65535, int(math.floor(q + 0.5))))
+    q = [quant(v[k], k) for v in V for k in range(3)]
+    wide = len(V) > 65536
+    head = b'FSOM' + struct.pack('<HHII', 1, 1 if wide else 0, len(V), len(T)) + struct.pack('<3f', *lo) + \
+        struct.pack('<3f', *hi) + b'\0' * 8
+    body = struct.pack('<%dH' % len(q), *q)
+    body += b'\0' * ((-(len(head) + len(body))) % 4)
+    body += struct.pack('<%d%s' % (3 * len(T), 'I' if wide else 'H'), *[i for t in T for i in t])
+    b = bytearray(head + body)
+    h = fnv1a64(b)
+    b[40:48] = struct.pack('<Q', h)
+    step = [(hi[k] - lo[k]) / 65535 for k in range(3)]
+    expect = {"hash": '%016x' % h, "length": len(b), "lo": lo, "hi": hi, "q": q,
+              "indices": [i for t in T for i in t], "wide": wide,
+              "positions": [lo[i % 3] + q[i] * step[i % 3] for i in range(len(q))]}
+    return bytes(b), expect
+
+# a tetrahedron, one vertex off the grid of its box (rounded), and a flat triangle (no extent along z)
+meshes = []
+for name, V, T in [
+        ("obstacle_mesh_tet.bin", [[0.5, 0.25, 0.5], [1.5, 0.25, 0.5], [0.5, 1.25, 0.5], [0.8, 0.6, 1.75]],
+         [[0, 2, 1], [0, 1, 3], [1, 2, 3], [0, 3, 2]]),
+        ("obstacle_mesh_flat.bin", [[-1, 0, 2], [1, 0, 2], [0.3, 3, 2]], [[0, 1, 2]])]:
+    b, expect = obstacle_mesh(V, T)
+    open(name, 'wb').write(b)
+    meshes.append({"file": name, "input": {"vertices": V, "triangles": T}, "expect": expect})
+
+json.dump({"protocol_version": 2, "vectors": vectors, "obstacle_meshes": meshes}, open('vectors.json', 'w'), indent=1)
 print("wrote %d vectors" % len(vectors))

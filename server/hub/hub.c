@@ -32,6 +32,8 @@ void hub_destroy(hub *h) {
         msg_buf_unref(h->fwd[(h->fwd_head + i) % HUB_FORWARD_RING].msg);
         msg_buf_unref(h->fwd[(h->fwd_head + i) % HUB_FORWARD_RING].cred);
     }
+    msg_buf_unref(h->obstacles_msg);
+    for (int i = 0; i < h->obstacle_mesh_count; i++) msg_buf_unref(h->obstacle_mesh[i].mesh);
     free(h->replies);
     free(h->relay_replies);
     mesh_store_destroy(&h->meshes);
@@ -242,6 +244,39 @@ void hub_set_stats(hub *h, const sim_stats *st) {
     h->stats = *st;
     h->stats.replies_dropped = h->replies_dropped;
     pthread_mutex_unlock(&h->mtx);
+}
+
+void hub_set_obstacles(hub *h, msg_buf *list, const uint32_t *ids, msg_buf *const *meshes, int n) {
+    msg_buf *old[FS_MAX_OBSTACLES + 1];
+    int nold = 0;
+    if (n > FS_MAX_OBSTACLES) {
+        for (int i = FS_MAX_OBSTACLES; i < n; i++) msg_buf_unref(meshes[i]);
+        n = FS_MAX_OBSTACLES;
+    }
+    pthread_mutex_lock(&h->mtx);
+    old[nold++] = h->obstacles_msg;
+    for (int i = 0; i < h->obstacle_mesh_count; i++) old[nold++] = h->obstacle_mesh[i].mesh;
+    h->obstacles_msg = list;
+    for (int i = 0; i < n; i++) h->obstacle_mesh[i].id = ids[i], h->obstacle_mesh[i].mesh = meshes[i];
+    h->obstacle_mesh_count = n;
+    pthread_mutex_unlock(&h->mtx);
+    for (int i = 0; i < nold; i++) msg_buf_unref(old[i]); /* outside the lock: the last may free megabytes */
+}
+
+msg_buf *hub_obstacles_msg(hub *h) {
+    pthread_mutex_lock(&h->mtx);
+    msg_buf *m = msg_buf_ref(h->obstacles_msg);
+    pthread_mutex_unlock(&h->mtx);
+    return m;
+}
+
+msg_buf *hub_obstacle_mesh(hub *h, uint32_t id) {
+    msg_buf *m = NULL;
+    pthread_mutex_lock(&h->mtx);
+    for (int i = 0; i < h->obstacle_mesh_count && !m; i++)
+        if (h->obstacle_mesh[i].id == id) m = msg_buf_ref(h->obstacle_mesh[i].mesh);
+    pthread_mutex_unlock(&h->mtx);
+    return m;
 }
 
 void hub_get_info(hub *h, world_info *out) {

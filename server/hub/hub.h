@@ -97,6 +97,15 @@ typedef struct hub {
         msg_buf *buf;
     } upload[HUB_UPLOADS];
     uint32_t next_upload;
+    /* the obstacles as viewers are sent them (hub_set_obstacles): the latest
+     * `obstacles` message, which a new viewer gets after its hello, and each
+     * obstacle's encoded placed mesh (GET /api/obstacles/{id}/mesh) */
+    msg_buf *obstacles_msg;
+    struct {
+        uint32_t id;
+        msg_buf *mesh;
+    } obstacle_mesh[FS_MAX_OBSTACLES];
+    int obstacle_mesh_count;
     /* the room's uploaded meshes (POST /api/meshes): their own lock */
     mesh_store meshes;
     uint64_t touched_ns; /* the last REST request for its room (hub_touch): a room with it is not idle */
@@ -132,6 +141,10 @@ void hub_set_rec_status(hub *h, const rec_status *r);
 /* The number the next broadcast will have (a new reader starts there). */
 uint64_t hub_bcast_next(hub *h);
 void hub_publish_bcast(hub *h, msg_buf *m);
+/* The obstacles now: list (the `obstacles` message) and the n encoded
+ * meshes of the obstacles ids[i]; takes every reference, drops the ones
+ * held before.  The caller broadcasts the list itself. */
+void hub_set_obstacles(hub *h, msg_buf *list, const uint32_t *ids, msg_buf *const *meshes, int n);
 /* Takes ownership of r's snapshots.  Drops (and frees) them when the ring is full. */
 void hub_post_reply(hub *h, cmd_reply *r);
 void hub_set_info(hub *h, const world_info *wi);
@@ -148,6 +161,11 @@ void hub_get_stats(hub *h, sim_stats *out);
  * overwritten).  Returns how many. */
 int hub_take_framesets(hub *h, uint64_t *next, frameset *out, int max);
 void hub_set_frame_wants(hub *h, const frame_wants *w);
+/* A new reference to the latest `obstacles` message, or NULL before the
+ * first (a relay's hub: it never has one). */
+msg_buf *hub_obstacles_msg(hub *h);
+/* A new reference to the encoded placed mesh of obstacle id, or NULL. */
+msg_buf *hub_obstacle_mesh(hub *h, uint32_t id);
 /* A relay's network thread hands a client message to the bus thread (takes
  * the references); false when the ring is full (the message is dropped). */
 bool hub_forward(hub *h, uint32_t client, hub_forward_what what, msg_buf *msg, msg_buf *cred);

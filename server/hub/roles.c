@@ -112,6 +112,7 @@ const role_route_row role_routes[] = {
     {"GET", "/api/obstacles", ROLE_VIEWER},
     {"POST", "/api/obstacles", ROLE_PLAYER},
     {"DELETE", "/api/obstacles/{id}", ROLE_PLAYER},
+    {"GET", "/api/obstacles/{id}/mesh", ROLE_VIEWER},
     {"GET", "/metrics", ROLE_VIEWER},
     /* the rooms */
     {"GET", "/api/rooms", ROLE_VIEWER},

@@ -29,6 +29,7 @@ void sim_world_replaced(sim_thread *s, uint32_t by) {
     memset(s->heat_tool, 0, sizeof s->heat_tool); /* and the heaters */
     sim_publish_info(s, &wi);
     hub_publish_bcast(s->hub, wire_encode_scene_bcast(&wi, by, sim_world_tick(s)));
+    sim_publish_obstacles(s, by, true); /* cleared by a scene, brought back by a restore */
 }
 
 static void apply_push(sim_thread *s, const cmd *c) {

@@ -17,6 +17,11 @@ static fs_vec3 rotate(fs_quat q, fs_vec3 v) {
                      v.z + q.w * tz + (q.x * ty - q.y * tx)};
 }
 
+/* Who a broadcast names as the author: the WebSocket client, or 0 for REST. */
+static uint32_t by_of(const cmd *c) {
+    return (c->client & CMD_REST_BIT) ? 0 : c->client;
+}
+
 bool apply_obstacle_fit(const fs_mesh *m, fs_quat rot, fs_vec3 box_min, fs_vec3 box_max, fs_vec3 centre, float *scale,
                         fs_vec3 *pos) {
     float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
@@ -73,6 +78,7 @@ void apply_obstacle_add(sim_thread *s, const cmd *c) {
         sim_reply_error(s, c, RC_BAD_REQUEST, "%s", e.msg);
         return;
     }
+    sim_publish_obstacles(s, by_of(c), false); /* before the reply: its answer finds the mesh to fetch */
     sim_reply_ok(s, c, id);
 }
 
@@ -82,6 +88,7 @@ void apply_obstacle_remove(sim_thread *s, const cmd *c) {
                         (unsigned)c->u.obstacle.id);
         return;
     }
+    sim_publish_obstacles(s, by_of(c), false);
     sim_reply_ok(s, c, c->u.obstacle.id);
 }
 

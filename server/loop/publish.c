@@ -1,6 +1,8 @@
 /* publish.c - the world info and the command replies the sim thread hands to
  * the hub (see publish.h). */
 #include "publish.h"
+#include "log.h"
+#include "obstacle_mesh.h"
 #include "stream.h"
 
 #include <stdarg.h>
@@ -47,6 +49,60 @@ static void fill_info(sim_thread *s, world_info *wi) {
 void sim_publish_info(sim_thread *s, world_info *wi) {
     fill_info(s, wi);
     hub_set_info(s->hub, wi);
+}
+
+/* The kept encoding of obstacle id, with a new reference, or NULL. */
+static msg_buf *kept_mesh(sim_thread *s, uint32_t id, uint64_t *hash) {
+    for (int i = 0; i < s->obstacle_pub_count; i++)
+        if (s->obstacle_pub[i].id == id) {
+            *hash = s->obstacle_pub[i].hash;
+            return msg_buf_ref(s->obstacle_pub[i].mesh);
+        }
+    return NULL;
+}
+
+void sim_obstacles_free(sim_thread *s) {
+    for (int i = 0; i < s->obstacle_pub_count; i++) msg_buf_unref(s->obstacle_pub[i].mesh);
+    s->obstacle_pub_count = 0;
+}
+
+void sim_publish_obstacles(sim_thread *s, uint32_t by, bool forget) {
+    if (forget) sim_obstacles_free(s);
+    wire_obstacle o[FS_MAX_OBSTACLES];
+    uint32_t ids[FS_MAX_OBSTACLES];
+    msg_buf *mesh[FS_MAX_OBSTACLES], *keep[FS_MAX_OBSTACLES];
+    int n = 0;
+    const int count = fs_world_obstacle_count(s->world);
+    for (int i = 0; i < count && n < FS_MAX_OBSTACLES; i++) {
+        fs_obstacle_state st;
+        fs_mesh m;
+        if (!fs_world_obstacle_at(s->world, i, &st) || !fs_world_obstacle_mesh(s->world, i, &m)) continue;
+        uint64_t hash = 0;
+        msg_buf *b = kept_mesh(s, st.id, &hash);
+        if (!b) b = obstacle_mesh_encode(&m, &hash);
+        if (!b) {
+            log_warn("sim: out of memory encoding obstacle %u for the viewers; it is not listed", (unsigned)st.id);
+            continue;
+        }
+        o[n] = (wire_obstacle){.id = st.id,
+                               .hash = hash,
+                               .lo = st.lo,
+                               .hi = st.hi,
+                               .triangles = st.triangles,
+                               .vertices = st.vertices,
+                               .closed = st.closed};
+        ids[n] = st.id;
+        mesh[n] = b;
+        keep[n] = msg_buf_ref(b);
+        n++;
+    }
+    sim_obstacles_free(s);
+    for (int i = 0; i < n; i++)
+        s->obstacle_pub[i].id = ids[i], s->obstacle_pub[i].hash = o[i].hash, s->obstacle_pub[i].mesh = keep[i];
+    s->obstacle_pub_count = n;
+    msg_buf *list = wire_encode_obstacles_bcast(o, n, ++s->obstacles_version, by, sim_world_tick(s));
+    hub_set_obstacles(s->hub, msg_buf_ref(list), ids, mesh, n);
+    if (list) hub_publish_bcast(s->hub, list);
 }
 
 cmd_reply sim_reply_to(sim_thread *s, const cmd *c) {

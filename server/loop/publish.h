@@ -17,6 +17,15 @@ uint64_t sim_world_tick(sim_thread *s);
 /* Fills wi from the world (a new version) and hands a copy to the hub. */
 void sim_publish_info(sim_thread *s, world_info *wi);
 
+/* Publishes the obstacles now: each one's placed mesh encoded
+ * (obstacle_mesh.h; an obstacle already published keeps its encoding unless
+ * forget is set: the world was replaced), the list to the hub for new viewers
+ * and as an `obstacles` broadcast naming by.  Allocates: called when the
+ * obstacles change, never in the step loop. */
+void sim_publish_obstacles(sim_thread *s, uint32_t by, bool forget);
+/* Drops the encodings sim_publish_obstacles keeps (the thread's end). */
+void sim_obstacles_free(sim_thread *s);
+
 /* A reply to c at the current tick, not yet ok and carrying nothing. */
 cmd_reply sim_reply_to(sim_thread *s, const cmd *c);
 /* Posts r (and what it carries) to the hub, counted by kind and result,

@@ -94,6 +94,16 @@ struct sim_thread {
     dedupe_entry *dedupe_cur;     /* the entry of the command being applied, until its reply */
     uint32_t dedupe_client;       /* ... and the client that reply goes to */
     sim_stats stats;
+    /* the obstacles last published (sim_publish_obstacles): each one's
+     * encoded placed mesh, kept to be handed out again while the obstacle
+     * lives (an id names one placed mesh until the world is replaced) */
+    struct {
+        uint32_t id;
+        uint64_t hash;
+        msg_buf *mesh; /* one reference */
+    } obstacle_pub[FS_MAX_OBSTACLES];
+    int obstacle_pub_count;
+    uint64_t obstacles_version; /* of the last `obstacles` message */
 };
 
 #endif

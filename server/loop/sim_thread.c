@@ -158,7 +158,8 @@ static int init(sim_thread *s, char *err, size_t errlen) {
     s->dt = fs_world_dt(s->world);
     if (first_world(s, err, errlen)) return -1;
     world_info wi;
-    sim_publish_info(s, &wi); /* before a recording starts: its first segment describes this world */
+    sim_publish_info(s, &wi);          /* before a recording starts: its first segment describes this world */
+    sim_publish_obstacles(s, 0, true); /* what a first viewer is sent after its hello */
     s->save_bytes = saved_len;
     if (cfg->data_dir[0] && !s->save_bytes) s->save_bytes = fs_world_snapshot_size(s->world);
     sim_record_limits(s);
@@ -476,6 +477,7 @@ void sim_thread_destroy(sim_thread *s) {
     atomic_store(&s->stop, true);
     if (s->started) pthread_join(s->thread, NULL);
     if (s->world) fs_world_destroy(s->world);
+    sim_obstacles_free(s);
     persist_close(&s->save);
     free(s->cursor);
     dedupe_destroy(s->dedupe);

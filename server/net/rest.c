@@ -24,6 +24,7 @@
 #include "rest_budget.h"
 #include "rest_route.h"
 #include "rest_export.h"
+#include "obstacle_mesh.h"
 #include "rest_meshes.h"
 #include "rest_answer.h"
 #include "rest_recordings.h"
@@ -191,6 +192,21 @@ static void route_snapshot(net *n, http_req *r) {
     if (!submit(n, r, &c)) hub_drop_upload(r->room->hub, id);
 }
 
+/* GET /api/obstacles/{id}/mesh: the obstacle's placed mesh as the sim thread
+ * encoded it (obstacle_mesh.h), served from the hub without a command. */
+static void route_obstacle_mesh(net *n, http_req *r, uint32_t id) {
+    if (n->relay_id) {
+        rest_respond_error(n, r, RC_NOT_IMPLEMENTED, "this is a relay: fetch obstacle meshes from the sim node");
+        return;
+    }
+    msg_buf *m = hub_obstacle_mesh(r->room->hub, id);
+    if (!m) {
+        rest_respond_error(n, r, RC_NOT_FOUND, "unknown obstacle %u (GET /api/obstacles lists them)", (unsigned)id);
+        return;
+    }
+    rest_respond_msg(n, r, 200, OBSTACLE_MESH_CTYPE, m);
+}
+
 /* ---- Routing ---------------------------------------------------------------- */
 
 /* The role table's row for the route r asks for (roles.c; a room's routes
@@ -260,6 +276,9 @@ static void route(net *n, http_req *r) {
         return;
     case REST_MESH:
         rest_mesh_upload(n, r);
+        return;
+    case REST_OMESH:
+        route_obstacle_mesh(n, r, a.id);
         return;
     case REST_RECFILE: {
         size_t len = 0;

@@ -63,6 +63,7 @@ static void pick_next(net *n, ws_client *c) {
     if (c->hello_pending) {
         c->hello_pending = false;
         c->cur = encode_hello(n, c);
+        ws_ctl_push(n, c, hub_obstacles_msg(v->hub)); /* the obstacles now, next (NULL: none published) */
     } else if (c->ctl_count) {
         c->cur = ws_ctl_pop(c);
     } else if (c->bcast_next < v->bcast_next) {

@@ -331,6 +331,7 @@ const rest_route_def rest_routes[] = {
     {HM_GET, "/api/obstacles", NULL, RH_BARE, RV_INDEX, CMD_GET_OBSTACLES, false},
     POST("/api/obstacles", CMD_OBSTACLE_ADD, BODY_REQUIRED),
     {HM_DELETE, "/api/obstacles/{id}", NULL, RH_COMMAND, RV_INDEX, CMD_OBSTACLE_REMOVE, BODY_OPTIONAL},
+    {HM_GET, "/api/obstacles/{id}/mesh", NULL, RH_OMESH, RV_INDEX, CMD_NONE, false},
     VIEW("/metrics", RV_METRICS),
 };
 #undef VIEW
@@ -448,6 +449,10 @@ static void route_run(const rest_route_def *r, const route_args *args, const res
         return;
     case RH_MESH:
         a->outcome = REST_MESH;
+        return;
+    case RH_OMESH:
+        a->outcome = REST_OMESH;
+        a->id = (uint32_t)args->id;
         return;
     }
 }

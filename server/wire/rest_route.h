@@ -24,6 +24,7 @@ typedef enum rest_outcome {
     REST_VIEW,     /* answer view from the network thread's snapshots */
     REST_SNAPSHOT, /* /api/snapshot: rest.c's route_snapshot (the body is a msgpack document) */
     REST_MESH,     /* POST /api/meshes: net/rest_meshes.c reads the body (a mesh file) */
+    REST_OMESH,    /* GET /api/obstacles/{id}/mesh: the obstacle's encoded placed mesh (id in `id`) */
     REST_RECFILE,  /* a recording's file: `file` ("NAME/index.json" or "NAME/seg-NNNNNN.fsrec"), checked */
 } rest_outcome;
 
@@ -66,6 +67,7 @@ typedef struct rest_action {
     cmd c;             /* REST_COMMAND: checked (cmd_from_fields), client and rid not set */
     char file[96];     /* REST_RECFILE: relative to the recordings folder; never leaves it */
     int offset, limit; /* REST_VIEW of RV_RECORDINGS: the page of the listing (?offset=&limit=) */
+    uint32_t id;       /* REST_OMESH: the obstacle */
 } rest_action;
 
 #define REST_REC_PAGE_MAX 1000    /* recordings in one page of GET /api/recordings, at most */
@@ -87,6 +89,7 @@ typedef enum rest_handler {
     RH_SNAPSHOT, /* the snapshot document: rest.c's route_snapshot (REST_SNAPSHOT) */
     RH_RECFILE,  /* GET /api/recordings/{name}: a recording's file (REST_RECFILE) */
     RH_MESH,     /* POST /api/meshes: a mesh file (REST_MESH) */
+    RH_OMESH,    /* GET /api/obstacles/{id}/mesh: an obstacle's placed mesh (REST_OMESH) */
 } rest_handler;
 
 /* One route: the table (rest_route.c) is what rest_translate matches and

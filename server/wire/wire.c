@@ -299,6 +299,27 @@ msg_buf *wire_encode_solver_bcast(const char *solver, uint32_t by, uint64_t tick
     return bcast_finish(&b, &pk, by, tick);
 }
 
+msg_buf *wire_encode_obstacles_bcast(const wire_obstacle *o, int n, uint64_t version, uint32_t by, uint64_t tick) {
+    wbuf b;
+    msgpack_packer pk;
+    pk_begin(&b, &pk, 64 + 128 * (size_t)n, 5, "obstacles");
+    pk_kv_uint64(&pk, "version", version);
+    pk_str(&pk, "obstacles");
+    msgpack_pack_array(&pk, (size_t)n);
+    for (int i = 0; i < n; i++) {
+        char hex[17];
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)o[i].hash);
+        msgpack_pack_map(&pk, 6);
+        pk_kv_uint32(&pk, "id", o[i].id);
+        pk_kv_str(&pk, "hash", hex);
+        pk_bounds(&pk, o[i].lo, o[i].hi);
+        pk_kv_int32(&pk, "triangles", o[i].triangles);
+        pk_kv_int32(&pk, "vertices", o[i].vertices);
+        pk_kv_bool(&pk, "closed", o[i].closed);
+    }
+    return bcast_finish(&b, &pk, by, tick);
+}
+
 msg_buf *wire_encode_snapshot(const wire_snapshot_meta *m, size_t world_len,
                               bool (*fill)(void *dst, size_t n, void *ctx), void *ctx) {
     wbuf b;

@@ -90,6 +90,19 @@ msg_buf *wire_encode_param_bcast(const world_info *wi, const wire_static *st, in
 msg_buf *wire_encode_scene_bcast(const world_info *wi, uint32_t by, uint64_t tick);
 msg_buf *wire_encode_state_bcast(bool paused, uint32_t by, uint64_t tick);
 msg_buf *wire_encode_solver_bcast(const char *solver, uint32_t by, uint64_t tick);
+/* An obstacle as the `obstacles` message lists it: its id, the content hash
+ * of its placed mesh's encoding (obstacle_mesh.h), that mesh's bounds and
+ * counts.  A value. */
+typedef struct wire_obstacle {
+    uint32_t id;
+    uint64_t hash;
+    fs_vec3 lo, hi;
+    int triangles, vertices;
+    bool closed;
+} wire_obstacle;
+/* {type: "obstacles", version, obstacles: [...], by, tick}: every obstacle
+ * now, after each change; version grows with each list the room publishes. */
+msg_buf *wire_encode_obstacles_bcast(const wire_obstacle *o, int n, uint64_t version, uint32_t by, uint64_t tick);
 /* A relay's word to its viewers about the sim node's message bus:
  * {type: "status", connected, text}. */
 msg_buf *wire_encode_status(bool connected, const char *text);

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fuzz_check.h"
@@ -160,6 +161,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     case REST_MESH:
         FUZZ_REQUIRE(method == HM_POST && !strcmp(path, "/meshes"));
+        break;
+    case REST_OMESH: /* GET /api/obstacles/{id}/mesh: the id as the path spells it */
+        FUZZ_REQUIRE(method == HM_GET && !strncmp(path, "/obstacles/", 11) && strlen(path) > 16 &&
+                     !strcmp(path + strlen(path) - 5, "/mesh") && strtoull(path + 11, NULL, 10) == a.id);
         break;
     case REST_SNAPSHOT:
         FUZZ_REQUIRE(!strcmp(path, "/snapshot"));

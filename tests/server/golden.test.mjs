@@ -8,9 +8,10 @@ import { join } from 'node:path';
 import { decode } from '@msgpack/msgpack';
 import { ROOT } from './lib.mjs';
 import { FrameDecoder } from '../web/oracle/frame_decoder.js';
+import { decodeObstacleMesh } from '../../web-client/src/obstacle_mesh.js';
 
 const dir = join(ROOT, 'protocol', 'golden');
-const { vectors, protocol_version: version } = JSON.parse(readFileSync(join(dir, 'vectors.json'), 'utf8'));
+const { vectors, protocol_version: version, obstacle_meshes: obstacleMeshes } = JSON.parse(readFileSync(join(dir, 'vectors.json'), 'utf8'));
 
 function load(file) {
   const b = readFileSync(join(dir, file));
@@ -23,7 +24,7 @@ function load(file) {
 test('golden: protocol version is 2 and there are vectors for every message kind', () => {
   assert.equal(version, 2);
   const files = vectors.filter((v) => v.file).map((v) => v.file);
-  for (const f of ['s2c_hello', 's2c_frame', 's2c_param', 's2c_scene', 's2c_state', 's2c_reply_push', 's2c_reply_error',
+  for (const f of ['s2c_hello', 's2c_frame', 's2c_param', 's2c_scene', 's2c_state', 's2c_obstacles', 's2c_reply_push', 's2c_reply_error',
     'c2s_push', 'c2s_set_param', 'c2s_load_scene', 'c2s_pause', 'c2s_resume', 'c2s_step', 'c2s_emitter', 'c2s_cursor'])
     assert.ok(files.includes(`${f}.msgpack`), f);
 });
@@ -73,5 +74,24 @@ for (const v of vectors.filter((x) => x.file && x.direction === 'server_to_clien
         assert.ok(Math.abs(got - w) <= f.grid.step / 2 + 1e-6, `particle ${p.id} axis ${a}: ${got} vs ${w}`);
       }
     });
+  });
+}
+
+// An obstacle's placed mesh (PROTOCOL.md, "Obstacles on the page"): the
+// page's decoder reads the bytes gen_vectors.py wrote from the layout.
+for (const v of obstacleMeshes) {
+  test(`golden: ${v.file} decodes to its meaning (the page's obstacle_mesh.js)`, () => {
+    const bytes = load(v.file);
+    const m = decodeObstacleMesh(bytes);
+    const e = v.expect;
+    assert.equal(bytes.length, e.length);
+    assert.equal(m.hash, e.hash);
+    assert.deepEqual([m.lo, m.hi], [e.lo, e.hi]);
+    assert.equal(m.vertexCount, v.input.vertices.length);
+    assert.deepEqual([...m.indices], e.indices);
+    assert.equal(m.indices instanceof Uint32Array, e.wide);
+    for (let i = 0; i < e.positions.length; i++) assert.ok(Math.abs(m.positions[i] - e.positions[i]) < 1e-6, `position ${i}`);
+    // and every vertex within a step (half, plus float32 rounding) of the input's
+    v.input.vertices.flat().forEach((x, i) => assert.ok(Math.abs(m.positions[i] - x) <= Math.max(m.step[i % 3], 1e-6), `vertex coordinate ${i}: ${m.positions[i]} vs ${x}`));
   });
 }

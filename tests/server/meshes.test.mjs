@@ -4,10 +4,12 @@
 // REST and the WebSocket; a dam break against a closed cube obstacle with no
 // particle inside it; bad files and bad placements answered 400 (or 413)
 // with the world unchanged; a snapshot's round trip keeping the obstacle;
-// and the roles that may upload and place.
+// and the roles that may upload and place; the obstacles as viewers are sent
+// them (the `obstacles` list, each placed mesh quantized, fetched by hash).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, stopAll, connect, get, http, until, rawConnect, WAIT } from './lib.mjs';
+import { decodeObstacleMesh } from '../../web-client/src/obstacle_mesh.js';
 
 const TOKEN = 'mesh-admin';
 const ADMIN = { authorization: `Bearer ${TOKEN}` };
@@ -242,6 +244,84 @@ test('obstacles over the WebSocket: obstacle_add and obstacle_remove', async () 
   c.close();
 });
 
+// The placed cube's corners: pos + rot (scale v), rot a unit quaternion (w, x, y, z).
+function placed(V, pos, [w, x, y, z], scale) {
+  return V.map((v) => {
+    const p = v.map((c) => c * scale);
+    const t = [2 * (y * p[2] - z * p[1]), 2 * (z * p[0] - x * p[2]), 2 * (x * p[1] - y * p[0])];
+    const r = [p[0] + w * t[0] + (y * t[2] - z * t[1]), p[1] + w * t[1] + (z * t[0] - x * t[2]), p[2] + w * t[2] + (x * t[1] - y * t[0])];
+    return r.map((c, k) => c + pos[k]);
+  });
+}
+
+test('viewers are sent the obstacles: the list after hello, after an add and a remove; the mesh by its hash', async () => {
+  const viewer = await connect(s); // no credential: the public role, which may watch
+  await viewer.next((m) => m.type === 'hello');
+  const first = await viewer.next((m) => m.type === 'obstacles');
+  assert.deepEqual(first.obstacles, [], 'no obstacles yet');
+  const rot = [Math.cos(Math.PI / 8), 0, Math.sin(Math.PI / 8), 0]; // 45 degrees about y
+  const body = { mesh: cubeId, pos: [1.2, 0.35, 0.3], rot, scale: 0.2 };
+  const r = await post('/api/obstacles', body);
+  assert.equal(r.status, 200, r.text);
+  const added = await viewer.next((m) => m.type === 'obstacles');
+  assert.ok(added.version > first.version, `version ${added.version} after ${first.version}`);
+  assert.equal(added.by, 0, 'a REST request');
+  assert.equal(added.obstacles.length, 1);
+  const o = added.obstacles[0];
+  const listed = (await obstacles())[0];
+  assert.deepEqual([o.id, o.triangles, o.vertices, o.closed], [r.json.id, 12, 8, true]);
+  assert.match(o.hash, /^[0-9a-f]{16}$/);
+  assert.deepEqual(o.bounds.map((x) => x.toFixed(5)), [...listed.bounds.min, ...listed.bounds.max].map((x) => x.toFixed(5)));
+  // the mesh: quantized over its bounds, its hash the list's, every corner within a step of the placed cube's
+  const res = await fetch(`${s.base}/api/obstacles/${o.id}/mesh`, { signal: AbortSignal.timeout(WAIT) });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-type'), 'application/x-fluid-mesh');
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  const m = decodeObstacleMesh(bytes);
+  assert.equal(m.hash, o.hash);
+  assert.equal(bytes.length, ((48 + 6 * 8 + 3) & ~3) + 2 * 36, 'the layout: head, 16-bit positions, 16-bit indices');
+  const want = placed(cube().V, body.pos, rot, body.scale);
+  let worst = 0;
+  for (let i = 0; i < m.vertexCount; i++) {
+    const p = [0, 1, 2].map((k) => m.positions[3 * i + k]);
+    const d = Math.min(...want.map((w) => Math.max(...[0, 1, 2].map((k) => Math.abs(w[k] - p[k]) / m.step[k]))));
+    worst = Math.max(worst, d);
+  }
+  process.stdout.write(`# mesh of obstacle ${o.id}: ${bytes.length} bytes, step ${m.step.map((x) => x.toExponential(2))}, worst corner ${worst.toFixed(3)} steps off\n`);
+  assert.ok(worst <= 1, `every corner within a quantization step (worst ${worst} steps)`);
+  const flipped = bytes.slice(); flipped[60] ^= 1;
+  assert.throws(() => decodeObstacleMesh(flipped), /hash/, 'a changed byte fails the hash');
+  // the same placement again: the same bytes, the same hash (a page holding it fetches nothing)
+  const r2 = await post('/api/obstacles', body);
+  assert.equal(r2.status, 200, r2.text);
+  const two = await viewer.next((x) => x.type === 'obstacles');
+  assert.deepEqual(two.obstacles.map((x) => x.hash), [o.hash, o.hash]);
+  // a viewer that comes now is sent the list right after its hello
+  const late = await connect(s);
+  await late.next((x) => x.type === 'hello');
+  const lateList = await late.next((x) => x.type !== 'frame');
+  assert.equal(lateList.type, 'obstacles', 'the first message after hello (frames aside)');
+  assert.deepEqual(lateList.obstacles.map((x) => x.id), [r.json.id, r2.json.id]);
+  late.close();
+  // removed: the list without it, and its mesh is gone
+  for (const id of [r.json.id, r2.json.id]) assert.equal((await http(s, 'DELETE', `/api/obstacles/${id}`, { headers: ADMIN })).status, 200);
+  const one = await viewer.next((x) => x.type === 'obstacles');
+  assert.deepEqual(one.obstacles.map((x) => x.id), [r2.json.id]);
+  const none = await viewer.next((x) => x.type === 'obstacles');
+  assert.deepEqual(none.obstacles, []);
+  const gone = await get(s, `/api/obstacles/${r.json.id}/mesh`);
+  assert.equal(gone.status, 404);
+  assert.match(gone.json.error, /unknown obstacle/);
+  // a scene load clears them: the list says so
+  const r3 = await post('/api/obstacles', { mesh: cubeId, fit: true });
+  assert.equal(r3.status, 200, r3.text);
+  assert.equal((await viewer.next((x) => x.type === 'obstacles')).obstacles.length, 1);
+  assert.equal((await post('/api/scene', { name: 'dam_break', particles: 3000 })).status, 200);
+  const cleared = await viewer.next((x) => x.type === 'obstacles');
+  assert.deepEqual(cleared.obstacles, []);
+  viewer.close();
+});
+
 test('a dam break against a closed cube obstacle: no particle inside it; a snapshot brings it back', async () => {
   assert.equal((await post('/api/scene', { name: 'dam_break', particles: 3000 })).status, 200);
   const c = new Client0();
@@ -279,10 +359,19 @@ test('a dam break against a closed cube obstacle: no particle inside it; a snaps
   const doc = Buffer.from(await snap.arrayBuffer());
   assert.equal(snap.status, 200);
   const before0 = await obstacles();
+  const viewer = await connect(s);
+  await viewer.next((m) => m.type === 'obstacles');
   assert.equal((await http(s, 'DELETE', `/api/obstacles/${r.json.id}`, { headers: ADMIN })).status, 200);
   assert.deepEqual(await obstacles(), []);
+  assert.deepEqual((await viewer.next((m) => m.type === 'obstacles')).obstacles, []);
   const back = await fetch(`${s.base}/api/snapshot`, { method: 'POST', body: doc, headers: { 'content-type': 'application/msgpack', ...ADMIN } });
   assert.equal(back.status, 200, await back.text());
+  // viewers are told: the restored obstacle, its mesh served again
+  const restored = await viewer.next((m) => m.type === 'obstacles');
+  viewer.close();
+  assert.deepEqual(restored.obstacles.map((o) => o.id), [r.json.id]);
+  const again = await fetch(`${s.base}/api/obstacles/${r.json.id}/mesh`);
+  assert.equal(decodeObstacleMesh(new Uint8Array(await again.arrayBuffer())).hash, restored.obstacles[0].hash);
   const after0 = await obstacles();
   assert.deepEqual(after0.map(({ id, pos, rot, scale, bounds, grid, cell }) => ({ id, pos, rot, scale, bounds, grid, cell })),
     before0.map(({ id, pos, rot, scale, bounds, grid, cell }) => ({ id, pos, rot, scale, bounds, grid, cell })));

@@ -19,6 +19,7 @@
 #include "frame_codec.h"
 #include "hub.h"
 #include "msgbuf.h"
+#include "obstacle_mesh.h"
 #include "rest_route.h"
 #include "wire.h"
 #include "queue.h"
@@ -686,6 +687,25 @@ static msg_buf *encode_vector(const char *file, const cJSON *in, fs_param_info *
     if (!strcmp(file, "s2c_solver.msgpack"))
         return wire_encode_solver_bcast(cJSON_GetObjectItem(in, "solver")->valuestring, (uint32_t)jnum(in, "by"),
                                         (uint64_t)jnum(in, "tick"));
+    if (!strcmp(file, "s2c_obstacles.msgpack")) {
+        wire_obstacle o[4];
+        int n = 0;
+        for (const cJSON *e = cJSON_GetObjectItem(in, "obstacles")->child; e && n < 4; e = e->next, n++) {
+            const cJSON *lo = cJSON_GetObjectItem(e, "lo"), *hi = cJSON_GetObjectItem(e, "hi");
+            o[n] = (wire_obstacle){
+                .id = (uint32_t)jnum(e, "id"),
+                .hash = strtoull(cJSON_GetObjectItem(e, "hash")->valuestring, NULL, 16),
+                .lo = {(float)cJSON_GetArrayItem(lo, 0)->valuedouble, (float)cJSON_GetArrayItem(lo, 1)->valuedouble,
+                       (float)cJSON_GetArrayItem(lo, 2)->valuedouble},
+                .hi = {(float)cJSON_GetArrayItem(hi, 0)->valuedouble, (float)cJSON_GetArrayItem(hi, 1)->valuedouble,
+                       (float)cJSON_GetArrayItem(hi, 2)->valuedouble},
+                .triangles = (int)jnum(e, "triangles"),
+                .vertices = (int)jnum(e, "vertices"),
+                .closed = cJSON_IsTrue(cJSON_GetObjectItem(e, "closed"))};
+        }
+        return wire_encode_obstacles_bcast(o, n, (uint64_t)jnum(in, "version"), (uint32_t)jnum(in, "by"),
+                                           (uint64_t)jnum(in, "tick"));
+    }
     if (!strcmp(file, "s2c_state.msgpack"))
         return wire_encode_state_bcast(cJSON_IsTrue(cJSON_GetObjectItem(in, "paused")), (uint32_t)jnum(in, "by"),
                                        (uint64_t)jnum(in, "tick"));
@@ -790,6 +810,42 @@ static int hexval(char ch) {
     return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
 }
 
+/* The obstacle meshes of vectors.json ("obstacle_meshes"): gen_vectors.py
+ * wrote their bytes from PROTOCOL.md's layout; the encoder must produce
+ * exactly those, with the hash it reports. */
+static void test_obstacle_meshes(const cJSON *root, const char *dir) {
+    int n = 0;
+    for (const cJSON *v = cJSON_GetObjectItem(root, "obstacle_meshes")->child; v; v = v->next, n++) {
+        const char *file = cJSON_GetObjectItem(v, "file")->valuestring;
+        const cJSON *in = cJSON_GetObjectItem(v, "input");
+        fs_vec3 vert[8];
+        uint32_t tri[3 * 8];
+        int nv = 0, nt = 0;
+        for (const cJSON *e = cJSON_GetObjectItem(in, "vertices")->child; e && nv < 8; e = e->next, nv++)
+            vert[nv] =
+                (fs_vec3){(float)cJSON_GetArrayItem(e, 0)->valuedouble, (float)cJSON_GetArrayItem(e, 1)->valuedouble,
+                          (float)cJSON_GetArrayItem(e, 2)->valuedouble};
+        for (const cJSON *e = cJSON_GetObjectItem(in, "triangles")->child; e && nt < 8; e = e->next, nt++)
+            for (int k = 0; k < 3; k++) tri[3 * nt + k] = (uint32_t)cJSON_GetArrayItem(e, k)->valueint;
+        fs_mesh m = {vert, nv, tri, nt};
+        uint64_t hash = 0;
+        msg_buf *b = obstacle_mesh_encode(&m, &hash);
+        char path[1024], hex[17];
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+        size_t len = 0;
+        char *want = read_file(path, &len);
+        CHECK(b && want && b->len == len && !memcmp(b->data, want, len), "%s: the encoder's bytes are the golden ones",
+              file);
+        CHECK(b && b->len == obstacle_mesh_size(nv, nt), "%s: obstacle_mesh_size says its length", file);
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)hash);
+        CHECK(!strcmp(hex, cJSON_GetObjectItem(cJSON_GetObjectItem(v, "expect"), "hash")->valuestring),
+              "%s: the hash %s is the golden one", file, hex);
+        free(want);
+        msg_buf_unref(b);
+    }
+    CHECK(n >= 2, "%d obstacle mesh vectors", n);
+}
+
 static void test_golden(const char *dir, bool write) {
     char path[1024];
     snprintf(path, sizeof path, "%s/vectors.json", dir);
@@ -858,6 +914,7 @@ static void test_golden(const char *dir, bool write) {
         msg_buf_unref(m);
     }
     CHECK(n >= 20, "%d golden vectors", n);
+    test_obstacle_meshes(root, dir);
     cJSON_Delete(root);
 }
 

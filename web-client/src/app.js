@@ -26,6 +26,7 @@ import { RecordButton } from './recorder_button.js';
 import { streamPath, roomName } from './room.js';
 import { applyRole, allows } from './ui/roles.js';
 import { RoomsPanel } from './ui/rooms_panel.js';
+import { Obstacles } from './obstacles.js';
 
 const $ = (id) => document.getElementById(id);
 const query = new URLSearchParams(location.search);
@@ -146,6 +147,7 @@ function onMessage(m, data, decodeMs) {
     case 'status': // a relay about its link to the simulation
       if (m.connected) { hideBanner(); toast(m.text); } else showBanner(m.text, false);
       break;
+    case 'obstacles': page.obstacles.onMessage(m, page.myId, who); break;
     case 'state':
       panel.setPaused(m.paused);
       if (m.by !== page.myId) toast(`${who(m.by)} ${m.paused ? 'paused' : 'resumed'} the simulation`);
@@ -200,6 +202,7 @@ function onHello(h) {
   if (!allows(h.role || 'admin', 'player') && panel.tool !== 'orbit') panel.setTool('orbit');
   document.title = `fluid · ${h.room || roomName()}`;
   page.renderer.setWorld(h);
+  page.obstacles.reset();
   page.decoder.reset(h.capacity, h.frame_hz > 0 ? 1000 / h.frame_hz : 0);
   panel.fromHello(h);
   forgetFrames();
@@ -245,6 +248,8 @@ window.addEventListener('keydown', (e) => {
 installHooks(page, { toolbox, hud });
 page.recordButton = new RecordButton(query.get('token') || query.get('invite'), toast);
 page.roomsPanel = new RoomsPanel(query.get('token'), toast);
+page.obstacles = new Obstacles(page, query.get('token') || query.get('invite'), toast,
+  { canvas, file: $('mesh-file'), add: $('add-mesh'), clear: $('clear-obstacles'), state: $('obstacle-state') });
 setInterval(() => { if (page.recordButton.active) page.recordButton.refresh(); }, 2000);
 hud.poll();
 page.conn.start();

@@ -18,6 +18,12 @@ export function installHooks(page, { toolbox, hud }) {
     get bytesIn() { return conn.bytesIn; },
     get lastRtt() { return conn.lastRtt; },
     get hello() { return page.hello; },
+    // The obstacles: listed by the server, drawn by the last frame, meshes fetched, uploads placed, the last refusal.
+    get obstacles() {
+      const o = page.obstacles, m = o.meshes;
+      return { listed: m.list.length, ids: m.list.map((x) => x.id), version: m.version, drawn: page.renderer.obstaclesDrawn,
+        held: m.meshes.size, fetches: m.fetches, uploads: o.uploads, lastError: o.lastError };
+    },
     get wsUrl() { return page.conn.url; },
     get limits() { return page.limits; },
     get colour() { return panel.colour; },

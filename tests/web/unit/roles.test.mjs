@@ -16,6 +16,8 @@ const SENDS = {
   'add-sphere': 'body_create', 'add-box': 'body_create', 'add-capsule': 'body_create', 'clear-bodies': 'body_destroy',
   scene: 'load_scene', count: 'load_scene', load: 'load_scene', solver: 'set_solver', pause: 'pause', step: 'step',
   emitter: 'emitter', 'scene-emitter': 'emitter', 'floor-plate': 'heater', record: 'record_start', 'mat-params': 'set_param',
+  // a mesh file is uploaded (mesh_upload), then placed (obstacle_add, which needs less)
+  'add-mesh': 'mesh_upload', 'mesh-file': 'mesh_upload', 'clear-obstacles': 'obstacle_remove',
 };
 
 function protocolTable() {

@@ -1,6 +1,7 @@
-// renderer.js - draws the world with WebGL2: the box, the particles as
-// instanced sphere impostors (or, in surface mode, a screen-space fluid
-// surface built from them) and the users' cursors.
+// renderer.js - draws the world with WebGL2: the box, the bodies and the
+// mesh obstacles, the particles as instanced sphere impostors (or, in
+// surface mode, a screen-space fluid surface built from them) and the users'
+// cursors.
 import { program, texture, framebuffer } from './gl.js';
 import * as S from './shaders.js';
 import { remapByIds } from '../decode.js';
@@ -28,6 +29,7 @@ export function hexColour(s) {
 }
 
 const MAT_W = 1024;
+const IDENTITY = new Float32Array([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]);
 
 const CUBE_TRIS = (() => {
   // 6 faces, outward winding (counter-clockwise seen from outside).
@@ -101,6 +103,9 @@ export class Renderer {
     this.spacing = 0.08;
     this.matColours = new Float32Array(24).fill(0.7);
     this.ssf = null;
+    this.obstacleGpu = new Map();   // hash -> {vao, count}
+    this.obstacleList = [];         // what _drawObstacles draws
+    this.obstaclesDrawn = 0;        // obstacles drawn by the last frame
     this.finishPixel = new Uint8Array(4);
   }
 
@@ -110,7 +115,8 @@ export class Renderer {
     const gl = this.gl;
     const vao = gl.createVertexArray();
     gl.bindVertexArray(vao);
-    gl.bindBuffer(gl.ARRAY_BUFFER, gl.createBuffer());
+    const buf = gl.createBuffer();
+    gl.bindBuffer(gl.ARRAY_BUFFER, buf);
     gl.bufferData(gl.ARRAY_BUFFER, data, gl.STATIC_DRAW);
     for (let a = 0; 12 * a < stride; a++) {
       gl.enableVertexAttribArray(a);
@@ -121,7 +127,7 @@ export class Renderer {
       gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, index, gl.STATIC_DRAW);
     }
     gl.bindVertexArray(null);
-    return { vao, count: index ? index.length : data.length / 3 };
+    return { vao, buf, count: index ? index.length : data.length / (stride / 4) };
   }
 
   // bodies: [{shape, size, pos, rot, static, grabbed_by}] (interpolated);
@@ -152,6 +158,49 @@ export class Renderer {
     }
     gl.bindVertexArray(null);
     gl.disable(gl.CULL_FACE);
+  }
+
+  // The obstacles to draw: [{hash, flat}] (obstacle_mesh.js's drawable():
+  // flat-shaded triangles, position and normal interleaved, world
+  // coordinates).  A mesh already on the GPU (by hash) is kept; one no longer
+  // listed is freed.
+  setObstacles(list) {
+    const gl = this.gl;
+    const keep = new Map();
+    for (const o of list) {
+      let g = this.obstacleGpu.get(o.hash) || keep.get(o.hash);
+      if (!g) g = this._vao(o.flat, 24);
+      keep.set(o.hash, g);
+    }
+    for (const [h, g] of this.obstacleGpu) if (!keep.has(h)) { gl.deleteBuffer(g.buf); gl.deleteVertexArray(g.vao); }
+    this.obstacleGpu = keep;
+    this.obstacleList = list.map((o) => this.obstacleGpu.get(o.hash));
+  }
+
+  // The obstacles, lit as the bodies are (one directional light and a sky
+  // term), from both sides, in stone grey; counted in obstaclesDrawn.
+  _drawObstacles(cam) {
+    let drawn = 0;
+    if (this.obstacleList.length) {
+      const gl = this.gl, pr = this.p.body, u = pr.u;
+      gl.useProgram(pr.prog);
+      gl.uniformMatrix4fv(u.uViewProj, false, cam.viewProj);
+      gl.uniform3fv(u.uEye, cam.position);
+      gl.uniform3fv(u.uLightW, vec3.norm([-0.4, 0.85, 0.35]));
+      gl.uniformMatrix4fv(u.uModel, false, IDENTITY);
+      gl.uniform1f(u.uHalfLen, 0);
+      gl.uniform1f(u.uHeld, 0);
+      gl.uniform1f(u.uTwoSided, 1);
+      gl.uniform3fv(u.uColor, [0.62, 0.6, 0.56]);
+      for (const g of this.obstacleList) {
+        gl.bindVertexArray(g.vao);
+        gl.drawArrays(gl.TRIANGLES, 0, g.count);
+        drawn++;
+      }
+      gl.uniform1f(u.uTwoSided, 0);
+      gl.bindVertexArray(null);
+    }
+    this.obstaclesDrawn = drawn;
   }
 
   // World description from a hello: materials' colours, particle size.
@@ -411,6 +460,7 @@ export class Renderer {
     gl.depthFunc(gl.LEQUAL);
     this._drawBox(cam);
     this._drawBodies(cam, opts.bodies, opts.holderColour);
+    this._drawObstacles(cam);
   }
 
   // opts: {alpha, invDt, colorMode, speedMax, mode: 'particles'|'surface', markers}

@@ -354,6 +354,7 @@ void main() {
 export const BODY_FS = HEAD + `
 uniform vec3 uColor, uEye, uLightW;
 uniform float uHeld;
+uniform float uTwoSided;   // obstacles: a shell, or a mesh wound either way, lit on the side seen
 in vec3 vNormal;
 in vec3 vWorld;
 in vec3 vLocal;
@@ -361,6 +362,7 @@ out vec4 o;
 void main() {
   vec3 n = normalize(vNormal);
   vec3 v = normalize(uEye - vWorld);
+  if (uTwoSided > 0.5 && dot(n, v) < 0.0) n = -n;
   float diff = max(dot(n, uLightW), 0.0);
   float hemi = 0.5 + 0.5 * n.y;
   vec3 h = normalize(uLightW + v);
