@@ -310,6 +310,17 @@ test('a relay whose sim node does not answer: a route only the node serves is an
   }
   // and what the relay answers itself is answered still
   assert.equal((await get(lone, '/api/health')).status, 200);
-  await lone.stop();
+  // it ends cleanly (under FLUID_SERVER=build/fluid-server-san: no leak of the unanswered checks, no report)
+  const end = await lone.stop('SIGTERM');
+  assert.equal(end.code, 0, `the relay's exit: ${lone.stderr.slice(-2000)}`);
+  assert.doesNotMatch(lone.stderr, /Sanitizer|runtime error/);
   t.diagnostic(`${asked.length} requests for the sim node's routes through a relay without a node: 503 busy`);
+});
+
+test('the relay and the sim node end cleanly after the matrices (under FLUID_SERVER=build/fluid-server-san: no leak, no report)', { skip: noNats }, async () => {
+  for (const [who, srv] of [['relay', relay], ['sim node', s]]) {
+    const end = await srv.stop('SIGTERM');
+    assert.equal(end.code, 0, `${who} exit: ${srv.stderr.slice(-2000)}`);
+    assert.doesNotMatch(srv.stderr, /Sanitizer|runtime error/, who);
+  }
 });
