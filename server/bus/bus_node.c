@@ -55,8 +55,8 @@ static void refuse(bus *b, const char *rname, uint32_t client, uint32_t rid, rep
 static bool within_rate(bus *b, const bus_forward *f, cmd_kind kind, uint32_t rid) {
     char why[sizeof((cmd_reply *)0)->error];
     pthread_mutex_lock(&b->rate_mtx);
-    reply_code rc =
-        relay_rate_take(&b->rate, f->relay, f->client, f->kind == BUS_FWD_REST, kind, clock_now_ns(), why, sizeof why);
+    reply_code rc = relay_rate_take(&b->rate, f->relay, f->client, (f->client & CMD_REST_BIT) != 0, kind,
+                                    clock_now_ns(), why, sizeof why);
     bool answer = rc != RC_OK && relay_rate_answer(&b->rate, f->relay, clock_now_ns());
     pthread_mutex_unlock(&b->rate_mtx);
     if (rc == RC_OK) return true;

@@ -28,6 +28,7 @@
 #include "rest_meshes.h"
 #include "rest_answer.h"
 #include "rest_recordings.h"
+#include "rest_relay.h"
 #include "rest_rooms.h"
 #include "rest_views.h"
 #include "roles.h"
@@ -214,8 +215,9 @@ static void route_obstacle_mesh(net *n, http_req *r, uint32_t id) {
  * on the headers.  Commands are checked again where they are applied. */
 static bool refuse_route_role(net *n, http_req *r) {
     /* a relay: a request it forwards is checked at the sim node, with its credential; what it answers
-     * itself needs no more than a viewer, but the routes of a room's owner (answered 501 there) */
-    if (r->rooms_op || n->relay_id) return false;
+     * itself needs no more than a viewer; a route only the node serves waits for the node's role */
+    if (n->relay_id) return rest_relay_check(n, r);
+    if (r->rooms_op) return false;
     const char *pattern = rest_route_pattern(r->method == HM_HEAD ? HM_GET : r->method, r->path, r->metrics);
     role need;
     if (!pattern || role_needed_for_route(rest_method_name(r->method == HM_HEAD ? HM_GET : r->method), pattern, &need))
@@ -353,7 +355,11 @@ static void route(net *n, http_req *r) {
 
 void rest_deliver(net *n, cmd_reply *rep) {
     http_req *r = rest_take_pending(n, rep->client & ~CMD_REST_BIT);
-    if (!r) return; /* the request went away */
+    if (!r) return;      /* the request went away */
+    if (r->role_check) { /* a relay: the role its credential gives, for a route only the sim node serves */
+        rest_relay_answered(n, r, rep);
+        return;
+    }
     if (!rep->ok) {
         rest_respond_error(n, r, cmd_reply_code(rep), "%s", rep->error);
         return;
@@ -634,7 +640,8 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
         if (pl > 1 && r->path[pl - 1] == '/') r->path[pl - 1] = 0; /* /api/stats/ == /api/stats */
         r->method = method_of(wsi);
         if (!rest_rooms_split(n, r) || !rest_grant(n, r) || refuse_route_role(n, r)) {
-            /* answered: no such room, a refused credential, a role too low (before any body is read) */
+            /* answered (no such room, a refused credential, a role too low), or on a relay waiting for the
+             * sim node's role: before any body is read */
             r->close_after = r->method == HM_POST || r->method == HM_PATCH || r->method == HM_PUT;
             return 0;
         }
@@ -717,6 +724,9 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
     case LWS_CALLBACK_HTTP_WRITEABLE:
         if (r->active) return write_response(n, r);
         break;
+    case LWS_CALLBACK_TIMER:
+        if (r->active) rest_relay_timer(n, r);
+        return 0;
     case LWS_CALLBACK_CLOSED_HTTP:
     case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
         if (r->active && r->headers_sent) { /* (an answer sent whole has ended the request) */

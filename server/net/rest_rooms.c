@@ -105,6 +105,19 @@ bool rest_rooms_split(net *n, http_req *r) {
     return true;
 }
 
+const char *rest_rooms_pattern(const http_req *r) {
+    switch (r->rooms_action) {
+    case ACT_INVITES:
+        return "/api/rooms/{room}/invites";
+    case ACT_ROTATE:
+        return "/api/rooms/{room}/rotate-key";
+    case ACT_KICK:
+        return "/api/rooms/{room}/clients/{id}/kick";
+    default:
+        return r->rooms_name[0] ? "/api/rooms/{room}" : "/api/rooms";
+    }
+}
+
 /* ---- One room as JSON ------------------------------------------------------------ */
 
 static int clients_of(const net *n, const char *name) {

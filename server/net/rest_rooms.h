@@ -23,6 +23,8 @@ extern const char *const rest_rooms_routes[REST_ROOMS_ROUTES];
  * leaves the path the plain routes know, or marks r a rooms request
  * (rooms_op).  False when it answered r already (no such room, a bad name). */
 bool rest_rooms_split(net *n, http_req *r);
+/* A rooms request's route as the role table names it ("/api/rooms/{room}/invites"). */
+const char *rest_rooms_pattern(const http_req *r);
 /* Answers a rooms request (list, create, one room, change, delete). */
 void rest_rooms_route(net *n, http_req *r);
 /* A room the keeper opened (or failed to) for a POST /api/rooms: answers

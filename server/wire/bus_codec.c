@@ -304,8 +304,9 @@ int bus_decode_forward(const uint8_t *p, size_t n, bus_forward *f, char *err, si
     if (cl && memchr(f->cred, 0, cl)) return fail(err, errlen, "client message: a NUL in its credential");
     f->kind = (int)k;
     bool rest = k == BUS_FWD_REST;
+    /* (a credential alone is a WebSocket client's or a REST request's: a relay checks both) */
     if (f->relay < 1 || f->relay > CMD_RELAY_MAX || cmd_client_relay(f->client) != f->relay ||
-        (k != BUS_FWD_LEFT && rest != ((f->client & CMD_REST_BIT) != 0)))
+        (k != BUS_FWD_LEFT && k != BUS_FWD_AUTH && rest != ((f->client & CMD_REST_BIT) != 0)))
         return fail(err, errlen, "client message: client %u is not one of relay %u's", f->client, f->relay);
     return 0;
 }

@@ -18,7 +18,7 @@ import { startServer, stopAll, connect, get, http, until, sleep, ROOT } from './
 
 const haveNats = spawnSync('nats-server', ['--version']).status === 0;
 const noNats = haveNats ? false : 'nats-server is not installed (scripts/deps.sh test installs it)';
-let broker = null, relay = null;
+let broker = null, relay = null, natsUrl = null;
 
 const TOKEN = 'matrix-admin';
 const ADMIN = { authorization: `Bearer ${TOKEN}` };
@@ -78,7 +78,8 @@ async function startBroker() {
 }
 
 before(async () => {
-  const nats = haveNats ? ['--nats', await startBroker(), '--world', 'matrix'] : [];
+  natsUrl = haveNats ? await startBroker() : null;
+  const nats = haveNats ? ['--nats', natsUrl, '--world', 'matrix'] : [];
   s = await startServer(['--particles', '1000', '--token', TOKEN, ...nats]);
   const made = await http(s, 'POST', '/api/rooms', { body: { name: 'mx', scene: 'dam_break', particles: 1000, public_role: 'viewer' }, headers: ADMIN });
   assert.equal(made.status, 201, made.text);
@@ -165,18 +166,24 @@ function request(route) {
   return { method: route.method, path: plain, body };
 }
 
-// What a relay answers itself, for every role: the data routes (the world's
-// bytes are the sim node's), and what changes a room or reads its clients
-// (a relay holds no key, and cannot tell an owner).
-const RELAY_ONLY_NODE = new Set(['GET /api/particles', 'GET /api/bodies', 'GET /api/snapshot', 'GET /api/clients',
-  'PATCH /api/rooms/{room}', 'POST /api/rooms/{room}/invites', 'POST /api/rooms/{room}/clients/{id}/kick', 'POST /api/rooms',
-  'POST /api/meshes']);
+// What a relay answers 501 itself, for every role: the data routes (the
+// world's bytes are the sim node's; a viewer may ask, so every role may).
+const RELAY_DATA = new Set(['GET /api/particles', 'GET /api/bodies', 'GET /api/snapshot', 'GET /api/obstacles']);
+// The routes only the sim node serves that need more than a viewer: a relay
+// asks the node for the role the credential gives (it holds no key), then
+// refuses a role below the route's with the table's sentence, and answers
+// 501 to the others.  Nothing is changed either way.
+const RELAY_CHECKED = new Set(['GET /api/clients', 'PATCH /api/rooms/{room}', 'DELETE /api/rooms/{room}',
+  'POST /api/rooms/{room}/invites', 'POST /api/rooms/{room}/rotate-key', 'POST /api/rooms/{room}/clients/{id}/kick',
+  'POST /api/rooms', 'POST /api/meshes', 'POST /api/snapshot']);
 
 // Each role on server (the node, or a relay): every route of the table, the refused ones first (they change
-// nothing), then the allowed ones.
+// nothing), then the allowed ones.  On the node the routes that would end the test's own room or invites
+// (its deletion, its key rotation: roles.test.mjs has them) and a snapshot restore are left out; through a
+// relay none is (a relay changes no room, and restores nothing).
 async function restMatrix(t, server, viaRelay) {
-  const skip = new Set(['DELETE /api/rooms/{room}', 'POST /api/rooms/{room}/rotate-key', 'POST /api/snapshot']);
-  let n = 0, refusedAll = 0, nodeOnly = 0;
+  const skip = viaRelay ? new Set() : new Set(['DELETE /api/rooms/{room}', 'POST /api/rooms/{room}/rotate-key', 'POST /api/snapshot']);
+  let n = 0, refusedAll = 0, data = 0, checked = 0;
   for (const role of ROLES) {
     const headers = credentials[role] ? { authorization: `Bearer ${credentials[role]}` } : {};
     const routes = ROUTES.filter((route) => !skip.has(`${route.method} ${route.path}`)).map((route) => {
@@ -184,39 +191,49 @@ async function restMatrix(t, server, viaRelay) {
       // the server's own routes are in no room: there an invite is no more than no credential (the default
       // room's public role, player), and only the token is more
       const have = q.path === '/metrics' || q.path === '/api/rooms' ? (role === 'admin' ? 'admin' : 'player') : role;
-      const only = viaRelay && RELAY_ONLY_NODE.has(`${route.method} ${route.path}`);
-      return { route, q, have, only, refused: !only && rank(have) < rank(route.role) };
+      const key = `${route.method} ${route.path}`;
+      const only = viaRelay && RELAY_DATA.has(key), nodes = viaRelay && RELAY_CHECKED.has(key);
+      return { route, q, have, only, nodes, refused: !only && rank(have) < rank(route.role) };
     });
     routes.sort((a, b) => b.refused - a.refused);
     const before0 = await state();
-    let checked = false;
-    for (const { route, q, have, only, refused } of routes) {
-      if (!refused && !checked) {
+    let stateChecked = false;
+    for (const { route, q, have, only, nodes, refused } of routes) {
+      if (!refused && !stateChecked) {
         assert.deepEqual(await state(), before0, `${role}: the refused requests changed nothing`);
-        checked = true;
+        stateChecked = true;
       }
       const r = await http(server, q.method, q.path, { body: q.body, headers, from: `127.0.0.${2 + rank(role)}` });
       if (only) {
         assert.deepEqual([r.status, r.json?.code], [501, 'not_implemented'], `${role} ${q.method} ${q.path} through a relay: ${r.text}`);
-        nodeOnly++;
+        data++;
       } else if (refused) {
         assert.equal(r.status, 403, `${role} ${q.method} ${q.path}: ${r.status} ${r.text}`);
         assert.equal(r.json.code, 'forbidden');
         assert.match(r.json.error, new RegExp(`needs the ${route.role} role; this connection is ${article(have)} ${have}\\.$`), `${role} ${q.method} ${q.path}`);
+        if (nodes) assert.equal(r.json.error, `'${route.method} ${route.path}' needs the ${route.role} role; this connection is ${article(have)} ${have}.`);
         refusedAll++;
+      } else if (nodes) {
+        assert.deepEqual([r.status, r.json?.code], [501, 'not_implemented'], `${role} ${q.method} ${q.path} through a relay: ${r.text}`);
+        assert.equal(r.json.error, `this is a relay: ${route.method} ${route.path} is the sim node's`);
       } else {
         assert.notEqual(r.status, 403, `${role} ${q.method} ${q.path}: ${r.text}`);
         assert.notEqual(r.status, 401, `${role} ${q.method} ${q.path}: ${r.text}`);
         assert.notEqual(r.status, 429, `${role} ${q.method} ${q.path}: ${r.text}`);
       }
+      if (nodes) checked++;
       if (route.method === 'POST' && route.path === '/api/rooms' && r.status === 201)
         assert.equal((await http(s, 'DELETE', '/api/rooms/mx2', { headers: ADMIN })).status, 200);
       if (route.path === '/api/resume') await http(s, 'POST', '/api/rooms/mx/pause', { headers: ADMIN });
       n++;
     }
   }
+  if (viaRelay) {
+    assert.equal(data, ROLES.length * RELAY_DATA.size, 'the data routes, answered 501 for every role');
+    assert.equal(checked, ROLES.length * RELAY_CHECKED.size, 'the sim node\'s routes, checked for every role');
+  }
   t.diagnostic(`${n} requests: ${ROLES.length} roles x ${n / ROLES.length} routes; ${refusedAll} refused for the role` +
-    (viaRelay ? `, ${nodeOnly} answered 501 by the relay (the sim node's routes)` : ''));
+    (viaRelay ? `; ${data} data requests answered 501 by the relay, ${checked} of the sim node's routes checked with the node's role` : ''));
 }
 
 test('REST: each role x each route of the table: allowed, or 403 with the table\'s sentence and no effect', async (t) => {
@@ -253,6 +270,10 @@ test('refused credentials through a relay: refused by the sim node (REST 401; We
     const r = await http(relay, 'POST', '/api/rooms/mx/step', { body: { steps: 1 }, headers: { authorization: `Bearer ${cred}` } });
     assert.deepEqual([r.status, r.json?.code], [401, 'unauthorized'], `REST, ${what}: ${r.text}`);
     assert.match(r.json.error, why, `REST, ${what}`);
+    // a route only the node serves: the relay asks the node for the credential's role, and it refuses it
+    const owners = await http(relay, 'GET', '/api/rooms/mx/clients', { headers: { authorization: `Bearer ${cred}` } });
+    assert.deepEqual([owners.status, owners.json?.code], [401, 'unauthorized'], `REST, the node's route, ${what}: ${owners.text}`);
+    assert.match(owners.json.error, why, `REST, the node's route, ${what}`);
     const ws = await connect(relay, { url: `${relay.wsUrl}r/mx/?invite=${encodeURIComponent(cred)}` });
     assert.equal((await ws.next((m) => m.type === 'hello')).role, 'viewer', `WebSocket, ${what}: the public role`);
     const refusal = await ws.next((m) => m.type === 'reply' && m.ok === false);
@@ -275,4 +296,31 @@ test('refused credentials through a relay: refused by the sim node (REST 401; We
   assert.equal(step.ok, true, JSON.stringify(step));
   ws.close();
   t.diagnostic(`${Object.keys(bad).length} refused credentials over REST, the upgrade and the auth command, through a relay`);
+});
+
+test('a relay whose sim node does not answer: a route only the node serves is answered 503 busy, nothing waits unbounded', { skip: noNats }, async (t) => {
+  // a relay of a world no sim node serves: its credential checks go unanswered
+  const lone = await startServer(['--nats', natsUrl, '--world', 'nobody', '--relay', '1', '--relay-id', '10']);
+  const asked = [['GET', '/api/clients', undefined], ['PATCH', '/api/rooms/default', { public_role: 'viewer' }], ['POST', '/api/rooms', { name: 'lone' }]];
+  for (const [method, path, body] of asked) {
+    const r = await http(lone, method, path, { body, headers: ADMIN });
+    assert.deepEqual([r.status, r.json?.code], [503, 'busy'], `${method} ${path}: ${r.text}`);
+    assert.match(r.json.error, /^busy: the sim node did not answer within \d+ s/, `${method} ${path}`);
+    assert.ok(Number(r.headers.get('retry-after')) >= 1, `${method} ${path}: Retry-After`);
+  }
+  // and what the relay answers itself is answered still
+  assert.equal((await get(lone, '/api/health')).status, 200);
+  // it ends cleanly (under FLUID_SERVER=build/fluid-server-san: no leak of the unanswered checks, no report)
+  const end = await lone.stop('SIGTERM');
+  assert.equal(end.code, 0, `the relay's exit: ${lone.stderr.slice(-2000)}`);
+  assert.doesNotMatch(lone.stderr, /Sanitizer|runtime error/);
+  t.diagnostic(`${asked.length} requests for the sim node's routes through a relay without a node: 503 busy`);
+});
+
+test('the relay and the sim node end cleanly after the matrices (under FLUID_SERVER=build/fluid-server-san: no leak, no report)', { skip: noNats }, async () => {
+  for (const [who, srv] of [['relay', relay], ['sim node', s]]) {
+    const end = await srv.stop('SIGTERM');
+    assert.equal(end.code, 0, `${who} exit: ${srv.stderr.slice(-2000)}`);
+    assert.doesNotMatch(srv.stderr, /Sanitizer|runtime error/, who);
+  }
 });

@@ -1467,6 +1467,23 @@ static void test_bus_codec(void) {
     m = bus_encode_forward(&f);
     CHECK(bus_decode_forward(m->data, m->len, &fo, err, sizeof err) != 0, "a REST forward needs a REST client id");
     msg_buf_unref(m);
+    /* a credential alone: a WebSocket client's, or a REST request's (a relay checks both at the sim node) */
+    f = (bus_forward){
+        .relay = 3, .kind = BUS_FWD_AUTH, .room = "default", .cred = (const uint8_t *)"x.y.z", .cred_len = 5};
+    int auth_ok = 0;
+    for (int rest = 0; rest < 2; rest++) {
+        f.client = (rest ? CMD_REST_BIT : 0) | 3u << CMD_RELAY_SHIFT | 1;
+        m = bus_encode_forward(&f);
+        auth_ok += bus_decode_forward(m->data, m->len, &fo, err, sizeof err) == 0 && fo.kind == BUS_FWD_AUTH &&
+                   fo.client == f.client && fo.cred_len == 5;
+        msg_buf_unref(m);
+    }
+    CHECK(auth_ok == 2, "a credential alone, of a WebSocket client and of a REST request (%s)", err);
+    f.client = CMD_REST_BIT | 4u << CMD_RELAY_SHIFT | 1;
+    m = bus_encode_forward(&f);
+    CHECK(bus_decode_forward(m->data, m->len, &fo, err, sizeof err) != 0,
+          "a credential alone of another relay's request");
+    msg_buf_unref(m);
     msg_buf_unref(rq);
     world_info wi;
     memset(&wi, 0x41, sizeof wi); /* unterminated strings, a bool byte of 0x41, huge counts */
