@@ -348,6 +348,18 @@ test('mesh bodies: a closed cube body over REST and the WebSocket, listed with i
   assert.equal(ws.code, 'bad_request');
   assert.match(ws.error, /not closed/);
   assert.deepEqual((await get(s, '/api/bodies')).json.bodies.map((x) => x.id), before0, 'the refusals added no body');
+  // a snapshot carries the mesh bodies: removed, then restored with their shape, mass and size
+  assert.equal((await post('/api/pause', {})).status, 200);
+  const kept = (await get(s, '/api/bodies')).json.bodies;
+  const snap = await fetch(`${s.base}/api/snapshot`, { headers: ADMIN });
+  assert.equal(snap.status, 200);
+  const doc = Buffer.from(await snap.arrayBuffer());
+  for (const x of kept) assert.equal((await http(s, 'DELETE', `/api/bodies/${x.id}`, { headers: ADMIN })).status, 200);
+  const back = await fetch(`${s.base}/api/snapshot`, { method: 'POST', body: doc, headers: { 'content-type': 'application/msgpack', ...ADMIN } });
+  assert.equal(back.status, 200, await back.text());
+  const pick = ({ id, shape, mass, size, pos, rot }) => ({ id, shape, mass, size, pos, rot });
+  assert.deepEqual((await get(s, '/api/bodies')).json.bodies.map(pick), kept.map(pick));
+  assert.equal((await post('/api/resume', {})).status, 200);
   c.close();
 });
 
