@@ -67,6 +67,10 @@ EXTRA_TESTS += "$(BUILD)/test_sim_san -determinism_threads -bodies_buoyancy -seq
 EXTRA_TEST_DEPS += $(BUILD)/test_sim_tsan
 EXTRA_TESTS += "TSAN_OPTIONS='halt_on_error=0 exitcode=66' $(BUILD)/test_sim_tsan threads_every_scene shared_pool"
 
+# The built-in scenes' meshes (server/sim/scene_meshes.c and .h, examples/meshes/*.stl)
+# are what scripts/make_scene_meshes.py writes.
+EXTRA_TESTS += "python3 scripts/make_scene_meshes.py --check"
+
 # The server (server/server.mk) and the web client add their own targets and
 # extend EXTRA_TESTS / EXTRA_TEST_DEPS / EXTRA_BENCH.  Included here, before
 # the rules below use those variables as prerequisites (expanded when read).
