@@ -52,6 +52,15 @@ $(BUILD)/test_sim_tsan: $(TEST_SIM_SRC) $(TEST_HDR) $(SIM_SRC) $(SIM_HDR)
 $(BUILD)/bench_sim: tests/bench/bench_sim.c $(BUILD)/libfluidsim.a
 	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/sim $< $(BUILD)/libfluidsim.a $(LDLIBS_SIM) -o $@
 
+# What a 100,000-triangle mesh obstacle adds to the 20k dam break's step (tests/bench/bench_meshes.c)
+$(BUILD)/bench_meshes: tests/bench/bench_meshes.c $(BUILD)/libfluidsim.a
+	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/sim $< $(BUILD)/libfluidsim.a $(LDLIBS_SIM) -o $@
+.PHONY: bench-meshes
+bench-meshes: $(BUILD)/bench_meshes
+	$(BUILD)/bench_meshes
+EXTRA_BENCH_DEPS += $(BUILD)/bench_meshes
+EXTRA_BENCH += $(BUILD)/bench_meshes ;
+
 TEST_SUITES = $(BUILD)/test_sim
 # The same tests under ASan + UBSan, but for six that run long there (70, 46,
 # 24, 14, 14 and 9 s of CI's 45 minutes) and reach no code the others do not:
