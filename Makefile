@@ -52,6 +52,15 @@ $(BUILD)/test_sim_tsan: $(TEST_SIM_SRC) $(TEST_HDR) $(SIM_SRC) $(SIM_HDR)
 $(BUILD)/bench_sim: tests/bench/bench_sim.c $(BUILD)/libfluidsim.a
 	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/sim $< $(BUILD)/libfluidsim.a $(LDLIBS_SIM) -o $@
 
+# What a 100,000-triangle mesh obstacle adds to the 20k dam break's step (tests/bench/bench_meshes.c)
+$(BUILD)/bench_meshes: tests/bench/bench_meshes.c $(BUILD)/libfluidsim.a
+	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/sim $< $(BUILD)/libfluidsim.a $(LDLIBS_SIM) -o $@
+.PHONY: bench-meshes
+bench-meshes: $(BUILD)/bench_meshes
+	$(BUILD)/bench_meshes
+EXTRA_BENCH_DEPS += $(BUILD)/bench_meshes
+EXTRA_BENCH += $(BUILD)/bench_meshes ;
+
 TEST_SUITES = $(BUILD)/test_sim
 # The same tests under ASan + UBSan, but for six that run long there (70, 46,
 # 24, 14, 14 and 9 s of CI's 45 minutes) and reach no code the others do not:
@@ -66,6 +75,10 @@ EXTRA_TESTS += "$(BUILD)/test_sim_san -determinism_threads -bodies_buoyancy -seq
 # TSan exits 66 when it reported anything.
 EXTRA_TEST_DEPS += $(BUILD)/test_sim_tsan
 EXTRA_TESTS += "TSAN_OPTIONS='halt_on_error=0 exitcode=66' $(BUILD)/test_sim_tsan threads_every_scene shared_pool"
+
+# The built-in scenes' meshes (server/sim/scene_meshes.c and .h, examples/meshes/*.stl)
+# are what scripts/make_scene_meshes.py writes.
+EXTRA_TESTS += "python3 scripts/make_scene_meshes.py --check"
 
 # The server (server/server.mk) and the web client add their own targets and
 # extend EXTRA_TESTS / EXTRA_TEST_DEPS / EXTRA_BENCH.  Included here, before

@@ -172,6 +172,8 @@ typedef struct cmd {
             int shape; /* fs_shape */
             float size[3], pos[3], rot[4], vel[3], ang_vel[3], density, friction;
             bool is_static, has_density, has_friction;
+            uint32_t mesh; /* FS_SHAPE_MESH: the stored mesh (hub's mesh_store), placed as an obstacle is */
+            float scale;   /* FS_SHAPE_MESH: its uniform scale */
         } body_create;
         struct {
             uint32_t id;   /* remove: the obstacle */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "hub.h"
 #include "publish.h"
 
 uint32_t sim_grab_owner(const sim_thread *s, uint32_t body) {
@@ -93,8 +94,24 @@ void apply_body_create(sim_thread *s, const cmd *c) {
                         (double)dom.box_min.y, (double)dom.box_max.y, (double)dom.box_min.z, (double)dom.box_max.z);
         return;
     }
+    /* a mesh body: the stored mesh, read under a reference (the core copies it) */
+    hub_mesh *m = NULL;
+    fs_mesh mesh;
+    if (d.shape == FS_SHAPE_MESH) {
+        m = mesh_store_get(&s->hub->meshes, c->u.body_create.mesh);
+        if (!m) {
+            sim_reply_error(s, c, RC_NOT_FOUND,
+                            "unknown mesh %u (GET /api/meshes lists the meshes held; past %d the oldest are forgotten)",
+                            (unsigned)c->u.body_create.mesh, MESH_STORE_MAX);
+            return;
+        }
+        mesh = hub_mesh_view(m);
+        d.mesh = &mesh;
+        d.scale = c->u.body_create.scale;
+    }
     fs_error e = {{0}};
     int64_t nid = fs_world_create_body(s->world, &d, &e);
+    hub_mesh_unref(m);
     sim_reply_status(s, c, nid >= 0 ? FS_OK : FS_ERR_ARG, &e, nid); /* -1: the definition, or no room */
 }
 

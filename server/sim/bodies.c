@@ -259,20 +259,21 @@ static bool unit(fs_quat q) {
 }
 
 fs_status fs__bodies_check(fs_body *bodies, int nb, uint32_t next_id, const fs_domain *dom, const void *contacts,
-                           int nc, fs_error *err) {
+                           int nc, bool meshes, fs_error *err) {
     for (int k = 0; k < nb; k++) {
         fs_body *b = &bodies[k];
+        const bool mesh = b->shape == FS_SHAPE_MESH;
         const char *why = NULL;
         char range[80];
-        if (b->shape == FS_SHAPE_MESH)
-            why = "a mesh body (snapshots do not carry them)";
-        else if ((int)b->shape < 0 || b->shape > FS_SHAPE_CAPSULE)
-            why = "shape is not sphere, box or capsule";
+        if (mesh && !meshes)
+            why = "a mesh body (snapshots before version 4 do not carry its mesh)";
+        else if ((int)b->shape < 0 || b->shape > FS_SHAPE_MESH)
+            why = "shape is not sphere, box, capsule or mesh";
         else if (b->id >= next_id || (k > 0 && b->id <= bodies[k - 1].id))
             why = "id out of order or not below the next id";
-        else if (!finite3(b->size) || !size_within(b->shape, b->size) ||
-                 (b->shape == FS_SHAPE_SPHERE && (b->size.y != b->size.x || b->size.z != b->size.x)) ||
-                 (b->shape == FS_SHAPE_CAPSULE && b->size.z != b->size.x)) {
+        else if (!mesh && (!finite3(b->size) || !size_within(b->shape, b->size) ||
+                           (b->shape == FS_SHAPE_SPHERE && (b->size.y != b->size.x || b->size.z != b->size.x)) ||
+                           (b->shape == FS_SHAPE_CAPSULE && b->size.z != b->size.x))) {
             snprintf(range, sizeof range, "size outside %g..%g m (or not the shape's)", FS_BODY_MIN_SIZE,
                      FS_BODY_MAX_HALF_EXTENT);
             why = range;
@@ -295,8 +296,10 @@ fs_status fs__bodies_check(fs_body *bodies, int nb, uint32_t next_id, const fs_d
             SETERR(err, "snapshot: body %d (id %u): %s", k, b->id, why);
             return FS_ERR_ARG;
         }
-        /* derived from shape, size, density: recomputed, not trusted */
+        /* derived from shape, size, density: recomputed, not trusted (a
+         * mesh body's from its mesh, when it is adopted: body_mesh.c) */
         b->mesh_slot = 0;
+        if (mesh) continue;
         fs__body_set_mass(NULL, b);
         b->bound = fs__body_bound_radius(NULL, b);
     }

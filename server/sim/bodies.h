@@ -13,11 +13,13 @@ size_t fs__contact_size(void);
 #define FS_BODY_RAIL_SPIN 200.0f
 /* A snapshot's bodies (in id order, ids below next_id) and warm-start
  * contacts against their documented ranges, inside the domain's box; fills
- * in what derives from shape, size and density (mass, inertia, bound). */
+ * in what derives from shape, size and density (mass, inertia, bound).
+ * Mesh bodies only when meshes (the snapshot carries their meshes); their
+ * size, mass and bound come from the mesh (fs__body_mesh_adopt). */
 #define FS_BODY_MAX_SPEED (10.0f * FS_BODY_RAIL_SPEED) /* m/s: ten times the step's rail */
 #define FS_BODY_MAX_SPIN (10.0f * FS_BODY_RAIL_SPIN)   /* rad/s: ten times the step's rail */
 fs_status fs__bodies_check(fs_body *bodies, int nb, uint32_t next_id, const fs_domain *dom, const void *contacts,
-                           int nc, fs_error *err);
+                           int nc, bool meshes, fs_error *err);
 /* Frees every mesh body's data (body_mesh.c): before the bodies are
  * emptied (fs_world_reset) and when the world is destroyed. */
 void fs__body_meshes_clear(fs_world *w);

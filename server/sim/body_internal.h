@@ -38,6 +38,16 @@ float fs__mesh_body_bound(const fs_mesh_body *m);
 v3 fs__mesh_body_half(const fs_mesh_body *m);
 int fs__mesh_body_samples(const fs_mesh_body *m, v3 *c, float *r);
 void fs__mesh_body_unit_mass(const fs_mesh_body *m, double *volume, v3 *moments);
+/* A snapshot's mesh body: the mesh already in its body frame (as
+ * fs_world_body_mesh gives it) with its saved volume and principal moments
+ * at unit density, which must agree with the mesh's own (within 1e-3);
+ * its field is built for a world of that h and particle spacing as the
+ * body's was, so it is the same bit for bit.  Adopt puts it in a free slot
+ * of w and gives b its size, mass and bound; free drops one not adopted. */
+fs_status fs__mesh_body_restore(float h, float spacing, const fs_mesh *framed, double volume, fs_vec3 moments,
+                                fs_mesh_body **out, fs_error *err);
+void fs__body_mesh_adopt(fs_world *w, fs_body *b, fs_mesh_body *m);
+void fs__mesh_body_free(fs_mesh_body *m);
 static inline const fs_mesh_body *fs__mesh_of(const fs_world *w, const fs_body *b) {
     return w->body_meshes[b->mesh_slot - 1];
 }

@@ -136,7 +136,7 @@ static bool make_samples(fs_mesh_body *m) {
 }
 
 /* ---- making and freeing ------------------------------------------------------- */
-static void mesh_body_free(fs_mesh_body *m) {
+void fs__mesh_body_free(fs_mesh_body *m) {
     if (!m) return;
     free(m->verts), free(m->tris);
     fs__sdf_free(&m->sdf);
@@ -144,12 +144,12 @@ static void mesh_body_free(fs_mesh_body *m) {
 }
 
 /* The distance grid in the body's frame: its box grown by 2 h, cells half
- * the spacing, coarser until it holds FS_BODY_MESH_MAX_NODES. */
-static fs_status build_field(const fs_world *w, fs_mesh_body *m, fs_error *err) {
-    const float grow = 2.0f * w->h;
+ * the particle spacing, coarser until it holds FS_BODY_MESH_MAX_NODES. */
+static fs_status build_field(float h, float spacing, fs_mesh_body *m, fs_error *err) {
+    const float grow = 2.0f * h;
     const fs_vec3 o = {m->lo.x - grow, m->lo.y - grow, m->lo.z - grow};
     const float ext[3] = {m->hi.x - m->lo.x + 2 * grow, m->hi.y - m->lo.y + 2 * grow, m->hi.z - m->lo.z + 2 * grow};
-    float cell = 0.5f * w->dom.spacing;
+    float cell = 0.5f * spacing;
     int n[3];
     for (;;) {
         double nodes = 1;
@@ -164,10 +164,8 @@ static fs_status build_field(const fs_world *w, fs_mesh_body *m, fs_error *err) 
     return st;
 }
 
-/* The mesh in the body's frame: x_b = V^T (scale x - centre), V the
- * principal axes. */
-static fs_status place(fs_mesh_body *m, const fs_mesh *src, float scale, fs_vec3 centre, double V[3][3],
-                       fs_error *err) {
+/* Room for a mesh of src's counts, its triangles copied. */
+static fs_status take_room(fs_mesh_body *m, const fs_mesh *src, fs_error *err) {
     m->nv = src->vertex_count, m->nt = src->triangle_count;
     m->verts = malloc(sizeof(fs_vec3) * (size_t)m->nv);
     m->tris = malloc(sizeof(uint32_t) * 3 * (size_t)m->nt);
@@ -176,7 +174,15 @@ static fs_status place(fs_mesh_body *m, const fs_mesh *src, float scale, fs_vec3
         return FS_ERR_NOMEM;
     }
     memcpy(m->tris, src->triangles, sizeof(uint32_t) * 3 * (size_t)m->nt);
-    m->bound = 0;
+    return FS_OK;
+}
+
+/* The mesh in the body's frame: x_b = V^T (scale x - centre), V the
+ * principal axes. */
+static fs_status place(fs_mesh_body *m, const fs_mesh *src, float scale, fs_vec3 centre, double V[3][3],
+                       fs_error *err) {
+    fs_status st = take_room(m, src, err);
+    if (st != FS_OK) return st;
     for (int i = 0; i < m->nv; i++) {
         const fs_vec3 p = src->vertices[i];
         const double d[3] = {(double)p.x * scale - centre.x, (double)p.y * scale - centre.y,
@@ -184,8 +190,17 @@ static fs_status place(fs_mesh_body *m, const fs_mesh *src, float scale, fs_vec3
         double b[3];
         for (int a = 0; a < 3; a++) b[a] = V[0][a] * d[0] + V[1][a] * d[1] + V[2][a] * d[2];
         m->verts[i] = (fs_vec3){(float)b[0], (float)b[1], (float)b[2]};
-        m->bound = fmaxf(m->bound, len(m->verts[i]));
     }
+    return FS_OK;
+}
+
+/* What follows from the body-frame mesh alone: its bound and boxes (the
+ * placed half extents held to the bodies' range), the distance field and
+ * the contact samples.  The same for a new body and a restored one, so a
+ * restore rebuilds it bit for bit. */
+static fs_status finish(fs_mesh_body *m, float h, float spacing, fs_error *err) {
+    m->bound = 0;
+    for (int i = 0; i < m->nv; i++) m->bound = fmaxf(m->bound, len(m->verts[i]));
     fs_mesh placed = {m->verts, m->nv, m->tris, m->nt};
     fs_error why = {{0}};
     if (fs_mesh_check(&placed, &why) != FS_OK) {
@@ -194,7 +209,18 @@ static fs_status place(fs_mesh_body *m, const fs_mesh *src, float scale, fs_vec3
     }
     m->lo = fs_mesh_bounds_min(&placed), m->hi = fs_mesh_bounds_max(&placed);
     m->half = (fs_vec3){fmaxf(-m->lo.x, m->hi.x), fmaxf(-m->lo.y, m->hi.y), fmaxf(-m->lo.z, m->hi.z)};
-    return FS_OK;
+    if (fminf(m->half.x, fminf(m->half.y, m->half.z)) < FS_BODY_MIN_SIZE ||
+        fmaxf(m->half.x, fmaxf(m->half.y, m->half.z)) > FS_BODY_MAX_HALF_EXTENT) {
+        SETERR(err, "body: the placed mesh's half extents (%g, %g, %g) m must be within %g..%g m", m->half.x, m->half.y,
+               m->half.z, FS_BODY_MIN_SIZE, FS_BODY_MAX_HALF_EXTENT);
+        return FS_ERR_RANGE;
+    }
+    fs_status st = build_field(h, spacing, m, err);
+    if (st == FS_OK && !make_samples(m)) {
+        SETERR(err, "body: out of memory for its contact samples");
+        st = FS_ERR_NOMEM;
+    }
+    return st;
 }
 
 /* The mesh body's data for b (its mesh and scale from d, placed with d's pos
@@ -226,19 +252,9 @@ static fs_status make(fs_world *w, const fs_body_def *d, fs_body *b, fs_mesh_bod
     m->moments = (fs_vec3){(float)ev[0], (float)ev[1], (float)ev[2]};
     const fs_vec3 centre = {(float)(mp.centre.x * s), (float)(mp.centre.y * s), (float)(mp.centre.z * s)};
     st = place(m, d->mesh, d->scale, centre, V, err);
-    if (st == FS_OK && (fminf(m->half.x, fminf(m->half.y, m->half.z)) < FS_BODY_MIN_SIZE ||
-                        fmaxf(m->half.x, fmaxf(m->half.y, m->half.z)) > FS_BODY_MAX_HALF_EXTENT)) {
-        SETERR(err, "body: the placed mesh's half extents (%g, %g, %g) m must be within %g..%g m", m->half.x, m->half.y,
-               m->half.z, FS_BODY_MIN_SIZE, FS_BODY_MAX_HALF_EXTENT);
-        st = FS_ERR_RANGE;
-    }
-    if (st == FS_OK) st = build_field(w, m, err);
-    if (st == FS_OK && !make_samples(m)) {
-        SETERR(err, "body: out of memory for its contact samples");
-        st = FS_ERR_NOMEM;
-    }
+    if (st == FS_OK) st = finish(m, w->h, w->dom.spacing, err);
     if (st != FS_OK) {
-        mesh_body_free(m);
+        fs__mesh_body_free(m);
         return st;
     }
     const fs_quat r = qnorm(d->rot);
@@ -256,7 +272,7 @@ static void collect(fs_world *w) {
     for (int k = 0; k < w->nbodies; k++)
         if (w->bodies[k].shape == FS_SHAPE_MESH && w->bodies[k].mesh_slot) used[w->bodies[k].mesh_slot - 1] = true;
     for (int k = 0; k < FS_MAX_BODIES; k++)
-        if (!used[k] && w->body_meshes[k]) mesh_body_free(w->body_meshes[k]), w->body_meshes[k] = NULL;
+        if (!used[k] && w->body_meshes[k]) fs__mesh_body_free(w->body_meshes[k]), w->body_meshes[k] = NULL;
 }
 
 fs_status fs__body_mesh_make(fs_world *w, const fs_body_def *d, fs_body *b, fs_error *err) {
@@ -277,14 +293,67 @@ fs_status fs__body_mesh_make(fs_world *w, const fs_body_def *d, fs_body *b, fs_e
 
 void fs__body_mesh_release(fs_world *w, fs_body *b) {
     if (b->shape != FS_SHAPE_MESH || !b->mesh_slot) return;
-    mesh_body_free(w->body_meshes[b->mesh_slot - 1]);
+    fs__mesh_body_free(w->body_meshes[b->mesh_slot - 1]);
     w->body_meshes[b->mesh_slot - 1] = NULL;
     b->mesh_slot = 0;
 }
 
 void fs__body_meshes_clear(fs_world *w) {
-    for (int k = 0; k < FS_MAX_BODIES; k++) mesh_body_free(w->body_meshes[k]), w->body_meshes[k] = NULL;
+    for (int k = 0; k < FS_MAX_BODIES; k++) fs__mesh_body_free(w->body_meshes[k]), w->body_meshes[k] = NULL;
     for (int k = 0; k < w->nbodies; k++) w->bodies[k].mesh_slot = 0;
+}
+
+/* ---- a snapshot's mesh bodies ------------------------------------------------------ */
+fs_status fs__mesh_body_restore(float h, float spacing, const fs_mesh *framed, double volume, fs_vec3 moments,
+                                fs_mesh_body **out, fs_error *err) {
+    *out = NULL;
+    /* the saved mass properties are used as they are (bit-identical
+     * steps), but only where the mesh's own agree with them: a closed mesh,
+     * its centre of volume at the origin and its inertia diagonal there */
+    fs_mass_props mp;
+    fs_error why = {{0}};
+    if (fs_mesh_mass_properties(framed, &mp, &why) != FS_OK) {
+        SETERR(err, "body: %.150s", why.msg);
+        return FS_ERR_ARG;
+    }
+    const double mo[3] = {moments.x, moments.y, moments.z};
+    const double tr = mp.inertia[0][0] + mp.inertia[1][1] + mp.inertia[2][2], r = cbrt(mp.volume);
+    bool ok = isfinite(volume) && fabs(volume - mp.volume) <= 1e-3 * mp.volume && len(mp.centre) <= 1e-3f * (float)r &&
+              tr > 0;
+    for (int a = 0; a < 3 && ok; a++) {
+        ok = isfinite(mo[a]) && mo[a] > 0 && fabs(mo[a] - mp.inertia[a][a]) <= 1e-3 * tr;
+        for (int b = a + 1; b < 3 && ok; b++) ok = fabs(mp.inertia[a][b]) <= 1e-3 * tr;
+    }
+    if (!ok) {
+        SETERR(err, "body: its mass properties (volume %g m^3, moments %g %g %g) are not its mesh's in its frame",
+               volume, mo[0], mo[1], mo[2]);
+        return FS_ERR_ARG;
+    }
+    fs_mesh_body *m = calloc(1, sizeof *m);
+    if (!m) {
+        SETERR(err, "body: out of memory for its mesh");
+        return FS_ERR_NOMEM;
+    }
+    m->volume = volume, m->moments = moments;
+    fs_status st = take_room(m, framed, err);
+    if (st == FS_OK) memcpy(m->verts, framed->vertices, sizeof(fs_vec3) * (size_t)m->nv);
+    if (st == FS_OK) st = finish(m, h, spacing, err);
+    if (st != FS_OK) {
+        fs__mesh_body_free(m);
+        return st;
+    }
+    *out = m;
+    return FS_OK;
+}
+
+void fs__body_mesh_adopt(fs_world *w, fs_body *b, fs_mesh_body *m) {
+    int slot = 0;
+    while (w->body_meshes[slot]) slot++; /* a slot per body: one is free */
+    w->body_meshes[slot] = m;
+    b->mesh_slot = (uint8_t)(slot + 1);
+    b->size = m->half;
+    fs__body_set_mass(w, b);
+    b->bound = m->bound;
 }
 
 /* ---- what the step reads -------------------------------------------------------- */

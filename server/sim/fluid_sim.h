@@ -489,8 +489,11 @@ float fs_world_obstacle_distance(const fs_world *w, fs_vec3 point);
  * MAX_SCALE, placed half extents outside FS_BODY_MIN_SIZE..
  * FS_BODY_MAX_HALF_EXTENT, a grid the work bound of an obstacle's refuses.
  * The library copies the mesh; memory is taken when the body is created and
- * given back when it is destroyed, never in the step.  Snapshots do not
- * carry mesh bodies yet: restoring a snapshot that holds one is refused. */
+ * given back when it is destroyed, never in the step.  A snapshot carries
+ * each mesh body's mesh in its frame with its volume and principal moments,
+ * and a restore rebuilds the same body from them bit for bit (not placed
+ * and diagonalised again); a snapshot of a version before them that holds
+ * a mesh body is refused. */
 #define FS_BODY_MESH_SAMPLES 64
 #define FS_BODY_MESH_MAX_NODES 2000000
 /* The mesh of body `index` (in id order) in its frame (vertices relative to

@@ -10,6 +10,7 @@
 
 #include "grid.h"
 #include "particles.h"
+#include "scene_meshes.h"
 #include "sim_util.h"
 #include "solver_table.h"
 
@@ -267,6 +268,42 @@ static fs_status build_mps_obstacle(fs_world *w, const scene_size *z, fs_error *
     return FS_OK;
 }
 
+/* ---- scenes with meshes (scene_meshes.c, made by scripts/make_scene_meshes.py) ---------- */
+static fs_status add_scene_mesh(fs_world *w, const fs_mesh *m, fs_vec3 pos, float scale, fs_error *err) {
+    return fs_world_add_obstacle(w, m, pos, (fs_quat){1, 0, 0, 0}, scale, err) >= 0 ? FS_OK : FS_ERR_ARG;
+}
+
+/* an open funnel (a thin shell) over an open glass on the floor of an
+ * L x L x L tank, the glass holding half the water asked for; a jet just
+ * above the funnel's mouth, off its axis, pours it all in (none at the
+ * start) */
+#define GLASS_VOLUME 0.040212f /* pi 0.2^2 0.32: the glass mesh's, in tank widths cubed */
+static fs_status build_funnel(fs_world *w, const scene_size *z, fs_error *err) {
+    fs_status st;
+    const float s = SPACING, L = cbrtf(0.5f * z->vol / GLASS_VOLUME);
+    if ((st = setup(w, (fs_vec3){L, L, L}, err)) != FS_OK) return st;
+    if ((st = add_scene_mesh(w, &fs__scene_mesh_glass, (fs_vec3){0.5f * L, 0, 0.5f * L}, L, err)) != FS_OK) return st;
+    if ((st = add_scene_mesh(w, &fs__scene_mesh_funnel, (fs_vec3){0.5f * L, 0.38f * L, 0.5f * L}, L, err)) != FS_OK)
+        return st;
+    fs_emitter_def e = {
+        {0.6f * L, 0.74f * L, 0.5f * L}, {0, -1, 0}, 1.5f, 3.0f * s, (float)z->n / 10.0f, z->n, FS_MAT_WATER, true};
+    fs_world_set_emitter(w, -1, &e, NULL);
+    return FS_OK;
+}
+
+/* a dam break against a breakwater: a column a x 2a x 1.5a at one end of a
+ * 4a x 2.2a x 1.5a tank, and across 1.1a of its width, 1.3a beyond the
+ * column, a closed breakwater 0.6a high whose seaward face curves back into
+ * a wave-return lip; the gap at the far side is the harbour's mouth */
+static fs_status build_harbour(fs_world *w, const scene_size *z, fs_error *err) {
+    fs_status st;
+    const float a = cbrtf(z->vol / 3.0f);
+    if ((st = setup(w, (fs_vec3){4 * a, 2.2f * a, 1.5f * a}, err)) != FS_OK) return st;
+    if ((st = add_scene_mesh(w, &fs__scene_mesh_breakwater, (fs_vec3){2.3f * a, 0, 0}, a, err)) != FS_OK) return st;
+    fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){a, 2 * a, 1.5f * a}, FS_MAT_WATER, 0.1f);
+    return FS_OK;
+}
+
 static const scene_row SCENES[] = {
     {{"dam_break", "a water column (width a, height 2a) collapsing along a tank", 20000, FS_SOLVER_CLAVET},
      build_dam_break},
@@ -279,6 +316,12 @@ static const scene_row SCENES[] = {
      build_floating},
     {{"heavy_object", "a heavy box falling into a tank of liquid (the paper's Fig. 9)", 20000, FS_SOLVER_CLAVET},
      build_heavy_object},
+    {{"funnel", "water poured into a funnel (an open mesh, a thin shell) over a glass (an open cup mesh)", 12000,
+      FS_SOLVER_CLAVET},
+     build_funnel},
+    {{"harbour", "a dam-break wave against a breakwater (a closed mesh) with a curved, wave-return seaward face", 20000,
+      FS_SOLVER_CLAVET},
+     build_harbour},
     /* Solenthaler 2007 (the unified solver: 6-9x Clavet's cost per particle, so
      * fewer particles by default to stay interactive on one sim thread) */
     {{"chocolate_bunny",

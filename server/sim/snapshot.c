@@ -3,7 +3,10 @@
  * Layout: little-endian, no padding between fields, each section
  * a tag (4 bytes) then its fields.  Version 3 adds the mesh obstacles (each
  * its placement and its placed mesh) before the solver's section; version 2
- * (without them) is still read, as a world without obstacles.  It holds everything a step reads,
+ * (without them) is still read, as a world without obstacles.  Version 4
+ * adds the mesh bodies' meshes (each in its body frame, with its volume and
+ * principal moments) after the obstacles; a version 2 or 3 snapshot is
+ * still read, unless it holds a mesh body.  It holds everything a step reads,
  * including the internal particle order, the storage slots, the warm-start
  * contacts and the emitters' fractional counts, so a restored world steps
  * bit-identically to the one that was saved.  Restoring validates every
@@ -19,6 +22,7 @@
 #include <string.h>
 
 #include "bodies.h"
+#include "body_internal.h"
 #include "grid.h"
 #include "heat.h"
 #include "material.h"
@@ -28,7 +32,7 @@
 #include "world.h"
 
 #define SNAP_MAGIC 0x31575346u /* "FSW1" */
-#define SNAP_VERSION 3u
+#define SNAP_VERSION 4u
 #define SNAP_VERSION_OLDEST 2u /* the oldest version read */
 
 static fs_status fail(fs_error *err, fs_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -72,6 +76,29 @@ static void write_obstacles(const fs_world *w, wbuf *b) {
         put_u32(b, (uint32_t)o->nt);
         put(b, o->verts, sizeof(fs_vec3) * (size_t)o->nv);
         put(b, o->tris, sizeof(uint32_t) * 3 * (size_t)o->nt);
+    }
+}
+
+/* The mesh bodies' meshes, in body order: their count, then each one's
+ * vertex and triangle counts, volume and principal moments at unit density
+ * and its mesh in the body's frame (fs_world_body_mesh), from which a
+ * restore builds the same body (fs__mesh_body_restore). */
+static void write_body_meshes(const fs_world *w, wbuf *b) {
+    uint32_t count = 0;
+    for (int k = 0; k < w->nbodies; k++) count += w->bodies[k].shape == FS_SHAPE_MESH;
+    put_u32(b, count);
+    for (int k = 0; k < w->nbodies; k++) {
+        fs_mesh m;
+        if (!fs_world_body_mesh(w, k, &m)) continue;
+        double volume;
+        fs_vec3 moments;
+        fs__mesh_body_unit_mass(fs__mesh_of(w, &w->bodies[k]), &volume, &moments);
+        put_u32(b, (uint32_t)m.vertex_count);
+        put_u32(b, (uint32_t)m.triangle_count);
+        put(b, &volume, sizeof volume);
+        put(b, &moments, sizeof moments);
+        put(b, m.vertices, sizeof(fs_vec3) * (size_t)m.vertex_count);
+        put(b, m.triangles, sizeof(uint32_t) * 3 * (size_t)m.triangle_count);
     }
 }
 
@@ -123,6 +150,7 @@ static void write_all(const fs_world *w, wbuf *b) {
     put_u32(b, (uint32_t)w->pending_steps);
     put(b, &w->st, sizeof w->st);
     write_obstacles(w, b);
+    write_body_meshes(w, b);
     /* the solver and its own state */
     const fs_solver_ops *ops = w->ops;
     size_t sn = ops->state_write ? ops->state_write(w, NULL, 0) : 0;
@@ -255,6 +283,13 @@ typedef struct snap_in {
         float scale;
         const unsigned char *V, *T; /* the placed mesh, in the buffer */
     } obs[FS_MAX_OBSTACLES];
+    uint32_t nbm; /* mesh bodies (version 4), in body order */
+    struct {
+        uint32_t nv, nt;
+        double volume;
+        fs_vec3 moments;
+        const unsigned char *V, *T; /* the body-frame mesh, in the buffer */
+    } bm[FS_MAX_BODIES];
 } snap_in;
 
 /* Header and domain: this world's capacity, spring slots and step. */
@@ -510,6 +545,29 @@ static fs_status read_obstacles(rbuf *r, snap_in *s, fs_error *err) {
     return FS_OK;
 }
 
+/* The mesh bodies' section: one mesh for each body of shape mesh, its
+ * counts in range; the meshes and mass properties are checked when the
+ * bodies are built (build_body_meshes). */
+static fs_status read_body_meshes(rbuf *r, snap_in *s, fs_error *err) {
+    uint32_t want = 0;
+    for (uint32_t k = 0; k < s->nb; k++) want += s->bodies[k].shape == FS_SHAPE_MESH;
+    s->nbm = get_u32(r);
+    if (r->bad || s->nbm != want)
+        return fail(err, FS_ERR_ARG, "snapshot: %u body meshes for %u mesh bodies (or truncated)", s->nbm, want);
+    for (uint32_t k = 0; k < s->nbm; k++) {
+        uint32_t nv = s->bm[k].nv = get_u32(r), nt = s->bm[k].nt = get_u32(r);
+        get(r, &s->bm[k].volume, sizeof s->bm[k].volume);
+        get(r, &s->bm[k].moments, sizeof s->bm[k].moments);
+        if (r->bad || nv < 3 || nv > FS_MESH_MAX_VERTICES || nt < 1 || nt > FS_MESH_MAX_TRIANGLES)
+            return fail(err, FS_ERR_ARG, "snapshot: body mesh %u: %u vertices and %u triangles (or truncated)", k, nv,
+                        nt);
+        s->bm[k].V = take(r, sizeof(fs_vec3) * nv);
+        s->bm[k].T = take(r, sizeof(uint32_t) * 3 * nt);
+        if (r->bad) return fail(err, FS_ERR_ARG, "snapshot: truncated (body mesh %u)", k);
+    }
+    return FS_OK;
+}
+
 /* Emitters, drains, heaters, ambient temperature, bodies and contacts, the
  * flags and pending steps, the statistics, the obstacles (version 3), the solver's section and the
  * closing magic: read, with the counts checked. */
@@ -534,6 +592,8 @@ static fs_status read_tail(rbuf *r, size_t size, snap_in *s, fs_error *err) {
     s->flags = get_u32(r), s->pending = get_u32(r);
     get(r, &s->stats, sizeof s->stats);
     if (s->ver >= 3 && read_obstacles(r, s, err) != FS_OK) return FS_ERR_ARG;
+    s->nbm = 0; /* before version 4: none (and a mesh body is refused) */
+    if (s->ver >= 4 && read_body_meshes(r, s, err) != FS_OK) return FS_ERR_ARG;
     s->solver = get_u32(r), s->slen = get_u32(r);
     s->sbytes = take(r, s->slen);
     if (r->bad || get_u32(r) != SNAP_MAGIC || r->at != size)
@@ -545,7 +605,8 @@ static fs_status read_tail(rbuf *r, size_t size, snap_in *s, fs_error *err) {
  * own section (checked by the solver, against the snapshot's domain). */
 static fs_status check_state(fs_world *w, snap_in *s, fs_error *err) {
     /* fills in what derives from shape, size and density */
-    if (fs__bodies_check(s->bodies, (int)s->nb, s->next_body, &s->dom, s->contacts, (int)s->nc, err) != FS_OK)
+    if (fs__bodies_check(s->bodies, (int)s->nb, s->next_body, &s->dom, s->contacts, (int)s->nc, s->ver >= 4, err) !=
+        FS_OK)
         return FS_ERR_ARG;
     if (s->flags > 1u) return fail(err, FS_ERR_ARG, "snapshot: flags %#x (only bit 0, paused, is known)", s->flags);
     if (s->pending > 100000u)
@@ -707,6 +768,36 @@ static fs_world *build_obstacles(const fs_world *w, const snap_in *s, fs_error *
     return b;
 }
 
+/* The snapshot's mesh bodies' data, built beside the world for its domain
+ * (out[k] for the k-th mesh body); the reason when one is refused or memory
+ * runs out, with whatever was built freed. */
+static fs_status build_body_meshes(const snap_in *s, fs_mesh_body **out, fs_error *err) {
+    for (uint32_t k = 0; k < s->nbm; k++) {
+        fs_vec3 *v = malloc(sizeof(fs_vec3) * s->bm[k].nv);
+        uint32_t *t = malloc(sizeof(uint32_t) * 3 * s->bm[k].nt);
+        fs_status st = FS_ERR_NOMEM;
+        fs_error why = {"out of memory"};
+        if (v && t) { /* aligned copies of the buffer's bytes */
+            memcpy(v, s->bm[k].V, sizeof(fs_vec3) * s->bm[k].nv);
+            memcpy(t, s->bm[k].T, sizeof(uint32_t) * 3 * s->bm[k].nt);
+            const fs_mesh m = {v, (int)s->bm[k].nv, t, (int)s->bm[k].nt};
+            st = fs__mesh_body_restore(s->dom.h, s->dom.spacing, &m, s->bm[k].volume, s->bm[k].moments, &out[k], &why);
+        }
+        free(v), free(t);
+        if (st != FS_OK) {
+            for (uint32_t j = 0; j < k; j++) fs__mesh_body_free(out[j]), out[j] = NULL;
+            return fail(err, st, "snapshot: mesh body %u: %.150s", k, why.msg);
+        }
+    }
+    return FS_OK;
+}
+
+/* The built mesh bodies given to the world's mesh bodies, in order. */
+static void adopt_body_meshes(fs_world *w, fs_mesh_body **built) {
+    for (int k = 0, j = 0; k < w->nbodies; k++)
+        if (w->bodies[k].shape == FS_SHAPE_MESH) fs__body_mesh_adopt(w, &w->bodies[k], built[j++]);
+}
+
 /* The built obstacles moved into the world (whose own are gone with the
  * reset of commit), and the copy freed. */
 static void take_obstacles(fs_world *w, fs_world *b) {
@@ -728,15 +819,19 @@ fs_status fs_world_restore(fs_world *w, const void *buf, size_t size, fs_error *
         st = fail(err, FS_ERR_NOMEM, "snapshot: out of memory for the grid");
     fs_world *built = NULL;
     if (st == FS_OK && s->nobs && !(built = build_obstacles(w, s, err))) st = FS_ERR_ARG;
+    fs_mesh_body *meshes[FS_MAX_BODIES] = {NULL};
+    if (st == FS_OK) st = build_body_meshes(s, meshes, err);
     if (st == FS_OK && (w->solver != (fs_solver)s->solver || (s->sops->attach && !w->solver_state)))
         st = fs__solver_switch(w, (fs_solver)s->solver, err);
     if (st == FS_OK) {
         commit(w, &r, s, grid);
         if (built) take_obstacles(w, built);
+        adopt_body_meshes(w, meshes);
         if (s->sops->state_read)
             s->sops->state_read(w, s->sbytes, s->slen, &(fs__restore_ctx){&s->dom, (int)s->n, true}, NULL);
     } else {
         free(grid);
+        for (int k = 0; k < FS_MAX_BODIES; k++) fs__mesh_body_free(meshes[k]);
         if (built) {
             fs__obstacles_clear(built);
             free(built);

@@ -138,21 +138,24 @@ static double norm2(const double *v, int n) {
     return s;
 }
 
-static const char *const shape_names[] = {"sphere", "box", "capsule"};
-static const fs_shape shape_kinds[] = {FS_SHAPE_SPHERE, FS_SHAPE_BOX, FS_SHAPE_CAPSULE};
+static const char *const shape_names[] = {"sphere", "box", "capsule", "mesh"};
+static const fs_shape shape_kinds[] = {FS_SHAPE_SPHERE, FS_SHAPE_BOX, FS_SHAPE_CAPSULE, FS_SHAPE_MESH};
+#define SHAPE_MESH 3 /* shape_names' index of "mesh" */
 
 static int shape_of(const char *name) /* -1 when unknown */
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (!strcmp(name, shape_names[i])) return i;
     return -1;
 }
 
 /* The components of 'size' that matter: a sphere's radius and a box's three
  * half extents in [lo, hi], a capsule's radius in [lo, hi] and its half
- * length in (0, hi]; the others in [0, hi]. */
+ * length in (0, hi]; the others in [0, hi].  A mesh takes no size (its
+ * builder refuses one). */
 static bool size_ok(const double *size, const char *shape, double lo, double hi) {
     int sh = shape_of(shape);
+    if (sh == SHAPE_MESH) return true;
     int need = sh == 1 ? 3 : sh == 2 ? 2 : 1;
     for (int i = 0; i < 3; i++) {
         const bool radius = i == 0 || sh == 1;
@@ -204,7 +207,7 @@ static const struct field_check {
     {K(CMD_EMITTER), CF_SLOT, CHK_INT, 0, FS_MAX_EMITTERS - 1, "'slot' must be an integer in [0, %.0f]", 0},
     {K(CMD_GET_PARTICLES), CF_OFFSET, CHK_INT, 0, CMD_MAX_PARTICLES, "'offset' must be an integer in [0, %.0f]", 1},
     {K(CMD_GET_PARTICLES), CF_LIMIT, CHK_INT, 1, 10000, "'limit' must be an integer in [1, %.0f]", 1},
-    {K(CMD_BODY_CREATE), CF_SHAPE, CHK_SHAPE, 0, 0, "'shape' must be sphere, box or capsule", 0},
+    {K(CMD_BODY_CREATE), CF_SHAPE, CHK_SHAPE, 0, 0, "'shape' must be sphere, box, capsule or mesh", 0},
     {K(CMD_BODY_CREATE), CF_SIZE, CHK_SIZE, CMD_MIN_BODY_SIZE, CMD_MAX_BODY_SIZE,
      "'size' components must be in [%g, %g] m (a capsule's half length above 0)", 0},
     {K(CMD_BODY_CREATE), CF_POS, CHK_VEC, 0, CMD_MAX_COORD, "'pos' must be 3 finite numbers", 0},
@@ -215,12 +218,14 @@ static const struct field_check {
     {K(CMD_BODY_CREATE), CF_DENSITY, CHK_SPAN, CMD_MIN_DENSITY, CMD_MAX_DENSITY, "'density' must be in [%g, %g] kg/m^3",
      0},
     {K(CMD_BODY_CREATE), CF_FRICTION, CHK_RANGE, 0, CMD_MAX_FRICTION, "'friction' must be in [0, %g]", 0},
+    {K(CMD_BODY_CREATE) | K(CMD_OBSTACLE_ADD), CF_MESH, CHK_INT, 1, 4294967295.0,
+     "'mesh' must be a mesh id (POST /api/meshes answers one)", 0},
+    {K(CMD_BODY_CREATE), CF_SCALE, CHK_SPAN, FS_OBSTACLE_MIN_SCALE, FS_OBSTACLE_MAX_SCALE,
+     "'scale' must be in [%g, %g]", 0},
     {BODY_OPS, CF_ID, CHK_INT, 0, 4294967295.0, "'id' must be an integer in [0, %.0f]", 0},
     {BODY_OPS, CF_POINT, CHK_VEC, 0, CMD_MAX_COORD, "'point' must be 3 finite numbers", 0},
     {BODY_OPS, CF_TARGET, CHK_VEC, 0, CMD_MAX_COORD, "'target' must be 3 finite numbers", 0},
     {BODY_OPS, CF_IMPULSE, CHK_VEC, 0, CMD_MAX_IMPULSE, "'impulse' must be 3 numbers within +-%g N s", 0},
-    {K(CMD_OBSTACLE_ADD), CF_MESH, CHK_INT, 1, 4294967295.0, "'mesh' must be a mesh id (POST /api/meshes answers one)",
-     0},
     {K(CMD_OBSTACLE_ADD), CF_POS, CHK_VEC, 0, CMD_MAX_COORD, "'pos' must be 3 finite numbers within +-%g m", 0},
     {K(CMD_OBSTACLE_ADD), CF_ROT, CHK_VEC, 0, 1e6, "'rot' must be 4 finite numbers (w, x, y, z)", 0},
     {K(CMD_OBSTACLE_ADD), CF_ROT, CHK_NONZERO, 0, 0, "'rot' must not be zero", 0},
@@ -491,9 +496,19 @@ static int build_get_particles(const cmd_fields *f, cmd *out, const char *k, cha
     return 0;
 }
 
+/* A body: a mesh body names a stored mesh (and may scale it) and takes no
+ * size; the other shapes take a size and no mesh. */
 static int build_body_create(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
-    (void)k, (void)err, (void)errlen;
+    const bool mesh = shape_of(f->shape) == SHAPE_MESH;
+    if (mesh && !has(f, CF_MESH)) return fail(err, errlen, k, "missing field 'mesh' (a mesh body names a stored mesh)");
+    if (mesh && has(f, CF_SIZE))
+        return fail(err, errlen, k, "a mesh body takes no 'size' (its mesh and 'scale' give it)");
+    if (!mesh && !has(f, CF_SIZE)) return fail(err, errlen, k, "missing field 'size'");
+    if (!mesh && (has(f, CF_MESH) || has(f, CF_SCALE)))
+        return fail(err, errlen, k, "'mesh' and 'scale' are a mesh body's (\"shape\": \"mesh\")");
     out->u.body_create.shape = shape_kinds[shape_of(f->shape)];
+    out->u.body_create.mesh = mesh ? (uint32_t)f->mesh : 0;
+    out->u.body_create.scale = has(f, CF_SCALE) ? (float)f->scale : 1.0f;
     to_float(out->u.body_create.size, f->size, 3);
     double q[4] = {1, 0, 0, 0};
     if (has(f, CF_ROT)) {
@@ -578,9 +593,9 @@ static const struct kind_schema {
     {CMD_CURSOR, B(CF_POS), B(CF_POS) | B(CF_VISIBLE), build_cursor},
     {CMD_AUTH, B(CF_TOKEN), B(CF_TOKEN), build_auth},
     {CMD_GET_PARTICLES, 0, B(CF_OFFSET) | B(CF_LIMIT), build_get_particles},
-    {CMD_BODY_CREATE, B(CF_SHAPE) | B(CF_SIZE) | B(CF_POS),
+    {CMD_BODY_CREATE, B(CF_SHAPE) | B(CF_POS),
      B(CF_SHAPE) | B(CF_SIZE) | B(CF_POS) | B(CF_ROT) | B(CF_VEL) | B(CF_ANG_VEL) | B(CF_DENSITY) | B(CF_STATIC) |
-         B(CF_FRICTION),
+         B(CF_FRICTION) | B(CF_MESH) | B(CF_SCALE),
      build_body_create},
     {CMD_BODY_DESTROY, B(CF_ID), B(CF_ID), build_body},
     {CMD_BODY_IMPULSE, B(CF_ID) | B(CF_POINT) | B(CF_IMPULSE), B(CF_ID) | B(CF_POINT) | B(CF_IMPULSE), build_body},

@@ -122,6 +122,7 @@ const char *wire_shape_name(int shape) {
     return shape == FS_SHAPE_SPHERE    ? "sphere"
            : shape == FS_SHAPE_BOX     ? "box"
            : shape == FS_SHAPE_CAPSULE ? "capsule"
+           : shape == FS_SHAPE_MESH    ? "mesh"
                                        : "?";
 }
 

@@ -96,6 +96,10 @@ def test_every_operation_through_the_client(server):
     assert [o["id"] for o in c.list_obstacles()["obstacles"]] == [obstacle]
     assert c.delete_obstacle(obstacle)["id"] == obstacle
     assert c.list_obstacles()["obstacles"] == []
+    mb = c.create_body("mesh", pos=[0.5, 0.6, 0.3], mesh=mesh["id"], scale=0.1, density=500)["id"]
+    (listed,) = c.list_bodies()["bodies"]
+    assert (listed["id"], listed["shape"], round(listed["mass"], 4)) == (mb, "mesh", 0.5)  # 500 kg/m^3 x 0.001 m^3
+    assert c.delete_body(mb)["id"] == mb
     solvers = c.list_solvers()
     other = [s["name"] for s in solvers["solvers"] if s["name"] != solvers["solver"]][0]
     assert c.set_solver(other)["solver"] == other

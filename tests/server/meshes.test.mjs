@@ -4,8 +4,10 @@
 // REST and the WebSocket; a dam break against a closed cube obstacle with no
 // particle inside it; bad files and bad placements answered 400 (or 413)
 // with the world unchanged; a snapshot's round trip keeping the obstacle;
-// and the roles that may upload and place; the obstacles as viewers are sent
-// them (the `obstacles` list, each placed mesh quantized, fetched by hash).
+// mesh bodies over REST and the WebSocket (listed with their mass, named in
+// the frames, an open mesh refused); the roles that may upload and place;
+// and the obstacles as viewers are sent them (the `obstacles` list, each
+// placed mesh quantized, fetched by hash).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, stopAll, connect, get, http, until, rawConnect, WAIT } from './lib.mjs';
@@ -377,6 +379,80 @@ test('a dam break against a closed cube obstacle: no particle inside it; a snaps
     before0.map(({ id, pos, rot, scale, bounds, grid, cell }) => ({ id, pos, rot, scale, bounds, grid, cell })));
 });
 
+test('mesh bodies: a closed cube body over REST and the WebSocket, listed with its mass, falling; an open mesh refused', async () => {
+  assert.equal((await post('/api/scene', { name: 'dam_break', particles: 3000 })).status, 200);
+  const c = await connect(s, { url: `${s.wsUrl}?token=${TOKEN}` });
+  const hello = await c.next((m) => m.type === 'hello');
+  const [lx, ly, lz, hx, hy, hz] = hello.bounds;
+  // a cube of side 0.1 m (the unit-cube mesh scaled by 0.1) high over the dry end of the tank
+  const at = [lx + 0.85 * (hx - lx), ly + 0.8 * (hy - ly), (lz + hz) / 2];
+  const r = await post('/api/bodies', { shape: 'mesh', mesh: cubeId, pos: at, scale: 0.1, density: 500 });
+  assert.equal(r.status, 200, r.text);
+  const id = r.json.id;
+  let b = (await get(s, '/api/bodies')).json.bodies.find((x) => x.id === id);
+  assert.equal(b.shape, 'mesh');
+  // mass = density x volume: 500 kg/m^3 x (0.1 m)^3
+  assert.ok(Math.abs(b.mass - 0.5) < 1e-4, `mass ${b.mass}`);
+  assert.equal(b.density, 500);
+  for (const k of [0, 1, 2]) assert.ok(Math.abs(b.size[k] - 0.05) < 1e-5, `half extents ${b.size}`);
+  process.stdout.write(`# mesh body ${id}: mass ${b.mass} kg, half extents ${b.size}, at ${b.pos}\n`);
+  // the frames name its shape
+  const f = await c.next((m) => m.type === 'frame' && m.bodies.some((x) => x.id === id));
+  assert.equal(f.bodies.find((x) => x.id === id).shape, 'mesh');
+  // it falls (gravity) and stays in the tank
+  const y0 = b.pos[1];
+  await until(async () => {
+    b = (await get(s, '/api/bodies')).json.bodies.find((x) => x.id === id);
+    return b.pos[1] < y0 - 0.2;
+  }, 'the mesh body falls');
+  assert.ok(b.pos.every((x, k) => x >= hello.bounds[k] - 1e-3 && x <= hello.bounds[k + 3] + 1e-3), `in the box: ${b.pos}`);
+  // the same over the WebSocket: body_create with shape mesh, a rotation and a scale
+  const w = await c.command({ type: 'body_create', shape: 'mesh', mesh: cubeId, pos: [at[0] - 0.3, at[1], at[2]], rot: [0.9239, 0.3827, 0, 0], scale: 0.08, density: 800 });
+  assert.equal(w.ok, true, w.error);
+  const wb = (await get(s, '/api/bodies')).json.bodies.find((x) => x.id === w.id);
+  assert.equal(wb.shape, 'mesh');
+  assert.ok(Math.abs(wb.mass - 800 * 0.08 ** 3) < 1e-4, `mass ${wb.mass}`);
+  // refusals: an open mesh (what is open named), an unknown mesh, size with a mesh, mesh with another shape
+  const open = cube();
+  open.T = open.T.filter((_, i) => i !== 6 && i !== 7);
+  const openId = (await upload(stlBinary(open), 'model/stl')).json.id;
+  const before0 = (await get(s, '/api/bodies')).json.bodies.map((x) => x.id);
+  const bad = [
+    [{ shape: 'mesh', mesh: openId, pos: at, scale: 0.1 }, 400, /not closed: edge \d+-\d+ at \(.*\) of triangle \d+ borders no other triangle/],
+    [{ shape: 'mesh', mesh: 999999, pos: at }, 404, /unknown mesh 999999/],
+    [{ shape: 'mesh', pos: at }, 400, /missing field 'mesh'/],
+    [{ shape: 'mesh', mesh: cubeId, size: [0.1, 0.1, 0.1], pos: at }, 400, /takes no 'size'/],
+    [{ shape: 'box', mesh: cubeId, size: [0.1, 0.1, 0.1], pos: at }, 400, /'mesh' and 'scale' are a mesh body's/],
+    [{ shape: 'box', pos: at }, 400, /missing field 'size'/],
+    [{ shape: 'mesh', mesh: cubeId, pos: at, scale: 0 }, 400, /'scale' must be in/],
+    [{ shape: 'mesh', mesh: cubeId, pos: at, scale: 100 }, 400, /half extents/],
+  ];
+  for (const [body, status, why] of bad) {
+    const x = await post('/api/bodies', body);
+    assert.equal(x.status, status, `${JSON.stringify(body)}: ${x.text}`);
+    assert.match(x.json.error, why, JSON.stringify(body));
+    t_note(JSON.stringify(body).slice(0, 28), x.json.error);
+  }
+  const ws = await c.command({ type: 'body_create', shape: 'mesh', mesh: openId, pos: at });
+  assert.equal(ws.ok, false);
+  assert.equal(ws.code, 'bad_request');
+  assert.match(ws.error, /not closed/);
+  assert.deepEqual((await get(s, '/api/bodies')).json.bodies.map((x) => x.id), before0, 'the refusals added no body');
+  // a snapshot carries the mesh bodies: removed, then restored with their shape, mass and size
+  assert.equal((await post('/api/pause', {})).status, 200);
+  const kept = (await get(s, '/api/bodies')).json.bodies;
+  const snap = await fetch(`${s.base}/api/snapshot`, { headers: ADMIN });
+  assert.equal(snap.status, 200);
+  const doc = Buffer.from(await snap.arrayBuffer());
+  for (const x of kept) assert.equal((await http(s, 'DELETE', `/api/bodies/${x.id}`, { headers: ADMIN })).status, 200);
+  const back = await fetch(`${s.base}/api/snapshot`, { method: 'POST', body: doc, headers: { 'content-type': 'application/msgpack', ...ADMIN } });
+  assert.equal(back.status, 200, await back.text());
+  const pick = ({ id, shape, mass, size, pos, rot }) => ({ id, shape, mass, size, pos, rot });
+  assert.deepEqual((await get(s, '/api/bodies')).json.bodies.map(pick), kept.map(pick));
+  assert.equal((await post('/api/resume', {})).status, 200);
+  c.close();
+});
+
 test('roles: uploading, placing and removing need a player; a viewer may list', async () => {
   assert.equal((await post('/api/rooms', { name: 'mr', scene: 'dam_break', particles: 1000, public_role: 'viewer' })).status, 201);
   const inv = {};
@@ -402,6 +478,14 @@ test('roles: uploading, placing and removing need a player; a viewer may list', 
   assert.equal((await get(s, '/api/rooms/mr/obstacles')).json.obstacles.length, 1);
   const dp = await http(s, 'DELETE', `/api/rooms/mr/obstacles/${pp.json.id}`, { headers: inv.player });
   assert.equal(dp.status, 200, dp.text);
+  const body = { shape: 'mesh', mesh: e.json.id, pos: [0.5, 0.5, 0.3], scale: 0.1 };
+  const bv = await http(s, 'POST', '/api/rooms/mr/bodies', { body });
+  assert.equal(bv.status, 403, bv.text);
+  assert.match(bv.json.error, /needs the player role; this connection is a viewer/);
+  assert.deepEqual((await get(s, '/api/rooms/mr/bodies')).json.bodies, []);
+  const bp = await http(s, 'POST', '/api/rooms/mr/bodies', { body, headers: inv.player });
+  assert.equal(bp.status, 200, bp.text);
+  assert.deepEqual((await get(s, '/api/rooms/mr/bodies')).json.bodies.map((x) => x.shape), ['mesh']);
   // the default room's mesh ids are not the room's: an id from another room is unknown here
   const other = await http(s, 'POST', '/api/rooms/mr/obstacles', { body: { ...place, mesh: 999 }, headers: inv.player });
   assert.equal(other.status, 404, other.text);

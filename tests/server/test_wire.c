@@ -190,9 +190,17 @@ static void test_decode_invalid(void) {
     expect_error("{\"type\":\"load_scene\",\"name\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}",
                  "'name' must be a string");
     expect_error("{\"type\":\"body_create\",\"shape\":\"cone\",\"size\":[1,1,1],\"pos\":[0,0,0]}",
-                 "'shape' must be sphere, box or capsule");
+                 "'shape' must be sphere, box, capsule or mesh");
     expect_error("{\"type\":\"body_create\",\"shape\":\"box\",\"size\":[1,0,1],\"pos\":[0,0,0]}",
                  "'size' components must be in");
+    expect_error("{\"type\":\"body_create\",\"shape\":\"mesh\",\"pos\":[0,0,0]}", "missing field 'mesh'");
+    expect_error("{\"type\":\"body_create\",\"shape\":\"mesh\",\"mesh\":1,\"size\":[1,1,1],\"pos\":[0,0,0]}",
+                 "takes no 'size'");
+    expect_error("{\"type\":\"body_create\",\"shape\":\"sphere\",\"mesh\":1,\"size\":[1,0,0],\"pos\":[0,0,0]}",
+                 "'mesh' and 'scale' are a mesh body's");
+    expect_error("{\"type\":\"body_create\",\"shape\":\"sphere\",\"pos\":[0,0,0]}", "missing field 'size'");
+    expect_error("{\"type\":\"body_create\",\"shape\":\"mesh\",\"mesh\":0,\"pos\":[0,0,0]}",
+                 "'mesh' must be a mesh id");
     expect_error("{\"type\":\"body_create\",\"shape\":\"sphere\",\"size\":[1,0,0],\"pos\":[0,0,0],"
                  "\"rot\":[0,0,0,0]}",
                  "'rot' must not be zero");

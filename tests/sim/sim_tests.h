@@ -33,6 +33,8 @@
     X(snapshot_roundtrip, test_snapshot_roundtrip)                                                                     \
     X(snapshot_refusals, test_snapshot_refusals)                                                                       \
     X(snapshot_obstacles, test_snapshot_obstacles)                                                                     \
+    X(snapshot_mesh_bodies, test_snapshot_mesh_bodies)                                                                 \
+    X(scene_meshes, test_scene_meshes)                                                                                 \
     X(domain_ranges, test_domain_ranges)                                                                               \
     X(state_bounds, test_state_bounds)                                                                                 \
     X(body_rails, test_body_rails)                                                                                     \

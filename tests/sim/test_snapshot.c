@@ -330,8 +330,9 @@ void test_snapshot_obstacles(void) {
     CHECK(third == second + 1, "the next id after a restore: %lld", (long long)third);
 
     /* version 2: the same bytes without the obstacles' section, found by its
-     * head (one obstacle, the next id, its id) before the solver's section */
-    size_t sect = 8 + (4 + 12 + 16 + 4 + 8) + 12 * (size_t)y.vertices + 12 * (size_t)y.triangles, head = 0;
+     * head (one obstacle, the next id, its id), and the mesh bodies' count (0)
+     * after it, before the solver's section */
+    size_t sect = 8 + (4 + 12 + 16 + 4 + 8) + 12 * (size_t)y.vertices + 12 * (size_t)y.triangles + 4, head = 0;
     const uint32_t want[3] = {1, (uint32_t)second + 1, (uint32_t)second};
     for (size_t i = s.n - sect; i > 8 && !head; i--)
         if (!memcmp(s.b + i, want, sizeof want)) head = i;
@@ -343,6 +344,15 @@ void test_snapshot_obstacles(void) {
     memcpy(v2.b + 4, &two, 4);
     CHECK(fs_world_restore(w, v2.b, v2.n, &err) == FS_OK, "version 2 restore: %s", err.msg);
     CHECK(fs_world_obstacle_count(w) == 0, "a version 2 snapshot has no obstacles");
+    /* version 3: without the mesh bodies' count only, the obstacle kept */
+    snap v3 = {malloc(s.n - 4), s.n - 4};
+    memcpy(v3.b, s.b, head + sect - 4);
+    memcpy(v3.b + head + sect - 4, s.b + head + sect, s.n - head - sect);
+    uint32_t three = 3;
+    memcpy(v3.b + 4, &three, 4);
+    CHECK(fs_world_restore(w, v3.b, v3.n, &err) == FS_OK, "version 3 restore: %s", err.msg);
+    CHECK(fs_world_obstacle_count(w) == 1, "a version 3 snapshot keeps its obstacle");
+    free(v3.b);
 
     /* damaged: a NaN scale, a vertex out of range */
     CHECK(fs_world_restore(w, s.b, s.n, &err) == FS_OK, "restore: %s", err.msg);
@@ -364,4 +374,113 @@ void test_snapshot_obstacles(void) {
     free(cx.before.b), free(v2.b), free(back.b), free(s.b);
     tm_free(&box);
     fs_world_destroy(a), fs_world_destroy(w);
+}
+
+/* The mesh bodies' section of snapshot s (version 4) for one mesh body of
+ * nv vertices and nt triangles: its offset (the count 1, nv, nt), 0 when
+ * not found. */
+static size_t body_mesh_section(const snap *s, int nv, int nt) {
+    const uint32_t want[3] = {1, (uint32_t)nv, (uint32_t)nt};
+    for (size_t i = s->n - 16; i > 8; i--)
+        if (!memcmp(s->b + i, want, sizeof want)) return i;
+    return 0;
+}
+
+/* Mesh bodies in a snapshot (version 4): a restore rebuilds each from its
+ * body-frame mesh and saved mass properties, so the restored world's
+ * snapshot is the saved one byte for byte and the two worlds step
+ * bit-identically; a version 3 snapshot (no meshes) with a mesh body is
+ * refused, and a damaged mesh or mass is refused and changes nothing. */
+void test_snapshot_mesh_bodies(void) {
+    fs_world_def d = fs_default_world_def();
+    d.capacity = 3000;
+    fs_world *a = fs_world_create(&d), *w = fs_world_create(&d);
+    fs_error err = {{0}};
+    CHECK(fs_world_load_scene(a, "drop", 1200, &err) == FS_OK, "%s", err.msg);
+    CHECK(fs_world_load_scene(w, "drop", 800, &err) == FS_OK, "%s", err.msg);
+    fs_domain dom = fs_world_domain(a);
+    const fs_vec3 mid = {0.5f * (dom.box_min.x + dom.box_max.x), 0.5f * (dom.box_min.y + dom.box_max.y),
+                         0.5f * (dom.box_min.z + dom.box_max.z)};
+    /* an off-centre box turned about two axes (principal axes not the mesh's), a torus, a sphere body between */
+    tmesh box = tm_box((fs_vec3){0.3f, -0.2f, 0.1f}, 0.6f, 0.4f, 0.5f);
+    tmesh tor = tm_torus((fs_vec3){0, 0, 0}, 0.08f, 0.03f, 32, 12);
+    fs_mesh bm = tm_view(&box), tm = tm_view(&tor);
+    fs_body_def bd = fs_default_body_def();
+    bd.shape = FS_SHAPE_MESH, bd.mesh = &bm, bd.scale = 0.1f, bd.density = 700;
+    bd.pos = (fs_vec3){mid.x - 0.15f, mid.y, mid.z}, bd.rot = (fs_quat){0.8660254f, 0.3535534f, 0.3535534f, 0};
+    CHECK(fs_world_create_body(a, &bd, &err) >= 0, "mesh box: %s", err.msg);
+    fs_body_def sd = fs_default_body_def();
+    sd.shape = FS_SHAPE_SPHERE, sd.size = (fs_vec3){0.04f, 0, 0}, sd.pos = mid;
+    CHECK(fs_world_create_body(a, &sd, &err) >= 0, "sphere: %s", err.msg);
+    bd.mesh = &tm, bd.scale = 1, bd.density = 400, bd.pos = (fs_vec3){mid.x + 0.15f, mid.y, mid.z};
+    CHECK(fs_world_create_body(a, &bd, &err) >= 0, "mesh torus: %s", err.msg);
+    for (int t = 0; t < 10; t++) fs_world_step(a);
+    snap s = take_snapshot(a);
+    CHECK(fs_world_restore(w, s.b, s.n, &err) == FS_OK, "restore: %s", err.msg);
+    CHECK(fs_world_body_count(w) == 3, "three bodies restored");
+    for (int k = 0; k < 3; k++) {
+        fs_body_state x, y;
+        fs_world_body_at(a, k, &x), fs_world_body_at(w, k, &y);
+        CHECK(x.id == y.id && x.shape == y.shape && x.mass == y.mass && x.inertia.x == y.inertia.x &&
+                  x.inertia.y == y.inertia.y && x.inertia.z == y.inertia.z && x.size.x == y.size.x &&
+                  x.size.y == y.size.y && x.size.z == y.size.z && x.pos.x == y.pos.x && x.rot.w == y.rot.w,
+              "body %d: the same id, shape, mass, inertia, size and pose", k);
+    }
+    fs_mesh xa, xw;
+    CHECK(fs_world_body_mesh(w, 2, &xw) && fs_world_body_mesh(a, 2, &xa) && xw.vertex_count == xa.vertex_count &&
+              !memcmp(xw.vertices, xa.vertices, sizeof(fs_vec3) * (size_t)xa.vertex_count),
+          "the torus's body-frame mesh, bit for bit");
+    snap back = take_snapshot(w);
+    CHECK(back.n == s.n && !memcmp(back.b, s.b, s.n), "the restored world's snapshot is the saved one");
+    for (int t = 0; t < 150; t++) fs_world_step(a), fs_world_step(w);
+    fs_body_state fell;
+    fs_world_body_at(a, 0, &fell);
+    CHECK(fs_world_hash(a) == fs_world_hash(w), "150 steps on, the two worlds are bit-identical");
+    REPORT("a %zu byte snapshot with 2 mesh bodies (12 and %d triangles) and a sphere restored; 150 steps alike "
+           "(the box body from y %.3f to %.3f)",
+           s.n, tor.nt, (double)mid.y, (double)fell.pos.y);
+
+    /* one mesh body, for the version 3 and damage cases */
+    fs_world *one = fs_world_create(&d);
+    CHECK(fs_world_load_scene(one, "drop", 800, &err) == FS_OK, "%s", err.msg);
+    bd.mesh = &bm, bd.scale = 0.1f, bd.density = 700, bd.pos = mid;
+    CHECK(fs_world_create_body(one, &bd, &err) >= 0, "mesh box: %s", err.msg);
+    snap o = take_snapshot(one);
+    size_t head = body_mesh_section(&o, box.nv, box.nt);
+    CHECK(head > 0, "the mesh bodies' section is in the snapshot");
+    const size_t sect = 4 + 8 + 8 + 12 + 12 * (size_t)box.nv + 12 * (size_t)box.nt;
+    /* version 3: the same bytes without the mesh bodies' section: refused, naming the mesh body */
+    snap v3 = {malloc(o.n - sect), o.n - sect};
+    memcpy(v3.b, o.b, head);
+    memcpy(v3.b + head, o.b + head + sect, o.n - head - sect);
+    uint32_t three = 3;
+    memcpy(v3.b + 4, &three, 4);
+    CHECK(fs_world_restore(w, s.b, s.n, &err) == FS_OK, "restore: %s", err.msg);
+    ctx cx = {w, take_snapshot(w), o};
+    refused(&cx, &v3, "version 3 with a mesh body", "mesh body");
+    /* damaged: the volume doubled, a triangle turned (the mesh open), the count wrong */
+    snap bad = copy_of(&o);
+    double vol;
+    memcpy(&vol, bad.b + head + 12, 8);
+    vol *= 2;
+    memcpy(bad.b + head + 12, &vol, 8);
+    refused(&cx, &bad, "mesh body volume doubled", "mass properties");
+    free(bad.b);
+    bad = copy_of(&o);
+    uint32_t *tri = malloc(12);
+    size_t t0 = head + 4 + 8 + 8 + 12 + 12 * (size_t)box.nv;
+    memcpy(tri, bad.b + t0, 12);
+    const uint32_t turned[3] = {tri[0], tri[2], tri[1]};
+    memcpy(bad.b + t0, turned, 12);
+    free(tri);
+    refused(&cx, &bad, "mesh body triangle turned", "not closed");
+    free(bad.b);
+    bad = copy_of(&o);
+    uint32_t two = 2;
+    memcpy(bad.b + head, &two, 4);
+    refused(&cx, &bad, "2 body meshes for 1 mesh body", "body meshes");
+    free(bad.b);
+    free(cx.before.b), free(v3.b), free(o.b), free(back.b), free(s.b);
+    tm_free(&box), tm_free(&tor);
+    fs_world_destroy(one), fs_world_destroy(a), fs_world_destroy(w);
 }

@@ -235,15 +235,16 @@ class Client:
         """GET /api/bodies: ``{"tick", "bodies": [...]}``, every rigid body."""
         return self._json("GET", "/api/bodies")
 
-    def create_body(self, shape: str, size, pos, rot=None, vel=None, ang_vel=None, density: float = None,
-                    friction: float = None, static: bool = None) -> dict:
+    def create_body(self, shape: str, size=None, pos=None, rot=None, vel=None, ang_vel=None, density: float = None,
+                    friction: float = None, static: bool = None, mesh: int = None, scale: float = None) -> dict:
         """POST /api/bodies: adds a rigid body (``shape`` sphere, box or
-        capsule; ``size`` [3], ``pos`` [3]; optional ``rot`` [w, x, y, z],
-        ``vel``, ``ang_vel``, ``density`` kg/m^3, ``friction``, ``static``).
-        ``{"ok", "id", "tick"}``."""
+        capsule with ``size`` [3], or ``"mesh"`` with ``mesh``, a closed mesh's
+        id from ``upload_mesh``, and optional ``scale``; ``pos`` [3]; optional
+        ``rot`` [w, x, y, z], ``vel``, ``ang_vel``, ``density`` kg/m^3,
+        ``friction``, ``static``).  ``{"ok", "id", "tick"}``."""
         return self._json("POST", "/api/bodies", _fields(shape=shape, size=_vec(size), pos=_vec(pos), rot=_vec(rot),
                                                          vel=_vec(vel), ang_vel=_vec(ang_vel), density=density,
-                                                         friction=friction, static=static))
+                                                         friction=friction, static=static, mesh=mesh, scale=scale))
 
     def delete_body(self, id: int) -> dict:
         """DELETE /api/bodies/{id}: removes body ``id`` (404 unknown, 409 held)."""
