@@ -66,7 +66,7 @@ export function rayBody(ray, body) {
   const o = toLocal(body, ray.origin), d = dirToLocal(body, ray.dir);
   const s = body.size;
   if (body.shape === 'sphere') return raySphereT(o, d, [0, 0, 0], s[0]);
-  if (body.shape === 'box') {
+  if (body.shape === 'box' || body.shape === 'mesh') { // a mesh body is picked by its box
     let t0 = 0, t1 = Infinity;
     for (let a = 0; a < 3; a++) {
       const inv = 1 / d[a];

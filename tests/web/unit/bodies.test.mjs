@@ -40,6 +40,9 @@ test('bodies: rays hit spheres, rotated boxes and capsules where they are', () =
   // A box of half extent 1 turned 45 degrees about y: its corner faces the ray.
   const t = rayBody(ray, { shape: 'box', size: [1, 1, 1], pos: [0, 0, 0], rot: rotY(Math.PI / 4) });
   assert.ok(Math.abs(t - (10 - Math.SQRT2)) < 1e-9, `${t}`);
+  // A mesh body is picked by the box of its size (half extents in its own frame).
+  const m = rayBody(ray, { shape: 'mesh', size: [0.5, 2, 3], pos: [0, 0, 1], rot: [1, 0, 0, 0] });
+  assert.ok(Math.abs(m - 6) < 1e-9, `${m}`);
   // Capsule along y: radius 0.5, half length 2: hit on the cylinder at y = 1.5, and on the cap above it.
   const cap = { shape: 'capsule', size: [0.5, 2, 0], pos: [0, 0, 0], rot: [1, 0, 0, 0] };
   assert.ok(Math.abs(rayBody({ origin: [0, 1.5, 10], dir: [0, 0, -1] }, cap) - 9.5) < 1e-9);

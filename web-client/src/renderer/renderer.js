@@ -144,7 +144,8 @@ export class Renderer {
     for (const b of bodies) {
       const s = b.size;
       let mesh, scale, half = 0;
-      if (b.shape === 'box') { mesh = this.meshes.box; scale = [s[0], s[1], s[2]]; }
+      // a mesh body is drawn as the box around it in its own frame (its size: half extents)
+      if (b.shape === 'box' || b.shape === 'mesh') { mesh = this.meshes.box; scale = [s[0], s[1], s[2]]; }
       else if (b.shape === 'capsule') { mesh = this.meshes.sphere; scale = [s[0], s[0], s[0]]; half = s[1] / Math.max(s[0], 1e-6); }
       else { mesh = this.meshes.sphere; scale = [s[0], s[0], s[0]]; }
       gl.uniformMatrix4fv(u.uModel, false, modelMatrix(b.pos, b.rot, scale));
