@@ -3,7 +3,7 @@
 // obstacle_mesh.js), and a mesh file dropped on the canvas or picked in the
 // panel uploaded (POST /api/meshes) and placed fitted into the box (POST
 // /api/obstacles {mesh, fit: true}); refusals are shown as the server words
-// them.  Uploading needs the editor role (roles.js locks the controls).
+// them.  Uploading needs the player role (roles.js locks the controls).
 import { apiPath } from './room.js';
 import { ObstacleMeshes } from './obstacle_mesh.js';
 import { roleLocked } from './ui/roles.js';

@@ -104,10 +104,10 @@ test('a viewer\'s page shows the mesh upload locked and uploads nothing dropped 
   await v.goto(`${t.base}/r/obs/`);
   await waitFor(v, () => window.__fluid && window.__fluid.connected && window.__fluid.hello);
   const lock = await v.evaluate(() => ['add-mesh', 'clear-obstacles'].map((id) => [document.getElementById(id).disabled, document.getElementById(id).title]));
-  assert.deepEqual(lock, [[true, 'needs the editor role; you are a viewer here'], [true, 'needs the player role; you are a viewer here']]);
+  assert.deepEqual(lock, [[true, 'needs the player role; you are a viewer here'], [true, 'needs the player role; you are a viewer here']]);
   await drop(v, cubeStl(), 'cube.stl');
   await waitFor(v, () => window.__fluid.obstacles.lastError);
-  assert.match((await obstacles(v)).lastError, /needs the editor role; you are a viewer here/);
+  assert.match((await obstacles(v)).lastError, /needs the player role; you are a viewer here/);
   assert.equal((await obstacles(v)).uploads, 0);
   assert.deepEqual((await (await fetch(`${t.base}/api/rooms/obs/meshes`, { headers: admin })).json()).meshes, [], 'nothing uploaded');
   assert.deepEqual(v.errors, []);

@@ -11,7 +11,7 @@ export const NEEDS = {
   'add-sphere': 'player', 'add-box': 'player', 'add-capsule': 'player', 'clear-bodies': 'player',
   scene: 'editor', count: 'editor', load: 'editor', solver: 'editor', pause: 'editor', step: 'editor',
   emitter: 'editor', 'scene-emitter': 'editor', 'floor-plate': 'editor', record: 'editor', 'mat-params': 'editor',
-  'add-mesh': 'editor', 'mesh-file': 'editor', 'clear-obstacles': 'player',
+  'add-mesh': 'player', 'mesh-file': 'player', 'clear-obstacles': 'player',
 };
 
 // Whether a connection with role have may do what needs role need (an
