@@ -7,6 +7,9 @@
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t clock_now_ns(void);
+/* The calling thread's CPU time in nanoseconds (CLOCK_THREAD_CPUTIME_ID):
+ * the work a step did, whatever else held the cores meanwhile. */
+uint64_t clock_thread_cpu_ns(void);
 
 /* A fixed-rate schedule with a bounded catch-up: the tick just run was due at
  * `due` and the clock now reads `now`.  Returns when the next tick is due:

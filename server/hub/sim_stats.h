@@ -17,7 +17,8 @@ typedef struct sim_stats {
     int particles, springs;
     bool paused;
     double step_ms_last, step_ms_mean, step_ms_max; /* mean/max over the last second */
-    int step_threads; /* the threads a step runs on: the pool's, or 1 while the world is small (sim_thread.c) */
+    int step_threads;        /* the threads a step runs on: the pool's, or 1 while the world is small (sim_thread.c) */
+    double step_cpu_ms_mean; /* the sim thread's CPU time a step over the last second: its work, not its waits */
     double phase_ms[FS_PHASE_COUNT];
     double realtime_ratio; /* simulated s per wall s over the last second */
     double tick_hz_actual; /* ticks (stepped or not) per wall second */

@@ -6,8 +6,8 @@
  * particles took 1.3 ms a step alone and 2.3 ms on two threads (4.6
  * core-ms), and rooms sharing the pool wait for each other's jobs (on a busy
  * machine a pooled step of it took 13 ms).  So a world steps alone while a
- * step alone, estimated as its particles times the cost of a particle
- * measured when it last stepped alone, fits POOL_ON of the tick; on the pool
+ * step alone, estimated as its particles times the CPU time of a particle
+ * when it last stepped alone, fits POOL_ON of the tick; on the pool
  * from above that, and alone again under POOL_OFF (the gap keeps a world
  * near the line from switching every second).  A pooled step slower than
  * the estimate alone (the pool's threads held elsewhere) goes back to one
@@ -19,13 +19,14 @@ void pool_choice_learn(pool_choice *c, double alone_ms, int particles) {
     if (alone_ms > 0 && particles > 0) c->alone_ms_per_particle = alone_ms / particles;
 }
 
-void pool_choice_update(pool_choice *c, double mean_ms, int particles, double period_ms, int threads, uint64_t now_ns) {
+void pool_choice_update(pool_choice *c, double mean_ms, double cpu_ms, int particles, double period_ms, int threads,
+                        uint64_t now_ns) {
     if (threads < 2) {
         c->pooled = false;
         return;
     }
     if (mean_ms <= 0) return;
-    if (!c->pooled) pool_choice_learn(c, mean_ms, particles);
+    if (!c->pooled) pool_choice_learn(c, cpu_ms, particles);
     if (c->alone_ms_per_particle <= 0) { /* never measured alone: the next second is */
         c->pooled = false;
         return;

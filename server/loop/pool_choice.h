@@ -19,8 +19,11 @@ typedef struct pool_choice {
 
 /* A mean of ms a step on one thread, at this many particles. */
 void pool_choice_learn(pool_choice *c, double alone_ms, int particles);
-/* Once a second: mean_ms is the last second's mean step, taken all in the
- * mode c->pooled says; threads the pool's (below 2, never pooled). */
-void pool_choice_update(pool_choice *c, double mean_ms, int particles, double period_ms, int threads, uint64_t now_ns);
+/* Once a second: mean_ms is the last second's mean step (wall time) and
+ * cpu_ms the sim thread's CPU time a step, taken all in the mode c->pooled
+ * says; threads the pool's (below 2, never pooled).  The cost alone is
+ * learnt from cpu_ms: a step's work, not the waits of a busy machine. */
+void pool_choice_update(pool_choice *c, double mean_ms, double cpu_ms, int particles, double period_ms, int threads,
+                        uint64_t now_ns);
 
 #endif

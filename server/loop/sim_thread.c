@@ -68,11 +68,15 @@ static void world_def(sim_thread *s, fs_world_def *def) {
 #define BUDGET_ALONE 10 /* timed on one thread first (the pool's choice, choose_pool) */
 #define BUDGET_MIN 1000
 /* The mean milliseconds of a tick of w: warm ticks, then timed ones. */
-static double tick_ms(fs_world *w, int warm, int timed) {
+/* ... and in *cpu_ms (when not NULL) this thread's CPU time a tick: on one
+ * thread, the core-milliseconds it costs whatever else holds the cores. */
+static double tick_ms(fs_world *w, int warm, int timed, double *cpu_ms) {
     for (int t = 0; t < warm; t++) fs_world_step(w);
-    const uint64_t t0 = clock_now_ns();
+    const uint64_t t0 = clock_now_ns(), c0 = clock_thread_cpu_ns();
     for (int t = 0; t < timed; t++) fs_world_step(w);
-    return timed > 0 ? (double)(clock_now_ns() - t0) * 1e-6 / timed : 0;
+    const uint64_t t1 = clock_now_ns(), c1 = clock_thread_cpu_ns();
+    if (cpu_ms) *cpu_ms = timed > 0 ? (double)(c1 - c0) * 1e-6 / timed : 0;
+    return timed > 0 ? (double)(t1 - t0) * 1e-6 / timed : 0;
 }
 
 static void size_to_budget(sim_thread *s, const char *scene) {
@@ -81,13 +85,14 @@ static void size_to_budget(sim_thread *s, const char *scene) {
     const double period = 1e3 / cfg->tick_hz, allowed = cfg->step_budget * period;
     s->pool_use.pooled =
         pool_threads(s) > 1; /* warm on the pool, timed alone, then on the pool if one thread is too slow */
-    tick_ms(s->world, BUDGET_WARM, 0);
+    tick_ms(s->world, BUDGET_WARM, 0, NULL);
     s->pool_use.pooled = false;
-    double ms = tick_ms(s->world, 0, BUDGET_ALONE);
-    pool_choice_learn(&s->pool_use, ms, n0);
+    double cpu;
+    double ms = tick_ms(s->world, 0, BUDGET_ALONE, &cpu);
+    pool_choice_learn(&s->pool_use, cpu, n0);
     if (pool_threads(s) > 1 && ms > POOL_ON * period) {
         s->pool_use.pooled = true;
-        const double pooled = tick_ms(s->world, 0, BUDGET_TIMED);
+        const double pooled = tick_ms(s->world, 0, BUDGET_TIMED, NULL);
         if (pooled < ms)
             ms = pooled;
         else
@@ -213,7 +218,7 @@ typedef struct frame_clock {
 /* The statistics window (about one second). */
 typedef struct stats_window {
     uint64_t start, ticks, steps;
-    double step_sum, step_max, sim_start;
+    double step_sum, cpu_sum, step_max, sim_start;
     bool have_sim;
 } stats_window;
 
@@ -237,8 +242,8 @@ static int apply_queued(sim_thread *s) {
     return total;
 }
 
-/* Counts one step of ms milliseconds. */
-static void count_step(sim_thread *s, stats_window *win, const fs_stats *fst, double ms) {
+/* Counts one step of ms milliseconds (cpu_ms of them the sim thread's CPU time). */
+static void count_step(sim_thread *s, stats_window *win, const fs_stats *fst, double ms, double cpu_ms) {
     s->stats.step_ms_last = ms;
     s->stats.step_count++;
     s->stats.step_ms_sum += ms;
@@ -246,6 +251,7 @@ static void count_step(sim_thread *s, stats_window *win, const fs_stats *fst, do
         if (ms <= sim_step_bucket_ms[k]) s->stats.step_bucket[k]++;
     memcpy(s->stats.phase_ms, fst->phase_ms, sizeof s->stats.phase_ms);
     win->step_sum += ms;
+    win->cpu_sum += cpu_ms;
     if (ms > win->step_max) win->step_max = ms;
     win->steps++;
 }
@@ -256,18 +262,20 @@ static void update_stats(sim_thread *s, stats_window *win, const fs_stats *fst, 
     if (now - win->start >= 1000000000ull) {
         double wall = (double)(now - win->start) / 1e9;
         s->stats.step_ms_mean = win->steps ? win->step_sum / (double)win->steps : 0;
+        s->stats.step_cpu_ms_mean = win->steps ? win->cpu_sum / (double)win->steps : 0;
         s->stats.step_ms_max = win->step_max;
         if (win->steps)
-            pool_choice_update(&s->pool_use, s->stats.step_ms_mean, fst->particles, 1e3 / s->cfg->tick_hz,
-                               pool_threads(s), now);
+            pool_choice_update(&s->pool_use, s->stats.step_ms_mean, s->stats.step_cpu_ms_mean, fst->particles,
+                               1e3 / s->cfg->tick_hz, pool_threads(s), now);
         s->stats.realtime_ratio = (fst->sim_time - win->sim_start) / wall;
         s->stats.tick_hz_actual = (double)win->ticks / wall;
         win->start = now;
         win->ticks = win->steps = 0;
-        win->step_sum = win->step_max = 0;
+        win->step_sum = win->cpu_sum = win->step_max = 0;
         win->sim_start = fst->sim_time;
     } else if (s->stats.tick_hz_actual == 0 && win->steps) {
         s->stats.step_ms_mean = win->step_sum / (double)win->steps; /* first second */
+        s->stats.step_cpu_ms_mean = win->cpu_sum / (double)win->steps;
     }
     sim_stats_of_world(s, fst);
     s->stats.step_threads = s->pool_use.pooled ? pool_threads(s) : 1;
@@ -304,9 +312,9 @@ static int tick(sim_thread *s, stats_window *win, frame_clock *fc) {
     /* 1. Commands, at the tick boundary. */
     int total = apply_queued(s);
     /* 2. One step (or none while paused). */
-    uint64_t t0 = clock_now_ns();
+    uint64_t t0 = clock_now_ns(), c0 = clock_thread_cpu_ns();
     bool stepped = fs_world_advance(s->world);
-    uint64_t t1 = clock_now_ns();
+    uint64_t t1 = clock_now_ns(), c1 = clock_thread_cpu_ns();
     fs_stats fst;
     fs_world_stats(s->world, &fst);
     if (!win->have_sim) {
@@ -315,7 +323,7 @@ static int tick(sim_thread *s, stats_window *win, frame_clock *fc) {
     }
     if (stepped) {
         sim_expire_heat(s);
-        count_step(s, win, &fst, (double)(t1 - t0) / 1e6);
+        count_step(s, win, &fst, (double)(t1 - t0) / 1e6, (double)(c1 - c0) / 1e6);
     }
     win->ticks++;
     if (s->pending_count) sim_flush_pending_steps(s, false);
@@ -434,7 +442,8 @@ double sim_thread_measure(sim_thread *s, int *particles) {
     snprintf(scene, sizeof scene, "%s", fs_world_scene_name(s->world));
     const int n = fs_world_particle_count(s->world);
     s->pool_use.pooled = false;
-    const double ms = tick_ms(s->world, ADMIT_WARM, ADMIT_TIMED);
+    double ms;
+    tick_ms(s->world, ADMIT_WARM, ADMIT_TIMED, &ms);
     pool_choice_learn(&s->pool_use, ms, n);
     s->pool_use.pooled = pool_threads(s) > 1 && ms > POOL_ON * 1e3 / s->cfg->tick_hz;
     fs_error e = {{0}};

@@ -90,6 +90,7 @@ cJSON *rest_stats_json(const net *n, const net_room *v) {
     cJSON_AddNumberToObject(j, "frame_hz", n->cfg->frame_hz);
     cJSON_AddNumberToObject(j, "tick_hz_actual", s.tick_hz_actual);
     cJSON_AddNumberToObject(j, "step_ms", s.step_ms_mean);
+    cJSON_AddNumberToObject(j, "step_cpu_ms", s.step_cpu_ms_mean);
     cJSON_AddNumberToObject(j, "step_ms_last", s.step_ms_last);
     cJSON_AddNumberToObject(j, "step_ms_max", s.step_ms_max);
     static const char *const phases[FS_PHASE_COUNT] = {"grid",    "viscosity", "springs", "relax",

@@ -276,10 +276,11 @@ static room_status make_room(rooms *d, const room_def *def, hub_wake_fn *wake, v
     return ROOM_OK;
 }
 
-/* Core-milliseconds of each tick the listed awake rooms take: each its own mean
- * step times the threads it steps on (a pooled step holds every pool
- * thread), or what it was admitted with if more (a room admitted a moment
- * ago has no mean yet). */
+/* Core-milliseconds of each tick the listed awake rooms take: each its sim
+ * thread's mean CPU time a step (its work, not the waits of a busy machine)
+ * times the threads it steps on (a pooled step holds every pool thread), or
+ * what it was admitted with if more (a room admitted a moment ago has no
+ * mean yet). */
 static double rooms_used_ms(rooms *d) {
     double used = 0;
     pthread_mutex_lock(&d->mu);
@@ -289,7 +290,7 @@ static double rooms_used_ms(rooms *d) {
         sim_stats st;
         hub_get_stats(&o->hub, &st);
         if (st.asleep || atomic_load(&o->evicted)) continue; /* it takes no CPU until it wakes */
-        const double core_ms = st.step_ms_mean * (st.step_threads > 1 ? st.step_threads : 1);
+        const double core_ms = st.step_cpu_ms_mean * (st.step_threads > 1 ? st.step_threads : 1);
         used += core_ms > o->admitted_ms ? core_ms : o->admitted_ms;
     }
     pthread_mutex_unlock(&d->mu);
