@@ -464,6 +464,10 @@ int sim_thread_resize(sim_thread *s, int n, char *err, size_t errlen) {
     sim_world_replaced(s, 0);
     world_info wi;
     sim_publish_info(s, &wi);
+    fs_stats fst; /* its statistics say the new size before its first tick (POST /api/rooms answers it) */
+    fs_world_stats(s->world, &fst);
+    sim_stats_of_world(s, &fst);
+    hub_set_stats(s->hub, &s->stats);
     return 0;
 }
 

@@ -239,7 +239,10 @@ test('admission: with a step budget, a room that does not fit is sized down, and
   assert.equal(full.status, 503, full.text);
   assert.equal(full.json.code, 'busy');
   assert.match(full.json.error, /the server is full: its rooms take [\d.]+ of the [\d.]+ core-ms of each tick they may \(--step-budget 70% of 16.7 ms on \d+ threads?\)/);
-  for (const m of made) assert.ok(m.particles < want && m.particles >= 1000, `room ${m.name} admitted with ${m.particles}`);
+  for (const m of made) {
+    assert.ok(m.particles < want && m.particles >= 1000, `room ${m.name} admitted with ${m.particles}`);
+    assert.equal((await get(t, `/api/rooms/${m.name}/stats`)).json.particles, m.particles, 'the answer says the size it was admitted at');
+  }
   const listed = (await get(t, '/api/rooms')).json.rooms.map((x) => x.name);
   assert.equal(listed.includes(`adm-${made.length}`), false, 'the refused room is not listed');
   await t.stop();
