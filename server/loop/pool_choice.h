@@ -9,12 +9,10 @@
 
 #define POOL_ON 0.4  /* pooled from when a step alone takes more than this share of the tick */
 #define POOL_OFF 0.3 /* alone again under this share */
-#define POOL_HOLD_S 10
 
 typedef struct pool_choice {
     bool pooled;
     double alone_ms_per_particle; /* a particle-step's cost on one thread, last measured (0: not yet) */
-    uint64_t hold_until_ns;       /* the pool was slower than one thread: not pooled again before this */
 } pool_choice;
 
 /* A mean of ms a step on one thread, at this many particles. */
@@ -23,7 +21,6 @@ void pool_choice_learn(pool_choice *c, double alone_ms, int particles);
  * cpu_ms the sim thread's CPU time a step, taken all in the mode c->pooled
  * says; threads the pool's (below 2, never pooled).  The cost alone is
  * learnt from cpu_ms: a step's work, not the waits of a busy machine. */
-void pool_choice_update(pool_choice *c, double mean_ms, double cpu_ms, int particles, double period_ms, int threads,
-                        uint64_t now_ns);
+void pool_choice_update(pool_choice *c, double mean_ms, double cpu_ms, int particles, double period_ms, int threads);
 
 #endif

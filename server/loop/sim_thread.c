@@ -266,7 +266,7 @@ static void update_stats(sim_thread *s, stats_window *win, const fs_stats *fst, 
         s->stats.step_ms_max = win->step_max;
         if (win->steps)
             pool_choice_update(&s->pool_use, s->stats.step_ms_mean, s->stats.step_cpu_ms_mean, fst->particles,
-                               1e3 / s->cfg->tick_hz, pool_threads(s), now);
+                               1e3 / s->cfg->tick_hz, pool_threads(s));
         s->stats.realtime_ratio = (fst->sim_time - win->sim_start) / wall;
         s->stats.tick_hz_actual = (double)win->ticks / wall;
         win->start = now;
