@@ -15,7 +15,9 @@
 // world's realtime ratio over the phase (simulated seconds per wall second),
 // the attacker's own outcome, and whether the bars hold: the viewer >= 27
 // frames/s and the world >= 0.95 realtime.  Exits 1 when a bar is missed.
-// usage: FLUID_SERVER=build/fluid-server node tests/bench/isolation.mjs [SECONDS] [phase...]
+// usage: FLUID_SERVER=build/fluid-server [BENCH_ISO_PARTICLES=N] node tests/bench/isolation.mjs [SECONDS] [phase...]
+// (N: the world's particles, default 20000: the issue's size; a smaller one shows what an attack costs on a
+// machine that cannot hold 20k in real time)
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, connect as tcp } from 'node:net';
@@ -186,7 +188,7 @@ try {
     natsArgs = ['--nats', `nats://127.0.0.1:${natsPort}`, '--nats-user', 'sim', '--nats-pass', pass.FLUID_NATS_SIM_PASS];
     relayPass = pass.FLUID_NATS_RELAY1_PASS;
   }
-  const s = await startServer(['--scene', 'dam_break', '--particles', '20000', '--record-dir', recDir, ...natsArgs]);
+  const s = await startServer(['--scene', 'dam_break', '--particles', process.env.BENCH_ISO_PARTICLES || '20000', '--record-dir', recDir, ...natsArgs]);
   const st = (await get(s, '/api/stats')).json;
   const v = viewer(s.wsUrl);
   await v.opened;
