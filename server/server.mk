@@ -26,7 +26,7 @@ FC_HDR     = server/wire/frame_codec.h server/wire/frame_header.h server/wire/fr
 
 # The recording tool (server/tools/fluid_rec.c): replays, checks and
 # exports recordings without a server.
-FLUID_REC_SRC = server/tools/fluid_rec.c server/wire/recfile.c $(FC_SRC) server/wire/wire.c server/wire/validate.c server/hub/command.c server/hub/reply.c server/hub/reply_code.c server/hub/snapshots.c server/base/msgbuf.c
+FLUID_REC_SRC = server/tools/fluid_rec.c server/wire/recfile.c $(FC_SRC) server/wire/wire.c server/wire/mp_reader.c server/wire/validate.c server/hub/command.c server/hub/reply.c server/hub/reply_code.c server/hub/snapshots.c server/base/msgbuf.c
 $(BUILD)/fluid-rec: $(FLUID_REC_SRC) $(SRV_HDR) $(BUILD)/libfluidsim.a
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS_ALL) $(OPT) $(SRV_CFLAGS) $(FLUID_REC_SRC) $(BUILD)/libfluidsim.a $(SRV_LIBS) $(LDLIBS_SIM) -o $@

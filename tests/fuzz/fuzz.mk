@@ -39,7 +39,7 @@ FUZZ_SAN = -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recove
 FUZZ_CFLAGS = $(WARN) $(DEFS) -g -O1 -fno-omit-frame-pointer -fopenmp-simd -Wno-pass-failed $(FUZZ_SAN) $(SRV_CFLAGS) -Itests/fuzz
 FUZZ_SIM = $(SIM_SRC)
 # The codecs, the command value and queue, and what they use.
-FUZZ_WIRE = server/wire/wire.c server/wire/validate.c $(wildcard server/hub/*.c) server/base/msgbuf.c server/base/log.c
+FUZZ_WIRE = server/wire/wire.c server/wire/mp_reader.c server/wire/validate.c $(wildcard server/hub/*.c) server/base/msgbuf.c server/base/log.c
 FUZZ_SIM_HOT = $(wildcard server/sim/clavet*.c) $(addprefix server/sim/,grid.c mps.c unified.c kernels.c sparse.c pool.c)
 FUZZ_SIM_COLD = $(filter-out $(FUZZ_SIM_HOT),$(SIM_SRC))
 FUZZ_NAMES =
