@@ -94,6 +94,7 @@ def test_every_operation_through_the_client(server):
     assert [m["id"] for m in c.list_meshes()["meshes"]] == [mesh["id"]]
     obstacle = c.add_obstacle(mesh["id"], pos=[0.5, 0.2, 0.3], scale=0.1)["id"]
     assert [o["id"] for o in c.list_obstacles()["obstacles"]] == [obstacle]
+    assert c.get_obstacle_mesh(obstacle)[:4] == b"FSOM"
     assert c.delete_obstacle(obstacle)["id"] == obstacle
     assert c.list_obstacles()["obstacles"] == []
     mb = c.create_body("mesh", pos=[0.5, 0.6, 0.3], mesh=mesh["id"], scale=0.1, density=500)["id"]

@@ -278,6 +278,12 @@ class Client:
         return self._json("POST", "/api/obstacles", _fields(mesh=int(mesh), pos=_vec(pos), rot=_vec(rot), scale=scale,
                                                            fit=fit))
 
+    def get_obstacle_mesh(self, id: int) -> bytes:
+        """GET /api/obstacles/{id}/mesh: obstacle ``id``'s placed mesh as the
+        page gets it (``application/x-fluid-mesh``: the ``FSOM`` layout of
+        PROTOCOL.md, 16-bit positions over its bounds and a content hash)."""
+        return self.request("GET", "/api/obstacles/%d/mesh" % int(id))[2]
+
     def delete_obstacle(self, id: int) -> dict:
         """DELETE /api/obstacles/{id}: removes obstacle ``id`` (404 unknown)."""
         return self._json("DELETE", "/api/obstacles/%d" % int(id))
