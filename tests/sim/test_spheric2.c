@@ -1,8 +1,16 @@
 /* test_spheric2.c - the SPHERIC Test 2 scene at a coarse resolution in each
  * solver: it loads with its probes, the front reaches probe H2 near the
- * measured time, and no particle enters the box. */
+ * measured time, no particle enters the box, and the steps with twelve
+ * probes allocate nothing (glibc's count of the heap in use, after the
+ * first step). */
 #include <math.h>
 #include <stdio.h>
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+#include <malloc.h>
+#define HEAP_COUNTED 1
+#else
+#define HEAP_COUNTED 0
+#endif
 
 #include "fluid_sim.h"
 #include "scene_spheric2.h"
@@ -50,8 +58,12 @@ static void spheric2(fs_solver s) {
     int n = fs_world_particle_count(w);
     float dt = fs_world_dt(w), arrival = -1, deepest = 0, p1max = 0;
     int steps = (int)ceilf(0.5f / dt);
+    size_t heap0 = 0;
     for (int t = 1; t <= steps; t++) {
         fs_world_step(w);
+#if HEAP_COUNTED
+        if (t == 1) heap0 = mallinfo2().uordblks;
+#endif
         float v, p;
         fs_world_probe_get(w, h2, NULL, &v, NULL);
         fs_world_probe_get(w, p1, NULL, &p, NULL);
@@ -67,6 +79,12 @@ static void spheric2(fs_solver s) {
     CHECK(fabsf(h4v0 - SPHERIC2_COLUMN_Y) < fs_world_domain(w).spacing, "%s: H4 reads the column", name);
     CHECK(arrival > 0 && fabsf(arrival - ARRIVAL) < ARRIVAL_TOL, "%s: H2 wet at %.3f s", name, arrival);
     CHECK(deepest == 0, "%s: a particle %.1f mm inside the box", name, 1e3 * deepest);
+#if HEAP_COUNTED
+    size_t heap1 = mallinfo2().uordblks;
+    CHECK(heap1 == heap0, "%s: the steps allocated %zd bytes", name, (ssize_t)(heap1 - heap0));
+#else
+    (void)heap0;
+#endif
     fs_world_destroy(w);
     fs_pool_destroy(pool);
 }
