@@ -37,6 +37,8 @@ static const char *const kind_names[CMD_KIND_COUNT] = {
     [CMD_OBSTACLE_ADD] = "obstacle_add",
     [CMD_OBSTACLE_REMOVE] = "obstacle_remove",
     [CMD_GET_OBSTACLES] = "get_obstacles",
+    [CMD_PROBE_ADD] = "probe_add",
+    [CMD_PROBE_REMOVE] = "probe_remove",
 };
 
 const char *cmd_kind_name(cmd_kind k) {
@@ -67,6 +69,8 @@ bool cmd_kind_mutates(cmd_kind k) {
     case CMD_MESH_UPLOAD:
     case CMD_OBSTACLE_ADD:
     case CMD_OBSTACLE_REMOVE:
+    case CMD_PROBE_ADD:
+    case CMD_PROBE_REMOVE:
         return true;
     default:
         return false;

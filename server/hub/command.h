@@ -78,6 +78,8 @@ typedef enum cmd_kind {
     CMD_OBSTACLE_ADD, /* a stored mesh placed as a static obstacle */
     CMD_OBSTACLE_REMOVE,
     CMD_GET_OBSTACLES, /* REST only: reply carries the obstacles' list */
+    CMD_PROBE_ADD,     /* a named height probe or pressure sensor (fluid_sim.h, "Probes") */
+    CMD_PROBE_REMOVE,
     CMD_KIND_COUNT
 } cmd_kind;
 
@@ -186,6 +188,11 @@ typedef struct cmd {
             uint32_t id;
             float point[3], vec[3]; /* impulse: point + impulse; grab: point + target; drag: vec = target */
         } body;
+        struct {
+            char name[FS_PROBE_NAME_LEN];
+            int kind; /* fs_probe_kind */
+            float pos[3], normal[3], radius;
+        } probe;
     } u;
 } cmd;
 

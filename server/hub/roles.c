@@ -63,6 +63,8 @@ const role_command_row role_commands[] = {
     ROW(CMD_OBSTACLE_ADD, ROLE_PLAYER),
     ROW(CMD_OBSTACLE_REMOVE, ROLE_PLAYER),
     ROW(CMD_GET_OBSTACLES, ROLE_VIEWER),
+    ROW(CMD_PROBE_ADD, ROLE_EDITOR),
+    ROW(CMD_PROBE_REMOVE, ROLE_EDITOR),
 };
 #undef ROW
 #undef INTERNAL
@@ -113,6 +115,9 @@ const role_route_row role_routes[] = {
     {"POST", "/api/obstacles", ROLE_PLAYER},
     {"DELETE", "/api/obstacles/{id}", ROLE_PLAYER},
     {"GET", "/api/obstacles/{id}/mesh", ROLE_VIEWER},
+    {"GET", "/api/probes", ROLE_VIEWER},
+    {"POST", "/api/probes", ROLE_EDITOR},
+    {"DELETE", "/api/probes/{name}", ROLE_EDITOR},
     {"GET", "/metrics", ROLE_VIEWER},
     /* the rooms */
     {"GET", "/api/rooms", ROLE_VIEWER},

@@ -55,6 +55,12 @@ typedef struct sim_stats {
     uint64_t saves, save_failures;
     double save_ms_last;
     size_t save_bytes_last;
+    /* the world's probes (fluid_sim.h, "Probes"): each one's definition,
+     * latest value (m or Pa) and the tick it was measured at */
+    int probe_count;
+    fs_probe_def probe[FS_MAX_PROBES];
+    float probe_value[FS_MAX_PROBES];
+    uint64_t probe_tick[FS_MAX_PROBES];
 } sim_stats;
 extern const double sim_step_bucket_ms[SIM_STEP_BUCKETS];
 

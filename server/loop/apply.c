@@ -11,6 +11,7 @@
 
 #include "apply_bodies.h"
 #include "apply_obstacles.h"
+#include "apply_probes.h"
 #include "apply_record.h"
 #include "persist.h"
 #include "publish.h"
@@ -396,6 +397,8 @@ static apply_fn *const handler[CMD_KIND_COUNT] = {
     [CMD_OBSTACLE_ADD] = apply_obstacle_add,
     [CMD_OBSTACLE_REMOVE] = apply_obstacle_remove,
     [CMD_GET_OBSTACLES] = apply_get_obstacles,
+    [CMD_PROBE_ADD] = apply_probe_add,
+    [CMD_PROBE_REMOVE] = apply_probe_remove,
 };
 
 /* A command sent again (the same page session and request id, e.g. after

@@ -121,6 +121,10 @@ void sim_stats_of_world(sim_thread *s, const fs_stats *fst) {
     s->stats.particles = fst->particles;
     s->stats.springs = fst->springs;
     s->stats.paused = fs_world_paused(s->world);
+    int np = fs_world_probe_count(s->world);
+    s->stats.probe_count = np;
+    for (int k = 0; k < np; k++)
+        fs_world_probe_get(s->world, k, &s->stats.probe[k], &s->stats.probe_value[k], &s->stats.probe_tick[k]);
 }
 
 void sim_reply_post(sim_thread *s, cmd_reply *r) {

@@ -199,6 +199,14 @@ static void metrics_worlds(mtext *t, int k) {
              "Retried commands (a session and request id seen before) answered without applying them again.",
              s->commands_duplicate);
     PER_ROOM(t, k, "fluid_saves_total", "counter", "Worlds saved to the data directory.", s->saves);
+    mt_head(t, "fluid_probe", "gauge",
+            "Each probe's latest value: a height probe's water height (m), a pressure sensor's pressure (Pa).");
+    for (int i = 0; i < k; i++)
+        for (int p = 0; p < sample[i].s.probe_count && p < FS_MAX_PROBES; p++) {
+            const char *kind = fs_probe_kind_name(sample[i].s.probe[p].kind);
+            mt_printf(t, "fluid_probe{room=\"%s\",name=\"%s\",kind=\"%s\"} %.9g\n", sample[i].name,
+                      sample[i].s.probe[p].name, kind ? kind : "height", (double)sample[i].s.probe_value[p]);
+        }
 }
 
 char *rest_metrics_text(const net *n, size_t *len) {

@@ -339,6 +339,9 @@ static void route(net *n, http_req *r) {
     case RV_MESHES:
         rest_respond_json(n, r, 200, rest_meshes_json(n, r->room));
         return;
+    case RV_PROBES:
+        rest_respond_json(n, r, 200, rest_probes_json(r->room));
+        return;
     case RV_RECORDINGS: {
         size_t len = 0;
         char *text = rest_recordings_text(n, r->room, a.offset, a.limit, &len);
@@ -416,6 +419,7 @@ void rest_deliver(net *n, cmd_reply *rep) {
         if (rep->kind == CMD_BODY_CREATE || rep->kind == CMD_BODY_DESTROY || rep->kind == CMD_BODY_IMPULSE ||
             rep->kind == CMD_OBSTACLE_ADD || rep->kind == CMD_OBSTACLE_REMOVE)
             cJSON_AddNumberToObject(j, "id", (double)rep->value);
+        if (rep->kind == CMD_PROBE_ADD) cJSON_AddNumberToObject(j, "index", (double)rep->value);
         break;
     }
     if (rep->duplicate) cJSON_AddBoolToObject(j, "duplicate", true);

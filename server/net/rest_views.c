@@ -66,6 +66,31 @@ cJSON *rest_index_json(void) {
     return j;
 }
 
+cJSON *rest_probes_json(const net_room *v) {
+    sim_stats s;
+    hub_get_stats(v->hub, &s);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "room", v->name);
+    cJSON_AddNumberToObject(j, "tick", (double)s.tick);
+    cJSON *a = cJSON_AddArrayToObject(j, "probes");
+    for (int k = 0; k < s.probe_count && k < FS_MAX_PROBES; k++) {
+        const fs_probe_def *d = &s.probe[k];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", d->name);
+        const char *kind = fs_probe_kind_name(d->kind);
+        cJSON_AddStringToObject(o, "kind", kind ? kind : "height");
+        const float pos[3] = {d->pos.x, d->pos.y, d->pos.z}, nrm[3] = {d->normal.x, d->normal.y, d->normal.z};
+        cJSON_AddItemToObject(o, "pos", rest_vec3_json(pos));
+        cJSON_AddItemToObject(o, "normal", rest_vec3_json(nrm));
+        cJSON_AddNumberToObject(o, "radius", rest_tidy(d->size));
+        cJSON_AddNumberToObject(o, "value", rest_tidy(s.probe_value[k]));
+        cJSON_AddStringToObject(o, "unit", d->kind == FS_PROBE_PRESSURE ? "Pa" : "m");
+        cJSON_AddNumberToObject(o, "tick", (double)s.probe_tick[k]);
+        cJSON_AddItemToArray(a, o);
+    }
+    return j;
+}
+
 cJSON *rest_stats_json(const net *n, const net_room *v) {
     sim_stats s;
     world_info wi;

@@ -19,6 +19,9 @@ cJSON *rest_material_json(const net *n, const world_info *wi, int m, bool with_m
 /* GET /api: every route (rest_route.c's table) as "METHOD /path". */
 cJSON *rest_index_json(void);
 cJSON *rest_stats_json(const net *n, const net_room *v);
+/* GET /api/probes: each probe's name, kind, position, normal, radius (0:
+ * the default), latest value (m or Pa) and the tick it was measured at. */
+cJSON *rest_probes_json(const net_room *v);
 cJSON *rest_scenes_json(const net_room *v);
 cJSON *rest_materials_json(const net *n, const net_room *v);
 cJSON *rest_particles_json(const particles_snap *s, const world_info *wi);

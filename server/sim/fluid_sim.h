@@ -501,6 +501,59 @@ float fs_world_obstacle_distance(const fs_world *w, fs_vec3 point);
  * when that body is not a mesh. */
 bool fs_world_body_mesh(const fs_world *w, int index, fs_mesh *out);
 
+/* ---- Probes ---------------------------------------------------------------
+ * Named sampling points the world measures at the end of every
+ * fs_world_step (and when one is added), as gauges in a tank do.  "Up" is
+ * +y (the scenes' gravity is -y); g is |gravity|.
+ * FS_PROBE_HEIGHT: the water's height above pos.y at (pos.x, pos.z): the
+ *   particles' volume (spacing^3 each) above pos.y per unit floor area,
+ *   summed with a normalised 2D kernel 6/(pi R^2) (1 - r/R)^2 of the
+ *   horizontal distance r, R = size (default max(h, 2 spacing)).  Where the
+ *   water is continuous this is its surface; spray adds only its own
+ *   volume, so a drop above the probe does not read as a wave (a capacitance
+ *   gauge integrates the same way).  Keep R from the walls: a clipped
+ *   column reads low.
+ * FS_PROBE_PRESSURE: the pressure (Pa, gauge) on a patch of a face, centre
+ *   pos, outward normal `normal` (pointing into the fluid), side `size`;
+ *   averaged over the patch with the kernel (1 - r/R)^2, R = max(size, h)
+ *   (size 0: max(h, 2 spacing)).  MPS: the solver's pressure field (Eq. 14)
+ *   of the particles within R, each carried to the patch's height by
+ *   rho g dy.  Clavet and unified (whose pressures are not in
+ *   pascals): the weight of the water column above the patch, measured as
+ *   a height probe of radius R whose centre is moved R along the normal's
+ *   horizontal part (so it stands in the fluid in front of a wall), times
+ *   the particles' mass density and g, plus the stagnation pressure
+ *   1/2 rho (v.n)^2 of the particles within R moving into the face
+ *   (kernel-weighted mean): a model of the pressure, not the solver's own.
+ * At most FS_MAX_PROBES, names unique, 1..FS_PROBE_NAME_LEN-1 characters of
+ * [A-Za-z0-9_.-].  fs_world_reset and scene loads clear them (a scene may
+ * then define its own); snapshots do not carry them.  No allocation. */
+#define FS_MAX_PROBES 16
+#define FS_PROBE_NAME_LEN 32
+typedef enum fs_probe_kind { FS_PROBE_HEIGHT = 0, FS_PROBE_PRESSURE, FS_PROBE_KIND_COUNT } fs_probe_kind;
+typedef struct fs_probe_def {
+    char name[FS_PROBE_NAME_LEN];
+    fs_probe_kind kind;
+    fs_vec3 pos;
+    fs_vec3 normal; /* pressure: unit after normalising; ignored for height */
+    float size;     /* m; 0: the default above */
+} fs_probe_def;
+/* "height" / "pressure"; NULL for an unknown kind. */
+const char *fs_probe_kind_name(fs_probe_kind k);
+/* Returns the probe's index, or -1 with a reason: a bad or taken name, an
+ * unknown kind, a position outside the domain's box, a zero or non-finite
+ * normal (pressure), a size outside 0..the domain's largest extent, or
+ * FS_MAX_PROBES already. */
+int fs_world_add_probe(fs_world *w, const fs_probe_def *def, fs_error *err);
+bool fs_world_remove_probe(fs_world *w, const char *name);
+int fs_world_probe_count(const fs_world *w);
+int fs_world_probe_find(const fs_world *w, const char *name); /* index, or -1 */
+/* The probe at index (in the order added) and its latest value (m or Pa)
+ * and the tick it was measured at; false when there is none. */
+bool fs_world_probe_get(const fs_world *w, int index, fs_probe_def *def, float *value, uint64_t *tick);
+/* Measures every probe now (fs_world_step does it after each step). */
+void fs_world_probes_measure(fs_world *w);
+
 /* ---- Scenes ------------------------------------------------------------- */
 typedef struct fs_scene_info {
     const char *name;

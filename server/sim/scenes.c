@@ -11,6 +11,7 @@
 #include "grid.h"
 #include "particles.h"
 #include "scene_meshes.h"
+#include "scene_spheric2.h"
 #include "sim_util.h"
 #include "solver_table.h"
 
@@ -304,6 +305,12 @@ static fs_status build_harbour(fs_world *w, const scene_size *z, fs_error *err) 
     return FS_OK;
 }
 
+/* SPHERIC Test 2 (scene_spheric2.c): its own spacing, from n and the
+ * fixed geometry; h as the solver's scenes use */
+static fs_status build_spheric2(fs_world *w, const scene_size *z, fs_error *err) {
+    return fs__build_spheric2(w, z->n, w->solver == FS_SOLVER_MPS ? MPS_H_OVER_S : H_OVER_S, err);
+}
+
 static const scene_row SCENES[] = {
     {{"dam_break", "a water column (width a, height 2a) collapsing along a tank", 20000, FS_SOLVER_CLAVET},
      build_dam_break},
@@ -350,6 +357,11 @@ static const scene_row SCENES[] = {
     {{"mps_obstacle", "MPS: a jet poured onto a box obstacle of wall particles, drained in a corner", 2500,
       FS_SOLVER_MPS},
      build_mps_obstacle},
+    {{"spheric2",
+      "SPHERIC Test 2: a dam break on a box (MARIN, Kleefsman et al. 2005), 3.22 x 1 x 1 m, with its four height "
+      "probes and eight pressure sensors; the spacing follows from the particle count",
+      20000, FS_SOLVER_CLAVET},
+     build_spheric2},
 };
 #define NSCENES ((int)(sizeof SCENES / sizeof SCENES[0]))
 

@@ -37,6 +37,7 @@ void fs_world_step(fs_world *w) {
     }
     for (int q = 0; q < FS_PHASE_COUNT; q++) w->st.phase_ms[q] = ph[q];
     w->st.tick++;
+    fs_world_probes_measure(w);
     w->st.step_ms = fs__now_ms() - t0;
 }
 

@@ -157,6 +157,11 @@ struct fs_world {
     uint32_t next_obstacle_id;
     uint32_t obstacles_gen; /* counts changes to the obstacles: boundaries built from them (MPS walls) */
 
+    fs_probe_def probes[FS_MAX_PROBES]; /* probes.c, in the order added */
+    float probe_value[FS_MAX_PROBES];
+    uint64_t probe_tick[FS_MAX_PROBES];
+    int nprobes;
+
     bool paused;
     int pending_steps;
 

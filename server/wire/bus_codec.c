@@ -477,5 +477,14 @@ msg_buf *bus_encode_stats(const sim_stats *s) {
 int bus_decode_stats(const uint8_t *p, size_t n, sim_stats *s, char *err, size_t errlen) {
     if (pod(p, n, "STAT", s, sizeof *s, err, errlen)) return -1;
     fix_bool(s, offsetof(sim_stats, paused));
+    if (s->probe_count < 0 || s->probe_count > FS_MAX_PROBES) s->probe_count = 0;
+    for (int k = 0; k < FS_MAX_PROBES; k++) {
+        fs_probe_def *d = &s->probe[k];
+        fix_str(d->name, sizeof d->name);
+        if ((unsigned)d->kind >= FS_PROBE_KIND_COUNT) d->kind = FS_PROBE_HEIGHT;
+        float *fl[] = {&d->pos.x,    &d->pos.y,    &d->pos.z, &d->normal.x,
+                       &d->normal.y, &d->normal.z, &d->size,  &s->probe_value[k]};
+        for (size_t i = 0; i < sizeof fl / sizeof fl[0]; i++) fix_float(fl[i]);
+    }
     return 0;
 }

@@ -145,7 +145,12 @@ static cJSON *parse_body(const rest_request *q, rest_action *a, bool optional) {
 }
 
 /* A command whose fields are the body's (and the path's id when id >= 0). */
-static void post_command_id(const rest_request *q, rest_action *a, const char *type, bool body_optional, long long id) {
+static void post_command_id(const rest_request *q, rest_action *a, const char *type, bool body_optional, long long id,
+                            const char *name) {
+    if (name && (!*name || strlen(name) >= CMD_NAME_LEN)) {
+        fail(a, RC_NOT_FOUND, "%s: no such name '%.40s'", type, name);
+        return;
+    }
     cJSON *j = parse_body(q, a, body_optional);
     if (!j) return;
     cmd_fields f;
@@ -153,6 +158,10 @@ static void post_command_id(const rest_request *q, rest_action *a, const char *t
     if (id >= 0) {
         f.id = (double)id;
         f.present |= CF_BIT(CF_ID);
+    }
+    if (name) {
+        snprintf(f.name, sizeof f.name, "%s", name);
+        f.present |= CF_BIT(CF_NAME);
     }
     char err[FS_ERROR_LEN];
     int rc = fields_from_json(j, &f, err, sizeof err);
@@ -332,6 +341,9 @@ const rest_route_def rest_routes[] = {
     POST("/api/obstacles", CMD_OBSTACLE_ADD, BODY_REQUIRED),
     {HM_DELETE, "/api/obstacles/{id}", NULL, RH_COMMAND, RV_INDEX, CMD_OBSTACLE_REMOVE, BODY_OPTIONAL},
     {HM_GET, "/api/obstacles/{id}/mesh", NULL, RH_OMESH, RV_INDEX, CMD_NONE, false},
+    VIEW("/api/probes", RV_PROBES),
+    POST("/api/probes", CMD_PROBE_ADD, BODY_REQUIRED),
+    {HM_DELETE, "/api/probes/{name}", NULL, RH_COMMAND, RV_INDEX, CMD_PROBE_REMOVE, BODY_OPTIONAL},
     VIEW("/metrics", RV_METRICS),
 };
 #undef VIEW
@@ -428,7 +440,7 @@ static void route_run(const rest_route_def *r, const route_args *args, const res
             view(a, r->view);
         return;
     case RH_COMMAND:
-        post_command_id(q, a, cmd_kind_name(r->kind), r->body_optional, args->id);
+        post_command_id(q, a, cmd_kind_name(r->kind), r->body_optional, args->id, args->name);
         return;
     case RH_QUERY:
         get_particles(q, a);

@@ -38,7 +38,8 @@ typedef enum rest_view {
     RV_SOLVERS,
     RV_METRICS,
     RV_RECORDINGS,
-    RV_MESHES
+    RV_MESHES,
+    RV_PROBES
 } rest_view;
 
 /* A query argument by name ("offset="), with lws_get_urlarg_by_name's

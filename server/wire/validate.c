@@ -59,6 +59,7 @@ const cmd_field_def cmd_field_defs[CF_COUNT] = {
     FIELD(CF_MESH, "mesh", mesh, CFT_UINT),
     FIELD(CF_SCALE, "scale", scale, CFT_NUM),
     FIELD(CF_FIT, "fit", fit, CFT_BOOL),
+    FIELD(CF_NORMAL, "normal", normal, CFT_VEC3),
 };
 #undef FIELD
 
@@ -231,6 +232,10 @@ static const struct field_check {
     {K(CMD_OBSTACLE_ADD), CF_ROT, CHK_NONZERO, 0, 0, "'rot' must not be zero", 0},
     {K(CMD_OBSTACLE_ADD), CF_SCALE, CHK_SPAN, FS_OBSTACLE_MIN_SCALE, FS_OBSTACLE_MAX_SCALE,
      "'scale' must be in [%g, %g]", 0},
+    {K(CMD_PROBE_ADD), CF_POS, CHK_VEC, 0, CMD_MAX_COORD, "'pos' must be 3 finite numbers within +-%g m", 0},
+    {K(CMD_PROBE_ADD), CF_NORMAL, CHK_VEC, 0, CMD_MAX_COORD, "'normal' must be 3 finite numbers", 0},
+    {K(CMD_PROBE_ADD), CF_NORMAL, CHK_NONZERO, 0, 0, "'normal' must not be zero", 0},
+    {K(CMD_PROBE_ADD), CF_RADIUS, CHK_RANGE, 0, CMD_MAX_COORD, "'radius' must be a number in [0, %g] m", 0},
     {K(CMD_OBSTACLE_REMOVE), CF_ID, CHK_INT, 0, 4294967295.0, "'id' must be an integer in [0, %.0f]", 0},
     {K(CMD_RECORD_START), CF_MAX_MB, CHK_RANGE, CMD_MIN_RECORD_MB, CMD_MAX_RECORD_MB,
      "'max_mb' must be a number in [0.1, %g] (MB kept; leave it out for the server's --record-max-mb)", 0},
@@ -565,6 +570,31 @@ static int build_obstacle_remove(const cmd_fields *f, cmd *out, const char *k, c
     return 0;
 }
 
+/* A probe: its name (checked again by the world: characters, uniqueness),
+ * kind "height" or "pressure" (which needs a normal), position, radius. */
+static int build_probe_add(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
+    int kind = !strcmp(f->kind, "height") ? FS_PROBE_HEIGHT : !strcmp(f->kind, "pressure") ? FS_PROBE_PRESSURE : -1;
+    if (kind < 0) return fail(err, errlen, k, "'kind' must be \"height\" or \"pressure\"");
+    if (kind == FS_PROBE_PRESSURE && !has(f, CF_NORMAL))
+        return fail(err, errlen, k, "a pressure probe needs 'normal' (the face's, pointing into the fluid)");
+    if (!f->name[0] || strlen(f->name) >= FS_PROBE_NAME_LEN)
+        return fail(err, errlen, k, "'name' must be 1 to %d characters", FS_PROBE_NAME_LEN - 1);
+    snprintf(out->u.probe.name, sizeof out->u.probe.name, "%s", f->name);
+    out->u.probe.kind = kind;
+    to_float(out->u.probe.pos, f->pos, 3);
+    static const double up[3] = {0, 1, 0};
+    to_float(out->u.probe.normal, has(f, CF_NORMAL) ? f->normal : up, 3);
+    out->u.probe.radius = has(f, CF_RADIUS) ? (float)f->radius : 0.0f;
+    return 0;
+}
+
+static int build_probe_remove(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
+    if (!f->name[0] || strlen(f->name) >= FS_PROBE_NAME_LEN)
+        return fail(err, errlen, k, "'name' must be 1 to %d characters", FS_PROBE_NAME_LEN - 1);
+    snprintf(out->u.probe.name, sizeof out->u.probe.name, "%s", f->name);
+    return 0;
+}
+
 /* Which client-facing kinds exist, which fields each requires and allows,
  * and what builds its cmd (NULL: the kind alone).  Constant data (any thread). */
 static const struct kind_schema {
@@ -610,6 +640,9 @@ static const struct kind_schema {
     {CMD_OBSTACLE_ADD, B(CF_MESH), B(CF_MESH) | B(CF_POS) | B(CF_ROT) | B(CF_SCALE) | B(CF_FIT), build_obstacle_add},
     {CMD_OBSTACLE_REMOVE, B(CF_ID), B(CF_ID), build_obstacle_remove},
     {CMD_GET_OBSTACLES, 0, 0, NULL},
+    {CMD_PROBE_ADD, B(CF_NAME) | B(CF_KIND) | B(CF_POS),
+     B(CF_NAME) | B(CF_KIND) | B(CF_POS) | B(CF_NORMAL) | B(CF_RADIUS), build_probe_add},
+    {CMD_PROBE_REMOVE, B(CF_NAME), B(CF_NAME), build_probe_remove},
 };
 
 /* A page's session id: CMD_SID_MIN.. characters of the URL-safe base64

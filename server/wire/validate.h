@@ -58,6 +58,7 @@ enum cmd_field {
     CF_MESH,
     CF_SCALE,
     CF_FIT,
+    CF_NORMAL,
     CF_COUNT
 };
 typedef enum cmd_ftype { CFT_STR, CFT_UINT, CFT_INT, CFT_NUM, CFT_VEC3, CFT_BOOL, CFT_PARAMS, CFT_VEC4 } cmd_ftype;
@@ -84,7 +85,7 @@ typedef struct cmd_fields {
     char token[512]; /* the server's token or an invite (invite.h) */
     double rid, radius, strength, value, speed, rate, particles, steps, slot, cap, offset, limit;
     double id, density, friction, duration, temperature, max_mb, max_seconds, stride, mesh, scale;
-    double point[3], direction[3], pos[3], size[3], vel[3], ang_vel[3], impulse[3], target[3];
+    double point[3], direction[3], normal[3], pos[3], size[3], vel[3], ang_vel[3], impulse[3], target[3];
     double rot[4];
     bool pos_nil; /* cursor: pos = nil hides the cursor */
     bool enabled, visible, is_static, fit;

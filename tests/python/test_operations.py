@@ -97,6 +97,12 @@ def test_every_operation_through_the_client(server):
     assert c.get_obstacle_mesh(obstacle)[:4] == b"FSOM"
     assert c.delete_obstacle(obstacle)["id"] == obstacle
     assert c.list_obstacles()["obstacles"] == []
+    assert c.add_probe("depth", "height", [0.3, 0, 0.3])["index"] == 0
+    assert c.add_probe("floor", "pressure", [0.3, 0, 0.3], normal=[0, 1, 0], radius=0.1)["index"] == 1
+    probes = c.list_probes()["probes"]
+    assert [(q["name"], q["kind"], q["unit"]) for q in probes] == [("depth", "height", "m"), ("floor", "pressure", "Pa")]
+    assert c.delete_probe("depth")["ok"] is True
+    assert [q["name"] for q in c.list_probes()["probes"]] == ["floor"]
     mb = c.create_body("mesh", pos=[0.5, 0.6, 0.3], mesh=mesh["id"], scale=0.1, density=500)["id"]
     (listed,) = c.list_bodies()["bodies"]
     assert (listed["id"], listed["shape"], round(listed["mass"], 4)) == (mb, "mesh", 0.5)  # 500 kg/m^3 x 0.001 m^3

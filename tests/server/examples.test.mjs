@@ -58,3 +58,20 @@ test('the dam-break example draws the front and the residual height beside Marti
   rmSync(dir, { recursive: true, force: true });
   await s.stop();
 });
+
+test('examples/spheric2.py runs SPHERIC Test 2 through REST and compares the probes with the measurements', async (t) => {
+  const s = await startServer(['--particles', '3000']);
+  const data = join(ROOT, '..', 'shared', 'validation', 'spheric2');
+  const args = [join(ROOT, 'examples', 'spheric2.py'), '--server', s.base, '--solver', 'clavet', '--particles', '3000',
+    '--seconds', '0.5'];
+  if (existsSync(data)) args.push('--data', data);
+  const py = await run(PY, args, { timeout: 120000, env: childEnv() });
+  t.diagnostic(py.stdout.trim());
+  assert.match(py.stdout, /^scene spheric2, \d+ particles, solver clavet, 0\.5\d s simulated, 31 samples$/m);
+  assert.match(py.stdout, /^H2 arrival \(first above 0\.02 m\): /m);
+  if (existsSync(data)) {
+    const h4 = /^H4: mean absolute error ([\d.]+) m/m.exec(py.stdout);
+    assert.ok(h4 && +h4[1] < 0.05, `H4 follows the reservoir's level: ${h4 && h4[1]} m`);
+  }
+  await s.stop();
+});

@@ -35,7 +35,8 @@ test('every path and method in openapi.json is served (no 404/405)', async () =>
       const r = await http(s, method.toUpperCase(), path.replace('{name}', 'water').replace('{id}', '4000000000'), { body });
       const missing = (path.includes('{id}') && r.status === 404 && /unknown (body|obstacle)/.test(r.json?.error)) ||
         (path.includes('/recordings/{name}') && r.status === 404 && /no such recording file|keeps no recordings/.test(r.json?.error)) ||
-        (path.includes('/rooms/{name}') && r.status === 404 && /no room named 'water'/.test(r.json?.error));
+        (path.includes('/rooms/{name}') && r.status === 404 && /no room named 'water'/.test(r.json?.error)) ||
+        (path.includes('/probes/{name}') && r.status === 404 && /unknown probe 'water'/.test(r.json?.error));
       assert.ok(missing || (r.status !== 404 && r.status !== 405), `${method} ${path}: ${r.status} ${r.text.slice(0, 200)}`);
       // the answer has the content type the spec gives for its status
       const want = Object.keys((ops[method].responses[String(r.status)] || ops[method].responses['200']).content || {});

@@ -55,6 +55,8 @@ const SAMPLE = {
   record_stop: {},
   obstacle_add: { mesh: 999999, pos: [0.5, 0.3, 0.5] },
   obstacle_remove: { id: 999999 },
+  probe_add: { name: 'matrix', kind: 'height', pos: [0.5, 0, 0.1] },
+  probe_remove: { name: 'none' },
 };
 // Sent over the WebSocket: every kind of the table that a client sends and
 // that gets a reply (cursor, keyframe and pace get none; the get_* kinds and
@@ -105,7 +107,8 @@ async function state() {
   const bodies = (await get(s, '/api/rooms/mx/bodies')).json;
   const obstacles = (await get(s, '/api/rooms/mx/obstacles')).json.obstacles;
   const meshes = (await get(s, '/api/rooms/mx/meshes')).json.meshes;
-  return { tick: p.tick, positions: p.positions, scene: st.scene, solver: st.solver, paused: st.paused, bodies: bodies.bodies, mats, obstacles, meshes };
+  const probes = (await get(s, '/api/rooms/mx/probes')).json.probes.map((q) => q.name);
+  return { tick: p.tick, positions: p.positions, scene: st.scene, solver: st.solver, paused: st.paused, bodies: bodies.bodies, mats, obstacles, meshes, probes };
 }
 
 test('the tables were read: every command kind and route has its role', () => {

@@ -79,7 +79,10 @@
     X(obstacle_mps_tank, test_obstacle_mps_tank)                                                                       \
     X(body_mesh_mass, test_body_mesh_mass)                                                                             \
     X(body_mesh_floats, test_body_mesh_floats)                                                                         \
-    X(body_mesh_contacts, test_body_mesh_contacts)
+    X(body_mesh_contacts, test_body_mesh_contacts)                                                                     \
+    X(probes_api, test_probes_api)                                                                                     \
+    X(probes_still_tank, test_probes_still_tank)                                                                       \
+    X(spheric2_scene, test_spheric2_scene)
 
 /* Counts the heap's bytes with glibc's mallinfo2, which AddressSanitizer's
  * allocator does not keep. */

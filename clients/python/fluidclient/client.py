@@ -288,6 +288,25 @@ class Client:
         """DELETE /api/obstacles/{id}: removes obstacle ``id`` (404 unknown)."""
         return self._json("DELETE", "/api/obstacles/%d" % int(id))
 
+    def list_probes(self) -> dict:
+        """GET /api/probes: ``{"room", "tick", "probes": [{"name", "kind",
+        "pos", "normal", "radius", "value", "unit", "tick"}]}``, each probe's
+        latest value (a height in m, a pressure in Pa) and its tick."""
+        return self._json("GET", "/api/probes")
+
+    def add_probe(self, name: str, kind: str, pos, normal=None, radius: float = None) -> dict:
+        """POST /api/probes: a named probe the world measures after every
+        step: ``kind`` "height" (the water's height above ``pos``) or
+        "pressure" (on the patch of a face at ``pos`` whose ``normal``
+        points into the fluid); optional sampling ``radius`` (m).
+        ``{"ok", "index", "tick"}``; a taken name 409."""
+        return self._json("POST", "/api/probes", _fields(name=name, kind=kind, pos=_vec(pos), normal=_vec(normal),
+                                                         radius=radius))
+
+    def delete_probe(self, name: str) -> dict:
+        """DELETE /api/probes/{name}: removes probe ``name`` (404 unknown)."""
+        return self._json("DELETE", "/api/probes/%s" % quote(str(name), safe=""))
+
     def list_clients(self) -> dict:
         """GET /api/clients: the WebSocket clients connected and their counters."""
         return self._json("GET", "/api/clients")

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""SPHERIC Test 2 (the MARIN dam break on a box) through the REST API.
+
+Loads the scene `spheric2` paused at a given particle count and solver, steps
+it --seconds of simulated time, reads the world's probes (H1-H4 water heights,
+P1-P8 pressures on the box, measured by the server after every step) every
+--every ticks, and compares them with the experiment's measurements
+(Kleefsman et al. 2005; the CSV files of --data: t,value per probe, named as
+the probes are).  It prints the mean absolute error of each height over the
+run, H2's arrival (first above 2 cm; measured 0.368 s), P1's first impact
+(first above 1 kPa; measured 0.394 s), its peak and its mean over 1 s to the
+end; with --plot FILE.png it draws every probe against the measurement
+(matplotlib, Debian's python3-matplotlib).
+
+    python3 examples/spheric2.py [--server http://127.0.0.1:8080] [--token T] [--solver mps]
+                                 [--particles 20000] [--seconds 6] [--every 1]
+                                 [--data ../shared/validation/spheric2] [--plot spheric2.png]
+"""
+import argparse
+import bisect
+import os
+import sys
+
+try:
+    import fluidclient
+except ImportError:  # run from the source tree without installing the package
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "clients", "python"))
+    import fluidclient
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_DATA = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "validation", "spheric2"))
+HEIGHTS = ["H1", "H2", "H3", "H4"]
+PRESSURES = ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8"]
+
+
+def read_csv(path):
+    """(times, values) of a measurement file: '#' comments, a 't,value' header, rows."""
+    ts, vs = [], []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or line.startswith("t,") or not line.strip():
+                continue
+            t, v = line.split(",")
+            ts.append(float(t))
+            vs.append(float(v))
+    return ts, vs
+
+
+def at(series, t):
+    """The measurement at time t, linearly interpolated."""
+    ts, vs = series
+    k = bisect.bisect_left(ts, t)
+    if k <= 0:
+        return vs[0]
+    if k >= len(ts):
+        return vs[-1]
+    w = (t - ts[k - 1]) / (ts[k] - ts[k - 1])
+    return vs[k - 1] + w * (vs[k] - vs[k - 1])
+
+
+def first_above(times, values, level):
+    return next((t for t, v in zip(times, values) if v > level), None)
+
+
+def run(c, a):
+    c.pause()
+    scene = c.load_scene("spheric2", particles=a.particles, solver=a.solver)
+    stats = c.get_stats()
+    names = [q["name"] for q in c.list_probes()["probes"]]
+    times, series = [], {n: [] for n in names}
+
+    def sample():
+        p = c.list_probes()
+        st = c.get_stats()
+        times.append(st["sim_time"])
+        for q in p["probes"]:
+            series.setdefault(q["name"], []).append(q["value"])
+
+    sample()
+    while times[-1] < a.seconds - 1e-6:
+        c.step(a.every)
+        sample()
+    return scene, stats["solver"], times, series
+
+
+def report(a, scene, solver, times, series):
+    print("scene %s, %d particles, solver %s, %.2f s simulated, %d samples" %
+          (scene["scene"], scene["particles"], solver, times[-1], len(times)))
+    data = {}
+    for n in HEIGHTS + PRESSURES:
+        path = os.path.join(a.data, n + ".csv")
+        if os.path.exists(path):
+            data[n] = read_csv(path)
+    for n in HEIGHTS:
+        if n not in data or n not in series:
+            continue
+        err = [abs(v - at(data[n], t)) for t, v in zip(times, series[n])]
+        print("%s: mean absolute error %.4f m over 0-%.1f s" % (n, sum(err) / len(err), times[-1]))
+    if "H2" in series:
+        arr = first_above(times, series["H2"], 0.02)
+        print("H2 arrival (first above 0.02 m): %s s (measured 0.368 s)" % ("%.3f" % arr if arr else "never"))
+    if "P1" in series:
+        imp = first_above(times, series["P1"], 1000.0)
+        peak = max(series["P1"])
+        late = [v for t, v in zip(times, series["P1"]) if t >= 1.0]
+        meas = [at(data["P1"], t) for t in times if t >= 1.0] if "P1" in data else []
+        print("P1 first impact (first above 1 kPa): %s s (measured 0.394 s); peak %.0f Pa (measured 11239 Pa)" %
+              ("%.3f" % imp if imp else "never", peak))
+        if late and meas:
+            print("P1 mean over 1 s to the end: %.0f Pa (measured %.0f Pa)" %
+                  (sum(late) / len(late), sum(meas) / len(meas)))
+    for n in PRESSURES[1:]:
+        if n in series and n in data:
+            err = [abs(v - at(data[n], t)) for t, v in zip(times, series[n])]
+            print("%s: peak %.0f Pa (measured %.0f Pa), mean absolute error %.0f Pa" %
+                  (n, max(series[n]), max(data[n][1]), sum(err) / len(err)))
+    return data
+
+
+def plot(path, times, series, data, title):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(4, 3, figsize=(14, 12), constrained_layout=True)
+    for ax, n in zip(axes.flat, HEIGHTS + PRESSURES):
+        if n in data:
+            ts = [t for t in data[n][0] if t <= times[-1]]
+            ax.plot(ts, data[n][1][:len(ts)], "-", color="0.6", lw=0.8, label="measured")
+        if n in series:
+            ax.plot(times, series[n], "-", lw=1.2, label="fluid-server")
+        ax.set_title(n)
+        ax.set_xlabel("t (s)")
+        ax.set_ylabel("m" if n.startswith("H") else "Pa")
+    axes.flat[0].legend()
+    fig.suptitle(title)
+    fig.savefig(path, dpi=90)
+    print("wrote %s" % path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--server", default="http://127.0.0.1:8080")
+    ap.add_argument("--token", default=None)
+    ap.add_argument("--solver", default="mps", help="clavet, unified or mps")
+    ap.add_argument("--particles", type=int, default=20000)
+    ap.add_argument("--seconds", type=float, default=6.0)
+    ap.add_argument("--every", type=int, default=1, help="ticks between samples")
+    ap.add_argument("--data", default=DEFAULT_DATA, help="the measurements: H1.csv .. P8.csv")
+    ap.add_argument("--plot", default=None, help="a PNG of every probe against the measurement")
+    a = ap.parse_args()
+    c = fluidclient.Client(a.server, token=a.token)
+    try:
+        scene, solver, times, series = run(c, a)
+    except fluidclient.FluidError as e:
+        sys.exit("%s: %s" % (a.server, e))
+    data = report(a, scene, solver, times, series)
+    if a.plot:
+        plot(a.plot, times, series, data, "SPHERIC Test 2, %s, %d particles" % (solver, scene["particles"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+// probes.test.mjs - the world's probes through the server: the spheric2
+// scene's twelve (H1-H4 heights, P1-P8 pressures) listed by GET /api/probes
+// with their kinds, positions and latest values, which follow the ticks;
+// a probe added by POST /api/probes and removed by DELETE; bad definitions
+// answered 400 (a taken name 409) with the probes unchanged; a viewer may
+// read but not add; the /metrics gauge fluid_probe; a scene load clears
+// what a script added.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, stopAll, get, http, until, metric } from './lib.mjs';
+
+const TOKEN = 'probe-admin';
+const ADMIN = { authorization: `Bearer ${TOKEN}` };
+let s;
+const post = (path, body, headers = ADMIN) => http(s, 'POST', path, { body, headers });
+const probes = async () => (await get(s, '/api/probes')).json;
+
+before(async () => {
+  s = await startServer(['--particles', '4000', '--token', TOKEN]);
+  const r = await post('/api/scene', { name: 'spheric2', particles: 3000, solver: 'clavet' });
+  assert.equal(r.status, 200, r.text);
+});
+after(stopAll);
+
+test('spheric2 defines H1-H4 and P1-P8; their values follow the ticks', async () => {
+  const p = await probes();
+  assert.deepEqual(p.probes.map((q) => q.name), ['H1', 'H2', 'H3', 'H4', 'P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'P7', 'P8']);
+  const by = Object.fromEntries(p.probes.map((q) => [q.name, q]));
+  assert.equal(by.H4.kind, 'height');
+  assert.equal(by.H4.unit, 'm');
+  assert.deepEqual(by.H2.pos, [0.992, 0, 0.5]);
+  assert.equal(by.P1.kind, 'pressure');
+  assert.equal(by.P1.unit, 'Pa');
+  assert.deepEqual(by.P1.normal, [1, 0, 0]);
+  assert.deepEqual(by.P5.normal, [0, 1, 0]);
+  // the column stands at H4 (0.55 m deep), nothing has reached H3 behind the box yet
+  assert.ok(Math.abs(by.H4.value - 0.55) < 0.08, `H4 ${by.H4.value}`);
+  const t0 = p.tick;
+  await until(async () => (await probes()).tick > t0 + 5, 'ticks to pass');
+  const q = await probes();
+  assert.ok(q.probes.every((x) => x.tick > t0), 'every probe measured again');
+  const text = (await get(s, '/metrics')).text;
+  assert.ok(Number.isFinite(metric(text, 'fluid_probe{room="default",name="H4",kind="height"}')), 'the gauge');
+  assert.ok(Number.isFinite(metric(text, 'fluid_probe{room="default",name="P1",kind="pressure"}')), 'the gauge');
+});
+
+test('POST /api/probes adds one, DELETE removes it; bad ones are refused and change nothing', async () => {
+  const added = await post('/api/probes', { name: 'mine', kind: 'pressure', pos: [3.22, 0.1, 0.5], normal: [-2, 0, 0], radius: 0.1 });
+  assert.equal(added.status, 200, added.text);
+  await until(async () => (await probes()).probes.some((q) => q.name === 'mine'), 'the new probe listed');
+  const mine = (await probes()).probes.find((q) => q.name === 'mine');
+  assert.deepEqual(mine.normal, [-1, 0, 0]);
+  assert.equal(mine.radius, 0.1);
+  const names = (await probes()).probes.map((q) => q.name);
+  const bad = [
+    [{ name: 'mine', kind: 'height', pos: [1, 0, 0.5] }, 409, /exists/],
+    [{ name: 'x', kind: 'depth', pos: [1, 0, 0.5] }, 400, /kind/],
+    [{ name: 'x', kind: 'pressure', pos: [1, 0, 0.5] }, 400, /normal/],
+    [{ name: 'x', kind: 'pressure', pos: [1, 0, 0.5], normal: [0, 0, 0] }, 400, /normal/],
+    [{ name: 'x', kind: 'height', pos: [9, 0, 0.5] }, 400, /inside the domain/],
+    [{ name: 'a b', kind: 'height', pos: [1, 0, 0.5] }, 400, /name/],
+    [{ name: 'x', kind: 'height' }, 400, /pos/],
+    [{ name: 'x', kind: 'height', pos: [1, 0, 0.5], radius: -1 }, 400, /radius/],
+  ];
+  for (const [body, status, re] of bad) {
+    const r = await post('/api/probes', body);
+    assert.equal(r.status, status, `${JSON.stringify(body)}: ${r.text}`);
+    assert.match(r.json.error, re);
+  }
+  assert.deepEqual((await probes()).probes.map((q) => q.name), names, 'nothing changed');
+  // the bound: 16
+  let ok = 0;
+  for (let i = 0; i < 5; i++) ok += (await post('/api/probes', { name: `b${i}`, kind: 'height', pos: [1, 0, 0.5] })).status === 200;
+  assert.equal(ok, 3, '16 probes at most');
+  assert.equal((await probes()).probes.length, 16);
+  assert.equal((await http(s, 'DELETE', '/api/probes/mine', { headers: ADMIN })).status, 200);
+  assert.equal((await http(s, 'DELETE', '/api/probes/mine', { headers: ADMIN })).status, 404);
+  assert.ok(!(await probes()).probes.some((q) => q.name === 'mine'));
+});
+
+test('a viewer reads the probes but may not add or remove one; a scene load clears added ones', async () => {
+  const made = await post('/api/rooms', { name: 'pv', scene: 'dam_break', particles: 1000, public_role: 'viewer' });
+  assert.equal(made.status, 201, made.text);
+  assert.equal((await get(s, '/api/rooms/pv/probes')).status, 200);
+  const r = await http(s, 'POST', '/api/rooms/pv/probes', { body: { name: 'v', kind: 'height', pos: [0.1, 0, 0.1] } });
+  assert.equal(r.status, 403);
+  assert.match(r.json.error, /'POST \/api\/probes' needs the editor role/);
+  assert.equal((await http(s, 'DELETE', '/api/rooms/pv/probes/v')).status, 403);
+  const a = await post('/api/rooms/pv/probes', { name: 'v', kind: 'height', pos: [0.1, 0, 0.1] });
+  assert.equal(a.status, 200, a.text);
+  assert.deepEqual((await get(s, '/api/rooms/pv/probes')).json.probes.map((q) => q.name), ['v']);
+  assert.equal((await post('/api/rooms/pv/scene', { name: 'dam_break', particles: 1000 })).status, 200);
+  assert.deepEqual((await get(s, '/api/rooms/pv/probes')).json.probes, []);
+});
