@@ -15,7 +15,7 @@ size_t fs__contact_size(void);
  * contacts against their documented ranges, inside the domain's box; fills
  * in what derives from shape, size and density (mass, inertia, bound).
  * Mesh bodies only when meshes (the snapshot carries their meshes); their
- * size, mass and bound come from the mesh (fs__body_mesh_adopt). */
+ * size, mass and bound come from the mesh (fs__body_mesh_adopt, fs__body_set_mass). */
 #define FS_BODY_MAX_SPEED (10.0f * FS_BODY_RAIL_SPEED) /* m/s: ten times the step's rail */
 #define FS_BODY_MAX_SPIN (10.0f * FS_BODY_RAIL_SPIN)   /* rad/s: ten times the step's rail */
 fs_status fs__bodies_check(fs_body *bodies, int nb, uint32_t next_id, const fs_domain *dom, const void *contacts,

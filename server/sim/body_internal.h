@@ -43,7 +43,8 @@ void fs__mesh_body_unit_mass(const fs_mesh_body *m, double *volume, v3 *moments)
  * at unit density, which must agree with the mesh's own (within 1e-3);
  * its field is built for a world of that h and particle spacing as the
  * body's was, so it is the same bit for bit.  Adopt puts it in a free slot
- * of w and gives b its size, mass and bound; free drops one not adopted. */
+ * of w and gives b its size and bound (its mass: fs__body_set_mass after); free
+ * drops one not adopted. */
 fs_status fs__mesh_body_restore(float h, float spacing, const fs_mesh *framed, double volume, fs_vec3 moments,
                                 fs_mesh_body **out, fs_error *err);
 void fs__body_mesh_adopt(fs_world *w, fs_body *b, fs_mesh_body *m);

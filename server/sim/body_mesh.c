@@ -352,7 +352,6 @@ void fs__body_mesh_adopt(fs_world *w, fs_body *b, fs_mesh_body *m) {
     w->body_meshes[slot] = m;
     b->mesh_slot = (uint8_t)(slot + 1);
     b->size = m->half;
-    fs__body_set_mass(w, b);
     b->bound = m->bound;
 }
 

@@ -795,7 +795,10 @@ static fs_status build_body_meshes(const snap_in *s, fs_mesh_body **out, fs_erro
 /* The built mesh bodies given to the world's mesh bodies, in order. */
 static void adopt_body_meshes(fs_world *w, fs_mesh_body **built) {
     for (int k = 0, j = 0; k < w->nbodies; k++)
-        if (w->bodies[k].shape == FS_SHAPE_MESH) fs__body_mesh_adopt(w, &w->bodies[k], built[j++]);
+        if (w->bodies[k].shape == FS_SHAPE_MESH) {
+            fs__body_mesh_adopt(w, &w->bodies[k], built[j++]);
+            fs__body_set_mass(w, &w->bodies[k]); /* from its mesh, now adopted */
+        }
 }
 
 /* The built obstacles moved into the world (whose own are gone with the
