@@ -15,6 +15,7 @@
 #include "bus.h"
 #include "command.h"
 #include "config.h"
+#include "fleet.h"
 #include "health.h"
 #include "hub.h"
 #include "log.h"
@@ -136,6 +137,7 @@ int main(int argc, char **argv) {
     int status = 1;
     net *n = NULL;
     bus *b = NULL;
+    fleet *fl = NULL;
     rooms *dir = NULL;
     room *home = NULL;
     room_keeper *keeper = NULL;
@@ -180,11 +182,20 @@ int main(int argc, char **argv) {
         log_error("%s", err);
         goto out;
     }
+    if (cfg.fleet[0]) { /* the fleet's rooms are in its directory, not in --data-dir's rooms/ */
+        char url[96];
+        snprintf(url, sizeof url, "%s://%s:%d/", config_tls(&cfg) ? "https" : "http", cfg.bind, net_port(n));
+        if (!(fl = fleet_create(&cfg, dir, h, url, err, sizeof err))) {
+            log_error("%s", err);
+            goto out;
+        }
+        room_keeper_set_placer(keeper, fleet_place, fl);
+    }
     if (room_start(home)) {
         log_error("cannot start the sim thread");
         goto out;
     }
-    rooms_restore(dir); /* the other rooms kept in --data-dir */
+    if (!fl) rooms_restore(dir); /* the other rooms kept in --data-dir */
     /* The simulation's tick has priority over streaming: on Linux a nice
      * value is per thread, so this lowers only the network thread (the
      * directory's pool and the sim thread were created above, at the default). */
@@ -196,7 +207,8 @@ int main(int argc, char **argv) {
     status = 0;
 out:
     bus_destroy(b);              /* joins its thread; the NATS client's are gone after it */
-    room_keeper_destroy(keeper); /* joins it: no room opens after this */
+    room_keeper_destroy(keeper); /* joins it (a placement it waits for is answered meanwhile): no room opens after this */
+    fleet_destroy(fl);           /* joins its threads; the rooms it holds stay listed, and are saved below */
     if (dir) rooms_stop(dir);    /* joins the sim threads and clears the hubs' wake: no lws_cancel_service after it */
     net_destroy(n);
     room_unref(home);

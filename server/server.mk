@@ -3,10 +3,10 @@
 # CFLAGS_ALL, OPT, SAN, LDLIBS_SIM and $(BUILD)/libfluidsim.a).
 
 SRV_PKGS    = libwebsockets msgpack libcjson libnats libjwt assimp
-# The layers (STYLE.md): base, hub, wire, loop, rooms, net, bus, and main.c; sim/ is the
+# The layers (STYLE.md): base, hub, wire, loop, rooms, net, bus, fleet, and main.c; sim/ is the
 # core library (the top-level Makefile builds it).  Every layer's folder is
 # on the include path: a file includes another's header by its bare name.
-SRV_DIRS    = server/base server/hub server/wire server/loop server/rooms server/net server/bus
+SRV_DIRS    = server/base server/hub server/wire server/loop server/rooms server/net server/bus server/fleet
 SRV_INC     = -Iserver $(addprefix -I,$(SRV_DIRS)) -Iserver/sim
 SRV_CFLAGS  = $(shell pkg-config --cflags $(SRV_PKGS)) $(SRV_INC)
 SRV_LIBS    = $(shell pkg-config --libs $(SRV_PKGS))

@@ -103,6 +103,10 @@ static const struct opt {
      "(give every node the same list, and each relay --allow-origin for the others)"},
     {"relay-id", "FLUID_RELAY_ID", OT_INT, O(relay_id), 0, 2047,
      "this relay's id, unique among the relays of a world (0: from the process id)"},
+    {"fleet", "FLUID_FLEET", OT_STR, O(fleet), 0, 0,
+     "join this fleet of sim nodes (with --nats and --node-id): its rooms are placed across the nodes, held "
+     "through the broker's JetStream key-value bucket fluid_<fleet>"},
+    {"node-id", "FLUID_NODE_ID", OT_INT, O(node_id), 0, 65535, "this sim node's id, unique in its --fleet (1-65535)"},
     {"tls-cert", "FLUID_TLS_CERT", OT_STR, O(tls_cert), 0, 0,
      "PEM certificate file (the chain, leaf first): serve https and wss on the port (needs --tls-key)"},
     {"tls-key", "FLUID_TLS_KEY", OT_STR, O(tls_key), 0, 0, "PEM private key file of --tls-cert"},
@@ -214,6 +218,35 @@ static int readable(const char *path, const char *opt, FILE *err) {
     return 0;
 }
 
+/* --fleet's name is a subject token and a bucket name's part (letters,
+ * digits, '-' and '_'); a fleet's node needs the broker and an id, and is a
+ * sim node. */
+static int fleet_options(const srv_config *c, FILE *err) {
+    if (!c->fleet[0]) {
+        if (c->node_id) fprintf(err, "fluid-server: --node-id is a fleet's: give --fleet NAME too\n");
+        return c->node_id ? -1 : 0;
+    }
+    for (const char *p = c->fleet; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' ||
+              *p == '_')) {
+            fprintf(err, "fluid-server: --fleet '%s': letters, digits, '-' and '_' only\n", c->fleet);
+            return -1;
+        }
+    const char *missing = !c->nats[0]   ? "--nats URL (the broker with JetStream on)"
+                          : !c->node_id ? "--node-id 1-65535 (unique in the fleet)"
+                                        : NULL;
+    if (missing) {
+        fprintf(err, "fluid-server: --fleet needs %s\n", missing);
+        return -1;
+    }
+    if (c->relay) {
+        fprintf(err, "fluid-server: --fleet is a sim node's: a relay in a fleet is not built yet (docs/fleet.md, "
+                     "\"Order of work\")\n");
+        return -1;
+    }
+    return 0;
+}
+
 int config_parse(srv_config *c, int argc, char **argv, FILE *out, FILE *err) {
     for (size_t i = 0; i < NOPTS; i++) {
         const char *v = getenv(opts[i].env);
@@ -271,6 +304,7 @@ int config_parse(srv_config *c, int argc, char **argv, FILE *out, FILE *err) {
     }
     if (!c->health_check && (readable(c->tls_cert, "--tls-cert", err) || readable(c->tls_key, "--tls-key", err)))
         return -1;
+    if (fleet_options(c, err)) return -1;
     if (c->rate_burst < c->rate_per_s / 10) c->rate_burst = c->rate_per_s / 10 + 1;
     if (c->threads == 0) { /* auto: one per core (BENCHMARKS.md, "Threads by default") */
         long cores = sysconf(_SC_NPROCESSORS_ONLN);

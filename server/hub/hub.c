@@ -16,6 +16,7 @@ int hub_init(hub *h) {
         return -1;
     }
     pthread_mutex_init(&h->mtx, NULL);
+    atomic_init(&h->fence_ns, 0);
     mesh_store_init(&h->meshes);
     return 0;
 }
@@ -33,6 +34,7 @@ void hub_destroy(hub *h) {
         msg_buf_unref(h->fwd[(h->fwd_head + i) % HUB_FORWARD_RING].cred);
     }
     msg_buf_unref(h->obstacles_msg);
+    msg_buf_unref(h->fleet_doc);
     for (int i = 0; i < h->obstacle_mesh_count; i++) msg_buf_unref(h->obstacle_mesh[i].mesh);
     free(h->replies);
     free(h->relay_replies);
@@ -360,6 +362,36 @@ void hub_get_bus_state(hub *h, bus_state *out) {
     pthread_mutex_lock(&h->mtx);
     *out = h->bus;
     pthread_mutex_unlock(&h->mtx);
+}
+
+void hub_set_fleet(hub *h, const fleet_state *s, msg_buf *doc) {
+    pthread_mutex_lock(&h->mtx);
+    h->fleet = *s;
+    msg_buf *old = h->fleet_doc;
+    h->fleet_doc = doc;
+    pthread_mutex_unlock(&h->mtx);
+    msg_buf_unref(old);
+}
+
+void hub_get_fleet_state(hub *h, fleet_state *out) {
+    pthread_mutex_lock(&h->mtx);
+    *out = h->fleet;
+    pthread_mutex_unlock(&h->mtx);
+}
+
+msg_buf *hub_get_fleet_doc(hub *h) {
+    pthread_mutex_lock(&h->mtx);
+    msg_buf *m = msg_buf_ref(h->fleet_doc);
+    pthread_mutex_unlock(&h->mtx);
+    return m;
+}
+
+void hub_set_fence(hub *h, uint64_t until_ns) {
+    atomic_store(&h->fence_ns, until_ns);
+}
+
+uint64_t hub_fence(hub *h) {
+    return atomic_load(&h->fence_ns);
 }
 
 int hub_get_relays(hub *h, uint32_t *relay, int *viewers, int max) {

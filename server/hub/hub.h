@@ -12,10 +12,12 @@
 #define SRV_HUB_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "bus_state.h"
+#include "fleet_state.h"
 #include "frameset.h"
 #include "mesh_store.h"
 #include "msgbuf.h"
@@ -75,6 +77,13 @@ typedef struct hub {
      * the network thread's; a relay's client messages wait for its bus thread */
     bool route_relay_replies;
     bus_state bus;
+    /* a fleet (fleet/): the directory's state and document, on the default room's hub */
+    fleet_state fleet;
+    msg_buf *fleet_doc;
+    /* a fleet's room: the sim thread steps it only before this instant
+     * (clock_now_ns; 0: no fence, a room of no fleet).  Atomic, outside mtx:
+     * the fleet thread sets it, the sim thread reads it before each tick. */
+    atomic_ullong fence_ns;
     cmd_reply *relay_replies; /* ring of HUB_REPLY_RING */
     int relay_reply_head, relay_reply_count;
     hub_remote remote[HUB_RELAYS];
@@ -129,6 +138,15 @@ uint64_t hub_touched(hub *h);
 uint64_t hub_remote_keys_deferred(hub *h);
 void hub_set_bus_state(hub *h, const bus_state *s);
 void hub_get_bus_state(hub *h, bus_state *out);
+/* The fleet thread: its state and its directory as JSON (takes one reference
+ * of doc); the network thread copies the state and takes a reference of the
+ * document (NULL: no fleet). */
+void hub_set_fleet(hub *h, const fleet_state *s, msg_buf *doc);
+void hub_get_fleet_state(hub *h, fleet_state *out);
+msg_buf *hub_get_fleet_doc(hub *h);
+/* A fleet room's fence (fleet thread) and its reading (sim thread). */
+void hub_set_fence(hub *h, uint64_t until_ns);
+uint64_t hub_fence(hub *h);
 /* The relays heard from in the last 3 s and their viewers: up to max. */
 int hub_get_relays(hub *h, uint32_t *relay, int *viewers, int max);
 /* Takes replies addressed to relays' clients (route_relay_replies). */

@@ -121,6 +121,7 @@ const role_route_row role_routes[] = {
     {"GET", "/metrics", ROLE_VIEWER},
     /* the rooms */
     {"GET", "/api/rooms", ROLE_VIEWER},
+    {"GET", "/api/fleet", ROLE_VIEWER},
     {"POST", "/api/rooms", ROLE_ADMIN},
     {"PATCH", "/api/rooms/{room}", ROLE_OWNER},
     {"DELETE", "/api/rooms/{room}", ROLE_OWNER},

@@ -396,6 +396,24 @@ static idle_outcome sleep_if_idle(sim_thread *s, int applied) {
     return IDLE_WOKE;
 }
 
+/* A fleet's room steps only before the fence its fleet thread sets
+ * (hub_fence: the last renewal of its claim plus the lease, less a margin):
+ * past it, another node may hold the room, so this thread neither applies
+ * commands nor steps nor saves until the fence moves on (a renewal) or the
+ * room is closed.  Returns whether it is fenced now. */
+static bool fenced(sim_thread *s, uint64_t now) {
+    const uint64_t fence = hub_fence(s->hub);
+    const bool out = fence && now >= fence;
+    if (out && !s->fenced && fence > 1) /* (1: a room made fenced, waiting for its first claim) */
+        log_warn("sim: room '%s': its claim in the fleet is not renewed (past its fence): stepping stops at tick %llu",
+                 s->cfg->room, (unsigned long long)s->stats.tick);
+    else if (!out && s->fenced)
+        log_info("sim: room '%s': its claim is renewed: stepping from tick %llu", s->cfg->room,
+                 (unsigned long long)s->stats.tick);
+    s->fenced = out;
+    return out;
+}
+
 static void *sim_main(void *arg) {
     sim_thread *s = arg;
     thread_name_set("sim", s->cfg->room);
@@ -404,6 +422,13 @@ static void *sim_main(void *arg) {
     frame_clock fc = {.next = next_tick, .last = 0, .period = (uint64_t)(1e9 / s->cfg->frame_hz)};
     stats_window win = {.start = next_tick};
     while (!atomic_load(&s->stop)) {
+        if (fenced(s, clock_now_ns())) { /* the schedule starts again from the fence's move */
+            sleep_until(clock_now_ns() + period);
+            next_tick = clock_now_ns();
+            win = (stats_window){.start = next_tick};
+            fc.next = next_tick;
+            continue;
+        }
         int applied = tick(s, &win, &fc);
         idle_outcome idle = sleep_if_idle(s, applied);
         if (idle == IDLE_EVICT) break;
@@ -427,8 +452,8 @@ static void *sim_main(void *arg) {
             sleep_until(next_tick);
     }
     /* Stopping (SIGTERM/SIGINT): commands already queued are dropped; the
-     * world as it stands is saved. */
-    save(s);
+     * world as it stands is saved (not a fenced one: another node may hold it). */
+    if (!s->fenced) save(s);
     return NULL;
 }
 

@@ -58,6 +58,29 @@ static void mt_one(mtext *t, const char *name, const char *type, const char *hel
     mt_printf(t, "%s %.17g\n", name, v);
 }
 
+/* A fleet (--fleet): its nodes and rooms as this node sees them, and this
+ * node's claims. */
+static void metrics_fleet(mtext *t, const net *n) {
+    fleet_state f;
+    hub_get_fleet_state(n->home->hub, &f);
+    if (!f.enabled) return;
+    mt_one(t, "fluid_fleet_nodes", "gauge", "Nodes of the fleet whose record moved in the last 3 s.", f.nodes);
+    mt_one(t, "fluid_fleet_rooms", "gauge", "Rooms in the fleet's directory.", f.rooms);
+    mt_one(t, "fluid_fleet_rooms_held", "gauge", "Rooms of the fleet this node holds.", f.rooms_held);
+    mt_one(t, "fluid_fleet_rooms_orphaned", "gauge", "Rooms whose claim has not been renewed for a lease.",
+           f.orphaned);
+    mt_head(t, "fluid_fleet_claims_total", "counter", "This node's claims of rooms, by result.");
+    mt_printf(t, "fluid_fleet_claims_total{result=\"ok\"} %llu\n", (unsigned long long)f.claims);
+    mt_printf(t, "fluid_fleet_claims_total{result=\"failed\"} %llu\n", (unsigned long long)f.claims_failed);
+    mt_head(t, "fluid_fleet_renewals_total", "counter", "This node's renewals of its claims, by result.");
+    mt_printf(t, "fluid_fleet_renewals_total{result=\"ok\"} %llu\n", (unsigned long long)f.renewals);
+    mt_printf(t, "fluid_fleet_renewals_total{result=\"failed\"} %llu\n", (unsigned long long)f.renewals_failed);
+    mt_one(t, "fluid_fleet_rooms_lost_total", "counter",
+           "Rooms this node stopped holding: a renewal failed, or its lease ran out first.", (double)f.lost);
+    mt_one(t, "fluid_fleet_refused_total", "counter", "Values of the fleet's directory refused as malformed.",
+           (double)f.refused);
+}
+
 /* The message bus (--nats): its connection, its traffic, and on a sim node
  * the viewers of each relay heard from in the last 3 s. */
 static void metrics_bus(mtext *t, const net *n) {
@@ -271,6 +294,7 @@ char *rest_metrics_text(const net *n, size_t *len) {
     mt_printf(&t, "fluid_errors_total{kind=\"save_failed\"} %llu\n", (unsigned long long)s.save_failures);
     metrics_recordings(&t, n);
     metrics_bus(&t, n);
+    metrics_fleet(&t, n);
     if (t.failed) {
         free(t.p);
         return NULL;

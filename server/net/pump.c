@@ -60,10 +60,12 @@ static void pump_room(net *n, net_room *v) {
 void net_pump(net *n) {
     for (int i = 0; i < n->nrooms; i++) {
         net_room *v = n->room[i];
-        /* a relay's room closed by its bus thread: the sim node deleted it */
-        if (n->relay_id && !v->closed && !v->home && !room_listed(n->dir, v->room)) {
+        /* a room closed by another thread: a relay's by its bus thread (the sim node deleted it), a
+         * fleet's by its fleet thread (this node no longer holds it) */
+        if (!v->closed && !v->home && !room_listed(n->dir, v->room)) {
             char why[96];
-            snprintf(why, sizeof why, "room '%s' was deleted", v->name);
+            snprintf(why, sizeof why, n->relay_id ? "room '%s' was deleted" : "room '%s' is no longer held here",
+                     v->name);
             ws_close_room(v, why);
         }
         pump_room(n, v);

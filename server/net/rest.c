@@ -339,6 +339,19 @@ static void route(net *n, http_req *r) {
     case RV_MESHES:
         rest_respond_json(n, r, 200, rest_meshes_json(n, r->room));
         return;
+    case RV_FLEET: {
+        msg_buf *m = hub_get_fleet_doc(n->home->hub); /* the fleet thread's view (fleet/) */
+        if (m) {
+            rest_respond_msg(n, r, 200, "application/json", m);
+            return;
+        }
+        cJSON *j = cJSON_CreateObject(); /* no fleet: a sim node of its own */
+        cJSON_AddNullToObject(j, "fleet");
+        cJSON_AddArrayToObject(j, "nodes");
+        cJSON_AddArrayToObject(j, "rooms");
+        rest_respond_json(n, r, 200, j);
+        return;
+    }
     case RV_PROBES:
         rest_respond_json(n, r, 200, rest_probes_json(r->room));
         return;

@@ -282,7 +282,14 @@ void rest_rooms_opened(net *n, const room_opened *res) {
     switch (res->status) {
     case ROOM_OK: {
         room_entry e;
-        cJSON *j = entry_of(n, room_name(res->room), &e) ? room_json(n, &e) : cJSON_CreateObject();
+        cJSON *j = res->room && entry_of(n, room_name(res->room), &e) ? room_json(n, &e) : cJSON_CreateObject();
+        if (!res->room) { /* a fleet placed it on another node: its REST API serves it */
+            char url[ROOM_NAME_CAP + 8];
+            snprintf(url, sizeof url, "/r/%s/", res->name);
+            cJSON_AddStringToObject(j, "name", res->name);
+            cJSON_AddStringToObject(j, "url", url);
+        }
+        if (res->node) cJSON_AddNumberToObject(j, "node", res->node);
         room_unref(res->room);
         rest_respond_json(n, r, 201, j);
         return;

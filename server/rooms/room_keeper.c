@@ -37,16 +37,25 @@ struct room_keeper {
     int pending; /* asked and not yet taken back (bounds both rings) */
     room_opened done[ROOM_KEEPER_JOBS];
     int ndone;
+    room_place_fn *place; /* set before any ask: a fleet places rooms */
+    void *place_ctx;
 };
 
 static void open_one(room_keeper *k, const keeper_job *j, room_opened *out) {
     memset(out, 0, sizeof *out);
     out->tag = j->tag;
+    memcpy(out->name, j->name, sizeof out->name);
     room_def def = room_default_def();
     def.name = j->name;
     def.scene = j->scene[0] ? j->scene : NULL;
     def.particles = j->particles;
     def.public_role = j->public_role;
+    if (k->place) {
+        k->place(k->place_ctx, &def, out);
+        out->tag = j->tag;
+        memcpy(out->name, j->name, sizeof out->name);
+        return;
+    }
     out->status = room_open(k->d, &def, &out->room, out->err, sizeof out->err);
     if (out->status != ROOM_OK) return;
     if (room_start(out->room)) {
@@ -132,6 +141,11 @@ void room_keeper_destroy(room_keeper *k) {
     pthread_cond_destroy(&k->cv);
     pthread_mutex_destroy(&k->mu);
     free(k);
+}
+
+void room_keeper_set_placer(room_keeper *k, room_place_fn *place, void *ctx) {
+    k->place = place;
+    k->place_ctx = ctx;
 }
 
 bool room_keeper_open(room_keeper *k, const room_def *def, uint64_t tag) {

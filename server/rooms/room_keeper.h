@@ -27,9 +27,17 @@ typedef struct room_keeper room_keeper;
 typedef struct room_opened {
     uint64_t tag;
     room_status status;
-    room *room; /* ROOM_OK: a reference for the taker, the sim thread started */
+    char name[ROOM_NAME_CAP]; /* the room asked for */
+    room *room;    /* ROOM_OK: a reference for the taker, the sim thread started (NULL: another node holds it) */
+    uint32_t node; /* a fleet's room: the node that holds it (0: no fleet) */
     char err[256];
 } room_opened;
+
+/* Places a room elsewhere than this directory (a fleet: fleet/), on the
+ * keeper's thread, waiting for it to be made: fills out as room_open would
+ * (the tag aside), with out->node the node that holds it, and out->room a
+ * reference when that is this node. */
+typedef void room_place_fn(void *ctx, const room_def *def, room_opened *out);
 
 /* Starts the thread at nice value nice (Linux: per thread; the running
  * rooms' ticks come first); wake(arg) is called after each answer
@@ -38,6 +46,9 @@ room_keeper *room_keeper_create(rooms *d, void (*wake)(void *), void *arg, int n
 /* Stops and joins the thread, dropping answers not taken (main thread, at
  * shutdown, before rooms_stop).  NULL is allowed. */
 void room_keeper_destroy(room_keeper *k);
+/* Every ask from now on goes to place(ctx, ...) instead of room_open (main
+ * thread, before any ask). */
+void room_keeper_set_placer(room_keeper *k, room_place_fn *place, void *ctx);
 /* Asks for a room; false when ROOM_KEEPER_JOBS are asked and not taken. */
 bool room_keeper_open(room_keeper *k, const room_def *def, uint64_t tag);
 /* Takes up to cap answers; returns how many. */

@@ -481,6 +481,25 @@ int room_set_public_role(room *r, role pr) {
     return 0;
 }
 
+void rooms_get_load(rooms *d, rooms_load *out) {
+    const srv_config *cfg = d->def.cfg;
+    const int cores = d->pool ? fs_pool_threads(d->pool) : 1;
+    memset(out, 0, sizeof *out);
+    out->budget_ms = cfg->step_budget * (1e3 / cfg->tick_hz) * cores;
+    out->used_ms = rooms_used_ms(d);
+    out->cap_rooms = d->def.max_rooms;
+    pthread_mutex_lock(&d->mu);
+    for (int i = 0; i < d->count; i++) {
+        room *o = d->room[i];
+        if (o->closed) continue;
+        frame_wants w;
+        hub_get_frame_wants(&o->hub, &w);
+        out->rooms++;
+        out->clients += w.clients;
+    }
+    pthread_mutex_unlock(&d->mu);
+}
+
 int rooms_list(rooms *d, room_entry *out, int cap) {
     pthread_mutex_lock(&d->mu);
     int n = 0;

@@ -160,6 +160,18 @@ bool room_listed(rooms *d, const room *r);
 unsigned room_key_generation(const room *r);
 unsigned room_rotate_key(room *r);
 
+/* What the directory's awake rooms take of the machine, as a value. */
+typedef struct rooms_load {
+    double budget_ms; /* core-milliseconds of each tick its rooms may take: --step-budget of the tick, on each thread */
+    double used_ms;   /* ... that the listed awake rooms take (admission's count) */
+    int rooms;        /* rooms listed */
+    int clients;      /* their viewers, relays' included */
+    int cap_rooms;    /* most rooms it lists */
+} rooms_load;
+
+/* Any thread. */
+void rooms_get_load(rooms *d, rooms_load *out);
+
 /* One listed room, as a value. */
 typedef struct room_entry {
     char name[ROOM_NAME_CAP];

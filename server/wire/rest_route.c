@@ -342,6 +342,7 @@ const rest_route_def rest_routes[] = {
     {HM_DELETE, "/api/obstacles/{id}", NULL, RH_COMMAND, RV_INDEX, CMD_OBSTACLE_REMOVE, BODY_OPTIONAL},
     {HM_GET, "/api/obstacles/{id}/mesh", NULL, RH_OMESH, RV_INDEX, CMD_NONE, false},
     VIEW("/api/probes", RV_PROBES),
+    VIEW("/api/fleet", RV_FLEET),
     POST("/api/probes", CMD_PROBE_ADD, BODY_REQUIRED),
     {HM_DELETE, "/api/probes/{name}", NULL, RH_COMMAND, RV_INDEX, CMD_PROBE_REMOVE, BODY_OPTIONAL},
     VIEW("/metrics", RV_METRICS),

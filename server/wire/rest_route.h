@@ -39,7 +39,8 @@ typedef enum rest_view {
     RV_METRICS,
     RV_RECORDINGS,
     RV_MESHES,
-    RV_PROBES
+    RV_PROBES,
+    RV_FLEET
 } rest_view;
 
 /* A query argument by name ("offset="), with lws_get_urlarg_by_name's

@@ -35,7 +35,8 @@ LAYERS = {
     'rooms': ('loop', 'wire', 'hub', 'base', 'sim'),
     'net': ('rooms', 'wire', 'hub', 'base', 'sim'),
     'bus': ('rooms', 'wire', 'hub', 'base', 'sim'),
-    'main.c': ('base', 'sim', 'hub', 'wire', 'loop', 'rooms', 'net', 'bus'),
+    'fleet': ('rooms', 'bus', 'wire', 'hub', 'base', 'sim'),
+    'main.c': ('base', 'sim', 'hub', 'wire', 'loop', 'rooms', 'net', 'bus', 'fleet'),
     'tools': ('base', 'sim', 'hub', 'wire'),
 }
 

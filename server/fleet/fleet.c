@@ -1,0 +1,205 @@
+/* fleet.c - a fleet's connection, its bucket and the fleet thread (see
+ * fleet.h). */
+#include "fleet_link.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "clock.h"
+#include "log.h"
+#include "thread_name.h"
+
+#define SETUP_RETRY_NS 1000000000ull
+#define RECORD_EVERY_NS 1000000000ull
+#define DOC_EVERY_NS 250000000ull
+#define KV_WAIT_MS 1000 /* a bucket operation waits at most this long for the broker */
+
+static void on_disconnected(natsConnection *nc, void *closure) {
+    (void)nc;
+    fleet *f = closure;
+    atomic_store(&f->connected, false);
+}
+
+static void on_connected(natsConnection *nc, void *closure) {
+    (void)nc;
+    fleet *f = closure;
+    atomic_store(&f->connected, true);
+}
+
+static int make_options(fleet *f, char *err, size_t errlen) {
+    const srv_config *cfg = f->cfg;
+    natsStatus s = natsOptions_Create(&f->opts);
+    if (s == NATS_OK) s = natsOptions_SetURL(f->opts, cfg->nats);
+    if (s == NATS_OK && cfg->nats_token[0]) s = natsOptions_SetToken(f->opts, cfg->nats_token);
+    if (s == NATS_OK && cfg->nats_user[0]) s = natsOptions_SetUserInfo(f->opts, cfg->nats_user, cfg->nats_pass);
+    if (s == NATS_OK) s = natsOptions_SetName(f->opts, "fluid-fleet");
+    if (s == NATS_OK) s = natsOptions_SetMaxReconnect(f->opts, -1);
+    if (s == NATS_OK) s = natsOptions_SetReconnectWait(f->opts, 250);
+    if (s == NATS_OK) s = natsOptions_SetRetryOnFailedConnect(f->opts, true, on_connected, f);
+    if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(f->opts, on_disconnected, f);
+    if (s == NATS_OK) s = natsOptions_SetReconnectedCB(f->opts, on_connected, f);
+    if (s != NATS_OK) {
+        snprintf(err, errlen, "--nats %s: %s", cfg->nats, natsStatus_GetText(s));
+        return -1;
+    }
+    return 0;
+}
+
+/* The JetStream context, the bucket (made when missing: history 1, a value at
+ * most FLEET_DOC_MAX bytes) and the watch on every key.  0, or -1 (logged;
+ * tried again a second later). */
+static int setup(fleet *f) {
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Wait = KV_WAIT_MS;
+    natsStatus s = f->js ? NATS_OK : natsConnection_JetStream(&f->js, f->nc, &jo);
+    if (s == NATS_OK && !f->kv) {
+        s = js_KeyValue(&f->kv, f->js, f->bucket);
+        if (s == NATS_NOT_FOUND) {
+            kvConfig kc;
+            kvConfig_Init(&kc);
+            kc.Bucket = f->bucket;
+            kc.History = 1;
+            kc.MaxValueSize = FLEET_DOC_MAX;
+            s = js_CreateKeyValue(&f->kv, f->js, &kc);
+        }
+    }
+    if (s == NATS_OK && !f->watch) s = kvStore_WatchAll(&f->watch, f->kv, NULL);
+    if (s != NATS_OK) {
+        const char *last = nats_GetLastError(NULL);
+        log_once("fleet-setup", "fleet: cannot open the bucket %s on %s: %s%s%s (is JetStream on? nats-server -js; "
+                                "retrying every second; logged once)",
+                 f->bucket, f->cfg->nats, natsStatus_GetText(s), last ? ": " : "", last ? last : "");
+        return -1;
+    }
+    log_info("fleet: node %u of fleet '%s': bucket %s watched", (unsigned)f->id, f->cfg->fleet, f->bucket);
+    return 0;
+}
+
+static void *fleet_main(void *arg) {
+    fleet *f = arg;
+    thread_name_set("fleet", NULL);
+    while (!atomic_load(&f->stop)) {
+        uint64_t now = clock_now_ns();
+        if (!f->watch) {
+            if (atomic_load(&f->connected) && now >= f->next_setup_ns && setup(f)) f->next_setup_ns = now + SETUP_RETRY_NS;
+            if (!f->watch) {
+                struct timespec ts = {0, 50 * 1000000L};
+                nanosleep(&ts, NULL);
+                fleet_claims_pass(f, now); /* asks are answered (refused) while the bucket is not open */
+                continue;
+            }
+        }
+        fleet_dir_drain(f, 20); /* also the thread's pace: a pass at least every 20 ms */
+        now = clock_now_ns();
+        fleet_claims_pass(f, now);
+        if (now - f->last_record_ns >= RECORD_EVERY_NS) {
+            fleet_put_record(f);
+            f->last_record_ns = now;
+        }
+        if (now - f->last_doc_ns >= DOC_EVERY_NS) {
+            fleet_dir_publish(f, now);
+            f->last_doc_ns = now;
+        }
+    }
+    return NULL;
+}
+
+fleet *fleet_create(const srv_config *cfg, rooms *dir, hub *home, const char *url, char *err, size_t errlen) {
+    fleet *f = calloc(1, sizeof *f);
+    if (!f) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    f->cfg = cfg, f->dir = dir, f->home = home;
+    f->id = (uint32_t)cfg->node_id;
+    snprintf(f->url, sizeof f->url, "%s", url);
+    snprintf(f->bucket, sizeof f->bucket, "fluid_%s", cfg->fleet);
+    f->rule = lease_default_rule();
+    f->st.enabled = true;
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->cv, NULL);
+    if (!(f->maker = fleet_maker_create(dir, cfg->net_nice, err, errlen)) || make_options(f, err, errlen)) {
+        fleet_destroy(f);
+        return NULL;
+    }
+    natsStatus s = natsConnection_Connect(&f->nc, f->opts);
+    if (s != NATS_OK && s != NATS_NOT_YET_CONNECTED) {
+        snprintf(err, errlen, "--nats %s: %s", cfg->nats, natsStatus_GetText(s));
+        fleet_destroy(f);
+        return NULL;
+    }
+    if (s == NATS_OK) atomic_store(&f->connected, true);
+    if (pthread_create(&f->thread, NULL, fleet_main, f)) {
+        snprintf(err, errlen, "cannot start the fleet thread");
+        fleet_destroy(f);
+        return NULL;
+    }
+    f->started = true;
+    log_info("fleet: node %u joins fleet '%s' on %s (lease %.1f s)", (unsigned)f->id, cfg->fleet, cfg->nats,
+             (double)f->rule.lease_ns / 1e9);
+    return f;
+}
+
+void fleet_destroy(fleet *f) {
+    if (!f) return;
+    if (f->started) {
+        atomic_store(&f->stop, true);
+        pthread_join(f->thread, NULL);
+    }
+    pthread_mutex_lock(&f->mu); /* an asker still waiting is told */
+    for (int i = 0; i < FLEET_ASKS; i++)
+        if (f->ask[i].state == ASK_ASKED || f->ask[i].state == ASK_SENT) {
+            f->ask[i].out.status = ROOM_FAILED;
+            snprintf(f->ask[i].out.err, sizeof f->ask[i].out.err, "the server is stopping");
+            f->ask[i].state = ASK_ANSWERED;
+        }
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+    fleet_maker_destroy(f->maker);
+    for (int i = 0; i < f->nroom; i++) room_unref(f->room[i].r); /* they stay listed: rooms_stop saves them */
+    if (f->watch) {
+        kvWatcher_Stop(f->watch);
+        kvWatcher_Destroy(f->watch);
+    }
+    kvStore_Destroy(f->kv);
+    jsCtx_Destroy(f->js);
+    if (f->nc) {
+        natsConnection_Close(f->nc);
+        natsConnection_Destroy(f->nc);
+    }
+    natsOptions_Destroy(f->opts);
+    hub_set_fleet(f->home, &f->st, NULL);
+    pthread_cond_destroy(&f->cv);
+    pthread_mutex_destroy(&f->mu);
+    free(f);
+}
+
+void fleet_place(void *ctx, const room_def *def, room_opened *out) {
+    fleet *f = ctx;
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&f->mu);
+    fleet_ask *a = NULL;
+    for (int i = 0; i < FLEET_ASKS && !a; i++)
+        if (f->ask[i].state == ASK_FREE) a = &f->ask[i];
+    if (!a || atomic_load(&f->stop)) {
+        pthread_mutex_unlock(&f->mu);
+        out->status = ROOM_FULL;
+        snprintf(out->err, sizeof out->err, "busy: %d rooms are being placed, try again", FLEET_ASKS);
+        return;
+    }
+    memset(a, 0, sizeof *a);
+    snprintf(a->name, sizeof a->name, "%s", def->name ? def->name : "");
+    a->rec.public_role = def->public_role;
+    a->rec.key_gen = def->key_gen;
+    if (def->scene) snprintf(a->rec.scene, sizeof a->rec.scene, "%s", def->scene);
+    a->rec.particles = def->particles;
+    a->state = ASK_ASKED;
+    while (a->state != ASK_ANSWERED) pthread_cond_wait(&f->cv, &f->mu); /* the fleet thread answers within 5 s */
+    *out = a->out;
+    a->state = ASK_FREE;
+    pthread_mutex_unlock(&f->mu);
+}

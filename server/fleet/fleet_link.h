@@ -1,0 +1,112 @@
+/* fleet_link.h - struct fleet: the connection, the bucket, the directory as
+ * this node sees it, the asks of POST /api/rooms; shared by fleet.c
+ * (connection and thread), fleet_dir.c (the watch and the view) and
+ * fleet_claims.c (placement, claims, renewals). */
+#ifndef SRV_FLEET_LINK_H
+#define SRV_FLEET_LINK_H
+
+#include <nats/nats.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fleet.h"
+#include "fleet_doc.h"
+#include "fleet_maker.h"
+#include "fleet_state.h"
+#include "hub.h"
+#include "lease.h"
+
+#define FLEET_NODES 64          /* node records kept; more are refused (logged) */
+#define FLEET_ROOMS 256         /* room keys kept; more are refused (logged) */
+#define FLEET_ASKS 4            /* placements waiting at once (ROOM_KEEPER_JOBS) */
+#define FLEET_LIVE_NS 3000000000ull  /* a node whose record moved within this long is live */
+#define FLEET_CLAIM_WAIT_NS 5000000000ull /* a placement waits this long for its node's claim */
+
+/* One node record as this node watches it.  Fleet thread only. */
+typedef struct fleet_node_view {
+    fleet_node_rec rec;
+    lease_watch watch;
+} fleet_node_view;
+
+/* Where this node is with a room. */
+typedef enum fleet_hold {
+    HOLD_NONE,   /* held elsewhere, or by no one */
+    HOLD_MAKING, /* placed here: being made (fleet_maker) */
+    HOLD_HELD,   /* made and claimed: stepping while its fence is ahead */
+} fleet_hold;
+
+/* One room key as this node watches it.  Fleet thread only. */
+typedef struct fleet_room_view {
+    char name[ROOM_NAME_CAP];
+    fleet_room_rec rec; /* as last read (or written) */
+    uint64_t rev;       /* its revision then */
+    lease_watch watch;
+    fleet_hold hold;
+    room *r;                   /* HOLD_HELD: a reference */
+    uint64_t fence_ns, renew_ns; /* HOLD_HELD: its fence, and when it is renewed next */
+} fleet_room_view;
+
+typedef enum fleet_ask_state { ASK_FREE, ASK_ASKED, ASK_SENT, ASK_ANSWERED } fleet_ask_state;
+
+/* A placement from fleet_place.  Threads: state and out under mu; the rest
+ * written by the asker before ASK_ASKED, then the fleet thread's. */
+typedef struct fleet_ask {
+    fleet_ask_state state;
+    char name[ROOM_NAME_CAP];
+    fleet_room_rec rec;   /* what the key is created with */
+    uint64_t deadline_ns; /* ASK_SENT: answered 503 after it */
+    room_opened out;
+} fleet_ask;
+
+struct fleet {
+    const srv_config *cfg;
+    rooms *dir;
+    hub *home;
+    uint32_t id;
+    char url[FLEET_URL_CAP];
+    char bucket[48];
+    lease_rule rule;
+    natsOptions *opts;
+    natsConnection *nc;
+    jsCtx *js;
+    kvStore *kv;
+    kvWatcher *watch;
+    fleet_maker *maker;
+    pthread_t thread;
+    bool started;
+    atomic_bool stop, connected;
+    pthread_mutex_t mu; /* the asks */
+    pthread_cond_t cv;
+    fleet_ask ask[FLEET_ASKS];
+    /* the fleet thread's own */
+    fleet_node_view node[FLEET_NODES];
+    int nnode;
+    fleet_room_view room[FLEET_ROOMS];
+    int nroom;
+    uint64_t next_setup_ns, last_record_ns, last_doc_ns;
+    fleet_state st;
+};
+
+/* fleet_dir.c: takes what the watch has (waiting at most wait_ms for the
+ * first); the room of that name in the view, or NULL; the node records
+ * live at now; publishes the view to the home hub. */
+void fleet_dir_drain(fleet *f, int wait_ms);
+fleet_room_view *fleet_dir_room(fleet *f, const char *name);
+void fleet_dir_publish(fleet *f, uint64_t now);
+/* The node a new room goes to: the live node with the most free budget
+ * (docs/fleet.md, "Placement"); this node when it sees none. */
+uint32_t fleet_dir_place(fleet *f, uint64_t now);
+
+/* fleet_claims.c: one pass of the claims (asks, rooms to make, made rooms
+ * to claim, renewals); and this node's record. */
+void fleet_claims_pass(fleet *f, uint64_t now);
+void fleet_put_record(fleet *f);
+/* This node no longer holds the room: fenced, closed without saving, logged with why. */
+void fleet_lose(fleet *f, fleet_room_view *v, const char *why);
+/* The key of a room: room.<name>. */
+void fleet_room_key(const char *name, char *out, size_t cap);
+
+#endif

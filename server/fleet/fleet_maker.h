@@ -1,0 +1,45 @@
+/* fleet_maker.h - the thread that makes a fleet's rooms on this node: a room
+ * placed here (or, later, taken over) is opened and measured against the
+ * step budget, which takes far longer than the fleet thread may wait
+ * between renewals.  Each room is made fenced (hub_fence in the past): its
+ * sim thread starts but steps nothing until its claim succeeds.
+ *
+ * Threads: its own; ask, take, create and destroy from the fleet thread
+ * (create and destroy: the main thread). */
+#ifndef SRV_FLEET_MAKER_H
+#define SRV_FLEET_MAKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "fleet_doc.h"
+#include "rooms.h"
+
+#define FLEET_MAKER_JOBS 8 /* asked and not yet taken back */
+
+typedef struct fleet_maker fleet_maker;
+
+/* One room to make: its name and its claim's settings. */
+typedef struct fleet_make {
+    char name[ROOM_NAME_CAP];
+    fleet_room_rec rec;
+} fleet_make;
+
+/* What became of it. */
+typedef struct fleet_made {
+    char name[ROOM_NAME_CAP];
+    room_status status;
+    room *room; /* ROOM_OK: a reference, its sim thread started, fenced */
+    char err[256];
+} fleet_made;
+
+/* Starts the thread at nice value nice.  NULL with a reason. */
+fleet_maker *fleet_maker_create(rooms *d, int nice, char *err, size_t errlen);
+/* Joins it, closing the rooms made and not taken back.  NULL is allowed. */
+void fleet_maker_destroy(fleet_maker *m);
+/* false when FLEET_MAKER_JOBS are asked and not taken. */
+bool fleet_maker_ask(fleet_maker *m, const fleet_make *job);
+/* Takes up to cap answers; returns how many. */
+int fleet_maker_take(fleet_maker *m, fleet_made *out, int cap);
+
+#endif

@@ -1,0 +1,23 @@
+/* fleet_state.h - a fleet's directory as /metrics and GET /api/fleet show
+ * it: a value the fleet thread publishes to the default room's hub
+ * (fleet/), with the directory as a JSON document beside it. */
+#ifndef SRV_FLEET_STATE_H
+#define SRV_FLEET_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Threads: built by the fleet thread, copied by the network thread. */
+typedef struct fleet_state {
+    bool enabled;
+    int nodes;      /* node records heard within the last 3 s, this node's included */
+    int rooms;      /* room keys in the directory */
+    int rooms_held; /* ... of which this node holds */
+    int orphaned;   /* ... whose revision has not moved for a lease */
+    uint64_t claims, claims_failed;     /* this node's claims (a room made, or taken over) */
+    uint64_t renewals, renewals_failed; /* this node's lease renewals */
+    uint64_t lost;                      /* rooms this node stopped holding (a failed renewal, or its lease ran out) */
+    uint64_t refused;                   /* directory values refused as malformed */
+} fleet_state;
+
+#endif

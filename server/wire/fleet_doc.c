@@ -1,0 +1,192 @@
+/* fleet_doc.c - a fleet's directory values as JSON, checked (see fleet_doc.h). */
+#include "fleet_doc.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static int refuse(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (err && errlen) vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+fleet_key_kind fleet_key_parse(const char *key, uint32_t *id, char name[ROOM_NAME_CAP]) {
+    if (!key) return FLEET_KEY_OTHER;
+    if (!strncmp(key, "node.", 5)) {
+        const char *p = key + 5;
+        uint32_t v = 0;
+        int digits = 0;
+        for (; *p >= '0' && *p <= '9' && digits < 6; p++, digits++) v = v * 10 + (uint32_t)(*p - '0');
+        if (*p || !digits || key[5] == '0' || v < 1 || v > FLEET_NODE_MAX) return FLEET_KEY_OTHER;
+        *id = v;
+        return FLEET_KEY_NODE;
+    }
+    if (!strncmp(key, "room.", 5)) {
+        const char *n = key + 5;
+        size_t len = strlen(n);
+        if (!room_name_ok(n, len, NULL, 0)) return FLEET_KEY_OTHER;
+        memcpy(name, n, len + 1);
+        return FLEET_KEY_ROOM;
+    }
+    return FLEET_KEY_OTHER;
+}
+
+/* The value as a JSON object of at most max fields, or NULL with err. */
+static cJSON *parse(const void *p, size_t n, int max, char *err, size_t errlen) {
+    if (n > FLEET_DOC_MAX) {
+        refuse(err, errlen, "%zu bytes, more than %d", n, FLEET_DOC_MAX);
+        return NULL;
+    }
+    cJSON *j = n ? cJSON_ParseWithLength(p, n) : NULL;
+    if (!cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        refuse(err, errlen, "not a JSON object");
+        return NULL;
+    }
+    if (cJSON_GetArraySize(j) > max) {
+        cJSON_Delete(j);
+        refuse(err, errlen, "more than %d fields", max);
+        return NULL;
+    }
+    return j;
+}
+
+/* A whole number in [lo, hi] (also checks its type). */
+static bool whole(const cJSON *f, double lo, double hi) {
+    return cJSON_IsNumber(f) && isfinite(f->valuedouble) && f->valuedouble >= lo && f->valuedouble <= hi &&
+           f->valuedouble == floor(f->valuedouble);
+}
+
+/* Printable ASCII, no quote or backslash, shorter than cap. */
+static bool text_ok(const cJSON *f, size_t cap) {
+    if (!cJSON_IsString(f)) return false;
+    size_t len = strlen(f->valuestring);
+    if (len >= cap) return false;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)f->valuestring[i];
+        if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return false;
+    }
+    return true;
+}
+
+/* A scene's name: "" or lower-case letters, digits and '_'. */
+static bool scene_ok(const char *s) {
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_')) return false;
+    return true;
+}
+
+static const char *const node_fields[7] = {"id", "url", "budget_ms", "used_ms", "rooms", "clients", "cap_rooms"};
+static const char *const room_fields[7] = {"node", "claim", "public_role", "key_gen", "scene", "particles", "error"};
+
+/* A field's bit among the 7 of its value (7 for another: past the mask).
+ * parse() allows 7 fields at most, so all 7 bits set means each once. */
+static unsigned field_bit(const char *k, const char *const names[7]) {
+    for (unsigned i = 0; i < 7; i++)
+        if (!strcmp(k, names[i])) return i;
+    return 7;
+}
+
+/* Text written into a value: printable ASCII, a quote or a backslash as '?'. */
+static void tidy(const char *in, char *out, size_t cap) {
+    size_t i = 0;
+    for (; in[i] && i + 1 < cap; i++) {
+        unsigned char c = (unsigned char)in[i];
+        out[i] = c < 0x20 || c > 0x7e || c == '"' || c == '\\' ? '?' : (char)c;
+    }
+    out[i] = 0;
+}
+
+int fleet_node_write(const fleet_node_rec *r, char *out, size_t cap) {
+    char url[FLEET_URL_CAP];
+    tidy(r->url, url, sizeof url);
+    int n = snprintf(out, cap,
+                     "{\"id\":%u,\"url\":\"%s\",\"budget_ms\":%.3f,\"used_ms\":%.3f,\"rooms\":%d,\"clients\":%d,"
+                     "\"cap_rooms\":%d}",
+                     (unsigned)r->id, url, r->budget_ms, r->used_ms, r->rooms, r->clients, r->cap_rooms);
+    return n < 0 || (size_t)n >= cap ? -1 : n;
+}
+
+int fleet_node_read(const void *p, size_t n, fleet_node_rec *r, char *err, size_t errlen) {
+    cJSON *j = parse(p, n, 7, err, errlen);
+    if (!j) return -1;
+    memset(r, 0, sizeof *r);
+    int rc = 0;
+    unsigned seen = 0;
+    for (const cJSON *f = j->child; f && !rc; f = f->next) {
+        const char *k = f->string;
+        seen |= 1u << field_bit(k, node_fields);
+        if (!strcmp(k, "id") && whole(f, 1, FLEET_NODE_MAX))
+            r->id = (uint32_t)f->valuedouble;
+        else if (!strcmp(k, "url") && text_ok(f, sizeof r->url))
+            snprintf(r->url, sizeof r->url, "%s", f->valuestring);
+        else if (!strcmp(k, "budget_ms") && cJSON_IsNumber(f) && f->valuedouble >= 0 && f->valuedouble <= FLEET_MS_MAX)
+            r->budget_ms = f->valuedouble;
+        else if (!strcmp(k, "used_ms") && cJSON_IsNumber(f) && f->valuedouble >= 0 && f->valuedouble <= FLEET_MS_MAX)
+            r->used_ms = f->valuedouble;
+        else if (!strcmp(k, "rooms") && whole(f, 0, FLEET_COUNT_MAX))
+            r->rooms = (int)f->valuedouble;
+        else if (!strcmp(k, "clients") && whole(f, 0, FLEET_COUNT_MAX))
+            r->clients = (int)f->valuedouble;
+        else if (!strcmp(k, "cap_rooms") && whole(f, 0, FLEET_COUNT_MAX))
+            r->cap_rooms = (int)f->valuedouble;
+        else
+            rc = refuse(err, errlen, "field '%.32s' unknown, or not of its type and range", k);
+    }
+    if (!rc && seen != 0x7f)
+        rc = refuse(err, errlen, "a node record has id, url, budget_ms, used_ms, rooms, clients and cap_rooms");
+    cJSON_Delete(j);
+    return rc;
+}
+
+int fleet_room_write(const fleet_room_rec *r, char *out, size_t cap) {
+    char scene[FLEET_SCENE_CAP], error[FLEET_ERROR_CAP];
+    tidy(r->scene, scene, sizeof scene);
+    tidy(r->error, error, sizeof error);
+    int n = snprintf(out, cap,
+                     "{\"node\":%u,\"claim\":%llu,\"public_role\":\"%s\",\"key_gen\":%u,\"scene\":\"%s\","
+                     "\"particles\":%d,\"error\":\"%s\"}",
+                     (unsigned)r->node, (unsigned long long)r->claim, role_name(r->public_role), r->key_gen, scene,
+                     r->particles, error);
+    return n < 0 || (size_t)n >= cap ? -1 : n;
+}
+
+int fleet_room_read(const void *p, size_t n, fleet_room_rec *r, char *err, size_t errlen) {
+    cJSON *j = parse(p, n, 7, err, errlen);
+    if (!j) return -1;
+    memset(r, 0, sizeof *r);
+    int rc = 0;
+    unsigned seen = 0;
+    for (const cJSON *f = j->child; f && !rc; f = f->next) {
+        const char *k = f->string;
+        role pr;
+        seen |= 1u << field_bit(k, room_fields);
+        if (!strcmp(k, "node") && whole(f, 1, FLEET_NODE_MAX))
+            r->node = (uint32_t)f->valuedouble;
+        else if (!strcmp(k, "claim") && whole(f, 0, 9007199254740992.0))
+            r->claim = (uint64_t)f->valuedouble;
+        else if (!strcmp(k, "public_role") && cJSON_IsString(f) &&
+                 !role_parse(f->valuestring, strlen(f->valuestring), &pr) && pr >= ROLE_VIEWER && pr <= ROLE_OWNER)
+            r->public_role = pr;
+        else if (!strcmp(k, "key_gen") && whole(f, 0, 4294967295.0))
+            r->key_gen = (unsigned)f->valuedouble;
+        else if (!strcmp(k, "scene") && text_ok(f, sizeof r->scene) && scene_ok(f->valuestring))
+            snprintf(r->scene, sizeof r->scene, "%s", f->valuestring);
+        else if (!strcmp(k, "particles") && whole(f, 0, 1 << 20))
+            r->particles = (int)f->valuedouble;
+        else if (!strcmp(k, "error") && text_ok(f, sizeof r->error))
+            snprintf(r->error, sizeof r->error, "%s", f->valuestring);
+        else
+            rc = refuse(err, errlen, "field '%.32s' unknown, or not of its type and range", k);
+    }
+    if (!rc && seen != 0x7f)
+        rc = refuse(err, errlen,
+                    "a room's claim has node, claim, public_role, key_gen, scene, particles and error, once each");
+    cJSON_Delete(j);
+    return rc;
+}

@@ -1,0 +1,63 @@
+/* fleet_doc.h - the values of a fleet's directory (docs/fleet.md, "Names"):
+ * a node's record (key node.<id>) and a room's claim (key room.<name>) as
+ * JSON, and the keys themselves.  Every value is read from the broker, where
+ * any node (or a user with its permissions) may have written it: a value
+ * longer than FLEET_DOC_MAX, not a JSON object, with a field missing, of the
+ * wrong type, out of range, or unknown is refused with a reason, never
+ * guessed at.
+ *
+ * Pure; any thread. */
+#ifndef SRV_FLEET_DOC_H
+#define SRV_FLEET_DOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "roles.h"
+#include "room_name.h"
+
+#define FLEET_DOC_MAX 1024    /* bytes of a value: a longer one is refused unread */
+#define FLEET_NODE_MAX 65535u /* node ids are 1 to this */
+#define FLEET_URL_CAP 128
+#define FLEET_SCENE_CAP 64
+#define FLEET_ERROR_CAP 200
+#define FLEET_MS_MAX 1e7      /* a budget or its use, in core-milliseconds a tick */
+#define FLEET_COUNT_MAX 65536 /* rooms, clients */
+
+/* key node.<id>: a node's load, put every second. */
+typedef struct fleet_node_rec {
+    uint32_t id;
+    char url[FLEET_URL_CAP]; /* where its REST API is (informative) */
+    double budget_ms;        /* core-ms of each tick its rooms may take (--step-budget of the tick, its threads) */
+    double used_ms;          /* ... that its awake rooms take */
+    int rooms, clients;
+    int cap_rooms; /* most rooms it lists */
+} fleet_node_rec;
+
+/* key room.<name>: where a room is held. */
+typedef struct fleet_room_rec {
+    uint32_t node;  /* the node that holds it, or that is asked to make it (claim 0) */
+    uint64_t claim; /* grows by one at each change of holder; 0: placed, not yet claimed */
+    role public_role;
+    unsigned key_gen;
+    char scene[FLEET_SCENE_CAP]; /* its first scene ("": the node's --scene) */
+    int particles;               /* its first scene's size (0: the node's --particles) */
+    char error[FLEET_ERROR_CAP]; /* claim 0: why the node it was placed on refused it ("": none) */
+} fleet_room_rec;
+
+typedef enum fleet_key_kind { FLEET_KEY_OTHER, FLEET_KEY_NODE, FLEET_KEY_ROOM } fleet_key_kind;
+
+/* A key of the bucket: a node's (id filled) or a room's (name filled, by
+ * the room-name rule); FLEET_KEY_OTHER for any other key (ignored). */
+fleet_key_kind fleet_key_parse(const char *key, uint32_t *id, char name[ROOM_NAME_CAP]);
+
+/* A value's text into out (cap bytes, terminated): its length, or -1 when
+ * it does not fit. */
+int fleet_node_write(const fleet_node_rec *r, char *out, size_t cap);
+int fleet_room_write(const fleet_room_rec *r, char *out, size_t cap);
+/* Reads n bytes: 0 and *r, or -1 with err saying why. */
+int fleet_node_read(const void *p, size_t n, fleet_node_rec *r, char *err, size_t errlen);
+int fleet_room_read(const void *p, size_t n, fleet_room_rec *r, char *err, size_t errlen);
+
+#endif
