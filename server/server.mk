@@ -267,3 +267,12 @@ $(BUILD)/test_rooms_tsan: tests/server/test_rooms.c tests/testlib.c $(ROOMS_TEST
 	$(CC) $(CFLAGS_ALL) $(TSAN) $(SRV_CFLAGS) -Itests tests/server/test_rooms.c tests/testlib.c $(ROOMS_TEST_SRC) $(SIM_SRC) $(SRV_LIBS) $(CRYPTO_LIBS) $(LDLIBS_SIM) -o $@
 EXTRA_TEST_DEPS += $(BUILD)/test_rooms_san $(BUILD)/test_rooms_tsan
 EXTRA_TESTS += "$(BUILD)/test_rooms_san" "TSAN_OPTIONS='halt_on_error=0 exitcode=66' $(BUILD)/test_rooms_tsan"
+
+# A fleet's pure parts (tests/server/test_fleet.c): the lease rule and the
+# directory's values.
+FLEET_TEST_SRC = server/fleet/lease.c server/wire/fleet_doc.c server/hub/roles.c server/hub/room_name.c server/hub/command.c
+$(BUILD)/test_fleet_san: tests/server/test_fleet.c tests/testlib.c $(FLEET_TEST_SRC) $(SRV_HDR)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(SAN) $(SRV_CFLAGS) -Itests tests/server/test_fleet.c tests/testlib.c $(FLEET_TEST_SRC) $(SRV_LIBS) -o $@
+EXTRA_TEST_DEPS += $(BUILD)/test_fleet_san
+EXTRA_TESTS += "$(BUILD)/test_fleet_san"

@@ -51,11 +51,11 @@ typedef struct srv_config {
     char nats[512];       /* broker URL; empty: no NATS */
     char nats_token[256]; /* the broker's token auth */
     char nats_user[128], nats_pass[256];
-    char world[64];    /* subjects are fluid.<world>.* */
-    int relay;         /* 1: this node is a relay (no simulation) */
-    int relay_id;      /* 1..2047: a relay's clients' ids carry it (0: from the process id) */
-    char fleet[32];    /* a sim node of this fleet (fleet/): its rooms are the fleet's, in the KV bucket fluid_<fleet> */
-    int node_id;       /* 1..65535: this node's id in its fleet */
+    char world[64]; /* subjects are fluid.<world>.* */
+    int relay;      /* 1: this node is a relay (no simulation) */
+    int relay_id;   /* 1..2047: a relay's clients' ids carry it (0: from the process id) */
+    char fleet[32]; /* a sim node of this fleet (fleet/): its rooms are the fleet's, in the KV bucket fluid_<fleet> */
+    int node_id;    /* 1..65535: this node's id in its fleet */
     char relays[1024]; /* the relays' page URLs, comma-separated: hello.relays, where a page reconnects */
     bool health_check; /* --health-check: ask the running server's /api/health and exit */
 } srv_config;

@@ -1,5 +1,6 @@
 /* fleet.c - a fleet's connection, its bucket and the fleet thread (see
  * fleet.h). */
+#include "fleet.h"
 #include "fleet_link.h"
 
 #include <stdio.h>
@@ -70,8 +71,9 @@ static int setup(fleet *f) {
     if (s == NATS_OK && !f->watch) s = kvStore_WatchAll(&f->watch, f->kv, NULL);
     if (s != NATS_OK) {
         const char *last = nats_GetLastError(NULL);
-        log_once("fleet-setup", "fleet: cannot open the bucket %s on %s: %s%s%s (is JetStream on? nats-server -js; "
-                                "retrying every second; logged once)",
+        log_once("fleet-setup",
+                 "fleet: cannot open the bucket %s on %s: %s%s%s (is JetStream on? nats-server -js; "
+                 "retrying every second; logged once)",
                  f->bucket, f->cfg->nats, natsStatus_GetText(s), last ? ": " : "", last ? last : "");
         return -1;
     }
@@ -85,7 +87,8 @@ static void *fleet_main(void *arg) {
     while (!atomic_load(&f->stop)) {
         uint64_t now = clock_now_ns();
         if (!f->watch) {
-            if (atomic_load(&f->connected) && now >= f->next_setup_ns && setup(f)) f->next_setup_ns = now + SETUP_RETRY_NS;
+            if (atomic_load(&f->connected) && now >= f->next_setup_ns && setup(f))
+                f->next_setup_ns = now + SETUP_RETRY_NS;
             if (!f->watch) {
                 struct timespec ts = {0, 50 * 1000000L};
                 nanosleep(&ts, NULL);

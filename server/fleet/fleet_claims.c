@@ -38,17 +38,6 @@ static int update(fleet *f, fleet_room_view *v, const fleet_room_rec *rec) {
     return 0;
 }
 
-void fleet_lose(fleet *f, fleet_room_view *v, const char *why) {
-    if (v->hold != HOLD_HELD) return;
-    hub_set_fence(room_hub(v->r), 1);
-    log_warn("fleet: lost room '%s': %s; it stops here, unsaved", v->name, why);
-    room_close(f->dir, v->name);
-    room_unref(v->r);
-    v->r = NULL;
-    v->hold = HOLD_NONE;
-    f->st.lost++;
-}
-
 /* ---- Placement (the keeper's asks) ---------------------------------------------- */
 
 static void answer(fleet *f, fleet_ask *a, room_status st, uint32_t node, const char *fmt, const char *arg) {

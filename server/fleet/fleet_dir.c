@@ -23,6 +23,17 @@ fleet_room_view *fleet_dir_room(fleet *f, const char *name) {
     return NULL;
 }
 
+void fleet_lose(fleet *f, fleet_room_view *v, const char *why) {
+    if (v->hold != HOLD_HELD) return;
+    hub_set_fence(room_hub(v->r), 1);
+    log_warn("fleet: lost room '%s': %s; it stops here, unsaved", v->name, why);
+    room_close(f->dir, v->name);
+    room_unref(v->r);
+    v->r = NULL;
+    v->hold = HOLD_NONE;
+    f->st.lost++;
+}
+
 /* A value refused: counted, and logged once per kind of key. */
 static void refused(fleet *f, const char *key, const char *why) {
     f->st.refused++;

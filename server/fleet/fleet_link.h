@@ -12,17 +12,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "fleet.h"
+#include "config.h"
 #include "fleet_doc.h"
 #include "fleet_maker.h"
 #include "fleet_state.h"
 #include "hub.h"
 #include "lease.h"
+#include "room_keeper.h"
+#include "rooms.h"
 
-#define FLEET_NODES 64          /* node records kept; more are refused (logged) */
-#define FLEET_ROOMS 256         /* room keys kept; more are refused (logged) */
-#define FLEET_ASKS 4            /* placements waiting at once (ROOM_KEEPER_JOBS) */
-#define FLEET_LIVE_NS 3000000000ull  /* a node whose record moved within this long is live */
+typedef struct fleet fleet; /* also in fleet.h */
+
+#define FLEET_NODES 64                    /* node records kept; more are refused (logged) */
+#define FLEET_ROOMS 256                   /* room keys kept; more are refused (logged) */
+#define FLEET_ASKS 4                      /* placements waiting at once (ROOM_KEEPER_JOBS) */
+#define FLEET_LIVE_NS 3000000000ull       /* a node whose record moved within this long is live */
 #define FLEET_CLAIM_WAIT_NS 5000000000ull /* a placement waits this long for its node's claim */
 
 /* One node record as this node watches it.  Fleet thread only. */
@@ -45,7 +49,7 @@ typedef struct fleet_room_view {
     uint64_t rev;       /* its revision then */
     lease_watch watch;
     fleet_hold hold;
-    room *r;                   /* HOLD_HELD: a reference */
+    room *r;                     /* HOLD_HELD: a reference */
     uint64_t fence_ns, renew_ns; /* HOLD_HELD: its fence, and when it is renewed next */
 } fleet_room_view;
 
@@ -100,12 +104,13 @@ void fleet_dir_publish(fleet *f, uint64_t now);
  * (docs/fleet.md, "Placement"); this node when it sees none. */
 uint32_t fleet_dir_place(fleet *f, uint64_t now);
 
+/* This node no longer holds the room: fenced, closed without saving, logged with why. */
+void fleet_lose(fleet *f, fleet_room_view *v, const char *why);
+
 /* fleet_claims.c: one pass of the claims (asks, rooms to make, made rooms
  * to claim, renewals); and this node's record. */
 void fleet_claims_pass(fleet *f, uint64_t now);
 void fleet_put_record(fleet *f);
-/* This node no longer holds the room: fenced, closed without saving, logged with why. */
-void fleet_lose(fleet *f, fleet_room_view *v, const char *why);
 /* The key of a room: room.<name>. */
 void fleet_room_key(const char *name, char *out, size_t cap);
 

@@ -10,10 +10,10 @@
 /* Threads: built by the fleet thread, copied by the network thread. */
 typedef struct fleet_state {
     bool enabled;
-    int nodes;      /* node records heard within the last 3 s, this node's included */
-    int rooms;      /* room keys in the directory */
-    int rooms_held; /* ... of which this node holds */
-    int orphaned;   /* ... whose revision has not moved for a lease */
+    int nodes;                          /* node records heard within the last 3 s, this node's included */
+    int rooms;                          /* room keys in the directory */
+    int rooms_held;                     /* ... of which this node holds */
+    int orphaned;                       /* ... whose revision has not moved for a lease */
     uint64_t claims, claims_failed;     /* this node's claims (a room made, or taken over) */
     uint64_t renewals, renewals_failed; /* this node's lease renewals */
     uint64_t lost;                      /* rooms this node stopped holding (a failed renewal, or its lease ran out) */

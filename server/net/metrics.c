@@ -67,8 +67,7 @@ static void metrics_fleet(mtext *t, const net *n) {
     mt_one(t, "fluid_fleet_nodes", "gauge", "Nodes of the fleet whose record moved in the last 3 s.", f.nodes);
     mt_one(t, "fluid_fleet_rooms", "gauge", "Rooms in the fleet's directory.", f.rooms);
     mt_one(t, "fluid_fleet_rooms_held", "gauge", "Rooms of the fleet this node holds.", f.rooms_held);
-    mt_one(t, "fluid_fleet_rooms_orphaned", "gauge", "Rooms whose claim has not been renewed for a lease.",
-           f.orphaned);
+    mt_one(t, "fluid_fleet_rooms_orphaned", "gauge", "Rooms whose claim has not been renewed for a lease.", f.orphaned);
     mt_head(t, "fluid_fleet_claims_total", "counter", "This node's claims of rooms, by result.");
     mt_printf(t, "fluid_fleet_claims_total{result=\"ok\"} %llu\n", (unsigned long long)f.claims);
     mt_printf(t, "fluid_fleet_claims_total{result=\"failed\"} %llu\n", (unsigned long long)f.claims_failed);

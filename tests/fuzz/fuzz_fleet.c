@@ -1,0 +1,76 @@
+/* fuzz_fleet.c - libFuzzer harness for the values a fleet's node reads from
+ * the directory's bucket (server/wire/fleet_doc.c): the first input byte
+ * picks the decoder (a node record, a room's claim, or a key), the rest is
+ * the value.  Each must refuse or decode, never read out of bounds, never
+ * leak; what decodes is within its bounds (ids 1-65535, known roles, a scene
+ * of its rule, terminated texts), and writes and reads back the same.
+ *
+ * Built and run by tests/fuzz/fuzz.mk; seeds: tests/fuzz/corpus/fuzz_fleet. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fleet_doc.h"
+#include "fuzz_check.h"
+
+static void node(const uint8_t *p, size_t n) {
+    fleet_node_rec r, back;
+    char err[200], text[FLEET_DOC_MAX];
+    if (fleet_node_read(p, n, &r, err, sizeof err)) return;
+    FUZZ_REQUIRE(r.id >= 1 && r.id <= FLEET_NODE_MAX && memchr(r.url, 0, sizeof r.url));
+    FUZZ_REQUIRE(r.budget_ms >= 0 && r.budget_ms <= FLEET_MS_MAX && r.used_ms >= 0 && r.used_ms <= FLEET_MS_MAX);
+    FUZZ_REQUIRE(r.rooms >= 0 && r.rooms <= FLEET_COUNT_MAX && r.clients >= 0 && r.cap_rooms >= 0);
+    int len = fleet_node_write(&r, text, sizeof text);
+    FUZZ_REQUIRE(len > 0 && !fleet_node_read(text, (size_t)len, &back, err, sizeof err));
+    FUZZ_REQUIRE(back.id == r.id && back.rooms == r.rooms && !strcmp(back.url, r.url));
+}
+
+static void room(const uint8_t *p, size_t n) {
+    fleet_room_rec r, back;
+    char err[200], text[FLEET_DOC_MAX];
+    if (fleet_room_read(p, n, &r, err, sizeof err)) return;
+    FUZZ_REQUIRE(r.node >= 1 && r.node <= FLEET_NODE_MAX);
+    FUZZ_REQUIRE(r.public_role >= ROLE_VIEWER && r.public_role <= ROLE_OWNER);
+    FUZZ_REQUIRE(memchr(r.scene, 0, sizeof r.scene) && memchr(r.error, 0, sizeof r.error));
+    FUZZ_REQUIRE(r.particles >= 0 && r.particles <= (1 << 20));
+    int len = fleet_room_write(&r, text, sizeof text);
+    FUZZ_REQUIRE(len > 0 && !fleet_room_read(text, (size_t)len, &back, err, sizeof err));
+    FUZZ_REQUIRE(back.node == r.node && back.claim == r.claim && back.public_role == r.public_role &&
+                 !strcmp(back.scene, r.scene) && !strcmp(back.error, r.error));
+}
+
+static void key(const uint8_t *p, size_t n) {
+    char k[128], name[ROOM_NAME_CAP];
+    if (n >= sizeof k) n = sizeof k - 1;
+    memcpy(k, p, n);
+    k[n] = 0;
+    uint32_t id = 0;
+    switch (fleet_key_parse(k, &id, name)) {
+    case FLEET_KEY_NODE:
+        FUZZ_REQUIRE(id >= 1 && id <= FLEET_NODE_MAX);
+        break;
+    case FLEET_KEY_ROOM:
+        FUZZ_REQUIRE(room_name_ok(name, strlen(name), NULL, 0));
+        break;
+    default:
+        break;
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size < 1) return 0;
+    const uint8_t *p = data + 1;
+    size_t n = size - 1;
+    switch (data[0] % 3) {
+    case 0:
+        node(p, n);
+        break;
+    case 1:
+        room(p, n);
+        break;
+    default:
+        key(p, n);
+        break;
+    }
+    return 0;
+}

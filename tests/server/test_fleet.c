@@ -1,0 +1,149 @@
+/* test_fleet.c - unit tests of a fleet's pure parts: the lease rule
+ * (server/fleet/lease.c: orphans from revision changes on the watcher's own
+ * clock, the holder's fence, takeover ranks; every instant passed in, so
+ * nothing here reads a clock) and the directory's values
+ * (server/wire/fleet_doc.c: node records and room claims written and read
+ * back, and refused when malformed, over-long, out of range or unknown). */
+#include <stdio.h>
+#include <string.h>
+
+#include "fleet_doc.h"
+#include "lease.h"
+#include "testlib.h"
+
+#define S 1000000000ull /* one second in ns */
+
+static void test_orphan_from_revisions(void) {
+    const lease_rule r = lease_default_rule();
+    lease_watch w = {0};
+    CHECK(!lease_orphaned(&w, &r, 100 * S), "a key never seen is not an orphan");
+    lease_seen(&w, 7, 10 * S);
+    CHECK(!lease_orphaned(&w, &r, 12 * S), "2 s after its revision moved");
+    lease_seen(&w, 7, 12 * S); /* the same revision again: the instant stays */
+    CHECK(w.moved_ns == 10 * S, "the same revision does not move the instant (%llu)", (unsigned long long)w.moved_ns);
+    CHECK(lease_orphaned(&w, &r, 13 * S), "a lease (3 s) after its revision last moved");
+    lease_seen(&w, 8, 13 * S); /* a renewal */
+    CHECK(!lease_orphaned(&w, &r, 15 * S), "a renewal moves it on");
+    CHECK(lease_age(&w, 15 * S) == 2 * S, "its age: 2 s (%llu)", (unsigned long long)lease_age(&w, 15 * S));
+    CHECK(lease_orphaned(&w, &r, 16 * S), "orphaned again a lease after the renewal");
+}
+
+static void test_fence_before_orphan(void) {
+    const lease_rule r = lease_default_rule();
+    const uint64_t sent = 50 * S, fence = lease_fence(&r, sent);
+    CHECK(fence == sent + r.lease_ns - r.margin_ns, "fence = sent + lease - margin");
+    CHECK(lease_may_step(fence - 1, sent), "steps right after the renewal");
+    CHECK(lease_may_step(fence, fence - 1) && !lease_may_step(fence, fence), "steps up to its fence, not at it");
+    /* another node sees the renewal's revision no earlier than it was sent: its orphan instant is at least a
+     * margin after the holder's fence */
+    for (uint64_t seen = sent; seen < sent + 2 * S; seen += S / 4) {
+        lease_watch w = {0};
+        lease_seen(&w, 3, seen);
+        uint64_t t = fence;
+        while (!lease_orphaned(&w, &r, t)) t += S / 100;
+        CHECK(t >= fence + r.margin_ns, "orphaned at %llu, fence %llu", (unsigned long long)t,
+              (unsigned long long)fence);
+    }
+    CHECK(lease_renew_every(&r) == r.lease_ns / 3, "renewals every lease/3");
+}
+
+static void test_takeover_rank(void) {
+    const lease_rule r = lease_default_rule();
+    const double free[] = {5.0, 9.0, 9.0, 1.0};
+    const uint32_t id[] = {1, 2, 3, 4};
+    CHECK(lease_rank(9.0, 2, free, id, 4) == 0, "most free, lowest id: first");
+    CHECK(lease_rank(9.0, 3, free, id, 4) == 1, "as free, higher id: second");
+    CHECK(lease_rank(5.0, 1, free, id, 4) == 2, "third");
+    CHECK(lease_rank(1.0, 4, free, id, 4) == 3, "least free: last");
+    lease_watch w = {0};
+    lease_seen(&w, 9, 100 * S);
+    CHECK(lease_takeover_at(&w, &r, 0) == 103 * S, "rank 0 tries a lease after the last move");
+    CHECK(lease_takeover_at(&w, &r, 2) == 103 * S + 2 * r.rank_step_ns, "rank 2 two steps later");
+}
+
+static void test_values_round_trip(void) {
+    fleet_node_rec n = {.id = 7, .budget_ms = 23.333, .used_ms = 4.5, .rooms = 3, .clients = 2, .cap_rooms = 256};
+    snprintf(n.url, sizeof n.url, "http://127.0.0.1:8080/");
+    char text[FLEET_DOC_MAX], err[200];
+    int len = fleet_node_write(&n, text, sizeof text);
+    fleet_node_rec back;
+    CHECK(len > 0 && !fleet_node_read(text, (size_t)len, &back, err, sizeof err), "node record read back: %s", err);
+    CHECK(back.id == 7 && back.rooms == 3 && back.clients == 2 && !strcmp(back.url, n.url), "node fields");
+    fleet_room_rec r = {.node = 2, .claim = 5, .public_role = ROLE_EDITOR, .key_gen = 3, .particles = 2000};
+    snprintf(r.scene, sizeof r.scene, "dam_break");
+    snprintf(r.error, sizeof r.error, "a \"quoted\" reason\\");
+    len = fleet_room_write(&r, text, sizeof text);
+    fleet_room_rec rb;
+    CHECK(len > 0 && !fleet_room_read(text, (size_t)len, &rb, err, sizeof err), "room claim read back: %s", err);
+    CHECK(rb.node == 2 && rb.claim == 5 && rb.public_role == ROLE_EDITOR && rb.key_gen == 3 && rb.particles == 2000 &&
+              !strcmp(rb.scene, "dam_break"),
+          "room fields");
+    CHECK(!strcmp(rb.error, "a ?quoted? reason?"), "quotes and backslashes written as '?': %s", rb.error);
+}
+
+static void test_values_refused(void) {
+    static const char *bad_rooms[] = {
+        "",
+        "[]",
+        "{\"node\":1}",
+        "{\"node\":0,\"claim\":1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,\"error\":"
+        "\"\"}",
+        "{\"node\":1,\"claim\":-1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,\"error\":"
+        "\"\"}",
+        "{\"node\":1,\"claim\":1,\"public_role\":\"admin\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,\"error\":"
+        "\"\"}",
+        "{\"node\":1,\"claim\":1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"../x\",\"particles\":0,"
+        "\"error\":\"\"}",
+        "{\"node\":1,\"claim\":1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":2e9,"
+        "\"error\":\"\"}",
+        "{\"node\":1,\"node\":1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,\"error\":"
+        "\"\"}",
+        "{\"node\":1,\"claim\":1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,\"error\":"
+        "\"\","
+        "\"x\":1}",
+        "{\"node\":1.5,\"claim\":1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,"
+        "\"error\":\"\"}",
+    };
+    int refused = 0;
+    for (size_t i = 0; i < sizeof bad_rooms / sizeof *bad_rooms; i++) {
+        fleet_room_rec r;
+        char err[200] = "";
+        int rc = fleet_room_read(bad_rooms[i], strlen(bad_rooms[i]), &r, err, sizeof err);
+        CHECK(rc == -1 && err[0], "refused with a reason: %s", bad_rooms[i]);
+        refused += rc == -1;
+    }
+    REPORT("%d malformed room claims refused", refused);
+    char big[FLEET_DOC_MAX + 2];
+    memset(big, ' ', sizeof big);
+    fleet_node_rec n;
+    char err[200] = "";
+    CHECK(fleet_node_read(big, sizeof big, &n, err, sizeof err) == -1 && strstr(err, "more than"), "over-long: %s",
+          err);
+    const char *bad_node = "{\"id\":70000,\"url\":\"\",\"budget_ms\":1,\"used_ms\":0,\"rooms\":0,\"clients\":0,"
+                           "\"cap_rooms\":1}";
+    CHECK(fleet_node_read(bad_node, strlen(bad_node), &n, err, sizeof err) == -1, "an id past 65535");
+}
+
+static void test_keys(void) {
+    uint32_t id = 0;
+    char name[ROOM_NAME_CAP];
+    CHECK(fleet_key_parse("node.12", &id, name) == FLEET_KEY_NODE && id == 12, "node.12");
+    CHECK(fleet_key_parse("room.lab-1", &id, name) == FLEET_KEY_ROOM && !strcmp(name, "lab-1"), "room.lab-1");
+    static const char *other[] = {
+        "node.0", "node.012", "node.65536", "node.", "node.1x",
+        "room.",  "room.UP",  "room.a.b",   "other", "room.0123456789012345678901234567890123"};
+    for (size_t i = 0; i < sizeof other / sizeof *other; i++)
+        CHECK(fleet_key_parse(other[i], &id, name) == FLEET_KEY_OTHER, "not a key of the directory: %s", other[i]);
+}
+
+int main(int argc, char **argv) {
+    static const tl_test tests[] = {
+        {"orphan_from_revisions", test_orphan_from_revisions},
+        {"fence_before_orphan", test_fence_before_orphan},
+        {"takeover_rank", test_takeover_rank},
+        {"values_round_trip", test_values_round_trip},
+        {"values_refused", test_values_refused},
+        {"keys", test_keys},
+    };
+    return tl_run(tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
+}
