@@ -294,6 +294,14 @@ class Client:
         latest value (a height in m, a pressure in Pa) and its tick."""
         return self._json("GET", "/api/probes")
 
+    def get_fleet(self) -> dict:
+        """GET /api/fleet: the fleet this sim node belongs to, ``{"fleet",
+        "node", "lease_s", "connected", "nodes": [{"id", "url", "budget_ms",
+        "used_ms", "free_ms", "rooms", "clients", "held", "age_s", "live"}],
+        "rooms": [{"name", "node", "claim", "age_s", "orphaned", "here"}]}``;
+        ``fleet`` is None (and both lists empty) on a server of no fleet."""
+        return self._json("GET", "/api/fleet", scoped=False)
+
     def add_probe(self, name: str, kind: str, pos, normal=None, radius: float = None) -> dict:
         """POST /api/probes: a named probe the world measures after every
         step: ``kind`` "height" (the water's height above ``pos``) or
