@@ -89,6 +89,7 @@ struct sim_thread {
     uint64_t earliest_unshown_ns; /* arrival of the oldest command applied since the last frame */
     bool dirty;                   /* something changed since the last frame */
     bool fenced;                  /* a fleet room past its lease's fence: not stepped (hub_fence) */
+    bool fence_told;              /* ... and its log says so (not before its first claim) */
     encoder *encoder;             /* the v2 frame encoder thread */
     uint32_t epoch;               /* the frame stream's epoch: grows at every scene load or restore */
     dedupe *dedupe;               /* recent (sid, rid) pairs: a retried command is applied once */

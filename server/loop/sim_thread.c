@@ -404,12 +404,15 @@ static idle_outcome sleep_if_idle(sim_thread *s, int applied) {
 static bool fenced(sim_thread *s, uint64_t now) {
     const uint64_t fence = hub_fence(s->hub);
     const bool out = fence && now >= fence;
-    if (out && !s->fenced && fence > 1) /* (1: a room made fenced, waiting for its first claim) */
+    if (out && !s->fence_told && fence > 1) { /* (1: a room made fenced, waiting for its first claim) */
         log_warn("sim: room '%s': its claim in the fleet is not renewed (past its fence): stepping stops at tick %llu",
                  s->cfg->room, (unsigned long long)s->stats.tick);
-    else if (!out && s->fenced)
+        s->fence_told = true;
+    } else if (!out && s->fence_told) {
         log_info("sim: room '%s': its claim is renewed: stepping from tick %llu", s->cfg->room,
                  (unsigned long long)s->stats.tick);
+        s->fence_told = false;
+    }
     s->fenced = out;
     return out;
 }
