@@ -20,9 +20,10 @@ SRV_PORT   ?= 8080
 # build takes these), and the encoder's with them.
 FC_DEC_SRC = server/wire/frame_header.c server/wire/frame_walk.c server/wire/frame_history.c \
              server/wire/frame_decoder.c server/wire/frame_bands.c server/wire/table_coder.c
-FC_SRC     = $(FC_DEC_SRC) server/wire/frame_encoder.c
+FC_SRC     = $(FC_DEC_SRC) server/wire/frame_encoder.c server/wire/frame_tier.c
 FC_HDR     = server/wire/frame_codec.h server/wire/frame_header.h server/wire/frame_walk.h \
-             server/wire/frame_history.h server/wire/frame_bands.h server/wire/range_coder.h server/wire/table_coder.h
+             server/wire/frame_history.h server/wire/frame_bands.h server/wire/range_coder.h server/wire/table_coder.h \
+             server/wire/frame_tier.h
 
 # The recording tool (server/tools/fluid_rec.c): replays, checks and
 # exports recordings without a server.
@@ -202,6 +203,14 @@ $(BUILD)/test_stream_san: tests/server/test_stream.c server/loop/stream.c $(SRV_
 EXTRA_TEST_DEPS += $(BUILD)/test_stream_san
 EXTRA_TESTS += $(BUILD)/test_stream_san
 EXTRA_TESTS += "$(BUILD)/test_frame_codec_san protocol/golden"
+
+# The tiers of detail: each tier's subset and grid, and the rule that moves a
+# client between tiers and strides, on a virtual clock.
+$(BUILD)/test_tiers_san: tests/server/test_tiers.c server/wire/frame_tier.c server/wire/link_rule.c $(FC_SRC) $(FC_HDR) server/wire/link_rule.h tests/testlib.c tests/testlib.h
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(SAN) -Iserver/wire -Itests tests/server/test_tiers.c server/wire/link_rule.c $(FC_SRC) tests/testlib.c -lm -o $@
+EXTRA_TEST_DEPS += $(BUILD)/test_tiers_san
+EXTRA_TESTS += $(BUILD)/test_tiers_san
 
 # The sim thread's fixed-rate schedule on a virtual clock.
 $(BUILD)/test_clock_san: tests/server/test_clock.c server/base/clock.c server/base/clock.h tests/testlib.c tests/testlib.h

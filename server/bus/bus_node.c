@@ -96,7 +96,7 @@ static bool relay_spent(bus *b, const bus_forward *f) {
 /* Commands whose replies carry data (snapshots), or that only the edge
  * handles: a relay does not forward them. */
 static bool forwardable(cmd_kind k) {
-    return k != CMD_KEYFRAME && k != CMD_PACE && k != CMD_GET_PARTICLES && k != CMD_GET_BODIES &&
+    return k != CMD_KEYFRAME && k != CMD_PACE && k != CMD_DETAIL && k != CMD_GET_PARTICLES && k != CMD_GET_BODIES &&
            k != CMD_GET_SNAPSHOT && k != CMD_RESTORE && k != CMD_CLIENT_LEFT && k != CMD_GET_OBSTACLES &&
            k != CMD_MESH_UPLOAD;
 }

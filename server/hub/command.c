@@ -39,6 +39,7 @@ static const char *const kind_names[CMD_KIND_COUNT] = {
     [CMD_GET_OBSTACLES] = "get_obstacles",
     [CMD_PROBE_ADD] = "probe_add",
     [CMD_PROBE_REMOVE] = "probe_remove",
+    [CMD_DETAIL] = "detail",
 };
 
 const char *cmd_kind_name(cmd_kind k) {

@@ -80,6 +80,7 @@ typedef enum cmd_kind {
     CMD_GET_OBSTACLES, /* REST only: reply carries the obstacles' list */
     CMD_PROBE_ADD,     /* a named height probe or pressure sensor (fluid_sim.h, "Probes") */
     CMD_PROBE_REMOVE,
+    CMD_DETAIL, /* WebSocket only: the client pins the full world (or lets its link choose); network thread */
     CMD_KIND_COUNT
 } cmd_kind;
 
@@ -147,6 +148,9 @@ typedef struct cmd {
         struct {
             int stride; /* 1, 2 or 4 */
         } pace;
+        struct {
+            bool full; /* the full world whatever the link; false: the link chooses the tier */
+        } detail;
         struct {
             char name[CMD_NAME_LEN];    /* "": a name from the time */
             double max_mb, max_seconds; /* 0: not given (the server's defaults) */

@@ -11,13 +11,17 @@
 
 #include "msgbuf.h"
 
-#define FRAMESET_MAX 5 /* codings of one frame: a keyframe and up to four deltas */
+#define FRAME_TIERS 3       /* tiers of detail (wire/frame_tier.h: FC_TIERS) */
+#define FRAMESET_TIER_MAX 5 /* codings of one frame in one tier: a keyframe and up to four deltas */
+#define FRAMESET_MAX (FRAMESET_TIER_MAX * FRAME_TIERS)
 
 /* One coding: a keyframe (base == 0xffffffff) or a delta against `base`
- * with velocities from `prev` (0xffffffff: none). */
+ * with velocities from `prev` (0xffffffff: none), of tier `tier` (0: the
+ * full world; frame_tier.h). */
 typedef struct frame_coding {
     uint32_t base, prev;
     msg_buf *msg; /* one reference */
+    int tier;
 } frame_coding;
 
 /* A value holding references.  Threads: built by the encoding thread, then
@@ -33,11 +37,20 @@ typedef struct frameset {
 /* What the network thread asks the encoder for, a value it republishes
  * whenever it changes: whether anyone watches, keyframes (a counter: every
  * request is served by the next frame), and the optional codings. */
+typedef struct frame_tier_wants {
+    int clients;           /* clients taking this tier */
+    uint32_t key_requests; /* grows by one per request */
+    bool stride2, stride4, bridge;
+} frame_tier_wants;
 typedef struct frame_wants {
     int clients;           /* connected stream clients; 0: frames are stored, not coded */
     uint32_t key_requests; /* grows by one per request */
     bool stride2, stride4; /* deltas against the frame 2 (4) back, for clients taking every 2nd (4th) */
     bool bridge;           /* a delta against the frame before without velocities */
+    /* The same for the coarser tiers (coarse[t - 1]: tier t); clients counts
+     * those among `clients` that take tier t (the fields above are tier 0's,
+     * the only tier a relay asks for). */
+    frame_tier_wants coarse[FRAME_TIERS - 1];
 } frame_wants;
 
 /* Adds a reference to every coding (a copy that the caller owns). */

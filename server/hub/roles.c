@@ -65,6 +65,7 @@ const role_command_row role_commands[] = {
     ROW(CMD_GET_OBSTACLES, ROLE_VIEWER),
     ROW(CMD_PROBE_ADD, ROLE_EDITOR),
     ROW(CMD_PROBE_REMOVE, ROLE_EDITOR),
+    ROW(CMD_DETAIL, ROLE_VIEWER),
 };
 #undef ROW
 #undef INTERNAL

@@ -420,11 +420,13 @@ bool recorder_wants_key(const recorder *r) {
 }
 
 /* The coding of fs that continues what the recording holds: the smallest
- * delta 1 frame back it can decode, else the keyframe, else -1. */
+ * delta 1 frame back it can decode, else the keyframe, else -1.  Only the
+ * full world's (tier 0): a recording keeps every particle. */
 static int pick(const recorder *r, const frameset *fs) {
     int best = -1, key = -1;
     for (int i = 0; i < fs->count; i++) {
         const frame_coding *c = &fs->coding[i];
+        if (c->tier) continue;
         if (c->base == FC_NONE) {
             key = i;
             continue;
@@ -464,7 +466,7 @@ void recorder_frame(recorder *r, const frameset *fs, double sim_time, uint64_t t
     if (!r->active) return;
     int key = -1;
     for (int i = 0; i < fs->count; i++)
-        if (fs->coding[i].base == FC_NONE) key = i;
+        if (fs->coding[i].base == FC_NONE && !fs->coding[i].tier) key = i;
     if (recorder_wants_key(r) && key >= 0 && (!r->f || cur(r)->frames >= REC_SEGMENT_FRAMES || !r->held.any)) {
         if (r->f) write_index(r);
         if (!open_segment(r, fs, sim_time, tick)) return;

@@ -1,7 +1,8 @@
 /* stream.h - protocol v2's encoding side: each published frame quantized
  * into the v2 encoder's history and coded once per coding some client can
  * use (a keyframe on request, deltas against the frame 1, 2 or 4 back, a
- * bridge without velocities), each wrapped as an immutable `frame` message
+ * bridge without velocities), in each tier of detail some client takes
+ * (frame_tier.h: tier 0 always, the coarser ones on demand), each wrapped as an immutable `frame` message
  * and published to the hub as one frameset.  The network thread picks each
  * client's coding (net/ws.c).  Owned by the thread that encodes. */
 #ifndef SRV_STREAM_H
@@ -12,6 +13,7 @@
 #include <stdint.h>
 
 #include "frame_codec.h"
+#include "frame_tier.h"
 #include "hub.h"
 #include "wire.h"
 
@@ -23,7 +25,9 @@ typedef struct stream_stats {
     size_t delta_bytes; /* its delta against the frame before (0: none coded) */
     size_t key_bytes;   /* its keyframe (0: none coded) */
     int codings;
-    uint64_t keyframes; /* since start */
+    uint64_t keyframes;                /* since start */
+    size_t tier_delta_bytes[FC_TIERS]; /* each tier's delta against the frame before (0: none coded) */
+    int tiers_keyed;                   /* bit t: tier t's keyframe was coded */
 } stream_stats;
 
 /* The quantization grid of frames over the box: step = longest side / 2^bits,

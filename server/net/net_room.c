@@ -73,6 +73,7 @@ void net_room_release(net *n, net_room *v) {
      * drop to none, so the room's encoder stops coding for nobody. */
     frame_wants none = v->wants;
     none.clients = 0;
+    for (int t = 0; t < FRAME_TIERS - 1; t++) none.coarse[t].clients = 0;
     hub_set_frame_wants(v->hub, &none);
     net_room_free(v);
 }

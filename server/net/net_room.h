@@ -38,7 +38,8 @@ typedef struct net_room {
     bool closed;                     /* the room was deleted: its clients are closed with the reason */
     frameset frames[HUB_FRAME_RING]; /* the newest framesets (ws_frames.c) */
     uint64_t frames_next;
-    frame_wants wants; /* what the clients need coded, as last told to the hub */
+    frame_wants wants;              /* what the clients need coded, as last told to the hub */
+    size_t tier_bytes[FRAME_TIERS]; /* each tier's last delta against the frame before, bytes (0: none seen) */
     msg_buf *bcast[HUB_BCAST_RING];
     uint64_t bcast_next; /* seq after the newest broadcast held */
     /* the recordings listing's cache (rest_recordings.c), made when first

@@ -278,8 +278,10 @@ cJSON *rest_clients_json(const net *n, const net_room *v) {
         cJSON_AddNumberToObject(o, "keyframes_sent", (double)c->keyframes_sent);
         cJSON_AddNumberToObject(o, "keyframe_requests", (double)c->key_requests);
         cJSON_AddNumberToObject(o, "keyframes_deferred", (double)c->keys_deferred);
-        cJSON_AddNumberToObject(o, "stride", c->stride);
-        cJSON_AddNumberToObject(o, "pace", c->pace);
+        cJSON_AddNumberToObject(o, "stride", c->link.stride);
+        cJSON_AddNumberToObject(o, "pace", c->link.pace);
+        cJSON_AddNumberToObject(o, "tier", c->link.tier);
+        cJSON_AddBoolToObject(o, "full_detail", c->link.pinned);
         cJSON_AddNumberToObject(o, "bytes_sent", (double)c->bytes_sent);
         cJSON_AddNumberToObject(o, "commands", (double)c->commands);
         cJSON_AddNumberToObject(o, "bad_messages", (double)c->bad);

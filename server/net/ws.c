@@ -16,6 +16,7 @@
 #include "access.h"
 #include "clock.h"
 #include "hub.h"
+#include "frame_tier.h"
 #include "invite.h"
 #include "log.h"
 #include "net_internal.h"
@@ -219,6 +220,12 @@ static void ws_message(net *n, ws_client *c) {
         if (c->need_key) n->key_merged++;
         fc_held_reset(&c->held); /* whatever it holds, it is not what this mirror says */
         ws_frames_want_key(c->room, c);
+        lws_callback_on_writable(c->wsi);
+        return;
+    }
+    if (cm.kind == CMD_DETAIL) {
+        /* the full world whatever its link (then fewer frames), or the link's choice */
+        ws_frames_set_detail(c->room, c, cm.u.detail.full);
         lws_callback_on_writable(c->wsi);
         return;
     }
@@ -433,8 +440,7 @@ int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, v
                  n->nclients);
         c->hello_pending = true;
         c->bcast_next = c->room->bcast_next;
-        c->stride = 1;
-        c->pace = 1;
+        c->link = link_start(FC_TIERS, clock_now_ns());
         fc_held_reset(&c->held);
         ws_frames_want_key(c->room, c); /* its first frame */
         ws_frames_update_wants(c->room);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "frame_held.h"
+#include "link_rule.h"
 #include "msgbuf.h"
 #include "net_internal.h"
 #include "rate.h"
@@ -56,12 +57,15 @@ struct ws_client {
     uint32_t dropped_through; /* frames up to this one not sent are counted in frames_dropped */
     uint32_t last_epoch;      /* ... and its epoch (sent_any: a frame was sent) */
     bool sent_any;
-    bool need_key, key_asked, key_deferred, bridging;
+    bool need_key, key_asked, key_deferred;
+    int key_tier;          /* the tier its pending keyframe request is for */
     uint64_t key_asked_at; /* net.frames_next when the keyframe was asked for */
     uint64_t key_sent_ns;  /* when it was last picked a keyframe (0: never) */
-    int stride;            /* 1, 2 or 4: it is sent (about) every stride-th frame */
-    int pace;              /* 1, 2 or 4: the fewest frames its decoder asked for (a pace command); stride >= pace */
-    uint64_t stride_ns, window_ns, busy_ns, pick_ns;
+    /* its stride (1, 2 or 4: it is sent about every stride-th frame), its
+     * decoder's pace (stride >= pace) and its tier of detail (link_rule.h) */
+    link_state link;
+    int held_tier; /* the tier of the frames its decoder holds (held.any) */
+    uint64_t window_ns, busy_ns, pick_ns;
     int late;     /* picks in this window that found it a stride behind */
     msg_buf *cur; /* message being sent, fragment by fragment */
     size_t cur_off;

@@ -4,17 +4,13 @@
 
 #include "clock.h"
 #include "frame_held.h"
+#include "frame_tier.h"
+#include "link_rule.h"
 #include "hub.h"
 #include "log.h"
 #include "net_internal.h"
 #include "net_room.h"
 #include "ws_client.h"
-
-#define STRIDE_MAX 4
-#define WINDOW_NS 2000000000ull      /* a client's link is judged over 2 s */
-#define STRIDE_HOLD_NS 3000000000ull /* no faster stride within 3 s of a change */
-#define LATE_TO_SLOW 2               /* late picks in a window that halve the rate */
-#define BUSY_TO_FAST 0.7             /* sending time fraction, scaled to every frame, that allows it */
 
 /* Counts the frames c will never be sent up to seq (of its stream): those
  * older than a frame it was sent, or gone from the ring unsent. */
@@ -37,6 +33,11 @@ bool ws_frames_take(net_room *v) {
             for (ws_client *c = v->clients; c; c = c->next) count_dropped(v, c, old->epoch, old->seq);
         frameset_unref(old);
         *old = got[i];
+        for (int j = 0; j < got[i].count; j++) {
+            const frame_coding *fc = &got[i].coding[j];
+            if (fc->base == got[i].seq - 1 && fc->tier >= 0 && fc->tier < FRAME_TIERS)
+                v->tier_bytes[fc->tier] = fc->msg->len;
+        }
     }
     return k > 0;
 }
@@ -58,13 +59,13 @@ static bool newer(const ws_client *c, const frameset *fs) {
     return !c->held.any || fs->epoch != c->held.epoch || fs->seq > c->last_seq;
 }
 
-/* The smallest delta of fs that c can decode whose base is at most max_gap
- * frames back, or -1. */
+/* The smallest delta of fs in the tier of the frames c holds that c can
+ * decode whose base is at most max_gap frames back, or -1. */
 static int usable_delta(const ws_client *c, const frameset *fs, uint32_t max_gap) {
     int best = -1;
     for (int i = 0; i < fs->count; i++) {
         const frame_coding *fc = &fs->coding[i];
-        if (fc->base == FC_NONE || fs->seq - fc->base > max_gap ||
+        if (fc->tier != c->held_tier || fc->base == FC_NONE || fs->seq - fc->base > max_gap ||
             !fc_held_can_decode(&c->held, fs->epoch, fc->base, fc->prev))
             continue;
         if (best < 0 || fc->msg->len < fs->coding[best].msg->len) best = i;
@@ -72,10 +73,17 @@ static int usable_delta(const ws_client *c, const frameset *fs, uint32_t max_gap
     return best;
 }
 
-static int key_of(const frameset *fs) {
+/* fs's keyframe of tier, or -1. */
+static int key_of(const frameset *fs, int tier) {
     for (int i = 0; i < fs->count; i++)
-        if (fs->coding[i].base == FC_NONE) return i;
+        if (fs->coding[i].base == FC_NONE && fs->coding[i].tier == tier) return i;
     return -1;
+}
+
+/* Whether c's decoder holds frames of the tier it is due (a client moved to
+ * another tier takes the old tier's deltas until its new tier's keyframe). */
+static bool in_tier(const ws_client *c) {
+    return c->held.any && c->held_tier == c->link.tier;
 }
 
 /* Finds the newest frame c can take: a delta it can decode that keeps its
@@ -88,7 +96,7 @@ static int key_of(const frameset *fs) {
 static bool stuck(const net_room *v, const ws_client *c) {
     const frameset *newest = ring_at(v, v->frames_next - 1);
     return c->need_key || !c->held.any || newest->epoch != c->held.epoch ||
-           newest->seq >= c->last_seq + 2 * (uint32_t)c->stride;
+           newest->seq >= c->last_seq + 2 * (uint32_t)c->link.stride;
 }
 
 /* The grid a paced client follows now: its pace, or a finer one (every
@@ -101,7 +109,7 @@ static bool stuck(const net_room *v, const ws_client *c) {
 static uint32_t pace_grid(const ws_client *c) {
     const uint32_t top = fc_held_newest(&c->held);
     if (top == FC_NONE) return 1;
-    for (uint32_t p = (uint32_t)c->pace; p > 1; p /= 2)
+    for (uint32_t p = (uint32_t)c->link.pace; p > 1; p /= 2)
         if (top % p == 0 && top >= p && fc_held_has(&c->held, c->held.epoch, top - p)) return p;
     return 1;
 }
@@ -113,10 +121,23 @@ static uint32_t pace_grid(const ws_client *c) {
  * pace_grid's, how it gets there).  While it bridges to a faster stride it takes the
  * frame after its last, whatever its seq. */
 static bool off_pace(const ws_client *c, const frameset *fs, uint32_t grid) {
-    return c->pace > 1 && !c->bridging && c->held.any && fs->epoch == c->held.epoch && fs->seq % grid != 0;
+    return c->link.pace > 1 && !c->link.bridging && c->held.any && fs->epoch == c->held.epoch && fs->seq % grid != 0;
 }
 
 static bool find(const net_room *v, const ws_client *c, uint64_t *at, int *which) {
+    /* a client moved to another tier: that tier's newest keyframe once there
+     * is one (it asked for it), meanwhile its old tier's deltas */
+    if (c->held.any && !in_tier(c))
+        for (uint64_t k = v->frames_next; k-- > ring_oldest(v);) {
+            const frameset *fs = ring_at(v, k);
+            if (!newer(c, fs)) break;
+            int i = key_of(fs, c->link.tier);
+            if (i >= 0) {
+                *at = k;
+                *which = i;
+                return true;
+            }
+        }
     /* a keyframe (someone else's, or the recording's) only for a client that
      * needs one: one waiting for its next delta waits, not paying a key's bytes */
     int passes = stuck(v, c) ? 3 : 2;
@@ -126,9 +147,9 @@ static bool find(const net_room *v, const ws_client *c, uint64_t *at, int *which
             const frameset *fs = ring_at(v, k);
             if (!newer(c, fs)) break;
             if (pass < 2 && off_pace(c, fs, grid)) continue;
-            int i = pass == 2     ? key_of(fs)
+            int i = pass == 2     ? key_of(fs, c->link.tier)
                     : c->need_key ? -1
-                                  : usable_delta(c, fs, pass == 0 ? (uint32_t)c->stride : FC_NONE);
+                                  : usable_delta(c, fs, pass == 0 ? (uint32_t)c->link.stride : FC_NONE);
             if (i >= 0) {
                 *at = k;
                 *which = i;
@@ -144,11 +165,11 @@ bool ws_frames_pending(const net_room *v, const ws_client *c) {
     return v->frames_next > 0 && find(v, c, &at, &which);
 }
 
-void ws_frames_want_key(net_room *v, ws_client *c) {
-    c->need_key = true;
-    /* one request per client until the keyframe comes, or until the ring
-     * no longer holds the frame that answered it */
-    if (c->key_asked && v->frames_next < c->key_asked_at + HUB_FRAME_RING) return;
+/* Asks the encoder for a keyframe of c's tier: one request per client until
+ * the keyframe comes (or the ring no longer holds the frame that answered
+ * it), none within NET_KEY_GAP_NS of the last keyframe it was sent. */
+static void request_key(net_room *v, ws_client *c) {
+    if (c->key_asked && c->key_tier == c->link.tier && v->frames_next < c->key_asked_at + HUB_FRAME_RING) return;
     /* at most one keyframe coded for a client a second: within the second
      * after its last one, the request waits (a keyframe coded anyway, for a
      * new stream or another client, is still sent to it if it comes first) */
@@ -162,43 +183,55 @@ void ws_frames_want_key(net_room *v, ws_client *c) {
     }
     c->key_deferred = false;
     c->key_asked = true;
+    c->key_tier = c->link.tier;
     c->key_asked_at = v->frames_next;
-    v->wants.key_requests++;
+    if (c->link.tier > 0)
+        v->wants.coarse[c->link.tier - 1].key_requests++;
+    else
+        v->wants.key_requests++;
     hub_set_frame_wants(v->hub, &v->wants);
+}
+
+void ws_frames_want_key(net_room *v, ws_client *c) {
+    c->need_key = true;
+    request_key(v, c);
 }
 
 void ws_frames_release_keys(net_room *v) {
     for (ws_client *c = v->clients; c; c = c->next)
-        if (c->key_deferred) ws_frames_want_key(v, c);
+        if (c->key_deferred) request_key(v, c);
 }
 
 void ws_frames_set_pace(net_room *v, ws_client *c, int stride) {
-    c->pace = stride;
-    if (c->stride < stride) {
-        c->stride = stride;
-        c->stride_ns = clock_now_ns();
-        c->bridging = false;
+    c->link.pace = stride;
+    if (c->link.stride < stride) {
+        c->link.stride = stride;
+        c->link.stride_ns = clock_now_ns();
+        c->link.bridging = false;
         ws_frames_update_wants(v);
     }
 }
 
-/* The client's stride from what its link did over the last window: late
- * picks (it could not take the frame it was due) halve its rate; a link
- * busy less than BUSY_TO_FAST of the time even at every frame, and a
- * decoder that paces it faster than now, get every frame again (through a
- * bridge coding), then the decoder's pace. */
+void ws_frames_set_detail(net_room *v, ws_client *c, bool full) {
+    link_pin(&c->link, full, clock_now_ns());
+    if (!in_tier(c)) request_key(v, c);
+    ws_frames_update_wants(v);
+}
+
+/* The client's stride and tier from what its link did over the last window
+ * (link_rule.h): late picks (it could not take the frame it was due), and
+ * the fraction of the window it spent sending. */
 static void judge(net_room *v, ws_client *c, uint64_t now) {
-    if (now - c->window_ns < WINDOW_NS && c->late < LATE_TO_SLOW) return;
+    if (now - c->window_ns < LINK_WINDOW_NS && c->late < LINK_LATE_TO_SLOW) return;
     double busy = (double)c->busy_ns / (double)(now - c->window_ns);
-    log_debug("ws: client %u: window: stride %d, late %d, busy %.2f", (unsigned)c->id, c->stride, c->late, busy);
-    if (c->late >= LATE_TO_SLOW && c->stride < STRIDE_MAX) {
-        c->stride *= 2;
-        c->stride_ns = now;
-        c->bridging = false;
-    } else if (c->stride > c->pace && !c->late && busy * c->stride < BUSY_TO_FAST &&
-               now - c->stride_ns > STRIDE_HOLD_NS) {
-        c->bridging = true; /* the next bridge coding it can take brings it to every frame */
-    }
+    int t = c->link.tier;
+    size_t mine = v->tier_bytes[t], finer = t > 0 ? v->tier_bytes[t - 1] : 0;
+    link_window w = {.now = now, .late = c->late, .busy = busy, .ratio = mine && finer ? (double)finer / mine : 0};
+    int what = link_judge(&c->link, &w);
+    if (what)
+        log_debug("ws: client %u: window: late %d, busy %.2f: stride %d, tier %d%s", (unsigned)c->id, w.late, busy,
+                  c->link.stride, c->link.tier, c->link.bridging ? " (bridging)" : "");
+    if (what & (LINK_COARSER | LINK_FINER)) request_key(v, c);
     c->late = 0;
     c->busy_ns = 0;
     c->window_ns = now;
@@ -209,6 +242,7 @@ msg_buf *ws_frames_pick(net_room *v, ws_client *c) {
     uint64_t now = clock_now_ns();
     if (!c->window_ns) c->window_ns = now;
     if (!v->frames_next) return NULL;
+    if (c->held.any && !in_tier(c)) request_key(v, c);
     uint64_t at;
     int which;
     if (!find(v, c, &at, &which)) {
@@ -217,7 +251,7 @@ msg_buf *ws_frames_pick(net_room *v, ws_client *c) {
         if (newer(c, newest) && stuck(v, c)) {
             if (!c->need_key)
                 log_debug("ws: client %u: nothing usable (last %u, newest %u, stride %d); keyframe", (unsigned)c->id,
-                          (unsigned)c->last_seq, (unsigned)newest->seq, c->stride);
+                          (unsigned)c->last_seq, (unsigned)newest->seq, c->link.stride);
             ws_frames_want_key(v, c);
         }
         return NULL;
@@ -226,7 +260,7 @@ msg_buf *ws_frames_pick(net_room *v, ws_client *c) {
     const frame_coding *fc = &fs->coding[which];
     const frameset *newest = ring_at(v, v->frames_next - 1);
     uint64_t skipped = v->frames_next - 1 - at;
-    if (newest->epoch == fs->epoch && skipped >= (uint64_t)c->stride) c->late++;
+    if (newest->epoch == fs->epoch && skipped >= (uint64_t)c->link.stride) c->late++;
     count_dropped(v, c, fs->epoch, fs->seq - 1);
     if (fc->base == FC_NONE) {
         c->need_key = false;
@@ -235,11 +269,13 @@ msg_buf *ws_frames_pick(net_room *v, ws_client *c) {
         c->key_sent_ns = now;
         c->keyframes_sent++;
         v->net->keyframes_sent++;
-    } else if (c->bridging && fc->prev == FC_NONE && fc->base == fs->seq - 1) {
-        c->bridging = false;
-        c->stride = c->pace > 1 ? c->pace : 1; /* from every frame a slower stride starts at once */
-        c->stride_ns = now;
+    } else if (c->link.bridging && fc->prev == FC_NONE && fc->base == fs->seq - 1) {
+        link_bridged(&c->link, now);
     }
+    /* frames of another tier: the decoder's frames of the old tier are no
+     * base for them (their grids differ) */
+    if (fc->tier != c->held_tier) fc_held_reset(&c->held);
+    c->held_tier = fc->tier;
     fc_held_note(&c->held, fs->epoch, fs->seq, fc->base, fc->prev);
     c->last_seq = fs->seq;
     c->last_epoch = fs->epoch;
@@ -259,17 +295,31 @@ void ws_frames_update_wants(net_room *v) {
     frame_wants w = v->wants;
     w.clients = 0;
     w.stride2 = w.stride4 = w.bridge = false;
+    frame_tier_wants tw[FRAME_TIERS] = {{0}};
     for (ws_client *c = v->clients; c; c = c->next) {
         if (c->reject) continue;
         w.clients++;
-        /* a client taking every 4th frame also takes every 2nd's codings
-         * while its frames held are 2 apart (after a change of stride) */
-        w.stride2 |= c->stride >= 2;
-        w.stride4 |= c->stride >= 4;
-        w.bridge |= c->bridging;
+        /* its tier, and while it moves to another, the tier it holds too */
+        for (int t = 0; t < FRAME_TIERS; t++) {
+            if (t != c->link.tier && !(c->held.any && t == c->held_tier)) continue;
+            tw[t].clients++;
+            /* a client taking every 4th frame also takes every 2nd's codings
+             * while its frames held are 2 apart (after a change of stride) */
+            tw[t].stride2 |= c->link.stride >= 2;
+            tw[t].stride4 |= c->link.stride >= 4;
+            tw[t].bridge |= c->link.bridging;
+        }
     }
-    if (w.clients != v->wants.clients || w.stride2 != v->wants.stride2 || w.stride4 != v->wants.stride4 ||
-        w.bridge != v->wants.bridge) {
+    w.stride2 = tw[0].stride2, w.stride4 = tw[0].stride4, w.bridge = tw[0].bridge;
+    bool changed = w.clients != v->wants.clients || w.stride2 != v->wants.stride2 || w.stride4 != v->wants.stride4 ||
+                   w.bridge != v->wants.bridge;
+    for (int t = 1; t < FRAME_TIERS; t++) {
+        frame_tier_wants *o = &w.coarse[t - 1];
+        changed |= o->clients != tw[t].clients || o->stride2 != tw[t].stride2 || o->stride4 != tw[t].stride4 ||
+                   o->bridge != tw[t].bridge;
+        o->clients = tw[t].clients, o->stride2 = tw[t].stride2, o->stride4 = tw[t].stride4, o->bridge = tw[t].bridge;
+    }
+    if (changed) {
         v->wants = w;
         hub_set_frame_wants(v->hub, &v->wants);
     }

@@ -34,6 +34,9 @@ void ws_frames_release_keys(net_room *v);
 /* The client's decoder takes at most every stride-th frame (a pace
  * command): slower at once, faster through the link's own judgement. */
 void ws_frames_set_pace(net_room *v, ws_client *c, int stride);
+/* The client pins the full world (full), or lets its link choose its tier
+ * again (a detail command). */
+void ws_frames_set_detail(net_room *v, ws_client *c, bool full);
 /* Recomputes what the clients need and tells the encoder when it changed. */
 void ws_frames_update_wants(net_room *v);
 

@@ -131,16 +131,20 @@ static int r_end(const rd *r, const char *what, char *err, size_t errlen) {
 /* ---- Framesets ---------------------------------------------------------------- */
 
 msg_buf *bus_encode_frameset(const frameset *fs) {
+    /* a relay's clients take the full world: tier 0's codings only */
     size_t cap = 64;
-    for (int i = 0; i < fs->count; i++) cap += 12 + fs->coding[i].msg->len;
+    uint32_t count = 0;
+    for (int i = 0; i < fs->count; i++)
+        if (!fs->coding[i].tier) cap += 12 + fs->coding[i].msg->len, count++;
     wr w;
     w_head(&w, "FSET", cap);
     w32(&w, fs->epoch);
     w32(&w, fs->seq);
     w64(&w, fs->tick);
     w32(&w, (uint32_t)fs->n);
-    w32(&w, (uint32_t)fs->count);
+    w32(&w, count);
     for (int i = 0; i < fs->count; i++) {
+        if (fs->coding[i].tier) continue;
         w32(&w, fs->coding[i].base);
         w32(&w, fs->coding[i].prev);
         w32(&w, (uint32_t)fs->coding[i].msg->len);

@@ -60,6 +60,7 @@ const cmd_field_def cmd_field_defs[CF_COUNT] = {
     FIELD(CF_SCALE, "scale", scale, CFT_NUM),
     FIELD(CF_FIT, "fit", fit, CFT_BOOL),
     FIELD(CF_NORMAL, "normal", normal, CFT_VEC3),
+    FIELD(CF_FULL, "full", full, CFT_BOOL),
 };
 #undef FIELD
 
@@ -452,6 +453,12 @@ static int build_pace(const cmd_fields *f, cmd *out, const char *k, char *err, s
     return 0;
 }
 
+static int build_detail(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
+    (void)k, (void)err, (void)errlen;
+    out->u.detail.full = f->full;
+    return 0;
+}
+
 static int build_emitter(const cmd_fields *f, cmd *out, const char *k, char *err, size_t errlen) {
     out->u.emitter.slot = (int)f->slot;
     out->u.emitter.enabled = has(f, CF_ENABLED) ? f->enabled : true;
@@ -643,6 +650,7 @@ static const struct kind_schema {
     {CMD_PROBE_ADD, B(CF_NAME) | B(CF_KIND) | B(CF_POS),
      B(CF_NAME) | B(CF_KIND) | B(CF_POS) | B(CF_NORMAL) | B(CF_RADIUS), build_probe_add},
     {CMD_PROBE_REMOVE, B(CF_NAME), B(CF_NAME), build_probe_remove},
+    {CMD_DETAIL, B(CF_FULL), B(CF_FULL), build_detail},
 };
 
 /* A page's session id: CMD_SID_MIN.. characters of the URL-safe base64
@@ -692,7 +700,7 @@ int cmd_from_fields(const cmd_fields *f, cmd *out, char *err, size_t errlen) {
     /* Every command carries a request id, except the fire-and-forget ones
      * that get no reply on success. */
     if (!has(f, CF_RID) && s->kind != CMD_CURSOR && s->kind != CMD_BODY_DRAG && s->kind != CMD_KEYFRAME &&
-        s->kind != CMD_PACE)
+        s->kind != CMD_PACE && s->kind != CMD_DETAIL)
         return fail(err, errlen, k, "missing field 'rid' (the request id the reply echoes)");
     return 0;
 }

@@ -59,6 +59,7 @@ enum cmd_field {
     CF_SCALE,
     CF_FIT,
     CF_NORMAL,
+    CF_FULL,
     CF_COUNT
 };
 typedef enum cmd_ftype { CFT_STR, CFT_UINT, CFT_INT, CFT_NUM, CFT_VEC3, CFT_BOOL, CFT_PARAMS, CFT_VEC4 } cmd_ftype;
@@ -88,7 +89,7 @@ typedef struct cmd_fields {
     double point[3], direction[3], normal[3], pos[3], size[3], vel[3], ang_vel[3], impulse[3], target[3];
     double rot[4];
     bool pos_nil; /* cursor: pos = nil hides the cursor */
-    bool enabled, visible, is_static, fit;
+    bool enabled, visible, is_static, fit, full;
     int n_params;
     char pname[FS_P_COUNT][CMD_NAME_LEN];
     double pvalue[FS_P_COUNT];

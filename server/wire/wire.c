@@ -137,10 +137,22 @@ static void pk_floats(msgpack_packer *pk, const float *v, int n) {
 /* ---- Server to client -------------------------------------------------- */
 
 msg_buf *wire_encode_frame(const wire_frame_head *s, uint32_t seq, bool key, const uint8_t *data, size_t len) {
+    return wire_encode_frame_lod(s, seq, key, NULL, data, len);
+}
+
+msg_buf *wire_encode_frame_lod(const wire_frame_head *s, uint32_t seq, bool key, const wire_lod *lod,
+                               const uint8_t *data, size_t len) {
     int n = s->count > 0 ? s->count : 0;
     wbuf b;
     msgpack_packer pk;
-    pk_begin(&b, &pk, 320 + len + (size_t)s->cursor_count * 48 + (size_t)s->body_count * 96, 13, "frame");
+    pk_begin(&b, &pk, 360 + len + (size_t)s->cursor_count * 48 + (size_t)s->body_count * 96, lod ? 14 : 13, "frame");
+    if (lod) {
+        pk_str(&pk, "lod");
+        msgpack_pack_map(&pk, 3);
+        pk_kv_uint32(&pk, "tier", (uint32_t)lod->tier);
+        pk_kv_uint32(&pk, "keep", (uint32_t)lod->keep);
+        pk_kv_num(&pk, "step", lod->step);
+    }
     pk_kv_uint64(&pk, "tick", s->tick);
     pk_kv_double(&pk, "time", s->sim_time);
     pk_kv_bool(&pk, "paused", s->paused);

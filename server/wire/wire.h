@@ -83,6 +83,15 @@ uint32_t wire_client_colour(uint32_t client); /* 0xRRGGBB */
 /* A `frame` message: the head's fields, seq, whether data is a keyframe,
  * and the v2 payload (len bytes) as the bin `data`. */
 msg_buf *wire_encode_frame(const wire_frame_head *s, uint32_t seq, bool key, const uint8_t *data, size_t len);
+/* A tier of detail's frame (frame_tier.h): its `lod` map.  A value. */
+typedef struct wire_lod {
+    int tier, keep; /* tier > 0; 1 in keep particles */
+    float step;     /* its grid's step, metres */
+} wire_lod;
+/* The same with the `lod` map (lod NULL: none, the full world; the head's
+ * count is this frame's particles). */
+msg_buf *wire_encode_frame_lod(const wire_frame_head *s, uint32_t seq, bool key, const wire_lod *lod,
+                               const uint8_t *data, size_t len);
 /* room: the room the connection watches; role: its role there (roles.h's name). */
 msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t client, const char *room,
                            const char *role);

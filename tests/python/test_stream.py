@@ -215,6 +215,24 @@ def test_golden_frame_message_decodes_to_its_meaning():
             assert [b["id"] for b in f.bodies] == [b["id"] for b in want["bodies"]]
 
 
+def test_golden_tier_payloads_decode_to_their_meaning():
+    """A tier of detail's keyframe and delta (1 in 2 particles, twice the
+    step): ordinary payloads, decoded by the same decoder to the golden
+    state, their lod as the message carries it."""
+    meaning = json.load(open(os.path.join(ROOT, "protocol", "golden", "frame_v2.json")))
+    dec = fluidclient.frame.FrameDecoder(64)
+    for name in ("frame_v2_tier_key", "frame_v2_tier_delta"):
+        data = open(os.path.join(ROOT, "protocol", "golden", name + ".bin"), "rb").read()
+        want = meaning[name]
+        lod = {"tier": 1, "keep": 2, "step": want["step"]}
+        f = dec.decode({"type": "frame", "tick": 1, "key": name.endswith("key"), "n": want["n"], "lod": lod,
+                        "data": data})
+        assert f.n == want["n"] and f.lod == lod
+        np.testing.assert_array_equal(f.ids, want["ids"])
+        assert abs(f.step - want["step"]) < 1e-9 and list(f.levels) == want["levels"]
+        np.testing.assert_array_equal(f._q.reshape(-1, 3) if f._q is not None else None, np.array(want["q"]).reshape(-1, 3))
+
+
 def test_msgpack_codec_reads_and_writes_the_golden_vectors():
     vectors = json.load(open(os.path.join(ROOT, "protocol", "golden", "vectors.json")))["vectors"]
     n = 0

@@ -20,6 +20,7 @@
 #include "fluid_sim.h"
 #include "frame_bands.h"
 #include "frame_codec.h"
+#include "frame_tier.h"
 #include "table_coder.h"
 #include "testlib.h"
 
@@ -864,6 +865,40 @@ static void golden_bands(uint8_t *key, uint8_t *del, size_t cap, size_t *len, sy
     fc_encoder_destroy(e);
 }
 
+/* The particles of s in tier's subset (frame_tier.h). */
+static syn syn_tier(const syn *s, int tier) {
+    syn t = {0};
+    for (int k = 0; k < s->n; k++) {
+        if (!fc_tier_has(tier, s->id[k])) continue;
+        t.id[t.n] = s->id[k], t.x[t.n] = s->x[k], t.y[t.n] = s->y[k], t.z[t.n] = s->z[k];
+        t.temp[t.n] = s->temp[k], t.mat[t.n] = s->mat[k];
+        t.n++;
+    }
+    return t;
+}
+
+/* The tier golden pair: frames 10 and 11 of the golden stream in tier 1 (1
+ * in 2 particles, twice the step), a keyframe and a delta against it, coded
+ * by an encoder of their own as the server's tier coder does. */
+static void golden_tier(uint8_t *key, uint8_t *del, size_t cap, size_t *len, const syn *f10, const syn *f11, syn *tk,
+                        syn *td, fc_grid *tg) {
+    fc_grid g = syn_grid();
+    *tg = fc_tier_grid(&g, 1);
+    *tk = syn_tier(f10, 1);
+    *td = syn_tier(f11, 1);
+    fc_encoder *e = fc_encoder_create(64, 0x5eed);
+    char err[200];
+    fc_input in = syn_input(tk);
+    fc_encoder_push(e, 10, tg, &in, err, sizeof err);
+    len[0] = fc_encode(e, 10, FC_NONE, FC_NONE, key, cap, err, sizeof err);
+    in = syn_input(td);
+    fc_encoder_push(e, 11, tg, &in, err, sizeof err);
+    len[1] = fc_encode(e, 11, 10, FC_NONE, del, cap, err, sizeof err);
+    CHECK(len[0] > 0 && len[1] > 0 && tk->n < f10->n && tk->n > 0, "golden tier: %s (%d of %d particles)", err, tk->n,
+          f10->n);
+    fc_encoder_destroy(e);
+}
+
 static void golden(void) {
     uint64_t rng = 2024;
     syn s;
@@ -876,11 +911,13 @@ static void golden(void) {
      * decoders take both).  frame_v2_delta_adaptive.bin is frame 11 as an
      * earlier encoder coded it (the adaptive residual coder in cell order,
      * options 0x11): kept as it was written, and refused. */
-    enum { NG = 7 };
+    enum { NG = 9 };
     static const char *names[NG] = {
-        "frame_v2_key",         "frame_v2_delta",     "frame_v2_add_remove", "frame_v2_delta_adaptive",
-        "frame_v2_delta_joint", "frame_v2_bands_key", "frame_v2_bands_delta"};
-    static const uint32_t seqs[NG] = {10, 11, 12, 11, 11, 20, 21};
+        "frame_v2_key",         "frame_v2_delta",     "frame_v2_add_remove",  "frame_v2_delta_adaptive",
+        "frame_v2_delta_joint", "frame_v2_bands_key", "frame_v2_bands_delta", "frame_v2_tier_key",
+        "frame_v2_tier_delta"};
+    static const uint32_t seqs[NG] = {10, 11, 12, 11, 11, 20, 21, 10, 11};
+    fc_grid grids[NG];
     static uint8_t out[NG][8192], want[8192];
     size_t len[NG];
     syn frames[NG];
@@ -909,6 +946,9 @@ static void golden(void) {
     len[4] = fc_encode(e, 11, 10, FC_NONE, out[4], sizeof out[4], err, sizeof err);
     CHECK(len[4] > 0, "golden encode 4: %s", err);
     golden_bands(out[5], out[6], sizeof out[5], &len[5], &frames[5], &frames[6]);
+    for (int i = 0; i < NG; i++) grids[i] = g;
+    golden_tier(out[7], out[8], sizeof out[7], &len[7], &frames[0], &frames[1], &frames[7], &frames[8], &grids[7]);
+    grids[8] = grids[7];
     char path[512];
     if (g_write) {
         for (int i = 0; i < NG; i++) {
@@ -926,7 +966,7 @@ static void golden(void) {
                     "{\n  \"_doc\": \"protocol v2 frame payloads (PROTOCOL.md): each .bin decodes, in order, to "
                     "this state; written by test_frame_codec --write-golden\",\n  \"epoch\": %u,\n",
                     0x5eed);
-            for (int i = 0; i < NG; i++) json_frame(j, names[i], seqs[i], &g, &frames[i], i == NG - 1);
+            for (int i = 0; i < NG; i++) json_frame(j, names[i], seqs[i], &grids[i], &frames[i], i == NG - 1);
             fprintf(j, "}\n");
             fclose(j);
         }
@@ -936,9 +976,9 @@ static void golden(void) {
      * adaptive delta is refused, naming its options */
     fc_decoder *d = fc_decoder_create(64);
     for (int i = 0; i < NG; i++) {
-        if (i == 3 || i == 4 || i == 5) {
+        if (i == 3 || i == 4 || i == 5 || i == 7) {
             fc_decoder_reset(d);
-            CHECK(i == 5 || fc_decode(d, out[0], len[0], err, sizeof err) != NULL, "keyframe again: %s", err);
+            CHECK(i == 5 || i == 7 || fc_decode(d, out[0], len[0], err, sizeof err) != NULL, "keyframe again: %s", err);
         }
         size_t n = 0;
         snprintf(path, sizeof path, "%s/%s.bin", g_dir, names[i]);
@@ -956,7 +996,7 @@ static void golden(void) {
               n, len[i]);
         const fc_frame *f = fc_decode(d, want, n, err, sizeof err);
         CHECK(f != NULL, "decode %s: %s", path, err);
-        check_frame(f, &g, &frames[i], names[i]);
+        check_frame(f, &grids[i], &frames[i], names[i]);
         REPORT("%s: %zu bytes, %d particles", names[i], n, frames[i].n);
     }
     fc_decoder_destroy(d);

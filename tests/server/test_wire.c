@@ -1295,8 +1295,8 @@ static void test_reply_codes_documented(const char *golden) {
 static void test_bus_codec(void) {
     char err[160];
     frameset fs = {.epoch = 3, .seq = 77, .tick = 1234567890123ull, .n = 5, .count = 2};
-    fs.coding[0] = (frame_coding){FC_NONE, FC_NONE, msg_buf_from_bytes("keyframe", 8)};
-    fs.coding[1] = (frame_coding){76, 75, msg_buf_from_bytes("delta", 5)};
+    fs.coding[0] = (frame_coding){FC_NONE, FC_NONE, msg_buf_from_bytes("keyframe", 8), 0};
+    fs.coding[1] = (frame_coding){76, 75, msg_buf_from_bytes("delta", 5), 0};
     msg_buf *m = bus_encode_frameset(&fs);
     frameset got;
     CHECK(m && bus_decode_frameset(m->data, m->len, &got, err, sizeof err) == 0, "frameset round trip (%s)", err);

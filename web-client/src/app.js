@@ -80,6 +80,11 @@ const page = {
 
 page.decoder = new FrameDecoderHost((f, ms) => onView(f, ms), () => askKeyframe(),
   (stride) => page.conn?.send({ type: 'pace', stride }));
+// Full detail pinned (PROTOCOL.md "Tiers of detail"): told at once, and again
+// on every hello (a new connection starts with the link's choice).
+const fullDetail = document.getElementById('full-detail');
+const sendDetail = () => { if (fullDetail) page.conn?.send({ type: 'detail', full: fullDetail.checked }); };
+fullDetail?.addEventListener('change', sendDetail);
 
 try { page.renderer = new Renderer(canvas); } catch (e) {
   showBanner(`Cannot draw: ${e.message}`, true);
@@ -193,6 +198,7 @@ function onHello(h) {
   page.myColour = h.colour;
   page.limits = readLimits(h);
   toolbox.setLimits(page.limits);
+  if (fullDetail?.checked) sendDetail();
   $('me-dot').style.background = page.myColour;
   $('me-name').textContent = shortName(page.myId);
   $('room-name').textContent = h.room || roomName();

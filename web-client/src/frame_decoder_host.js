@@ -131,7 +131,7 @@ export class FrameDecoderHost {
     while (this.workers.length < W) this._spawn();
     // one answer, the joined view, from worker 0 (cursors and bodies stay here)
     this.pending.push({ fid, answer: null, extra: { cursors: m.cursors, bodies: m.bodies }, workers: W });
-    const base = { type: m.type, tick: m.tick, time: m.time, paused: m.paused, bounds: m.bounds, temp_range: m.temp_range, seq: m.seq, key: m.key, n: m.n };
+    const base = { type: m.type, tick: m.tick, time: m.time, paused: m.paused, bounds: m.bounds, temp_range: m.temp_range, seq: m.seq, key: m.key, n: m.n, lod: m.lod };
     const join = { k: split.k, n: split.n, lo: split.lo, bytes: m.data.byteLength, epoch: split.epoch };
     for (let k = 0; k < split.k; k++) {
       const data = split.parts[k].slice();

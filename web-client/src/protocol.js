@@ -69,7 +69,7 @@ export const cmd = {
 };
 
 // Commands the server answers only when they fail (send with rid 0).
-export const NO_REPLY = new Set(['cursor', 'body_drag', 'keyframe', 'pace']);
+export const NO_REPLY = new Set(['cursor', 'body_drag', 'keyframe', 'pace', 'detail']);
 
 // Checks a hello; returns null when this client can use it, else a sentence
 // for the user.

@@ -96,6 +96,7 @@ export class FrameStream {
         pos, runs: dec.idRuns ? dec.idRuns() : idRuns(f.id, n), mat: f.mat.slice(0, n), temp: f.temp.slice(0, n),
         tempLo: Array.isArray(tr) ? tr[0] : TEMP_RANGE[0], tempHi: Array.isArray(tr) ? tr[1] : TEMP_RANGE[1],
         copied: 0, seq: m.seq, key: !!m.key, bits: this.bits,
+        lod: m.lod && m.lod.keep > 1 ? { tier: m.lod.tier, keep: m.lod.keep, step: m.lod.step } : null,
         epoch: new DataView(data.buffer, data.byteOffset, data.byteLength).getUint32(4, true),
       },
     };

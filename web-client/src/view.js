@@ -66,6 +66,7 @@ export class DrawLoop {
     let alpha = 1, invDt = 0, bodies = [];
     if (s) {
       const t0 = performance.now();
+      page.renderer.setDetail(s.b.f.lod);
       const bytes = page.renderer.uploadPair(s.a, s.b);
       if (bytes) page.uploadRing.add(performance.now() - t0);
       alpha = s.alpha;

@@ -21,11 +21,14 @@ class Frame:
     them), temperature_bytes (uint8);
     velocities: None (a frame carries no velocities: ``Client.particles()``
     has them); bodies and cursors (lists of dicts, as the message has them);
-    step (metres), origin (3), levels (3): the quantization grid; bounds."""
+    step (metres), origin (3), levels (3): the quantization grid; bounds;
+    lod: None for the full world, else the frame's tier of detail as the
+    message has it ({"tier", "keep", "step"}: about 1 in keep particles on
+    a grid of that step; PROTOCOL.md, "Tiers of detail")."""
 
     __slots__ = ("tick", "sim_time", "seq", "key", "paused", "n", "ids", "_positions", "_q", "_grid", "velocities",
                  "materials", "_temperatures", "temperature_bytes", "bodies", "cursors", "step", "origin", "levels",
-                 "bounds")
+                 "bounds", "lod")
 
     @property
     def positions(self):
@@ -91,4 +94,6 @@ class FrameDecoder:
         f.cursors = list(msg.get("cursors") or [])
         f.step, f.origin, f.levels = d["step"], d["origin"], d["levels"]
         f.bounds = list(msg.get("bounds") or [])
+        lod = msg.get("lod")
+        f.lod = dict(lod) if lod else None
         return f

@@ -209,6 +209,7 @@ export class Renderer {
     this.bounds = hello.bounds.slice();
     this.spacing = hello.h / 2.1;             // the scenes use h = 2.1 spacings
     this.radius = 0.5 * this.spacing;
+    this.baseRadius = this.radius;
     (hello.materials || []).forEach((m) => {
       if (m.index >= 0 && m.index < 8) this.matColours.set(materialColour(m.name, m.index), 3 * m.index);
     });
@@ -350,6 +351,14 @@ export class Renderer {
   // n temperature bytes uploaded as a frame's are (into the first slot's
   // texture); returns the bytes sent.
   uploadTemperatures(bytes, n) { return this._uploadBytes(this.tempTex[0], bytes, n); }
+
+  // A frame of a tier of detail (PROTOCOL.md "Tiers of detail": 1 in keep
+  // particles) is drawn with sprites keep^(1/3) times as large, so that the
+  // same volume of fluid looks as full; the full world (lod null) as it is.
+  setDetail(lod) {
+    const keep = lod && lod.keep > 1 ? lod.keep : 1;
+    if (this.baseRadius) this.radius = this.baseRadius * Math.cbrt(keep);
+  }
 
   // Forgets what the GPU holds, so that the next uploadPair sends it all.
   forgetUploads() { this.slotKey = ['', '']; this.matOrder = -1; }

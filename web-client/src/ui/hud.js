@@ -59,6 +59,7 @@ export class Hud {
     $('hud-tick').textContent = fmt(r.tickHz, 1, ' Hz');
     $('hud-rt').textContent = fmt(r.realtime, 2, '×');
     $('hud-particles').textContent = newest ? String(newest.f.n) : '–';
+    this._detail(newest?.f, r);
     // received: kbit/s, frames per second received, bits per particle of the last frame
     const st = this.page.decoder;
     $('hud-kbs').textContent = `${fmt((r.bytesPerS * 8) / 1000, 0, ' kbit/s')} · ${fmt(r.framesPerS, 0, '/s')}` +
@@ -74,6 +75,19 @@ export class Hud {
     // Users connected (the server's count; until it answers, those showing a cursor).
     const others = this.page.cursors.filter((c) => c.id !== this.page.myId && c.pos).length;
     $('hud-users').textContent = !conn.connected ? '–' : fresh ? String(this.server.clients) : String(1 + others);
+  }
+
+  // The tier of detail the link gets (PROTOCOL.md "Tiers of detail"): "every
+  // particle, 7 mm steps" or "1 in 4 particles, 27 mm steps", and the link's
+  // rate as received.
+  _detail(f, r) {
+    const el = $('hud-detail');
+    if (!el) return;
+    const step = f?.lod ? f.lod.step : this.page.hello?.frame_step;
+    const mm = Number.isFinite(step) ? `, ${(step * 1000).toFixed(step < 0.01 ? 1 : 0)} mm steps` : '';
+    const what = !f ? '–' : f.lod ? `1 in ${f.lod.keep} particles${mm}` : `every particle${mm}`;
+    el.textContent = `${what} · ${fmt((r.bytesPerS * 8) / 1000, 0, ' kbit/s')}`;
+    el.title = f?.lod ? 'the link is too slow for every particle of every frame: the server sends a subset on a coarser grid (drawn larger); tick "full detail" for every particle in fewer frames' : 'every particle at the stream\'s precision';
   }
 
   // The newest frame's coldest and hottest particle (one pass over n bytes,

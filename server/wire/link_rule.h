@@ -1,0 +1,59 @@
+/* link_rule.h - how fast and how detailed one client's stream is, judged
+ * from what its link did (protocol/PROTOCOL.md, "Tiers of detail"): its
+ * stride (every frame, every 2nd, every 4th) and its tier of detail
+ * (frame_tier.h).  A link that misses the frames it is due loses detail
+ * first (a coarser tier at the same frame rate: frames keep a push's effect
+ * on screen soon), then frames (at the coarsest tier); one that stays idle
+ * enough gets frames back first, then detail, trying a finer tier at most
+ * every so often (longer after each try that failed).  A client may pin the
+ * full world: then only its stride moves.
+ *
+ * Pure: the network thread measures, this decides.  A value per client. */
+#ifndef SRV_LINK_RULE_H
+#define SRV_LINK_RULE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define LINK_WINDOW_NS 2000000000ull      /* a client's link is judged over 2 s */
+#define LINK_STRIDE_HOLD_NS 3000000000ull /* no faster stride within 3 s of a change */
+#define LINK_LATE_TO_SLOW 2               /* late picks in a window that slow it down */
+#define LINK_BUSY_TO_FAST 0.7             /* sending time fraction, scaled to the faster choice, that allows it */
+#define LINK_STRIDE_MAX 4
+#define LINK_PROBE_NS 1500000000ull       /* a finer tier is tried at most this often ... */
+#define LINK_PROBE_MAX_NS 24000000000ull  /* ... doubling after each failed try, up to this */
+#define LINK_PROBE_JUDGE_NS 4000000000ull /* a finer tier left within this was a failed try */
+
+typedef struct link_state {
+    int tier;      /* 0: the full world; FC_TIERS - 1 the coarsest */
+    int tiers;     /* tiers there are (FC_TIERS) */
+    int stride;    /* 1, 2 or 4 */
+    int pace;      /* the fewest frames its decoder asked for; stride >= pace */
+    bool pinned;   /* the client asked for the full world whatever its link */
+    bool bridging; /* waiting for a bridge coding to go back to every frame */
+    bool trying;   /* a finer tier is on trial (since tier_ns) */
+    uint64_t stride_ns, tier_ns;
+    uint64_t probe_ns; /* no finer tier before this */
+    int fails;         /* failed tries in a row */
+} link_state;
+
+/* What the link did over the window just ended. */
+typedef struct link_window {
+    uint64_t now;
+    int late;     /* picks that found it at least a stride behind */
+    double busy;  /* fraction of the window spent sending its frames */
+    double ratio; /* bytes of the next finer tier's frame over this tier's (0: unknown) */
+} link_window;
+
+enum { LINK_SAME = 0, LINK_SLOWER = 1, LINK_BRIDGE = 2, LINK_COARSER = 4, LINK_FINER = 8 };
+
+/* A new client: every frame, the full world. */
+link_state link_start(int tiers, uint64_t now);
+/* Judges the window and updates s; returns what changed (LINK_*). */
+int link_judge(link_state *s, const link_window *w);
+/* The client pins the full world (or lets the rule choose again). */
+void link_pin(link_state *s, bool full, uint64_t now);
+/* The bridge coding came: every frame again (or the decoder's pace). */
+void link_bridged(link_state *s, uint64_t now);
+
+#endif

@@ -1,0 +1,195 @@
+/* test_tiers.c - C unit tests of the tiers of detail: each tier's subset of
+ * particles (server/wire/frame_tier.c: a hash of the id, the same from call
+ * to call and nested tier in tier, about 1 in keep of any run of ids) and
+ * grid, and the rule that moves a client between tiers and strides
+ * (server/wire/link_rule.c) replayed on a virtual clock: windows of given
+ * late picks and busy fractions.  Nothing here reads a real clock or times
+ * anything.  Prints "N passed, N failed"; exits non-zero on any failure. */
+#include <stdint.h>
+#include <string.h>
+
+#include "frame_codec.h"
+#include "frame_tier.h"
+#include "link_rule.h"
+#include "testlib.h"
+
+/* The subsets: deterministic, nested, about 1 in keep of consecutive ids
+ * (the ids of a fresh scene) and of a strided run (ids an emitter left). */
+static void subsets(void) {
+    enum { N = 65536 };
+    int count[FC_TIERS] = {0}, nested_bad = 0, unstable = 0, strided = 0;
+    for (uint32_t id = 0; id < N; id++) {
+        for (int t = 0; t < FC_TIERS; t++) {
+            bool has = fc_tier_has(t, id);
+            count[t] += has;
+            unstable += has != fc_tier_has(t, id);
+            if (t > 0 && has && !fc_tier_has(t - 1, id)) nested_bad++;
+        }
+        strided += fc_tier_has(2, id * 64 + 7);
+    }
+    CHECK(count[0] == N, "tier 0 holds every id (%d of %d)", count[0], N);
+    for (int t = 1; t < FC_TIERS; t++) {
+        int keep = fc_tier_of(t).keep, want = N / keep;
+        REPORT("tier %d: 1 in %d, %d of %d consecutive ids", t, keep, count[t], N);
+        CHECK(count[t] > want * 97 / 100 && count[t] < want * 103 / 100, "tier %d: %d ids, want about %d", t, count[t],
+              want);
+    }
+    CHECK(!unstable && !nested_bad, "%d answers changed, %d ids of a coarser tier missing from the finer", unstable,
+          nested_bad);
+    int want2 = N / fc_tier_of(2).keep;
+    CHECK(strided > want2 * 95 / 100 && strided < want2 * 105 / 100, "tier 2 on ids 64 apart: %d, want about %d",
+          strided, want2);
+    /* the same ids as when the tiers were chosen: a particle's membership
+     * never depends on the build */
+    static const uint32_t first1[8] = {0, 1, 5, 7, 8, 12, 14, 18};
+    uint32_t got[8];
+    int k = 0;
+    for (uint32_t id = 0; k < 8; id++)
+        if (fc_tier_has(1, id)) got[k++] = id;
+    CHECK(!memcmp(got, first1, sizeof got), "tier 1's first ids: %u %u %u %u %u %u %u %u", got[0], got[1], got[2],
+          got[3], got[4], got[5], got[6], got[7]);
+    /* fc_tier_subset: the same members, as indices, through an order */
+    uint32_t ids[16];
+    int32_t order[16], out[16];
+    for (int i = 0; i < 16; i++) ids[i] = (uint32_t)(15 - i), order[i] = 15 - i; /* ids stored backwards */
+    int m = fc_tier_subset(1, ids, order, 16, out), bad = 0;
+    for (int j = 0; j < m; j++) bad += !fc_tier_has(1, ids[out[j]]) || (j && ids[out[j]] <= ids[out[j - 1]]);
+    int members = 0;
+    for (uint32_t id = 0; id < 16; id++) members += fc_tier_has(1, id);
+    CHECK(m == members && !bad, "subset through an order: %d of %d members, %d out of order or not members", m, members,
+          bad);
+}
+
+/* Each tier's grid: the same origin, the step times step_mult, levels that
+ * cover the full grid's span. */
+static void grids(void) {
+    fc_grid g;
+    char err[160];
+    const float lo[3] = {0, 0, 0}, hi[3] = {6.89f, 4.14f, 1.72f};
+    CHECK(!fc_grid_make(&g, lo, hi, 0.00673f, err, sizeof err), "%s", err);
+    for (int t = 0; t < FC_TIERS; t++) {
+        fc_grid c = fc_tier_grid(&g, t);
+        int m = fc_tier_of(t).step_mult;
+        CHECK(c.step == g.step * (float)m, "tier %d: step %g, want %g", t, (double)c.step, (double)g.step * m);
+        for (int a = 0; a < 3; a++) {
+            CHECK(c.origin[a] == g.origin[a], "tier %d: origin moved", t);
+            CHECK((c.levels[a] - 1) * m >= g.levels[a] - 1 && (c.levels[a] - 2) * m < g.levels[a] - 1,
+                  "tier %d axis %d: %u levels for %u full ones", t, a, c.levels[a], g.levels[a]);
+        }
+    }
+}
+
+enum { S = 1000000000 }; /* a virtual second, ns */
+
+/* Judges a window of `late` late picks and `busy` sending time at now. */
+static int judge(link_state *s, uint64_t now, int late, double busy) {
+    link_window w = {.now = now, .late = late, .busy = busy};
+    return link_judge(s, &w);
+}
+
+/* A slow link: detail goes first (a coarser tier at every frame), then
+ * frames at the coarsest tier; an idle link gets frames back first, then
+ * detail, a tier at a time. */
+static void rule_slow_then_fast(void) {
+    uint64_t t = 0;
+    link_state s = link_start(FC_TIERS, t);
+    CHECK(s.tier == 0 && s.stride == 1, "a new client: tier %d stride %d", s.tier, s.stride);
+    t += S / 2;
+    CHECK(judge(&s, t, 2, 0.9) == LINK_COARSER && s.tier == 1 && s.stride == 1, "late: tier %d stride %d", s.tier,
+          s.stride);
+    t += S / 2;
+    CHECK(judge(&s, t, 3, 0.9) == LINK_COARSER && s.tier == 2 && s.stride == 1, "late again: tier %d stride %d", s.tier,
+          s.stride);
+    t += S / 2;
+    CHECK(judge(&s, t, 2, 0.9) == LINK_SLOWER && s.tier == 2 && s.stride == 2,
+          "late at the coarsest tier: tier %d stride %d", s.tier, s.stride);
+    t += S / 2;
+    CHECK(judge(&s, t, 2, 0.9) == LINK_SLOWER && s.stride == 4, "stride %d", s.stride);
+    CHECK(judge(&s, t + 1, 5, 1.0) == LINK_SAME && s.stride == 4, "no slower than every 4th: %d", s.stride);
+    /* idle: every frame again first (once the stride has held 3 s) */
+    t += 2 * S;
+    CHECK(judge(&s, t, 0, 0.05) == LINK_SAME, "stride changed within its hold");
+    t += 2 * S;
+    CHECK(judge(&s, t, 0, 0.05) == LINK_BRIDGE && s.bridging, "idle: bridging %d", s.bridging);
+    link_bridged(&s, t);
+    CHECK(s.stride == 1 && s.tier == 2, "bridged: stride %d tier %d", s.stride, s.tier);
+    /* then detail, a tier a window */
+    t += 2 * S;
+    CHECK(judge(&s, t, 0, 0.05) == LINK_FINER && s.tier == 1 && s.trying, "idle at every frame: tier %d", s.tier);
+    t += 2 * S;
+    CHECK(judge(&s, t, 0, 0.05) == LINK_FINER && s.tier == 0, "idle again: tier %d", s.tier);
+    t += 2 * S;
+    CHECK(judge(&s, t, 0, 0.05) == LINK_SAME && s.tier == 0, "the full world stays: tier %d", s.tier);
+    /* busy: a finer tier would not fit (its frames about 3 times the bytes) */
+    s = link_start(FC_TIERS, 0);
+    s.tier = 1;
+    link_window busy = {.now = 10ull * S, .busy = 0.3, .ratio = 3};
+    CHECK(link_judge(&s, &busy) == LINK_SAME && s.tier == 1, "busy 0.3 at 3 times the bytes: tier %d", s.tier);
+    busy.ratio = 2;
+    CHECK(link_judge(&s, &busy) == LINK_FINER && s.tier == 0, "busy 0.3 at twice the bytes: tier %d", s.tier);
+}
+
+/* A finer tier that fails (late within its trial) is tried again only
+ * after a wait that doubles with each failure, up to a bound; one that
+ * holds resets the wait. */
+static void rule_backoff(void) {
+    uint64_t t = 0;
+    link_state s = link_start(FC_TIERS, t);
+    s.tier = 1;
+    uint64_t waits[8];
+    for (int i = 0; i < 8; i++) {
+        /* idle until the rule tries the full world */
+        uint64_t from = t;
+        while (judge(&s, t += S / 10, 0, 0.0) != LINK_FINER) {
+        }
+        waits[i] = t - from;
+        CHECK(s.tier == 0 && s.trying, "try %d: tier %d", i, s.tier);
+        t += S / 2;
+        CHECK(judge(&s, t, 2, 0.9) == LINK_COARSER && s.tier == 1, "try %d failed: tier %d", i, s.tier);
+    }
+    REPORT("waits before each try (virtual s): %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f", waits[0] / 1e9, waits[1] / 1e9,
+           waits[2] / 1e9, waits[3] / 1e9, waits[4] / 1e9, waits[5] / 1e9, waits[6] / 1e9, waits[7] / 1e9);
+    CHECK(waits[2] > waits[1] && waits[1] > waits[0], "the wait grows after failures");
+    CHECK(waits[7] <= LINK_PROBE_MAX_NS + S / 5 && waits[7] >= LINK_PROBE_MAX_NS, "bounded: %.1f s", waits[7] / 1e9);
+    CHECK(s.fails == 8, "%d failures counted", s.fails);
+    /* a try that holds past its trial: the next failure waits the least again */
+    while (judge(&s, t += S / 10, 0, 0.0) != LINK_FINER) {
+    }
+    t += LINK_PROBE_JUDGE_NS + S;
+    judge(&s, t, 0, 0.0);
+    CHECK(s.fails == 0 && !s.trying && s.tier == 0, "held: %d failures, tier %d", s.fails, s.tier);
+}
+
+/* Pinned: the full world at once, only the stride moves; unpinned the rule
+ * chooses again. */
+static void rule_pinned(void) {
+    uint64_t t = 0;
+    link_state s = link_start(FC_TIERS, t);
+    s.tier = 2;
+    link_pin(&s, true, t);
+    CHECK(s.tier == 0 && s.pinned, "pinned: tier %d", s.tier);
+    t += S;
+    CHECK(judge(&s, t, 2, 1.0) == LINK_SLOWER && s.tier == 0 && s.stride == 2, "pinned and late: tier %d stride %d",
+          s.tier, s.stride);
+    t += S;
+    CHECK(judge(&s, t, 2, 1.0) == LINK_SLOWER && s.tier == 0 && s.stride == 4, "stride %d", s.stride);
+    link_pin(&s, false, t);
+    t += S;
+    CHECK(judge(&s, t, 2, 1.0) == LINK_COARSER && s.tier == 1, "unpinned and late: tier %d", s.tier);
+    /* a decoder's pace holds the stride: a finer tier comes at its pace */
+    s = link_start(FC_TIERS, 0);
+    s.tier = 1, s.pace = 2, s.stride = 2;
+    CHECK(judge(&s, 10ull * S, 0, 0.0) == LINK_FINER && s.tier == 0 && s.stride == 2, "paced: tier %d stride %d",
+          s.tier, s.stride);
+}
+
+int main(int argc, char **argv) {
+    const tl_test tests[] = {
+        {"subsets", subsets},
+        {"grids", grids},
+        {"rule_slow_then_fast", rule_slow_then_fast},
+        {"rule_backoff", rule_backoff},
+        {"rule_pinned", rule_pinned},
+    };
+    return tl_run(tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
+}
