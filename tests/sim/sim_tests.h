@@ -82,6 +82,7 @@
     X(body_mesh_contacts, test_body_mesh_contacts)                                                                     \
     X(probes_api, test_probes_api)                                                                                     \
     X(probes_still_tank, test_probes_still_tank)                                                                       \
+    X(probes_grid_walk, test_probes_grid_walk)                                                                         \
     X(spheric2_scene, test_spheric2_scene)
 
 /* Counts the heap's bytes with glibc's mallinfo2, which AddressSanitizer's
