@@ -15,24 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_clock.h"
+#include "bench_util.h"
 #include "fluid_sim.h"
 
 #define PI 3.14159265358979323846
-
-static int env_int(const char *name, int def) {
-    return getenv(name) ? atoi(getenv(name)) : def;
-}
-
-static void load_average(const char *when) {
-    FILE *f = fopen("/proc/loadavg", "r");
-    char line[128] = "?";
-    if (f) {
-        if (!fgets(line, sizeof line, f)) snprintf(line, sizeof line, "?\n");
-        fclose(f);
-    }
-    printf("load average %s: %s", when, line);
-}
 
 /* A UV sphere of unit radius: nu segments around y, nv rings pole to pole,
  * 2 nu (nv - 1) triangles, outward. */

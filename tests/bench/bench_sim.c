@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_clock.h"
+#include "bench_util.h"
 #include "fluid_sim.h"
 #include "sim_testing.h" /* the unified solver's step count and CFL knob */
 
