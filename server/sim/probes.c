@@ -10,6 +10,7 @@
 #include "grid.h"
 #include "kernels.h"
 #include "mps_internal.h"
+#include "probes.h"
 #include "world_internal.h"
 
 #define PI_F 3.14159265f
@@ -44,47 +45,55 @@ int fs_world_probe_find(const fs_world *w, const char *name) {
     return -1;
 }
 
-static bool inside_box(const fs_world *w, fs_vec3 p) {
-    fs_vec3 a = w->dom.box_min, b = w->dom.box_max;
+static bool inside_box(const fs_domain *dom, fs_vec3 p) {
+    fs_vec3 a = dom->box_min, b = dom->box_max;
     return p.x >= a.x && p.x <= b.x && p.y >= a.y && p.y <= b.y && p.z >= a.z && p.z <= b.z;
 }
 
-int fs_world_add_probe(fs_world *w, const fs_probe_def *def, fs_error *err) {
+fs_status fs__probe_check(const fs_domain *dom, const fs_probe_def *def, fs_probe_def *out, fs_error *err) {
     if (!def || !name_ok(def->name)) {
         SETERR(err, "probe name must be 1..%d characters of A-Z a-z 0-9 _ . -", FS_PROBE_NAME_LEN - 1);
-        return -1;
-    }
-    if (fs_world_probe_find(w, def->name) >= 0) {
-        SETERR(err, "probe '%s' exists already", def->name);
-        return -1;
+        return FS_ERR_ARG;
     }
     if (!fs_probe_kind_name(def->kind)) {
         SETERR(err, "probe kind must be height or pressure");
-        return -1;
+        return FS_ERR_ARG;
     }
-    if (!fs__vec_finite(def->pos) || !inside_box(w, def->pos)) {
+    if (!fs__vec_finite(def->pos) || !inside_box(dom, def->pos)) {
         SETERR(err, "probe position must lie inside the domain's box");
-        return -1;
+        return FS_ERR_RANGE;
     }
-    fs_vec3 a = w->dom.box_min, b = w->dom.box_max;
+    fs_vec3 a = dom->box_min, b = dom->box_max;
     float ext = fmaxf(fmaxf(b.x - a.x, b.y - a.y), b.z - a.z);
     if (!isfinite(def->size) || def->size < 0 || def->size > ext) {
         SETERR(err, "probe size %g m outside 0..%g m", (double)def->size, (double)ext);
-        return -1;
+        return FS_ERR_RANGE;
     }
     fs_probe_def d = *def;
-    d.name[FS_PROBE_NAME_LEN - 1] = 0;
+    size_t len = strnlen(d.name, FS_PROBE_NAME_LEN);
+    memset(d.name + len, 0, FS_PROBE_NAME_LEN - len); /* no stale bytes after the name */
     if (d.kind == FS_PROBE_PRESSURE) {
         fs_vec3 n = d.normal;
-        float len = fs__vec_finite(n) ? sqrtf(n.x * n.x + n.y * n.y + n.z * n.z) : 0.0f;
-        if (!(len > 1e-6f) || !isfinite(len)) {
+        float l = fs__vec_finite(n) ? sqrtf(n.x * n.x + n.y * n.y + n.z * n.z) : 0.0f;
+        if (!(l > 1e-6f) || !isfinite(l)) {
             SETERR(err, "pressure probe needs a finite non-zero normal");
-            return -1;
+            return FS_ERR_ARG;
         }
-        d.normal = (fs_vec3){n.x / len, n.y / len, n.z / len};
+        d.normal = (fs_vec3){n.x / l, n.y / l, n.z / l};
     } else {
         d.normal = (fs_vec3){0, 1, 0};
     }
+    *out = d;
+    return FS_OK;
+}
+
+int fs_world_add_probe(fs_world *w, const fs_probe_def *def, fs_error *err) {
+    if (def && name_ok(def->name) && fs_world_probe_find(w, def->name) >= 0) {
+        SETERR(err, "probe '%s' exists already", def->name);
+        return -1;
+    }
+    fs_probe_def d;
+    if (fs__probe_check(&w->dom, def, &d, err) != FS_OK) return -1;
     if (w->nprobes >= FS_MAX_PROBES) {
         SETERR(err, "at most %d probes", FS_MAX_PROBES);
         return -1;

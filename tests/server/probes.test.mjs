@@ -6,7 +6,8 @@
 // read but not add; the /metrics gauge fluid_probe; a scene load clears
 // what a script added; a viewer's frames carry each probe's value (the
 // `probes` map), the same as GET /api/probes at the frame's tick, and none
-// in a world without probes.
+// in a world without probes; a snapshot carries the probes (a restore brings
+// back a removed one, with its value, and the frames carry it again).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, stopAll, get, http, until, metric, connect } from './lib.mjs';
@@ -135,3 +136,28 @@ test('a viewer\'s frames carry the probes\' values, those of GET /api/probes at 
   }
 });
 
+test('a snapshot carries the probes: a restore brings back one removed since, with its definition and value', async () => {
+  const room = '/api/rooms/pf';
+  await post(`${room}/pause`);
+  const before = (await get(s, `${room}/probes`)).json;
+  assert.deepEqual(before.probes.map((q) => q.name), ['h']);
+  const snap = await fetch(`${s.base}${room}/snapshot`, { headers: ADMIN });
+  assert.equal(snap.status, 200);
+  const doc = Buffer.from(await snap.arrayBuffer());
+  assert.equal((await http(s, 'DELETE', `${room}/probes/h`, { headers: ADMIN })).status, 200);
+  assert.deepEqual((await get(s, `${room}/probes`)).json.probes, []);
+  const back = await fetch(`${s.base}${room}/snapshot`, { method: 'POST', body: doc, headers: { 'content-type': 'application/msgpack', ...ADMIN } });
+  assert.equal(back.status, 200, await back.text());
+  const after = await until(async () => {
+    const q = (await get(s, `${room}/probes`)).json;
+    return q.probes.length ? q : null;
+  }, 'the restored probe listed');
+  assert.deepEqual(after.probes, before.probes, 'the same definition, value and tick');
+  const v = await connect(s, { url: `${s.wsUrl}r/pf/` });
+  try {
+    const f = await v.next((m) => m.type === 'frame' && m.probes !== undefined);
+    assert.equal(Number(f.probes.h.toPrecision(7)), before.probes[0].value);
+  } finally {
+    v.close();
+  }
+});

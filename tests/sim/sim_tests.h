@@ -34,6 +34,7 @@
     X(snapshot_refusals, test_snapshot_refusals)                                                                       \
     X(snapshot_obstacles, test_snapshot_obstacles)                                                                     \
     X(snapshot_mesh_bodies, test_snapshot_mesh_bodies)                                                                 \
+    X(snapshot_probes, test_snapshot_probes)                                                                           \
     X(scene_meshes, test_scene_meshes)                                                                                 \
     X(domain_ranges, test_domain_ranges)                                                                               \
     X(state_bounds, test_state_bounds)                                                                                 \
