@@ -49,17 +49,26 @@ $(BUILD)/test_sim_tsan: $(TEST_SIM_SRC) $(TEST_HDR) $(SIM_SRC) $(SIM_HDR)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS_ALL) $(TSAN) -Iserver/sim -Itests $(TEST_SIM_SRC) $(SIM_SRC) $(LDLIBS_SIM) -o $@
 
-$(BUILD)/bench_sim: tests/bench/bench_sim.c $(BUILD)/libfluidsim.a
+$(BUILD)/bench_sim: tests/bench/bench_sim.c tests/bench/bench_util.h $(BUILD)/libfluidsim.a
 	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/sim $< $(BUILD)/libfluidsim.a $(LDLIBS_SIM) -o $@
 
 # What a 100,000-triangle mesh obstacle adds to the 20k dam break's step (tests/bench/bench_meshes.c)
-$(BUILD)/bench_meshes: tests/bench/bench_meshes.c $(BUILD)/libfluidsim.a
+$(BUILD)/bench_meshes: tests/bench/bench_meshes.c tests/bench/bench_util.h $(BUILD)/libfluidsim.a
 	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/sim $< $(BUILD)/libfluidsim.a $(LDLIBS_SIM) -o $@
 .PHONY: bench-meshes
 bench-meshes: $(BUILD)/bench_meshes
 	$(BUILD)/bench_meshes
 EXTRA_BENCH_DEPS += $(BUILD)/bench_meshes
 EXTRA_BENCH += $(BUILD)/bench_meshes ;
+
+# What the probes cost: spheric2 with its 12 probes against none, each solver (tests/bench/bench_probes.c)
+$(BUILD)/bench_probes: tests/bench/bench_probes.c tests/bench/bench_util.h $(BUILD)/libfluidsim.a
+	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/sim $< $(BUILD)/libfluidsim.a $(LDLIBS_SIM) -o $@
+.PHONY: bench-probes
+bench-probes: $(BUILD)/bench_probes
+	$(BUILD)/bench_probes
+EXTRA_BENCH_DEPS += $(BUILD)/bench_probes
+EXTRA_BENCH += $(BUILD)/bench_probes ;
 
 TEST_SUITES = $(BUILD)/test_sim
 # The same tests under ASan + UBSan, but for six that run long there (70, 46,

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "apply_mesh.h"
 #include "hub.h"
 #include "publish.h"
 
@@ -98,13 +99,8 @@ void apply_body_create(sim_thread *s, const cmd *c) {
     hub_mesh *m = NULL;
     fs_mesh mesh;
     if (d.shape == FS_SHAPE_MESH) {
-        m = mesh_store_get(&s->hub->meshes, c->u.body_create.mesh);
-        if (!m) {
-            sim_reply_error(s, c, RC_NOT_FOUND,
-                            "unknown mesh %u (GET /api/meshes lists the meshes held; past %d the oldest are forgotten)",
-                            (unsigned)c->u.body_create.mesh, MESH_STORE_MAX);
-            return;
-        }
+        m = apply_stored_mesh(s, c, c->u.body_create.mesh);
+        if (!m) return;
         mesh = hub_mesh_view(m);
         d.mesh = &mesh;
         d.scale = c->u.body_create.scale;

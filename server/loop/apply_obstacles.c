@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "apply_mesh.h"
 #include "hub.h"
 #include "publish.h"
 
@@ -42,13 +43,8 @@ bool apply_obstacle_fit(const fs_mesh *m, fs_quat rot, fs_vec3 box_min, fs_vec3 
 }
 
 void apply_obstacle_add(sim_thread *s, const cmd *c) {
-    hub_mesh *m = mesh_store_get(&s->hub->meshes, c->u.obstacle.mesh);
-    if (!m) {
-        sim_reply_error(s, c, RC_NOT_FOUND,
-                        "unknown mesh %u (GET /api/meshes lists the meshes held; past %d the oldest are forgotten)",
-                        (unsigned)c->u.obstacle.mesh, MESH_STORE_MAX);
-        return;
-    }
+    hub_mesh *m = apply_stored_mesh(s, c, c->u.obstacle.mesh);
+    if (!m) return;
     if (fs_world_obstacle_count(s->world) >= FS_MAX_OBSTACLES) {
         hub_mesh_unref(m);
         sim_reply_error(s, c, RC_CONFLICT, "the world holds %d obstacles already (the most); remove one first",

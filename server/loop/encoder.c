@@ -32,6 +32,7 @@ typedef struct slot {
     uint8_t *mat;
     wire_cursor *cursor;
     wire_body body[FS_MAX_BODIES];
+    wire_probe probe[FS_MAX_PROBES];
     wire_frame_head head;
     int count, capacity;
     uint32_t epoch;
@@ -297,11 +298,15 @@ int encoder_submit(encoder *e, const wire_frame_head *head, const fc_input *in, 
     int nc = head->cursor_count < e->max_cursors ? head->cursor_count : e->max_cursors;
     int nb = head->body_count < FS_MAX_BODIES ? head->body_count : FS_MAX_BODIES;
     if (nc > 0) memcpy(s->cursor, head->cursors, (size_t)nc * sizeof *s->cursor);
+    int np = head->probe_count < FS_MAX_PROBES ? head->probe_count : FS_MAX_PROBES;
     if (nb > 0) memcpy(s->body, head->bodies, (size_t)nb * sizeof *s->body);
+    if (np > 0) memcpy(s->probe, head->probes, (size_t)np * sizeof *s->probe);
     s->head.cursors = s->cursor;
     s->head.cursor_count = nc;
     s->head.bodies = s->body;
     s->head.body_count = nb;
+    s->head.probes = s->probe;
+    s->head.probe_count = np > 0 ? np : 0;
     s->count = in->count;
     s->capacity = capacity;
     s->epoch = epoch;

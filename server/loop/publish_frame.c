@@ -1,6 +1,6 @@
 /* publish_frame.c - a frame of the world handed to the encoder thread (see
- * publish_frame.h): the frame's bodies and head, the codec's input and grid,
- * the hand-over, and the statistics it leaves. */
+ * publish_frame.h): the frame's bodies, probes and head, the codec's input
+ * and grid, the hand-over, and the statistics it leaves. */
 #include "publish_frame.h"
 
 #include "apply_bodies.h"
@@ -8,6 +8,8 @@
 #include "encoder.h"
 #include "log.h"
 #include "stream.h"
+
+#include <string.h>
 
 /* The world's bodies as the frame message carries them, into s->body;
  * returns how many. */
@@ -26,6 +28,20 @@ static int frame_bodies(sim_thread *s) {
         w->rot[0] = b.rot.w, w->rot[1] = b.rot.x, w->rot[2] = b.rot.y, w->rot[3] = b.rot.z;
     }
     return nb;
+}
+
+/* The world's probes and their latest values (measured after the step this
+ * frame shows) as the frame message carries them, into s->probe; returns
+ * how many. */
+static int frame_probes(sim_thread *s) {
+    int np = fs_world_probe_count(s->world);
+    np = np < FS_MAX_PROBES ? np : FS_MAX_PROBES;
+    for (int k = 0; k < np; k++) {
+        fs_probe_def d;
+        fs_world_probe_get(s->world, k, &d, &s->probe[k].value, NULL);
+        memcpy(s->probe[k].name, d.name, sizeof s->probe[k].name);
+    }
+    return np;
 }
 
 /* What the encoder reported of the frame before (it codes this one now),
@@ -69,6 +85,8 @@ void sim_publish_frame(sim_thread *s) {
         .cursor_count = s->cursor_count,
         .bodies = s->body,
         .body_count = frame_bodies(s),
+        .probes = s->probe,
+        .probe_count = frame_probes(s),
     };
     fc_input in = {.count = v.count,
                    .id = v.id,

@@ -63,7 +63,8 @@ struct sim_thread {
     uint64_t busy_ns;    /* the last tick that had a viewer, a command or a REST request (idle rooms sleep) */
     wire_cursor *cursor; /* cfg->max_clients entries */
     int cursor_count;
-    wire_body body[FS_MAX_BODIES]; /* frame scratch */
+    wire_body body[FS_MAX_BODIES];   /* frame scratch */
+    wire_probe probe[FS_MAX_PROBES]; /* frame scratch */
     struct {
         uint32_t body, client;
     } grab[FS_MAX_BODIES]; /* who holds which body */

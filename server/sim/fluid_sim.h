@@ -527,7 +527,9 @@ bool fs_world_body_mesh(const fs_world *w, int index, fs_mesh *out);
  *   (kernel-weighted mean): a model of the pressure, not the solver's own.
  * At most FS_MAX_PROBES, names unique, 1..FS_PROBE_NAME_LEN-1 characters of
  * [A-Za-z0-9_.-].  fs_world_reset and scene loads clear them (a scene may
- * then define its own); snapshots do not carry them.  No allocation. */
+ * then define its own); a snapshot carries them (each one's definition,
+ * latest value and tick) and a restore brings back the snapshot's.  No
+ * allocation. */
 #define FS_MAX_PROBES 16
 #define FS_PROBE_NAME_LEN 32
 typedef enum fs_probe_kind { FS_PROBE_HEIGHT = 0, FS_PROBE_PRESSURE, FS_PROBE_KIND_COUNT } fs_probe_kind;

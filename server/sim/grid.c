@@ -99,6 +99,7 @@ void fs__grid_build(fs_world *w) {
     w->p = w->alt;
     w->alt = t;
     w->cell = perm, w->perm = cell; /* reorder_task left the new order's cells in perm */
+    w->grid_n = n;
     fs__run(w, by_id_task, w, n);
 }
 
@@ -127,4 +128,5 @@ void fs__grid_set(fs_world *w, const fs_domain *dom, int32_t *starts) {
     w->cell_start = starts;
     w->gx = gx, w->gy = gy, w->gz = gz, w->ncell = gx * gy * gz;
     w->cs = cs, w->inv_cs = 1.0f / cs;
+    w->grid_n = 0;
 }

@@ -47,6 +47,7 @@ void fs__remove_index(fs_world *w, int i) {
     if (w->ops->removed) w->ops->removed(w, s);
     fs__springs_drop(w, s);
     int last = --w->n;
+    w->grid_n = 0; /* the last particle takes i's place: the cell order is lost */
     if (i != last) {
         p->x[i] = p->x[last], p->y[i] = p->y[last], p->z[i] = p->z[last];
         p->px[i] = p->px[last], p->py[i] = p->py[last], p->pz[i] = p->pz[last];

@@ -6,7 +6,10 @@
  * (without them) is still read, as a world without obstacles.  Version 4
  * adds the mesh bodies' meshes (each in its body frame, with its volume and
  * principal moments) after the obstacles; a version 2 or 3 snapshot is
- * still read, unless it holds a mesh body.  It holds everything a step reads,
+ * still read, unless it holds a mesh body.  Version 5 adds the probes (each
+ * its definition, latest value and the tick it was measured at) after the
+ * mesh bodies; an older snapshot is read as a world without probes.  It
+ * holds everything a step reads,
  * including the internal particle order, the storage slots, the warm-start
  * contacts and the emitters' fractional counts, so a restored world steps
  * bit-identically to the one that was saved.  Restoring validates every
@@ -27,12 +30,13 @@
 #include "heat.h"
 #include "material.h"
 #include "obstacles.h"
+#include "probes.h"
 #include "solver_table.h"
 #include "sources.h"
 #include "world.h"
 
 #define SNAP_MAGIC 0x31575346u /* "FSW1" */
-#define SNAP_VERSION 4u
+#define SNAP_VERSION 5u
 #define SNAP_VERSION_OLDEST 2u /* the oldest version read */
 
 static fs_status fail(fs_error *err, fs_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -102,6 +106,23 @@ static void write_body_meshes(const fs_world *w, wbuf *b) {
     }
 }
 
+/* The probes, in the order added: their count, then each one's name (the
+ * FS_PROBE_NAME_LEN bytes, zero-padded), kind, position, normal, size,
+ * latest value and the tick it was measured at. */
+static void write_probes(const fs_world *w, wbuf *b) {
+    put_u32(b, (uint32_t)w->nprobes);
+    for (int k = 0; k < w->nprobes; k++) {
+        const fs_probe_def *d = &w->probes[k];
+        put(b, d->name, FS_PROBE_NAME_LEN);
+        put_u32(b, (uint32_t)d->kind);
+        put(b, &d->pos, sizeof d->pos);
+        put(b, &d->normal, sizeof d->normal);
+        put(b, &d->size, sizeof d->size);
+        put(b, &w->probe_value[k], sizeof w->probe_value[k]);
+        put(b, &w->probe_tick[k], sizeof w->probe_tick[k]);
+    }
+}
+
 static void write_all(const fs_world *w, wbuf *b) {
     const size_t n = (size_t)w->n, K = (size_t)w->K;
     put_u32(b, SNAP_MAGIC);
@@ -151,6 +172,7 @@ static void write_all(const fs_world *w, wbuf *b) {
     put(b, &w->st, sizeof w->st);
     write_obstacles(w, b);
     write_body_meshes(w, b);
+    write_probes(w, b);
     /* the solver and its own state */
     const fs_solver_ops *ops = w->ops;
     size_t sn = ops->state_write ? ops->state_write(w, NULL, 0) : 0;
@@ -290,6 +312,10 @@ typedef struct snap_in {
         fs_vec3 moments;
         const unsigned char *V, *T; /* the body-frame mesh, in the buffer */
     } bm[FS_MAX_BODIES];
+    uint32_t nprobes; /* version 5 */
+    fs_probe_def probe[FS_MAX_PROBES];
+    float probe_value[FS_MAX_PROBES];
+    uint64_t probe_tick[FS_MAX_PROBES];
 } snap_in;
 
 /* Header and domain: this world's capacity, spring slots and step. */
@@ -568,9 +594,43 @@ static fs_status read_body_meshes(rbuf *r, snap_in *s, fs_error *err) {
     return FS_OK;
 }
 
+/* The probes (version 5): each definition checked as fs_world_add_probe
+ * checks one, against the snapshot's domain, names unique, a finite value
+ * measured at a tick no later than the snapshot's. */
+static fs_status read_probes(rbuf *r, snap_in *s, fs_error *err) {
+    s->nprobes = get_u32(r);
+    if (r->bad || s->nprobes > FS_MAX_PROBES)
+        return fail(err, FS_ERR_ARG, "snapshot: %u probes, outside 0..%d (or truncated)", s->nprobes, FS_MAX_PROBES);
+    for (uint32_t k = 0; k < s->nprobes; k++) {
+        fs_probe_def d;
+        memset(&d, 0, sizeof d);
+        uint32_t kind;
+        get(r, d.name, FS_PROBE_NAME_LEN);
+        kind = get_u32(r);
+        get(r, &d.pos, sizeof d.pos);
+        get(r, &d.normal, sizeof d.normal);
+        get(r, &d.size, sizeof d.size);
+        get(r, &s->probe_value[k], sizeof s->probe_value[k]);
+        get(r, &s->probe_tick[k], sizeof s->probe_tick[k]);
+        if (r->bad) return fail(err, FS_ERR_ARG, "snapshot: truncated (probe %u)", k);
+        d.kind = kind < FS_PROBE_KIND_COUNT ? (fs_probe_kind)kind : FS_PROBE_KIND_COUNT;
+        fs_error why = {{0}};
+        if (fs__probe_check(&s->dom, &d, &s->probe[k], &why) != FS_OK)
+            return fail(err, FS_ERR_ARG, "snapshot: probe %u: %.150s", k, why.msg);
+        for (uint32_t j = 0; j < k; j++)
+            if (!strncmp(s->probe[j].name, s->probe[k].name, FS_PROBE_NAME_LEN))
+                return fail(err, FS_ERR_ARG, "snapshot: probe %u: the name '%s' is taken", k, s->probe[k].name);
+        if (!isfinite(s->probe_value[k]) || s->probe_tick[k] > s->stats.tick)
+            return fail(err, FS_ERR_ARG,
+                        "snapshot: probe %u: a non-finite value, or measured after the snapshot's tick", k);
+    }
+    return FS_OK;
+}
+
 /* Emitters, drains, heaters, ambient temperature, bodies and contacts, the
- * flags and pending steps, the statistics, the obstacles (version 3), the solver's section and the
- * closing magic: read, with the counts checked. */
+ * flags and pending steps, the statistics, the obstacles (version 3), the
+ * mesh bodies (version 4), the probes (version 5), the solver's section and
+ * the closing magic: read, with the counts checked. */
 static fs_status read_tail(rbuf *r, size_t size, snap_in *s, fs_error *err) {
     get(r, s->emit, sizeof s->emit);
     get(r, s->drain, sizeof s->drain);
@@ -594,6 +654,8 @@ static fs_status read_tail(rbuf *r, size_t size, snap_in *s, fs_error *err) {
     if (s->ver >= 3 && read_obstacles(r, s, err) != FS_OK) return FS_ERR_ARG;
     s->nbm = 0; /* before version 4: none (and a mesh body is refused) */
     if (s->ver >= 4 && read_body_meshes(r, s, err) != FS_OK) return FS_ERR_ARG;
+    s->nprobes = 0; /* before version 5: none */
+    if (s->ver >= 5 && read_probes(r, s, err) != FS_OK) return FS_ERR_ARG;
     s->solver = get_u32(r), s->slen = get_u32(r);
     s->sbytes = take(r, s->slen);
     if (r->bad || get_u32(r) != SNAP_MAGIC || r->at != size)
@@ -721,6 +783,10 @@ static void commit(fs_world *w, rbuf *r, const snap_in *s, int32_t *grid) {
     w->pending_steps = (int)s->pending;
     w->st = s->stats;
     w->st.solver = w->solver;
+    w->nprobes = (int)s->nprobes;
+    memcpy(w->probes, s->probe, sizeof(fs_probe_def) * s->nprobes);
+    memcpy(w->probe_value, s->probe_value, sizeof(float) * s->nprobes);
+    memcpy(w->probe_tick, s->probe_tick, sizeof(uint64_t) * s->nprobes);
     fs__rebuild_by_id(w);
 }
 

@@ -132,6 +132,11 @@ struct fs_world {
     float cs, inv_cs;
     int gx, gy, gz, ncell;
     int32_t *cell_start; /* ncell + 1 starts (and one more entry, fs__grid_build's) */
+    /* particles [0, grid_n) are in the cell order of the last grid build
+     * (cell_start, cell), though they may have moved since; the ones after
+     * were appended since.  0 once anything reorders or rewrites them (a
+     * removal, a reset, a snapshot): no particle is in a known cell. */
+    int grid_n;
 
     fs_material mat[FS_MAX_MATERIALS];
     int nmat;

@@ -142,10 +142,13 @@ msg_buf *wire_encode_frame(const wire_frame_head *s, uint32_t seq, bool key, con
 
 msg_buf *wire_encode_frame_lod(const wire_frame_head *s, uint32_t seq, bool key, const wire_lod *lod,
                                const uint8_t *data, size_t len) {
-    int n = s->count > 0 ? s->count : 0;
+    int n = s->count > 0 ? s->count : 0, np = s->probe_count > 0 ? s->probe_count : 0;
     wbuf b;
     msgpack_packer pk;
-    pk_begin(&b, &pk, 360 + len + (size_t)s->cursor_count * 48 + (size_t)s->body_count * 96, lod ? 14 : 13, "frame");
+    pk_begin(&b, &pk,
+             360 + len + (size_t)s->cursor_count * 48 + (size_t)s->body_count * 96 +
+                 (size_t)np * (FS_PROBE_NAME_LEN + 8),
+             13 + (lod ? 1 : 0) + (np ? 1 : 0), "frame");
     if (lod) {
         pk_str(&pk, "lod");
         msgpack_pack_map(&pk, 3);
@@ -185,6 +188,14 @@ msg_buf *wire_encode_frame_lod(const wire_frame_head *s, uint32_t seq, bool key,
         pk_floats(&pk, bd->rot, 4);
         pk_kv_bool(&pk, "static", bd->is_static);
         pk_kv_uint32(&pk, "grabbed_by", bd->grabbed_by);
+    }
+    if (np) { /* name -> value, only when the world has probes */
+        pk_str(&pk, "probes");
+        msgpack_pack_map(&pk, (size_t)np);
+        for (int k = 0; k < np; k++) {
+            pk_str(&pk, s->probes[k].name);
+            msgpack_pack_float(&pk, s->probes[k].value);
+        }
     }
     pk_kv_uint32(&pk, "seq", seq);
     pk_kv_bool(&pk, "key", key);

@@ -47,6 +47,13 @@ typedef struct wire_body {
 
 const char *wire_shape_name(int shape);
 
+/* A probe as frames carry it (fluid_sim.h, "Probes"): its name and its value
+ * at the frame's tick (m for a height, Pa for a pressure).  A value. */
+typedef struct wire_probe {
+    char name[FS_PROBE_NAME_LEN];
+    float value;
+} wire_probe;
+
 /* What a frame shows besides its particles (those are the v2 payload,
  * frame_codec.h).  Threads: the encoding thread only (points at data the
  * caller owns for the duration of the call). */
@@ -60,6 +67,8 @@ typedef struct wire_frame_head {
     int cursor_count;
     const wire_body *bodies;
     int body_count;
+    const wire_probe *probes; /* the world's, in the order added; none: the frame has no `probes` */
+    int probe_count;
 } wire_frame_head;
 
 /* Static description handed to the hello and param encoders (so wire.c

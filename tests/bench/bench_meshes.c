@@ -14,39 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "fluid_sim.h"
 
 #define PI 3.14159265358979323846
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-/* CPU time of the process: with one thread, steadier than the wall clock
- * on a shared machine (it leaves out the time others take the core). */
-static double cpu_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int env_int(const char *name, int def) {
-    return getenv(name) ? atoi(getenv(name)) : def;
-}
-
-static void load_average(const char *when) {
-    FILE *f = fopen("/proc/loadavg", "r");
-    char line[128] = "?";
-    if (f) {
-        if (!fgets(line, sizeof line, f)) snprintf(line, sizeof line, "?\n");
-        fclose(f);
-    }
-    printf("load average %s: %s", when, line);
-}
 
 /* A UV sphere of unit radius: nu segments around y, nv rings pole to pole,
  * 2 nu (nv - 1) triangles, outward. */

@@ -14,25 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "fluid_sim.h"
 #include "sim_testing.h" /* the unified solver's step count and CFL knob */
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-/* CPU time of the whole process (every thread), which excludes the time a
- * virtual CPU is stolen by its host: with one thread, a steadier figure
- * than the wall clock on a shared VM (with two, it counts the workers' spin). */
-static double cpu_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
 
 static void run_bodies(int n, int nbodies, int threads, int warm, int steps);
 static void unified_section(int warm, int steps);

@@ -6,7 +6,8 @@ step (half a step per axis, PROTOCOL.md "Quantization and error bound") of
 the server's own at the same tick (GET /api/particles as PLY): the first
 keyframe, deltas while running, an emitter adding particles, a stride change
 and a keyframe asked for, a scene load (a new epoch).  Commands sent on the
-same connection are answered by request id; frames read meanwhile are kept."""
+same connection are answered by request id; frames read meanwhile are kept.
+Frames carry the probes' values, those of GET /api/probes at their tick."""
 import json
 import os
 import weakref
@@ -244,3 +245,26 @@ def test_msgpack_codec_reads_and_writes_the_golden_vectors():
         assert fluidclient._msgpack.unpackb(fluidclient._msgpack.packb(v["input"])) == v["expect"], v["file"]
         n += 1
     assert n >= 15
+
+
+def test_frames_carry_the_probes_values(server):
+    """A world with probes: each frame's probes (name to value) are GET
+    /api/probes' at the frame's tick (which gives 7 significant digits of the
+    float32 the frame carries); a world without: an empty dict."""
+    c = fluidclient.Client(server.url)
+    c.pause()
+    c.load_scene("spheric2", particles=2000)
+    try:
+        with c.stream() as s:
+            p = c.list_probes()
+            f = s.wait_tick(p["tick"])
+            assert f.tick == p["tick"]
+            assert list(f.probes) == [q["name"] for q in p["probes"]] == ["H1", "H2", "H3", "H4", "P1", "P2", "P3",
+                                                                          "P4", "P5", "P6", "P7", "P8"]
+            for q in p["probes"]:
+                assert float("%.7g" % f.probes[q["name"]]) == q["value"], (q["name"], f.probes[q["name"]], q["value"])
+            assert f.probes["H4"] > 0.4, "the column stands at H4: %r" % f.probes["H4"]
+            c.load_scene("dam_break", particles=2000)
+            assert until(s, lambda g: g.probes == {}), "the frames of a world without probes carry none"
+    finally:
+        c.resume()

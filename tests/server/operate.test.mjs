@@ -108,12 +108,15 @@ test('a restore forgets what the old world held: a held step request is answered
   await s.stop();
 });
 
-test('SIGTERM closes every WebSocket with a reason, saves to --data-dir and exits 0; a restart restores it', async (t) => {
+test('SIGTERM closes every WebSocket with a reason, saves to --data-dir and exits 0; a restart restores it, probes too', async (t) => {
   const dir = tmp();
   const s = await startServer(['--particles', '1500', '--scene', 'drop', '--data-dir', dir, '--capacity', '70000']);
   await http(s, 'POST', '/api/pause');
+  assert.equal((await http(s, 'POST', '/api/probes', { body: { name: 'saved', kind: 'height', pos: [0.3, 0, 0.3] } })).status, 200);
   await http(s, 'POST', '/api/step', { body: { steps: 12 } });
   const before = await particles(s);
+  const probes = (await get(s, '/api/probes')).json.probes;
+  assert.equal(probes.length, 1);
   const c = await connect(s);
   await c.next((m) => m.type === 'hello');
   const r = await s.stop('SIGTERM');
@@ -135,6 +138,7 @@ test('SIGTERM closes every WebSocket with a reason, saves to --data-dir and exit
   assert.match(s2.stderr, /restored the saved world/);
   assert.match(s2.stderr, /made with --capacity 70000: using it/, 'the world is sized to the save');
   assert.deepEqual((await particles(s2)).positions, before.positions);
+  assert.deepEqual((await get(s2, '/api/probes')).json.probes, probes, 'the probe, its value and tick');
   await s2.stop('SIGINT');
 });
 

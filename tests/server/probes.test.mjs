@@ -4,10 +4,13 @@
 // a probe added by POST /api/probes and removed by DELETE; bad definitions
 // answered 400 (a taken name 409) with the probes unchanged; a viewer may
 // read but not add; the /metrics gauge fluid_probe; a scene load clears
-// what a script added.
+// what a script added; a viewer's frames carry each probe's value (the
+// `probes` map), the same as GET /api/probes at the frame's tick, and none
+// in a world without probes; a snapshot carries the probes (a restore brings
+// back a removed one, with its value, and the frames carry it again).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, stopAll, get, http, until, metric } from './lib.mjs';
+import { startServer, stopAll, get, http, until, metric, connect } from './lib.mjs';
 
 const TOKEN = 'probe-admin';
 const ADMIN = { authorization: `Bearer ${TOKEN}` };
@@ -91,4 +94,70 @@ test('a viewer reads the probes but may not add or remove one; a scene load clea
   assert.deepEqual((await get(s, '/api/rooms/pv/probes')).json.probes.map((q) => q.name), ['v']);
   assert.equal((await post('/api/rooms/pv/scene', { name: 'dam_break', particles: 1000 })).status, 200);
   assert.deepEqual((await get(s, '/api/rooms/pv/probes')).json.probes, []);
+});
+
+test('a viewer\'s frames carry the probes\' values, those of GET /api/probes at the frame\'s tick', async () => {
+  const c = await connect(s);
+  try {
+    const f0 = await c.next((m) => m.type === 'frame');
+    assert.ok(f0.probes && typeof f0.probes === 'object', 'a frame of spheric2 has probes');
+    // spheric2's twelve, then the ones the tests above left (in the order added)
+    assert.deepEqual(Object.keys(f0.probes).slice(0, 12), ['H1', 'H2', 'H3', 'H4', 'P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'P7', 'P8']);
+    // paused, the values stand still: the REST answer and the frames at its tick must agree
+    assert.equal((await post('/api/pause')).status, 200);
+    const p = await until(async () => {
+      const q = await probes();
+      return q.probes.every((x) => x.tick === q.tick) ? q : null;
+    }, 'every probe measured at the paused tick');
+    const f = await c.next((m) => m.type === 'frame' && m.tick === p.tick);
+    assert.deepEqual(Object.keys(f.probes), p.probes.map((q) => q.name));
+    for (const q of p.probes) {
+      // REST gives 7 significant digits of the float32 the frame carries whole
+      assert.equal(Number(f.probes[q.name].toPrecision(7)), q.value, `${q.name}: frame ${f.probes[q.name]}, REST ${q.value}`);
+    }
+    assert.ok(p.probes.some((q) => q.value > 0), 'the water reads somewhere');
+  } finally {
+    c.close();
+    await post('/api/resume');
+  }
+  // a world without probes: no `probes` in its frames; one added: its value in the next ones
+  const made = await post('/api/rooms', { name: 'pf', scene: 'dam_break', particles: 1000 });
+  assert.equal(made.status, 201, made.text);
+  const v = await connect(s, { url: `${s.wsUrl}r/pf/` });
+  try {
+    const g = await v.next((m) => m.type === 'frame');
+    assert.equal(g.probes, undefined, 'no probes, no field');
+    assert.equal((await post('/api/rooms/pf/probes', { name: 'h', kind: 'height', pos: [0.1, 0, 0.1] })).status, 200);
+    const h = await v.next((m) => m.type === 'frame' && m.probes !== undefined);
+    assert.deepEqual(Object.keys(h.probes), ['h']);
+    assert.ok(Number.isFinite(h.probes.h) && h.probes.h > 0, `the column at (0.1, 0.1): ${h.probes.h}`);
+  } finally {
+    v.close();
+  }
+});
+
+test('a snapshot carries the probes: a restore brings back one removed since, with its definition and value', async () => {
+  const room = '/api/rooms/pf';
+  await post(`${room}/pause`);
+  const before = (await get(s, `${room}/probes`)).json;
+  assert.deepEqual(before.probes.map((q) => q.name), ['h']);
+  const snap = await fetch(`${s.base}${room}/snapshot`, { headers: ADMIN });
+  assert.equal(snap.status, 200);
+  const doc = Buffer.from(await snap.arrayBuffer());
+  assert.equal((await http(s, 'DELETE', `${room}/probes/h`, { headers: ADMIN })).status, 200);
+  assert.deepEqual((await get(s, `${room}/probes`)).json.probes, []);
+  const back = await fetch(`${s.base}${room}/snapshot`, { method: 'POST', body: doc, headers: { 'content-type': 'application/msgpack', ...ADMIN } });
+  assert.equal(back.status, 200, await back.text());
+  const after = await until(async () => {
+    const q = (await get(s, `${room}/probes`)).json;
+    return q.probes.length ? q : null;
+  }, 'the restored probe listed');
+  assert.deepEqual(after.probes, before.probes, 'the same definition, value and tick');
+  const v = await connect(s, { url: `${s.wsUrl}r/pf/` });
+  try {
+    const f = await v.next((m) => m.type === 'frame' && m.probes !== undefined);
+    assert.equal(Number(f.probes.h.toPrecision(7)), before.probes[0].value);
+  } finally {
+    v.close();
+  }
 });

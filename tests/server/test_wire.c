@@ -383,21 +383,26 @@ static const msgpack_object *map_get(const msgpack_object *m, const char *key) {
     return NULL;
 }
 
-/* The frame message: the head's fields, seq, key, and the v2 payload as the
- * bin `data`, 4-byte aligned in the message whatever the cursors before it. */
+/* The frame message: the head's fields, seq, key, the probes (a map of name
+ * to value, only when there are some), and the v2 payload as the bin `data`,
+ * 4-byte aligned in the message whatever the cursors and probes before it. */
 static void test_frame_encoder(void) {
     uint8_t payload[300];
     for (size_t i = 0; i < sizeof payload; i++) payload[i] = (uint8_t)(i * 7);
     wire_cursor cur[3] = {{1, {0.5f, 0.5f, 0.5f}}, {2, {0.1f, 0.2f, 0.3f}}, {12, {0.1f, 0.2f, 0.3f}}};
+    wire_probe pr[2] = {{"H1", 0.25f}, {"P.long-name_2", 11200.5f}};
     for (size_t len = 0; len < sizeof payload; len += 37) {
         for (int nc = 0; nc <= 3; nc++) {
+            const int np = nc % 2 ? 2 : 0;
             wire_frame_head h = {.tick = 5,
                                  .sim_time = 0.25,
                                  .box_min = {0, 0, 0},
                                  .box_max = {1, 2, 4},
                                  .count = (int)len,
                                  .cursors = cur,
-                                 .cursor_count = nc};
+                                 .cursor_count = nc,
+                                 .probes = pr,
+                                 .probe_count = np};
             msg_buf *m = wire_encode_frame(&h, 77, nc == 1, payload, len);
             CHECK(m != NULL, "frame encodes (len %zu)", len);
             if (!m) continue;
@@ -407,13 +412,25 @@ static void test_frame_encoder(void) {
             int rc = msgpack_unpack_next(&u, (const char *)m->data, m->len, &off);
             CHECK(rc == MSGPACK_UNPACK_SUCCESS && off == m->len, "frame is one msgpack object");
             const msgpack_object *data = map_get(&u.data, "data"), *seq = map_get(&u.data, "seq"),
-                                 *key = map_get(&u.data, "key"), *nn = map_get(&u.data, "n");
+                                 *key = map_get(&u.data, "key"), *nn = map_get(&u.data, "n"),
+                                 *probes = map_get(&u.data, "probes");
             CHECK(data && seq && key && nn && data->type == MSGPACK_OBJECT_BIN && seq->via.u64 == 77 &&
                       key->via.boolean == (nc == 1) && nn->via.u64 == len,
                   "frame fields (len %zu, cursors %d)", len, nc);
+            if (np == 0) CHECK(probes == NULL, "no probes, no field");
+            if (np > 0) {
+                bool ok = probes && probes->type == MSGPACK_OBJECT_MAP && probes->via.map.size == (uint32_t)np;
+                for (int k = 0; ok && k < np; k++) {
+                    const msgpack_object *v = map_get(probes, pr[k].name);
+                    ok = v && v->type == MSGPACK_OBJECT_FLOAT32 && (float)v->via.f64 == pr[k].value &&
+                         probes->via.map.ptr[k].key.via.str.size == strlen(pr[k].name);
+                }
+                CHECK(ok, "probes: name -> float32 value, in order (len %zu)", len);
+            }
             if (data && data->type == MSGPACK_OBJECT_BIN) {
                 size_t at = (size_t)((const uint8_t *)data->via.bin.ptr - m->data);
-                CHECK(len == 0 || at % 4 == 0, "data 4-byte aligned (at %zu, len %zu, cursors %d)", at, len, nc);
+                CHECK(len == 0 || at % 4 == 0, "data 4-byte aligned (at %zu, len %zu, cursors %d, probes %d)", at, len,
+                      nc, np);
                 CHECK(data->via.bin.size == len && !memcmp(data->via.bin.ptr, payload, len), "data is the payload");
             }
             msgpack_unpacked_destroy(&u);

@@ -34,6 +34,7 @@
     X(snapshot_refusals, test_snapshot_refusals)                                                                       \
     X(snapshot_obstacles, test_snapshot_obstacles)                                                                     \
     X(snapshot_mesh_bodies, test_snapshot_mesh_bodies)                                                                 \
+    X(snapshot_probes, test_snapshot_probes)                                                                           \
     X(scene_meshes, test_scene_meshes)                                                                                 \
     X(domain_ranges, test_domain_ranges)                                                                               \
     X(state_bounds, test_state_bounds)                                                                                 \
@@ -82,6 +83,7 @@
     X(body_mesh_contacts, test_body_mesh_contacts)                                                                     \
     X(probes_api, test_probes_api)                                                                                     \
     X(probes_still_tank, test_probes_still_tank)                                                                       \
+    X(probes_grid_walk, test_probes_grid_walk)                                                                         \
     X(spheric2_scene, test_spheric2_scene)
 
 /* Counts the heap's bytes with glibc's mallinfo2, which AddressSanitizer's

@@ -13,18 +13,8 @@
 #include "fluid_sim.h"
 #include "sim_tests.h"
 #include "test_meshes.h"
+#include "test_tanks.h"
 #include "testlib.h"
-
-static fs_world *world(int capacity, int substeps, fs_pool **pool) {
-    fs_world_def d = fs_default_world_def();
-    d.capacity = capacity;
-    d.substeps = substeps;
-    *pool = fs_pool_create(2);
-    d.worker_count = 2;
-    d.parallel_for = fs_pool_parallel_for;
-    d.task_user = *pool;
-    return fs_world_create(&d);
-}
 
 static void drop(fs_world *w, fs_pool *pool) {
     fs_world_destroy(w);
@@ -163,10 +153,7 @@ void test_body_mesh_mass(void) {
 static float draught(bool mesh) {
     fs_pool *pool;
     const float L = 1.6f;
-    fs_world *w = world(6000, 4, &pool);
-    fs_domain dom = {{0, 0, 0}, {L, 2.0f, L}, {0, -9.81f, 0}, 2.1f * 0.08f, 0.08f, 0.04f};
-    fs_world_reset(w, &dom, NULL);
-    fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){L, 0.8f, L}, FS_MAT_WATER, 0.1f);
+    fs_world *w = water_tank(6000, 4, L, 0.8f, &pool);
     tmesh box = tm_box((fs_vec3){0, 0, 0}, 0.3f, 0.2f, 0.3f);
     fs_mesh m = tm_view(&box);
     fs_body_def b = fs_default_body_def();
@@ -189,25 +176,9 @@ static float draught(bool mesh) {
             ysum += st.pos.y, ny++;
         }
     }
-    fs_particles_view v;
-    fs_world_view(w, &v);
-    float top[8][8];
-    memset(top, 0, sizeof top);
-    for (int i = 0; i < v.count; i++) {
-        int cx = (int)(v.x[i] / 0.2f), cz = (int)(v.z[i] / 0.2f);
-        cx = cx > 7 ? 7 : cx, cz = cz > 7 ? 7 : cz;
-        top[cx][cz] = fmaxf(top[cx][cz], v.y[i]);
-    }
-    double level = 0;
-    int nl = 0;
-    for (int a = 0; a < 8; a++)
-        for (int c = 0; c < 8; c++) {
-            float x = (a + 0.5f) * 0.2f, z = (c + 0.5f) * 0.2f;
-            if (fabsf(x - L / 2) < 0.5f && fabsf(z - L / 2) < 0.5f) continue;
-            level += top[a][c], nl++;
-        }
+    double level = water_level(w, L);
     drop(w, pool);
-    return (float)(level / nl - (ysum / ny - 0.2));
+    return (float)(level - (ysum / ny - 0.2));
 }
 
 void test_body_mesh_floats(void) {

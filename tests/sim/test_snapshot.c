@@ -330,9 +330,9 @@ void test_snapshot_obstacles(void) {
     CHECK(third == second + 1, "the next id after a restore: %lld", (long long)third);
 
     /* version 2: the same bytes without the obstacles' section, found by its
-     * head (one obstacle, the next id, its id), and the mesh bodies' count (0)
-     * after it, before the solver's section */
-    size_t sect = 8 + (4 + 12 + 16 + 4 + 8) + 12 * (size_t)y.vertices + 12 * (size_t)y.triangles + 4, head = 0;
+     * head (one obstacle, the next id, its id), and the mesh bodies' and the
+     * probes' counts (0) after it, before the solver's section */
+    size_t sect = 8 + (4 + 12 + 16 + 4 + 8) + 12 * (size_t)y.vertices + 12 * (size_t)y.triangles + 8, head = 0;
     const uint32_t want[3] = {1, (uint32_t)second + 1, (uint32_t)second};
     for (size_t i = s.n - sect; i > 8 && !head; i--)
         if (!memcmp(s.b + i, want, sizeof want)) head = i;
@@ -344,10 +344,10 @@ void test_snapshot_obstacles(void) {
     memcpy(v2.b + 4, &two, 4);
     CHECK(fs_world_restore(w, v2.b, v2.n, &err) == FS_OK, "version 2 restore: %s", err.msg);
     CHECK(fs_world_obstacle_count(w) == 0, "a version 2 snapshot has no obstacles");
-    /* version 3: without the mesh bodies' count only, the obstacle kept */
-    snap v3 = {malloc(s.n - 4), s.n - 4};
-    memcpy(v3.b, s.b, head + sect - 4);
-    memcpy(v3.b + head + sect - 4, s.b + head + sect, s.n - head - sect);
+    /* version 3: without the mesh bodies' and the probes' counts only, the obstacle kept */
+    snap v3 = {malloc(s.n - 8), s.n - 8};
+    memcpy(v3.b, s.b, head + sect - 8);
+    memcpy(v3.b + head + sect - 8, s.b + head + sect, s.n - head - sect);
     uint32_t three = 3;
     memcpy(v3.b + 4, &three, 4);
     CHECK(fs_world_restore(w, v3.b, v3.n, &err) == FS_OK, "version 3 restore: %s", err.msg);
@@ -448,8 +448,9 @@ void test_snapshot_mesh_bodies(void) {
     snap o = take_snapshot(one);
     size_t head = body_mesh_section(&o, box.nv, box.nt);
     CHECK(head > 0, "the mesh bodies' section is in the snapshot");
-    const size_t sect = 4 + 8 + 8 + 12 + 12 * (size_t)box.nv + 12 * (size_t)box.nt;
-    /* version 3: the same bytes without the mesh bodies' section: refused, naming the mesh body */
+    const size_t sect = 4 + 8 + 8 + 12 + 12 * (size_t)box.nv + 12 * (size_t)box.nt + 4;
+    /* version 3: the same bytes without the mesh bodies' section (and the
+     * probes' count after it): refused, naming the mesh body */
     snap v3 = {malloc(o.n - sect), o.n - sect};
     memcpy(v3.b, o.b, head);
     memcpy(v3.b + head, o.b + head + sect, o.n - head - sect);
@@ -483,4 +484,112 @@ void test_snapshot_mesh_bodies(void) {
     free(cx.before.b), free(v3.b), free(o.b), free(back.b), free(s.b);
     tm_free(&box), tm_free(&tor);
     fs_world_destroy(one), fs_world_destroy(a), fs_world_destroy(w);
+}
+
+/* The probes' section of snapshot s (version 5) whose first probe is named
+ * first: its offset (the count), 0 when not found. */
+static size_t probes_section(const snap *s, uint32_t count, const char *first) {
+    char name[FS_PROBE_NAME_LEN] = {0};
+    snprintf(name, sizeof name, "%s", first);
+    for (size_t i = s->n - 4 - sizeof name; i > 8; i--)
+        if (u32_at(s, i) == count && !memcmp(s->b + i + 4, name, sizeof name)) return i;
+    return 0;
+}
+
+/* Probes in a snapshot (version 5): a restore brings back each one's
+ * definition, latest value and tick, the restored world's snapshot is the
+ * saved one byte for byte, and the two worlds step on with the same probe
+ * readings; a version 4 snapshot (no probes) still restores, as the same
+ * world without them; a damaged probe is refused and changes nothing. */
+void test_snapshot_probes(void) {
+    fs_world_def d = fs_default_world_def();
+    d.capacity = 5000;
+    fs_world *a = fs_world_create(&d), *w = fs_world_create(&d);
+    fs_error err = {{0}};
+    CHECK(fs_world_load_scene(a, "spheric2", 2000, &err) == FS_OK, "%s", err.msg);
+    CHECK(fs_world_load_scene(w, "drop", 800, &err) == FS_OK, "%s", err.msg);
+    for (int t = 0; t < 20; t++) fs_world_step(a);
+    fs_probe_def mine;
+    memset(&mine, 0, sizeof mine);
+    snprintf(mine.name, sizeof mine.name, "mine");
+    mine.kind = FS_PROBE_PRESSURE, mine.pos = (fs_vec3){3.22f, 0.1f, 0.5f}, mine.normal = (fs_vec3){-2, 0, 0};
+    mine.size = 0.1f;
+    CHECK(fs_world_add_probe(a, &mine, &err) == 12, "a 13th probe: %s", err.msg);
+    for (int t = 0; t < 5; t++) fs_world_step(a);
+    const int np = fs_world_probe_count(a);
+    snap s = take_snapshot(a);
+    CHECK(fs_world_restore(w, s.b, s.n, &err) == FS_OK, "restore: %s", err.msg);
+    int same = 0;
+    for (int k = 0; k < np; k++) {
+        fs_probe_def x, y;
+        float xv, yv;
+        uint64_t xt, yt;
+        fs_world_probe_get(a, k, &x, &xv, &xt);
+        fs_world_probe_get(w, k, &y, &yv, &yt);
+        same += !strcmp(x.name, y.name) && x.kind == y.kind && !memcmp(&x.pos, &y.pos, sizeof x.pos) &&
+                !memcmp(&x.normal, &y.normal, sizeof x.normal) && x.size == y.size && xv == yv && xt == yt;
+    }
+    CHECK(fs_world_probe_count(w) == np && same == np, "%d of %d probes restored as they were", same, np);
+    snap back = take_snapshot(w);
+    CHECK(back.n == s.n && !memcmp(back.b, s.b, s.n), "the restored world's snapshot is the saved one");
+    int equal = 0;
+    for (int t = 0; t < 30; t++) {
+        fs_world_step(a), fs_world_step(w);
+        for (int k = 0; k < np; k++) {
+            float xv, yv;
+            fs_world_probe_get(a, k, NULL, &xv, NULL), fs_world_probe_get(w, k, NULL, &yv, NULL);
+            equal += xv == yv;
+        }
+    }
+    CHECK(equal == 30 * np && fs_world_hash(a) == fs_world_hash(w), "30 steps on, %d of %d readings alike", equal,
+          30 * np);
+    REPORT("a %zu byte snapshot with %d probes restored; 30 steps alike", s.n, np);
+
+    /* version 4: the same bytes without the probes' section: the same world, no probes */
+    size_t head = probes_section(&s, (uint32_t)np, "H1");
+    CHECK(head > 0, "the probes' section is in the snapshot");
+    const size_t one = FS_PROBE_NAME_LEN + 4 + 12 + 12 + 4 + 4 + 8, sect = 4 + one * (size_t)np;
+    snap v4 = {malloc(s.n - sect), s.n - sect};
+    memcpy(v4.b, s.b, head);
+    memcpy(v4.b + head, s.b + head + sect, s.n - head - sect);
+    uint32_t four = 4;
+    memcpy(v4.b + 4, &four, 4);
+    fs_world *b = fs_world_create(&d);
+    CHECK(fs_world_restore(b, v4.b, v4.n, &err) == FS_OK, "version 4 restore: %s", err.msg);
+    CHECK(fs_world_probe_count(b) == 0, "a version 4 snapshot has no probes");
+    CHECK(fs_world_restore(w, s.b, s.n, &err) == FS_OK, "restore: %s", err.msg);
+    CHECK(fs_world_hash(b) == fs_world_hash(w), "the version 4 snapshot's world is the same but for its probes");
+    fs_world_destroy(b);
+
+    /* damaged: a position outside the box, a bad name, a name taken twice, a kind, a NaN value, 17 probes */
+    ctx cx = {w, take_snapshot(w), s};
+    const size_t p0 = head + 4, p1 = p0 + one, pos = FS_PROBE_NAME_LEN + 4, value = pos + 12 + 12 + 4;
+    snap bad = copy_of(&s);
+    put_f32(&bad, p0 + pos, 9.0f);
+    refused(&cx, &bad, "probe outside the box", "probe 0");
+    free(bad.b);
+    bad = copy_of(&s);
+    memcpy(bad.b + p1, "a b", 4);
+    refused(&cx, &bad, "probe name 'a b'", "probe 1");
+    free(bad.b);
+    bad = copy_of(&s);
+    memcpy(bad.b + p1, s.b + p0, FS_PROBE_NAME_LEN);
+    refused(&cx, &bad, "probe name taken twice", "taken");
+    free(bad.b);
+    bad = copy_of(&s);
+    uint32_t kind = 7;
+    memcpy(bad.b + p0 + FS_PROBE_NAME_LEN, &kind, 4);
+    refused(&cx, &bad, "probe kind 7", "kind");
+    free(bad.b);
+    bad = copy_of(&s);
+    put_f32(&bad, p0 + value, NAN);
+    refused(&cx, &bad, "probe value NaN", "non-finite");
+    free(bad.b);
+    bad = copy_of(&s);
+    uint32_t many = FS_MAX_PROBES + 1;
+    memcpy(bad.b + head, &many, 4);
+    refused(&cx, &bad, "17 probes", "probes");
+    free(bad.b);
+    free(cx.before.b), free(v4.b), free(back.b), free(s.b);
+    fs_world_destroy(a), fs_world_destroy(w);
 }

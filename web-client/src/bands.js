@@ -53,7 +53,7 @@ export function splitBands(bytes) {
 // band order, of one frame.  extra: {bytes (the container payload's length),
 // epoch (the container's), and optionally n (the container's: the bands'
 // must add up to it), lo (the bands' first ids: each band's ids must lie in
-// its range), cursors, bodies (the frame message's)}.  Returns the frame's
+// its range), cursors, bodies, probes (the frame message's)}.  Returns the frame's
 // view; throws when the bands are not of one frame or their ids are not in
 // increasing order across them.
 export function joinViews(views, extra) {
@@ -90,7 +90,7 @@ export function joinViews(views, extra) {
   return {
     tick: v0.tick, time: v0.time, paused: v0.paused, n,
     bounds: v0.bounds.slice(),
-    cursors: extra.cursors ?? v0.cursors, bodies: extra.bodies ?? v0.bodies,
+    cursors: extra.cursors ?? v0.cursors, bodies: extra.bodies ?? v0.bodies, probes: extra.probes ?? v0.probes ?? null,
     pos, runs: Uint32Array.from(runs), mat, temp,
     tempLo: v0.tempLo, tempHi: v0.tempHi,
     copied: 0, seq: v0.seq, key: v0.key, bits: n ? (8 * extra.bytes) / n : 0,

@@ -15,7 +15,7 @@
 // asked for, so no queue grows without bound; before that, a decoder slower
 // than the stream asks the server for fewer frames (pace.js), and gets every
 // frame again when it keeps up.
-import { FrameStream } from './stream_v2.js';
+import { FrameStream, probesOf } from './stream_v2.js';
 import { Pacer } from './pace.js';
 import { splitBands } from './bands.js';
 import { loadWasmDecoder } from './frame_codec_wasm.js';
@@ -129,8 +129,8 @@ export class FrameDecoderHost {
     }
     const W = Math.min(split.k, cores(), MAX_WORKERS);
     while (this.workers.length < W) this._spawn();
-    // one answer, the joined view, from worker 0 (cursors and bodies stay here)
-    this.pending.push({ fid, answer: null, extra: { cursors: m.cursors, bodies: m.bodies }, workers: W });
+    // one answer, the joined view, from worker 0 (cursors, bodies and probes stay here)
+    this.pending.push({ fid, answer: null, extra: { cursors: m.cursors, bodies: m.bodies, probes: probesOf(m) }, workers: W });
     const base = { type: m.type, tick: m.tick, time: m.time, paused: m.paused, bounds: m.bounds, temp_range: m.temp_range, seq: m.seq, key: m.key, n: m.n, lod: m.lod };
     const join = { k: split.k, n: split.n, lo: split.lo, bytes: m.data.byteLength, epoch: split.epoch };
     for (let k = 0; k < split.k; k++) {
@@ -173,7 +173,7 @@ export class FrameDecoderHost {
     const a = e.answer;
     if (a.type === 'view') {
       const view = a.view;
-      if (e.extra) { view.cursors = e.extra.cursors ?? view.cursors; view.bodies = e.extra.bodies ?? view.bodies; }
+      if (e.extra) { view.cursors = e.extra.cursors ?? view.cursors; view.bodies = e.extra.bodies ?? view.bodies; view.probes = e.extra.probes ?? view.probes; }
       this.bandWorkers = e.extra ? e.workers : 1;
       this.bits = view.bits;
       if (view.key) this.keys++;

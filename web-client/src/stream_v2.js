@@ -11,6 +11,16 @@ import { TEMP_RANGE } from './temperature.js';
 
 const ASK_EVERY_MS = 500;
 
+// The frame message's probes ({name: value}, only when the world has some)
+// as a plain object of finite numbers, or null.
+export function probesOf(m) {
+  const p = m.probes;
+  if (!p || typeof p !== 'object' || Array.isArray(p)) return null;
+  const out = {};
+  for (const [k, v] of Object.entries(p)) if (typeof v === 'number' && Number.isFinite(v)) out[k] = v;
+  return Object.keys(out).length ? out : null;
+}
+
 // Consecutive ids as runs [(first, count), ...].
 export function idRuns(ids, n) {
   const runs = [];
@@ -93,6 +103,7 @@ export class FrameStream {
         bounds: [b[0], b[1], b[2], b[3], b[4], b[5]],
         cursors: Array.isArray(m.cursors) ? m.cursors : [],
         bodies: Array.isArray(m.bodies) ? m.bodies : [],
+        probes: probesOf(m),
         pos, runs: dec.idRuns ? dec.idRuns() : idRuns(f.id, n), mat: f.mat.slice(0, n), temp: f.temp.slice(0, n),
         tempLo: Array.isArray(tr) ? tr[0] : TEMP_RANGE[0], tempHi: Array.isArray(tr) ? tr[1] : TEMP_RANGE[1],
         copied: 0, seq: m.seq, key: !!m.key, bits: this.bits,

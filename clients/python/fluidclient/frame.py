@@ -21,14 +21,17 @@ class Frame:
     them), temperature_bytes (uint8);
     velocities: None (a frame carries no velocities: ``Client.particles()``
     has them); bodies and cursors (lists of dicts, as the message has them);
+    probes (dict: each probe's name to its value at this tick, m for a
+    height probe, Pa for a pressure sensor, in the order they were added;
+    empty when the world has none: ``Client.list_probes()`` has their kinds);
     step (metres), origin (3), levels (3): the quantization grid; bounds;
     lod: None for the full world, else the frame's tier of detail as the
     message has it ({"tier", "keep", "step"}: about 1 in keep particles on
     a grid of that step; PROTOCOL.md, "Tiers of detail")."""
 
     __slots__ = ("tick", "sim_time", "seq", "key", "paused", "n", "ids", "_positions", "_q", "_grid", "velocities",
-                 "materials", "_temperatures", "temperature_bytes", "bodies", "cursors", "step", "origin", "levels",
-                 "bounds", "lod")
+                 "materials", "_temperatures", "temperature_bytes", "bodies", "cursors", "probes", "step", "origin",
+                 "levels", "bounds", "lod")
 
     @property
     def positions(self):
@@ -92,6 +95,7 @@ class FrameDecoder:
         f.velocities = None
         f.bodies = list(msg.get("bodies") or [])
         f.cursors = list(msg.get("cursors") or [])
+        f.probes = {str(k): float(v) for k, v in (msg.get("probes") or {}).items()}
         f.step, f.origin, f.levels = d["step"], d["origin"], d["levels"]
         f.bounds = list(msg.get("bounds") or [])
         lod = msg.get("lod")

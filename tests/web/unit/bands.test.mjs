@@ -120,7 +120,7 @@ function expand(runs) {
 
 test('joinViews: the bands one after the other: ids, positions, materials, temperatures; a run across the boundary merged', () => {
   const a = [0, 1, 2, 5, 6, 7], b = [8, 9, 12], c = [20, 21];
-  const v = joinViews([bandView(a), bandView(b), bandView(c)], { bytes: 1100, epoch: 78, n: 11, lo: Uint32Array.from([0, 8, 15]), cursors: [{ id: 3 }], bodies: [{ id: 1 }] });
+  const v = joinViews([bandView(a), bandView(b), bandView(c)], { bytes: 1100, epoch: 78, n: 11, lo: Uint32Array.from([0, 8, 15]), cursors: [{ id: 3 }], bodies: [{ id: 1 }], probes: { H1: 0.25 } });
   const ids = [...a, ...b, ...c], all = bandView(ids);
   assert.equal(v.n, 11);
   assert.deepEqual(Array.from(v.runs), [0, 3, 5, 5, 12, 1, 20, 2], '5..7 and 8..9 are one run');
@@ -130,7 +130,7 @@ test('joinViews: the bands one after the other: ids, positions, materials, tempe
   assert.deepEqual(Array.from(v.temp), Array.from(all.temp));
   assert.equal(v.bits, 800, '8 x the container bytes / n');
   assert.equal(v.epoch, 78, "the container's epoch");
-  assert.deepEqual(v.cursors, [{ id: 3 }]); assert.deepEqual(v.bodies, [{ id: 1 }]);
+  assert.deepEqual(v.cursors, [{ id: 3 }]); assert.deepEqual(v.bodies, [{ id: 1 }]); assert.deepEqual(v.probes, { H1: 0.25 });
   assert.equal(v.seq, 4); assert.equal(v.tick, 40); assert.equal(v.key, false); assert.deepEqual(v.bounds, [0, 0, 0, 1, 2, 3]);
   assert.equal(v.tempLo, -40); assert.equal(v.tempHi, 215);
   // runs that do not touch stay apart; an empty band is nothing

@@ -1,8 +1,11 @@
-// ui.test.mjs - slider mapping and the heads-up display's rates.
+// ui.test.mjs - slider mapping, the heads-up display's rates, and the probes
+// as the frames carry them and the display shows them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { toSlider, fromSlider, formatValue, STEPS } from '../../../web-client/src/ui/sliders.js';
 import { StreamStats, Ring } from '../../../web-client/src/stats.js';
+import { probeRows } from '../../../web-client/src/ui/hud.js';
+import { probesOf } from '../../../web-client/src/stream_v2.js';
 
 test('sliders: ends map to ends, the mapping is monotonic and round-trips', () => {
   for (const [min, max] of [[0, 1], [0.1, 100], [0, 20000], [1, 10], [0, 60]]) {
@@ -95,4 +98,15 @@ test('sliders: every parameter of the golden hello (however many) maps its mater
       assert.ok(Math.abs(back - v) <= Math.max(0.01 * Math.abs(v), 0.005 * (info.max - info.min)), `${m.name}.${info.name} ${v} -> ${back}`);
     }
   }
+});
+
+test('probes: a frame\'s map of finite numbers, or null; shown two to a row in their units', () => {
+  assert.equal(probesOf({}), null, 'a world without probes');
+  assert.equal(probesOf({ probes: [1, 2] }), null, 'not a map');
+  assert.deepEqual(probesOf({ probes: { H1: 0.25, bad: 'x', nan: NaN, P1: 11200 } }), { H1: 0.25, P1: 11200 });
+  assert.equal(probesOf({ probes: { bad: 'x' } }), null);
+  const rows = probeRows({ H1: 0.25, H2: 0.0004, P1: 11200.4, X: 1.23456 }, { H1: 'm', H2: 'm', P1: 'Pa' });
+  assert.deepEqual(rows, [['H1', '0.250 m', 'H2', '0.000 m'], ['P1', '11200 Pa', 'X', '1.235']]);
+  assert.deepEqual(probeRows({ H1: 1 }), [['H1', '1.000']], 'units not known yet');
+  assert.deepEqual(probeRows(null), []);
 });

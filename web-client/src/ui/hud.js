@@ -2,13 +2,30 @@
 // rate and realtime ratio (GET /api/stats, polled every 2 s while connected;
 // the frame-derived rates stand in until it answers), particles, kB/s, the
 // last round trip, scene, solver, interaction radius, the temperature range
-// and how many users are connected.  Updated twice a second.
+// and how many users are connected; and the world's probes as the newest frame
+// carries them (their units from GET /api/probes, asked when the set of
+// probes changes).  Updated twice a second.
 // page: {conn, panel, stats (StreamStats), newest, hello, cursors, myId}.
 import { byteRange } from '../temperature.js';
 import { apiPath } from '../room.js';
 
 const $ = (id) => document.getElementById(id);
 const fmt = (v, d, unit = '') => (v === null || v === undefined || !Number.isFinite(v) ? '–' : `${v.toFixed(d)}${unit}`);
+
+// The probes' lines, two to a row: [[name, value, name, value], ...]; a
+// height in metres to the millimetre, a pressure in whole pascals, a probe
+// whose unit is not known yet with 4 significant digits.  probes: {name:
+// value}; units: {name: 'm' | 'Pa'}.
+export function probeRows(probes, units = {}) {
+  const cells = [];
+  for (const [name, v] of Object.entries(probes || {})) {
+    const u = units[name];
+    cells.push(name, u === 'm' ? `${v.toFixed(3)} m` : u === 'Pa' ? `${v.toFixed(0)} Pa` : v.toPrecision(4));
+  }
+  const rows = [];
+  for (let i = 0; i < cells.length; i += 4) rows.push(cells.slice(i, i + 4));
+  return rows;
+}
 
 export class Hud {
   constructor(page) {
@@ -18,6 +35,8 @@ export class Hud {
     this.t0 = performance.now();
     this.server = null;       // the last /api/stats answer
     this.serverAt = 0;
+    this.probeKey = '';       // the names of the probes shown, joined
+    this.probeUnits = {};     // name -> unit, from GET /api/probes
   }
 
   // Polls /api/stats (same origin) every 2 s while connected and visible.
@@ -72,6 +91,7 @@ export class Hud {
     $('hud-solver').textContent = panel.solver.current || '–';
     $('hud-time').textContent = newest ? `${newest.f.time.toFixed(1)} s` : '–';
     this._temperatures(newest?.f);
+    this._probes(newest?.f?.probes);
     // Users connected (the server's count; until it answers, those showing a cursor).
     const others = this.page.cursors.filter((c) => c.id !== this.page.myId && c.pos).length;
     $('hud-users').textContent = !conn.connected ? '–' : fresh ? String(this.server.clients) : String(1 + others);
@@ -88,6 +108,34 @@ export class Hud {
     const what = !f ? '–' : f.lod ? `1 in ${f.lod.keep} particles${mm}` : `every particle${mm}`;
     el.textContent = `${what} · ${fmt((r.bytesPerS * 8) / 1000, 0, ' kbit/s')}`;
     el.title = f?.lod ? 'the link is too slow for every particle of every frame: the server sends a subset on a coarser grid (drawn larger); tick "full detail" for every particle in fewer frames' : 'every particle at the stream\'s precision';
+  }
+
+  // The newest frame's probes (name -> value), two to a row; none: hidden.
+  _probes(probes) {
+    const names = probes ? Object.keys(probes) : [];
+    $('hud-probes').classList.toggle('hidden', names.length === 0);
+    const key = names.join('\n');
+    if (key !== this.probeKey) {
+      this.probeKey = key;
+      this.probeUnits = {};
+      if (names.length) this._probeUnits(key);
+    }
+    $('hud-probes-table').replaceChildren(...probeRows(probes, this.probeUnits).map((row) => {
+      const tr = document.createElement('tr');
+      for (const text of row) { const td = document.createElement('td'); td.textContent = text; tr.append(td); }
+      return tr;
+    }));
+  }
+
+  // Each probe's unit (GET /api/probes), kept while the set is still `key`.
+  async _probeUnits(key) {
+    try {
+      const res = await fetch(apiPath('/probes'), { signal: AbortSignal.timeout(3000), cache: 'no-store' });
+      if (!res.ok) return;
+      const j = await res.json();
+      if (key !== this.probeKey) return;
+      for (const q of j.probes || []) this.probeUnits[q.name] = q.unit;
+    } catch { /* shown without units until the set changes */ }
   }
 
   // The newest frame's coldest and hottest particle (one pass over n bytes,
