@@ -11,7 +11,8 @@
  * the first sample above the level and interpolated linearly between the
  * samples either side.  One markdown row per run, the load average before
  * and after it, and (with BENCH_SERIES=DIR) each run's series as
- * DIR/spheric2_<solver>_<n>.csv (t, H1-H4, P1-P8, front) for plotting
+ * DIR/spheric2_<solver>_<n>.csv (t, H1-H4, P1-P8, front, and in MPS P1near:
+ * P1 read from the particles within a spacing of it, p1_near) for plotting
  * (examples/spheric2.py --from-csv).  The figures are only as good as the
  * machine was quiet: the wall time is printed, not judged.
  * Usage: bench_spheric2 [solver ...]; BENCH_N (list, default "20000 60000"),
@@ -105,9 +106,28 @@ static double env_double(const char *name, double def) {
 
 typedef struct run {
     int rows, n;
-    double *t, *v[NPROBE], *front;
+    double *t, *v[NPROBE], *front, *p1near;
     double wall, spacing, ms_step;
 } run;
+
+/* MPS: P1 as a small sensor would read it, the mean of p + rho g dy over
+ * the particles whose centres lie within a spacing of the face and within
+ * a spacing of the sensor across it (the probe's own reading is a
+ * kernel mean over h = 3.1 spacings, fs_world_probes_measure). */
+static double p1_near(const fs_world *w, float *press, int cap) {
+    fs_particles_view v;
+    fs_world_view(w, &v);
+    const int n = fs_world_mps_fields(w, press, NULL, cap);
+    const float s = fs_world_domain(w).spacing, x0 = 0.8245f, y0 = 0.021f, z0 = 0.2985f + 0.176f;
+    double sum = 0;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        const float dx = v.x[i] - x0, dy = v.y[i] - y0, dz = v.z[i] - z0;
+        if (dx < 0 || dx > s || dy * dy + dz * dz > s * s) continue;
+        sum += press[i] + 1000.0 * 9.81 * dy, k++;
+    }
+    return k ? sum / k : 0;
+}
 
 static bool simulate(fs_solver solver, int want, double seconds, run *r) {
     fs_world_def def = fs_default_world_def();
@@ -135,6 +155,8 @@ static bool simulate(fs_solver solver, int want, double seconds, run *r) {
     r->n = fs_world_particle_count(w);
     r->spacing = fs_world_domain(w).spacing;
     r->t = malloc(sizeof(double) * (size_t)(steps + 1)), r->front = malloc(sizeof(double) * (size_t)(steps + 1));
+    r->p1near = malloc(sizeof(double) * (size_t)(steps + 1));
+    float *press = malloc(sizeof(float) * (size_t)def.capacity);
     for (int k = 0; k < NPROBE; k++) r->v[k] = malloc(sizeof(double) * (size_t)(steps + 1));
     r->rows = 0;
     double t0 = now_s();
@@ -151,10 +173,12 @@ static bool simulate(fs_solver solver, int want, double seconds, run *r) {
         float front = 1e9f;
         for (int i = 0; i < pv.count; i++) front = pv.x[i] < front ? pv.x[i] : front;
         r->front[r->rows] = front;
+        r->p1near[r->rows] = p1_near(w, press, def.capacity);
         r->rows++;
     }
     r->wall = now_s() - t0;
     r->ms_step = 1e3 * r->wall / steps;
+    free(press);
     fs_world_destroy(w);
     if (pool) fs_pool_destroy(pool);
     return true;
@@ -168,11 +192,11 @@ static void write_series(const char *dir, const char *solver, const run *r) {
     fprintf(f, "# SPHERIC Test 2, solver %s, %d particles, spacing %.4f m (tests/bench/bench_spheric2.c)\nt", solver,
             r->n, r->spacing);
     for (int k = 0; k < NPROBE; k++) fprintf(f, ",%s", NAMES[k]);
-    fprintf(f, ",front\n");
+    fprintf(f, ",front,P1near\n");
     for (int q = 0; q < r->rows; q++) {
         fprintf(f, "%.5f", r->t[q]);
         for (int k = 0; k < NPROBE; k++) fprintf(f, ",%.6g", r->v[k][q]);
-        fprintf(f, ",%.5f\n", r->front[q]);
+        fprintf(f, ",%.5f,%.6g\n", r->front[q], r->p1near[q]);
     }
     fclose(f);
 }
@@ -239,7 +263,7 @@ int main(int argc, char **argv) {
             load_average(load1, sizeof load1);
             report(sname, &r, load0, load1);
             if (getenv("BENCH_SERIES")) write_series(getenv("BENCH_SERIES"), sname, &r);
-            free(r.t), free(r.front);
+            free(r.t), free(r.front), free(r.p1near);
             for (int k = 0; k < NPROBE; k++) free(r.v[k]);
         }
     }
