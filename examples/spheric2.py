@@ -146,7 +146,7 @@ def report(a, scene, solver, times, series):
     return data
 
 
-def plot(path, times, series, data, title):
+def plot(path, times, series, data, title, dpi=90):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -162,7 +162,7 @@ def plot(path, times, series, data, title):
         ax.set_ylabel("m" if n.startswith("H") else "Pa")
     axes.flat[0].legend()
     fig.suptitle(title)
-    fig.savefig(path, dpi=90)
+    fig.savefig(path, dpi=dpi)
     print("wrote %s" % path)
 
 
@@ -176,6 +176,7 @@ def main():
     ap.add_argument("--every", type=int, default=1, help="ticks between samples")
     ap.add_argument("--data", default=DEFAULT_DATA, help="the measurements: H1.csv .. P8.csv")
     ap.add_argument("--plot", default=None, help="a PNG of every probe against the measurement")
+    ap.add_argument("--dpi", type=int, default=90, help="the plot's resolution (dots per inch)")
     ap.add_argument("--from-csv", default=None, help="read a run's series from this file (bench_spheric2's CSV)")
     a = ap.parse_args()
     if a.from_csv:
@@ -188,7 +189,7 @@ def main():
             sys.exit("%s: %s" % (a.server, e))
     data = report(a, scene, solver, times, series)
     if a.plot:
-        plot(a.plot, times, series, data, "SPHERIC Test 2, %s, %d particles" % (solver, scene["particles"]))
+        plot(a.plot, times, series, data, "SPHERIC Test 2, %s, %d particles" % (solver, scene["particles"]), a.dpi)
 
 
 if __name__ == "__main__":
