@@ -70,6 +70,15 @@ bench-probes: $(BUILD)/bench_probes
 EXTRA_BENCH_DEPS += $(BUILD)/bench_probes
 EXTRA_BENCH += $(BUILD)/bench_probes ;
 
+# SPHERIC Test 2 (the dam break on a box) against the measurements, each solver at 20k and 60k particles over 6 s
+# (tests/bench/bench_spheric2.c; BENCH_N, BENCH_SECONDS, BENCH_SERIES=DIR for the series to plot).  Hours of CPU:
+# not part of `make bench`.
+$(BUILD)/bench_spheric2: tests/bench/bench_spheric2.c $(BUILD)/libfluidsim.a
+	$(CC) $(CFLAGS_ALL) $(OPT) -Iserver/sim $< $(BUILD)/libfluidsim.a $(LDLIBS_SIM) -o $@
+.PHONY: bench-spheric
+bench-spheric: $(BUILD)/bench_spheric2
+	nice -n 19 $(BUILD)/bench_spheric2 clavet unified mps
+
 TEST_SUITES = $(BUILD)/test_sim
 # The same tests under ASan + UBSan, but for six that run long there (70, 46,
 # 24, 14, 14 and 9 s of CI's 45 minutes) and reach no code the others do not:

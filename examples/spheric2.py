@@ -10,11 +10,14 @@ the probes are).  It prints the mean absolute error of each height over the
 run, H2's arrival (first above 2 cm; measured 0.368 s), P1's first impact
 (first above 1 kPa; measured 0.394 s), its peak and its mean over 1 s to the
 end; with --plot FILE.png it draws every probe against the measurement
-(matplotlib, Debian's python3-matplotlib).
+(matplotlib, Debian's python3-matplotlib).  With --from-csv FILE it reads a
+run's series from a file instead of a server: the CSV bench_spheric2 writes
+(tests/bench/bench_spheric2.c, BENCH_SERIES: t, H1-H4, P1-P8, front).
 
     python3 examples/spheric2.py [--server http://127.0.0.1:8080] [--token T] [--solver mps]
                                  [--particles 20000] [--seconds 6] [--every 1]
                                  [--data ../shared/validation/spheric2] [--plot spheric2.png]
+    python3 examples/spheric2.py --from-csv spheric2_mps_63000.csv [--plot spheric2.png]
 """
 import argparse
 import bisect
@@ -83,6 +86,32 @@ def run(c, a):
     return scene, stats["solver"], times, series
 
 
+def from_csv(path):
+    """A series bench_spheric2 wrote: a '# ... solver S, N particles, ...' line, a header, rows."""
+    solver, n, names, times, series = "?", 0, None, [], {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#"):
+                words = line.replace(",", " ").split()
+                if "solver" in words:
+                    solver = words[words.index("solver") + 1]
+                if "particles" in words:
+                    n = int(words[words.index("particles") - 1])
+                continue
+            cells = line.strip().split(",")
+            if names is None:
+                names = cells[1:]
+                series = {c: [] for c in names if c != "front"}
+                continue
+            times.append(float(cells[0]))
+            for c, v in zip(names, cells[1:]):
+                if c in series:
+                    series[c].append(float(v))
+    if not times:
+        sys.exit("%s: no rows" % path)
+    return {"scene": "spheric2", "particles": n}, solver, times, series
+
+
 def report(a, scene, solver, times, series):
     print("scene %s, %d particles, solver %s, %.2f s simulated, %d samples" %
           (scene["scene"], scene["particles"], solver, times[-1], len(times)))
@@ -117,7 +146,7 @@ def report(a, scene, solver, times, series):
     return data
 
 
-def plot(path, times, series, data, title):
+def plot(path, times, series, data, title, dpi=90):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -133,7 +162,7 @@ def plot(path, times, series, data, title):
         ax.set_ylabel("m" if n.startswith("H") else "Pa")
     axes.flat[0].legend()
     fig.suptitle(title)
-    fig.savefig(path, dpi=90)
+    fig.savefig(path, dpi=dpi)
     print("wrote %s" % path)
 
 
@@ -147,15 +176,20 @@ def main():
     ap.add_argument("--every", type=int, default=1, help="ticks between samples")
     ap.add_argument("--data", default=DEFAULT_DATA, help="the measurements: H1.csv .. P8.csv")
     ap.add_argument("--plot", default=None, help="a PNG of every probe against the measurement")
+    ap.add_argument("--dpi", type=int, default=90, help="the plot's resolution (dots per inch)")
+    ap.add_argument("--from-csv", default=None, help="read a run's series from this file (bench_spheric2's CSV)")
     a = ap.parse_args()
-    c = fluidclient.Client(a.server, token=a.token)
-    try:
-        scene, solver, times, series = run(c, a)
-    except fluidclient.FluidError as e:
-        sys.exit("%s: %s" % (a.server, e))
+    if a.from_csv:
+        scene, solver, times, series = from_csv(a.from_csv)
+    else:
+        c = fluidclient.Client(a.server, token=a.token)
+        try:
+            scene, solver, times, series = run(c, a)
+        except fluidclient.FluidError as e:
+            sys.exit("%s: %s" % (a.server, e))
     data = report(a, scene, solver, times, series)
     if a.plot:
-        plot(a.plot, times, series, data, "SPHERIC Test 2, %s, %d particles" % (solver, scene["particles"]))
+        plot(a.plot, times, series, data, "SPHERIC Test 2, %s, %d particles" % (solver, scene["particles"]), a.dpi)
 
 
 if __name__ == "__main__":
