@@ -259,6 +259,7 @@ $(BUILD)/rec/dam100k.bin: | $(BUILD)/record_frames
 .PHONY: bench-codec
 bench-codec: deps-test $(BUILD)/bench_codec $(CODEC_RECS)
 	$(BUILD)/bench_codec $(CODEC_RECS)
+	BENCH_CODEC_TIERS=1 $(BUILD)/bench_codec $(BUILD)/rec/dam20k.bin $(BUILD)/rec/pool20k.bin
 	@rm -rf $(BUILD)/rec/dump100k && mkdir -p $(BUILD)/rec/dump100k
 	BENCH_CODEC_ALL=0 BENCH_CODEC_FRAMES=90 BENCH_CODEC_DUMP=$(BUILD)/rec/dump100k $(BUILD)/bench_codec $(BUILD)/rec/dam100k.bin
 	node tests/bench/bench_frame_decode.mjs $(BUILD)/rec/dump100k

@@ -40,6 +40,9 @@ typedef struct net_room {
     uint64_t frames_next;
     frame_wants wants;              /* what the clients need coded, as last told to the hub */
     size_t tier_bytes[FRAME_TIERS]; /* each tier's last delta against the frame before, bytes (0: none seen) */
+    double frame_s;                 /* the time between the stream's frames, a running mean (0: not yet known) */
+    uint64_t frames_at_ns;          /* ... since when frames_counted framesets were taken */
+    uint64_t frames_counted;
     msg_buf *bcast[HUB_BCAST_RING];
     uint64_t bcast_next; /* seq after the newest broadcast held */
     /* the recordings listing's cache (rest_recordings.c), made when first

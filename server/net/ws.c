@@ -6,10 +6,7 @@
 #include "ws.h"
 
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
-#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +15,7 @@
 #include "hub.h"
 #include "frame_tier.h"
 #include "invite.h"
+#include "link_meter.h"
 #include "log.h"
 #include "net_internal.h"
 #include "net_room.h"
@@ -114,6 +112,7 @@ static int ws_writeable(net *n, ws_client *c) {
         c->cur_off = 0;
         c->cur_is_frame = false;
     }
+    ws_frames_measure(c->room, c);
     if (!c->cur) pick_next(n, c);
     if (!c->cur) return 0;
     /* One fragment per callback, copied into this connection's scratch so
@@ -346,14 +345,10 @@ static void read_client_token(struct lws *wsi, ws_client *c) {
  * waiting unsent in the kernel: the socket reports writable only when its
  * link has drained, so a slow link is seen here (and sent fewer, newer
  * frames) instead of queueing seconds of frames in the kernel. */
-static void limit_unsent(struct lws *wsi) {
-#ifdef TCP_NOTSENT_LOWAT
-    int fd = (int)lws_get_socket_fd(wsi), v = NET_NOTSENT_LOWAT;
-    if (fd >= 0 && setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &v, sizeof v))
+static void limit_unsent(struct lws *wsi, ws_client *c) {
+    c->lowat = NET_NOTSENT_LOWAT;
+    if (!link_meter_set_lowat((int)lws_get_socket_fd(wsi), NET_NOTSENT_LOWAT))
         log_once("lowat", "ws: TCP_NOTSENT_LOWAT not set (%s); slow links queue frames in the kernel", strerror(errno));
-#else
-    (void)wsi;
-#endif
 }
 
 /* The room a WebSocket upgrade names: /r/{name}/ (or /r/{name}) that room,
@@ -444,7 +439,7 @@ int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, v
         fc_held_reset(&c->held);
         ws_frames_want_key(c->room, c); /* its first frame */
         ws_frames_update_wants(c->room);
-        limit_unsent(wsi);
+        limit_unsent(wsi, c);
         c->bucket = rate_bucket_full(n->cfg->rate_burst, clock_now_ns());
         lws_callback_on_writable(wsi);
         return 0;

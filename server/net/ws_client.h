@@ -18,8 +18,11 @@
 typedef struct net net;           /* net_internal.h */
 typedef struct net_room net_room; /* net_room.h */
 
-#define NET_FRAGMENT 16384             /* bytes per WebSocket fragment sent */
-#define NET_NOTSENT_LOWAT 8192         /* a socket is writable again once fewer bytes than this wait unsent */
+#define NET_FRAGMENT 16384          /* bytes per WebSocket fragment sent */
+#define NET_NOTSENT_LOWAT 8192      /* a socket is writable again once fewer bytes than this wait unsent */
+#define NET_NOTSENT_LOWAT_SLOW 2048 /* ... on a link given a coarser tier or fewer frames (a push's frame waits less)  \
+                                     */
+#define NET_RATE_MAX_NS 1000000000ull  /* a link's rate is the highest sample of this long */
 #define NET_REPLY_RING 256             /* queued control messages per client */
 #define NET_RX_PAUSE_AT 64             /* stop reading a client with this many unsent replies */
 #define NET_SEND_TIMEOUT_S 30          /* a message must drain within this */
@@ -66,7 +69,13 @@ struct ws_client {
     link_state link;
     int held_tier; /* the tier of the frames its decoder holds (held.any) */
     uint64_t window_ns, busy_ns, pick_ns;
-    int late;     /* picks in this window that found it a stride behind */
+    int late; /* picks in this window that found it a stride behind */
+    /* its link's measured rate (link_meter.h): the newest delivery rate the
+     * kernel sampled while the link was full, bytes a second, the highest of
+     * NET_RATE_MAX_NS (and when), and when the newest came */
+    double rate_max;
+    uint64_t rate_max_ns, rate_ns;
+    int lowat;    /* its socket's TCP_NOTSENT_LOWAT */
     msg_buf *cur; /* message being sent, fragment by fragment */
     size_t cur_off;
     bool cur_is_frame;

@@ -5,6 +5,7 @@
 #include "clock.h"
 #include "frame_held.h"
 #include "frame_tier.h"
+#include "link_meter.h"
 #include "link_rule.h"
 #include "hub.h"
 #include "log.h"
@@ -26,6 +27,16 @@ static void count_dropped(net_room *v, ws_client *c, uint32_t epoch, uint32_t se
 bool ws_frames_take(net_room *v) {
     frameset got[HUB_FRAME_RING];
     int k = hub_take_framesets(v->hub, &v->frames_next, got, HUB_FRAME_RING);
+    /* the time between frames, over a second or more (framesets come in
+     * bursts when the network thread was busy) */
+    uint64_t now = clock_now_ns();
+    v->frames_counted += (uint64_t)k;
+    if (!v->frames_at_ns) v->frames_at_ns = now, v->frames_counted = 0;
+    if (now - v->frames_at_ns >= 1000000000ull) {
+        if (v->frames_counted) v->frame_s = (double)(now - v->frames_at_ns) / 1e9 / (double)v->frames_counted;
+        v->frames_at_ns = now;
+        v->frames_counted = 0;
+    }
     for (int i = 0; i < k; i++) {
         uint64_t at = v->frames_next - (uint64_t)k + (uint64_t)i;
         frameset *old = &v->frames[at % HUB_FRAME_RING];
@@ -138,6 +149,9 @@ static bool find(const net_room *v, const ws_client *c, uint64_t *at, int *which
                 return true;
             }
         }
+    /* moved to a coarser tier, its keyframe asked for at once: the old
+     * tier's deltas are what the link could not carry */
+    if (c->held.any && c->link.tier > c->held_tier && c->key_asked && !c->key_deferred) return false;
     /* a keyframe (someone else's, or the recording's) only for a client that
      * needs one: one waiting for its next delta waits, not paying a key's bytes */
     int passes = stuck(v, c) ? 3 : 2;
@@ -168,12 +182,14 @@ bool ws_frames_pending(const net_room *v, const ws_client *c) {
 /* Asks the encoder for a keyframe of c's tier: one request per client until
  * the keyframe comes (or the ring no longer holds the frame that answered
  * it), none within NET_KEY_GAP_NS of the last keyframe it was sent. */
-static void request_key(net_room *v, ws_client *c) {
+static void request_key_now(net_room *v, ws_client *c, bool now) {
     if (c->key_asked && c->key_tier == c->link.tier && v->frames_next < c->key_asked_at + HUB_FRAME_RING) return;
     /* at most one keyframe coded for a client a second: within the second
      * after its last one, the request waits (a keyframe coded anyway, for a
-     * new stream or another client, is still sent to it if it comes first) */
-    if (c->key_sent_ns && clock_now_ns() - c->key_sent_ns < NET_KEY_GAP_NS) {
+     * new stream or another client, is still sent to it if it comes first);
+     * but a client the measured rate sends back from a try takes its tier's
+     * keyframe at once (a try costs one more, and tries are rarer than that) */
+    if (!now && c->key_sent_ns && clock_now_ns() - c->key_sent_ns < NET_KEY_GAP_NS) {
         if (!c->key_deferred) {
             c->key_deferred = true;
             c->keys_deferred++;
@@ -190,6 +206,10 @@ static void request_key(net_room *v, ws_client *c) {
     else
         v->wants.key_requests++;
     hub_set_frame_wants(v->hub, &v->wants);
+}
+
+static void request_key(net_room *v, ws_client *c) {
+    request_key_now(v, c, false);
 }
 
 void ws_frames_want_key(net_room *v, ws_client *c) {
@@ -218,24 +238,81 @@ void ws_frames_set_detail(net_room *v, ws_client *c, bool full) {
     ws_frames_update_wants(v);
 }
 
+/* The bytes a second each tier's frames would take at c's stride: each
+ * tier's last delta (a tier no client takes now: its last seen, else 2.5
+ * times the next coarser one's) over the stream's time between frames. */
+static void tier_needs(const net_room *v, const ws_client *c, double need[LINK_TIERS_MAX]) {
+    double per_s = v->frame_s > 0 ? 1.0 / v->frame_s : 30.0;
+    for (int t = 0; t < LINK_TIERS_MAX; t++) need[t] = t < FRAME_TIERS ? (double)v->tier_bytes[t] : 0;
+    for (int t = FRAME_TIERS - 2; t >= 0; t--)
+        if (need[t] <= 0 && need[t + 1] > 0) need[t] = 2.5 * need[t + 1];
+    for (int t = 1; t < FRAME_TIERS; t++)
+        if (need[t] <= 0 && need[t - 1] > 0) need[t] = need[t - 1] / 2.5;
+    for (int t = 0; t < LINK_TIERS_MAX; t++) need[t] *= per_s / c->link.stride;
+}
+
+/* A slow link's socket lets fewer bytes wait unsent: the frame that shows
+ * a client's push waits behind less (PROTOCOL.md, "Tiers of detail"). */
+static void set_lowat(ws_client *c) {
+    int want = c->link.tier > 0 || c->link.stride > 1 ? NET_NOTSENT_LOWAT_SLOW : NET_NOTSENT_LOWAT;
+    if (want == c->lowat) return;
+    if (link_meter_set_lowat((int)lws_get_socket_fd(c->wsi), want)) c->lowat = want;
+}
+
+/* What a change of tier needs: its keyframe (at once when the measured rate
+ * sent it back from a try: it cannot carry the tier it holds), the encoder's
+ * wants, the socket's unsent bytes. */
+static void changed(net_room *v, ws_client *c, int what, const link_window *w) {
+    if (what)
+        log_debug("ws: client %u: late %d, busy %.2f, rate %.0f kB/s: stride %d, tier %d%s%s", (unsigned)c->id, w->late,
+                  w->busy, w->rate / 1e3, c->link.stride, c->link.tier, c->link.bridging ? " (bridging)" : "",
+                  what & LINK_MEASURED ? " (measured)" : "");
+    if (what & (LINK_COARSER | LINK_FINER))
+        request_key_now(v, c, (what & (LINK_MEASURED | LINK_COARSER)) == (LINK_MEASURED | LINK_COARSER));
+    set_lowat(c);
+    ws_frames_update_wants(v);
+}
+
+static link_window window_of(const net_room *v, const ws_client *c, uint64_t now) {
+    double busy = now > c->window_ns ? (double)c->busy_ns / (double)(now - c->window_ns) : 0;
+    int t = c->link.tier;
+    size_t mine = v->tier_bytes[t], full = v->tier_bytes[0];
+    link_window w = {.now = now,
+                     .late = c->late,
+                     .busy = busy,
+                     .ratio = mine && full && t ? (double)full / mine : 0,
+                     .rate = c->rate_max,
+                     .rate_ns = c->rate_ns};
+    tier_needs(v, c, w.need);
+    return w;
+}
+
 /* The client's stride and tier from what its link did over the last window
- * (link_rule.h): late picks (it could not take the frame it was due), and
- * the fraction of the window it spent sending. */
+ * (link_rule.h): late picks (it could not take the frame it was due), the
+ * fraction of the window it spent sending, its measured rate. */
 static void judge(net_room *v, ws_client *c, uint64_t now) {
     if (now - c->window_ns < LINK_WINDOW_NS && c->late < LINK_LATE_TO_SLOW) return;
-    double busy = (double)c->busy_ns / (double)(now - c->window_ns);
-    int t = c->link.tier;
-    size_t mine = v->tier_bytes[t], finer = t > 0 ? v->tier_bytes[t - 1] : 0;
-    link_window w = {.now = now, .late = c->late, .busy = busy, .ratio = mine && finer ? (double)finer / mine : 0};
-    int what = link_judge(&c->link, &w);
-    if (what)
-        log_debug("ws: client %u: window: late %d, busy %.2f: stride %d, tier %d%s", (unsigned)c->id, w.late, busy,
-                  c->link.stride, c->link.tier, c->link.bridging ? " (bridging)" : "");
-    if (what & (LINK_COARSER | LINK_FINER)) request_key(v, c);
+    link_window w = window_of(v, c, now);
+    changed(v, c, link_judge(&c->link, &w), &w);
     c->late = 0;
     c->busy_ns = 0;
     c->window_ns = now;
-    ws_frames_update_wants(v);
+}
+
+void ws_frames_measure(net_room *v, ws_client *c) {
+    link_sample ls;
+    if (!c->wsi || !link_meter_read((int)lws_get_socket_fd(c->wsi), &ls)) return;
+    if (ls.app_limited || ls.rate <= 0) return;
+    /* the highest sample of the last second: the kernel's samples run low
+     * more often than high (a window the congestion control held back, ACKs
+     * that came late) */
+    uint64_t now = clock_now_ns();
+    if (ls.rate > c->rate_max || now - c->rate_max_ns > NET_RATE_MAX_NS) c->rate_max = ls.rate, c->rate_max_ns = now;
+    c->rate_ns = now;
+    if (c->link.pinned || !c->window_ns) return;
+    link_window w = window_of(v, c, now);
+    w.late = 0; /* late picks and busy time are judged over whole windows */
+    changed(v, c, link_measure(&c->link, &w), &w);
 }
 
 msg_buf *ws_frames_pick(net_room *v, ws_client *c) {

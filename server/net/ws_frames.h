@@ -22,6 +22,9 @@ bool ws_frames_take(net_room *v);
 msg_buf *ws_frames_pick(net_room *v, ws_client *c);
 /* Whether a frame is waiting for c (for the writable loop). */
 bool ws_frames_pending(const net_room *v, const ws_client *c);
+/* Reads what the kernel measured of c's link (link_meter.h) and, when it
+ * sampled the link full, judges c's tier by that rate at once. */
+void ws_frames_measure(net_room *v, ws_client *c);
 /* c finished sending the frame it picked. */
 void ws_frames_sent(net_room *v, ws_client *c);
 /* c needs a keyframe (its decoder refused a payload, it just joined, or it

@@ -31,13 +31,69 @@ static int slower(link_state *s, uint64_t now) {
     return LINK_SLOWER;
 }
 
+/* The finest tier whose frames take at most share of the measured rate;
+ * the coarsest when none does. */
+static int fitting(const link_state *s, const link_window *w, double share) {
+    for (int t = 0; t < s->tiers && t < LINK_TIERS_MAX; t++)
+        if (w->need[t] > 0 && w->need[t] <= share * w->rate) return t;
+    return s->tiers - 1;
+}
+
+/* A rate measured since the tier was chosen, recent enough to choose by. */
+static bool measured(const link_state *s, const link_window *w) {
+    return w->rate > 0 && w->rate_ns > s->tier_ns && w->rate_ns <= w->now && w->now - w->rate_ns <= LINK_RATE_FRESH_NS;
+}
+
+/* The tier the measured rate allows.  Coarser at once when the tier's
+ * frames take more than the whole rate (a try it refuses failed: the next
+ * waits longer); finer, no sooner than a try would be, when a finer tier's
+ * take at most LINK_BUSY_TO_FAST of it: between the two the tier stays (a
+ * rate sampled a little lower or higher moves nothing, and each move costs
+ * a keyframe).  A try the whole rate carries held. */
+static int by_rate(link_state *s, const link_window *w) {
+    int fine = fitting(s, w, LINK_BUSY_TO_FAST), was = s->tier;
+    bool carried = was < LINK_TIERS_MAX && w->need[was] > 0 && w->need[was] <= w->rate;
+    if (!carried && fine > was) {
+        if (s->trying) s->fails++;
+    } else if (fine < was && w->now >= s->probe_ns) {
+        s->fails = 0;
+    } else {
+        if (s->trying && carried) {
+            s->trying = false;
+            s->fails = 0;
+        }
+        return LINK_SAME;
+    }
+    s->trying = false;
+    s->tier = fine;
+    s->tier_ns = w->now;
+    s->settle_ns = w->now + LINK_SETTLE_NS;
+    s->probe_ns = w->now + probe_wait(s->fails);
+    return (fine > was ? LINK_COARSER : LINK_FINER) | LINK_MEASURED;
+}
+
+/* The bytes of the full world's frames over this tier's. */
+static double ratio_to_full(const link_state *s, const link_window *w) {
+    if (w->ratio > 0) return w->ratio;
+    if (s->tier < LINK_TIERS_MAX && w->need[0] > 0 && w->need[s->tier] > 0) return w->need[0] / w->need[s->tier];
+    return 3.0 * s->tier;
+}
+
+int link_measure(link_state *s, const link_window *w) {
+    return !s->pinned && measured(s, w) ? by_rate(s, w) : LINK_SAME;
+}
+
 int link_judge(link_state *s, const link_window *w) {
     uint64_t now = w->now;
     if (s->trying && now - s->tier_ns >= LINK_PROBE_JUDGE_NS) { /* the finer tier held */
         s->trying = false;
         s->fails = 0;
     }
-    if (w->late >= LINK_LATE_TO_SLOW) return slower(s, now);
+    if (!s->pinned && measured(s, w)) {
+        int what = by_rate(s, w);
+        if (what) return what;
+    }
+    if (w->late >= LINK_LATE_TO_SLOW && now >= s->settle_ns) return slower(s, now);
     if (w->late) return LINK_SAME;
     /* frames first: a faster stride when even every frame would leave the
      * link idle enough */
@@ -48,12 +104,12 @@ int link_judge(link_state *s, const link_window *w) {
         }
         return LINK_SAME;
     }
-    /* then detail: a finer tier when its bytes would still leave the link
-     * idle enough, tried at most every probe_wait */
-    double ratio = w->ratio > 0 ? w->ratio : 3.0;
+    /* then detail: without a measured rate, the full world is tried (its
+     * keyframe fills the link, and the kernel measures it) when its bytes
+     * would still leave the link idle enough, at most every probe_wait */
     if (s->tier > 0 && !s->bridging && s->stride <= s->pace && now >= s->probe_ns &&
-        w->busy * ratio < LINK_BUSY_TO_FAST) {
-        s->tier--;
+        w->busy * ratio_to_full(s, w) < LINK_BUSY_TO_FAST) {
+        s->tier = 0;
         s->tier_ns = now;
         s->trying = true;
         s->probe_ns = now + probe_wait(s->fails);

@@ -23,6 +23,9 @@
 #define LINK_PROBE_NS 1500000000ull       /* a finer tier is tried at most this often ... */
 #define LINK_PROBE_MAX_NS 24000000000ull  /* ... doubling after each failed try, up to this */
 #define LINK_PROBE_JUDGE_NS 4000000000ull /* a finer tier left within this was a failed try */
+#define LINK_RATE_FRESH_NS 4000000000ull  /* a measured rate older than this chooses nothing */
+#define LINK_TIERS_MAX 4
+#define LINK_SETTLE_NS 1000000000ull /* late picks within this of a measured change are its backlog's */
 
 typedef struct link_state {
     int tier;      /* 0: the full world; FC_TIERS - 1 the coarsest */
@@ -33,8 +36,9 @@ typedef struct link_state {
     bool bridging; /* waiting for a bridge coding to go back to every frame */
     bool trying;   /* a finer tier is on trial (since tier_ns) */
     uint64_t stride_ns, tier_ns;
-    uint64_t probe_ns; /* no finer tier before this */
-    int fails;         /* failed tries in a row */
+    uint64_t probe_ns;  /* no finer tier before this */
+    int fails;          /* failed tries in a row */
+    uint64_t settle_ns; /* late picks before this do not slow it (the backlog of a measured change) */
 } link_state;
 
 /* What the link did over the window just ended. */
@@ -43,14 +47,24 @@ typedef struct link_window {
     int late;     /* picks that found it at least a stride behind */
     double busy;  /* fraction of the window spent sending its frames */
     double ratio; /* bytes of the next finer tier's frame over this tier's (0: unknown) */
+    /* the link's measured rate: bytes a second the kernel saw delivered while
+     * the link, not the sender, was the limit (0: none yet), and when */
+    double rate;
+    uint64_t rate_ns;
+    /* bytes a second each tier's frames take at this client's stride (0: unknown) */
+    double need[LINK_TIERS_MAX];
 } link_window;
 
-enum { LINK_SAME = 0, LINK_SLOWER = 1, LINK_BRIDGE = 2, LINK_COARSER = 4, LINK_FINER = 8 };
+enum { LINK_SAME = 0, LINK_SLOWER = 1, LINK_BRIDGE = 2, LINK_COARSER = 4, LINK_FINER = 8, LINK_MEASURED = 16 };
 
 /* A new client: every frame, the full world. */
 link_state link_start(int tiers, uint64_t now);
-/* Judges the window and updates s; returns what changed (LINK_*). */
+/* Judges the window and updates s; returns what changed (LINK_*;
+ * LINK_MEASURED with a tier chosen by the measured rate). */
 int link_judge(link_state *s, const link_window *w);
+/* Only the measured rate's part of link_judge (a sample taken between
+ * windows): the tier it fits, if it is measured since the tier was chosen. */
+int link_measure(link_state *s, const link_window *w);
 /* The client pins the full world (or lets the rule choose again). */
 void link_pin(link_state *s, bool full, uint64_t now);
 /* The bridge coding came: every frame again (or the decoder's pace). */

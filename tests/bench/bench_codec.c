@@ -8,7 +8,9 @@
  * Usage: bench_codec REC [REC ...]   (BENCH_CODEC_ALL=0: default options only,
  * BENCH_CODEC_OPTS=P[,J] with it: predictor P (0 zero motion, 1 constant
  * velocity), joint symbols J; BENCH_CODEC_BANDS=K with it: K bands;
- * BENCH_CODEC_FRAMES, BENCH_CODEC_DUMP, BENCH_CODEC_ZSTD19)
+ * BENCH_CODEC_FRAMES, BENCH_CODEC_DUMP, BENCH_CODEC_ZSTD19;
+ * BENCH_CODEC_TIERS=1: instead, the encoder's time per frame with the three
+ * tiers of detail in use against the full world alone, frame_tier.h)
  * Prints one line per (recording, options). */
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 #include <zstd.h>
 
 #include "frame_codec.h"
+#include "frame_tier.h"
 
 typedef struct rec_frame {
     uint64_t tick;
@@ -248,6 +251,67 @@ static void run(const char *name, const rec *r, fc_options o, bool extras) {
     fc_decoder_destroy(d);
 }
 
+/* Codes frame i (stored as seq i + 1) of tier t in e: its subset on its
+ * grid, then a delta against the frame before (a keyframe first), as the
+ * server's stream does (server/loop/stream.c); CPU ms. */
+static double code_tier(fc_encoder *e, const rec *r, uint32_t i, int t, const fc_grid *full, int32_t *sub, uint8_t *out,
+                        size_t outcap) {
+    const rec_frame *fr = &r->f[i];
+    char err[200];
+    double t0 = now_ms();
+    fc_grid g = fc_tier_grid(full, t);
+    fc_input in = {(int)fr->n, fr->id, fr->x, fr->y, fr->z, fr->mat, fr->temp, NULL};
+    if (t) in.count = fc_tier_subset(t, fr->id, NULL, (int)fr->n, sub), in.order = sub;
+    uint32_t seq = i + 1;
+    size_t len = 0;
+    if (!fc_encoder_push(e, seq, &g, &in, err, sizeof err))
+        len = fc_encode(e, seq, i ? seq - 1 : FC_NONE, i >= 2 ? seq - 2 : FC_NONE, out, outcap, err, sizeof err);
+    double t1 = now_ms();
+    if (!len) {
+        printf("tier %d: %s\n", t, err);
+        exit(1);
+    }
+    return t1 - t0;
+}
+
+/* The encoder's time per frame with the three tiers in use (each frame
+ * coded once per tier, as when clients take every tier) against one tier
+ * (the full world only), interleaved frame by frame in the same run; the
+ * bar: at most twice. */
+static void tiers_cost(const char *name, const rec *r) {
+    char err[200];
+    fc_grid g;
+    if (fc_grid_make(&g, r->lo, r->hi, fc_default_step(r->lo, r->hi, r->spacing), err, sizeof err)) {
+        printf("%s\n", err);
+        exit(1);
+    }
+    int cap = 0;
+    for (uint32_t i = 0; i < r->frames; i++) cap = (int)r->f[i].n > cap ? (int)r->f[i].n : cap;
+    fc_encoder *one = fc_encoder_create(cap, 1), *three[FC_TIERS];
+    for (int t = 0; t < FC_TIERS; t++) three[t] = fc_encoder_create(cap, 1);
+    size_t outcap = fc_max_payload(cap);
+    uint8_t *out = malloc(outcap);
+    int32_t *sub = malloc(sizeof *sub * (size_t)cap);
+    double *ms1 = calloc(r->frames, sizeof *ms1), *ms3 = calloc(r->frames, sizeof *ms3);
+    for (uint32_t i = 0; i < r->frames; i++) {
+        /* alternate which goes first, so neither always finds the caches warm */
+        double a = 0, b = 0;
+        if (i % 2) a = code_tier(one, r, i, 0, &g, sub, out, outcap);
+        for (int t = 0; t < FC_TIERS; t++) b += code_tier(three[t], r, i, t, &g, sub, out, outcap);
+        if (!(i % 2)) a = code_tier(one, r, i, 0, &g, sub, out, outcap);
+        ms1[i] = a, ms3[i] = b;
+    }
+    /* the first frame is a keyframe in both: deltas only */
+    int nd = (int)r->frames - 1;
+    double m1 = median(ms1 + 1, nd), m3 = median(ms3 + 1, nd);
+    printf("%-22s tiers: %u frames of %d particles, encoder time a frame (CPU, median): one tier %.2f ms, three tiers "
+           "%.2f ms: %.2fx (bar <= 2x)%s\n",
+           name, r->frames, cap, m1, m3, m1 > 0 ? m3 / m1 : 0, m3 <= 2 * m1 ? "" : "  MISSED");
+    free(ms1), free(ms3), free(out), free(sub);
+    fc_encoder_destroy(one);
+    for (int t = 0; t < FC_TIERS; t++) fc_encoder_destroy(three[t]);
+}
+
 int main(int argc, char **argv) {
     bool all = !getenv("BENCH_CODEC_ALL") || atoi(getenv("BENCH_CODEC_ALL"));
     for (int i = 1; i < argc; i++) {
@@ -255,7 +319,9 @@ int main(int argc, char **argv) {
         if (getenv("BENCH_CODEC_FRAMES") && (uint32_t)atoi(getenv("BENCH_CODEC_FRAMES")) < r.frames)
             r.frames = (uint32_t)atoi(getenv("BENCH_CODEC_FRAMES")); /* the rest stay loaded, unused */
         const char *name = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
-        if (all) {
+        if (getenv("BENCH_CODEC_TIERS") && atoi(getenv("BENCH_CODEC_TIERS"))) {
+            tiers_cost(name, &r);
+        } else if (all) {
             /* the codec's choices, without bands (the research options the
              * codec once had are measured in docs/history/) */
             static const fc_options opts[] = {

@@ -74,6 +74,7 @@ try {
   await stopAll();
 }
 out.latency_median_ms = med(out.latency_ms);
+out.latency_last10_median_ms = med(out.latency_ms.slice(-10)); // the median of 10, on the settled link
 out.bits_median = med(out.bits);
 delete out.bits;
 console.log(JSON.stringify(out));

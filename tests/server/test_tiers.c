@@ -113,11 +113,9 @@ static void rule_slow_then_fast(void) {
     CHECK(judge(&s, t, 0, 0.05) == LINK_BRIDGE && s.bridging, "idle: bridging %d", s.bridging);
     link_bridged(&s, t);
     CHECK(s.stride == 1 && s.tier == 2, "bridged: stride %d tier %d", s.stride, s.tier);
-    /* then detail, a tier a window */
+    /* then detail: without a measured rate, the full world is tried */
     t += 2 * S;
-    CHECK(judge(&s, t, 0, 0.05) == LINK_FINER && s.tier == 1 && s.trying, "idle at every frame: tier %d", s.tier);
-    t += 2 * S;
-    CHECK(judge(&s, t, 0, 0.05) == LINK_FINER && s.tier == 0, "idle again: tier %d", s.tier);
+    CHECK(judge(&s, t, 0, 0.05) == LINK_FINER && s.tier == 0 && s.trying, "idle at every frame: tier %d", s.tier);
     t += 2 * S;
     CHECK(judge(&s, t, 0, 0.05) == LINK_SAME && s.tier == 0, "the full world stays: tier %d", s.tier);
     /* busy: a finer tier would not fit (its frames about 3 times the bytes) */
@@ -160,6 +158,65 @@ static void rule_backoff(void) {
     CHECK(s.fails == 0 && !s.trying && s.tier == 0, "held: %d failures, tier %d", s.fails, s.tier);
 }
 
+/* The measured rate (bytes a second the kernel saw delivered while the
+ * link was full) chooses the finest tier whose bytes fit 70 % of it, at
+ * once, coarser or finer; a try of the full world it refuses is a failed
+ * try; late picks just after a measured change are its backlog's. */
+static void rule_measured(void) {
+    uint64_t t = S;
+    link_state s = link_start(FC_TIERS, 0);
+    link_window w = {.need = {420e3, 170e3, 80e3}};
+    /* 1 Mbit/s under the first keyframe: tier 2 (tier 1's 170 kB/s > 0.7 x 125) */
+    w.now = w.rate_ns = t, w.rate = 125e3;
+    CHECK(link_measure(&s, &w) == (LINK_COARSER | LINK_MEASURED) && s.tier == 2, "125 kB/s: tier %d", s.tier);
+    CHECK(!s.trying && s.fails == 0, "not a try: fails %d", s.fails);
+    t += S / 2;
+    CHECK(judge(&s, t, 3, 0.9) == LINK_SAME && s.stride == 1, "late within the settling: stride %d", s.stride);
+    /* a sample from before the change chooses nothing */
+    w.now = t;
+    CHECK(link_measure(&s, &w) == LINK_SAME && s.tier == 2, "an old sample: tier %d", s.tier);
+    /* unmeasured since: the full world is tried, its keyframe measured 1 Mbit/s: back, a failed try */
+    t += 2 * S;
+    CHECK(judge(&s, t, 0, 0.02) == LINK_FINER && s.tier == 0 && s.trying, "tried: tier %d", s.tier);
+    t += S / 5;
+    w.now = w.rate_ns = t;
+    CHECK(link_measure(&s, &w) == (LINK_COARSER | LINK_MEASURED) && s.tier == 2 && s.fails == 1,
+          "refused: tier %d, fails %d", s.tier, s.fails);
+    uint64_t wait = s.probe_ns - t;
+    CHECK(wait == 2 * LINK_PROBE_NS, "the next try waits %.1f s", wait / 1e9);
+    t += S;
+    CHECK(judge(&s, t, 0, 0.02) == LINK_SAME && s.tier == 2, "within the wait: tier %d", s.tier);
+    /* raised to 10 Mbit/s: the next try's keyframe measures it, the full world holds */
+    t += 3ull * S;
+    CHECK(judge(&s, t, 0, 0.02) == LINK_FINER && s.tier == 0 && s.trying, "tried again: tier %d", s.tier);
+    t += S / 20;
+    w.now = w.rate_ns = t, w.rate = 1250e3;
+    CHECK(link_measure(&s, &w) == LINK_SAME && s.tier == 0 && !s.trying && s.fails == 0, "held: tier %d, fails %d",
+          s.tier, s.fails);
+    /* a rate between 70 % and all of what the tier takes moves nothing */
+    t += S;
+    w.now = w.rate_ns = t, w.rate = 500e3;
+    CHECK(link_measure(&s, &w) == LINK_SAME && s.tier == 0, "500 kB/s: tier %d", s.tier);
+    /* lowered to 3 Mbit/s: tier 1 at once; then a rate that fits tier 0 again: the full world, no try */
+    t += S;
+    w.now = w.rate_ns = t, w.rate = 375e3;
+    CHECK(link_measure(&s, &w) == (LINK_COARSER | LINK_MEASURED) && s.tier == 1, "375 kB/s: tier %d", s.tier);
+    t += S;
+    w.now = w.rate_ns = t, w.rate = 700e3;
+    CHECK(link_measure(&s, &w) == LINK_SAME && s.tier == 1, "finer, but within a try's wait: tier %d", s.tier);
+    t += S;
+    w.now = w.rate_ns = t;
+    CHECK(link_measure(&s, &w) == (LINK_FINER | LINK_MEASURED) && s.tier == 0 && !s.trying, "700 kB/s: tier %d",
+          s.tier);
+    /* a stale rate chooses nothing; pinned, the rate never moves the tier */
+    t += LINK_RATE_FRESH_NS + S;
+    w.now = t, w.rate = 50e3;
+    CHECK(link_measure(&s, &w) == LINK_SAME && s.tier == 0, "stale: tier %d", s.tier);
+    link_pin(&s, true, t);
+    w.rate_ns = t + 1, w.now = t + 2;
+    CHECK(link_measure(&s, &w) == LINK_SAME && s.tier == 0, "pinned: tier %d", s.tier);
+}
+
 /* Pinned: the full world at once, only the stride moves; unpinned the rule
  * chooses again. */
 static void rule_pinned(void) {
@@ -190,6 +247,7 @@ int main(int argc, char **argv) {
         {"rule_slow_then_fast", rule_slow_then_fast},
         {"rule_backoff", rule_backoff},
         {"rule_pinned", rule_pinned},
+        {"rule_measured", rule_measured},
     };
     return tl_run(tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }

@@ -1,0 +1,56 @@
+/* link_meter.c - a TCP connection's measured delivery rate, read from the
+ * kernel's TCP_INFO (see link_meter.h). */
+#include "link_meter.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string.h>
+#include <sys/socket.h>
+
+/* Offsets in Linux's struct tcp_info (linux/tcp.h; the kernel only appends
+ * to it).  glibc's netinet/tcp.h stops before the delivery rate, and the
+ * kernel's header declares bit-fields of __u8 that -Wpedantic refuses, so
+ * the fields are read from the bytes. */
+enum {
+    TI_FLAGS = 7, /* tcpi_delivery_rate_app_limited:1, then tcpi_fastopen_client_fail:2 */
+    TI_BYTES_ACKED = 120,
+    TI_NOTSENT = 144,
+    TI_DELIVERY_RATE = 160,
+    TI_NEEDED = 168
+};
+
+bool link_meter_read(int fd, link_sample *out) {
+#if defined(__linux__) && defined(TCP_INFO)
+    uint8_t b[256];
+    socklen_t len = sizeof b;
+    if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, b, &len) || len < TI_NEEDED) return false;
+    uint64_t rate, acked;
+    uint32_t notsent;
+    memcpy(&rate, b + TI_DELIVERY_RATE, sizeof rate);
+    memcpy(&acked, b + TI_BYTES_ACKED, sizeof acked);
+    memcpy(&notsent, b + TI_NOTSENT, sizeof notsent);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    out->app_limited = (b[TI_FLAGS] & 0x80) != 0;
+#else
+    out->app_limited = (b[TI_FLAGS] & 0x01) != 0;
+#endif
+    out->rate = (double)rate;
+    out->acked = acked;
+    out->notsent = notsent;
+    return true;
+#else
+    (void)fd;
+    (void)out;
+    return false;
+#endif
+}
+
+bool link_meter_set_lowat(int fd, int bytes) {
+#ifdef TCP_NOTSENT_LOWAT
+    return fd >= 0 && setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &bytes, sizeof bytes) == 0;
+#else
+    (void)fd;
+    (void)bytes;
+    return true;
+#endif
+}
