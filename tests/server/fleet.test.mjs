@@ -4,9 +4,17 @@
 // by load and stepped only by their holder; a name taken anywhere in the
 // fleet is 409; a value written into the directory's bucket by someone else
 // that does not read is refused and counted; a holder frozen (SIGSTOP) past
-// its lease stops stepping its rooms and, woken, says it lost them and does
-// not step them again; a node killed (SIGKILL) leaves its rooms orphaned.
-// Nothing is timed: each state is waited for.
+// its lease loses its rooms to the others and, woken, says it lost them and
+// does not step them again; a node killed (SIGKILL): its rooms taken over.
+// Snapshots and takeover: each held room's snapshot is written to JetStream
+// and named in its key; a holder killed, its rooms are taken over by the
+// other nodes from their last snapshots (at most --fleet-save-s and a tick
+// of simulated time lost) with a new epoch; a holder frozen past its lease
+// loses its rooms to the others and, woken, steps none of them again (its
+// viewers get no frame of a later tick); a chunk of a snapshot overwritten
+// in the stream is refused, and the room taken over starts again from its
+// scene.  Nothing is timed: each state is waited for (the failover's wall
+// time is printed, not asserted).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -14,15 +22,15 @@ import { createServer, connect as tcp } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, stopAll, get, http, until, metric } from './lib.mjs';
+import { startServer, stopAll, get, http, until, metric, connect } from './lib.mjs';
 
 const haveNats = spawnSync('nats-server', ['--version']).status === 0;
 const why = haveNats ? false : 'nats-server is not installed (scripts/deps.sh test installs it)';
-let broker = null;
+const brokers = [];
 const store = mkdtempSync(join(tmpdir(), 'fluid-fleet-js-'));
 after(async () => {
   await stopAll();
-  if (broker) broker.kill('SIGKILL');
+  for (const b of brokers) b.kill('SIGKILL');
   rmSync(store, { recursive: true, force: true });
 });
 
@@ -33,7 +41,8 @@ function freePort() {
 async function startBroker() {
   for (let i = 0; ; i++) {
     const port = await freePort();
-    const p = spawn('nats-server', ['-js', '-sd', store, '-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+    const dir = mkdtempSync(join(store, 'js-'));
+    const p = spawn('nats-server', ['-js', '-sd', dir, '-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
     let exited = null;
     p.once('exit', (code) => { exited = code; });
     try {
@@ -41,6 +50,7 @@ async function startBroker() {
         if (exited !== null) throw new Error(`nats-server exited ${exited}`);
         return new Promise((res) => { const s = createServer(); s.once('error', () => res(true)); s.listen(port, '127.0.0.1', () => s.close(() => res(false))); });
       }, `nats-server to listen on ${port}`, { everyMs: 100 });
+      brokers.push(p);
       return { proc: p, port };
     } catch (e) { p.kill('SIGKILL'); if (i >= 4) throw e; }
   }
@@ -66,7 +76,6 @@ const fleetOf = async (s) => (await get(s, '/api/fleet')).json;
 
 test('a fleet of three sim nodes: directory, placement, one stepper per room, 409, bad values, SIGSTOP, SIGKILL', { skip: why }, async (t) => {
   const b = await startBroker();
-  broker = b.proc;
   const url = `nats://127.0.0.1:${b.port}`;
   const nodeArgs = (id) => ['--particles', '1500', '--threads', '1', '--nats', url, '--fleet', 'ftest', '--node-id', String(id)];
   const nodes = [];
@@ -132,7 +141,7 @@ test('a fleet of three sim nodes: directory, placement, one stepper per room, 40
   assert.match(a.stderr, /refused the value of (room\.evil|node\.9)/);
   assert.ok(!(await fleetOf(a)).rooms.some((r) => r.name === 'evil'), 'a refused room is not listed');
 
-  // a holder frozen past its lease: its rooms are orphaned; woken, it says it lost them and steps them no more
+  // a holder frozen past its lease: the other nodes take its rooms over; woken, it says it lost them and steps them no more
   const frozenId = holder.get('r1');
   const frozen = byId.get(frozenId);
   const itsRooms = names.filter((n) => holder.get(n) === frozenId);
@@ -141,9 +150,9 @@ test('a fleet of three sim nodes: directory, placement, one stepper per room, 40
   try {
     await until(async () => {
       const f = await fleetOf(watcher);
-      return itsRooms.every((n) => f.rooms.some((r) => r.name === n && r.orphaned)) &&
+      return itsRooms.every((n) => f.rooms.some((r) => r.name === n && r.node !== frozenId && r.claim >= 2)) &&
         f.nodes.some((n) => n.id === frozenId && !n.live);
-    }, `node ${frozenId}'s rooms orphaned while it is frozen`);
+    }, `node ${frozenId}'s rooms taken over while it is frozen`);
   } finally { frozen.proc.kill('SIGCONT'); }
   for (const n of itsRooms)
     await until(() => new RegExp(`lost room '${n}'`).test(frozen.stderr), `node ${frozenId} logs that it lost ${n}`);
@@ -156,17 +165,19 @@ test('a fleet of three sim nodes: directory, placement, one stepper per room, 40
   // it rejoins as a live node
   await until(async () => (await fleetOf(watcher)).nodes.some((n) => n.id === frozenId && n.live), `node ${frozenId} live again`);
 
-  // a node killed: its record stops, its rooms are orphaned
-  const killedId = [1, 2, 3].find((id) => id !== frozenId && names.some((n) => holder.get(n) === id));
+  // a node killed: its record stops, its rooms are taken over by the others
+  const now = await fleetOf(watcher);
+  const killedId = [1, 2, 3].find((id) => id !== frozenId && now.rooms.some((r) => r.node === id));
   const killed = byId.get(killedId);
-  const killedRooms = names.filter((n) => holder.get(n) === killedId);
+  const killedRooms = now.rooms.filter((r) => r.node === killedId).map((r) => r.name);
   await killed.stop('SIGKILL');
   const survivor = nodes.find((s) => s !== killed);
   await until(async () => {
     const f = await fleetOf(survivor);
-    return f.nodes.some((n) => n.id === killedId && !n.live) && killedRooms.every((n) => f.rooms.some((r) => r.name === n && r.orphaned));
-  }, `node ${killedId}'s rooms orphaned after SIGKILL`);
-  t.diagnostic(`node ${frozenId} frozen and woken (${itsRooms.join(', ')} lost), node ${killedId} killed (${killedRooms.join(', ')} orphaned)`);
+    return f.nodes.some((n) => n.id === killedId && !n.live) &&
+      killedRooms.every((n) => f.rooms.some((r) => r.name === n && r.node !== killedId && !r.orphaned));
+  }, `node ${killedId}'s rooms taken over after SIGKILL`);
+  t.diagnostic(`node ${frozenId} frozen and woken (${itsRooms.join(', ')} lost), node ${killedId} killed (${killedRooms.join(', ')} taken over)`);
 });
 
 test('--fleet is refused without --nats or --node-id, and with a bad name', async () => {
@@ -178,4 +189,142 @@ test('--fleet is refused without --nats or --node-id, and with a bad name', asyn
   ]) {
     await assert.rejects(startServer(args, { timeoutMs: 20000 }), (e) => want.test(e.message), args.join(' '));
   }
+});
+
+// Publishes a message with NATS headers (HPUB); resolves on the broker's PONG.
+function natsPublishWithHeaders(port, subject, headers, payload) {
+  return new Promise((resolve, reject) => {
+    const s = tcp(port, '127.0.0.1');
+    let got = '';
+    s.on('data', (d) => {
+      got += d;
+      if (/PONG/.test(got)) { s.end(); resolve(); }
+      if (/-ERR/.test(got)) { s.destroy(); reject(new Error(got)); }
+    });
+    s.on('error', reject);
+    const hdr = Buffer.from(`NATS/1.0\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`);
+    const body = Buffer.from(payload);
+    s.write(`CONNECT {"verbose":false,"headers":true}\r\nHPUB ${subject} ${hdr.length} ${hdr.length + body.length}\r\n`);
+    s.write(Buffer.concat([hdr, body]));
+    s.write('\r\nPING\r\n');
+  });
+}
+const epochOf = (frame) => new DataView(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength).getUint32(4, true);
+const roomIn = (doc, name) => doc.rooms.find((r) => r.name === name);
+
+test('snapshots in JetStream and takeover: SIGKILL, SIGSTOP with viewers, a corrupted chunk', { skip: why }, async (t) => {
+  const b = await startBroker();
+  const url = `nats://127.0.0.1:${b.port}`;
+  const SAVE_S = 1, TICK_S = 1 / 60;
+  const args = (id) => ['--particles', '1500', '--threads', '1', '--nats', url, '--fleet', 'ftake', '--node-id', String(id),
+    '--fleet-save-s', String(SAVE_S)];
+  const byId = new Map();
+  for (const id of [1, 2, 3]) byId.set(id, await startServer(args(id)));
+  const live = () => [...byId.values()];
+  const a = byId.get(1);
+  await until(async () => (await fleetOf(a)).nodes.filter((n) => n.live).length === 3, 'three live nodes');
+  const names = ['k1', 'k2', 'k3', 'k4'];
+  for (const name of names) {
+    const r = await http(a, 'POST', '/api/rooms', { body: { name, particles: 1000 } });
+    assert.equal(r.status, 201, `${name}: ${r.text}`);
+  }
+  // every room is saved: its key names a snapshot of one chunk or more
+  await until(async () => { const f = await fleetOf(a); return names.every((n) => roomIn(f, n)?.snap?.save >= 3); }, 'every room saved three times');
+  const f1 = await fleetOf(a);
+  assert.ok(names.every((n) => roomIn(f1, n).snap.chunks >= 1 && roomIn(f1, n).snap.bytes > 0), JSON.stringify(f1.rooms));
+  const holderOf = async (s, n) => roomIn(await fleetOf(s), n);
+
+  // ---- a holder killed: each of its rooms is taken over by another node from its last snapshot
+  const victimId = roomIn(f1, 'k1').node;
+  const victim = byId.get(victimId);
+  const victimRooms = names.filter((n) => roomIn(f1, n).node === victimId);
+  const before = new Map();
+  for (const n of victimRooms) before.set(n, (await get(victim, `/api/rooms/${n}/stats`)).json);
+  const killedAt = Date.now(); // for the printed failover time only
+  await victim.stop('SIGKILL');
+  byId.delete(victimId);
+  const watcher = live()[0];
+  const failover = [];
+  for (const n of victimRooms) {
+    const r = await until(async () => { const e = await holderOf(watcher, n); return e && e.node !== victimId && e.claim >= 2 && e; },
+      `${n} claimed by another node`);
+    const h = byId.get(r.node);
+    const first = await until(async () => { const q = await get(h, `/api/rooms/${n}/stats`); return q.status === 200 && q.json; }, `${n} on node ${r.node}`);
+    await until(async () => (await get(h, `/api/rooms/${n}/stats`)).json.tick > first.tick, `${n} steps on node ${r.node}`);
+    failover.push(`${n} ${((Date.now() - killedAt) / 1000).toFixed(2)} s`);
+    const line = new RegExp(`room '${n}' taken over \\(claim (\\d+)\\): stepping from tick (\\d+) \\(simulated time ([\\d.]+) s\\)`).exec(h.stderr);
+    assert.ok(line, `node ${r.node} logs where ${n} resumed: ${h.stderr.slice(-2000)}`);
+    assert.match(h.stderr, new RegExp(`room '${n}' orphaned by node ${victimId}: taken over here \\(claim ${line[1]}\\) from save`));
+    const resumed = Number(line[3]), was = before.get(n).sim_time;
+    t.diagnostic(`${n}: simulated time ${was.toFixed(3)} s read before the kill, resumed at ${resumed.toFixed(3)} s on node ${r.node} (lost ${(was - resumed).toFixed(3)} s)`);
+    assert.ok(resumed >= was - (SAVE_S + TICK_S), `${n} lost at most --fleet-save-s and a tick: ${was} -> ${resumed}`);
+    // its viewers' stream is a new epoch: the claim's
+    const v = await connect(h, { url: `${h.wsUrl}r/${n}/` });
+    const fr = await v.next((m) => m.type === 'frame');
+    assert.equal(epochOf(fr) >>> 16, Number(line[1]), `${n}'s frames carry its claim's epoch`);
+    assert.ok(fr.tick >= Number(line[2]), `${n}'s frames go on from the restored tick`);
+    v.close();
+  }
+  t.diagnostic(`failover after kill -9 (wall time to stepping elsewhere): ${failover.join(', ')}`);
+  for (const s of live()) assert.equal(metric((await get(s, '/metrics')).text, 'fluid_fleet_snapshots_refused_total'), 0);
+
+  // ---- a holder frozen past its lease, with a viewer on it: taken over, and woken it steps nothing more
+  const fNow = await fleetOf(watcher);
+  const frozenId = roomIn(fNow, names.find((n) => byId.has(roomIn(fNow, n).node))).node;
+  const frozen = byId.get(frozenId);
+  const other = live().find((s) => s !== frozen);
+  const room = names.find((n) => roomIn(fNow, n).node === frozenId);
+  const va = await connect(frozen, { url: `${frozen.wsUrl}r/${room}/` });
+  const fa = await va.next((m) => m.type === 'frame');
+  const oldEpoch = epochOf(fa);
+  let maxTick = fa.tick, seen = 0, woken = false;
+  const afterWake = [];
+  va.onMessage = (m) => {
+    if (m.type !== 'frame') return;
+    if (woken) afterWake.push(m.tick); else { maxTick = Math.max(maxTick, m.tick); seen++; }
+  };
+  await until(() => seen >= 3, `frames of ${room} from node ${frozenId}`);
+  frozen.proc.kill('SIGSTOP');
+  let took;
+  try {
+    took = await until(async () => { const e = await holderOf(other, room); return e && e.node !== frozenId && e.claim > roomIn(fNow, room).claim && e; },
+      `${room} taken over while node ${frozenId} is frozen`);
+    const nb = byId.get(took.node);
+    await until(async () => (await get(nb, `/api/rooms/${room}/stats`)).status === 200, `${room} on node ${took.node}`);
+    const vb = await connect(nb, { url: `${nb.wsUrl}r/${room}/` });
+    const fb = await vb.next((m) => m.type === 'frame');
+    assert.equal(epochOf(fb) >>> 16, took.claim, 'the new holder streams its claim\'s epoch');
+    assert.notEqual(epochOf(fb), oldEpoch, 'a new epoch');
+    vb.close();
+  } finally { woken = true; frozen.proc.kill('SIGCONT'); }
+  await until(() => new RegExp(`lost room '${room}'`).test(frozen.stderr), `node ${frozenId} logs that it lost ${room}`);
+  assert.equal((await get(frozen, `/api/rooms/${room}`)).status, 404, `${room} is no longer on node ${frozenId}`);
+  // woken, the frozen node stepped no tick of the room: what its viewer got after SIGCONT was coded before SIGSTOP
+  // (a frame or two still in its sending queue), never a tick past those
+  const late = afterWake.filter((k) => k > maxTick + 4);
+  t.diagnostic(`node ${frozenId}'s viewer of ${room}: last tick ${maxTick} before the freeze, ${afterWake.length} frame(s) after waking (${afterWake.join(', ')})`);
+  assert.equal(late.length, 0, `no tick stepped by node ${frozenId} after it woke: ${afterWake}`);
+  assert.ok(afterWake.length <= 2, `at most the frames queued before the freeze: ${afterWake}`);
+  va.close();
+
+  // ---- a chunk of a snapshot overwritten in the stream: refused; the room taken over starts from its scene
+  const target = room, hId = took.node, h = byId.get(hId);
+  const takerSrv = live().find((s) => s !== h);
+  h.proc.kill('SIGSTOP');
+  try {
+    const e = await until(async () => { const x = await holderOf(takerSrv, target); return x.node === hId && x.snap.save >= 1 && x; }, 'the manifest');
+    const len = Math.min(e.snap.bytes, 512 * 1024);
+    await natsPublishWithHeaders(b.port, `fluid.ftake.snap.${target}.${e.snap.save % 2}.0`,
+      { 'Fluid-Claim': String(e.claim), 'Fluid-Save': String(e.snap.save), 'Fluid-Chunks': String(e.snap.chunks) }, Buffer.alloc(len, 0x55));
+    const r = await until(async () => { const x = await holderOf(takerSrv, target); return x.node !== hId && x.claim > e.claim && x; },
+      `${target} taken over while node ${hId} is frozen`);
+    const taker = byId.get(r.node);
+    await until(() => new RegExp(`room '${target}' orphaned by node ${hId}: taken over here \\(claim ${r.claim}\\); its snapshot \\(save ${e.snap.save}\\) is refused: .*SHA-256`).test(taker.stderr),
+      `node ${r.node} refuses the snapshot of ${target}`);
+    const st = await until(async () => { const q = await get(taker, `/api/rooms/${target}/stats`); return q.status === 200 && q.json; }, `${target} on node ${r.node}`);
+    assert.ok(st.tick < e.snap.tick, `${target} starts again from its scene (tick ${st.tick}, the save's ${e.snap.tick})`);
+    await until(async () => (await get(taker, `/api/rooms/${target}/stats`)).json.tick > st.tick, `${target} steps on node ${r.node}`);
+    assert.equal(metric((await get(taker, '/metrics')).text, 'fluid_fleet_snapshots_refused_total'), 1);
+  } finally { h.proc.kill('SIGCONT'); }
+  t.diagnostic(`node ${hId} frozen, ${target}'s chunk overwritten: refused, started again from its scene`);
 });
