@@ -13,7 +13,8 @@
 // loses its rooms to the others and, woken, steps none of them again (its
 // viewers get no frame of a later tick); a chunk of a snapshot overwritten
 // in the stream is refused, and the room taken over starts again from its
-// scene.  Nothing is timed: each state is waited for (the failover's wall
+// scene; a holder stopped (SIGTERM) saves its rooms as it stops, and the
+// next holder resumes them at that tick.  Nothing is timed: each state is waited for (the failover's wall
 // time is printed, not asserted).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -244,20 +245,23 @@ test('snapshots in JetStream and takeover: SIGKILL, SIGSTOP with viewers, a corr
   await victim.stop('SIGKILL');
   byId.delete(victimId);
   const watcher = live()[0];
-  const failover = [];
-  for (const n of victimRooms) {
+  // each room stepping elsewhere (waited for side by side: the wall time of each is printed)
+  const moved = await Promise.all(victimRooms.map(async (n) => {
     const r = await until(async () => { const e = await holderOf(watcher, n); return e && e.node !== victimId && e.claim >= 2 && e; },
       `${n} claimed by another node`);
     const h = byId.get(r.node);
     const first = await until(async () => { const q = await get(h, `/api/rooms/${n}/stats`); return q.status === 200 && q.json; }, `${n} on node ${r.node}`);
-    await until(async () => (await get(h, `/api/rooms/${n}/stats`)).json.tick > first.tick, `${n} steps on node ${r.node}`);
-    failover.push(`${n} ${((Date.now() - killedAt) / 1000).toFixed(2)} s`);
+    await until(async () => (await get(h, `/api/rooms/${n}/stats`)).json.tick > first.tick, `${n} steps on node ${r.node}`, { everyMs: 20 });
+    return { n, r, h, wall: (Date.now() - killedAt) / 1000 };
+  }));
+  t.diagnostic(`failover after kill -9 (wall time to stepping elsewhere): ${moved.map((x) => `${x.n} ${x.wall.toFixed(2)} s`).join(', ')}`);
+  for (const { n, r, h } of moved) {
     const line = new RegExp(`room '${n}' taken over \\(claim (\\d+)\\): stepping from tick (\\d+) \\(simulated time ([\\d.]+) s\\)`).exec(h.stderr);
     assert.ok(line, `node ${r.node} logs where ${n} resumed: ${h.stderr.slice(-2000)}`);
     assert.match(h.stderr, new RegExp(`room '${n}' orphaned by node ${victimId}: taken over here \\(claim ${line[1]}\\) from save`));
-    const resumed = Number(line[3]), was = before.get(n).sim_time;
-    t.diagnostic(`${n}: simulated time ${was.toFixed(3)} s read before the kill, resumed at ${resumed.toFixed(3)} s on node ${r.node} (lost ${(was - resumed).toFixed(3)} s)`);
-    assert.ok(resumed >= was - (SAVE_S + TICK_S), `${n} lost at most --fleet-save-s and a tick: ${was} -> ${resumed}`);
+    const at = Number(line[3]), was = before.get(n).sim_time;
+    t.diagnostic(`${n}: simulated time ${was.toFixed(3)} s read before the kill, resumed at ${at.toFixed(3)} s on node ${r.node} (lost ${(was - at).toFixed(3)} s)`);
+    assert.ok(at >= was - (SAVE_S + TICK_S), `${n} lost at most --fleet-save-s and a tick of simulated time: ${was} -> ${at}`);
     // its viewers' stream is a new epoch: the claim's
     const v = await connect(h, { url: `${h.wsUrl}r/${n}/` });
     const fr = await v.next((m) => m.type === 'frame');
@@ -265,7 +269,6 @@ test('snapshots in JetStream and takeover: SIGKILL, SIGSTOP with viewers, a corr
     assert.ok(fr.tick >= Number(line[2]), `${n}'s frames go on from the restored tick`);
     v.close();
   }
-  t.diagnostic(`failover after kill -9 (wall time to stepping elsewhere): ${failover.join(', ')}`);
   for (const s of live()) assert.equal(metric((await get(s, '/metrics')).text, 'fluid_fleet_snapshots_refused_total'), 0);
 
   // ---- a holder frozen past its lease, with a viewer on it: taken over, and woken it steps nothing more
@@ -327,4 +330,24 @@ test('snapshots in JetStream and takeover: SIGKILL, SIGSTOP with viewers, a corr
     assert.equal(metric((await get(taker, '/metrics')).text, 'fluid_fleet_snapshots_refused_total'), 1);
   } finally { h.proc.kill('SIGCONT'); }
   t.diagnostic(`node ${hId} frozen, ${target}'s chunk overwritten: refused, started again from its scene`);
+
+  // ---- a holder stopped (SIGTERM): it saves each room it holds as it stops; the next holder starts at that tick
+  await until(async () => { const f = await fleetOf(takerSrv); return names.every((n) => { const e = roomIn(f, n); return e && !e.orphaned && byId.has(e.node); }); },
+    'every room held by a live node');
+  const fs = await fleetOf(takerSrv);
+  const stopId = roomIn(fs, names[0]).node, stopping = byId.get(stopId);
+  const keeper = live().find((s) => s !== stopping);
+  const stopRooms = names.filter((n) => roomIn(fs, n).node === stopId);
+  await stopping.stop('SIGTERM');
+  byId.delete(stopId);
+  for (const n of stopRooms) {
+    const saved = new RegExp(`room '${n}' saved at stop \\(save (\\d+), tick (\\d+)\\)`).exec(stopping.stderr);
+    assert.ok(saved, `node ${stopId} saves ${n} as it stops: ${stopping.stderr.slice(-1500)}`);
+    // the keeper's last takeover of the room (it may have held it before)
+    const resumedAt = () => [...keeper.stderr.matchAll(new RegExp(`room '${n}' taken over \\(claim (\\d+)\\): stepping from tick (\\d+)`, 'g'))]
+      .filter((m) => Number(m[1]) > roomIn(fs, n).claim).map((m) => Number(m[2]))[0];
+    await until(() => resumedAt() !== undefined, `${n} taken over after the stop`);
+    assert.equal(resumedAt(), Number(saved[2]), `${n} resumes at the tick it was saved at when its node stopped (nothing lost)`);
+  }
+  t.diagnostic(`node ${stopId} stopped (SIGTERM): ${stopRooms.join(', ')} saved and resumed at the same tick`);
 });
