@@ -23,7 +23,7 @@ import { createServer, connect as tcp } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, stopAll, get, http, until, metric, connect } from './lib.mjs';
+import { startServer, stopAll, get, http, until, metric, connect, forward } from './lib.mjs';
 
 const haveNats = spawnSync('nats-server', ['--version']).status === 0;
 const why = haveNats ? false : 'nats-server is not installed (scripts/deps.sh test installs it)';
@@ -134,6 +134,18 @@ test('a fleet of three sim nodes: directory, placement, one stepper per room, 40
     assert.equal(r.status, 409, r.text);
     assert.equal(r.json.code, 'conflict');
   }
+
+  // each room's commands on its own subject, read by its holder alone; a fleet's node reads no cmd.* subject
+  const r3node = byId.get(holder.get('r3'));
+  await natsPublish(b.port, 'fluid.ftest.cmd.7', forward(7, (7 << 20) | 1, { type: 'pause', rid: 1 }, { room: 'r3' }));
+  await natsPublish(b.port, 'fluid.ftest.r.r2.cmd.7', forward(7, (7 << 20) | 1, { type: 'pause', rid: 2 }, { room: 'r2' }));
+  const r2node = byId.get(holder.get('r2'));
+  await until(async () => (await get(r2node, '/api/rooms/r2/stats')).json.paused === true, 'r2 paused through fluid.ftest.r.r2.cmd.7');
+  assert.equal((await get(r3node, '/api/rooms/r3/stats')).json.paused, false, 'a command on fluid.ftest.cmd.7 is read by no node of a fleet');
+  // a message on a room's subject that names another room is refused
+  await natsPublish(b.port, 'fluid.ftest.r.r2.cmd.7', forward(7, (7 << 20) | 1, { type: 'pause', rid: 3 }, { room: 'r3' }));
+  await until(async () => metric((await get(r2node, '/metrics')).text, 'fluid_bus_messages_total{what="refused"}') >= 1, 'the mismatched room refused');
+  assert.equal((await get(r3node, '/api/rooms/r3/stats')).json.paused, false);
 
   // a value someone else wrote into the bucket that does not read: refused, counted, logged
   await natsPublish(b.port, '$KV.fluid_ftest.room.evil', '{"node":1,"claim":"lots"}');
@@ -270,6 +282,12 @@ test('snapshots in JetStream and takeover: SIGKILL, SIGSTOP with viewers, a corr
     v.close();
   }
   for (const s of live()) assert.equal(metric((await get(s, '/metrics')).text, 'fluid_fleet_snapshots_refused_total'), 0);
+  // the new holder reads the room's command subject
+  const m0 = moved[0];
+  await natsPublish(b.port, `fluid.ftake.r.${m0.n}.cmd.9`, forward(9, (9 << 20) | 1, { type: 'pause', rid: 1 }, { room: m0.n }));
+  await until(async () => (await get(m0.h, `/api/rooms/${m0.n}/stats`)).json.paused === true, `${m0.n} paused on its new holder through its command subject`);
+  await natsPublish(b.port, `fluid.ftake.r.${m0.n}.cmd.9`, forward(9, (9 << 20) | 1, { type: 'resume', rid: 2 }, { room: m0.n }));
+  await until(async () => (await get(m0.h, `/api/rooms/${m0.n}/stats`)).json.paused === false, `${m0.n} resumed`);
 
   // ---- a holder frozen past its lease, with a viewer on it: taken over, and woken it steps nothing more
   const fNow = await fleetOf(watcher);
