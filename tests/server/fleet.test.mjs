@@ -89,7 +89,7 @@ test('a fleet of three sim nodes: directory, placement, one stepper per room, 40
     await until(async () => { const f = await fleetOf(s); return f.nodes.filter((n) => n.live).length === 3 && f; },
       () => 'each node sees three live nodes');
   const f0 = await fleetOf(a);
-  assert.equal(f0.fleet, 'ftest');
+  assert.equal(f0.fleet, 'ftest', 'the fleet\'s name');
   assert.deepEqual(f0.nodes.map((n) => n.id).sort(), [1, 2, 3]);
   assert.ok(f0.nodes.every((n) => n.budget_ms >= 0 && n.used_ms >= 0 && n.rooms >= 1), JSON.stringify(f0.nodes));
 
@@ -145,7 +145,7 @@ test('a fleet of three sim nodes: directory, placement, one stepper per room, 40
   // a message on a room's subject that names another room is refused
   await natsPublish(b.port, 'fluid.ftest.r.r2.cmd.7', forward(7, (7 << 20) | 1, { type: 'pause', rid: 3 }, { room: 'r3' }));
   await until(async () => metric((await get(r2node, '/metrics')).text, 'fluid_bus_messages_total{what="refused"}') >= 1, 'the mismatched room refused');
-  assert.equal((await get(r3node, '/api/rooms/r3/stats')).json.paused, false);
+  assert.equal((await get(r3node, '/api/rooms/r3/stats')).json.paused, false, 'r3 not paused by a message on r2\'s subject');
 
   // a value someone else wrote into the bucket that does not read: refused, counted, logged
   await natsPublish(b.port, '$KV.fluid_ftest.room.evil', '{"node":1,"claim":"lots"}');
@@ -173,8 +173,9 @@ test('a fleet of three sim nodes: directory, placement, one stepper per room, 40
   for (const n of itsRooms) assert.equal((await get(frozen, `/api/rooms/${n}`)).status, 404, `${n} is no longer on node ${frozenId}`);
   assert.ok(!/claim is renewed: stepping from tick/.test(frozen.stderr), 'the frozen node never stepped its rooms again');
   const mf = (await get(frozen, '/metrics')).text;
-  assert.equal(metric(mf, 'fluid_fleet_rooms_lost_total'), itsRooms.length);
-  assert.equal(metric(mf, 'fluid_fleet_rooms_held'), 0);
+  const fleetLines = mf.split('\n').filter((l) => l.startsWith('fluid_fleet')).join('; ');
+  assert.equal(metric(mf, 'fluid_fleet_rooms_lost_total'), itsRooms.length, `rooms lost by node ${frozenId}: ${fleetLines}`);
+  assert.equal(metric(mf, 'fluid_fleet_rooms_held'), 0, `rooms held by node ${frozenId}: ${fleetLines}\n${frozen.stderr.slice(-1500)}`);
   // it rejoins as a live node
   await until(async () => (await fleetOf(watcher)).nodes.some((n) => n.id === frozenId && n.live), `node ${frozenId} live again`);
 
@@ -356,8 +357,10 @@ test('snapshots in JetStream and takeover: SIGKILL, SIGSTOP with viewers, a corr
   const stopId = roomIn(fs, names[0]).node, stopping = byId.get(stopId);
   const keeper = live().find((s) => s !== stopping);
   const stopRooms = names.filter((n) => roomIn(fs, n).node === stopId);
-  await stopping.stop('SIGTERM');
+  const ended = await stopping.stop('SIGTERM');
   byId.delete(stopId);
+  assert.equal(ended.code, 0, `node ${stopId} stops cleanly: ${stopping.stderr.slice(-1500)}`);
+  assert.doesNotMatch(stopping.stderr, /Sanitizer|runtime error/, 'no sanitizer report (with FLUID_SERVER=build/fluid-server-san)');
   for (const n of stopRooms) {
     const saved = new RegExp(`room '${n}' saved at stop \\(save (\\d+), tick (\\d+)\\)`).exec(stopping.stderr);
     assert.ok(saved, `node ${stopId} saves ${n} as it stops: ${stopping.stderr.slice(-1500)}`);
