@@ -206,10 +206,10 @@ int main(int argc, char **argv) {
     log_info("stopping");
     status = 0;
 out:
-    bus_destroy(b); /* joins its thread; the NATS client's are gone after it */
     room_keeper_destroy(
-        keeper);              /* joins it (a placement it waits for is answered meanwhile): no room opens after this */
-    fleet_destroy(fl);        /* joins its threads; the rooms it holds stay listed, and are saved below */
+        keeper);       /* joins it (a placement it waits for is answered meanwhile): no room opens after this */
+    fleet_destroy(fl); /* joins its threads and saves the rooms it holds to JetStream; they stay listed */
+    bus_destroy(b);    /* joins its thread; the NATS library is closed after it (nats_Close): the fleet's before */
     if (dir) rooms_stop(dir); /* joins the sim threads and clears the hubs' wake: no lws_cancel_service after it */
     net_destroy(n);
     room_unref(home);

@@ -2,7 +2,7 @@
 # benchmark.  Included by the top-level Makefile (which defines CC, BUILD,
 # CFLAGS_ALL, OPT, SAN, LDLIBS_SIM and $(BUILD)/libfluidsim.a).
 
-SRV_PKGS    = libwebsockets msgpack libcjson libnats libjwt assimp
+SRV_PKGS    = libwebsockets msgpack libcjson libnats libjwt assimp libcrypto
 # The layers (STYLE.md): base, hub, wire, loop, rooms, net, bus, fleet, and main.c; sim/ is the
 # core library (the top-level Makefile builds it).  Every layer's folder is
 # on the include path: a file includes another's header by its bare name.

@@ -107,6 +107,9 @@ static const struct opt {
      "join this fleet of sim nodes (with --nats and --node-id): its rooms are placed across the nodes, held "
      "through the broker's JetStream key-value bucket fluid_<fleet>"},
     {"node-id", "FLUID_NODE_ID", OT_INT, O(node_id), 0, 65535, "this sim node's id, unique in its --fleet (1-65535)"},
+    {"fleet-save-s", "FLUID_FLEET_SAVE_S", OT_DOUBLE, O(fleet_save_s), 0, 3600,
+     "seconds between the snapshots a fleet's node writes of each room it holds to the broker's JetStream "
+     "(FLUID_<fleet>_SNAP), from which another node takes the room over; 0: only when it stops"},
     {"tls-cert", "FLUID_TLS_CERT", OT_STR, O(tls_cert), 0, 0,
      "PEM certificate file (the chain, leaf first): serve https and wss on the port (needs --tls-key)"},
     {"tls-key", "FLUID_TLS_KEY", OT_STR, O(tls_key), 0, 0, "PEM private key file of --tls-cert"},
@@ -134,6 +137,7 @@ void config_defaults(srv_config *c) {
     c->rate_per_s = 120;
     strcpy(c->log_level, "info");
     c->save_interval = 300;
+    c->fleet_save_s = 2;
     c->rate_burst = 240;
     c->exports_per_min = 12;
     c->net_nice = 5;

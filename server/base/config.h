@@ -56,8 +56,9 @@ typedef struct srv_config {
     int relay_id;   /* 1..2047: a relay's clients' ids carry it (0: from the process id) */
     char fleet[32]; /* a sim node of this fleet (fleet/): its rooms are the fleet's, in the KV bucket fluid_<fleet> */
     int node_id;    /* 1..65535: this node's id in its fleet */
-    char relays[1024]; /* the relays' page URLs, comma-separated: hello.relays, where a page reconnects */
-    bool health_check; /* --health-check: ask the running server's /api/health and exit */
+    double fleet_save_s; /* seconds between a fleet room's snapshots to JetStream (0: only when it stops) */
+    char relays[1024];   /* the relays' page URLs, comma-separated: hello.relays, where a page reconnects */
+    bool health_check;   /* --health-check: ask the running server's /api/health and exit */
 } srv_config;
 
 void config_defaults(srv_config *c);

@@ -60,6 +60,7 @@ struct bus {
     hub *hub;          /* home's */
     secret_key secret; /* a sim node's: checks the invites its relays' clients send */
     bool relay;
+    bool fleet; /* a sim node of a fleet (--fleet): subjects fluid.<fleet>.*, each room's commands on its own */
     uint32_t relay_id;
     natsOptions *opts;
     natsConnection *nc;
@@ -77,7 +78,7 @@ struct bus {
     pthread_mutex_t rate_mtx;
     relay_rate rate;
     bool rate_on;
-    char prefix[96];                   /* fluid.<world> */
+    char prefix[96];                   /* fluid.<world> (a fleet's node: fluid.<fleet>) */
     char reply_leaf[24];               /* a relay's subjects: reply.<relay id> (its route's leaf), */
     char cmd_leaf[24], wants_leaf[24]; /* cmd.<relay id> and wants.<relay id> (it publishes on) */
     /* the bus thread's own: the rooms it follows (bus_rooms.c) */

@@ -220,7 +220,8 @@ static int decode_forward(bus *b, room *r, const bus_forward *f, cmd *c, reply_c
     return 0;
 }
 
-/* fluid.<world>.cmd.<relay>: a relay's client message, held to a browser's
+/* fluid.<world>.cmd.<relay> (in a fleet, fluid.<fleet>.r.<room>.cmd.<relay>,
+ * naming the message's room): a relay's client message, held to a browser's
  * rate limit and its relay to its own (relay_rate.h), checked as a browser's
  * (or a REST client's) is, given the role its credential gives in its room,
  * then queued on that room under the client's id.  A message that does not
@@ -228,7 +229,10 @@ static int decode_forward(bus *b, room *r, const bus_forward *f, cmd *c, reply_c
  * refuses is answered to its client (and counted by refuse). */
 static int take_cmd(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, size_t errlen) {
     bus_forward f;
-    if (bus_decode_forward(p, n, &f, err, errlen) || !from_subject(b, m, "cmd", f.relay, err, errlen)) return -1;
+    char leaf[BUS_SUBJECT];
+    if (bus_decode_forward(p, n, &f, err, errlen)) return -1;
+    if (b->fleet) bus_room_leaf(f.room, "cmd", leaf, sizeof leaf); /* in a fleet, r.<room>.cmd.<relay>: its room's */
+    if (!from_subject(b, m, b->fleet ? leaf : "cmd", f.relay, err, errlen)) return -1;
     if (f.kind == BUS_FWD_LEFT) {
         client_left(b, &f);
         return 0;
@@ -292,16 +296,38 @@ static int take_wants(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err,
     return 0;
 }
 
+/* In a fleet, each room's commands come on its own subject, r.<room>.cmd.*,
+ * which only its holder reads: a node subscribes when a room of the fleet
+ * is listed here (it claimed it) and unsubscribes when it is not (lost,
+ * deleted), so a move re-routes a room's relays' messages without them. */
 int bus_node_subscribe(bus *b, char *err, size_t errlen) {
     static const bus_route routes[] = {{.leaf = "cmd.*", .what = "relay client", .take = take_cmd},
                                        {.leaf = "wants.*", .what = "wants", .take = take_wants}};
+    if (b->fleet) {
+        b->room_route[0] = (bus_route){.b = b, .leaf = "cmd", .what = "relay client", .take = take_cmd};
+        return bus_subscribe(b, &routes[1], 1, err, errlen);
+    }
     return bus_subscribe(b, routes, 2, err, errlen);
 }
 
-/* A room joins the table: its broadcasts from now on. */
+/* A room joins the table: its broadcasts from now on; in a fleet, its
+ * command subject (not the node's own default room's). */
 static void room_added(bus *b, bus_room *br) {
-    (void)b;
     br->bcast_next = hub_bcast_next(room_hub(br->r));
+    if (!b->fleet || br->r == b->home) return;
+    char leaf[BUS_SUBJECT], err[200];
+    bus_room_leaf(br->name, "cmd.*", leaf, sizeof leaf);
+    br->subscribed = !bus_subscribe_one(b, &b->room_route[0], leaf, &br->sub[0], err, sizeof err);
+    if (!br->subscribed) log_warn("bus: room '%s': %s", br->name, err);
+}
+
+static void room_dropped(bus *b, bus_room *br) {
+    (void)b;
+    if (!br->subscribed) return;
+    natsSubscription_Unsubscribe(br->sub[0]);
+    natsSubscription_Destroy(br->sub[0]);
+    br->sub[0] = NULL;
+    br->subscribed = false;
 }
 
 /* The rooms and their public roles (admin for all without --token). */
@@ -342,7 +368,8 @@ static void publish_room(bus *b, bus_room *br, uint64_t now) {
     hub *h = room_hub(br->r);
     bool was = br->watched, home = br->r == b->home;
     br->watched = watched_by_relays(h);
-    bool out = home || br->watched;
+    /* (in a fleet, the node's own default room stays off the bus: every node has one) */
+    bool out = b->fleet ? !home && br->watched : home || br->watched;
     char leaf[BUS_SUBJECT];
     frameset fs[HUB_FRAME_RING];
     int k = hub_take_framesets(h, &br->frames_next, fs, HUB_FRAME_RING);
@@ -386,9 +413,9 @@ static void publish_room(bus *b, bus_room *br, uint64_t now) {
 
 void bus_node_pass(bus *b, uint64_t now) {
     if (!b->nroom || now - b->last_refresh_ns > REFRESH_EVERY_NS) {
-        bool changed = bus_rooms_refresh(b, room_added, NULL);
+        bool changed = bus_rooms_refresh(b, room_added, room_dropped);
         b->last_refresh_ns = now;
-        if (changed || now - b->last_rooms_ns > INFO_EVERY_NS) {
+        if (!b->fleet && (changed || now - b->last_rooms_ns > INFO_EVERY_NS)) { /* a fleet's are in its bucket */
             publish_rooms(b);
             b->last_rooms_ns = now;
         }
@@ -397,5 +424,5 @@ void bus_node_pass(bus *b, uint64_t now) {
 }
 
 void bus_node_end(bus *b) {
-    bus_rooms_clear(b, NULL);
+    bus_rooms_clear(b, room_dropped);
 }

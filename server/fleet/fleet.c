@@ -68,6 +68,10 @@ static int setup(fleet *f) {
             s = js_CreateKeyValue(&f->kv, f->js, &kc);
         }
     }
+    if (s == NATS_OK && !f->snap_ok) {
+        if (fleet_snap_setup(f)) return -1;
+        f->snap_ok = true;
+    }
     if (s == NATS_OK && !f->watch) s = kvStore_WatchAll(&f->watch, f->kv, NULL);
     if (s != NATS_OK) {
         const char *last = nats_GetLastError(NULL);
@@ -99,6 +103,8 @@ static void *fleet_main(void *arg) {
         fleet_dir_drain(f, 20); /* also the thread's pace: a pass at least every 20 ms */
         now = clock_now_ns();
         fleet_claims_pass(f, now);
+        fleet_save_pass(f, clock_now_ns());
+        fleet_takeover_pass(f, clock_now_ns());
         if (now - f->last_record_ns >= RECORD_EVERY_NS) {
             fleet_put_record(f);
             f->last_record_ns = now;
@@ -152,6 +158,7 @@ void fleet_destroy(fleet *f) {
     if (f->started) {
         atomic_store(&f->stop, true);
         pthread_join(f->thread, NULL);
+        fleet_save_at_stop(f); /* the fleet thread's data: its thread is joined */
     }
     pthread_mutex_lock(&f->mu); /* an asker still waiting is told */
     for (int i = 0; i < FLEET_ASKS; i++)

@@ -8,8 +8,11 @@
  * placed on this node, renews their claims every lease/3 and fences their
  * sim threads (hub_fence) at the lease's end less a margin, so that a node
  * frozen or cut off stops stepping before any other may claim the room; a
- * renewal that fails closes the room here without saving.  The directory as
- * it sees it goes to the default room's hub (GET /api/fleet, /metrics).
+ * renewal that fails closes the room here without saving.  Each held room's
+ * snapshot goes to the stream FLUID_<fleet>_SNAP every --fleet-save-s and at
+ * stop, named in its key; a room whose claim is not renewed for a lease is
+ * claimed by another node and made there from its snapshot.  The directory
+ * as it sees it goes to the default room's hub (GET /api/fleet, /metrics).
  * Every value read from the bucket is checked (fleet_doc.h).
  *
  * Threads: the fleet thread, the maker's (fleet_maker.h), the NATS client's

@@ -20,7 +20,7 @@ void fleet_room_key(const char *name, char *out, size_t cap) {
 
 /* Whether the broker refused a write for its revision: another node wrote
  * the key since (or deleted it). */
-static bool wrong_revision(void) {
+bool fleet_wrong_revision(void) {
     const char *last = nats_GetLastError(NULL);
     return last && strstr(last, "wrong last sequence");
 }
@@ -65,7 +65,7 @@ static void send_ask(fleet *f, fleet_ask *a, uint64_t now) {
     uint64_t rev = 0;
     natsStatus s = len < 0 ? NATS_INVALID_ARG : kvStore_Create(&rev, f->kv, key, text, len);
     if (s != NATS_OK) {
-        if (wrong_revision())
+        if (fleet_wrong_revision())
             answer(f, a, ROOM_EXISTS, 0, "a room named '%s' exists in the fleet%s", NULL);
         else
             answer(f, a, ROOM_FULL, 0, "busy: room '%s': the fleet's directory did not take it: %s",
@@ -119,6 +119,7 @@ static void start_makes(fleet *f) {
         fleet_room_view *v = &f->room[i];
         if (v->hold != HOLD_NONE || v->rec.node != f->id || v->rec.claim || v->rec.error[0]) continue;
         fleet_make job;
+        memset(&job, 0, sizeof job);
         memcpy(job.name, v->name, sizeof job.name);
         job.rec = v->rec;
         if (!fleet_maker_ask(f->maker, &job)) return; /* the maker is full: the next pass */
@@ -126,9 +127,40 @@ static void start_makes(fleet *f) {
     }
 }
 
+/* A room taken over made here: held from now (its fence is its claim's, as
+ * renewed meanwhile), or closed when the claim was lost meanwhile. */
+static void took_made(fleet *f, const fleet_made *m) {
+    fleet_room_view *v = fleet_dir_room(f, m->name);
+    const bool ours = v && v->hold == HOLD_TAKING && v->rec.node == f->id && v->rec.claim == m->claim;
+    if (m->status != ROOM_OK || !ours) {
+        if (m->status == ROOM_OK) {
+            log_warn("fleet: room '%s' made here but its claim %llu was lost meanwhile; closed", m->name,
+                     (unsigned long long)m->claim);
+            room_close(f->dir, m->name);
+            room_unref(m->room);
+        } else {
+            log_error("fleet: room '%s' taken over (claim %llu) cannot be made here: %s; it is given up", m->name,
+                      (unsigned long long)m->claim, m->err);
+        }
+        if (ours) v->hold = HOLD_NONE; /* its claim lapses: another node tries */
+        return;
+    }
+    v->hold = HOLD_HELD;
+    v->r = m->room;
+    sim_stats st; /* as made, before its first step here */
+    hub_get_stats(room_hub(v->r), &st);
+    hub_set_fence(room_hub(v->r), v->fence_ns);
+    log_info("fleet: room '%s' taken over (claim %llu): stepping from tick %llu (simulated time %.4f s)", v->name,
+             (unsigned long long)m->claim, (unsigned long long)st.tick, st.sim_time);
+}
+
 /* A room made here: claimed (its first holder), or, when the key moved on
  * meanwhile, closed. */
 static void claim_made(fleet *f, const fleet_made *m) {
+    if (m->claim) {
+        took_made(f, m);
+        return;
+    }
     fleet_room_view *v = fleet_dir_room(f, m->name);
     if (m->status != ROOM_OK) {
         if (v && v->hold == HOLD_MAKING) {
@@ -161,10 +193,20 @@ static void claim_made(fleet *f, const fleet_made *m) {
 
 /* ---- Renewals ------------------------------------------------------------------------ */
 
+int fleet_renew_with(fleet *f, fleet_room_view *v, const fleet_room_rec *rec) {
+    const uint64_t sent = clock_now_ns();
+    if (update(f, v, rec)) return -1;
+    f->st.renewals++;
+    v->fence_ns = lease_fence(&f->rule, sent);
+    v->renew_ns = sent + lease_renew_every(&f->rule);
+    if (v->r) hub_set_fence(room_hub(v->r), v->fence_ns);
+    return 0;
+}
+
 static void renew(fleet *f, fleet_room_view *v, uint64_t now) {
     char key[64];
     fleet_room_key(v->name, key, sizeof key);
-    if (!room_listed(f->dir, v->r)) { /* deleted here (DELETE /api/rooms/{room}): out of the directory too */
+    if (v->r && !room_listed(f->dir, v->r)) { /* deleted here (DELETE /api/rooms/{room}): out of the directory too */
         kvStore_Delete(f->kv, key);
         room_unref(v->r);
         v->r = NULL;
@@ -180,15 +222,9 @@ static void renew(fleet *f, fleet_room_view *v, uint64_t now) {
         return;
     }
     fleet_room_rec rec = v->rec;
-    if (!update(f, v, &rec)) {
-        f->st.renewals++;
-        v->fence_ns = lease_fence(&f->rule, now);
-        v->renew_ns = now + lease_renew_every(&f->rule);
-        hub_set_fence(room_hub(v->r), v->fence_ns);
-        return;
-    }
+    if (!fleet_renew_with(f, v, &rec)) return;
     f->st.renewals_failed++;
-    if (wrong_revision())
+    if (fleet_wrong_revision())
         fleet_lose(f, v, "its renewal failed on the revision (another node wrote its key)");
     else
         v->renew_ns = now + RETRY_NS; /* the broker did not answer: tried again until the fence */
@@ -202,7 +238,7 @@ void fleet_claims_pass(fleet *f, uint64_t now) {
     int k = fleet_maker_take(f->maker, made, FLEET_MAKER_JOBS);
     for (int i = 0; i < k; i++) claim_made(f, &made[i]);
     for (int i = 0; i < f->nroom; i++)
-        if (f->room[i].hold == HOLD_HELD) renew(f, &f->room[i], clock_now_ns());
+        if (f->room[i].hold == HOLD_HELD || f->room[i].hold == HOLD_TAKING) renew(f, &f->room[i], clock_now_ns());
 }
 
 void fleet_put_record(fleet *f) {

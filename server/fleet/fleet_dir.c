@@ -24,6 +24,12 @@ fleet_room_view *fleet_dir_room(fleet *f, const char *name) {
 }
 
 void fleet_lose(fleet *f, fleet_room_view *v, const char *why) {
+    if (v->hold == HOLD_TAKING) { /* being made: closed when the maker hands it back */
+        log_warn("fleet: lost room '%s' while making it: %s", v->name, why);
+        v->hold = HOLD_NONE;
+        f->st.lost++;
+        return;
+    }
     if (v->hold != HOLD_HELD) return;
     hub_set_fence(room_hub(v->r), 1);
     log_warn("fleet: lost room '%s': %s; it stops here, unsaved", v->name, why);
@@ -77,7 +83,7 @@ static void take_room(fleet *f, const char *key, const char *name, kvEntry *e, u
     fleet_room_view *v = fleet_dir_room(f, name);
     if (kvEntry_Operation(e) != kvOp_Put) {
         if (!v) return;
-        if (v->hold == HOLD_HELD) fleet_lose(f, v, "its key was deleted from the directory");
+        if (v->hold == HOLD_HELD || v->hold == HOLD_TAKING) fleet_lose(f, v, "its key was deleted from the directory");
         *v = f->room[--f->nroom];
         return;
     }
@@ -99,7 +105,7 @@ static void take_room(fleet *f, const char *key, const char *name, kvEntry *e, u
     }
     const uint64_t rev = kvEntry_Revision(e);
     if (rev < v->rev) return; /* older than what this node wrote itself */
-    if (v->hold == HOLD_HELD && (rec.node != f->id || rec.claim != v->rec.claim)) {
+    if ((v->hold == HOLD_HELD || v->hold == HOLD_TAKING) && (rec.node != f->id || rec.claim != v->rec.claim)) {
         char by[96];
         snprintf(by, sizeof by, "node %u claimed it (claim %llu)", (unsigned)rec.node, (unsigned long long)rec.claim);
         fleet_lose(f, v, by);
@@ -172,6 +178,22 @@ uint32_t fleet_dir_place(fleet *f, uint64_t now) {
     return best ? best->rec.id : f->id;
 }
 
+int fleet_dir_rank(fleet *f, uint64_t now) {
+    double fr[FLEET_NODES];
+    uint32_t id[FLEET_NODES];
+    double mine = 0;
+    int n = 0;
+    for (int i = 0; i < f->nnode; i++) {
+        const fleet_node_view *v = &f->node[i];
+        if (!live(v, now)) continue;
+        fr[n] = free_ms(f, &v->rec);
+        id[n] = v->rec.id;
+        if (v->rec.id == f->id) mine = fr[n];
+        n++;
+    }
+    return lease_rank(mine, f->id, fr, id, n);
+}
+
 static cJSON *nodes_json(fleet *f, uint64_t now) {
     cJSON *a = cJSON_CreateArray();
     for (int i = 0; i < f->nnode; i++) {
@@ -203,6 +225,11 @@ static cJSON *rooms_json(fleet *f, uint64_t now) {
         cJSON_AddNumberToObject(o, "age_s", (double)lease_age(&v->watch, now) / 1e9);
         cJSON_AddBoolToObject(o, "orphaned", lease_orphaned(&v->watch, &f->rule, now));
         cJSON_AddBoolToObject(o, "here", v->hold == HOLD_HELD);
+        cJSON *sn = cJSON_AddObjectToObject(o, "snap"); /* its last snapshot: save 0 before the first */
+        cJSON_AddNumberToObject(sn, "save", (double)v->rec.snap.save);
+        cJSON_AddNumberToObject(sn, "chunks", v->rec.snap.chunks);
+        cJSON_AddNumberToObject(sn, "bytes", (double)v->rec.snap.bytes);
+        cJSON_AddNumberToObject(sn, "tick", (double)v->rec.snap.tick);
         cJSON_AddItemToArray(a, o);
     }
     return a;

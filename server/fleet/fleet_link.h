@@ -1,7 +1,8 @@
 /* fleet_link.h - struct fleet: the connection, the bucket, the directory as
  * this node sees it, the asks of POST /api/rooms; shared by fleet.c
  * (connection and thread), fleet_dir.c (the watch and the view) and
- * fleet_claims.c (placement, claims, renewals). */
+ * fleet_claims.c (placement, claims, renewals), fleet_snap.c (snapshots in
+ * JetStream) and fleet_takeover.c (saves and takeovers). */
 #ifndef SRV_FLEET_LINK_H
 #define SRV_FLEET_LINK_H
 
@@ -10,6 +11,7 @@
 #include <stdatomic.h>
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -40,6 +42,7 @@ typedef enum fleet_hold {
     HOLD_NONE,   /* held elsewhere, or by no one */
     HOLD_MAKING, /* placed here: being made (fleet_maker) */
     HOLD_HELD,   /* made and claimed: stepping while its fence is ahead */
+    HOLD_TAKING, /* an orphan claimed here: being made from its snapshot (renewed meanwhile) */
 } fleet_hold;
 
 /* One room key as this node watches it.  Fleet thread only. */
@@ -50,7 +53,8 @@ typedef struct fleet_room_view {
     lease_watch watch;
     fleet_hold hold;
     room *r;                     /* HOLD_HELD: a reference */
-    uint64_t fence_ns, renew_ns; /* HOLD_HELD: its fence, and when it is renewed next */
+    uint64_t fence_ns, renew_ns; /* HOLD_HELD, HOLD_TAKING: its fence, and when it is renewed next */
+    uint64_t next_try_ns;        /* an orphan: this node tries to claim it again no sooner */
 } fleet_room_view;
 
 typedef enum fleet_ask_state { ASK_FREE, ASK_ASKED, ASK_SENT, ASK_ANSWERED } fleet_ask_state;
@@ -78,6 +82,7 @@ struct fleet {
     jsCtx *js;
     kvStore *kv;
     kvWatcher *watch;
+    bool snap_ok; /* the snapshots' stream is there */
     fleet_maker *maker;
     pthread_t thread;
     bool started;
@@ -104,13 +109,37 @@ void fleet_dir_publish(fleet *f, uint64_t now);
  * (docs/fleet.md, "Placement"); this node when it sees none. */
 uint32_t fleet_dir_place(fleet *f, uint64_t now);
 
+/* This node's rank for a takeover among the live nodes (0: it goes first). */
+int fleet_dir_rank(fleet *f, uint64_t now);
+
 /* This node no longer holds the room: fenced, closed without saving, logged with why. */
 void fleet_lose(fleet *f, fleet_room_view *v, const char *why);
 
+/* fleet_snap.c: the snapshots' stream (made when missing: 0, or -1 logged);
+ * a room's snapshot doc written as save number save of the holder's claim
+ * (0 and the manifest its key takes, or -1 logged); and read back as the
+ * manifest names it, checked (NULL with why). */
+int fleet_snap_setup(fleet *f);
+int fleet_snap_write(fleet *f, const char *name, uint64_t claim, uint64_t save, const msg_buf *doc, uint64_t tick,
+                     fleet_snap_manifest *out);
+msg_buf *fleet_snap_read(fleet *f, const char *name, const fleet_snap_manifest *m, char *why, size_t cap);
+
+/* fleet_takeover.c: orphans claimed (each after this node's rank's delay)
+ * and made from their snapshots; the held rooms' snapshots written; at stop,
+ * a last snapshot of each. */
+void fleet_takeover_pass(fleet *f, uint64_t now);
+void fleet_save_pass(fleet *f, uint64_t now);
+void fleet_save_at_stop(fleet *f);
+
 /* fleet_claims.c: one pass of the claims (asks, rooms to make, made rooms
- * to claim, renewals); and this node's record. */
+ * to claim or to hold, renewals); and this node's record. */
 void fleet_claims_pass(fleet *f, uint64_t now);
 void fleet_put_record(fleet *f);
+/* The room's key written as rec at the revision last read, as a renewal
+ * (the fence moves on): 0, or -1 (fleet_wrong_revision: because another
+ * node wrote the key since; else the broker did not answer). */
+int fleet_renew_with(fleet *f, fleet_room_view *v, const fleet_room_rec *rec);
+bool fleet_wrong_revision(void);
 /* The key of a room: room.<name>. */
 void fleet_room_key(const char *name, char *out, size_t cap);
 

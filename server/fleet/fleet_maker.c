@@ -29,12 +29,16 @@ struct fleet_maker {
 static void make_one(fleet_maker *m, const fleet_make *j, fleet_made *out) {
     memset(out, 0, sizeof *out);
     memcpy(out->name, j->name, sizeof out->name);
+    out->claim = j->claim;
     room_def def = room_default_def();
     def.name = j->name;
     def.scene = j->rec.scene[0] ? j->rec.scene : NULL;
     def.particles = j->rec.particles;
     def.public_role = j->rec.public_role;
     def.key_gen = j->rec.key_gen;
+    def.restore = j->claim > 0;
+    def.snapshot = j->snap;
+    def.epoch = (uint32_t)(((j->claim ? j->claim : 1) & 0xffffu) << 16);
     out->status = room_open(m->d, &def, &out->room, out->err, sizeof out->err);
     if (out->status != ROOM_OK) return;
     hub_set_fence(room_hub(out->room), 1); /* nothing is stepped before the claim */
@@ -63,6 +67,7 @@ static void *maker_main(void *arg) {
         pthread_mutex_unlock(&m->mu);
         fleet_made res;
         make_one(m, &j, &res);
+        msg_buf_unref(j.snap);
         pthread_mutex_lock(&m->mu);
         m->done[m->ndone++] = res; /* room: pending bounds it */
     }
@@ -97,6 +102,7 @@ void fleet_maker_destroy(fleet_maker *m) {
     pthread_cond_signal(&m->cv);
     pthread_mutex_unlock(&m->mu);
     pthread_join(m->thread, NULL);
+    for (int i = 0; i < m->njobs; i++) msg_buf_unref(m->job[i].snap);
     for (int i = 0; i < m->ndone; i++)
         if (m->done[i].room) {
             room_close(m->d, m->done[i].name);
@@ -117,6 +123,13 @@ bool fleet_maker_ask(fleet_maker *m, const fleet_make *job) {
     }
     pthread_mutex_unlock(&m->mu);
     return ok;
+}
+
+bool fleet_maker_full(fleet_maker *m) {
+    pthread_mutex_lock(&m->mu);
+    bool full = m->pending >= FLEET_MAKER_JOBS;
+    pthread_mutex_unlock(&m->mu);
+    return full;
 }
 
 int fleet_maker_take(fleet_maker *m, fleet_made *out, int cap) {

@@ -1,8 +1,12 @@
 /* fleet_maker.h - the thread that makes a fleet's rooms on this node: a room
- * placed here (or, later, taken over) is opened and measured against the
- * step budget, which takes far longer than the fleet thread may wait
- * between renewals.  Each room is made fenced (hub_fence in the past): its
- * sim thread starts but steps nothing until its claim succeeds.
+ * placed here is opened and measured against the step budget, which takes
+ * far longer than the fleet thread may wait between renewals; a room taken
+ * over is opened from its snapshot (not measured: it must be held
+ * somewhere, and the node with the most free budget took it).  Each room is
+ * made fenced (hub_fence in the past): its sim thread starts but steps
+ * nothing until its claim succeeds.  Its frame stream's epoch is its claim
+ * times 65536, so that a room's viewers, whichever node holds it, see a new
+ * epoch (a keyframe) at each change of holder.
  *
  * Threads: its own; ask, take, create and destroy from the fleet thread
  * (create and destroy: the main thread). */
@@ -19,15 +23,19 @@
 
 typedef struct fleet_maker fleet_maker;
 
-/* One room to make: its name and its claim's settings. */
+/* One room to make: its name and its claim's settings; a room taken over
+ * also its claim and its snapshot. */
 typedef struct fleet_make {
     char name[ROOM_NAME_CAP];
     fleet_room_rec rec;
+    uint64_t claim; /* 0: placed here (claimed once made); else the claim this node took it over with */
+    msg_buf *snap;  /* its snapshot (one reference, which the maker drops), or NULL: from its scene */
 } fleet_make;
 
 /* What became of it. */
 typedef struct fleet_made {
     char name[ROOM_NAME_CAP];
+    uint64_t claim; /* the job's */
     room_status status;
     room *room; /* ROOM_OK: a reference, its sim thread started, fenced */
     char err[256];
@@ -39,6 +47,8 @@ fleet_maker *fleet_maker_create(rooms *d, int nice, char *err, size_t errlen);
 void fleet_maker_destroy(fleet_maker *m);
 /* false when FLEET_MAKER_JOBS are asked and not taken. */
 bool fleet_maker_ask(fleet_maker *m, const fleet_make *job);
+/* Whether an ask would be refused now. */
+bool fleet_maker_full(fleet_maker *m);
 /* Takes up to cap answers; returns how many. */
 int fleet_maker_take(fleet_maker *m, fleet_made *out, int cap);
 

@@ -18,6 +18,9 @@ typedef struct fleet_state {
     uint64_t renewals, renewals_failed; /* this node's lease renewals */
     uint64_t lost;                      /* rooms this node stopped holding (a failed renewal, or its lease ran out) */
     uint64_t refused;                   /* directory values refused as malformed */
+    uint64_t saves, saves_failed;       /* snapshots of the rooms it holds written to JetStream */
+    uint64_t takeovers;                 /* orphaned rooms this node claimed */
+    uint64_t snaps_refused;             /* snapshots read back that did not check (the room started from its scene) */
 } fleet_state;
 
 #endif

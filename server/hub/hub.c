@@ -17,6 +17,7 @@ int hub_init(hub *h) {
     }
     pthread_mutex_init(&h->mtx, NULL);
     atomic_init(&h->fence_ns, 0);
+    atomic_init(&h->fleet_save_asked, false);
     mesh_store_init(&h->meshes);
     return 0;
 }
@@ -35,6 +36,7 @@ void hub_destroy(hub *h) {
     }
     msg_buf_unref(h->obstacles_msg);
     msg_buf_unref(h->fleet_doc);
+    msg_buf_unref(h->fleet_snap);
     for (int i = 0; i < h->obstacle_mesh_count; i++) msg_buf_unref(h->obstacle_mesh[i].mesh);
     free(h->replies);
     free(h->relay_replies);
@@ -392,6 +394,32 @@ void hub_set_fence(hub *h, uint64_t until_ns) {
 
 uint64_t hub_fence(hub *h) {
     return atomic_load(&h->fence_ns);
+}
+
+void hub_put_fleet_snap(hub *h, msg_buf *snap, uint64_t tick) {
+    pthread_mutex_lock(&h->mtx);
+    msg_buf *old = h->fleet_snap;
+    h->fleet_snap = snap;
+    h->fleet_snap_tick = tick;
+    pthread_mutex_unlock(&h->mtx);
+    msg_buf_unref(old);
+}
+
+msg_buf *hub_take_fleet_snap(hub *h, uint64_t *tick) {
+    pthread_mutex_lock(&h->mtx);
+    msg_buf *m = h->fleet_snap;
+    h->fleet_snap = NULL;
+    if (tick) *tick = h->fleet_snap_tick;
+    pthread_mutex_unlock(&h->mtx);
+    return m;
+}
+
+void hub_ask_fleet_save(hub *h) {
+    atomic_store(&h->fleet_save_asked, true);
+}
+
+bool hub_fleet_save_asked(hub *h) {
+    return atomic_exchange(&h->fleet_save_asked, false);
 }
 
 int hub_get_relays(hub *h, uint32_t *relay, int *viewers, int max) {

@@ -84,6 +84,12 @@ typedef struct hub {
      * (clock_now_ns; 0: no fence, a room of no fleet).  Atomic, outside mtx:
      * the fleet thread sets it, the sim thread reads it before each tick. */
     atomic_ullong fence_ns;
+    /* a fleet's room: the snapshot its sim thread took for the fleet thread
+     * (hub_put_fleet_snap; one reference, the newest replaces an untaken
+     * one), and a save the fleet thread asks for now (atomic, outside mtx) */
+    msg_buf *fleet_snap;
+    uint64_t fleet_snap_tick;
+    atomic_bool fleet_save_asked;
     cmd_reply *relay_replies; /* ring of HUB_REPLY_RING */
     int relay_reply_head, relay_reply_count;
     hub_remote remote[HUB_RELAYS];
@@ -147,6 +153,15 @@ msg_buf *hub_get_fleet_doc(hub *h);
 /* A fleet room's fence (fleet thread) and its reading (sim thread). */
 void hub_set_fence(hub *h, uint64_t until_ns);
 uint64_t hub_fence(hub *h);
+/* A fleet room's snapshot: the sim thread puts one (takes the reference;
+ * an older one not yet taken is dropped), the fleet thread takes it (NULL:
+ * none; *tick: the tick it was taken at).  The fleet thread asks for one at
+ * the next tick (hub_ask_fleet_save), the sim thread notes the ask
+ * (hub_fleet_save_asked: true once per ask). */
+void hub_put_fleet_snap(hub *h, msg_buf *snap, uint64_t tick);
+msg_buf *hub_take_fleet_snap(hub *h, uint64_t *tick);
+void hub_ask_fleet_save(hub *h);
+bool hub_fleet_save_asked(hub *h);
 /* The relays heard from in the last 3 s and their viewers: up to max. */
 int hub_get_relays(hub *h, uint32_t *relay, int *viewers, int max);
 /* Takes replies addressed to relays' clients (route_relay_replies). */

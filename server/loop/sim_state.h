@@ -76,8 +76,10 @@ struct sim_thread {
         uint32_t client;
         uint64_t until_tick;
     } heat_tool[SIM_HEAT_TOOLS];
-    uint64_t next_save_ns; /* 0: no periodic saves */
-    persist_file save;     /* the save file read at start, until restored */
+    uint64_t next_save_ns;       /* 0: no periodic saves */
+    uint64_t next_fleet_save_ns; /* a fleet's room: its next snapshot for the fleet thread (0: at its first tick) */
+    double fleet_saved_sim;      /* ... and the simulated time of its last */
+    persist_file save;           /* the save file read at start, until restored */
     sim_pending_step pending[SIM_MAX_PENDING_STEPS];
     int pending_count;
     /* recording starts waiting for their first frame */

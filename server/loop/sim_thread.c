@@ -306,6 +306,32 @@ static void save(sim_thread *s) {
     }
 }
 
+/* A fleet's room (one with a fence): its world as a snapshot document
+ * handed to the fleet thread through the hub, which writes it to JetStream
+ * (as GET /api/snapshot takes it: the document is made on this thread).
+ * Taken when --fleet-save-s of simulated time, less FLEET_SAVE_LEAD, have
+ * passed since the last (the lead leaves the fleet thread time to write it,
+ * so that a node killed loses at most --fleet-save-s of simulated time), or
+ * --fleet-save-s of wall time (a paused world); when the fleet thread asks;
+ * and when it falls asleep (now_anyway: its last one is the world as it
+ * sleeps). */
+#define FLEET_SAVE_LEAD 0.1
+static void fleet_save(sim_thread *s, uint64_t now, double sim_time, bool now_anyway) {
+    if (!hub_fence(s->hub)) return;
+    const double every = s->cfg->fleet_save_s;
+    const bool asked = hub_fleet_save_asked(s->hub) || now_anyway;
+    const double lead = every > 2 * FLEET_SAVE_LEAD ? FLEET_SAVE_LEAD : every / 2;
+    const bool due = every > 0 && (now >= s->next_fleet_save_ns || sim_time - s->fleet_saved_sim >= every - lead);
+    if (!asked && !due) return;
+    s->next_fleet_save_ns = now + (uint64_t)((every > 0 ? every : 1) * 1e9);
+    s->fleet_saved_sim = sim_time;
+    msg_buf *m = persist_encode(s->world);
+    if (m)
+        hub_put_fleet_snap(s->hub, m, sim_world_tick(s));
+    else
+        s->stats.save_failures++;
+}
+
 /* One tick: commands, one step (or none while paused), the frame when due,
  * statistics, the periodic save. */
 static int tick(sim_thread *s, stats_window *win, frame_clock *fc) {
@@ -344,6 +370,7 @@ static int tick(sim_thread *s, stats_window *win, frame_clock *fc) {
         save(s); /* on this thread: one late tick per interval (a few ms per MB) */
         s->next_save_ns = clock_now_ns() + (uint64_t)(s->cfg->save_interval * 1e9);
     }
+    fleet_save(s, t1, fst.sim_time, false);
     hub_set_stats(s->hub, &s->stats);
     hub_wake(s->hub);
     return total;
@@ -376,6 +403,7 @@ static idle_outcome sleep_if_idle(sim_thread *s, int applied) {
     s->stats.asleep = true;
     hub_set_stats(s->hub, &s->stats);
     save(s);
+    fleet_save(s, now, s->stats.sim_time, true);
     log_info("sim: no viewer, command or request for %.0f s: sleeping at tick %llu", s->cfg->room_idle_s,
              (unsigned long long)s->stats.tick);
     while (!atomic_load(&s->stop)) {
@@ -497,6 +525,18 @@ int sim_thread_resize(sim_thread *s, int n, char *err, size_t errlen) {
     sim_stats_of_world(s, &fst);
     hub_set_stats(s->hub, &s->stats);
     return 0;
+}
+
+int sim_thread_restore(sim_thread *s, const uint8_t *p, size_t n, uint32_t epoch, char *err, size_t errlen) {
+    int rc = 0;
+    if (p && persist_restore(s->world, p, n, err, errlen)) rc = -1;
+    sim_world_replaced(s, 0);
+    s->epoch = epoch;
+    fs_stats fst; /* its statistics say the restored tick before its first step */
+    fs_world_stats(s->world, &fst);
+    sim_stats_of_world(s, &fst);
+    hub_set_stats(s->hub, &s->stats);
+    return rc;
 }
 
 bool sim_thread_evicted(sim_thread *s) {

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "config.h"
 #include "fluid_sim.h"
@@ -32,6 +33,13 @@ double sim_thread_measure(sim_thread *s, int *particles);
 /* Before it starts: its first scene loaded again with about n particles.
  * 0, or -1 with err. */
 int sim_thread_resize(sim_thread *s, int n, char *err, size_t errlen);
+/* Before it starts: its world restored from the snapshot document p (n
+ * bytes; NULL: kept as it is), checked as an upload is (a world restores
+ * only into one of the capacity it was saved from), and its frame stream
+ * started at epoch (a fleet's room taken over: its viewers' decoders start
+ * again at a keyframe).  0, or -1 with err (the world and the epoch are
+ * still set: the caller keeps the room from its scene). */
+int sim_thread_restore(sim_thread *s, const uint8_t *p, size_t n, uint32_t epoch, char *err, size_t errlen);
 /* Asleep for --room-evict-s with a folder to restore from: the thread has
  * saved and ended, and its room may destroy it (sim_thread_destroy) and
  * make another from the save when it is wanted again (any thread). */

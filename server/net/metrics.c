@@ -78,6 +78,13 @@ static void metrics_fleet(mtext *t, const net *n) {
            "Rooms this node stopped holding: a renewal failed, or its lease ran out first.", (double)f.lost);
     mt_one(t, "fluid_fleet_refused_total", "counter", "Values of the fleet's directory refused as malformed.",
            (double)f.refused);
+    mt_head(t, "fluid_fleet_saves_total", "counter", "Snapshots of held rooms written to JetStream, by result.");
+    mt_printf(t, "fluid_fleet_saves_total{result=\"ok\"} %llu\n", (unsigned long long)f.saves);
+    mt_printf(t, "fluid_fleet_saves_total{result=\"failed\"} %llu\n", (unsigned long long)f.saves_failed);
+    mt_one(t, "fluid_fleet_takeovers_total", "counter", "Orphaned rooms this node claimed.", (double)f.takeovers);
+    mt_one(t, "fluid_fleet_snapshots_refused_total", "counter",
+           "Snapshots read back from JetStream that did not check (the room started from its scene).",
+           (double)f.snaps_refused);
 }
 
 /* The message bus (--nats): its connection, its traffic, and on a sim node

@@ -356,6 +356,14 @@ room_status room_open(rooms *d, const room_def *def, room **out, char *err, size
         free_room(r);
         return st;
     }
+    if (r->sim && (def->snapshot || def->epoch)) {
+        char why[256];
+        const msg_buf *snap = def->snapshot;
+        if (sim_thread_restore(r->sim, snap ? snap->data : NULL, snap ? snap->len : 0, def->epoch, why, sizeof why))
+            log_warn("rooms: '%s': its snapshot does not restore (%s): it starts from its scene", def->name, why);
+        else if (snap)
+            log_info("rooms: '%s' restored from a snapshot of %zu bytes", def->name, snap->len);
+    }
     pthread_mutex_lock(&d->mu);
     st = can_list(d, def->name, err, errlen); /* again: another may have taken the name meanwhile */
     if (st == ROOM_OK) {

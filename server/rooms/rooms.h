@@ -74,6 +74,12 @@ typedef struct room_def {
     int particles;     /* its first scene's size; 0: the server's (--particles) */
     unsigned key_gen;  /* its invites' key generation (a room restored keeps its own) */
     bool restore;      /* opened again from its folder (its saved world), not admitted anew */
+    /* a fleet's room: the snapshot its world is restored from (checked as an
+     * upload is; one that does not restore leaves the room at its scene,
+     * logged), or NULL; and the epoch its frame stream starts at (0: the
+     * first).  The caller keeps its reference. */
+    const msg_buf *snapshot;
+    uint32_t epoch;
 } room_def;
 
 room_def room_default_def(void);

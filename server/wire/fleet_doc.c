@@ -82,14 +82,89 @@ static bool scene_ok(const char *s) {
 }
 
 static const char *const node_fields[7] = {"id", "url", "budget_ms", "used_ms", "rooms", "clients", "cap_rooms"};
-static const char *const room_fields[7] = {"node", "claim", "public_role", "key_gen", "scene", "particles", "error"};
+static const char *const room_fields[8] = {"node",  "claim",     "public_role", "key_gen",
+                                           "scene", "particles", "error",       "snap"};
+static const char *const snap_fields[5] = {"save", "chunks", "bytes", "sha256", "tick"};
 
-/* A field's bit among the 7 of its value (7 for another: past the mask).
- * parse() allows 7 fields at most, so all 7 bits set means each once. */
-static unsigned field_bit(const char *k, const char *const names[7]) {
-    for (unsigned i = 0; i < 7; i++)
+/* A field's bit among the n of its value (n for another: past the mask).
+ * parse() allows n fields at most, so all n bits set means each once. */
+static unsigned field_bit(const char *k, const char *const names[], unsigned n) {
+    for (unsigned i = 0; i < n; i++)
         if (!strcmp(k, names[i])) return i;
-    return 7;
+    return n;
+}
+
+#define WHOLE_MAX 9007199254740992.0 /* 2^53: a JSON number's whole numbers */
+
+/* "sha256": 64 lower-case hex digits. */
+static bool sha_ok(const cJSON *f) {
+    if (!cJSON_IsString(f) || strlen(f->valuestring) != FLEET_SHA256_HEX) return false;
+    for (const char *p = f->valuestring; *p; p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) return false;
+    return true;
+}
+
+/* "snap": null (no snapshot yet), or its five fields, each once, the
+ * bytes as many as the chunks hold (every chunk full but the last). */
+static int snap_read(const cJSON *o, fleet_snap_manifest *m, char *err, size_t errlen) {
+    memset(m, 0, sizeof *m);
+    if (cJSON_IsNull(o)) return 0;
+    if (!cJSON_IsObject(o) || cJSON_GetArraySize(o) != 5)
+        return refuse(err, errlen, "'snap' is null or an object of save, chunks, bytes, sha256 and tick");
+    unsigned seen = 0;
+    for (const cJSON *f = o->child; f; f = f->next) {
+        const char *k = f->string;
+        seen |= 1u << field_bit(k, snap_fields, 5);
+        if (!strcmp(k, "save") && whole(f, 1, WHOLE_MAX))
+            m->save = (uint64_t)f->valuedouble;
+        else if (!strcmp(k, "chunks") && whole(f, 1, FLEET_CHUNKS_MAX))
+            m->chunks = (int)f->valuedouble;
+        else if (!strcmp(k, "bytes") && whole(f, 1, (double)FLEET_CHUNKS_MAX * FLEET_CHUNK_MAX))
+            m->bytes = (uint64_t)f->valuedouble;
+        else if (!strcmp(k, "sha256") && sha_ok(f))
+            memcpy(m->sha256, f->valuestring, FLEET_SHA256_HEX + 1);
+        else if (!strcmp(k, "tick") && whole(f, 0, WHOLE_MAX))
+            m->tick = (uint64_t)f->valuedouble;
+        else
+            return refuse(err, errlen, "snap's field '%.32s' unknown, or not of its type and range", k);
+    }
+    if (seen != 0x1f) return refuse(err, errlen, "'snap' has save, chunks, bytes, sha256 and tick, once each");
+    if (m->bytes <= (uint64_t)(m->chunks - 1) * FLEET_CHUNK_MAX || m->bytes > (uint64_t)m->chunks * FLEET_CHUNK_MAX)
+        return refuse(err, errlen, "'snap': %llu bytes are not %d chunks of at most %u", (unsigned long long)m->bytes,
+                      m->chunks, FLEET_CHUNK_MAX);
+    return 0;
+}
+
+size_t fleet_chunk_len(uint64_t n, int k) {
+    const uint64_t at = (uint64_t)k * FLEET_CHUNK_MAX;
+    if (k < 0 || at >= n) return 0;
+    return (size_t)(n - at < FLEET_CHUNK_MAX ? n - at : FLEET_CHUNK_MAX);
+}
+
+/* A header's value: a whole number of at most 16 digits as written (no
+ * sign, no leading zero), or -1. */
+static long long header_number(const char *v) {
+    if (!v || !*v || strlen(v) > 16 || (v[0] == '0' && v[1])) return -1;
+    long long x = 0;
+    for (; *v; v++) {
+        if (*v < '0' || *v > '9') return -1;
+        x = x * 10 + (*v - '0');
+    }
+    return x;
+}
+
+int fleet_chunk_check(const fleet_snap_manifest *m, int k, const char *save, const char *chunks, size_t len, char *err,
+                      size_t errlen) {
+    const long long sv = header_number(save), ch = header_number(chunks);
+    if (k < 0 || k >= m->chunks) return refuse(err, errlen, "chunk %d of %d", k, m->chunks);
+    if (sv < 0 || (uint64_t)sv != m->save)
+        return refuse(err, errlen, "chunk %d is of save %.20s, not %llu", k, save ? save : "(none)",
+                      (unsigned long long)m->save);
+    if (ch != m->chunks)
+        return refuse(err, errlen, "chunk %d says %.20s chunks, not %d", k, chunks ? chunks : "(none)", m->chunks);
+    if (len != fleet_chunk_len(m->bytes, k))
+        return refuse(err, errlen, "chunk %d holds %zu bytes, not %zu", k, len, fleet_chunk_len(m->bytes, k));
+    return 0;
 }
 
 /* Text written into a value: printable ASCII, a quote or a backslash as '?'. */
@@ -120,7 +195,7 @@ int fleet_node_read(const void *p, size_t n, fleet_node_rec *r, char *err, size_
     unsigned seen = 0;
     for (const cJSON *f = j->child; f && !rc; f = f->next) {
         const char *k = f->string;
-        seen |= 1u << field_bit(k, node_fields);
+        seen |= 1u << field_bit(k, node_fields, 7);
         if (!strcmp(k, "id") && whole(f, 1, FLEET_NODE_MAX))
             r->id = (uint32_t)f->valuedouble;
         else if (!strcmp(k, "url") && text_ok(f, sizeof r->url))
@@ -148,16 +223,25 @@ int fleet_room_write(const fleet_room_rec *r, char *out, size_t cap) {
     char scene[FLEET_SCENE_CAP], error[FLEET_ERROR_CAP];
     tidy(r->scene, scene, sizeof scene);
     tidy(r->error, error, sizeof error);
+    char snap[200] = "null";
+    const fleet_snap_manifest *m = &r->snap;
+    if (m->save) {
+        char sha[FLEET_SHA256_HEX + 1];
+        tidy(m->sha256, sha, sizeof sha);
+        snprintf(snap, sizeof snap, "{\"save\":%llu,\"chunks\":%d,\"bytes\":%llu,\"sha256\":\"%s\",\"tick\":%llu}",
+                 (unsigned long long)m->save, m->chunks, (unsigned long long)m->bytes, sha,
+                 (unsigned long long)m->tick);
+    }
     int n = snprintf(out, cap,
                      "{\"node\":%u,\"claim\":%llu,\"public_role\":\"%s\",\"key_gen\":%u,\"scene\":\"%s\","
-                     "\"particles\":%d,\"error\":\"%s\"}",
+                     "\"particles\":%d,\"error\":\"%s\",\"snap\":%s}",
                      (unsigned)r->node, (unsigned long long)r->claim, role_name(r->public_role), r->key_gen, scene,
-                     r->particles, error);
+                     r->particles, error, snap);
     return n < 0 || (size_t)n >= cap ? -1 : n;
 }
 
 int fleet_room_read(const void *p, size_t n, fleet_room_rec *r, char *err, size_t errlen) {
-    cJSON *j = parse(p, n, 7, err, errlen);
+    cJSON *j = parse(p, n, 8, err, errlen);
     if (!j) return -1;
     memset(r, 0, sizeof *r);
     int rc = 0;
@@ -165,10 +249,15 @@ int fleet_room_read(const void *p, size_t n, fleet_room_rec *r, char *err, size_
     for (const cJSON *f = j->child; f && !rc; f = f->next) {
         const char *k = f->string;
         role pr;
-        seen |= 1u << field_bit(k, room_fields);
+        if (!strcmp(k, "snap")) {
+            seen |= 1u << 7;
+            rc = snap_read(f, &r->snap, err, errlen);
+            continue;
+        }
+        seen |= 1u << field_bit(k, room_fields, 8);
         if (!strcmp(k, "node") && whole(f, 1, FLEET_NODE_MAX))
             r->node = (uint32_t)f->valuedouble;
-        else if (!strcmp(k, "claim") && whole(f, 0, 9007199254740992.0))
+        else if (!strcmp(k, "claim") && whole(f, 0, WHOLE_MAX))
             r->claim = (uint64_t)f->valuedouble;
         else if (!strcmp(k, "public_role") && cJSON_IsString(f) &&
                  !role_parse(f->valuestring, strlen(f->valuestring), &pr) && pr >= ROLE_VIEWER && pr <= ROLE_OWNER)
@@ -184,9 +273,10 @@ int fleet_room_read(const void *p, size_t n, fleet_room_rec *r, char *err, size_
         else
             rc = refuse(err, errlen, "field '%.32s' unknown, or not of its type and range", k);
     }
-    if (!rc && seen != 0x7f)
-        rc = refuse(err, errlen,
-                    "a room's claim has node, claim, public_role, key_gen, scene, particles and error, once each");
+    if (!rc && seen != 0xff)
+        rc =
+            refuse(err, errlen,
+                   "a room's claim has node, claim, public_role, key_gen, scene, particles, error and snap, once each");
     cJSON_Delete(j);
     return rc;
 }

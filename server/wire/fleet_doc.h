@@ -25,6 +25,20 @@
 #define FLEET_MS_MAX 1e7      /* a budget or its use, in core-milliseconds a tick */
 #define FLEET_COUNT_MAX 65536 /* rooms, clients */
 
+#define FLEET_CHUNK_MAX (512u * 1024u) /* bytes of a snapshot's chunk (the broker's messages are at most 1 MiB) */
+#define FLEET_CHUNKS_MAX 512           /* chunks of a snapshot: at most 256 MiB */
+#define FLEET_SHA256_HEX 64
+
+/* A room's snapshot in the stream FLUID_<fleet>_SNAP as its key names it
+ * (docs/fleet.md, "Snapshots"): save 0 when it has none yet. */
+typedef struct fleet_snap_manifest {
+    uint64_t save;                     /* grows by one at each snapshot of the room, whoever holds it */
+    int chunks;                        /* 1..FLEET_CHUNKS_MAX messages, fluid.<fleet>.snap.<room>.<k> */
+    uint64_t bytes;                    /* the document's length: chunks of FLEET_CHUNK_MAX, the last shorter */
+    char sha256[FLEET_SHA256_HEX + 1]; /* of the whole document, lower-case hex */
+    uint64_t tick;                     /* the world's tick in it (informative) */
+} fleet_snap_manifest;
+
 /* key node.<id>: a node's load, put every second. */
 typedef struct fleet_node_rec {
     uint32_t id;
@@ -44,6 +58,7 @@ typedef struct fleet_room_rec {
     char scene[FLEET_SCENE_CAP]; /* its first scene ("": the node's --scene) */
     int particles;               /* its first scene's size (0: the node's --particles) */
     char error[FLEET_ERROR_CAP]; /* claim 0: why the node it was placed on refused it ("": none) */
+    fleet_snap_manifest snap;    /* its last snapshot ("snap": null when save is 0) */
 } fleet_room_rec;
 
 typedef enum fleet_key_kind { FLEET_KEY_OTHER, FLEET_KEY_NODE, FLEET_KEY_ROOM } fleet_key_kind;
@@ -59,5 +74,14 @@ int fleet_room_write(const fleet_room_rec *r, char *out, size_t cap);
 /* Reads n bytes: 0 and *r, or -1 with err saying why. */
 int fleet_node_read(const void *p, size_t n, fleet_node_rec *r, char *err, size_t errlen);
 int fleet_room_read(const void *p, size_t n, fleet_room_rec *r, char *err, size_t errlen);
+
+/* One chunk of the snapshot m names, as read from the stream: chunk k of
+ * len bytes whose headers Fluid-Save and Fluid-Chunks are save and chunks
+ * (NULL: missing).  0 when it belongs (the same save, the same count, the
+ * length its place in the document gives), or -1 with err. */
+int fleet_chunk_check(const fleet_snap_manifest *m, int k, const char *save, const char *chunks, size_t len, char *err,
+                      size_t errlen);
+/* The length of chunk k of a document of n bytes. */
+size_t fleet_chunk_len(uint64_t n, int k);
 
 #endif

@@ -4,9 +4,18 @@
 // by load and stepped only by their holder; a name taken anywhere in the
 // fleet is 409; a value written into the directory's bucket by someone else
 // that does not read is refused and counted; a holder frozen (SIGSTOP) past
-// its lease stops stepping its rooms and, woken, says it lost them and does
-// not step them again; a node killed (SIGKILL) leaves its rooms orphaned.
-// Nothing is timed: each state is waited for.
+// its lease loses its rooms to the others and, woken, says it lost them and
+// does not step them again; a node killed (SIGKILL): its rooms taken over.
+// Snapshots and takeover: each held room's snapshot is written to JetStream
+// and named in its key; a holder killed, its rooms are taken over by the
+// other nodes from their last snapshots (at most --fleet-save-s and a tick
+// of simulated time lost) with a new epoch; a holder frozen past its lease
+// loses its rooms to the others and, woken, steps none of them again (its
+// viewers get no frame of a later tick); a chunk of a snapshot overwritten
+// in the stream is refused, and the room taken over starts again from its
+// scene; a holder stopped (SIGTERM) saves its rooms as it stops, and the
+// next holder resumes them at that tick.  Nothing is timed: each state is waited for (the failover's wall
+// time is printed, not asserted).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -14,15 +23,15 @@ import { createServer, connect as tcp } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, stopAll, get, http, until, metric } from './lib.mjs';
+import { startServer, stopAll, get, http, until, metric, connect, forward } from './lib.mjs';
 
 const haveNats = spawnSync('nats-server', ['--version']).status === 0;
 const why = haveNats ? false : 'nats-server is not installed (scripts/deps.sh test installs it)';
-let broker = null;
+const brokers = [];
 const store = mkdtempSync(join(tmpdir(), 'fluid-fleet-js-'));
 after(async () => {
   await stopAll();
-  if (broker) broker.kill('SIGKILL');
+  for (const b of brokers) b.kill('SIGKILL');
   rmSync(store, { recursive: true, force: true });
 });
 
@@ -33,7 +42,8 @@ function freePort() {
 async function startBroker() {
   for (let i = 0; ; i++) {
     const port = await freePort();
-    const p = spawn('nats-server', ['-js', '-sd', store, '-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+    const dir = mkdtempSync(join(store, 'js-'));
+    const p = spawn('nats-server', ['-js', '-sd', dir, '-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
     let exited = null;
     p.once('exit', (code) => { exited = code; });
     try {
@@ -41,6 +51,7 @@ async function startBroker() {
         if (exited !== null) throw new Error(`nats-server exited ${exited}`);
         return new Promise((res) => { const s = createServer(); s.once('error', () => res(true)); s.listen(port, '127.0.0.1', () => s.close(() => res(false))); });
       }, `nats-server to listen on ${port}`, { everyMs: 100 });
+      brokers.push(p);
       return { proc: p, port };
     } catch (e) { p.kill('SIGKILL'); if (i >= 4) throw e; }
   }
@@ -66,7 +77,6 @@ const fleetOf = async (s) => (await get(s, '/api/fleet')).json;
 
 test('a fleet of three sim nodes: directory, placement, one stepper per room, 409, bad values, SIGSTOP, SIGKILL', { skip: why }, async (t) => {
   const b = await startBroker();
-  broker = b.proc;
   const url = `nats://127.0.0.1:${b.port}`;
   const nodeArgs = (id) => ['--particles', '1500', '--threads', '1', '--nats', url, '--fleet', 'ftest', '--node-id', String(id)];
   const nodes = [];
@@ -79,7 +89,7 @@ test('a fleet of three sim nodes: directory, placement, one stepper per room, 40
     await until(async () => { const f = await fleetOf(s); return f.nodes.filter((n) => n.live).length === 3 && f; },
       () => 'each node sees three live nodes');
   const f0 = await fleetOf(a);
-  assert.equal(f0.fleet, 'ftest');
+  assert.equal(f0.fleet, 'ftest', 'the fleet\'s name');
   assert.deepEqual(f0.nodes.map((n) => n.id).sort(), [1, 2, 3]);
   assert.ok(f0.nodes.every((n) => n.budget_ms >= 0 && n.used_ms >= 0 && n.rooms >= 1), JSON.stringify(f0.nodes));
 
@@ -125,6 +135,18 @@ test('a fleet of three sim nodes: directory, placement, one stepper per room, 40
     assert.equal(r.json.code, 'conflict');
   }
 
+  // each room's commands on its own subject, read by its holder alone; a fleet's node reads no cmd.* subject
+  const r3node = byId.get(holder.get('r3'));
+  await natsPublish(b.port, 'fluid.ftest.cmd.7', forward(7, (7 << 20) | 1, { type: 'pause', rid: 1 }, { room: 'r3' }));
+  await natsPublish(b.port, 'fluid.ftest.r.r2.cmd.7', forward(7, (7 << 20) | 1, { type: 'pause', rid: 2 }, { room: 'r2' }));
+  const r2node = byId.get(holder.get('r2'));
+  await until(async () => (await get(r2node, '/api/rooms/r2/stats')).json.paused === true, 'r2 paused through fluid.ftest.r.r2.cmd.7');
+  assert.equal((await get(r3node, '/api/rooms/r3/stats')).json.paused, false, 'a command on fluid.ftest.cmd.7 is read by no node of a fleet');
+  // a message on a room's subject that names another room is refused
+  await natsPublish(b.port, 'fluid.ftest.r.r2.cmd.7', forward(7, (7 << 20) | 1, { type: 'pause', rid: 3 }, { room: 'r3' }));
+  await until(async () => metric((await get(r2node, '/metrics')).text, 'fluid_bus_messages_total{what="refused"}') >= 1, 'the mismatched room refused');
+  assert.equal((await get(r3node, '/api/rooms/r3/stats')).json.paused, false, 'r3 not paused by a message on r2\'s subject');
+
   // a value someone else wrote into the bucket that does not read: refused, counted, logged
   await natsPublish(b.port, '$KV.fluid_ftest.room.evil', '{"node":1,"claim":"lots"}');
   await natsPublish(b.port, '$KV.fluid_ftest.node.9', 'not json at all');
@@ -132,7 +154,7 @@ test('a fleet of three sim nodes: directory, placement, one stepper per room, 40
   assert.match(a.stderr, /refused the value of (room\.evil|node\.9)/);
   assert.ok(!(await fleetOf(a)).rooms.some((r) => r.name === 'evil'), 'a refused room is not listed');
 
-  // a holder frozen past its lease: its rooms are orphaned; woken, it says it lost them and steps them no more
+  // a holder frozen past its lease: the other nodes take its rooms over; woken, it says it lost them and steps them no more
   const frozenId = holder.get('r1');
   const frozen = byId.get(frozenId);
   const itsRooms = names.filter((n) => holder.get(n) === frozenId);
@@ -141,9 +163,9 @@ test('a fleet of three sim nodes: directory, placement, one stepper per room, 40
   try {
     await until(async () => {
       const f = await fleetOf(watcher);
-      return itsRooms.every((n) => f.rooms.some((r) => r.name === n && r.orphaned)) &&
+      return itsRooms.every((n) => f.rooms.some((r) => r.name === n && r.node !== frozenId && r.claim >= 2)) &&
         f.nodes.some((n) => n.id === frozenId && !n.live);
-    }, `node ${frozenId}'s rooms orphaned while it is frozen`);
+    }, `node ${frozenId}'s rooms taken over while it is frozen`);
   } finally { frozen.proc.kill('SIGCONT'); }
   for (const n of itsRooms)
     await until(() => new RegExp(`lost room '${n}'`).test(frozen.stderr), `node ${frozenId} logs that it lost ${n}`);
@@ -151,22 +173,25 @@ test('a fleet of three sim nodes: directory, placement, one stepper per room, 40
   for (const n of itsRooms) assert.equal((await get(frozen, `/api/rooms/${n}`)).status, 404, `${n} is no longer on node ${frozenId}`);
   assert.ok(!/claim is renewed: stepping from tick/.test(frozen.stderr), 'the frozen node never stepped its rooms again');
   const mf = (await get(frozen, '/metrics')).text;
-  assert.equal(metric(mf, 'fluid_fleet_rooms_lost_total'), itsRooms.length);
-  assert.equal(metric(mf, 'fluid_fleet_rooms_held'), 0);
+  const fleetLines = mf.split('\n').filter((l) => l.startsWith('fluid_fleet')).join('; ');
+  assert.equal(metric(mf, 'fluid_fleet_rooms_lost_total'), itsRooms.length, `rooms lost by node ${frozenId}: ${fleetLines}`);
+  assert.equal(metric(mf, 'fluid_fleet_rooms_held'), 0, `rooms held by node ${frozenId}: ${fleetLines}\n${frozen.stderr.slice(-1500)}`);
   // it rejoins as a live node
   await until(async () => (await fleetOf(watcher)).nodes.some((n) => n.id === frozenId && n.live), `node ${frozenId} live again`);
 
-  // a node killed: its record stops, its rooms are orphaned
-  const killedId = [1, 2, 3].find((id) => id !== frozenId && names.some((n) => holder.get(n) === id));
+  // a node killed: its record stops, its rooms are taken over by the others
+  const now = await fleetOf(watcher);
+  const killedId = [1, 2, 3].find((id) => id !== frozenId && now.rooms.some((r) => r.node === id));
   const killed = byId.get(killedId);
-  const killedRooms = names.filter((n) => holder.get(n) === killedId);
+  const killedRooms = now.rooms.filter((r) => r.node === killedId).map((r) => r.name);
   await killed.stop('SIGKILL');
   const survivor = nodes.find((s) => s !== killed);
   await until(async () => {
     const f = await fleetOf(survivor);
-    return f.nodes.some((n) => n.id === killedId && !n.live) && killedRooms.every((n) => f.rooms.some((r) => r.name === n && r.orphaned));
-  }, `node ${killedId}'s rooms orphaned after SIGKILL`);
-  t.diagnostic(`node ${frozenId} frozen and woken (${itsRooms.join(', ')} lost), node ${killedId} killed (${killedRooms.join(', ')} orphaned)`);
+    return f.nodes.some((n) => n.id === killedId && !n.live) &&
+      killedRooms.every((n) => f.rooms.some((r) => r.name === n && r.node !== killedId && !r.orphaned));
+  }, `node ${killedId}'s rooms taken over after SIGKILL`);
+  t.diagnostic(`node ${frozenId} frozen and woken (${itsRooms.join(', ')} lost), node ${killedId} killed (${killedRooms.join(', ')} taken over)`);
 });
 
 test('--fleet is refused without --nats or --node-id, and with a bad name', async () => {
@@ -178,4 +203,172 @@ test('--fleet is refused without --nats or --node-id, and with a bad name', asyn
   ]) {
     await assert.rejects(startServer(args, { timeoutMs: 20000 }), (e) => want.test(e.message), args.join(' '));
   }
+});
+
+// Publishes a message with NATS headers (HPUB); resolves on the broker's PONG.
+function natsPublishWithHeaders(port, subject, headers, payload) {
+  return new Promise((resolve, reject) => {
+    const s = tcp(port, '127.0.0.1');
+    let got = '';
+    s.on('data', (d) => {
+      got += d;
+      if (/PONG/.test(got)) { s.end(); resolve(); }
+      if (/-ERR/.test(got)) { s.destroy(); reject(new Error(got)); }
+    });
+    s.on('error', reject);
+    const hdr = Buffer.from(`NATS/1.0\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`);
+    const body = Buffer.from(payload);
+    s.write(`CONNECT {"verbose":false,"headers":true}\r\nHPUB ${subject} ${hdr.length} ${hdr.length + body.length}\r\n`);
+    s.write(Buffer.concat([hdr, body]));
+    s.write('\r\nPING\r\n');
+  });
+}
+const epochOf = (frame) => new DataView(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength).getUint32(4, true);
+const roomIn = (doc, name) => doc.rooms.find((r) => r.name === name);
+
+test('snapshots in JetStream and takeover: SIGKILL, SIGSTOP with viewers, a corrupted chunk', { skip: why }, async (t) => {
+  const b = await startBroker();
+  const url = `nats://127.0.0.1:${b.port}`;
+  const SAVE_S = 1, TICK_S = 1 / 60;
+  const args = (id) => ['--particles', '1500', '--threads', '1', '--nats', url, '--fleet', 'ftake', '--node-id', String(id),
+    '--fleet-save-s', String(SAVE_S)];
+  const byId = new Map();
+  for (const id of [1, 2, 3]) byId.set(id, await startServer(args(id)));
+  const live = () => [...byId.values()];
+  const a = byId.get(1);
+  await until(async () => (await fleetOf(a)).nodes.filter((n) => n.live).length === 3, 'three live nodes');
+  const names = ['k1', 'k2', 'k3', 'k4'];
+  for (const name of names) {
+    const r = await http(a, 'POST', '/api/rooms', { body: { name, particles: 1000 } });
+    assert.equal(r.status, 201, `${name}: ${r.text}`);
+  }
+  // every room is saved: its key names a snapshot of one chunk or more
+  await until(async () => { const f = await fleetOf(a); return names.every((n) => roomIn(f, n)?.snap?.save >= 3); }, 'every room saved three times');
+  const f1 = await fleetOf(a);
+  assert.ok(names.every((n) => roomIn(f1, n).snap.chunks >= 1 && roomIn(f1, n).snap.bytes > 0), JSON.stringify(f1.rooms));
+  const holderOf = async (s, n) => roomIn(await fleetOf(s), n);
+
+  // ---- a holder killed: each of its rooms is taken over by another node from its last snapshot
+  const victimId = roomIn(f1, 'k1').node;
+  const victim = byId.get(victimId);
+  const victimRooms = names.filter((n) => roomIn(f1, n).node === victimId);
+  const before = new Map();
+  for (const n of victimRooms) before.set(n, (await get(victim, `/api/rooms/${n}/stats`)).json);
+  const killedAt = Date.now(); // for the printed failover time only
+  await victim.stop('SIGKILL');
+  byId.delete(victimId);
+  const watcher = live()[0];
+  // each room stepping elsewhere (waited for side by side: the wall time of each is printed)
+  const moved = await Promise.all(victimRooms.map(async (n) => {
+    const r = await until(async () => { const e = await holderOf(watcher, n); return e && e.node !== victimId && e.claim >= 2 && e; },
+      `${n} claimed by another node`);
+    const h = byId.get(r.node);
+    const first = await until(async () => { const q = await get(h, `/api/rooms/${n}/stats`); return q.status === 200 && q.json; }, `${n} on node ${r.node}`);
+    await until(async () => (await get(h, `/api/rooms/${n}/stats`)).json.tick > first.tick, `${n} steps on node ${r.node}`, { everyMs: 20 });
+    return { n, r, h, wall: (Date.now() - killedAt) / 1000 };
+  }));
+  t.diagnostic(`failover after kill -9 (wall time to stepping elsewhere): ${moved.map((x) => `${x.n} ${x.wall.toFixed(2)} s`).join(', ')}`);
+  for (const { n, r, h } of moved) {
+    const line = new RegExp(`room '${n}' taken over \\(claim (\\d+)\\): stepping from tick (\\d+) \\(simulated time ([\\d.]+) s\\)`).exec(h.stderr);
+    assert.ok(line, `node ${r.node} logs where ${n} resumed: ${h.stderr.slice(-2000)}`);
+    assert.match(h.stderr, new RegExp(`room '${n}' orphaned by node ${victimId}: taken over here \\(claim ${line[1]}\\) from save`));
+    const at = Number(line[3]), was = before.get(n).sim_time;
+    t.diagnostic(`${n}: simulated time ${was.toFixed(3)} s read before the kill, resumed at ${at.toFixed(3)} s on node ${r.node} (lost ${(was - at).toFixed(3)} s)`);
+    assert.ok(at >= was - (SAVE_S + TICK_S), `${n} lost at most --fleet-save-s and a tick of simulated time: ${was} -> ${at}`);
+    // its viewers' stream is a new epoch: the claim's
+    const v = await connect(h, { url: `${h.wsUrl}r/${n}/` });
+    const fr = await v.next((m) => m.type === 'frame');
+    assert.equal(epochOf(fr) >>> 16, Number(line[1]), `${n}'s frames carry its claim's epoch`);
+    assert.ok(fr.tick >= Number(line[2]), `${n}'s frames go on from the restored tick`);
+    v.close();
+  }
+  for (const s of live()) assert.equal(metric((await get(s, '/metrics')).text, 'fluid_fleet_snapshots_refused_total'), 0);
+  // the new holder reads the room's command subject
+  const m0 = moved[0];
+  await natsPublish(b.port, `fluid.ftake.r.${m0.n}.cmd.9`, forward(9, (9 << 20) | 1, { type: 'pause', rid: 1 }, { room: m0.n }));
+  await until(async () => (await get(m0.h, `/api/rooms/${m0.n}/stats`)).json.paused === true, `${m0.n} paused on its new holder through its command subject`);
+  await natsPublish(b.port, `fluid.ftake.r.${m0.n}.cmd.9`, forward(9, (9 << 20) | 1, { type: 'resume', rid: 2 }, { room: m0.n }));
+  await until(async () => (await get(m0.h, `/api/rooms/${m0.n}/stats`)).json.paused === false, `${m0.n} resumed`);
+
+  // ---- a holder frozen past its lease, with a viewer on it: taken over, and woken it steps nothing more
+  const fNow = await fleetOf(watcher);
+  const frozenId = roomIn(fNow, names.find((n) => byId.has(roomIn(fNow, n).node))).node;
+  const frozen = byId.get(frozenId);
+  const other = live().find((s) => s !== frozen);
+  const room = names.find((n) => roomIn(fNow, n).node === frozenId);
+  const va = await connect(frozen, { url: `${frozen.wsUrl}r/${room}/` });
+  const fa = await va.next((m) => m.type === 'frame');
+  const oldEpoch = epochOf(fa);
+  let maxTick = fa.tick, seen = 0, woken = false;
+  const afterWake = [];
+  va.onMessage = (m) => {
+    if (m.type !== 'frame') return;
+    if (woken) afterWake.push(m.tick); else { maxTick = Math.max(maxTick, m.tick); seen++; }
+  };
+  await until(() => seen >= 3, `frames of ${room} from node ${frozenId}`);
+  frozen.proc.kill('SIGSTOP');
+  let took;
+  try {
+    took = await until(async () => { const e = await holderOf(other, room); return e && e.node !== frozenId && e.claim > roomIn(fNow, room).claim && e; },
+      `${room} taken over while node ${frozenId} is frozen`);
+    const nb = byId.get(took.node);
+    await until(async () => (await get(nb, `/api/rooms/${room}/stats`)).status === 200, `${room} on node ${took.node}`);
+    const vb = await connect(nb, { url: `${nb.wsUrl}r/${room}/` });
+    const fb = await vb.next((m) => m.type === 'frame');
+    assert.equal(epochOf(fb) >>> 16, took.claim, 'the new holder streams its claim\'s epoch');
+    assert.notEqual(epochOf(fb), oldEpoch, 'a new epoch');
+    vb.close();
+  } finally { woken = true; frozen.proc.kill('SIGCONT'); }
+  await until(() => new RegExp(`lost room '${room}'`).test(frozen.stderr), `node ${frozenId} logs that it lost ${room}`);
+  assert.equal((await get(frozen, `/api/rooms/${room}`)).status, 404, `${room} is no longer on node ${frozenId}`);
+  // woken, the frozen node stepped no tick of the room: what its viewer got after SIGCONT was coded before SIGSTOP
+  // (a frame or two still in its sending queue), never a tick past those
+  const late = afterWake.filter((k) => k > maxTick + 4);
+  t.diagnostic(`node ${frozenId}'s viewer of ${room}: last tick ${maxTick} before the freeze, ${afterWake.length} frame(s) after waking (${afterWake.join(', ')})`);
+  assert.equal(late.length, 0, `no tick stepped by node ${frozenId} after it woke: ${afterWake}`);
+  assert.ok(afterWake.length <= 2, `at most the frames queued before the freeze: ${afterWake}`);
+  va.close();
+
+  // ---- a chunk of a snapshot overwritten in the stream: refused; the room taken over starts from its scene
+  const target = room, hId = took.node, h = byId.get(hId);
+  const takerSrv = live().find((s) => s !== h);
+  h.proc.kill('SIGSTOP');
+  try {
+    const e = await until(async () => { const x = await holderOf(takerSrv, target); return x.node === hId && x.snap.save >= 1 && x; }, 'the manifest');
+    const len = Math.min(e.snap.bytes, 512 * 1024);
+    await natsPublishWithHeaders(b.port, `fluid.ftake.snap.${target}.${e.snap.save % 2}.0`,
+      { 'Fluid-Claim': String(e.claim), 'Fluid-Save': String(e.snap.save), 'Fluid-Chunks': String(e.snap.chunks) }, Buffer.alloc(len, 0x55));
+    const r = await until(async () => { const x = await holderOf(takerSrv, target); return x.node !== hId && x.claim > e.claim && x; },
+      `${target} taken over while node ${hId} is frozen`);
+    const taker = byId.get(r.node);
+    await until(() => new RegExp(`room '${target}' orphaned by node ${hId}: taken over here \\(claim ${r.claim}\\); its snapshot \\(save ${e.snap.save}\\) is refused: .*SHA-256`).test(taker.stderr),
+      `node ${r.node} refuses the snapshot of ${target}`);
+    const st = await until(async () => { const q = await get(taker, `/api/rooms/${target}/stats`); return q.status === 200 && q.json; }, `${target} on node ${r.node}`);
+    assert.ok(st.tick < e.snap.tick, `${target} starts again from its scene (tick ${st.tick}, the save's ${e.snap.tick})`);
+    await until(async () => (await get(taker, `/api/rooms/${target}/stats`)).json.tick > st.tick, `${target} steps on node ${r.node}`);
+    assert.equal(metric((await get(taker, '/metrics')).text, 'fluid_fleet_snapshots_refused_total'), 1);
+  } finally { h.proc.kill('SIGCONT'); }
+  t.diagnostic(`node ${hId} frozen, ${target}'s chunk overwritten: refused, started again from its scene`);
+
+  // ---- a holder stopped (SIGTERM): it saves each room it holds as it stops; the next holder starts at that tick
+  await until(async () => { const f = await fleetOf(takerSrv); return names.every((n) => { const e = roomIn(f, n); return e && !e.orphaned && byId.has(e.node); }); },
+    'every room held by a live node');
+  const fs = await fleetOf(takerSrv);
+  const stopId = roomIn(fs, names[0]).node, stopping = byId.get(stopId);
+  const keeper = live().find((s) => s !== stopping);
+  const stopRooms = names.filter((n) => roomIn(fs, n).node === stopId);
+  const ended = await stopping.stop('SIGTERM');
+  byId.delete(stopId);
+  assert.equal(ended.code, 0, `node ${stopId} stops cleanly: ${stopping.stderr.slice(-1500)}`);
+  assert.doesNotMatch(stopping.stderr, /Sanitizer|runtime error/, 'no sanitizer report (with FLUID_SERVER=build/fluid-server-san)');
+  for (const n of stopRooms) {
+    const saved = new RegExp(`room '${n}' saved at stop \\(save (\\d+), tick (\\d+)\\)`).exec(stopping.stderr);
+    assert.ok(saved, `node ${stopId} saves ${n} as it stops: ${stopping.stderr.slice(-1500)}`);
+    // the keeper's last takeover of the room (it may have held it before)
+    const resumedAt = () => [...keeper.stderr.matchAll(new RegExp(`room '${n}' taken over \\(claim (\\d+)\\): stepping from tick (\\d+)`, 'g'))]
+      .filter((m) => Number(m[1]) > roomIn(fs, n).claim).map((m) => Number(m[2]))[0];
+    await until(() => resumedAt() !== undefined, `${n} taken over after the stop`);
+    assert.equal(resumedAt(), Number(saved[2]), `${n} resumes at the tick it was saved at when its node stopped (nothing lost)`);
+  }
+  t.diagnostic(`node ${stopId} stopped (SIGTERM): ${stopRooms.join(', ')} saved and resumed at the same tick`);
 });

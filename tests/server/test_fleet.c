@@ -124,6 +124,66 @@ static void test_values_refused(void) {
     CHECK(fleet_node_read(bad_node, strlen(bad_node), &n, err, sizeof err) == -1, "an id past 65535");
 }
 
+#define ROOM_HEAD                                                                                                      \
+    "{\"node\":1,\"claim\":2,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,\"error\":\"\","
+#define SHA "\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\""
+
+static void test_snapshot_manifest(void) {
+    fleet_room_rec r = {.node = 3, .claim = 4, .public_role = ROLE_PLAYER};
+    r.snap = (fleet_snap_manifest){.save = 17, .chunks = 2, .bytes = FLEET_CHUNK_MAX + 5, .tick = 1234};
+    memset(r.snap.sha256, 'a', FLEET_SHA256_HEX);
+    char text[FLEET_DOC_MAX], err[200] = "";
+    int len = fleet_room_write(&r, text, sizeof text);
+    fleet_room_rec back;
+    CHECK(len > 0 && !fleet_room_read(text, (size_t)len, &back, err, sizeof err), "with a snapshot read back: %s", err);
+    CHECK(back.snap.save == 17 && back.snap.chunks == 2 && back.snap.bytes == FLEET_CHUNK_MAX + 5 &&
+              back.snap.tick == 1234 && !strcmp(back.snap.sha256, r.snap.sha256),
+          "manifest fields");
+    const char *none = ROOM_HEAD "\"snap\":null}";
+    CHECK(!fleet_room_read(none, strlen(none), &back, err, sizeof err) && back.snap.save == 0, "snap null: %s", err);
+    static const char *bad[] = {
+        ROOM_HEAD "\"snap\":{}}",
+        ROOM_HEAD "\"snap\":1}",
+        ROOM_HEAD "\"snap\":{\"save\":0,\"chunks\":1,\"bytes\":10,\"sha256\":" SHA ",\"tick\":0}}",
+        ROOM_HEAD "\"snap\":{\"save\":1,\"chunks\":0,\"bytes\":10,\"sha256\":" SHA ",\"tick\":0}}",
+        ROOM_HEAD "\"snap\":{\"save\":1,\"chunks\":513,\"bytes\":10,\"sha256\":" SHA ",\"tick\":0}}",
+        ROOM_HEAD "\"snap\":{\"save\":1,\"chunks\":2,\"bytes\":10,\"sha256\":" SHA ",\"tick\":0}}",
+        ROOM_HEAD "\"snap\":{\"save\":1,\"chunks\":1,\"bytes\":524289,\"sha256\":" SHA ",\"tick\":0}}",
+        ROOM_HEAD "\"snap\":{\"save\":1,\"chunks\":1,\"bytes\":10,\"sha256\":\"ABC\",\"tick\":0}}",
+        ROOM_HEAD "\"snap\":{\"save\":1,\"chunks\":1,\"bytes\":10,\"sha256\":" SHA ",\"save\":0}}",
+        ROOM_HEAD "\"snap\":{\"save\":1,\"chunks\":1,\"bytes\":10,\"sha256\":" SHA ",\"tick\":0,\"x\":1}}",
+        ROOM_HEAD "\"snap\":null,\"snap\":null}",
+        "{\"node\":1,\"claim\":2,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,\"error\":"
+        "\"\"}",
+    };
+    int refused = 0;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        err[0] = 0;
+        int rc = fleet_room_read(bad[i], strlen(bad[i]), &back, err, sizeof err);
+        CHECK(rc == -1 && err[0], "refused with a reason: %s", bad[i]);
+        refused += rc == -1;
+    }
+    REPORT("%d malformed snapshot manifests refused", refused);
+}
+
+static void test_chunk_check(void) {
+    const fleet_snap_manifest m = {.save = 9, .chunks = 3, .bytes = 2 * (uint64_t)FLEET_CHUNK_MAX + 100};
+    char err[200] = "";
+    CHECK(fleet_chunk_len(m.bytes, 0) == FLEET_CHUNK_MAX && fleet_chunk_len(m.bytes, 2) == 100 &&
+              fleet_chunk_len(m.bytes, 3) == 0,
+          "chunk lengths");
+    CHECK(!fleet_chunk_check(&m, 1, "9", "3", FLEET_CHUNK_MAX, err, sizeof err), "a chunk that belongs: %s", err);
+    CHECK(!fleet_chunk_check(&m, 2, "9", "3", 100, err, sizeof err), "the last, shorter: %s", err);
+    CHECK(fleet_chunk_check(&m, 1, "8", "3", FLEET_CHUNK_MAX, err, sizeof err) == -1 && strstr(err, "save"),
+          "another save's chunk: %s", err);
+    CHECK(fleet_chunk_check(&m, 1, NULL, "3", FLEET_CHUNK_MAX, err, sizeof err) == -1, "no save header");
+    CHECK(fleet_chunk_check(&m, 1, "9", "2", FLEET_CHUNK_MAX, err, sizeof err) == -1, "another count");
+    CHECK(fleet_chunk_check(&m, 1, "9", "3x", FLEET_CHUNK_MAX, err, sizeof err) == -1, "a count not a number");
+    CHECK(fleet_chunk_check(&m, 1, "-9", "3", FLEET_CHUNK_MAX, err, sizeof err) == -1, "a negative save");
+    CHECK(fleet_chunk_check(&m, 2, "9", "3", 99, err, sizeof err) == -1 && strstr(err, "bytes"),
+          "a chunk of another length: %s", err);
+}
+
 static void test_keys(void) {
     uint32_t id = 0;
     char name[ROOM_NAME_CAP];
@@ -143,6 +203,8 @@ int main(int argc, char **argv) {
         {"takeover_rank", test_takeover_rank},
         {"values_round_trip", test_values_round_trip},
         {"values_refused", test_values_refused},
+        {"snapshot_manifest", test_snapshot_manifest},
+        {"chunk_check", test_chunk_check},
         {"keys", test_keys},
     };
     return tl_run(tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
