@@ -18,10 +18,11 @@
 typedef struct net net;           /* net_internal.h */
 typedef struct net_room net_room; /* net_room.h */
 
-#define NET_FRAGMENT 16384          /* bytes per WebSocket fragment sent */
-#define NET_NOTSENT_LOWAT 8192      /* a socket is writable again once fewer bytes than this wait unsent */
-#define NET_NOTSENT_LOWAT_SLOW 2048 /* ... on a link given a coarser tier or fewer frames (a push's frame waits less)  \
-                                     */
+#define NET_FRAGMENT 16384     /* bytes per WebSocket fragment sent */
+#define NET_NOTSENT_LOWAT 8192 /* a socket is writable again once fewer bytes than this wait unsent */
+#define NET_NOTSENT_LOWAT_SLOW                                                                                         \
+    2048 /* ... on a link given a coarser tier or fewer frames (a push's frame waits less)                             \
+          */
 #define NET_RATE_MAX_NS 1000000000ull  /* a link's rate is the highest sample of this long */
 #define NET_REPLY_RING 256             /* queued control messages per client */
 #define NET_RX_PAUSE_AT 64             /* stop reading a client with this many unsent replies */
