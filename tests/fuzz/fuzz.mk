@@ -73,7 +73,7 @@ $(eval $(call fuzz_harness,fuzz_invite,server/wire/invite.c server/hub/roles.c s
 $(eval $(call fuzz_harness,fuzz_room_doc,server/wire/room_doc.c server/hub/roles.c))
 $(eval $(call fuzz_harness,fuzz_recording,server/wire/recfile.c $(FC_SRC) $(FUZZ_WIRE) $(FUZZ_SIM)))
 # the mesh loader (Assimp, linked uninstrumented through SRV_LIBS) and the core's mesh checks
-$(eval $(call fuzz_harness,fuzz_mesh,server/wire/mesh_load.c server/sim/mesh.c server/sim/mesh_mass.c))
+$(eval $(call fuzz_harness,fuzz_mesh,server/wire/mesh_load.c server/wire/glb_check.c server/sim/mesh.c server/sim/mesh_mass.c))
 
 FUZZ ?= $(FUZZ_NAMES)
 FUZZ_BINS = $(addprefix $(BUILD)/fuzz/,$(FUZZ_NAMES))
