@@ -66,7 +66,7 @@ EXTRA_TESTS += "$(BUILD)/test_roles_san"
 
 # The mesh loader (server/wire/mesh_load.c, Assimp) on meshes the test makes
 # in every format it reads, and on broken and hostile files.
-MESH_LOAD_SRC = server/wire/mesh_load.c server/sim/mesh.c server/sim/mesh_mass.c
+MESH_LOAD_SRC = server/wire/mesh_load.c server/wire/glb_check.c server/sim/mesh.c server/sim/mesh_mass.c
 $(BUILD)/test_mesh_load_san: tests/server/test_mesh_load.c tests/testlib.c $(MESH_LOAD_SRC) $(SRV_HDR)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS_ALL) $(SAN) $(SRV_CFLAGS) -Itests tests/server/test_mesh_load.c tests/testlib.c $(MESH_LOAD_SRC) $(SRV_LIBS) $(LDLIBS_SIM) -o $@

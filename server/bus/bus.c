@@ -144,6 +144,7 @@ bus *bus_create(const srv_config *cfg, rooms *dir, const secret_key *secret, uin
     snprintf(b->reply_leaf, sizeof b->reply_leaf, "reply.%u", relay_id);
     snprintf(b->cmd_leaf, sizeof b->cmd_leaf, "cmd.%u", relay_id);
     snprintf(b->wants_leaf, sizeof b->wants_leaf, "wants.%u", relay_id);
+    snprintf(b->omesh_leaf, sizeof b->omesh_leaf, "omesh.%u", relay_id);
     b->was_connected = true; /* a relay tells its viewers only about changes */
     if (!b->relay) {
         if (relay_rate_init(&b->rate, cfg->rate_per_s, cfg->rate_burst)) {

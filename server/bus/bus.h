@@ -6,8 +6,9 @@
  * (--relay --nats) feeds what it hears into its hub, so its network thread
  * serves viewers exactly as a sim node's does, and forwards its clients'
  * messages.  Every room of the node crosses: subjects
- * fluid.<world>.r.<room>.{frames,bcast,info,stats}, fluid.<world>.rooms and
- * reply.<relay> from the node; cmd.<relay> and wants.<relay> from each
+ * fluid.<world>.r.<room>.{frames,bcast,info,stats,obst,omesh},
+ * fluid.<world>.rooms and reply.<relay> from the node; cmd.<relay>,
+ * wants.<relay> and omesh.<relay> (obstacles' meshes it lacks) from each
  * relay (the node trusts a relay's claims only as far as the subject the
  * broker let it publish on, and never takes a role from it: a forwarded
  * message carries its client's credential).  A lost broker is retried for

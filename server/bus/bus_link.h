@@ -21,7 +21,9 @@
 #include "secret.h"
 
 #define BUS_SUBJECT 160
-#define BUS_ROOM_SUBS 4 /* a room's stream: frames, bcast, info, stats */
+#define BUS_ROOM_SUBS 6                   /* a room's stream: frames, bcast, info, stats, obst, omesh */
+#define BUS_MESH_SENT 64                  /* a sim node's memory of the meshes it sent relays (once a second each) */
+#define BUS_RELAY_MESH_BYTES (256u << 20) /* a relay holds at most this much of obstacles' meshes */
 
 typedef struct bus bus; /* also in bus.h */
 
@@ -44,13 +46,16 @@ typedef struct bus_room {
     bool seen; /* listed at the last refresh */
     /* a sim node's: what it published of the room */
     uint64_t frames_next, bcast_next, info_version, last_info_ns, last_stats_ns;
-    bool watched; /* a relay had viewers of it at the last pass */
+    bool watched;          /* a relay had viewers of it at the last pass */
+    const void *obst_seen; /* the `obstacles` message last published (compared, never read) */
+    uint64_t last_obst_ns;
     /* a relay's: its subscriptions to the room's stream, and the wants it told */
     natsSubscription *sub[BUS_ROOM_SUBS];
     bool subscribed;
     uint64_t unwatched_ns; /* when it was last seen without a viewer (0: it has some) */
     frame_wants told;
     bool told_any;
+    uint64_t mesh_asked_ns; /* when it last asked the node for obstacles' meshes */
 } bus_room;
 
 struct bus {
@@ -78,9 +83,19 @@ struct bus {
     pthread_mutex_t rate_mtx;
     relay_rate rate;
     bool rate_on;
+    /* a sim node's: the obstacle meshes it sent relays lately (the omesh.*
+     * callbacks, under rate_mtx): each goes out at most once a second */
+    struct {
+        char room[ROOM_NAME_CAP];
+        uint32_t id;
+        uint64_t at;
+    } mesh_sent[BUS_MESH_SENT];
+    /* a relay's: the bytes of obstacles' meshes its rooms hold (the bus thread sums them each pass) */
+    atomic_ullong mesh_bytes;
     char prefix[96];                   /* fluid.<world> (a fleet's node: fluid.<fleet>) */
     char reply_leaf[24];               /* a relay's subjects: reply.<relay id> (its route's leaf), */
     char cmd_leaf[24], wants_leaf[24]; /* cmd.<relay id> and wants.<relay id> (it publishes on) */
+    char omesh_leaf[24];               /* omesh.<relay id>: its requests for obstacles' meshes */
     /* the bus thread's own: the rooms it follows (bus_rooms.c) */
     bus_room room[BUS_MAX_ROOMS];
     int nroom;

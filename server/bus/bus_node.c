@@ -296,18 +296,94 @@ static int take_wants(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err,
     return 0;
 }
 
+/* Whether obstacle id of room may go out now: each at most once a second
+ * (a relay asks again while it lacks one; a second relay asking at once is
+ * served by the same message).  Under rate_mtx (the callbacks may overlap). */
+static bool mesh_due(bus *b, const char *rname, uint32_t id, uint64_t now) {
+    pthread_mutex_lock(&b->rate_mtx);
+    int slot = 0;
+    bool due = true;
+    for (int i = 0; i < BUS_MESH_SENT; i++) {
+        if (b->mesh_sent[i].id == id && !strcmp(b->mesh_sent[i].room, rname)) {
+            slot = i, due = now - b->mesh_sent[i].at >= 1000000000ull;
+            break;
+        }
+        if (b->mesh_sent[i].at < b->mesh_sent[slot].at) slot = i; /* else the oldest is replaced */
+    }
+    if (due) {
+        snprintf(b->mesh_sent[slot].room, sizeof b->mesh_sent[slot].room, "%s", rname);
+        b->mesh_sent[slot].id = id, b->mesh_sent[slot].at = now;
+    }
+    pthread_mutex_unlock(&b->rate_mtx);
+    return due;
+}
+
+/* omesh.<relay>: a relay lacks obstacles' meshes; each that the room has
+ * goes out on r.<room>.omesh for every relay that follows the room. */
+static int take_mesh_wants(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, size_t errlen) {
+    uint32_t relay, ids[FS_MAX_OBSTACLES];
+    char rname[ROOM_NAME_CAP];
+    int k;
+    if (bus_decode_mesh_wants(p, n, &relay, rname, ids, &k, err, errlen) ||
+        !from_subject(b, m, "omesh", relay, err, errlen))
+        return -1;
+    room *r = room_find(b->dir, rname);
+    if (!r) return 0; /* deleted meanwhile */
+    char leaf[BUS_SUBJECT];
+    bus_room_leaf(rname, "omesh", leaf, sizeof leaf);
+    const uint64_t now = clock_now_ns();
+    for (int i = 0; i < k; i++) {
+        msg_buf *mesh = hub_obstacle_mesh(room_hub(r), ids[i], NULL, NULL);
+        if (mesh && mesh_due(b, rname, ids[i], now)) {
+            msg_buf *out = bus_encode_obstacle_mesh(ids[i], mesh);
+            bus_publish(b, leaf, out);
+            msg_buf_unref(out);
+        }
+        msg_buf_unref(mesh);
+    }
+    room_unref(r);
+    return 0;
+}
+
 /* In a fleet, each room's commands come on its own subject, r.<room>.cmd.*,
  * which only its holder reads: a node subscribes when a room of the fleet
  * is listed here (it claimed it) and unsubscribes when it is not (lost,
  * deleted), so a move re-routes a room's relays' messages without them. */
 int bus_node_subscribe(bus *b, char *err, size_t errlen) {
     static const bus_route routes[] = {{.leaf = "cmd.*", .what = "relay client", .take = take_cmd},
-                                       {.leaf = "wants.*", .what = "wants", .take = take_wants}};
+                                       {.leaf = "wants.*", .what = "wants", .take = take_wants},
+                                       {.leaf = "omesh.*", .what = "mesh wants", .take = take_mesh_wants}};
     if (b->fleet) {
         b->room_route[0] = (bus_route){.b = b, .leaf = "cmd", .what = "relay client", .take = take_cmd};
-        return bus_subscribe(b, &routes[1], 1, err, errlen);
+        return bus_subscribe(b, &routes[1], 2, err, errlen);
     }
-    return bus_subscribe(b, routes, 2, err, errlen);
+    return bus_subscribe(b, routes, 3, err, errlen);
+}
+
+/* A room's obstacles (their list for a hello, ids, hashes and sizes), when
+ * they change and once a second, so that a relay joining late learns them. */
+static void publish_obstacles(bus *b, bus_room *br, uint64_t now) {
+    hub *h = room_hub(br->r);
+    msg_buf *list = hub_obstacles_msg(h);
+    if (list && (list != br->obst_seen || now - br->last_obst_ns > INFO_EVERY_NS) && list->len <= BUS_MAX_OBST_LIST) {
+        hub_obstacle ho[FS_MAX_OBSTACLES];
+        int k = hub_get_obstacles(h, ho, FS_MAX_OBSTACLES);
+        bus_obstacles o = {.count = 0, .list = list->data, .list_len = list->len};
+        for (int i = 0; i < k; i++) {
+            if (ho[i].mesh) {
+                o.id[o.count] = ho[i].id, o.hash[o.count] = ho[i].hash;
+                o.bytes[o.count++] = (uint32_t)ho[i].mesh->len;
+            }
+            msg_buf_unref(ho[i].mesh);
+        }
+        char leaf[BUS_SUBJECT];
+        bus_room_leaf(br->name, "obst", leaf, sizeof leaf);
+        msg_buf *m = bus_encode_obstacles(&o);
+        bus_publish(b, leaf, m);
+        msg_buf_unref(m);
+        br->obst_seen = list, br->last_obst_ns = now;
+    }
+    msg_buf_unref(list);
 }
 
 /* A room joins the table: its broadcasts from now on; in a fleet, its
@@ -400,6 +476,8 @@ static void publish_room(bus *b, bus_room *br, uint64_t now) {
         br->info_version = wi.version;
         br->last_info_ns = now;
     }
+    if (!was) br->obst_seen = NULL; /* a relay that starts watching hears them at once */
+    publish_obstacles(b, br, now);
     if (!was || now - br->last_stats_ns > INFO_EVERY_NS) {
         sim_stats st;
         hub_get_stats(h, &st);

@@ -92,6 +92,56 @@ static int take_stats(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err,
     return rc;
 }
 
+/* r.<room>.obst: the room's obstacles.  The list (for a hello) is passed on
+ * as it is once it reads as a message; each obstacle keeps the mesh this
+ * room already holds of its hash, and one larger than the bus carries is
+ * marked so (never asked for: its GET answers 501). */
+static int take_obst(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, size_t errlen) {
+    room *r;
+    if (room_of(b, m, "obst", &r, err, errlen)) return -1;
+    if (!r) return 0;
+    bus_obstacles o;
+    wire_frame_view v;
+    int rc = bus_decode_obstacles(p, n, &o, err, errlen);
+    if (!rc) rc = wire_read_message(o.list, o.list_len, &v, err, errlen);
+    if (!rc) {
+        hub *h = room_hub(r);
+        hub_obstacle held[FS_MAX_OBSTACLES], now[FS_MAX_OBSTACLES];
+        const int k = hub_get_obstacles(h, held, FS_MAX_OBSTACLES);
+        const uint64_t room_for = (uint64_t)natsConnection_GetMaxPayload(b->nc);
+        for (int i = 0; i < o.count; i++) {
+            now[i] = (hub_obstacle){.id = o.id[i], .hash = o.hash[i], .too_big = o.bytes[i] + 64ull > room_for};
+            for (int j = 0; j < k && !now[i].mesh && !now[i].too_big; j++)
+                if (held[j].mesh && held[j].hash == o.hash[i]) now[i].mesh = msg_buf_ref(held[j].mesh);
+        }
+        for (int j = 0; j < k; j++) msg_buf_unref(held[j].mesh);
+        hub_set_obstacles(h, msg_buf_from_bytes(o.list, o.list_len), now, o.count);
+    }
+    room_unref(r);
+    return rc;
+}
+
+/* r.<room>.omesh: an obstacle's mesh (checked, its hash its own), kept for
+ * every listed obstacle of that hash that lacks it, within the relay's
+ * budget for meshes. */
+static int take_omesh(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, size_t errlen) {
+    room *r;
+    if (room_of(b, m, "omesh", &r, err, errlen)) return -1;
+    if (!r) return 0;
+    uint32_t id;
+    uint64_t hash;
+    const uint8_t *mesh;
+    size_t len;
+    int rc = bus_decode_obstacle_mesh(p, n, &id, &hash, &mesh, &len, err, errlen);
+    if (!rc && atomic_load(&b->mesh_bytes) + len <= BUS_RELAY_MESH_BYTES) {
+        msg_buf *mb = msg_buf_from_bytes(mesh, len);
+        if (mb && hub_fill_obstacle_mesh(room_hub(r), hash, mb) > 0) atomic_fetch_add(&b->mesh_bytes, len);
+        msg_buf_unref(mb);
+    }
+    room_unref(r);
+    return rc;
+}
+
 static int take_reply(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err, size_t errlen) {
     (void)m;
     cmd_reply rep;
@@ -160,7 +210,9 @@ int bus_relay_subscribe(bus *b, char *err, size_t errlen) {
     static const bus_route streams[BUS_ROOM_SUBS] = {{.leaf = "frames", .what = "frames", .take = take_frames},
                                                      {.leaf = "bcast", .what = "bcast", .take = take_bcast},
                                                      {.leaf = "info", .what = "info", .take = take_info},
-                                                     {.leaf = "stats", .what = "stats", .take = take_stats}};
+                                                     {.leaf = "stats", .what = "stats", .take = take_stats},
+                                                     {.leaf = "obst", .what = "obstacles", .take = take_obst},
+                                                     {.leaf = "omesh", .what = "obstacle mesh", .take = take_omesh}};
     for (int j = 0; j < BUS_ROOM_SUBS; j++)
         if (!b->room_route[j].take) b->room_route[j] = streams[j]; /* set once (callbacks may still read them) */
     return bus_subscribe(b, routes, 2, err, errlen);
@@ -203,7 +255,31 @@ static void follow_room(bus *b, bus_room *br, const frame_wants *w, uint64_t now
         world_info none;
         memset(&none, 0, sizeof none);
         hub_set_info(room_hub(br->r), &none);
+        hub_set_obstacles(room_hub(br->r), NULL, NULL, 0); /* its meshes too */
     }
+}
+
+/* The meshes a followed room's obstacles lack, asked of the sim node (again
+ * each second while they are missing, within the relay's budget); adds the
+ * bytes the room holds to *held. */
+static void ask_meshes(bus *b, bus_room *br, uint64_t now, uint64_t *held) {
+    hub_obstacle ho[FS_MAX_OBSTACLES];
+    uint32_t ids[FS_MAX_OBSTACLES];
+    int k = hub_get_obstacles(room_hub(br->r), ho, FS_MAX_OBSTACLES), nw = 0;
+    for (int i = 0; i < k; i++) {
+        if (ho[i].mesh)
+            *held += ho[i].mesh->len;
+        else if (!ho[i].too_big)
+            ids[nw++] = ho[i].id;
+        msg_buf_unref(ho[i].mesh);
+    }
+    if (!nw || !br->subscribed || now - br->mesh_asked_ns < 1000000000ull ||
+        atomic_load(&b->mesh_bytes) >= BUS_RELAY_MESH_BYTES)
+        return;
+    msg_buf *m = bus_encode_mesh_wants(b->relay_id, br->name, ids, nw);
+    bus_publish(b, b->omesh_leaf, m);
+    msg_buf_unref(m);
+    br->mesh_asked_ns = now;
 }
 
 /* A room's clients' messages, to the sim node. */
@@ -242,12 +318,14 @@ void bus_relay_pass(bus *b, uint64_t now) {
     /* each room's wants: those with viewers, and those changed since told (a room's last viewer left) */
     int k = 0;
     bool changed = false;
+    uint64_t held = 0;
     for (int i = 0; i < b->nroom; i++) {
         bus_room *br = &b->room[i];
         forward_room(b, br);
         frame_wants w;
         hub_get_frame_wants(room_hub(br->r), &w);
         follow_room(b, br, &w, now);
+        ask_meshes(b, br, now, &held);
         bool news = !br->told_any || memcmp(&w, &br->told, sizeof w);
         if (w.clients > 0 || news) {
             memcpy(b->wants[k].room, br->name, sizeof br->name); /* (both ROOM_NAME_CAP, terminated) */
@@ -257,6 +335,7 @@ void bus_relay_pass(bus *b, uint64_t now) {
         br->told = w;
         br->told_any = true;
     }
+    atomic_store(&b->mesh_bytes, held);
     if (changed || now - b->last_wants_ns > WANTS_EVERY_NS) {
         msg_buf *m = bus_encode_wants(b->relay_id, b->wants, k);
         bus_publish(b, b->wants_leaf, m);

@@ -250,21 +250,45 @@ void hub_set_stats(hub *h, const sim_stats *st) {
     pthread_mutex_unlock(&h->mtx);
 }
 
-void hub_set_obstacles(hub *h, msg_buf *list, const uint32_t *ids, msg_buf *const *meshes, int n) {
+void hub_set_obstacles(hub *h, msg_buf *list, const hub_obstacle *o, int n) {
     msg_buf *old[FS_MAX_OBSTACLES + 1];
     int nold = 0;
     if (n > FS_MAX_OBSTACLES) {
-        for (int i = FS_MAX_OBSTACLES; i < n; i++) msg_buf_unref(meshes[i]);
+        for (int i = FS_MAX_OBSTACLES; i < n; i++) msg_buf_unref(o[i].mesh);
         n = FS_MAX_OBSTACLES;
     }
     pthread_mutex_lock(&h->mtx);
     old[nold++] = h->obstacles_msg;
     for (int i = 0; i < h->obstacle_mesh_count; i++) old[nold++] = h->obstacle_mesh[i].mesh;
     h->obstacles_msg = list;
-    for (int i = 0; i < n; i++) h->obstacle_mesh[i].id = ids[i], h->obstacle_mesh[i].mesh = meshes[i];
+    for (int i = 0; i < n; i++) h->obstacle_mesh[i] = o[i];
     h->obstacle_mesh_count = n;
     pthread_mutex_unlock(&h->mtx);
     for (int i = 0; i < nold; i++) msg_buf_unref(old[i]); /* outside the lock: the last may free megabytes */
+}
+
+int hub_fill_obstacle_mesh(hub *h, uint64_t hash, msg_buf *mesh) {
+    int k = 0;
+    pthread_mutex_lock(&h->mtx);
+    for (int i = 0; i < h->obstacle_mesh_count; i++) {
+        hub_obstacle *o = &h->obstacle_mesh[i];
+        if (o->hash != hash || o->mesh || o->too_big) continue;
+        o->mesh = msg_buf_ref(mesh);
+        k++;
+    }
+    pthread_mutex_unlock(&h->mtx);
+    return k;
+}
+
+int hub_get_obstacles(hub *h, hub_obstacle *out, int cap) {
+    pthread_mutex_lock(&h->mtx);
+    int n = h->obstacle_mesh_count < cap ? h->obstacle_mesh_count : cap;
+    for (int i = 0; i < n; i++) {
+        out[i] = h->obstacle_mesh[i];
+        out[i].mesh = msg_buf_ref(out[i].mesh);
+    }
+    pthread_mutex_unlock(&h->mtx);
+    return n;
 }
 
 msg_buf *hub_obstacles_msg(hub *h) {
@@ -274,12 +298,18 @@ msg_buf *hub_obstacles_msg(hub *h) {
     return m;
 }
 
-msg_buf *hub_obstacle_mesh(hub *h, uint32_t id) {
+msg_buf *hub_obstacle_mesh(hub *h, uint32_t id, bool *listed, bool *too_big) {
     msg_buf *m = NULL;
+    bool in = false, big = false;
     pthread_mutex_lock(&h->mtx);
-    for (int i = 0; i < h->obstacle_mesh_count && !m; i++)
-        if (h->obstacle_mesh[i].id == id) m = msg_buf_ref(h->obstacle_mesh[i].mesh);
+    for (int i = 0; i < h->obstacle_mesh_count && !in; i++)
+        if (h->obstacle_mesh[i].id == id) {
+            in = true, big = h->obstacle_mesh[i].too_big;
+            m = msg_buf_ref(h->obstacle_mesh[i].mesh);
+        }
     pthread_mutex_unlock(&h->mtx);
+    if (listed) *listed = in;
+    if (too_big) *too_big = big;
     return m;
 }
 

@@ -66,6 +66,17 @@ typedef struct hub_remote {
  * hears, takes the relay replies and forwarded messages and sets the relays'
  * wants.  Every field is under mtx except wake and wake_arg, which the main
  * thread sets before the sim thread starts and clears after it is joined. */
+/* One obstacle as viewers are sent it: its id, the content hash of its
+ * encoded mesh (obstacle_mesh.h), the mesh (NULL on a relay until the sim
+ * node sent it), and on a relay whether the mesh is larger than the bus
+ * carries (it is then never sent). */
+typedef struct hub_obstacle {
+    uint32_t id;
+    uint64_t hash;
+    msg_buf *mesh;
+    bool too_big;
+} hub_obstacle;
+
 typedef struct hub {
     pthread_mutex_t mtx;
     frameset frames[HUB_FRAME_RING]; /* frames[k % RING] for k in [frames_next-RING, frames_next) */
@@ -116,10 +127,7 @@ typedef struct hub {
      * `obstacles` message, which a new viewer gets after its hello, and each
      * obstacle's encoded placed mesh (GET /api/obstacles/{id}/mesh) */
     msg_buf *obstacles_msg;
-    struct {
-        uint32_t id;
-        msg_buf *mesh;
-    } obstacle_mesh[FS_MAX_OBSTACLES];
+    hub_obstacle obstacle_mesh[FS_MAX_OBSTACLES];
     int obstacle_mesh_count;
     /* the room's uploaded meshes (POST /api/meshes): their own lock */
     mesh_store meshes;
@@ -174,10 +182,17 @@ void hub_set_rec_status(hub *h, const rec_status *r);
 /* The number the next broadcast will have (a new reader starts there). */
 uint64_t hub_bcast_next(hub *h);
 void hub_publish_bcast(hub *h, msg_buf *m);
-/* The obstacles now: list (the `obstacles` message) and the n encoded
- * meshes of the obstacles ids[i]; takes every reference, drops the ones
- * held before.  The caller broadcasts the list itself. */
-void hub_set_obstacles(hub *h, msg_buf *list, const uint32_t *ids, msg_buf *const *meshes, int n);
+/* The obstacles now: list (the `obstacles` message) and the n obstacles'
+ * ids, hashes and encoded meshes (a relay's mirror: NULL until the sim node
+ * sent it); takes every reference, drops the ones held before.  The caller
+ * broadcasts the list itself. */
+void hub_set_obstacles(hub *h, msg_buf *list, const hub_obstacle *o, int n);
+/* A relay's mirror: the mesh of hash for every listed obstacle of that hash
+ * that has none (a reference taken for each).  Returns how many took it. */
+int hub_fill_obstacle_mesh(hub *h, uint64_t hash, msg_buf *mesh);
+/* The obstacles listed now (new references to their meshes, NULL where
+ * there is none), at most cap; returns how many. */
+int hub_get_obstacles(hub *h, hub_obstacle *out, int cap);
 /* Takes ownership of r's snapshots.  Drops (and frees) them when the ring is full. */
 void hub_post_reply(hub *h, cmd_reply *r);
 void hub_set_info(hub *h, const world_info *wi);
@@ -195,10 +210,12 @@ void hub_get_stats(hub *h, sim_stats *out);
 int hub_take_framesets(hub *h, uint64_t *next, frameset *out, int max);
 void hub_set_frame_wants(hub *h, const frame_wants *w);
 /* A new reference to the latest `obstacles` message, or NULL before the
- * first (a relay's hub: it never has one). */
+ * first (a relay's mirror: the sim node's, from the bus). */
 msg_buf *hub_obstacles_msg(hub *h);
-/* A new reference to the encoded placed mesh of obstacle id, or NULL. */
-msg_buf *hub_obstacle_mesh(hub *h, uint32_t id);
+/* A new reference to the encoded placed mesh of obstacle id, or NULL; *listed
+ * (may be NULL) says whether the obstacle is listed at all, and *too_big
+ * whether a relay cannot have its mesh (larger than the bus carries). */
+msg_buf *hub_obstacle_mesh(hub *h, uint32_t id, bool *listed, bool *too_big);
 /* A relay's network thread hands a client message to the bus thread (takes
  * the references); false when the ring is full (the message is dropped). */
 bool hub_forward(hub *h, uint32_t client, hub_forward_what what, msg_buf *msg, msg_buf *cred);

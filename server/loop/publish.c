@@ -101,7 +101,9 @@ void sim_publish_obstacles(sim_thread *s, uint32_t by, bool forget) {
         s->obstacle_pub[i].id = ids[i], s->obstacle_pub[i].hash = o[i].hash, s->obstacle_pub[i].mesh = keep[i];
     s->obstacle_pub_count = n;
     msg_buf *list = wire_encode_obstacles_bcast(o, n, ++s->obstacles_version, by, sim_world_tick(s));
-    hub_set_obstacles(s->hub, msg_buf_ref(list), ids, mesh, n);
+    hub_obstacle ho[FS_MAX_OBSTACLES];
+    for (int i = 0; i < n; i++) ho[i] = (hub_obstacle){.id = ids[i], .hash = o[i].hash, .mesh = mesh[i]};
+    hub_set_obstacles(s->hub, msg_buf_ref(list), ho, n);
     if (list) hub_publish_bcast(s->hub, list);
 }
 

@@ -194,18 +194,26 @@ static void route_snapshot(net *n, http_req *r) {
 }
 
 /* GET /api/obstacles/{id}/mesh: the obstacle's placed mesh as the sim thread
- * encoded it (obstacle_mesh.h), served from the hub without a command. */
+ * encoded it (obstacle_mesh.h), served from the hub without a command.  A
+ * relay serves the copy its bus thread asked the sim node for (bus_relay.c):
+ * busy while it is on its way, 501 for one larger than the bus carries. */
 static void route_obstacle_mesh(net *n, http_req *r, uint32_t id) {
-    if (n->relay_id) {
-        rest_respond_error(n, r, RC_NOT_IMPLEMENTED, "this is a relay: fetch obstacle meshes from the sim node");
+    bool listed, too_big;
+    msg_buf *m = hub_obstacle_mesh(r->room->hub, id, &listed, &too_big);
+    if (m) {
+        rest_respond_msg(n, r, 200, OBSTACLE_MESH_CTYPE, m);
         return;
     }
-    msg_buf *m = hub_obstacle_mesh(r->room->hub, id);
-    if (!m) {
+    if (!listed)
         rest_respond_error(n, r, RC_NOT_FOUND, "unknown obstacle %u (GET /api/obstacles lists them)", (unsigned)id);
-        return;
-    }
-    rest_respond_msg(n, r, 200, OBSTACLE_MESH_CTYPE, m);
+    else if (too_big)
+        rest_respond_error(n, r, RC_NOT_IMPLEMENTED,
+                           "this is a relay: obstacle %u's mesh is larger than the message bus carries "
+                           "(its max_payload); fetch it from the sim node",
+                           (unsigned)id);
+    else
+        rest_respond_error(n, r, RC_BUSY, "busy: the relay is fetching obstacle %u's mesh from the sim node, try again",
+                           (unsigned)id);
 }
 
 /* ---- Routing ---------------------------------------------------------------- */

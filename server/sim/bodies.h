@@ -23,9 +23,26 @@ fs_status fs__bodies_check(fs_body *bodies, int nb, uint32_t next_id, const fs_d
 /* Frees every mesh body's data (body_mesh.c): before the bodies are
  * emptied (fs_world_reset) and when the world is destroyed. */
 void fs__body_meshes_clear(fs_world *w);
-/* Algorithm 6 for one sub-step of dt, with per-material friction, stick
- * distance and strength, and particle mass; run fans work out (fs__run). */
-void fs__bodies_step(fs_world *w, float dt, float R, const float *mu, const float *stick_d, const float *stick_k,
-                     const float *mass, void (*run)(fs_world *, fs_task_fn *, void *, int));
+/* How the particles meet the bodies (Eq. 9-12 of Clavet 2005): their
+ * collision radius, and per material the friction mu, the stick distance
+ * (m) and strength (1/s^2) and the particle's mass.  velocities: the
+ * particles' velocities are p.vx, p.vy, p.vz, which the impulses change
+ * (the unified solver); else a particle's velocity is (x - px) / dt and an
+ * impulse changes it through x (Clavet's prediction-relaxation).  solid,
+ * per storage slot, or NULL: a particle whose entry is 0 slips (mu = 0).
+ * drift: how far (m) a particle may have moved out of the grid cell it was
+ * sorted into (the bodies find their particles in the grid, each body
+ * over its reach grown by this much). */
+typedef struct fs_body_coupling {
+    float R;
+    const float *mu, *stick_d, *stick_k, *mass;
+    bool velocities;
+    const uint8_t *solid;
+    float drift;
+} fs_body_coupling;
+/* Algorithm 6 for one sub-step of dt; run fans work out (fs__run).
+ * Returns how many particles it moved. */
+int fs__bodies_step(fs_world *w, float dt, const fs_body_coupling *kc,
+                    void (*run)(fs_world *, fs_task_fn *, void *, int));
 
 #endif

@@ -42,8 +42,8 @@ static bool particle_impulse(const fs_world *w, const fs_body *b, v3 x, v3 v, fl
 
 typedef struct body_ctx {
     fs_world *w;
-    float dt, R;
-    const float *stick_d, *stick_k, *mu, *mass;
+    float dt;
+    const fs_body_coupling *k;
 } body_ctx;
 
 /* The grid cells (as x-runs) that the body's bounding sphere, grown by
@@ -81,24 +81,30 @@ static cell_box cells_near(const fs_world *w, const fs_body *b, float more) {
  * apply = false: Alg. 6 lines 5-7, the impulses are only summed (step 1, at
  * the advanced pose).  apply = true: lines 12-15, the body at infinite mass,
  * each particle is moved by its impulse and then extracted if still inside;
- * the torque is taken at the moved position. */
-static void body_particles(body_ctx *c, const fs_body *b, bool apply, v3 *J_out, v3 *T_out, uint64_t *extracted) {
+ * the torque is taken at the moved position.  A particle's velocity is its
+ * own (velocities: it changes by the impulse) or (x - px) / dt (the impulse
+ * changes it through x); *moved counts the particles moved. */
+static void body_particles(body_ctx *c, const fs_body *b, bool apply, v3 *J_out, v3 *T_out, uint64_t *extracted,
+                           int *moved) {
     fs_world *w = c->w;
+    const fs_body_coupling *k = c->k;
     fs_particles *p = &w->p;
-    cell_box cb = cells_near(w, b, c->R + w->stick_max);
+    cell_box cb = cells_near(w, b, k->R + w->stick_max + k->drift);
     v3 J = {0, 0, 0}, T = {0, 0, 0};
     for (int z = cb.z0; z <= cb.z1; z++)
         for (int y = cb.y0; y <= cb.y1; y++) {
             int base = (z * w->gy + y) * w->gx;
             for (int i = w->cell_start[base + cb.x0]; i < w->cell_start[base + cb.x1 + 1]; i++) {
                 v3 x = {p->x[i], p->y[i], p->z[i]};
-                v3 v = {(x.x - p->px[i]) / c->dt, (x.y - p->py[i]) / c->dt, (x.z - p->pz[i]) / c->dt};
+                v3 v = k->velocities
+                           ? (v3){p->vx[i], p->vy[i], p->vz[i]}
+                           : (v3){(x.x - p->px[i]) / c->dt, (x.y - p->py[i]) / c->dt, (x.z - p->pz[i]) / c->dt};
                 int m = p->mat[i];
+                float mu = k->solid && !k->solid[p->slot[i]] ? 0.0f : k->mu[m];
                 v3 dv, n;
                 float d;
-                if (!particle_impulse(w, b, x, v, c->R, c->mu[m], c->stick_d[m], c->stick_k[m], c->dt, &dv, &d, &n))
-                    continue;
-                v3 Ji = mul(dv, -c->mass[m]); /* opposite of the particle's momentum change */
+                if (!particle_impulse(w, b, x, v, k->R, mu, k->stick_d[m], k->stick_k[m], c->dt, &dv, &d, &n)) continue;
+                v3 Ji = mul(dv, -k->mass[m]); /* opposite of the particle's momentum change */
                 J = add(J, Ji);
                 if (!apply) {
                     T = add(T, cross(sub(x, b->pos), Ji));
@@ -106,7 +112,8 @@ static void body_particles(body_ctx *c, const fs_body *b, bool apply, v3 *J_out,
                 }
                 v3 x1 = add(x, mul(dv, c->dt)); /* x -= I dt (line 14) */
                 T = add(T, cross(sub(x1, b->pos), Ji));
-                float d2 = sdf_world(w, b, x1, &n) - c->R;
+                if (k->velocities) p->vx[i] += dv.x, p->vy[i] += dv.y, p->vz[i] += dv.z;
+                float d2 = sdf_world(w, b, x1, &n) - k->R;
                 if (d2 < 0) {
                     /* line 15: extract what is still inside.  A move of
                      * position only (the previous position moves with it):
@@ -115,9 +122,10 @@ static void body_particles(body_ctx *c, const fs_body *b, bool apply, v3 *J_out,
                      * at (depth / dt). */
                     v3 e = mul(n, -d2);
                     x1 = add(x1, e);
-                    p->px[i] += e.x, p->py[i] += e.y, p->pz[i] += e.z;
+                    if (!k->velocities) p->px[i] += e.x, p->py[i] += e.y, p->pz[i] += e.z;
                     (*extracted)++;
                 }
+                *moved += x1.x != x.x || x1.y != x.y || x1.z != x.z;
                 p->x[i] = x1.x, p->y[i] = x1.y, p->z[i] = x1.z;
             }
         }
@@ -131,7 +139,7 @@ static void accumulate_task(int bb, int be, int worker, void *vctx) {
     for (int k = bb; k < be; k++) {
         fs_body *b = &c->w->bodies[k];
         b->acc_J = (v3){0, 0, 0}, b->acc_T = (v3){0, 0, 0};
-        if (!b->is_static) body_particles(c, b, false, &b->acc_J, &b->acc_T, NULL);
+        if (!b->is_static) body_particles(c, b, false, &b->acc_J, &b->acc_T, NULL, NULL);
     }
 }
 
@@ -140,19 +148,21 @@ static void accumulate_task(int bb, int be, int worker, void *vctx) {
  * it (at the tentative pose), so the difference is returned to the body's
  * velocity now, and fluid plus bodies conserve momentum exactly (an
  * addition to the paper, which leaves the two steps' impulses unequal). */
-static void particles_against_bodies(body_ctx *c) {
+static int particles_against_bodies(body_ctx *c) {
     fs_world *w = c->w;
     uint64_t extracted = 0;
+    int moved = 0;
     for (int k = 0; k < w->nbodies; k++) {
         fs_body *b = &w->bodies[k];
         v3 J, T;
-        body_particles(c, b, true, &J, &T, &extracted);
+        body_particles(c, b, true, &J, &T, &extracted, &moved);
         if (!b->is_static) {
             b->vel = add(b->vel, mul(sub(J, b->acc_J), b->inv_mass));
             b->ang = add(b->ang, inv_inertia_mul(b, sub(T, b->acc_T)));
         }
     }
     w->st.body_extractions += extracted;
+    return moved;
 }
 
 /* A safety rail like the particles': at most FS_BODY_RAIL_SPEED and
@@ -165,12 +175,12 @@ static void rail(fs_body *b) {
 }
 
 /* ---- Algorithm 6 ------------------------------------------------------------------ */
-void fs__bodies_step(fs_world *w, float dt, float R, const float *mu, const float *stick_d, const float *stick_k,
-                     const float *mass, void (*run)(fs_world *, fs_task_fn *, void *, int)) {
-    if (w->nbodies == 0) return;
-    body_ctx c = {w, dt, R, stick_d, stick_k, mu, mass};
+int fs__bodies_step(fs_world *w, float dt, const fs_body_coupling *kc,
+                    void (*run)(fs_world *, fs_task_fn *, void *, int)) {
+    if (w->nbodies == 0) return 0;
+    body_ctx c = {w, dt, kc};
     float smax = 0;
-    for (int m = 0; m < w->nmat; m++) smax = fmaxf(smax, stick_d[m]);
+    for (int m = 0; m < w->nmat; m++) smax = fmaxf(smax, kc->stick_d[m]);
     w->stick_max = smax;
     const v3 g = w->dom.gravity;
     /* step 1: save the pose, apply gravity and the grab spring, advance */
@@ -191,8 +201,9 @@ void fs__bodies_step(fs_world *w, float dt, float R, const float *mu, const floa
             float fl = len(F);
             if (fl > fmax) F = mul(F, fmax / fl);
             apply_impulse(b, anchor, mul(F, dt));
-            /* keep the grabbed body from spinning up */
-            b->ang = mul(b->ang, 0.9f);
+            /* keep the grabbed body from spinning up: 0.9 per step of the
+             * world (w->dt), whatever the steps it is met in */
+            b->ang = mul(b->ang, dt == w->dt ? 0.9f : powf(0.9f, dt / w->dt));
         }
         b->pos = add(b->pos, mul(b->vel, dt));
         b->rot = qintegrate(b->rot, b->ang, dt);
@@ -221,11 +232,12 @@ void fs__bodies_step(fs_world *w, float dt, float R, const float *mu, const floa
         b->pos.z = fminf(fmaxf(b->pos.z, w->dom.box_min.z), w->dom.box_max.z);
     }
     /* step 3 */
-    particles_against_bodies(&c);
+    const int moved = particles_against_bodies(&c);
     /* the rail again: step 3's impulses come after it, and a light body
      * could leave the step (and the snapshot's bounds) spinning at 1e7 rad/s */
     for (int k = 0; k < w->nbodies; k++)
         if (!w->bodies[k].is_static) rail(&w->bodies[k]);
+    return moved;
 }
 
 /* Worst penetration of a particle into a body (m, >= 0): a diagnostic. */

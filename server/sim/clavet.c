@@ -329,7 +329,8 @@ static void clavet_step(fs_world *w) {
             sk[m] = w->mat[m].p[FS_P_STICK_STRENGTH];
             ms[m] = w->mat[m].p[FS_P_MASS_DENSITY] * vol;
         }
-        fs__bodies_step(w, c.dt, w->dom.particle_radius, mu, sd, sk, ms, fs__run);
+        const fs_body_coupling k = {w->dom.particle_radius, mu, sd, sk, ms, false, NULL, 0.0f};
+        fs__bodies_step(w, c.dt, &k, fs__run);
     }
     fs__run(w, collide_task, &c, w->n);
     for (int k = 0; k < FS_MAX_WORKERS; k++) {

@@ -20,7 +20,8 @@
  *     mesh obstacles (obstacles.c: a static body's Eq. 9-12 of Clavet 2005 on the
  *       sampled distance field; liquids slip, as at the walls),
  *     walls (clamp), repair, temperature (Eq. 21 + heaters, shared with the Clavet solver)
- *   shape bodies (body_step.c, Algorithm 6 of Clavet 2005) once per step
+ *     shape bodies (body_step.c, Algorithm 6 of Clavet 2005 over the internal step,
+ *       on the particles' velocities; liquids slip, as at the walls and obstacles)
  *
  * Kernels: the spiky kernel (h - r)^3 of Müller 2003 (the paper's ref. 10)
  * for the density (Eq. 4) and the pressure gradient (Eq. 7, in Monaghan's
@@ -332,10 +333,24 @@ static void integrate_task(int b, int e, int worker, void *vctx) {
     }
 }
 
+/* How far the point lies outside the box of grid cell c (0 inside). */
+static inline float cell_gap(const fs_world *w, int c, const float X[3]) {
+    const int ci[3] = {c % w->gx, (c / w->gx) % w->gy, c / (w->gx * w->gy)};
+    const float o[3] = {w->dom.box_min.x, w->dom.box_min.y, w->dom.box_min.z};
+    float gap = 0;
+    for (int a = 0; a < 3; a++) {
+        const float lo = o[a] + (float)ci[a] * w->cs, hi = lo + w->cs;
+        gap = fmaxf(gap, fmaxf(lo - X[a], X[a] - hi));
+    }
+    return gap;
+}
+
 /* S5: mesh obstacles as static bodies (Clavet 2005 Eq. 9-12, obstacles.c;
  * liquids slip, as at the walls), the box (a particle that passed the
  * wall's spring is put back and loses its velocity into the wall), repair,
- * speed limit, temperature. */
+ * speed limit, temperature; with shape bodies, how far the particles moved
+ * out of their grid cells in this internal step (the bodies find them in
+ * that grid). */
 static void finish_task(int b, int e, int worker, void *vctx) {
     UNIFIED_TASK(vctx, worker);
     const float dt = x->dt, vmax = w->max_speed, slack = 0.5f * w->dom.particle_radius, R = w->dom.particle_radius;
@@ -343,6 +358,7 @@ static void finish_task(int b, int e, int worker, void *vctx) {
     const float hgh[3] = {w->hi.x + slack, w->hi.y + slack, w->hi.z + slack};
     const fs_vec3 mid = {0.5f * (w->lo.x + w->hi.x), 0.5f * (w->lo.y + w->hi.y), 0.5f * (w->lo.z + w->hi.z)};
     uint64_t bad = 0, clamped = 0;
+    float drift = 0;
     for (int i = b; i < e; i++) {
         float X[3] = {p->x[i], p->y[i], p->z[i]}, V[3] = {p->vx[i], p->vy[i], p->vz[i]};
         float sp2 = V[0] * V[0] + V[1] * V[1] + V[2] * V[2];
@@ -372,12 +388,14 @@ static void finish_task(int b, int e, int worker, void *vctx) {
         }
         p->x[i] = X[0], p->y[i] = X[1], p->z[i] = X[2];
         p->vx[i] = V[0], p->vy[i] = V[1], p->vz[i] = V[2];
+        if (w->nbodies) drift = fmaxf(drift, cell_gap(w, w->cell[i], X));
         float T = fs__heat_update(w, p->temp[i], x->c.heat, w->dT[i], X[0], X[1], X[2], dt);
         if (!isfinite(T)) T = w->ambient, bad++;
         p->temp[i] = T;
     }
     u->nonfinite[worker] += bad;
     u->clamped[worker] += clamped;
+    u->drift[worker] = fmaxf(u->drift[worker], drift);
 }
 
 static void save_pos_task(int b, int e, int worker, void *vctx) {
@@ -401,38 +419,51 @@ static int substeps_for(const fs_world *w, const uctx *x) {
     return n > (float)MAX_SUB ? MAX_SUB : (int)n;
 }
 
-/* Shape bodies (body_step.c) once per step, on the positions at the step's
- * start (px) and now (x); what they change is added to the velocity. */
-static void shape_bodies(fs_world *w, const uctx *x) {
-    fs__grid_build(w);
-    float mu[FS_MAX_MATERIALS], sd[FS_MAX_MATERIALS], sk[FS_MAX_MATERIALS], ms[FS_MAX_MATERIALS];
-    for (int m = 0; m < w->nmat; m++) {
-        mu[m] = w->mat[m].p[FS_P_FRICTION];
-        sd[m] = w->mat[m].p[FS_P_STICK_DISTANCE] * w->h;
-        sk[m] = w->mat[m].p[FS_P_STICK_STRENGTH];
-        ms[m] = x->c.mass[m];
-    }
-    fs_particles *p = &w->p;
-    for (int i = 0; i < w->n; i++) {
-        w->nx[i] = p->x[i] - p->px[i], w->ny[i] = p->y[i] - p->py[i], w->nz[i] = p->z[i] - p->pz[i];
-    }
-    fs__bodies_step(w, w->dt, w->dom.particle_radius, mu, sd, sk, ms, fs__run);
-    const float inv = 1.0f / w->dt;
-    for (int i = 0; i < w->n; i++) {
-        p->vx[i] += ((p->x[i] - p->px[i]) - w->nx[i]) * inv;
-        p->vy[i] += ((p->y[i] - p->py[i]) - w->ny[i]) * inv;
-        p->vz[i] += ((p->z[i] - p->pz[i]) - w->nz[i]) * inv;
-        p->x[i] = fminf(fmaxf(p->x[i], w->lo.x), w->hi.x);
-        p->y[i] = fminf(fmaxf(p->y[i], w->lo.y), w->hi.y);
-        p->z[i] = fminf(fmaxf(p->z[i], w->lo.z), w->hi.z);
-    }
-}
-
 /* the grid, timed in the GRID phase */
 static void grid_build_timed(fs_world *w) {
     const double t = fs__now_ms();
     fs__grid_build(w);
     w->st.phase_ms[FS_PHASE_GRID] += fs__now_ms() - t;
+}
+
+/* A particle a body pushed past the box is put back and loses its velocity
+ * into the wall, as finish_task does. */
+static void body_clamp_task(int b, int e, int worker, void *vctx) {
+    UNIFIED_TASK(vctx, worker);
+    const float slack = 0.5f * w->dom.particle_radius;
+    const float l[3] = {w->lo.x - slack, w->lo.y - slack, w->lo.z - slack};
+    const float hgh[3] = {w->hi.x + slack, w->hi.y + slack, w->hi.z + slack};
+    float *X[3] = {p->x, p->y, p->z}, *V[3] = {p->vx, p->vy, p->vz};
+    uint64_t clamped = 0;
+    for (int i = b; i < e; i++)
+        for (int a = 0; a < 3; a++) {
+            if (X[a][i] < l[a]) {
+                X[a][i] = l[a], V[a][i] = V[a][i] < 0 ? 0 : V[a][i];
+                clamped++;
+            } else if (X[a][i] > hgh[a]) {
+                X[a][i] = hgh[a], V[a][i] = V[a][i] > 0 ? 0 : V[a][i];
+                clamped++;
+            }
+        }
+    u->clamped[worker] += clamped;
+}
+
+/* Shape bodies (body_step.c, Algorithm 6 of Clavet 2005) at the end of an
+ * internal step, as the obstacles and the walls are met: the impulses
+ * change the particles' own velocities, and liquids slip (mu = 0) as they
+ * do at the walls and the obstacles; solids take their material's
+ * friction.  The bodies find their particles in the internal step's grid,
+ * each over its reach grown by how far a particle moved out of its cell
+ * since (finish_task); the next internal step builds the grid again. */
+static void shape_bodies(fs_world *w, uctx *x) {
+    const double t = fs__now_ms();
+    ustate *u = x->u;
+    const uconst *c = &x->c;
+    float drift = 0;
+    for (int k = 0; k < FS_MAX_WORKERS; k++) drift = fmaxf(drift, u->drift[k]), u->drift[k] = 0;
+    const fs_body_coupling k = {w->dom.particle_radius, c->mu, c->stick_d, c->stick_k, c->mass, true, u->kind, drift};
+    if (fs__bodies_step(w, x->dt, &k, fs__run) > 0) fs__run(w, body_clamp_task, x, w->n);
+    w->st.phase_ms[FS_PHASE_COLLIDE] += fs__now_ms() - t;
 }
 
 static void unified_step(fs_world *w) {
@@ -468,12 +499,7 @@ static void unified_step(fs_world *w) {
         if (u->ncomp) fs__run(w, fs__unified_rigid_move_task, &c, w->n);
         fs__run(w, finish_task, &c, w->n);
         ph[FS_PHASE_COLLIDE] += fs__now_ms() - t;
-    }
-
-    if (w->nbodies) {
-        t = fs__now_ms();
-        shape_bodies(w, &c);
-        ph[FS_PHASE_COLLIDE] += fs__now_ms() - t;
+        if (w->nbodies) shape_bodies(w, &c);
     }
 
     for (int k = 0; k < FS_MAX_WORKERS; k++) {

@@ -64,6 +64,7 @@ typedef struct ustate {
     float last_dt;
     uint64_t refused[FS_MAX_WORKERS], nonfinite[FS_MAX_WORKERS], clamped[FS_MAX_WORKERS];
     float vmax[FS_MAX_WORKERS], numax[FS_MAX_WORKERS], cmax[FS_MAX_WORKERS];
+    float drift[FS_MAX_WORKERS]; /* farthest a particle lies outside its grid cell after an internal step */
     int anynew[FS_MAX_WORKERS], anysolid[FS_MAX_WORKERS], anyrigid[FS_MAX_WORKERS];
 } ustate;
 

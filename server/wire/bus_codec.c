@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "command.h"
+#include "obstacle_mesh.h"
 
 enum { VERSION = 2 };
 
@@ -449,6 +450,101 @@ static void fix_str(char *s, size_t n) {
 
 static void fix_float(float *f) {
     if (!isfinite(*f)) *f = 0;
+}
+
+/* ---- Obstacles ----------------------------------------------------------------- */
+
+/* The largest encoded mesh the core can give (obstacle_mesh.h). */
+static size_t mesh_bytes_max(void) {
+    return obstacle_mesh_size(FS_MESH_MAX_VERTICES, FS_MESH_MAX_TRIANGLES);
+}
+
+msg_buf *bus_encode_obstacles(const bus_obstacles *o) {
+    const int count = o->count < FS_MAX_OBSTACLES ? o->count : FS_MAX_OBSTACLES;
+    wr w;
+    w_head(&w, "OBST", 64 + 16 * (size_t)count + o->list_len);
+    w32(&w, (uint32_t)count);
+    for (int i = 0; i < count; i++) w32(&w, o->id[i]), w64(&w, o->hash[i]), w32(&w, o->bytes[i]);
+    w32(&w, (uint32_t)o->list_len);
+    w_bytes(&w, o->list, o->list_len);
+    return w_done(&w);
+}
+
+int bus_decode_obstacles(const uint8_t *p, size_t n, bus_obstacles *o, char *err, size_t errlen) {
+    rd r;
+    memset(o, 0, sizeof *o);
+    if (r_head(&r, p, n, "OBST", err, errlen)) return -1;
+    uint32_t count = r32(&r);
+    if (r.bad || count > FS_MAX_OBSTACLES)
+        return fail(err, errlen, "obstacles: %u of them (at most %d)", count, FS_MAX_OBSTACLES);
+    for (uint32_t i = 0; i < count; i++) {
+        o->id[i] = r32(&r), o->hash[i] = r64(&r), o->bytes[i] = r32(&r);
+        if (!r.bad && (o->bytes[i] < OBSTACLE_MESH_HEAD || o->bytes[i] > mesh_bytes_max()))
+            return fail(err, errlen, "obstacles: a mesh of %u bytes (the encoding's bound: %zu)", o->bytes[i],
+                        mesh_bytes_max());
+    }
+    uint32_t len = r32(&r);
+    if (!r.bad && len > BUS_MAX_OBST_LIST)
+        return fail(err, errlen, "obstacles: a list of %u bytes (at most %u)", len, BUS_MAX_OBST_LIST);
+    o->list = r_take(&r, len);
+    o->list_len = len;
+    if (r_end(&r, "obstacles", err, errlen)) return -1;
+    o->count = (int)count;
+    return 0;
+}
+
+msg_buf *bus_encode_obstacle_mesh(uint32_t id, const msg_buf *mesh) {
+    wr w;
+    w_head(&w, "OMSH", 16 + mesh->len);
+    w32(&w, id);
+    w32(&w, (uint32_t)mesh->len);
+    w_bytes(&w, mesh->data, mesh->len);
+    return w_done(&w);
+}
+
+int bus_decode_obstacle_mesh(const uint8_t *p, size_t n, uint32_t *id, uint64_t *hash, const uint8_t **mesh,
+                             size_t *len, char *err, size_t errlen) {
+    rd r;
+    if (r_head(&r, p, n, "OMSH", err, errlen)) return -1;
+    *id = r32(&r);
+    uint32_t l = r32(&r);
+    if (!r.bad && l > mesh_bytes_max())
+        return fail(err, errlen, "obstacle mesh: %u bytes (the encoding's bound: %zu)", l, mesh_bytes_max());
+    const uint8_t *m = r_take(&r, l);
+    if (r_end(&r, "obstacle mesh", err, errlen)) return -1;
+    if (obstacle_mesh_check(m, l, hash))
+        return fail(err, errlen, "obstacle mesh: not a mesh encoding (head, counts, size, indices or hash)");
+    *mesh = m, *len = l;
+    return 0;
+}
+
+msg_buf *bus_encode_mesh_wants(uint32_t relay, const char *room, const uint32_t *ids, int k) {
+    wr w;
+    w_head(&w, "OWNT", 32 + ROOM_NAME_CAP + 4 * (size_t)k);
+    w32(&w, relay);
+    w_name(&w, room);
+    w32(&w, (uint32_t)k);
+    for (int i = 0; i < k; i++) w32(&w, ids[i]);
+    return w_done(&w);
+}
+
+int bus_decode_mesh_wants(const uint8_t *p, size_t n, uint32_t *relay, char room[ROOM_NAME_CAP],
+                          uint32_t ids[FS_MAX_OBSTACLES], int *k, char *err, size_t errlen) {
+    rd r;
+    *k = 0;
+    if (r_head(&r, p, n, "OWNT", err, errlen)) return -1;
+    *relay = r32(&r);
+    char why[160] = "";
+    if (r_name(&r, room, why, sizeof why))
+        return r.bad ? fail(err, errlen, "mesh wants: truncated") : fail(err, errlen, "mesh wants: %s", why);
+    uint32_t count = r32(&r);
+    if (!r.bad && count > FS_MAX_OBSTACLES)
+        return fail(err, errlen, "mesh wants: %u obstacles (at most %d)", count, FS_MAX_OBSTACLES);
+    for (uint32_t i = 0; i < count && !r.bad; i++) ids[i] = r32(&r);
+    if (r_end(&r, "mesh wants", err, errlen)) return -1;
+    if (*relay < 1 || *relay > CMD_RELAY_MAX) return fail(err, errlen, "mesh wants: relay %u out of range", *relay);
+    *k = (int)count;
+    return 0;
 }
 
 msg_buf *bus_encode_info(const world_info *wi) {

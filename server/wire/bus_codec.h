@@ -92,6 +92,34 @@ int bus_subject_relay(const char *subject, const char *base, uint32_t *relay, ch
 int bus_subject_room(const char *subject, const char *base, const char *leaf, char room[ROOM_NAME_CAP], char *err,
                      size_t errlen);
 
+/* A room's obstacles (the node's, on r.<room>.obst): the `obstacles`
+ * message viewers get after their hello (passed on as it is), and each
+ * obstacle's id, its mesh's content hash and encoded size (obstacle_mesh.h).
+ * At most FS_MAX_OBSTACLES; sizes within the encoding's bound; the list
+ * at most BUS_MAX_OBST_LIST bytes. */
+#define BUS_MAX_OBST_LIST (64u << 10)
+typedef struct bus_obstacles {
+    int count;
+    uint32_t id[FS_MAX_OBSTACLES];
+    uint64_t hash[FS_MAX_OBSTACLES];
+    uint32_t bytes[FS_MAX_OBSTACLES];
+    const uint8_t *list; /* decoded: pointing into the message */
+    size_t list_len;
+} bus_obstacles;
+msg_buf *bus_encode_obstacles(const bus_obstacles *o);
+int bus_decode_obstacles(const uint8_t *p, size_t n, bus_obstacles *o, char *err, size_t errlen);
+/* One obstacle's encoded mesh (the node's, on r.<room>.omesh, when a relay
+ * asks): its id and the encoding, which must pass obstacle_mesh_check
+ * (*hash: its hash; *mesh pointing into the message). */
+msg_buf *bus_encode_obstacle_mesh(uint32_t id, const msg_buf *mesh);
+int bus_decode_obstacle_mesh(const uint8_t *p, size_t n, uint32_t *id, uint64_t *hash, const uint8_t **mesh,
+                             size_t *len, char *err, size_t errlen);
+/* A relay's request for obstacles' meshes (on omesh.<relay>): a room and
+ * up to FS_MAX_OBSTACLES obstacle ids. */
+msg_buf *bus_encode_mesh_wants(uint32_t relay, const char *room, const uint32_t *ids, int k);
+int bus_decode_mesh_wants(const uint8_t *p, size_t n, uint32_t *relay, char room[ROOM_NAME_CAP],
+                          uint32_t ids[FS_MAX_OBSTACLES], int *k, char *err, size_t errlen);
+
 msg_buf *bus_encode_info(const world_info *wi);
 int bus_decode_info(const uint8_t *p, size_t n, world_info *wi, char *err, size_t errlen);
 msg_buf *bus_encode_stats(const sim_stats *s);

@@ -4,10 +4,11 @@
  *
  * Only those importers run: each format's first bytes are checked here
  * (STL's size or "solid", PLY's header against its grammar and element
- * counts, GLB's header and length, OBJ's text) before Assimp sees the file,
+ * counts, GLB's header, chunks and JSON as the glTF 2 importer's probe
+ * accepts them (glb_check.c), OBJ's text) before Assimp sees the file,
  * which it is then given under a name with the format's extension, so
  * Assimp picks that format's importer by extension and never probes the
- * others' signatures.  Assimp reads through an aiFileIO that serves this
+ * others' signatures; the scene must then name that importer.  Assimp reads through an aiFileIO that serves this
  * one buffer and opens nothing else: an OBJ's mtllib or a glTF's external
  * buffer cannot reach the file system.  The scene's node tree is walked here
  * (iteratively, the triangle bound checked before anything is copied)
@@ -22,6 +23,7 @@
  * import ends with that process and the server's heap does not grow. */
 #include <assimp/cfileio.h>
 #include <assimp/cimport.h>
+#include <assimp/commonMetaData.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
 #include <errno.h>
@@ -36,15 +38,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "glb_check.h"
 #include "mesh_load.h"
 
 static const struct {
     const char *type, *name; /* the Content-Type, and the name Assimp is given */
+    const char *importer;    /* the name of the Assimp importer that must read it (its aiImporterDesc) */
 } FORMATS[MESH_FORMAT_COUNT] = {
-    [MESH_STL] = {"model/stl", "upload.stl"},
-    [MESH_OBJ] = {"model/obj", "upload.obj"},
-    [MESH_PLY] = {"application/ply", "upload.ply"},
-    [MESH_GLB] = {"model/gltf-binary", "upload.glb"},
+    [MESH_STL] = {"model/stl", "upload.stl", "Stereolithography (STL) Importer"},
+    [MESH_OBJ] = {"model/obj", "upload.obj", "Wavefront Object Importer"},
+    [MESH_PLY] = {"application/ply", "upload.ply", "Stanford Polygon Library (PLY) Importer"},
+    [MESH_GLB] = {"model/gltf-binary", "upload.glb", "glTF2 Importer"},
 };
 
 int mesh_format_from_type(const char *t) {
@@ -180,12 +184,10 @@ static const char *sniff_ply(const uint8_t *b, size_t n) {
     return "a PLY header ends with \"end_header\" within 64 KiB";
 }
 
+/* glb_check.c: the header, the chunks and the JSON as the glTF 2 importer's
+ * probe accepts them (else Assimp would probe all its importers) */
 static const char *sniff_glb(const uint8_t *b, size_t n) {
-    if (n < 20 || memcmp(b, "glTF", 4) != 0) return "a binary glTF file starts with \"glTF\"";
-    if (le32(b + 4) != 2) return "only binary glTF version 2 is read";
-    if (le32(b + 8) != n) return "a binary glTF file's length field is its size";
-    if (le32(b + 12) > n - 20 || le32(b + 16) != 0x4E4F534Au) return "a binary glTF file opens with its JSON chunk";
-    return NULL;
+    return glb_check(b, n);
 }
 
 /* ---- Assimp's file system: this one buffer --------------------------------- */
@@ -437,6 +439,21 @@ static int precheck(const void *buf, size_t len, mesh_format f, const mesh_limit
     return 0;
 }
 
+/* Whether the format's own importer read the scene: Assimp records the
+ * importer's name in the scene's metadata (AI_METADATA_SOURCE_FORMAT).  A
+ * last word behind the first bytes' checks, which keep the file from every
+ * other importer (glb_check.c says how one could reach them). */
+static bool read_by(const struct aiScene *sc, mesh_format f) {
+    const struct aiMetadata *md = sc->mMetaData;
+    for (unsigned k = 0; md && md->mKeys && md->mValues && k < md->mNumProperties; k++) {
+        const struct aiMetadataEntry *e = &md->mValues[k];
+        if (strcmp(md->mKeys[k].data, AI_METADATA_SOURCE_FORMAT) != 0) continue;
+        return e->mType == AI_AISTRING && e->mData &&
+               strcmp(((const struct aiString *)e->mData)->data, FORMATS[f].importer) == 0;
+    }
+    return false;
+}
+
 /* Assimp's import and the scene's triangles; lock: take the loader's lock
  * (a forked reader is alone in its process and needs none). */
 static int import(const void *buf, size_t len, mesh_format f, const mesh_limits *L, mesh_data *out, char *err,
@@ -460,7 +477,8 @@ static int import(const void *buf, size_t len, mesh_format f, const mesh_limits 
         why[k] = 0;
         rc = fail(err, errlen, "mesh: %s could not be read: %s", FORMATS[f].type, why);
     } else {
-        rc = collect(sc, L, out, err, errlen);
+        rc = read_by(sc, f) ? collect(sc, L, out, err, errlen)
+                            : fail(err, errlen, "mesh: %s was read by another of Assimp's importers", FORMATS[f].type);
         aiReleaseImport(sc);
     }
     if (lock) pthread_mutex_unlock(&loader_lock);

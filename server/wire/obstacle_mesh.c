@@ -88,3 +88,30 @@ msg_buf *obstacle_mesh_encode(const fs_mesh *m, uint64_t *hash) {
     if (hash) *hash = h;
     return wbuf_finish(&b);
 }
+
+static uint32_t get_u32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+int obstacle_mesh_check(const uint8_t *p, size_t n, uint64_t *hash) {
+    if (n < OBSTACLE_MESH_HEAD || memcmp(p, OBSTACLE_MESH_MAGIC, 4) != 0) return -1;
+    if ((p[4] | p[5] << 8) != OBSTACLE_MESH_VERSION) return -1;
+    const uint32_t v = get_u32(p + 8), t = get_u32(p + 12);
+    if (v < 3 || v > FS_MESH_MAX_VERTICES || t < 1 || t > FS_MESH_MAX_TRIANGLES) return -1;
+    const size_t ib = index_bytes((int)v);
+    if ((p[6] | p[7] << 8) != (ib == 4 ? OBSTACLE_MESH_WIDE : 0) || n != obstacle_mesh_size((int)v, (int)t)) return -1;
+    for (int k = 0; k < 6; k++) {
+        float f;
+        uint32_t u = get_u32(p + 16 + 4 * k);
+        memcpy(&f, &u, 4);
+        if (!isfinite(f)) return -1;
+    }
+    const uint8_t *ix = p + n - 3 * (size_t)t * ib;
+    for (size_t i = 0; i < 3 * (size_t)t; i++)
+        if ((ib == 4 ? get_u32(ix + 4 * i) : (uint32_t)(ix[2 * i] | ix[2 * i + 1] << 8)) >= v) return -1;
+    const uint64_t h = (uint64_t)get_u32(p + OBSTACLE_MESH_HASH_AT) | (uint64_t)get_u32(p + OBSTACLE_MESH_HASH_AT + 4)
+                                                                          << 32;
+    if (h != obstacle_mesh_hash(p, n)) return -1;
+    if (hash) *hash = h;
+    return 0;
+}

@@ -31,5 +31,10 @@ uint64_t obstacle_mesh_hash(const uint8_t *p, size_t n);
 /* The mesh (a checked one: fs_mesh_check) encoded, its hash written into it
  * and into *hash; NULL when out of memory. */
 msg_buf *obstacle_mesh_encode(const fs_mesh *m, uint64_t *hash);
+/* Whether p[0..n) is an encoding as obstacle_mesh_encode writes one: its
+ * head, counts within the core's bounds, size, finite bounds, indices in
+ * range and its hash (into *hash).  0, or -1.  (A relay takes meshes from
+ * the bus.) */
+int obstacle_mesh_check(const uint8_t *p, size_t n, uint64_t *hash);
 
 #endif

@@ -1,7 +1,8 @@
 /* fuzz_bus.c - libFuzzer harness for the messages a node reads from the
  * message bus (server/wire/bus_codec.c): the first input byte picks the
  * decoder (frameset, wants, reply, forward, info, stats, a subject's relay
- * id, the rooms' list, or a room's subject), the rest is the message; a
+ * id, the rooms' list, a room's subject, a room's obstacles, an obstacle's
+ * mesh, or a relay's mesh wants), the rest is the message; a
  * forwarded client message is then decoded as the sim node does
  * (wire_decode_command).  Each must refuse or decode, never read out of
  * bounds, never leak what it allocated; what decodes holds room names of the
@@ -15,6 +16,7 @@
 #include "bus_codec.h"
 #include "command.h"
 #include "fuzz_check.h"
+#include "obstacle_mesh.h"
 #include "room_name.h"
 #include "rest_route.h"
 #include "wire.h"
@@ -24,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const uint8_t *p = data + 1;
     size_t n = size - 1;
     char err[200];
-    switch (data[0] % 9) {
+    switch (data[0] % 12) {
     case 0: {
         frameset fs;
         if (!bus_decode_frameset(p, n, &fs, err, sizeof err)) frameset_unref(&fs);
@@ -113,6 +115,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         subj[k] = 0;
         if (!bus_subject_room(subj, "fluid.w.r", "frames", room, err, sizeof err))
             FUZZ_REQUIRE(room_name_ok(room, strlen(room), NULL, 0));
+        break;
+    }
+    case 9: {
+        bus_obstacles o;
+        if (!bus_decode_obstacles(p, n, &o, err, sizeof err)) {
+            FUZZ_REQUIRE(o.count >= 0 && o.count <= FS_MAX_OBSTACLES && o.list_len <= BUS_MAX_OBST_LIST &&
+                         o.list >= p && o.list + o.list_len <= p + n);
+            for (int i = 0; i < o.count; i++) FUZZ_REQUIRE(o.bytes[i] >= OBSTACLE_MESH_HEAD);
+        }
+        break;
+    }
+    case 10: {
+        uint32_t id;
+        uint64_t hash, again;
+        const uint8_t *mesh;
+        size_t len;
+        if (!bus_decode_obstacle_mesh(p, n, &id, &hash, &mesh, &len, err, sizeof err))
+            FUZZ_REQUIRE(mesh >= p && mesh + len <= p + n && !obstacle_mesh_check(mesh, len, &again) && again == hash);
+        break;
+    }
+    case 11: {
+        uint32_t relay, ids[FS_MAX_OBSTACLES];
+        char room[ROOM_NAME_CAP];
+        int k = -1;
+        if (!bus_decode_mesh_wants(p, n, &relay, room, ids, &k, err, sizeof err))
+            FUZZ_REQUIRE(k >= 0 && k <= FS_MAX_OBSTACLES && relay >= 1 && relay <= CMD_RELAY_MAX &&
+                         room_name_ok(room, strlen(room), NULL, 0));
         break;
     }
     }

@@ -9,6 +9,8 @@
  * within the limits, and its closedness check and (when closed) its mass
  * properties run and give a finite positive volume. */
 #include <math.h>
+#include <sanitizer/allocator_interface.h>
+#include <sanitizer/asan_interface.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,70 @@ const char *__asan_default_options(void) {
 }
 
 #define REQUIRE FUZZ_REQUIRE
+
+/* Assimp's OBJ importer allocates a 16 MiB line cache for every file
+ * (IOStreamBuffer's default size) and fills it twice.  ASan serves a block
+ * that large from a fresh mapping and unmaps it when its quarantine lets it
+ * go, so each OBJ input cost 4,096 page faults and most of the harness's
+ * time (about 40 ms of CPU an input against 1 ms for an STL).  The harness
+ * replaces the global operator new and delete (the replaceable C++
+ * allocation functions, by their mangled names: libassimp and libstdc++
+ * call them) for blocks of BIG_BLOCK bytes or more: a deleted one is kept
+ * (up to KEPT of them), poisoned whole, and handed out again for a request
+ * between half its size and its size, poisoned past the request.  ASan
+ * still reports a read or write past the requested end or into a deleted
+ * block (use-after-poison), and a second delete (free twice); what Assimp
+ * is fed is unchanged.  Smaller blocks go to malloc and free as before. */
+#define BIG_BLOCK (4u << 20)
+#define KEPT 4
+static struct {
+    void *p;
+    size_t cap;
+} kept[KEPT];
+static int nkept;
+
+void *_Znwm(size_t n);           /* operator new(std::size_t) */
+void _ZdlPv(void *p);            /* operator delete(void *) */
+void _ZdlPvm(void *p, size_t n); /* operator delete(void *, std::size_t) */
+
+void *_Znwm(size_t n) {
+    for (int k = 0; n >= BIG_BLOCK && k < nkept; k++) {
+        if (kept[k].cap < n || kept[k].cap / 2 > n) continue;
+        void *p = kept[k].p;
+        kept[k] = kept[--nkept];
+        ASAN_UNPOISON_MEMORY_REGION(p, n);
+        return p;
+    }
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "fuzz_mesh: operator new of %zu bytes failed\n", n);
+        abort();
+    }
+    return p;
+}
+
+void _ZdlPv(void *p) {
+    if (!p) return;
+    for (int k = 0; k < nkept; k++)
+        if (kept[k].p == p) { /* deleted twice: let ASan report it */
+            kept[k] = kept[--nkept];
+            free(p);
+            free(p);
+            return;
+        }
+    const size_t cap = __sanitizer_get_ownership(p) ? __sanitizer_get_allocated_size(p) : 0;
+    if (cap >= BIG_BLOCK && nkept < KEPT) {
+        ASAN_POISON_MEMORY_REGION(p, cap);
+        kept[nkept].p = p, kept[nkept++].cap = cap;
+        return;
+    }
+    free(p);
+}
+
+void _ZdlPvm(void *p, size_t n) {
+    (void)n;
+    _ZdlPv(p);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1) return 0;

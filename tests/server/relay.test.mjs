@@ -9,6 +9,9 @@
 // own clients, and a relay user flooding its subject with scene loads is held
 // to a browser's rate limit per client and to its relay's bound as a whole;
 // one asking for a keyframe in every wants message gets one coded a second.
+// A relay serves the obstacles' meshes it fetched from the sim node (the
+// same bytes; 501 for one larger than the broker's max_payload; a forged
+// mesh on the bus refused).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -509,6 +512,84 @@ test("a relay user asking for a keyframe in every wants message gets at most one
     viewer.close();
   } finally {
     if (raw) raw.close();
+    b.kill('SIGKILL');
+  }
+});
+
+// An OBJ of a grid of n x n vertices on z = 0 (an open sheet): 2 (n - 1)^2 triangles.
+function sheetObj(n) {
+  const lines = [];
+  for (let j = 0; j < n; j++) for (let i = 0; i < n; i++) lines.push(`v ${i / (n - 1)} ${j / (n - 1)} 0`);
+  for (let j = 0; j + 1 < n; j++) {
+    for (let i = 0; i + 1 < n; i++) {
+      const a = j * n + i + 1, b = a + 1, c = a + n, d = c + 1;
+      lines.push(`f ${a} ${b} ${d}`, `f ${a} ${d} ${c}`);
+    }
+  }
+  return lines.join('\n') + '\n';
+}
+const CUBE_OBJ = 'v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nv 0 0 1\nv 1 0 1\nv 0 1 1\nv 1 1 1\n' +
+  'f 1 5 7 3\nf 2 4 8 6\nf 1 2 6 5\nf 3 7 8 4\nf 1 3 4 2\nf 5 6 8 7\n';
+
+test("a relay serves obstacles' meshes: fetched from the sim node over the bus once, checked by hash, listed after a hello; one larger than the bus carries is 501; a forged mesh on the bus is refused", { skip: why }, async (t) => {
+  const { broker: b, port } = await brokerOnFreePort();
+  try {
+    const url = `nats://127.0.0.1:${port}`;
+    const node = await startServer(['--particles', '2000', '--nats', url, '--world', 'omesh']);
+    const relay = await startServer(['--nats', url, '--world', 'omesh', '--relay', '1', '--relay-id', '4']);
+    const place = async (text, body) => {
+      const up = await fetch(`${node.base}/api/meshes`, { method: 'POST', headers: { 'Content-Type': 'model/obj' }, body: text, signal: AbortSignal.timeout(WAIT) });
+      const m = await up.json();
+      assert.equal(up.status, 200, JSON.stringify(m));
+      const o = await http(node, 'POST', '/api/obstacles', { body: { mesh: m.id, ...body } });
+      assert.equal(o.status, 200, o.text);
+      return o.json.id;
+    };
+    const meshOf = async (srv, id) => {
+      const r = await fetch(`${srv.base}/api/obstacles/${id}/mesh`, { signal: AbortSignal.timeout(WAIT) });
+      return { status: r.status, bytes: Buffer.from(await r.arrayBuffer()) };
+    };
+    const cubeId = await place(CUBE_OBJ, { pos: [0.5, 0.3, 0.5], scale: 0.2 });
+    const want = await meshOf(node, cubeId);
+    assert.equal(want.status, 200);
+    // a viewer on the relay gets the list after its hello, then the relay serves the mesh (busy while it comes)
+    const c = await connect(relay);
+    await c.next((m) => m.type === 'hello');
+    const list = await c.next((m) => m.type === 'obstacles' && m.obstacles.length === 1);
+    assert.equal(list.obstacles[0].id, cubeId);
+    let got, busy = 0;
+    await until(async () => { got = await meshOf(relay, cubeId); busy += got.status === 503; return got.status !== 503; }, 'the relay to have the cube mesh');
+    assert.equal(got.status, 200, got.bytes.toString());
+    assert.deepEqual(got.bytes, want.bytes, "the relay's mesh is the node's, byte for byte");
+    assert.equal((await meshOf(relay, 999)).status, 404, 'an obstacle the room does not have');
+    // a sheet of 65,536 vertices and 130,050 triangles: 1,173,564 bytes encoded, above the broker's 1 MB max_payload
+    const sheetId = await place(sheetObj(256), { fit: true });
+    const big = await meshOf(node, sheetId);
+    assert.equal(big.status, 200);
+    await until(async () => (await c.next((m) => m.type === 'obstacles')).obstacles.length === 2, 'the list of two');
+    let sheet;
+    await until(async () => { sheet = await http(relay, 'GET', `/api/obstacles/${sheetId}/mesh`); return sheet.status !== 404; }, 'the relay to list the sheet');
+    assert.equal(sheet.status, 501, sheet.text);
+    assert.match(sheet.json.error, /larger than the message bus carries/);
+    assert.equal((await meshOf(relay, cubeId)).status, 200, 'the cube is still served');
+    // a forged mesh on the relay's subject: refused (its hash does not match), the relay's copy stays
+    const refused = async () => metric((await get(relay, '/metrics')).text, 'fluid_bus_messages_total{what="refused"}');
+    const before = await refused();
+    const forged = Buffer.from(want.bytes);
+    forged[want.bytes.length - 1] ^= 1;
+    const head = Buffer.alloc(16);
+    head.write('OMSH', 0, 'latin1'); head.writeUInt32LE(2, 4); head.writeUInt32LE(cubeId, 8); head.writeUInt32LE(forged.length, 12);
+    assert.equal(await natsPublish(port, undefined, undefined, 'fluid.omesh.r.default.omesh', Buffer.concat([head, forged])), 'PONG');
+    await until(async () => (await refused()) > before, 'the relay to refuse the forged mesh');
+    assert.deepEqual((await meshOf(relay, cubeId)).bytes, want.bytes);
+    t.diagnostic(`cube mesh ${want.bytes.length} bytes through the relay (${busy} busy answers first); sheet ${big.bytes.length} bytes: 501`);
+    c.close();
+    for (const [who, srv] of [['relay', relay], ['sim node', node]]) {
+      const end = await srv.stop('SIGTERM');
+      assert.equal(end.code, 0, `${who} exit: ${srv.stderr.slice(-2000)}`);
+      assert.doesNotMatch(srv.stderr, /Sanitizer|runtime error/, who);
+    }
+  } finally {
     b.kill('SIGKILL');
   }
 });

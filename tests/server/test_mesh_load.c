@@ -3,7 +3,8 @@
  * (with a node's translation) loads as 8 welded vertices and 12 triangles,
  * closed, of volume 1; PLY is refused (off); broken, truncated, hostile and
  * oversized files are refused with a sentence; both in this process and in
- * a reader process. */
+ * a reader process.  A glTF file reaches no importer but glTF 2's: its JSON
+ * chunk is held to strict JSON and the probe's "asset" (glb_check.c). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "fluid_sim.h"
+#include "glb_check.h"
 #include "mesh_load.h"
 #include "testlib.h"
 
@@ -139,6 +141,19 @@ static buf glb(const char *uri) {
     return b;
 }
 
+/* A binary glTF 2.0 header and a JSON chunk of the given text (padded with
+ * spaces), no BIN chunk. */
+static buf glb_of_json(const char *json) {
+    buf js = {0};
+    put(&js, json, strlen(json));
+    while (js.n % 4) put(&js, " ", 1);
+    buf b = {0};
+    put(&b, "glTF", 4), put32(&b, 2), put32(&b, (uint32_t)(20 + js.n));
+    put32(&b, (uint32_t)js.n), put(&b, "JSON", 4), put(&b, js.p, js.n);
+    free(js.p);
+    return b;
+}
+
 /* The loader under test: in this process, or in a reader process. */
 typedef int loader(const void *, size_t, mesh_format, const mesh_limits *, mesh_data *, char *, size_t);
 static loader *load = mesh_load;
@@ -212,6 +227,75 @@ static void test_refusals(void) {
     expect_refused("glTF with a wrong length", g.p, g.n, MESH_GLB, NULL, "length");
     expect_refused("glTF cut short", g.p, 40, MESH_GLB, NULL, "glTF");
     free(g.p);
+    /* Two of Assimp's importers claim .glb; when both turn a file down,
+     * Assimp probes all of its importers: a JSON chunk holding an OBJ body
+     * was read as OBJ (one triangle).  The glTF 2 importer's probe must
+     * take every glTF file that reaches Assimp (glb_check.c). */
+    g = glb_of_json("\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+    expect_refused("glTF whose JSON chunk is an OBJ body", g.p, g.n, MESH_GLB, NULL, "not model/gltf-binary");
+    free(g.p);
+    g = glb_of_json("{\"asset\":{\"version\":\"1.0\"}}");
+    expect_refused("glTF 1.0 JSON in a version 2 header", g.p, g.n, MESH_GLB, NULL, "asset.version");
+    free(g.p);
+    g = glb_of_json("{\"asset\":{\"version\":\"2.0\",\"generator\":7}}");
+    expect_refused("glTF with a number for asset.generator", g.p, g.n, MESH_GLB, NULL, "generator");
+    free(g.p);
+    g = glb_of_json("{\"asset\":{\"version\":\"2.0\"}}");
+    g.p = realloc(g.p, g.n + 8);
+    memcpy(g.p + g.n, "\4\0\0\0JSON", 8); /* a second chunk that is not BIN */
+    g.n += 8;
+    g.p[8] = (char)g.n;
+    expect_refused("glTF whose second chunk is not BIN", g.p, g.n, MESH_GLB, NULL, "BIN chunk");
+    free(g.p);
+}
+
+/* The strict JSON of glTF chunks: what any conforming parser reads, and
+ * nothing else. */
+static void test_json_strict(void) {
+    const char *good[] = {"{}",
+                          " [1, -0.5e+3, 0, 1E-2, \"a\\u00e9\\ud83d\\ude00\\n\", true, false, null, {\"k\": []}] ",
+                          "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"", "1e308"};
+    for (size_t k = 0; k < sizeof good / sizeof good[0]; k++) {
+        const char *bad = glb_json_strict(good[k], strlen(good[k]));
+        CHECK(bad == NULL, "valid JSON %zu refused: %s", k, bad);
+    }
+    static const struct {
+        const char *text, *why;
+    } bad[] = {{"", "ends where a value"},
+               {"{} {}", "more after"},
+               {"[1,]", "not one"},
+               {"{\"a\" 1}", "colon"},
+               {"{1:2}", "key is not a string"},
+               {"[01]", "comma"},
+               {"[1.]", "after its point"},
+               {"1e400", "range"},
+               {"-", "no digits"},
+               {"\"\\ud800\"", "high surrogate"},
+               {"\"\\udc00\"", "lone low"},
+               {"\"\\x\"", "unknown escape"},
+               {"\"\\u12\"", "four hex"},
+               {"\"a\tb\"", "control"},
+               {"\"\xc0\xaf\"", "UTF-8"},
+               {"\"\xed\xa0\x80\"", "UTF-8"},
+               {"[1", "inside"},
+               {"\"abc", "not closed"},
+               {"tru", "not one"},
+               {"NaN", "not one"}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        const char *why = glb_json_strict(bad[k].text, strlen(bad[k].text));
+        CHECK(why && strstr(why, bad[k].why), "bad JSON %zu (%s): %s", k, bad[k].text, why ? why : "accepted");
+    }
+    const char nul[] = "[1,\0 2]";
+    CHECK(glb_json_strict(nul, sizeof nul - 1) != NULL, "a NUL accepted");
+    char deep[2 * GLB_JSON_MAX_DEPTH + 4];
+    for (int d = 0; d <= 1; d++) {
+        const int levels = GLB_JSON_MAX_DEPTH + d;
+        for (int k = 0; k < levels; k++) deep[k] = '[', deep[levels + k] = ']';
+        const char *why = glb_json_strict(deep, 2 * (size_t)levels);
+        CHECK(d ? why && strstr(why, "deeper") : why == NULL, "%d levels: %s", levels, why ? why : "accepted");
+    }
+    REPORT("strict JSON: %zu valid texts accepted, %zu invalid ones, a NUL and %d levels of nesting refused",
+           sizeof good / sizeof good[0], sizeof bad / sizeof bad[0], GLB_JSON_MAX_DEPTH + 1);
 }
 
 static void test_formats(void) {
@@ -251,6 +335,7 @@ static void test_isolated(void) {
 int main(int argc, char **argv) {
     static const tl_test tests[] = {{"mesh_load_formats", test_formats},
                                     {"mesh_load_refusals", test_refusals},
-                                    {"mesh_load_isolated", test_isolated}};
-    return tl_run(tests, 3, argc, argv);
+                                    {"mesh_load_isolated", test_isolated},
+                                    {"mesh_load_json_strict", test_json_strict}};
+    return tl_run(tests, 4, argc, argv);
 }

@@ -1523,6 +1523,68 @@ static void test_bus_codec(void) {
     msg_buf_unref(m);
 }
 
+/* The obstacles' bus messages: a room's set, a mesh (checked against its
+ * own hash), a relay's wants; each round trip, and the refusals. */
+static void test_bus_obstacles(void) {
+    char err[200];
+    fs_vec3 v[4] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    uint32_t t[12] = {0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3};
+    fs_mesh mesh = {v, 4, t, 4};
+    uint64_t h = 0, h2 = 0;
+    msg_buf *enc = obstacle_mesh_encode(&mesh, &h);
+    CHECK(enc && obstacle_mesh_check(enc->data, enc->len, &h2) == 0 && h2 == h, "a tetrahedron's encoding checks");
+    msg_buf *m = bus_encode_obstacle_mesh(7, enc);
+    uint32_t id = 0;
+    const uint8_t *body;
+    size_t len;
+    CHECK(bus_decode_obstacle_mesh(m->data, m->len, &id, &h2, &body, &len, err, sizeof err) == 0 && id == 7 &&
+              h2 == h && len == enc->len && !memcmp(body, enc->data, len),
+          "a mesh message round trip: %s", err);
+    m->data[m->len - 1] ^= 1; /* an index: the hash no longer matches */
+    CHECK(bus_decode_obstacle_mesh(m->data, m->len, &id, &h2, &body, &len, err, sizeof err) != 0 && strstr(err, "hash"),
+          "a changed mesh refused: %s", err);
+    m->data[m->len - 1] ^= 1;
+    CHECK(bus_decode_obstacle_mesh(m->data, m->len - 2, &id, &h2, &body, &len, err, sizeof err) != 0,
+          "a short mesh message refused");
+    msg_buf_unref(m);
+    const char list[] = "\x81\xa4type\xa9obstacles";
+    bus_obstacles o = {.count = 2, .id = {7, 9}, .hash = {h, 42}, .bytes = {(uint32_t)enc->len, 4096}};
+    o.list = (const uint8_t *)list, o.list_len = sizeof list - 1;
+    m = bus_encode_obstacles(&o);
+    bus_obstacles oo;
+    CHECK(bus_decode_obstacles(m->data, m->len, &oo, err, sizeof err) == 0 && oo.count == 2 && oo.id[1] == 9 &&
+              oo.hash[0] == h && oo.bytes[0] == enc->len && oo.list_len == o.list_len &&
+              !memcmp(oo.list, list, o.list_len),
+          "an obstacle set round trip: %s", err);
+    msg_buf_unref(m);
+    o.bytes[1] = 20; /* below the encoding's head */
+    m = bus_encode_obstacles(&o);
+    CHECK(bus_decode_obstacles(m->data, m->len, &oo, err, sizeof err) != 0, "a mesh size below the head refused");
+    msg_buf_unref(m);
+    o.bytes[1] = 4096;
+    m = bus_encode_obstacles(&o);
+    m->data[8] = FS_MAX_OBSTACLES + 1; /* the count */
+    CHECK(bus_decode_obstacles(m->data, m->len, &oo, err, sizeof err) != 0, "17 obstacles refused");
+    msg_buf_unref(m);
+    const uint32_t ids[3] = {1, 2, 3};
+    m = bus_encode_mesh_wants(5, "lab", ids, 3);
+    uint32_t relay = 0, got[FS_MAX_OBSTACLES];
+    char room[ROOM_NAME_CAP];
+    int k = -1;
+    CHECK(bus_decode_mesh_wants(m->data, m->len, &relay, room, got, &k, err, sizeof err) == 0 && relay == 5 && k == 3 &&
+              got[2] == 3 && !strcmp(room, "lab"),
+          "mesh wants round trip: %s", err);
+    msg_buf_unref(m);
+    m = bus_encode_mesh_wants(0, "lab", ids, 3);
+    CHECK(bus_decode_mesh_wants(m->data, m->len, &relay, room, got, &k, err, sizeof err) != 0, "relay 0 refused");
+    msg_buf_unref(m);
+    m = bus_encode_mesh_wants(5, "../x", ids, 3);
+    CHECK(bus_decode_mesh_wants(m->data, m->len, &relay, room, got, &k, err, sizeof err) != 0,
+          "a room name against the rule refused");
+    msg_buf_unref(m);
+    msg_buf_unref(enc);
+}
+
 int main(int argc, char **argv) {
     bool write = argc > 2 && !strcmp(argv[1], "--write-golden");
     const char *dir = write ? argv[2] : argc > 1 ? argv[1] : "protocol/golden";
@@ -1542,6 +1604,7 @@ int main(int argc, char **argv) {
     test_reply_codes();
     test_reply_codes_documented(dir);
     test_bus_codec();
+    test_bus_obstacles();
     printf("test_server_wire: %d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

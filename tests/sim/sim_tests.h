@@ -28,6 +28,7 @@
     X(bodies_rough_handling, test_bodies_rough_handling)                                                               \
     X(bodies_impulse_report, test_bodies_impulse_report)                                                               \
     X(bodies_momentum, test_bodies_momentum)                                                                           \
+    X(bodies_momentum_unified, test_bodies_momentum_unified)                                                           \
     X(bodies_buoyancy, test_bodies_buoyancy)                                                                           \
     X(bodies_stickiness, test_bodies_stickiness)                                                                       \
     X(snapshot_roundtrip, test_snapshot_roundtrip)                                                                     \

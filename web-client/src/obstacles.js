@@ -53,10 +53,16 @@ export class Obstacles {
     });
   }
 
+  // A relay answers 503 while it fetches the mesh from the sim node: asked
+  // again, every half second, for up to 30 s.
   async fetchMesh(id) {
-    const r = await fetch(apiPath(`/obstacles/${id}/mesh`), { headers: this.auth });
-    if (!r.ok) throw new Error(await why(r));
-    return r.arrayBuffer();
+    for (let tries = 0; ; tries++) {
+      const r = await fetch(apiPath(`/obstacles/${id}/mesh`), { headers: this.auth });
+      if (r.ok) return r.arrayBuffer();
+      if (r.status !== 503 || tries >= 60) throw new Error(await why(r));
+      await r.arrayBuffer().catch(() => null);
+      await new Promise((res) => setTimeout(res, 500));
+    }
   }
 
   // Every hello: the list that follows it is taken whatever its version.
