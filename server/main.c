@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "alloc_policy.h"
+#include "crash_report.h"
 #include "bus.h"
 #include "command.h"
 #include "config.h"
@@ -117,6 +118,7 @@ static int load_secret(const srv_config *cfg, net *n, secret_key *out, char *err
 
 int main(int argc, char **argv) {
     alloc_policy_init(); /* before any thread */
+    crash_report_init();
     srv_config cfg;
     config_defaults(&cfg);
     int rc = config_parse(&cfg, argc, argv, stdout, stderr);

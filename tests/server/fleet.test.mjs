@@ -172,7 +172,10 @@ test('a fleet of three sim nodes: directory, placement, one stepper per room, 40
   // (its sim threads may log 'stepping stops at tick N' first, or wake after the fleet thread fenced them for good)
   for (const n of itsRooms) assert.equal((await get(frozen, `/api/rooms/${n}`)).status, 404, `${n} is no longer on node ${frozenId}`);
   assert.ok(!/claim is renewed: stepping from tick/.test(frozen.stderr), 'the frozen node never stepped its rooms again');
-  const mf = (await get(frozen, '/metrics')).text;
+  // the counters are published by the fleet thread's next pass, after its log lines
+  let mf = '';
+  await until(async () => { mf = (await get(frozen, '/metrics')).text; return metric(mf, 'fluid_fleet_rooms_lost_total') >= itsRooms.length; },
+    () => `node ${frozenId} counts its lost rooms: ${mf.split('\n').filter((l) => l.startsWith('fluid_fleet')).join('; ')}`);
   const fleetLines = mf.split('\n').filter((l) => l.startsWith('fluid_fleet')).join('; ');
   assert.equal(metric(mf, 'fluid_fleet_rooms_lost_total'), itsRooms.length, `rooms lost by node ${frozenId}: ${fleetLines}`);
   assert.equal(metric(mf, 'fluid_fleet_rooms_held'), 0, `rooms held by node ${frozenId}: ${fleetLines}\n${frozen.stderr.slice(-1500)}`);
@@ -359,7 +362,7 @@ test('snapshots in JetStream and takeover: SIGKILL, SIGSTOP with viewers, a corr
   const stopRooms = names.filter((n) => roomIn(fs, n).node === stopId);
   const ended = await stopping.stop('SIGTERM');
   byId.delete(stopId);
-  assert.equal(ended.code, 0, `node ${stopId} stops cleanly: ${stopping.stderr.slice(-1500)}`);
+  assert.equal(ended.code, 0, `node ${stopId} stops cleanly (signal ${ended.signal}): ${stopping.stderr.slice(-1500)}`);
   assert.doesNotMatch(stopping.stderr, /Sanitizer|runtime error/, 'no sanitizer report (with FLUID_SERVER=build/fluid-server-san)');
   for (const n of stopRooms) {
     const saved = new RegExp(`room '${n}' saved at stop \\(save (\\d+), tick (\\d+)\\)`).exec(stopping.stderr);
