@@ -1,5 +1,6 @@
 /* bus_codec.c - the bus messages (see bus_codec.h). */
 #include "bus_codec.h"
+#include "refusal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -79,23 +80,15 @@ static uint64_t r64(rd *r) {
     return lo | (uint64_t)r32(r) << 32;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 /* Opens a message: its tag and version. */
 static int r_head(rd *r, const uint8_t *p, size_t n, const char tag[4], char *err, size_t errlen) {
     *r = (rd){p, n, 0, false};
-    if (n > BUS_MAX_MSG) return fail(err, errlen, "bus message of %zu bytes (limit %u)", n, BUS_MAX_MSG);
+    if (n > BUS_MAX_MSG) return wire_refuse(err, errlen, "bus message of %zu bytes (limit %u)", n, BUS_MAX_MSG);
     const uint8_t *t = r_take(r, 4);
-    if (!t || memcmp(t, tag, 4)) return fail(err, errlen, "not a %.4s bus message", tag);
+    if (!t || memcmp(t, tag, 4)) return wire_refuse(err, errlen, "not a %.4s bus message", tag);
     uint32_t v = r32(r);
     if (r->bad || v != VERSION)
-        return fail(err, errlen, "%.4s bus message of version %u (this node reads %d)", tag, v, VERSION);
+        return wire_refuse(err, errlen, "%.4s bus message of version %u (this node reads %d)", tag, v, VERSION);
     return 0;
 }
 
@@ -124,8 +117,8 @@ static int r_name(rd *r, char out[ROOM_NAME_CAP], char *err, size_t errlen) {
 }
 
 static int r_end(const rd *r, const char *what, char *err, size_t errlen) {
-    if (r->bad) return fail(err, errlen, "%s: truncated", what);
-    if (r->off != r->n) return fail(err, errlen, "%s: %zu trailing bytes", what, r->n - r->off);
+    if (r->bad) return wire_refuse(err, errlen, "%s: truncated", what);
+    if (r->off != r->n) return wire_refuse(err, errlen, "%s: %zu trailing bytes", what, r->n - r->off);
     return 0;
 }
 
@@ -162,7 +155,7 @@ int bus_decode_frameset(const uint8_t *p, size_t n, frameset *out, char *err, si
     out->seq = r32(&r);
     out->tick = r64(&r);
     uint32_t np = r32(&r), count = r32(&r);
-    if (r.bad || np > (1u << 24) || count > FRAMESET_MAX) return fail(err, errlen, "frameset: bad counts");
+    if (r.bad || np > (1u << 24) || count > FRAMESET_MAX) return wire_refuse(err, errlen, "frameset: bad counts");
     out->n = (int)np;
     for (uint32_t i = 0; i < count; i++) {
         uint32_t base = r32(&r), prev = r32(&r), len = r32(&r);
@@ -171,7 +164,7 @@ int bus_decode_frameset(const uint8_t *p, size_t n, frameset *out, char *err, si
         msg_buf *m = msg_buf_from_bytes(b, len);
         if (!m) {
             frameset_unref(out);
-            return fail(err, errlen, "frameset: out of memory");
+            return wire_refuse(err, errlen, "frameset: out of memory");
         }
         out->coding[out->count++] = (frame_coding){.base = base, .prev = prev, .msg = m};
     }
@@ -210,13 +203,14 @@ int bus_decode_wants(const uint8_t *p, size_t n, uint32_t *relay, bus_room_wants
     *relay = r32(&r);
     uint32_t count = r32(&r);
     if (r.bad || count > (uint32_t)cap || count > BUS_MAX_ROOMS)
-        return fail(err, errlen, "wants: %u rooms (at most %d)", count, cap < BUS_MAX_ROOMS ? cap : BUS_MAX_ROOMS);
+        return wire_refuse(err, errlen, "wants: %u rooms (at most %d)", count,
+                           cap < BUS_MAX_ROOMS ? cap : BUS_MAX_ROOMS);
     for (uint32_t i = 0; i < count; i++) {
         char why[160] = "";
         if (r_name(&r, out[i].room, why, sizeof why))
-            return r.bad ? fail(err, errlen, "wants: truncated") : fail(err, errlen, "wants: %s", why);
+            return r.bad ? wire_refuse(err, errlen, "wants: truncated") : wire_refuse(err, errlen, "wants: %s", why);
         uint32_t clients = r32(&r), keys = r32(&r), flags = r32(&r);
-        if (clients > 1000000) return fail(err, errlen, "wants: %u clients out of range", clients);
+        if (clients > 1000000) return wire_refuse(err, errlen, "wants: %u clients out of range", clients);
         out[i].w = (frame_wants){.clients = (int)clients,
                                  .key_requests = keys,
                                  .stride2 = flags & 1,
@@ -224,7 +218,7 @@ int bus_decode_wants(const uint8_t *p, size_t n, uint32_t *relay, bus_room_wants
                                  .bridge = (flags >> 2) & 1};
     }
     if (r_end(&r, "wants", err, errlen)) return -1;
-    if (*relay < 1 || *relay > CMD_RELAY_MAX) return fail(err, errlen, "wants: relay %u out of range", *relay);
+    if (*relay < 1 || *relay > CMD_RELAY_MAX) return wire_refuse(err, errlen, "wants: relay %u out of range", *relay);
     *k = (int)count;
     return 0;
 }
@@ -255,13 +249,13 @@ int bus_decode_reply(const uint8_t *p, size_t n, cmd_reply *out, char room[ROOM_
     out->value = (int64_t)r64(&r);
     const uint8_t *e = r_take(&r, sizeof out->error), *nm = r_take(&r, sizeof out->name);
     char why[160] = "";
-    if (r_name(&r, room, why, sizeof why) && !r.bad) return fail(err, errlen, "reply: %s", why);
+    if (r_name(&r, room, why, sizeof why) && !r.bad) return wire_refuse(err, errlen, "reply: %s", why);
     if (r_end(&r, "reply", err, errlen)) return -1;
-    if (kind >= CMD_KIND_COUNT) return fail(err, errlen, "reply: unknown command kind %u", kind);
-    if (ok > 3) return fail(err, errlen, "reply: unknown flags %u", ok);
+    if (kind >= CMD_KIND_COUNT) return wire_refuse(err, errlen, "reply: unknown command kind %u", kind);
+    if (ok > 3) return wire_refuse(err, errlen, "reply: unknown flags %u", ok);
     /* (a refusal without a code, 0, reads as internal: cmd_reply_code) */
     if (code >= RC_COUNT || ((ok & 1) && code != RC_OK))
-        return fail(err, errlen, "reply: code %u outside the table, or on an ok reply", code);
+        return wire_refuse(err, errlen, "reply: code %u outside the table, or on an ok reply", code);
     out->kind = (cmd_kind)kind;
     out->ok = ok & 1;
     out->code = (reply_code)code;
@@ -295,24 +289,24 @@ int bus_decode_forward(const uint8_t *p, size_t n, bus_forward *f, char *err, si
     f->client = r32(&r);
     uint32_t k = r32(&r);
     char why[160] = "";
-    if (r_name(&r, f->room, why, sizeof why) && !r.bad) return fail(err, errlen, "client message: %s", why);
+    if (r_name(&r, f->room, why, sizeof why) && !r.bad) return wire_refuse(err, errlen, "client message: %s", why);
     uint32_t cl = r32(&r);
     if (cl > BUS_MAX_CRED)
-        return fail(err, errlen, "client message: a credential of %u bytes (at most %d)", cl, BUS_MAX_CRED);
+        return wire_refuse(err, errlen, "client message: a credential of %u bytes (at most %d)", cl, BUS_MAX_CRED);
     f->cred = r_take(&r, cl);
     f->cred_len = cl;
     uint32_t l = r32(&r);
     f->bytes = r_take(&r, l);
     f->len = l;
     if (r_end(&r, "client message", err, errlen)) return -1;
-    if (k > BUS_FWD_AUTH) return fail(err, errlen, "client message: unknown kind %u", k);
-    if (cl && memchr(f->cred, 0, cl)) return fail(err, errlen, "client message: a NUL in its credential");
+    if (k > BUS_FWD_AUTH) return wire_refuse(err, errlen, "client message: unknown kind %u", k);
+    if (cl && memchr(f->cred, 0, cl)) return wire_refuse(err, errlen, "client message: a NUL in its credential");
     f->kind = (int)k;
     bool rest = k == BUS_FWD_REST;
     /* (a credential alone is a WebSocket client's or a REST request's: a relay checks both) */
     if (f->relay < 1 || f->relay > CMD_RELAY_MAX || cmd_client_relay(f->client) != f->relay ||
         (k != BUS_FWD_LEFT && k != BUS_FWD_AUTH && rest != ((f->client & CMD_REST_BIT) != 0)))
-        return fail(err, errlen, "client message: client %u is not one of relay %u's", f->client, f->relay);
+        return wire_refuse(err, errlen, "client message: client %u is not one of relay %u's", f->client, f->relay);
     return 0;
 }
 
@@ -335,13 +329,14 @@ int bus_decode_rooms(const uint8_t *p, size_t n, bus_room_entry *out, int cap, i
     if (r_head(&r, p, n, "ROOM", err, errlen)) return -1;
     uint32_t count = r32(&r);
     if (r.bad || count > (uint32_t)cap || count > BUS_MAX_ROOMS)
-        return fail(err, errlen, "rooms: %u rooms (at most %d)", count, cap < BUS_MAX_ROOMS ? cap : BUS_MAX_ROOMS);
+        return wire_refuse(err, errlen, "rooms: %u rooms (at most %d)", count,
+                           cap < BUS_MAX_ROOMS ? cap : BUS_MAX_ROOMS);
     for (uint32_t i = 0; i < count; i++) {
         char why[160] = "";
         if (r_name(&r, out[i].name, why, sizeof why))
-            return r.bad ? fail(err, errlen, "rooms: truncated") : fail(err, errlen, "rooms: %s", why);
+            return r.bad ? wire_refuse(err, errlen, "rooms: truncated") : wire_refuse(err, errlen, "rooms: %s", why);
         uint32_t pr = r32(&r);
-        if (pr >= ROLE_COUNT) return fail(err, errlen, "rooms: '%s': unknown role %u", out[i].name, pr);
+        if (pr >= ROLE_COUNT) return wire_refuse(err, errlen, "rooms: '%s': unknown role %u", out[i].name, pr);
         out[i].public_role = (role)pr;
     }
     if (r_end(&r, "rooms", err, errlen)) return -1;
@@ -352,16 +347,17 @@ int bus_decode_rooms(const uint8_t *p, size_t n, bus_room_entry *out, int cap, i
 int bus_subject_relay(const char *subject, const char *base, uint32_t *relay, char *err, size_t errlen) {
     size_t bl = strlen(base);
     if (!subject || strncmp(subject, base, bl) || subject[bl] != '.')
-        return fail(err, errlen, "subject '%.80s' is not %.80s.<relay>", subject ? subject : "", base);
+        return wire_refuse(err, errlen, "subject '%.80s' is not %.80s.<relay>", subject ? subject : "", base);
     const char *d = subject + bl + 1;
     uint32_t v = 0;
     size_t i = 0;
     for (; d[i]; i++) {
         if (d[i] < '0' || d[i] > '9' || i >= 4 || (i == 0 && d[i] == '0'))
-            return fail(err, errlen, "subject '%.80s': not a relay id", subject);
+            return wire_refuse(err, errlen, "subject '%.80s': not a relay id", subject);
         v = v * 10 + (uint32_t)(d[i] - '0');
     }
-    if (i == 0 || v < 1 || v > CMD_RELAY_MAX) return fail(err, errlen, "subject '%.80s': not a relay id", subject);
+    if (i == 0 || v < 1 || v > CMD_RELAY_MAX)
+        return wire_refuse(err, errlen, "subject '%.80s': not a relay id", subject);
     *relay = v;
     return 0;
 }
@@ -370,13 +366,13 @@ int bus_subject_room(const char *subject, const char *base, const char *leaf, ch
                      size_t errlen) {
     size_t bl = strlen(base), ll = strlen(leaf);
     if (!subject || strncmp(subject, base, bl) || subject[bl] != '.')
-        return fail(err, errlen, "subject '%.80s' is not %.80s.<room>.%s", subject ? subject : "", base, leaf);
+        return wire_refuse(err, errlen, "subject '%.80s' is not %.80s.<room>.%s", subject ? subject : "", base, leaf);
     const char *name = subject + bl + 1, *dot = strchr(name, '.');
     if (!dot || strcmp(dot + 1, leaf) || strlen(dot + 1) != ll)
-        return fail(err, errlen, "subject '%.80s' is not %.80s.<room>.%s", subject, base, leaf);
+        return wire_refuse(err, errlen, "subject '%.80s' is not %.80s.<room>.%s", subject, base, leaf);
     char why[160] = "";
     if (!room_name_ok(name, (size_t)(dot - name), why, sizeof why))
-        return fail(err, errlen, "subject '%.80s': %s", subject, why);
+        return wire_refuse(err, errlen, "subject '%.80s': %s", subject, why);
     memcpy(room, name, (size_t)(dot - name));
     room[dot - name] = 0;
     return 0;
@@ -404,7 +400,7 @@ int bus_unpack_rest(const uint8_t *p, size_t n, int *method, char *path, size_t 
     const uint8_t *bb = r_take(&r, bl);
     if (r_end(&r, "REST request", err, errlen)) return -1;
     if (m > 16 || (size_t)pl + 1 > cap || memchr(pp, 0, pl))
-        return fail(err, errlen, "REST request: bad method or path");
+        return wire_refuse(err, errlen, "REST request: bad method or path");
     *method = (int)m;
     memcpy(path, pp, pl);
     path[pl] = 0;
@@ -425,7 +421,7 @@ static int pod(const uint8_t *p, size_t n, const char tag[4], void *out, size_t 
     uint32_t sz = r32(&r);
     const uint8_t *b = r_take(&r, size);
     if (sz != size || !b)
-        return fail(err, errlen, "%.4s: %u bytes, this build's are %zu (run the same version)", tag, sz, size);
+        return wire_refuse(err, errlen, "%.4s: %u bytes, this build's are %zu (run the same version)", tag, sz, size);
     if (r_end(&r, tag, err, errlen)) return -1;
     memcpy(out, b, size);
     return 0;
@@ -476,16 +472,16 @@ int bus_decode_obstacles(const uint8_t *p, size_t n, bus_obstacles *o, char *err
     if (r_head(&r, p, n, "OBST", err, errlen)) return -1;
     uint32_t count = r32(&r);
     if (r.bad || count > FS_MAX_OBSTACLES)
-        return fail(err, errlen, "obstacles: %u of them (at most %d)", count, FS_MAX_OBSTACLES);
+        return wire_refuse(err, errlen, "obstacles: %u of them (at most %d)", count, FS_MAX_OBSTACLES);
     for (uint32_t i = 0; i < count; i++) {
         o->id[i] = r32(&r), o->hash[i] = r64(&r), o->bytes[i] = r32(&r);
         if (!r.bad && (o->bytes[i] < OBSTACLE_MESH_HEAD || o->bytes[i] > mesh_bytes_max()))
-            return fail(err, errlen, "obstacles: a mesh of %u bytes (the encoding's bound: %zu)", o->bytes[i],
-                        mesh_bytes_max());
+            return wire_refuse(err, errlen, "obstacles: a mesh of %u bytes (the encoding's bound: %zu)", o->bytes[i],
+                               mesh_bytes_max());
     }
     uint32_t len = r32(&r);
     if (!r.bad && len > BUS_MAX_OBST_LIST)
-        return fail(err, errlen, "obstacles: a list of %u bytes (at most %u)", len, BUS_MAX_OBST_LIST);
+        return wire_refuse(err, errlen, "obstacles: a list of %u bytes (at most %u)", len, BUS_MAX_OBST_LIST);
     o->list = r_take(&r, len);
     o->list_len = len;
     if (r_end(&r, "obstacles", err, errlen)) return -1;
@@ -509,11 +505,11 @@ int bus_decode_obstacle_mesh(const uint8_t *p, size_t n, uint32_t *id, uint64_t 
     *id = r32(&r);
     uint32_t l = r32(&r);
     if (!r.bad && l > mesh_bytes_max())
-        return fail(err, errlen, "obstacle mesh: %u bytes (the encoding's bound: %zu)", l, mesh_bytes_max());
+        return wire_refuse(err, errlen, "obstacle mesh: %u bytes (the encoding's bound: %zu)", l, mesh_bytes_max());
     const uint8_t *m = r_take(&r, l);
     if (r_end(&r, "obstacle mesh", err, errlen)) return -1;
     if (obstacle_mesh_check(m, l, hash))
-        return fail(err, errlen, "obstacle mesh: not a mesh encoding (head, counts, size, indices or hash)");
+        return wire_refuse(err, errlen, "obstacle mesh: not a mesh encoding (head, counts, size, indices or hash)");
     *mesh = m, *len = l;
     return 0;
 }
@@ -536,13 +532,15 @@ int bus_decode_mesh_wants(const uint8_t *p, size_t n, uint32_t *relay, char room
     *relay = r32(&r);
     char why[160] = "";
     if (r_name(&r, room, why, sizeof why))
-        return r.bad ? fail(err, errlen, "mesh wants: truncated") : fail(err, errlen, "mesh wants: %s", why);
+        return r.bad ? wire_refuse(err, errlen, "mesh wants: truncated")
+                     : wire_refuse(err, errlen, "mesh wants: %s", why);
     uint32_t count = r32(&r);
     if (!r.bad && count > FS_MAX_OBSTACLES)
-        return fail(err, errlen, "mesh wants: %u obstacles (at most %d)", count, FS_MAX_OBSTACLES);
+        return wire_refuse(err, errlen, "mesh wants: %u obstacles (at most %d)", count, FS_MAX_OBSTACLES);
     for (uint32_t i = 0; i < count && !r.bad; i++) ids[i] = r32(&r);
     if (r_end(&r, "mesh wants", err, errlen)) return -1;
-    if (*relay < 1 || *relay > CMD_RELAY_MAX) return fail(err, errlen, "mesh wants: relay %u out of range", *relay);
+    if (*relay < 1 || *relay > CMD_RELAY_MAX)
+        return wire_refuse(err, errlen, "mesh wants: relay %u out of range", *relay);
     *k = (int)count;
     return 0;
 }

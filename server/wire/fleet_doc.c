@@ -1,19 +1,12 @@
 /* fleet_doc.c - a fleet's directory values as JSON, checked (see fleet_doc.h). */
 #include "fleet_doc.h"
+#include "refusal.h"
 
 #include <cJSON.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-static int refuse(char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    if (err && errlen) vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 fleet_key_kind fleet_key_parse(const char *key, uint32_t *id, char name[ROOM_NAME_CAP]) {
     if (!key) return FLEET_KEY_OTHER;
@@ -39,18 +32,18 @@ fleet_key_kind fleet_key_parse(const char *key, uint32_t *id, char name[ROOM_NAM
 /* The value as a JSON object of at most max fields, or NULL with err. */
 static cJSON *parse(const void *p, size_t n, int max, char *err, size_t errlen) {
     if (n > FLEET_DOC_MAX) {
-        refuse(err, errlen, "%zu bytes, more than %d", n, FLEET_DOC_MAX);
+        wire_refuse(err, errlen, "%zu bytes, more than %d", n, FLEET_DOC_MAX);
         return NULL;
     }
     cJSON *j = n ? cJSON_ParseWithLength(p, n) : NULL;
     if (!cJSON_IsObject(j)) {
         cJSON_Delete(j);
-        refuse(err, errlen, "not a JSON object");
+        wire_refuse(err, errlen, "not a JSON object");
         return NULL;
     }
     if (cJSON_GetArraySize(j) > max) {
         cJSON_Delete(j);
-        refuse(err, errlen, "more than %d fields", max);
+        wire_refuse(err, errlen, "more than %d fields", max);
         return NULL;
     }
     return j;
@@ -110,7 +103,7 @@ static int snap_read(const cJSON *o, fleet_snap_manifest *m, char *err, size_t e
     memset(m, 0, sizeof *m);
     if (cJSON_IsNull(o)) return 0;
     if (!cJSON_IsObject(o) || cJSON_GetArraySize(o) != 5)
-        return refuse(err, errlen, "'snap' is null or an object of save, chunks, bytes, sha256 and tick");
+        return wire_refuse(err, errlen, "'snap' is null or an object of save, chunks, bytes, sha256 and tick");
     unsigned seen = 0;
     for (const cJSON *f = o->child; f; f = f->next) {
         const char *k = f->string;
@@ -126,12 +119,12 @@ static int snap_read(const cJSON *o, fleet_snap_manifest *m, char *err, size_t e
         else if (!strcmp(k, "tick") && whole(f, 0, WHOLE_MAX))
             m->tick = (uint64_t)f->valuedouble;
         else
-            return refuse(err, errlen, "snap's field '%.32s' unknown, or not of its type and range", k);
+            return wire_refuse(err, errlen, "snap's field '%.32s' unknown, or not of its type and range", k);
     }
-    if (seen != 0x1f) return refuse(err, errlen, "'snap' has save, chunks, bytes, sha256 and tick, once each");
+    if (seen != 0x1f) return wire_refuse(err, errlen, "'snap' has save, chunks, bytes, sha256 and tick, once each");
     if (m->bytes <= (uint64_t)(m->chunks - 1) * FLEET_CHUNK_MAX || m->bytes > (uint64_t)m->chunks * FLEET_CHUNK_MAX)
-        return refuse(err, errlen, "'snap': %llu bytes are not %d chunks of at most %u", (unsigned long long)m->bytes,
-                      m->chunks, FLEET_CHUNK_MAX);
+        return wire_refuse(err, errlen, "'snap': %llu bytes are not %d chunks of at most %u",
+                           (unsigned long long)m->bytes, m->chunks, FLEET_CHUNK_MAX);
     return 0;
 }
 
@@ -156,14 +149,14 @@ static long long header_number(const char *v) {
 int fleet_chunk_check(const fleet_snap_manifest *m, int k, const char *save, const char *chunks, size_t len, char *err,
                       size_t errlen) {
     const long long sv = header_number(save), ch = header_number(chunks);
-    if (k < 0 || k >= m->chunks) return refuse(err, errlen, "chunk %d of %d", k, m->chunks);
+    if (k < 0 || k >= m->chunks) return wire_refuse(err, errlen, "chunk %d of %d", k, m->chunks);
     if (sv < 0 || (uint64_t)sv != m->save)
-        return refuse(err, errlen, "chunk %d is of save %.20s, not %llu", k, save ? save : "(none)",
-                      (unsigned long long)m->save);
+        return wire_refuse(err, errlen, "chunk %d is of save %.20s, not %llu", k, save ? save : "(none)",
+                           (unsigned long long)m->save);
     if (ch != m->chunks)
-        return refuse(err, errlen, "chunk %d says %.20s chunks, not %d", k, chunks ? chunks : "(none)", m->chunks);
+        return wire_refuse(err, errlen, "chunk %d says %.20s chunks, not %d", k, chunks ? chunks : "(none)", m->chunks);
     if (len != fleet_chunk_len(m->bytes, k))
-        return refuse(err, errlen, "chunk %d holds %zu bytes, not %zu", k, len, fleet_chunk_len(m->bytes, k));
+        return wire_refuse(err, errlen, "chunk %d holds %zu bytes, not %zu", k, len, fleet_chunk_len(m->bytes, k));
     return 0;
 }
 
@@ -211,10 +204,10 @@ int fleet_node_read(const void *p, size_t n, fleet_node_rec *r, char *err, size_
         else if (!strcmp(k, "cap_rooms") && whole(f, 0, FLEET_COUNT_MAX))
             r->cap_rooms = (int)f->valuedouble;
         else
-            rc = refuse(err, errlen, "field '%.32s' unknown, or not of its type and range", k);
+            rc = wire_refuse(err, errlen, "field '%.32s' unknown, or not of its type and range", k);
     }
     if (!rc && seen != 0x7f)
-        rc = refuse(err, errlen, "a node record has id, url, budget_ms, used_ms, rooms, clients and cap_rooms");
+        rc = wire_refuse(err, errlen, "a node record has id, url, budget_ms, used_ms, rooms, clients and cap_rooms");
     cJSON_Delete(j);
     return rc;
 }
@@ -271,12 +264,12 @@ int fleet_room_read(const void *p, size_t n, fleet_room_rec *r, char *err, size_
         else if (!strcmp(k, "error") && text_ok(f, sizeof r->error))
             snprintf(r->error, sizeof r->error, "%s", f->valuestring);
         else
-            rc = refuse(err, errlen, "field '%.32s' unknown, or not of its type and range", k);
+            rc = wire_refuse(err, errlen, "field '%.32s' unknown, or not of its type and range", k);
     }
     if (!rc && seen != 0xff)
-        rc =
-            refuse(err, errlen,
-                   "a room's claim has node, claim, public_role, key_gen, scene, particles, error and snap, once each");
+        rc = wire_refuse(
+            err, errlen,
+            "a room's claim has node, claim, public_role, key_gen, scene, particles, error and snap, once each");
     cJSON_Delete(j);
     return rc;
 }

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "glb_check.h"
+#include "refusal.h"
 #include "mesh_load.h"
 
 static const struct {
@@ -72,15 +73,6 @@ mesh_limits mesh_default_limits(void) {
 void mesh_data_free(mesh_data *d) {
     free(d->vertices), free(d->triangles);
     memset(d, 0, sizeof *d);
-}
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    if (err && errlen) vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
 }
 
 /* ---- the formats' first bytes ------------------------------------------------ */
@@ -390,7 +382,7 @@ static pthread_mutex_t loader_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The scene's triangles into out (under the lock). */
 static int collect(const struct aiScene *sc, const mesh_limits *lim, mesh_data *out, char *err, size_t errlen) {
     walk *w = malloc(sizeof *w);
-    if (!w) return fail(err, errlen, "mesh: out of memory");
+    if (!w) return wire_refuse(err, errlen, "mesh: out of memory");
     w->sc = sc;
     const char *why = NULL;
     gather g = {NULL, 0, 0, lim->max_triangles, false};
@@ -407,35 +399,36 @@ static int collect(const struct aiScene *sc, const mesh_limits *lim, mesh_data *
         }
     }
     free(w);
-    if (!ok || why) return fail(err, errlen, "mesh: %s", why ? why : "unreadable scene");
+    if (!ok || why) return wire_refuse(err, errlen, "mesh: %s", why ? why : "unreadable scene");
     if (g.over)
-        return fail(err, errlen, "mesh: more than %d triangles or %d vertices (with every instance counted)",
-                    lim->max_triangles, FS_MESH_MAX_VERTICES);
-    if (g.tris == 0) return fail(err, errlen, "mesh: the file holds no triangles");
+        return wire_refuse(err, errlen, "mesh: more than %d triangles or %d vertices (with every instance counted)",
+                           lim->max_triangles, FS_MESH_MAX_VERTICES);
+    if (g.tris == 0) return wire_refuse(err, errlen, "mesh: the file holds no triangles");
     for (int i = 0; i < out->vertex_count; i++)
         if (!isfinite(out->vertices[i].x) || !isfinite(out->vertices[i].y) || !isfinite(out->vertices[i].z))
-            return fail(err, errlen, "mesh: vertex %d is not finite", i);
-    if (weld(out) != 0) return fail(err, errlen, "mesh: out of memory");
+            return wire_refuse(err, errlen, "mesh: vertex %d is not finite", i);
+    if (weld(out) != 0) return wire_refuse(err, errlen, "mesh: out of memory");
     return 0;
 }
 
 /* What can be refused without Assimp: the format, the size, the bounds and
  * the format's first bytes. */
 static int precheck(const void *buf, size_t len, mesh_format f, const mesh_limits *L, char *err, size_t errlen) {
-    if ((int)f < 0 || f >= MESH_FORMAT_COUNT) return fail(err, errlen, "mesh: unknown format %d", (int)f);
-    if (!buf || len == 0) return fail(err, errlen, "mesh: the file is empty");
-    if (len > L->max_bytes) return fail(err, errlen, "mesh: %zu bytes, above the %zu allowed", len, L->max_bytes);
+    if ((int)f < 0 || f >= MESH_FORMAT_COUNT) return wire_refuse(err, errlen, "mesh: unknown format %d", (int)f);
+    if (!buf || len == 0) return wire_refuse(err, errlen, "mesh: the file is empty");
+    if (len > L->max_bytes)
+        return wire_refuse(err, errlen, "mesh: %zu bytes, above the %zu allowed", len, L->max_bytes);
     if (L->max_triangles < 1 || L->max_triangles > FS_MESH_MAX_TRIANGLES)
-        return fail(err, errlen, "mesh: a triangle bound of %d is outside 1..%d", L->max_triangles,
-                    FS_MESH_MAX_TRIANGLES);
+        return wire_refuse(err, errlen, "mesh: a triangle bound of %d is outside 1..%d", L->max_triangles,
+                           FS_MESH_MAX_TRIANGLES);
     static const char *(*const sniff[MESH_FORMAT_COUNT])(const uint8_t *, size_t) = {sniff_stl, sniff_obj, sniff_ply,
                                                                                      sniff_glb};
     const char *bad = sniff[f](buf, len);
-    if (bad) return fail(err, errlen, "mesh: not %s: %s", FORMATS[f].type, bad);
+    if (bad) return wire_refuse(err, errlen, "mesh: not %s: %s", FORMATS[f].type, bad);
     if (f == MESH_PLY && !PLY_ENABLED)
-        return fail(err, errlen,
-                    "mesh: PLY is off (Assimp 5.2's PLY reader corrupts its heap on some files): send "
-                    "STL, OBJ or binary glTF");
+        return wire_refuse(err, errlen,
+                           "mesh: PLY is off (Assimp 5.2's PLY reader corrupts its heap on some files): send "
+                           "STL, OBJ or binary glTF");
     return 0;
 }
 
@@ -460,7 +453,7 @@ static int import(const void *buf, size_t len, mesh_format f, const mesh_limits 
                   size_t errlen, bool lock) {
     mem_io io = {{io_open, io_close, NULL}, FORMATS[f].name, buf, len};
     struct aiPropertyStore *props = aiCreatePropertyStore();
-    if (!props) return fail(err, errlen, "mesh: out of memory");
+    if (!props) return wire_refuse(err, errlen, "mesh: out of memory");
     /* Assimp's own triangulation (aiProcess_Triangulate) is not run: on a
      * PLY face list fuzz_mesh found, it fails an assertion that aborts the
      * process; gather_mesh cuts polygons itself */
@@ -475,10 +468,11 @@ static int import(const void *buf, size_t len, mesh_format f, const mesh_limits 
         size_t k = 0;
         for (; a && a[k] && k < sizeof why - 1; k++) why[k] = a[k] >= 0x20 && a[k] <= 0x7e ? a[k] : '?';
         why[k] = 0;
-        rc = fail(err, errlen, "mesh: %s could not be read: %s", FORMATS[f].type, why);
+        rc = wire_refuse(err, errlen, "mesh: %s could not be read: %s", FORMATS[f].type, why);
     } else {
-        rc = read_by(sc, f) ? collect(sc, L, out, err, errlen)
-                            : fail(err, errlen, "mesh: %s was read by another of Assimp's importers", FORMATS[f].type);
+        rc = read_by(sc, f)
+                 ? collect(sc, L, out, err, errlen)
+                 : wire_refuse(err, errlen, "mesh: %s was read by another of Assimp's importers", FORMATS[f].type);
         aiReleaseImport(sc);
     }
     if (lock) pthread_mutex_unlock(&loader_lock);
@@ -491,7 +485,7 @@ static int finish(int rc, mesh_data *out, char *err, size_t errlen) {
     if (rc == 0) {
         fs_error why = {{0}};
         fs_mesh m = mesh_data_view(out);
-        if (fs_mesh_check(&m, &why) != FS_OK) rc = fail(err, errlen, "%s", why.msg);
+        if (fs_mesh_check(&m, &why) != FS_OK) rc = wire_refuse(err, errlen, "%s", why.msg);
     }
     if (rc != 0) mesh_data_free(out);
     return rc;
@@ -562,11 +556,11 @@ int mesh_load_isolated(const void *buf, size_t len, mesh_format f, const mesh_li
     const mesh_limits L = lim ? *lim : mesh_default_limits();
     if (precheck(buf, len, f, &L, err, errlen) != 0) return -1;
     int fds[2];
-    if (pipe(fds) != 0) return fail(err, errlen, "mesh: no pipe for the reader (%s)", strerror(errno));
+    if (pipe(fds) != 0) return wire_refuse(err, errlen, "mesh: no pipe for the reader (%s)", strerror(errno));
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]), close(fds[1]);
-        return fail(err, errlen, "mesh: no reader process (%s)", strerror(errno));
+        return wire_refuse(err, errlen, "mesh: no reader process (%s)", strerror(errno));
     }
     if (pid == 0) {
         close(fds[0]);
@@ -576,23 +570,23 @@ int mesh_load_isolated(const void *buf, size_t len, mesh_format f, const mesh_li
     reply_head h;
     int rc = -1;
     if (!read_all(fds[0], &h, sizeof h)) {
-        rc = fail(err, errlen, "mesh: the reader stopped on this %s file", FORMATS[f].type);
+        rc = wire_refuse(err, errlen, "mesh: the reader stopped on this %s file", FORMATS[f].type);
     } else if (h.rc != 0) {
         h.err[sizeof h.err - 1] = 0;
-        rc = fail(err, errlen, "%s", h.err);
+        rc = wire_refuse(err, errlen, "%s", h.err);
     } else if (h.vertex_count < 3 || h.vertex_count > FS_MESH_MAX_VERTICES || h.triangle_count < 1 ||
                h.triangle_count > L.max_triangles) {
-        rc = fail(err, errlen, "mesh: the reader answered %d vertices and %d triangles", h.vertex_count,
-                  h.triangle_count);
+        rc = wire_refuse(err, errlen, "mesh: the reader answered %d vertices and %d triangles", h.vertex_count,
+                         h.triangle_count);
     } else {
         out->vertices = malloc(sizeof(fs_vec3) * (size_t)h.vertex_count);
         out->triangles = malloc(sizeof(uint32_t) * 3 * (size_t)h.triangle_count);
         out->vertex_count = h.vertex_count, out->triangle_count = h.triangle_count;
         if (!out->vertices || !out->triangles)
-            rc = fail(err, errlen, "mesh: out of memory");
+            rc = wire_refuse(err, errlen, "mesh: out of memory");
         else if (!read_all(fds[0], out->vertices, sizeof(fs_vec3) * (size_t)h.vertex_count) ||
                  !read_all(fds[0], out->triangles, sizeof(uint32_t) * 3 * (size_t)h.triangle_count))
-            rc = fail(err, errlen, "mesh: the reader's answer was cut short");
+            rc = wire_refuse(err, errlen, "mesh: the reader's answer was cut short");
         else
             rc = 0;
     }
@@ -601,8 +595,9 @@ int mesh_load_isolated(const void *buf, size_t len, mesh_format f, const mesh_li
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-        rc = fail(err, errlen, "mesh: the reader failed on this %s file", FORMATS[f].type);
+        rc = wire_refuse(err, errlen, "mesh: the reader failed on this %s file", FORMATS[f].type);
     if (rc != 0 && WIFSIGNALED(status))
-        fail(err, errlen, "mesh: the reader failed on this %s file (signal %d)", FORMATS[f].type, WTERMSIG(status));
+        wire_refuse(err, errlen, "mesh: the reader failed on this %s file (signal %d)", FORMATS[f].type,
+                    WTERMSIG(status));
     return finish(rc, out, err, errlen);
 }
