@@ -405,9 +405,11 @@ test('a relay of the fleet: a viewer follows its room across a kill -9, its comm
   const p1 = await v.command({ type: 'pause' });
   assert.equal(p1.ok, true, JSON.stringify(p1));
   assert.equal((await get(holder, '/api/rooms/mv/stats')).json.paused, true, 'paused on its holder through the relay');
-  assert.equal((await v.command({ type: 'resume' })).ok, true);
+  const res = await v.command({ type: 'resume' });
+  assert.equal(res.ok, true, JSON.stringify(res));
   assert.equal((await get(holder, '/api/rooms/mv/stats')).json.paused, false, 'resumed on its holder');
-  await until(async () => (await fleetOf(a)).rooms.some((x) => x.name === 'mv' && x.snap.save >= 2), 'mv saved');
+  // (the room is taken over from its last save: one of the running world, not of the paused one)
+  await until(async () => (await fleetOf(a)).rooms.some((x) => x.name === 'mv' && x.snap.tick > res.tick), 'mv saved running');
 
   // the holder killed: the same connection is told the room moved, then gets the new holder's epoch
   const seen = [];
@@ -416,12 +418,16 @@ test('a relay of the fleet: a viewer follows its room across a kill -9, its comm
     if (m.type === 'status' && m.moved) seen.push('moved');
     if (m.type === 'frame' && epochOf(m) !== epoch0) { if (!firstNewAt) firstNewAt = Date.now(); seen.push('new'); }
   };
+  // (a wait that ends without the message says what the relay and the new holder logged)
+  const after = (pred, what) => v.next(pred).catch((e) => {
+    throw new Error(`${what}: ${e.message}\nrelay: ${relay.stderr.slice(-1500)}\nnode ${otherId}: ${other.stderr.slice(-1500)}`);
+  });
   const killedAt = Date.now(); // for the printed move time only
   await holder.stop('SIGKILL');
-  const st = await v.next((m) => m.type === 'status' && m.moved === true);
+  const st = await after((m) => m.type === 'status' && m.moved === true, 'the moved status');
   assert.equal(st.node, otherId, `moved to node ${otherId}: ${JSON.stringify(st)}`);
   assert.equal(st.connected, true);
-  const f1 = await v.next((m) => m.type === 'frame' && epochOf(m) !== epoch0);
+  const f1 = await after((m) => m.type === 'frame' && epochOf(m) !== epoch0, 'a frame of the new epoch');
   const e2 = await until(async () => { const e = roomIn(await fleetOf(relay), 'mv'); return e.node === otherId && e; },
     'the relay\'s directory names the new holder');
   assert.equal(epochOf(f1) >>> 16, e2.claim, 'the new holder\'s claim\'s epoch');
@@ -429,7 +435,7 @@ test('a relay of the fleet: a viewer follows its room across a kill -9, its comm
   assert.ok(f1.key, 'the new epoch starts at a keyframe');
   assert.equal(f1._refused, undefined, `the viewer's decoder takes it: ${f1._refused}`);
   assert.equal(seen[0], 'moved', `the moved status comes before the new epoch's frames: ${seen.slice(0, 3)}`);
-  const f2 = await v.next((m) => m.type === 'frame' && m.tick > f1.tick);
+  const f2 = await after((m) => m.type === 'frame' && m.tick > f1.tick, 'a later frame');
   assert.equal(epochOf(f2), epochOf(f1), 'stepping on the new holder');
   assert.equal(v.closed, null, 'the same connection');
   t.diagnostic(`relay's viewer: kill -9 of node ${holderId} to the first frame of node ${otherId}'s epoch: ${((firstNewAt - killedAt) / 1000).toFixed(2)} s`);
