@@ -30,6 +30,15 @@ static void on_connected(natsConnection *nc, void *closure) {
     atomic_store(&f->connected, true);
 }
 
+/* The last callback of the connection (the client's callbacks run in order
+ * on its own thread, after natsConnection_Close returns): f may be freed
+ * once it has run. */
+static void on_closed(natsConnection *nc, void *closure) {
+    (void)nc;
+    fleet *f = closure;
+    atomic_store(&f->closed, true);
+}
+
 static int make_options(fleet *f, char *err, size_t errlen) {
     const srv_config *cfg = f->cfg;
     natsStatus s = natsOptions_Create(&f->opts);
@@ -42,6 +51,7 @@ static int make_options(fleet *f, char *err, size_t errlen) {
     if (s == NATS_OK) s = natsOptions_SetRetryOnFailedConnect(f->opts, true, on_connected, f);
     if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(f->opts, on_disconnected, f);
     if (s == NATS_OK) s = natsOptions_SetReconnectedCB(f->opts, on_connected, f);
+    if (s == NATS_OK) s = natsOptions_SetClosedCB(f->opts, on_closed, f);
     if (s != NATS_OK) {
         snprintf(err, errlen, "--nats %s: %s", cfg->nats, natsStatus_GetText(s));
         return -1;
@@ -195,6 +205,13 @@ void fleet_destroy(fleet *f) {
     jsCtx_Destroy(f->js);
     if (f->nc) {
         natsConnection_Close(f->nc);
+        /* its disconnected and closed callbacks come after, on the client's
+         * thread, and write into f: it is freed once they have run (at most
+         * 2 s waited) */
+        for (int i = 0; i < 400 && !atomic_load(&f->closed); i++) {
+            struct timespec ts = {0, 5 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
         natsConnection_Destroy(f->nc);
     }
     natsOptions_Destroy(f->opts);

@@ -92,6 +92,7 @@ struct fleet {
     pthread_t thread;
     bool started;
     atomic_bool stop, connected;
+    atomic_bool closed; /* the connection's closed callback ran: the client calls it no more */
     pthread_mutex_t mu; /* the asks */
     pthread_cond_t cv;
     fleet_ask ask[FLEET_ASKS];
