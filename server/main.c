@@ -191,7 +191,7 @@ int main(int argc, char **argv) {
             log_error("%s", err);
             goto out;
         }
-        room_keeper_set_placer(keeper, fleet_place, fl);
+        if (keeper) room_keeper_set_placer(keeper, fleet_place, fl); /* a relay's fleet only mirrors its rooms */
     }
     if (room_start(home)) {
         log_error("cannot start the sim thread");

@@ -105,7 +105,7 @@ static const struct opt {
      "this relay's id, unique among the relays of a world (0: from the process id)"},
     {"fleet", "FLUID_FLEET", OT_STR, O(fleet), 0, 0,
      "join this fleet of sim nodes (with --nats and --node-id): its rooms are placed across the nodes, held "
-     "through the broker's JetStream key-value bucket fluid_<fleet>"},
+     "through the broker's JetStream key-value bucket fluid_<fleet>; with --relay, serve every room of the fleet"},
     {"node-id", "FLUID_NODE_ID", OT_INT, O(node_id), 0, 65535, "this sim node's id, unique in its --fleet (1-65535)"},
     {"fleet-save-s", "FLUID_FLEET_SAVE_S", OT_DOUBLE, O(fleet_save_s), 0, 3600,
      "seconds between the snapshots a fleet's node writes of each room it holds to the broker's JetStream "
@@ -223,8 +223,8 @@ static int readable(const char *path, const char *opt, FILE *err) {
 }
 
 /* --fleet's name is a subject token and a bucket name's part (letters,
- * digits, '-' and '_'); a fleet's node needs the broker and an id, and is a
- * sim node. */
+ * digits, '-' and '_'); a fleet's node needs the broker and an id; a relay
+ * of a fleet needs the broker and no node id. */
 static int fleet_options(const srv_config *c, FILE *err) {
     if (!c->fleet[0]) {
         if (c->node_id) fprintf(err, "fluid-server: --node-id is a fleet's: give --fleet NAME too\n");
@@ -236,16 +236,15 @@ static int fleet_options(const srv_config *c, FILE *err) {
             fprintf(err, "fluid-server: --fleet '%s': letters, digits, '-' and '_' only\n", c->fleet);
             return -1;
         }
-    const char *missing = !c->nats[0]   ? "--nats URL (the broker with JetStream on)"
-                          : !c->node_id ? "--node-id 1-65535 (unique in the fleet)"
-                                        : NULL;
+    const char *missing = !c->nats[0]                ? "--nats URL (the broker with JetStream on)"
+                          : !c->node_id && !c->relay ? "--node-id 1-65535 (unique in the fleet)"
+                                                     : NULL;
     if (missing) {
         fprintf(err, "fluid-server: --fleet needs %s\n", missing);
         return -1;
     }
-    if (c->relay) {
-        fprintf(err, "fluid-server: --fleet is a sim node's: a relay in a fleet is not built yet (docs/fleet.md, "
-                     "\"Order of work\")\n");
+    if (c->relay && c->node_id) {
+        fprintf(err, "fluid-server: --node-id is a sim node's: a relay of a fleet is named by --relay-id\n");
         return -1;
     }
     return 0;

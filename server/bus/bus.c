@@ -156,7 +156,7 @@ bus *bus_create(const srv_config *cfg, rooms *dir, const secret_key *secret, uin
         pthread_mutex_init(&b->rate_mtx, NULL);
         b->rate_on = true;
     }
-    b->fleet = cfg->fleet[0] && !b->relay;
+    b->fleet = cfg->fleet[0] != 0;
     snprintf(b->prefix, sizeof b->prefix, "fluid.%s", b->fleet ? cfg->fleet : cfg->world);
     if (make_options(b, err, errlen)) {
         bus_destroy(b);

@@ -65,7 +65,7 @@ struct bus {
     hub *hub;          /* home's */
     secret_key secret; /* a sim node's: checks the invites its relays' clients send */
     bool relay;
-    bool fleet; /* a sim node of a fleet (--fleet): subjects fluid.<fleet>.*, each room's commands on its own */
+    bool fleet; /* of a fleet (--fleet): subjects fluid.<fleet>.*, each room's commands on its own subject */
     uint32_t relay_id;
     natsOptions *opts;
     natsConnection *nc;
@@ -106,7 +106,8 @@ struct bus {
     bool was_connected;
     bool subscribed;                     /* every subscription made (the bus thread retries while not) */
     bus_route room_route[BUS_ROOM_SUBS]; /* a relay's subscriptions to rooms' streams share these */
-    atomic_bool heard_rooms;             /* a relay: the node's rooms (and their public roles) heard */
+    atomic_bool heard_rooms;             /* a relay: the node's rooms (and their public roles) heard (a
+                                          * fleet's: from the start, its fleet thread makes the mirrors) */
 };
 
 /* Publishes bytes on fluid.<world>.<leaf> (counted; never blocks). */

@@ -5,7 +5,11 @@
  * what it hears into that room's hub (its network thread serves viewers
  * from there, as a sim node's does); its clients' messages, each with the
  * client's room and credential (never a role), and each room's frame wants
- * go to the sim node. */
+ * go to the sim node.  A relay of a fleet (--fleet) has no node's list: its
+ * mirrors are the fleet's rooms, made and closed by its fleet thread
+ * (fleet_mirror.c), and each room's messages go to the room's own command
+ * subject, r.<room>.cmd.<relay>, which only the room's holder reads: a room
+ * that moves is followed with no action here. */
 #include "bus_relay.h"
 
 #include <stdio.h>
@@ -215,6 +219,10 @@ int bus_relay_subscribe(bus *b, char *err, size_t errlen) {
                                                      {.leaf = "omesh", .what = "obstacle mesh", .take = take_omesh}};
     for (int j = 0; j < BUS_ROOM_SUBS; j++)
         if (!b->room_route[j].take) b->room_route[j] = streams[j]; /* set once (callbacks may still read them) */
+    if (b->fleet) { /* the rooms and their public roles are the directory's */
+        atomic_store(&b->heard_rooms, true);
+        return bus_subscribe(b, routes + 1, 1, err, errlen);
+    }
     return bus_subscribe(b, routes, 2, err, errlen);
 }
 
@@ -247,7 +255,7 @@ static void subscribe_room(bus *b, bus_room *br) {
  * description is forgotten, so that the next viewer's hello waits for a
  * fresh one. */
 static void follow_room(bus *b, bus_room *br, const frame_wants *w, uint64_t now) {
-    bool want = br->r == b->home || w->clients > 0;
+    bool want = (br->r == b->home && !b->fleet) || w->clients > 0; /* a fleet's nodes keep theirs off the bus */
     br->unwatched_ns = want ? 0 : br->unwatched_ns ? br->unwatched_ns : now;
     if (want && !br->subscribed && b->subscribed) subscribe_room(b, br);
     if (!want && br->subscribed && now - br->unwatched_ns > UNWATCHED_NS) {
@@ -282,9 +290,14 @@ static void ask_meshes(bus *b, bus_room *br, uint64_t now, uint64_t *held) {
     br->mesh_asked_ns = now;
 }
 
-/* A room's clients' messages, to the sim node. */
+/* A room's clients' messages, to the sim node (in a fleet, to the room's holder). */
 static void forward_room(bus *b, bus_room *br) {
     hub_forward_msg fm[64];
+    char leaf[BUS_SUBJECT];
+    if (b->fleet)
+        bus_room_leaf(br->name, b->cmd_leaf, leaf, sizeof leaf); /* r.<room>.cmd.<relay> */
+    else
+        snprintf(leaf, sizeof leaf, "%s", b->cmd_leaf);
     int k;
     while ((k = hub_take_forwards(room_hub(br->r), fm, 64)) > 0)
         for (int i = 0; i < k; i++) {
@@ -303,7 +316,7 @@ static void forward_room(bus *b, bus_room *br) {
                 f.len = fm[i].msg->len;
             }
             msg_buf *m = bus_encode_forward(&f);
-            bus_publish(b, b->cmd_leaf, m);
+            bus_publish(b, leaf, m);
             msg_buf_unref(m);
             msg_buf_unref(fm[i].msg);
             msg_buf_unref(fm[i].cred);

@@ -30,6 +30,15 @@ static void on_connected(natsConnection *nc, void *closure) {
     atomic_store(&f->connected, true);
 }
 
+/* The last callback of the connection (the client's callbacks run in order
+ * on its own thread, after natsConnection_Close returns): f may be freed
+ * once it has run. */
+static void on_closed(natsConnection *nc, void *closure) {
+    (void)nc;
+    fleet *f = closure;
+    atomic_store(&f->closed, true);
+}
+
 static int make_options(fleet *f, char *err, size_t errlen) {
     const srv_config *cfg = f->cfg;
     natsStatus s = natsOptions_Create(&f->opts);
@@ -42,6 +51,7 @@ static int make_options(fleet *f, char *err, size_t errlen) {
     if (s == NATS_OK) s = natsOptions_SetRetryOnFailedConnect(f->opts, true, on_connected, f);
     if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(f->opts, on_disconnected, f);
     if (s == NATS_OK) s = natsOptions_SetReconnectedCB(f->opts, on_connected, f);
+    if (s == NATS_OK) s = natsOptions_SetClosedCB(f->opts, on_closed, f);
     if (s != NATS_OK) {
         snprintf(err, errlen, "--nats %s: %s", cfg->nats, natsStatus_GetText(s));
         return -1;
@@ -59,7 +69,7 @@ static int setup(fleet *f) {
     natsStatus s = f->js ? NATS_OK : natsConnection_JetStream(&f->js, f->nc, &jo);
     if (s == NATS_OK && !f->kv) {
         s = js_KeyValue(&f->kv, f->js, f->bucket);
-        if (s == NATS_NOT_FOUND) {
+        if (s == NATS_NOT_FOUND && !f->relay) { /* a relay waits for a node to make it */
             kvConfig kc;
             kvConfig_Init(&kc);
             kc.Bucket = f->bucket;
@@ -68,7 +78,7 @@ static int setup(fleet *f) {
             s = js_CreateKeyValue(&f->kv, f->js, &kc);
         }
     }
-    if (s == NATS_OK && !f->snap_ok) {
+    if (s == NATS_OK && !f->snap_ok && !f->relay) {
         if (fleet_snap_setup(f)) return -1;
         f->snap_ok = true;
     }
@@ -81,7 +91,10 @@ static int setup(fleet *f) {
                  f->bucket, f->cfg->nats, natsStatus_GetText(s), last ? ": " : "", last ? last : "");
         return -1;
     }
-    log_info("fleet: node %u of fleet '%s': bucket %s watched", (unsigned)f->id, f->cfg->fleet, f->bucket);
+    if (f->relay)
+        log_info("fleet: relay of fleet '%s': bucket %s watched", f->cfg->fleet, f->bucket);
+    else
+        log_info("fleet: node %u of fleet '%s': bucket %s watched", (unsigned)f->id, f->cfg->fleet, f->bucket);
     return 0;
 }
 
@@ -96,12 +109,20 @@ static void *fleet_main(void *arg) {
             if (!f->watch) {
                 struct timespec ts = {0, 50 * 1000000L};
                 nanosleep(&ts, NULL);
-                fleet_claims_pass(f, now); /* asks are answered (refused) while the bucket is not open */
+                if (!f->relay) fleet_claims_pass(f, now); /* asks are answered (refused) while the bucket is not open */
                 continue;
             }
         }
         fleet_dir_drain(f, 20); /* also the thread's pace: a pass at least every 20 ms */
         now = clock_now_ns();
+        if (f->relay) { /* it reads the directory only */
+            fleet_mirror_pass(f);
+            if (now - f->last_doc_ns >= DOC_EVERY_NS) {
+                fleet_dir_publish(f, now);
+                f->last_doc_ns = now;
+            }
+            continue;
+        }
         fleet_claims_pass(f, now);
         fleet_save_pass(f, clock_now_ns());
         fleet_takeover_pass(f, clock_now_ns());
@@ -125,13 +146,15 @@ fleet *fleet_create(const srv_config *cfg, rooms *dir, hub *home, const char *ur
     }
     f->cfg = cfg, f->dir = dir, f->home = home;
     f->id = (uint32_t)cfg->node_id;
+    f->relay = cfg->relay != 0;
     snprintf(f->url, sizeof f->url, "%s", url);
     snprintf(f->bucket, sizeof f->bucket, "fluid_%s", cfg->fleet);
     f->rule = lease_default_rule();
     f->st.enabled = true;
     pthread_mutex_init(&f->mu, NULL);
     pthread_cond_init(&f->cv, NULL);
-    if (!(f->maker = fleet_maker_create(dir, cfg->net_nice, err, errlen)) || make_options(f, err, errlen)) {
+    if ((!f->relay && !(f->maker = fleet_maker_create(dir, cfg->net_nice, err, errlen))) ||
+        make_options(f, err, errlen)) {
         fleet_destroy(f);
         return NULL;
     }
@@ -148,8 +171,11 @@ fleet *fleet_create(const srv_config *cfg, rooms *dir, hub *home, const char *ur
         return NULL;
     }
     f->started = true;
-    log_info("fleet: node %u joins fleet '%s' on %s (lease %.1f s)", (unsigned)f->id, cfg->fleet, cfg->nats,
-             (double)f->rule.lease_ns / 1e9);
+    if (f->relay)
+        log_info("fleet: a relay of fleet '%s' on %s: it serves the fleet's rooms", cfg->fleet, cfg->nats);
+    else
+        log_info("fleet: node %u joins fleet '%s' on %s (lease %.1f s)", (unsigned)f->id, cfg->fleet, cfg->nats,
+                 (double)f->rule.lease_ns / 1e9);
     return f;
 }
 
@@ -158,7 +184,7 @@ void fleet_destroy(fleet *f) {
     if (f->started) {
         atomic_store(&f->stop, true);
         pthread_join(f->thread, NULL);
-        fleet_save_at_stop(f); /* the fleet thread's data: its thread is joined */
+        if (!f->relay) fleet_save_at_stop(f); /* the fleet thread's data: its thread is joined */
     }
     pthread_mutex_lock(&f->mu); /* an asker still waiting is told */
     for (int i = 0; i < FLEET_ASKS; i++)
@@ -179,6 +205,13 @@ void fleet_destroy(fleet *f) {
     jsCtx_Destroy(f->js);
     if (f->nc) {
         natsConnection_Close(f->nc);
+        /* its disconnected and closed callbacks come after, on the client's
+         * thread, and write into f: it is freed once they have run (at most
+         * 2 s waited) */
+        for (int i = 0; i < 400 && !atomic_load(&f->closed); i++) {
+            struct timespec ts = {0, 5 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
         natsConnection_Destroy(f->nc);
     }
     natsOptions_Destroy(f->opts);

@@ -13,7 +13,10 @@
  * stop, named in its key; a room whose claim is not renewed for a lease is
  * claimed by another node and made there from its snapshot.  The directory
  * as it sees it goes to the default room's hub (GET /api/fleet, /metrics).
- * Every value read from the bucket is checked (fleet_doc.h).
+ * Every value read from the bucket is checked (fleet_doc.h).  On a relay
+ * (--relay --fleet) the fleet thread only reads the bucket: it keeps the
+ * relay's mirrors of the fleet's rooms and tells their viewers when a room
+ * moves (fleet_mirror.c); it makes no room, writes no key.
  *
  * Threads: the fleet thread, the maker's (fleet_maker.h), the NATS client's
  * own; fleet_place from the rooms' keeper thread; create and destroy from

@@ -2,7 +2,8 @@
  * this node sees it, the asks of POST /api/rooms; shared by fleet.c
  * (connection and thread), fleet_dir.c (the watch and the view) and
  * fleet_claims.c (placement, claims, renewals), fleet_snap.c (snapshots in
- * JetStream) and fleet_takeover.c (saves and takeovers). */
+ * JetStream), fleet_takeover.c (saves and takeovers) and fleet_mirror.c (a
+ * relay's mirrors). */
 #ifndef SRV_FLEET_LINK_H
 #define SRV_FLEET_LINK_H
 
@@ -55,6 +56,9 @@ typedef struct fleet_room_view {
     room *r;                     /* HOLD_HELD: a reference */
     uint64_t fence_ns, renew_ns; /* HOLD_HELD, HOLD_TAKING: its fence, and when it is renewed next */
     uint64_t next_try_ns;        /* an orphan: this node tries to claim it again no sooner */
+    /* a relay's: the holder and claim its mirror's viewers were last shown (claim 0: none yet) */
+    uint32_t shown_node;
+    uint64_t shown_claim;
 } fleet_room_view;
 
 typedef enum fleet_ask_state { ASK_FREE, ASK_ASKED, ASK_SENT, ASK_ANSWERED } fleet_ask_state;
@@ -73,7 +77,8 @@ struct fleet {
     const srv_config *cfg;
     rooms *dir;
     hub *home;
-    uint32_t id;
+    uint32_t id; /* 0 on a relay */
+    bool relay;  /* a relay of the fleet: it reads the directory, never writes it (fleet_mirror.c) */
     char url[FLEET_URL_CAP];
     char bucket[48];
     lease_rule rule;
@@ -87,6 +92,7 @@ struct fleet {
     pthread_t thread;
     bool started;
     atomic_bool stop, connected;
+    atomic_bool closed; /* the connection's closed callback ran: the client calls it no more */
     pthread_mutex_t mu; /* the asks */
     pthread_cond_t cv;
     fleet_ask ask[FLEET_ASKS];
@@ -130,6 +136,11 @@ msg_buf *fleet_snap_read(fleet *f, const char *name, const fleet_snap_manifest *
 void fleet_takeover_pass(fleet *f, uint64_t now);
 void fleet_save_pass(fleet *f, uint64_t now);
 void fleet_save_at_stop(fleet *f);
+
+/* fleet_mirror.c: a relay's mirrors brought in line with the directory
+ * (one per claimed room, its public role; closed when its key goes), and
+ * each mirror's viewers told when its room moved to another node. */
+void fleet_mirror_pass(fleet *f);
 
 /* fleet_claims.c: one pass of the claims (asks, rooms to make, made rooms
  * to claim or to hold, renewals); and this node's record. */

@@ -725,3 +725,14 @@ msg_buf *wire_encode_status(bool connected, const char *text) {
     pk_kv_str(&pk, "text", text);
     return wbuf_finish(&b);
 }
+
+msg_buf *wire_encode_moved(uint32_t node, const char *text) {
+    wbuf b;
+    msgpack_packer pk;
+    pk_begin(&b, &pk, 256, 5, "status");
+    pk_kv_bool(&pk, "connected", true);
+    pk_kv_bool(&pk, "moved", true);
+    pk_kv_uint32(&pk, "node", node);
+    pk_kv_str(&pk, "text", text);
+    return wbuf_finish(&b);
+}

@@ -124,6 +124,9 @@ msg_buf *wire_encode_obstacles_bcast(const wire_obstacle *o, int n, uint64_t ver
 /* A relay's word to its viewers about the sim node's message bus:
  * {type: "status", connected, text}. */
 msg_buf *wire_encode_status(bool connected, const char *text);
+/* A relay of a fleet's word that the room moved to another sim node:
+ * {type: "status", connected: true, moved: true, node, text}. */
+msg_buf *wire_encode_moved(uint32_t node, const char *text);
 
 /* The snapshot document (GET/POST /api/snapshot, the save file): a msgpack
  * map of descriptive fields and `world`, the core's snapshot bytes as a
