@@ -207,7 +207,10 @@ void bus_destroy(bus *b) {
         natsConnection_Destroy(b->nc);
     }
     natsOptions_Destroy(b->opts);
-    nats_Close();
+    /* the library's threads may still run this connection's callbacks (they
+     * write into b) after natsConnection_Close returns: b is freed only once
+     * they have ended (2 s at most) */
+    nats_CloseAndWait(2000);
     if (b->rate_on) {
         relay_rate_free(&b->rate);
         pthread_mutex_destroy(&b->rate_mtx);
