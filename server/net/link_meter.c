@@ -16,7 +16,9 @@ enum {
     TI_BYTES_ACKED = 120,
     TI_NOTSENT = 144,
     TI_DELIVERY_RATE = 160,
-    TI_NEEDED = 168
+    TI_NEEDED = 168,
+    TI_RWND_LIMITED = 176, /* tcpi_rwnd_limited, after tcpi_busy_time */
+    TI_WITH_RWND = 184
 };
 
 bool link_meter_read(int fd, link_sample *out) {
@@ -37,6 +39,8 @@ bool link_meter_read(int fd, link_sample *out) {
     out->rate = (double)rate;
     out->acked = acked;
     out->notsent = notsent;
+    out->rwnd_limited_us = 0;
+    if (len >= TI_WITH_RWND) memcpy(&out->rwnd_limited_us, b + TI_RWND_LIMITED, sizeof out->rwnd_limited_us);
     return true;
 #else
     (void)fd;

@@ -16,6 +16,9 @@ typedef struct link_sample {
     bool app_limited; /* the sender had nothing more to send: the rate is a lower bound only */
     uint64_t acked;   /* bytes acknowledged so far */
     uint32_t notsent; /* bytes written and not yet sent */
+    /* microseconds the receiver's window held the sender back (the reader,
+     * not the link, was the limit), in all; 0 where the kernel does not say */
+    uint64_t rwnd_limited_us;
 } link_sample;
 
 /* Reads fd's sample; false where the kernel has none (not TCP, too old). */

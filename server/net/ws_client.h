@@ -76,8 +76,10 @@ struct ws_client {
      * NET_RATE_MAX_NS (and when), and when the newest came */
     double rate_max;
     uint64_t rate_max_ns, rate_ns;
-    int lowat;    /* its socket's TCP_NOTSENT_LOWAT */
-    msg_buf *cur; /* message being sent, fragment by fragment */
+    uint64_t rwnd_us; /* the kernel's receive-window-limited time when last read */
+    bool reader_slow; /* it grew in the window being judged (link_rule.h, link_window.reader) */
+    int lowat;        /* its socket's TCP_NOTSENT_LOWAT */
+    msg_buf *cur;     /* message being sent, fragment by fragment */
     size_t cur_off;
     bool cur_is_frame;
     uint8_t *scratch; /* LWS_PRE + NET_FRAGMENT */

@@ -273,6 +273,16 @@ static void changed(net_room *v, ws_client *c, int what, const link_window *w) {
     ws_frames_update_wants(v);
 }
 
+/* Reads the socket's TCP_INFO: whether the receiver's window held the sender
+ * back since the last read (noted for the window), and the sample. */
+static bool read_link(ws_client *c, link_sample *ls) {
+    if (!c->wsi || !link_meter_read((int)lws_get_socket_fd(c->wsi), ls)) return false;
+    bool held = ls->rwnd_limited_us > c->rwnd_us;
+    if (held) c->reader_slow = true;
+    c->rwnd_us = ls->rwnd_limited_us;
+    return !held;
+}
+
 static link_window window_of(const net_room *v, const ws_client *c, uint64_t now) {
     double busy = now > c->window_ns ? (double)c->busy_ns / (double)(now - c->window_ns) : 0;
     int t = c->link.tier;
@@ -281,6 +291,7 @@ static link_window window_of(const net_room *v, const ws_client *c, uint64_t now
                      .late = c->late,
                      .busy = busy,
                      .ratio = mine && full && t ? (double)full / mine : 0,
+                     .reader = c->reader_slow,
                      .rate = c->rate_max,
                      .rate_ns = c->rate_ns};
     tier_needs(v, c, w.need);
@@ -292,17 +303,20 @@ static link_window window_of(const net_room *v, const ws_client *c, uint64_t now
  * fraction of the window it spent sending, its measured rate. */
 static void judge(net_room *v, ws_client *c, uint64_t now) {
     if (now - c->window_ns < LINK_WINDOW_NS && c->late < LINK_LATE_TO_SLOW) return;
+    link_sample ls;
+    read_link(c, &ls);
     link_window w = window_of(v, c, now);
     changed(v, c, link_judge(&c->link, &w), &w);
     c->late = 0;
+    c->reader_slow = false;
     c->busy_ns = 0;
     c->window_ns = now;
 }
 
 void ws_frames_measure(net_room *v, ws_client *c) {
     link_sample ls;
-    if (!c->wsi || !link_meter_read((int)lws_get_socket_fd(c->wsi), &ls)) return;
-    if (ls.app_limited || ls.rate <= 0) return;
+    /* a sample the receiver's window held back measures the reader, not the link */
+    if (!read_link(c, &ls) || ls.app_limited || ls.rate <= 0) return;
     /* the highest sample of the last second: the kernel's samples run low
      * more often than high (a window the congestion control held back, ACKs
      * that came late) */

@@ -14,9 +14,9 @@ static uint64_t probe_wait(int fails) {
 }
 
 /* Too many late picks: a coarser tier at the same stride, or (at the
- * coarsest tier, or pinned) every 2nd (4th) frame. */
-static int slower(link_state *s, uint64_t now) {
-    if (!s->pinned && s->tier + 1 < s->tiers) {
+ * coarsest tier, pinned, or with a slow reader) every 2nd (4th) frame. */
+static int slower(link_state *s, uint64_t now, bool reader) {
+    if (!s->pinned && !reader && s->tier + 1 < s->tiers) {
         if (s->trying && now - s->tier_ns < LINK_PROBE_JUDGE_NS) s->fails++;
         s->trying = false;
         s->tier++;
@@ -93,7 +93,7 @@ int link_judge(link_state *s, const link_window *w) {
         int what = by_rate(s, w);
         if (what) return what;
     }
-    if (w->late >= LINK_LATE_TO_SLOW && now >= s->settle_ns) return slower(s, now);
+    if (w->late >= LINK_LATE_TO_SLOW && now >= s->settle_ns) return slower(s, now, w->reader);
     if (w->late) return LINK_SAME;
     /* frames first: a faster stride when even every frame would leave the
      * link idle enough */

@@ -47,6 +47,10 @@ typedef struct link_window {
     int late;     /* picks that found it at least a stride behind */
     double busy;  /* fraction of the window spent sending its frames */
     double ratio; /* bytes of the next finer tier's frame over this tier's (0: unknown) */
+    /* the receiver's window held the sender back in the window: the reader
+     * (a busy page, a loaded machine), not the link, was slow; late picks
+     * then cost frames (as a decoder's pace does), not detail */
+    bool reader;
     /* the link's measured rate: bytes a second the kernel saw delivered while
      * the link, not the sender, was the limit (0: none yet), and when */
     double rate;

@@ -240,6 +240,23 @@ static void rule_pinned(void) {
           s.tier, s.stride);
 }
 
+/* Late picks while the receiver's window held the sender back: the reader
+ * (a busy page, a loaded machine) is slow, not the link, so it loses frames
+ * and keeps every particle; the same late picks from a full link cost detail. */
+static void rule_slow_reader(void) {
+    uint64_t t = 0;
+    link_state s = link_start(FC_TIERS, t);
+    t += S / 2;
+    link_window w = {.now = t, .late = 2, .busy = 0.9, .reader = true};
+    CHECK(link_judge(&s, &w) == LINK_SLOWER && s.tier == 0 && s.stride == 2, "slow reader: tier %d stride %d", s.tier,
+          s.stride);
+    w.now = t += S / 2;
+    CHECK(link_judge(&s, &w) == LINK_SLOWER && s.tier == 0 && s.stride == 4, "slower reader: tier %d stride %d", s.tier,
+          s.stride);
+    w.now = t += S / 2, w.reader = false;
+    CHECK(link_judge(&s, &w) == LINK_COARSER && s.tier == 1, "then a full link: tier %d", s.tier);
+}
+
 int main(int argc, char **argv) {
     const tl_test tests[] = {
         {"subsets", subsets},
@@ -248,6 +265,7 @@ int main(int argc, char **argv) {
         {"rule_backoff", rule_backoff},
         {"rule_pinned", rule_pinned},
         {"rule_measured", rule_measured},
+        {"rule_slow_reader", rule_slow_reader},
     };
     return tl_run(tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }
