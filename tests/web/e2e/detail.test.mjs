@@ -30,7 +30,8 @@ async function clientWhen(pred) {
 test('the HUD shows the tier row; the full-detail box pins the full world on the server and unpins it', async () => {
   const p = await openClient(browser, server);
   await waitFor(p, () => window.__fluid && window.__fluid.connected && window.__fluid.frames > 3);
-  await waitFor(p, () => /kbit\/s/.test(document.getElementById('hud-detail').textContent));
+  // the HUD redraws twice a second: its first row may predate the first decoded frame ("– · N kbit/s")
+  await waitFor(p, () => /^(every particle|1 in \d+ particles).* kbit\/s$/.test(document.getElementById('hud-detail').textContent));
   const row = await p.evaluate(() => document.getElementById('hud-detail').textContent);
   const step = await p.evaluate(() => window.__fluid.hello?.frame_step ?? null);
   console.log(`    HUD detail row: "${row}"`);
