@@ -58,6 +58,7 @@ const page = {
   limits: DEFAULT_LIMITS,               // the server's, from each hello
   newest: null,                         // the newest timeline entry {seq, order, f}
   lastRuns: null, lastFrameBytes: null, framesReceived: 0,
+  moves: [], // the room's moves to another sim node a fleet relay told of: { node, text, frames }
   cursors: [], shownBodies: [],
   boundsKey: '',
   // After a hello or a scene load: look at the first frame's temperatures
@@ -149,7 +150,8 @@ function onMessage(m, data, decodeMs) {
       panel.onSolver(m);
       toast(`${who(m.by)} switched the solver to ${m.solver}`);
       break;
-    case 'status': // a relay about its link to the simulation
+    case 'status': // a relay about its link to the simulation, or (a fleet's relay) its room's move to another sim node
+      if (m.moved) page.moves.push({ node: m.node, text: m.text, frames: page.framesReceived });
       if (m.connected) { hideBanner(); toast(m.text); } else showBanner(m.text, false);
       break;
     case 'obstacles': page.obstacles.onMessage(m, page.myId, who); break;

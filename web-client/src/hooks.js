@@ -18,6 +18,7 @@ export function installHooks(page, { toolbox, hud }) {
     get bytesIn() { return conn.bytesIn; },
     get lastRtt() { return conn.lastRtt; },
     get hello() { return page.hello; },
+    get moves() { return page.moves.slice(); },
     // The obstacles: listed by the server, drawn by the last frame, meshes fetched, uploads placed, the last refusal.
     get obstacles() {
       const o = page.obstacles, m = o.meshes;
