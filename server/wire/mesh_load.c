@@ -447,10 +447,30 @@ static bool read_by(const struct aiScene *sc, mesh_format f) {
     return false;
 }
 
+static int import_text(const void *buf, size_t len, mesh_format f, const mesh_limits *L, mesh_data *out, char *err,
+                       size_t errlen, bool lock);
+
 /* Assimp's import and the scene's triangles; lock: take the loader's lock
  * (a forked reader is alone in its process and needs none). */
 static int import(const void *buf, size_t len, mesh_format f, const mesh_limits *L, mesh_data *out, char *err,
                   size_t errlen, bool lock) {
+    /* Assimp 5.2's OBJ reader reads past its line buffer on a last line
+     * that has no newline (fuzz_mesh: `obj-last-line-overread`): an OBJ
+     * is read with one appended (its text is otherwise unchanged) */
+    uint8_t *copy = NULL;
+    if (f == MESH_OBJ && len && ((const uint8_t *)buf)[len - 1] != '\n') {
+        if (!(copy = malloc(len + 1))) return wire_refuse(err, errlen, "mesh: out of memory");
+        memcpy(copy, buf, len);
+        copy[len++] = '\n';
+        buf = copy;
+    }
+    int rc = import_text(buf, len, f, L, out, err, errlen, lock);
+    free(copy);
+    return rc;
+}
+
+static int import_text(const void *buf, size_t len, mesh_format f, const mesh_limits *L, mesh_data *out, char *err,
+                       size_t errlen, bool lock) {
     mem_io io = {{io_open, io_close, NULL}, FORMATS[f].name, buf, len};
     struct aiPropertyStore *props = aiCreatePropertyStore();
     if (!props) return wire_refuse(err, errlen, "mesh: out of memory");

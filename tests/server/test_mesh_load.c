@@ -306,6 +306,9 @@ static void test_formats(void) {
     buf extra = obj("");
     putf(&extra, "v 5 5 5\n"); /* no face uses it: dropped */
     expect_cube("OBJ with an unused vertex", extra, MESH_OBJ, 0);
+    buf open_end = obj(""); /* its last line without a newline (Assimp's reader is given one) */
+    open_end.n--;
+    expect_cube("OBJ whose last line has no newline", open_end, MESH_OBJ, 0);
     buf p = ply(); /* well formed, and refused: the format is off */
     expect_refused("PLY", p.p, p.n, MESH_PLY, NULL, "PLY is off");
     free(p.p);
