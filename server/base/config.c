@@ -91,7 +91,8 @@ static const struct opt {
     {"mesh-max-mb", "FLUID_MESH_MAX_MB", OT_INT, O(mesh_max_mb), 1, 256,
      "largest mesh file POST /api/meshes takes, MB (STL, OBJ or binary glTF; at most 200000 triangles)"},
     {"nats", "FLUID_NATS", OT_STR, O(nats), 0, 0,
-     "NATS broker URL (nats://host:4222): a sim node publishes its frames there, a relay (--relay) serves them"},
+     "NATS broker URL (nats://host:4222), or a comma-separated list of a cluster's servers, tried in turn: a sim "
+     "node publishes its frames there, a relay (--relay) serves them"},
     {"nats-token", "FLUID_NATS_TOKEN", OT_STR, O(nats_token), 0, 0, "the broker's token"},
     {"nats-user", "FLUID_NATS_USER", OT_STR, O(nats_user), 0, 0, "the broker's user name (with --nats-pass)"},
     {"nats-pass", "FLUID_NATS_PASS", OT_STR, O(nats_pass), 0, 0, "the broker's password"},
@@ -110,6 +111,9 @@ static const struct opt {
     {"fleet-save-s", "FLUID_FLEET_SAVE_S", OT_DOUBLE, O(fleet_save_s), 0, 3600,
      "seconds between the snapshots a fleet's node writes of each room it holds to the broker's JetStream "
      "(FLUID_<fleet>_SNAP), from which another node takes the room over; 0: only when it stops"},
+    {"fleet-replicas", "FLUID_FLEET_REPLICAS", OT_INT, O(fleet_replicas), 1, 5,
+     "copies a NATS cluster keeps of the fleet's bucket and snapshots' stream when a node makes them (3 on a "
+     "3-server cluster: one server may die with nothing lost); they are made once, by the first node"},
     {"tls-cert", "FLUID_TLS_CERT", OT_STR, O(tls_cert), 0, 0,
      "PEM certificate file (the chain, leaf first): serve https and wss on the port (needs --tls-key)"},
     {"tls-key", "FLUID_TLS_KEY", OT_STR, O(tls_key), 0, 0, "PEM private key file of --tls-cert"},
@@ -138,6 +142,7 @@ void config_defaults(srv_config *c) {
     strcpy(c->log_level, "info");
     c->save_interval = 300;
     c->fleet_save_s = 2;
+    c->fleet_replicas = 1;
     c->rate_burst = 240;
     c->exports_per_min = 12;
     c->net_nice = 5;

@@ -57,6 +57,7 @@ typedef struct srv_config {
     char fleet[32]; /* a sim node of this fleet (fleet/): its rooms are the fleet's, in the KV bucket fluid_<fleet> */
     int node_id;    /* 1..65535: this node's id in its fleet */
     double fleet_save_s; /* seconds between a fleet room's snapshots to JetStream (0: only when it stops) */
+    int fleet_replicas;  /* copies the broker cluster keeps of the fleet's bucket and snapshots (1-5) */
     char relays[1024];   /* the relays' page URLs, comma-separated: hello.relays, where a page reconnects */
     bool health_check;   /* --health-check: ask the running server's /api/health and exit */
 } srv_config;

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "bus_servers.h"
 #include "log.h"
 #include "wire.h"
 
@@ -41,7 +42,7 @@ static bool world_ok(const char *w) {
 static int make_options(bus *b, char *err, size_t errlen) {
     const srv_config *cfg = b->cfg;
     natsStatus s = natsOptions_Create(&b->opts);
-    if (s == NATS_OK) s = natsOptions_SetURL(b->opts, cfg->nats);
+    if (s == NATS_OK && bus_set_servers(b->opts, cfg->nats, err, errlen)) return -1;
     if (s == NATS_OK && cfg->nats_token[0]) s = natsOptions_SetToken(b->opts, cfg->nats_token);
     if (s == NATS_OK && cfg->nats_user[0]) s = natsOptions_SetUserInfo(b->opts, cfg->nats_user, cfg->nats_pass);
     if (s == NATS_OK) s = natsOptions_SetMaxReconnect(b->opts, -1); /* for ever */

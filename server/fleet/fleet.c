@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "bus_servers.h"
 #include "clock.h"
 #include "log.h"
 #include "thread_name.h"
@@ -42,7 +43,7 @@ static void on_closed(natsConnection *nc, void *closure) {
 static int make_options(fleet *f, char *err, size_t errlen) {
     const srv_config *cfg = f->cfg;
     natsStatus s = natsOptions_Create(&f->opts);
-    if (s == NATS_OK) s = natsOptions_SetURL(f->opts, cfg->nats);
+    if (s == NATS_OK && bus_set_servers(f->opts, cfg->nats, err, errlen)) return -1;
     if (s == NATS_OK && cfg->nats_token[0]) s = natsOptions_SetToken(f->opts, cfg->nats_token);
     if (s == NATS_OK && cfg->nats_user[0]) s = natsOptions_SetUserInfo(f->opts, cfg->nats_user, cfg->nats_pass);
     if (s == NATS_OK) s = natsOptions_SetName(f->opts, "fluid-fleet");
@@ -75,6 +76,7 @@ static int setup(fleet *f) {
             kc.Bucket = f->bucket;
             kc.History = 1;
             kc.MaxValueSize = FLEET_DOC_MAX;
+            kc.Replicas = f->cfg->fleet_replicas;
             s = js_CreateKeyValue(&f->kv, f->js, &kc);
         }
     }

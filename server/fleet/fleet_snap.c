@@ -37,6 +37,7 @@ int fleet_snap_setup(fleet *f) {
     sc.MaxMsgsPerSubject = 1;
     sc.MaxMsgSize = (int32_t)FLEET_CHUNK_MAX + 4096; /* and its headers */
     sc.Storage = js_FileStorage;
+    sc.Replicas = f->cfg->fleet_replicas;
     jsStreamInfo *si = NULL;
     jsErrCode jerr = 0;
     natsStatus s = js_AddStream(&si, f->js, &sc, NULL, &jerr); /* as it is when it exists with this configuration */
