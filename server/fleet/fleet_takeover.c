@@ -127,8 +127,8 @@ static void take(fleet *f, fleet_room_view *v, uint64_t now, bool over) {
 static uint64_t take_at(fleet *f, const fleet_room_view *v, int rank, uint64_t now, bool *over) {
     const bool released = !v->rec.node;
     if (!released && !lease_orphaned(&v->watch, &f->rule, now)) return 0;
-    const uint64_t at = released ? lease_released_take_at(&v->watch, &f->rule, rank)
-                                 : lease_takeover_at(&v->watch, &f->rule, rank);
+    const uint64_t at =
+        released ? lease_released_take_at(&v->watch, &f->rule, rank) : lease_takeover_at(&v->watch, &f->rule, rank);
     const double ms = v->rec.ms > MIN_ROOM_MS ? v->rec.ms : MIN_ROOM_MS;
     *over = !fleet_dir_fits(f, f->id, ms, now);
     /* a node with room for it goes first; past a lease more, anyone (views of the budgets may differ) */

@@ -30,7 +30,8 @@ void rest_fleet_drain(net *n, http_req *r, uint32_t id) {
     cJSON *doc = m ? cJSON_ParseWithLength((const char *)m->data, m->len) : NULL;
     msg_buf_unref(m);
     if (!doc) {
-        rest_respond_error(n, r, RC_CONFLICT, "this server is in no fleet (--fleet), or has not read its directory yet");
+        rest_respond_error(n, r, RC_CONFLICT,
+                           "this server is in no fleet (--fleet), or has not read its directory yet");
         return;
     }
     const cJSON *node = node_in(doc, id);
@@ -40,7 +41,8 @@ void rest_fleet_drain(net *n, http_req *r, uint32_t id) {
     const bool up = cJSON_IsTrue(live);
     cJSON_Delete(doc);
     if (!node) {
-        rest_respond_error(n, r, RC_NOT_FOUND, "no node %u in the fleet (GET /api/fleet lists its nodes)", (unsigned)id);
+        rest_respond_error(n, r, RC_NOT_FOUND, "no node %u in the fleet (GET /api/fleet lists its nodes)",
+                           (unsigned)id);
         return;
     }
     if (!up) {
