@@ -81,7 +81,8 @@ static void metrics_fleet(mtext *t, const net *n) {
     mt_head(t, "fluid_fleet_saves_total", "counter", "Snapshots of held rooms written to JetStream, by result.");
     mt_printf(t, "fluid_fleet_saves_total{result=\"ok\"} %llu\n", (unsigned long long)f.saves);
     mt_printf(t, "fluid_fleet_saves_total{result=\"failed\"} %llu\n", (unsigned long long)f.saves_failed);
-    mt_one(t, "fluid_fleet_takeovers_total", "counter", "Orphaned or released rooms this node claimed.", (double)f.takeovers);
+    mt_one(t, "fluid_fleet_takeovers_total", "counter", "Orphaned or released rooms this node claimed.",
+           (double)f.takeovers);
     mt_one(t, "fluid_fleet_snapshots_refused_total", "counter",
            "Snapshots read back from JetStream that did not check (the room started from its scene).",
            (double)f.snaps_refused);
