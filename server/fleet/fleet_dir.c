@@ -218,10 +218,11 @@ bool fleet_dir_fits(fleet *f, uint32_t id, double ms, uint64_t now) {
     return v->rec.budget_ms <= 0 || free_ms(f, &v->rec) >= ms;
 }
 
-bool fleet_dir_fits_elsewhere(fleet *f, double ms, uint64_t now) {
+bool fleet_dir_fits_elsewhere(fleet *f, uint32_t holder, double ms, uint64_t now) {
     for (int i = 0; i < f->nnode; i++) {
         const fleet_node_view *v = &f->node[i];
-        if (v->rec.id != f->id && usable(f, v, now) && fleet_dir_fits(f, v->rec.id, ms, now)) return true;
+        if (v->rec.id != f->id && v->rec.id != holder && usable(f, v, now) && fleet_dir_fits(f, v->rec.id, ms, now))
+            return true;
     }
     return false;
 }

@@ -137,10 +137,11 @@ bool fleet_dir_draining(const fleet *f, uint32_t id);
 bool fleet_dir_other_live(fleet *f, uint64_t now);
 /* Whether node id has room in its step budget for a room of ms core-ms a
  * tick (by its record, less the rooms given it since; a budget of 0:
- * admission off, always); and whether a live node other than this one, not
- * draining, has. */
+ * admission off, always); and whether a live node has that is neither this
+ * one, nor draining, nor holder (the node that let the room go: its record
+ * may look live for a while after it died). */
 bool fleet_dir_fits(fleet *f, uint32_t id, double ms, uint64_t now);
-bool fleet_dir_fits_elsewhere(fleet *f, double ms, uint64_t now);
+bool fleet_dir_fits_elsewhere(fleet *f, uint32_t holder, double ms, uint64_t now);
 
 /* This node no longer holds the room: fenced, closed without saving, logged with why. */
 void fleet_lose(fleet *f, fleet_room_view *v, const char *why);

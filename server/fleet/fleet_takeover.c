@@ -132,7 +132,7 @@ static uint64_t take_at(fleet *f, const fleet_room_view *v, int rank, uint64_t n
     const double ms = v->rec.ms > MIN_ROOM_MS ? v->rec.ms : MIN_ROOM_MS;
     *over = !fleet_dir_fits(f, f->id, ms, now);
     /* a node with room for it goes first; past a lease more, anyone (views of the budgets may differ) */
-    if (*over && now < at + f->rule.lease_ns && fleet_dir_fits_elsewhere(f, ms, now)) return 0;
+    if (*over && now < at + f->rule.lease_ns && fleet_dir_fits_elsewhere(f, v->rec.node, ms, now)) return 0;
     return at;
 }
 
