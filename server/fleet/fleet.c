@@ -17,7 +17,8 @@
 #define SETUP_RETRY_NS 1000000000ull
 #define RECORD_EVERY_NS 1000000000ull
 #define DOC_EVERY_NS 250000000ull
-#define KV_WAIT_MS 1000 /* a bucket operation waits at most this long for the broker */
+#define KV_WAIT_MS 1000                 /* a bucket operation waits at most this long for the broker */
+#define STOP_SAVE_WAIT_NS 3000000000ull /* at stop, the rooms' last saves are waited for this long */
 
 static void on_disconnected(natsConnection *nc, void *closure) {
     (void)nc;
@@ -84,6 +85,11 @@ static int setup(fleet *f) {
         if (fleet_snap_setup(f)) return -1;
         f->snap_ok = true;
     }
+    if (s == NATS_OK && !f->watch && !f->relay) { /* a node that starts is not draining: it was drained to be updated */
+        char key[32];
+        snprintf(key, sizeof key, "drain.%u", (unsigned)f->id);
+        kvStore_Delete(f->kv, key);
+    }
     if (s == NATS_OK && !f->watch) s = kvStore_WatchAll(&f->watch, f->kv, NULL);
     if (s != NATS_OK) {
         const char *last = nats_GetLastError(NULL);
@@ -126,6 +132,8 @@ static void *fleet_main(void *arg) {
             continue;
         }
         fleet_claims_pass(f, now);
+        fleet_drain_asks(f);
+        fleet_drain_pass(f, clock_now_ns());
         fleet_save_pass(f, clock_now_ns());
         fleet_takeover_pass(f, clock_now_ns());
         if (now - f->last_record_ns >= RECORD_EVERY_NS) {
@@ -186,7 +194,7 @@ void fleet_destroy(fleet *f) {
     if (f->started) {
         atomic_store(&f->stop, true);
         pthread_join(f->thread, NULL);
-        if (!f->relay) fleet_save_at_stop(f); /* the fleet thread's data: its thread is joined */
+        if (!f->relay) fleet_move_all(f, STOP_SAVE_WAIT_NS); /* the fleet thread's data: its thread is joined */
     }
     pthread_mutex_lock(&f->mu); /* an asker still waiting is told */
     for (int i = 0; i < FLEET_ASKS; i++)
@@ -198,7 +206,10 @@ void fleet_destroy(fleet *f) {
     pthread_cond_broadcast(&f->cv);
     pthread_mutex_unlock(&f->mu);
     fleet_maker_destroy(f->maker);
-    for (int i = 0; i < f->nroom; i++) room_unref(f->room[i].r); /* they stay listed: rooms_stop saves them */
+    for (int i = 0; i < f->nroom; i++) { /* they stay listed: rooms_stop stops them */
+        fleet_move_drop(&f->room[i]);
+        room_unref(f->room[i].r);
+    }
     if (f->watch) {
         kvWatcher_Stop(f->watch);
         kvWatcher_Destroy(f->watch);

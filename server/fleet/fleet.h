@@ -11,7 +11,11 @@
  * renewal that fails closes the room here without saving.  Each held room's
  * snapshot goes to the stream FLUID_<fleet>_SNAP every --fleet-save-s and at
  * stop, named in its key; a room whose claim is not renewed for a lease is
- * claimed by another node and made there from its snapshot.  The directory
+ * claimed by another node and made there from its snapshot.  A node
+ * drained (POST /api/fleet/nodes/{id}/drain: the key drain.<id>), and a
+ * node that stops, parks each room it holds at a tick boundary with a last
+ * save and releases it for another node to step on from that tick
+ * (fleet_drain.c).  The directory
  * as it sees it goes to the default room's hub (GET /api/fleet, /metrics).
  * Every value read from the bucket is checked (fleet_doc.h).  On a relay
  * (--relay --fleet) the fleet thread only reads the bucket: it keeps the

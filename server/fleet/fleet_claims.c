@@ -59,6 +59,10 @@ static void send_ask(fleet *f, fleet_ask *a, uint64_t now) {
     }
     a->rec.node = fleet_dir_place(f, now);
     a->rec.claim = 0;
+    if (!a->rec.node) {
+        answer(f, a, ROOM_FULL, 0, "busy: room '%s': every live node of the fleet is draining%s", NULL);
+        return;
+    }
     char key[64], text[FLEET_DOC_MAX];
     fleet_room_key(a->name, key, sizeof key);
     int len = fleet_room_write(&a->rec, text, sizeof text);
@@ -113,11 +117,18 @@ static void pass_asks(fleet *f, uint64_t now) {
 
 /* ---- Making and claiming ----------------------------------------------------------- */
 
-/* Rooms placed on this node and not yet made: to the maker. */
+/* Rooms placed on this node and not yet made: to the maker (a node
+ * draining refuses them: the placing node answers 503 with why). */
 static void start_makes(fleet *f) {
     for (int i = 0; i < f->nroom; i++) {
         fleet_room_view *v = &f->room[i];
         if (v->hold != HOLD_NONE || v->rec.node != f->id || v->rec.claim || v->rec.error[0]) continue;
+        if (f->draining) {
+            fleet_room_rec rec = v->rec;
+            snprintf(rec.error, sizeof rec.error, "node %u is draining: it takes no new room", (unsigned)f->id);
+            if (update(f, v, &rec)) log_warn("fleet: room '%s' placed on this draining node, and not told", v->name);
+            continue;
+        }
         fleet_make job;
         memset(&job, 0, sizeof job);
         memcpy(job.name, v->name, sizeof job.name);
@@ -173,6 +184,7 @@ static void claim_made(fleet *f, const fleet_made *m) {
     }
     fleet_room_rec rec = v ? v->rec : (fleet_room_rec){0};
     rec.claim = v ? v->rec.claim + 1 : 0;
+    rec.ms = room_cost_ms(m->room);
     const uint64_t sent = clock_now_ns();
     if (!v || v->hold != HOLD_MAKING || v->rec.node != f->id || v->rec.claim || update(f, v, &rec)) {
         f->st.claims_failed++;
@@ -208,6 +220,7 @@ static void renew(fleet *f, fleet_room_view *v, uint64_t now) {
     fleet_room_key(v->name, key, sizeof key);
     if (v->r && !room_listed(f->dir, v->r)) { /* deleted here (DELETE /api/rooms/{room}): out of the directory too */
         kvStore_Delete(f->kv, key);
+        fleet_move_drop(v);
         room_unref(v->r);
         v->r = NULL;
         v->hold = HOLD_NONE;
@@ -222,6 +235,7 @@ static void renew(fleet *f, fleet_room_view *v, uint64_t now) {
         return;
     }
     fleet_room_rec rec = v->rec;
+    if (v->r) rec.ms = room_cost_ms(v->r); /* what a takeover weighs against the taker's budget */
     if (!fleet_renew_with(f, v, &rec)) return;
     f->st.renewals_failed++;
     if (fleet_wrong_revision())
@@ -238,7 +252,7 @@ void fleet_claims_pass(fleet *f, uint64_t now) {
     int k = fleet_maker_take(f->maker, made, FLEET_MAKER_JOBS);
     for (int i = 0; i < k; i++) claim_made(f, &made[i]);
     for (int i = 0; i < f->nroom; i++)
-        if (f->room[i].hold == HOLD_HELD || f->room[i].hold == HOLD_TAKING) renew(f, &f->room[i], clock_now_ns());
+        if (fleet_holds(f->room[i].hold)) renew(f, &f->room[i], clock_now_ns());
 }
 
 void fleet_put_record(fleet *f) {

@@ -30,7 +30,9 @@ void fleet_lose(fleet *f, fleet_room_view *v, const char *why) {
         f->st.lost++;
         return;
     }
-    if (v->hold != HOLD_HELD) return;
+    if (v->hold != HOLD_HELD && v->hold != HOLD_MOVING) return;
+    fleet_move_drop(v);
+    v->over_budget = false;
     hub_set_fence(room_hub(v->r), 1);
     log_warn("fleet: lost room '%s': %s; it stops here, unsaved", v->name, why);
     room_close(f->dir, v->name);
@@ -83,7 +85,7 @@ static void take_room(fleet *f, const char *key, const char *name, kvEntry *e, u
     fleet_room_view *v = fleet_dir_room(f, name);
     if (kvEntry_Operation(e) != kvOp_Put) {
         if (!v) return;
-        if (v->hold == HOLD_HELD || v->hold == HOLD_TAKING) fleet_lose(f, v, "its key was deleted from the directory");
+        if (fleet_holds(v->hold)) fleet_lose(f, v, "its key was deleted from the directory");
         *v = f->room[--f->nroom];
         return;
     }
@@ -105,7 +107,7 @@ static void take_room(fleet *f, const char *key, const char *name, kvEntry *e, u
     }
     const uint64_t rev = kvEntry_Revision(e);
     if (rev < v->rev) return; /* older than what this node wrote itself */
-    if ((v->hold == HOLD_HELD || v->hold == HOLD_TAKING) && (rec.node != f->id || rec.claim != v->rec.claim)) {
+    if (fleet_holds(v->hold) && (rec.node != f->id || rec.claim != v->rec.claim)) {
         char by[96];
         snprintf(by, sizeof by, "node %u claimed it (claim %llu)", (unsigned)rec.node, (unsigned long long)rec.claim);
         fleet_lose(f, v, by);
@@ -113,6 +115,30 @@ static void take_room(fleet *f, const char *key, const char *name, kvEntry *e, u
     v->rec = rec;
     v->rev = rev;
     lease_seen(&v->watch, rev, now);
+}
+
+bool fleet_dir_draining(const fleet *f, uint32_t id) {
+    for (int i = 0; i < f->ndrained; i++)
+        if (f->drained[i] == id) return true;
+    return false;
+}
+
+/* drain.<id> put (the node is to move its rooms elsewhere) or deleted. */
+static void take_drain(fleet *f, uint32_t id, kvEntry *e) {
+    const bool put = kvEntry_Operation(e) == kvOp_Put;
+    int at = -1;
+    for (int i = 0; i < f->ndrained; i++)
+        if (f->drained[i] == id) at = i;
+    if (put && at < 0 && f->ndrained < FLEET_NODES) f->drained[f->ndrained++] = id;
+    if (!put && at >= 0) f->drained[at] = f->drained[--f->ndrained];
+    if (id != f->id || put == f->draining) return;
+    f->draining = put;
+    f->st.draining = put;
+    if (put)
+        log_info("fleet: node %u is draining: it takes no new room, and each room it holds moves to another node",
+                 (unsigned)f->id);
+    else
+        log_info("fleet: node %u is no longer draining", (unsigned)f->id);
 }
 
 void fleet_dir_drain(fleet *f, int wait_ms) {
@@ -132,6 +158,9 @@ void fleet_dir_drain(fleet *f, int wait_ms) {
         case FLEET_KEY_ROOM:
             take_room(f, key, name, e, now);
             break;
+        case FLEET_KEY_DRAIN:
+            take_drain(f, id, e);
+            break;
         default:
             refused(f, key ? key : "?", "not a key of a fleet's directory (node.<id>, room.<name>)");
             break;
@@ -142,6 +171,11 @@ void fleet_dir_drain(fleet *f, int wait_ms) {
 
 static bool live(const fleet_node_view *v, uint64_t now) {
     return v->watch.moved_ns && lease_age(&v->watch, now) < FLEET_LIVE_NS;
+}
+
+/* Live and not draining: a node that may be given rooms. */
+static bool usable(const fleet *f, const fleet_node_view *v, uint64_t now) {
+    return live(v, now) && !fleet_dir_draining(f, v->rec.id);
 }
 
 /* The rooms the directory says a node holds or is making. */
@@ -168,14 +202,35 @@ uint32_t fleet_dir_place(fleet *f, uint64_t now) {
     int best_rooms = 0;
     for (int i = 0; i < f->nnode; i++) {
         const fleet_node_view *v = &f->node[i];
-        if (!live(v, now)) continue;
+        if (!usable(f, v, now)) continue;
         const double fr = free_ms(f, &v->rec);
         const int held = rooms_named(f, v->rec.id);
         if (!best || fr > best_free || (fr == best_free && held < best_rooms) ||
             (fr == best_free && held == best_rooms && v->rec.id < best->rec.id))
             best = v, best_free = fr, best_rooms = held;
     }
-    return best ? best->rec.id : f->id;
+    return best ? best->rec.id : f->draining ? 0 : f->id;
+}
+
+bool fleet_dir_fits(fleet *f, uint32_t id, double ms, uint64_t now) {
+    const fleet_node_view *v = node_of(f, id);
+    if (!v || !live(v, now)) return id == f->id; /* this node before its record is seen: as placement assumes */
+    return v->rec.budget_ms <= 0 || free_ms(f, &v->rec) >= ms;
+}
+
+bool fleet_dir_fits_elsewhere(fleet *f, uint32_t holder, double ms, uint64_t now) {
+    for (int i = 0; i < f->nnode; i++) {
+        const fleet_node_view *v = &f->node[i];
+        if (v->rec.id != f->id && v->rec.id != holder && usable(f, v, now) && fleet_dir_fits(f, v->rec.id, ms, now))
+            return true;
+    }
+    return false;
+}
+
+bool fleet_dir_other_live(fleet *f, uint64_t now) {
+    for (int i = 0; i < f->nnode; i++)
+        if (f->node[i].rec.id != f->id && usable(f, &f->node[i], now)) return true;
+    return false;
 }
 
 int fleet_dir_rank(fleet *f, uint64_t now) {
@@ -185,7 +240,7 @@ int fleet_dir_rank(fleet *f, uint64_t now) {
     int n = 0;
     for (int i = 0; i < f->nnode; i++) {
         const fleet_node_view *v = &f->node[i];
-        if (!live(v, now)) continue;
+        if (!usable(f, v, now)) continue;
         fr[n] = free_ms(f, &v->rec);
         id[n] = v->rec.id;
         if (v->rec.id == f->id) mine = fr[n];
@@ -209,6 +264,8 @@ static cJSON *nodes_json(fleet *f, uint64_t now) {
         cJSON_AddNumberToObject(o, "held", rooms_named(f, v->rec.id));
         cJSON_AddNumberToObject(o, "age_s", (double)lease_age(&v->watch, now) / 1e9);
         cJSON_AddBoolToObject(o, "live", live(v, now));
+        cJSON_AddBoolToObject(o, "draining", fleet_dir_draining(f, v->rec.id));
+        cJSON_AddBoolToObject(o, "over_budget", v->rec.budget_ms > 0 && v->rec.used_ms > v->rec.budget_ms);
         cJSON_AddItemToArray(a, o);
     }
     return a;
@@ -224,7 +281,10 @@ static cJSON *rooms_json(fleet *f, uint64_t now) {
         cJSON_AddNumberToObject(o, "claim", (double)v->rec.claim);
         cJSON_AddNumberToObject(o, "age_s", (double)lease_age(&v->watch, now) / 1e9);
         cJSON_AddBoolToObject(o, "orphaned", lease_orphaned(&v->watch, &f->rule, now));
-        cJSON_AddBoolToObject(o, "here", v->hold == HOLD_HELD);
+        cJSON_AddBoolToObject(o, "here", v->hold == HOLD_HELD || v->hold == HOLD_MOVING);
+        cJSON_AddBoolToObject(o, "released", !v->rec.node);
+        cJSON_AddBoolToObject(o, "over_budget", v->over_budget && fleet_holds(v->hold));
+        cJSON_AddNumberToObject(o, "ms", v->rec.ms);
         cJSON *sn = cJSON_AddObjectToObject(o, "snap"); /* its last snapshot: save 0 before the first */
         cJSON_AddNumberToObject(sn, "save", (double)v->rec.snap.save);
         cJSON_AddNumberToObject(sn, "chunks", v->rec.snap.chunks);
@@ -241,7 +301,7 @@ void fleet_dir_publish(fleet *f, uint64_t now) {
     f->st.rooms = f->nroom;
     f->st.rooms_held = f->st.orphaned = 0;
     for (int i = 0; i < f->nroom; i++) {
-        f->st.rooms_held += f->room[i].hold == HOLD_HELD;
+        f->st.rooms_held += f->room[i].hold == HOLD_HELD || f->room[i].hold == HOLD_MOVING;
         f->st.orphaned += lease_orphaned(&f->room[i].watch, &f->rule, now);
     }
     cJSON *j = cJSON_CreateObject();
@@ -249,6 +309,7 @@ void fleet_dir_publish(fleet *f, uint64_t now) {
     cJSON_AddNumberToObject(j, "node", f->id);
     cJSON_AddNumberToObject(j, "lease_s", (double)f->rule.lease_ns / 1e9);
     cJSON_AddBoolToObject(j, "connected", f->watch && atomic_load(&f->connected));
+    cJSON_AddBoolToObject(j, "draining", f->draining);
     cJSON_AddItemToObject(j, "nodes", nodes_json(f, now));
     cJSON_AddItemToObject(j, "rooms", rooms_json(f, now));
     char *text = cJSON_PrintUnformatted(j);

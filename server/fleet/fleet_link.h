@@ -2,8 +2,8 @@
  * this node sees it, the asks of POST /api/rooms; shared by fleet.c
  * (connection and thread), fleet_dir.c (the watch and the view) and
  * fleet_claims.c (placement, claims, renewals), fleet_snap.c (snapshots in
- * JetStream), fleet_takeover.c (saves and takeovers) and fleet_mirror.c (a
- * relay's mirrors). */
+ * JetStream), fleet_takeover.c (saves and takeovers), fleet_drain.c (drains
+ * and hand-overs) and fleet_mirror.c (a relay's mirrors). */
 #ifndef SRV_FLEET_LINK_H
 #define SRV_FLEET_LINK_H
 
@@ -44,7 +44,13 @@ typedef enum fleet_hold {
     HOLD_MAKING, /* placed here: being made (fleet_maker) */
     HOLD_HELD,   /* made and claimed: stepping while its fence is ahead */
     HOLD_TAKING, /* an orphan claimed here: being made from its snapshot (renewed meanwhile) */
+    HOLD_MOVING, /* held, its last save asked for (a drain, a stop): parked once saved, then released */
 } fleet_hold;
+
+/* Whether this node holds the room in some way (its claim is this node's). */
+static inline bool fleet_holds(fleet_hold h) {
+    return h == HOLD_HELD || h == HOLD_TAKING || h == HOLD_MOVING;
+}
 
 /* One room key as this node watches it.  Fleet thread only. */
 typedef struct fleet_room_view {
@@ -56,6 +62,9 @@ typedef struct fleet_room_view {
     room *r;                     /* HOLD_HELD: a reference */
     uint64_t fence_ns, renew_ns; /* HOLD_HELD, HOLD_TAKING: its fence, and when it is renewed next */
     uint64_t next_try_ns;        /* an orphan: this node tries to claim it again no sooner */
+    msg_buf *move_doc;           /* HOLD_MOVING: its last save, until written and released (one reference) */
+    uint64_t move_tick;          /* ... the tick it was taken at */
+    bool over_budget;            /* taken over here past this node's step budget (no live node had room) */
     /* a relay's: the holder and claim its mirror's viewers were last shown (claim 0: none yet) */
     uint32_t shown_node;
     uint64_t shown_claim;
@@ -101,6 +110,9 @@ struct fleet {
     int nnode;
     fleet_room_view room[FLEET_ROOMS];
     int nroom;
+    uint32_t drained[FLEET_NODES]; /* the nodes whose drain.<id> key is there */
+    int ndrained;
+    bool draining; /* ... this node among them: it moves its rooms elsewhere and takes no new one */
     uint64_t next_setup_ns, last_record_ns, last_doc_ns;
     fleet_state st;
 };
@@ -112,11 +124,24 @@ void fleet_dir_drain(fleet *f, int wait_ms);
 fleet_room_view *fleet_dir_room(fleet *f, const char *name);
 void fleet_dir_publish(fleet *f, uint64_t now);
 /* The node a new room goes to: the live node with the most free budget
- * (docs/fleet.md, "Placement"); this node when it sees none. */
+ * that is not draining (docs/fleet.md, "Placement"); this node when it sees
+ * none, or 0 when it is draining too. */
 uint32_t fleet_dir_place(fleet *f, uint64_t now);
 
-/* This node's rank for a takeover among the live nodes (0: it goes first). */
+/* This node's rank for a takeover among the live nodes that are not
+ * draining (0: it goes first). */
 int fleet_dir_rank(fleet *f, uint64_t now);
+/* Whether node id is draining (its drain.<id> key is there). */
+bool fleet_dir_draining(const fleet *f, uint32_t id);
+/* Whether a live node other than this one, not draining, is there. */
+bool fleet_dir_other_live(fleet *f, uint64_t now);
+/* Whether node id has room in its step budget for a room of ms core-ms a
+ * tick (by its record, less the rooms given it since; a budget of 0:
+ * admission off, always); and whether a live node has that is neither this
+ * one, nor draining, nor holder (the node that let the room go: its record
+ * may look live for a while after it died). */
+bool fleet_dir_fits(fleet *f, uint32_t id, double ms, uint64_t now);
+bool fleet_dir_fits_elsewhere(fleet *f, uint32_t holder, double ms, uint64_t now);
 
 /* This node no longer holds the room: fenced, closed without saving, logged with why. */
 void fleet_lose(fleet *f, fleet_room_view *v, const char *why);
@@ -130,12 +155,30 @@ int fleet_snap_write(fleet *f, const char *name, uint64_t claim, uint64_t save, 
                      fleet_snap_manifest *out);
 msg_buf *fleet_snap_read(fleet *f, const char *name, const fleet_snap_manifest *m, char *why, size_t cap);
 
-/* fleet_takeover.c: orphans claimed (each after this node's rank's delay)
- * and made from their snapshots; the held rooms' snapshots written; at stop,
- * a last snapshot of each. */
+/* fleet_takeover.c: orphans and released rooms claimed (each after this
+ * node's rank's delay; by a node with room in its step budget while one is
+ * live) and made from their snapshots; the held rooms' snapshots written
+ * (fleet_save_doc: one, as save number save + 1, its key updated as rec
+ * with the manifest: 0, or -1 with the room lost when another node wrote
+ * its key, -2 when the broker did not take it). */
 void fleet_takeover_pass(fleet *f, uint64_t now);
 void fleet_save_pass(fleet *f, uint64_t now);
-void fleet_save_at_stop(fleet *f);
+int fleet_save_doc(fleet *f, fleet_room_view *v, const msg_buf *doc, uint64_t tick, fleet_room_rec *rec);
+
+/* fleet_drain.c: the drains asked through the REST API written to the
+ * directory (drain.<id>); this node draining: each room it holds saved at a
+ * tick boundary (the room parked there), written and released (its key
+ * names no node) for the node with the most free budget to claim at once
+ * and restore from exactly that save; at stop, every room it holds the
+ * same way (waiting at most wait_ns). */
+void fleet_drain_asks(fleet *f);
+void fleet_drain_pass(fleet *f, uint64_t now);
+void fleet_move_all(fleet *f, uint64_t wait_ns);
+/* A room's move given up: its last save, if taken, dropped. */
+static inline void fleet_move_drop(fleet_room_view *v) {
+    msg_buf_unref(v->move_doc);
+    v->move_doc = NULL;
+}
 
 /* fleet_mirror.c: a relay's mirrors brought in line with the directory
  * (one per claimed room, its public role; closed when its key goes), and

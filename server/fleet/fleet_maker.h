@@ -1,8 +1,9 @@
 /* fleet_maker.h - the thread that makes a fleet's rooms on this node: a room
  * placed here is opened and measured against the step budget, which takes
  * far longer than the fleet thread may wait between renewals; a room taken
- * over is opened from its snapshot (not measured: it must be held
- * somewhere, and the node with the most free budget took it).  Each room is
+ * over is opened from its snapshot (not measured: it is the world to
+ * resume, not a scene to size; the taker weighed its cost, its key's ms,
+ * against its own budget before claiming it).  Each room is
  * made fenced (hub_fence in the past): its sim thread starts but steps
  * nothing until its claim succeeds.  Its frame stream's epoch is its claim
  * times 65536, so that a room's viewers, whichever node holds it, see a new

@@ -49,7 +49,7 @@ static bool claimed(fleet *f, const char *name) {
 void fleet_mirror_pass(fleet *f) {
     for (int i = 0; i < f->nroom; i++) {
         fleet_room_view *v = &f->room[i];
-        if (!v->rec.claim) continue; /* placed, not made yet: nothing streams it */
+        if (!v->rec.claim || !v->rec.node) continue; /* placed and not made yet, or released: no holder streams it */
         room *r = mirror_of(f, v);
         if (!r) continue;
         room_set_mirror_role(r, v->rec.public_role);

@@ -2,11 +2,14 @@
  * "Snapshots", "Claims and leases"): the snapshot each held room's sim
  * thread leaves in its hub every --fleet-save-s written to JetStream and
  * named in the room's key by compare-and-set (so a stale holder's save
- * cannot win); an orphaned room claimed after this node's rank's delay
- * (claim + 1, by compare-and-set on the revision last read), its snapshot
- * read back and checked, and made from it on the maker's thread (from its
- * scene when it has none, or when it does not check); at stop, a last
- * snapshot of every room held. */
+ * cannot win); an orphaned room (its claim not renewed for a lease), or a
+ * released one (its key names no node: a drain or a stop saved it for the
+ * next holder), claimed after this node's rank's delay (claim + 1, by
+ * compare-and-set on the revision last read) by a node with room for it in
+ * its step budget while one is live (else by the node with the most free
+ * budget, past its budget, said in its log and in GET /api/fleet), its
+ * snapshot read back and checked, and made from it on the maker's thread
+ * (from its scene when it has none, or when it does not check). */
 #include "fleet_link.h"
 
 #include <stdio.h>
@@ -16,33 +19,36 @@
 #include "clock.h"
 #include "log.h"
 
-#define TRY_AGAIN_NS 500000000ull       /* an orphan whose claim failed is tried again no sooner */
-#define STOP_SAVE_WAIT_NS 3000000000ull /* at stop, the rooms' last snapshots are waited for this long */
+#define TRY_AGAIN_NS 500000000ull /* an orphan whose claim failed is tried again no sooner */
+#define MIN_ROOM_MS 0.5           /* a room whose cost its key does not say yet counts this much */
+
+int fleet_save_doc(fleet *f, fleet_room_view *v, const msg_buf *doc, uint64_t tick, fleet_room_rec *rec) {
+    fleet_snap_manifest man;
+    if (fleet_snap_write(f, v->name, v->rec.claim, v->rec.snap.save + 1, doc, tick, &man)) {
+        f->st.saves_failed++;
+        return -2;
+    }
+    rec->snap = man;
+    if (v->r) rec->ms = room_cost_ms(v->r);
+    if (!fleet_renew_with(f, v, rec)) {
+        f->st.saves++;
+        return 0;
+    }
+    f->st.saves_failed++;
+    if (!fleet_wrong_revision()) return -2;
+    fleet_lose(f, v, "its snapshot's key update failed on the revision (another node wrote its key)");
+    return -1;
+}
 
 /* Writes doc (taken at tick) as the room's next save: its chunks, then its
  * key naming them, which renews the claim too.  Not past the fence: then
  * another node may hold the room. */
 static void save_one(fleet *f, fleet_room_view *v, msg_buf *doc, uint64_t tick, uint64_t now) {
-    if (!lease_may_step(v->fence_ns, now)) {
-        msg_buf_unref(doc);
-        return;
+    if (lease_may_step(v->fence_ns, now)) {
+        fleet_room_rec rec = v->rec;
+        fleet_save_doc(f, v, doc, tick, &rec);
     }
-    fleet_snap_manifest man;
-    int rc = fleet_snap_write(f, v->name, v->rec.claim, v->rec.snap.save + 1, doc, tick, &man);
     msg_buf_unref(doc);
-    if (rc) {
-        f->st.saves_failed++;
-        return;
-    }
-    fleet_room_rec rec = v->rec;
-    rec.snap = man;
-    if (!fleet_renew_with(f, v, &rec)) {
-        f->st.saves++;
-        return;
-    }
-    f->st.saves_failed++;
-    if (fleet_wrong_revision())
-        fleet_lose(f, v, "its snapshot's key update failed on the revision (another node wrote its key)");
 }
 
 void fleet_save_pass(fleet *f, uint64_t now) {
@@ -50,53 +56,20 @@ void fleet_save_pass(fleet *f, uint64_t now) {
         fleet_room_view *v = &f->room[i];
         if (v->hold != HOLD_HELD) continue;
         uint64_t tick = 0;
-        msg_buf *doc = hub_take_fleet_snap(room_hub(v->r), &tick);
+        msg_buf *doc = hub_take_fleet_snap(room_hub(v->r), &tick, NULL);
         if (doc) save_one(f, v, doc, tick, now);
     }
 }
 
-void fleet_save_at_stop(fleet *f) {
-    if (!f->kv || !f->js) return;
-    bool waiting[FLEET_ROOMS] = {false};
-    int left = 0;
-    const uint64_t t0 = clock_now_ns();
-    for (int i = 0; i < f->nroom; i++) {
-        fleet_room_view *v = &f->room[i];
-        if (v->hold != HOLD_HELD || !lease_may_step(v->fence_ns, t0)) continue;
-        hub *h = room_hub(v->r);
-        sim_stats st;
-        hub_get_stats(h, &st);
-        if (st.asleep) continue; /* saved when it fell asleep, and unchanged since */
-        msg_buf_unref(hub_take_fleet_snap(h, NULL));
-        hub_ask_fleet_save(h);
-        waiting[i] = true;
-        left++;
-    }
-    while (left && clock_now_ns() - t0 < STOP_SAVE_WAIT_NS) {
-        for (int i = 0; i < f->nroom; i++) {
-            if (!waiting[i]) continue;
-            fleet_room_view *v = &f->room[i];
-            uint64_t tick = 0;
-            msg_buf *doc = hub_take_fleet_snap(room_hub(v->r), &tick);
-            if (!doc) continue;
-            hub_set_fence(room_hub(v->r), 1); /* stepped no further here: the next holder starts where this ends */
-            save_one(f, v, doc, tick, clock_now_ns());
-            log_info("fleet: room '%s' saved at stop (save %llu, tick %llu)", v->name,
-                     (unsigned long long)v->rec.snap.save, (unsigned long long)tick);
-            waiting[i] = false;
-            left--;
-        }
-        struct timespec ts = {0, 10 * 1000000L};
-        nanosleep(&ts, NULL);
-    }
-    if (left)
-        log_warn("fleet: %d room%s not saved at stop (their sim threads did not answer)", left, left == 1 ? "" : "s");
-}
-
 /* Claims the orphan v (claim + 1) and hands it to the maker with its
  * snapshot, read back and checked. */
-static void take(fleet *f, fleet_room_view *v, uint64_t now) {
+static void take(fleet *f, fleet_room_view *v, uint64_t now, bool over) {
     const uint32_t from = v->rec.node;
+    char by[48];
+    if (from)
+        snprintf(by, sizeof by, "orphaned by node %u", (unsigned)from);
+    else
+        snprintf(by, sizeof by, "released by its holder");
     fleet_room_rec rec = v->rec;
     rec.node = f->id;
     rec.claim = v->rec.claim + 1;
@@ -111,6 +84,13 @@ static void take(fleet *f, fleet_room_view *v, uint64_t now) {
     f->st.claims++;
     f->st.takeovers++;
     v->hold = HOLD_TAKING;
+    v->over_budget = over;
+    if (over) {
+        f->st.over_budget++;
+        log_warn("fleet: room '%s' (%.2f core-ms a tick) taken over here past this node's step budget: no live node "
+                 "of the fleet has room for it, and a room is not left unheld",
+                 v->name, v->rec.ms);
+    }
     fleet_make job;
     memset(&job, 0, sizeof job);
     memcpy(job.name, v->name, sizeof job.name);
@@ -118,22 +98,22 @@ static void take(fleet *f, fleet_room_view *v, uint64_t now) {
     job.claim = v->rec.claim;
     const fleet_snap_manifest *m = &v->rec.snap;
     if (!m->save) {
-        log_warn("fleet: room '%s' orphaned by node %u: taken over here (claim %llu); it has no snapshot yet: it "
-                 "starts again from its scene",
-                 v->name, (unsigned)from, (unsigned long long)job.claim);
+        log_warn("fleet: room '%s' %s: taken over here (claim %llu); it has no snapshot yet: it starts again from "
+                 "its scene",
+                 v->name, by, (unsigned long long)job.claim);
     } else {
         char why[256];
         job.snap = fleet_snap_read(f, v->name, m, why, sizeof why);
         if (job.snap)
-            log_info("fleet: room '%s' orphaned by node %u: taken over here (claim %llu) from save %llu (tick %llu, "
-                     "%llu bytes in %d chunk%s)",
-                     v->name, (unsigned)from, (unsigned long long)job.claim, (unsigned long long)m->save,
+            log_info("fleet: room '%s' %s: taken over here (claim %llu) from save %llu (tick %llu, %llu bytes in %d "
+                     "chunk%s)",
+                     v->name, by, (unsigned long long)job.claim, (unsigned long long)m->save,
                      (unsigned long long)m->tick, (unsigned long long)m->bytes, m->chunks, m->chunks == 1 ? "" : "s");
         else {
             f->st.snaps_refused++;
-            log_warn("fleet: room '%s' orphaned by node %u: taken over here (claim %llu); its snapshot (save %llu) is "
-                     "refused: %s; it starts again from its scene",
-                     v->name, (unsigned)from, (unsigned long long)job.claim, (unsigned long long)m->save, why);
+            log_warn("fleet: room '%s' %s: taken over here (claim %llu); its snapshot (save %llu) is refused: %s; it "
+                     "starts again from its scene",
+                     v->name, by, (unsigned long long)job.claim, (unsigned long long)m->save, why);
         }
     }
     if (!fleet_maker_ask(f->maker, &job)) { /* not full: checked before the claim, and this thread alone asks */
@@ -142,14 +122,30 @@ static void take(fleet *f, fleet_room_view *v, uint64_t now) {
     }
 }
 
+/* When this node may try to claim v (orphaned or released), or 0: not at
+ * all now.  *over: it would hold it past its step budget. */
+static uint64_t take_at(fleet *f, const fleet_room_view *v, int rank, uint64_t now, bool *over) {
+    const bool released = !v->rec.node;
+    if (!released && !lease_orphaned(&v->watch, &f->rule, now)) return 0;
+    const uint64_t at =
+        released ? lease_released_take_at(&v->watch, &f->rule, rank) : lease_takeover_at(&v->watch, &f->rule, rank);
+    const double ms = v->rec.ms > MIN_ROOM_MS ? v->rec.ms : MIN_ROOM_MS;
+    *over = !fleet_dir_fits(f, f->id, ms, now);
+    /* a node with room for it goes first; past a lease more, anyone (views of the budgets may differ) */
+    if (*over && now < at + f->rule.lease_ns && fleet_dir_fits_elsewhere(f, v->rec.node, ms, now)) return 0;
+    return at;
+}
+
 void fleet_takeover_pass(fleet *f, uint64_t now) {
+    if (f->draining) return; /* it takes no room: its rooms go elsewhere */
     int rank = -1;
     for (int i = 0; i < f->nroom; i++) {
         fleet_room_view *v = &f->room[i];
-        if (v->hold != HOLD_NONE || !v->rec.claim || now < v->next_try_ns || !lease_orphaned(&v->watch, &f->rule, now))
-            continue;
+        if (v->hold != HOLD_NONE || !v->rec.claim || now < v->next_try_ns) continue;
         if (rank < 0) rank = fleet_dir_rank(f, now);
-        if (now < lease_takeover_at(&v->watch, &f->rule, rank) || fleet_maker_full(f->maker)) continue;
-        take(f, v, now);
+        bool over = false;
+        const uint64_t at = take_at(f, v, rank, now, &over);
+        if (!at || now < at || fleet_maker_full(f->maker)) continue;
+        take(f, v, now, over);
     }
 }

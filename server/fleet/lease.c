@@ -42,3 +42,7 @@ int lease_rank(double my_free, uint32_t my_id, const double *free, const uint32_
 uint64_t lease_takeover_at(const lease_watch *w, const lease_rule *r, int rank) {
     return w->moved_ns + r->lease_ns + (uint64_t)(rank > 0 ? rank : 0) * r->rank_step_ns;
 }
+
+uint64_t lease_released_take_at(const lease_watch *w, const lease_rule *r, int rank) {
+    return w->moved_ns + (uint64_t)(rank > 0 ? rank : 0) * r->rank_step_ns;
+}

@@ -56,5 +56,8 @@ bool lease_may_step(uint64_t fence_ns, uint64_t now);
 int lease_rank(double my_free, uint32_t my_id, const double *free, const uint32_t *id, int n);
 /* When a node of that rank tries to claim an orphan. */
 uint64_t lease_takeover_at(const lease_watch *w, const lease_rule *r, int rank);
+/* ... and a room its holder released (a drain, a stop: its key names no
+ * node): no lease to wait for, only the rank's delay after the release. */
+uint64_t lease_released_take_at(const lease_watch *w, const lease_rule *r, int rank);
 
 #endif

@@ -21,6 +21,9 @@ typedef struct fleet_state {
     uint64_t saves, saves_failed;       /* snapshots of the rooms it holds written to JetStream */
     uint64_t takeovers;                 /* orphaned rooms this node claimed */
     uint64_t snaps_refused;             /* snapshots read back that did not check (the room started from its scene) */
+    bool draining;                      /* this node is asked to move its rooms elsewhere (drain.<id>) */
+    uint64_t handed;                    /* rooms this node released at a save for the next holder (a drain, a stop) */
+    uint64_t over_budget;               /* rooms it took over past its step budget (no live node had room for them) */
 } fleet_state;
 
 #endif

@@ -17,7 +17,7 @@ int hub_init(hub *h) {
     }
     pthread_mutex_init(&h->mtx, NULL);
     atomic_init(&h->fence_ns, 0);
-    atomic_init(&h->fleet_save_asked, false);
+    atomic_init(&h->fleet_save_asked, 0);
     mesh_store_init(&h->meshes);
     return 0;
 }
@@ -426,30 +426,60 @@ uint64_t hub_fence(hub *h) {
     return atomic_load(&h->fence_ns);
 }
 
-void hub_put_fleet_snap(hub *h, msg_buf *snap, uint64_t tick) {
+void hub_put_fleet_snap(hub *h, msg_buf *snap, uint64_t tick, bool last) {
     pthread_mutex_lock(&h->mtx);
     msg_buf *old = h->fleet_snap;
     h->fleet_snap = snap;
     h->fleet_snap_tick = tick;
+    h->fleet_snap_last = last;
     pthread_mutex_unlock(&h->mtx);
     msg_buf_unref(old);
 }
 
-msg_buf *hub_take_fleet_snap(hub *h, uint64_t *tick) {
+msg_buf *hub_take_fleet_snap(hub *h, uint64_t *tick, bool *last) {
     pthread_mutex_lock(&h->mtx);
     msg_buf *m = h->fleet_snap;
     h->fleet_snap = NULL;
     if (tick) *tick = h->fleet_snap_tick;
+    if (last) *last = m && h->fleet_snap_last;
     pthread_mutex_unlock(&h->mtx);
     return m;
 }
 
-void hub_ask_fleet_save(hub *h) {
-    atomic_store(&h->fleet_save_asked, true);
+void hub_ask_fleet_save(hub *h, bool last) {
+    atomic_store(&h->fleet_save_asked, last ? 2 : 1);
 }
 
-bool hub_fleet_save_asked(hub *h) {
-    return atomic_exchange(&h->fleet_save_asked, false);
+bool hub_fleet_save_asked(hub *h, bool *last) {
+    const int asked = atomic_exchange(&h->fleet_save_asked, 0);
+    if (last) *last = asked == 2;
+    return asked != 0;
+}
+
+bool hub_fleet_save_pending(hub *h) {
+    return atomic_load(&h->fleet_save_asked) != 0;
+}
+
+bool hub_ask_drain(hub *h, uint32_t node) {
+    pthread_mutex_lock(&h->mtx);
+    bool asked = false; /* already waiting: one ask is enough */
+    for (int i = 0; i < h->drain_asks; i++) asked |= h->drain_ask[i] == node;
+    const bool ok = asked || h->drain_asks < HUB_DRAIN_ASKS;
+    if (!asked && ok) h->drain_ask[h->drain_asks++] = node;
+    pthread_mutex_unlock(&h->mtx);
+    return ok;
+}
+
+bool hub_take_drain(hub *h, uint32_t *node) {
+    pthread_mutex_lock(&h->mtx);
+    const bool any = h->drain_asks > 0;
+    if (any) {
+        *node = h->drain_ask[0];
+        memmove(&h->drain_ask[0], &h->drain_ask[1], (size_t)(h->drain_asks - 1) * sizeof h->drain_ask[0]);
+        h->drain_asks--;
+    }
+    pthread_mutex_unlock(&h->mtx);
+    return any;
 }
 
 int hub_get_relays(hub *h, uint32_t *relay, int *viewers, int max) {

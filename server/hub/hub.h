@@ -30,6 +30,7 @@
 #define HUB_FRAME_RING 8                    /* frames the network thread can still pick from */
 #define HUB_FORWARD_RING 1024               /* a relay's client messages waiting for the bus thread */
 #define HUB_RELAYS 64                       /* relays whose frame wants a sim node merges */
+#define HUB_DRAIN_ASKS 8                    /* drains asked and not yet taken by the fleet thread */
 #define HUB_REMOTE_KEY_GAP_NS 1000000000ull /* at most one keyframe coded for a relay's requests a second */
 
 /* What a relay forwards to the sim node for a client. */
@@ -97,10 +98,17 @@ typedef struct hub {
     atomic_ullong fence_ns;
     /* a fleet's room: the snapshot its sim thread took for the fleet thread
      * (hub_put_fleet_snap; one reference, the newest replaces an untaken
-     * one), and a save the fleet thread asks for now (atomic, outside mtx) */
+     * one), and a save the fleet thread asks for now (atomic, outside mtx:
+     * 0 none, 1 a save, 2 the last save: the room moves or stops here) */
     msg_buf *fleet_snap;
     uint64_t fleet_snap_tick;
-    atomic_bool fleet_save_asked;
+    bool fleet_snap_last; /* ... it is the last save (the room is parked) */
+    atomic_int fleet_save_asked;
+    /* a fleet (the default room's hub): the nodes whose drain POST
+     * /api/fleet/nodes/{id}/drain asked for, until the fleet thread takes
+     * them (under mtx) */
+    uint32_t drain_ask[HUB_DRAIN_ASKS];
+    int drain_asks;
     cmd_reply *relay_replies; /* ring of HUB_REPLY_RING */
     int relay_reply_head, relay_reply_count;
     hub_remote remote[HUB_RELAYS];
@@ -163,13 +171,22 @@ void hub_set_fence(hub *h, uint64_t until_ns);
 uint64_t hub_fence(hub *h);
 /* A fleet room's snapshot: the sim thread puts one (takes the reference;
  * an older one not yet taken is dropped), the fleet thread takes it (NULL:
- * none; *tick: the tick it was taken at).  The fleet thread asks for one at
- * the next tick (hub_ask_fleet_save), the sim thread notes the ask
- * (hub_fleet_save_asked: true once per ask). */
-void hub_put_fleet_snap(hub *h, msg_buf *snap, uint64_t tick);
-msg_buf *hub_take_fleet_snap(hub *h, uint64_t *tick);
-void hub_ask_fleet_save(hub *h);
-bool hub_fleet_save_asked(hub *h);
+ * none; *tick: the tick it was taken at; *last: whether it is the last
+ * save, which parked the room).  The fleet thread asks for one at
+ * the next tick boundary (hub_ask_fleet_save; last: the room moves to
+ * another node or the node stops, and after that save the sim thread steps
+ * it no more), the sim thread notes the ask (hub_fleet_save_asked: true once
+ * per ask, *last whether it was the last; hub_fleet_save_pending: an ask not
+ * yet noted, which wakes a room asleep). */
+void hub_put_fleet_snap(hub *h, msg_buf *snap, uint64_t tick, bool last);
+msg_buf *hub_take_fleet_snap(hub *h, uint64_t *tick, bool *last);
+void hub_ask_fleet_save(hub *h, bool last);
+bool hub_fleet_save_asked(hub *h, bool *last);
+bool hub_fleet_save_pending(hub *h);
+/* A drain asked through the REST API (network thread: false when
+ * HUB_DRAIN_ASKS wait already), taken by the fleet thread (false: none). */
+bool hub_ask_drain(hub *h, uint32_t node);
+bool hub_take_drain(hub *h, uint32_t *node);
 /* The relays heard from in the last 3 s and their viewers: up to max. */
 int hub_get_relays(hub *h, uint32_t *relay, int *viewers, int max);
 /* Takes replies addressed to relays' clients (route_relay_replies). */

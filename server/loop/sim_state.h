@@ -79,6 +79,8 @@ struct sim_thread {
     uint64_t next_save_ns;       /* 0: no periodic saves */
     uint64_t next_fleet_save_ns; /* a fleet's room: its next snapshot for the fleet thread (0: at its first tick) */
     double fleet_saved_sim;      /* ... and the simulated time of its last */
+    bool fleet_saved_paused;     /* ... and whether the world was paused in it */
+    bool parked;                 /* a fleet's room saved for its move (the fleet's last save): never stepped again */
     persist_file save;           /* the save file read at start, until restored */
     sim_pending_step pending[SIM_MAX_PENDING_STEPS];
     int pending_count;

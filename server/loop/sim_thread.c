@@ -312,24 +312,37 @@ static void save(sim_thread *s) {
  * Taken when --fleet-save-s of simulated time, less FLEET_SAVE_LEAD, have
  * passed since the last (the lead leaves the fleet thread time to write it,
  * so that a node killed loses at most --fleet-save-s of simulated time), or
- * --fleet-save-s of wall time (a paused world); when the fleet thread asks;
- * and when it falls asleep (now_anyway: its last one is the world as it
- * sleeps). */
+ * --fleet-save-s of wall time (a paused world); at once when the world was
+ * paused or resumed since the last (a room taken over comes back as paused
+ * as it was); when the fleet thread asks; and when it falls asleep
+ * (now_anyway: its last one is the world as it sleeps).  The fleet
+ * thread's last ask (the room moves to another node, or this node stops)
+ * parks the room: this save is the world the next holder starts from, and
+ * nothing is stepped or applied here after it. */
 #define FLEET_SAVE_LEAD 0.1
 static void fleet_save(sim_thread *s, uint64_t now, double sim_time, bool now_anyway) {
     if (!hub_fence(s->hub)) return;
     const double every = s->cfg->fleet_save_s;
-    const bool asked = hub_fleet_save_asked(s->hub) || now_anyway;
+    bool last = false;
+    const bool asked = hub_fleet_save_asked(s->hub, &last) || now_anyway;
     const double lead = every > 2 * FLEET_SAVE_LEAD ? FLEET_SAVE_LEAD : every / 2;
-    const bool due = every > 0 && (now >= s->next_fleet_save_ns || sim_time - s->fleet_saved_sim >= every - lead);
+    const bool paused = fs_world_paused(s->world);
+    const bool due = every > 0 && (now >= s->next_fleet_save_ns || sim_time - s->fleet_saved_sim >= every - lead ||
+                                   paused != s->fleet_saved_paused);
     if (!asked && !due) return;
     s->next_fleet_save_ns = now + (uint64_t)((every > 0 ? every : 1) * 1e9);
     s->fleet_saved_sim = sim_time;
+    s->fleet_saved_paused = paused;
     msg_buf *m = persist_encode(s->world);
     if (m)
-        hub_put_fleet_snap(s->hub, m, sim_world_tick(s));
+        hub_put_fleet_snap(s->hub, m, sim_world_tick(s), last);
     else
         s->stats.save_failures++;
+    if (last) {
+        s->parked = true;
+        log_info("sim: room '%s' parked at tick %llu for its move (saved for the next holder)", s->cfg->room,
+                 (unsigned long long)sim_world_tick(s));
+    }
 }
 
 /* One tick: commands, one step (or none while paused), the frame when due,
@@ -409,7 +422,9 @@ static idle_outcome sleep_if_idle(sim_thread *s, int applied) {
     while (!atomic_load(&s->stop)) {
         sleep_until(clock_now_ns() + IDLE_POLL_NS);
         hub_get_frame_wants(s->hub, &w);
-        if (w.clients > 0 || cmd_queue_count(s->queue) > 0 || hub_touched(s->hub) > s->busy_ns) break;
+        if (w.clients > 0 || cmd_queue_count(s->queue) > 0 || hub_touched(s->hub) > s->busy_ns ||
+            hub_fleet_save_pending(s->hub))
+            break;
         if (evictable(s, now, clock_now_ns())) { /* saved above: its room lets the thread and the world go */
             log_info("sim: asleep for %.0f s: evicted at tick %llu (restored from %s when its room is opened)",
                      s->cfg->room_evict_s, (unsigned long long)s->stats.tick, s->cfg->data_dir);
@@ -453,6 +468,11 @@ static void *sim_main(void *arg) {
     frame_clock fc = {.next = next_tick, .last = 0, .period = (uint64_t)(1e9 / s->cfg->frame_hz)};
     stats_window win = {.start = next_tick};
     while (!atomic_load(&s->stop)) {
+        if (s->parked) { /* saved for its move: the next holder steps it from that save */
+            s->fenced = true;
+            sleep_until(clock_now_ns() + period);
+            continue;
+        }
         if (fenced(s, clock_now_ns())) { /* the schedule starts again from the fence's move */
             sleep_until(clock_now_ns() + period);
             next_tick = clock_now_ns();

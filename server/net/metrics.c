@@ -81,10 +81,19 @@ static void metrics_fleet(mtext *t, const net *n) {
     mt_head(t, "fluid_fleet_saves_total", "counter", "Snapshots of held rooms written to JetStream, by result.");
     mt_printf(t, "fluid_fleet_saves_total{result=\"ok\"} %llu\n", (unsigned long long)f.saves);
     mt_printf(t, "fluid_fleet_saves_total{result=\"failed\"} %llu\n", (unsigned long long)f.saves_failed);
-    mt_one(t, "fluid_fleet_takeovers_total", "counter", "Orphaned rooms this node claimed.", (double)f.takeovers);
+    mt_one(t, "fluid_fleet_takeovers_total", "counter", "Orphaned or released rooms this node claimed.",
+           (double)f.takeovers);
     mt_one(t, "fluid_fleet_snapshots_refused_total", "counter",
            "Snapshots read back from JetStream that did not check (the room started from its scene).",
            (double)f.snaps_refused);
+    mt_one(t, "fluid_fleet_draining", "gauge", "1 while this node is drained (its rooms move to other nodes).",
+           f.draining ? 1 : 0);
+    mt_one(t, "fluid_fleet_rooms_released_total", "counter",
+           "Rooms this node saved at a tick boundary and released for the next holder (a drain, a stop).",
+           (double)f.handed);
+    mt_one(t, "fluid_fleet_takeovers_over_budget_total", "counter",
+           "Rooms this node took over past its step budget (no live node of the fleet had room for them).",
+           (double)f.over_budget);
 }
 
 /* The message bus (--nats): its connection, its traffic, and on a sim node

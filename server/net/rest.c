@@ -24,6 +24,7 @@
 #include "rest_budget.h"
 #include "rest_route.h"
 #include "rest_export.h"
+#include "rest_fleet.h"
 #include "obstacle_mesh.h"
 #include "rest_meshes.h"
 #include "rest_answer.h"
@@ -302,6 +303,9 @@ static void route(net *n, http_req *r) {
             rest_respond_error(n, r, code, "%s", err);
         return;
     }
+    case REST_DRAIN:
+        rest_fleet_drain(n, r, a.id);
+        return;
     case REST_VIEW:
         break;
     }

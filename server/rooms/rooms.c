@@ -281,20 +281,27 @@ static room_status make_room(rooms *d, const room_def *def, hub_wake_fn *wake, v
  * times the threads it steps on (a pooled step holds every pool thread), or
  * what it was admitted with if more (a room admitted a moment ago has no
  * mean yet). */
+static double cost_ms(room *o) {
+    sim_stats st;
+    hub_get_stats(&o->hub, &st);
+    if (st.asleep || atomic_load(&o->evicted)) return 0; /* it takes no CPU until it wakes */
+    const double core_ms = st.step_cpu_ms_mean * (st.step_threads > 1 ? st.step_threads : 1);
+    return core_ms > o->admitted_ms ? core_ms : o->admitted_ms;
+}
+
 static double rooms_used_ms(rooms *d) {
     double used = 0;
     pthread_mutex_lock(&d->mu);
     for (int i = 0; i < d->count; i++) {
         room *o = d->room[i];
-        if (o->closed || !o->simulated) continue;
-        sim_stats st;
-        hub_get_stats(&o->hub, &st);
-        if (st.asleep || atomic_load(&o->evicted)) continue; /* it takes no CPU until it wakes */
-        const double core_ms = st.step_cpu_ms_mean * (st.step_threads > 1 ? st.step_threads : 1);
-        used += core_ms > o->admitted_ms ? core_ms : o->admitted_ms;
+        if (!o->closed && o->simulated) used += cost_ms(o);
     }
     pthread_mutex_unlock(&d->mu);
     return used;
+}
+
+double room_cost_ms(room *r) {
+    return r && r->simulated ? cost_ms(r) : 0;
 }
 
 /* Admission (docs/rooms.md): a room other than the default is let in only

@@ -151,6 +151,10 @@ const char *room_name(const room *r);
 /* <data-dir>/rooms/<name>: where the room's saves belong; "" without --data-dir. */
 const char *room_folder(const room *r);
 hub *room_hub(room *r);
+/* The core-ms of each tick the room takes (as the step budget counts it:
+ * its measured mean, or what it was admitted with if more; 0 asleep).  Any
+ * thread holding a reference. */
+double room_cost_ms(room *r);
 cmd_queue *room_queue(room *r);
 role room_public_role(const room *r);
 /* viewer to owner; 0, or -1 for another value. */

@@ -8,17 +8,21 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A node's id as a key spells it: 1..FLEET_NODE_MAX, no leading zero, nothing after. */
+static bool key_id(const char *p, uint32_t *id) {
+    uint32_t v = 0;
+    int digits = 0;
+    const char *d = p;
+    for (; *p >= '0' && *p <= '9' && digits < 6; p++, digits++) v = v * 10 + (uint32_t)(*p - '0');
+    if (*p || !digits || *d == '0' || v < 1 || v > FLEET_NODE_MAX) return false;
+    *id = v;
+    return true;
+}
+
 fleet_key_kind fleet_key_parse(const char *key, uint32_t *id, char name[ROOM_NAME_CAP]) {
     if (!key) return FLEET_KEY_OTHER;
-    if (!strncmp(key, "node.", 5)) {
-        const char *p = key + 5;
-        uint32_t v = 0;
-        int digits = 0;
-        for (; *p >= '0' && *p <= '9' && digits < 6; p++, digits++) v = v * 10 + (uint32_t)(*p - '0');
-        if (*p || !digits || key[5] == '0' || v < 1 || v > FLEET_NODE_MAX) return FLEET_KEY_OTHER;
-        *id = v;
-        return FLEET_KEY_NODE;
-    }
+    if (!strncmp(key, "node.", 5)) return key_id(key + 5, id) ? FLEET_KEY_NODE : FLEET_KEY_OTHER;
+    if (!strncmp(key, "drain.", 6)) return key_id(key + 6, id) ? FLEET_KEY_DRAIN : FLEET_KEY_OTHER;
     if (!strncmp(key, "room.", 5)) {
         const char *n = key + 5;
         size_t len = strlen(n);
@@ -75,8 +79,8 @@ static bool scene_ok(const char *s) {
 }
 
 static const char *const node_fields[7] = {"id", "url", "budget_ms", "used_ms", "rooms", "clients", "cap_rooms"};
-static const char *const room_fields[8] = {"node",  "claim",     "public_role", "key_gen",
-                                           "scene", "particles", "error",       "snap"};
+static const char *const room_fields[9] = {"node",      "claim", "public_role", "key_gen", "scene",
+                                           "particles", "error", "snap",        "ms"};
 static const char *const snap_fields[5] = {"save", "chunks", "bytes", "sha256", "tick"};
 
 /* A field's bit among the n of its value (n for another: past the mask).
@@ -225,16 +229,17 @@ int fleet_room_write(const fleet_room_rec *r, char *out, size_t cap) {
                  (unsigned long long)m->save, m->chunks, (unsigned long long)m->bytes, sha,
                  (unsigned long long)m->tick);
     }
+    const double ms = r->ms >= 0 && r->ms <= FLEET_MS_MAX ? r->ms : 0;
     int n = snprintf(out, cap,
                      "{\"node\":%u,\"claim\":%llu,\"public_role\":\"%s\",\"key_gen\":%u,\"scene\":\"%s\","
-                     "\"particles\":%d,\"error\":\"%s\",\"snap\":%s}",
+                     "\"particles\":%d,\"error\":\"%s\",\"snap\":%s,\"ms\":%.3f}",
                      (unsigned)r->node, (unsigned long long)r->claim, role_name(r->public_role), r->key_gen, scene,
-                     r->particles, error, snap);
+                     r->particles, error, snap, ms);
     return n < 0 || (size_t)n >= cap ? -1 : n;
 }
 
 int fleet_room_read(const void *p, size_t n, fleet_room_rec *r, char *err, size_t errlen) {
-    cJSON *j = parse(p, n, 8, err, errlen);
+    cJSON *j = parse(p, n, 9, err, errlen);
     if (!j) return -1;
     memset(r, 0, sizeof *r);
     int rc = 0;
@@ -247,8 +252,8 @@ int fleet_room_read(const void *p, size_t n, fleet_room_rec *r, char *err, size_
             rc = snap_read(f, &r->snap, err, errlen);
             continue;
         }
-        seen |= 1u << field_bit(k, room_fields, 8);
-        if (!strcmp(k, "node") && whole(f, 1, FLEET_NODE_MAX))
+        seen |= 1u << field_bit(k, room_fields, 9);
+        if (!strcmp(k, "node") && whole(f, 0, FLEET_NODE_MAX))
             r->node = (uint32_t)f->valuedouble;
         else if (!strcmp(k, "claim") && whole(f, 0, WHOLE_MAX))
             r->claim = (uint64_t)f->valuedouble;
@@ -263,13 +268,17 @@ int fleet_room_read(const void *p, size_t n, fleet_room_rec *r, char *err, size_
             r->particles = (int)f->valuedouble;
         else if (!strcmp(k, "error") && text_ok(f, sizeof r->error))
             snprintf(r->error, sizeof r->error, "%s", f->valuestring);
+        else if (!strcmp(k, "ms") && cJSON_IsNumber(f) && f->valuedouble >= 0 && f->valuedouble <= FLEET_MS_MAX)
+            r->ms = f->valuedouble;
         else
             rc = wire_refuse(err, errlen, "field '%.32s' unknown, or not of its type and range", k);
     }
-    if (!rc && seen != 0xff)
+    if (!rc && seen != 0x1ff)
         rc = wire_refuse(
             err, errlen,
-            "a room's claim has node, claim, public_role, key_gen, scene, particles, error and snap, once each");
+            "a room's claim has node, claim, public_role, key_gen, scene, particles, error, snap and ms, once each");
+    if (!rc && !r->node && !r->claim) /* node 0 is a room released by its holder, which was claimed */
+        rc = wire_refuse(err, errlen, "node 0 (released) is a claimed room's (claim 1 or more)");
     cJSON_Delete(j);
     return rc;
 }

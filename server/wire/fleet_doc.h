@@ -51,7 +51,8 @@ typedef struct fleet_node_rec {
 
 /* key room.<name>: where a room is held. */
 typedef struct fleet_room_rec {
-    uint32_t node;  /* the node that holds it, or that is asked to make it (claim 0) */
+    uint32_t node;  /* the node that holds it, or that is asked to make it (claim 0); 0: released by its holder
+                       (a drain, a stop) at its last snapshot, for the next holder to claim at once */
     uint64_t claim; /* grows by one at each change of holder; 0: placed, not yet claimed */
     role public_role;
     unsigned key_gen;
@@ -59,12 +60,15 @@ typedef struct fleet_room_rec {
     int particles;               /* its first scene's size (0: the node's --particles) */
     char error[FLEET_ERROR_CAP]; /* claim 0: why the node it was placed on refused it ("": none) */
     fleet_snap_manifest snap;    /* its last snapshot ("snap": null when save is 0) */
+    double ms;                   /* core-ms of each tick it takes at its holder (0: not measured yet) */
 } fleet_room_rec;
 
-typedef enum fleet_key_kind { FLEET_KEY_OTHER, FLEET_KEY_NODE, FLEET_KEY_ROOM } fleet_key_kind;
+typedef enum fleet_key_kind { FLEET_KEY_OTHER, FLEET_KEY_NODE, FLEET_KEY_ROOM, FLEET_KEY_DRAIN } fleet_key_kind;
 
-/* A key of the bucket: a node's (id filled) or a room's (name filled, by
- * the room-name rule); FLEET_KEY_OTHER for any other key (ignored). */
+/* A key of the bucket: a node's record (id filled), a room's (name filled,
+ * by the room-name rule), or a node's drain (drain.<id>: the node is asked
+ * to move its rooms elsewhere; only the key's presence counts, its value is
+ * not read); FLEET_KEY_OTHER for any other key (ignored). */
 fleet_key_kind fleet_key_parse(const char *key, uint32_t *id, char name[ROOM_NAME_CAP]);
 
 /* A value's text into out (cap bytes, terminated): its length, or -1 when

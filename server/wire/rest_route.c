@@ -343,6 +343,7 @@ const rest_route_def rest_routes[] = {
     {HM_GET, "/api/obstacles/{id}/mesh", NULL, RH_OMESH, RV_INDEX, CMD_NONE, false},
     VIEW("/api/probes", RV_PROBES),
     VIEW("/api/fleet", RV_FLEET),
+    {HM_POST, "/api/fleet/nodes/{id}/drain", NULL, RH_DRAIN, RV_INDEX, CMD_NONE, BODY_OPTIONAL},
     POST("/api/probes", CMD_PROBE_ADD, BODY_REQUIRED),
     {HM_DELETE, "/api/probes/{name}", NULL, RH_COMMAND, RV_INDEX, CMD_PROBE_REMOVE, BODY_OPTIONAL},
     VIEW("/metrics", RV_METRICS),
@@ -430,6 +431,23 @@ static void recfile(const char *name, rest_action *a) {
     snprintf(a->file, sizeof a->file, "%.*s/%s", (int)nl, name, f);
 }
 
+/* POST /api/fleet/nodes/{id}/drain: a node's id (1..65535), no body but {}. */
+static void drain(const rest_request *q, long long id, rest_action *a) {
+    if (id < 1 || id > 65535) {
+        fail(a, RC_BAD_REQUEST, "a node's id is 1 to 65535 (GET /api/fleet lists the nodes)");
+        return;
+    }
+    cJSON *j = q->body_len ? cJSON_ParseWithLength(q->body, q->body_len) : NULL;
+    const bool ok = !q->body_len || (cJSON_IsObject(j) && cJSON_GetArraySize(j) == 0);
+    cJSON_Delete(j);
+    if (!ok) {
+        fail(a, RC_BAD_REQUEST, "a drain takes no body (or {})");
+        return;
+    }
+    a->outcome = REST_DRAIN;
+    a->id = (uint32_t)id;
+}
+
 /* Carries out a matched route. */
 static void route_run(const rest_route_def *r, const route_args *args, const rest_request *q, rest_action *a) {
     cmd c;
@@ -466,6 +484,9 @@ static void route_run(const rest_route_def *r, const route_args *args, const res
     case RH_OMESH:
         a->outcome = REST_OMESH;
         a->id = (uint32_t)args->id;
+        return;
+    case RH_DRAIN:
+        drain(q, args->id, a);
         return;
     }
 }

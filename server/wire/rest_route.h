@@ -26,6 +26,7 @@ typedef enum rest_outcome {
     REST_MESH,     /* POST /api/meshes: net/rest_meshes.c reads the body (a mesh file) */
     REST_OMESH,    /* GET /api/obstacles/{id}/mesh: the obstacle's encoded placed mesh (id in `id`) */
     REST_RECFILE,  /* a recording's file: `file` ("NAME/index.json" or "NAME/seg-NNNNNN.fsrec"), checked */
+    REST_DRAIN,    /* POST /api/fleet/nodes/{id}/drain: node `id` (1..65535) of the fleet is to be drained */
 } rest_outcome;
 
 typedef enum rest_view {
@@ -69,7 +70,7 @@ typedef struct rest_action {
     cmd c;             /* REST_COMMAND: checked (cmd_from_fields), client and rid not set */
     char file[96];     /* REST_RECFILE: relative to the recordings folder; never leaves it */
     int offset, limit; /* REST_VIEW of RV_RECORDINGS: the page of the listing (?offset=&limit=) */
-    uint32_t id;       /* REST_OMESH: the obstacle */
+    uint32_t id;       /* REST_OMESH: the obstacle; REST_DRAIN: the node */
 } rest_action;
 
 #define REST_REC_PAGE_MAX 1000    /* recordings in one page of GET /api/recordings, at most */
@@ -92,6 +93,7 @@ typedef enum rest_handler {
     RH_RECFILE,  /* GET /api/recordings/{name}: a recording's file (REST_RECFILE) */
     RH_MESH,     /* POST /api/meshes: a mesh file (REST_MESH) */
     RH_OMESH,    /* GET /api/obstacles/{id}/mesh: an obstacle's placed mesh (REST_OMESH) */
+    RH_DRAIN,    /* POST /api/fleet/nodes/{id}/drain: a node of the fleet drained (REST_DRAIN) */
 } rest_handler;
 
 /* One route: the table (rest_route.c) is what rest_translate matches and

@@ -3,8 +3,9 @@
  * picks the decoder (a node record, a room's claim with its snapshot's
  * manifest, a key, or a snapshot chunk's headers and length), the rest is
  * the value.  Each must refuse or decode, never read out of bounds, never
- * leak; what decodes is within its bounds (ids 1-65535, known roles, a scene
- * of its rule, terminated texts, a manifest whose bytes fill its chunks),
+ * leak; what decodes is within its bounds (ids 1-65535, a room's node 0
+ * only when claimed (released), known roles, a scene of its rule,
+ * terminated texts, a manifest whose bytes fill its chunks, a cost in range),
  * and writes and reads back the same; a chunk is accepted only with its
  * save's number, its count and its length.
  *
@@ -32,7 +33,8 @@ static void room(const uint8_t *p, size_t n) {
     fleet_room_rec r, back;
     char err[200], text[FLEET_DOC_MAX];
     if (fleet_room_read(p, n, &r, err, sizeof err)) return;
-    FUZZ_REQUIRE(r.node >= 1 && r.node <= FLEET_NODE_MAX);
+    FUZZ_REQUIRE(r.node <= FLEET_NODE_MAX && (r.node >= 1 || r.claim >= 1));
+    FUZZ_REQUIRE(r.ms >= 0 && r.ms <= FLEET_MS_MAX);
     FUZZ_REQUIRE(r.public_role >= ROLE_VIEWER && r.public_role <= ROLE_OWNER);
     FUZZ_REQUIRE(memchr(r.scene, 0, sizeof r.scene) && memchr(r.error, 0, sizeof r.error));
     FUZZ_REQUIRE(r.particles >= 0 && r.particles <= (1 << 20));
@@ -51,6 +53,7 @@ static void room(const uint8_t *p, size_t n) {
     FUZZ_REQUIRE(len > 0 && !fleet_room_read(text, (size_t)len, &back, err, sizeof err));
     FUZZ_REQUIRE(back.node == r.node && back.claim == r.claim && back.public_role == r.public_role &&
                  !strcmp(back.scene, r.scene) && !strcmp(back.error, r.error));
+    FUZZ_REQUIRE(back.ms >= r.ms - 0.0005 && back.ms <= r.ms + 0.0005); /* written to the microsecond */
     FUZZ_REQUIRE(back.snap.save == m->save && back.snap.chunks == m->chunks && back.snap.bytes == m->bytes &&
                  back.snap.tick == m->tick && !strcmp(back.snap.sha256, m->sha256));
 }
@@ -86,6 +89,7 @@ static void key(const uint8_t *p, size_t n) {
     uint32_t id = 0;
     switch (fleet_key_parse(k, &id, name)) {
     case FLEET_KEY_NODE:
+    case FLEET_KEY_DRAIN:
         FUZZ_REQUIRE(id >= 1 && id <= FLEET_NODE_MAX);
         break;
     case FLEET_KEY_ROOM:

@@ -100,6 +100,9 @@ def test_every_operation_through_the_client(server):
     assert c.add_probe("depth", "height", [0.3, 0, 0.3])["index"] == 0
     assert c.add_probe("floor", "pressure", [0.3, 0, 0.3], normal=[0, 1, 0], radius=0.1)["index"] == 1
     assert c.get_fleet() == {"fleet": None, "nodes": [], "rooms": []}  # a server of no fleet
+    with pytest.raises(fluidclient.FluidError) as e:
+        c.drain_node(1)  # ... has no node to drain
+    assert (e.value.status, e.value.code) == (409, "conflict")
     probes = c.list_probes()["probes"]
     assert [(q["name"], q["kind"], q["unit"]) for q in probes] == [("depth", "height", "m"), ("floor", "pressure", "Pa")]
     assert c.delete_probe("depth")["ok"] is True

@@ -59,6 +59,32 @@ static void test_takeover_rank(void) {
     lease_seen(&w, 9, 100 * S);
     CHECK(lease_takeover_at(&w, &r, 0) == 103 * S, "rank 0 tries a lease after the last move");
     CHECK(lease_takeover_at(&w, &r, 2) == 103 * S + 2 * r.rank_step_ns, "rank 2 two steps later");
+    CHECK(lease_released_take_at(&w, &r, 0) == 100 * S, "a released room: rank 0 tries at once");
+    CHECK(lease_released_take_at(&w, &r, 2) == 100 * S + 2 * r.rank_step_ns, "... rank 2 two steps later");
+}
+
+/* A room released by its holder (node 0, still claimed) and its cost. */
+#define ROOM_HEAD_NO_MS                                                                                                \
+    "{\"node\":1,\"claim\":2,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,\"error\":\"\","
+
+static void test_released_and_cost(void) {
+    fleet_room_rec r = {.node = 0, .claim = 3, .public_role = ROLE_PLAYER, .ms = 1.25};
+    char text[FLEET_DOC_MAX], err[200] = "";
+    int len = fleet_room_write(&r, text, sizeof text);
+    fleet_room_rec back;
+    CHECK(len > 0 && !fleet_room_read(text, (size_t)len, &back, err, sizeof err), "released read back: %s", err);
+    CHECK(back.node == 0 && back.claim == 3 && back.ms == 1.25, "released fields: node %u claim %llu ms %g",
+          (unsigned)back.node, (unsigned long long)back.claim, back.ms);
+    r.claim = 0;
+    len = fleet_room_write(&r, text, sizeof text);
+    CHECK(len > 0 && fleet_room_read(text, (size_t)len, &back, err, sizeof err) == -1 && strstr(err, "released"),
+          "node 0 of a room never claimed refused: %s", err);
+    const char *good = ROOM_HEAD_NO_MS "\"snap\":null,\"ms\":0.5}";
+    CHECK(!fleet_room_read(good, strlen(good), &back, err, sizeof err) && back.ms == 0.5, "a cost: %s", err);
+    static const char *bad[] = {ROOM_HEAD_NO_MS "\"snap\":null,\"ms\":-1}", ROOM_HEAD_NO_MS "\"snap\":null,\"ms\":1e8}",
+                                ROOM_HEAD_NO_MS "\"snap\":null,\"ms\":\"1\"}", ROOM_HEAD_NO_MS "\"snap\":null}"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        CHECK(fleet_room_read(bad[i], strlen(bad[i]), &back, err, sizeof err) == -1, "a bad cost refused: %s", bad[i]);
 }
 
 static void test_values_round_trip(void) {
@@ -85,23 +111,28 @@ static void test_values_refused(void) {
     static const char *bad_rooms[] = {
         "",
         "[]",
-        "{\"node\":1}",
-        "{\"node\":0,\"claim\":1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,\"error\":"
+        "{\"ms\":0,\"node\":1}",
+        "{\"ms\":0,\"node\":0,\"claim\":0,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,"
+        "\"error\":"
         "\"\"}",
-        "{\"node\":1,\"claim\":-1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,\"error\":"
+        "{\"ms\":0,\"node\":1,\"claim\":-1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,"
+        "\"error\":"
         "\"\"}",
-        "{\"node\":1,\"claim\":1,\"public_role\":\"admin\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,\"error\":"
+        "{\"ms\":0,\"node\":1,\"claim\":1,\"public_role\":\"admin\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,"
+        "\"error\":"
         "\"\"}",
-        "{\"node\":1,\"claim\":1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"../x\",\"particles\":0,"
+        "{\"ms\":0,\"node\":1,\"claim\":1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"../x\",\"particles\":0,"
         "\"error\":\"\"}",
-        "{\"node\":1,\"claim\":1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":2e9,"
+        "{\"ms\":0,\"node\":1,\"claim\":1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":2e9,"
         "\"error\":\"\"}",
-        "{\"node\":1,\"node\":1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,\"error\":"
+        "{\"ms\":0,\"node\":1,\"node\":1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,"
+        "\"error\":"
         "\"\"}",
-        "{\"node\":1,\"claim\":1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,\"error\":"
+        "{\"ms\":0,\"node\":1,\"claim\":1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,"
+        "\"error\":"
         "\"\","
         "\"x\":1}",
-        "{\"node\":1.5,\"claim\":1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,"
+        "{\"ms\":0,\"node\":1.5,\"claim\":1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,"
         "\"error\":\"\"}",
     };
     int refused = 0;
@@ -125,7 +156,8 @@ static void test_values_refused(void) {
 }
 
 #define ROOM_HEAD                                                                                                      \
-    "{\"node\":1,\"claim\":2,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,\"error\":\"\","
+    "{\"ms\":0,\"node\":1,\"claim\":2,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,"        \
+    "\"error\":\"\","
 #define SHA "\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\""
 
 static void test_snapshot_manifest(void) {
@@ -189,9 +221,11 @@ static void test_keys(void) {
     char name[ROOM_NAME_CAP];
     CHECK(fleet_key_parse("node.12", &id, name) == FLEET_KEY_NODE && id == 12, "node.12");
     CHECK(fleet_key_parse("room.lab-1", &id, name) == FLEET_KEY_ROOM && !strcmp(name, "lab-1"), "room.lab-1");
+    CHECK(fleet_key_parse("drain.3", &id, name) == FLEET_KEY_DRAIN && id == 3, "drain.3");
     static const char *other[] = {
-        "node.0", "node.012", "node.65536", "node.", "node.1x",
-        "room.",  "room.UP",  "room.a.b",   "other", "room.0123456789012345678901234567890123"};
+        "node.0",  "node.012", "node.65536",  "node.",    "node.1x",
+        "room.",   "room.UP",  "room.a.b",    "other",    "room.0123456789012345678901234567890123",
+        "drain.0", "drain.",   "drain.70000", "drain.1.2"};
     for (size_t i = 0; i < sizeof other / sizeof *other; i++)
         CHECK(fleet_key_parse(other[i], &id, name) == FLEET_KEY_OTHER, "not a key of the directory: %s", other[i]);
 }
@@ -204,6 +238,7 @@ int main(int argc, char **argv) {
         {"values_round_trip", test_values_round_trip},
         {"values_refused", test_values_refused},
         {"snapshot_manifest", test_snapshot_manifest},
+        {"released_and_cost", test_released_and_cost},
         {"chunk_check", test_chunk_check},
         {"keys", test_keys},
     };

@@ -302,6 +302,15 @@ class Client:
         ``fleet`` is None (and both lists empty) on a server of no fleet."""
         return self._json("GET", "/api/fleet", scoped=False)
 
+    def drain_node(self, id: int) -> dict:
+        """POST /api/fleet/nodes/{id}/drain: drains sim node ``id`` of the
+        fleet (administrator; at any sim node of it): it takes no new room,
+        and each room it holds moves to another node at a tick boundary,
+        nothing lost.  ``{"node", "draining": true, "rooms"}`` at once (202);
+        the progress is in get_fleet().  An unknown node 404; a node not
+        live, or a server of no fleet, 409."""
+        return self._json("POST", "/api/fleet/nodes/%d/drain" % int(id), {}, scoped=False)
+
     def add_probe(self, name: str, kind: str, pos, normal=None, radius: float = None) -> dict:
         """POST /api/probes: a named probe the world measures after every
         step: ``kind`` "height" (the water's height above ``pos``) or
