@@ -189,6 +189,10 @@ static void publish_tier(stream *st, frameset *fs, int t, const wire_frame_head 
         tc->last_key = FC_NONE;
     }
     fc_grid g = fc_tier_grid(&st->grid, t);
+    fc_options o = fc_default_options();
+    o.bands = st->bands;
+    o = fc_tier_options(o, in->count);
+    fc_encoder_set_options(tc->enc, &o);
     fc_input sub = *in;
     sub.count = fc_tier_subset(t, in->id, in->order, in->count, st->sub);
     sub.order = st->sub;

@@ -259,16 +259,23 @@ static void set_lowat(ws_client *c) {
     if (link_meter_set_lowat((int)lws_get_socket_fd(c->wsi), want)) c->lowat = want;
 }
 
-/* What a change of tier needs: its keyframe (at once when the measured rate
- * sent it back from a try: it cannot carry the tier it holds), the encoder's
- * wants, the socket's unsent bytes. */
-static void changed(net_room *v, ws_client *c, int what, const link_window *w) {
+/* What a change of tier needs: its keyframe (at once when the client holds
+ * frames its link cannot carry: the measured rate sent it to a coarser tier,
+ * or a try failed), the encoder's wants, the socket's unsent bytes; and a
+ * new window (late picks and busy time are the new tier's). */
+static void changed(net_room *v, ws_client *c, int what, const link_window *w, uint64_t now) {
     if (what)
-        log_debug("ws: client %u: late %d, busy %.2f, rate %.0f kB/s: stride %d, tier %d%s%s", (unsigned)c->id, w->late,
-                  w->busy, w->rate / 1e3, c->link.stride, c->link.tier, c->link.bridging ? " (bridging)" : "",
-                  what & LINK_MEASURED ? " (measured)" : "");
-    if (what & (LINK_COARSER | LINK_FINER))
-        request_key_now(v, c, (what & (LINK_MEASURED | LINK_COARSER)) == (LINK_MEASURED | LINK_COARSER));
+        log_debug("ws: client %u: late %d, busy %.2f, rate %.0f kB/s: stride %d, tier %d%s%s%s", (unsigned)c->id,
+                  w->late, w->busy, w->rate / 1e3, c->link.stride, c->link.tier, c->link.bridging ? " (bridging)" : "",
+                  what & LINK_MEASURED ? " (measured)" : "", what & LINK_BACK ? " (the try failed)" : "");
+    if (what & (LINK_COARSER | LINK_FINER)) {
+        bool measured_down = (what & (LINK_MEASURED | LINK_COARSER)) == (LINK_MEASURED | LINK_COARSER);
+        request_key_now(v, c, measured_down || (what & LINK_BACK));
+        c->late = 0;
+        c->reader_slow = false;
+        c->busy_ns = 0;
+        c->window_ns = now;
+    }
     set_lowat(c);
     ws_frames_update_wants(v);
 }
@@ -288,6 +295,7 @@ static link_window window_of(const net_room *v, const ws_client *c, uint64_t now
     int t = c->link.tier;
     size_t mine = v->tier_bytes[t], full = v->tier_bytes[0];
     link_window w = {.now = now,
+                     .from = c->window_ns,
                      .late = c->late,
                      .busy = busy,
                      .ratio = mine && full && t ? (double)full / mine : 0,
@@ -302,11 +310,19 @@ static link_window window_of(const net_room *v, const ws_client *c, uint64_t now
  * (link_rule.h): late picks (it could not take the frame it was due), the
  * fraction of the window it spent sending, its measured rate. */
 static void judge(net_room *v, ws_client *c, uint64_t now) {
-    if (now - c->window_ns < LINK_WINDOW_NS && c->late < LINK_LATE_TO_SLOW) return;
+    if (now - c->window_ns < LINK_WINDOW_NS && c->late < LINK_LATE_TO_SLOW) {
+        /* between windows: the full world's try, once due, on the window so far */
+        if (c->link.tier > 0 && !c->link.pinned && now >= c->link.probe_ns) {
+            link_window w = window_of(v, c, now);
+            int what = link_try(&c->link, &w);
+            if (what) changed(v, c, what, &w, now);
+        }
+        return;
+    }
     link_sample ls;
     read_link(c, &ls);
     link_window w = window_of(v, c, now);
-    changed(v, c, link_judge(&c->link, &w), &w);
+    changed(v, c, link_judge(&c->link, &w), &w, now);
     c->late = 0;
     c->reader_slow = false;
     c->busy_ns = 0;
@@ -326,7 +342,7 @@ void ws_frames_measure(net_room *v, ws_client *c) {
     if (c->link.pinned || !c->window_ns) return;
     link_window w = window_of(v, c, now);
     w.late = 0; /* late picks and busy time are judged over whole windows */
-    changed(v, c, link_measure(&c->link, &w), &w);
+    changed(v, c, link_measure(&c->link, &w), &w, now);
 }
 
 msg_buf *ws_frames_pick(net_room *v, ws_client *c) {

@@ -40,11 +40,27 @@ fc_grid fc_tier_grid(const fc_grid *full, int tier) {
     return g;
 }
 
+/* Every index is written and the count advanced by membership, without a
+ * branch: membership is a coin toss per particle, which a branch would
+ * mispredict half the time. */
 int fc_tier_subset(int tier, const uint32_t *id, const int32_t *order, int n, int32_t *out) {
+    uint32_t mask = (uint32_t)fc_tier_of(tier).keep - 1;
     int k = 0;
-    for (int j = 0; j < n; j++) {
-        int32_t i = order ? order[j] : j;
-        if (fc_tier_has(tier, id[i])) out[k++] = i;
-    }
+    if (order)
+        for (int j = 0; j < n; j++) {
+            int32_t i = order[j];
+            out[k] = i;
+            k += (mix(id[i]) & mask) == 0;
+        }
+    else
+        for (int j = 0; j < n; j++) {
+            out[k] = j;
+            k += (mix(id[j]) & mask) == 0;
+        }
     return k;
+}
+
+fc_options fc_tier_options(fc_options o, int full_count) {
+    if (o.joint == FC_JOINT_AUTO && full_count >= FC_JOINT_MIN) o.joint = FC_JOINT_ON;
+    return o;
 }

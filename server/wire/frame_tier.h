@@ -30,7 +30,16 @@ bool fc_tier_has(int tier, uint32_t id);
 fc_grid fc_tier_grid(const fc_grid *full, int tier);
 /* Writes the indices (into id[]) of tier's subset to out, in id order (the
  * k-th particle in id order is id[order[k]], or id[k] when order is NULL, as
- * in fc_input); returns their count (at most n). */
+ * in fc_input); returns their count (at most n).  out holds n entries (those
+ * past the count are scratch). */
 int fc_tier_subset(int tier, const uint32_t *id, const int32_t *order, int n, int32_t *out);
+/* The options of a tier's encoder for a frame of the full world of
+ * full_count particles, from the full world's options o: joint symbols
+ * whenever the full world's frame takes them (o.joint FC_JOINT_AUTO and at
+ * least FC_JOINT_MIN particles), whatever the tier's own count.  A coarser
+ * grid leaves more residuals in [-2, 2], so a tier's payload is smaller
+ * with them, and its encoder and decoders faster (docs/wire-v2.md, "Tiers of
+ * detail"). */
+fc_options fc_tier_options(fc_options o, int full_count);
 
 #endif

@@ -7,21 +7,27 @@ link_state link_start(int tiers, uint64_t now) {
         .tiers = tiers > 0 ? tiers : 1, .stride = 1, .pace = 1, .stride_ns = now, .tier_ns = now, .probe_ns = now};
 }
 
-static uint64_t probe_wait(int fails) {
-    uint64_t w = LINK_PROBE_NS;
-    for (int i = 0; i < fails && w < LINK_PROBE_MAX_NS; i++) w *= 2;
-    return w < LINK_PROBE_MAX_NS ? w : LINK_PROBE_MAX_NS;
+/* Moves to tier t at now: the next try no sooner than LINK_PROBE_NS on;
+ * late picks within LINK_SETTLE_NS are the old tier's backlog when
+ * `settle`. */
+static void move(link_state *s, int t, uint64_t now, bool settle) {
+    s->trying = false;
+    s->tier = t;
+    s->tier_ns = now;
+    s->probe_ns = now + LINK_PROBE_NS;
+    if (settle) s->settle_ns = now + LINK_SETTLE_NS;
 }
 
-/* Too many late picks: a coarser tier at the same stride, or (at the
- * coarsest tier, pinned, or with a slow reader) every 2nd (4th) frame. */
+/* Too many late picks: a try that failed goes back to the tier it was made
+ * from; else a coarser tier at the same stride, or (at the coarsest tier,
+ * pinned, or with a slow reader) every 2nd (4th) frame. */
 static int slower(link_state *s, uint64_t now, bool reader) {
+    if (!s->pinned && !reader && s->trying && now - s->tier_ns < LINK_PROBE_JUDGE_NS) {
+        move(s, s->from, now, true);
+        return LINK_COARSER | LINK_BACK;
+    }
     if (!s->pinned && !reader && s->tier + 1 < s->tiers) {
-        if (s->trying && now - s->tier_ns < LINK_PROBE_JUDGE_NS) s->fails++;
-        s->trying = false;
-        s->tier++;
-        s->tier_ns = now;
-        s->probe_ns = now + probe_wait(s->fails);
+        move(s, s->tier + 1, now, false);
         return LINK_COARSER;
     }
     if (s->stride >= LINK_STRIDE_MAX) return LINK_SAME;
@@ -45,30 +51,19 @@ static bool measured(const link_state *s, const link_window *w) {
 }
 
 /* The tier the measured rate allows.  Coarser at once when the tier's
- * frames take more than the whole rate (a try it refuses failed: the next
- * waits longer); finer, no sooner than a try would be, when a finer tier's
- * take at most LINK_BUSY_TO_FAST of it: between the two the tier stays (a
- * rate sampled a little lower or higher moves nothing, and each move costs
- * a keyframe).  A try the whole rate carries held. */
+ * frames take more than the whole rate (a try it refuses failed); finer, no
+ * sooner than a try would be, when a finer tier's take at most
+ * LINK_BUSY_TO_FAST of it: between the two the tier stays (a rate sampled a
+ * little lower or higher moves nothing, and each move costs a keyframe).  A
+ * try the whole rate carries held. */
 static int by_rate(link_state *s, const link_window *w) {
     int fine = fitting(s, w, LINK_BUSY_TO_FAST), was = s->tier;
     bool carried = was < LINK_TIERS_MAX && w->need[was] > 0 && w->need[was] <= w->rate;
-    if (!carried && fine > was) {
-        if (s->trying) s->fails++;
-    } else if (fine < was && w->now >= s->probe_ns) {
-        s->fails = 0;
-    } else {
-        if (s->trying && carried) {
-            s->trying = false;
-            s->fails = 0;
-        }
+    if (!(!carried && fine > was) && !(fine < was && w->now >= s->probe_ns)) {
+        if (s->trying && carried) s->trying = false;
         return LINK_SAME;
     }
-    s->trying = false;
-    s->tier = fine;
-    s->tier_ns = w->now;
-    s->settle_ns = w->now + LINK_SETTLE_NS;
-    s->probe_ns = w->now + probe_wait(s->fails);
+    move(s, fine, w->now, true);
     return (fine > was ? LINK_COARSER : LINK_FINER) | LINK_MEASURED;
 }
 
@@ -79,16 +74,36 @@ static double ratio_to_full(const link_state *s, const link_window *w) {
     return 3.0 * s->tier;
 }
 
+/* Whether the full world may be tried now: a coarser tier, neither pinned
+ * nor bridging nor slower than its decoder's pace, its wait over, and the
+ * window's busy time, scaled to the full world's bytes, idle enough.
+ * Without a measured rate the try is the measurement: the full world's
+ * keyframe fills the link (a token bucket's burst, a bottleneck's queue),
+ * and the kernel measures it. */
+static bool try_due(const link_state *s, const link_window *w) {
+    return s->tier > 0 && !s->pinned && !s->bridging && s->stride <= s->pace && w->now >= s->probe_ns &&
+           w->busy * ratio_to_full(s, w) < LINK_BUSY_TO_FAST;
+}
+
+static int try_full(link_state *s, uint64_t now) {
+    s->from = s->tier;
+    move(s, 0, now, false);
+    s->trying = true;
+    return LINK_FINER;
+}
+
 int link_measure(link_state *s, const link_window *w) {
     return !s->pinned && measured(s, w) ? by_rate(s, w) : LINK_SAME;
 }
 
+int link_try(link_state *s, const link_window *w) {
+    if (w->late || w->now - w->from < LINK_TRY_HOLD_NS || !try_due(s, w)) return LINK_SAME;
+    return try_full(s, w->now);
+}
+
 int link_judge(link_state *s, const link_window *w) {
     uint64_t now = w->now;
-    if (s->trying && now - s->tier_ns >= LINK_PROBE_JUDGE_NS) { /* the finer tier held */
-        s->trying = false;
-        s->fails = 0;
-    }
+    if (s->trying && now - s->tier_ns >= LINK_PROBE_JUDGE_NS) s->trying = false; /* the full world held */
     if (!s->pinned && measured(s, w)) {
         int what = by_rate(s, w);
         if (what) return what;
@@ -104,18 +119,8 @@ int link_judge(link_state *s, const link_window *w) {
         }
         return LINK_SAME;
     }
-    /* then detail: without a measured rate, the full world is tried (its
-     * keyframe fills the link, and the kernel measures it) when its bytes
-     * would still leave the link idle enough, at most every probe_wait */
-    if (s->tier > 0 && !s->bridging && s->stride <= s->pace && now >= s->probe_ns &&
-        w->busy * ratio_to_full(s, w) < LINK_BUSY_TO_FAST) {
-        s->tier = 0;
-        s->tier_ns = now;
-        s->trying = true;
-        s->probe_ns = now + probe_wait(s->fails);
-        return LINK_FINER;
-    }
-    return LINK_SAME;
+    /* then detail */
+    return try_due(s, w) ? try_full(s, now) : LINK_SAME;
 }
 
 void link_pin(link_state *s, bool full, uint64_t now) {

@@ -4,9 +4,12 @@
  * (frame_tier.h).  A link that misses the frames it is due loses detail
  * first (a coarser tier at the same frame rate: frames keep a push's effect
  * on screen soon), then frames (at the coarsest tier); one that stays idle
- * enough gets frames back first, then detail, trying a finer tier at most
- * every so often (longer after each try that failed).  A client may pin the
- * full world: then only its stride moves.
+ * enough gets frames back first, then detail, trying the full world every
+ * LINK_PROBE_NS at most (a link raised at any moment is found within about
+ * that: a token bucket below its rate looks the same at any rate until
+ * more than its burst is sent), a try that fails going back at once to the
+ * tier it left.  A client may pin the full world: then only its stride
+ * moves.
  *
  * Pure: the network thread measures, this decides.  A value per client. */
 #ifndef SRV_LINK_RULE_H
@@ -20,9 +23,9 @@
 #define LINK_LATE_TO_SLOW 2               /* late picks in a window that slow it down */
 #define LINK_BUSY_TO_FAST 0.7             /* sending time fraction, scaled to the faster choice, that allows it */
 #define LINK_STRIDE_MAX 4
-#define LINK_PROBE_NS 1500000000ull       /* a finer tier is tried at most this often ... */
-#define LINK_PROBE_MAX_NS 24000000000ull  /* ... doubling after each failed try, up to this */
-#define LINK_PROBE_JUDGE_NS 4000000000ull /* a finer tier left within this was a failed try */
+#define LINK_PROBE_NS 1500000000ull       /* the full world is tried at most this often (after any change of tier) */
+#define LINK_TRY_HOLD_NS 500000000ull     /* between windows, a try needs this much of the window calm */
+#define LINK_PROBE_JUDGE_NS 4000000000ull /* a try left within this failed: back to the tier it was tried from */
 #define LINK_RATE_FRESH_NS 4000000000ull  /* a measured rate older than this chooses nothing */
 #define LINK_TIERS_MAX 4
 #define LINK_SETTLE_NS 1000000000ull /* late picks within this of a measured change are its backlog's */
@@ -34,19 +37,20 @@ typedef struct link_state {
     int pace;      /* the fewest frames its decoder asked for; stride >= pace */
     bool pinned;   /* the client asked for the full world whatever its link */
     bool bridging; /* waiting for a bridge coding to go back to every frame */
-    bool trying;   /* a finer tier is on trial (since tier_ns) */
+    bool trying;   /* the full world is on trial (since tier_ns) */
+    int from;      /* the tier a try was made from (trying) */
     uint64_t stride_ns, tier_ns;
     uint64_t probe_ns;  /* no finer tier before this */
-    int fails;          /* failed tries in a row */
-    uint64_t settle_ns; /* late picks before this do not slow it (the backlog of a measured change) */
+    uint64_t settle_ns; /* late picks before this do not slow it (the backlog of a change) */
 } link_state;
 
 /* What the link did over the window just ended. */
 typedef struct link_window {
     uint64_t now;
-    int late;     /* picks that found it at least a stride behind */
-    double busy;  /* fraction of the window spent sending its frames */
-    double ratio; /* bytes of the next finer tier's frame over this tier's (0: unknown) */
+    uint64_t from; /* when the window began (link_try: the part so far) */
+    int late;      /* picks that found it at least a stride behind */
+    double busy;   /* fraction of the window spent sending its frames */
+    double ratio;  /* bytes of the next finer tier's frame over this tier's (0: unknown) */
     /* the receiver's window held the sender back in the window: the reader
      * (a busy page, a loaded machine), not the link, was slow; late picks
      * then cost frames (as a decoder's pace does), not detail */
@@ -59,7 +63,18 @@ typedef struct link_window {
     double need[LINK_TIERS_MAX];
 } link_window;
 
-enum { LINK_SAME = 0, LINK_SLOWER = 1, LINK_BRIDGE = 2, LINK_COARSER = 4, LINK_FINER = 8, LINK_MEASURED = 16 };
+/* LINK_BACK: a try failed, back to the tier it was tried from (whose
+ * keyframe is due at once: the client holds the full world's frames, which
+ * its link cannot carry). */
+enum {
+    LINK_SAME = 0,
+    LINK_SLOWER = 1,
+    LINK_BRIDGE = 2,
+    LINK_COARSER = 4,
+    LINK_FINER = 8,
+    LINK_MEASURED = 16,
+    LINK_BACK = 32
+};
 
 /* A new client: every frame, the full world. */
 link_state link_start(int tiers, uint64_t now);
@@ -69,6 +84,11 @@ int link_judge(link_state *s, const link_window *w);
 /* Only the measured rate's part of link_judge (a sample taken between
  * windows): the tier it fits, if it is measured since the tier was chosen. */
 int link_measure(link_state *s, const link_window *w);
+/* Between windows (at a pick), the window so far in w: the full world's
+ * try once it is due (LINK_PROBE_NS after the last change of tier), when
+ * the window has gone LINK_TRY_HOLD_NS without a late pick and idle enough
+ * for the full world's bytes; LINK_FINER, or LINK_SAME. */
+int link_try(link_state *s, const link_window *w);
 /* The client pins the full world (or lets the rule choose again). */
 void link_pin(link_state *s, bool full, uint64_t now);
 /* The bridge coding came: every frame again (or the decoder's pace). */

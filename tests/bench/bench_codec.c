@@ -10,7 +10,8 @@
  * velocity), joint symbols J; BENCH_CODEC_BANDS=K with it: K bands;
  * BENCH_CODEC_FRAMES, BENCH_CODEC_DUMP, BENCH_CODEC_ZSTD19;
  * BENCH_CODEC_TIERS=1: instead, the encoder's time per frame with the three
- * tiers of detail in use against the full world alone, frame_tier.h)
+ * tiers of detail in use against the full world alone, frame_tier.h, over
+ * BENCH_CODEC_PASSES passes, 5 unless set)
  * Prints one line per (recording, options). */
 #include <math.h>
 #include <stdio.h>
@@ -252,12 +253,15 @@ static void run(const char *name, const rec *r, fc_options o, bool extras) {
 }
 
 /* Codes frame i (stored as seq i + 1) of tier t in e: its subset on its
- * grid, then a delta against the frame before (a keyframe first), as the
- * server's stream does (server/loop/stream.c); CPU ms. */
+ * grid with the tier's options, then a delta against the frame before (a
+ * keyframe first), as the server's stream does (server/loop/stream.c); CPU
+ * ms. */
 static double code_tier(fc_encoder *e, const rec *r, uint32_t i, int t, const fc_grid *full, int32_t *sub, uint8_t *out,
                         size_t outcap) {
     const rec_frame *fr = &r->f[i];
     char err[200];
+    fc_options o = fc_tier_options(fc_default_options(), (int)fr->n);
+    if (t) fc_encoder_set_options(e, &o);
     double t0 = now_ms();
     fc_grid g = fc_tier_grid(full, t);
     fc_input in = {(int)fr->n, fr->id, fr->x, fr->y, fr->z, fr->mat, fr->temp, NULL};
@@ -276,9 +280,11 @@ static double code_tier(fc_encoder *e, const rec *r, uint32_t i, int t, const fc
 
 /* The encoder's time per frame with the three tiers in use (each frame
  * coded once per tier, as when clients take every tier) against one tier
- * (the full world only), interleaved frame by frame in the same run; the
- * bar: at most twice. */
-static void tiers_cost(const char *name, const rec *r) {
+ * (the full world only), interleaved frame by frame in the same run, over
+ * `passes` passes through the recording (the encoders restarted each time;
+ * on a shared machine a pass's ratio varies); the bar, on the median pass's
+ * ratio: at most twice. */
+static void tiers_cost(const char *name, const rec *r, int passes) {
     char err[200];
     fc_grid g;
     if (fc_grid_make(&g, r->lo, r->hi, fc_default_step(r->lo, r->hi, r->spacing), err, sizeof err)) {
@@ -293,21 +299,32 @@ static void tiers_cost(const char *name, const rec *r) {
     uint8_t *out = malloc(outcap);
     int32_t *sub = malloc(sizeof *sub * (size_t)cap);
     double *ms1 = calloc(r->frames, sizeof *ms1), *ms3 = calloc(r->frames, sizeof *ms3);
-    for (uint32_t i = 0; i < r->frames; i++) {
-        /* alternate which goes first, so neither always finds the caches warm */
-        double a = 0, b = 0;
-        if (i % 2) a = code_tier(one, r, i, 0, &g, sub, out, outcap);
-        for (int t = 0; t < FC_TIERS; t++) b += code_tier(three[t], r, i, t, &g, sub, out, outcap);
-        if (!(i % 2)) a = code_tier(one, r, i, 0, &g, sub, out, outcap);
-        ms1[i] = a, ms3[i] = b;
+    double *m1 = calloc((size_t)passes, sizeof *m1), *m3 = calloc((size_t)passes, sizeof *m3);
+    double *ratio = calloc((size_t)passes, sizeof *ratio);
+    char each[400] = "";
+    for (int p = 0; p < passes; p++) {
+        fc_encoder_reset(one, 1);
+        for (int t = 0; t < FC_TIERS; t++) fc_encoder_reset(three[t], 1);
+        for (uint32_t i = 0; i < r->frames; i++) {
+            /* alternate which goes first, so neither always finds the caches warm */
+            double a = 0, b = 0;
+            if (i % 2) a = code_tier(one, r, i, 0, &g, sub, out, outcap);
+            for (int t = 0; t < FC_TIERS; t++) b += code_tier(three[t], r, i, t, &g, sub, out, outcap);
+            if (!(i % 2)) a = code_tier(one, r, i, 0, &g, sub, out, outcap);
+            ms1[i] = a, ms3[i] = b;
+        }
+        /* the first frame is a keyframe in both: deltas only */
+        int nd = (int)r->frames - 1;
+        m1[p] = median(ms1 + 1, nd), m3[p] = median(ms3 + 1, nd);
+        ratio[p] = m1[p] > 0 ? m3[p] / m1[p] : 0;
+        size_t at = strlen(each);
+        if (at + 16 < sizeof each) snprintf(each + at, sizeof each - at, "%s%.2f", p ? " " : "", ratio[p]);
     }
-    /* the first frame is a keyframe in both: deltas only */
-    int nd = (int)r->frames - 1;
-    double m1 = median(ms1 + 1, nd), m3 = median(ms3 + 1, nd);
-    printf("%-22s tiers: %u frames of %d particles, encoder time a frame (CPU, median): one tier %.2f ms, three tiers "
-           "%.2f ms: %.2fx (bar <= 2x)%s\n",
-           name, r->frames, cap, m1, m3, m1 > 0 ? m3 / m1 : 0, m3 <= 2 * m1 ? "" : "  MISSED");
-    free(ms1), free(ms3), free(out), free(sub);
+    double rm = median(ratio, passes), t1 = median(m1, passes), t3 = median(m3, passes);
+    printf("%-22s tiers: %u frames of %d particles, encoder time a frame (CPU, median of %d passes): one tier %.2f ms, "
+           "three tiers %.2f ms; ratio %.2fx, median of the passes' (%s) (bar <= 2x)%s\n",
+           name, r->frames, cap, passes, t1, t3, rm, each, rm <= 2 ? "" : "  MISSED");
+    free(ms1), free(ms3), free(m1), free(m3), free(ratio), free(out), free(sub);
     fc_encoder_destroy(one);
     for (int t = 0; t < FC_TIERS; t++) fc_encoder_destroy(three[t]);
 }
@@ -320,7 +337,8 @@ int main(int argc, char **argv) {
             r.frames = (uint32_t)atoi(getenv("BENCH_CODEC_FRAMES")); /* the rest stay loaded, unused */
         const char *name = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
         if (getenv("BENCH_CODEC_TIERS") && atoi(getenv("BENCH_CODEC_TIERS"))) {
-            tiers_cost(name, &r);
+            int passes = getenv("BENCH_CODEC_PASSES") ? atoi(getenv("BENCH_CODEC_PASSES")) : 5;
+            tiers_cost(name, &r, passes > 0 ? passes : 1);
         } else if (all) {
             /* the codec's choices, without bands (the research options the
              * codec once had are measured in docs/history/) */

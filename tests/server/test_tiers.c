@@ -3,7 +3,7 @@
  * to call and nested tier in tier, about 1 in keep of any run of ids) and
  * grid, and the rule that moves a client between tiers and strides
  * (server/wire/link_rule.c) replayed on a virtual clock: windows of given
- * late picks and busy fractions.  Nothing here reads a real clock or times
+ * late picks and busy fractions, picks between them, measured rates.  Nothing here reads a real clock or times
  * anything.  Prints "N passed, N failed"; exits non-zero on any failure. */
 #include <stdint.h>
 #include <string.h>
@@ -127,35 +127,101 @@ static void rule_slow_then_fast(void) {
     CHECK(link_judge(&s, &busy) == LINK_FINER && s.tier == 0, "busy 0.3 at twice the bytes: tier %d", s.tier);
 }
 
-/* A finer tier that fails (late within its trial) is tried again only
- * after a wait that doubles with each failure, up to a bound; one that
- * holds resets the wait. */
-static void rule_backoff(void) {
+/* A try of the full world that fails (late picks within its trial) goes
+ * back to the tier it was made from, its keyframe due at once (LINK_BACK);
+ * the next try comes LINK_PROBE_NS later however many failed before (a link
+ * raised at any moment is found within about that); one that holds past its
+ * trial stays. */
+static void rule_tries(void) {
     uint64_t t = 0;
     link_state s = link_start(FC_TIERS, t);
-    s.tier = 1;
+    s.tier = 2;
     uint64_t waits[8];
+    uint64_t failed = t;
     for (int i = 0; i < 8; i++) {
         /* idle until the rule tries the full world */
-        uint64_t from = t;
         while (judge(&s, t += S / 10, 0, 0.0) != LINK_FINER) {
         }
-        waits[i] = t - from;
-        CHECK(s.tier == 0 && s.trying, "try %d: tier %d", i, s.tier);
+        waits[i] = t - failed;
+        CHECK(s.tier == 0 && s.trying && s.from == 2, "try %d: tier %d, from %d", i, s.tier, s.from);
         t += S / 2;
-        CHECK(judge(&s, t, 2, 0.9) == LINK_COARSER && s.tier == 1, "try %d failed: tier %d", i, s.tier);
+        int what = judge(&s, t, 2, 0.9);
+        CHECK(what == (LINK_COARSER | LINK_BACK) && s.tier == 2 && !s.trying, "try %d failed: %d, tier %d", i, what,
+              s.tier);
+        failed = t;
+        /* the try's backlog: late picks just after it cost nothing */
+        CHECK(judge(&s, t + S / 2, 3, 0.9) == LINK_SAME && s.tier == 2 && s.stride == 1,
+              "late after the failed try: tier %d stride %d", s.tier, s.stride);
+        t += S / 2;
     }
-    REPORT("waits before each try (virtual s): %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f", waits[0] / 1e9, waits[1] / 1e9,
-           waits[2] / 1e9, waits[3] / 1e9, waits[4] / 1e9, waits[5] / 1e9, waits[6] / 1e9, waits[7] / 1e9);
-    CHECK(waits[2] > waits[1] && waits[1] > waits[0], "the wait grows after failures");
-    CHECK(waits[7] <= LINK_PROBE_MAX_NS + S / 5 && waits[7] >= LINK_PROBE_MAX_NS, "bounded: %.1f s", waits[7] / 1e9);
-    CHECK(s.fails == 8, "%d failures counted", s.fails);
-    /* a try that holds past its trial: the next failure waits the least again */
+    REPORT("waits before each try, from the failure before it (virtual s): %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f",
+           waits[0] / 1e9, waits[1] / 1e9, waits[2] / 1e9, waits[3] / 1e9, waits[4] / 1e9, waits[5] / 1e9,
+           waits[6] / 1e9, waits[7] / 1e9);
+    for (int i = 1; i < 8; i++)
+        CHECK(waits[i] >= LINK_PROBE_NS && waits[i] <= LINK_PROBE_NS + S / 10,
+              "try %d came %.1f s after the failure before it", i, waits[i] / 1e9);
+    /* a try that holds past its trial stays, no longer on trial */
     while (judge(&s, t += S / 10, 0, 0.0) != LINK_FINER) {
     }
     t += LINK_PROBE_JUDGE_NS + S;
     judge(&s, t, 0, 0.0);
-    CHECK(s.fails == 0 && !s.trying && s.tier == 0, "held: %d failures, tier %d", s.fails, s.tier);
+    CHECK(!s.trying && s.tier == 0, "held: tier %d, trying %d", s.tier, s.trying);
+    /* late picks then cost detail a tier at a time, as from any tier */
+    CHECK(judge(&s, t + S, 2, 0.9) == LINK_COARSER && s.tier == 1, "late after it held: tier %d", s.tier);
+}
+
+/* A viewer on 1 Mbit/s whose link is raised to 10 Mbit/s, replayed as the
+ * network thread feeds the rule: a pick every 1/30 s (link_try on the window
+ * so far), a window judged every 2 s (link_judge), and the kernel's rate
+ * sample under each keyframe of the full world (link_measure: 125 kB/s,
+ * 1250 kB/s once raised).  The window restarts at each change of tier, as
+ * ws_frames.c does.  Before the raise: tier 2, the full world tried every
+ * LINK_PROBE_NS or so and sent back at once; the link is raised just after
+ * the third try was sent back (the worst moment), and the full world holds
+ * from the next try on.  Counts picks, never a clock. */
+static void rule_step_up(void) {
+    enum { HZ = 30, PICKS = 15 * HZ };
+    link_state s = link_start(FC_TIERS, 0);
+    link_window w = {.need = {420e3, 170e3, 80e3}};
+    uint64_t from = 0, key_ns = 0;
+    int tries = 0, back = 0, raise = 0, full_at = 0, tier2 = 0, last_try = 0, gap_max = 0;
+    bool measure_next = true; /* the first keyframe (the full world's) is measured */
+    for (int k = 1; k <= PICKS; k++) {
+        uint64_t now = (uint64_t)k * S / HZ;
+        int what = LINK_SAME;
+        w.now = now, w.from = from, w.late = 0, w.busy = 0.02, w.rate_ns = key_ns;
+        if (measure_next) { /* the kernel's sample under the keyframe just sent */
+            w.rate_ns = key_ns = now, w.rate = raise ? 1250e3 : 125e3;
+            what = link_measure(&s, &w);
+            measure_next = false;
+            if (tries && (what & LINK_COARSER) && ++back == 3) raise = k;
+        } else if (now - from >= LINK_WINDOW_NS) {
+            what = link_judge(&s, &w);
+            from = now;
+        } else {
+            what = link_try(&s, &w);
+        }
+        if (what & (LINK_COARSER | LINK_FINER)) from = now;
+        if (what == LINK_FINER) { /* a try: its keyframe is measured at the next pick */
+            if (tries && k - last_try > gap_max) gap_max = k - last_try;
+            tries++;
+            last_try = k;
+            measure_next = true;
+        }
+        if (raise && !full_at && s.tier == 0 && !s.trying) full_at = k;
+        if (!raise && k > 1) {
+            tier2 += s.tier == 2;
+            CHECK(s.tier == 2 || (s.tier == 0 && s.trying), "pick %d, before the raise: tier %d", k, s.tier);
+        }
+    }
+    REPORT("1 Mbit/s: %d tries before the raise, at most %d picks apart, %d of %d picks at tier 2; raised: the full "
+           "world held %d picks (at 30 a second) after",
+           back, gap_max, tier2, raise - 1, full_at - raise);
+    CHECK(raise > 0 && tier2 >= (raise - 1) * 9 / 10, "tier 2 between the tries: %d of %d picks", tier2, raise - 1);
+    CHECK(gap_max <= (int)(LINK_PROBE_NS * HZ / S) + 2, "tries at most %d picks apart", gap_max);
+    CHECK(tries == back + 1, "%d tries, %d sent back", tries, back);
+    CHECK(full_at > raise && full_at - raise <= 2 * HZ, "the full world %d picks after the raise", full_at - raise);
+    CHECK(s.tier == 0 && !s.trying, "at the end: tier %d", s.tier);
 }
 
 /* The measured rate (bytes a second the kernel saw delivered while the
@@ -169,7 +235,7 @@ static void rule_measured(void) {
     /* 1 Mbit/s under the first keyframe: tier 2 (tier 1's 170 kB/s > 0.7 x 125) */
     w.now = w.rate_ns = t, w.rate = 125e3;
     CHECK(link_measure(&s, &w) == (LINK_COARSER | LINK_MEASURED) && s.tier == 2, "125 kB/s: tier %d", s.tier);
-    CHECK(!s.trying && s.fails == 0, "not a try: fails %d", s.fails);
+    CHECK(!s.trying, "not a try");
     t += S / 2;
     CHECK(judge(&s, t, 3, 0.9) == LINK_SAME && s.stride == 1, "late within the settling: stride %d", s.stride);
     /* a sample from before the change chooses nothing */
@@ -180,19 +246,18 @@ static void rule_measured(void) {
     CHECK(judge(&s, t, 0, 0.02) == LINK_FINER && s.tier == 0 && s.trying, "tried: tier %d", s.tier);
     t += S / 5;
     w.now = w.rate_ns = t;
-    CHECK(link_measure(&s, &w) == (LINK_COARSER | LINK_MEASURED) && s.tier == 2 && s.fails == 1,
-          "refused: tier %d, fails %d", s.tier, s.fails);
+    CHECK(link_measure(&s, &w) == (LINK_COARSER | LINK_MEASURED) && s.tier == 2 && !s.trying, "refused: tier %d",
+          s.tier);
     uint64_t wait = s.probe_ns - t;
-    CHECK(wait == 2 * LINK_PROBE_NS, "the next try waits %.1f s", wait / 1e9);
+    CHECK(wait == LINK_PROBE_NS, "the next try waits %.1f s", wait / 1e9);
     t += S;
     CHECK(judge(&s, t, 0, 0.02) == LINK_SAME && s.tier == 2, "within the wait: tier %d", s.tier);
     /* raised to 10 Mbit/s: the next try's keyframe measures it, the full world holds */
-    t += 3ull * S;
+    t += S;
     CHECK(judge(&s, t, 0, 0.02) == LINK_FINER && s.tier == 0 && s.trying, "tried again: tier %d", s.tier);
     t += S / 20;
     w.now = w.rate_ns = t, w.rate = 1250e3;
-    CHECK(link_measure(&s, &w) == LINK_SAME && s.tier == 0 && !s.trying && s.fails == 0, "held: tier %d, fails %d",
-          s.tier, s.fails);
+    CHECK(link_measure(&s, &w) == LINK_SAME && s.tier == 0 && !s.trying, "held: tier %d", s.tier);
     /* a rate between 70 % and all of what the tier takes moves nothing */
     t += S;
     w.now = w.rate_ns = t, w.rate = 500e3;
@@ -262,7 +327,8 @@ int main(int argc, char **argv) {
         {"subsets", subsets},
         {"grids", grids},
         {"rule_slow_then_fast", rule_slow_then_fast},
-        {"rule_backoff", rule_backoff},
+        {"rule_tries", rule_tries},
+        {"rule_step_up", rule_step_up},
         {"rule_pinned", rule_pinned},
         {"rule_measured", rule_measured},
         {"rule_slow_reader", rule_slow_reader},
