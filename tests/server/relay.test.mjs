@@ -55,6 +55,7 @@ test('a sim node and two relays: the same frames on both, commands through eithe
   const ra = await startServer(['--nats', url, '--world', 'relaytest', '--relay', '1', '--relay-id', '1']);
   const rb = await startServer(['--nats', url, '--world', 'relaytest', '--relay', '1', '--relay-id', '2']);
   const a = await connect(ra), b = await connect(rb);
+  t.diagnostic(`node ${node.base}, relay A ${ra.base}, relay B ${rb.base}`);
   // what the clients got and what the servers count, for a failure's message
   const state = async (why) => {
     const kinds = (c) => { const k = {}; for (const m of c.messages) { const t = `${m.type}${m.type === 'frame' ? (m.ids ? '+ids' : '-ids') + (m.key ? ' key' : '') : ''}`; k[t] = (k[t] || 0) + 1; } return JSON.stringify(k); };
@@ -190,6 +191,7 @@ test('a sim node and two relays: the same frames on both, commands through eithe
   const after1 = await b.next((m) => m.type === 'frame' && m.ids && m.tick > tick1).catch(async (e) => { throw new Error(await state(e.message)); });
   assert.ok(after1.tick > tick1, 'frames flow again through the relay');
   a2.close(); b.close();
+  for (const srv of [rb, node]) await srv.stop('SIGTERM');
 });
 
 test('a relay serves every room: /r/{name}/ streams that room only, its commands reach that room, unknown rooms 4004 and 404, a deleted room closes its viewers', { skip: why }, async (t) => {
@@ -548,7 +550,8 @@ test("a relay serves obstacles' meshes: fetched from the sim node over the bus o
     const node = await startServer(['--particles', '2000', '--nats', url, '--world', 'omesh']);
     const relay = await startServer(['--nats', url, '--world', 'omesh', '--relay', '1', '--relay-id', '4']);
     const place = async (text, body) => {
-      const up = await fetch(`${node.base}/api/meshes`, { method: 'POST', headers: { 'Content-Type': 'model/obj' }, body: text, signal: AbortSignal.timeout(WAIT) });
+      const up = await fetch(`${node.base}/api/meshes`, { method: 'POST', headers: { 'Content-Type': 'model/obj' }, body: text, signal: AbortSignal.timeout(WAIT) })
+        .catch((e) => { throw new Error(`POST ${node.base}/api/meshes (${text.length} bytes): ${e.message} ${e.cause?.code}\n${node.stderr.slice(-1500)}`); });
       const m = await up.json();
       assert.equal(up.status, 200, JSON.stringify(m));
       const o = await http(node, 'POST', '/api/obstacles', { body: { mesh: m.id, ...body } });
