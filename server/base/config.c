@@ -88,6 +88,9 @@ static const struct opt {
      "most 100000 MB)"},
     {"exports-per-min", "FLUID_EXPORTS_PER_MIN", OT_INT, O(exports_per_min), 1, 100000,
      "exports (GET /api/particles?format=...) one address may start a minute, two thirds of them at once"},
+    {"rebuilds-per-min", "FLUID_REBUILDS_PER_MIN", OT_INT, O(rebuilds_per_min), 1, 100000,
+     "scene loads, solver switches and snapshot restores a world applies a minute, whoever asks (10 at once at "
+     "most)"},
     {"mesh-max-mb", "FLUID_MESH_MAX_MB", OT_INT, O(mesh_max_mb), 1, 256,
      "largest mesh file POST /api/meshes takes, MB (STL, OBJ or binary glTF; at most 200000 triangles)"},
     {"nats", "FLUID_NATS", OT_STR, O(nats), 0, 0,
@@ -145,6 +148,7 @@ void config_defaults(srv_config *c) {
     c->fleet_replicas = 1;
     c->rate_burst = 240;
     c->exports_per_min = 12;
+    c->rebuilds_per_min = 120;
     c->net_nice = 5;
 }
 

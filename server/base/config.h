@@ -40,6 +40,7 @@ typedef struct srv_config {
     double record_total_mb;
     int mesh_max_mb;      /* largest mesh file POST /api/meshes takes, MB */
     int exports_per_min;  /* REST exports a party may start a minute (net/rest_budget.h) */
+    int rebuilds_per_min; /* scene loads, solver switches, restores a world applies a minute (hub/rate.h) */
     double save_interval; /* seconds between saves while running (0: only at shutdown) */
     double room_idle_s;   /* a room without viewers, commands or REST requests this long sleeps (0: never) */
     double room_evict_s;  /* ... and asleep this long, with a folder, its world is freed until wanted (0: never) */

@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "bus_servers.h"
 #include "log.h"
+#include "nice_call.h"
 #include "wire.h"
 
 static void on_disconnected(natsConnection *nc, void *closure) {
@@ -118,6 +119,46 @@ static void *bus_main(void *arg) {
     return NULL;
 }
 
+/* What open_connection is given and says. */
+typedef struct bus_open {
+    bus *b;
+    char *err;
+    size_t errlen;
+    bool failed;
+} bus_open;
+
+/* The library's options, the connection and the first subscriptions; on a
+ * sim node made on a thread at the edge's priority (--net-nice,
+ * nice_call.h): the threads the NATS client starts for them (its reader,
+ * flusher, delivery threads, and the library's own at its first use)
+ * inherit it, so that a relay's flood of messages takes its CPU from the
+ * edge's share, not the simulation's.  (A relay has no simulation.) */
+static void open_connection(void *arg) {
+    bus_open *o = arg;
+    bus *b = o->b;
+    const srv_config *cfg = b->cfg;
+    if (make_options(b, o->err, o->errlen)) {
+        o->failed = true;
+        return;
+    }
+    natsStatus s = natsConnection_Connect(&b->nc, b->opts);
+    if (s != NATS_OK && s != NATS_NOT_YET_CONNECTED) {
+        snprintf(o->err, o->errlen, "--nats %s: %s", cfg->nats, natsStatus_GetText(s));
+        o->failed = true;
+        return;
+    }
+    if (s == NATS_OK) atomic_store(&b->connected, true);
+    if (s == NATS_NOT_YET_CONNECTED) log_info("bus: %s not reachable yet; retrying", cfg->nats);
+    /* Not subscribed yet (the broker is not up, or refused us): the bus
+     * thread subscribes once the connection is up; the node runs either way. */
+    char why[200] = "";
+    b->subscribed = subscribe_all(b, why, sizeof why) == 0;
+    if (!b->subscribed)
+        log_error("bus: %s: %s; the %s runs on and subscribes when the broker accepts it (check --nats-token, "
+                  "--nats-user, --nats-pass)",
+                  cfg->nats, why, b->relay ? "relay" : "sim node");
+}
+
 bus *bus_create(const srv_config *cfg, rooms *dir, const secret_key *secret, uint32_t relay_id, char *err,
                 size_t errlen) {
     if (!world_ok(cfg->world)) {
@@ -159,26 +200,12 @@ bus *bus_create(const srv_config *cfg, rooms *dir, const secret_key *secret, uin
     }
     b->fleet = cfg->fleet[0] != 0;
     snprintf(b->prefix, sizeof b->prefix, "fluid.%s", b->fleet ? cfg->fleet : cfg->world);
-    if (make_options(b, err, errlen)) {
+    bus_open o = {.b = b, .err = err, .errlen = errlen};
+    nice_call(b->relay ? 0 : cfg->net_nice, open_connection, &o);
+    if (o.failed) {
         bus_destroy(b);
         return NULL;
     }
-    natsStatus s = natsConnection_Connect(&b->nc, b->opts);
-    if (s != NATS_OK && s != NATS_NOT_YET_CONNECTED) {
-        snprintf(err, errlen, "--nats %s: %s", cfg->nats, natsStatus_GetText(s));
-        bus_destroy(b);
-        return NULL;
-    }
-    if (s == NATS_OK) atomic_store(&b->connected, true);
-    if (s == NATS_NOT_YET_CONNECTED) log_info("bus: %s not reachable yet; retrying", cfg->nats);
-    /* Not subscribed yet (the broker is not up, or refused us): the bus
-     * thread subscribes once the connection is up; the node runs either way. */
-    char why[200] = "";
-    b->subscribed = subscribe_all(b, why, sizeof why) == 0;
-    if (!b->subscribed)
-        log_error("bus: %s: %s; the %s runs on and subscribes when the broker accepts it (check --nats-token, "
-                  "--nats-user, --nats-pass)",
-                  cfg->nats, why, b->relay ? "relay" : "sim node");
     if (pthread_create(&b->thread, NULL, bus_main, b)) {
         snprintf(err, errlen, "cannot start the bus thread");
         bus_destroy(b);

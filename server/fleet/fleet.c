@@ -12,6 +12,7 @@
 #include "bus_servers.h"
 #include "clock.h"
 #include "log.h"
+#include "nice_call.h"
 #include "thread_name.h"
 
 #define SETUP_RETRY_NS 1000000000ull
@@ -148,6 +149,19 @@ static void *fleet_main(void *arg) {
     return NULL;
 }
 
+/* The fleet's connection; a sim node's made on a thread at the edge's
+ * priority (nice_call.h): the threads the NATS client starts for it inherit
+ * it, and leave the simulation's tick first. */
+typedef struct fleet_connect {
+    fleet *f;
+    natsStatus s;
+} fleet_connect;
+
+static void connect_lowered(void *arg) {
+    fleet_connect *c = arg;
+    c->s = natsConnection_Connect(&c->f->nc, c->f->opts);
+}
+
 fleet *fleet_create(const srv_config *cfg, rooms *dir, hub *home, const char *url, char *err, size_t errlen) {
     fleet *f = calloc(1, sizeof *f);
     if (!f) {
@@ -168,7 +182,9 @@ fleet *fleet_create(const srv_config *cfg, rooms *dir, hub *home, const char *ur
         fleet_destroy(f);
         return NULL;
     }
-    natsStatus s = natsConnection_Connect(&f->nc, f->opts);
+    fleet_connect c = {.f = f, .s = NATS_OK};
+    nice_call(f->relay ? 0 : cfg->net_nice, connect_lowered, &c);
+    natsStatus s = c.s;
     if (s != NATS_OK && s != NATS_NOT_YET_CONNECTED) {
         snprintf(err, errlen, "--nats %s: %s", cfg->nats, natsStatus_GetText(s));
         fleet_destroy(f);

@@ -27,11 +27,23 @@ bool rate_bucket_idle(const rate_bucket *b, double per_s, double burst, uint64_t
 }
 
 double rate_extra_cost(cmd_kind k) {
-    return k == CMD_LOAD_SCENE || k == CMD_RECORD_START ? 29 : k == CMD_BODY_CREATE ? 4 : 0;
+    return k == CMD_LOAD_SCENE || k == CMD_SET_SOLVER || k == CMD_RECORD_START ? 29 : k == CMD_BODY_CREATE ? 4 : 0;
 }
 
 bool rate_cmd_heavy(cmd_kind k) {
     return k == CMD_LOAD_SCENE || k == CMD_RESTORE;
+}
+
+bool rate_cmd_rebuilds(cmd_kind k) {
+    return k == CMD_LOAD_SCENE || k == CMD_RESTORE || k == CMD_SET_SOLVER;
+}
+
+double rate_rebuilds_per_s(int per_min) {
+    return per_min > 0 ? per_min / 60.0 : 0;
+}
+
+double rate_rebuilds_burst(int per_min) {
+    return per_min < 1 ? 1 : per_min < RATE_REBUILDS_BURST ? per_min : RATE_REBUILDS_BURST;
 }
 
 void rate_refusal(char *out, size_t n, cmd_kind k, int per_s, int burst) {

@@ -29,12 +29,25 @@ bool rate_bucket_take(rate_bucket *b, double per_s, double burst, double cost, u
 bool rate_bucket_idle(const rate_bucket *b, double per_s, double burst, uint64_t now_ns);
 
 /* What a command costs beyond the one every message costs: a scene load
- * rebuilds the world and a recording start codes a keyframe and opens files
- * (29 each: at most 4 a second at the default 120), a body is allocated (4). */
+ * rebuilds the world, a solver switch its solver's state, and a recording
+ * start codes a keyframe and opens files (29 each: at most 4 a second at the
+ * default 120), a body is allocated (4). */
 double rate_extra_cost(cmd_kind k);
 /* Commands that rebuild the world (a scene load, a restore): the sim thread
  * applies at most one of them a tick. */
 bool rate_cmd_heavy(cmd_kind k);
+
+/* Commands that rebuild the world or its solver's state (a scene load, a
+ * restore, a solver switch: milliseconds of the sim thread each, and a
+ * keyframe for every viewer): a world applies at most --rebuilds-per-min of
+ * them, whoever asks (all parties and edges together), at most
+ * RATE_REBUILDS_BURST at once (fewer when the minute's bound is smaller). */
+#define RATE_REBUILDS_BURST 10
+bool rate_cmd_rebuilds(cmd_kind k);
+/* The world's bucket of rebuilds for --rebuilds-per-min per_min: its rate a
+ * second and its burst. */
+double rate_rebuilds_per_s(int per_min);
+double rate_rebuilds_burst(int per_min);
 /* The refusal's text for a command of kind k (CMD_NONE: a message not yet
  * decoded) that its bucket of per_s a second (burst) could not pay for. */
 void rate_refusal(char *out, size_t n, cmd_kind k, int per_s, int burst);

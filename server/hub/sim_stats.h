@@ -35,6 +35,7 @@ typedef struct sim_stats {
     bool asleep;                 /* an idle room's sim thread sleeps: no step, no frame (sim_thread.c) */
     uint64_t commands_forbidden; /* refused: the connection's role does not allow them (apply.c) */
     uint64_t commands_duplicate; /* retried commands answered from memory, not applied again */
+    uint64_t rebuilds_refused;   /* scene loads, solver switches, restores past --rebuilds-per-min (apply.c) */
     double cmd_to_frame_ms_last, cmd_to_frame_ms_mean; /* command arrival -> frame published */
     uint64_t nonfinite_repaired, escapes_clamped, emitted, drained;
     uint64_t lists_full; /* MPS: particle sub-steps whose neighbour list was full */

@@ -13,6 +13,7 @@
 #include "apply_obstacles.h"
 #include "apply_probes.h"
 #include "apply_record.h"
+#include "clock.h"
 #include "persist.h"
 #include "publish.h"
 #include "roles.h"
@@ -444,8 +445,29 @@ static bool allowed(sim_thread *s, const cmd *c) {
     return false;
 }
 
+/* The world's bound on rebuilds (rate.h, rate_cmd_rebuilds): whoever asks,
+ * at most --rebuilds-per-min; past it the command changes nothing and is
+ * answered rate_limited (a restore's upload is let go).  A command sent
+ * again that was applied before is not charged: answered_before answers it. */
+static bool within_rebuilds(sim_thread *s, const cmd *c) {
+    const int per_min = s->cfg->rebuilds_per_min;
+    if (per_min <= 0 || !rate_cmd_rebuilds(c->kind)) return true;
+    if (c->sid[0] && c->rid && dedupe_find(s->dedupe, c->sid, c->rid)) return true;
+    if (rate_bucket_take(&s->rebuilds, rate_rebuilds_per_s(per_min), rate_rebuilds_burst(per_min), 1, clock_now_ns()))
+        return true;
+    if (c->kind == CMD_RESTORE) msg_buf_unref(hub_take_upload(s->hub, c->u.restore.upload));
+    cmd_reply r = sim_reply_to(s, c);
+    cmd_reply_refuse(&r, RC_RATE_LIMITED,
+                     "rate limited: this world applies at most %d scene loads, solver switches and restores a "
+                     "minute (%g at once), whoever asks; try again later",
+                     per_min, rate_rebuilds_burst(per_min));
+    sim_reply_post(s, &r);
+    s->stats.rebuilds_refused++;
+    return false;
+}
+
 void sim_apply(sim_thread *s, const cmd *c) {
-    if (!allowed(s, c)) return;
+    if (!allowed(s, c) || !within_rebuilds(s, c)) return;
     if (answered_before(s, c)) return;
     if (cmd_kind_mutates(c->kind) && (!s->earliest_unshown_ns || c->arrival_ns < s->earliest_unshown_ns))
         s->earliest_unshown_ns = c->arrival_ns;

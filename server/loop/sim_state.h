@@ -16,6 +16,7 @@
 #include "persist.h"
 #include "pool_choice.h"
 #include "queue.h"
+#include "rate.h"
 #include "sim_stats.h"
 #include "encoder.h"
 #include "wire.h"
@@ -97,6 +98,7 @@ struct sim_thread {
     bool fence_told;              /* ... and its log says so (not before its first claim) */
     encoder *encoder;             /* the v2 frame encoder thread */
     uint32_t epoch;               /* the frame stream's epoch: grows at every scene load or restore */
+    rate_bucket rebuilds;         /* the world's bound on scene loads, solver switches, restores (rate.h) */
     dedupe *dedupe;               /* recent (sid, rid) pairs: a retried command is applied once */
     dedupe_entry *dedupe_cur;     /* the entry of the command being applied, until its reply */
     uint32_t dedupe_client;       /* ... and the client that reply goes to */

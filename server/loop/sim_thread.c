@@ -144,6 +144,7 @@ static int init(sim_thread *s, char *err, size_t errlen) {
     const srv_config *cfg = s->cfg;
     s->cursor = calloc((size_t)cfg->max_clients, sizeof *s->cursor);
     s->dedupe = dedupe_create();
+    s->rebuilds = rate_bucket_full(rate_rebuilds_burst(cfg->rebuilds_per_min), clock_now_ns());
     if (!s->cursor || !s->dedupe) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -228,16 +229,20 @@ static bool heavy(const cmd *c) {
 
 /* Applies the queued commands (at most about 1024 a tick), in order; after a
  * command that rebuilds the world (rate_cmd_heavy) the rest wait for the
- * next tick: a tick rebuilds the world at most once, whoever queued what.
+ * next tick: a tick rebuilds the world at most once, whoever queued what
+ * (one refused for the world's bound on rebuilds rebuilt nothing).
  * Returns how many. */
 static int apply_queued(sim_thread *s) {
     cmd batch[64];
     int n, total = 0;
     bool rebuilt = false;
     while (!rebuilt && total < 1024 && (n = cmd_queue_pop_through(s->queue, batch, 64, heavy)) > 0) {
-        for (int i = 0; i < n; i++) sim_apply(s, &batch[i]);
+        for (int i = 0; i < n; i++) {
+            uint64_t refused = s->stats.rebuilds_refused;
+            sim_apply(s, &batch[i]);
+            rebuilt = heavy(&batch[i]) && s->stats.rebuilds_refused == refused;
+        }
         total += n;
-        rebuilt = heavy(&batch[n - 1]);
     }
     return total;
 }

@@ -71,6 +71,7 @@ struct http_req {
     int retry_after; /* > 0: a Retry-After header (seconds) with the answer */
     int heavy_place; /* > 0: an export or snapshot admitted by net.budget (rest_budget.h), given back at the end */
     int heavy_kind;  /* rest_heavy of heavy_place */
+    bool held;       /* a refusal held before it is sent (rest_budget_refusal_held): its timer releases it */
     /* a relay: a route only its sim node serves, waiting for the role the node gives its credential (rest_relay.c) */
     bool role_check;
     uint8_t check_need;    /* the route's role (roles.h) */

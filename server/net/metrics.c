@@ -236,6 +236,9 @@ static void metrics_worlds(mtext *t, int k) {
     PER_ROOM(t, k, "fluid_commands_duplicate_total", "counter",
              "Retried commands (a session and request id seen before) answered without applying them again.",
              s->commands_duplicate);
+    PER_ROOM(t, k, "fluid_rebuilds_refused_total", "counter",
+             "Scene loads, solver switches and restores refused: the world had applied --rebuilds-per-min.",
+             s->rebuilds_refused);
     PER_ROOM(t, k, "fluid_saves_total", "counter", "Worlds saved to the data directory.", s->saves);
     mt_head(t, "fluid_probe", "gauge",
             "Each probe's latest value: a height probe's water height (m), a pressure sensor's pressure (Pa).");
@@ -292,8 +295,13 @@ char *rest_metrics_text(const net *n, size_t *len) {
               (unsigned long long)n->budget.refused[REST_HEAVY_SNAPSHOT]);
     mt_printf(&t, "fluid_commands_refused_total{reason=\"record_start_budget\"} %llu\n",
               (unsigned long long)n->budget.refused[REST_RECORD_START]);
+    mt_printf(&t, "fluid_commands_refused_total{reason=\"recordings_budget\"} %llu\n",
+              (unsigned long long)n->budget.refused[REST_REC_READ]);
     mt_printf(&t, "fluid_commands_refused_total{reason=\"heavy_busy\"} %llu\n",
               (unsigned long long)n->budget.refused_busy);
+    mt_one(&t, "fluid_http_refusals_held_total", "counter",
+           "Refusals for a party's own budget held a moment before they were sent (the party kept asking).",
+           (double)n->refusals_held);
     mt_one(&t, "fluid_http_heavy_answers", "gauge",
            "Exports and snapshots under way (asked of the simulation, or being sent), all parties together.",
            n->budget.under_way);

@@ -70,7 +70,8 @@ struct net {
     size_t resp_bytes; /* REST answer bytes held (until written or the connection goes) */
     size_t body_bytes; /* request body bytes reserved (NET_MAX_BODY_BYTES_IN_FLIGHT) */
     uint32_t next_http_id;
-    rest_budget budget; /* exports and snapshots per REST party (rest_budget.h) */
+    rest_budget budget; /* exports, snapshots, recording starts and reads per REST party (rest_budget.h) */
+    int held;           /* refusals held before they are sent (http_req.held; at most REST_HELD_MAX) */
     net_mesh_load mesh_load[NET_MESH_LOADS];
     /* counters */
     uint64_t frames_sent, frames_dropped, keyframes_sent, key_requests, bytes_sent, messages_sent;
@@ -78,6 +79,7 @@ struct net {
     uint64_t key_deferred; /* waits for a keyframe made longer: the client had one less than a second before */
     uint64_t bad_messages, rate_limited, queue_busy, replies_dropped, http_requests, ws_rejected, origin_refused;
     uint64_t http_answers_cut; /* answers whose reader stalled for NET_REST_STALL_S, closed unfinished */
+    uint64_t refusals_held;    /* refusals for a party's budget held REST_HOLD_MS before they were sent */
 };
 
 #endif

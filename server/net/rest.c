@@ -48,17 +48,31 @@ static void party_of(net *n, http_req *r, char *key, size_t cap) {
     rest_party_key(peer, token, key, cap);
 }
 
-/* A recording start is paid for from its party's bucket of that kind
- * (rest_budget.h); beyond it the request is answered rate_limited with
- * Retry-After, and this returns false. */
-static bool pay_light(net *n, http_req *r, rest_heavy kind, const char *what) {
+/* A refusal for the party's own budget, answered: held REST_HOLD_MS before
+ * it is sent once the party has had its refusals answered at once
+ * (rest_budget_refusal_held), so that a client that does not wait for
+ * Retry-After costs one request a hold per connection. */
+static void hold_refusal(net *n, http_req *r, const char *key) {
+    if (!rest_budget_refusal_held(&n->budget, key, clock_now_ns()) || n->held >= REST_HELD_MAX) return;
+    r->held = true;
+    n->held++;
+    n->refusals_held++;
+    lws_set_timer_usecs(r->wsi, (lws_usec_t)REST_HOLD_MS * 1000);
+}
+
+/* A recording start, or a read of the recordings, is paid for from its
+ * party's bucket of that kind (rest_budget.h; cost tokens); beyond it the
+ * request is answered rate_limited with Retry-After, and this returns
+ * false. */
+static bool pay_light(net *n, http_req *r, rest_heavy kind, double cost, const char *what) {
     char key[REST_PARTY_KEY];
     party_of(n, r, key, sizeof key);
     int after = 1;
-    if (rest_budget_take(&n->budget, key, kind, clock_now_ns(), &after)) return true;
+    if (rest_budget_pay(&n->budget, key, kind, cost, clock_now_ns(), &after)) return true;
     r->retry_after = after;
     rest_respond_error(n, r, RC_RATE_LIMITED, "too many %s: at most %d a minute from one address; try again in %d s",
                        what, rest_budget_per_minute(&n->budget, kind), after);
+    hold_refusal(n, r, key);
     return false;
 }
 
@@ -96,6 +110,7 @@ static bool admit_heavy(net *n, http_req *r, const cmd *c) {
                            REST_PARTY_HEAVY);
     else
         rest_respond_error(n, r, RC_BUSY, "busy: %d exports and snapshots are under way, try again", REST_HEAVY_MAX);
+    if (why != REST_SERVER_BUSY) hold_refusal(n, r, key);
     return false;
 }
 
@@ -279,7 +294,7 @@ static void route(net *n, http_req *r) {
         rest_respond_error(n, r, a.code, "%s", a.error);
         return;
     case REST_COMMAND:
-        if (a.c.kind == CMD_RECORD_START && !pay_light(n, r, REST_RECORD_START, "recording starts")) return;
+        if (a.c.kind == CMD_RECORD_START && !pay_light(n, r, REST_RECORD_START, 1, "recording starts")) return;
         submit(n, r, &a.c);
         return;
     case REST_SNAPSHOT:
@@ -292,6 +307,7 @@ static void route(net *n, http_req *r) {
         route_obstacle_mesh(n, r, a.id);
         return;
     case REST_RECFILE: {
+        if (!pay_light(n, r, REST_REC_READ, 1, "reads of the recordings")) return;
         size_t len = 0;
         const char *ctype = NULL;
         reply_code code = RC_INTERNAL;
@@ -368,6 +384,8 @@ static void route(net *n, http_req *r) {
         rest_respond_json(n, r, 200, rest_probes_json(r->room));
         return;
     case RV_RECORDINGS: {
+        /* a page of the listing costs one read per 100 recordings it may hold */
+        if (!pay_light(n, r, REST_REC_READ, ceil(a.limit / 100.0), "reads of the recordings")) return;
         size_t len = 0;
         char *text = rest_recordings_text(n, r->room, a.offset, a.limit, &len);
         if (text)
@@ -470,6 +488,7 @@ static void req_reset(net *n, http_req *r) {
     n->resp_bytes -= r->resp_len + r->exp_held;
     n->body_bytes -= r->body_reserved;
     if (r->heavy_place) rest_budget_release(&n->budget, r->heavy_place);
+    if (r->held) n->held--;
     free(r->body);
     free(r->resp);
     msg_buf_unref(r->resp_msg);
@@ -610,7 +629,7 @@ static int write_export_slice(http_req *r) {
 /* Writes the answer a slice per writable callback: the headers, then the
  * body, until its last byte; the request ends there. */
 static int write_response(net *n, http_req *r) {
-    if (!r->ready) return 0;
+    if (!r->ready || r->held) return 0; /* (a held refusal: its timer asks for the writable callback) */
     if (!r->headers_sent) {
         if (write_headers(r)) return -1;
         r->headers_sent = true;
@@ -754,7 +773,13 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
         if (r->active) return write_response(n, r);
         break;
     case LWS_CALLBACK_TIMER:
-        if (r->active) rest_relay_timer(n, r);
+        if (r->active && r->held) {
+            r->held = false;
+            n->held--;
+            lws_callback_on_writable(wsi);
+        } else if (r->active) {
+            rest_relay_timer(n, r);
+        }
         return 0;
     case LWS_CALLBACK_CLOSED_HTTP:
     case LWS_CALLBACK_HTTP_DROP_PROTOCOL:

@@ -10,14 +10,14 @@
 #define MINUTE_NS 60e9
 
 static const double per_minute[REST_HEAVY_KINDS] = {
-    [REST_HEAVY_EXPORT] = REST_EXPORTS_PER_MIN,
-    [REST_HEAVY_SNAPSHOT] = REST_SNAPSHOTS_PER_MIN,
-    [REST_RECORD_START] = REST_RECORD_STARTS_PER_MIN,
+    [REST_HEAVY_EXPORT] = REST_EXPORTS_PER_MIN,       [REST_HEAVY_SNAPSHOT] = REST_SNAPSHOTS_PER_MIN,
+    [REST_RECORD_START] = REST_RECORD_STARTS_PER_MIN, [REST_REC_READ] = REST_REC_READS_PER_MIN,
+    [REST_REFUSAL] = REST_REFUSALS_PER_MIN,
 };
 static const double burst[REST_HEAVY_KINDS] = {
-    [REST_HEAVY_EXPORT] = REST_EXPORTS_BURST,
-    [REST_HEAVY_SNAPSHOT] = REST_SNAPSHOTS_BURST,
-    [REST_RECORD_START] = REST_RECORD_STARTS_BURST,
+    [REST_HEAVY_EXPORT] = REST_EXPORTS_BURST,       [REST_HEAVY_SNAPSHOT] = REST_SNAPSHOTS_BURST,
+    [REST_RECORD_START] = REST_RECORD_STARTS_BURST, [REST_REC_READ] = REST_REC_READS_BURST,
+    [REST_REFUSAL] = REST_REFUSALS_BURST,
 };
 
 /* A kind's rate and burst: the defaults, but for exports when
@@ -135,8 +135,10 @@ int rest_budget_admit(rest_budget *b, const char *key, rest_heavy kind, uint64_t
     return (int)(p - b->party) + 1;
 }
 
-bool rest_budget_take(rest_budget *b, const char *key, rest_heavy kind, uint64_t now_ns, int *retry_after_s) {
+bool rest_budget_pay(rest_budget *b, const char *key, rest_heavy kind, double cost, uint64_t now_ns,
+                     int *retry_after_s) {
     *retry_after_s = 1;
+    if (cost > burst_of(b, kind)) cost = burst_of(b, kind); /* (else never paid for) */
     rest_party *p = find(b, key, now_ns);
     if (!p) {
         b->refused_busy++;
@@ -144,14 +146,23 @@ bool rest_budget_take(rest_budget *b, const char *key, rest_heavy kind, uint64_t
     }
     p->seen_ns = now_ns;
     refill(b, p, now_ns);
-    if (p->tokens[kind] < 1) {
-        double s = ceil((1 - p->tokens[kind]) * 60 / rate_of(b, kind) - 1e-9); /* (0.1 * 10 is not 1 in binary) */
+    if (p->tokens[kind] < cost) {
+        double s = ceil((cost - p->tokens[kind]) * 60 / rate_of(b, kind) - 1e-9); /* (0.1 * 10 is not 1 in binary) */
         *retry_after_s = s < 1 ? 1 : (int)s;
         b->refused[kind]++;
         return false;
     }
-    p->tokens[kind] -= 1;
+    p->tokens[kind] -= cost;
     return true;
+}
+
+bool rest_budget_take(rest_budget *b, const char *key, rest_heavy kind, uint64_t now_ns, int *retry_after_s) {
+    return rest_budget_pay(b, key, kind, 1, now_ns, retry_after_s);
+}
+
+bool rest_budget_refusal_held(rest_budget *b, const char *key, uint64_t now_ns) {
+    int after;
+    return !rest_budget_take(b, key, REST_REFUSAL, now_ns, &after);
 }
 
 void rest_budget_release(rest_budget *b, int place) {
@@ -164,6 +175,7 @@ void rest_budget_release(rest_budget *b, int place) {
 void rest_budget_cancel(rest_budget *b, int place, rest_heavy kind) {
     if (place < 1 || place > REST_PARTIES) return;
     rest_party *p = &b->party[place - 1];
-    p->tokens[kind] = p->tokens[kind] + 1 < per_minute[kind] ? p->tokens[kind] + 1 : per_minute[kind];
+    double cap = burst_of(b, kind);
+    p->tokens[kind] = p->tokens[kind] + 1 < cap ? p->tokens[kind] + 1 : cap;
     rest_budget_release(b, place);
 }

@@ -5,8 +5,13 @@
  * may have REST_PARTY_HEAVY of them under way at once, REST_EXPORTS_PER_MIN
  * exports and REST_SNAPSHOTS_PER_MIN snapshots a minute (token buckets that
  * refill continuously, holding a small burst), and all parties together
- * REST_HEAVY_MAX at once.  Recording starts are paid for from a bucket of
- * their own.
+ * REST_HEAVY_MAX at once.  Recording starts, and reads of the recordings
+ * (the listing, a recording's files), are paid for from buckets of their
+ * own.  A party refused for its own budget more than REST_REFUSALS_BURST
+ * times in a row (REST_REFUSALS_PER_MIN refill it) has its next refusals
+ * held for a moment before they are sent (rest_budget_refusal_held): a
+ * client that does not wait for Retry-After then costs the server one
+ * request a hold per connection, not as many as it can send.
  * A party is the peer address (an IPv6 address by its /64, which one host
  * is given whole), apart for requests that carry the server's token.  The
  * table of parties is bounded: a new party takes the place of the one least
@@ -28,12 +33,26 @@
 #define REST_SNAPSHOTS_BURST 2
 #define REST_RECORD_STARTS_PER_MIN 30 /* recording starts (each codes a keyframe and opens files) */
 #define REST_RECORD_STARTS_BURST 10
+#define REST_REC_READS_PER_MIN 1800 /* the recordings' listing (a page of 100) and files */
+#define REST_REC_READS_BURST 100
+#define REST_REFUSALS_PER_MIN 600 /* refusals for a party's own budget answered at once ... */
+#define REST_REFUSALS_BURST 10
+#define REST_HOLD_MS 1000 /* ... and beyond them, each held this long before it is sent */
+#define REST_HELD_MAX 256 /* refusals held at once, all parties together (then sent at once) */
 #define REST_PARTY_KEY 64 /* a party's name: an address, and "+token" */
 
 /* What a party's buckets count: the heavy answers (exports, snapshots:
  * admitted, under way, released) and the light ones only paid for
- * (rest_budget_take: recording starts). */
-typedef enum rest_heavy { REST_HEAVY_EXPORT, REST_HEAVY_SNAPSHOT, REST_RECORD_START, REST_HEAVY_KINDS } rest_heavy;
+ * (rest_budget_take: recording starts, reads of the recordings; and the
+ * refusals answered at once, rest_budget_refusal_held). */
+typedef enum rest_heavy {
+    REST_HEAVY_EXPORT,
+    REST_HEAVY_SNAPSHOT,
+    REST_RECORD_START,
+    REST_REC_READ,
+    REST_REFUSAL,
+    REST_HEAVY_KINDS
+} rest_heavy;
 
 /* What rest_budget_admit decided. */
 typedef enum rest_verdict {
@@ -73,10 +92,18 @@ void rest_party_key(const char *peer, bool token, char *key, size_t cap);
  * (at least 1 s). */
 int rest_budget_admit(rest_budget *b, const char *key, rest_heavy kind, uint64_t now_ns, rest_verdict *why,
                       int *retry_after_s);
-/* One light request of `kind` (REST_RECORD_START) for party
+/* One light request of `kind` (REST_RECORD_START, REST_REC_READ) for party
  * `key`: true when its bucket paid a token; false, with *retry_after_s, when
  * the bucket is empty (or no place is free for a new party). */
 bool rest_budget_take(rest_budget *b, const char *key, rest_heavy kind, uint64_t now_ns, int *retry_after_s);
+/* The same for a request that costs `cost` tokens (1 to the kind's burst):
+ * a listing's larger page. */
+bool rest_budget_pay(rest_budget *b, const char *key, rest_heavy kind, double cost, uint64_t now_ns,
+                     int *retry_after_s);
+/* Party `key` was refused for its own budget: true when the refusal is to
+ * be held REST_HOLD_MS before it is sent (its bucket of refusals answered
+ * at once is empty; counted in refused[REST_REFUSAL]). */
+bool rest_budget_refusal_held(rest_budget *b, const char *key, uint64_t now_ns);
 /* The limits of kind, for messages. */
 int rest_budget_per_minute(const rest_budget *b, rest_heavy kind);
 /* The answer admitted as `place` ended. */

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "fmt_num.h"
+
 static const struct {
     const char *name, *ctype;
 } formats[EXPORT_COUNT] = {
@@ -127,7 +129,25 @@ static void put_f32(char *o, float v) {
     memcpy(o, &v, 4); /* every platform this builds on is little-endian, as PLY says */
 }
 
-/* Formats particle k of an item into g->pending. */
+/* Floats separated by sep, each as "%.9g" writes it (fmt_num.h), then
+ * `end`; returns the length. */
+static size_t put_g9s(char *o, const float *v, int n, char sep, char end) {
+    size_t l = 0;
+    for (int i = 0; i < n; i++) {
+        l += fmt_g9(v[i], o + l);
+        o[l++] = i + 1 < n ? sep : end;
+    }
+    return l;
+}
+
+static size_t put_line_u32(char *o, uint32_t v) {
+    size_t l = fmt_u32(v, o);
+    o[l++] = '\n';
+    return l;
+}
+
+/* Formats particle k of an item into o (cap bytes: the pending buffer,
+ * which one line of at most 10 numbers and a material's name fits). */
 static size_t particle(const export_gen *g, int item, int k, char *o, size_t cap) {
     const particles_snap *s = g->s;
     const float *p = &s->pos[3 * k], *v = &s->vel[3 * k];
@@ -142,26 +162,38 @@ static size_t particle(const export_gen *g, int item, int k, char *o, size_t cap
         return 33;
     }
     case P_CSV: {
+        /* id,x,y,z,vx,vy,vz,material,material_name,temperature */
         const char *name = g->material && s->material[k] < g->materials ? g->material[s->material[k]] : "";
-        return (size_t)snprintf(o, cap, "%u,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%u,%s,%.9g\n", s->id[k], p[0], p[1], p[2],
-                                v[0], v[1], v[2], s->material[k], name, s->temp[k]);
+        size_t l = fmt_u32(s->id[k], o);
+        o[l++] = ',';
+        l += put_g9s(o + l, p, 3, ',', ',');
+        l += put_g9s(o + l, v, 3, ',', ',');
+        l += fmt_u32(s->material[k], o + l);
+        o[l++] = ',';
+        size_t room = cap - l - FMT_NUM_MAX - 2, nl = strlen(name); /* (cap: 1024, the numbers take at most 300) */
+        if (nl > room) nl = room;
+        memcpy(o + l, name, nl);
+        l += nl;
+        o[l++] = ',';
+        return l + put_g9s(o + l, &s->temp[k], 1, '\n', '\n');
     }
     case P_POS:
-        return (size_t)snprintf(o, cap, "%.9g %.9g %.9g\n", p[0], p[1], p[2]);
+        return put_g9s(o, p, 3, ' ', '\n');
     case P_VEL:
-        return (size_t)snprintf(o, cap, "%.9g %.9g %.9g\n", v[0], v[1], v[2]);
+        return put_g9s(o, v, 3, ' ', '\n');
     case P_MAT:
-        return (size_t)snprintf(o, cap, "%u\n", s->material[k]);
+        return put_line_u32(o, s->material[k]);
     case P_TEMP:
-        return (size_t)snprintf(o, cap, "%.9g\n", s->temp[k]);
+        return put_g9s(o, &s->temp[k], 1, '\n', '\n');
     case P_ID:
-        return (size_t)snprintf(o, cap, "%u\n", s->id[k]);
+        return put_line_u32(o, s->id[k]);
     case P_INDEX:
-        return (size_t)snprintf(o, cap, "%d\n", k);
+        return put_line_u32(o, (uint32_t)k);
     case P_OFFSET:
-        return (size_t)snprintf(o, cap, "%d\n", k + 1);
+        return put_line_u32(o, (uint32_t)k + 1);
     default:
-        return (size_t)snprintf(o, cap, "1\n"); /* P_TYPE: VTK_VERTEX */
+        memcpy(o, "1\n", 2); /* P_TYPE: VTK_VERTEX */
+        return 2;
     }
 }
 

@@ -7,7 +7,8 @@
 // (same sid and rid) is applied once.  Bad messages on the bus are refused.
 // With docker/nats.conf's per-user permissions a relay speaks only for its
 // own clients, and a relay user flooding its subject with scene loads is held
-// to a browser's rate limit per client and to its relay's bound as a whole;
+// to a browser's rate limit per client and to its relay's bound as a whole,
+// and the world's bound on rebuilds holds whatever the relays and REST ask;
 // one asking for a keyframe in every wants message gets one coded a second.
 // A relay serves the obstacles' meshes it fetched from the sim node (the
 // same bytes; 501 for one larger than the broker's max_payload; a forged
@@ -465,6 +466,52 @@ test("a relay user flooding its subject with scene loads is held to a browser's 
     await until(async () => (await loads()) - loads0 === ok1.length + ok2.length, 'the applied scene loads in /metrics');
     const m = (await get(node, '/metrics')).text;
     assert.ok(metric(m, 'fluid_bus_messages_total{what="rate_limited"}') >= 290, 'counted as rate limited');
+  } finally {
+    if (raw) raw.close();
+    b.kill('SIGKILL');
+  }
+});
+
+test("a relay's clients' scene loads and a REST client's share the world's bound on rebuilds (--rebuilds-per-min): at most the bound applies", { skip: why }, async (t) => {
+  const { broker: b, port, pass } = await brokerWithUsers();
+  let raw = null;
+  try {
+    const url = `nats://127.0.0.1:${port}`;
+    // one rebuild a minute, one at once: of all below, at most 2 apply (the
+    // first, and one more if a minute, the longest this can take, passes)
+    const node = await startServer(['--particles', '1000', '--nats', url, '--nats-user', 'sim', '--nats-pass', pass.FLUID_NATS_SIM_PASS,
+      '--rebuilds-per-min', '1']);
+    await until(async () => /^fluid_bus_connected 1$/m.test((await get(node, '/metrics')).text), 'the node to connect to the broker');
+    const loads = async () => metric((await get(node, '/metrics')).text, 'fluid_commands_total{room="default",kind="load_scene",result="ok"}');
+    const loads0 = await loads();
+    raw = await natsSession(port, 'relay1', pass.FLUID_NATS_RELAY1_PASS, 'fluid.default.reply.1');
+    const from = (lo, hi) => (m) => { const c = m.readUInt32LE(8) & 0xfffff; return c >= lo && c <= hi; };
+    await until(async () => {
+      raw.publish('fluid.default.cmd.1', forward(1, (1 << 20) | 500, { type: 'resume', rid: 1 }));
+      await raw.flush();
+      await sleep(200);
+      return raw.got.length > 0;
+    }, 'the sim node to answer relay 1');
+    // 10 clients of the relay, 2 scene loads each (each within its own limit,
+    // the relay within its share of costly commands), and a REST client's 4
+    for (let c = 1; c <= 10; c++)
+      for (let k = 0; k < 2; k++) raw.publish('fluid.default.cmd.1', forward(1, (1 << 20) | c, { type: 'load_scene', name: 'dam_break', particles: 500, rid: c * 10 + k }));
+    const rest = Promise.all(Array.from({ length: 4 }, () => http(node, 'POST', '/api/scene', { body: { name: 'dam_break', particles: 600 } })));
+    await raw.flush();
+    await raw.waitFor(20, from(1, 10));
+    const relayed = raw.got.filter(from(1, 10)).map(readReply), restAnswers = await rest;
+    const relayOk = relayed.filter((r) => r.ok).length, restOk = restAnswers.filter((r) => r.status === 200).length;
+    const world = relayed.filter((r) => r.code === RATE_LIMITED && /this world applies at most 1 scene loads/.test(r.error));
+    t.diagnostic(`relay: ${relayOk} of 20 loaded, ${world.length} refused for the world's bound, ${20 - relayOk - world.length} for the relay's; REST: ${restOk} of 4`);
+    assert.equal(relayed.length, 20, 'one answer to each');
+    assert.ok(relayOk + restOk >= 1 && relayOk + restOk <= 2, `applied: ${relayOk} through the relay, ${restOk} over REST`);
+    assert.ok(world.length >= 1, 'the relay\'s loads that reached the world past its bound are refused for it');
+    assert.ok(relayed.every((r) => r.ok || r.code === RATE_LIMITED), 'the rest refused as rate limited');
+    assert.ok(restAnswers.every((r) => r.status === 200 || (r.status === 429 && r.json.code === 'rate_limited')), restAnswers.map((r) => r.status).join(' '));
+    await until(async () => (await loads()) - loads0 === relayOk + restOk, 'the applied scene loads in /metrics');
+    const m = (await get(node, '/metrics')).text;
+    assert.equal(metric(m, 'fluid_rebuilds_refused_total{room="default"}'), world.length + restAnswers.filter((r) => r.status === 429).length,
+      'each refusal for the world\'s bound counted');
   } finally {
     if (raw) raw.close();
     b.kill('SIGKILL');

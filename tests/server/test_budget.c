@@ -1,7 +1,8 @@
 /* test_budget.c - C unit tests of the REST parties' budgets
  * (server/net/rest_budget.c) on explicit times: the party names of peer
  * addresses, the bound of answers under way per party and in all, the
- * per-minute buckets and their Retry-After, and the bounded table of
+ * per-minute buckets and their Retry-After, the reads of the recordings,
+ * the refusals answered at once and those held, and the bounded table of
  * parties.  Nothing here reads a clock or times anything.
  * Prints "N passed, N failed"; exits non-zero on any failure. */
 #include <stdio.h>
@@ -121,6 +122,38 @@ static void per_minute(void) {
     CHECK(rest_budget_take(&b, "b", REST_RECORD_START, 1 * S, &after), "another party: its own buckets");
 }
 
+/* The recordings' reads: a bucket of their own; then the refusals, the
+ * first ones answered at once and the rest held, until the bucket of
+ * refusals refills. */
+static void reads_and_holds(void) {
+    memset(&b, 0, sizeof b);
+    int after = 0, ok = 0;
+    while (ok < 1000 && rest_budget_take(&b, "a", REST_REC_READ, 1 * S, &after)) ok++;
+    CHECK(ok == REST_REC_READS_BURST && after == 1, "%d reads at once (burst %d), Retry-After %d", ok,
+          REST_REC_READS_BURST, after);
+    CHECK(b.refused[REST_REC_READ] == 1, "the refusal counted: %llu", (unsigned long long)b.refused[REST_REC_READ]);
+    const uint64_t one = 60 * S / REST_REC_READS_PER_MIN + 1000; /* a token's refill, and a little */
+    CHECK(rest_budget_take(&b, "a", REST_REC_READ, 1 * S + one, &after), "a token's time later, one");
+    CHECK(!rest_budget_take(&b, "a", REST_REC_READ, 1 * S + one, &after), "and only one");
+    CHECK(!rest_budget_pay(&b, "a", REST_REC_READ, 10, 1 * S + 9 * one, &after), "a page of 1000 costs 10: not yet");
+    CHECK(rest_budget_pay(&b, "a", REST_REC_READ, 10, 1 * S + 11 * one, &after), "10 tokens later, paid");
+    CHECK(!rest_budget_take(&b, "a", REST_REC_READ, 1 * S + 11 * one, &after), "all of them");
+    CHECK(rest_budget_take(&b, "b", REST_REC_READ, 1 * S, &after), "another party reads");
+    int at_once = 0, held = 0;
+    for (int i = 0; i < 3 * REST_REFUSALS_BURST; i++) {
+        if (rest_budget_refusal_held(&b, "a", 2 * S))
+            held++;
+        else
+            at_once++;
+    }
+    CHECK(at_once == REST_REFUSALS_BURST && held == 2 * REST_REFUSALS_BURST,
+          "%d refusals answered at once (burst %d), %d held", at_once, REST_REFUSALS_BURST, held);
+    CHECK(b.refused[REST_REFUSAL] == (uint64_t)held, "the held ones counted: %llu",
+          (unsigned long long)b.refused[REST_REFUSAL]);
+    CHECK(!rest_budget_refusal_held(&b, "b", 2 * S), "another party's first refusal is answered at once");
+    CHECK(!rest_budget_refusal_held(&b, "a", 3 * S), "a second later, refusals are answered at once again");
+}
+
 static void table(void) {
     memset(&b, 0, sizeof b);
     rest_verdict why;
@@ -157,6 +190,7 @@ int main(int argc, char **argv) {
         {"under_way", under_way},
         {"per_minute", per_minute},
         {"table", table},
+        {"reads_and_holds", reads_and_holds},
     };
     return tl_run(tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }

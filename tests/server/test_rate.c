@@ -38,6 +38,20 @@ static void costs(void) {
     CHECK(rate_extra_cost(CMD_PUSH) == 0 && rate_extra_cost(CMD_CURSOR) == 0, "others 1");
     CHECK(rate_cmd_heavy(CMD_LOAD_SCENE) && rate_cmd_heavy(CMD_RESTORE), "scene loads and restores rebuild the world");
     CHECK(!rate_cmd_heavy(CMD_PUSH) && !rate_cmd_heavy(CMD_BODY_CREATE), "others do not");
+    CHECK(rate_extra_cost(CMD_SET_SOLVER) == 29, "a solver switch costs 30, as a scene load");
+    CHECK(rate_cmd_rebuilds(CMD_LOAD_SCENE) && rate_cmd_rebuilds(CMD_RESTORE) && rate_cmd_rebuilds(CMD_SET_SOLVER),
+          "scene loads, restores and solver switches count against the world's rebuilds");
+    CHECK(!rate_cmd_rebuilds(CMD_PUSH) && !rate_cmd_rebuilds(CMD_RECORD_START), "others do not");
+    CHECK(rate_rebuilds_per_s(120) == 2 && rate_rebuilds_burst(120) == RATE_REBUILDS_BURST,
+          "120 a minute: 2 a second, %d at once", RATE_REBUILDS_BURST);
+    CHECK(rate_rebuilds_burst(3) == 3 && rate_rebuilds_burst(1) == 1, "a smaller bound: at once no more than it");
+    rate_bucket w = rate_bucket_full(rate_rebuilds_burst(120), 0);
+    int applied = 0;
+    for (int i = 0; i < 100; i++)
+        applied += rate_bucket_take(&w, rate_rebuilds_per_s(120), rate_rebuilds_burst(120), 1, 0);
+    CHECK(applied == RATE_REBUILDS_BURST, "a flood at once: %d applied (burst %d)", applied, RATE_REBUILDS_BURST);
+    CHECK(rate_bucket_take(&w, 2, rate_rebuilds_burst(120), 1, S / 2) && !rate_bucket_take(&w, 2, 10, 1, S / 2),
+          "then one every half second");
     char why[160];
     rate_refusal(why, sizeof why, CMD_LOAD_SCENE, 120, 240);
     CHECK(!strcmp(why, "rate limited: load_scene costs 30 commands of the 120 per second allowed"), "%s", why);

@@ -16,6 +16,7 @@
 
 #include "bus_codec.h"
 #include "command.h"
+#include "fmt_num.h"
 #include "frame_codec.h"
 #include "hub.h"
 #include "msgbuf.h"
@@ -1585,6 +1586,45 @@ static void test_bus_obstacles(void) {
     msg_buf_unref(enc);
 }
 
+/* The exports' numbers (fmt_num.h) are printf's, byte for byte: "%.9g" of
+ * floats of every kind (every bit pattern: zeros, subnormals, the largest,
+ * infinities, NaNs; and the values particles hold, near powers of ten and
+ * near halfway roundings) and "%u". */
+static void test_number_text(void) {
+    uint64_t x = 88172645463325252ull;
+    char fast[FMT_NUM_MAX], slow[64];
+    int differ = 0, n = 0;
+    const float edge[] = {0.0f,     -0.0f,        1e-14f,        1e14f,           9.99999994e-15f,
+                          1.0f,     0.1f,         1e-5f,         1e-4f,           9.9999999e-5f,
+                          1e8f,     1e9f,         999999999.0f,  123456789.0f,    0.5f,
+                          2.5f,     100000000.5f, 3.4028235e38f, 1.17549435e-38f, 1.4e-45f,
+                          -273.15f, 1e-45f};
+    for (int i = 0; i < 600000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint32_t u = (uint32_t)x;
+        float f;
+        if (i < (int)(sizeof edge / sizeof *edge))
+            f = edge[i];
+        else if (i % 3 == 0)
+            memcpy(&f, &u, 4); /* any bit pattern */
+        else if (i % 3 == 1)
+            f = (float)((double)(u % 2000000) / 1000.0 - 1000.0); /* positions, velocities, temperatures */
+        else
+            f = ldexpf((float)(u % 16777216), (int)(x >> 40) % 60 - 60); /* all scales */
+        size_t l = fmt_g9(f, fast);
+        snprintf(slow, sizeof slow, "%.9g", (double)f);
+        if (strcmp(fast, slow) || l != strlen(slow)) {
+            if (differ++ < 5) printf("  %%.9g of %a: %s, printf %s\n", (double)f, fast, slow);
+        }
+        n++;
+        uint32_t w = i < 3 ? (uint32_t[]){0, 9, 4294967295u}[i] : (uint32_t)(x >> 32);
+        l = fmt_u32(w, fast);
+        snprintf(slow, sizeof slow, "%u", w);
+        if (strcmp(fast, slow) || l != strlen(slow)) differ++;
+    }
+    CHECK(differ == 0, "numbers as printf writes them: %d of %d differ", differ, n);
+}
+
 int main(int argc, char **argv) {
     bool write = argc > 2 && !strcmp(argv[1], "--write-golden");
     const char *dir = write ? argv[2] : argc > 1 ? argv[1] : "protocol/golden";
@@ -1605,6 +1645,7 @@ int main(int argc, char **argv) {
     test_reply_codes_documented(dir);
     test_bus_codec();
     test_bus_obstacles();
+    test_number_text();
     printf("test_server_wire: %d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }
