@@ -21,44 +21,18 @@
 // time is printed, not asserted).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { createServer, connect as tcp } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { connect as tcp } from 'node:net';
 import { startServer, stopAll, get, http, until, metric, connect, forward } from './lib.mjs';
+import { noNats, jetStreamBrokers, fleetOf, roomIn, epochOf } from './jetstream.mjs';
 
-const haveNats = spawnSync('nats-server', ['--version']).status === 0;
-const why = haveNats ? false : 'nats-server is not installed (scripts/deps.sh test installs it)';
-const brokers = [];
-const store = mkdtempSync(join(tmpdir(), 'fluid-fleet-js-'));
+const why = noNats;
+const brokers = jetStreamBrokers('fluid-fleet-js-');
 after(async () => {
   await stopAll();
-  for (const b of brokers) b.kill('SIGKILL');
-  rmSync(store, { recursive: true, force: true });
+  brokers.stop();
 });
 
-function freePort() {
-  return new Promise((resolve) => { const s = createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); }); });
-}
-// nats-server with JetStream on a port that was free a moment ago, its store in a temp folder.
-async function startBroker() {
-  for (let i = 0; ; i++) {
-    const port = await freePort();
-    const dir = mkdtempSync(join(store, 'js-'));
-    const p = spawn('nats-server', ['-js', '-sd', dir, '-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
-    let exited = null;
-    p.once('exit', (code) => { exited = code; });
-    try {
-      await until(async () => {
-        if (exited !== null) throw new Error(`nats-server exited ${exited}`);
-        return new Promise((res) => { const s = createServer(); s.once('error', () => res(true)); s.listen(port, '127.0.0.1', () => s.close(() => res(false))); });
-      }, `nats-server to listen on ${port}`, { everyMs: 100 });
-      brokers.push(p);
-      return { proc: p, port };
-    } catch (e) { p.kill('SIGKILL'); if (i >= 4) throw e; }
-  }
-}
+
 // Publishes raw bytes on a subject with the NATS text protocol; resolves on the broker's PONG.
 function natsPublish(port, subject, payload) {
   return new Promise((resolve, reject) => {
@@ -76,10 +50,9 @@ function natsPublish(port, subject, payload) {
     s.write('\r\nPING\r\n');
   });
 }
-const fleetOf = async (s) => (await get(s, '/api/fleet')).json;
 
 test('a fleet of three sim nodes: directory, placement, one stepper per room, 409, bad values, SIGSTOP, SIGKILL', { skip: why }, async (t) => {
-  const b = await startBroker();
+  const b = await brokers.start();
   const url = `nats://127.0.0.1:${b.port}`;
   const nodeArgs = (id) => ['--particles', '1500', '--threads', '1', '--nats', url, '--fleet', 'ftest', '--node-id', String(id)];
   const nodes = [];
@@ -230,11 +203,9 @@ function natsPublishWithHeaders(port, subject, headers, payload) {
     s.write('\r\nPING\r\n');
   });
 }
-const epochOf = (frame) => new DataView(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength).getUint32(4, true);
-const roomIn = (doc, name) => doc.rooms.find((r) => r.name === name);
 
 test('snapshots in JetStream and takeover: SIGKILL, SIGSTOP with viewers, a corrupted chunk', { skip: why }, async (t) => {
-  const b = await startBroker();
+  const b = await brokers.start();
   const url = `nats://127.0.0.1:${b.port}`;
   const SAVE_S = 1, TICK_S = 1 / 60;
   const args = (id) => ['--particles', '1500', '--threads', '1', '--nats', url, '--fleet', 'ftake', '--node-id', String(id),
@@ -381,7 +352,7 @@ test('snapshots in JetStream and takeover: SIGKILL, SIGSTOP with viewers, a corr
 });
 
 test('a relay of the fleet: a viewer follows its room across a kill -9, its commands reach the holder', { skip: why }, async (t) => {
-  const b = await startBroker();
+  const b = await brokers.start();
   const url = `nats://127.0.0.1:${b.port}`;
   // (admission off: a sanitized build's ticks are slow, and this test is not about placement)
   const args = (id) => ['--particles', '1500', '--threads', '1', '--nats', url, '--fleet', 'frelay', '--node-id', String(id),

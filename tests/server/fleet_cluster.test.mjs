@@ -11,15 +11,14 @@
 // each state is waited for.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { createServer, connect as tcp } from 'node:net';
+import { spawn } from 'node:child_process';
+import { connect as tcp } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, stopAll, get, http, until } from './lib.mjs';
+import { noNats as why, freePort } from './jetstream.mjs';
 
-const haveNats = spawnSync('nats-server', ['--version']).status === 0;
-const why = haveNats ? false : 'nats-server is not installed (scripts/deps.sh test installs it)';
 const store = mkdtempSync(join(tmpdir(), 'fluid-fleet-cluster-'));
 const brokers = [];
 after(async () => {
@@ -28,9 +27,6 @@ after(async () => {
   rmSync(store, { recursive: true, force: true });
 });
 
-function freePort() {
-  return new Promise((resolve) => { const s = createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); }); });
-}
 const listening = (port) => new Promise((res) => { const c = tcp(port, '127.0.0.1', () => { c.destroy(); res(true); }); c.on('error', () => res(false)); });
 
 // Server i of the cluster (its name n<i>, its store, its client and route ports kept across restarts).

@@ -15,53 +15,21 @@
 // is waited for.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startServer, stopAll, get, http, until, metric, connect } from './lib.mjs';
+import { noNats, jetStreamBrokers, fleetOf, roomIn, nodeIn, epochOf } from './jetstream.mjs';
 
-const haveNats = spawnSync('nats-server', ['--version']).status === 0;
-const why = haveNats ? false : 'nats-server is not installed (scripts/deps.sh test installs it)';
-const brokers = [];
-const store = mkdtempSync(join(tmpdir(), 'fluid-drain-js-'));
+const why = noNats;
+const brokers = jetStreamBrokers('fluid-drain-js-');
 after(async () => {
   await stopAll();
-  for (const b of brokers) b.kill('SIGKILL');
-  rmSync(store, { recursive: true, force: true });
+  brokers.stop();
 });
 
-function freePort() {
-  return new Promise((resolve) => { const s = createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); }); });
-}
-// nats-server with JetStream on a port that was free a moment ago, its store in a temp folder.
-async function startBroker() {
-  for (let i = 0; ; i++) {
-    const port = await freePort();
-    const dir = mkdtempSync(join(store, 'js-'));
-    const p = spawn('nats-server', ['-js', '-sd', dir, '-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
-    let exited = null;
-    p.once('exit', (code) => { exited = code; });
-    try {
-      await until(async () => {
-        if (exited !== null) throw new Error(`nats-server exited ${exited}`);
-        return new Promise((res) => { const s = createServer(); s.once('error', () => res(true)); s.listen(port, '127.0.0.1', () => s.close(() => res(false))); });
-      }, `nats-server to listen on ${port}`, { everyMs: 100 });
-      brokers.push(p);
-      return { proc: p, port };
-    } catch (e) { p.kill('SIGKILL'); if (i >= 4) throw e; }
-  }
-}
-const fleetOf = async (s) => (await get(s, '/api/fleet')).json;
-const roomIn = (doc, name) => doc.rooms.find((r) => r.name === name);
-const nodeIn = (doc, id) => doc.nodes.find((n) => n.id === id);
-const epochOf = (frame) => new DataView(frame.data.buffer, frame.data.byteOffset, frame.data.byteLength).getUint32(4, true);
 const TOKEN = 'drain-admin';
 const admin = { authorization: `Bearer ${TOKEN}` };
 
 test('drain: every room moves at a tick boundary, none lost or stepped twice, paused stays paused', { skip: why }, async (t) => {
-  const b = await startBroker();
+  const b = await brokers.start();
   const url = `nats://127.0.0.1:${b.port}`;
   // (admission off: a sanitized build's ticks are slow, and this test is not about the budget)
   const args = (id) => ['--particles', '1500', '--threads', '1', '--nats', url, '--fleet', 'fdrain', '--node-id', String(id),
@@ -174,7 +142,7 @@ test('drain: every room moves at a tick boundary, none lost or stepped twice, pa
 });
 
 test('a room paused before its holder is killed comes back paused', { skip: why }, async () => {
-  const b = await startBroker();
+  const b = await brokers.start();
   const url = `nats://127.0.0.1:${b.port}`;
   const args = (id) => ['--particles', '1500', '--threads', '1', '--nats', url, '--fleet', 'fpause', '--node-id', String(id),
     '--fleet-save-s', '1', '--step-budget', '0'];
@@ -204,7 +172,7 @@ test('a room paused before its holder is killed comes back paused', { skip: why 
 });
 
 test('a takeover weighs the room against the step budget; past it only when no node has room, and says so', { skip: why }, async (t) => {
-  const b = await startBroker();
+  const b = await brokers.start();
   const url = `nats://127.0.0.1:${b.port}`;
   // nodes 1 and 3 with admission off (every room fits); node 2 with a budget its default room alone overruns
   const args = (id, budget) => ['--particles', '1500', '--threads', '1', '--nats', url, '--fleet', 'fbudget', '--node-id', String(id),

@@ -416,29 +416,37 @@ function readReply(b) {
   return { client: b.readUInt32LE(8), rid: b.readUInt32LE(12), ok: (flags & 1) === 1, code: flags >>> 8, error: err.subarray(0, err.indexOf(0)).toString() };
 }
 
+// A sim node on the broker of users (with extra options) and a raw NATS
+// session as relay 1's user, once the node answers relay 1: { node, raw,
+// loads() (the node's applied scene loads), from(lo, hi) (a reply to
+// clients lo..hi of relay 1) }.
+async function nodeAndRelayOne(port, pass, extra) {
+  const node = await startServer(['--particles', '1000', '--nats', `nats://127.0.0.1:${port}`, '--nats-user', 'sim', '--nats-pass', pass.FLUID_NATS_SIM_PASS, ...extra]);
+  await until(async () => /^fluid_bus_connected 1$/m.test((await get(node, '/metrics')).text), 'the node to connect to the broker');
+  const loads = async () => metric((await get(node, '/metrics')).text, 'fluid_commands_total{room="default",kind="load_scene",result="ok"}');
+  const raw = await natsSession(port, 'relay1', pass.FLUID_NATS_RELAY1_PASS, 'fluid.default.reply.1');
+  // the node subscribes once connected: a first command answered says it
+  // hears (probes from client 500, each its own, until one is answered)
+  await until(async () => {
+    raw.publish('fluid.default.cmd.1', forward(1, (1 << 20) | 500, { type: 'resume', rid: 1 }));
+    await raw.flush();
+    await sleep(200);
+    return raw.got.length > 0;
+  }, 'the sim node to answer relay 1');
+  const from = (lo, hi) => (m) => { const c = m.readUInt32LE(8) & 0xfffff; return c >= lo && c <= hi; };
+  return { node, raw, loads, from };
+}
+
 test("a relay user flooding its subject with scene loads is held to a browser's limit per client and to its relay's as a whole", { skip: why }, async (t) => {
   const { broker: b, port, pass } = await brokerWithUsers();
   let raw = null;
   try {
-    const url = `nats://127.0.0.1:${port}`;
     // a client's limit of 1 command a second, burst 60: two scene loads
     // (30 each) at once, then one every 30 s; a relay's share of costly
     // commands is one client's
-    const node = await startServer(['--particles', '1000', '--nats', url, '--nats-user', 'sim', '--nats-pass', pass.FLUID_NATS_SIM_PASS,
-      '--rate', '1', '--burst', '60']);
-    await until(async () => /^fluid_bus_connected 1$/m.test((await get(node, '/metrics')).text), 'the node to connect to the broker');
-    const loads = async () => metric((await get(node, '/metrics')).text, 'fluid_commands_total{room="default",kind="load_scene",result="ok"}');
+    let node, loads, from;
+    ({ node, raw, loads, from } = await nodeAndRelayOne(port, pass, ['--rate', '1', '--burst', '60']));
     const loads0 = await loads();
-    raw = await natsSession(port, 'relay1', pass.FLUID_NATS_RELAY1_PASS, 'fluid.default.reply.1');
-    // the node subscribes once connected: a first command answered says it
-    // hears (probes from client 500, each its own, until one is answered)
-    const from = (lo, hi) => (m) => { const c = m.readUInt32LE(8) & 0xfffff; return c >= lo && c <= hi; };
-    await until(async () => {
-      raw.publish('fluid.default.cmd.1', forward(1, (1 << 20) | 500, { type: 'resume', rid: 1 }));
-      await raw.flush();
-      await sleep(200);
-      return raw.got.length > 0;
-    }, 'the sim node to answer relay 1');
     // one client, 100 scene loads at once
     const client = (1 << 20) | 1;
     for (let rid = 1; rid <= 100; rid++) raw.publish('fluid.default.cmd.1', forward(1, client, { type: 'load_scene', name: 'dam_break', particles: 500, rid }));
@@ -476,22 +484,11 @@ test("a relay's clients' scene loads and a REST client's share the world's bound
   const { broker: b, port, pass } = await brokerWithUsers();
   let raw = null;
   try {
-    const url = `nats://127.0.0.1:${port}`;
     // one rebuild a minute, one at once: of all below, at most 2 apply (the
     // first, and one more if a minute, the longest this can take, passes)
-    const node = await startServer(['--particles', '1000', '--nats', url, '--nats-user', 'sim', '--nats-pass', pass.FLUID_NATS_SIM_PASS,
-      '--rebuilds-per-min', '1']);
-    await until(async () => /^fluid_bus_connected 1$/m.test((await get(node, '/metrics')).text), 'the node to connect to the broker');
-    const loads = async () => metric((await get(node, '/metrics')).text, 'fluid_commands_total{room="default",kind="load_scene",result="ok"}');
+    let node, loads, from;
+    ({ node, raw, loads, from } = await nodeAndRelayOne(port, pass, ['--rebuilds-per-min', '1']));
     const loads0 = await loads();
-    raw = await natsSession(port, 'relay1', pass.FLUID_NATS_RELAY1_PASS, 'fluid.default.reply.1');
-    const from = (lo, hi) => (m) => { const c = m.readUInt32LE(8) & 0xfffff; return c >= lo && c <= hi; };
-    await until(async () => {
-      raw.publish('fluid.default.cmd.1', forward(1, (1 << 20) | 500, { type: 'resume', rid: 1 }));
-      await raw.flush();
-      await sleep(200);
-      return raw.got.length > 0;
-    }, 'the sim node to answer relay 1');
     // 10 clients of the relay, 2 scene loads each (each within its own limit,
     // the relay within its share of costly commands), and a REST client's 4
     for (let c = 1; c <= 10; c++)
