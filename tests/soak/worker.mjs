@@ -77,6 +77,9 @@ if (role === 'good') {
       decoder = new FrameDecoder(Math.max(1, m.capacity >>> 0)); // a new decoder at every hello
       keyAsked = false; r.lastSeq = -1;
       if (r.hello === 1) parentPort.postMessage({ event: 'hello', clientId: m.client_id });
+      // the full world whatever the link rule makes of the loaded server: this client checks that every
+      // frame decodes to the same particles, not the tiers (PROTOCOL.md, "Tiers of detail")
+      ws.send(encode({ type: 'detail', full: true, rid: 0 }));
     } else {
       r.other++;
     }

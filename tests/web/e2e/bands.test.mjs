@@ -46,6 +46,8 @@ async function openWithCores(cores) {
   page.setDefaultTimeout(60000);
   await page.goto(`${server.base}/`, { timeout: 60000 });
   await waitFor(page, () => window.__fluid && window.__fluid.connected && window.__fluid.frames > 5);
+  // the full world whatever the link rule makes of a loaded machine (this test is about bands, not tiers)
+  await page.check('#full-detail');
   return page;
 }
 
@@ -68,6 +70,7 @@ test('a page of 2 cores decodes the bands in 2 Web Workers: every frame, every p
   assert.equal(pageA.workers().length, 2, 'one decode worker per band (2 bands, 2 cores or more)');
   await waitFor(pageA, () => /in 2 workers, in bands/.test(document.getElementById('hud-kbs').title));
   assert.match(await hudTitle(pageA), /frames decoded in 2 workers, in bands \(WebAssembly\); keyframes \d+, refused 0/);
+  await settled(pageA, stats.particles, await pageA.evaluate(() => window.__fluid.frames));
   assert.equal(await pageA.evaluate(() => window.__fluid.particles), stats.particles);
   assert.deepEqual(pageA.errors, []);
 });
