@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "clock.h"
-#include "bus_servers.h"
+#include "bus_options.h"
 #include "log.h"
 #include "nice_call.h"
 #include "wire.h"
@@ -41,20 +41,11 @@ static bool world_ok(const char *w) {
 }
 
 static int make_options(bus *b, char *err, size_t errlen) {
-    const srv_config *cfg = b->cfg;
-    natsStatus s = natsOptions_Create(&b->opts);
-    if (s == NATS_OK && bus_set_servers(b->opts, cfg->nats, err, errlen)) return -1;
-    if (s == NATS_OK && cfg->nats_token[0]) s = natsOptions_SetToken(b->opts, cfg->nats_token);
-    if (s == NATS_OK && cfg->nats_user[0]) s = natsOptions_SetUserInfo(b->opts, cfg->nats_user, cfg->nats_pass);
-    if (s == NATS_OK) s = natsOptions_SetMaxReconnect(b->opts, -1); /* for ever */
-    if (s == NATS_OK) s = natsOptions_SetReconnectWait(b->opts, 250);
-    if (s == NATS_OK)
-        s = natsOptions_SetReconnectBufSize(b->opts, 1 << 20); /* then publishes fail: frames are dropped */
-    if (s == NATS_OK) s = natsOptions_SetRetryOnFailedConnect(b->opts, true, on_connected, b);
-    if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(b->opts, on_disconnected, b);
-    if (s == NATS_OK) s = natsOptions_SetReconnectedCB(b->opts, on_connected, b);
+    if (bus_options_make(&b->opts, b->cfg, on_connected, on_disconnected, b, err, errlen)) return -1;
+    /* past this, publishes fail while the broker is away: frames are dropped */
+    natsStatus s = natsOptions_SetReconnectBufSize(b->opts, 1 << 20);
     if (s != NATS_OK) {
-        snprintf(err, errlen, "--nats %s: %s", cfg->nats, natsStatus_GetText(s));
+        snprintf(err, errlen, "--nats %s: %s", b->cfg->nats, natsStatus_GetText(s));
         return -1;
     }
     return 0;

@@ -9,7 +9,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "bus_servers.h"
+#include "bus_options.h"
 #include "clock.h"
 #include "log.h"
 #include "nice_call.h"
@@ -43,20 +43,11 @@ static void on_closed(natsConnection *nc, void *closure) {
 }
 
 static int make_options(fleet *f, char *err, size_t errlen) {
-    const srv_config *cfg = f->cfg;
-    natsStatus s = natsOptions_Create(&f->opts);
-    if (s == NATS_OK && bus_set_servers(f->opts, cfg->nats, err, errlen)) return -1;
-    if (s == NATS_OK && cfg->nats_token[0]) s = natsOptions_SetToken(f->opts, cfg->nats_token);
-    if (s == NATS_OK && cfg->nats_user[0]) s = natsOptions_SetUserInfo(f->opts, cfg->nats_user, cfg->nats_pass);
-    if (s == NATS_OK) s = natsOptions_SetName(f->opts, "fluid-fleet");
-    if (s == NATS_OK) s = natsOptions_SetMaxReconnect(f->opts, -1);
-    if (s == NATS_OK) s = natsOptions_SetReconnectWait(f->opts, 250);
-    if (s == NATS_OK) s = natsOptions_SetRetryOnFailedConnect(f->opts, true, on_connected, f);
-    if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(f->opts, on_disconnected, f);
-    if (s == NATS_OK) s = natsOptions_SetReconnectedCB(f->opts, on_connected, f);
+    if (bus_options_make(&f->opts, f->cfg, on_connected, on_disconnected, f, err, errlen)) return -1;
+    natsStatus s = natsOptions_SetName(f->opts, "fluid-fleet");
     if (s == NATS_OK) s = natsOptions_SetClosedCB(f->opts, on_closed, f);
     if (s != NATS_OK) {
-        snprintf(err, errlen, "--nats %s: %s", cfg->nats, natsStatus_GetText(s));
+        snprintf(err, errlen, "--nats %s: %s", f->cfg->nats, natsStatus_GetText(s));
         return -1;
     }
     return 0;
