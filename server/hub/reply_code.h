@@ -27,6 +27,7 @@ typedef enum reply_code {
     RC_NOT_IMPLEMENTED,    /* 501: not on this server (a relay has no world's data) */
     RC_BUSY,               /* 503: the server's shared bounds are full; Retry-After */
     RC_NO_SPACE,           /* 507: no room for recordings */
+    RC_TIMEOUT,            /* 504: the world (or a reader thread) did not answer in time; it may still apply it */
     RC_COUNT
 } reply_code;
 

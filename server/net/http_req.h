@@ -28,6 +28,14 @@
 /* An answer being sent is cut when its reader has taken nothing for this
  * long; a reader that keeps reading, however slowly, gets the whole answer. */
 #define NET_REST_STALL_S 10
+/* An idle HTTP/1.1 keep-alive connection is closed after this: well above
+ * the time a client's pool reuses one (undici 4 s), so a request sent on a
+ * pooled connection does not cross the server's close on a loaded host
+ * (lws's default, 5 s, did: "other side closed" with no answer). */
+#define NET_HTTP_IDLE_S 30
+/* A request whose wait ran out is answered 504 (rest_timed_out); a
+ * connection that still has not taken it this long after is closed. */
+#define NET_REST_ANSWER_GRACE_S 5
 #define NET_MAX_PENDING_REST 64        /* REST requests waiting for the sim at once (bounds snapshot memory) */
 #define NET_MAX_RESP_BYTES (64u << 20) /* REST answers held for slow readers, all together */
 /* The most of an answer one writable callback copies or writes out: a large
@@ -58,6 +66,7 @@ struct http_req {
     size_t body_reserved; /* this request's share of net.body_bytes */
     bool body_too_large;
     uint32_t pending_kind;
+    int wait_s; /* how long it waits (rest_wait): then answered timeout (504) */
     char pending_name[CMD_NAME_LEN];
     int status;
     const char *ctype; /* NULL: application/json */

@@ -284,6 +284,9 @@ char *rest_metrics_text(const net *n, size_t *len) {
     mt_one(&t, "fluid_http_answers_cut_total", "counter",
            "HTTP answers closed unfinished: the reader took nothing for the stall timeout, or left.",
            (double)n->http_answers_cut);
+    mt_one(&t, "fluid_http_timeouts_total", "counter",
+           "REST requests answered 504: the world did not answer within their wait (they may still be applied).",
+           (double)n->rest_timeouts);
     mt_head(&t, "fluid_commands_refused_total", "counter", "Commands refused at the edge, before the simulation.");
     mt_printf(&t, "fluid_commands_refused_total{reason=\"bad_message\"} %llu\n", (unsigned long long)n->bad_messages);
     mt_printf(&t, "fluid_commands_refused_total{reason=\"rate_limited\"} %llu\n", (unsigned long long)n->rate_limited);

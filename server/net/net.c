@@ -144,6 +144,7 @@ net *net_create(const srv_config *cfg, const wire_static *st, rooms *dir, room *
     /* the headers of one request: an invite of up to INVITE_MAX_TOKEN bytes
      * (and one past it, refused with a reason) fits beside the others */
     info.max_http_header_data = 8192;
+    info.keepalive_timeout = NET_HTTP_IDLE_S;
     info.retry_and_idle_policy = &n->retry;
     info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
     if (config_tls(cfg)) {

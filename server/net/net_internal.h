@@ -79,6 +79,7 @@ struct net {
     uint64_t key_deferred; /* waits for a keyframe made longer: the client had one less than a second before */
     uint64_t bad_messages, rate_limited, queue_busy, replies_dropped, http_requests, ws_rejected, origin_refused;
     uint64_t http_answers_cut; /* answers whose reader stalled for NET_REST_STALL_S, closed unfinished */
+    uint64_t rest_timeouts;    /* requests answered timeout (504): their wait ran out (rest_timed_out) */
     uint64_t refusals_held;    /* refusals for a party's budget held REST_HOLD_MS before they were sent */
 };
 

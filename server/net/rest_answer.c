@@ -27,6 +27,7 @@ void rest_respond_text(net *n, http_req *r, int status, char *json) {
     n->resp_bytes += r->resp_len;
     r->resp_off = 0;
     r->ready = true;
+    if (r->waiting) lws_set_timer_usecs(r->wsi, LWS_SET_TIMER_USEC_CANCEL); /* its wait's (rest_wait) */
     r->waiting = false;
     lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, NET_REST_TIMEOUT_S);
     lws_callback_on_writable(r->wsi);
@@ -152,7 +153,18 @@ void rest_wait(net *n, http_req *r, int timeout_s) {
         r->linked = true;
         n->npending++;
     }
-    lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, timeout_s);
+    r->wait_s = timeout_s;
+    lws_set_timer_usecs(r->wsi, (lws_usec_t)timeout_s * LWS_US_PER_SEC);
+    lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, timeout_s + NET_REST_ANSWER_GRACE_S);
+}
+
+void rest_timed_out(net *n, http_req *r) {
+    if (!r->waiting || !rest_take_pending(n, r->id)) return;
+    n->rest_timeouts++;
+    rest_respond_error(n, r, RC_TIMEOUT,
+                       "timeout: no answer within %d s (the world is busy); the request was not withdrawn and may "
+                       "still be applied: read the state before sending it again",
+                       r->wait_s);
 }
 
 http_req *rest_take_pending(net *n, uint32_t id) {

@@ -41,8 +41,12 @@ bool rest_grant(net *n, http_req *r);
  * needed ("'POST /api/pause' needs the editor role; ...") and returns true. */
 bool rest_refuse_role(net *n, http_req *r, role need, const char *action);
 /* r waits for an answer that another thread will post (a reply, a room
- * opened): on the pending list, closed unanswered after timeout_s. */
+ * opened): on the pending list; after timeout_s its timer answers it
+ * (rest_timed_out). */
 void rest_wait(net *n, http_req *r, int timeout_s);
+/* r's wait ran out: off the pending list (an answer that comes later is
+ * dropped) and answered timeout (504), saying it may still be applied. */
+void rest_timed_out(net *n, http_req *r);
 /* The waiting request of that id taken off the pending list, or NULL. */
 http_req *rest_take_pending(net *n, uint32_t id);
 

@@ -290,6 +290,21 @@ static bool read_link(ws_client *c, link_sample *ls) {
     return !held;
 }
 
+/* Whether the kernel still held bytes of c's stream written before its
+ * last pick, at a pick that found it a stride behind: then its link or its
+ * reader was late.  A socket holding no more than what was written since
+ * (the frame just written, on its way) had drained what came before, and
+ * the pick was kept waiting by this host (a network thread the CPU did not
+ * run in time), which no coarser tier or slower stride would help: such a
+ * pick is not counted against the link.  A little slack for the framing
+ * (WebSocket headers, TLS records).  Counted where the kernel does not say. */
+static bool link_held(const ws_client *c) {
+    uint32_t queued;
+    if (!c->wsi || !link_meter_queued((int)lws_get_socket_fd(c->wsi), &queued)) return true;
+    uint64_t since = c->bytes_sent - c->pick_bytes;
+    return queued > since + since / 32 + 256;
+}
+
 static link_window window_of(const net_room *v, const ws_client *c, uint64_t now) {
     double busy = now > c->window_ns ? (double)c->busy_ns / (double)(now - c->window_ns) : 0;
     int t = c->link.tier;
@@ -367,7 +382,7 @@ msg_buf *ws_frames_pick(net_room *v, ws_client *c) {
     const frame_coding *fc = &fs->coding[which];
     const frameset *newest = ring_at(v, v->frames_next - 1);
     uint64_t skipped = v->frames_next - 1 - at;
-    if (newest->epoch == fs->epoch && skipped >= (uint64_t)c->link.stride) c->late++;
+    if (newest->epoch == fs->epoch && skipped >= (uint64_t)c->link.stride && link_held(c)) c->late++;
     count_dropped(v, c, fs->epoch, fs->seq - 1);
     if (fc->base == FC_NONE) {
         c->need_key = false;
@@ -388,6 +403,7 @@ msg_buf *ws_frames_pick(net_room *v, ws_client *c) {
     c->last_epoch = fs->epoch;
     c->sent_any = true;
     c->pick_ns = now;
+    c->pick_bytes = c->bytes_sent;
     judge(v, c, now);
     return msg_buf_ref(fc->msg);
 }

@@ -5,7 +5,8 @@
 // a moment, still answered 429; the cached listing follows recordings as
 // they start and stop; a world applies at most --rebuilds-per-min scene
 // loads, solver switches and restores, whoever asks and through whichever
-// edge, the rest answered rate_limited and changing nothing.
+// edge, the rest answered rate_limited and changing nothing; a command the
+// world cannot answer within its wait is answered 504 timeout, and still applied.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -133,4 +134,21 @@ test('a world applies at most --rebuilds-per-min scene loads, solver switches an
   const st = (await get(s, '/api/stats')).json;
   assert.equal(st.solver, solver.status === 200 ? 'unified' : 'clavet', 'a refused solver switch changed nothing');
   if (restOk + wsOk === 0) assert.equal(st.scene, 'dam_break', 'no load applied: the scene as it was');
+});
+
+test('a REST command the world cannot answer within 10 s is answered 504 timeout, not cut; it is still applied', async () => {
+  // 500 steps of a 60k world take 15-50 s on machines of this kind: past the 10 s wait
+  const s = await startServer(['--particles', '60000']);
+  assert.equal((await http(s, 'POST', '/api/pause')).status, 200);
+  const t0 = (await get(s, '/api/stats')).json.tick;
+  const r = await http(s, 'POST', '/api/step', { body: { steps: 500 } });
+  assert.equal(r.status, 504, r.text);
+  assert.equal(r.json.code, 'timeout');
+  assert.match(r.json.error, /no answer within 10 s.*may still be applied/);
+  assert.equal(metric(await metrics(s), 'fluid_http_timeouts_total'), 1);
+  // the connection answered; the next request on it is served
+  assert.equal((await get(s, '/api/stats')).status, 200);
+  await until(async () => (await get(s, '/api/stats')).json.tick === t0 + 500, 'the 500 steps applied after the answer',
+    { timeoutMs: 180000, everyMs: 500 });
+  await s.stop();
 });

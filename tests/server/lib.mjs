@@ -193,7 +193,18 @@ export async function http(s, method, path, { body, headers = {}, raw = false, f
     init.body = typeof body === 'string' ? body : JSON.stringify(body);
     init.headers['content-type'] = 'application/json';
   }
-  const res = await fetch(s.base + path, init);
+  let res;
+  try {
+    res = await fetch(s.base + path, init);
+  } catch (e) {
+    // A GET sent on a pooled keep-alive connection the server closed while
+    // it was idle (this process too busy to drop it in time) comes back
+    // with nothing read; a GET is idempotent, and a browser sends it again
+    // on a fresh connection (RFC 9110, 9.2.2): so does this, once.
+    const c = e.cause;
+    if (method !== 'GET' || c?.code !== 'UND_ERR_SOCKET' || c.socket?.bytesRead !== 0) throw e;
+    res = await fetch(s.base + path, init);
+  }
   const text = await res.text();
   let json = null;
   if (!raw) { try { json = JSON.parse(text); } catch { json = null; } }
