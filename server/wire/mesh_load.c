@@ -452,8 +452,26 @@ static int import_text(const void *buf, size_t len, mesh_format f, const mesh_li
 
 /* Assimp's import and the scene's triangles; lock: take the loader's lock
  * (a forked reader is alone in its process and needs none). */
+/* An OBJ is text: a control byte (other than tab, line and page breaks)
+ * is refused with where it is, before Assimp reads the file (its OBJ
+ * reader ran strtol past a line buffer on a line with \001 in it,
+ * fuzz_mesh: `obj-control-byte-overread`).  Bytes 0x80 and up pass (UTF-8
+ * in names and comments).  0 when it is all text. */
+static int obj_text(const uint8_t *p, size_t len, char *err, size_t errlen) {
+    size_t line = 1;
+    for (size_t k = 0; k < len; k++) {
+        const uint8_t c = p[k];
+        if (c == '\n') line++;
+        if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\v' && c != '\f') || c == 0x7f)
+            return wire_refuse(err, errlen, "mesh: model/obj is text: byte 0x%02x on line %zu is a control character",
+                               (unsigned)c, line);
+    }
+    return 0;
+}
+
 static int import(const void *buf, size_t len, mesh_format f, const mesh_limits *L, mesh_data *out, char *err,
                   size_t errlen, bool lock) {
+    if (f == MESH_OBJ && obj_text(buf, len, err, errlen)) return -1;
     /* Assimp 5.2's OBJ reader reads past its line buffer on a last line
      * that has no newline (fuzz_mesh: `obj-last-line-overread`): an OBJ
      * is read with one appended (its text is otherwise unchanged) */

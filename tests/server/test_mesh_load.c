@@ -200,6 +200,13 @@ static void test_refusals(void) {
     expect_refused("above the size bound", b.p, b.n, MESH_STL, &small, "bytes, above");
     mesh_limits few = {1 << 20, 11};
     expect_refused("above the triangle bound", b.p, b.n, MESH_STL, &few, "more than 11 triangles");
+    /* an OBJ is text: a control byte is refused with its line (fuzz_mesh:
+     * obj-control-byte-overread, Assimp's reader ran past a line buffer) */
+    buf ctl = obj("# one\n# two \001 three\n");
+    expect_refused("OBJ with a control byte", ctl.p, ctl.n, MESH_OBJ, NULL, "byte 0x01 on line 3 is a control");
+    free(ctl.p);
+    static const char found[] = "p/1 2//1/1\001ov: 1  ep/1 2//1/1\001ov: 1  0v 1\n";
+    expect_refused("the OBJ fuzz_mesh found", found, sizeof found - 1, MESH_OBJ, NULL, "byte 0x01 on line 1");
     /* a NaN coordinate in the binary file */
     float nan = NAN;
     memcpy(b.p + 84 + 12, &nan, 4);
@@ -306,6 +313,7 @@ static void test_formats(void) {
     buf extra = obj("");
     putf(&extra, "v 5 5 5\n"); /* no face uses it: dropped */
     expect_cube("OBJ with an unused vertex", extra, MESH_OBJ, 0);
+    expect_cube("OBJ with UTF-8 and tabs in its comments", obj("# caf\xc3\xa9\t\xe2\x82\xac\r\n"), MESH_OBJ, 0);
     buf open_end = obj(""); /* its last line without a newline (Assimp's reader is given one) */
     open_end.n--;
     expect_cube("OBJ whose last line has no newline", open_end, MESH_OBJ, 0);
