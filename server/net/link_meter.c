@@ -5,11 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#if defined(__linux__)
-#include <linux/sockios.h>
-#endif
 
 /* Offsets in Linux's struct tcp_info (linux/tcp.h; the kernel only appends
  * to it).  glibc's netinet/tcp.h stops before the delivery rate, and the
@@ -49,19 +45,6 @@ bool link_meter_read(int fd, link_sample *out) {
 #else
     (void)fd;
     (void)out;
-    return false;
-#endif
-}
-
-bool link_meter_queued(int fd, uint32_t *bytes) {
-#if defined(__linux__) && defined(SIOCOUTQ)
-    int n = 0;
-    if (fd < 0 || ioctl(fd, SIOCOUTQ, &n) || n < 0) return false;
-    *bytes = (uint32_t)n;
-    return true;
-#else
-    (void)fd;
-    (void)bytes;
     return false;
 #endif
 }

@@ -23,9 +23,6 @@ typedef struct link_sample {
 
 /* Reads fd's sample; false where the kernel has none (not TCP, too old). */
 bool link_meter_read(int fd, link_sample *out);
-/* The bytes fd's kernel holds of what was written to it, unsent or sent and
- * not yet acknowledged (SIOCOUTQ); false where it does not say. */
-bool link_meter_queued(int fd, uint32_t *bytes);
 /* Lets at most bytes wait unsent on fd before it reports writable; false
  * (errno set) if the kernel refused. */
 bool link_meter_set_lowat(int fd, int bytes);

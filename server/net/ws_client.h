@@ -70,8 +70,7 @@ struct ws_client {
     link_state link;
     int held_tier; /* the tier of the frames its decoder holds (held.any) */
     uint64_t window_ns, busy_ns, pick_ns;
-    int late;            /* picks in this window that found it a stride behind */
-    uint64_t pick_bytes; /* bytes_sent at its last pick of a frame */
+    int late; /* picks in this window that found it a stride behind */
     /* its link's measured rate (link_meter.h): the newest delivery rate the
      * kernel sampled while the link was full, bytes a second, the highest of
      * NET_RATE_MAX_NS (and when), and when the newest came */
