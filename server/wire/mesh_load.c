@@ -450,8 +450,6 @@ static bool read_by(const struct aiScene *sc, mesh_format f) {
 static int import_text(const void *buf, size_t len, mesh_format f, const mesh_limits *L, mesh_data *out, char *err,
                        size_t errlen, bool lock);
 
-/* Assimp's import and the scene's triangles; lock: take the loader's lock
- * (a forked reader is alone in its process and needs none). */
 /* An OBJ is text: a control byte (other than tab, line and page breaks)
  * is refused with where it is, before Assimp reads the file (its OBJ
  * reader ran strtol past a line buffer on a line with \001 in it,
@@ -469,6 +467,8 @@ static int obj_text(const uint8_t *p, size_t len, char *err, size_t errlen) {
     return 0;
 }
 
+/* Assimp's import and the scene's triangles; lock: take the loader's lock
+ * (a forked reader is alone in its process and needs none). */
 static int import(const void *buf, size_t len, mesh_format f, const mesh_limits *L, mesh_data *out, char *err,
                   size_t errlen, bool lock) {
     if (f == MESH_OBJ && obj_text(buf, len, err, errlen)) return -1;
