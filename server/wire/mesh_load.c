@@ -450,17 +450,20 @@ static bool read_by(const struct aiScene *sc, mesh_format f) {
 static int import_text(const void *buf, size_t len, mesh_format f, const mesh_limits *L, mesh_data *out, char *err,
                        size_t errlen, bool lock);
 
-/* An OBJ is text: a control byte (other than tab, line and page breaks)
- * is refused with where it is, before Assimp reads the file (its OBJ
- * reader ran strtol past a line buffer on a line with \001 in it,
- * fuzz_mesh: `obj-control-byte-overread`).  Bytes 0x80 and up pass (UTF-8
- * in names and comments).  0 when it is all text. */
+/* An OBJ is text: a control byte other than tab and line breaks (CR, LF)
+ * is refused with where it is, before Assimp reads the file.  Its OBJ
+ * reader ran strtol past the end of a line's block on lines with \001 or
+ * a vertical tab in them (fuzz_mesh: `obj-control-byte-overread`,
+ * `obj-vertical-tab-overread`): strtol skips a vertical tab or a form feed
+ * as white space, which the reader does not take for a separator, and
+ * reads on past the line's end.  Bytes 0x80 and up pass (UTF-8 in names
+ * and comments).  0 when it is all text. */
 static int obj_text(const uint8_t *p, size_t len, char *err, size_t errlen) {
     size_t line = 1;
     for (size_t k = 0; k < len; k++) {
         const uint8_t c = p[k];
         if (c == '\n') line++;
-        if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\v' && c != '\f') || c == 0x7f)
+        if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)
             return wire_refuse(err, errlen, "mesh: model/obj is text: byte 0x%02x on line %zu is a control character",
                                (unsigned)c, line);
     }

@@ -207,6 +207,8 @@ static void test_refusals(void) {
     free(ctl.p);
     static const char found[] = "p/1 2//1/1\001ov: 1  ep/1 2//1/1\001ov: 1  0v 1\n";
     expect_refused("the OBJ fuzz_mesh found", found, sizeof found - 1, MESH_OBJ, NULL, "byte 0x01 on line 1");
+    static const char vtab[] = "prop/1 4/1/1 2/1 6/181 8/1/1\v";
+    expect_refused("an OBJ with a vertical tab", vtab, sizeof vtab - 1, MESH_OBJ, NULL, "byte 0x0b on line 1");
     /* a NaN coordinate in the binary file */
     float nan = NAN;
     memcpy(b.p + 84 + 12, &nan, 4);
