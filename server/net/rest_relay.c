@@ -72,7 +72,6 @@ bool rest_relay_check(net *n, http_req *r) {
 }
 
 void rest_relay_answered(net *n, http_req *r, const cmd_reply *rep) {
-    lws_set_timer_usecs(r->wsi, LWS_SET_TIMER_USEC_CANCEL);
     if (!rep->ok) { /* the credential refused (401), or the node's refusal as it is (rate limited, no such room) */
         rest_respond_error(n, r, cmd_reply_code(rep), "%s", rep->error);
         return;
