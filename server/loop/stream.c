@@ -171,6 +171,12 @@ static size_t code_tier(stream *st, frameset *fs, const tier_job *j, const frame
     if (since == 1 || since == 2 || since == 4) add_coding(st, fs, j, tc->last_key, FC_NONE);
     if (w->stride2 && seq % 2 == 0) add_coding(st, fs, j, seq - 2, seq - 4);
     if (w->stride4 && seq % 4 == 0) add_coding(st, fs, j, seq - 4, seq - 8);
+    /* Clients holding a frame without the one before it (a keyframe whose
+     * bytes took several frames' time to send, a frame they jumped to):
+     * against it, without velocities, so that they go on from the newest
+     * frame instead of waiting for a keyframe. */
+    for (int b = 0; b < w->nbases && b < FRAME_BASES_MAX; b++)
+        if (w->bases[b] != FC_NONE && w->bases[b] < seq) add_coding(st, fs, j, w->bases[b], FC_NONE);
     return delta_bytes;
 }
 
@@ -235,7 +241,8 @@ int stream_publish(stream *st, hub *h, const wire_frame_head *head, const fc_inp
     if (w.clients > 0 || reader) {
         bool key = restart || w.key_requests != t0->key_served || (reader && rd->want_key);
         t0->key_served = w.key_requests;
-        frame_tier_wants tw = {.stride2 = w.stride2, .stride4 = w.stride4, .bridge = w.bridge};
+        frame_tier_wants tw = {.stride2 = w.stride2, .stride4 = w.stride4, .bridge = w.bridge, .nbases = w.nbases};
+        memcpy(tw.bases, w.bases, sizeof tw.bases);
         tier_job j = {.tier = 0, .tc = t0, .head = head};
         out->delta_bytes = out->tier_delta_bytes[0] = code_tier(st, &fs, &j, &tw, key, out);
     }

@@ -69,6 +69,10 @@ struct ws_client {
      * decoder's pace (stride >= pace) and its tier of detail (link_rule.h) */
     link_state link;
     int held_tier; /* the tier of the frames its decoder holds (held.any) */
+    /* a frame it holds without the one before it, that it asked the encoder
+     * to code the next frames against (frameset.h, bases): 0 for none; it
+     * counts while its decoder holds it */
+    uint32_t base_want;
     uint64_t window_ns, busy_ns, pick_ns;
     int late; /* picks in this window that found it a stride behind */
     /* its link's measured rate (link_meter.h): the newest delivery rate the

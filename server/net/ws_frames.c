@@ -2,6 +2,8 @@
  * protocol/PROTOCOL.md, "Frames, baselines, epochs"). */
 #include "ws_frames.h"
 
+#include <string.h>
+
 #include "clock.h"
 #include "frame_held.h"
 #include "frame_tier.h"
@@ -171,6 +173,32 @@ static bool find(const net_room *v, const ws_client *c, uint64_t *at, int *which
             }
         }
     return false;
+}
+
+/* The frame c asked the next frames to be coded against, if its decoder
+ * still holds it (0: none). */
+static uint32_t base_wanted(const ws_client *c) {
+    return c->base_want && in_tier(c) && fc_held_has(&c->held, c->held.epoch, c->base_want) ? c->base_want : 0;
+}
+
+static void want_base(net_room *v, ws_client *c, uint32_t seq) {
+    if (c->base_want == seq) return;
+    c->base_want = seq;
+    ws_frames_update_wants(v);
+}
+
+/* A client that has no usable delta but holds recent frames of its tier
+ * and stream: instead of a keyframe, the next frames are coded against its
+ * newest, while the encoder still holds it (a keyframe's bytes on a slow
+ * link take longer to send than the frames the ring keeps).  Not on a
+ * relay: its wants reach the sim node without bases.  False: it needs a
+ * keyframe. */
+static bool go_on_from_newest(net_room *v, ws_client *c, const frameset *newest) {
+    if (v->net->relay_id || c->need_key || !in_tier(c) || newest->epoch != c->held.epoch) return false;
+    uint32_t h = fc_held_newest(&c->held);
+    if (h == FC_NONE || h >= newest->seq || newest->seq + 1 - h >= FC_HISTORY) return false;
+    want_base(v, c, h);
+    return true;
 }
 
 bool ws_frames_pending(const net_room *v, const ws_client *c) {
@@ -371,7 +399,7 @@ msg_buf *ws_frames_pick(net_room *v, ws_client *c) {
     if (!find(v, c, &at, &which)) {
         const frameset *newest = ring_at(v, v->frames_next - 1);
         /* A keyframe only when its next coding cannot come any more. */
-        if (newer(c, newest) && stuck(v, c)) {
+        if (newer(c, newest) && stuck(v, c) && !go_on_from_newest(v, c, newest)) {
             if (!c->need_key)
                 log_debug("ws: client %u: nothing usable (last %u, newest %u, stride %d); keyframe", (unsigned)c->id,
                           (unsigned)c->last_seq, (unsigned)newest->seq, c->link.stride);
@@ -404,6 +432,12 @@ msg_buf *ws_frames_pick(net_room *v, ws_client *c) {
     c->last_epoch = fs->epoch;
     c->sent_any = true;
     c->pick_ns = now;
+    /* the next frame's usual coding is against this one, with velocities
+     * from the frame a stride before it: without that one (a keyframe, a
+     * jump over frames it could not take), the next frames are coded
+     * against this one alone too */
+    if (!v->net->relay_id)
+        want_base(v, c, fc_held_has(&c->held, fs->epoch, fs->seq - (uint32_t)c->link.stride) ? 0 : fs->seq);
     judge(v, c, now);
     return msg_buf_ref(fc->msg);
 }
@@ -432,15 +466,26 @@ void ws_frames_update_wants(net_room *v) {
             tw[t].stride4 |= c->link.stride >= 4;
             tw[t].bridge |= c->link.bridging;
         }
+        uint32_t b = base_wanted(c);
+        frame_tier_wants *bt = &tw[c->held_tier];
+        bool listed = false;
+        for (int i = 0; i < bt->nbases; i++) listed |= bt->bases[i] == b;
+        if (b && !listed && bt->nbases < FRAME_BASES_MAX) bt->bases[bt->nbases++] = b;
     }
     w.stride2 = tw[0].stride2, w.stride4 = tw[0].stride4, w.bridge = tw[0].bridge;
+    w.nbases = tw[0].nbases;
+    memcpy(w.bases, tw[0].bases, sizeof w.bases);
     bool changed = w.clients != v->wants.clients || w.stride2 != v->wants.stride2 || w.stride4 != v->wants.stride4 ||
-                   w.bridge != v->wants.bridge;
+                   w.bridge != v->wants.bridge || memcmp(w.bases, v->wants.bases, sizeof w.bases) ||
+                   w.nbases != v->wants.nbases;
     for (int t = 1; t < FRAME_TIERS; t++) {
         frame_tier_wants *o = &w.coarse[t - 1];
         changed |= o->clients != tw[t].clients || o->stride2 != tw[t].stride2 || o->stride4 != tw[t].stride4 ||
-                   o->bridge != tw[t].bridge;
+                   o->bridge != tw[t].bridge || o->nbases != tw[t].nbases ||
+                   memcmp(o->bases, tw[t].bases, sizeof o->bases);
         o->clients = tw[t].clients, o->stride2 = tw[t].stride2, o->stride4 = tw[t].stride4, o->bridge = tw[t].bridge;
+        o->nbases = tw[t].nbases;
+        memcpy(o->bases, tw[t].bases, sizeof o->bases);
     }
     if (changed) {
         v->wants = w;
