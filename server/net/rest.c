@@ -484,6 +484,11 @@ void rest_deliver(net *n, cmd_reply *rep) {
 
 /* ---- Per-request state ------------------------------------------------------- */
 
+/* A fleet's holder runs at most this many requests from the bus at once, a
+ * slot each (rest_bus_pump); they have no connection. */
+#define NET_BUS_REQS 16
+static http_req bus_req[NET_BUS_REQS]; /* network thread only */
+
 /* A new request's id; a relay's carry its id (as its clients' do). */
 static uint32_t next_id(net *n) {
     uint32_t base = n->relay_id << CMD_RELAY_SHIFT, span = 1u << CMD_RELAY_SHIFT;
@@ -526,6 +531,8 @@ void rest_abandon_all(net *n) {
         r->linked = false;
         r->waiting = false;
     }
+    for (int i = 0; i < NET_BUS_REQS; i++) /* the requests from the bus: no connection will free them */
+        if (bus_req[i].active) req_reset(n, &bus_req[i]);
 }
 
 static int method_of(struct lws *wsi) {
@@ -821,10 +828,6 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 }
 
 /* ---- Requests from the fleet's bus -------------------------------------------- */
-
-/* A holder runs at most this many requests from the bus at once (a slot each). */
-#define NET_BUS_REQS 16
-static http_req bus_req[NET_BUS_REQS]; /* network thread only */
 
 /* An answer straight to the bus (no slot taken): a refusal. */
 static void bus_answer_now(const net *n, const char *reply, reply_code code, const char *why) {
