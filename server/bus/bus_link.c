@@ -71,7 +71,9 @@ int bus_subscribe(bus *b, const bus_route *routes, int k, char *err, size_t errl
             *r = routes[i];
             r->b = b;
         }
-        natsStatus s = natsConnection_Subscribe(&b->sub[b->nsub], b->nc, subj, on_message, r);
+        natsStatus s = routes[i].queue ? natsConnection_QueueSubscribe(&b->sub[b->nsub], b->nc, subj, routes[i].queue,
+                                                                       on_message, r)
+                                       : natsConnection_Subscribe(&b->sub[b->nsub], b->nc, subj, on_message, r);
         if (s != NATS_OK) {
             snprintf(err, errlen, "bus: cannot subscribe to %s: %s", subj, natsStatus_GetText(s));
             return -1;

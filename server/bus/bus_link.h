@@ -37,6 +37,7 @@ typedef struct bus_route {
     bus *b;
     const char *leaf, *what;
     bus_take_fn *take;
+    const char *queue; /* a queue group: one subscriber of the group gets each message (NULL: every one) */
 } bus_route;
 
 /* One room as the bus thread follows it.  Threads: the bus thread only. */
@@ -108,6 +109,9 @@ struct bus {
     bus_route room_route[BUS_ROOM_SUBS]; /* a relay's subscriptions to rooms' streams share these */
     atomic_bool heard_rooms;             /* a relay: the node's rooms (and their public roles) heard (a
                                           * fleet's: from the start, its fleet thread makes the mirrors) */
+    /* a fleet's: REST writes sent to rooms' holders come back on inbox.<token>.<request id> (bus_rest.c) */
+    char inbox_leaf[64];
+    bus_route rest_route; /* a node's subscriptions to its rooms' r.<room>.rest share it */
 };
 
 /* Publishes bytes on fluid.<world>.<leaf> (counted; never blocks). */

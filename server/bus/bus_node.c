@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bus_codec.h"
+#include "bus_rest.h"
 #include "bus_rooms.h"
 #include "clock.h"
 #include "command.h"
@@ -355,7 +356,8 @@ int bus_node_subscribe(bus *b, char *err, size_t errlen) {
                                        {.leaf = "omesh.*", .what = "mesh wants", .take = take_mesh_wants}};
     if (b->fleet) {
         b->room_route[0] = (bus_route){.b = b, .leaf = "cmd", .what = "relay client", .take = take_cmd};
-        return bus_subscribe(b, &routes[1], 2, err, errlen);
+        if (bus_subscribe(b, &routes[1], 2, err, errlen)) return -1;
+        return bus_rest_subscribe(b, err, errlen); /* REST writes for the rooms held here (bus_rest.c) */
     }
     return bus_subscribe(b, routes, 3, err, errlen);
 }
@@ -395,10 +397,11 @@ static void room_added(bus *b, bus_room *br) {
     bus_room_leaf(br->name, "cmd.*", leaf, sizeof leaf);
     br->subscribed = !bus_subscribe_one(b, &b->room_route[0], leaf, &br->sub[0], err, sizeof err);
     if (!br->subscribed) log_warn("bus: room '%s': %s", br->name, err);
+    bus_rest_room_added(b, br);
 }
 
 static void room_dropped(bus *b, bus_room *br) {
-    (void)b;
+    bus_rest_room_dropped(b, br);
     if (!br->subscribed) return;
     natsSubscription_Unsubscribe(br->sub[0]);
     natsSubscription_Destroy(br->sub[0]);
@@ -499,6 +502,7 @@ void bus_node_pass(bus *b, uint64_t now) {
         }
     }
     for (int i = 0; i < b->nroom; i++) publish_room(b, &b->room[i], now);
+    if (b->fleet) bus_rest_pass(b);
 }
 
 void bus_node_end(bus *b) {

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "bus_codec.h"
+#include "bus_rest.h"
 #include "bus_rooms.h"
 #include "command.h"
 #include "log.h"
@@ -221,7 +222,8 @@ int bus_relay_subscribe(bus *b, char *err, size_t errlen) {
         if (!b->room_route[j].take) b->room_route[j] = streams[j]; /* set once (callbacks may still read them) */
     if (b->fleet) { /* the rooms and their public roles are the directory's */
         atomic_store(&b->heard_rooms, true);
-        return bus_subscribe(b, routes + 1, 1, err, errlen);
+        if (bus_subscribe(b, routes + 1, 1, err, errlen)) return -1;
+        return bus_rest_subscribe(b, err, errlen); /* the answers to REST writes sent to rooms' holders */
     }
     return bus_subscribe(b, routes, 2, err, errlen);
 }
@@ -359,6 +361,7 @@ void bus_relay_pass(bus *b, uint64_t now) {
         rooms_reap(b->dir); /* mirrors closed and no longer held (no sim thread to join) */
         b->last_reap_ns = now;
     }
+    if (b->fleet) bus_rest_pass(b);
 }
 
 void bus_relay_end(bus *b) {

@@ -19,6 +19,7 @@ int hub_init(hub *h) {
     atomic_init(&h->fence_ns, 0);
     atomic_init(&h->fleet_save_asked, 0);
     mesh_store_init(&h->meshes);
+    http_mail_init(&h->http);
     return 0;
 }
 
@@ -41,6 +42,7 @@ void hub_destroy(hub *h) {
     free(h->replies);
     free(h->relay_replies);
     mesh_store_destroy(&h->meshes);
+    http_mail_destroy(&h->http);
     pthread_mutex_destroy(&h->mtx);
     memset(h, 0, sizeof *h);
 }

@@ -19,6 +19,7 @@
 #include "bus_state.h"
 #include "fleet_state.h"
 #include "frameset.h"
+#include "http_mail.h"
 #include "mesh_store.h"
 #include "msgbuf.h"
 #include "rec_status.h"
@@ -109,6 +110,8 @@ typedef struct hub {
      * them (under mtx) */
     uint32_t drain_ask[HUB_DRAIN_ASKS];
     int drain_asks;
+    /* a fleet (the default room's hub): REST writes to and from the rooms' holders over the bus (its own lock) */
+    http_mail http;
     cmd_reply *relay_replies; /* ring of HUB_REPLY_RING */
     int relay_reply_head, relay_reply_count;
     hub_remote remote[HUB_RELAYS];

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "command.h"
+#include "http_mail.h"
 #include "msgbuf.h"
 #include "net_internal.h"
 #include "rest_export.h"
@@ -85,6 +86,13 @@ struct http_req {
     bool role_check;
     uint8_t check_need;    /* the route's role (roles.h) */
     char check_action[64]; /* "METHOD /api/..." as the role table names it */
+    /* a fleet (rest_proxy.c): a write sent to its room's holder over the bus, whose answer is this one's */
+    bool proxy;
+    /* a fleet's holder: a request a relay or another node sent over the bus (no connection: wsi NULL); its
+     * answer goes back on reply (rest.c, rest_bus_pump), and its wait ends at deadline_ns */
+    bool from_bus;
+    char reply[HTTP_MAIL_REPLY];
+    uint64_t deadline_ns;
 };
 
 #endif

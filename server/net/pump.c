@@ -70,8 +70,10 @@ void net_pump(net *n) {
         }
         pump_room(n, v);
     }
-    if (!n->keeper) return;
-    room_opened got[ROOM_KEEPER_JOBS];
-    int k = room_keeper_take(n->keeper, got, ROOM_KEEPER_JOBS);
-    for (int i = 0; i < k; i++) rest_rooms_opened(n, &got[i]);
+    if (n->keeper) {
+        room_opened got[ROOM_KEEPER_JOBS];
+        int k = room_keeper_take(n->keeper, got, ROOM_KEEPER_JOBS);
+        for (int i = 0; i < k; i++) rest_rooms_opened(n, &got[i]);
+    }
+    if (n->cfg->fleet[0]) rest_bus_pump(n); /* (after the rooms opened: a request from the bus answered there) */
 }

@@ -14,6 +14,7 @@
 
 #include "access.h"
 #include "bus_codec.h"
+#include "bus_http.h"
 #include "clock.h"
 #include "hub.h"
 #include "log.h"
@@ -29,6 +30,7 @@
 #include "rest_meshes.h"
 #include "rest_answer.h"
 #include "rest_recordings.h"
+#include "rest_proxy.h"
 #include "rest_relay.h"
 #include "rest_rooms.h"
 #include "rest_views.h"
@@ -41,9 +43,10 @@
 /* The party a request counts against (rest_budget.h): its address, and
  * whether it carries the server's token. */
 static void party_of(net *n, http_req *r, char *key, size_t cap) {
-    char peer[64] = "", auth[200];
-    if (!lws_get_peer_simple(r->wsi, peer, sizeof peer)) peer[0] = 0;
-    bool token = n->cfg->token[0] && lws_hdr_copy(r->wsi, auth, sizeof auth, WSI_TOKEN_HTTP_AUTHORIZATION) > 7 &&
+    char peer[64] = "bus", auth[200]; /* (a request from the bus counts as one party) */
+    if (r->wsi && !lws_get_peer_simple(r->wsi, peer, sizeof peer)) peer[0] = 0;
+    bool token = r->wsi && n->cfg->token[0] &&
+                 lws_hdr_copy(r->wsi, auth, sizeof auth, WSI_TOKEN_HTTP_AUTHORIZATION) > 7 &&
                  !strncmp(auth, "Bearer ", 7) && net_token_ok(n, auth + 7);
     rest_party_key(peer, token, key, cap);
 }
@@ -53,7 +56,7 @@ static void party_of(net *n, http_req *r, char *key, size_t cap) {
  * (rest_budget_refusal_held), so that a client that does not wait for
  * Retry-After costs one request a hold per connection. */
 static void hold_refusal(net *n, http_req *r, const char *key) {
-    if (!rest_budget_refusal_held(&n->budget, key, clock_now_ns()) || n->held >= REST_HELD_MAX) return;
+    if (!r->wsi || !rest_budget_refusal_held(&n->budget, key, clock_now_ns()) || n->held >= REST_HELD_MAX) return;
     r->held = true;
     n->held++;
     n->refusals_held++;
@@ -126,6 +129,7 @@ static bool submit(net *n, http_req *r, cmd *c) {
     c->role = r->role; /* checked where it is applied (apply.c) */
     bool payload = c->kind == CMD_GET_PARTICLES || c->kind == CMD_GET_BODIES || c->kind == CMD_GET_SNAPSHOT ||
                    c->kind == CMD_RESTORE || c->kind == CMD_GET_OBSTACLES;
+    if (n->relay_id && rest_proxy_refuse_moving(n, r)) return false; /* a fleet's room between holders */
     if (n->relay_id && payload) {
         rest_respond_error(n, r, RC_NOT_IMPLEMENTED,
                            "this is a relay: %s answers with the world's data; ask the sim node",
@@ -240,6 +244,7 @@ static void route_obstacle_mesh(net *n, http_req *r, uint32_t id) {
 static bool refuse_route_role(net *n, http_req *r) {
     /* a relay: a request it forwards is checked at the sim node, with its credential; what it answers
      * itself needs no more than a viewer; a route only the node serves waits for the node's role */
+    if (r->proxy) return false; /* a write for a room held elsewhere: its holder checks it (rest_proxy.c) */
     if (n->relay_id) return rest_relay_check(n, r);
     if (r->rooms_op) return false;
     const char *pattern = rest_route_pattern(r->method == HM_HEAD ? HM_GET : r->method, r->path, r->metrics);
@@ -253,7 +258,7 @@ static bool refuse_route_role(net *n, http_req *r) {
 
 /* lws_get_urlarg_by_name for rest_translate. */
 static const char *query_arg(void *wsi, const char *name, char *buf, int len) {
-    return lws_get_urlarg_by_name(wsi, name, buf, len);
+    return wsi ? lws_get_urlarg_by_name(wsi, name, buf, len) : NULL; /* (a request from the bus has no query) */
 }
 
 /* Translates the request (rest_route.c) and carries out the result. */
@@ -263,8 +268,12 @@ static void route(net *n, http_req *r) {
         rest_respond_error(n, r, RC_TOO_LARGE, "request body too large (limit %zu bytes)", r->body_max);
         return;
     }
+    if (r->proxy) {
+        rest_proxy_send(n, r);
+        return;
+    }
     char accept[256] = "";
-    if (lws_hdr_copy(r->wsi, accept, sizeof accept, WSI_TOKEN_HTTP_ACCEPT) < 0) accept[0] = 0;
+    if (r->wsi && lws_hdr_copy(r->wsi, accept, sizeof accept, WSI_TOKEN_HTTP_ACCEPT) < 0) accept[0] = 0;
     rest_request q = {.accept = accept[0] ? accept : NULL,
                       .method = r->method,
                       .path = r->path,
@@ -301,6 +310,10 @@ static void route(net *n, http_req *r) {
         route_snapshot(n, r);
         return;
     case REST_MESH:
+        if (!r->wsi) { /* (its Content-Type and size bound are the connection's) */
+            rest_respond_error(n, r, RC_NOT_IMPLEMENTED, "a mesh upload goes to the room's sim node itself");
+            return;
+        }
         rest_mesh_upload(n, r);
         return;
     case REST_OMESH:
@@ -471,6 +484,19 @@ void rest_deliver(net *n, cmd_reply *rep) {
 
 /* ---- Per-request state ------------------------------------------------------- */
 
+/* A fleet's holder runs at most this many requests from the bus at once, a
+ * slot each (rest_bus_pump); they have no connection. */
+#define NET_BUS_REQS 16
+static http_req bus_req[NET_BUS_REQS]; /* network thread only */
+
+/* A new request's id; a relay's carry its id (as its clients' do). */
+static uint32_t next_id(net *n) {
+    uint32_t base = n->relay_id << CMD_RELAY_SHIFT, span = 1u << CMD_RELAY_SHIFT;
+    n->next_http_id = n->relay_id ? base + (n->next_http_id - base + 1) % span : (n->next_http_id + 1) & ~CMD_REST_BIT;
+    if (!n->next_http_id || n->next_http_id == base) n->next_http_id = base + 1;
+    return n->next_http_id;
+}
+
 static void req_unlink(net *n, http_req *r) {
     if (!r->linked) return;
     for (http_req **pp = &n->pending; *pp; pp = &(*pp)->next)
@@ -505,6 +531,8 @@ void rest_abandon_all(net *n) {
         r->linked = false;
         r->waiting = false;
     }
+    for (int i = 0; i < NET_BUS_REQS; i++) /* the requests from the bus: no connection will free them */
+        if (bus_req[i].active) req_reset(n, &bus_req[i]);
 }
 
 static int method_of(struct lws *wsi) {
@@ -669,12 +697,7 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
         }
         r->wsi = wsi;
         r->active = true;
-        /* a relay's request ids carry its id (as its clients' do) */
-        uint32_t base = n->relay_id << CMD_RELAY_SHIFT, span = 1u << CMD_RELAY_SHIFT;
-        n->next_http_id =
-            n->relay_id ? base + (n->next_http_id - base + 1) % span : (n->next_http_id + 1) & ~CMD_REST_BIT;
-        if (!n->next_http_id || n->next_http_id == base) n->next_http_id = base + 1;
-        r->id = n->next_http_id;
+        r->id = next_id(n);
         n->http_requests++;
         const char *path = in ? (const char *)in : "";
         snprintf(r->path, sizeof r->path, "%s", *path ? path : "/");
@@ -802,4 +825,98 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
         break;
     }
     return lws_callback_http_dummy(wsi, reason, user, in, len);
+}
+
+/* ---- Requests from the fleet's bus -------------------------------------------- */
+
+/* An answer straight to the bus (no slot taken): a refusal. */
+static void bus_answer_now(const net *n, const char *reply, reply_code code, const char *why) {
+    const reply_code_info *ci = reply_code_get(code);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "error", why);
+    cJSON_AddStringToObject(j, "code", ci->name);
+    char *s = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    bus_http_answer a = {
+        .status = ci->http, .retry_after = ci->retry ? 1 : 0, .body = s, .body_len = s ? strlen(s) : 0};
+    http_mail_msg e = {.msg = s ? bus_encode_http_answer(&a) : NULL};
+    free(s);
+    snprintf(e.reply, sizeof e.reply, "%s", reply);
+    if (!e.msg || !http_mail_put(&n->home->hub->http, HTTP_ANSWER, &e)) msg_buf_unref(e.msg);
+}
+
+/* A request a relay or another node sent this holder: run through this
+ * edge as a connection's is (its room, its credential, its route's role,
+ * its route), in a slot of its own. */
+static void bus_take(net *n, const http_mail_msg *e) {
+    http_req *r = NULL;
+    for (int i = 0; i < NET_BUS_REQS && !r; i++)
+        if (!bus_req[i].active) r = &bus_req[i];
+    bus_http_req q;
+    char err[200];
+    if (!r) {
+        bus_answer_now(n, e->reply, RC_BUSY, "busy: this sim node runs 16 REST requests from the fleet already");
+        return;
+    }
+    if (!e->msg || bus_decode_http_req(e->msg->data, e->msg->len, &q, err, sizeof err)) {
+        bus_answer_now(n, e->reply, RC_BAD_REQUEST, "bad request over the bus");
+        return;
+    }
+    memset(r, 0, sizeof *r);
+    r->active = r->from_bus = true;
+    snprintf(r->reply, sizeof r->reply, "%s", e->reply);
+    r->id = next_id(n);
+    n->http_requests++;
+    r->method = q.method;
+    snprintf(r->path, sizeof r->path, "%s", q.path);
+    r->body_max = NET_MAX_BODY;
+    if (q.cred_len) r->cred = msg_buf_from_bytes(q.cred, q.cred_len);
+    if (q.body_len) {
+        r->body = malloc(q.body_len + 1);
+        if (!r->body) {
+            rest_respond_error(n, r, RC_INTERNAL, "out of memory");
+            return;
+        }
+        memcpy(r->body, q.body, q.body_len);
+        r->body[q.body_len] = 0;
+        r->body_len = r->body_cap = q.body_len;
+        r->body_alloc = q.body_len + 1;
+    }
+    if (!rest_rooms_split(n, r) || !rest_grant(n, r) || refuse_route_role(n, r)) return; /* answered */
+    route(n, r);
+}
+
+/* Each slot whose request is answered: the answer goes to the bus and the
+ * slot is freed; a wait that ran out is answered 504 first. */
+static void bus_flush(net *n) {
+    const uint64_t now = clock_now_ns();
+    for (int i = 0; i < NET_BUS_REQS; i++) {
+        http_req *r = &bus_req[i];
+        if (!r->active) continue;
+        if (r->waiting && now > r->deadline_ns) rest_timed_out(n, r);
+        if (!r->ready) continue;
+        bus_http_answer a = {.status = r->status,
+                             .retry_after = r->retry_after,
+                             .body = r->resp_msg ? (const char *)r->resp_msg->data : r->resp,
+                             .body_len = r->resp_len};
+        http_mail_msg e = {.msg = bus_encode_http_answer(&a)};
+        snprintf(e.reply, sizeof e.reply, "%s", r->reply);
+        if (!e.msg || !http_mail_put(&n->home->hub->http, HTTP_ANSWER, &e)) msg_buf_unref(e.msg);
+        req_reset(n, r);
+    }
+}
+
+void rest_bus_pump(net *n) {
+    http_mail_msg e[HTTP_MAIL_RING];
+    int k = http_mail_take(&n->home->hub->http, HTTP_BACK, e, HTTP_MAIL_RING);
+    for (int i = 0; i < k; i++) {
+        rest_proxy_answered(n, &e[i]);
+        msg_buf_unref(e[i].msg);
+    }
+    k = http_mail_take(&n->home->hub->http, HTTP_IN, e, HTTP_MAIL_RING);
+    for (int i = 0; i < k; i++) {
+        bus_take(n, &e[i]);
+        msg_buf_unref(e[i].msg);
+    }
+    bus_flush(n);
 }

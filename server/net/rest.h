@@ -22,6 +22,9 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 /* A reply for a REST request (client has CMD_REST_BIT): answers it if it
  * still waits. */
 void rest_deliver(net *n, cmd_reply *r);
+/* A fleet's REST writes over the bus (rest_proxy.h): the answers to those
+ * this server sent, and the requests sent to this holder, run and answered. */
+void rest_bus_pump(net *n);
 /* Shutdown: no waiting request will be answered. */
 void rest_abandon_all(net *n);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "access.h"
+#include "clock.h"
 #include "invite.h"
 #include "roles.h"
 #include "log.h"
@@ -27,8 +28,10 @@ void rest_respond_text(net *n, http_req *r, int status, char *json) {
     n->resp_bytes += r->resp_len;
     r->resp_off = 0;
     r->ready = true;
-    if (r->waiting) lws_set_timer_usecs(r->wsi, LWS_SET_TIMER_USEC_CANCEL); /* its wait's (rest_wait) */
+    bool waited = r->waiting;
     r->waiting = false;
+    if (!r->wsi) return; /* a request from the bus: its answer goes back there (rest_bus_pump) */
+    if (waited) lws_set_timer_usecs(r->wsi, LWS_SET_TIMER_USEC_CANCEL); /* its wait's (rest_wait) */
     lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, NET_REST_TIMEOUT_S);
     lws_callback_on_writable(r->wsi);
 }
@@ -90,7 +93,7 @@ void rest_respond_error(net *n, http_req *r, reply_code code, const char *fmt, .
  * forbidden and returns true.  Only headers are read, so a body is refused
  * before it is received. */
 bool rest_refuse_origin(net *n, http_req *r) {
-    if (net_origin_ok(n, r->wsi)) return false;
+    if (!r->wsi || net_origin_ok(n, r->wsi)) return false; /* (a request from the bus: its edge checked it) */
     n->origin_refused++;
     rest_respond_error(n, r, RC_FORBIDDEN,
                        "forbidden: requests from another site's page may not change the world "
@@ -100,8 +103,13 @@ bool rest_refuse_origin(net *n, http_req *r) {
 
 bool rest_grant(net *n, http_req *r) {
     char buf[INVITE_MAX_TOKEN + 16];
-    int l = lws_hdr_copy(r->wsi, buf, sizeof buf, WSI_TOKEN_HTTP_AUTHORIZATION);
-    if (l < 0 || (l == 0 && lws_hdr_total_length(r->wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0)) {
+    int l;
+    if (!r->wsi) /* a request from the bus: the credential it carried, as its Authorization header */
+        l = r->cred ? snprintf(buf, sizeof buf, "Bearer %.*s", (int)r->cred->len, (const char *)r->cred->data) : 0;
+    else
+        l = lws_hdr_copy(r->wsi, buf, sizeof buf, WSI_TOKEN_HTTP_AUTHORIZATION);
+    if (l < 0 || (size_t)l >= sizeof buf ||
+        (l == 0 && r->wsi && lws_hdr_total_length(r->wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0)) {
         rest_respond_error(n, r, RC_UNAUTHORIZED, "unauthorized: a credential is at most %d bytes", INVITE_MAX_TOKEN);
         return false;
     }
@@ -115,7 +123,7 @@ bool rest_grant(net *n, http_req *r) {
         rest_respond_error(n, r, RC_UNAUTHORIZED, "unauthorized: send 'Authorization: Bearer <token or invite>'");
         return false;
     }
-    if (n->relay_id) { /* a relay: the sim node checks it with each request it is sent (rest.c, submit) */
+    if (n->relay_id || r->proxy) { /* a relay, or a write for another node's room: the holder checks it */
         r->role = (uint8_t)net_public_role(n, r->room);
         r->cred = msg_buf_from_bytes(buf + 7, (size_t)l - 7);
         return true;
@@ -154,6 +162,8 @@ void rest_wait(net *n, http_req *r, int timeout_s) {
         n->npending++;
     }
     r->wait_s = timeout_s;
+    r->deadline_ns = clock_now_ns() + (uint64_t)timeout_s * 1000000000ull;
+    if (!r->wsi) return; /* a request from the bus: rest_bus_pump ends its wait */
     lws_set_timer_usecs(r->wsi, (lws_usec_t)timeout_s * LWS_US_PER_SEC);
     lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, timeout_s + NET_REST_ANSWER_GRACE_S);
 }

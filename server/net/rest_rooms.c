@@ -66,8 +66,13 @@ bool rest_rooms_split(net *n, http_req *r) {
     n->home->users++;
     r->room = n->home; /* until a room is named: the answers below need a view */
     const char *name = p + ROOMS_PREFIX_LEN;
+    /* a fleet's server sends a write for a room held elsewhere to its holder (rest_proxy.c); a request
+     * that came over the bus is never sent on */
+    const bool fleet = n->cfg->fleet[0] && !r->from_bus,
+               write = r->method == HM_POST || r->method == HM_PATCH || r->method == HM_DELETE;
     if (!*name) { /* /rooms */
         r->rooms_op = true;
+        r->proxy = fleet && n->relay_id && r->method == HM_POST; /* a relay's: any node places it */
         return true;
     }
     name++;
@@ -87,9 +92,18 @@ bool rest_rooms_split(net *n, http_req *r) {
             net_room_release(n, r->room);
             r->room = v;
         }
+        r->proxy = fleet && write && (!v || n->relay_id);
         return true;
     }
     net_room *v = net_room_find(n, r->rooms_name);
+    uint32_t kicked = 0;
+    const int act = action_of(end, &kicked);
+    if ((!v || (n->relay_id && act != ACT_NONE)) && fleet && write) {
+        r->proxy = true; /* the path stays whole: the holder reads it as its own */
+        r->rooms_op = act != ACT_NONE;
+        net_room_release(n, v);
+        return true;
+    }
     if (!v) {
         rest_respond_error(n, r, RC_NOT_FOUND, "no room named '%s' (GET /api/rooms lists them)", r->rooms_name);
         return false;

@@ -65,7 +65,7 @@ $(eval $(call fuzz_harness,fuzz_rest,server/wire/rest_route.c server/wire/export
 $(eval $(call fuzz_harness,fuzz_config,server/base/config.c server/base/log.c))
 $(eval $(call fuzz_harness,fuzz_snapshot,server/wire/persist_doc.c $(FUZZ_WIRE) $(FUZZ_SIM_COLD),$(FUZZ_SIM_HOT)))
 $(eval $(call fuzz_harness,fuzz_frame_decode,$(FC_SRC)))
-$(eval $(call fuzz_harness,fuzz_bus,server/wire/bus_codec.c server/wire/obstacle_mesh.c server/wire/rest_route.c server/wire/export.c server/wire/fmt_num.c $(FUZZ_WIRE) $(FUZZ_SIM)))
+$(eval $(call fuzz_harness,fuzz_bus,server/wire/bus_codec.c server/wire/bus_http.c server/wire/obstacle_mesh.c server/wire/rest_route.c server/wire/export.c server/wire/fmt_num.c $(FUZZ_WIRE) $(FUZZ_SIM)))
 # the invite tokens (libjwt, linked uninstrumented through SRV_LIBS)
 FUZZ_LIBS_fuzz_invite = $(CRYPTO_LIBS)
 $(eval $(call fuzz_harness,fuzz_invite,server/wire/invite.c server/hub/roles.c server/hub/room_name.c))

@@ -2,7 +2,8 @@
  * message bus (server/wire/bus_codec.c): the first input byte picks the
  * decoder (frameset, wants, reply, forward, info, stats, a subject's relay
  * id, the rooms' list, a room's subject, a room's obstacles, an obstacle's
- * mesh, or a relay's mesh wants), the rest is the message; a
+ * mesh, a relay's mesh wants, a REST write over the bus or its answer),
+ * the rest is the message; a
  * forwarded client message is then decoded as the sim node does
  * (wire_decode_command).  Each must refuse or decode, never read out of
  * bounds, never leak what it allocated; what decodes holds room names of the
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "bus_codec.h"
+#include "bus_http.h"
 #include "command.h"
 #include "fuzz_check.h"
 #include "obstacle_mesh.h"
@@ -26,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const uint8_t *p = data + 1;
     size_t n = size - 1;
     char err[200];
-    switch (data[0] % 12) {
+    switch (data[0] % 14) {
     case 0: {
         frameset fs;
         if (!bus_decode_frameset(p, n, &fs, err, sizeof err)) frameset_unref(&fs);
@@ -142,6 +144,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (!bus_decode_mesh_wants(p, n, &relay, room, ids, &k, err, sizeof err))
             FUZZ_REQUIRE(k >= 0 && k <= FS_MAX_OBSTACLES && relay >= 1 && relay <= CMD_RELAY_MAX &&
                          room_name_ok(room, strlen(room), NULL, 0));
+        break;
+    }
+    case 12: {
+        bus_http_req q;
+        if (!bus_decode_http_req(p, n, &q, err, sizeof err)) {
+            /* a write under /rooms, of a room of the rule, its parts within their bounds and inside the message */
+            FUZZ_REQUIRE(q.method == HM_POST || q.method == HM_PATCH || q.method == HM_DELETE);
+            FUZZ_REQUIRE(!strncmp(q.path, "/rooms", 6) && strlen(q.path) < BUS_HTTP_PATH);
+            FUZZ_REQUIRE(q.room[0] ? room_name_ok(q.room, strlen(q.room), NULL, 0) : q.method == HM_POST);
+            FUZZ_REQUIRE(q.cred_len <= BUS_HTTP_CRED && (!q.cred_len || (q.cred >= p && q.cred + q.cred_len <= p + n &&
+                                                                         !memchr(q.cred, 0, q.cred_len))));
+            FUZZ_REQUIRE(
+                q.body_len <= BUS_HTTP_BODY &&
+                (!q.body_len || ((const uint8_t *)q.body >= p && (const uint8_t *)q.body + q.body_len <= p + n)));
+        }
+        break;
+    }
+    case 13: {
+        bus_http_answer a;
+        if (!bus_decode_http_answer(p, n, &a, err, sizeof err))
+            FUZZ_REQUIRE(a.status >= 200 && a.status <= 599 && a.retry_after >= 0 &&
+                         a.retry_after <= BUS_HTTP_RETRY_MAX && a.body_len > 0 && a.body_len <= BUS_HTTP_ANSWER &&
+                         (const uint8_t *)a.body >= p && (const uint8_t *)a.body + a.body_len <= p + n);
         break;
     }
     }

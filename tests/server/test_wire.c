@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "bus_codec.h"
+#include "bus_http.h"
 #include "command.h"
 #include "fmt_num.h"
 #include "frame_codec.h"
@@ -1625,6 +1626,60 @@ static void test_number_text(void) {
     CHECK(differ == 0, "numbers as printf writes them: %d of %d differ", differ, n);
 }
 
+/* A REST write over the bus (HREQ) and its answer (HANS): round trips, and
+ * every part out of its bounds refused. */
+static void test_bus_http(void) {
+    char err[200];
+    bus_http_req q = {.method = HM_PATCH, .cred = (const uint8_t *)"tok", .cred_len = 3, .body = "{}", .body_len = 2},
+                 o;
+    snprintf(q.path, sizeof q.path, "/rooms/lab");
+    msg_buf *m = bus_encode_http_req(&q);
+    CHECK(m && !bus_decode_http_req(m->data, m->len, &o, err, sizeof err) && o.method == HM_PATCH &&
+              !strcmp(o.path, "/rooms/lab") && !strcmp(o.room, "lab") && o.cred_len == 3 && o.body_len == 2,
+          "HREQ round trip (%s)", err);
+    CHECK(m && bus_decode_http_req(m->data, m->len - 1, &o, err, sizeof err), "HREQ truncated refused");
+    msg_buf_unref(m);
+    static const struct {
+        int method;
+        const char *path;
+    } bad[] = {{HM_GET, "/rooms/lab"}, {HM_POST, "/pause"},    {HM_POST, "/roomsx"},
+               {HM_PATCH, "/rooms"},   {HM_POST, "/rooms/La"}, {HM_POST, "/rooms/lab/a b"}};
+    int refused = 0;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        q.method = bad[i].method;
+        snprintf(q.path, sizeof q.path, "%s", bad[i].path);
+        m = bus_encode_http_req(&q);
+        refused += m && bus_decode_http_req(m->data, m->len, &o, err, sizeof err) != 0;
+        msg_buf_unref(m);
+    }
+    CHECK(refused == (int)(sizeof bad / sizeof bad[0]), "HREQ: %d of %zu bad methods and paths refused", refused,
+          sizeof bad / sizeof bad[0]);
+    q.method = HM_POST;
+    snprintf(q.path, sizeof q.path, "/rooms");
+    q.cred = (const uint8_t *)"a\0b";
+    m = bus_encode_http_req(&q);
+    CHECK(m && bus_decode_http_req(m->data, m->len, &o, err, sizeof err) && strstr(err, "NUL"),
+          "a NUL in the credential refused");
+    msg_buf_unref(m);
+    bus_http_answer a = {.status = 503, .retry_after = 2, .body = "{\"code\":\"busy\"}", .body_len = 15}, ao;
+    m = bus_encode_http_answer(&a);
+    CHECK(m && !bus_decode_http_answer(m->data, m->len, &ao, err, sizeof err) && ao.status == 503 &&
+              ao.retry_after == 2 && ao.body_len == 15,
+          "HANS round trip (%s)", err);
+    msg_buf_unref(m);
+    const bus_http_answer bad_answers[] = {{.status = 199, .body = "{}", .body_len = 2},
+                                           {.status = 200, .retry_after = 3601, .body = "{}", .body_len = 2},
+                                           {.status = 200, .body = "[1]", .body_len = 3},
+                                           {.status = 200, .body = "", .body_len = 0}};
+    refused = 0;
+    for (size_t i = 0; i < sizeof bad_answers / sizeof bad_answers[0]; i++) {
+        m = bus_encode_http_answer(&bad_answers[i]);
+        refused += m && bus_decode_http_answer(m->data, m->len, &ao, err, sizeof err) != 0;
+        msg_buf_unref(m);
+    }
+    CHECK(refused == 4, "HANS: %d of 4 bad statuses, waits and bodies refused", refused);
+}
+
 int main(int argc, char **argv) {
     bool write = argc > 2 && !strcmp(argv[1], "--write-golden");
     const char *dir = write ? argv[2] : argc > 1 ? argv[1] : "protocol/golden";
@@ -1645,6 +1700,7 @@ int main(int argc, char **argv) {
     test_reply_codes_documented(dir);
     test_bus_codec();
     test_bus_obstacles();
+    test_bus_http();
     test_number_text();
     printf("test_server_wire: %d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;

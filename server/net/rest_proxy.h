@@ -1,0 +1,32 @@
+/* rest_proxy.h - REST writes through a fleet (docs/fleet.md, "REST through
+ * the fleet"), the asking side: on a relay of a fleet, POST /api/rooms and
+ * a room's own routes (PATCH, DELETE, invites, key rotation, kicks), and on a
+ * node of a fleet every write under /api/rooms/{room}/ for a room it does
+ * not hold, go to the room's holder over the bus (http_mail.h, bus_rest.h);
+ * its answer, status and body, is this request's.  A room that no node
+ * holds right now (released, orphaned, not made yet) is answered 503 with
+ * Retry-After.  Network thread only. */
+#ifndef SRV_REST_PROXY_H
+#define SRV_REST_PROXY_H
+
+#include <stdbool.h>
+
+#include "http_mail.h"
+#include "http_req.h"
+#include "net_internal.h"
+
+/* A room between holders is asked again after this (Retry-After, seconds). */
+#define NET_PROXY_RETRY_S 2
+
+/* Sends r (its headers and body read; r->proxy) to its room's holder, or
+ * to any node for POST /api/rooms, and makes it wait for the answer; or
+ * answers it: 404 for a room the fleet does not have, 503 for one between
+ * holders, 503 when the bus's queue is full. */
+void rest_proxy_send(net *n, http_req *r);
+/* The answer (or the bus's word that none will come) for the request of e->id. */
+void rest_proxy_answered(net *n, const http_mail_msg *e);
+/* A relay of a fleet, forwarding r's command to its room's holder: answers
+ * 503 and returns true when no node holds the room right now. */
+bool rest_proxy_refuse_moving(net *n, http_req *r);
+
+#endif
