@@ -78,14 +78,20 @@ static void send_ask(fleet *f, fleet_ask *a, uint64_t now) {
     }
     log_info("fleet: room '%s' placed on node %u", a->name, (unsigned)a->rec.node);
     a->deadline_ns = now + FLEET_CLAIM_WAIT_NS;
+    a->rev = rev;
     pthread_mutex_lock(&f->mu);
     a->state = ASK_SENT;
     pthread_mutex_unlock(&f->mu);
 }
 
-/* A placement waiting for its node: claimed, refused, or too late. */
+/* A placement waiting for its node: claimed, refused, or too late.  Read
+ * only from a view of the key at or after the revision it was created at:
+ * before the watch shows the create, this node's view of the name may be of
+ * the room's previous key (deleted since, a deletion the watch has not shown
+ * yet either), whose claim or error is not this placement's answer. */
 static void check_sent(fleet *f, fleet_ask *a, uint64_t now) {
     fleet_room_view *v = fleet_dir_room(f, a->name);
+    if (v && v->rev < a->rev) v = NULL;
     char key[64];
     fleet_room_key(a->name, key, sizeof key);
     if (v && v->rec.claim >= 1) {

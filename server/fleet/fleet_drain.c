@@ -11,7 +11,10 @@
  * save and no node (released); the node with the most free budget claims it
  * at once (claim + 1, fleet_takeover.c) and steps it from exactly that
  * save, so no simulated time is lost and none is stepped twice.  A node
- * that starts deletes its own drain key: it was drained to be updated. */
+ * that starts deletes its own drain key: it was drained to be updated.
+ * DELETE /api/fleet/nodes/{id}/drain deletes the key the same way: the node
+ * takes rooms again; a move already started (its last save asked for)
+ * finishes, and no room moves back. */
 #include "fleet_link.h"
 
 #include <stdio.h>
@@ -23,17 +26,22 @@
 
 void fleet_drain_asks(fleet *f) {
     uint32_t id;
-    if (!f->kv || !hub_take_drain(f->home, &id)) return; /* one a pass */
+    bool put;
+    if (!f->kv || !hub_take_drain(f->home, &id, &put)) return; /* one a pass */
     char key[32], text[64];
     snprintf(key, sizeof key, "drain.%u", (unsigned)id);
     int len = snprintf(text, sizeof text, "{\"node\":%u,\"by\":%u}", (unsigned)id, (unsigned)f->id);
     uint64_t rev = 0;
-    if (kvStore_Put(&rev, f->kv, key, text, len) != NATS_OK) {
-        log_warn("fleet: cannot write %s into the directory (tried again)", key);
-        hub_ask_drain(f->home, id);
+    if ((put ? kvStore_Put(&rev, f->kv, key, text, len) : kvStore_Delete(f->kv, key)) != NATS_OK) {
+        log_warn("fleet: cannot %s %s %s the directory (tried again)", put ? "write" : "delete", key,
+                 put ? "into" : "from");
+        hub_ask_drain(f->home, id, put, false);
         return;
     }
-    log_info("fleet: node %u asked to drain (%s written)", (unsigned)id, key);
+    if (put)
+        log_info("fleet: node %u asked to drain (%s written)", (unsigned)id, key);
+    else
+        log_info("fleet: node %u's drain cancelled (%s deleted)", (unsigned)id, key);
 }
 
 /* Asks v's sim thread for its last save (an older one not taken is dropped:

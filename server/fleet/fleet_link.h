@@ -79,6 +79,7 @@ typedef struct fleet_ask {
     char name[ROOM_NAME_CAP];
     fleet_room_rec rec;   /* what the key is created with */
     uint64_t deadline_ns; /* ASK_SENT: answered 503 after it */
+    uint64_t rev;         /* ASK_SENT: the revision the key was created at */
     room_opened out;
 } fleet_ask;
 

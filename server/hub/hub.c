@@ -462,22 +462,30 @@ bool hub_fleet_save_pending(hub *h) {
     return atomic_load(&h->fleet_save_asked) != 0;
 }
 
-bool hub_ask_drain(hub *h, uint32_t node) {
+bool hub_ask_drain(hub *h, uint32_t node, bool put, bool newest) {
     pthread_mutex_lock(&h->mtx);
-    bool asked = false; /* already waiting: one ask is enough */
-    for (int i = 0; i < h->drain_asks; i++) asked |= h->drain_ask[i] == node;
-    const bool ok = asked || h->drain_asks < HUB_DRAIN_ASKS;
-    if (!asked && ok) h->drain_ask[h->drain_asks++] = node;
+    int at = -1;
+    for (int i = 0; i < h->drain_asks; i++)
+        if (h->drain_ask[i] == node) at = i;
+    const bool ok = at >= 0 || h->drain_asks < HUB_DRAIN_ASKS;
+    if (at >= 0 && newest) h->drain_put[at] = put;
+    if (at < 0 && ok) {
+        h->drain_ask[h->drain_asks] = node;
+        h->drain_put[h->drain_asks++] = put;
+    }
     pthread_mutex_unlock(&h->mtx);
     return ok;
 }
 
-bool hub_take_drain(hub *h, uint32_t *node) {
+bool hub_take_drain(hub *h, uint32_t *node, bool *put) {
     pthread_mutex_lock(&h->mtx);
     const bool any = h->drain_asks > 0;
     if (any) {
         *node = h->drain_ask[0];
-        memmove(&h->drain_ask[0], &h->drain_ask[1], (size_t)(h->drain_asks - 1) * sizeof h->drain_ask[0]);
+        *put = h->drain_put[0];
+        const size_t rest = (size_t)(h->drain_asks - 1);
+        memmove(&h->drain_ask[0], &h->drain_ask[1], rest * sizeof h->drain_ask[0]);
+        memmove(&h->drain_put[0], &h->drain_put[1], rest * sizeof h->drain_put[0]);
         h->drain_asks--;
     }
     pthread_mutex_unlock(&h->mtx);

@@ -106,9 +106,11 @@ typedef struct hub {
     bool fleet_snap_last; /* ... it is the last save (the room is parked) */
     atomic_int fleet_save_asked;
     /* a fleet (the default room's hub): the nodes whose drain POST
-     * /api/fleet/nodes/{id}/drain asked for, until the fleet thread takes
-     * them (under mtx) */
+     * /api/fleet/nodes/{id}/drain asked for (drain_put true) or DELETE
+     * cancelled (false), one ask a node, until the fleet thread takes them
+     * (under mtx) */
     uint32_t drain_ask[HUB_DRAIN_ASKS];
+    bool drain_put[HUB_DRAIN_ASKS];
     int drain_asks;
     /* a fleet (the default room's hub): REST writes to and from the rooms' holders over the bus (its own lock) */
     http_mail http;
@@ -186,10 +188,15 @@ msg_buf *hub_take_fleet_snap(hub *h, uint64_t *tick, bool *last);
 void hub_ask_fleet_save(hub *h, bool last);
 bool hub_fleet_save_asked(hub *h, bool *last);
 bool hub_fleet_save_pending(hub *h);
-/* A drain asked through the REST API (network thread: false when
- * HUB_DRAIN_ASKS wait already), taken by the fleet thread (false: none). */
-bool hub_ask_drain(hub *h, uint32_t node);
-bool hub_take_drain(hub *h, uint32_t *node);
+/* A drain (put: drain.<node> to be written) or its cancel (!put: to be
+ * deleted) asked through the REST API (network thread: false when
+ * HUB_DRAIN_ASKS other nodes' asks wait already), taken by the fleet thread
+ * in the order asked (false: none).  A node has one ask waiting at most: a
+ * newer ask replaces its waiting one when newest (the REST API's), and is
+ * dropped for it when not (the fleet thread asking again for a write the
+ * broker did not take: the waiting ask came later). */
+bool hub_ask_drain(hub *h, uint32_t node, bool put, bool newest);
+bool hub_take_drain(hub *h, uint32_t *node, bool *put);
 /* The relays heard from in the last 3 s and their viewers: up to max. */
 int hub_get_relays(hub *h, uint32_t *relay, int *viewers, int max);
 /* Takes replies addressed to relays' clients (route_relay_replies). */

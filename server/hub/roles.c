@@ -124,6 +124,7 @@ const role_route_row role_routes[] = {
     {"GET", "/api/rooms", ROLE_VIEWER},
     {"GET", "/api/fleet", ROLE_VIEWER},
     {"POST", "/api/fleet/nodes/{id}/drain", ROLE_ADMIN},
+    {"DELETE", "/api/fleet/nodes/{id}/drain", ROLE_ADMIN},
     {"POST", "/api/rooms", ROLE_ADMIN},
     {"PATCH", "/api/rooms/{room}", ROLE_OWNER},
     {"DELETE", "/api/rooms/{room}", ROLE_OWNER},

@@ -335,6 +335,9 @@ static void route(net *n, http_req *r) {
     case REST_DRAIN:
         rest_fleet_drain(n, r, a.id);
         return;
+    case REST_UNDRAIN:
+        rest_fleet_undrain(n, r, a.id);
+        return;
     case REST_VIEW:
         break;
     }

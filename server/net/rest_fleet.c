@@ -1,4 +1,4 @@
-/* rest_fleet.c - a drain asked through the REST API (see rest_fleet.h). */
+/* rest_fleet.c - a drain asked or cancelled through the REST API (see rest_fleet.h). */
 #include "rest_fleet.h"
 
 #include <cJSON.h>
@@ -18,22 +18,28 @@ static const cJSON *node_in(const cJSON *doc, uint32_t id) {
     return NULL;
 }
 
-void rest_fleet_drain(net *n, http_req *r, uint32_t id) {
-    if (rest_refuse_origin(n, r)) return;
+/* The fleet's view, or NULL answered (a relay 501; no fleet, or its
+ * directory not read yet, 409). */
+static cJSON *view_or_answer(net *n, http_req *r) {
+    if (rest_refuse_origin(n, r)) return NULL;
     if (n->relay_id) {
         rest_respond_error(n, r, RC_NOT_IMPLEMENTED,
                            "this is a relay: it reads the fleet's directory and never writes it; ask a sim node of "
                            "the fleet");
-        return;
+        return NULL;
     }
     msg_buf *m = hub_get_fleet_doc(n->home->hub);
     cJSON *doc = m ? cJSON_ParseWithLength((const char *)m->data, m->len) : NULL;
     msg_buf_unref(m);
-    if (!doc) {
+    if (!doc)
         rest_respond_error(n, r, RC_CONFLICT,
                            "this server is in no fleet (--fleet), or has not read its directory yet");
-        return;
-    }
+    return doc;
+}
+
+void rest_fleet_drain(net *n, http_req *r, uint32_t id) {
+    cJSON *doc = view_or_answer(n, r);
+    if (!doc) return;
     const cJSON *node = node_in(doc, id);
     const cJSON *live = cJSON_GetObjectItemCaseSensitive(node, "live");
     const cJSON *held = cJSON_GetObjectItemCaseSensitive(node, "held");
@@ -52,7 +58,7 @@ void rest_fleet_drain(net *n, http_req *r, uint32_t id) {
                            (unsigned)id);
         return;
     }
-    if (!hub_ask_drain(n->home->hub, id)) {
+    if (!hub_ask_drain(n->home->hub, id, true, true)) {
         rest_respond_error(n, r, RC_BUSY, "busy: %d drains are waiting to be written, try again", HUB_DRAIN_ASKS);
         return;
     }
@@ -60,5 +66,29 @@ void rest_fleet_drain(net *n, http_req *r, uint32_t id) {
     cJSON_AddNumberToObject(j, "node", id);
     cJSON_AddBoolToObject(j, "draining", true);
     cJSON_AddNumberToObject(j, "rooms", nrooms);
+    rest_respond_json(n, r, 202, j);
+}
+
+void rest_fleet_undrain(net *n, http_req *r, uint32_t id) {
+    cJSON *doc = view_or_answer(n, r);
+    if (!doc) return;
+    const cJSON *node = node_in(doc, id);
+    const bool listed = node != NULL, draining = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(node, "draining"));
+    cJSON_Delete(doc);
+    if (!listed || !draining) {
+        rest_respond_error(n, r, RC_NOT_FOUND,
+                           listed ? "node %u is not draining (or its drain is not written yet): there is no drain to "
+                                    "cancel (GET /api/fleet shows each node's draining)"
+                                  : "no node %u in the fleet (GET /api/fleet lists its nodes)",
+                           (unsigned)id);
+        return;
+    }
+    if (!hub_ask_drain(n->home->hub, id, false, true)) {
+        rest_respond_error(n, r, RC_BUSY, "busy: %d drains are waiting to be written, try again", HUB_DRAIN_ASKS);
+        return;
+    }
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "node", id);
+    cJSON_AddBoolToObject(j, "draining", false);
     rest_respond_json(n, r, 202, j);
 }

@@ -33,8 +33,33 @@ fleet_key_kind fleet_key_parse(const char *key, uint32_t *id, char name[ROOM_NAM
     return FLEET_KEY_OTHER;
 }
 
-/* The value as a JSON object of at most max fields, or NULL with err. */
-static cJSON *parse(const void *p, size_t n, int max, char *err, size_t errlen) {
+/* A field's name, known or not: 1 to FLEET_FIELD_NAME_MAX of a-z, 0-9, '_'. */
+static bool name_ok(const char *k) {
+    size_t len = 0;
+    for (; k[len]; len++)
+        if (len >= FLEET_FIELD_NAME_MAX ||
+            !((k[len] >= 'a' && k[len] <= 'z') || (k[len] >= '0' && k[len] <= '9') || k[len] == '_'))
+            return false;
+    return len > 0;
+}
+
+/* An object's fields: at most FLEET_FIELDS_MAX, each named by the rule and
+ * once (a field twice is refused, known or not: which one counts would be
+ * a guess).  0, or -1 with err. */
+static int fields_ok(const cJSON *o, const char *what, char *err, size_t errlen) {
+    if (cJSON_GetArraySize(o) > FLEET_FIELDS_MAX)
+        return wire_refuse(err, errlen, "%s has more than %d fields", what, FLEET_FIELDS_MAX);
+    for (const cJSON *f = o->child; f; f = f->next) {
+        if (!name_ok(f->string)) return wire_refuse(err, errlen, "%s has a field named '%.32s'", what, f->string);
+        for (const cJSON *g = o->child; g != f; g = g->next)
+            if (!strcmp(g->string, f->string))
+                return wire_refuse(err, errlen, "%s has the field '%.32s' twice", what, f->string);
+    }
+    return 0;
+}
+
+/* The value as a JSON object whose fields are by fields_ok, or NULL with err. */
+static cJSON *parse(const void *p, size_t n, const char *what, char *err, size_t errlen) {
     if (n > FLEET_DOC_MAX) {
         wire_refuse(err, errlen, "%zu bytes, more than %d", n, FLEET_DOC_MAX);
         return NULL;
@@ -45,9 +70,8 @@ static cJSON *parse(const void *p, size_t n, int max, char *err, size_t errlen) 
         wire_refuse(err, errlen, "not a JSON object");
         return NULL;
     }
-    if (cJSON_GetArraySize(j) > max) {
+    if (fields_ok(j, what, err, errlen)) {
         cJSON_Delete(j);
-        wire_refuse(err, errlen, "more than %d fields", max);
         return NULL;
     }
     return j;
@@ -81,10 +105,11 @@ static bool scene_ok(const char *s) {
 static const char *const node_fields[7] = {"id", "url", "budget_ms", "used_ms", "rooms", "clients", "cap_rooms"};
 static const char *const room_fields[9] = {"node",      "claim", "public_role", "key_gen", "scene",
                                            "particles", "error", "snap",        "ms"};
+#define ROOM_REQUIRED 0xffu /* every field of room_fields but ms (its cost): a key without it has the cost unknown */
 static const char *const snap_fields[5] = {"save", "chunks", "bytes", "sha256", "tick"};
 
-/* A field's bit among the n of its value (n for another: past the mask).
- * parse() allows n fields at most, so all n bits set means each once. */
+/* A field's bit among the n of its value (n for another: a field of a later
+ * version, ignored). */
 static unsigned field_bit(const char *k, const char *const names[], unsigned n) {
     for (unsigned i = 0; i < n; i++)
         if (!strcmp(k, names[i])) return i;
@@ -101,17 +126,21 @@ static bool sha_ok(const cJSON *f) {
     return true;
 }
 
-/* "snap": null (no snapshot yet), or its five fields, each once, the
- * bytes as many as the chunks hold (every chunk full but the last). */
+/* "snap": null (no snapshot yet), or its five fields (and any of a later
+ * version, ignored), the bytes as many as the chunks hold (every chunk full
+ * but the last). */
 static int snap_read(const cJSON *o, fleet_snap_manifest *m, char *err, size_t errlen) {
     memset(m, 0, sizeof *m);
     if (cJSON_IsNull(o)) return 0;
-    if (!cJSON_IsObject(o) || cJSON_GetArraySize(o) != 5)
+    if (!cJSON_IsObject(o))
         return wire_refuse(err, errlen, "'snap' is null or an object of save, chunks, bytes, sha256 and tick");
+    if (fields_ok(o, "'snap'", err, errlen)) return -1;
     unsigned seen = 0;
     for (const cJSON *f = o->child; f; f = f->next) {
         const char *k = f->string;
-        seen |= 1u << field_bit(k, snap_fields, 5);
+        const unsigned bit = field_bit(k, snap_fields, 5);
+        if (bit == 5) continue; /* a later version's */
+        seen |= 1u << bit;
         if (!strcmp(k, "save") && whole(f, 1, WHOLE_MAX))
             m->save = (uint64_t)f->valuedouble;
         else if (!strcmp(k, "chunks") && whole(f, 1, FLEET_CHUNKS_MAX))
@@ -123,9 +152,9 @@ static int snap_read(const cJSON *o, fleet_snap_manifest *m, char *err, size_t e
         else if (!strcmp(k, "tick") && whole(f, 0, WHOLE_MAX))
             m->tick = (uint64_t)f->valuedouble;
         else
-            return wire_refuse(err, errlen, "snap's field '%.32s' unknown, or not of its type and range", k);
+            return wire_refuse(err, errlen, "snap's field '%.32s' is not of its type and range", k);
     }
-    if (seen != 0x1f) return wire_refuse(err, errlen, "'snap' has save, chunks, bytes, sha256 and tick, once each");
+    if (seen != 0x1f) return wire_refuse(err, errlen, "'snap' has save, chunks, bytes, sha256 and tick");
     if (m->bytes <= (uint64_t)(m->chunks - 1) * FLEET_CHUNK_MAX || m->bytes > (uint64_t)m->chunks * FLEET_CHUNK_MAX)
         return wire_refuse(err, errlen, "'snap': %llu bytes are not %d chunks of at most %u",
                            (unsigned long long)m->bytes, m->chunks, FLEET_CHUNK_MAX);
@@ -185,14 +214,16 @@ int fleet_node_write(const fleet_node_rec *r, char *out, size_t cap) {
 }
 
 int fleet_node_read(const void *p, size_t n, fleet_node_rec *r, char *err, size_t errlen) {
-    cJSON *j = parse(p, n, 7, err, errlen);
+    cJSON *j = parse(p, n, "a node record", err, errlen);
     if (!j) return -1;
     memset(r, 0, sizeof *r);
     int rc = 0;
     unsigned seen = 0;
     for (const cJSON *f = j->child; f && !rc; f = f->next) {
         const char *k = f->string;
-        seen |= 1u << field_bit(k, node_fields, 7);
+        const unsigned bit = field_bit(k, node_fields, 7);
+        if (bit == 7) continue; /* a later version's */
+        seen |= 1u << bit;
         if (!strcmp(k, "id") && whole(f, 1, FLEET_NODE_MAX))
             r->id = (uint32_t)f->valuedouble;
         else if (!strcmp(k, "url") && text_ok(f, sizeof r->url))
@@ -208,7 +239,7 @@ int fleet_node_read(const void *p, size_t n, fleet_node_rec *r, char *err, size_
         else if (!strcmp(k, "cap_rooms") && whole(f, 0, FLEET_COUNT_MAX))
             r->cap_rooms = (int)f->valuedouble;
         else
-            rc = wire_refuse(err, errlen, "field '%.32s' unknown, or not of its type and range", k);
+            rc = wire_refuse(err, errlen, "field '%.32s' is not of its type and range", k);
     }
     if (!rc && seen != 0x7f)
         rc = wire_refuse(err, errlen, "a node record has id, url, budget_ms, used_ms, rooms, clients and cap_rooms");
@@ -239,7 +270,7 @@ int fleet_room_write(const fleet_room_rec *r, char *out, size_t cap) {
 }
 
 int fleet_room_read(const void *p, size_t n, fleet_room_rec *r, char *err, size_t errlen) {
-    cJSON *j = parse(p, n, 9, err, errlen);
+    cJSON *j = parse(p, n, "a room's claim", err, errlen);
     if (!j) return -1;
     memset(r, 0, sizeof *r);
     int rc = 0;
@@ -247,12 +278,13 @@ int fleet_room_read(const void *p, size_t n, fleet_room_rec *r, char *err, size_
     for (const cJSON *f = j->child; f && !rc; f = f->next) {
         const char *k = f->string;
         role pr;
+        const unsigned bit = field_bit(k, room_fields, 9);
+        if (bit == 9) continue; /* a later version's */
+        seen |= 1u << bit;
         if (!strcmp(k, "snap")) {
-            seen |= 1u << 7;
             rc = snap_read(f, &r->snap, err, errlen);
             continue;
         }
-        seen |= 1u << field_bit(k, room_fields, 9);
         if (!strcmp(k, "node") && whole(f, 0, FLEET_NODE_MAX))
             r->node = (uint32_t)f->valuedouble;
         else if (!strcmp(k, "claim") && whole(f, 0, WHOLE_MAX))
@@ -271,12 +303,11 @@ int fleet_room_read(const void *p, size_t n, fleet_room_rec *r, char *err, size_
         else if (!strcmp(k, "ms") && cJSON_IsNumber(f) && f->valuedouble >= 0 && f->valuedouble <= FLEET_MS_MAX)
             r->ms = f->valuedouble;
         else
-            rc = wire_refuse(err, errlen, "field '%.32s' unknown, or not of its type and range", k);
+            rc = wire_refuse(err, errlen, "field '%.32s' is not of its type and range", k);
     }
-    if (!rc && seen != 0x1ff)
-        rc = wire_refuse(
-            err, errlen,
-            "a room's claim has node, claim, public_role, key_gen, scene, particles, error, snap and ms, once each");
+    if (!rc && (seen & ROOM_REQUIRED) != ROOM_REQUIRED) /* ms may be missing: a key of a node older than it */
+        rc = wire_refuse(err, errlen,
+                         "a room's claim has node, claim, public_role, key_gen, scene, particles, error and snap");
     if (!rc && !r->node && !r->claim) /* node 0 is a room released by its holder, which was claimed */
         rc = wire_refuse(err, errlen, "node 0 (released) is a claimed room's (claim 1 or more)");
     cJSON_Delete(j);

@@ -3,8 +3,12 @@
  * JSON, and the keys themselves.  Every value is read from the broker, where
  * any node (or a user with its permissions) may have written it: a value
  * longer than FLEET_DOC_MAX, not a JSON object, with a field missing, of the
- * wrong type, out of range, or unknown is refused with a reason, never
- * guessed at.
+ * wrong type or out of range, or a field twice, is refused with a reason,
+ * never guessed at.  A fleet is updated node by node, so nodes of two
+ * versions read each other's values (docs/fleet.md, "Versions of the
+ * values"): a field added later is optional (a room's "ms": its absence
+ * reads as 0, not measured), and a field this version does not know is
+ * ignored (its name by the rule, at most FLEET_FIELDS_MAX fields a value).
  *
  * Pure; any thread. */
 #ifndef SRV_FLEET_DOC_H
@@ -22,8 +26,10 @@
 #define FLEET_URL_CAP 128
 #define FLEET_SCENE_CAP 64
 #define FLEET_ERROR_CAP 200
-#define FLEET_MS_MAX 1e7      /* a budget or its use, in core-milliseconds a tick */
-#define FLEET_COUNT_MAX 65536 /* rooms, clients */
+#define FLEET_MS_MAX 1e7        /* a budget or its use, in core-milliseconds a tick */
+#define FLEET_COUNT_MAX 65536   /* rooms, clients */
+#define FLEET_FIELDS_MAX 32     /* fields of a value, or of its snapshot's manifest, known or not */
+#define FLEET_FIELD_NAME_MAX 32 /* characters of a field's name: a-z, 0-9, '_' */
 
 #define FLEET_CHUNK_MAX (512u * 1024u) /* bytes of a snapshot's chunk (the broker's messages are at most 1 MiB) */
 #define FLEET_CHUNKS_MAX 512           /* chunks of a snapshot: at most 256 MiB */
@@ -60,7 +66,8 @@ typedef struct fleet_room_rec {
     int particles;               /* its first scene's size (0: the node's --particles) */
     char error[FLEET_ERROR_CAP]; /* claim 0: why the node it was placed on refused it ("": none) */
     fleet_snap_manifest snap;    /* its last snapshot ("snap": null when save is 0) */
-    double ms;                   /* core-ms of each tick it takes at its holder (0: not measured yet) */
+    double ms; /* core-ms of each tick it takes at its holder (0: not measured yet, or a key of a node older than
+                  the field: unknown) */
 } fleet_room_rec;
 
 typedef enum fleet_key_kind { FLEET_KEY_OTHER, FLEET_KEY_NODE, FLEET_KEY_ROOM, FLEET_KEY_DRAIN } fleet_key_kind;

@@ -344,6 +344,7 @@ const rest_route_def rest_routes[] = {
     VIEW("/api/probes", RV_PROBES),
     VIEW("/api/fleet", RV_FLEET),
     {HM_POST, "/api/fleet/nodes/{id}/drain", NULL, RH_DRAIN, RV_INDEX, CMD_NONE, BODY_OPTIONAL},
+    {HM_DELETE, "/api/fleet/nodes/{id}/drain", NULL, RH_DRAIN, RV_INDEX, CMD_NONE, BODY_OPTIONAL},
     POST("/api/probes", CMD_PROBE_ADD, BODY_REQUIRED),
     {HM_DELETE, "/api/probes/{name}", NULL, RH_COMMAND, RV_INDEX, CMD_PROBE_REMOVE, BODY_OPTIONAL},
     VIEW("/metrics", RV_METRICS),
@@ -431,7 +432,8 @@ static void recfile(const char *name, rest_action *a) {
     snprintf(a->file, sizeof a->file, "%.*s/%s", (int)nl, name, f);
 }
 
-/* POST /api/fleet/nodes/{id}/drain: a node's id (1..65535), no body but {}. */
+/* POST (a drain) or DELETE (its cancel) /api/fleet/nodes/{id}/drain: a
+ * node's id (1..65535), no body but {} (a DELETE's body is never read). */
 static void drain(const rest_request *q, long long id, rest_action *a) {
     if (id < 1 || id > 65535) {
         fail(a, RC_BAD_REQUEST, "a node's id is 1 to 65535 (GET /api/fleet lists the nodes)");
@@ -441,10 +443,10 @@ static void drain(const rest_request *q, long long id, rest_action *a) {
     const bool ok = !q->body_len || (cJSON_IsObject(j) && cJSON_GetArraySize(j) == 0);
     cJSON_Delete(j);
     if (!ok) {
-        fail(a, RC_BAD_REQUEST, "a drain takes no body (or {})");
+        fail(a, RC_BAD_REQUEST, "a drain or its cancel takes no body (or {})");
         return;
     }
-    a->outcome = REST_DRAIN;
+    a->outcome = q->method == HM_DELETE ? REST_UNDRAIN : REST_DRAIN;
     a->id = (uint32_t)id;
 }
 

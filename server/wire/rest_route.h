@@ -27,6 +27,7 @@ typedef enum rest_outcome {
     REST_OMESH,    /* GET /api/obstacles/{id}/mesh: the obstacle's encoded placed mesh (id in `id`) */
     REST_RECFILE,  /* a recording's file: `file` ("NAME/index.json" or "NAME/seg-NNNNNN.fsrec"), checked */
     REST_DRAIN,    /* POST /api/fleet/nodes/{id}/drain: node `id` (1..65535) of the fleet is to be drained */
+    REST_UNDRAIN,  /* DELETE /api/fleet/nodes/{id}/drain: node `id`'s drain is cancelled */
 } rest_outcome;
 
 typedef enum rest_view {
@@ -93,7 +94,8 @@ typedef enum rest_handler {
     RH_RECFILE,  /* GET /api/recordings/{name}: a recording's file (REST_RECFILE) */
     RH_MESH,     /* POST /api/meshes: a mesh file (REST_MESH) */
     RH_OMESH,    /* GET /api/obstacles/{id}/mesh: an obstacle's placed mesh (REST_OMESH) */
-    RH_DRAIN,    /* POST /api/fleet/nodes/{id}/drain: a node of the fleet drained (REST_DRAIN) */
+    RH_DRAIN,    /* POST or DELETE /api/fleet/nodes/{id}/drain: a node's drain asked or cancelled (REST_DRAIN,
+                    REST_UNDRAIN) */
 } rest_handler;
 
 /* One route: the table (rest_route.c) is what rest_translate matches and

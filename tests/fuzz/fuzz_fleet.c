@@ -5,9 +5,10 @@
  * the value.  Each must refuse or decode, never read out of bounds, never
  * leak; what decodes is within its bounds (ids 1-65535, a room's node 0
  * only when claimed (released), known roles, a scene of its rule,
- * terminated texts, a manifest whose bytes fill its chunks, a cost in range),
- * and writes and reads back the same; a chunk is accepted only with its
- * save's number, its count and its length.
+ * terminated texts, a manifest whose bytes fill its chunks, a cost in range:
+ * 0 when a key of an older node has none), and writes and reads back the
+ * same (a field of a later version, ignored, is not written back); a chunk
+ * is accepted only with its save's number, its count and its length.
  *
  * Built and run by tests/fuzz/fuzz.mk; seeds: tests/fuzz/corpus/fuzz_fleet. */
 #include <stdint.h>

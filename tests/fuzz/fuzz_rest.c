@@ -165,6 +165,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case REST_DRAIN: /* POST /api/fleet/nodes/{id}/drain: a node's id in range */
         FUZZ_REQUIRE(method == HM_POST && !strncmp(path, "/fleet/nodes/", 13) && a.id >= 1 && a.id <= 65535);
         break;
+    case REST_UNDRAIN: /* DELETE /api/fleet/nodes/{id}/drain: the same id */
+        FUZZ_REQUIRE(method == HM_DELETE && !strncmp(path, "/fleet/nodes/", 13) && a.id >= 1 && a.id <= 65535);
+        break;
     case REST_OMESH: /* GET /api/obstacles/{id}/mesh: the id as the path spells it */
         FUZZ_REQUIRE(method == HM_GET && !strncmp(path, "/obstacles/", 11) && strlen(path) > 16 &&
                      !strcmp(path + strlen(path) - 5, "/mesh") && strtoull(path + 11, NULL, 10) == a.id);

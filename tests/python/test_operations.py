@@ -103,6 +103,9 @@ def test_every_operation_through_the_client(server):
     with pytest.raises(fluidclient.FluidError) as e:
         c.drain_node(1)  # ... has no node to drain
     assert (e.value.status, e.value.code) == (409, "conflict")
+    with pytest.raises(fluidclient.FluidError) as e:
+        c.cancel_drain(1)  # ... nor a drain to cancel
+    assert (e.value.status, e.value.code) == (409, "conflict")
     probes = c.list_probes()["probes"]
     assert [(q["name"], q["kind"], q["unit"]) for q in probes] == [("depth", "height", "m"), ("floor", "pressure", "Pa")]
     assert c.delete_probe("depth")["ok"] is True

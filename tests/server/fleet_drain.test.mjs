@@ -7,7 +7,10 @@
 // viewer: every frame of the old holder's epoch at or before that tick,
 // every frame of the new one after it); a room paused when it moves is
 // paused after; the drained node holds nothing, places nothing on itself,
-// and the relay's commands reach the new holder.  A room paused before its
+// and the relay's commands reach the new holder.  The drain cancelled
+// (DELETE, at another node): every node lists the node not draining,
+// nothing moves back, and the node takes the rooms of the other two,
+// drained, and a room placed then.  A room paused before its
 // holder is killed comes back paused.  A takeover weighs the room's cost
 // against the taker's step budget: a node without room lets a node with
 // room take it, and, when no live node has room, takes it past its budget
@@ -138,7 +141,54 @@ test('drain: every room moves at a tick boundary, none lost or stepped twice, pa
   assert.equal(r3.status, 201, r3.text);
   assert.ok([2, 3].includes(r3.json.node), `d3 placed on node 2 or 3, not the drained node: ${r3.text}`);
   assert.equal((await get(n1, '/api/rooms/d1')).status, 404, 'd1 is no longer on node 1');
-  assert.doesNotMatch(n1.stderr + n2.stderr + byId.get(3).stderr, /Sanitizer|runtime error/);
+
+  // the drain cancelled: administrator only, at any node, 404 when the node is not draining, 501 at a relay
+  const n3 = byId.get(3);
+  const noCred2 = await http(n3, 'DELETE', drainPath(1));
+  assert.equal(noCred2.status, 403, `no credential: ${noCred2.text}`);
+  for (const [id, why] of [[2, 'node 2 is not draining'], [9, 'no node 9 in the fleet']]) {
+    const r = await http(n3, 'DELETE', drainPath(id), { headers: admin });
+    assert.equal(r.status, 404, `${why}: ${r.text}`);
+    assert.equal(r.json.code, 'not_found', r.text);
+  }
+  assert.equal((await http(relay, 'DELETE', drainPath(1), { headers: admin })).status, 501, 'a relay never writes the directory');
+  const c = await http(n3, 'DELETE', drainPath(1), { headers: admin });
+  assert.equal(c.status, 202, c.text);
+  assert.deepEqual([c.json.node, c.json.draining], [1, false], c.text);
+  for (const [id, n] of byId) {
+    await until(async () => { const e = nodeIn(await fleetOf(n), 1); return e && e.live && e.draining === false; },
+      () => `node ${id} sees node 1 no longer draining`);
+  }
+  assert.equal((await fleetOf(n1)).draining, false, 'node 1 says it is not draining');
+  assert.equal(metric((await get(n1, '/metrics')).text, 'fluid_fleet_draining'), 0);
+  assert.match(n3.stderr, /node 1's drain cancelled \(drain\.1 deleted\)/);
+  assert.match(n1.stderr, /node 1 is no longer draining/);
+  // nothing moves back: each room where it was, at the same claim
+  const fc = await fleetOf(n1);
+  for (const [n, node, claim] of [['d1', roomIn(fin, 'd1').node, 2], ['d2', roomIn(fin, 'd2').node, 2], ['d3', r3.json.node, 1]])
+    assert.deepEqual([roomIn(fc, n)?.node, roomIn(fc, n)?.claim], [node, claim], `${n} stays where it is`);
+  const again = await http(n2, 'DELETE', drainPath(1), { headers: admin });
+  assert.equal(again.status, 404, `a cancelled drain is not there to cancel again: ${again.text}`);
+
+  // node 1 takes rooms again: nodes 2 and 3 drained, every room moves to node 1, and a new room is placed there
+  for (const id of [3, 2]) {
+    const r = await http(n1, 'POST', drainPath(id), { headers: admin, body: {} });
+    assert.equal(r.status, 202, r.text);
+  }
+  await until(async () => {
+    const f = await fleetOf(n1);
+    return ['d1', 'd2', 'd3'].every((n) => { const e = roomIn(f, n); return e && e.node === 1 && e.claim > roomIn(fc, n).claim && !e.orphaned; });
+  }, () => `every room taken by node 1\nnode 1: ${n1.stderr.slice(-1500)}`);
+  for (const n of ['d1', 'd2', 'd3']) {
+    const st = await until(async () => { const q = await get(n1, `/api/rooms/${n}/stats`); return q.status === 200 && q.json; }, `${n} steps on node 1`);
+    assert.ok(st.tick > 0, `${n} on node 1: ${JSON.stringify(st)}`);
+  }
+  const r4 = await http(n2, 'POST', '/api/rooms', { body: { name: 'd4', particles: 1000 }, headers: admin });
+  assert.equal(r4.status, 201, r4.text);
+  assert.equal(r4.json.node, 1, `d4 placed on node 1, the only node not draining: ${r4.text}`);
+  assert.equal((await get(n1, '/api/rooms/d4')).status, 200, 'd4 is on node 1');
+  t.diagnostic(`node 1 drained, cancelled, then took d1, d2, d3 from the drained nodes 2 and 3, and d4 was placed on it`);
+  assert.doesNotMatch(n1.stderr + n2.stderr + n3.stderr, /Sanitizer|runtime error/);
 });
 
 test('a room paused before its holder is killed comes back paused', { skip: why }, async () => {

@@ -3,7 +3,8 @@
  * clock, the holder's fence, takeover ranks; every instant passed in, so
  * nothing here reads a clock) and the directory's values
  * (server/wire/fleet_doc.c: node records and room claims written and read
- * back, and refused when malformed, over-long, out of range or unknown). */
+ * back, and refused when malformed, over-long or out of range; a field of
+ * another version: a room's key without its cost, a field not known). */
 #include <stdio.h>
 #include <string.h>
 
@@ -67,6 +68,8 @@ static void test_takeover_rank(void) {
 #define ROOM_HEAD_NO_MS                                                                                                \
     "{\"node\":1,\"claim\":2,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,\"error\":\"\","
 
+#define SHA "\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\""
+
 static void test_released_and_cost(void) {
     fleet_room_rec r = {.node = 0, .claim = 3, .public_role = ROLE_PLAYER, .ms = 1.25};
     char text[FLEET_DOC_MAX], err[200] = "";
@@ -81,10 +84,74 @@ static void test_released_and_cost(void) {
           "node 0 of a room never claimed refused: %s", err);
     const char *good = ROOM_HEAD_NO_MS "\"snap\":null,\"ms\":0.5}";
     CHECK(!fleet_room_read(good, strlen(good), &back, err, sizeof err) && back.ms == 0.5, "a cost: %s", err);
-    static const char *bad[] = {ROOM_HEAD_NO_MS "\"snap\":null,\"ms\":-1}", ROOM_HEAD_NO_MS "\"snap\":null,\"ms\":1e8}",
-                                ROOM_HEAD_NO_MS "\"snap\":null,\"ms\":\"1\"}", ROOM_HEAD_NO_MS "\"snap\":null}"};
+    static const char *bad[] = {
+        ROOM_HEAD_NO_MS "\"snap\":null,\"ms\":-1}",        ROOM_HEAD_NO_MS "\"snap\":null,\"ms\":1e8}",
+        ROOM_HEAD_NO_MS "\"snap\":null,\"ms\":\"1\"}",     ROOM_HEAD_NO_MS "\"snap\":null,\"ms\":null}",
+        ROOM_HEAD_NO_MS "\"snap\":null,\"ms\":true}",      ROOM_HEAD_NO_MS "\"snap\":null,\"ms\":1,\"ms\":2}",
+        ROOM_HEAD_NO_MS "\"ms\":1,\"snap\":null,\"ms\":1}"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         CHECK(fleet_room_read(bad[i], strlen(bad[i]), &back, err, sizeof err) == -1, "a bad cost refused: %s", bad[i]);
+}
+
+/* Nodes of two versions in one fleet (docs/fleet.md, "Versions of the
+ * values"): a room's key of a node older than its "ms" reads with the cost
+ * unknown (0, as not measured); a field of a later version is ignored, in a
+ * room's key, its snapshot's manifest and a node's record, and not written
+ * back; a field twice, known or not, a field's name out of the rule, and
+ * more fields than FLEET_FIELDS_MAX are refused. */
+static void test_versions(void) {
+    char text[FLEET_DOC_MAX], err[200] = "";
+    fleet_room_rec back;
+    const char *older = ROOM_HEAD_NO_MS "\"snap\":null}";
+    CHECK(!fleet_room_read(older, strlen(older), &back, err, sizeof err), "a key without ms read: %s", err);
+    CHECK(back.node == 1 && back.claim == 2 && back.public_role == ROLE_PLAYER && back.ms == 0,
+          "its fields, the cost unknown: node %u claim %llu ms %g", (unsigned)back.node, (unsigned long long)back.claim,
+          back.ms);
+    int len = fleet_room_write(&back, text, sizeof text);
+    CHECK(len > 0 && strstr(text, "\"ms\":0.000"), "written back with ms: %s", text);
+    const char *newer =
+        ROOM_HEAD_NO_MS "\"zone\":\"eu-2\",\"snap\":{\"save\":3,\"chunks\":1,\"bytes\":10,\"sha256\":" SHA
+                        ",\"tick\":9,\"codec\":{\"v\":[1,2]}},\"ms\":0.75,\"hint_2\":null}";
+    CHECK(!fleet_room_read(newer, strlen(newer), &back, err, sizeof err), "a key with later fields read: %s", err);
+    CHECK(back.node == 1 && back.claim == 2 && back.ms == 0.75 && back.snap.save == 3 && back.snap.tick == 9,
+          "its known fields: node %u claim %llu ms %g save %llu", (unsigned)back.node, (unsigned long long)back.claim,
+          back.ms, (unsigned long long)back.snap.save);
+    len = fleet_room_write(&back, text, sizeof text);
+    CHECK(len > 0 && !strstr(text, "zone") && !strstr(text, "codec") && !strstr(text, "hint_2"),
+          "the later fields not written back: %s", text);
+    const char *node = "{\"id\":3,\"url\":\"\",\"budget_ms\":1,\"used_ms\":0,\"rooms\":0,\"clients\":0,\"cap_rooms\":1,"
+                       "\"gpu_ms\":2.5}";
+    fleet_node_rec n;
+    CHECK(!fleet_node_read(node, strlen(node), &n, err, sizeof err) && n.id == 3,
+          "a node record with a later field: %s", err);
+    static const char *bad[] = {
+        ROOM_HEAD_NO_MS "\"snap\":null,\"zone\":1,\"zone\":2}",
+        ROOM_HEAD_NO_MS "\"snap\":null,\"Zone\":1}",
+        ROOM_HEAD_NO_MS "\"snap\":null,\"a_name_longer_than_thirty_two_chars\":1}",
+        ROOM_HEAD_NO_MS "\"snap\":null,\"node\":1}",
+        ROOM_HEAD_NO_MS "\"snap\":null,\"snap\":null}",
+        "{\"node\":1,\"claim\":2,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,\"ms\":1,"
+        "\"snap\":null}",
+        "{\"id\":3,\"url\":\"\",\"budget_ms\":1,\"used_ms\":0,\"rooms\":0,\"clients\":0,\"cap_rooms\":1,\"id\":3}",
+    };
+    int refused = 0;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        err[0] = 0;
+        fleet_node_rec nr;
+        int rc = i + 1 < sizeof bad / sizeof *bad ? fleet_room_read(bad[i], strlen(bad[i]), &back, err, sizeof err)
+                                                  : fleet_node_read(bad[i], strlen(bad[i]), &nr, err, sizeof err);
+        CHECK(rc == -1 && err[0], "refused with a reason: %s", bad[i]);
+        refused += rc == -1;
+    }
+    /* FLEET_FIELDS_MAX fields at most, known or not */
+    for (int extra = FLEET_FIELDS_MAX - 9; extra <= FLEET_FIELDS_MAX - 8; extra++) {
+        int at = snprintf(text, sizeof text, "%s\"snap\":null", ROOM_HEAD_NO_MS);
+        for (int k = 0; k < extra; k++) at += snprintf(text + at, sizeof text - (size_t)at, ",\"f%d\":0", k);
+        snprintf(text + at, sizeof text - (size_t)at, "}");
+        const int rc = fleet_room_read(text, strlen(text), &back, err, sizeof err);
+        CHECK(extra + 8 <= FLEET_FIELDS_MAX ? rc == 0 : rc == -1, "%d fields: %s", extra + 8, rc ? err : "read");
+    }
+    REPORT("a key without ms read (cost unknown), later fields ignored; %d malformed values refused", refused);
 }
 
 static void test_values_round_trip(void) {
@@ -131,7 +198,7 @@ static void test_values_refused(void) {
         "{\"ms\":0,\"node\":1,\"claim\":1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,"
         "\"error\":"
         "\"\","
-        "\"x\":1}",
+        "\"X\":1}",
         "{\"ms\":0,\"node\":1.5,\"claim\":1,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,"
         "\"error\":\"\"}",
     };
@@ -158,7 +225,6 @@ static void test_values_refused(void) {
 #define ROOM_HEAD                                                                                                      \
     "{\"ms\":0,\"node\":1,\"claim\":2,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,"        \
     "\"error\":\"\","
-#define SHA "\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\""
 
 static void test_snapshot_manifest(void) {
     fleet_room_rec r = {.node = 3, .claim = 4, .public_role = ROLE_PLAYER};
@@ -183,7 +249,8 @@ static void test_snapshot_manifest(void) {
         ROOM_HEAD "\"snap\":{\"save\":1,\"chunks\":1,\"bytes\":524289,\"sha256\":" SHA ",\"tick\":0}}",
         ROOM_HEAD "\"snap\":{\"save\":1,\"chunks\":1,\"bytes\":10,\"sha256\":\"ABC\",\"tick\":0}}",
         ROOM_HEAD "\"snap\":{\"save\":1,\"chunks\":1,\"bytes\":10,\"sha256\":" SHA ",\"save\":0}}",
-        ROOM_HEAD "\"snap\":{\"save\":1,\"chunks\":1,\"bytes\":10,\"sha256\":" SHA ",\"tick\":0,\"x\":1}}",
+        ROOM_HEAD "\"snap\":{\"save\":1,\"chunks\":1,\"bytes\":10,\"sha256\":" SHA ",\"tick\":0,\"x\":1,\"x\":1}}",
+        ROOM_HEAD "\"snap\":{\"save\":1,\"chunks\":1,\"bytes\":10,\"sha256\":" SHA ",\"tick\":0,\"\":1}}",
         ROOM_HEAD "\"snap\":null,\"snap\":null}",
         "{\"node\":1,\"claim\":2,\"public_role\":\"player\",\"key_gen\":0,\"scene\":\"\",\"particles\":0,\"error\":"
         "\"\"}",
@@ -239,6 +306,7 @@ int main(int argc, char **argv) {
         {"values_refused", test_values_refused},
         {"snapshot_manifest", test_snapshot_manifest},
         {"released_and_cost", test_released_and_cost},
+        {"versions", test_versions},
         {"chunk_check", test_chunk_check},
         {"keys", test_keys},
     };

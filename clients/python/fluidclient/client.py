@@ -311,6 +311,15 @@ class Client:
         live, or a server of no fleet, 409."""
         return self._json("POST", "/api/fleet/nodes/%d/drain" % int(id), {}, scoped=False)
 
+    def cancel_drain(self, id: int) -> dict:
+        """DELETE /api/fleet/nodes/{id}/drain: cancels sim node ``id``'s
+        drain (administrator; at any sim node of the fleet): the node takes
+        new rooms and takeovers again; the rooms it already moved stay where
+        they are.  ``{"node", "draining": false}`` at once (202); get_fleet()
+        shows the node no longer draining.  A node not draining (or not in
+        the fleet) 404; a server of no fleet 409."""
+        return self._json("DELETE", "/api/fleet/nodes/%d/drain" % int(id), scoped=False)
+
     def add_probe(self, name: str, kind: str, pos, normal=None, radius: float = None) -> dict:
         """POST /api/probes: a named probe the world measures after every
         step: ``kind`` "height" (the water's height above ``pos``) or
