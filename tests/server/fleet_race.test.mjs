@@ -6,7 +6,8 @@
 // the broker's key (read from the bucket itself, not through a node) names
 // the holder the 201 named, at claim 1, every node's view of the directory
 // agrees, and only the holder lists the room.  The delete is sent to the
-// three nodes at once: the holder answers 200, the others 404.  After every
+// three nodes at once (the two that do not hold it pass theirs on to the
+// holder): one is answered 200, the others 404.  After every
 // other cycle it is waited for until it settles (the bucket, every node's
 // view and every node's list without it); after the others the next
 // cycle's two asks go out with the delete, and are asked again while both
@@ -83,11 +84,11 @@ test('100 create/delete cycles racing on 3 nodes: never a room held twice, never
     }, () => `${what}: the bucket and every node name node ${holder}, claim 1: ${JSON.stringify(seen)}`);
     for (const [j, s] of nodes.entries())
       assert.equal((await listed(s)).includes(name), j + 1 === holder, `${what}: listed by its holder (node ${holder}) only; node ${j + 1}`);
-    // the delete, asked at the three nodes at once: the holder deletes it, the others do not hold it
+    // the delete, asked at the three nodes at once: the holder deletes it once, whichever asked first
     const del = (async () => {
       const ds = await Promise.all(nodes.map((s) => http(s, 'DELETE', `/api/rooms/${name}`)));
-      assert.deepEqual(ds.map((r) => r.status), nodes.map((_, j) => (j + 1 === holder ? 200 : 404)),
-        `${what}: deleted by its holder, node ${holder}: ${ds.map((r) => r.text)}`);
+      assert.deepEqual(ds.map((r) => r.status).sort(), [200, 404, 404],
+        `${what}: deleted once at its holder, node ${holder} (the others pass theirs on to it): ${ds.map((r) => r.text)}`);
     })();
     if (k % 2 === 1) return { del };
     await del;
