@@ -136,10 +136,18 @@ void bus_rest_room_added(bus *b, bus_room *br) {
         log_warn("bus: room '%s': %s", br->name, err);
 }
 
+/* How long the bus thread waits for a dropped room's requests already
+ * delivered to this node to reach the network thread. */
+#define BUS_REST_DRAIN_MS 250
+
 void bus_rest_room_dropped(bus *b, bus_room *br) {
     (void)b;
     if (!br->sub[1]) return;
-    natsSubscription_Unsubscribe(br->sub[1]);
+    /* drained, not cut: a request the broker delivered before the room went
+     * (another server's delete of it, a moment after this node's own) is
+     * still answered (404 here), not left to time out at its asker */
+    if (natsSubscription_Drain(br->sub[1]) == NATS_OK)
+        natsSubscription_WaitForDrainCompletion(br->sub[1], BUS_REST_DRAIN_MS);
     natsSubscription_Destroy(br->sub[1]);
     br->sub[1] = NULL;
 }

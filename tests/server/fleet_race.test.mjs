@@ -7,7 +7,8 @@
 // the holder the 201 named, at claim 1, every node's view of the directory
 // agrees, and only the holder lists the room.  The delete is sent to the
 // three nodes at once (the two that do not hold it pass theirs on to the
-// holder): one is answered 200, the others 404.  After every
+// holder): one is answered 200, the others 404 (or 503 `busy` while the key
+// of the room just deleted is still in the bucket).  After every
 // other cycle it is waited for until it settles (the bucket, every node's
 // view and every node's list without it); after the others the next
 // cycle's two asks go out with the delete, and are asked again while both
@@ -87,8 +88,10 @@ test('100 create/delete cycles racing on 3 nodes: never a room held twice, never
     // the delete, asked at the three nodes at once: the holder deletes it once, whichever asked first
     const del = (async () => {
       const ds = await Promise.all(nodes.map((s) => http(s, 'DELETE', `/api/rooms/${name}`)));
-      assert.deepEqual(ds.map((r) => r.status).sort(), [200, 404, 404],
-        `${what}: deleted once at its holder, node ${holder} (the others pass theirs on to it): ${ds.map((r) => r.text)}`);
+      // the others: 404, or 503 `busy` while the deleted room's key is still in the bucket
+      const st = ds.map((r) => r.status);
+      assert.ok(st.filter((x) => x === 200).length === 1 && st.every((x, j) => x === 200 || x === 404 || (x === 503 && ds[j].json?.code === 'busy')),
+        `${what}: deleted once at its holder, node ${holder} (the others pass theirs on to it): ${st} ${ds.map((r) => r.text)}`);
     })();
     if (k % 2 === 1) return { del };
     await del;
