@@ -142,7 +142,7 @@ podman-compose --help 2>&1 | grep -q -- '--profile' && profile=(--profile fleet)
 : >"$logdir/fleet-compose.log"
 started=1
 tu=$(date +%s)
-check "podman-compose -f $COMPOSE_FILE ${profile[*]} up (project $PROJECT; relays on $R1, $R2; nodes on ${NODE_PORT[1]}, ${NODE_PORT[2]}, ${NODE_PORT[3]})" \
+check "podman-compose -f $COMPOSE_FILE${profile[*]:+ ${profile[*]}} up (project $PROJECT; relays on $R1, $R2; nodes on ${NODE_PORT[1]}, ${NODE_PORT[2]}, ${NODE_PORT[3]})" \
   compose "${profile[@]}" up -d --no-build
 
 # get PORT PATH: the body of a GET on a host port (fails on a non-2xx status).
@@ -257,7 +257,7 @@ tk=$(date +%s.%N)
 check "podman kill node-$victim (holds room alpha, claim $c0)" quiet podman kill "$(container "node-$victim")"
 moved() { fleet "$R1" 2>/dev/null | jsq "d.rooms.some((r) => r.name === 'alpha' && r.node > 0 && r.node !== $victim && r.claim > $c0 && !r.orphaned)" >/dev/null; }
 if until_ok "$WAIT" moved; then
-  ok "room alpha is held by node $(holder alpha) (claim $(claim alpha)), $(node -e "console.log((Date.now() / 1000 - $tk).toFixed(1))") s after the kill"
+  ok "room alpha is held by node $(holder alpha) (claim $(claim alpha)), seen $(node -e "console.log((Date.now() / 1000 - $tk).toFixed(1))") s after the kill (polled)"
 else
   not_ok "room alpha is held by another node within $WAIT s of the kill"
 fi
