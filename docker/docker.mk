@@ -1,7 +1,9 @@
 # docker/docker.mk - the container test.  Included by the top-level Makefile.
 #   make test-docker   builds docker/Dockerfile with podman, runs it with
 #                      podman-compose (docker/compose.yaml) and checks it from
-#                      outside (tests/docker/test_docker.sh).  Installs podman,
+#                      outside (tests/docker/test_docker.sh), then the
+#                      fleet of docker/compose.fleet.yaml on the same image
+#                      (tests/docker/test_fleet.sh).  Installs podman,
 #                      podman-compose, runc and debootstrap if missing; needs
 #                      root or sudo.  Logs: $(BUILD)/docker/.
 #   make test-bookworm the Node.js suites (server integration, web unit, web

@@ -8,7 +8,9 @@
 # a clean stop on SIGTERM that saves the world to the named volume, and the
 # restore of that world after `down` and `up`, then the same over TLS with a
 # certificate and key from a mounted directory (docker/compose.tls.yaml):
-# https, the health check, wss.  Cleans up (containers, pod,
+# https, the health check, wss; then the compose profile `fleet`
+# (tests/docker/test_fleet.sh: a NATS cluster, 3 sim nodes, 2 relays, a
+# node and a broker killed).  Cleans up (containers, pod,
 # volume) even when a check fails.  One line per check, "ok - ..." or
 # "not ok - ...", then "N passed, N failed" as the last line; exit status 1
 # on any failure.
@@ -353,3 +355,15 @@ rm -rf "$certs"
 check "podman-compose down -v" compose down -t 30 -v
 volume_gone() { ! podman volume exists "$VOLUME"; }
 check "volume removed" volume_gone
+
+# --- The compose profile `fleet` (docker/compose.fleet.yaml) --------------------
+# 3 NATS servers with JetStream, 3 sim nodes, 2 relays, on the image built
+# above: tests/docker/test_fleet.sh, whose checks count here.
+note "the fleet (tests/docker/test_fleet.sh)"
+BUILD="$BUILD" FLUID_TEST_IMAGE="$IMAGE" bash tests/docker/test_fleet.sh 2>&1 | tee "$logdir/fleet.out" |
+  grep --line-buffered -v -E '^[0-9]+ passed, [0-9]+ failed$'
+fleet_status=${PIPESTATUS[0]}
+passed=$((passed + $(grep -c '^ok - ' "$logdir/fleet.out")))
+failed=$((failed + $(grep -c '^not ok - ' "$logdir/fleet.out")))
+[ "$fleet_status" = 0 ] || grep -q '^not ok - ' "$logdir/fleet.out" ||
+  not_ok "tests/docker/test_fleet.sh exited with status $fleet_status"
