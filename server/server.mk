@@ -180,6 +180,12 @@ bench-rooms-memory: $(BUILD)/fluid-server tests/server/node_modules/.installed
 	FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/rooms_memory.mjs
 EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/rooms_memory.mjs ;
 
+# Rooms spread over a fleet of three sim nodes on a loopback nats-server -js (tests/bench/fleet.mjs).
+.PHONY: bench-fleet
+bench-fleet: $(BUILD)/fluid-server tests/server/node_modules/.installed
+	FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/fleet.mjs
+EXTRA_BENCH += FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/fleet.mjs ;
+
 .PHONY: bench-isolation
 bench-isolation: $(BUILD)/fluid-server tests/server/node_modules/.installed
 	FLUID_SERVER=$(BUILD)/fluid-server node tests/bench/isolation.mjs
