@@ -110,7 +110,7 @@ struct bus {
     atomic_bool heard_rooms;             /* a relay: the node's rooms (and their public roles) heard (a
                                           * fleet's: from the start, its fleet thread makes the mirrors) */
     /* a fleet's: REST writes sent to rooms' holders come back on inbox.<token>.<request id> (bus_rest.c) */
-    char inbox_leaf[64];
+    char inbox_leaf[96];
     bus_route rest_route; /* a node's subscriptions to its rooms' r.<room>.rest share it */
 };
 

@@ -42,6 +42,18 @@ int bus_set_servers(natsOptions *o, const char *list, char *err, size_t errlen) 
     return 0;
 }
 
+bool bus_user_scope(const srv_config *cfg, char out[BUS_SCOPE_MAX + 1]) {
+    size_t n = strlen(cfg->nats_user);
+    if (!cfg->fleet[0] || !n || n > BUS_SCOPE_MAX) return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = cfg->nats_user[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+            return false;
+    }
+    memcpy(out, cfg->nats_user, n + 1);
+    return true;
+}
+
 int bus_options_make(natsOptions **out, const srv_config *cfg, natsConnectionHandler on_up,
                      natsConnectionHandler on_down, void *closure, char *err, size_t errlen) {
     natsOptions *o = NULL;
@@ -58,6 +70,11 @@ int bus_options_make(natsOptions **out, const srv_config *cfg, natsConnectionHan
     }
     if (cfg->nats_token[0]) s = natsOptions_SetToken(o, cfg->nats_token);
     if (s == NATS_OK && cfg->nats_user[0]) s = natsOptions_SetUserInfo(o, cfg->nats_user, cfg->nats_pass);
+    char scope[BUS_SCOPE_MAX + 1], prefix[BUS_SCOPE_MAX + 8];
+    if (s == NATS_OK && bus_user_scope(cfg, scope)) {
+        snprintf(prefix, sizeof prefix, "_INBOX.%s", scope);
+        s = natsOptions_SetCustomInboxPrefix(o, prefix);
+    }
     if (s == NATS_OK) s = natsOptions_SetMaxReconnect(o, -1); /* for ever */
     if (s == NATS_OK) s = natsOptions_SetReconnectWait(o, 250);
     if (s == NATS_OK) s = natsOptions_SetRetryOnFailedConnect(o, true, on_up, closure);

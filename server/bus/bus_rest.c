@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bus_http.h"
+#include "bus_options.h"
 #include "log.h"
 #include "rest_route.h"
 
@@ -119,7 +120,13 @@ int bus_rest_subscribe(bus *b, char *err, size_t errlen) {
             return -1;
         }
         const char *tok = strrchr(in, '.');
-        snprintf(b->inbox_leaf, sizeof b->inbox_leaf, "inbox.%.40s.*", tok ? tok + 1 : in);
+        /* under the broker user's name when it has one: the broker lets
+         * each user read only its own answers (bus_user_scope) */
+        char scope[BUS_SCOPE_MAX + 1];
+        if (bus_user_scope(b->cfg, scope))
+            snprintf(b->inbox_leaf, sizeof b->inbox_leaf, "inbox.%s.%.40s.*", scope, tok ? tok + 1 : in);
+        else
+            snprintf(b->inbox_leaf, sizeof b->inbox_leaf, "inbox.%.40s.*", tok ? tok + 1 : in);
         natsInbox_Destroy(in);
     }
     bus_route routes[] = {{.leaf = b->inbox_leaf, .what = "REST answer", .take = take_back},

@@ -202,6 +202,12 @@ check "the broker refuses relay 1's user with node 1's password" grep -q "Author
 out=$(as relay1 FLUID_NATS_RELAY1_PASS 'SUB fluid.fleet.reply.1 1\r\n')
 allowed() { [[ $out == *PONG* && $out != *-ERR* ]]; }
 check "the broker lets relay 1 read its own replies (fluid.fleet.reply.1)" allowed
+out=$(as relay1 FLUID_NATS_RELAY1_PASS 'SUB fluid.fleet.inbox.relay2.> 1\r\n')
+check "the broker refuses relay 1 the REST answers sent to relay 2 (fluid.fleet.inbox.relay2.>)" \
+  grep -q 'Permissions Violation for Subscription to "fluid.fleet.inbox.relay2.>"' <<<"$out"
+out=$(as relay1 FLUID_NATS_RELAY1_PASS 'SUB _INBOX.node1.> 1\r\n')
+check "the broker refuses relay 1 node 1's inboxes (_INBOX.node1.>)" \
+  grep -q 'Permissions Violation for Subscription to "_INBOX.node1.>"' <<<"$out"
 
 # --- rooms through a relay --------------------------------------------------------
 # post PORT PATH BODY [TOKEN]: prints "STATUS BODY".
@@ -319,11 +325,11 @@ check "$spare rejoins: a current replica of both streams again" until_ok "$WAIT"
 check "no room changed holder or claim after $spare rejoined" stayed
 
 # The brokers' logs: no permission refused to a node or a relay at work,
-# only the 4 publishes refused on purpose above.
+# only the 4 publishes and 2 subscriptions refused on purpose above.
 violations=$(for s in nats-1 nats-2 nats-3; do podman logs "$(container "$s")" 2>&1; done |
   grep -E '(Publish|Subscription) Violation' |
   grep -v -F -e '"$KV.fluid_fleet.room.x"' -e '"fluid.fleet.r.x.cmd.2"' -e '"$KV.fluid_fleet.node.2"' \
-    -e '"$JS.API.STREAM.DELETE.KV_fluid_fleet"')
+    -e '"$JS.API.STREAM.DELETE.KV_fluid_fleet"' -e '"fluid.fleet.inbox.relay2.>"' -e '"_INBOX.node1.>"')
 [ -z "$violations" ] || head -n 10 <<<"$violations" | sed 's/^/# /'
 check "the NATS servers refused no publish or subscription of a node or relay at work" test -z "$violations"
 
