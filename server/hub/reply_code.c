@@ -21,6 +21,7 @@ static const reply_code_info table[RC_COUNT] = {
     [RC_BUSY] = {"busy", 503, true},
     [RC_NO_SPACE] = {"no_space", 507, false},
     [RC_TIMEOUT] = {"timeout", 504, false},
+    [RC_MISDIRECTED] = {"misdirected", 421, false},
 };
 
 const reply_code_info *reply_code_get(reply_code c) {

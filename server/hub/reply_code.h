@@ -28,6 +28,7 @@ typedef enum reply_code {
     RC_BUSY,               /* 503: the server's shared bounds are full; Retry-After */
     RC_NO_SPACE,           /* 507: no room for recordings */
     RC_TIMEOUT,            /* 504: the world (or a reader thread) did not answer in time; it may still apply it */
+    RC_MISDIRECTED,        /* 421: a fleet's room whose answer the bus does not carry: ask its holder */
     RC_COUNT
 } reply_code;
 

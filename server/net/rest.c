@@ -865,6 +865,11 @@ static void bus_take(net *n, const http_mail_msg *e) {
         bus_answer_now(n, e->reply, RC_BAD_REQUEST, "bad request over the bus");
         return;
     }
+    const char *tail = q.room[0] ? q.path + 7 + strlen(q.room) : "";
+    if (q.method == HM_GET && !strcmp(tail, "/snapshot")) { /* msgpack, never JSON: not made for nothing */
+        bus_answer_now(n, e->reply, RC_MISDIRECTED, "a snapshot is not JSON: ask the room's sim node itself");
+        return;
+    }
     memset(r, 0, sizeof *r);
     r->active = r->from_bus = true;
     snprintf(r->reply, sizeof r->reply, "%s", e->reply);
@@ -898,6 +903,18 @@ static void bus_flush(net *n) {
         if (!r->active) continue;
         if (r->waiting && now > r->deadline_ns) rest_timed_out(n, r);
         if (!r->ready) continue;
+        const bool json = !r->ctype || !strcmp(r->ctype, "application/json");
+        if (!json || r->resp_len > BUS_HTTP_ANSWER || r->exp.snap) {
+            /* a file, a snapshot or a page larger than the bus carries: never a cut body; the asker names this node */
+            char why[200];
+            snprintf(
+                why, sizeof why,
+                "the answer (%zu bytes of %s) is not JSON within the bus's %u bytes: ask the room's sim node itself",
+                r->resp_len, json ? "application/json" : r->ctype, BUS_HTTP_ANSWER);
+            bus_answer_now(n, r->reply, RC_MISDIRECTED, why);
+            req_reset(n, r);
+            continue;
+        }
         bus_http_answer a = {.status = r->status,
                              .retry_after = r->retry_after,
                              .body = r->resp_msg ? (const char *)r->resp_msg->data : r->resp,

@@ -1,4 +1,4 @@
-/* rest_proxy.c - REST writes through a fleet, the asking side (see
+/* rest_proxy.c - REST through a fleet, the asking side (see
  * rest_proxy.h).  Where a room is comes from the fleet thread's view of the
  * directory (the document of GET /api/fleet in the default room's hub). */
 #include "rest_proxy.h"
@@ -11,30 +11,74 @@
 #include "bus_http.h"
 #include "hub.h"
 #include "net_room.h"
+#include "reply_code.h"
 #include "rest_answer.h"
+#include "rest_route.h"
 
 typedef enum where { W_UNREAD, W_NONE, W_HELD, W_MOVING } where;
 
-/* Where room name is in the fleet's directory as this server reads it. */
-static where where_is(net *n, const char *name) {
+/* Where room name is in the fleet's directory as this server reads it; its
+ * holder's node id and URL (the node's record) into node and url when given. */
+static where where_is_at(net *n, const char *name, int *node, char *url, size_t url_len) {
     msg_buf *m = hub_get_fleet_doc(n->home->hub);
     cJSON *doc = m ? cJSON_ParseWithLength((const char *)m->data, m->len) : NULL;
     msg_buf_unref(m);
     if (!doc) return W_UNREAD;
     where w = W_NONE;
+    double holder = 0;
     const cJSON *o;
     cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(doc, "rooms")) {
         const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o, "name");
         if (!cJSON_IsString(nm) || strcmp(nm->valuestring, name)) continue;
-        const cJSON *node = cJSON_GetObjectItemCaseSensitive(o, "node"),
+        const cJSON *nd = cJSON_GetObjectItemCaseSensitive(o, "node"),
                     *claim = cJSON_GetObjectItemCaseSensitive(o, "claim");
-        bool held = cJSON_IsNumber(node) && node->valuedouble > 0 && cJSON_IsNumber(claim) && claim->valuedouble > 0 &&
+        bool held = cJSON_IsNumber(nd) && nd->valuedouble > 0 && cJSON_IsNumber(claim) && claim->valuedouble > 0 &&
                     !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "orphaned"));
         w = held ? W_HELD : W_MOVING;
+        if (held) holder = nd->valuedouble;
         break;
+    }
+    if (node) *node = (int)holder;
+    if (url && url_len) url[0] = 0;
+    cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(doc, "nodes")) {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id"), *u = cJSON_GetObjectItemCaseSensitive(o, "url");
+        if (url && holder > 0 && cJSON_IsNumber(id) && id->valuedouble == holder && cJSON_IsString(u))
+            snprintf(url, url_len, "%s", u->valuestring);
     }
     cJSON_Delete(doc);
     return w;
+}
+
+static where where_is(net *n, const char *name) {
+    return where_is_at(n, name, NULL, NULL, 0);
+}
+
+/* A read this server cannot pass on whole (an answer the bus does not carry,
+ * a query or an Accept the bus does not take): 421 naming the holder. */
+static void answer_misdirected(net *n, http_req *r, const char *what) {
+    int node = 0;
+    char url[256];
+    where_is_at(n, r->rooms_name, &node, url, sizeof url);
+    cJSON *j = cJSON_CreateObject();
+    char why[600];
+    snprintf(why, sizeof why,
+             "misdirected: room '%s' is held by sim node %d (%s), and %s; ask that node for GET /api%s there",
+             r->rooms_name, node, url[0] ? url : "its URL is not in the fleet's directory", what, r->path);
+    cJSON_AddStringToObject(j, "error", why);
+    cJSON_AddStringToObject(j, "code", reply_code_name(RC_MISDIRECTED));
+    cJSON_AddNumberToObject(j, "node", node);
+    cJSON_AddStringToObject(j, "url", url);
+    rest_respond_json(n, r, reply_code_http(RC_MISDIRECTED), j);
+}
+
+/* A read with a query string, or an Accept the bus's JSON answer does not
+ * meet: it cannot travel whole (the bus carries the path alone). */
+static bool read_needs_holder(http_req *r) {
+    if (!r->wsi) return false;
+    if (lws_hdr_total_length(r->wsi, WSI_TOKEN_HTTP_URI_ARGS) > 0) return true;
+    char accept[256] = "";
+    if (lws_hdr_copy(r->wsi, accept, sizeof accept, WSI_TOKEN_HTTP_ACCEPT) < 0) accept[0] = 0;
+    return accept[0] && !strstr(accept, "json") && !strstr(accept, "*/*");
 }
 
 static void answer_moving(net *n, http_req *r) {
@@ -53,7 +97,8 @@ bool rest_proxy_refuse_moving(net *n, http_req *r) {
 }
 
 void rest_proxy_send(net *n, http_req *r) {
-    if (rest_refuse_origin(n, r)) return;
+    const bool read = r->method == HM_GET;
+    if (!read && rest_refuse_origin(n, r)) return;
     if (n->npending >= NET_MAX_PENDING_REST) {
         n->queue_busy++;
         rest_respond_error(n, r, RC_BUSY, "busy: %d REST requests already waiting, try again", NET_MAX_PENDING_REST);
@@ -73,6 +118,10 @@ void rest_proxy_send(net *n, http_req *r) {
         }
         if (w == W_MOVING) {
             answer_moving(n, r);
+            return;
+        }
+        if (read && read_needs_holder(r)) {
+            answer_misdirected(n, r, "a query string or an Accept other than JSON does not travel over the bus");
             return;
         }
     }
@@ -111,6 +160,13 @@ void rest_proxy_answered(net *n, const http_mail_msg *e) {
     char err[160];
     if (e->status < 0 || !e->msg || bus_decode_http_answer(e->msg->data, e->msg->len, &a, err, sizeof err)) {
         rest_respond_error(n, r, RC_INTERNAL, "the answer of the room's sim node did not read");
+        return;
+    }
+    if (a.status == reply_code_http(RC_MISDIRECTED) && r->method == HM_GET) {
+        char what[120];
+        snprintf(what, sizeof what, "its answer is not a JSON object of at most %u bytes (the bus's bound)",
+                 BUS_HTTP_ANSWER);
+        answer_misdirected(n, r, what);
         return;
     }
     char *body = malloc(a.body_len + 1);

@@ -1,11 +1,14 @@
-/* rest_proxy.h - REST writes through a fleet (docs/fleet.md, "REST through
- * the fleet"), the asking side: on a relay of a fleet, POST /api/rooms and
- * a room's own routes (PATCH, DELETE, invites, key rotation, kicks), and on a
- * node of a fleet every write under /api/rooms/{room}/ for a room it does
- * not hold, go to the room's holder over the bus (http_mail.h, bus_rest.h);
- * its answer, status and body, is this request's.  A room that no node
- * holds right now (released, orphaned, not made yet) is answered 503 with
- * Retry-After.  Network thread only. */
+/* rest_proxy.h - REST through a fleet (docs/fleet.md, "REST through the
+ * fleet"), the asking side: on a relay of a fleet, POST /api/rooms, a room's
+ * own routes (PATCH, DELETE, invites, key rotation, kicks) and every read
+ * of a room (but an obstacle's mesh, of which it keeps a copy), and on a node of a fleet every read and write under
+ * /api/rooms/{room}/ for a room it does not hold, go to the room's holder
+ * over the bus (http_mail.h, bus_rest.h); its answer, status and JSON body,
+ * is this request's.  A room that no node holds right now (released,
+ * orphaned, not made yet) is answered 503 with Retry-After; a read whose
+ * answer the bus does not carry (not a JSON object of at most 256 KiB, or
+ * asked with a query string or another format) 421 misdirected, naming the
+ * holder's node id and URL.  Network thread only. */
 #ifndef SRV_REST_PROXY_H
 #define SRV_REST_PROXY_H
 

@@ -55,6 +55,13 @@ static int action_of(const char *rest, uint32_t *client) {
     return ACT_KICK;
 }
 
+/* A path past a room's name that a relay answers from its own copy: an
+ * obstacle's mesh (/obstacles/{id}/mesh). */
+static bool kept_at_relay(const char *rest) {
+    size_t l = strlen(rest);
+    return !strncmp(rest, "/obstacles/", 11) && l > 16 && !strcmp(rest + l - 5, "/mesh");
+}
+
 bool rest_rooms_split(net *n, http_req *r) {
     const char *p = r->path;
     if (r->metrics || strncmp(p, ROOMS_PREFIX, ROOMS_PREFIX_LEN) ||
@@ -66,10 +73,11 @@ bool rest_rooms_split(net *n, http_req *r) {
     n->home->users++;
     r->room = n->home; /* until a room is named: the answers below need a view */
     const char *name = p + ROOMS_PREFIX_LEN;
-    /* a fleet's server sends a write for a room held elsewhere to its holder (rest_proxy.c); a request
-     * that came over the bus is never sent on */
+    /* a fleet's server sends a read or a write for a room held elsewhere to its holder (rest_proxy.c); a
+     * request that came over the bus is never sent on */
     const bool fleet = n->cfg->fleet[0] && !r->from_bus,
-               write = r->method == HM_POST || r->method == HM_PATCH || r->method == HM_DELETE;
+               write = r->method == HM_POST || r->method == HM_PATCH || r->method == HM_DELETE,
+               read = r->method == HM_GET;
     if (!*name) { /* /rooms */
         r->rooms_op = true;
         r->proxy = fleet && n->relay_id && r->method == HM_POST; /* a relay's: any node places it */
@@ -92,13 +100,16 @@ bool rest_rooms_split(net *n, http_req *r) {
             net_room_release(n, r->room);
             r->room = v;
         }
-        r->proxy = fleet && write && (!v || n->relay_id);
+        r->proxy = fleet && (write || read) && (!v || n->relay_id);
         return true;
     }
     net_room *v = net_room_find(n, r->rooms_name);
     uint32_t kicked = 0;
     const int act = action_of(end, &kicked);
-    if ((!v || (n->relay_id && act != ACT_NONE)) && fleet && write) {
+    /* a relay of a fleet reads each of a room's routes at its holder, but an obstacle's mesh: it keeps a copy
+     * of that for its viewers' pages (bus_relay.c), and the bus's answer carries JSON only */
+    const bool relay_reads = n->relay_id && !kept_at_relay(end);
+    if (fleet && ((write && (!v || (n->relay_id && act != ACT_NONE))) || (read && (!v || relay_reads)))) {
         r->proxy = true; /* the path stays whole: the holder reads it as its own */
         r->rooms_op = act != ACT_NONE;
         net_room_release(n, v);

@@ -1,4 +1,4 @@
-/* bus_http.c - a REST write over the bus and its answer (bus_http.h):
+/* bus_http.c - a REST request over the bus and its answer (bus_http.h):
  * tags HREQ and HANS, format version 1, little-endian, every length
  * bounded before it is read. */
 #include "bus_http.h"
@@ -111,8 +111,9 @@ int bus_decode_http_req(const uint8_t *p, size_t n, bus_http_req *q, char *err, 
     q->body = (const char *)r_bytes(&r, BUS_HTTP_BODY, &q->body_len);
     if (r.bad) return wire_refuse(err, errlen, "REST over the bus: truncated, or a part past its bound");
     if (r.off != r.n) return wire_refuse(err, errlen, "REST over the bus: %zu trailing bytes", r.n - r.off);
-    if (m != HM_POST && m != HM_PATCH && m != HM_DELETE)
-        return wire_refuse(err, errlen, "REST over the bus: a write (POST, PATCH, DELETE), not method %u", m);
+    if (m != HM_GET && m != HM_POST && m != HM_PATCH && m != HM_DELETE)
+        return wire_refuse(err, errlen, "REST over the bus: GET, POST, PATCH or DELETE, not method %u", m);
+    if (m == HM_GET && q->body_len) return wire_refuse(err, errlen, "REST over the bus: a GET with a body");
     for (size_t i = 0; i < pl; i++)
         if (path[i] < 0x21 || path[i] > 0x7e)
             return wire_refuse(err, errlen, "REST over the bus: a byte of the path outside printable ASCII");
@@ -122,7 +123,8 @@ int bus_decode_http_req(const uint8_t *p, size_t n, bus_http_req *q, char *err, 
     q->path[pl] = 0;
     q->method = (int)m;
     if (path_room(q->path, q->room, err, errlen)) return -1;
-    if (!q->room[0] && m != HM_POST) return wire_refuse(err, errlen, "REST over the bus: /rooms takes POST");
+    if (!q->room[0] && m != HM_POST)
+        return wire_refuse(err, errlen, "REST over the bus: /rooms takes POST (each server lists the rooms itself)");
     if (!q->cred_len) q->cred = NULL;
     if (!q->body_len) q->body = NULL;
     return 0;

@@ -149,8 +149,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 12: {
         bus_http_req q;
         if (!bus_decode_http_req(p, n, &q, err, sizeof err)) {
-            /* a write under /rooms, of a room of the rule, its parts within their bounds and inside the message */
-            FUZZ_REQUIRE(q.method == HM_POST || q.method == HM_PATCH || q.method == HM_DELETE);
+            /* a read or a write under /rooms, of a room of the rule, its parts within their bounds and inside the
+             * message; a read has a room and no body */
+            FUZZ_REQUIRE(q.method == HM_GET || q.method == HM_POST || q.method == HM_PATCH || q.method == HM_DELETE);
+            FUZZ_REQUIRE(q.method != HM_GET || (q.room[0] && !q.body_len));
             FUZZ_REQUIRE(!strncmp(q.path, "/rooms", 6) && strlen(q.path) < BUS_HTTP_PATH);
             FUZZ_REQUIRE(q.room[0] ? room_name_ok(q.room, strlen(q.room), NULL, 0) : q.method == HM_POST);
             FUZZ_REQUIRE(q.cred_len <= BUS_HTTP_CRED && (!q.cred_len || (q.cred >= p && q.cred + q.cred_len <= p + n &&

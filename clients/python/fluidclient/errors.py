@@ -8,7 +8,7 @@ STATUS_OF_CODE = {
     "bad_request": 400, "unauthorized": 401, "forbidden": 403, "not_found": 404, "method_not_allowed": 405,
     "not_acceptable": 406, "conflict": 409, "length_required": 411, "too_large": 413, "rate_limited": 429,
     "internal": 500, "not_implemented": 501, "busy": 503, "no_space": 507,
-    "timeout": 504,
+    "timeout": 504, "misdirected": 421,
 }
 _CODE_OF_STATUS = {v: k for k, v in STATUS_OF_CODE.items()}
 
