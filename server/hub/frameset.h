@@ -11,9 +11,9 @@
 
 #include "msgbuf.h"
 
-#define FRAME_TIERS 3       /* tiers of detail (wire/frame_tier.h: FC_TIERS) */
-#define FRAME_BASES_MAX 4   /* frames of one tier that clients asked a delta against, without velocities */
-#define FRAMESET_TIER_MAX 10 /* codings of one frame in one tier: a keyframe, up to five deltas, the bases asked for */
+#define FRAME_TIERS 3        /* tiers of detail (wire/frame_tier.h: FC_TIERS) */
+#define FRAME_BASES_MAX 4    /* frames of one tier that clients asked a delta against, without velocities */
+#define FRAMESET_TIER_MAX 10 /* codings of a frame in a tier: a keyframe, up to 5 deltas, the bases asked for */
 #define FRAMESET_MAX (FRAMESET_TIER_MAX * FRAME_TIERS)
 
 /* One coding: a keyframe (base == 0xffffffff) or a delta against `base`
@@ -53,7 +53,8 @@ typedef struct frame_wants {
     uint32_t key_requests; /* grows by one per request */
     bool stride2, stride4; /* deltas against the frame 2 (4) back, for clients taking every 2nd (4th) */
     bool bridge;           /* a delta against the frame before without velocities */
-    uint32_t bases[FRAME_BASES_MAX]; /* as frame_tier_wants' (this network thread's clients only) */
+    /* as frame_tier_wants' (this network thread's clients only) */
+    uint32_t bases[FRAME_BASES_MAX];
     int nbases;
     /* The same for the coarser tiers (coarse[t - 1]: tier t); clients counts
      * those among `clients` that take tier t (the fields above are tier 0's,

@@ -31,7 +31,10 @@
 
 #define FC_VERSION 2
 #define FC_HEADER_BYTES 56
-#define FC_HISTORY 16    /* frames an encoder can code against: a delta 4 back with velocities from 8 back, and the newest frame a client held before it fell up to twice the network thread's ring behind */
+/* frames an encoder can code against: a delta 4 back with velocities from 8
+ * back, and the newest frame a client held before it fell up to twice the
+ * network thread's ring behind */
+#define FC_HISTORY 16
 #define FC_DEC_HISTORY 4 /* frames a decoder holds */
 #define FC_NONE 0xffffffffu
 #define FC_MAX_LEVELS 65535 /* quantization levels per axis (positions are uint16) */

@@ -232,7 +232,8 @@ int main(void) {
                 wants.key_requests++;
                 cl[k].want_key = true;
             }
-            if (cl[k].base && !cl[k].want_key && wants.nbases < FRAME_BASES_MAX) wants.bases[wants.nbases++] = cl[k].base;
+            if (cl[k].base && !cl[k].want_key && wants.nbases < FRAME_BASES_MAX)
+                wants.bases[wants.nbases++] = cl[k].base;
         }
         hub_set_frame_wants(&h, &wants);
         fs_domain d = fs_world_domain(w);
