@@ -56,9 +56,12 @@ static int action_of(const char *rest, uint32_t *client) {
 }
 
 /* A path past a room's name that a relay answers from its own copy: an
- * obstacle's mesh (/obstacles/{id}/mesh). */
-static bool kept_at_relay(const char *rest) {
+ * obstacle's mesh (/obstacles/{id}/mesh); and, while it has viewers of the
+ * room (its mirror of the room's stream is live), the room's own view and
+ * its stats, which each viewer's page polls: they stay off the bus. */
+static bool kept_at_relay(const net_room *v, const char *rest) {
     size_t l = strlen(rest);
+    if (v && v->clients && (!*rest || !strcmp(rest, "/stats"))) return true;
     return !strncmp(rest, "/obstacles/", 11) && l > 16 && !strcmp(rest + l - 5, "/mesh");
 }
 
@@ -100,15 +103,15 @@ bool rest_rooms_split(net *n, http_req *r) {
             net_room_release(n, r->room);
             r->room = v;
         }
-        r->proxy = fleet && (write || read) && (!v || n->relay_id);
+        r->proxy = fleet && (write || (read && !(n->relay_id && kept_at_relay(v, "")))) && (!v || n->relay_id);
         return true;
     }
     net_room *v = net_room_find(n, r->rooms_name);
     uint32_t kicked = 0;
     const int act = action_of(end, &kicked);
-    /* a relay of a fleet reads each of a room's routes at its holder, but an obstacle's mesh: it keeps a copy
-     * of that for its viewers' pages (bus_relay.c), and the bus's answer carries JSON only */
-    const bool relay_reads = n->relay_id && !kept_at_relay(end);
+    /* a relay of a fleet reads each of a room's routes at its holder, but what it keeps (kept_at_relay): an
+     * obstacle's mesh (the bus's answer carries JSON only), and the views its viewers' pages poll */
+    const bool relay_reads = n->relay_id && !kept_at_relay(v, end);
     if (fleet && ((write && (!v || (n->relay_id && act != ACT_NONE))) || (read && (!v || relay_reads)))) {
         r->proxy = true; /* the path stays whole: the holder reads it as its own */
         r->rooms_op = act != ACT_NONE;
