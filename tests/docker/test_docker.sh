@@ -43,17 +43,10 @@ VOLUME="${PROJECT}_fluid-data"
 export CONTAINERS_CONF="$repo/docker/containers.conf"
 unset FLUID_TOKEN   # compose passes it through; the REST checks send none
 
-passed=0 failed=0 started=0
+# shellcheck source=tests/docker/checks.sh
+. "$repo/tests/docker/checks.sh"
+started=0
 t0=$(date +%s)
-ok() { echo "ok - $*"; passed=$((passed + 1)); }
-not_ok() { echo "not ok - $*"; failed=$((failed + 1)); }
-note() { echo "# $*"; }
-# check DESCRIPTION COMMAND...: one line for the outcome of COMMAND.
-check() {
-  local what=$1
-  shift
-  if "$@"; then ok "$what"; else not_ok "$what"; fi
-}
 
 compose() {
   podman-compose --no-ansi -p "$PROJECT" -f "$COMPOSE_FILE" "$@" >>"$logdir/compose.log" 2>&1

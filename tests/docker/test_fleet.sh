@@ -41,16 +41,10 @@ PROJECT="fluidfleet$$"
 export CONTAINERS_CONF="$repo/docker/containers.conf"
 WAIT=60 # s: the deadline of each wait
 
-passed=0 failed=0 started=0
+# shellcheck source=tests/docker/checks.sh
+. "$repo/tests/docker/checks.sh"
+started=0
 t0=$(date +%s)
-ok() { echo "ok - $*"; passed=$((passed + 1)); }
-not_ok() { echo "not ok - $*"; failed=$((failed + 1)); }
-note() { echo "# $*"; }
-check() {
-  local what=$1
-  shift
-  if "$@"; then ok "$what"; else not_ok "$what"; fi
-}
 # until_ok SECONDS COMMAND...: runs COMMAND every half second until it
 # succeeds (0) or SECONDS have passed (1).
 until_ok() {
