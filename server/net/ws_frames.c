@@ -355,8 +355,8 @@ static link_window window_of(const net_room *v, const ws_client *c, uint64_t now
  * fraction of the window it spent sending, its measured rate. */
 static void judge(net_room *v, ws_client *c, uint64_t now) {
     if (now - c->window_ns < LINK_WINDOW_NS && c->late < LINK_LATE_TO_SLOW) {
-        /* between windows: the full world's try, once due, on the window so far */
-        if (c->link.tier > 0 && !c->link.pinned && now >= c->link.probe_ns) {
+        /* between windows, on the window so far: every frame again, or the full world's try, once due */
+        if (c->link.stride > c->link.pace || (c->link.tier > 0 && !c->link.pinned && now >= c->link.probe_ns)) {
             link_window w = window_of(v, c, now);
             int what = link_try(&c->link, &w);
             if (what) changed(v, c, what, &w, now);

@@ -96,9 +96,21 @@ int link_measure(link_state *s, const link_window *w) {
     return !s->pinned && measured(s, w) ? by_rate(s, w) : LINK_SAME;
 }
 
+/* Frames first: every frame again (by a bridge coding) when even every
+ * frame would leave the link idle enough, once the stride has held. */
+static int faster(link_state *s, const link_window *w) {
+    if (s->stride <= s->pace || s->bridging) return LINK_SAME;
+    if (w->busy * s->stride < LINK_BUSY_TO_FAST && w->now - s->stride_ns > LINK_STRIDE_HOLD_NS) {
+        s->bridging = true;
+        return LINK_BRIDGE;
+    }
+    return LINK_SAME;
+}
+
 int link_try(link_state *s, const link_window *w) {
-    if (w->late || w->now - w->from < LINK_TRY_HOLD_NS || !try_due(s, w)) return LINK_SAME;
-    return try_full(s, w->now);
+    if (w->late || w->now - w->from < LINK_TRY_HOLD_NS) return LINK_SAME;
+    if (s->stride > s->pace) return faster(s, w);
+    return try_due(s, w) ? try_full(s, w->now) : LINK_SAME;
 }
 
 int link_judge(link_state *s, const link_window *w) {
@@ -110,15 +122,8 @@ int link_judge(link_state *s, const link_window *w) {
     }
     if (w->late >= LINK_LATE_TO_SLOW && now >= s->settle_ns) return slower(s, now, w->reader);
     if (w->late) return LINK_SAME;
-    /* frames first: a faster stride when even every frame would leave the
-     * link idle enough */
-    if (s->stride > s->pace && !s->bridging) {
-        if (w->busy * s->stride < LINK_BUSY_TO_FAST && now - s->stride_ns > LINK_STRIDE_HOLD_NS) {
-            s->bridging = true;
-            return LINK_BRIDGE;
-        }
-        return LINK_SAME;
-    }
+    /* frames first */
+    if (s->stride > s->pace && !s->bridging) return faster(s, w);
     /* then detail */
     return try_due(s, w) ? try_full(s, now) : LINK_SAME;
 }

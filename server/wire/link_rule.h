@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #define LINK_WINDOW_NS 2000000000ull      /* a client's link is judged over 2 s */
-#define LINK_STRIDE_HOLD_NS 3000000000ull /* no faster stride within 3 s of a change */
+#define LINK_STRIDE_HOLD_NS 1500000000ull /* no faster stride within 1.5 s of a change (a change costs no keyframe) */
 #define LINK_LATE_TO_SLOW 2               /* late picks in a window that slow it down */
 #define LINK_BUSY_TO_FAST 0.7             /* sending time fraction, scaled to the faster choice, that allows it */
 #define LINK_STRIDE_MAX 4
@@ -84,10 +84,13 @@ int link_judge(link_state *s, const link_window *w);
 /* Only the measured rate's part of link_judge (a sample taken between
  * windows): the tier it fits, if it is measured since the tier was chosen. */
 int link_measure(link_state *s, const link_window *w);
-/* Between windows (at a pick), the window so far in w: the full world's
- * try once it is due (LINK_PROBE_NS after the last change of tier), when
- * the window has gone LINK_TRY_HOLD_NS without a late pick and idle enough
- * for the full world's bytes; LINK_FINER, or LINK_SAME. */
+/* Between windows (at a pick), the window so far in w, once it has gone
+ * LINK_TRY_HOLD_NS without a late pick: a slower stride than the decoder's
+ * pace goes back to every frame (LINK_BRIDGE) once its hold is over and
+ * the link idle enough; else the full world's try once it is due
+ * (LINK_PROBE_NS after the last change of tier) and the link idle enough
+ * for its bytes (LINK_FINER); or LINK_SAME.  (A raised link is found
+ * within about a hold and a probe.) */
 int link_try(link_state *s, const link_window *w);
 /* The client pins the full world (or lets the rule choose again). */
 void link_pin(link_state *s, bool full, uint64_t now);

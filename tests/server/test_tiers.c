@@ -106,10 +106,10 @@ static void rule_slow_then_fast(void) {
     t += S / 2;
     CHECK(judge(&s, t, 2, 0.9) == LINK_SLOWER && s.stride == 4, "stride %d", s.stride);
     CHECK(judge(&s, t + 1, 5, 1.0) == LINK_SAME && s.stride == 4, "no slower than every 4th: %d", s.stride);
-    /* idle: every frame again first (once the stride has held 3 s) */
-    t += 2 * S;
+    /* idle: every frame again first (once the stride has held 1.5 s) */
+    t += S;
     CHECK(judge(&s, t, 0, 0.05) == LINK_SAME, "stride changed within its hold");
-    t += 2 * S;
+    t += S;
     CHECK(judge(&s, t, 0, 0.05) == LINK_BRIDGE && s.bridging, "idle: bridging %d", s.bridging);
     link_bridged(&s, t);
     CHECK(s.stride == 1 && s.tier == 2, "bridged: stride %d tier %d", s.stride, s.tier);
@@ -125,6 +125,21 @@ static void rule_slow_then_fast(void) {
     CHECK(link_judge(&s, &busy) == LINK_SAME && s.tier == 1, "busy 0.3 at 3 times the bytes: tier %d", s.tier);
     busy.ratio = 2;
     CHECK(link_judge(&s, &busy) == LINK_FINER && s.tier == 0, "busy 0.3 at twice the bytes: tier %d", s.tier);
+    /* between windows too (a link raised while it took every 2nd frame): every frame again at the first calm
+     * pick past the stride's hold, not at the window's end */
+    s = link_start(FC_TIERS, 0);
+    s.tier = 2, s.stride = 2, s.stride_ns = 0;
+    link_window w = {.now = S, .from = S / 4, .busy = 0.05};
+    CHECK(link_try(&s, &w) == LINK_SAME && !s.bridging, "within the stride's hold");
+    w.now = 2 * S;
+    w.late = 1;
+    CHECK(link_try(&s, &w) == LINK_SAME && !s.bridging, "a late pick in the window so far");
+    w.late = 0;
+    w.busy = 0.5;
+    CHECK(link_try(&s, &w) == LINK_SAME && !s.bridging, "busy 0.5 at every 2nd frame");
+    w.busy = 0.05;
+    CHECK(link_try(&s, &w) == LINK_BRIDGE && s.bridging && s.tier == 2, "calm past the hold: bridging, tier %d",
+          s.tier);
 }
 
 /* A try of the full world that fails (late picks within its trial) goes
