@@ -11,3 +11,18 @@ check() {
   shift
   if "$@"; then ok "$what"; else not_ok "$what"; fi
 }
+# summary_exit: the counts, then the status: 0 when every check passed (and
+# one ran), else 1.  Explicit: a bare `exit` inside an EXIT trap exits with
+# the status from before the trap (0 at the end of the script), which hid
+# failed checks from CI.
+summary_exit() {
+  echo "$passed passed, $failed failed"
+  if [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]; then exit 0; fi
+  exit 1
+}
+# abort WHAT: a failed check that stops the test here (the remaining checks
+# need what just failed).
+abort() {
+  not_ok "$*"
+  exit 1
+}

@@ -70,21 +70,10 @@ finish() {
   trap - EXIT INT TERM
   cleanup
   note "$(($(date +%s) - t0)) s; logs in $logdir/"
-  echo "$passed passed, $failed failed"
-  # An explicit status: a bare `exit` inside an EXIT trap exits with the
-  # status from before the trap (0 at the end of the script), which hid
-  # failed checks from CI.
-  if [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]; then exit 0; fi
-  exit 1
+  summary_exit
 }
 trap finish EXIT
 trap 'not_ok "interrupted"; exit 1' INT TERM
-
-# Stops the test here: the remaining checks need what just failed.
-abort() {
-  not_ok "$*"
-  exit 1
-}
 
 # --- tools --------------------------------------------------------------------
 bash scripts/deps.sh docker >"$logdir/deps.log" 2>&1 ||

@@ -84,16 +84,10 @@ finish() {
   trap - EXIT INT TERM
   cleanup
   note "fleet: $(($(date +%s) - t0)) s; logs in $logdir/fleet-*.log"
-  echo "$passed passed, $failed failed"
-  if [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]; then exit 0; fi
-  exit 1
+  summary_exit
 }
 trap finish EXIT
 trap 'not_ok "interrupted"; exit 1' INT TERM
-abort() {
-  not_ok "$*"
-  exit 1
-}
 
 # json FIELD: prints FIELD of the JSON document on stdin (nothing if absent).
 json() {
