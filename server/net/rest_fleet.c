@@ -37,6 +37,21 @@ static cJSON *view_or_answer(net *n, http_req *r) {
     return doc;
 }
 
+/* Passes a drain (or its cancel) of node id to the fleet thread and
+ * answers 202 {"node", "draining", "rooms" (a drain's: the rooms it held;
+ * held < 0: none)}, or 503 when too many wait to be written. */
+static void ask(net *n, http_req *r, uint32_t id, bool drain, int held) {
+    if (!hub_ask_drain(n->home->hub, id, drain, true)) {
+        rest_respond_error(n, r, RC_BUSY, "busy: %d drains are waiting to be written, try again", HUB_DRAIN_ASKS);
+        return;
+    }
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "node", id);
+    cJSON_AddBoolToObject(j, "draining", drain);
+    if (held >= 0) cJSON_AddNumberToObject(j, "rooms", held);
+    rest_respond_json(n, r, 202, j);
+}
+
 void rest_fleet_drain(net *n, http_req *r, uint32_t id) {
     cJSON *doc = view_or_answer(n, r);
     if (!doc) return;
@@ -58,15 +73,7 @@ void rest_fleet_drain(net *n, http_req *r, uint32_t id) {
                            (unsigned)id);
         return;
     }
-    if (!hub_ask_drain(n->home->hub, id, true, true)) {
-        rest_respond_error(n, r, RC_BUSY, "busy: %d drains are waiting to be written, try again", HUB_DRAIN_ASKS);
-        return;
-    }
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "node", id);
-    cJSON_AddBoolToObject(j, "draining", true);
-    cJSON_AddNumberToObject(j, "rooms", nrooms);
-    rest_respond_json(n, r, 202, j);
+    ask(n, r, id, true, nrooms);
 }
 
 void rest_fleet_undrain(net *n, http_req *r, uint32_t id) {
@@ -83,12 +90,5 @@ void rest_fleet_undrain(net *n, http_req *r, uint32_t id) {
                            (unsigned)id);
         return;
     }
-    if (!hub_ask_drain(n->home->hub, id, false, true)) {
-        rest_respond_error(n, r, RC_BUSY, "busy: %d drains are waiting to be written, try again", HUB_DRAIN_ASKS);
-        return;
-    }
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "node", id);
-    cJSON_AddBoolToObject(j, "draining", false);
-    rest_respond_json(n, r, 202, j);
+    ask(n, r, id, false, -1);
 }
