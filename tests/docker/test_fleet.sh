@@ -103,7 +103,9 @@ jsq() {
 if(v===undefined||v===null||v===false)process.exit(1);console.log(typeof v==="string"?v:JSON.stringify(v))})' "$1"
 }
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-secret() { openssl rand -hex 16; }
+# a letter first: the brokers read each password as a config value
+# (docker/fleet/nats.conf), and hex that begins "6e1..." parses as a number
+secret() { printf 'p%s' "$(openssl rand -hex 16)"; }
 quiet() { "$@" >/dev/null 2>&1; }
 
 podman image exists "$IMAGE" || abort "the image $IMAGE exists (make test-docker builds it)"
