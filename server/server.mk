@@ -284,9 +284,21 @@ $(BUILD)/test_rooms_tsan: tests/server/test_rooms.c tests/testlib.c $(ROOMS_TEST
 EXTRA_TEST_DEPS += $(BUILD)/test_rooms_san $(BUILD)/test_rooms_tsan
 EXTRA_TESTS += "$(BUILD)/test_rooms_san" "TSAN_OPTIONS='halt_on_error=0 exitcode=66' $(BUILD)/test_rooms_tsan"
 
+# The job thread the fleet's maker and saver run on (tests/server/test_job_thread.c),
+# under ASan+UBSan and under TSan.
+JOB_TEST_SRC = server/base/job_thread.c server/base/log.c server/base/thread_name.c
+$(BUILD)/test_job_thread_san: tests/server/test_job_thread.c tests/testlib.c $(JOB_TEST_SRC) $(SRV_HDR)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(SAN) $(SRV_CFLAGS) -Itests tests/server/test_job_thread.c tests/testlib.c $(JOB_TEST_SRC) $(SRV_LIBS) -o $@
+$(BUILD)/test_job_thread_tsan: tests/server/test_job_thread.c tests/testlib.c $(JOB_TEST_SRC) $(SRV_HDR)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) $(TSAN) $(SRV_CFLAGS) -Itests tests/server/test_job_thread.c tests/testlib.c $(JOB_TEST_SRC) $(SRV_LIBS) -o $@
+EXTRA_TEST_DEPS += $(BUILD)/test_job_thread_san $(BUILD)/test_job_thread_tsan
+EXTRA_TESTS += "$(BUILD)/test_job_thread_san" "TSAN_OPTIONS='halt_on_error=0 exitcode=66' $(BUILD)/test_job_thread_tsan"
+
 # A fleet's pure parts (tests/server/test_fleet.c): the lease rule and the
 # directory's values.
-FLEET_TEST_SRC = server/fleet/lease.c server/wire/fleet_doc.c server/hub/roles.c server/hub/room_name.c server/hub/command.c
+FLEET_TEST_SRC = server/fleet/lease.c server/wire/fleet_doc.c server/wire/fleet_alive.c server/hub/roles.c server/hub/room_name.c server/hub/command.c
 $(BUILD)/test_fleet_san: tests/server/test_fleet.c tests/testlib.c $(FLEET_TEST_SRC) $(SRV_HDR)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS_ALL) $(SAN) $(SRV_CFLAGS) -Itests tests/server/test_fleet.c tests/testlib.c $(FLEET_TEST_SRC) $(SRV_LIBS) -o $@

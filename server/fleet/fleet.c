@@ -77,12 +77,15 @@ static int setup(fleet *f) {
         if (fleet_snap_setup(f)) return -1;
         f->snap_ok = true;
     }
-    if (s == NATS_OK && !f->watch && !f->relay) { /* a node that starts is not draining: it was drained to be updated */
+    if (s == NATS_OK && !f->drain_cleared &&
+        !f->relay) { /* a node that starts is not draining: it was drained to be updated */
         char key[32];
         snprintf(key, sizeof key, "drain.%u", (unsigned)f->id);
-        kvStore_Delete(f->kv, key);
+        if (kvStore_Delete(f->kv, key) == NATS_OK) f->drain_cleared = true;
     }
+    if (s == NATS_OK && !f->relay && fleet_beat_setup(f)) return -1;
     if (s == NATS_OK && !f->watch) s = kvStore_WatchAll(&f->watch, f->kv, NULL);
+    if (s == NATS_OK) f->watch_begun_ns = f->heard_ns = clock_now_ns(), f->unseen_ns = 0;
     if (s != NATS_OK) {
         const char *last = nats_GetLastError(NULL);
         log_once("fleet-setup",
@@ -115,6 +118,17 @@ static void *fleet_main(void *arg) {
         }
         fleet_dir_drain(f, 20); /* also the thread's pace: a pass at least every 20 ms */
         now = clock_now_ns();
+        if (fleet_dir_stale(f, now)) { /* watched anew at once (setup) */
+            f->st.rewatches++;
+            const uint64_t stale = f->stale_ns ? f->stale_ns : FLEET_WATCH_STALE_NS;
+            f->stale_ns = stale < 30000000000ull ? 2 * stale : 60000000000ull;
+            log_warn("fleet: the directory's watch fell behind (%s): watching it anew",
+                     f->relay ? "no value for a while" : "this node's record not shown back after its write");
+            kvWatcher_Stop(f->watch);
+            kvWatcher_Destroy(f->watch);
+            f->watch = NULL;
+            continue;
+        }
         if (f->relay) { /* it reads the directory only */
             fleet_mirror_pass(f);
             if (now - f->last_doc_ns >= DOC_EVERY_NS) {
@@ -123,7 +137,10 @@ static void *fleet_main(void *arg) {
             }
             continue;
         }
+        f->kv_probed = false;
+        fleet_beat_pass(f, now);
         fleet_claims_pass(f, now);
+        fleet_beat_pass(f, clock_now_ns()); /* also between the bucket's writes: each may wait a second */
         fleet_drain_asks(f);
         fleet_drain_pass(f, clock_now_ns());
         fleet_save_pass(f, clock_now_ns());
@@ -169,6 +186,7 @@ fleet *fleet_create(const srv_config *cfg, rooms *dir, hub *home, const char *ur
     pthread_mutex_init(&f->mu, NULL);
     pthread_cond_init(&f->cv, NULL);
     if ((!f->relay && !(f->maker = fleet_maker_create(dir, cfg->net_nice, err, errlen))) ||
+        (!f->relay && !(f->saver = fleet_saver_create(f, cfg->net_nice, err, errlen))) ||
         make_options(f, err, errlen)) {
         fleet_destroy(f);
         return NULL;
@@ -201,6 +219,9 @@ void fleet_destroy(fleet *f) {
     if (f->started) {
         atomic_store(&f->stop, true);
         pthread_join(f->thread, NULL);
+        job_thread_destroy(f->saver); /* its save under way written; its answers not named: the last save is */
+        f->saver = NULL;
+        for (int i = 0; i < f->nroom; i++) f->room[i].saving = 0;
         if (!f->relay) fleet_move_all(f, STOP_SAVE_WAIT_NS); /* the fleet thread's data: its thread is joined */
     }
     pthread_mutex_lock(&f->mu); /* an asker still waiting is told */
@@ -212,11 +233,13 @@ void fleet_destroy(fleet *f) {
         }
     pthread_cond_broadcast(&f->cv);
     pthread_mutex_unlock(&f->mu);
+    job_thread_destroy(f->saver);
     fleet_maker_destroy(f->maker);
     for (int i = 0; i < f->nroom; i++) { /* they stay listed: rooms_stop stops them */
         fleet_move_drop(&f->room[i]);
         room_unref(f->room[i].r);
     }
+    fleet_beat_close(f);
     if (f->watch) {
         kvWatcher_Stop(f->watch);
         kvWatcher_Destroy(f->watch);

@@ -25,6 +25,22 @@ bool fleet_wrong_revision(void) {
     return last && strstr(last, "wrong last sequence");
 }
 
+bool fleet_kv_may(fleet *f) {
+    if (!f->kv_failing) return true;
+    if (f->kv_probed) return false;
+    f->kv_probed = true;
+    return true;
+}
+
+void fleet_kv_noted(fleet *f, bool ok) {
+    if (ok || fleet_wrong_revision()) {
+        f->kv_failing = false;
+        f->kv_ok_ns = clock_now_ns();
+    } else {
+        f->kv_failing = true;
+    }
+}
+
 /* Writes the room's key at the revision last read: 0 and the new revision
  * in v, or -1. */
 static int update(fleet *f, fleet_room_view *v, const fleet_room_rec *rec) {
@@ -32,7 +48,10 @@ static int update(fleet *f, fleet_room_view *v, const fleet_room_rec *rec) {
     fleet_room_key(v->name, key, sizeof key);
     int len = fleet_room_write(rec, text, sizeof text);
     uint64_t rev = 0;
-    if (len < 0 || kvStore_Update(&rev, f->kv, key, text, len, v->rev) != NATS_OK) return -1;
+    if (len < 0) return -1;
+    const bool ok = kvStore_Update(&rev, f->kv, key, text, len, v->rev) == NATS_OK;
+    fleet_kv_noted(f, ok);
+    if (!ok) return -1;
     v->rec = *rec;
     v->rev = rev;
     return 0;
@@ -234,12 +253,15 @@ static void renew(fleet *f, fleet_room_view *v, uint64_t now) {
     }
     if (now < v->renew_ns) return;
     if (!lease_may_step(v->fence_ns, now)) {
-        char why[120];
-        snprintf(why, sizeof why, "its claim was last renewed %.1f s ago, past its lease (paused, or cut off)",
-                 (double)(now - (v->fence_ns - (f->rule.lease_ns - f->rule.margin_ns))) / 1e9);
+        char why[160];
+        snprintf(why, sizeof why,
+                 "its fence passed %.1f s ago: no renewal, and no heartbeat round all nodes acknowledged "
+                 "(paused, or cut off)",
+                 (double)(now - v->fence_ns) / 1e9);
         fleet_lose(f, v, why);
         return;
     }
+    if (!fleet_kv_may(f)) return; /* the bucket answers no write: one a pass tries */
     fleet_room_rec rec = v->rec;
     if (v->r) rec.ms = room_cost_ms(v->r); /* what a takeover weighs against the taker's budget */
     if (!fleet_renew_with(f, v, &rec)) return;
@@ -275,6 +297,12 @@ void fleet_put_record(fleet *f) {
     snprintf(key, sizeof key, "node.%u", (unsigned)f->id);
     int len = fleet_node_write(&rec, text, sizeof text);
     uint64_t rev;
-    if (len < 0 || kvStore_Put(&rev, f->kv, key, text, len) != NATS_OK)
-        log_once("fleet-record", "fleet: cannot put this node's record %s (logged once)", key);
+    if (len < 0 || !fleet_kv_may(f)) return;
+    const bool ok = kvStore_Put(&rev, f->kv, key, text, len) == NATS_OK;
+    fleet_kv_noted(f, ok);
+    if (ok) { /* the watch is to show it back (fleet_dir_stale) */
+        if (!f->unseen_ns) f->unseen_ns = clock_now_ns();
+        f->put_rev = rev;
+    }
+    if (!ok) log_once("fleet-record", "fleet: cannot put this node's record %s (logged once)", key);
 }

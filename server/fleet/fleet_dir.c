@@ -78,7 +78,9 @@ static void take_node(fleet *f, const char *key, uint32_t id, kvEntry *e, uint64
         memset(v, 0, sizeof *v);
     }
     v->rec = rec;
+    if (v->watch.revision != kvEntry_Revision(e)) f->stale_ns = FLEET_WATCH_STALE_NS; /* a record moves */
     lease_seen(&v->watch, kvEntry_Revision(e), now);
+    if (id == f->id && kvEntry_Revision(e) >= f->put_rev) f->unseen_ns = 0;
 }
 
 static void take_room(fleet *f, const char *key, const char *name, kvEntry *e, uint64_t now) {
@@ -148,6 +150,7 @@ void fleet_dir_drain(fleet *f, int wait_ms) {
         if (s != NATS_OK) return; /* NATS_TIMEOUT: nothing more now */
         if (!e) continue;         /* the end of the values that were there when the watch began */
         const uint64_t now = clock_now_ns();
+        f->heard_ns = now;
         const char *key = kvEntry_Key(e);
         uint32_t id = 0;
         char name[ROOM_NAME_CAP];
@@ -167,6 +170,13 @@ void fleet_dir_drain(fleet *f, int wait_ms) {
         }
         kvEntry_Destroy(e);
     }
+}
+
+bool fleet_dir_stale(const fleet *f, uint64_t now) {
+    const uint64_t stale = f->stale_ns ? f->stale_ns : FLEET_WATCH_STALE_NS;
+    if (now - f->watch_begun_ns < stale) return false;
+    if (f->relay) return f->nnode > 0 && now - f->heard_ns >= stale;
+    return f->unseen_ns && now - f->unseen_ns >= stale;
 }
 
 static bool live(const fleet_node_view *v, uint64_t now) {

@@ -72,6 +72,7 @@ static bool move_one(fleet *f, fleet_room_view *v, uint64_t now, bool at_stop) {
         fleet_lose(f, v, "its lease ran out before it was released (the broker did not take its last save)");
         return true;
     }
+    if (v->saving) return false; /* a periodic save is being written: its chunks' slot is this one's */
     fleet_room_rec rec = v->rec;
     rec.node = 0; /* released: the next holder claims it at once */
     const uint64_t save = v->rec.snap.save + 1, tick = v->move_tick;

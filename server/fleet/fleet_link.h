@@ -2,8 +2,8 @@
  * this node sees it, the asks of POST /api/rooms; shared by fleet.c
  * (connection and thread), fleet_dir.c (the watch and the view) and
  * fleet_claims.c (placement, claims, renewals), fleet_snap.c (snapshots in
- * JetStream), fleet_takeover.c (saves and takeovers), fleet_drain.c (drains
- * and hand-overs) and fleet_mirror.c (a relay's mirrors). */
+ * JetStream, and the saver's thread), fleet_beat.c (heartbeats), fleet_takeover.c (saves and takeovers), fleet_drain.c
+ * (drains and hand-overs) and fleet_mirror.c (a relay's mirrors). */
 #ifndef SRV_FLEET_LINK_H
 #define SRV_FLEET_LINK_H
 
@@ -18,6 +18,7 @@
 #include "config.h"
 #include "fleet_doc.h"
 #include "fleet_maker.h"
+#include "job_thread.h"
 #include "fleet_state.h"
 #include "hub.h"
 #include "lease.h"
@@ -25,6 +26,35 @@
 #include "rooms.h"
 
 typedef struct fleet fleet; /* also in fleet.h */
+
+/* The saver (fleet_snap.c): the thread that writes the rooms' snapshots to
+ * JetStream.  A save's chunks may each wait up to 2 s for the broker (the
+ * snapshots' stream without a leader: an election), longer than the fleet
+ * thread may go without a pass (its renewals and heartbeats, fleet_beat.c),
+ * so the fleet thread hands each save to it and, once its chunks are in,
+ * names it in the room's key itself (fleet_takeover.c).  One save of a room
+ * at a time: the fleet thread asks for another only once the last is
+ * taken back. */
+#define FLEET_SAVER_JOBS 16 /* asked and not yet taken back */
+typedef job_thread fleet_saver;
+
+/* One save: the room, the claim it is held by, the save's number, the
+ * document (one reference, which the saver drops) and its tick; seq is the
+ * asker's, to match the answer with the ask. */
+typedef struct fleet_save_job {
+    char name[ROOM_NAME_CAP];
+    uint64_t seq;
+    uint64_t claim, save, tick;
+    msg_buf *doc;
+} fleet_save_job;
+
+/* What became of it: ok, and the manifest its key is to name. */
+typedef struct fleet_saved {
+    char name[ROOM_NAME_CAP];
+    uint64_t seq, claim, save;
+    bool ok;
+    fleet_snap_manifest man;
+} fleet_saved;
 
 #define FLEET_NODES 64                    /* node records kept; more are refused (logged) */
 #define FLEET_ROOMS 256                   /* room keys kept; more are refused (logged) */
@@ -68,6 +98,9 @@ typedef struct fleet_room_view {
     /* a relay's: the holder and claim its mirror's viewers were last shown (claim 0: none yet) */
     uint32_t shown_node;
     uint64_t shown_claim;
+    uint64_t saving;     /* a save handed to the saver and not taken back: its sequence number (0: none) */
+    uint64_t heard_ns;   /* when another node's heartbeat last listed it (0: never; fleet_beat.c) */
+    uint64_t beat_since; /* held: the first of this node's heartbeat rounds that listed it (0: none yet) */
 } fleet_room_view;
 
 typedef enum fleet_ask_state { ASK_FREE, ASK_ASKED, ASK_SENT, ASK_ANSWERED } fleet_ask_state;
@@ -99,6 +132,8 @@ struct fleet {
     kvWatcher *watch;
     bool snap_ok; /* the snapshots' stream is there */
     fleet_maker *maker;
+    fleet_saver *saver;
+    uint64_t save_seq; /* the saves handed to the saver */
     pthread_t thread;
     bool started;
     atomic_bool stop, connected;
@@ -115,6 +150,23 @@ struct fleet {
     int ndrained;
     bool draining; /* ... this node among them: it moves its rooms elsewhere and takes no new one */
     uint64_t next_setup_ns, last_record_ns, last_doc_ns;
+    /* the bucket's health as this node's writes see it */
+    uint64_t kv_ok_ns; /* the last write the bucket answered (taken, or refused on the revision) */
+    bool kv_failing;   /* the last write had no answer: one write a pass until one does (fleet_kv_may) */
+    bool kv_probed;    /* ... and this pass's is made */
+    /* the watch's health: a node's own record put and not yet seen back
+     * since unseen_ns (0: seen), at revision put_rev; on a relay, the last
+     * value the watch gave (fleet_dir_stale) */
+    uint64_t unseen_ns, put_rev, heard_ns, watch_begun_ns;
+    uint64_t stale_ns;  /* how long a silence is a stale watch: FLEET_WATCH_STALE_NS, doubled at each rewatch
+                           that brought no node record moving (at most a minute) */
+    bool drain_cleared; /* its own drain.<id> deleted at start (once) */
+    /* heartbeats (fleet_beat.c) */
+    natsSubscription *beat_sub, *ack_sub;
+    uint64_t beat_round, beat_sent_ns, next_beat_ns;
+    bool beat_open; /* the last round waits for acknowledgements */
+    uint32_t beat_need[FLEET_NODES];
+    int nbeat_need; /* ... from these nodes */
     fleet_state st;
 };
 
@@ -122,6 +174,14 @@ struct fleet {
  * first); the room of that name in the view, or NULL; the node records
  * live at now; publishes the view to the home hub. */
 void fleet_dir_drain(fleet *f, int wait_ms);
+/* Whether the watch has fallen behind: a node's own record, put, not seen
+ * back within FLEET_WATCH_STALE_NS; a relay's watch silent that long while
+ * it knows of nodes (each puts its record every second; after a rewatch
+ * that brought no record moving, twice as long).  A watch served by
+ * a broker server that died may stay silent for many seconds before the
+ * client makes it again; the fleet thread then watches anew. */
+#define FLEET_WATCH_STALE_NS 2500000000ull
+bool fleet_dir_stale(const fleet *f, uint64_t now);
 fleet_room_view *fleet_dir_room(fleet *f, const char *name);
 void fleet_dir_publish(fleet *f, uint64_t now);
 /* The node a new room goes to: the live node with the most free budget
@@ -152,6 +212,17 @@ void fleet_lose(fleet *f, fleet_room_view *v, const char *why);
  * (0 and the manifest its key takes, or -1 logged); and read back as the
  * manifest names it, checked (NULL with why). */
 int fleet_snap_setup(fleet *f);
+/* The saver, at nice value nice (NULL with a reason); its asks (false when
+ * FLEET_SAVER_JOBS are asked and not taken back: job.doc is the caller's
+ * still) and answers (up to cap: how many).  Destroying it joins it (a save
+ * under way finishes first) and drops the saves not started. */
+fleet_saver *fleet_saver_create(fleet *f, int nice, char *err, size_t errlen);
+static inline bool fleet_saver_ask(fleet_saver *s, const fleet_save_job *job) {
+    return job_thread_ask(s, job);
+}
+static inline int fleet_saver_take(fleet_saver *s, fleet_saved *out, int cap) {
+    return job_thread_take(s, out, cap);
+}
 int fleet_snap_write(fleet *f, const char *name, uint64_t claim, uint64_t save, const msg_buf *doc, uint64_t tick,
                      fleet_snap_manifest *out);
 msg_buf *fleet_snap_read(fleet *f, const char *name, const fleet_snap_manifest *m, char *why, size_t cap);
@@ -185,6 +256,20 @@ static inline void fleet_move_drop(fleet_room_view *v) {
  * (one per claimed room, its public role; closed when its key goes), and
  * each mirror's viewers told when its room moved to another node. */
 void fleet_mirror_pass(fleet *f);
+
+/* fleet_beat.c: the heartbeats' subscriptions (0, or -1 logged), closed;
+ * one pass: the heartbeats heard and acknowledged, the acknowledgements of
+ * this node's round counted (the fences moved on when all are in), and a
+ * new round sent when due. */
+int fleet_beat_setup(fleet *f);
+void fleet_beat_close(fleet *f);
+void fleet_beat_pass(fleet *f, uint64_t now);
+
+/* fleet_claims.c: whether a write to the bucket may be tried now (while
+ * writes go unanswered, one a pass); and a write's outcome noted (ok, or
+ * failed: refused on the revision, which is an answer, or unanswered). */
+bool fleet_kv_may(fleet *f);
+void fleet_kv_noted(fleet *f, bool ok);
 
 /* fleet_claims.c: one pass of the claims (asks, rooms to make, made rooms
  * to claim or to hold, renewals); and this node's record. */

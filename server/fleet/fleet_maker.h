@@ -18,11 +18,12 @@
 #include <stddef.h>
 
 #include "fleet_doc.h"
+#include "job_thread.h"
 #include "rooms.h"
 
 #define FLEET_MAKER_JOBS 8 /* asked and not yet taken back */
 
-typedef struct fleet_maker fleet_maker;
+typedef job_thread fleet_maker; /* its jobs and answers are the types below */
 
 /* One room to make: its name and its claim's settings; a room taken over
  * also its claim and its snapshot. */

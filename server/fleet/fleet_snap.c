@@ -4,7 +4,8 @@
  * save % 2 so that a save cut short (its node killed between its chunks and
  * its key) leaves the one the key names whole; a snapshot read back only
  * when every chunk is of the save the key names, of its length, and the
- * whole document's SHA-256 is the key's. */
+ * whole document's SHA-256 is the key's; the periodic saves written on the
+ * saver's thread (fleet_link.h). */
 #include "fleet_link.h"
 
 #include <openssl/evp.h>
@@ -147,4 +148,32 @@ msg_buf *fleet_snap_read(fleet *f, const char *name, const fleet_snap_manifest *
     msg_buf *doc = wbuf_finish(&b);
     if (!doc) snprintf(why, cap, "out of memory");
     return doc;
+}
+
+/* ---- The saver ---------------------------------------------------------------------- */
+
+static void save_one(void *ctx, const void *job, void *answer) {
+    const fleet_save_job *j = job;
+    fleet_saved *res = answer;
+    memcpy(res->name, j->name, sizeof res->name);
+    res->seq = j->seq, res->claim = j->claim, res->save = j->save;
+    res->ok = !fleet_snap_write(ctx, j->name, j->claim, j->save, j->doc, j->tick, &res->man);
+    msg_buf_unref(j->doc);
+}
+
+static void drop_save(void *ctx, void *job) {
+    (void)ctx;
+    msg_buf_unref(((fleet_save_job *)job)->doc);
+}
+
+fleet_saver *fleet_saver_create(fleet *f, int nice, char *err, size_t errlen) {
+    const job_thread_def def = {.name = "fleet-save",
+                                .nice = nice,
+                                .job_size = sizeof(fleet_save_job),
+                                .answer_size = sizeof(fleet_saved),
+                                .cap = FLEET_SAVER_JOBS,
+                                .ctx = f,
+                                .run = save_one,
+                                .drop_job = drop_save};
+    return job_thread_create(&def, err, errlen);
 }

@@ -2,14 +2,16 @@
  * "Snapshots", "Claims and leases"): the snapshot each held room's sim
  * thread leaves in its hub every --fleet-save-s written to JetStream and
  * named in the room's key by compare-and-set (so a stale holder's save
- * cannot win); an orphaned room (its claim not renewed for a lease), or a
+ * cannot win; the chunks are written on the saver's thread, fleet_snap.c,
+ * the key here); an orphaned room (its claim not renewed for a lease), or a
  * released one (its key names no node: a drain or a stop saved it for the
  * next holder), claimed after this node's rank's delay (claim + 1, by
  * compare-and-set on the revision last read) by a node with room for it in
  * its step budget while one is live (else by the node with the most free
  * budget, past its budget, said in its log and in GET /api/fleet), its
  * snapshot read back and checked, and made from it on the maker's thread
- * (from its scene when it has none, or when it does not check). */
+ * (from its scene when it has none, or when it does not check); not while
+ * a heartbeat of its holder listed it within alive_quiet_ns (fleet_beat.c). */
 #include "fleet_link.h"
 
 #include <stdio.h>
@@ -22,13 +24,11 @@
 #define TRY_AGAIN_NS 500000000ull /* an orphan whose claim failed is tried again no sooner */
 #define MIN_ROOM_MS 0.5           /* a room whose cost its key does not say yet counts this much */
 
-int fleet_save_doc(fleet *f, fleet_room_view *v, const msg_buf *doc, uint64_t tick, fleet_room_rec *rec) {
-    fleet_snap_manifest man;
-    if (fleet_snap_write(f, v->name, v->rec.claim, v->rec.snap.save + 1, doc, tick, &man)) {
-        f->st.saves_failed++;
-        return -2;
-    }
-    rec->snap = man;
+/* Names the save man in the room's key as rec (which renews the claim): 0,
+ * -1 with the room lost when another node wrote its key, -2 when the
+ * broker did not take it. */
+static int name_save(fleet *f, fleet_room_view *v, const fleet_snap_manifest *man, fleet_room_rec *rec) {
+    rec->snap = *man;
     if (v->r) rec->ms = room_cost_ms(v->r);
     if (!fleet_renew_with(f, v, rec)) {
         f->st.saves++;
@@ -40,24 +40,53 @@ int fleet_save_doc(fleet *f, fleet_room_view *v, const msg_buf *doc, uint64_t ti
     return -1;
 }
 
-/* Writes doc (taken at tick) as the room's next save: its chunks, then its
- * key naming them, which renews the claim too.  Not past the fence: then
- * another node may hold the room. */
-static void save_one(fleet *f, fleet_room_view *v, msg_buf *doc, uint64_t tick, uint64_t now) {
-    if (lease_may_step(v->fence_ns, now)) {
-        fleet_room_rec rec = v->rec;
-        fleet_save_doc(f, v, doc, tick, &rec);
+int fleet_save_doc(fleet *f, fleet_room_view *v, const msg_buf *doc, uint64_t tick, fleet_room_rec *rec) {
+    fleet_snap_manifest man;
+    if (fleet_snap_write(f, v->name, v->rec.claim, v->rec.snap.save + 1, doc, tick, &man)) {
+        f->st.saves_failed++;
+        return -2;
     }
-    msg_buf_unref(doc);
+    return name_save(f, v, &man, rec);
+}
+
+/* A save the saver wrote: named in the room's key (which renews the claim
+ * too) if the room is still held by the claim it was written for, its
+ * fence is ahead (else another node may hold it), and no other save was
+ * named since. */
+static void saved(fleet *f, const fleet_saved *d, uint64_t now) {
+    fleet_room_view *v = fleet_dir_room(f, d->name);
+    if (!v || v->saving != d->seq) return; /* gone, or its key is another since */
+    v->saving = 0;
+    if (!d->ok || v->hold != HOLD_HELD || v->rec.claim != d->claim || v->rec.snap.save + 1 != d->save ||
+        !lease_may_step(v->fence_ns, now) || !fleet_kv_may(f)) {
+        f->st.saves_failed++;
+        return;
+    }
+    fleet_room_rec rec = v->rec;
+    name_save(f, v, &d->man, &rec);
 }
 
 void fleet_save_pass(fleet *f, uint64_t now) {
+    fleet_saved done[FLEET_SAVER_JOBS];
+    const int k = fleet_saver_take(f->saver, done, FLEET_SAVER_JOBS);
+    for (int i = 0; i < k; i++) saved(f, &done[i], now);
     for (int i = 0; i < f->nroom; i++) {
         fleet_room_view *v = &f->room[i];
         if (v->hold != HOLD_HELD) continue;
         uint64_t tick = 0;
         msg_buf *doc = hub_take_fleet_snap(room_hub(v->r), &tick, NULL);
-        if (doc) save_one(f, v, doc, tick, now);
+        if (!doc) continue;
+        fleet_save_job job = {
+            .seq = f->save_seq + 1, .claim = v->rec.claim, .save = v->rec.snap.save + 1, .tick = tick, .doc = doc};
+        memcpy(job.name, v->name, sizeof job.name);
+        /* one save of a room at a time, written while its fence is ahead: one
+         * that comes meanwhile is dropped (the next comes --fleet-save-s later) */
+        if (v->saving || !lease_may_step(v->fence_ns, now) || !fleet_saver_ask(f->saver, &job)) {
+            msg_buf_unref(doc);
+            continue;
+        }
+        v->saving = job.seq;
+        f->save_seq = job.seq;
     }
 }
 
@@ -74,6 +103,7 @@ static void take(fleet *f, fleet_room_view *v, uint64_t now, bool over) {
     rec.node = f->id;
     rec.claim = v->rec.claim + 1;
     rec.error[0] = 0;
+    if (!fleet_kv_may(f)) return; /* the bucket answers no write now */
     if (fleet_renew_with(f, v, &rec)) {
         f->st.claims_failed++;
         v->next_try_ns = now + TRY_AGAIN_NS;
@@ -127,6 +157,7 @@ static void take(fleet *f, fleet_room_view *v, uint64_t now, bool over) {
 static uint64_t take_at(fleet *f, const fleet_room_view *v, int rank, uint64_t now, bool *over) {
     const bool released = !v->rec.node;
     if (!released && !lease_orphaned(&v->watch, &f->rule, now)) return 0;
+    if (!released && lease_heard(&f->rule, v->heard_ns, now)) return 0; /* its holder's heartbeats list it */
     const uint64_t at =
         released ? lease_released_take_at(&v->watch, &f->rule, rank) : lease_takeover_at(&v->watch, &f->rule, rank);
     const double ms = v->rec.ms > MIN_ROOM_MS ? v->rec.ms : MIN_ROOM_MS;

@@ -2,7 +2,12 @@
 #include "lease.h"
 
 lease_rule lease_default_rule(void) {
-    return (lease_rule){.lease_ns = 3000000000ull, .margin_ns = 500000000ull, .rank_step_ns = 150000000ull};
+    return (lease_rule){.lease_ns = 3000000000ull,
+                        .margin_ns = 500000000ull,
+                        .rank_step_ns = 150000000ull,
+                        .alive_every_ns = 500000000ull,
+                        .alive_keep_ns = 2000000000ull,
+                        .alive_quiet_ns = 2500000000ull};
 }
 
 uint64_t lease_renew_every(const lease_rule *r) {
@@ -30,6 +35,14 @@ uint64_t lease_fence(const lease_rule *r, uint64_t sent_ns) {
 
 bool lease_may_step(uint64_t fence_ns, uint64_t now) {
     return now < fence_ns;
+}
+
+uint64_t lease_alive_fence(const lease_rule *r, uint64_t sent_ns) {
+    return sent_ns + r->alive_keep_ns;
+}
+
+bool lease_heard(const lease_rule *r, uint64_t heard_ns, uint64_t now) {
+    return heard_ns && now >= heard_ns && now - heard_ns < r->alive_quiet_ns;
 }
 
 int lease_rank(double my_free, uint32_t my_id, const double *free, const uint32_t *id, int n) {

@@ -13,7 +13,14 @@
  *   holder stopped stepping it.
  * - Every live node tries to take an orphan over after a delay of its rank
  *   (most free budget first) times a step (lease_takeover_at), so that the
- *   node best placed to hold it usually tries first. */
+ *   node best placed to hold it usually tries first.
+ * - While the bucket takes no write (its stream has no leader: an election
+ *   takes 4-9 s), a holder's fence moves on only through its heartbeats
+ *   (fleet_alive.h): after a round that every other node live before the
+ *   outage acknowledged, to the round's sending plus alive_keep_ns
+ *   (lease_alive_fence); a node claims an orphan only once it has heard no
+ *   heartbeat listing it for alive_quiet_ns (lease_heard), longer than that,
+ *   so that a holder fenced by a round stops before the claim. */
 #ifndef SRV_LEASE_H
 #define SRV_LEASE_H
 
@@ -21,12 +28,15 @@
 #include <stdint.h>
 
 typedef struct lease_rule {
-    uint64_t lease_ns;     /* how long a claim lasts without a renewal */
-    uint64_t margin_ns;    /* how much earlier than that the holder stops stepping */
-    uint64_t rank_step_ns; /* a takeover's delay per rank */
+    uint64_t lease_ns;       /* how long a claim lasts without a renewal */
+    uint64_t margin_ns;      /* how much earlier than that the holder stops stepping */
+    uint64_t rank_step_ns;   /* a takeover's delay per rank */
+    uint64_t alive_every_ns; /* a holder's heartbeats' period */
+    uint64_t alive_keep_ns;  /* how far past a round's sending its acknowledgement moves the fence */
+    uint64_t alive_quiet_ns; /* how long without a heartbeat listing a room before it may be claimed */
 } lease_rule;
 
-/* 3 s, 0.5 s, 150 ms. */
+/* 3 s, 0.5 s, 150 ms; heartbeats every 0.5 s, kept 2 s, quiet 2.5 s. */
 lease_rule lease_default_rule(void);
 /* How often a holder renews its claims: a third of the lease. */
 uint64_t lease_renew_every(const lease_rule *r);
@@ -50,6 +60,12 @@ uint64_t lease_age(const lease_watch *w, uint64_t now);
 uint64_t lease_fence(const lease_rule *r, uint64_t sent_ns);
 /* Whether the holder may step (and renew) at now: before its fence. */
 bool lease_may_step(uint64_t fence_ns, uint64_t now);
+
+/* The fence after a round sent at sent_ns that every node acknowledged. */
+uint64_t lease_alive_fence(const lease_rule *r, uint64_t sent_ns);
+/* Whether a heartbeat heard at heard_ns (0: none) still holds a room's
+ * claim off at now. */
+bool lease_heard(const lease_rule *r, uint64_t heard_ns, uint64_t now);
 
 /* A node's rank among n others for a takeover: how many of them have more
  * free budget, or as much and a lower id (0: it goes first). */

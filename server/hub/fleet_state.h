@@ -24,6 +24,8 @@ typedef struct fleet_state {
     bool draining;                      /* this node is asked to move its rooms elsewhere (drain.<id>) */
     uint64_t handed;                    /* rooms this node released at a save for the next holder (a drain, a stop) */
     uint64_t over_budget;               /* rooms it took over past its step budget (no live node had room for them) */
+    uint64_t rewatches;                 /* times its watch of the directory fell behind and was made anew */
+    uint64_t fences_kept;               /* heartbeat rounds that moved its fences on while the bucket took no write */
 } fleet_state;
 
 #endif

@@ -94,6 +94,13 @@ static void metrics_fleet(mtext *t, const net *n) {
     mt_one(t, "fluid_fleet_takeovers_over_budget_total", "counter",
            "Rooms this node took over past its step budget (no live node of the fleet had room for them).",
            (double)f.over_budget);
+    mt_one(t, "fluid_fleet_fences_kept_total", "counter",
+           "Heartbeat rounds, acknowledged by every other node, that kept this node's rooms stepping while the "
+           "directory's bucket took no write (its stream electing a leader).",
+           (double)f.fences_kept);
+    mt_one(t, "fluid_fleet_rewatches_total", "counter",
+           "Times this server's watch of the fleet's directory fell behind (its broker server died) and was made anew.",
+           (double)f.rewatches);
 }
 
 /* The message bus (--nats): its connection, its traffic, and on a sim node

@@ -187,6 +187,10 @@ out=$(as node1 FLUID_NATS_NODE1_PASS 'PUB $KV.fluid_fleet.node.2 2\r\n{}\r\n')
 check "the broker refuses node 1's write of node 2's record (\$KV.fluid_fleet.node.2)" refused "$out" '$KV.fluid_fleet.node.2'
 out=$(as node1 FLUID_NATS_NODE1_PASS 'PUB $JS.API.STREAM.DELETE.KV_fluid_fleet 0\r\n\r\n')
 check "the broker refuses node 1's request to delete the bucket's stream" refused "$out" '$JS.API.STREAM.DELETE.KV_fluid_fleet'
+out=$(as node1 FLUID_NATS_NODE1_PASS 'PUB fluid.fleet.alive.2 2\r\n1\n\r\n')
+check "the broker refuses node 1's heartbeat as node 2 (fluid.fleet.alive.2)" refused "$out" fluid.fleet.alive.2
+out=$(as node1 FLUID_NATS_NODE1_PASS 'PUB fluid.fleet.ack.3.2 1\r\n1\r\n')
+check "the broker refuses node 1's acknowledgement as node 2 (fluid.fleet.ack.3.2)" refused "$out" fluid.fleet.ack.3.2
 out=$(as relay1 FLUID_NATS_NODE1_PASS '')
 check "the broker refuses relay 1's user with node 1's password" grep -q "Authorization Violation" <<<"$out"
 out=$(as relay1 FLUID_NATS_RELAY1_PASS 'SUB fluid.fleet.reply.1 1\r\n')

@@ -69,8 +69,9 @@ $(eval $(call fuzz_harness,fuzz_bus,server/wire/bus_codec.c server/wire/bus_http
 # the invite tokens (libjwt, linked uninstrumented through SRV_LIBS)
 FUZZ_LIBS_fuzz_invite = $(CRYPTO_LIBS)
 $(eval $(call fuzz_harness,fuzz_invite,server/wire/invite.c server/hub/roles.c server/hub/room_name.c))
-# a fleet's directory: node records, room claims and keys read from the broker's bucket
-$(eval $(call fuzz_harness,fuzz_fleet,server/wire/fleet_doc.c server/hub/roles.c server/hub/room_name.c))
+# a fleet's directory: node records, room claims and keys read from the broker's bucket;
+# its heartbeats and their acknowledgements
+$(eval $(call fuzz_harness,fuzz_fleet,server/wire/fleet_doc.c server/wire/fleet_alive.c server/hub/roles.c server/hub/room_name.c))
 # a room's settings kept beside its world (room.json, read at start)
 $(eval $(call fuzz_harness,fuzz_room_doc,server/wire/room_doc.c server/hub/roles.c))
 $(eval $(call fuzz_harness,fuzz_recording,server/wire/recfile.c $(FC_SRC) $(FUZZ_WIRE) $(FUZZ_SIM)))

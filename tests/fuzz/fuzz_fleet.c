@@ -8,13 +8,17 @@
  * terminated texts, a manifest whose bytes fill its chunks, a cost in range:
  * 0 when a key of an older node has none), and writes and reads back the
  * same (a field of a later version, ignored, is not written back); a chunk
- * is accepted only with its save's number, its count and its length.
+ * is accepted only with its save's number, its count and its length; a
+ * heartbeat or an acknowledgement (server/wire/fleet_alive.c) reads to a
+ * round of 1 to 2^63-1 and names by the rule, none twice, and writes back
+ * to the very bytes it was read from.
  *
  * Built and run by tests/fuzz/fuzz.mk; seeds: tests/fuzz/corpus/fuzz_fleet. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fleet_alive.h"
 #include "fleet_doc.h"
 #include "fuzz_check.h"
 
@@ -101,11 +105,31 @@ static void key(const uint8_t *p, size_t n) {
     }
 }
 
+static void alive(const uint8_t *p, size_t n) {
+    static fleet_alive_msg m;
+    static char text[FLEET_ALIVE_MAX + 1];
+    char err[200];
+    uint64_t round = 0;
+    if (!fleet_ack_read(p, n, &round, err, sizeof err)) {
+        FUZZ_REQUIRE(round >= 1 && round <= 9223372036854775807ull);
+        const int len = fleet_ack_write(round, text, sizeof text);
+        FUZZ_REQUIRE(len == (int)n && !memcmp(text, p, n));
+    }
+    if (fleet_alive_read(p, n, &m, err, sizeof err)) return;
+    FUZZ_REQUIRE(m.round >= 1 && m.nrooms >= 0 && m.nrooms <= FLEET_ALIVE_ROOMS);
+    for (int i = 0; i < m.nrooms; i++) {
+        FUZZ_REQUIRE(room_name_ok(m.rooms[i], strlen(m.rooms[i]), NULL, 0));
+        for (int j = 0; j < i; j++) FUZZ_REQUIRE(strcmp(m.rooms[i], m.rooms[j]));
+    }
+    const int len = fleet_alive_write(&m, text, sizeof text);
+    FUZZ_REQUIRE(len == (int)n && !memcmp(text, p, n));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1) return 0;
     const uint8_t *p = data + 1;
     size_t n = size - 1;
-    switch (data[0] % 4) {
+    switch (data[0] % 5) {
     case 0:
         node(p, n);
         break;
@@ -114,6 +138,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         break;
     case 2:
         key(p, n);
+        break;
+    case 4:
+        alive(p, n);
         break;
     default:
         chunk(p, n);

@@ -6,9 +6,13 @@
 // killed (SIGKILL): no room changes holder or claim, every room steps on,
 // and its snapshots go on being written; brought back, that server rejoins
 // (JetStream lists it as a current replica of both) and nothing moves.
-// (The leader's kill is not here: NATS elects a new leader after 4-9 s,
-// longer than a claim's 3 s lease; see docs/fleet.md.)  Nothing is timed:
-// each state is waited for.
+// Then the server that leads the bucket is killed: no write to the bucket
+// succeeds until the cluster elects another leader (4-9 s, longer than a
+// claim's 3 s lease), and the holders' heartbeats, acknowledged by the other
+// node, keep their rooms stepping (docs/fleet.md, "A broker that is a
+// cluster"): no room changes holder or claim, none is lost or taken over,
+// no sim thread stops at its fence, and every room is saved again once
+// the bucket has a leader.  Nothing is timed: each state is waited for.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -139,6 +143,56 @@ test('a fleet on a 3-server NATS cluster: a server killed, no room stops or move
     assert.deepEqual({ node: r.node, claim: r.claim }, before.get(name), `${name} kept its holder and claim after the rejoin: ${logs()}`);
   }
   t.diagnostic(`${follower.name} brought back: a current replica of the bucket and the snapshots`);
+
+  // the bucket's leader killed: its writes fail until a new leader is elected; nothing stops or moves
+  const l1 = await leaders(alive);
+  const leader = bs.find((b) => b.name === l1.kv);
+  assert.ok(leader, `the bucket has a leader: ${JSON.stringify(l1)}`);
+  const via = bs.find((b) => b !== leader);
+  const metric = (text, name) => Number(new RegExp(`^${name.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1]);
+  const counts = async () => {
+    const out = {};
+    for (const [id, s] of byId) {
+      const m = (await get(s, '/metrics')).text;
+      out[id] = Object.fromEntries([['lost', 'rooms_lost_total'], ['takeovers', 'takeovers_total'], ['kept', 'fences_kept_total'],
+        ['failed', 'renewals_total{result="failed"}']].map(([k, name]) => [k, metric(m, `fluid_fleet_${name}`)]));
+    }
+    return out;
+  };
+  const c0 = await counts();
+  const logAt = new Map([...byId].map(([id, s]) => [id, s.stderr.length]));
+  const ticks1 = new Map(), snap1 = new Map(f2.rooms.map((r) => [r.name, r.snap.tick]));
+  for (const name of names) ticks1.set(name, (await get(byId.get(before.get(name).node), `/api/rooms/${name}/stats`)).json.tick);
+  await killBroker(leader);
+  t.diagnostic(`killed ${leader.name}, the bucket's leader (snapshots' leader: ${l1.snap})`);
+  await until(async () => { const l = await leaders(via).catch(() => ({})); return l.kv && l.kv !== leader.name; }, 'a new leader of the bucket');
+  await until(async () => {
+    const f = await fleet(a);
+    return names.every((n) => { const r = f.rooms.find((x) => x.name === n); return r && r.snap && r.snap.tick > snap1.get(n); });
+  }, 'every room saved again under the new leader').catch(async (e) => {
+    throw new Error(`${e.message}: ${JSON.stringify((await fleet(a)).rooms)}\n${logs()}`);
+  });
+  const f3 = await fleet(a), c1 = await counts();
+  t.diagnostic(`counters before ${JSON.stringify(c0)}, after ${JSON.stringify(c1)}`);
+  for (const name of names) {
+    const r = f3.rooms.find((x) => x.name === name);
+    assert.deepEqual({ node: r.node, claim: r.claim }, before.get(name), `${name} kept its holder and claim through the election: ${logs()}`);
+    const tick = (await get(byId.get(r.node), `/api/rooms/${name}/stats`)).json.tick;
+    assert.ok(tick > ticks1.get(name), `${name} stepped on: tick ${ticks1.get(name)} -> ${tick}`);
+  }
+  for (const [id, s] of byId) {
+    assert.equal(c1[id].lost, c0[id].lost, `node ${id} lost no room: ${logs()}`);
+    assert.equal(c1[id].takeovers, c0[id].takeovers, `node ${id} took no room over: ${logs()}`);
+    const since = s.stderr.slice(logAt.get(id));
+    assert.doesNotMatch(since, /stepping stops at tick/, `node ${id}: no room stopped at its fence:\n${since.slice(-2000)}`);
+  }
+  // the election outlasted a fence, so the heartbeats carried the rooms: some renewal failed, and some
+  // round moved a fence on while the bucket took no write
+  const failed = [...byId.keys()].reduce((n, id) => n + c1[id].failed - c0[id].failed, 0);
+  const kept = [...byId.keys()].reduce((n, id) => n + c1[id].kept - c0[id].kept, 0);
+  assert.ok(failed > 0 && kept > 0, `renewals failed during the election (${failed}) and heartbeats kept fences (${kept})`);
+  await startBroker(leader);
+
   for (const [id, s] of byId) {
     const end = await s.stop('SIGTERM');
     assert.equal(end.code, 0, `node ${id}: ${s.stderr.slice(-1500)}`);

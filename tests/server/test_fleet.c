@@ -4,10 +4,13 @@
  * nothing here reads a clock) and the directory's values
  * (server/wire/fleet_doc.c: node records and room claims written and read
  * back, and refused when malformed, over-long or out of range; a field of
- * another version: a room's key without its cost, a field not known). */
+ * another version: a room's key without its cost, a field not known); the
+ * heartbeat rule (a round's fence ends before a node that acknowledged it
+ * may claim) and the heartbeats' text (server/wire/fleet_alive.c). */
 #include <stdio.h>
 #include <string.h>
 
+#include "fleet_alive.h"
 #include "fleet_doc.h"
 #include "lease.h"
 #include "testlib.h"
@@ -46,6 +49,78 @@ static void test_fence_before_orphan(void) {
               (unsigned long long)fence);
     }
     CHECK(lease_renew_every(&r) == r.lease_ns / 3, "renewals every lease/3");
+}
+
+/* A round sent at t, heard by another node at h >= t (on its clock: no
+ * earlier, in real time, than the sending) and acknowledged: the holder's
+ * fence from it ends before that node may claim any room the round listed,
+ * by at least a margin for a tick under way at the fence. */
+static void test_heartbeat_rule(void) {
+    const lease_rule r = lease_default_rule();
+    CHECK(r.alive_quiet_ns >= r.alive_keep_ns + r.margin_ns, "quiet %llu >= keep %llu + margin %llu",
+          (unsigned long long)r.alive_quiet_ns, (unsigned long long)r.alive_keep_ns, (unsigned long long)r.margin_ns);
+    CHECK(r.alive_every_ns * 3 <= r.alive_keep_ns, "several rounds within a round's extension");
+    CHECK(r.alive_quiet_ns < r.lease_ns, "a dead holder's rooms are claimed at the lease, as before");
+    for (uint64_t t = 10 * S; t < 12 * S; t += S / 8) {
+        const uint64_t fence = lease_alive_fence(&r, t);
+        for (uint64_t h = t; h < t + S; h += S / 10) {
+            uint64_t claim = h;
+            while (lease_heard(&r, h, claim)) claim += S / 100;
+            CHECK(claim >= fence + r.margin_ns, "claimable at %llu, the round's fence %llu", (unsigned long long)claim,
+                  (unsigned long long)fence);
+        }
+    }
+    CHECK(!lease_heard(&r, 0, 5 * S), "never heard: no hold");
+    CHECK(lease_heard(&r, 5 * S, 5 * S) && !lease_heard(&r, 5 * S, 5 * S + r.alive_quiet_ns),
+          "held off for alive_quiet_ns after the heartbeat");
+}
+
+static void test_heartbeat_text(void) {
+    static fleet_alive_msg m, back;
+    char text[FLEET_ALIVE_MAX + 1], err[200];
+    m.round = 42;
+    m.nrooms = 2;
+    snprintf(m.rooms[0], ROOM_NAME_CAP, "lab");
+    snprintf(m.rooms[1], ROOM_NAME_CAP, "class-7b");
+    int len = fleet_alive_write(&m, text, sizeof text);
+    CHECK(len == (int)strlen("42\nlab\nclass-7b\n") && !strcmp(text, "42\nlab\nclass-7b\n"), "written: %s", text);
+    CHECK(!fleet_alive_read(text, (size_t)len, &back, err, sizeof err), "read back: %s", err);
+    CHECK(back.round == 42 && back.nrooms == 2 && !strcmp(back.rooms[1], "class-7b"), "the same");
+    CHECK(!fleet_alive_read("7\n", 2, &back, err, sizeof err) && back.nrooms == 0, "a round with no room reads");
+    m.nrooms = FLEET_ALIVE_ROOMS; /* the most: every name as long as the rule allows */
+    for (int i = 0; i < m.nrooms; i++)
+        snprintf(m.rooms[i], ROOM_NAME_CAP, "room-%03u-abcdefghijklmnopqrstu", (unsigned)i % 1000u);
+    m.round = 9223372036854775807ull;
+    len = fleet_alive_write(&m, text, sizeof text);
+    CHECK(len > 0 && len <= FLEET_ALIVE_MAX, "the longest fits: %d of %d", len, FLEET_ALIVE_MAX);
+    CHECK(!fleet_alive_read(text, (size_t)len, &back, err, sizeof err) && back.nrooms == FLEET_ALIVE_ROOMS &&
+              back.round == m.round,
+          "and reads back: %s", err);
+    static const char *const bad[] = {
+        "",                      /* no round */
+        "0\nlab\n",              /* round 0 */
+        "07\nlab\n",             /* a leading zero */
+        "-1\nlab\n",             /* a sign */
+        "9223372036854775808\n", /* past 2^63-1 */
+        "3 \nlab\n",             /* a space */
+        "3\nLab\n",              /* a name off the rule */
+        "3\nlab",                /* its last line unterminated */
+        "3\nlab\nlab\n",         /* a room twice */
+        "3\n\n",                 /* an empty name */
+        "3\nl\0b\n",             /* a NUL in a name */
+    };
+    static const size_t bad_len[] = {0, 6, 7, 7, 20, 7, 6, 5, 10, 3, 6};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = 0;
+        CHECK(fleet_alive_read(bad[i], bad_len[i], &back, err, sizeof err) == -1 && err[0], "refused: case %zu (%s)", i,
+              err);
+    }
+    CHECK(fleet_alive_read(text, FLEET_ALIVE_MAX + 1, &back, err, sizeof err) == -1, "an over-long one unread");
+    uint64_t round = 0;
+    len = fleet_ack_write(77, text, sizeof text);
+    CHECK(len == 2 && !fleet_ack_read(text, (size_t)len, &round, err, sizeof err) && round == 77, "an ack");
+    CHECK(fleet_ack_read("77\n", 3, &round, err, sizeof err) == -1, "an ack is the round alone");
+    CHECK(fleet_ack_read("", 0, &round, err, sizeof err) == -1, "an empty ack");
 }
 
 static void test_takeover_rank(void) {
@@ -302,6 +377,8 @@ int main(int argc, char **argv) {
         {"orphan_from_revisions", test_orphan_from_revisions},
         {"fence_before_orphan", test_fence_before_orphan},
         {"takeover_rank", test_takeover_rank},
+        {"heartbeat_rule", test_heartbeat_rule},
+        {"heartbeat_text", test_heartbeat_text},
         {"values_round_trip", test_values_round_trip},
         {"values_refused", test_values_refused},
         {"snapshot_manifest", test_snapshot_manifest},
