@@ -14,6 +14,12 @@
 # through a relay gets its frames again; `podman kill` of a NATS server that
 # leads neither stream: no room moves, every room steps on and is saved
 # again; brought back, that server is a current replica of both streams.
+# Invites: every node signs with the one key the test makes (the compose
+# file's secret `fleet_secret`); an owner's invite made through relay 1
+# grants its role through relay 2 (REST and WebSocket) and through a node
+# that does not hold its room (a forged one is refused), after its room's
+# holder is killed, and after its room's holder is drained (the room moves
+# to another node).
 # Nothing is timed: each state is waited for, a deadline only turns a hang
 # into a failure (the wall times are printed as notes).  Tears everything
 # down (containers, their volumes, the pod, the network) even when a check
@@ -24,6 +30,7 @@
 #   sudo FLUID_TEST_IMAGE=localhost/fluid-server:test bash tests/docker/test_fleet.sh
 # Environment: BUILD (build), logs go to $BUILD/docker/fleet-*.log;
 # FLUID_TEST_IMAGE (localhost/fluid-server:test), which must exist.
+# Needs openssl (the invites' key).
 # shellcheck disable=SC2016 # a NATS subject's $ is not the shell's
 set -uo pipefail
 
@@ -44,6 +51,7 @@ WAIT=60 # s: the deadline of each wait
 # shellcheck source=tests/docker/checks.sh
 . "$repo/tests/docker/checks.sh"
 started=0
+keydir=
 t0=$(date +%s)
 # until_ok SECONDS COMMAND...: runs COMMAND every half second until it
 # succeeds (0) or SECONDS have passed (1).
@@ -83,6 +91,7 @@ cleanup() {
 finish() {
   trap - EXIT INT TERM
   cleanup
+  [ -n "$keydir" ] && rm -rf "$keydir"
   note "fleet: $(($(date +%s) - t0)) s; logs in $logdir/fleet-*.log"
   summary_exit
 }
@@ -111,6 +120,7 @@ quiet() { "$@" >/dev/null 2>&1; }
 podman image exists "$IMAGE" || abort "the image $IMAGE exists (make test-docker builds it)"
 command -v podman-compose >/dev/null || abort "podman-compose is installed (scripts/deps.sh docker)"
 [ -d tests/server/node_modules ] || abort "the WebSocket probe's modules are installed (make tests/server/node_modules/.installed)"
+command -v openssl >/dev/null || abort "openssl is installed (the invites' key)"
 
 # --- up -------------------------------------------------------------------------
 TOKEN=$(secret)
@@ -118,6 +128,14 @@ export FLUID_IMAGE=$IMAGE FLUID_TOKEN=$TOKEN
 for user in NODE1 NODE2 NODE3 RELAY1 RELAY2; do
   export "FLUID_NATS_${user}_PASS=$(secret)"
 done
+# The nodes' one invite key, made as the compose file's header says: 64 hex
+# digits, mode 0400, owned by the server's user (uid 10001).
+keydir=$(mktemp -d)
+(umask 077 && openssl rand -hex 32 >"$keydir/fleet-secret.key") || abort "openssl rand makes the invites' key"
+if ! chown 10001:10001 "$keydir/fleet-secret.key" || ! chmod 0400 "$keydir/fleet-secret.key"; then
+  abort "the invites' key is the server's user's (uid 10001), mode 0400"
+fi
+export FLUID_FLEET_SECRET_FILE=$keydir/fleet-secret.key
 # Small worlds, one simulation thread each (three nodes share the machine);
 # an unwatched room steps on (the NATS server's kill is checked on its ticks).
 export FLUID_PARTICLES=1000 FLUID_THREADS=1 FLUID_ROOM_IDLE_S=0
@@ -150,6 +168,15 @@ else
   for s in nats-1 node-1 relay-1; do podman logs "$(container "$s")" 2>&1 | tail -n 5 | sed "s/^/# $s: /"; done
   abort "every node and relay is connected and sees the 3 live nodes within 120 s"
 fi
+keyed() {
+  local i
+  for i in 1 2 3; do
+    # not grep -q: it would stop reading at the first match, and podman logs fail writing (pipefail)
+    podman logs "$(container "node-$i")" 2>&1 | grep 'invites: signed with the key in /run/secrets/fleet_secret' >/dev/null ||
+      return 1
+  done
+}
+check "every node signs invites with the fleet's key (/run/secrets/fleet_secret, from $FLUID_FLEET_SECRET_FILE)" keyed
 
 # --- the broker: JetStream's copies, the users' permissions ----------------------
 # jsz SERVER: the server's JetStream report (/jsz, on its loopback only).
@@ -239,6 +266,42 @@ tick() {
   h=$(holder "$1") && get "${NODE_PORT[$h]}" "/api/rooms/$1" | json tick
 }
 
+# code PORT PATH [CREDENTIAL]: the status of a GET there.
+code() {
+  local auth=()
+  [ -n "${3:-}" ] && auth=(-H "Authorization: Bearer $3")
+  curl -sS --max-time 30 -o /dev/null -w '%{http_code}' "${auth[@]}" "http://127.0.0.1:$1$2"
+}
+# answers STATUS PORT PATH [CREDENTIAL]: a GET there answers STATUS (the
+# status it answered is left in $got).
+answers() {
+  got=$(code "$2" "$3" "${4:-}")
+  [ "$got" = "$1" ]
+}
+# expect DESCRIPTION STATUS PORT PATH [CREDENTIAL]: one check line, waited
+# for: a server's view of a room that just moved may say for a moment that
+# no node holds it (503).
+expect() {
+  local what=$1
+  shift
+  if until_ok "$WAIT" answers "$@"; then ok "$what: $got"; else not_ok "$what: $got, not $1"; fi
+}
+# invite ROOM: an owner's invite of ROOM made through relay 1 with the
+# administrator's token (its token; fails unless 201).
+invite() {
+  local r
+  r=$(post "$R1" "/api/rooms/$1/invites" '{"role": "owner", "ttl_s": 3600}' "$TOKEN")
+  [ "${r%% *}" = 201 ] && json token <<<"${r#* }"
+}
+# forged TOKEN: TOKEN with one character of its signature changed (one in
+# the middle: the last one's low bits are not the MAC's).
+forged() {
+  local sig=${1##*.} c
+  c=A
+  [ "${sig:20:1}" = A ] && c=B
+  echo "${1%.*}.${sig:0:20}$c${sig:21}"
+}
+
 probe=$(node tests/docker/ws_probe.mjs "ws://127.0.0.1:$R2/r/alpha/" 3 15000)
 note "relay 2, room alpha: $probe"
 # particles ROOM: the room's particle count at its holder.
@@ -252,6 +315,8 @@ check "a viewer of room alpha through relay 2: hello, then frames that decode (i
 
 note "$(($(date +%s) - t0)) s"
 # --- a sim node killed ------------------------------------------------------------
+inv_alpha=$(invite alpha)
+check "an owner's invite of room alpha made through relay 1 (its holder signs it)" test -n "$inv_alpha"
 victim=$(holder alpha) c0=$(claim alpha)
 tk=$(date +%s.%N)
 check "podman kill node-$victim (holds room alpha, claim $c0)" quiet podman kill "$(container "node-$victim")"
@@ -268,6 +333,8 @@ note "relay 1, room alpha: $probe"
 check "a viewer of room alpha through relay 1 gets frames from its new holder ($n particles, tick $(json tick <<<"$probe"))" \
   test "$(json ok <<<"$probe")" = true -a "$(json n <<<"$probe")" = "$n"
 check "every room is held after the kill" until_ok "$WAIT" held_all "$R1"
+expect "room alpha's invite, made before the kill, lists its clients (an owner's route) through relay 2 at its new holder" \
+  200 "$R2" /api/rooms/alpha/clients "$inv_alpha"
 
 note "$(($(date +%s) - t0)) s"
 # --- a NATS server killed ---------------------------------------------------------
@@ -286,6 +353,7 @@ for room in "${ROOMS[@]}"; do
   [ -n "${T0[$room]}" ] || abort "room $room's tick at its holder (node ${H0[$room]})"
 done
 s0=$(fleet "$R1" | jsq "Math.max(...d.rooms.map((r) => r.snap.save))")
+tks=$(date +%s)
 check "podman kill $spare (leads neither stream)" quiet podman kill "$(container "$spare")"
 # steps_on: every room's tick at its holder a simulated second past the one
 # before the kill, and every room saved twice since.
@@ -317,6 +385,64 @@ rejoined() {
 }
 check "$spare rejoins: a current replica of both streams again" until_ok "$WAIT" rejoined
 check "no room changed holder or claim after $spare rejoined" stayed
+
+note "$(($(date +%s) - t0)) s"
+# --- an invite across the fleet, and a drain ----------------------------------------
+# A server whose bucket watch was served by the NATS server killed above
+# sees the bucket's changes again only once its watch is made anew: a room
+# placed before then on a node that does not see it is refused (503, not
+# claimed within 5 s).  So first every live node's and relay's view of the
+# rooms is current (all held, none orphaned), however long that took.
+current_views() {
+  local p
+  for p in "$R1" "$R2" "${NODE_PORT[@]}"; do
+    [ "$p" = "${NODE_PORT[$victim]}" ] || held_all "$p" || return 1
+  done
+}
+check "every live node's and relay's view of the rooms is current again (all held, none orphaned)" until_ok "$WAIT" current_views
+note "every view current $(($(date +%s) - tks)) s after $spare was killed"
+r=$(post "$R1" /api/rooms '{"name": "delta", "particles": 1000}' "$TOKEN")
+check "POST /api/rooms 'delta' through relay 1: 201, placed on node $(json node <<<"${r#* }")" test "${r%% *}" = 201
+held_delta() { fleet "$1" 2>/dev/null | jsq "d.rooms.some((r) => r.name === 'delta' && r.node > 0 && r.claim > 0 && !r.orphaned)" >/dev/null; }
+check "room delta is held (relay 2's view)" until_ok "$WAIT" held_delta "$R2"
+inv=$(invite delta)
+check "an owner's invite of room delta made through relay 1" test -n "$inv"
+h=$(holder delta) c0=$(claim delta)
+# other: a live node that does not hold room delta
+other=$(fleet "$R1" | jsq "d.nodes.filter((n) => n.live && n.id !== $h)[0].id")
+if [ -z "$h" ] || [ -z "$other" ]; then
+  abort "room delta's holder and another live node (holder '$h', other '$other')"
+fi
+note "room delta: held by node $h (claim $c0); node $other does not hold it"
+clients=/api/rooms/delta/clients
+expect "GET $clients through relay 2 without a credential (the public role, player): refused" 403 "$R2" "$clients"
+expect "GET $clients through relay 2 with a forged invite: refused" 401 "$R2" "$clients" "$(forged "$inv")"
+expect "GET $clients through relay 2 with the invite" 200 "$R2" "$clients" "$inv"
+expect "GET $clients through node $other (which does not hold it) with the invite" 200 "${NODE_PORT[$other]}" "$clients" "$inv"
+expect "GET $clients at its holder, node $h, with the invite" 200 "${NODE_PORT[$h]}" "$clients" "$inv"
+# role_is PORT ROLE: a viewer of room delta with the invite in its URL (as
+# the invite's link has it) through that relay is told ROLE in its hello.
+role_is() {
+  probe=$(node tests/docker/ws_probe.mjs "ws://127.0.0.1:$1/r/delta/?invite=$inv" 2 15000)
+  [ "$(json ok <<<"$probe")" = true ] && [ "$(json hello.role <<<"$probe")" = "$2" ]
+}
+check "a viewer of room delta through relay 2 with the invite's link: role owner in its hello, frames" role_is "$R2" owner
+r=$(post "${NODE_PORT[$other]}" "/api/fleet/nodes/$h/drain" '{}' "$TOKEN")
+check "POST /api/fleet/nodes/$h/drain at node $other (room delta's holder drained): 202" test "${r%% *}" = 202
+moved_delta() { fleet "$R2" 2>/dev/null | jsq "d.rooms.some((r) => r.name === 'delta' && r.node > 0 && r.node !== $h && r.claim > $c0 && !r.orphaned)" >/dev/null; }
+check "room delta moves off node $h" until_ok "$WAIT" moved_delta
+h2=$(holder delta "$R2")
+note "room delta: held by node $h2 (claim $(claim delta "$R2")) after the drain"
+expect "after the move, GET $clients through relay 2 with the same invite" 200 "$R2" "$clients" "$inv"
+expect "after the move, GET $clients through relay 1 with the same invite" 200 "$R1" "$clients" "$inv"
+expect "after the move, GET $clients through node $h (drained, holds it no more) with the same invite" 200 "${NODE_PORT[$h]}" "$clients" "$inv"
+expect "after the move, GET $clients at its new holder, node $h2, with the same invite" 200 "${NODE_PORT[$h2]}" "$clients" "$inv"
+expect "after the move, a forged invite is still refused (relay 2)" 401 "$R2" "$clients" "$(forged "$inv")"
+check "after the move, a viewer through relay 1 with the invite's link: role owner in its hello, frames" \
+  until_ok "$WAIT" role_is "$R1" owner
+r=$(curl -sS --max-time 15 -o /dev/null -w '%{http_code}' -X DELETE -H "Authorization: Bearer $TOKEN" \
+  "http://127.0.0.1:${NODE_PORT[$other]}/api/fleet/nodes/$h/drain")
+check "DELETE /api/fleet/nodes/$h/drain (the drain cancelled): 202" test "$r" = 202
 
 # The brokers' logs: no permission refused to a node or a relay at work,
 # only the 4 publishes and 2 subscriptions refused on purpose above.

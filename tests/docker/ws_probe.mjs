@@ -3,7 +3,8 @@
 // binary msgpack `frame` messages follow whose v2 payloads decode (the oracle
 // of the web client's decoder, tests/web/oracle/frame_decoder.js), and prints one JSON line:
 //   {"ok":true,"hello":{...},"frames":N,"n":particles,"tick":...}
-// or {"ok":false,"error":"..."} (exit status 1).
+// or {"ok":false,"error":"..."} (exit status 1); `hello` has the hello's
+// version, scene, client_id and role.
 //   node tests/docker/ws_probe.mjs ws://127.0.0.1:PORT/ [frames=3] [timeout_ms=15000]
 // ws and @msgpack/msgpack are the server tests' pinned modules
 // (tests/server/node_modules, made by `make tests/server/node_modules/.installed`).
@@ -33,7 +34,7 @@ const timer = setTimeout(() => done({ ok: false, error: `timed out after ${timeo
 let hello = null, frames = 0, last = null, count = 0, protocol = '';
 
 function state() {
-  return { protocol, messages: count, frames, hello: hello && { version: hello.version, scene: hello.scene, client_id: hello.client_id } };
+  return { protocol, messages: count, frames, hello: hello && { version: hello.version, scene: hello.scene, client_id: hello.client_id, role: hello.role } };
 }
 
 ws.on('open', () => { protocol = ws.protocol; });

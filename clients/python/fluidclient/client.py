@@ -118,7 +118,17 @@ class Client:
         """One request; returns (status, headers, body bytes) of a 2xx answer,
         raises FluidError for any other.  body: a dict (sent as JSON) or bytes.
         scoped: a path of this client's room (False: the server's own, as
-        the rooms' routes are)."""
+        the rooms' routes are).
+
+        A GET answered 421 ``misdirected`` is asked again, once, of the
+        server that answer names: a server of a fleet answers so a read of
+        a room another sim node holds that it cannot pass on (a snapshot, an
+        export, any read with a query string), with that node's REST URL
+        (``url``).  The same path and query go there with the same
+        Authorization (this client's token), on a connection of their own;
+        its answer is the request's.  Not from https to an http URL (the
+        token would travel in the clear): the 421 is raised then, as it is
+        for any other method."""
         if scoped:
             path = self._path(path)
         if query:
@@ -138,6 +148,17 @@ class Client:
             headers["Accept"] = accept
         if self.token:
             headers["Authorization"] = "Bearer " + self.token
+        r, payload = self._exchange(method, path, data, headers)
+        if r.status == 421 and method == "GET":
+            holder = _misdirected_to(r.status, r.getheader("Content-Type") or "", payload, self._scheme)
+            if holder is not None:
+                r, payload = _ask_once(holder, path, headers, self.timeout)
+        if r.status // 100 != 2:
+            raise _error(r.status, r.getheader("Content-Type") or "", payload, r.getheader("Retry-After"))
+        return r.status, r, payload
+
+    def _exchange(self, method, path, data, headers):
+        """The request on this client's connection: (response, body bytes)."""
         for attempt in (0, 1):
             conn = self._connection()
             fresh = conn.sock is None
@@ -152,9 +173,7 @@ class Client:
                     raise
         if r.will_close:
             self.close()
-        if r.status // 100 != 2:
-            raise _error(r.status, r.getheader("Content-Type") or "", payload, r.getheader("Retry-After"))
-        return r.status, r, payload
+        return r, payload
 
     def _json(self, method, path, body=None, query=None, scoped=True):
         _, _, payload = self.request(method, path, body, query, scoped=scoped)
@@ -489,6 +508,44 @@ def _vec(v):
     if v is None:
         return None
     return [float(x) for x in (v.tolist() if hasattr(v, "tolist") else v)]
+
+
+def _misdirected_to(status, ctype, payload, scheme):
+    """Where a 421 ``misdirected`` answer (status, its Content-Type, its
+    body bytes) sends a read: the holder's URL split (urllib's SplitResult),
+    or None when the answer is not one, names no http(s) URL with a host,
+    or would take a request made over https (``scheme``) to http."""
+    if status != 421 or not ctype.startswith("application/json"):
+        return None
+    try:
+        j = json.loads(payload)
+    except ValueError:
+        return None
+    url = j.get("url") if isinstance(j, dict) and j.get("code") == "misdirected" else None
+    if not isinstance(url, str):
+        return None
+    try:
+        u = urlsplit(url)
+        u.port  # a port that is not a number raises here
+    except ValueError:
+        return None
+    if u.scheme not in ("http", "https") or not u.hostname or (scheme == "https" and u.scheme != "https"):
+        return None
+    return u
+
+
+def _ask_once(u, path, headers, timeout):
+    """One GET of path (with its query) at the server u names (a split URL;
+    its own path, if any, comes first), on a connection closed after it:
+    (response, body bytes)."""
+    cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
+    conn = cls(u.hostname, u.port or (443 if u.scheme == "https" else 80), timeout=timeout)
+    try:
+        conn.request("GET", u.path.rstrip("/") + path, headers=headers)
+        r = conn.getresponse()
+        return r, r.read()
+    finally:
+        conn.close()
 
 
 def _error(status, ctype, payload, retry_after):
