@@ -101,6 +101,66 @@ static int setup(fleet *f) {
     return 0;
 }
 
+/* ---- A new watch when the one in use fell behind -------------------------------- */
+
+/* A new watch of the bucket, made on the rewatcher's thread: making it asks
+ * the cluster for a consumer, which may wait seconds while the cluster
+ * recovers from a dead server, and the fleet thread goes on renewing and
+ * beating meanwhile. */
+typedef struct rewatch_job {
+    kvStore *kv;
+} rewatch_job;
+typedef struct rewatch_made {
+    kvWatcher *w; /* NULL: not made (status says why) */
+    natsStatus status;
+} rewatch_made;
+
+static void make_watch(void *ctx, const void *job, void *answer) {
+    (void)ctx;
+    rewatch_made *m = answer;
+    m->status = kvStore_WatchAll(&m->w, ((const rewatch_job *)job)->kv, NULL);
+    if (m->status != NATS_OK) m->w = NULL;
+}
+
+static void drop_watch(void *ctx, void *answer) {
+    (void)ctx;
+    kvWatcher *w = ((rewatch_made *)answer)->w;
+    if (!w) return;
+    kvWatcher_Stop(w);
+    kvWatcher_Destroy(w);
+}
+
+/* The watch in use stale (fleet_dir_stale): a new one asked for, the old
+ * one read meanwhile (it may catch up); once made, it takes the old one's
+ * place and gives every value again (the view takes them as they come:
+ * a revision seen already moves nothing). */
+static void rewatch_pass(fleet *f, uint64_t now) {
+    rewatch_made m;
+    if (f->rewatching && job_thread_take(f->rewatcher, &m, 1) == 1) {
+        f->rewatching = false;
+        if (!m.w) {
+            log_warn("fleet: the directory's new watch was not made: %s; tried again", natsStatus_GetText(m.status));
+            return;
+        }
+        kvWatcher_Stop(f->watch);
+        kvWatcher_Destroy(f->watch);
+        f->watch = m.w;
+        f->watch_begun_ns = f->heard_ns = now, f->unseen_ns = 0;
+        log_info("fleet: the directory is watched anew");
+        return;
+    }
+    if (f->rewatching || !fleet_dir_stale(f, now)) return;
+    const rewatch_job job = {.kv = f->kv};
+    if (!job_thread_ask(f->rewatcher, &job)) return;
+    f->rewatching = true;
+    f->st.rewatches++;
+    const uint64_t stale = f->stale_ns ? f->stale_ns : FLEET_WATCH_STALE_NS;
+    f->stale_ns = stale < 30000000000ull ? 2 * stale : 60000000000ull;
+    f->watch_begun_ns = now; /* not asked again before a new silence */
+    log_warn("fleet: the directory's watch fell behind (%s): watching it anew",
+             f->relay ? "no value for a while" : "this node's record not shown back after its write");
+}
+
 static void *fleet_main(void *arg) {
     fleet *f = arg;
     thread_name_set("fleet", NULL);
@@ -118,17 +178,7 @@ static void *fleet_main(void *arg) {
         }
         fleet_dir_drain(f, 20); /* also the thread's pace: a pass at least every 20 ms */
         now = clock_now_ns();
-        if (fleet_dir_stale(f, now)) { /* watched anew at once (setup) */
-            f->st.rewatches++;
-            const uint64_t stale = f->stale_ns ? f->stale_ns : FLEET_WATCH_STALE_NS;
-            f->stale_ns = stale < 30000000000ull ? 2 * stale : 60000000000ull;
-            log_warn("fleet: the directory's watch fell behind (%s): watching it anew",
-                     f->relay ? "no value for a while" : "this node's record not shown back after its write");
-            kvWatcher_Stop(f->watch);
-            kvWatcher_Destroy(f->watch);
-            f->watch = NULL;
-            continue;
-        }
+        rewatch_pass(f, now);
         if (f->relay) { /* it reads the directory only */
             fleet_mirror_pass(f);
             if (now - f->last_doc_ns >= DOC_EVERY_NS) {
@@ -185,7 +235,15 @@ fleet *fleet_create(const srv_config *cfg, rooms *dir, hub *home, const char *ur
     f->st.enabled = true;
     pthread_mutex_init(&f->mu, NULL);
     pthread_cond_init(&f->cv, NULL);
-    if ((!f->relay && !(f->maker = fleet_maker_create(dir, cfg->net_nice, err, errlen))) ||
+    const job_thread_def rw = {.name = "fleet-watch",
+                               .nice = f->relay ? 0 : cfg->net_nice,
+                               .job_size = sizeof(rewatch_job),
+                               .answer_size = sizeof(rewatch_made),
+                               .cap = 1,
+                               .run = make_watch,
+                               .drop_answer = drop_watch};
+    if (!(f->rewatcher = job_thread_create(&rw, err, errlen)) ||
+        (!f->relay && !(f->maker = fleet_maker_create(dir, cfg->net_nice, err, errlen))) ||
         (!f->relay && !(f->saver = fleet_saver_create(f, cfg->net_nice, err, errlen))) ||
         make_options(f, err, errlen)) {
         fleet_destroy(f);
@@ -235,6 +293,7 @@ void fleet_destroy(fleet *f) {
     pthread_mutex_unlock(&f->mu);
     job_thread_destroy(f->saver);
     fleet_maker_destroy(f->maker);
+    job_thread_destroy(f->rewatcher);    /* a new watch made and not taken: dropped */
     for (int i = 0; i < f->nroom; i++) { /* they stay listed: rooms_stop stops them */
         fleet_move_drop(&f->room[i]);
         room_unref(f->room[i].r);

@@ -158,9 +158,11 @@ struct fleet {
      * since unseen_ns (0: seen), at revision put_rev; on a relay, the last
      * value the watch gave (fleet_dir_stale) */
     uint64_t unseen_ns, put_rev, heard_ns, watch_begun_ns;
-    uint64_t stale_ns;  /* how long a silence is a stale watch: FLEET_WATCH_STALE_NS, doubled at each rewatch
-                           that brought no node record moving (at most a minute) */
-    bool drain_cleared; /* its own drain.<id> deleted at start (once) */
+    job_thread *rewatcher; /* makes a new watch (fleet.c) */
+    bool rewatching;       /* ... asked, not yet taken back */
+    uint64_t stale_ns;     /* how long a silence is a stale watch: FLEET_WATCH_STALE_NS, doubled at each rewatch
+                              that brought no node record moving (at most a minute) */
+    bool drain_cleared;    /* its own drain.<id> deleted at start (once) */
     /* heartbeats (fleet_beat.c) */
     natsSubscription *beat_sub, *ack_sub;
     uint64_t beat_round, beat_sent_ns, next_beat_ns;
@@ -179,7 +181,9 @@ void fleet_dir_drain(fleet *f, int wait_ms);
  * it knows of nodes (each puts its record every second; after a rewatch
  * that brought no record moving, twice as long).  A watch served by
  * a broker server that died may stay silent for many seconds before the
- * client makes it again; the fleet thread then watches anew. */
+ * client makes it again; the fleet thread then has a new one made (on a
+ * thread of its own: making it may wait seconds) and reads the old one
+ * until it comes. */
 #define FLEET_WATCH_STALE_NS 2500000000ull
 bool fleet_dir_stale(const fleet *f, uint64_t now);
 fleet_room_view *fleet_dir_room(fleet *f, const char *name);

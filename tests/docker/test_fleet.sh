@@ -445,11 +445,12 @@ r=$(curl -sS --max-time 15 -o /dev/null -w '%{http_code}' -X DELETE -H "Authoriz
 check "DELETE /api/fleet/nodes/$h/drain (the drain cancelled): 202" test "$r" = 202
 
 # The brokers' logs: no permission refused to a node or a relay at work,
-# only the 4 publishes and 2 subscriptions refused on purpose above.
+# only the 6 publishes and 2 subscriptions refused on purpose above.
 violations=$(for s in nats-1 nats-2 nats-3; do podman logs "$(container "$s")" 2>&1; done |
   grep -E '(Publish|Subscription) Violation' |
   grep -v -F -e '"$KV.fluid_fleet.room.x"' -e '"fluid.fleet.r.x.cmd.2"' -e '"$KV.fluid_fleet.node.2"' \
-    -e '"$JS.API.STREAM.DELETE.KV_fluid_fleet"' -e '"fluid.fleet.inbox.relay2.>"' -e '"_INBOX.node1.>"')
+    -e '"$JS.API.STREAM.DELETE.KV_fluid_fleet"' -e '"fluid.fleet.inbox.relay2.>"' -e '"_INBOX.node1.>"' \
+    -e '"fluid.fleet.alive.2"' -e '"fluid.fleet.ack.3.2"')
 [ -z "$violations" ] || head -n 10 <<<"$violations" | sed 's/^/# /'
 check "the NATS servers refused no publish or subscription of a node or relay at work" test -z "$violations"
 

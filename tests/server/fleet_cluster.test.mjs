@@ -11,8 +11,9 @@
 // claim's 3 s lease), and the holders' heartbeats, acknowledged by the other
 // node, keep their rooms stepping (docs/fleet.md, "A broker that is a
 // cluster"): no room changes holder or claim, none is lost or taken over,
-// no sim thread stops at its fence, and every room is saved again once
-// the bucket has a leader.  Nothing is timed: each state is waited for.
+// no sim thread stops at its fence, every room is saved again once the
+// bucket has a leader, and every node's view of the directory is current
+// again.  Nothing is timed: each state is waited for.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -155,6 +156,7 @@ test('a fleet on a 3-server NATS cluster: a server killed, no room stops or move
     for (const [id, s] of byId) {
       const m = (await get(s, '/metrics')).text;
       out[id] = Object.fromEntries([['lost', 'rooms_lost_total'], ['takeovers', 'takeovers_total'], ['kept', 'fences_kept_total'],
+        ['rewatches', 'rewatches_total'],
         ['failed', 'renewals_total{result="failed"}']].map(([k, name]) => [k, metric(m, `fluid_fleet_${name}`)]));
     }
     return out;
@@ -172,6 +174,13 @@ test('a fleet on a 3-server NATS cluster: a server killed, no room stops or move
   }, 'every room saved again under the new leader').catch(async (e) => {
     throw new Error(`${e.message}: ${JSON.stringify((await fleet(a)).rooms)}\n${logs()}`);
   });
+  // every node's view of the directory is current again (a watch served by the dead server is made anew)
+  for (const [id, s] of byId) {
+    await until(async () => {
+      const f = await fleet(s);
+      return f.nodes?.filter((n) => n.live).length === 2 && names.every((n) => { const r = f.rooms.find((x) => x.name === n); return r && !r.orphaned; });
+    }, `node ${id}'s view current`).catch(async (e) => { throw new Error(`${e.message}: ${JSON.stringify(await fleet(s))}\n${logs()}`); });
+  }
   const f3 = await fleet(a), c1 = await counts();
   t.diagnostic(`counters before ${JSON.stringify(c0)}, after ${JSON.stringify(c1)}`);
   for (const name of names) {
