@@ -86,7 +86,7 @@ int bus_subscribe(bus *b, const bus_route *routes, int k, char *err, size_t errl
 int bus_subscribe_one(bus *b, bus_route *r, const char *leaf, natsSubscription **out, char *err, size_t errlen) {
     char subj[BUS_SUBJECT];
     bus_subject(b, leaf, subj, sizeof subj);
-    r->b = b;
+    if (r->b != b) r->b = b; /* set once: a drained subscription's callback of the same route may still read it */
     natsStatus s = natsConnection_Subscribe(out, b->nc, subj, on_message, r);
     if (s != NATS_OK) {
         *out = NULL;
