@@ -272,13 +272,17 @@ static void renew(fleet *f, fleet_room_view *v, uint64_t now) {
         v->renew_ns = now + RETRY_NS; /* the broker did not answer: tried again until the fence */
 }
 
+void fleet_claims_take_made(fleet *f) {
+    fleet_made made[FLEET_MAKER_JOBS];
+    int k = fleet_maker_take(f->maker, made, FLEET_MAKER_JOBS);
+    for (int i = 0; i < k; i++) claim_made(f, &made[i]);
+}
+
 void fleet_claims_pass(fleet *f, uint64_t now) {
     pass_asks(f, now);
     if (!f->kv) return;
     start_makes(f);
-    fleet_made made[FLEET_MAKER_JOBS];
-    int k = fleet_maker_take(f->maker, made, FLEET_MAKER_JOBS);
-    for (int i = 0; i < k; i++) claim_made(f, &made[i]);
+    fleet_claims_take_made(f);
     for (int i = 0; i < f->nroom; i++)
         if (fleet_holds(f->room[i].hold)) renew(f, &f->room[i], clock_now_ns());
 }

@@ -115,17 +115,20 @@ void fleet_drain_pass(fleet *f, uint64_t now) {
 void fleet_move_all(fleet *f, uint64_t wait_ns) {
     if (!f->kv || !f->js) return;
     const uint64_t t0 = clock_now_ns();
-    for (int i = 0; i < f->nroom; i++) {
-        fleet_room_view *v = &f->room[i];
-        if (v->hold == HOLD_HELD && lease_may_step(v->fence_ns, t0)) start_move(v);
-    }
     int left = 1;
     while (left && clock_now_ns() - t0 < wait_ns) {
         left = 0;
+        /* a room taken over and being made as the server stops: held once made, then moved too */
+        fleet_claims_take_made(f);
         for (int i = 0; i < f->nroom; i++) {
             fleet_room_view *v = &f->room[i];
-            if (v->hold != HOLD_MOVING) continue;
             const uint64_t now = clock_now_ns();
+            if (v->hold == HOLD_TAKING) {
+                left++;
+                continue;
+            }
+            if (v->hold == HOLD_HELD && lease_may_step(v->fence_ns, now)) start_move(v);
+            if (v->hold != HOLD_MOVING) continue;
             if (move_one(f, v, now, true)) continue;
             left++;
             fleet_room_rec rec = v->rec; /* the fleet thread is joined: the renewals are this loop's */

@@ -278,6 +278,9 @@ void fleet_kv_noted(fleet *f, bool ok);
 /* fleet_claims.c: one pass of the claims (asks, rooms to make, made rooms
  * to claim or to hold, renewals); and this node's record. */
 void fleet_claims_pass(fleet *f, uint64_t now);
+/* The rooms the maker made since: claimed (placed here) or held (taken
+ * over here), or closed when their key moved on meanwhile. */
+void fleet_claims_take_made(fleet *f);
 void fleet_put_record(fleet *f);
 /* The room's key written as rec at the revision last read, as a renewal
  * (the fence moves on): 0, or -1 (fleet_wrong_revision: because another
