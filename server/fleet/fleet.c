@@ -77,8 +77,8 @@ static int setup(fleet *f) {
         if (fleet_snap_setup(f)) return -1;
         f->snap_ok = true;
     }
-    if (s == NATS_OK && !f->drain_cleared &&
-        !f->relay) { /* a node that starts is not draining: it was drained to be updated */
+    /* a node that starts is not draining: it was drained to be updated */
+    if (s == NATS_OK && !f->drain_cleared && !f->relay) {
         char key[32];
         snprintf(key, sizeof key, "drain.%u", (unsigned)f->id);
         if (kvStore_Delete(f->kv, key) == NATS_OK) f->drain_cleared = true;
