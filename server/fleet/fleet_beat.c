@@ -12,7 +12,9 @@
  *   heartbeat's holder must not step on);
  * - when every other node that was live before the bucket stopped taking
  *   writes has acknowledged a round, the holder's fences move to the
- *   round's sending plus alive_keep_ns (never back);
+ *   round's sending plus alive_keep_ns (never back); the last
+ *   FLEET_BEAT_ROUNDS rounds wait at once (an acknowledgement may come
+ *   after the next round is sent: its node's thread waited on the bucket);
  * - a node claims an orphan only alive_quiet_ns after it last heard a
  *   heartbeat listing it (fleet_takeover.c), later than any fence a round
  *   it acknowledged can give.
@@ -105,13 +107,13 @@ static void hear(fleet *f, natsMsg *m, uint64_t now) {
 
 /* Every node the round waited for acknowledged it: the fences of the rooms
  * it listed (and this node still holds) move on. */
-static void round_done(fleet *f) {
-    f->beat_open = false;
-    const uint64_t fence = lease_alive_fence(&f->rule, f->beat_sent_ns);
+static void round_done(fleet *f, fleet_beat_round *r) {
+    r->open = false;
+    const uint64_t fence = lease_alive_fence(&f->rule, r->sent_ns);
     bool moved = false;
     for (int i = 0; i < f->nroom; i++) {
         fleet_room_view *v = &f->room[i];
-        if (!fleet_holds(v->hold) || !v->beat_since || v->beat_since > f->beat_round || fence <= v->fence_ns) continue;
+        if (!fleet_holds(v->hold) || !v->beat_since || v->beat_since > r->round || fence <= v->fence_ns) continue;
         v->fence_ns = fence;
         if (v->r) hub_set_fence(room_hub(v->r), fence);
         moved = true;
@@ -124,13 +126,13 @@ static void acked(fleet *f, natsMsg *m) {
     uint64_t round = 0;
     char err[96];
     const int n = natsMsg_GetDataLength(m);
-    if (!from || fleet_ack_read(natsMsg_GetData(m), n > 0 ? (size_t)n : 0, &round, err, sizeof err) || !f->beat_open ||
-        round != f->beat_round)
-        return;
-    for (int i = 0; i < f->nbeat_need; i++)
-        if (f->beat_need[i] == from) {
-            f->beat_need[i] = f->beat_need[--f->nbeat_need];
-            if (!f->nbeat_need) round_done(f);
+    if (!from || fleet_ack_read(natsMsg_GetData(m), n > 0 ? (size_t)n : 0, &round, err, sizeof err)) return;
+    fleet_beat_round *r = &f->beat[round % FLEET_BEAT_ROUNDS];
+    if (!r->open || r->round != round) return; /* an older round's, whose slot is a later one's now */
+    for (int i = 0; i < r->nneed; i++)
+        if (r->need[i] == from) {
+            r->need[i] = r->need[--r->nneed];
+            if (!r->nneed) round_done(f, r);
             return;
         }
 }
@@ -161,19 +163,17 @@ static void send_round(fleet *f, uint64_t now) {
         if (!v->beat_since) v->beat_since = a.round;
         memcpy(a.rooms[a.nrooms++], v->name, ROOM_NAME_CAP);
     }
-    f->beat_open = false;
     if (!a.nrooms) return;
     f->beat_round = a.round;
-    f->nbeat_need = 0;
+    fleet_beat_round *r = &f->beat[a.round % FLEET_BEAT_ROUNDS];
+    r->round = a.round, r->sent_ns = now, r->open = false, r->nneed = 0;
     for (int i = 0; i < f->nnode; i++)
-        if (f->node[i].rec.id != f->id && live_before(f, &f->node[i], now))
-            f->beat_need[f->nbeat_need++] = f->node[i].rec.id;
+        if (f->node[i].rec.id != f->id && live_before(f, &f->node[i], now)) r->need[r->nneed++] = f->node[i].rec.id;
     const int len = fleet_alive_write(&a, text, sizeof text);
     char subj[96];
     snprintf(subj, sizeof subj, "fluid.%s.alive.%u", f->cfg->fleet, (unsigned)f->id);
     if (len < 0 || natsConnection_Publish(f->nc, subj, text, len) != NATS_OK) return;
-    f->beat_sent_ns = now;
-    f->beat_open = f->nbeat_need > 0; /* alone: nothing to extend on */
+    r->open = r->nneed > 0; /* alone: nothing to extend on */
 }
 
 void fleet_beat_pass(fleet *f, uint64_t now) {

@@ -103,6 +103,18 @@ typedef struct fleet_room_view {
     uint64_t beat_since; /* held: the first of this node's heartbeat rounds that listed it (0: none yet) */
 } fleet_room_view;
 
+/* One heartbeat round of this node's, waiting for its acknowledgements
+ * (fleet_beat.c).  Several stay open at once: a node whose fleet thread
+ * waits on the bucket (a second at most) acknowledges a round after the
+ * next one is sent.  Fleet thread only. */
+#define FLEET_BEAT_ROUNDS 4
+typedef struct fleet_beat_round {
+    uint64_t round, sent_ns;
+    bool open; /* waiting for the nodes below */
+    uint32_t need[FLEET_NODES];
+    int nneed;
+} fleet_beat_round;
+
 typedef enum fleet_ask_state { ASK_FREE, ASK_ASKED, ASK_SENT, ASK_ANSWERED } fleet_ask_state;
 
 /* A placement from fleet_place.  Threads: state and out under mu; the rest
@@ -165,10 +177,8 @@ struct fleet {
     bool drain_cleared;    /* its own drain.<id> deleted at start (once) */
     /* heartbeats (fleet_beat.c) */
     natsSubscription *beat_sub, *ack_sub;
-    uint64_t beat_round, beat_sent_ns, next_beat_ns;
-    bool beat_open; /* the last round waits for acknowledgements */
-    uint32_t beat_need[FLEET_NODES];
-    int nbeat_need; /* ... from these nodes */
+    uint64_t beat_round, next_beat_ns;        /* the last round sent; when the next is due */
+    fleet_beat_round beat[FLEET_BEAT_ROUNDS]; /* the last rounds: round k in beat[k % FLEET_BEAT_ROUNDS] */
     fleet_state st;
 };
 
