@@ -56,7 +56,7 @@ static void mps_detach(fs_world *w) {
     fs__mps_free_walls(s);
     fs__csr_free(&s->A);
     fs__pcg_free(&s->pcg);
-    free(s->b), free(s->x), free(s->rnnz), free(s->blk), free(s->hist), free((void *)s->blk_state), free(s->bdot);
+    free(s->b), free(s->x), free(s->rnnz), free(s->blk), free(s->hist), free((void *)s->blk_state);
     fs__solver_state_free(w);
 }
 

@@ -108,7 +108,6 @@ typedef struct mps_state {
     /* the rows' blocks for the two-thread MIC sweeps (sparse.h, fs_pcg): FS_PCG_PARTS a layer of cells
      * along z, and the unknowns' counts by cell along x and y (number_rows) */
     int32_t *blk, *hist;
-    double *bdot; /* a block: the CG's dot products by block (sparse.h) */
     _Atomic int *blk_state;
     int blk_layers, hist_cap;
     /* constants */

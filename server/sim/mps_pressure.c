@@ -19,11 +19,11 @@
  * on average. */
 bool fs__mps_ensure_matrix(fs_world *w, mps_state *s) {
     if (w->gz != s->blk_layers || w->gx + w->gy > s->hist_cap) { /* the grid's shape: a new domain */
-        free(s->blk), free(s->hist), free((void *)s->blk_state), free(s->bdot);
+        free(s->blk), free(s->hist), free((void *)s->blk_state);
         const size_t nb = (size_t)FS_PCG_PARTS * (size_t)w->gz;
         s->blk = malloc(sizeof(int32_t) * (nb + 1)), s->hist = malloc(sizeof(int32_t) * (size_t)(w->gx + w->gy));
-        s->blk_state = malloc(sizeof(_Atomic int) * nb), s->bdot = malloc(sizeof(double) * nb);
-        s->blk_layers = s->blk && s->hist && s->blk_state && s->bdot ? w->gz : 0;
+        s->blk_state = malloc(sizeof(_Atomic int) * nb);
+        s->blk_layers = s->blk && s->hist && s->blk_state ? w->gz : 0;
         s->hist_cap = s->blk_layers ? w->gx + w->gy : 0;
         if (!s->blk_layers) return false;
     }
@@ -344,7 +344,7 @@ void fs__mps_pressure(fs_world *w, mps_state *s, ctx *c) {
     if (rows > 0) {
         s->pcg.w = w;
         s->pcg.fallbacks = 0;
-        s->pcg.layers = s->blk_layers, s->pcg.blk = s->blk, s->pcg.blk_state = s->blk_state, s->pcg.bdot = s->bdot;
+        s->pcg.layers = s->blk_layers, s->pcg.blk = s->blk, s->pcg.blk_state = s->blk_state;
         bool pre = fs__dic(A, &s->pcg, MIC_OMEGA);
         it = fs__pcg(A, &s->pcg, s->b, s->x, CG_TOL, CG_MAXIT, pre, &res);
     }

@@ -156,9 +156,7 @@ static void forward_rows(const fs_csr *A, const fs_pcg *s, const double *r, doub
 /* Eisenstat's product q^ = C^-1 A C^-T p^ with C = (D + L) D^-1/2 and
  * A = (D + L) + (D + L^T) - K, K = 2 D - diag(A): t = (D + L^T)^-1 D^1/2 p^
  * (backward), y = (D + L)^-1 (D^1/2 p^ - K t) (forward), q^ = D^1/2 (t + y).
- * t is also C^-T p^, the step of x in A's own unknowns.  The CG's new
- * direction rides in the backward sweep (r set: p = r + beta p) and p.q in
- * the forward one, row by row (a row reads no other row's p or q). */
+ * t is also C^-T p^, the step of x in A's own unknowns. */
 static void eis_backward_rows(const fs_csr *A, const fs_pcg *s, const double *r, double beta, double *p, double *t,
                               int b, int e) {
     const int32_t *rp = A->rowptr, *col = A->col, *dp = s->dpos;
@@ -170,18 +168,14 @@ static void eis_backward_rows(const fs_csr *A, const fs_pcg *s, const double *r,
     }
 }
 
-/* ... and returns p.q over rows [b, e), summed in row order. */
-static double eis_forward_rows(const fs_csr *A, const fs_pcg *s, const double *p, const double *t, double *y, double *q,
-                               int b, int e) {
+static void eis_forward_rows(const fs_csr *A, const fs_pcg *s, const double *p, const double *t, double *y, double *q,
+                             int b, int e) {
     const int32_t *rp = A->rowptr, *col = A->col, *dp = s->dpos;
     const double *val = A->val, *dinv = s->diag, *sq = s->sq, *kd = s->kd;
-    double pq = 0;
     for (int i = b; i < e; i++) {
         y[i] = -row_sum(val, col, y, rp[i], dp[i], -(sq[i] * p[i] - kd[i] * t[i])) * dinv[i]; /* below the diagonal */
-        const double qi = sq[i] * (t[i] + y[i]);
-        q[i] = qi, pq += p[i] * qi;
+        q[i] = sq[i] * (t[i] + y[i]);
     }
-    return pq;
 }
 
 /* ---- the sweeps on two threads (fs_pcg's blocks) ---- */
@@ -245,7 +239,7 @@ static void ensure_block(sweep_ctx *c, int b) {
         } else if (c->backward)
             eis_backward_rows(c->A, c->s, c->r, c->beta, c->p, c->t, blk[b], blk[b + 1]);
         else if (c->eis)
-            c->s->bdot[b] = eis_forward_rows(c->A, c->s, c->p, c->t, c->z, c->q, blk[b], blk[b + 1]);
+            eis_forward_rows(c->A, c->s, c->p, c->t, c->z, c->q, blk[b], blk[b + 1]);
         else
             forward_rows(c->A, c->s, c->r, c->z, blk[b], blk[b + 1]);
         atomic_store_explicit(st, BLK_DONE, memory_order_release);
@@ -341,30 +335,19 @@ static void forward_apply(const fs_csr *A, const fs_pcg *s, const double *r, dou
 }
 
 /* q = C^-1 A C^-T p and t = C^-T p (eis_backward_rows), y scratch; with r
- * set, p = r + beta p first (the CG's direction, within the backward sweep).
- * Returns p.q, in s->blk's blocks when s has them (and room for their sums,
- * s->bdot) added in the blocks' order, else in dot()'s chunks: the same bits
- * on one thread or two. */
-static double eis_apply(const fs_csr *A, const fs_pcg *s, const double *r, double beta, double *p, double *t, double *y,
-                        double *q) {
-    const int nb = s->layers > 0 && s->bdot && s->blk[FS_PCG_PARTS * s->layers] == A->n ? FS_PCG_PARTS * s->layers : 0;
-    if (nb && blocked(A, s)) {
+ * set, p = r + beta p first (the CG's direction, within the backward sweep). */
+static void eis_apply(const fs_csr *A, const fs_pcg *s, const double *r, double beta, double *p, double *t, double *y,
+                      double *q) {
+    if (blocked(A, s)) {
         sweep_ctx c = {
             .A = A, .s = s, .eis = true, .backward = true, .r = r, .beta = beta, .p = p, .t = t, .z = y, .q = q};
         sweep_blocks(&c);
         c.backward = false;
         sweep_blocks(&c);
-    } else {
-        eis_backward_rows(A, s, r, beta, p, t, 0, A->n);
-        if (!nb) {
-            eis_forward_rows(A, s, p, t, y, q, 0, A->n);
-            return dot(p, q, A->n);
-        }
-        for (int b = 0; b < nb; b++) s->bdot[b] = eis_forward_rows(A, s, p, t, y, q, s->blk[b], s->blk[b + 1]);
+        return;
     }
-    double pq = 0;
-    for (int b = 0; b < nb; b++) pq += s->bdot[b];
-    return pq;
+    eis_backward_rows(A, s, r, beta, p, t, 0, A->n);
+    eis_forward_rows(A, s, p, t, y, q, 0, A->n);
 }
 
 /* The CG's vector work in dot()'s FS_DOT_CHUNKS chunks, a chunk per item
@@ -457,14 +440,15 @@ int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, 
         if (bhat == 0) bhat = 1;
         memcpy(p, r, sizeof(double) * (size_t)n);
         double rr = dot(r, r, n), beta = 0;
-        /* an iteration: the two sweeps (p.q summed in the forward one), then the step and |r|^2 */
         for (;;) {
-            const double pq = eis_apply(A, s, it ? r : NULL, beta, p, t, z, q); /* p = r + beta p from the second on */
+            eis_apply(A, s, it ? r : NULL, beta, p, t, z, q); /* p = r + beta p from the second on */
+            vec_ctx v = {.op = VEC_DOT, .n = n, .a = p, .b = q};
+            const double pq = vec_run(s, &v);
             if (!(pq > 0)) { /* not positive definite along p: stop */
                 res = true_residual(A, s, b, x, q, z, bnorm);
                 break;
             }
-            vec_ctx v = {.op = VEC_UPDATE, .n = n, .b = q, .x = x, .r = r, .p = t, .coef = rr / pq};
+            v = (vec_ctx){.op = VEC_UPDATE, .n = n, .b = q, .x = x, .r = r, .p = t, .coef = rr / pq};
             const double rr1 = vec_run(s, &v);
             it++;
             if (sqrt(rr1) <= tol * bhat || it >= maxit) {

@@ -35,7 +35,6 @@ typedef struct fs_pcg {
     int layers;                       /* > 0: the blocks above (blk has FS_PCG_PARTS layers + 1 entries) */
     int32_t *blk;
     _Atomic int *blk_state; /* per block while a sweep runs: 0 free, 1 taken, 2 done */
-    double *bdot;           /* with layers (optional): a double a block, p.q by block (fs__pcg) */
 } fs_pcg;
 bool fs__csr_alloc(fs_csr *A, int n, int nnz_cap);
 void fs__csr_free(fs_csr *A);
@@ -54,9 +53,7 @@ bool fs__pcg_blocks_valid(const fs_csr *A, const fs_pcg *s);
 /* Solves A x = b from the x given, to |r| <= tol |b|; returns iterations.
  * With precond, CG runs on the split system C^-1 A C^-T, M = C C^T, in
  * Eisenstat's form (Eisenstat 1981): since M's triangles are A's own, a
- * product with it costs the two sweeps and no mat-vec; p.q rides in the
- * forward sweep (by block with s->bdot), so an iteration is three passes
- * of the pool: the sweeps and the step. */
+ * product with it costs the two sweeps and no mat-vec. */
 int fs__pcg(const fs_csr *A, fs_pcg *s, const double *b, double *x, double tol, int maxit, bool precond, double *resid);
 
 #endif

@@ -162,8 +162,7 @@ void test_sparse_blocks(void) {
     CHECK(fs__dic(&A[0], &s, 0.9), "mic");
     const int it_nat = fs__pcg(&A[0], &s, b, x, 1e-8, 2000, true, &res);
     /* blocked, serially (no world) */
-    double *bdot = malloc(sizeof(double) * P * g);
-    s.layers = g, s.blk = blk, s.blk_state = state, s.bdot = bdot;
+    s.layers = g, s.blk = blk, s.blk_state = state;
     CHECK(fs__pcg_blocks_valid(&A[1], &s), "the blocked lattice breaks the blocks' rules");
     { /* the natural order cut into halves along y, parts 1 and 2 empty: a row low in layer k reads rows high
        * in layer k - 1, which side A's first part may not */
@@ -207,7 +206,7 @@ void test_sparse_blocks(void) {
         fs_world_destroy(w);
     }
     fs_pool_destroy(pool);
-    free(b), free(bb), free(x), free(ref), free(order), free(rowof), free(blk), free((void *)state), free(bdot);
+    free(b), free(bb), free(x), free(ref), free(order), free(rowof), free(blk), free((void *)state);
     fs__csr_free(&A[0]), fs__csr_free(&A[1]);
     fs__pcg_free(&s);
 }
