@@ -53,6 +53,13 @@ static int make_options(fleet *f, char *err, size_t errlen) {
     return 0;
 }
 
+/* A watch begun at now: stale no sooner than a silence from now on
+ * (fleet_dir_stale). */
+static void watch_begun(fleet *f, uint64_t now) {
+    f->watch_begun_ns = f->heard_ns = now;
+    f->unseen_ns = 0;
+}
+
 /* The JetStream context, the bucket (made when missing: history 1, a value at
  * most FLEET_DOC_MAX bytes) and the watch on every key.  0, or -1 (logged;
  * tried again a second later). */
@@ -85,7 +92,7 @@ static int setup(fleet *f) {
     }
     if (s == NATS_OK && !f->relay && fleet_beat_setup(f)) return -1;
     if (s == NATS_OK && !f->watch) s = kvStore_WatchAll(&f->watch, f->kv, NULL);
-    if (s == NATS_OK) f->watch_begun_ns = f->heard_ns = clock_now_ns(), f->unseen_ns = 0;
+    if (s == NATS_OK) watch_begun(f, clock_now_ns());
     if (s != NATS_OK) {
         const char *last = nats_GetLastError(NULL);
         log_once("fleet-setup",
@@ -145,7 +152,7 @@ static void rewatch_pass(fleet *f, uint64_t now) {
         kvWatcher_Stop(f->watch);
         kvWatcher_Destroy(f->watch);
         f->watch = m.w;
-        f->watch_begun_ns = f->heard_ns = now, f->unseen_ns = 0;
+        watch_begun(f, now);
         log_info("fleet: the directory is watched anew");
         return;
     }
@@ -154,8 +161,7 @@ static void rewatch_pass(fleet *f, uint64_t now) {
     if (!job_thread_ask(f->rewatcher, &job)) return;
     f->rewatching = true;
     f->st.rewatches++;
-    const uint64_t stale = f->stale_ns ? f->stale_ns : FLEET_WATCH_STALE_NS;
-    f->stale_ns = stale < 30000000000ull ? 2 * stale : 60000000000ull;
+    f->stale_ns = f->stale_ns < 30000000000ull ? 2 * f->stale_ns : 60000000000ull;
     f->watch_begun_ns = now; /* not asked again before a new silence */
     log_warn("fleet: the directory's watch fell behind (%s): watching it anew",
              f->relay ? "no value for a while" : "this node's record not shown back after its write");
@@ -232,6 +238,7 @@ fleet *fleet_create(const srv_config *cfg, rooms *dir, hub *home, const char *ur
     snprintf(f->url, sizeof f->url, "%s", url);
     snprintf(f->bucket, sizeof f->bucket, "fluid_%s", cfg->fleet);
     f->rule = lease_default_rule();
+    f->stale_ns = FLEET_WATCH_STALE_NS;
     f->st.enabled = true;
     pthread_mutex_init(&f->mu, NULL);
     pthread_cond_init(&f->cv, NULL);
@@ -277,7 +284,7 @@ void fleet_destroy(fleet *f) {
     if (f->started) {
         atomic_store(&f->stop, true);
         pthread_join(f->thread, NULL);
-        job_thread_destroy(f->saver); /* its save under way written; its answers not named: the last save is */
+        fleet_saver_destroy(f->saver); /* its save under way written; its answers not named: the last save is */
         f->saver = NULL;
         for (int i = 0; i < f->nroom; i++) f->room[i].saving = 0;
         if (!f->relay) fleet_move_all(f, STOP_SAVE_WAIT_NS); /* the fleet thread's data: its thread is joined */
@@ -291,7 +298,7 @@ void fleet_destroy(fleet *f) {
         }
     pthread_cond_broadcast(&f->cv);
     pthread_mutex_unlock(&f->mu);
-    job_thread_destroy(f->saver);
+    fleet_saver_destroy(f->saver);
     fleet_maker_destroy(f->maker);
     job_thread_destroy(f->rewatcher);    /* a new watch made and not taken: dropped */
     for (int i = 0; i < f->nroom; i++) { /* they stay listed: rooms_stop stops them */

@@ -94,8 +94,7 @@ static void hear(fleet *f, natsMsg *m, uint64_t now) {
     }
     if (mine) {
         log_once("fleet-beat-mine",
-                 "fleet: node %u's heartbeat lists a room this node holds: not acknowledged "
-                 "(logged once)",
+                 "fleet: node %u's heartbeat lists a room this node holds: not acknowledged (logged once)",
                  (unsigned)from);
         return;
     }

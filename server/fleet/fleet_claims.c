@@ -304,9 +304,10 @@ void fleet_put_record(fleet *f) {
     if (len < 0 || !fleet_kv_may(f)) return;
     const bool ok = kvStore_Put(&rev, f->kv, key, text, len) == NATS_OK;
     fleet_kv_noted(f, ok);
-    if (ok) { /* the watch is to show it back (fleet_dir_stale) */
-        if (!f->unseen_ns) f->unseen_ns = clock_now_ns();
-        f->put_rev = rev;
+    if (!ok) {
+        log_once("fleet-record", "fleet: cannot put this node's record %s (logged once)", key);
+        return;
     }
-    if (!ok) log_once("fleet-record", "fleet: cannot put this node's record %s (logged once)", key);
+    if (!f->unseen_ns) f->unseen_ns = clock_now_ns(); /* the watch is to show it back (fleet_dir_stale) */
+    f->put_rev = rev;
 }

@@ -173,10 +173,9 @@ void fleet_dir_drain(fleet *f, int wait_ms) {
 }
 
 bool fleet_dir_stale(const fleet *f, uint64_t now) {
-    const uint64_t stale = f->stale_ns ? f->stale_ns : FLEET_WATCH_STALE_NS;
-    if (now - f->watch_begun_ns < stale) return false;
-    if (f->relay) return f->nnode > 0 && now - f->heard_ns >= stale;
-    return f->unseen_ns && now - f->unseen_ns >= stale;
+    if (now - f->watch_begun_ns < f->stale_ns) return false;
+    if (f->relay) return f->nnode > 0 && now - f->heard_ns >= f->stale_ns;
+    return f->unseen_ns && now - f->unseen_ns >= f->stale_ns;
 }
 
 static bool live(const fleet_node_view *v, uint64_t now) {

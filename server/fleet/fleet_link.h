@@ -2,8 +2,9 @@
  * this node sees it, the asks of POST /api/rooms; shared by fleet.c
  * (connection and thread), fleet_dir.c (the watch and the view) and
  * fleet_claims.c (placement, claims, renewals), fleet_snap.c (snapshots in
- * JetStream, and the saver's thread), fleet_beat.c (heartbeats), fleet_takeover.c (saves and takeovers), fleet_drain.c
- * (drains and hand-overs) and fleet_mirror.c (a relay's mirrors). */
+ * JetStream, and the saver's thread), fleet_beat.c (heartbeats),
+ * fleet_takeover.c (saves and takeovers), fleet_drain.c (drains and
+ * hand-overs) and fleet_mirror.c (a relay's mirrors). */
 #ifndef SRV_FLEET_LINK_H
 #define SRV_FLEET_LINK_H
 
@@ -18,7 +19,6 @@
 #include "config.h"
 #include "fleet_doc.h"
 #include "fleet_maker.h"
-#include "job_thread.h"
 #include "fleet_state.h"
 #include "hub.h"
 #include "lease.h"
@@ -231,6 +231,9 @@ int fleet_snap_setup(fleet *f);
  * still) and answers (up to cap: how many).  Destroying it joins it (a save
  * under way finishes first) and drops the saves not started. */
 fleet_saver *fleet_saver_create(fleet *f, int nice, char *err, size_t errlen);
+static inline void fleet_saver_destroy(fleet_saver *s) {
+    job_thread_destroy(s);
+}
 static inline bool fleet_saver_ask(fleet_saver *s, const fleet_save_job *job) {
     return job_thread_ask(s, job);
 }

@@ -62,19 +62,3 @@ fleet_maker *fleet_maker_create(rooms *d, int nice, char *err, size_t errlen) {
                                 .drop_answer = drop_made};
     return job_thread_create(&def, err, errlen);
 }
-
-void fleet_maker_destroy(fleet_maker *m) {
-    job_thread_destroy(m);
-}
-
-bool fleet_maker_ask(fleet_maker *m, const fleet_make *job) {
-    return job_thread_ask(m, job);
-}
-
-bool fleet_maker_full(fleet_maker *m) {
-    return job_thread_full(m);
-}
-
-int fleet_maker_take(fleet_maker *m, fleet_made *out, int cap) {
-    return job_thread_take(m, out, cap);
-}

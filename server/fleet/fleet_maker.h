@@ -46,12 +46,20 @@ typedef struct fleet_made {
 /* Starts the thread at nice value nice.  NULL with a reason. */
 fleet_maker *fleet_maker_create(rooms *d, int nice, char *err, size_t errlen);
 /* Joins it, closing the rooms made and not taken back.  NULL is allowed. */
-void fleet_maker_destroy(fleet_maker *m);
+static inline void fleet_maker_destroy(fleet_maker *m) {
+    job_thread_destroy(m);
+}
 /* false when FLEET_MAKER_JOBS are asked and not taken. */
-bool fleet_maker_ask(fleet_maker *m, const fleet_make *job);
+static inline bool fleet_maker_ask(fleet_maker *m, const fleet_make *job) {
+    return job_thread_ask(m, job);
+}
 /* Whether an ask would be refused now. */
-bool fleet_maker_full(fleet_maker *m);
+static inline bool fleet_maker_full(fleet_maker *m) {
+    return job_thread_full(m);
+}
 /* Takes up to cap answers; returns how many. */
-int fleet_maker_take(fleet_maker *m, fleet_made *out, int cap);
+static inline int fleet_maker_take(fleet_maker *m, fleet_made *out, int cap) {
+    return job_thread_take(m, out, cap);
+}
 
 #endif
