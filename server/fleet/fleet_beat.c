@@ -120,12 +120,14 @@ static void round_done(fleet *f, fleet_beat_round *r) {
     if (moved && f->kv_failing) f->st.fences_kept++;
 }
 
-static void acked(fleet *f, natsMsg *m) {
+static void acked(fleet *f, natsMsg *m, uint64_t now) {
     const uint32_t from = last_id(natsMsg_GetSubject(m));
     uint64_t round = 0;
     char err[96];
     const int n = natsMsg_GetDataLength(m);
     if (!from || fleet_ack_read(natsMsg_GetData(m), n > 0 ? (size_t)n : 0, &round, err, sizeof err)) return;
+    for (int i = 0; i < f->nnode; i++)
+        if (f->node[i].rec.id == from) f->node[i].acked_ns = now;
     fleet_beat_round *r = &f->beat[round % FLEET_BEAT_ROUNDS];
     if (!r->open || r->round != round) return; /* an older round's, whose slot is a later one's now */
     for (int i = 0; i < r->nneed; i++)
@@ -136,10 +138,14 @@ static void acked(fleet *f, natsMsg *m) {
         }
 }
 
-/* Whether node n counts as live for a round: its record moved within
- * FLEET_LIVE_NS of the last instant the bucket took a write from this node
- * (while it takes none, no record moves). */
+/* Whether node n counts as live for a round: it acknowledged a round
+ * within FLEET_LIVE_NS (this node's watch may have fallen behind, its
+ * records standing still), or its record moved within FLEET_LIVE_NS of the
+ * last instant the bucket took a write from this node (while it takes
+ * none, no record moves).  Either adds a node a round waits for, never
+ * takes one away. */
 static bool live_before(const fleet *f, const fleet_node_view *n, uint64_t now) {
+    if (n->acked_ns && now - n->acked_ns < FLEET_LIVE_NS) return true;
     const uint64_t at = f->kv_failing ? f->kv_ok_ns : now;
     if (!n->watch.moved_ns || !at) return false;
     return at <= n->watch.moved_ns || at - n->watch.moved_ns < FLEET_LIVE_NS;
@@ -188,7 +194,7 @@ void fleet_beat_pass(fleet *f, uint64_t now) {
             if (k == 0)
                 hear(f, m, now);
             else
-                acked(f, m);
+                acked(f, m, now);
             natsMsg_Destroy(m);
         }
     if (now >= f->next_beat_ns) {

@@ -66,6 +66,7 @@ typedef struct fleet_saved {
 typedef struct fleet_node_view {
     fleet_node_rec rec;
     lease_watch watch;
+    uint64_t acked_ns; /* when it last acknowledged a heartbeat round of this node's (fleet_beat.c) */
 } fleet_node_view;
 
 /* Where this node is with a room. */
