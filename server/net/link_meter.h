@@ -12,10 +12,13 @@
 #include <stdint.h>
 
 typedef struct link_sample {
-    double rate;      /* bytes a second, the kernel's latest delivery-rate sample */
-    bool app_limited; /* the sender had nothing more to send: the rate is a lower bound only */
-    uint64_t acked;   /* bytes acknowledged so far */
-    uint32_t notsent; /* bytes written and not yet sent */
+    double rate;         /* bytes a second, the kernel's latest delivery-rate sample */
+    bool app_limited;    /* the sender had nothing more to send: the rate is a lower bound only */
+    uint64_t acked;      /* bytes acknowledged so far */
+    uint32_t notsent;    /* bytes written and not yet sent */
+    uint32_t unacked;    /* segments sent and not yet acknowledged */
+    uint32_t mss;        /* bytes a segment carries (the sender's MSS) */
+    uint32_t min_rtt_us; /* the least round trip seen on the connection (UINT32_MAX: none yet) */
     /* microseconds the receiver's window held the sender back (the reader,
      * not the link, was the limit), in all; 0 where the kernel does not say */
     uint64_t rwnd_limited_us;

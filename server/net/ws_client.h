@@ -29,6 +29,8 @@ typedef struct net_room net_room; /* net_room.h */
 #define NET_SEND_TIMEOUT_S 30          /* a message must drain within this */
 #define NET_AUTH_WAIT_NS 5000000000ull /* a relay's hello waits this long, at most, for its sim node's role */
 #define NET_MAX_BAD_IN_A_ROW 32
+#define NET_DRAIN_LEFT 4096                 /* a backlog this small is drained: a frame waits behind no more */
+#define NET_DRAIN_MAX_NS 2000000000ull      /* a backlog's hold ends after this whatever it left */
 #define NET_KEY_GAP_NS 1000000000ull        /* at most one keyframe coded for a client a second */
 #define NET_CLOSE_OLD_VERSION 4001          /* close code: the client speaks a retired protocol version */
 #define NET_CLOSE_ROOM_GONE 4004            /* close code: its room was deleted, or never was */
@@ -83,7 +85,13 @@ struct ws_client {
     uint64_t rwnd_us; /* the kernel's receive-window-limited time when last read */
     bool reader_slow; /* it grew in the window being judged (link_rule.h, link_window.reader) */
     int lowat;        /* its socket's TCP_NOTSENT_LOWAT */
-    msg_buf *cur;     /* message being sent, fragment by fragment */
+    /* nothing more is picked until its link has delivered what it holds, or
+     * hold_until has passed (ws_frames.c, hold_over): a try's keyframe
+     * (proving: not delivered by then, the try failed; link_rule.h), or the
+     * backlog a move to a coarser tier left queued */
+    bool holding, proving;
+    uint64_t hold_until;
+    msg_buf *cur; /* message being sent, fragment by fragment */
     size_t cur_off;
     bool cur_is_frame;
     uint8_t *scratch; /* LWS_PRE + NET_FRAGMENT */

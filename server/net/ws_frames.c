@@ -298,6 +298,25 @@ static void changed(net_room *v, ws_client *c, int what, const link_window *w, u
                   what & LINK_MEASURED ? " (measured)" : "", what & LINK_BACK ? " (the try failed)" : "");
     if (what & (LINK_COARSER | LINK_FINER)) {
         bool measured_down = (what & (LINK_MEASURED | LINK_COARSER)) == (LINK_MEASURED | LINK_COARSER);
+        link_sample ls;
+        if ((measured_down || (what & LINK_BACK)) && c->wsi && link_meter_read((int)lws_get_socket_fd(c->wsi), &ls)) {
+            /* the old tier's frames its link could not carry are queued: the
+             * new tier's keyframe waits until they have gone (so that it
+             * shows the newest world, and no frame adds to the queue), and
+             * late picks until the new tier's frames have drained them are
+             * that backlog's */
+            double queued = (double)ls.unacked * ls.mss + ls.notsent;
+            link_window now_w = *w;
+            now_w.now = now;
+            tier_needs(v, c, now_w.need);
+            link_settle(&c->link, &now_w, queued);
+            if (queued > NET_DRAIN_LEFT && w->rate > 0) {
+                double ns = queued / w->rate * 1e9;
+                c->holding = true;
+                c->proving = false;
+                c->hold_until = now + (ns < (double)NET_DRAIN_MAX_NS ? (uint64_t)ns : NET_DRAIN_MAX_NS);
+            }
+        }
         request_key_now(v, c, measured_down || (what & LINK_BACK));
         c->late = 0;
         c->reader_slow = false;
@@ -389,10 +408,55 @@ void ws_frames_measure(net_room *v, ws_client *c) {
     changed(v, c, link_measure(&c->link, &w), &w, now);
 }
 
+/* While c's frames are held (ws_client.h, holding): whether the hold is
+ * over.  A try's keyframe is delivered when every byte written is
+ * acknowledged (the try goes on); not delivered by hold_until, the try
+ * failed (back, the old tier's keyframe asked for at once, and a hold for
+ * the queue it leaves).  A backlog is drained when at most NET_DRAIN_LEFT
+ * bytes are left, or at hold_until.  While held nothing is picked: a link
+ * too slow for the try queues no more than its keyframe, and the frame
+ * after a backlog shows the newest world. */
+static bool hold_over(net_room *v, ws_client *c, uint64_t now) {
+    link_sample ls;
+    bool read = c->wsi && link_meter_read((int)lws_get_socket_fd(c->wsi), &ls);
+    bool delivered = !read || (c->proving ? ls.notsent == 0 && ls.unacked == 0
+                                          : (double)ls.unacked * ls.mss + ls.notsent <= NET_DRAIN_LEFT);
+    if (c->proving && !c->link.trying) delivered = true; /* moved since, by its rate */
+    if (!delivered && now < c->hold_until) return false;
+    bool failed = c->proving && !delivered;
+    if (!c->proving) {
+        /* a new window from here: the backlog's sending was the old tier's */
+        c->late = 0;
+        c->reader_slow = false;
+        c->busy_ns = 0;
+        c->window_ns = now;
+    }
+    c->holding = c->proving = false;
+    if (failed) {
+        link_window w = window_of(v, c, now);
+        changed(v, c, link_proof_failed(&c->link, now), &w, now);
+    }
+    return !c->holding;
+}
+
+/* A try's keyframe picked: held until delivered, its time from the full
+ * world's rate and the connection's least round trip (link_proof_ns). */
+static void proof_begin(net_room *v, ws_client *c, const msg_buf *key, uint64_t now) {
+    link_sample ls;
+    uint64_t rtt_ns = 0;
+    if (c->wsi && link_meter_read((int)lws_get_socket_fd(c->wsi), &ls) && ls.min_rtt_us != UINT32_MAX)
+        rtt_ns = (uint64_t)ls.min_rtt_us * 1000u;
+    link_window w = window_of(v, c, now);
+    uint64_t t = link_proof_ns(&w, key->len, rtt_ns);
+    c->holding = c->proving = t > 0;
+    c->hold_until = now + t;
+}
+
 msg_buf *ws_frames_pick(net_room *v, ws_client *c) {
     uint64_t now = clock_now_ns();
     if (!c->window_ns) c->window_ns = now;
     if (!v->frames_next) return NULL;
+    if (c->holding && !hold_over(v, c, now)) return NULL;
     if (c->held.any && !in_tier(c)) request_key(v, c);
     uint64_t at;
     int which;
@@ -411,9 +475,12 @@ msg_buf *ws_frames_pick(net_room *v, ws_client *c) {
     const frame_coding *fc = &fs->coding[which];
     const frameset *newest = ring_at(v, v->frames_next - 1);
     uint64_t skipped = v->frames_next - 1 - at;
-    if (newest->epoch == fs->epoch && skipped >= (uint64_t)c->link.stride && link_held(c)) c->late++;
+    /* (late picks while a change's backlog drains are that backlog's: they count for nothing) */
+    if (newest->epoch == fs->epoch && skipped >= (uint64_t)c->link.stride && now >= c->link.settle_ns && link_held(c))
+        c->late++;
     count_dropped(v, c, fs->epoch, fs->seq - 1);
     if (fc->base == FC_NONE) {
+        if (c->link.trying && fc->tier == 0) proof_begin(v, c, fc->msg, now);
         c->need_key = false;
         c->key_asked = false;
         c->key_deferred = false;
@@ -431,7 +498,10 @@ msg_buf *ws_frames_pick(net_room *v, ws_client *c) {
     c->last_seq = fs->seq;
     c->last_epoch = fs->epoch;
     c->sent_any = true;
-    c->pick_ns = now;
+    /* a keyframe's sending is no measure of the tier's steady frames: it
+     * counts no busy time (a try's or a move's keyframe would hold off the
+     * next try for a whole window) */
+    c->pick_ns = fc->base == FC_NONE ? 0 : now;
     /* the next frame's usual coding is against this one, with velocities
      * from the frame a stride before it: without that one (a keyframe, a
      * jump over frames it could not take), the next frames are coded

@@ -18,14 +18,17 @@ static void move(link_state *s, int t, uint64_t now, bool settle) {
     if (settle) s->settle_ns = now + LINK_SETTLE_NS;
 }
 
+/* A try that failed: back to the tier it was made from. */
+static int back(link_state *s, uint64_t now) {
+    move(s, s->from, now, true);
+    return LINK_COARSER | LINK_BACK;
+}
+
 /* Too many late picks: a try that failed goes back to the tier it was made
  * from; else a coarser tier at the same stride, or (at the coarsest tier,
  * pinned, or with a slow reader) every 2nd (4th) frame. */
 static int slower(link_state *s, uint64_t now, bool reader) {
-    if (!s->pinned && !reader && s->trying && now - s->tier_ns < LINK_PROBE_JUDGE_NS) {
-        move(s, s->from, now, true);
-        return LINK_COARSER | LINK_BACK;
-    }
+    if (!s->pinned && !reader && s->trying && now - s->tier_ns < LINK_PROBE_JUDGE_NS) return back(s, now);
     if (!s->pinned && !reader && s->tier + 1 < s->tiers) {
         move(s, s->tier + 1, now, false);
         return LINK_COARSER;
@@ -142,4 +145,26 @@ void link_bridged(link_state *s, uint64_t now) {
     s->bridging = false;
     s->stride = s->pace > 1 ? s->pace : 1; /* from every frame a slower stride starts at once */
     s->stride_ns = now;
+}
+
+uint64_t link_proof_ns(const link_window *w, uint64_t bytes, uint64_t min_rtt_ns) {
+    if (!(w->need[0] > 0)) return 0;
+    double send_s = (double)bytes * LINK_BUSY_TO_FAST / w->need[0];
+    return (uint64_t)(send_s * 1e9) + 2 * min_rtt_ns + LINK_PROOF_SLACK_NS;
+}
+
+int link_proof_failed(link_state *s, uint64_t now) {
+    return s->trying && !s->pinned ? back(s, now) : LINK_SAME;
+}
+
+void link_settle(link_state *s, const link_window *w, double queued) {
+    if (!(w->rate > 0) || queued <= 0) return;
+    int t = s->tier < LINK_TIERS_MAX ? s->tier : LINK_TIERS_MAX - 1;
+    double left = w->rate - w->need[t];
+    if (left < 0.25 * w->rate) left = 0.25 * w->rate;
+    double ns = queued / left * 1e9;
+    if (ns < (double)LINK_SETTLE_NS) ns = (double)LINK_SETTLE_NS;
+    if (ns > (double)LINK_SETTLE_MAX_NS) ns = (double)LINK_SETTLE_MAX_NS;
+    uint64_t until = w->now + (uint64_t)ns;
+    if (until > s->settle_ns) s->settle_ns = until;
 }

@@ -8,8 +8,12 @@
  * LINK_PROBE_NS at most (a link raised at any moment is found within about
  * that: a token bucket below its rate looks the same at any rate until
  * more than its burst is sent), a try that fails going back at once to the
- * tier it left.  A client may pin the full world: then only its stride
- * moves.
+ * tier it left.  A try's first bytes are the full world's keyframe, and
+ * nothing more of the full world follows until the link has delivered it:
+ * a keyframe not delivered within the time the full world's frames allow
+ * it (link_proof_ns) failed the try, having queued no more than its own
+ * bytes ahead of the next frames.  A client may pin the full world: then
+ * only its stride moves.
  *
  * Pure: the network thread measures, this decides.  A value per client. */
 #ifndef SRV_LINK_RULE_H
@@ -28,7 +32,12 @@
 #define LINK_PROBE_JUDGE_NS 4000000000ull /* a try left within this failed: back to the tier it was tried from */
 #define LINK_RATE_FRESH_NS 4000000000ull  /* a measured rate older than this chooses nothing */
 #define LINK_TIERS_MAX 4
-#define LINK_SETTLE_NS 1000000000ull /* late picks within this of a measured change are its backlog's */
+#define LINK_SETTLE_NS 1000000000ull     /* late picks within this of a measured change are its backlog's */
+#define LINK_SETTLE_MAX_NS 3000000000ull /* ... or within the time its backlog takes to drain, up to this */
+/* a try's keyframe may take this long past its bytes at the full world's
+ * rate and two round trips: a pick a frame apart notices it, and the
+ * receiver may hold its last acknowledgement back (delayed ACK, 40 ms) */
+#define LINK_PROOF_SLACK_NS 70000000ull
 
 typedef struct link_state {
     int tier;      /* 0: the full world; FC_TIERS - 1 the coarsest */
@@ -49,7 +58,7 @@ typedef struct link_window {
     uint64_t now;
     uint64_t from; /* when the window began (link_try: the part so far) */
     int late;      /* picks that found it at least a stride behind */
-    double busy;   /* fraction of the window spent sending its frames */
+    double busy;   /* fraction of the window spent sending its deltas (a keyframe is a one-off) */
     double ratio;  /* bytes of the next finer tier's frame over this tier's (0: unknown) */
     /* the receiver's window held the sender back in the window: the reader
      * (a busy page, a loaded machine), not the link, was slow; late picks
@@ -92,6 +101,23 @@ int link_measure(link_state *s, const link_window *w);
  * for its bytes (LINK_FINER); or LINK_SAME.  (A raised link is found
  * within about a hold and a probe.) */
 int link_try(link_state *s, const link_window *w);
+/* The time the bytes queued at a measured change (or a failed try) take to
+ * drain while the new tier's frames take their share of the link: queued
+ * over the measured rate less the tier's need (at least a quarter of the
+ * rate), between LINK_SETTLE_NS and LINK_SETTLE_MAX_NS; late picks until
+ * then are that backlog's.  Sets s->settle_ns to it when later. */
+void link_settle(link_state *s, const link_window *w, double queued);
+/* The time the try's keyframe of `bytes` may take from its pick until the
+ * link has delivered it (every byte acknowledged): its bytes at the rate
+ * the full world's frames need (w->need[0]) over LINK_BUSY_TO_FAST, two of
+ * the connection's least round trips (min_rtt_ns, 0: unknown), and
+ * LINK_PROOF_SLACK_NS.  0 when the full world's rate is unknown (no
+ * proof: the try is judged by its windows alone). */
+uint64_t link_proof_ns(const link_window *w, uint64_t bytes, uint64_t min_rtt_ns);
+/* The try's keyframe was not delivered in its time: back to the tier the
+ * try was made from (LINK_COARSER | LINK_BACK), as a try whose frames came
+ * late; LINK_SAME when no try is on. */
+int link_proof_failed(link_state *s, uint64_t now);
 /* The client pins the full world (or lets the rule choose again). */
 void link_pin(link_state *s, bool full, uint64_t now);
 /* The bridge coding came: every frame again (or the decoder's pace). */

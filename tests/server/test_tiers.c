@@ -5,6 +5,7 @@
  * (server/wire/link_rule.c) replayed on a virtual clock: windows of given
  * late picks and busy fractions, picks between them, measured rates.  Nothing here reads a real clock or times
  * anything.  Prints "N passed, N failed"; exits non-zero on any failure. */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -337,6 +338,74 @@ static void rule_slow_reader(void) {
     CHECK(link_judge(&s, &w) == LINK_COARSER && s.tier == 1, "then a full link: tier %d", s.tier);
 }
 
+/* A try's keyframe, delivered through a token bucket (tc tbf: `burst`
+ * bytes at once, then `rate` bytes a second) after one round trip: the
+ * seconds from its pick until every byte is acknowledged. */
+static double bucket_delivery_s(double bytes, double burst, double rate, double rtt_s) {
+    return (bytes > burst ? (bytes - burst) / rate : 0) + rtt_s;
+}
+
+/* The try's proof (link_proof_ns): the 20k world's keyframe (51.6 kB, its
+ * deltas 20 kB at 30 a second) is not delivered in time through the
+ * shaped 1 Mbit/s link of the shaped-link bench (a 32 kB bucket, full when
+ * the try comes), and is through 10 Mbit/s, also with a 100 ms round trip;
+ * a failed proof sends the try back (LINK_BACK), and nothing else. */
+static void rule_proof(void) {
+    link_window w = {.need = {600e3, 250e3, 66e3}};
+    const double key = 51.6e3, burst = 32768;
+    uint64_t t = link_proof_ns(&w, (uint64_t)key, 0);
+    double want = key * LINK_BUSY_TO_FAST / 600e3 + LINK_PROOF_SLACK_NS / 1e9;
+    CHECK(fabs(t / 1e9 - want) < 1e-6, "the keyframe's time: %.4f s, want %.4f", t / 1e9, want);
+    double slow = bucket_delivery_s(key, burst, 125e3, 0.001), fast = bucket_delivery_s(key, burst, 1.25e6, 0.001);
+    REPORT("a 51.6 kB keyframe: %.0f ms allowed; delivered in %.0f ms at 1 Mbit/s, %.0f ms at 10 Mbit/s", t / 1e6,
+           slow * 1e3, fast * 1e3);
+    CHECK(slow > t / 1e9, "1 Mbit/s delivers the keyframe in %.3f s, within its %.3f s", slow, t / 1e9);
+    CHECK(fast < t / 1e9, "10 Mbit/s delivers it in %.3f s, past its %.3f s", fast, t / 1e9);
+    uint64_t far = link_proof_ns(&w, (uint64_t)key, 100000000ull);
+    double far_s = bucket_delivery_s(key, burst, 1.25e6, 0.1);
+    CHECK(far_s < far / 1e9, "10 Mbit/s with a 100 ms round trip: %.3f s, past its %.3f s", far_s, far / 1e9);
+    w.need[0] = 0;
+    CHECK(link_proof_ns(&w, (uint64_t)key, 0) == 0, "no proof without the full world's rate");
+
+    link_state s = link_start(FC_TIERS, 0);
+    s.tier = 2;
+    while (judge(&s, t += S / 10, 0, 0.0) != LINK_FINER) {
+    }
+    CHECK(s.trying && s.tier == 0, "tried: tier %d", s.tier);
+    CHECK(link_proof_failed(&s, t + S / 10) == (LINK_COARSER | LINK_BACK) && s.tier == 2 && !s.trying,
+          "the proof failed: tier %d trying %d", s.tier, s.trying);
+    CHECK(link_proof_failed(&s, t + S / 5) == LINK_SAME && s.tier == 2, "no try on: tier %d", s.tier);
+}
+
+/* The settle after a move a backlog followed (link_settle): the queued
+ * bytes over the rate the new tier's frames leave, between LINK_SETTLE_NS
+ * and LINK_SETTLE_MAX_NS, never earlier than a settle already set. */
+static void rule_settle(void) {
+    link_state s = link_start(FC_TIERS, 0);
+    s.tier = 2;
+    link_window w = {.now = 10ull * S, .rate = 125e3, .need = {600e3, 250e3, 66e3}};
+    link_settle(&s, &w, 72e3);
+    double got = (double)(s.settle_ns - w.now) / 1e9, want = 72e3 / (125e3 - 66e3);
+    CHECK(fabs(got - want) < 1e-6, "72 kB queued at 125 kB/s, 66 kB/s taken: %.3f s, want %.3f", got, want);
+    s.settle_ns = 0;
+    link_settle(&s, &w, 5e3);
+    CHECK(s.settle_ns == w.now + LINK_SETTLE_NS, "a small backlog: %.3f s", (double)(s.settle_ns - w.now) / 1e9);
+    link_settle(&s, &w, 1e6);
+    CHECK(s.settle_ns == w.now + LINK_SETTLE_MAX_NS, "a huge one: %.3f s", (double)(s.settle_ns - w.now) / 1e9);
+    link_settle(&s, &w, 5e3);
+    CHECK(s.settle_ns == w.now + LINK_SETTLE_MAX_NS, "not shortened: %.3f s", (double)(s.settle_ns - w.now) / 1e9);
+    /* a tier whose frames take nearly the whole rate: a quarter of it drains the backlog */
+    s.settle_ns = 0;
+    w.need[2] = 120e3;
+    link_settle(&s, &w, 40e3);
+    got = (double)(s.settle_ns - w.now) / 1e9, want = 40e3 / (0.25 * 125e3);
+    CHECK(fabs(got - want) < 1e-6, "a quarter of the rate: %.3f s, want %.3f", got, want);
+    s.settle_ns = 0;
+    w.rate = 0;
+    link_settle(&s, &w, 40e3);
+    CHECK(s.settle_ns == 0, "no rate: no settle");
+}
+
 int main(int argc, char **argv) {
     const tl_test tests[] = {
         {"subsets", subsets},
@@ -347,6 +416,8 @@ int main(int argc, char **argv) {
         {"rule_pinned", rule_pinned},
         {"rule_measured", rule_measured},
         {"rule_slow_reader", rule_slow_reader},
+        {"rule_proof", rule_proof},
+        {"rule_settle", rule_settle},
     };
     return tl_run(tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }
