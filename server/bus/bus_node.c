@@ -453,8 +453,9 @@ static void publish_room(bus *b, bus_room *br, uint64_t now) {
     frameset fs[HUB_FRAME_RING];
     int k = hub_take_framesets(h, &br->frames_next, fs, HUB_FRAME_RING);
     bus_room_leaf(br->name, "frames", leaf, sizeof leaf);
+    unsigned tiers = out && k ? hub_relay_tiers(h) : 1;
     for (int i = 0; i < k; i++) {
-        msg_buf *m = out ? bus_encode_frameset(&fs[i]) : NULL;
+        msg_buf *m = out ? bus_encode_frameset(&fs[i], tiers) : NULL;
         bus_publish(b, leaf, m);
         msg_buf_unref(m);
         frameset_unref(&fs[i]);

@@ -57,8 +57,8 @@ typedef struct frame_wants {
     uint32_t bases[FRAME_BASES_MAX];
     int nbases;
     /* The same for the coarser tiers (coarse[t - 1]: tier t); clients counts
-     * those among `clients` that take tier t (the fields above are tier 0's,
-     * the only tier a relay asks for). */
+     * those among `clients` that take tier t (the fields above are tier 0's;
+     * a relay's wants name no bases). */
     frame_tier_wants coarse[FRAME_TIERS - 1];
 } frame_wants;
 

@@ -80,19 +80,20 @@ uint64_t hub_bcast_next(hub *h) {
     return n;
 }
 
-/* Passes on relay i's newest keyframe request count when its last one passed
- * on a second ago or more (under mtx). */
-static void grant_keys(hub *h, int i, uint64_t now) {
+/* Passes on relay i's newest keyframe request count of tier t when its
+ * last one passed on a second ago or more (under mtx). */
+static void grant_keys(hub *h, int i, int t, uint64_t now) {
     hub_remote *r = &h->remote[i];
-    if (r->w.key_requests == r->key_granted) return;
-    if (r->key_granted_ns && now - r->key_granted_ns < HUB_REMOTE_KEY_GAP_NS) {
-        if (!r->key_waiting) h->remote_keys_deferred++;
-        r->key_waiting = true;
+    uint32_t asked = t ? r->w.coarse[t - 1].key_requests : r->w.key_requests;
+    if (asked == r->key_granted[t]) return;
+    if (r->key_granted_ns[t] && now - r->key_granted_ns[t] < HUB_REMOTE_KEY_GAP_NS) {
+        if (!r->key_waiting[t]) h->remote_keys_deferred++;
+        r->key_waiting[t] = true;
         return;
     }
-    r->key_granted = r->w.key_requests;
-    r->key_granted_ns = now;
-    r->key_waiting = false;
+    r->key_granted[t] = asked;
+    r->key_granted_ns[t] = now;
+    r->key_waiting[t] = false;
 }
 
 uint64_t hub_remote_keys_deferred(hub *h) {
@@ -115,12 +116,22 @@ void hub_get_frame_wants(hub *h, frame_wants *out) {
         }
         if (now - h->remote[i].seen_ns > 3000000000ull) continue; /* a relay gone quiet */
         const frame_wants *w = &h->remote[i].w;
-        grant_keys(h, i, now);
+        for (int t = 0; t < FRAME_TIERS; t++) grant_keys(h, i, t, now);
         out->clients += w->clients;
-        out->key_requests += h->remote[i].key_granted;
+        out->key_requests += h->remote[i].key_granted[0];
         out->stride2 |= w->stride2;
         out->stride4 |= w->stride4;
         out->bridge |= w->bridge;
+        /* the coarser tiers its clients take (coded against the tier's frame before, never a base of theirs) */
+        for (int t = 1; t < FRAME_TIERS; t++) {
+            const frame_tier_wants *rt = &w->coarse[t - 1];
+            frame_tier_wants *o = &out->coarse[t - 1];
+            o->clients += rt->clients;
+            o->key_requests += h->remote[i].key_granted[t];
+            o->stride2 |= rt->stride2;
+            o->stride4 |= rt->stride4;
+            o->bridge |= rt->bridge;
+        }
     }
     pthread_mutex_unlock(&h->mtx);
 }
@@ -137,11 +148,12 @@ void hub_set_remote_wants(hub *h, uint32_t relay, const frame_wants *w, uint64_t
             if (h->remote[i].seen_ns < h->remote[oldest].seen_ns) oldest = i;
         slot = oldest;
     }
-    if (h->remote[slot].relay != relay) { /* a new relay here: its first requests pass on at once */
-        h->remote[slot].key_granted = 0;
-        h->remote[slot].key_granted_ns = 0;
-        h->remote[slot].key_waiting = false;
-    }
+    if (h->remote[slot].relay != relay) /* a new relay here: its first requests pass on at once */
+        for (int t = 0; t < FRAME_TIERS; t++) {
+            h->remote[slot].key_granted[t] = 0;
+            h->remote[slot].key_granted_ns[t] = 0;
+            h->remote[slot].key_waiting[t] = false;
+        }
     h->remote[slot].relay = relay;
     h->remote[slot].seen_ns = now_ns;
     h->remote[slot].w = *w;
@@ -505,6 +517,20 @@ int hub_get_relays(hub *h, uint32_t *relay, int *viewers, int max) {
         }
     pthread_mutex_unlock(&h->mtx);
     return k;
+}
+
+unsigned hub_relay_tiers(hub *h) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    unsigned tiers = 1;
+    pthread_mutex_lock(&h->mtx);
+    for (int i = 0; i < HUB_RELAYS; i++)
+        if (h->remote[i].relay && now - h->remote[i].seen_ns <= 3000000000ull)
+            for (int t = 1; t < FRAME_TIERS; t++)
+                if (h->remote[i].w.coarse[t - 1].clients > 0) tiers |= 1u << t;
+    pthread_mutex_unlock(&h->mtx);
+    return tiers;
 }
 
 void hub_touch(hub *h, uint64_t now_ns) {

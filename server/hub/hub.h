@@ -54,10 +54,10 @@ typedef void hub_wake_fn(void *arg);
 typedef struct hub_remote {
     uint32_t relay;
     uint64_t seen_ns;
-    frame_wants w;        /* as the relay said; its key_requests pass on as key_granted, */
-    uint32_t key_granted; /* changed at most once a HUB_REMOTE_KEY_GAP_NS (one keyframe coded) */
-    uint64_t key_granted_ns;
-    bool key_waiting; /* a change waits (counted once in remote_keys_deferred) */
+    frame_wants w;                     /* as the relay said; each tier's key_requests pass on as key_granted[tier], */
+    uint32_t key_granted[FRAME_TIERS]; /* changed at most once a HUB_REMOTE_KEY_GAP_NS (one keyframe coded) */
+    uint64_t key_granted_ns[FRAME_TIERS];
+    bool key_waiting[FRAME_TIERS]; /* a change waits (counted once in remote_keys_deferred) */
 } hub_remote;
 
 /* Threads: the sim thread publishes (broadcasts, replies, info, stats) and
@@ -199,6 +199,8 @@ bool hub_ask_drain(hub *h, uint32_t node, bool put, bool newest);
 bool hub_take_drain(hub *h, uint32_t *node, bool *put);
 /* The relays heard from in the last 3 s and their viewers: up to max. */
 int hub_get_relays(hub *h, uint32_t *relay, int *viewers, int max);
+/* The tiers of detail those relays' clients take: bit t for tier t (tier 0's always). */
+unsigned hub_relay_tiers(hub *h);
 /* Takes replies addressed to relays' clients (route_relay_replies). */
 int hub_take_relay_replies(hub *h, cmd_reply *out, int max);
 /* A relay's frame wants (the bus thread of a sim node). */

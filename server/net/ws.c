@@ -435,9 +435,8 @@ int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, v
                  n->nclients);
         c->hello_pending = true;
         c->bcast_next = c->room->bcast_next;
-        /* a relay passes on the sim node's tier 0 only: its clients have no coarser tier to move to
-         * (a slow one takes fewer frames) */
-        c->link = link_start(n->relay_id ? 1 : FC_TIERS, clock_now_ns());
+        /* (a relay's clients too: the sim node codes the tiers a relay's wants name, and the bus carries them) */
+        c->link = link_start(FC_TIERS, clock_now_ns());
         fc_held_reset(&c->held);
         ws_frames_want_key(c->room, c); /* its first frame */
         ws_frames_update_wants(c->room);

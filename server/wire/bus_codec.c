@@ -11,7 +11,7 @@
 #include "command.h"
 #include "obstacle_mesh.h"
 
-enum { VERSION = 2 };
+enum { VERSION = 3 };
 
 /* ---- Bytes -------------------------------------------------------------------- */
 
@@ -124,12 +124,18 @@ static int r_end(const rd *r, const char *what, char *err, size_t errlen) {
 
 /* ---- Framesets ---------------------------------------------------------------- */
 
-msg_buf *bus_encode_frameset(const frameset *fs) {
-    /* a relay's clients take the full world: tier 0's codings only */
+/* Whether coding i goes: its tier in the mask. */
+static bool coding_goes(const frameset *fs, int i, unsigned tiers) {
+    int t = fs->coding[i].tier;
+    return t >= 0 && t < 32 && (tiers >> t & 1u);
+}
+
+msg_buf *bus_encode_frameset(const frameset *fs, unsigned tiers) {
+    /* a relay's clients take the tiers their links carry: those some relay's clients take */
     size_t cap = 64;
     uint32_t count = 0;
     for (int i = 0; i < fs->count; i++)
-        if (!fs->coding[i].tier) cap += 12 + fs->coding[i].msg->len, count++;
+        if (coding_goes(fs, i, tiers)) cap += 16 + fs->coding[i].msg->len, count++;
     wr w;
     w_head(&w, "FSET", cap);
     w32(&w, fs->epoch);
@@ -138,7 +144,8 @@ msg_buf *bus_encode_frameset(const frameset *fs) {
     w32(&w, (uint32_t)fs->n);
     w32(&w, count);
     for (int i = 0; i < fs->count; i++) {
-        if (fs->coding[i].tier) continue;
+        if (!coding_goes(fs, i, tiers)) continue;
+        w32(&w, (uint32_t)fs->coding[i].tier);
         w32(&w, fs->coding[i].base);
         w32(&w, fs->coding[i].prev);
         w32(&w, (uint32_t)fs->coding[i].msg->len);
@@ -158,7 +165,11 @@ int bus_decode_frameset(const uint8_t *p, size_t n, frameset *out, char *err, si
     if (r.bad || np > (1u << 24) || count > FRAMESET_MAX) return wire_refuse(err, errlen, "frameset: bad counts");
     out->n = (int)np;
     for (uint32_t i = 0; i < count; i++) {
-        uint32_t base = r32(&r), prev = r32(&r), len = r32(&r);
+        uint32_t tier = r32(&r), base = r32(&r), prev = r32(&r), len = r32(&r);
+        if (!r.bad && tier >= FRAME_TIERS) {
+            frameset_unref(out);
+            return wire_refuse(err, errlen, "frameset: a coding of tier %u (there are %d)", tier, FRAME_TIERS);
+        }
         const uint8_t *b = r_take(&r, len);
         if (!b) break;
         msg_buf *m = msg_buf_from_bytes(b, len);
@@ -166,7 +177,7 @@ int bus_decode_frameset(const uint8_t *p, size_t n, frameset *out, char *err, si
             frameset_unref(out);
             return wire_refuse(err, errlen, "frameset: out of memory");
         }
-        out->coding[out->count++] = (frame_coding){.base = base, .prev = prev, .msg = m};
+        out->coding[out->count++] = (frame_coding){.base = base, .prev = prev, .tier = (int)tier, .msg = m};
     }
     if (r_end(&r, "frameset", err, errlen)) {
         frameset_unref(out);
@@ -177,20 +188,29 @@ int bus_decode_frameset(const uint8_t *p, size_t n, frameset *out, char *err, si
 
 /* ---- Wants, replies, forwards ------------------------------------------------- */
 
-static uint32_t wants_flags(const frame_wants *w) {
-    return (uint32_t)w->stride2 | (uint32_t)w->stride4 << 1 | (uint32_t)w->bridge << 2;
+static uint32_t wants_flags(bool stride2, bool stride4, bool bridge) {
+    return (uint32_t)stride2 | (uint32_t)stride4 << 1 | (uint32_t)bridge << 2;
 }
 
+/* A room's wants: tier 0's clients (all the relay's), keyframe requests and
+ * flags, then each coarser tier's. */
 msg_buf *bus_encode_wants(uint32_t relay, const bus_room_wants *rw, int k) {
     wr o;
-    w_head(&o, "WANT", 32 + (size_t)k * (20 + ROOM_NAME_CAP));
+    w_head(&o, "WANT", 32 + (size_t)k * (12 * FRAME_TIERS + 4 + ROOM_NAME_CAP));
     w32(&o, relay);
     w32(&o, (uint32_t)k);
     for (int i = 0; i < k; i++) {
+        const frame_wants *w = &rw[i].w;
         w_name(&o, rw[i].room);
-        w32(&o, (uint32_t)rw[i].w.clients);
-        w32(&o, rw[i].w.key_requests);
-        w32(&o, wants_flags(&rw[i].w));
+        w32(&o, (uint32_t)w->clients);
+        w32(&o, w->key_requests);
+        w32(&o, wants_flags(w->stride2, w->stride4, w->bridge));
+        for (int t = 1; t < FRAME_TIERS; t++) {
+            const frame_tier_wants *c = &w->coarse[t - 1];
+            w32(&o, (uint32_t)c->clients);
+            w32(&o, c->key_requests);
+            w32(&o, wants_flags(c->stride2, c->stride4, c->bridge));
+        }
     }
     return w_done(&o);
 }
@@ -216,6 +236,17 @@ int bus_decode_wants(const uint8_t *p, size_t n, uint32_t *relay, bus_room_wants
                                  .stride2 = flags & 1,
                                  .stride4 = (flags >> 1) & 1,
                                  .bridge = (flags >> 2) & 1};
+        for (int t = 1; t < FRAME_TIERS; t++) {
+            uint32_t tc = r32(&r), tk = r32(&r), tf = r32(&r);
+            /* a coarser tier's clients are among the room's */
+            if (tc > clients)
+                return wire_refuse(err, errlen, "wants: %u clients of tier %d, of %u in all", tc, t, clients);
+            out[i].w.coarse[t - 1] = (frame_tier_wants){.clients = (int)tc,
+                                                        .key_requests = tk,
+                                                        .stride2 = tf & 1,
+                                                        .stride4 = (tf >> 1) & 1,
+                                                        .bridge = (tf >> 2) & 1};
+        }
     }
     if (r_end(&r, "wants", err, errlen)) return -1;
     if (*relay < 1 || *relay > CMD_RELAY_MAX) return wire_refuse(err, errlen, "wants: relay %u out of range", *relay);

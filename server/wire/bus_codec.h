@@ -25,7 +25,9 @@
 #define BUS_MAX_ROOMS 256       /* rooms named in one rooms or wants message (a node's --max-rooms at most) */
 #define BUS_MAX_CRED 4096       /* a forwarded credential's bytes (an invite's limit, INVITE_MAX_TOKEN) */
 
-msg_buf *bus_encode_frameset(const frameset *fs);
+/* A frameset's codings of the tiers in the mask `tiers` (bit t: tier t),
+ * each with its tier. */
+msg_buf *bus_encode_frameset(const frameset *fs, unsigned tiers);
 /* Fills *out with new messages (references the caller owns). */
 int bus_decode_frameset(const uint8_t *p, size_t n, frameset *out, char *err, size_t errlen);
 

@@ -31,7 +31,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     switch (data[0] % 14) {
     case 0: {
         frameset fs;
-        if (!bus_decode_frameset(p, n, &fs, err, sizeof err)) frameset_unref(&fs);
+        if (!bus_decode_frameset(p, n, &fs, err, sizeof err)) {
+            for (int i = 0; i < fs.count; i++) FUZZ_REQUIRE(fs.coding[i].tier >= 0 && fs.coding[i].tier < FRAME_TIERS);
+            frameset_unref(&fs);
+        }
         break;
     }
     case 1: {
@@ -40,7 +43,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         int k = -1;
         if (!bus_decode_wants(p, n, &relay, w, BUS_MAX_ROOMS, &k, err, sizeof err)) {
             FUZZ_REQUIRE(k >= 0 && k <= BUS_MAX_ROOMS && relay >= 1 && relay <= CMD_RELAY_MAX);
-            for (int i = 0; i < k; i++) FUZZ_REQUIRE(room_name_ok(w[i].room, strlen(w[i].room), NULL, 0));
+            for (int i = 0; i < k; i++) {
+                FUZZ_REQUIRE(room_name_ok(w[i].room, strlen(w[i].room), NULL, 0));
+                for (int t = 1; t < FRAME_TIERS; t++) FUZZ_REQUIRE(w[i].w.coarse[t - 1].clients <= w[i].w.clients);
+            }
         }
         break;
     }

@@ -213,6 +213,9 @@ export async function http(s, method, path, { body, headers = {}, raw = false, f
 
 export const get = (s, path) => http(s, 'GET', path);
 
+// The bus messages' format version (PROTOCOL.md, "Relays"; server/wire/bus_codec.c).
+export const BUS_VERSION = 3;
+
 // A relay's client message as the bus carries it (PROTOCOL.md, "Relays"):
 // what a relay publishes on fluid.<world>.cmd.<relay>.
 export function forward(relay, client, message, { room = 'default', cred = '', kind = 0 } = {}) {
@@ -220,7 +223,7 @@ export function forward(relay, client, message, { room = 'default', cred = '', k
   const name = Buffer.from(room, 'latin1'), c = Buffer.from(cred, 'latin1');
   const head = Buffer.alloc(20);
   head.write('FWRD', 0, 'latin1');
-  head.writeUInt32LE(2, 4); head.writeUInt32LE(relay, 8); head.writeUInt32LE(client, 12); head.writeUInt32LE(kind, 16);
+  head.writeUInt32LE(BUS_VERSION, 4); head.writeUInt32LE(relay, 8); head.writeUInt32LE(client, 12); head.writeUInt32LE(kind, 16);
   const u32 = (v) => { const b = Buffer.alloc(4); b.writeUInt32LE(v); return b; };
   return Buffer.concat([head, u32(name.length), name, u32(c.length), c, u32(body.length), body]);
 }

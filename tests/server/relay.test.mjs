@@ -17,7 +17,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, connect as tcp } from 'node:net';
-import { startServer, stopAll, connect, get, http, sleep, until, metric, WAIT, forward, frameArrays } from './lib.mjs';
+import { startServer, stopAll, connect, get, http, sleep, until, metric, WAIT, forward, frameArrays, BUS_VERSION } from './lib.mjs';
 
 const haveNats = spawnSync('nats-server', ['--version']).status === 0;
 const why = haveNats ? false : 'nats-server is not installed (scripts/deps.sh test installs it)';
@@ -516,14 +516,14 @@ test("a relay's clients' scene loads and a REST client's share the world's bound
 });
 
 // A relay's frame wants as the bus carries them (WANT: relay, rooms, then each room's name, clients,
-// keyframe requests, flags): here the default room's.
+// keyframe requests, flags, then the same for tiers 1 and 2): here the default room's, all at tier 0.
 function wants(relay, clients, keys) {
-  const b = Buffer.alloc(20 + 4 + 7 + 12);
+  const b = Buffer.alloc(16 + 4 + 7 + 12 + 24);
   b.write('WANT', 0, 'latin1');
-  b.writeUInt32LE(2, 4); b.writeUInt32LE(relay, 8); b.writeUInt32LE(1, 12);
+  b.writeUInt32LE(BUS_VERSION, 4); b.writeUInt32LE(relay, 8); b.writeUInt32LE(1, 12);
   b.writeUInt32LE(7, 16); b.write('default', 20, 'latin1');
   b.writeUInt32LE(clients, 27); b.writeUInt32LE(keys, 31); b.writeUInt32LE(0, 35);
-  return b.subarray(0, 39);
+  return b;
 }
 
 test("a relay user asking for a keyframe in every wants message gets at most one coded a second", { skip: why }, async (t) => {
@@ -635,7 +635,7 @@ test("a relay serves obstacles' meshes: fetched from the sim node over the bus o
     const forged = Buffer.from(want.bytes);
     forged[want.bytes.length - 1] ^= 1;
     const head = Buffer.alloc(16);
-    head.write('OMSH', 0, 'latin1'); head.writeUInt32LE(2, 4); head.writeUInt32LE(cubeId, 8); head.writeUInt32LE(forged.length, 12);
+    head.write('OMSH', 0, 'latin1'); head.writeUInt32LE(BUS_VERSION, 4); head.writeUInt32LE(cubeId, 8); head.writeUInt32LE(forged.length, 12);
     assert.equal(await natsPublish(port, undefined, undefined, 'fluid.omesh.r.default.omesh', Buffer.concat([head, forged])), 'PONG');
     await until(async () => (await refused()) > before, 'the relay to refuse the forged mesh');
     assert.deepEqual((await meshOf(relay, cubeId)).bytes, want.bytes);

@@ -1313,17 +1313,33 @@ static void test_reply_codes_documented(const char *golden) {
 
 static void test_bus_codec(void) {
     char err[160];
-    frameset fs = {.epoch = 3, .seq = 77, .tick = 1234567890123ull, .n = 5, .count = 2};
+    frameset fs = {.epoch = 3, .seq = 77, .tick = 1234567890123ull, .n = 5, .count = 3};
     fs.coding[0] = (frame_coding){FC_NONE, FC_NONE, msg_buf_from_bytes("keyframe", 8), 0};
     fs.coding[1] = (frame_coding){76, 75, msg_buf_from_bytes("delta", 5), 0};
-    msg_buf *m = bus_encode_frameset(&fs);
+    fs.coding[2] = (frame_coding){76, 75, msg_buf_from_bytes("coarse", 6), 2};
+    /* tier 0 only: the coarse coding stays off the bus */
+    msg_buf *m = bus_encode_frameset(&fs, 1u);
     frameset got;
     CHECK(m && bus_decode_frameset(m->data, m->len, &got, err, sizeof err) == 0, "frameset round trip (%s)", err);
     CHECK(got.epoch == 3 && got.seq == 77 && got.tick == 1234567890123ull && got.n == 5 && got.count == 2 &&
               got.coding[1].base == 76 && got.coding[1].prev == 75 && got.coding[1].msg->len == 5 &&
-              !memcmp(got.coding[0].msg->data, "keyframe", 8),
+              got.coding[1].tier == 0 && !memcmp(got.coding[0].msg->data, "keyframe", 8),
           "frameset fields");
     frameset_unref(&got);
+    msg_buf_unref(m);
+    /* tiers 0 and 2: each coding with its tier */
+    m = bus_encode_frameset(&fs, 1u | 4u);
+    CHECK(m && bus_decode_frameset(m->data, m->len, &got, err, sizeof err) == 0 && got.count == 3 &&
+              got.coding[2].tier == 2 && got.coding[2].msg->len == 6 && !memcmp(got.coding[2].msg->data, "coarse", 6),
+          "a coarse tier's coding crosses the bus with its tier (%s)", err);
+    frameset_unref(&got);
+    /* a tier the node does not have: refused, whole */
+    size_t at = m->len - 6 - 16; /* the coarse coding's tier field */
+    uint8_t was = m->data[at];
+    m->data[at] = FRAME_TIERS;
+    CHECK(bus_decode_frameset(m->data, m->len, &got, err, sizeof err) != 0 && strstr(err, "tier"),
+          "a coding of tier %d refused: %s", FRAME_TIERS, err);
+    m->data[at] = was;
     int refused = 0;
     for (size_t cut = 0; m && cut < m->len; cut++)
         refused += bus_decode_frameset(m->data, cut, &got, err, sizeof err) != 0;
@@ -1333,6 +1349,7 @@ static void test_bus_codec(void) {
     bus_room_wants rw[2] = {{.room = "default", .w = {.clients = 9, .key_requests = 4, .stride4 = true}},
                             {.room = "lab-2", .w = {.clients = 1}}},
                    rw2[2];
+    rw[0].w.coarse[1] = (frame_tier_wants){.clients = 3, .key_requests = 11, .bridge = true};
     uint32_t relay;
     int nw = 0;
     m = bus_encode_wants(7, rw, 2);
@@ -1340,6 +1357,15 @@ static void test_bus_codec(void) {
               rw2[0].w.clients == 9 && rw2[0].w.key_requests == 4 && rw2[0].w.stride4 && !rw2[0].w.stride2 &&
               !strcmp(rw2[1].room, "lab-2") && rw2[1].w.clients == 1,
           "wants round trip, per room");
+    CHECK(rw2[0].w.coarse[1].clients == 3 && rw2[0].w.coarse[1].key_requests == 11 && rw2[0].w.coarse[1].bridge &&
+              !rw2[0].w.coarse[1].stride2 && rw2[0].w.coarse[0].clients == 0 && rw2[1].w.coarse[1].clients == 0,
+          "each coarser tier's wants round trip");
+    msg_buf_unref(m);
+    rw[0].w.coarse[1].clients = 10;
+    m = bus_encode_wants(7, rw, 2);
+    CHECK(bus_decode_wants(m->data, m->len, &relay, rw2, 2, &nw, err, sizeof err) != 0 && strstr(err, "tier 2"),
+          "more clients of a tier than of the room refused: %s", err);
+    rw[0].w.coarse[1].clients = 3;
     CHECK(bus_decode_wants(m->data, m->len, &relay, rw2, 1, &nw, err, sizeof err) != 0, "more rooms than room for");
     msg_buf_unref(m);
     m = bus_encode_wants(0, rw, 1);

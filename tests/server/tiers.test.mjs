@@ -7,8 +7,9 @@
 // start every frame is the full world.  Each link is a private network
 // namespace (`unshare -n`) whose loopback a token bucket shapes (`tc ...
 // tbf`), the server and the client inside it (tiers_link.mjs); what it saw
-// comes back as counts and steps, never a time.  Skipped, with the reason,
-// where such a namespace cannot be made (it needs root).
+// comes back as counts and steps, never a time.  A relay's viewer plays the
+// 1 Mbit/s scenario too, the relay's client port alone shaped.  Skipped,
+// with the reason, where such a namespace cannot be made (it needs root).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -60,6 +61,29 @@ test('1 Mbit/s: a coarser tier with fewer particles on a coarser grid; pinned, t
   assert.equal(out.raised, true, 'tc changed the link');
   assertTier(out.back, out, 'raised to 10 Mbit/s');
   assert.equal(out.back_client.tier, 0);
+  assert.equal(out.refused, 0, 'no payload refused');
+});
+
+// A relay's viewer: only the relay's client port is shaped (tiers_link.mjs, relay).
+const haveNats = spawnSync('nats-server', ['--version']).status === 0;
+const CLASSES = 'ip link set lo up && tc qdisc add dev lo root handle 1: htb default 20 && tc class add dev lo parent 1: classid 1:10 htb rate 1gbit quantum 60000 && tc filter add dev lo parent 1: protocol ip prio 1 u32 match ip sport 80 0xffff flowid 1:10';
+const classes = cannot ? null : spawnSync('unshare', ['-n', 'sh', '-c', CLASSES], { encoding: 'utf8' });
+const relaySkip = cannot ?? (!haveNats ? 'nats-server is not installed (scripts/deps.sh test installs it)'
+  : classes.status !== 0 ? `cannot shape one port (tc htb and u32): ${(classes.stderr || '').trim()}` : false);
+test('a relay\'s viewer on 1 Mbit/s: the coarser tier the sim node codes for it; pinned, the full world; raised, the full world again', { skip: relaySkip }, () => {
+  const r = spawnSync('unshare', ['-n', 'sh', '-c', 'ip link set lo mtu 1500 up && exec node "$0" relay', RUN], {
+    encoding: 'utf8', env: process.env, timeout: 10 * 60000,
+  });
+  assert.equal(r.status, 0, `the relay's run failed: ${(r.stderr || '').trim().slice(-3000)}`);
+  const out = JSON.parse((r.stdout || '').trim().split('\n').pop());
+  console.log(`    relay, 1 Mbit/s: tier ${out.coarse.tier} (1 in ${out.coarse.keep}, ${out.coarse.n} of ${out.particles} particles); pinned ${out.pinned.n}; unpinned tier ${out.unpinned.tier}; raised: tier ${out.back.tier}, ${out.back.n} particles; ${out.refused} refused`);
+  assertTier(out.coarse, out, 'a relay\'s viewer on 1 Mbit/s');
+  assertTier(out.pinned, out, 'pinned');
+  assert.ok(out.pinned_after.every((f) => f.tier === 0), 'pinned: every frame after is the full world');
+  assertTier(out.unpinned, out, 'unpinned');
+  assert.ok(out.unpinned.tier >= 1, 'unpinned: a coarser tier again');
+  assert.equal(out.raised, true, 'tc changed the link');
+  assertTier(out.back, out, 'raised to 10 Mbit/s');
   assert.equal(out.refused, 0, 'no payload refused');
 });
 
