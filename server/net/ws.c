@@ -487,6 +487,8 @@ int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, v
         if (c->close_bad) {
             c->close_ready = true;
             lws_callback_on_writable(wsi);
+        } else if (c->holding) {
+            lws_callback_on_writable(wsi); /* its held frames: is the hold over? (ws_frames.c, hold_poll) */
         }
         return 0;
     case LWS_CALLBACK_SERVER_WRITEABLE:

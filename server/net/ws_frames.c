@@ -287,6 +287,14 @@ static void set_lowat(ws_client *c) {
     if (link_meter_set_lowat((int)lws_get_socket_fd(c->wsi), want)) c->lowat = want;
 }
 
+/* Looks at a held client's socket again in NET_HOLD_POLL_US (ws.c's timer
+ * asks for a write, which comes to hold_over): no frame of a paused world
+ * would.  Not for a client being closed for bad messages (its timer is the
+ * close's). */
+static void hold_poll(ws_client *c) {
+    if (c->wsi && !c->close_bad) lws_set_timer_usecs(c->wsi, NET_HOLD_POLL_US);
+}
+
 /* What a change of tier needs: its keyframe (at once when the client holds
  * frames its link cannot carry: the measured rate sent it to a coarser tier,
  * or a try failed), the encoder's wants, the socket's unsent bytes; and a
@@ -315,6 +323,7 @@ static void changed(net_room *v, ws_client *c, int what, const link_window *w, u
                 c->holding = true;
                 c->proving = false;
                 c->hold_until = now + (ns < (double)NET_DRAIN_MAX_NS ? (uint64_t)ns : NET_DRAIN_MAX_NS);
+                hold_poll(c);
             }
         }
         request_key_now(v, c, measured_down || (what & LINK_BACK));
@@ -422,7 +431,10 @@ static bool hold_over(net_room *v, ws_client *c, uint64_t now) {
     bool delivered = !read || (c->proving ? ls.notsent == 0 && ls.unacked == 0
                                           : (double)ls.unacked * ls.mss + ls.notsent <= NET_DRAIN_LEFT);
     if (c->proving && !c->link.trying) delivered = true; /* moved since, by its rate */
-    if (!delivered && now < c->hold_until) return false;
+    if (!delivered && now < c->hold_until) {
+        hold_poll(c);
+        return false;
+    }
     bool failed = c->proving && !delivered;
     if (!c->proving) {
         /* a new window from here: the backlog's sending was the old tier's */
@@ -450,6 +462,7 @@ static void proof_begin(net_room *v, ws_client *c, const msg_buf *key, uint64_t 
     uint64_t t = link_proof_ns(&w, key->len, rtt_ns);
     c->holding = c->proving = t > 0;
     c->hold_until = now + t;
+    if (c->holding) hold_poll(c);
 }
 
 msg_buf *ws_frames_pick(net_room *v, ws_client *c) {
