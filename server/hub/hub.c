@@ -80,6 +80,20 @@ uint64_t hub_bcast_next(hub *h) {
     return n;
 }
 
+/* a relay not heard from for this long is gone quiet: its wants count no more */
+#define REMOTE_QUIET_NS 3000000000ull
+
+static uint64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether relay slot i holds a relay heard from within REMOTE_QUIET_NS (under mtx). */
+static bool remote_live(const hub *h, int i, uint64_t now) {
+    return h->remote[i].relay && now - h->remote[i].seen_ns <= REMOTE_QUIET_NS;
+}
+
 /* Passes on relay i's newest keyframe request count of tier t when its
  * last one passed on a second ago or more (under mtx). */
 static void grant_keys(hub *h, int i, int t, uint64_t now) {
@@ -106,15 +120,9 @@ uint64_t hub_remote_keys_deferred(hub *h) {
 void hub_get_frame_wants(hub *h, frame_wants *out) {
     pthread_mutex_lock(&h->mtx);
     *out = h->wants;
-    uint64_t now = 0;
+    const uint64_t now = mono_ns();
     for (int i = 0; i < HUB_RELAYS; i++) {
-        if (!h->remote[i].relay) continue;
-        if (!now) {
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-        }
-        if (now - h->remote[i].seen_ns > 3000000000ull) continue; /* a relay gone quiet */
+        if (!remote_live(h, i, now)) continue;
         const frame_wants *w = &h->remote[i].w;
         for (int t = 0; t < FRAME_TIERS; t++) grant_keys(h, i, t, now);
         out->clients += w->clients;
@@ -505,13 +513,11 @@ bool hub_take_drain(hub *h, uint32_t *node, bool *put) {
 }
 
 int hub_get_relays(hub *h, uint32_t *relay, int *viewers, int max) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    const uint64_t now = mono_ns();
     int k = 0;
     pthread_mutex_lock(&h->mtx);
     for (int i = 0; i < HUB_RELAYS && k < max; i++)
-        if (h->remote[i].relay && now - h->remote[i].seen_ns <= 3000000000ull) {
+        if (remote_live(h, i, now)) {
             relay[k] = h->remote[i].relay;
             viewers[k++] = h->remote[i].w.clients;
         }
@@ -520,13 +526,11 @@ int hub_get_relays(hub *h, uint32_t *relay, int *viewers, int max) {
 }
 
 unsigned hub_relay_tiers(hub *h) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    const uint64_t now = mono_ns();
     unsigned tiers = 1;
     pthread_mutex_lock(&h->mtx);
     for (int i = 0; i < HUB_RELAYS; i++)
-        if (h->remote[i].relay && now - h->remote[i].seen_ns <= 3000000000ull)
+        if (remote_live(h, i, now))
             for (int t = 1; t < FRAME_TIERS; t++)
                 if (h->remote[i].w.coarse[t - 1].clients > 0) tiers |= 1u << t;
     pthread_mutex_unlock(&h->mtx);

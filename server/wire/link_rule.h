@@ -35,8 +35,9 @@
 #define LINK_SETTLE_NS 1000000000ull     /* late picks within this of a measured change are its backlog's */
 #define LINK_SETTLE_MAX_NS 3000000000ull /* ... or within the time its backlog takes to drain, up to this */
 /* a try's keyframe may take this long past its bytes at the full world's
- * rate and two round trips: a pick a frame apart notices it, and the
- * receiver may hold its last acknowledgement back (delayed ACK, 40 ms) */
+ * rate and two round trips: the network thread looks at a held socket
+ * every 10 ms, and the receiver may hold its last acknowledgement back
+ * (delayed ACK, 40 ms) */
 #define LINK_PROOF_SLACK_NS 70000000ull
 
 typedef struct link_state {
