@@ -31,8 +31,8 @@ typedef struct net_room net_room; /* net_room.h */
 #define NET_MAX_BAD_IN_A_ROW 32
 #define NET_DRAIN_LEFT 4096            /* a backlog this small is drained: a frame waits behind no more */
 #define NET_DRAIN_MAX_NS 2000000000ull /* a backlog's hold ends after this whatever it left */
-#define NET_HOLD_POLL_US                                                                                               \
-    10000 /* a held client's socket is looked at this often (a paused world sends no frame to wake it) */
+/* a held client's socket is looked at this often (a paused world sends no frame to wake it) */
+#define NET_HOLD_POLL_US 10000
 #define NET_KEY_GAP_NS 1000000000ull        /* at most one keyframe coded for a client a second */
 #define NET_CLOSE_OLD_VERSION 4001          /* close code: the client speaks a retired protocol version */
 #define NET_CLOSE_ROOM_GONE 4004            /* close code: its room was deleted, or never was */

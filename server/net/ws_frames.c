@@ -287,6 +287,36 @@ static void set_lowat(ws_client *c) {
     if (link_meter_set_lowat((int)lws_get_socket_fd(c->wsi), want)) c->lowat = want;
 }
 
+/* c's socket's TCP_INFO sample (link_meter.h); false where there is none. */
+static bool sample(const ws_client *c, link_sample *ls) {
+    return c->wsi && link_meter_read((int)lws_get_socket_fd(c->wsi), ls);
+}
+
+/* The bytes of c's stream the kernel still holds: unsent, or sent and not
+ * yet acknowledged. */
+static double queued(const link_sample *ls) {
+    return (double)ls->unacked * ls->mss + ls->notsent;
+}
+
+/* A new window of late picks and busy time from now (link_rule.h). */
+static void new_window(ws_client *c, uint64_t now) {
+    c->late = 0;
+    c->reader_slow = false;
+    c->busy_ns = 0;
+    c->window_ns = now;
+}
+
+static void hold_poll(ws_client *c);
+
+/* Holds c's frames until its link has delivered what it holds, or until
+ * `until` (ws_client.h, holding); proving: a try's keyframe. */
+static void hold(ws_client *c, bool proving, uint64_t until) {
+    c->holding = true;
+    c->proving = proving;
+    c->hold_until = until;
+    hold_poll(c);
+}
+
 /* Looks at a held client's socket again in NET_HOLD_POLL_US (ws.c's timer
  * asks for a write, which comes to hold_over): no frame of a paused world
  * would.  Not for a client being closed for bad messages (its timer is the
@@ -307,30 +337,24 @@ static void changed(net_room *v, ws_client *c, int what, const link_window *w, u
     if (what & (LINK_COARSER | LINK_FINER)) {
         bool measured_down = (what & (LINK_MEASURED | LINK_COARSER)) == (LINK_MEASURED | LINK_COARSER);
         link_sample ls;
-        if ((measured_down || (what & LINK_BACK)) && c->wsi && link_meter_read((int)lws_get_socket_fd(c->wsi), &ls)) {
+        if ((measured_down || (what & LINK_BACK)) && sample(c, &ls)) {
             /* the old tier's frames its link could not carry are queued: the
              * new tier's keyframe waits until they have gone (so that it
              * shows the newest world, and no frame adds to the queue), and
              * late picks until the new tier's frames have drained them are
              * that backlog's */
-            double queued = (double)ls.unacked * ls.mss + ls.notsent;
+            const double q = queued(&ls);
             link_window now_w = *w;
             now_w.now = now;
             tier_needs(v, c, now_w.need);
-            link_settle(&c->link, &now_w, queued);
-            if (queued > NET_DRAIN_LEFT && w->rate > 0) {
-                double ns = queued / w->rate * 1e9;
-                c->holding = true;
-                c->proving = false;
-                c->hold_until = now + (ns < (double)NET_DRAIN_MAX_NS ? (uint64_t)ns : NET_DRAIN_MAX_NS);
-                hold_poll(c);
+            link_settle(&c->link, &now_w, q);
+            if (q > NET_DRAIN_LEFT && w->rate > 0) {
+                double ns = q / w->rate * 1e9;
+                hold(c, false, now + (ns < (double)NET_DRAIN_MAX_NS ? (uint64_t)ns : NET_DRAIN_MAX_NS));
             }
         }
         request_key_now(v, c, measured_down || (what & LINK_BACK));
-        c->late = 0;
-        c->reader_slow = false;
-        c->busy_ns = 0;
-        c->window_ns = now;
+        new_window(c, now);
     }
     set_lowat(c);
     ws_frames_update_wants(v);
@@ -339,7 +363,7 @@ static void changed(net_room *v, ws_client *c, int what, const link_window *w, u
 /* Reads the socket's TCP_INFO: whether the receiver's window held the sender
  * back since the last read (noted for the window), and the sample. */
 static bool read_link(ws_client *c, link_sample *ls) {
-    if (!c->wsi || !link_meter_read((int)lws_get_socket_fd(c->wsi), ls)) return false;
+    if (!sample(c, ls)) return false;
     bool held = ls->rwnd_limited_us > c->rwnd_us;
     if (held) c->reader_slow = true;
     c->rwnd_us = ls->rwnd_limited_us;
@@ -358,7 +382,7 @@ static bool read_link(ws_client *c, link_sample *ls) {
  * kernel does not say. */
 static bool link_held(const ws_client *c) {
     link_sample ls;
-    if (!c->wsi || !link_meter_read((int)lws_get_socket_fd(c->wsi), &ls)) return true;
+    if (!sample(c, &ls)) return true;
     return ls.notsent > 0;
 }
 
@@ -395,10 +419,7 @@ static void judge(net_room *v, ws_client *c, uint64_t now) {
     read_link(c, &ls);
     link_window w = window_of(v, c, now);
     changed(v, c, link_judge(&c->link, &w), &w, now);
-    c->late = 0;
-    c->reader_slow = false;
-    c->busy_ns = 0;
-    c->window_ns = now;
+    new_window(c, now);
 }
 
 void ws_frames_measure(net_room *v, ws_client *c) {
@@ -427,22 +448,15 @@ void ws_frames_measure(net_room *v, ws_client *c) {
  * after a backlog shows the newest world. */
 static bool hold_over(net_room *v, ws_client *c, uint64_t now) {
     link_sample ls;
-    bool read = c->wsi && link_meter_read((int)lws_get_socket_fd(c->wsi), &ls);
-    bool delivered = !read || (c->proving ? ls.notsent == 0 && ls.unacked == 0
-                                          : (double)ls.unacked * ls.mss + ls.notsent <= NET_DRAIN_LEFT);
+    bool delivered =
+        !sample(c, &ls) || (c->proving ? ls.notsent == 0 && ls.unacked == 0 : queued(&ls) <= NET_DRAIN_LEFT);
     if (c->proving && !c->link.trying) delivered = true; /* moved since, by its rate */
     if (!delivered && now < c->hold_until) {
         hold_poll(c);
         return false;
     }
     bool failed = c->proving && !delivered;
-    if (!c->proving) {
-        /* a new window from here: the backlog's sending was the old tier's */
-        c->late = 0;
-        c->reader_slow = false;
-        c->busy_ns = 0;
-        c->window_ns = now;
-    }
+    if (!c->proving) new_window(c, now); /* the backlog's sending was the old tier's */
     c->holding = c->proving = false;
     if (failed) {
         link_window w = window_of(v, c, now);
@@ -456,13 +470,10 @@ static bool hold_over(net_room *v, ws_client *c, uint64_t now) {
 static void proof_begin(net_room *v, ws_client *c, const msg_buf *key, uint64_t now) {
     link_sample ls;
     uint64_t rtt_ns = 0;
-    if (c->wsi && link_meter_read((int)lws_get_socket_fd(c->wsi), &ls) && ls.min_rtt_us != UINT32_MAX)
-        rtt_ns = (uint64_t)ls.min_rtt_us * 1000u;
+    if (sample(c, &ls) && ls.min_rtt_us != UINT32_MAX) rtt_ns = (uint64_t)ls.min_rtt_us * 1000u;
     link_window w = window_of(v, c, now);
     uint64_t t = link_proof_ns(&w, key->len, rtt_ns);
-    c->holding = c->proving = t > 0;
-    c->hold_until = now + t;
-    if (c->holding) hold_poll(c);
+    if (t > 0) hold(c, true, now + t);
 }
 
 msg_buf *ws_frames_pick(net_room *v, ws_client *c) {
