@@ -243,7 +243,10 @@ static inline int fleet_saver_take(fleet_saver *s, fleet_saved *out, int cap) {
 }
 int fleet_snap_write(fleet *f, const char *name, uint64_t claim, uint64_t save, const msg_buf *doc, uint64_t tick,
                      fleet_snap_manifest *out);
-msg_buf *fleet_snap_read(fleet *f, const char *name, const fleet_snap_manifest *m, char *why, size_t cap);
+/* The snapshot m names, read back and checked, or NULL with why: *unread
+ * when the broker did not give it (a timeout: worth asking again), not
+ * when the stream lacks a chunk or what it holds does not check. */
+msg_buf *fleet_snap_read(fleet *f, const char *name, const fleet_snap_manifest *m, bool *unread, char *why, size_t cap);
 
 /* fleet_takeover.c: orphans and released rooms claimed (each after this
  * node's rank's delay; by a node with room in its step budget while one is

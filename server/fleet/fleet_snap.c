@@ -102,7 +102,9 @@ int fleet_snap_write(fleet *f, const char *name, uint64_t claim, uint64_t save, 
     return 0;
 }
 
-msg_buf *fleet_snap_read(fleet *f, const char *name, const fleet_snap_manifest *man, char *why, size_t cap) {
+msg_buf *fleet_snap_read(fleet *f, const char *name, const fleet_snap_manifest *man, bool *unread, char *why,
+                         size_t cap) {
+    *unread = false;
     char stream[64];
     stream_name(f, stream, sizeof stream);
     wbuf b;
@@ -117,6 +119,9 @@ msg_buf *fleet_snap_read(fleet *f, const char *name, const fleet_snap_manifest *
         jsErrCode jerr = 0;
         natsStatus s = js_GetLastMsg(&m, f->js, stream, subj, &jo, &jerr);
         if (s != NATS_OK) {
+            /* only a chunk the stream does not have is the snapshot's fault; a timeout, or a broker
+             * that did not answer, is the broker's now */
+            *unread = s != NATS_NOT_FOUND;
             snprintf(why, cap, "chunk %d of save %llu cannot be read: %s", k, (unsigned long long)man->save,
                      natsStatus_GetText(s));
             wbuf_free(&b);

@@ -91,7 +91,11 @@ void fleet_save_pass(fleet *f, uint64_t now) {
 }
 
 /* Claims the orphan v (claim + 1) and hands it to the maker with its
- * snapshot, read back and checked. */
+ * snapshot, read back and checked before the claim: a snapshot the broker
+ * does not give now (a timeout) leaves the room unclaimed, to be tried
+ * again, rather than started again from its scene; one that does not check
+ * is refused and the room starts from its scene.  The claim is by
+ * compare-and-set on the revision the snapshot's manifest was read from. */
 static void take(fleet *f, fleet_room_view *v, uint64_t now, bool over) {
     const uint32_t from = v->rec.node;
     char by[48];
@@ -99,12 +103,27 @@ static void take(fleet *f, fleet_room_view *v, uint64_t now, bool over) {
         snprintf(by, sizeof by, "orphaned by node %u", (unsigned)from);
     else
         snprintf(by, sizeof by, "released by its holder");
+    if (!fleet_kv_may(f)) return; /* the bucket answers no write now */
+    const fleet_snap_manifest m = v->rec.snap;
+    msg_buf *snap = NULL;
+    char why[256] = "";
+    if (m.save) {
+        bool unread = false;
+        snap = fleet_snap_read(f, v->name, &m, &unread, why, sizeof why);
+        if (!snap && unread) {
+            f->st.claims_failed++;
+            v->next_try_ns = now + TRY_AGAIN_NS;
+            log_warn("fleet: room '%s' %s: not claimed here now: its snapshot (save %llu) %s", v->name, by,
+                     (unsigned long long)m.save, why);
+            return;
+        }
+    }
     fleet_room_rec rec = v->rec;
     rec.node = f->id;
     rec.claim = v->rec.claim + 1;
     rec.error[0] = 0;
-    if (!fleet_kv_may(f)) return; /* the bucket answers no write now */
     if (fleet_renew_with(f, v, &rec)) {
+        msg_buf_unref(snap);
         f->st.claims_failed++;
         v->next_try_ns = now + TRY_AGAIN_NS;
         log_info("fleet: orphaned room '%s' not claimed here (%s)", v->name,
@@ -126,25 +145,21 @@ static void take(fleet *f, fleet_room_view *v, uint64_t now, bool over) {
     memcpy(job.name, v->name, sizeof job.name);
     job.rec = v->rec;
     job.claim = v->rec.claim;
-    const fleet_snap_manifest *m = &v->rec.snap;
-    if (!m->save) {
+    job.snap = snap;
+    if (!m.save) {
         log_warn("fleet: room '%s' %s: taken over here (claim %llu); it has no snapshot yet: it starts again from "
                  "its scene",
                  v->name, by, (unsigned long long)job.claim);
+    } else if (snap) {
+        log_info("fleet: room '%s' %s: taken over here (claim %llu) from save %llu (tick %llu, %llu bytes in %d "
+                 "chunk%s)",
+                 v->name, by, (unsigned long long)job.claim, (unsigned long long)m.save, (unsigned long long)m.tick,
+                 (unsigned long long)m.bytes, m.chunks, m.chunks == 1 ? "" : "s");
     } else {
-        char why[256];
-        job.snap = fleet_snap_read(f, v->name, m, why, sizeof why);
-        if (job.snap)
-            log_info("fleet: room '%s' %s: taken over here (claim %llu) from save %llu (tick %llu, %llu bytes in %d "
-                     "chunk%s)",
-                     v->name, by, (unsigned long long)job.claim, (unsigned long long)m->save,
-                     (unsigned long long)m->tick, (unsigned long long)m->bytes, m->chunks, m->chunks == 1 ? "" : "s");
-        else {
-            f->st.snaps_refused++;
-            log_warn("fleet: room '%s' %s: taken over here (claim %llu); its snapshot (save %llu) is refused: %s; it "
-                     "starts again from its scene",
-                     v->name, by, (unsigned long long)job.claim, (unsigned long long)m->save, why);
-        }
+        f->st.snaps_refused++;
+        log_warn("fleet: room '%s' %s: taken over here (claim %llu); its snapshot (save %llu) is refused: %s; it "
+                 "starts again from its scene",
+                 v->name, by, (unsigned long long)job.claim, (unsigned long long)m.save, why);
     }
     if (!fleet_maker_ask(f->maker, &job)) { /* not full: checked before the claim, and this thread alone asks */
         msg_buf_unref(job.snap);

@@ -216,8 +216,11 @@ test('a room paused before its holder is killed comes back paused', { skip: why 
   await n1.stop('SIGKILL');
   await until(async () => { const x = roomIn(await fleetOf(n2), 'p1'); return x && x.node === 2 && x.claim === 2; }, 'p1 taken over by node 2');
   const st = await until(async () => { const q = await get(n2, '/api/rooms/p1/stats'); return q.status === 200 && q.json; }, 'p1 on node 2');
-  assert.equal(st.paused, true, 'p1 comes back paused');
-  assert.equal(st.tick, pausedAt, 'at the tick it was paused at');
+  // what each node said of p1, for a failure to say why
+  const told = () => [['node 1', n1], ['node 2', n2]].map(([who, s]) =>
+    `${who}:\n${s.stderr.split('\n').filter((l) => /'p1'|fleet:/.test(l)).slice(-40).join('\n')}`).join('\n');
+  assert.equal(st.paused, true, `p1 comes back paused (tick ${st.tick}, paused at ${pausedAt}, save ${e.snap.save})\n${told()}`);
+  assert.equal(st.tick, pausedAt, `at the tick it was paused at\n${told()}`);
   // it stays there: the next saves of node 2 (paused: by wall time) are of the same tick
   const s1 = roomIn(await fleetOf(n2), 'p1').snap.save;
   await until(async () => roomIn(await fleetOf(n2), 'p1').snap.save >= s1 + 2, 'p1 saved twice by node 2');
