@@ -64,9 +64,9 @@ $(BUILD)/test_roles_san: tests/server/test_roles.c tests/testlib.c $(SRV_WIRE_SR
 EXTRA_TEST_DEPS += $(BUILD)/test_roles_san
 EXTRA_TESTS += "$(BUILD)/test_roles_san"
 
-# The mesh loader (server/wire/mesh_load.c, Assimp) on meshes the test makes
+# The mesh loader (server/wire/mesh_load.c: Assimp, and obj_read.c for OBJ) on meshes the test makes
 # in every format it reads, and on broken and hostile files.
-MESH_LOAD_SRC = server/wire/mesh_load.c server/wire/glb_check.c server/sim/mesh.c server/sim/mesh_mass.c
+MESH_LOAD_SRC = server/wire/mesh_load.c server/wire/obj_read.c server/wire/glb_check.c server/sim/mesh.c server/sim/mesh_mass.c
 $(BUILD)/test_mesh_load_san: tests/server/test_mesh_load.c tests/testlib.c $(MESH_LOAD_SRC) $(SRV_HDR)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS_ALL) $(SAN) $(SRV_CFLAGS) -Itests tests/server/test_mesh_load.c tests/testlib.c $(MESH_LOAD_SRC) $(SRV_LIBS) $(LDLIBS_SIM) -o $@

@@ -1,20 +1,26 @@
-/* mesh_load.c - an uploaded triangle mesh through Assimp's C API (Assimp
- * 5.2): STL, OBJ and binary glTF (PLY's header is checked, then the
- * format refused: PLY_ENABLED).
+/* mesh_load.c - an uploaded triangle mesh: STL and binary glTF through
+ * Assimp's C API (Assimp 5.2), OBJ through the server's own reader of its
+ * geometry (obj_read.c: Assimp's OBJ reader read past its line blocks,
+ * tests/fuzz/crashes/fuzz_mesh/obj-*); PLY's header is checked, then the
+ * format refused (PLY_ENABLED).
  *
- * Only those importers run: each format's first bytes are checked here
- * (STL's size or "solid", PLY's header against its grammar and element
- * counts, GLB's header, chunks and JSON as the glTF 2 importer's probe
- * accepts them (glb_check.c), OBJ's text) before Assimp sees the file,
- * which it is then given under a name with the format's extension, so
- * Assimp picks that format's importer by extension and never probes the
- * others' signatures; the scene must then name that importer.  Assimp reads through an aiFileIO that serves this
- * one buffer and opens nothing else: an OBJ's mtllib or a glTF's external
- * buffer cannot reach the file system.  The scene's node tree is walked here
- * (iteratively, the triangle bound checked before anything is copied)
+ * Only the STL and glTF 2 importers run: each format's first bytes are
+ * checked here (STL's size or "solid", PLY's header against its grammar and
+ * element counts, GLB's header, chunks and JSON as the glTF 2 importer's
+ * probe accepts them (glb_check.c), OBJ's lack of NUL bytes) before a
+ * reader sees the file.  Assimp is given it under a name with the format's
+ * extension, so it picks that format's importer by extension and never
+ * probes the others' signatures; the scene must then name that importer
+ * (an OBJ never reaches Assimp, and a scene its OBJ importer read is
+ * refused like any other importer's).  Assimp reads through an aiFileIO
+ * that serves this one buffer and opens nothing else: a glTF's external
+ * buffer cannot reach the file system.  The scene's node tree is walked
+ * here (iteratively, the triangle bound checked before anything is copied)
  * rather than by aiProcess_PreTransformVertices, so a file that instances
  * one mesh many times is refused instead of expanded; polygons are cut
- * into triangles here too; identical positions are welded.
+ * into triangles here too.  Both readers end the same way (collect): their
+ * counts held to the limits, then room made and filled by a second pass,
+ * the positions checked finite and identical ones welded.
  *
  * Assimp 5.2's importers leak what they have built when a file turns out
  * malformed part-way (tests/fuzz/fuzz_mesh found it in the ASCII STL and PLY
@@ -39,15 +45,16 @@
 #include <unistd.h>
 
 #include "glb_check.h"
-#include "refusal.h"
 #include "mesh_load.h"
+#include "obj_read.h"
+#include "refusal.h"
 
 static const struct {
-    const char *type, *name; /* the Content-Type, and the name Assimp is given */
+    const char *type, *name; /* the Content-Type, and the name Assimp is given (NULL: not Assimp's) */
     const char *importer;    /* the name of the Assimp importer that must read it (its aiImporterDesc) */
 } FORMATS[MESH_FORMAT_COUNT] = {
     [MESH_STL] = {"model/stl", "upload.stl", "Stereolithography (STL) Importer"},
-    [MESH_OBJ] = {"model/obj", "upload.obj", "Wavefront Object Importer"},
+    [MESH_OBJ] = {"model/obj", NULL, NULL}, /* obj_read.c */
     [MESH_PLY] = {"application/ply", "upload.ply", "Stanford Polygon Library (PLY) Importer"},
     [MESH_GLB] = {"model/gltf-binary", "upload.glb", "glTF2 Importer"},
 };
@@ -88,6 +95,7 @@ static const char *sniff_stl(const uint8_t *b, size_t n) {
     return "an STL file is binary (84 bytes, then 50 a triangle, as its header counts) or text starting with \"solid\"";
 }
 
+/* the rest of an OBJ's text is checked line by line by its reader */
 static const char *sniff_obj(const uint8_t *b, size_t n) {
     return memchr(b, 0, n) ? "an OBJ file is text (this one holds a NUL byte)" : NULL;
 }
@@ -293,17 +301,18 @@ static bool walk_scene(walk *w, bool (*fn)(void *ctx, const struct aiMesh *m, co
 
 typedef struct gather {
     mesh_data *d; /* NULL: only count */
-    long tris, verts, max_tris;
-    bool over;
+    long tris, verts, max_tris, max_verts;
 } gather;
 
+/* Stops (its counts past the bounds) at the first mesh that would take
+ * them past max_tris or max_verts. */
 static bool gather_mesh(void *ctx, const struct aiMesh *m, const xform *t) {
     gather *g = ctx;
     long tris = 0;
     for (unsigned f = 0; f < m->mNumFaces; f++)
         tris += m->mFaces[f].mNumIndices >= 3 ? m->mFaces[f].mNumIndices - 2 : 0;
-    if (g->tris + tris > g->max_tris || g->verts + (long)m->mNumVertices > FS_MESH_MAX_VERTICES) {
-        g->over = true;
+    if (g->tris + tris > g->max_tris || g->verts + (long)m->mNumVertices > g->max_verts) {
+        g->tris += tris, g->verts += m->mNumVertices;
         return false;
     }
     if (g->d) {
@@ -377,38 +386,67 @@ static int weld(mesh_data *d) {
     return 0;
 }
 
-static pthread_mutex_t loader_lock = PTHREAD_MUTEX_INITIALIZER;
+/* ---- what both readers end with ------------------------------------------------ */
+/* One pass of a reader over its file: with d NULL it counts the triangles
+ * and the vertices (before welding) into *tris and *verts, stopping once
+ * past the limits if it can; with d holding room for what it counted
+ * (d->vertex_count, d->triangle_count) it fills that room.  0, or -1 with
+ * a sentence in err. */
+typedef int read_pass(void *src, mesh_data *d, const mesh_limits *lim, long *tris, long *verts, char *err,
+                      size_t errlen);
 
-/* The scene's triangles into out (under the lock). */
-static int collect(const struct aiScene *sc, const mesh_limits *lim, mesh_data *out, char *err, size_t errlen) {
-    walk *w = malloc(sizeof *w);
-    if (!w) return wire_refuse(err, errlen, "mesh: out of memory");
-    w->sc = sc;
-    const char *why = NULL;
-    gather g = {NULL, 0, 0, lim->max_triangles, false};
-    bool ok = walk_scene(w, gather_mesh, &g, &why);
-    if (ok && !g.over && g.tris > 0) {
-        out->vertices = malloc(sizeof(fs_vec3) * (size_t)(g.verts ? g.verts : 1));
-        out->triangles = malloc(sizeof(uint32_t) * 3 * (size_t)g.tris);
-        if (out->vertices && out->triangles) {
-            gather fill = {out, 0, 0, lim->max_triangles, false};
-            ok = walk_scene(w, gather_mesh, &fill, &why);
-            out->vertex_count = (int)fill.verts, out->triangle_count = (int)fill.tris;
-        } else {
-            why = "out of memory";
-        }
-    }
-    free(w);
-    if (!ok || why) return wire_refuse(err, errlen, "mesh: %s", why ? why : "unreadable scene");
-    if (g.over)
-        return wire_refuse(err, errlen, "mesh: more than %d triangles or %d vertices (with every instance counted)",
-                           lim->max_triangles, FS_MESH_MAX_VERTICES);
-    if (g.tris == 0) return wire_refuse(err, errlen, "mesh: the file holds no triangles");
+/* The file's triangles into out: counted, held to the limits (over: what
+ * the bound's sentence adds), room made, filled, checked finite, welded. */
+static int collect(read_pass *pass, void *src, const char *over, const mesh_limits *lim, mesh_data *out, char *err,
+                   size_t errlen) {
+    long tris = 0, verts = 0;
+    if (pass(src, NULL, lim, &tris, &verts, err, errlen) != 0) return -1;
+    if (tris > lim->max_triangles || verts > FS_MESH_MAX_VERTICES)
+        return wire_refuse(err, errlen, "mesh: more than %d triangles or %d vertices%s", lim->max_triangles,
+                           FS_MESH_MAX_VERTICES, over);
+    if (tris == 0) return wire_refuse(err, errlen, "mesh: the file holds no triangles");
+    out->vertices = malloc(sizeof(fs_vec3) * (size_t)(verts ? verts : 1));
+    out->triangles = malloc(sizeof(uint32_t) * 3 * (size_t)tris);
+    if (!out->vertices || !out->triangles) return wire_refuse(err, errlen, "mesh: out of memory");
+    out->vertex_count = (int)verts, out->triangle_count = (int)tris;
+    long filled_tris = 0, filled_verts = 0;
+    if (pass(src, out, lim, &filled_tris, &filled_verts, err, errlen) != 0) return -1;
+    if (filled_tris != tris || filled_verts != verts)
+        return wire_refuse(err, errlen, "mesh: the file read differently the second time");
     for (int i = 0; i < out->vertex_count; i++)
         if (!isfinite(out->vertices[i].x) || !isfinite(out->vertices[i].y) || !isfinite(out->vertices[i].z))
             return wire_refuse(err, errlen, "mesh: vertex %d is not finite", i);
     if (weld(out) != 0) return wire_refuse(err, errlen, "mesh: out of memory");
     return 0;
+}
+
+/* Assimp's scene (src: a walk holding it), walked for its triangles. */
+static int scene_pass(void *src, mesh_data *d, const mesh_limits *lim, long *tris, long *verts, char *err,
+                      size_t errlen) {
+    walk *w = src;
+    gather g = {d, 0, 0, d ? d->triangle_count : lim->max_triangles, d ? d->vertex_count : FS_MESH_MAX_VERTICES};
+    const char *why = NULL;
+    const bool ok = walk_scene(w, gather_mesh, &g, &why);
+    *tris = g.tris, *verts = g.verts;
+    return ok && !why ? 0 : wire_refuse(err, errlen, "mesh: %s", why ? why : "unreadable scene");
+}
+
+/* An OBJ's text (src: an obj_text), read by obj_read.c. */
+typedef struct obj_text {
+    const void *buf;
+    size_t len;
+} obj_text;
+
+static int obj_pass(void *src, mesh_data *d, const mesh_limits *lim, long *tris, long *verts, char *err,
+                    size_t errlen) {
+    (void)lim; /* obj_read reads to the end: its counts are bounded by the file's size */
+    const obj_text *t = src;
+    obj_out o = {0};
+    if (d) o.vertices = d->vertices, o.triangles = d->triangles, o.vertex_room = d->vertex_count;
+    if (d) o.triangle_room = d->triangle_count;
+    const int rc = obj_read(t->buf, t->len, &o, err, errlen);
+    *tris = o.triangle_count, *verts = o.vertex_count;
+    return rc;
 }
 
 /* What can be refused without Assimp: the format, the size, the bounds and
@@ -447,51 +485,13 @@ static bool read_by(const struct aiScene *sc, mesh_format f) {
     return false;
 }
 
-static int import_text(const void *buf, size_t len, mesh_format f, const mesh_limits *L, mesh_data *out, char *err,
-                       size_t errlen, bool lock);
+static pthread_mutex_t loader_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* An OBJ is text: a control byte other than tab and line breaks (CR, LF)
- * is refused with where it is, before Assimp reads the file.  Its OBJ
- * reader ran strtol past the end of a line's block on lines with \001 or
- * a vertical tab in them (fuzz_mesh: `obj-control-byte-overread`,
- * `obj-vertical-tab-overread`): strtol skips a vertical tab or a form feed
- * as white space, which the reader does not take for a separator, and
- * reads on past the line's end.  Bytes 0x80 and up pass (UTF-8 in names
- * and comments).  0 when it is all text. */
-static int obj_text(const uint8_t *p, size_t len, char *err, size_t errlen) {
-    size_t line = 1;
-    for (size_t k = 0; k < len; k++) {
-        const uint8_t c = p[k];
-        if (c == '\n') line++;
-        if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)
-            return wire_refuse(err, errlen, "mesh: model/obj is text: byte 0x%02x on line %zu is a control character",
-                               (unsigned)c, line);
-    }
-    return 0;
-}
-
-/* Assimp's import and the scene's triangles; lock: take the loader's lock
- * (a forked reader is alone in its process and needs none). */
-static int import(const void *buf, size_t len, mesh_format f, const mesh_limits *L, mesh_data *out, char *err,
-                  size_t errlen, bool lock) {
-    if (f == MESH_OBJ && obj_text(buf, len, err, errlen)) return -1;
-    /* Assimp 5.2's OBJ reader reads past its line buffer on a last line
-     * that has no newline (fuzz_mesh: `obj-last-line-overread`): an OBJ
-     * is read with one appended (its text is otherwise unchanged) */
-    uint8_t *copy = NULL;
-    if (f == MESH_OBJ && len && ((const uint8_t *)buf)[len - 1] != '\n') {
-        if (!(copy = malloc(len + 1))) return wire_refuse(err, errlen, "mesh: out of memory");
-        memcpy(copy, buf, len);
-        copy[len++] = '\n';
-        buf = copy;
-    }
-    int rc = import_text(buf, len, f, L, out, err, errlen, lock);
-    free(copy);
-    return rc;
-}
-
-static int import_text(const void *buf, size_t len, mesh_format f, const mesh_limits *L, mesh_data *out, char *err,
-                       size_t errlen, bool lock) {
+/* Assimp's import (lock: take the loader's lock around it; a forked reader
+ * is alone in its process and needs none) and the scene's triangles. */
+static int assimp_import(const void *buf, size_t len, mesh_format f, const mesh_limits *L, mesh_data *out, char *err,
+                         size_t errlen, bool lock) {
+    if (!FORMATS[f].name) return wire_refuse(err, errlen, "mesh: %s is not read by Assimp", FORMATS[f].type);
     mem_io io = {{io_open, io_close, NULL}, FORMATS[f].name, buf, len};
     struct aiPropertyStore *props = aiCreatePropertyStore();
     if (!props) return wire_refuse(err, errlen, "mesh: out of memory");
@@ -510,18 +510,33 @@ static int import_text(const void *buf, size_t len, mesh_format f, const mesh_li
         for (; a && a[k] && k < sizeof why - 1; k++) why[k] = a[k] >= 0x20 && a[k] <= 0x7e ? a[k] : '?';
         why[k] = 0;
         rc = wire_refuse(err, errlen, "mesh: %s could not be read: %s", FORMATS[f].type, why);
+    } else if (!read_by(sc, f)) {
+        rc = wire_refuse(err, errlen, "mesh: %s was read by another of Assimp's importers", FORMATS[f].type);
     } else {
-        rc = read_by(sc, f)
-                 ? collect(sc, L, out, err, errlen)
-                 : wire_refuse(err, errlen, "mesh: %s was read by another of Assimp's importers", FORMATS[f].type);
-        aiReleaseImport(sc);
+        walk *w = malloc(sizeof *w);
+        if (w) w->sc = sc;
+        rc = w ? collect(scene_pass, w, " (with every instance counted)", L, out, err, errlen)
+               : wire_refuse(err, errlen, "mesh: out of memory");
+        free(w);
     }
+    if (sc) aiReleaseImport(sc);
     if (lock) pthread_mutex_unlock(&loader_lock);
     aiReleasePropertyStore(props);
     return rc;
 }
 
-/* The last word on what comes back, from Assimp or from a reader process. */
+/* The file's triangles: an OBJ through obj_read.c, the others through
+ * Assimp. */
+static int import(const void *buf, size_t len, mesh_format f, const mesh_limits *L, mesh_data *out, char *err,
+                  size_t errlen, bool lock) {
+    if (f == MESH_OBJ) {
+        obj_text t = {buf, len};
+        return collect(obj_pass, &t, "", L, out, err, errlen);
+    }
+    return assimp_import(buf, len, f, L, out, err, errlen, lock);
+}
+
+/* The last word on what comes back, from a reader or from a reader process. */
 static int finish(int rc, mesh_data *out, char *err, size_t errlen) {
     if (rc == 0) {
         fs_error why = {{0}};

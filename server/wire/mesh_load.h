@@ -1,9 +1,10 @@
 /* mesh_load.h - reading an uploaded triangle mesh (STL binary or ASCII,
  * OBJ, binary glTF; PLY is refused after its header, see mesh_load.c) into
- * the core's fs_mesh, through Assimp's C API,
- * with every other importer refused before it parses anything and the
- * input held to size and triangle bounds.  Untrusted input: a bad file gets
- * a sentence, never a crash.  Any thread may call it. */
+ * the core's fs_mesh: STL and glTF through Assimp's C API, with every
+ * other importer refused before it parses anything; OBJ through the
+ * server's own reader of its geometry (obj_read.h); the input held to size
+ * and triangle bounds.  Untrusted input: a bad file gets a sentence, never
+ * a crash.  Any thread may call it. */
 #ifndef MESH_LOAD_H
 #define MESH_LOAD_H
 
@@ -43,13 +44,14 @@ void mesh_data_free(mesh_data *d);
 
 /* Reads buf[0..len) as format f.  0 on success (the mesh passes
  * fs_mesh_check); -1 with a sentence in err otherwise (out holds nothing).
- * In this process (the calls take turns: Assimp's last error is one
+ * In this process (Assimp's calls take turns: its last error is one
  * global), where Assimp 5.2 leaks on some malformed files: for tests and
  * the fuzzer. */
 int mesh_load(const void *buf, size_t len, mesh_format f, const mesh_limits *lim, mesh_data *out, char *err,
               size_t errlen);
-/* The same, with Assimp in a forked process that ends after the one file:
- * what the server calls.  The reader gets MESH_READER_CPU_S seconds of CPU
+/* The same, with the reading (OBJ's too, though its reader needs no
+ * containment: one path for every format) in a forked process that ends
+ * after the one file: what the server calls.  The reader gets MESH_READER_CPU_S seconds of CPU
  * and (outside sanitizer builds) MESH_READER_MEMORY bytes of address space;
  * its answer is held to the limits and checked again here.  Blocks the
  * calling thread until the reader ends. */

@@ -75,8 +75,8 @@ $(eval $(call fuzz_harness,fuzz_fleet,server/wire/fleet_doc.c server/wire/fleet_
 # a room's settings kept beside its world (room.json, read at start)
 $(eval $(call fuzz_harness,fuzz_room_doc,server/wire/room_doc.c server/hub/roles.c))
 $(eval $(call fuzz_harness,fuzz_recording,server/wire/recfile.c $(FC_SRC) $(FUZZ_WIRE) $(FUZZ_SIM)))
-# the mesh loader (Assimp, linked uninstrumented through SRV_LIBS) and the core's mesh checks
-$(eval $(call fuzz_harness,fuzz_mesh,server/wire/mesh_load.c server/wire/glb_check.c server/sim/mesh.c server/sim/mesh_mass.c))
+# the mesh loader (its OBJ reader; Assimp, linked uninstrumented through SRV_LIBS) and the core's mesh checks
+$(eval $(call fuzz_harness,fuzz_mesh,server/wire/mesh_load.c server/wire/obj_read.c server/wire/glb_check.c server/sim/mesh.c server/sim/mesh_mass.c))
 
 FUZZ ?= $(FUZZ_NAMES)
 FUZZ_BINS = $(addprefix $(BUILD)/fuzz/,$(FUZZ_NAMES))

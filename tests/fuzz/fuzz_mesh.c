@@ -1,9 +1,11 @@
-/* fuzz_mesh.c - libFuzzer harness: mesh_load (server/wire/mesh_load.c, through
- * Assimp, which is linked uninstrumented: its own memory errors show only as
- * crashes) on any bytes as any of its four formats.
+/* fuzz_mesh.c - libFuzzer harness: mesh_load (server/wire/mesh_load.c) on any
+ * bytes as any of its four formats: OBJ through the project's own reader
+ * (server/wire/obj_read.c, instrumented), STL and glTF through Assimp, which
+ * is linked uninstrumented (its own memory errors show only as crashes).
  *
  * Input layout: the first byte's low 2 bits pick the format (STL, OBJ, PLY,
- * binary glTF; PLY is refused after its header); the rest is the file.  Limits: 1 MiB and 20,000 triangles.
+ * binary glTF; PLY is refused after its header); the rest is the file.
+ * Limits: 1 MiB and 20,000 triangles.
  *
  * Checks, besides ASan/UBSan: an accepted mesh passes fs_mesh_check, is
  * within the limits, and its closedness check and (when closed) its mass
@@ -33,8 +35,8 @@ const char *__asan_default_options(void) {
 
 #define REQUIRE FUZZ_REQUIRE
 
-/* Assimp's OBJ importer allocates a 16 MiB line cache for every file
- * (IOStreamBuffer's default size) and fills it twice.  ASan serves a block
+/* Assimp's OBJ importer allocated a 16 MiB line cache for every file
+ * (IOStreamBuffer's default size) and filled it twice.  ASan serves a block
  * that large from a fresh mapping and unmaps it when its quarantine lets it
  * go, so each OBJ input cost 4,096 page faults and most of the harness's
  * time (about 40 ms of CPU an input against 1 ms for an STL).  The harness
@@ -45,7 +47,9 @@ const char *__asan_default_options(void) {
  * between half its size and its size, poisoned past the request.  ASan
  * still reports a read or write past the requested end or into a deleted
  * block (use-after-poison), and a second delete (free twice); what Assimp
- * is fed is unchanged.  Smaller blocks go to malloc and free as before. */
+ * is fed is unchanged.  Smaller blocks go to malloc and free as before.
+ * OBJ no longer reaches Assimp (obj_read.c reads it); the replacement stays
+ * for a block that large another importer may ask for. */
 #define BIG_BLOCK (4u << 20)
 #define KEPT 4
 static struct {

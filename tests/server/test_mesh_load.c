@@ -4,7 +4,10 @@
  * closed, of volume 1; PLY is refused (off); broken, truncated, hostile and
  * oversized files are refused with a sentence; both in this process and in
  * a reader process.  A glTF file reaches no importer but glTF 2's: its JSON
- * chunk is held to strict JSON and the probe's "asset" (glb_check.c). */
+ * chunk is held to strict JSON and the probe's "asset" (glb_check.c).  The
+ * OBJ reader (obj_read.c): its reference forms, negative indices, CRLF,
+ * comments and ignored statements, polygons cut into fans, and each of its
+ * refusals with the line it names. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +17,7 @@
 #include "fluid_sim.h"
 #include "glb_check.h"
 #include "mesh_load.h"
+#include "obj_read.h"
 #include "testlib.h"
 
 static const float CUBE_V[8][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0},
@@ -88,13 +92,31 @@ static buf stl_ascii(void) {
     return b;
 }
 
-static buf obj(const char *extra) {
+/* The cube in OBJ: extra after the first comment; each face corner as
+ * ref(k, n) writes vertex k (0-based) of n; eol ends each line. */
+static void ref_plain(char *o, size_t n, int k, int count) {
+    (void)count;
+    snprintf(o, n, "%d", k + 1);
+}
+
+static buf obj_of(const char *extra, void (*ref)(char *, size_t, int, int), const char *eol) {
     buf b = {0};
-    putf(&b, "# a cube\n%s", extra);
-    for (int v = 0; v < 8; v++) putf(&b, "v %g %g %g\n", CUBE_V[v][0], CUBE_V[v][1], CUBE_V[v][2]);
-    for (int f = 0; f < 6; f++)
-        putf(&b, "f %d %d %d %d\n", CUBE_Q[f][0] + 1, CUBE_Q[f][1] + 1, CUBE_Q[f][2] + 1, CUBE_Q[f][3] + 1);
+    putf(&b, "# a cube%s%s", eol, extra);
+    for (int v = 0; v < 8; v++) putf(&b, "v %g %g %g%s", CUBE_V[v][0], CUBE_V[v][1], CUBE_V[v][2], eol);
+    for (int f = 0; f < 6; f++) {
+        putf(&b, "f");
+        for (int c = 0; c < 4; c++) {
+            char r[40];
+            ref(r, sizeof r, CUBE_Q[f][c], 8);
+            putf(&b, " %s", r);
+        }
+        putf(&b, "%s", eol);
+    }
     return b;
+}
+
+static buf obj(const char *extra) {
+    return obj_of(extra, ref_plain, "\n");
 }
 
 static buf ply(void) {
@@ -219,7 +241,7 @@ static void test_refusals(void) {
     const char *flat = "v 0 0 0\nv 1 0 0\nv 2 0 0\nf 1 2 3\n";
     expect_refused("a degenerate triangle", flat, strlen(flat), MESH_OBJ, NULL, "degenerate");
     const char *pts = "v 0 0 0\nv 1 0 0\np 1\nl 1 2\n";
-    expect_refused("points and lines only", pts, strlen(pts), MESH_OBJ, NULL, "mesh:");
+    expect_refused("points and lines only", pts, strlen(pts), MESH_OBJ, NULL, "mesh: the file holds no triangles");
     const char *big = "ply\nformat ascii 1.0\nelement vertex 4000000000\nproperty float x\nend_header\n";
     expect_refused("PLY claiming 4e9 vertices", big, strlen(big), MESH_PLY, NULL, "COUNT within the bound");
     const char *junk = "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\np\x01operty\nend_header\n";
@@ -316,7 +338,7 @@ static void test_formats(void) {
     putf(&extra, "v 5 5 5\n"); /* no face uses it: dropped */
     expect_cube("OBJ with an unused vertex", extra, MESH_OBJ, 0);
     expect_cube("OBJ with UTF-8 and tabs in its comments", obj("# caf\xc3\xa9\t\xe2\x82\xac\r\n"), MESH_OBJ, 0);
-    buf open_end = obj(""); /* its last line without a newline (Assimp's reader is given one) */
+    buf open_end = obj(""); /* its last line without a newline */
     open_end.n--;
     expect_cube("OBJ whose last line has no newline", open_end, MESH_OBJ, 0);
     buf p = ply(); /* well formed, and refused: the format is off */
@@ -330,6 +352,124 @@ static void test_formats(void) {
           "content types");
 }
 
+static void ref_negative(char *o, size_t n, int k, int count) {
+    snprintf(o, n, "%d", k - count); /* -1: the last vertex above */
+}
+static void ref_normal(char *o, size_t n, int k, int count) {
+    (void)count;
+    snprintf(o, n, "%d//%d", k + 1, k % 6 + 1);
+}
+static void ref_full(char *o, size_t n, int k, int count) {
+    (void)count;
+    snprintf(o, n, "%d/%d/%d", k + 1, k % 4 + 1, k % 6 + 1);
+}
+
+/* The OBJ reader's forms (each a cube, so each must come out as the others
+ * do) and its cut of a polygon into a fan. */
+static void test_obj_read(void) {
+    expect_cube("OBJ with negative indices", obj_of("", ref_negative, "\n"), MESH_OBJ, 0);
+    const char *normals = "vn -1 0 0\nvn 1 0 0\nvn 0 -1 0\nvn 0 1 0\nvn 0 0 -1\nvn 0 0 1\n";
+    expect_cube("OBJ with v//vn references", obj_of(normals, ref_normal, "\n"), MESH_OBJ, 0);
+    char both[400];
+    snprintf(both, sizeof both, "vt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\n%s", normals);
+    expect_cube("OBJ with v/vt/vn references", obj_of(both, ref_full, "\n"), MESH_OBJ, 0);
+    expect_cube("OBJ with CRLF line ends", obj_of("", ref_plain, "\r\n"), MESH_OBJ, 0);
+    expect_cube("OBJ with comments and ignored statements",
+                obj("mtllib cube.mtl\no cube\ng sides top\ns 1\nusemtl steel\nvp 0.5 0.5\ncstype bspline\n"
+                    "deg 3\nsurprise 1 2 3\n\n   \t\n#no space\n  # f 1 2 3 (a comment, not a face)\nl 1 2\np 3\n"),
+                MESH_OBJ, 0);
+    buf w = {0};
+    putf(&w, "v 0 0 0 1\nv 1 0 0 0.5 0.5 0.5\n"); /* w, and a colour: read and ignored */
+    for (int v = 2; v < 8; v++) putf(&w, "v  %g\t%g %g # corner %d\n", CUBE_V[v][0], CUBE_V[v][1], CUBE_V[v][2], v);
+    for (int f = 0; f < 6; f++)
+        putf(&w, "f %d %d %d %d\n", CUBE_Q[f][0] + 1, CUBE_Q[f][1] + 1, CUBE_Q[f][2] + 1, CUBE_Q[f][3] + 1);
+    expect_cube("OBJ with w, a colour, tabs and comments after vertices", w, MESH_OBJ, 0);
+
+    /* a pentagon: three triangles (0 1 2) (0 2 3) (0 3 4), as gather_mesh
+     * cuts Assimp's polygons */
+    static const float P[5][3] = {{0, 0, 0}, {1, 0, 0}, {2, 1, 0}, {1, 2, 0}, {0, 1, 0}};
+    const char *penta = "v 0 0 0\nv 1 0 0\nv 2 1 0\nv 1 2 0\nv 0 1 0\nf 1 2 3 4 5\n";
+    mesh_data d;
+    char err[200] = "";
+    int rc = load(penta, strlen(penta), MESH_OBJ, NULL, &d, err, sizeof err);
+    CHECK(rc == 0 && d.triangle_count == 3 && d.vertex_count == 5, "pentagon: %s", err);
+    for (int t = 0; rc == 0 && t < d.triangle_count; t++) {
+        const int want[3] = {0, t + 1, t + 2};
+        for (int k = 0; k < 3; k++) {
+            const fs_vec3 v = d.vertices[d.triangles[3 * t + k]];
+            CHECK(v.x == P[want[k]][0] && v.y == P[want[k]][1] && v.z == P[want[k]][2],
+                  "pentagon: triangle %d corner %d at (%g %g %g)", t, k, v.x, v.y, v.z);
+        }
+    }
+    if (rc == 0)
+        REPORT("OBJ pentagon: %d triangles, a fan from its first corner", d.triangle_count), mesh_data_free(&d);
+}
+
+/* Each of the OBJ reader's refusals, with the line it names. */
+static void test_obj_refusals(void) {
+    static const struct {
+        const char *what, *text, *words;
+    } bad[] = {
+        {"index 0", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 0\n", "line 4: vertex index 0"},
+        {"an index past the vertices", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 4\n",
+         "line 4: the reference \"4\" names no vertex (3 above it)"},
+        {"a vertex below the face", "v 0 0 0\nv 1 0 0\nf 1 2 3\nv 0 1 0\n", "line 3: the reference \"3\""},
+        {"a negative index past the first", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf -1 -2 -4/1/1\n",
+         "line 4: the reference \"-4/1/1\" names no vertex"},
+        {"an index past a long", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 99999999999999999999999\n",
+         "line 4: the reference \"99999999999999999999...\" names no vertex"},
+        {"NaN", "# x\nv nan 0 0\n", "line 2: \"nan\" is not a decimal number"},
+        {"inf", "\n\nv 0 -inf 0\n", "line 3: \"-inf\" is not a decimal number"},
+        {"a hex number", "v 0x10 0 0\n", "line 1: \"0x10\" is not a decimal number"},
+        {"a number past a double", "v 1e999 0 0\n", "line 1: 1e999 is beyond a float's range"},
+        {"a number past a float", "v 0 0 -1e39\n", "line 1: -1e39 is beyond a float's range"},
+        {"a word for a number", "v 0 0 one\n", "line 1: \"one\" is not a decimal number"},
+        {"a number cut short", "v 0 0 1e\n", "line 1: \"1e\" is not a decimal number"},
+        {"a sign alone", "v 0 - 0\n", "line 1: \"-\" is not a decimal number"},
+        {"UTF-8 for a number", "v 0 0 caf\xc3\xa9\n", "line 1: \"caf??\" is not a decimal number"},
+        {"too few numbers", "v 0 0 0\nv 1 0\n", "line 2: a vertex is 3 numbers (x y z), 4 (x y z w) or 6"},
+        {"five numbers", "v 0 0 0 1 1\n", "line 1: a vertex is 3 numbers"},
+        {"seven numbers", "v 0 0 0 1 1 1 1\n", "line 1: a vertex has more than 6 numbers"},
+        {"a face of 2", "v 0 0 0\nv 1 0 0\nf 1 2\n", "line 3: a face names 3 or more vertices, this one 2"},
+        {"an empty face", "f\n", "line 1: a face names 3 or more vertices, this one 0"},
+        {"a reference v/", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1/ 2 3\n", "line 4: \"1/\" is not a vertex reference"},
+        {"a reference v/vt/", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2/1/ 3\n", "line 4: \"2/1/\" is not a vertex"},
+        {"a reference of four parts", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3/1/1/1\n", "\"3/1/1/1\" is not a vertex"},
+        {"a reference //vn", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 //3\n", "\"//3\" is not a vertex"},
+        {"a reference +1", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf +1 2 3\n", "\"+1\" is not a vertex"},
+        {"a line continuation", "v 0 0 0\nv 1 0 0\nv 0 1 \\\n0\nf 1 2 3\n",
+         "line 3 ends with a backslash: line continuations are not read"},
+        {"a form feed", "v 0 0 0\n\fv 1 0 0\n", "byte 0x0c on line 2 is a control character"},
+        {"a DEL", "v 0 0 0\x7f\n", "byte 0x7f on line 1 is a control character"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+        expect_refused(bad[k].what, bad[k].text, strlen(bad[k].text), MESH_OBJ, NULL, bad[k].words);
+
+    buf b = obj(""); /* a comment line of OBJ_LINE_MAX bytes passes, one more is refused */
+    putf(&b, "#");
+    for (int k = 1; k < OBJ_LINE_MAX; k++) put(&b, "-", 1);
+    putf(&b, "\n");
+    mesh_data d;
+    char err[200] = "";
+    int rc = load(b.p, b.n, MESH_OBJ, NULL, &d, err, sizeof err);
+    CHECK(rc == 0, "a line of %d bytes: %s", OBJ_LINE_MAX, err);
+    if (rc == 0) mesh_data_free(&d);
+    putf(&b, "v 0 0 0 ");
+    for (int k = 8; k < OBJ_LINE_MAX; k++) put(&b, " ", 1);
+    putf(&b, "1\n");
+    expect_refused("a line of OBJ_LINE_MAX + 1 bytes", b.p, b.n, MESH_OBJ, NULL, "line 17 is longer than 4096 bytes");
+    free(b.p);
+
+    b = obj("");
+    mesh_limits few = {1 << 20, 11};
+    expect_refused("OBJ above the triangle bound", b.p, b.n, MESH_OBJ, &few, "more than 11 triangles");
+    mesh_limits enough = {1 << 20, 12};
+    rc = load(b.p, b.n, MESH_OBJ, &enough, &d, err, sizeof err);
+    CHECK(rc == 0 && d.triangle_count == 12, "OBJ at the triangle bound: %s", err);
+    if (rc == 0) mesh_data_free(&d);
+    free(b.p);
+}
+
 /* A file on which Assimp 5.2 leaks in-process (found by fuzz_mesh): through
  * the reader process the leak ends with it, and this process (under
  * LeakSanitizer) leaks nothing; it is refused with Assimp's reason. */
@@ -337,6 +477,8 @@ static void test_isolated(void) {
     load = mesh_load_isolated;
     test_formats();
     test_refusals();
+    test_obj_read();
+    test_obj_refusals();
     buf t = stl_ascii();
     char *nrm = strstr(t.p, "normal 0 0 0");
     if (nrm) memcpy(nrm, "normalformat", 12);
@@ -346,9 +488,9 @@ static void test_isolated(void) {
 }
 
 int main(int argc, char **argv) {
-    static const tl_test tests[] = {{"mesh_load_formats", test_formats},
-                                    {"mesh_load_refusals", test_refusals},
-                                    {"mesh_load_isolated", test_isolated},
-                                    {"mesh_load_json_strict", test_json_strict}};
-    return tl_run(tests, 4, argc, argv);
+    static const tl_test tests[] = {
+        {"mesh_load_formats", test_formats},   {"mesh_load_refusals", test_refusals},
+        {"mesh_load_obj", test_obj_read},      {"mesh_load_obj_refusals", test_obj_refusals},
+        {"mesh_load_isolated", test_isolated}, {"mesh_load_json_strict", test_json_strict}};
+    return tl_run(tests, 6, argc, argv);
 }
