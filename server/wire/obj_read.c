@@ -130,7 +130,7 @@ static int vertex(char **save, size_t line, obj_out *o, char *err, size_t errlen
 static int face(char **save, size_t line, obj_out *o, char *err, size_t errlen) {
     long first = 0, prev = 0, n = 0;
     for (char *w = strtok_r(NULL, WS, save); w; w = strtok_r(NULL, WS, save), n++) {
-        long at;
+        long at = 0;
         if (reference(w, o->vertex_count, line, &at, err, errlen)) return -1;
         if (n == 0) first = at;
         if (n >= 2) {
