@@ -102,7 +102,8 @@ static void *bus_main(void *arg) {
                         .bad = bs.bad,
                         .reconnects = bs.reconnects,
                         .rate_limited = bs.rate_limited,
-                        .unanswered = bs.unanswered};
+                        .unanswered = bs.unanswered,
+                        .shed = bs.shed};
         hub_set_bus_state(b->hub, &st);
         struct timespec ts = {0, 5 * 1000000L}; /* 5 ms: a frame waits at most that long */
         nanosleep(&ts, NULL);
@@ -248,4 +249,5 @@ void bus_get_stats(bus *b, bus_stats *out) {
     out->reconnects = atomic_load(&b->reconnects);
     out->rate_limited = atomic_load(&b->rate_limited);
     out->unanswered = atomic_load(&b->unanswered);
+    out->shed = atomic_load(&b->shed);
 }

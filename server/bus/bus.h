@@ -30,7 +30,7 @@ typedef struct bus bus;
 /* Counters for /metrics (a value). */
 typedef struct bus_stats {
     bool connected;
-    uint64_t published, publish_failed, received, bad, reconnects, rate_limited, unanswered;
+    uint64_t published, publish_failed, received, bad, reconnects, rate_limited, unanswered, shed;
 } bus_stats;
 
 /* Connects (or keeps trying) and starts the bus thread.  dir: the node's

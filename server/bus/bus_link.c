@@ -39,7 +39,7 @@ static void lower_priority(const bus *b) {
         log_once("bus-nice", "bus: cannot lower the delivery thread's priority (continuing)");
 }
 
-static void on_message(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure) {
+void bus_on_message(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure) {
     (void)nc, (void)sub;
     const bus_route *r = closure;
     bus *b = r->b;
@@ -72,8 +72,8 @@ int bus_subscribe(bus *b, const bus_route *routes, int k, char *err, size_t errl
             r->b = b;
         }
         natsStatus s = routes[i].queue ? natsConnection_QueueSubscribe(&b->sub[b->nsub], b->nc, subj, routes[i].queue,
-                                                                       on_message, r)
-                                       : natsConnection_Subscribe(&b->sub[b->nsub], b->nc, subj, on_message, r);
+                                                                       bus_on_message, r)
+                                       : natsConnection_Subscribe(&b->sub[b->nsub], b->nc, subj, bus_on_message, r);
         if (s != NATS_OK) {
             snprintf(err, errlen, "bus: cannot subscribe to %s: %s", subj, natsStatus_GetText(s));
             return -1;
@@ -87,7 +87,7 @@ int bus_subscribe_one(bus *b, bus_route *r, const char *leaf, natsSubscription *
     char subj[BUS_SUBJECT];
     bus_subject(b, leaf, subj, sizeof subj);
     if (r->b != b) r->b = b; /* set once: a drained subscription's callback of the same route may still read it */
-    natsStatus s = natsConnection_Subscribe(out, b->nc, subj, on_message, r);
+    natsStatus s = natsConnection_Subscribe(out, b->nc, subj, bus_on_message, r);
     if (s != NATS_OK) {
         *out = NULL;
         snprintf(err, errlen, "bus: cannot subscribe to %s: %s", subj, natsStatus_GetText(s));

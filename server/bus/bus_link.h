@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bus_cmdsub.h"
 #include "bus_codec.h"
 #include "config.h"
 #include "hub.h"
@@ -53,6 +54,7 @@ typedef struct bus_room {
     /* a relay's: its subscriptions to the room's stream, and the wants it told */
     natsSubscription *sub[BUS_ROOM_SUBS];
     bool subscribed;
+    bus_cmdsub cmd;        /* a fleet's sim node's: the room's r.<room>.cmd.* (subscribed: made) */
     uint64_t unwatched_ns; /* when it was last seen without a viewer (0: it has some) */
     frame_wants told;
     bool told_any;
@@ -79,6 +81,12 @@ struct bus {
     atomic_ullong published, publish_failed, received, bad, reconnects;
     atomic_ullong rate_limited; /* relays' client messages refused by relay_rate */
     atomic_ullong unanswered;   /* ... of which refused without a reply */
+    atomic_ullong shed;         /* relays shed for flooding (relay_rate_flooding) */
+    /* a sim node's subscriptions to cmd.* (not in a fleet: there each room's
+     * r.<room>.cmd.*, in its bus_room), and their route; the bus thread's */
+    bus_cmdsub cmd;
+    bus_route cmd_route;
+    bool cmd_open;
     /* a sim node's rate limits on relays' clients: the cmd.* subscription's
      * callbacks (two may overlap while a resubscription replaces one) */
     pthread_mutex_t rate_mtx;
@@ -124,6 +132,9 @@ void bus_subject(const bus *b, const char *leaf, char *out, size_t n);
  * so (the reason logged once per kind), and released.  0, or -1 with the
  * reason. */
 int bus_subscribe(bus *b, const bus_route *routes, int k, char *err, size_t errlen);
+/* The NATS client's callback of every subscription: the message counted,
+ * handed to its route's taker (the closure), refused or not, released. */
+void bus_on_message(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure);
 /* Subscribes route r (one of b->room_route, set once) to the subject of
  * leaf, into *out.  0, or -1 with the reason. */
 int bus_subscribe_one(bus *b, bus_route *r, const char *leaf, natsSubscription **out, char *err, size_t errlen);

@@ -51,19 +51,38 @@ static void refuse(bus *b, const char *rname, uint32_t client, uint32_t rid, rep
     answer_error(b, rname, client, rid, CMD_NONE, code, why);
 }
 
+/* A relay refused for the rate more often than it may send (over twice its
+ * share) is shed for len ns: the bus thread stops reading its subject
+ * (bus_cmdsub.h), so that the broker drops its messages; its client is
+ * told why, and the log. */
+static void shed_relay(bus *b, const bus_forward *f, uint64_t len) {
+    atomic_fetch_add(&b->shed, 1);
+    char why[200];
+    snprintf(why, sizeof why,
+             "rate limited: the clients of relay %u together are refused more than they may send; its messages are "
+             "not read for %.0f s",
+             (unsigned)f->relay, (double)len / 1e9);
+    log_warn("bus: %s", why);
+    answer_error(b, f->room, f->client, 0, CMD_NONE, RC_RATE_LIMITED, why);
+}
+
 /* Charges a relay client's message to the rate limits (relay_rate.h): true,
  * or false with the refusal answered to the client (and counted). */
 static bool within_rate(bus *b, const bus_forward *f, cmd_kind kind, uint32_t rid) {
     char why[sizeof((cmd_reply *)0)->error];
     pthread_mutex_lock(&b->rate_mtx);
-    reply_code rc = relay_rate_take(&b->rate, f->relay, f->client, (f->client & CMD_REST_BIT) != 0, kind,
-                                    clock_now_ns(), why, sizeof why);
-    bool answer = rc != RC_OK && relay_rate_answer(&b->rate, f->relay, clock_now_ns());
+    const uint64_t now = clock_now_ns();
+    reply_code rc =
+        relay_rate_take(&b->rate, f->relay, f->client, (f->client & CMD_REST_BIT) != 0, kind, now, why, sizeof why);
+    bool answer = rc != RC_OK && relay_rate_answer(&b->rate, f->relay, now);
+    const uint64_t shed = rc != RC_OK && !answer ? relay_rate_flooding(&b->rate, f->relay, now) : 0;
     pthread_mutex_unlock(&b->rate_mtx);
     if (rc == RC_OK) return true;
     atomic_fetch_add(&b->rate_limited, 1);
     log_once("relay-rate", "bus: a relay's client exceeded the rate limits: %s (logged once)", why);
-    if (answer)
+    if (shed)
+        shed_relay(b, f, shed);
+    else if (answer)
         answer_error(b, f->room, f->client, rid, CMD_NONE, rc, why);
     else
         atomic_fetch_add(&b->unanswered, 1);
@@ -78,12 +97,16 @@ static bool within_rate(bus *b, const bus_forward *f, cmd_kind kind, uint32_t ri
 static bool relay_spent(bus *b, const bus_forward *f) {
     const uint64_t now = clock_now_ns();
     pthread_mutex_lock(&b->rate_mtx);
+    relay_rate_heard(&b->rate, f->relay, now);
     bool spent = relay_rate_spent(&b->rate, f->relay, now);
     bool answer = spent && relay_rate_answer(&b->rate, f->relay, now);
+    const uint64_t shed = spent && !answer ? relay_rate_flooding(&b->rate, f->relay, now) : 0;
     pthread_mutex_unlock(&b->rate_mtx);
     if (!spent) return false;
     atomic_fetch_add(&b->rate_limited, 1);
-    if (answer) {
+    if (shed) {
+        shed_relay(b, f, shed);
+    } else if (answer) {
         char why[160];
         snprintf(why, sizeof why, "rate limited: the clients of relay %u together send more than their share",
                  (unsigned)f->relay);
@@ -288,6 +311,9 @@ static int take_wants(bus *b, natsMsg *m, const uint8_t *p, size_t n, char *err,
         !from_subject(b, m, "wants", relay, err, errlen))
         return -1;
     uint64_t now = clock_now_ns();
+    pthread_mutex_lock(&b->rate_mtx);
+    relay_rate_heard(&b->rate, relay, now); /* read by name while another relay is shed */
+    pthread_mutex_unlock(&b->rate_mtx);
     for (int i = 0; i < k; i++) {
         room *r = room_find(b->dir, rw[i].room);
         if (!r) continue; /* deleted meanwhile: the relay learns it from the rooms' list */
@@ -351,15 +377,34 @@ static int take_mesh_wants(bus *b, natsMsg *m, const uint8_t *p, size_t n, char 
  * is listed here (it claimed it) and unsubscribes when it is not (lost,
  * deleted), so a move re-routes a room's relays' messages without them. */
 int bus_node_subscribe(bus *b, char *err, size_t errlen) {
-    static const bus_route routes[] = {{.leaf = "cmd.*", .what = "relay client", .take = take_cmd},
-                                       {.leaf = "wants.*", .what = "wants", .take = take_wants},
+    static const bus_route routes[] = {{.leaf = "wants.*", .what = "wants", .take = take_wants},
                                        {.leaf = "omesh.*", .what = "mesh wants", .take = take_mesh_wants}};
     if (b->fleet) {
         b->room_route[0] = (bus_route){.b = b, .leaf = "cmd", .what = "relay client", .take = take_cmd};
-        if (bus_subscribe(b, &routes[1], 2, err, errlen)) return -1;
+        if (bus_subscribe(b, routes, 2, err, errlen)) return -1;
         return bus_rest_subscribe(b, err, errlen); /* REST writes for the rooms held here (bus_rest.c) */
     }
-    return bus_subscribe(b, routes, 3, err, errlen);
+    if (bus_subscribe(b, routes, 2, err, errlen)) return -1;
+    /* cmd.*: the wildcard, or while a relay is shed the others by name (bus_cmdsub.h) */
+    if (!b->cmd_route.take) b->cmd_route = (bus_route){.b = b, .leaf = "cmd", .what = "relay client", .take = take_cmd};
+    if (b->cmd_open) bus_cmdsub_close(&b->cmd);
+    char base[BUS_SUBJECT];
+    bus_subject(b, "cmd", base, sizeof base);
+    b->cmd_open = !bus_cmdsub_open(&b->cmd, b->nc, base, bus_on_message, &b->cmd_route, err, errlen);
+    return b->cmd_open ? 0 : -1;
+}
+
+/* Each command subject to the relays to read now: every one (the
+ * wildcard), or while one is shed the others heard lately, by name. */
+static void read_relays(bus *b, uint64_t now) {
+    uint32_t relay[BUS_CMD_RELAYS];
+    bool shedding;
+    pthread_mutex_lock(&b->rate_mtx);
+    const int k = relay_rate_readable(&b->rate, now, relay, BUS_CMD_RELAYS, &shedding);
+    pthread_mutex_unlock(&b->rate_mtx);
+    if (b->cmd_open) bus_cmdsub_update(&b->cmd, shedding, relay, k);
+    for (int i = 0; i < b->nroom; i++)
+        if (b->room[i].subscribed) bus_cmdsub_update(&b->room[i].cmd, shedding, relay, k);
 }
 
 /* A room's obstacles (their list for a hello, ids, hashes and sizes), when
@@ -393,9 +438,11 @@ static void publish_obstacles(bus *b, bus_room *br, uint64_t now) {
 static void room_added(bus *b, bus_room *br) {
     br->bcast_next = hub_bcast_next(room_hub(br->r));
     if (!b->fleet || br->r == b->home) return;
-    char leaf[BUS_SUBJECT], err[200];
-    bus_room_leaf(br->name, "cmd.*", leaf, sizeof leaf);
-    br->subscribed = !bus_subscribe_one(b, &b->room_route[0], leaf, &br->sub[0], err, sizeof err);
+    char leaf[BUS_SUBJECT], base[BUS_SUBJECT], err[200];
+    bus_room_leaf(br->name, "cmd", leaf, sizeof leaf);
+    bus_subject(b, leaf, base, sizeof base);
+    b->room_route[0].b = b;
+    br->subscribed = !bus_cmdsub_open(&br->cmd, b->nc, base, bus_on_message, &b->room_route[0], err, sizeof err);
     if (!br->subscribed) log_warn("bus: room '%s': %s", br->name, err);
     bus_rest_room_added(b, br);
 }
@@ -403,9 +450,7 @@ static void room_added(bus *b, bus_room *br) {
 static void room_dropped(bus *b, bus_room *br) {
     bus_rest_room_dropped(b, br);
     if (!br->subscribed) return;
-    natsSubscription_Unsubscribe(br->sub[0]);
-    natsSubscription_Destroy(br->sub[0]);
-    br->sub[0] = NULL;
+    bus_cmdsub_close(&br->cmd);
     br->subscribed = false;
 }
 
@@ -504,8 +549,11 @@ void bus_node_pass(bus *b, uint64_t now) {
     }
     for (int i = 0; i < b->nroom; i++) publish_room(b, &b->room[i], now);
     if (b->fleet) bus_rest_pass(b);
+    read_relays(b, now);
 }
 
 void bus_node_end(bus *b) {
     bus_rooms_clear(b, room_dropped);
+    if (b->cmd_open) bus_cmdsub_close(&b->cmd);
+    b->cmd_open = false;
 }

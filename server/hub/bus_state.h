@@ -12,6 +12,7 @@ typedef struct bus_state {
     uint64_t published, publish_failed, received, bad, reconnects;
     uint64_t rate_limited; /* a sim node: relays' client messages refused by the rate limits */
     uint64_t unanswered;   /* ... of which refused without a reply (relay_rate_answer) */
+    uint64_t shed;         /* a sim node: relays shed for flooding (their subject not read for a while) */
 } bus_state;
 
 #endif

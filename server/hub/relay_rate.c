@@ -91,3 +91,62 @@ reply_code relay_rate_take(relay_rate *r, uint32_t relay, uint32_t client, bool 
 void relay_rate_left(relay_rate *r, uint32_t client) {
     rate_table_drop(&r->clients, client);
 }
+
+/* The relay's note, made when missing (replacing a free slot, else the
+ * longest unheard relay that is not shed now), or NULL. */
+static relay_note *note_of(relay_rate *r, uint32_t relay, uint64_t now_ns) {
+    relay_note *free_slot = NULL, *oldest = NULL;
+    for (int i = 0; i < RELAY_RATE_NOTED; i++) {
+        relay_note *n = &r->note[i];
+        if (n->relay == relay) return n;
+        if (!n->relay) {
+            if (!free_slot) free_slot = n;
+        } else if (now_ns >= n->shed_until_ns && (!oldest || n->heard_ns < oldest->heard_ns)) {
+            oldest = n;
+        }
+    }
+    relay_note *n = free_slot ? free_slot : oldest;
+    if (n) *n = (relay_note){.relay = relay};
+    return n;
+}
+
+void relay_rate_heard(relay_rate *r, uint32_t relay, uint64_t now_ns) {
+    relay_note *n = note_of(r, relay, now_ns);
+    if (n) n->heard_ns = now_ns;
+}
+
+uint64_t relay_rate_flooding(relay_rate *r, uint32_t relay, uint64_t now_ns) {
+    relay_note *n = note_of(r, relay, now_ns);
+    if (!n || now_ns < n->shed_until_ns) return 0;
+    uint64_t len = RELAY_RATE_SHED_NS;
+    if (n->shed_len_ns && n->shed_until_ns + RELAY_RATE_STRIKES_NS > now_ns) /* again soon after its last */
+        len = n->shed_len_ns * 2 < RELAY_RATE_SHED_MAX_NS ? n->shed_len_ns * 2 : RELAY_RATE_SHED_MAX_NS;
+    n->heard_ns = now_ns;
+    n->shed_from_ns = now_ns;
+    n->shed_until_ns = now_ns + len;
+    n->shed_len_ns = len;
+    r->sheds++;
+    return len;
+}
+
+bool relay_rate_is_shed(const relay_rate *r, uint32_t relay, uint64_t now_ns) {
+    for (int i = 0; i < RELAY_RATE_NOTED; i++)
+        if (r->note[i].relay == relay) return now_ns < r->note[i].shed_until_ns;
+    return false;
+}
+
+int relay_rate_readable(const relay_rate *r, uint64_t now_ns, uint32_t *out, int cap, bool *shedding) {
+    *shedding = false;
+    for (int i = 0; i < RELAY_RATE_NOTED; i++)
+        if (r->note[i].relay && now_ns < r->note[i].shed_until_ns) *shedding = true;
+    if (!*shedding) return 0;
+    int k = 0;
+    for (int i = 0; i < RELAY_RATE_NOTED; i++) {
+        const relay_note *n = &r->note[i];
+        if (n->relay && now_ns >= n->shed_until_ns && n->heard_ns + RELAY_RATE_KNOWN_NS > now_ns) {
+            if (k < cap) out[k] = n->relay;
+            k++;
+        }
+    }
+    return k;
+}

@@ -121,6 +121,8 @@ static void metrics_bus(mtext *t, const net *n) {
     mt_one(t, "fluid_bus_connects_total", "counter", "Connections (and reconnections) to the broker.",
            (double)b.reconnects);
     if (b.relay) return;
+    mt_one(t, "fluid_bus_relays_shed_total", "counter",
+           "Relays shed for flooding: over twice their share, their subject not read for a while.", (double)b.shed);
     uint32_t relay[HUB_RELAYS];
     int viewers[HUB_RELAYS];
     int k = hub_get_relays(n->home->hub, relay, viewers, HUB_RELAYS);

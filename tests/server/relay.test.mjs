@@ -7,8 +7,9 @@
 // (same sid and rid) is applied once.  Bad messages on the bus are refused.
 // With docker/nats.conf's per-user permissions a relay speaks only for its
 // own clients, and a relay user flooding its subject with scene loads is held
-// to a browser's rate limit per client and to its relay's bound as a whole,
-// and the world's bound on rebuilds holds whatever the relays and REST ask;
+// to a browser's rate limit per client and to its relay's bound as a whole;
+// one refused more often than it may send is shed (its subject not read for
+// 5 s, another relay read meanwhile); the world's bound on rebuilds holds whatever the relays and REST ask;
 // one asking for a keyframe in every wants message gets one coded a second.
 // A relay serves the obstacles' meshes it fetched from the sim node (the
 // same bytes; 501 for one larger than the broker's max_payload; a forged
@@ -476,6 +477,55 @@ test("a relay user flooding its subject with scene loads is held to a browser's 
     assert.ok(metric(m, 'fluid_bus_messages_total{what="rate_limited"}') >= 290, 'counted as rate limited');
   } finally {
     if (raw) raw.close();
+    b.kill('SIGKILL');
+  }
+});
+
+test('a relay refused more often than it may send is shed: the broker stops delivering it, another relay is read by name meanwhile, and it is read again after', { skip: why }, async (t) => {
+  const { broker: b, port, pass } = await brokerWithUsers();
+  let raw = null, raw2 = null;
+  try {
+    // a client's limit 1 a second, burst 10: relay 1's answers to refusals
+    // are 16 a second, burst 160; refused more often than that, it floods
+    let node;
+    ({ node, raw } = await nodeAndRelayOne(port, pass, ['--rate', '1', '--burst', '10']));
+    raw2 = await natsSession(port, 'relay2', pass.FLUID_NATS_RELAY2_PASS, 'fluid.default.reply.2');
+    const mine2 = (rid) => (m) => (m.readUInt32LE(8) >>> 20) === 2 && m.readUInt32LE(12) === rid;
+    // relay 2 is heard (a command answered) before relay 1 floods
+    raw2.publish('fluid.default.cmd.2', forward(2, (2 << 20) | 1, { type: 'resume', rid: 1 }));
+    await raw2.flush();
+    await raw2.waitFor(1, mine2(1));
+    const metrics = async () => (await get(node, '/metrics')).text;
+    // relay 1 floods: 2,000 cheap commands from one client
+    for (let rid = 1; rid <= 2000; rid++) raw.publish('fluid.default.cmd.1', forward(1, (1 << 20) | 2, { type: 'resume', rid }));
+    await raw.flush();
+    await until(async () => metric(await metrics(), 'fluid_bus_relays_shed_total') >= 1, 'relay 1 shed');
+    await until(() => raw.got.map(readReply).some((r) => /relay 1 .*not read for 5 s/.test(r.error) && r.code === RATE_LIMITED), 'relay 1 told it is shed');
+    assert.match(node.stderr, /bus: rate limited: the clients of relay 1 together are refused more than they may send; its messages are not read for 5 s/);
+    // while shed: 2,000 more of relay 1's are not delivered, relay 2's command is
+    const r0 = metric(await metrics(), 'fluid_bus_messages_total{what="received"}');
+    for (let rid = 3001; rid <= 5000; rid++) raw.publish('fluid.default.cmd.1', forward(1, (1 << 20) | 3, { type: 'resume', rid }));
+    await raw.flush();
+    raw2.publish('fluid.default.cmd.2', forward(2, (2 << 20) | 1, { type: 'resume', rid: 2 }));
+    await raw2.flush();
+    await raw2.waitFor(1, mine2(2));
+    assert.ok(readReply(raw2.got.find(mine2(2))).ok, "relay 2's command applied while relay 1 is shed");
+    const r1 = metric(await metrics(), 'fluid_bus_messages_total{what="received"}');
+    t.diagnostic(`relay 1 shed: ${r1 - r0} messages received while it published 2,000 more and relay 2 one`);
+    assert.ok(r1 - r0 < 100, `the shed relay's messages are not delivered: ${r1 - r0} received`);
+    assert.equal(raw.got.map(readReply).filter((r) => (r.client & 0xfffff) === 3).length, 0, 'none of them answered');
+    // after the shed (5 s) relay 1 is read again: a new client's command is answered
+    let rid = 9000;
+    await until(async () => {
+      raw.publish('fluid.default.cmd.1', forward(1, (1 << 20) | 4, { type: 'resume', rid: ++rid }));
+      await raw.flush();
+      await sleep(200);
+      return raw.got.map(readReply).some((r) => (r.client & 0xfffff) === 4 && r.ok);
+    }, 'relay 1 read again after its shed');
+    assert.doesNotMatch(node.stderr, /Sanitizer|runtime error/);
+  } finally {
+    if (raw) raw.close();
+    if (raw2) raw2.close();
     b.kill('SIGKILL');
   }
 });

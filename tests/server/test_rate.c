@@ -192,9 +192,54 @@ static void relay_flood(void) {
     relay_rate_free(&r);
 }
 
+/* A flooding relay is shed for 5 s, then 10, 20, ... when it floods again
+ * soon after, up to 80 s; while one is shed the others heard lately are
+ * read, each by name; a shed ends by itself. */
+static void relay_shed(void) {
+    relay_rate r;
+    CHECK(relay_rate_init(&r, 120, 240) == 0, "init");
+    uint32_t out[8];
+    bool shedding = true;
+    CHECK(relay_rate_readable(&r, S, out, 8, &shedding) == 0 && !shedding, "none shed: every relay read (wildcard)");
+    relay_rate_heard(&r, 2, S);
+    relay_rate_heard(&r, 3, S / 2);
+    const uint64_t t = 20 * S;
+    relay_rate_heard(&r, 4, t - S);
+    CHECK(relay_rate_flooding(&r, 1, t) == RELAY_RATE_SHED_NS, "a first flood: shed for 5 s");
+    CHECK(relay_rate_flooding(&r, 1, t + S) == 0, "shed already: not again");
+    CHECK(relay_rate_is_shed(&r, 1, t + S) && !relay_rate_is_shed(&r, 2, t + S), "relay 1 shed, relay 2 not");
+    int k = relay_rate_readable(&r, t + S, out, 8, &shedding);
+    CHECK(shedding && k == 1 && out[0] == 4, "while shed, read the relays heard in the last 10 s: %d (relay %u)", k,
+          k ? out[0] : 0);
+    relay_rate_heard(&r, 2, t + 2 * S);
+    k = relay_rate_readable(&r, t + 2 * S, out, 8, &shedding);
+    CHECK(shedding && k == 2, "a relay heard again is read again: %d", k);
+    k = relay_rate_readable(&r, t + RELAY_RATE_SHED_NS, out, 8, &shedding);
+    CHECK(!shedding && k == 0, "the shed ends after 5 s: every relay read");
+    CHECK(relay_rate_flooding(&r, 1, t + 7 * S) == 2 * RELAY_RATE_SHED_NS, "flooding again within a minute: 10 s");
+    CHECK(relay_rate_flooding(&r, 1, t + 18 * S) == 4 * RELAY_RATE_SHED_NS, "and again: 20 s");
+    uint64_t now = t + 40 * S, len = 0;
+    for (int i = 0; i < 5; i++) {
+        len = relay_rate_flooding(&r, 1, now);
+        now += len + S;
+    }
+    CHECK(len == RELAY_RATE_SHED_MAX_NS, "at most 80 s: %.0f s", (double)len / 1e9);
+    CHECK(relay_rate_flooding(&r, 1, now + RELAY_RATE_STRIKES_NS) == RELAY_RATE_SHED_NS,
+          "a minute without a shed: 5 s again");
+    CHECK(r.sheds == 9, "sheds counted: %llu", (unsigned long long)r.sheds);
+    /* the notes are bounded: a new relay replaces the longest unheard one not shed */
+    for (uint32_t i = 10; i < 10 + 2 * RELAY_RATE_NOTED; i++) relay_rate_heard(&r, i, now + RELAY_RATE_STRIKES_NS + i);
+    CHECK(relay_rate_is_shed(&r, 1, now + RELAY_RATE_STRIKES_NS + S), "a shed relay's note is kept");
+    k = relay_rate_readable(&r, now + RELAY_RATE_STRIKES_NS + S, out, 8, &shedding);
+    CHECK(shedding && k == RELAY_RATE_NOTED - 1, "every relay noted and not shed is counted (the first 8 listed): %d",
+          k);
+    relay_rate_free(&r);
+}
+
 int main(int argc, char **argv) {
     const tl_test tests[] = {
-        {"bucket", bucket}, {"costs", costs}, {"table", table}, {"relays", relays}, {"relay_flood", relay_flood},
+        {"bucket", bucket},           {"costs", costs},           {"table", table}, {"relays", relays},
+        {"relay_flood", relay_flood}, {"relay_shed", relay_shed},
     };
     return tl_run(tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }
