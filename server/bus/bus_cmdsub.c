@@ -28,6 +28,33 @@ static void drop(natsSubscription **sub) {
     *sub = NULL;
 }
 
+/* Lets go of a subscription at a switch: drained (the broker told, the
+ * messages already delivered here still taken), destroyed once it is
+ * closed (reap).  With no room to keep it, or a drain the client refuses,
+ * dropped at once: logged, its pending messages lost. */
+static void retire(bus_cmdsub *s, natsSubscription **sub) {
+    if (!*sub) return;
+    if (s->ndraining < BUS_CMD_DRAINING && natsSubscription_Drain(*sub) == NATS_OK) {
+        s->draining[s->ndraining++] = *sub;
+        *sub = NULL;
+        return;
+    }
+    log_once("bus-cmdsub-drain", "bus: a command subscription dropped without draining it (logged once)");
+    drop(sub);
+}
+
+/* Destroys the drained subscriptions that have closed. */
+static void reap(bus_cmdsub *s) {
+    int kept = 0;
+    for (int i = 0; i < s->ndraining; i++) {
+        if (natsSubscription_IsValid(s->draining[i]))
+            s->draining[kept++] = s->draining[i];
+        else
+            natsSubscription_Destroy(s->draining[i]);
+    }
+    s->ndraining = kept;
+}
+
 int bus_cmdsub_open(bus_cmdsub *s, natsConnection *nc, const char *base, natsMsgHandler on_message, void *closure,
                     char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
@@ -50,9 +77,10 @@ static bool listed(const uint32_t *relay, int k, uint32_t id) {
 }
 
 void bus_cmdsub_update(bus_cmdsub *s, bool shedding, const uint32_t *relay, int k) {
+    if (s->ndraining) reap(s);
     if (!shedding || k > BUS_CMD_RELAYS) {
         if (!s->wild && !(s->wild = subscribe(s, "*"))) return; /* the relays' own kept meanwhile */
-        for (int i = 0; i < s->n; i++) drop(&s->one[i]);
+        for (int i = 0; i < s->n; i++) retire(s, &s->one[i]);
         s->n = 0;
         return;
     }
@@ -69,15 +97,17 @@ void bus_cmdsub_update(bus_cmdsub *s, bool shedding, const uint32_t *relay, int 
         if (listed(relay, k, s->relay[i])) {
             s->one[kept] = s->one[i], s->relay[kept++] = s->relay[i];
         } else {
-            drop(&s->one[i]);
+            retire(s, &s->one[i]);
         }
     }
     s->n = kept;
-    drop(&s->wild);
+    retire(s, &s->wild);
 }
 
 void bus_cmdsub_close(bus_cmdsub *s) {
     drop(&s->wild);
     for (int i = 0; i < s->n; i++) drop(&s->one[i]);
     s->n = 0;
+    for (int i = 0; i < s->ndraining; i++) drop(&s->draining[i]);
+    s->ndraining = 0;
 }

@@ -4,8 +4,9 @@
  * relay to read (relay_rate_readable), so that the broker drops a shed
  * relay's messages instead of delivering them.  Every one of them is in one
  * queue group of this connection: while the wildcard and a relay's own
- * overlap (one is made before the other is dropped), the broker hands each
- * message to one of them, so a switch neither loses nor doubles one.
+ * overlap (one is made before the other is let go of), the broker hands
+ * each message to one of them, and one let go of is drained (its messages
+ * already here are still taken), so a switch neither loses nor doubles one.
  * Threads: the bus thread only. */
 #ifndef SRV_BUS_CMDSUB_H
 #define SRV_BUS_CMDSUB_H
@@ -15,7 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BUS_CMD_RELAYS 16 /* relays read by name while another is shed */
+#define BUS_CMD_RELAYS 16                         /* relays read by name while another is shed */
+#define BUS_CMD_DRAINING (2 * BUS_CMD_RELAYS + 2) /* subscriptions let go of and still draining */
 
 typedef struct bus_cmdsub {
     char base[96];  /* the leaf without its last token: "cmd", "r.<room>.cmd" */
@@ -27,6 +29,8 @@ typedef struct bus_cmdsub {
     natsSubscription *one[BUS_CMD_RELAYS];
     uint32_t relay[BUS_CMD_RELAYS];
     int n;
+    natsSubscription *draining[BUS_CMD_DRAINING]; /* let go of at a switch: their pending messages still taken */
+    int ndraining;
 } bus_cmdsub;
 
 /* Subscribes on_message(closure) to base.* on nc: 0, or -1 with the reason
@@ -39,7 +43,7 @@ int bus_cmdsub_open(bus_cmdsub *s, natsConnection *nc, const char *base, natsMsg
  * dropped.  A subscription the client refuses is logged once and tried at
  * the next call. */
 void bus_cmdsub_update(bus_cmdsub *s, bool shedding, const uint32_t *relay, int k);
-/* Drops every subscription. */
+/* Drops every subscription at once (pending messages with them). */
 void bus_cmdsub_close(bus_cmdsub *s);
 
 #endif
