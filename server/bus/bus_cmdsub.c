@@ -58,7 +58,10 @@ static void reap(bus_cmdsub *s) {
 int bus_cmdsub_open(bus_cmdsub *s, natsConnection *nc, const char *base, natsMsgHandler on_message, void *closure,
                     char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
-    snprintf(s->base, sizeof s->base, "%s", base);
+    if ((size_t)snprintf(s->base, sizeof s->base, "%s", base) >= sizeof s->base) {
+        snprintf(err, errlen, "bus: the subject %.60s... is longer than %zu bytes", base, sizeof s->base - 1);
+        return -1;
+    }
     s->nc = nc, s->on_message = on_message, s->closure = closure;
     /* a name no other connection uses: the group holds this node's subscriptions only */
     static unsigned next;

@@ -20,7 +20,7 @@
 #define BUS_CMD_DRAINING (2 * BUS_CMD_RELAYS + 2) /* subscriptions let go of and still draining */
 
 typedef struct bus_cmdsub {
-    char base[96];  /* the leaf without its last token: "cmd", "r.<room>.cmd" */
+    char base[160]; /* the subject without its last token: fluid.<world>.cmd, fluid.<fleet>.r.<room>.cmd */
     char queue[32]; /* this connection's queue group */
     natsConnection *nc;
     natsMsgHandler on_message;
@@ -38,10 +38,10 @@ typedef struct bus_cmdsub {
 int bus_cmdsub_open(bus_cmdsub *s, natsConnection *nc, const char *base, natsMsgHandler on_message, void *closure,
                     char *err, size_t errlen);
 /* To the relays to read: with shedding false the wildcard (every relay),
- * else relay[0..k) by name (more than BUS_CMD_RELAYS: the wildcard,
- * the shed relay's messages then refused as they come).  New subscriptions first, then the old ones
- * dropped.  A subscription the client refuses is logged once and tried at
- * the next call. */
+ * else relay[0..k) by name (more than BUS_CMD_RELAYS of them: the wildcard,
+ * the shed relay's messages then refused as they come).  New subscriptions
+ * are made first, then the old ones let go of (drained).  A subscription
+ * the client refuses is logged once and tried at the next call. */
 void bus_cmdsub_update(bus_cmdsub *s, bool shedding, const uint32_t *relay, int k);
 /* Drops every subscription at once (pending messages with them). */
 void bus_cmdsub_close(bus_cmdsub *s);
