@@ -74,8 +74,8 @@ static bool within_rate(bus *b, const bus_forward *f, cmd_kind kind, uint32_t ri
     const uint64_t now = clock_now_ns();
     reply_code rc =
         relay_rate_take(&b->rate, f->relay, f->client, (f->client & CMD_REST_BIT) != 0, kind, now, why, sizeof why);
-    bool answer = rc != RC_OK && relay_rate_answer(&b->rate, f->relay, now);
-    const uint64_t shed = rc != RC_OK && !answer ? relay_rate_flooding(&b->rate, f->relay, now) : 0;
+    uint64_t shed = 0;
+    const bool answer = rc != RC_OK && relay_rate_refused(&b->rate, f->relay, now, &shed);
     pthread_mutex_unlock(&b->rate_mtx);
     if (rc == RC_OK) return true;
     atomic_fetch_add(&b->rate_limited, 1);
@@ -99,8 +99,8 @@ static bool relay_spent(bus *b, const bus_forward *f) {
     pthread_mutex_lock(&b->rate_mtx);
     relay_rate_heard(&b->rate, f->relay, now);
     bool spent = relay_rate_spent(&b->rate, f->relay, now);
-    bool answer = spent && relay_rate_answer(&b->rate, f->relay, now);
-    const uint64_t shed = spent && !answer ? relay_rate_flooding(&b->rate, f->relay, now) : 0;
+    uint64_t shed = 0;
+    const bool answer = spent && relay_rate_refused(&b->rate, f->relay, now, &shed);
     pthread_mutex_unlock(&b->rate_mtx);
     if (!spent) return false;
     atomic_fetch_add(&b->rate_limited, 1);

@@ -129,6 +129,12 @@ uint64_t relay_rate_flooding(relay_rate *r, uint32_t relay, uint64_t now_ns) {
     return len;
 }
 
+bool relay_rate_refused(relay_rate *r, uint32_t relay, uint64_t now_ns, uint64_t *shed_ns) {
+    const bool answer = relay_rate_answer(r, relay, now_ns);
+    *shed_ns = answer ? 0 : relay_rate_flooding(r, relay, now_ns);
+    return answer;
+}
+
 bool relay_rate_is_shed(const relay_rate *r, uint32_t relay, uint64_t now_ns) {
     for (int i = 0; i < RELAY_RATE_NOTED; i++)
         if (r->note[i].relay == relay) return now_ns < r->note[i].shed_until_ns;

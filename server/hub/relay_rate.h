@@ -78,6 +78,10 @@ void relay_rate_heard(relay_rate *r, uint32_t relay, uint64_t now_ns);
  * the shed, or 0 when it is shed already (or no slot is free to note it:
  * the oldest heard relay not shed is forgotten first). */
 uint64_t relay_rate_flooding(relay_rate *r, uint32_t relay, uint64_t now_ns);
+/* A refusal for the rate to a client of relay: whether it is answered
+ * (relay_rate_answer); one that is not sheds the relay (relay_rate_flooding),
+ * the shed's length in *shed_ns (0: no new shed). */
+bool relay_rate_refused(relay_rate *r, uint32_t relay, uint64_t now_ns, uint64_t *shed_ns);
 /* Whether the relay is shed at now_ns. */
 bool relay_rate_is_shed(const relay_rate *r, uint32_t relay, uint64_t now_ns);
 /* The relays to read at now_ns: with none shed, 0 (read every relay, a
