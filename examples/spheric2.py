@@ -12,12 +12,20 @@ run, H2's arrival (first above 2 cm; measured 0.368 s), P1's first impact
 end; with --plot FILE.png it draws every probe against the measurement
 (matplotlib, Debian's python3-matplotlib).  With --from-csv FILE it reads a
 run's series from a file instead of a server: the CSV bench_spheric2 writes
-(tests/bench/bench_spheric2.c, BENCH_SERIES: t, H1-H4, P1-P8, front).
+(tests/bench/bench_spheric2.c, BENCH_SERIES: t, H1-H4, P1-P8, front).  With
+--front (and --from-csv: the series' `front` column, the leading particle's
+edge) it prints when the front passes H1, H2 and the box's face against two
+experiments: this one's first water at H1 and H2 (above 2 mm) and P1's first
+impact, and the surge front of Lobovsky et al. 2014 (H = 0.3 m, a column 0.6 m
+long: --lobovsky, its front distance from the gate over H against t sqrt(g/H)),
+scaled to this column's 0.55 m: the front of a dam break depends on x / H and
+t sqrt(g / H) alone until the wave that the release sends back reaches the
+reservoir's wall (1.228 m at sqrt(g H) = 2.3 m/s: 0.53 s here).
 
     python3 examples/spheric2.py [--server http://127.0.0.1:8080] [--token T] [--solver mps]
                                  [--particles 20000] [--seconds 6] [--every 1]
                                  [--data ../shared/validation/spheric2] [--plot spheric2.png]
-    python3 examples/spheric2.py --from-csv spheric2_mps_63000.csv [--plot spheric2.png]
+    python3 examples/spheric2.py --from-csv spheric2_mps_63000.csv [--plot spheric2.png] [--front]
 """
 import argparse
 import bisect
@@ -32,6 +40,10 @@ except ImportError:  # run from the source tree without installing the package
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DATA = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "validation", "spheric2"))
+DEFAULT_LOBOVSKY = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "validation", "lobovsky2014",
+                                                 "aquagpusph_H300_front.csv"))
+GATE_X, DEPTH = 1.992, 0.55  # the gate's x and the column's depth (m); the water runs towards x = 0
+STATIONS = [("H1", 1.488), ("H2", 0.992), ("box", 0.8245)]  # x of H1, H2 and the box's face to the gate
 HEIGHTS = ["H1", "H2", "H3", "H4"]
 PRESSURES = ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8"]
 
@@ -63,6 +75,30 @@ def at(series, t):
 
 def first_above(times, values, level):
     return next((t for t, v in zip(times, values) if v > level), None)
+
+
+def crossing(times, values, level, rising=True):
+    """The time values first passes level (rising or falling), interpolated between samples."""
+    for k in range(1, len(times)):
+        a, b = values[k - 1], values[k]
+        if (a < level <= b) if rising else (a > level >= b):
+            return times[k - 1] + (level - a) / (b - a) * (times[k] - times[k - 1])
+    return None
+
+
+def front_report(a, times, front, data):
+    """When the front passes each station: the run, this experiment, and Lobovsky's front scaled."""
+    lob = read_csv(a.lobovsky) if os.path.exists(a.lobovsky) else None
+    scale = (9.81 / DEPTH) ** 0.5  # t sqrt(g / H) per second
+    first = {n: crossing(*data[n], 0.002) for n in ("H1", "H2") if n in data}
+    if "P1" in data:
+        first["box"] = crossing(*data["P1"], 1000.0)
+    fmt = lambda t: "%.3f s" % t if t is not None else "  -    "
+    print("front (leading particle's edge) | run | this experiment (H > 2 mm; P1 > 1 kPa) | Lobovsky 2014, scaled")
+    for name, x in STATIONS:
+        tl = crossing(lob[0], lob[1], (GATE_X - x) / DEPTH) / scale if lob else None
+        print("  at %-3s (%.3f m from the gate) | %s | %s | %s" %
+              (name, GATE_X - x, fmt(crossing(times, front, x, rising=False)), fmt(first.get(name)), fmt(tl)))
 
 
 def run(c, a):
@@ -101,7 +137,7 @@ def from_csv(path):
             cells = line.strip().split(",")
             if names is None:
                 names = cells[1:]
-                series = {c: [] for c in names if c != "front"}
+                series = {c: [] for c in names}
                 continue
             times.append(float(cells[0]))
             for c, v in zip(names, cells[1:]):
@@ -178,7 +214,11 @@ def main():
     ap.add_argument("--plot", default=None, help="a PNG of every probe against the measurement")
     ap.add_argument("--dpi", type=int, default=90, help="the plot's resolution (dots per inch)")
     ap.add_argument("--from-csv", default=None, help="read a run's series from this file (bench_spheric2's CSV)")
+    ap.add_argument("--front", action="store_true", help="the front's passing times against both experiments (--from-csv)")
+    ap.add_argument("--lobovsky", default=DEFAULT_LOBOVSKY, help="Lobovsky et al. 2014's surge front (t sqrt(g/H), x/H)")
     a = ap.parse_args()
+    if a.front and not a.from_csv:
+        sys.exit("--front reads the front from a bench series: give --from-csv")
     if a.from_csv:
         scene, solver, times, series = from_csv(a.from_csv)
     else:
@@ -187,7 +227,12 @@ def main():
             scene, solver, times, series = run(c, a)
         except fluidclient.FluidError as e:
             sys.exit("%s: %s" % (a.server, e))
+    front = series.pop("front", None)
     data = report(a, scene, solver, times, series)
+    if a.front:
+        if front is None:
+            sys.exit("%s: no front column" % a.from_csv)
+        front_report(a, times, front, data)
     if a.plot:
         plot(a.plot, times, series, data, "SPHERIC Test 2, %s, %d particles" % (solver, scene["particles"]), a.dpi)
 

@@ -4,7 +4,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, stopAll, ROOT, childEnv } from './lib.mjs';
@@ -74,4 +74,33 @@ test('examples/spheric2.py runs SPHERIC Test 2 through REST and compares the pro
     assert.ok(h4 && +h4[1] < 0.05, `H4 follows the reservoir's level: ${h4 && h4[1]} m`);
   }
   await s.stop();
+});
+
+test('examples/spheric2.py --front times a series\' front at H1, H2 and the box against both experiments', async (t) => {
+  // a front leaving the gate (x = 1.992 m) at 4 m/s: at H1 (0.504 m on) at 0.126 s, H2 (1.000 m) at 0.250 s,
+  // the box's face (1.1675 m) at 0.2919 s, interpolated between samples 1/60 s apart
+  const dir = mkdtempSync(join(tmpdir(), 'fluid-front-'));
+  const csv = join(dir, 'spheric2_mps_100.csv');
+  const rows = ['# SPHERIC Test 2, solver mps, 100 particles, spacing 0.1 m (a front made up for the test)',
+    't,H1,H2,H3,H4,P1,P2,P3,P4,P5,P6,P7,P8,front,P1near'];
+  for (let k = 0; k <= 30; k++) {
+    const time = k / 60;
+    rows.push([time.toFixed(5), 0, 0, 0, 0.55, 0, 0, 0, 0, 0, 0, 0, 0, (1.992 - 4 * time).toFixed(6), 0].join(','));
+  }
+  writeFileSync(csv, rows.join('\n') + '\n');
+  const py = await run(PY, [join(ROOT, 'examples', 'spheric2.py'), '--from-csv', csv, '--front'], { timeout: 60000, env: childEnv() });
+  t.diagnostic(py.stdout.trim());
+  const at = (name) => new RegExp(`^  at ${name} +\\(([\\d.]+) m from the gate\\) \\| ([\\d.]+) s \\| (.*) \\| (.*)$`, 'm').exec(py.stdout);
+  for (const [name, dist, when] of [['H1', 0.504, 0.126], ['H2', 1.0, 0.25], ['box', 1.1675, 0.2919]]) {
+    const m = at(name);
+    assert.ok(m, `a line for ${name}`);
+    assert.ok(Math.abs(+m[1] - dist) < 1e-3 && Math.abs(+m[2] - when) < 1e-3, `${name}: ${m[0]}`);
+  }
+  const lob = join(ROOT, '..', 'shared', 'validation', 'lobovsky2014', 'aquagpusph_H300_front.csv');
+  if (existsSync(lob)) {
+    // Lobovsky's front at x / H = 0.916 and 1.818 passes t sqrt(g/H) = 1.008 and 1.653: 0.239 and 0.391 s at H = 0.55 m
+    assert.match(at('H1')[4], /^0\.239 s$/);
+    assert.match(at('H2')[4], /^0\.391 s$/);
+  }
+  rmSync(dir, { recursive: true, force: true });
 });
