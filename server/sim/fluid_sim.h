@@ -683,8 +683,8 @@ typedef struct fs_clavet_def {
  * added here and the world's mesh obstacles, fs_world_add_obstacle; the
  * first layer mirrors the pressure); they live in the solver, not among the
  * world's particles.  A particle's centre is kept out of a box obstacle and
- * 3/8 of a distance-grid cell out of a mesh obstacle (the most the sampled
- * field overestimates the distance, at a convex corner).  Obstacles belong to the domain: fs_world_reset and scene
+ * half a distance-grid cell out of a mesh obstacle (the sampled field
+ * overestimates the distance near a convex edge or corner).  Obstacles belong to the domain: fs_world_reset and scene
  * loads clear them.  Refused (FS_ERR_ARG) when the world's solver is not "mps". Allocates: not a step-loop call. */
 fs_status fs_world_mps_add_obstacle(fs_world *w, fs_vec3 lo, fs_vec3 hi, fs_error *err);
 typedef struct fs_mps_info {

@@ -50,7 +50,8 @@
 static void mps_detach(fs_world *w) {
     mps_state *s = state_of(w);
     if (!s) return;
-    free(s->p_slot), free(s->lx), free(s->ly), free(s->lz), free(s->nst), free(s->nst1), free(s->outer), free(s->press);
+    free(s->p_slot), free(s->lx), free(s->ly), free(s->lz), free(s->nst), free(s->nst1), free(s->nrn), free(s->outer),
+        free(s->press);
     free(s->nn), free(s->nn_f), free(s->nn_t), free(s->nr), free(s->dT_slot), free(s->nc), free(s->nc_n);
     free(s->row), free(s->rho);
     fs__mps_free_walls(s);
@@ -70,10 +71,11 @@ static fs_status mps_attach(fs_world *w, fs_error *err) {
     s->nn = calloc(n * NN_STRIDE, sizeof(int32_t)), s->nr = calloc(n * NN_STRIDE, sizeof(float));
     s->nn_f = malloc(sizeof(int16_t) * n), s->nn_t = malloc(sizeof(int16_t) * n);
     s->nc = malloc(sizeof(int32_t) * n * NC_MAX), s->nc_n = malloc(sizeof(int16_t) * n);
-    s->nst = malloc(f), s->nst1 = malloc(f), s->outer = malloc(n), s->press = calloc(n, sizeof(float));
+    s->nst = malloc(f), s->nst1 = malloc(f), s->nrn = malloc(f), s->outer = malloc(n),
+    s->press = calloc(n, sizeof(float));
     s->row = malloc(sizeof(int32_t) * n), s->rho = malloc(f);
     if (!s->p_slot || !s->dT_slot || !s->lx || !s->ly || !s->lz || !s->nn || !s->nr || !s->nn_f || !s->nn_t || !s->nc ||
-        !s->nc_n || !s->nst || !s->nst1 || !s->outer || !s->press || !s->row || !s->rho)
+        !s->nc_n || !s->nst || !s->nst1 || !s->nrn || !s->outer || !s->press || !s->row || !s->rho)
         goto nomem;
     s->obst_epoch = w->epoch;
     return FS_OK;
@@ -160,24 +162,22 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
             s->dT_slot[p->slot[i]] = lanes_sum(acc);
         }
         /* from the scan's own distances, one division a pair: Eq. 7's viscosity (the fluid part; the walls'
-         * below) and, with surface tension, n at r^n (r_e <= NEAR l0: the near list's pairs) and Eq. 34's count */
+         * below), n at r^n (r_e <= NEAR l0: the near list's pairs; Eq. 14's source starts from it, and surface
+         * tension's test reads it) and Eq. 34's count */
         const int mt = p->mat[i];
         const float nui = c->m.nu[mt], ui = p->vx[i], vi = p->vy[i], wi = p->vz[i], ren = s->re_n;
         const float inv_rmin = 1.0f / c->rmin;
         const bool tens = c->m.tension;
         float ax8[LANES] = {0}, ay8[LANES] = {0}, az8[LANES] = {0}, nr8[LANES] = {0}, n18[LANES] = {0};
-        if (nui > 0 || tens) {
-            for (int kb = 0; kb < n; kb += LANES) {
+        for (int kb = 0; kb < n; kb += LANES) {
 #pragma omp simd
-                for (int l = 0; l < LANES; l++) {
-                    const int k = kb + l, j = J[k];
-                    const float rr = sqrtf(R2[k]),
-                                inv = rr > c->rmin ? 1.0f / rr : inv_rmin; /* Eq. 3: r clamped to rmin */
-                    const float wl = k < n && rr < rel ? rel * inv - 1.0f : 0.0f;
-                    ax8[l] += (p->vx[j] - ui) * wl, ay8[l] += (p->vy[j] - vi) * wl, az8[l] += (p->vz[j] - wi) * wl;
-                    nr8[l] += k < n && rr < ren ? ren * inv - 1.0f : 0.0f;
-                    n18[l] += k < n && R2[k] < rst2 ? 1.0f : 0.0f;
-                }
+            for (int l = 0; l < LANES; l++) {
+                const int k = kb + l, j = J[k];
+                const float rr = sqrtf(R2[k]), inv = rr > c->rmin ? 1.0f / rr : inv_rmin; /* Eq. 3: r clamped to rmin */
+                const float wl = k < n && rr < rel ? rel * inv - 1.0f : 0.0f;
+                ax8[l] += (p->vx[j] - ui) * wl, ay8[l] += (p->vy[j] - vi) * wl, az8[l] += (p->vz[j] - wi) * wl;
+                nr8[l] += k < n && rr < ren ? ren * inv - 1.0f : 0.0f;
+                n18[l] += k < n && R2[k] < rst2 ? 1.0f : 0.0f;
             }
         }
         int32_t *NL = s->nn + (size_t)i * NN_STRIDE;
@@ -213,17 +213,16 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
                 const int e0 = ce[g] - b0 > WALL_PIECE ? b0 + WALL_PIECE : ce[g];
                 nw += fs__scan_point(WX, WY, WZ, &b0, &e0, 1, xi, yi, zi, h2, wj + nw, wr2 + nw);
             }
-        if (nui > 0 || tens) { /* the first-layer walls within h: velocity 0 (no-slip); n of both layers */
-            for (int l = 0; l < LANES; l++) wj[nw + l] = 0, wr2[nw + l] = h2;
-            for (int tb = 0; tb < nw; tb += LANES) {
+        /* the first-layer walls within h: velocity 0 (no-slip); n of both layers */
+        for (int l = 0; l < LANES; l++) wj[nw + l] = 0, wr2[nw + l] = h2;
+        for (int tb = 0; tb < nw; tb += LANES) {
 #pragma omp simd
-                for (int l = 0; l < LANES; l++) {
-                    const int t = tb + l;
-                    const float rr = sqrtf(wr2[t]), inv = rr > c->rmin ? 1.0f / rr : inv_rmin;
-                    const float wl = t < nw && WL[wj[t]] == 1 && rr < rel ? rel * inv - 1.0f : 0.0f;
-                    ax8[l] -= ui * wl, ay8[l] -= vi * wl, az8[l] -= wi * wl;
-                    nr8[l] += t < nw && rr < ren ? ren * inv - 1.0f : 0.0f;
-                }
+            for (int l = 0; l < LANES; l++) {
+                const int t = tb + l;
+                const float rr = sqrtf(wr2[t]), inv = rr > c->rmin ? 1.0f / rr : inv_rmin;
+                const float wl = t < nw && WL[wj[t]] == 1 && rr < rel ? rel * inv - 1.0f : 0.0f;
+                ax8[l] -= ui * wl, ay8[l] -= vi * wl, az8[l] -= wi * wl;
+                nr8[l] += t < nw && rr < ren ? ren * inv - 1.0f : 0.0f;
             }
         }
         const float k = nui * c->lap_k; /* Eq. 7 times nu */
@@ -238,7 +237,8 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         full |= take < nwn;
         for (int t = 0; t < take; t++) NL[mn0 + t] = cap + wjn[t];
         mn = mn0 + take;
-        if (tens) s->nst[i] = lanes_sum(nr8), s->nst1[i] = n1; /* n at r^n, walls included */
+        s->nrn[i] = lanes_sum(nr8); /* n at r^n, walls included */
+        if (tens) s->nst[i] = s->nrn[i], s->nst1[i] = n1;
         s->nn_t[i] = (int16_t)mn;
         /* the close list: the near list's pairs within CLOSE l0, in its order, packed without branches */
         int32_t cl[NN_MAX + FS_SCAN_PAD];
@@ -500,7 +500,7 @@ static int count_for(float dt, float lim) {
  * flips from tick to tick kicks still water, as the pressure that holds a
  * density error scales as 1 / dt^2 (docs/sim-notes.md, "Time step").  The
  * count and the run of calm calls are state (and part of snapshots). */
-static int substep_count(const fs_world *w, mps_state *s, const mconst *mc) {
+static int substep_count(const fs_world *w, mps_state *s, const mconst *mc, float *lim_out) {
     float numax = 0;
     const bool *present = mc->present;
     float umax2 = 0;
@@ -525,6 +525,7 @@ static int substep_count(const fs_world *w, mps_state *s, const mconst *mc) {
     if (cap < lim) lim = cap;
     const float force = gmag > 0 ? FORCE_LIMIT * sqrtf(l0 / gmag) : INFINITY;
     if (force < lim) lim = force;
+    *lim_out = lim;
     const int k = count_for(w->dt, lim);
     if (k >= s->substeps) {
         s->calm = 0;
@@ -551,9 +552,11 @@ static void mps_step(fs_world *w) {
     memset(&c, 0, sizeof c);
     c.w = w, c.s = s;
     mconst_init(w, &c.m);
-    const int nsub = substep_count(w, s, &c.m);
+    float lim;
+    const int nsub = substep_count(w, s, &c.m, &lim);
     const float l0 = s->l0;
     c.dt = w->dt / (float)nsub;
+    c.dt_lim = lim > c.dt ? lim : c.dt;
     c.h2 = w->h * w->h;
     c.near2 = NEAR * l0 * NEAR * l0;
     if (c.near2 > c.h2) c.near2 = c.h2;

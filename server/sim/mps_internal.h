@@ -38,9 +38,12 @@
 #define RMIN 0.3f  /* w(r) is evaluated at r >= RMIN l0: one close pair adds at most re/RMIN - 1 (6) to n */
 #define RAIL 0.25f /* l0: how close to a face of the box a centre may come */
 /* cells of its field: how close to a mesh obstacle's surface a centre may come.  The field is trilinear between
- * its samples, which reads a point inside a convex corner as outside by up to 3/8 of a cell (max(x, y, z) at a
- * cell's centre: 7/8 against 1/2) */
-#define MESH_RAIL 0.375f
+ * exact samples of a distance, so it reads a point farther out than it is by at most the mean distance to its
+ * cell's corners (sqrt(3) / 2 of a cell, at the centre); at an axis-aligned convex corner by 3/8.  Near a
+ * turned cube's edge a centre inside the mesh read 0.37 of a cell out, so 3/8 is not enough; sqrt(3) / 2 holds
+ * water resting on an obstacle off it (a tank's pressure 2.6% off); 1/2 keeps every centre of the tests out
+ * (docs/sim-notes.md, "Walls") */
+#define MESH_RAIL 0.5f
 #define PMIN_R 1.1f        /* l0: p^_i of Eq. 5 is the least pressure within this (the six nearest on the lattice) */
 #define PMIN_MARGIN 0.2f   /* rho |g| l0: the split gradient's p^_i lies this far under the least (sim-notes.md) */
 #define SURF_DEPTH 0.5f    /* l0: a free-surface particle's centre lies this far under the surface (Eq. 18's value) */
@@ -85,6 +88,7 @@ typedef struct mps_state {
     int16_t *nc_n;     /* their count; -1: more than NC_MAX (collide_task then walks the near list) */
     float *nr;         /* [i * NN_STRIDE]: |r*_ij| of those, from nstar_task */
     float *nst, *nst1; /* n* (Eq. 14) / n at r^n for surface tension; n^st1 (Eq. 34) */
+    float *nrn;        /* n at r^n (the list pass): the density error a sub-step starts from */
     uint8_t *outer;    /* n* < beta n0 and one-sided or sparse: Eq. 18's surface before its neighbours join it */
     float *press;      /* pressure, Pa */
     int32_t *row;      /* unknown of particle i, or -1 (free surface) */
@@ -203,6 +207,7 @@ typedef struct ctx {
     mps_state *s;
     mconst m;
     float dt, h2, near2, close2, rmin;
+    float dt_lim;  /* the longest sub-step the limits allow this call (substep_count): the density error's time scale */
     bool heat_now; /* the first sub-step sums Eq. 21; the rate holds for the whole w->dt, as in the Clavet solver */
     float lap_k;   /* 2d / (lambda n0_lap), Eq. 7, viscosity */
     float ppe_k;   /* 2d / (lambda_n n0), Eq. 7 in Eq. 14 */

@@ -206,11 +206,18 @@ FS_SIMD_CLONES static void fill_task(int b, int e, int worker, void *vctx) {
         /* + the compressibility of water over dt^2 (weak compressibility,
          * Koshizuka's practice): keeps a pocket without free surface solvable */
         A->col[lo] = row, A->val[lo] = diag + COMPRESSIBILITY * inv_dt2; /* lo == hi: count_task's room */
-        /* Eq. 14; the density error is capped at MAX_SOURCE so that a state compressed by another
-         * solver (Clavet's runs 50% dense) relaxes over several sub-steps instead of exploding */
-        double err = (s->nst[i] - (double)s->n0) / (double)s->n0;
-        err = err > MAX_SOURCE ? MAX_SOURCE : err;
-        s->b[row] = RELAX * inv_dt2 * err + known;
+        /* Eq. 14's source, RELAX (n* - n0) / (n0 dt^2), split in two: what this sub-step's u* compresses,
+         * (n* - n^n) / n0, over dt^2 as printed (the divergence part, Tanaka & Masunaga 2010's first term), and
+         * the error the sub-step starts from, (n^n - n0) / n0, over dt times the longest sub-step the limits
+         * allow (their second, with gamma = dt / dt_lim).  At dt = dt_lim that is Eq. 14 exactly; a shorter
+         * sub-step (a short world step, or the count's rounding) corrects the standing error at the same rate
+         * in time instead of RELAX of it every sub-step, whose pressure, ~ 1 / dt^2, turned the lattice's noise
+         * into velocities ~ 1 / dt: at 1/1920 s the dam break's front ran 2x fast (docs/sim-notes.md, "Time
+         * step").  Each part is capped at MAX_SOURCE so that a state compressed by another solver (Clavet's runs
+         * 50% dense) relaxes over several sub-steps instead of exploding. */
+        const double n0 = s->n0, en = fmin((s->nrn[i] - n0) / n0, MAX_SOURCE),
+                     es = fmin((s->nst[i] - s->nrn[i]) / n0, MAX_SOURCE);
+        s->b[row] = RELAX * (inv_dt2 * es + en / ((double)c->dt * c->dt_lim)) + known;
     }
 }
 
