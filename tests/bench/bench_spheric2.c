@@ -19,7 +19,8 @@
  * BENCH_SECONDS (6), BENCH_DT (seconds per step, 1/60; the probes are read
  * once a step), BENCH_THREADS (2), BENCH_DATA (the measurements' folder),
  * BENCH_SERIES (a folder for the series), BENCH_SIGMA (the water's surface
- * tension, N/m, for a comparison: unset keeps the preset). */
+ * tension, N/m, for a comparison: unset keeps the preset), BENCH_SWEEPS (the
+ * Clavet relaxation's sweeps a step: unset keeps the default, 2). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,7 @@ static bool simulate(fs_solver solver, int want, double seconds, run *r) {
     fs_pool *pool = threads > 1 ? fs_pool_create(threads) : NULL;
     def.capacity = want + want / 4 + 1000;
     def.dt = (float)env_double("BENCH_DT", 1.0 / 60.0);
+    if (getenv("BENCH_SWEEPS")) def.clavet.relax_iterations = (int)env_double("BENCH_SWEEPS", 2); /* Clavet's sweeps a step */
     if (pool) def.worker_count = threads, def.parallel_for = fs_pool_parallel_for, def.task_user = pool;
     fs_world *w = fs_world_create(&def);
     fs_error err;
