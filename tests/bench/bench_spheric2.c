@@ -136,7 +136,8 @@ static bool simulate(fs_solver solver, int want, double seconds, run *r) {
     fs_pool *pool = threads > 1 ? fs_pool_create(threads) : NULL;
     def.capacity = want + want / 4 + 1000;
     def.dt = (float)env_double("BENCH_DT", 1.0 / 60.0);
-    if (getenv("BENCH_SWEEPS")) def.clavet.relax_iterations = (int)env_double("BENCH_SWEEPS", 2); /* Clavet's sweeps a step */
+    if (getenv("BENCH_SWEEPS"))
+        def.clavet.relax_iterations = (int)env_double("BENCH_SWEEPS", 2); /* Clavet's sweeps a step */
     if (pool) def.worker_count = threads, def.parallel_for = fs_pool_parallel_for, def.task_user = pool;
     fs_world *w = fs_world_create(&def);
     fs_error err;
