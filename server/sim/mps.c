@@ -238,7 +238,7 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         for (int t = 0; t < take; t++) NL[mn0 + t] = cap + wjn[t];
         mn = mn0 + take;
         s->nrn[i] = lanes_sum(nr8); /* n at r^n, walls included */
-        if (tens) s->nst[i] = s->nrn[i], s->nst1[i] = n1;
+        if (tens) s->nst1[i] = n1;
         s->nn_t[i] = (int16_t)mn;
         /* the close list: the near list's pairs within CLOSE l0, in its order, packed without branches */
         int32_t cl[NN_MAX + FS_SCAN_PAD];

@@ -87,8 +87,8 @@ typedef struct mps_state {
     int32_t *nc;       /* [i * NC_MAX]: the near list's pairs within CLOSE l0 at r^n, in its order (collisions) */
     int16_t *nc_n;     /* their count; -1: more than NC_MAX (collide_task then walks the near list) */
     float *nr;         /* [i * NN_STRIDE]: |r*_ij| of those, from nstar_task */
-    float *nst, *nst1; /* n* (Eq. 14) / n at r^n for surface tension; n^st1 (Eq. 34) */
-    float *nrn;        /* n at r^n (the list pass): the density error a sub-step starts from */
+    float *nst, *nst1; /* n* (Eq. 14); n^st1 (Eq. 34) */
+    float *nrn;        /* n at r^n (the list pass): the density error a sub-step starts from; surface tension's test */
     uint8_t *outer;    /* n* < beta n0 and one-sided or sparse: Eq. 18's surface before its neighbours join it */
     float *press;      /* pressure, Pa */
     int32_t *row;      /* unknown of particle i, or -1 (free surface) */

@@ -15,7 +15,7 @@ void fs__mps_tension_acc(const ctx *c, int i, float *ax, float *ay, float *az) {
     const mps_state *s = c->s;
     const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z;
     const float sig = c->m.sigma[w->p.mat[i]], rst2 = s->re_st * s->re_st;
-    if (!(c->m.tension && sig > 0 && s->nst[i] < BETA * s->n0)) return;
+    if (!(c->m.tension && sig > 0 && s->nrn[i] < BETA * s->n0)) return;
     const int32_t *L = s->nn + (size_t)i * NN_STRIDE; /* within NEAR l0 >= r_e^st at r^n (not yet cut by n*) */
     const float xi = X[i], yi = Y[i], zi = Z[i];
     /* Appendix A at a free-surface particle: Eq. 36-37, then 38-39 */
