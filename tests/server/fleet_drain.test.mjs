@@ -207,9 +207,11 @@ test('a room paused before its holder is killed comes back paused', { skip: why 
   const p = await http(n1, 'POST', '/api/rooms/p1/pause');
   assert.equal(p.status, 200, p.text);
   const pausedAt = (await get(n1, '/api/rooms/p1/stats')).json.tick;
-  // two saves after the pause's answer: the later was taken after the pause (the first may have been on its way)
-  const s0 = roomIn(await fleetOf(n1), 'p1').snap.save;
-  const e = await until(async () => { const x = roomIn(await fleetOf(n1), 'p1'); return x.snap.save >= s0 + 2 && x; }, 'p1 saved paused');
+  // two saves after the pause's answer: the later was taken after the pause (the first may have been on its way).
+  // The directory lists p1 once node 1's watch has seen its record, which a loaded broker can deliver after the
+  // room has stepped and paused: wait for the listing, do not assume it.
+  const s0 = (await until(async () => roomIn(await fleetOf(n1), 'p1')?.snap, 'p1 in node 1\'s directory')).save;
+  const e = await until(async () => { const x = roomIn(await fleetOf(n1), 'p1'); return x && x.snap.save >= s0 + 2 && x; }, 'p1 saved paused');
   assert.equal(e.snap.tick, pausedAt, 'the save is of the paused world');
   const n2 = await startServer(args(2));
   await until(async () => (await fleetOf(n2)).nodes.filter((n) => n.live).length === 2, 'two live nodes');
@@ -222,8 +224,8 @@ test('a room paused before its holder is killed comes back paused', { skip: why 
   assert.equal(st.paused, true, `p1 comes back paused (tick ${st.tick}, paused at ${pausedAt}, save ${e.snap.save})\n${told()}`);
   assert.equal(st.tick, pausedAt, `at the tick it was paused at\n${told()}`);
   // it stays there: the next saves of node 2 (paused: by wall time) are of the same tick
-  const s1 = roomIn(await fleetOf(n2), 'p1').snap.save;
-  await until(async () => roomIn(await fleetOf(n2), 'p1').snap.save >= s1 + 2, 'p1 saved twice by node 2');
+  const s1 = (await until(async () => roomIn(await fleetOf(n2), 'p1')?.snap, 'p1 in node 2\'s directory')).save;
+  await until(async () => roomIn(await fleetOf(n2), 'p1')?.snap.save >= s1 + 2, 'p1 saved twice by node 2');
   const again = (await get(n2, '/api/rooms/p1/stats')).json;
   assert.deepEqual([again.paused, again.tick], [true, pausedAt], 'not stepped on node 2');
 });
