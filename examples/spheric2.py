@@ -9,8 +9,10 @@ P1-P8 pressures on the box, measured by the server after every step) every
 the probes are).  It prints the mean absolute error of each height over the
 run, H2's arrival (first above 2 cm; measured 0.368 s), P1's first impact
 (first above 1 kPa; measured 0.394 s), its peak and its mean over 1 s to the
-end; with --plot FILE.png it draws every probe against the measurement
-(matplotlib, Debian's python3-matplotlib).  With --from-csv FILE it reads a
+end, and the impulse of its first impact (the pressure sensors read the mean
+over each step, so with --every 1 the sum of value x step is the impulse:
+docs/validation.md, "P1's impulse"); with --plot FILE.png it draws every probe
+against the measurement (matplotlib, Debian's python3-matplotlib).  With --from-csv FILE it reads a
 run's series from a file instead of a server: the CSV bench_spheric2 writes
 (tests/bench/bench_spheric2.c, BENCH_SERIES: t, H1-H4, P1-P8, front).  With
 --front (and --from-csv: the series' `front` column, the leading particle's
@@ -84,6 +86,23 @@ def crossing(times, values, level, rising=True):
         if (a < level <= b) if rising else (a > level >= b):
             return times[k - 1] + (level - a) / (b - a) * (times[k] - times[k - 1])
     return None
+
+
+IMPULSE_FROM, IMPULSE_LEVEL, IMPULSE_SPANS = 0.3, 2.0, (0.05, 0.1)  # s, Pa s (1 kPa for 2 ms), s
+
+
+def impact_impulse(times, values, means):
+    """P1's first impact as an impulse: I(t), the integral of p from 0.3 s, linear between samples (means:
+    each value is the mean over the step before it, as the server's pressure sensors read; else samples,
+    trapezoids); the impact starts where I reaches 2 Pa s.  (start, [I over the 50 and 100 ms after it])."""
+    cum = [0.0]
+    for k in range(1, len(times)):
+        a, b = max(times[k - 1], IMPULSE_FROM), max(times[k], IMPULSE_FROM)
+        cum.append(cum[-1] + (b - a) * (values[k] if means else 0.5 * (values[k - 1] + values[k])))
+    t0 = crossing(times, cum, IMPULSE_LEVEL)
+    if t0 is None:
+        return None, [None for _ in IMPULSE_SPANS]
+    return t0, [at((times, cum), t0 + d) - IMPULSE_LEVEL if t0 + d <= times[-1] else None for d in IMPULSE_SPANS]
 
 
 def front_report(a, times, front, data):
@@ -163,17 +182,24 @@ def report(a, scene, solver, times, series):
         print("%s: mean absolute error %.4f m over 0-%.1f s" % (n, sum(err) / len(err), times[-1]))
     if "H2" in series:
         arr = first_above(times, series["H2"], 0.02)
-        print("H2 arrival (first above 0.02 m): %s s (measured 0.368 s)" % ("%.3f" % arr if arr else "never"))
+        print("H2 arrival (first above 0.02 m): %s (measured 0.368 s)" % ("%.3f s" % arr if arr else "never"))
     if "P1" in series:
         imp = first_above(times, series["P1"], 1000.0)
         peak = max(series["P1"])
         late = [v for t, v in zip(times, series["P1"]) if t >= 1.0]
         meas = [at(data["P1"], t) for t in times if t >= 1.0] if "P1" in data else []
-        print("P1 first impact (first above 1 kPa): %s s (measured 0.394 s); peak %.0f Pa (measured 11239 Pa)" %
-              ("%.3f" % imp if imp else "never", peak))
+        print("P1 first impact (first above 1 kPa): %s (measured 0.394 s); peak %.0f Pa (measured 11239 Pa)" %
+              ("%.3f s" % imp if imp else "never", peak))
         if late and meas:
             print("P1 mean over 1 s to the end: %.0f Pa (measured %.0f Pa)" %
                   (sum(late) / len(late), sum(meas) / len(meas)))
+        t0, j = impact_impulse(times, series["P1"], a.every == 1)
+        m0, mj = impact_impulse(*data["P1"], False) if "P1" in data else (None, [None, None])
+        fmt = lambda x, f: f % x if x is not None else "-"
+        print("P1 impact impulse (the integral of p from 0.3 s reaching 2 Pa s): from %s s (measured %s s); "
+              "over 50 / 100 ms %s / %s Pa s (measured %s / %s Pa s)%s" %
+              (fmt(t0, "%.3f"), fmt(m0, "%.3f"), fmt(j[0], "%.0f"), fmt(j[1], "%.0f"), fmt(mj[0], "%.0f"),
+               fmt(mj[1], "%.0f"), "" if a.every == 1 else " (every %d ticks: sampled, not summed)" % a.every))
     for n in PRESSURES[1:]:
         if n in series and n in data:
             err = [abs(v - at(data[n], t)) for t, v in zip(times, series[n])]

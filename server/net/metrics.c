@@ -250,7 +250,8 @@ static void metrics_worlds(mtext *t, int k) {
              s->rebuilds_refused);
     PER_ROOM(t, k, "fluid_saves_total", "counter", "Worlds saved to the data directory.", s->saves);
     mt_head(t, "fluid_probe", "gauge",
-            "Each probe's latest value: a height probe's water height (m), a pressure sensor's pressure (Pa).");
+            "Each probe's latest value: a height probe's water height (m), a pressure sensor's pressure (Pa, the mean "
+            "over the step).");
     for (int i = 0; i < k; i++)
         for (int p = 0; p < sample[i].s.probe_count && p < FS_MAX_PROBES; p++) {
             const char *kind = fs_probe_kind_name(sample[i].s.probe[p].kind);

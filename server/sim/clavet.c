@@ -51,6 +51,7 @@
 #include "bodies.h"
 #include "clavet_internal.h"
 #include "obstacles.h"
+#include "probes.h"
 
 static void clavet_detach(fs_world *w) {
     clavet_state *st = w->solver_state;
@@ -340,6 +341,7 @@ static void clavet_step(fs_world *w) {
         c.s->spr_refused_worker[k] = 0;
     }
     ph[FS_PHASE_COLLIDE] += fs__now_ms() - t;
+    fs__probes_substep(w, w->dt);
 
     w->st.sim_time += w->dt;
     w->st.step_ms = fs__now_ms() - t0;

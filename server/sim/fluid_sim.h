@@ -502,8 +502,8 @@ float fs_world_obstacle_distance(const fs_world *w, fs_vec3 point);
 bool fs_world_body_mesh(const fs_world *w, int index, fs_mesh *out);
 
 /* ---- Probes ---------------------------------------------------------------
- * Named sampling points the world measures at the end of every
- * fs_world_step (and when one is added), as gauges in a tank do.  "Up" is
+ * Named sampling points the world measures over every fs_world_step (and
+ * when one is added), as gauges in a tank do.  "Up" is
  * +y (the scenes' gravity is -y); g is |gravity|.
  * FS_PROBE_HEIGHT: the water's height above pos.y at (pos.x, pos.z): the
  *   particles' volume (spacing^3 each) above pos.y per unit floor area,
@@ -525,6 +525,12 @@ bool fs_world_body_mesh(const fs_world *w, int index, fs_mesh *out);
  *   the particles' mass density and g, plus the stagnation pressure
  *   1/2 rho (v.n)^2 of the particles within R moving into the face
  *   (kernel-weighted mean): a model of the pressure, not the solver's own.
+ *   In every solver a pressure sensor's value is the mean of that reading
+ *   over the step's sub-steps, each weighted by its duration: the impulse
+ *   the step delivered to the patch, per area, over the step's time (an
+ *   incompressible solver's impact pressure lasts one sub-step; read at the
+ *   step's end it would be caught or missed by chance).  A height probe's
+ *   value is the state at the step's end.
  * At most FS_MAX_PROBES, names unique, 1..FS_PROBE_NAME_LEN-1 characters of
  * [A-Za-z0-9_.-].  fs_world_reset and scene loads clear them (a scene may
  * then define its own); a snapshot carries them (each one's definition,

@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "mps_internal.h"
+#include "probes.h"
 #include "sim_util.h"
 
 /* ---- lifetime ------------------------------------------------------------ */
@@ -574,6 +575,7 @@ static void mps_step(fs_world *w) {
         for (int q = 0; q < FS_PHASE_COUNT; q++) ph[q] = 0;
         c.heat_now = c.m.heat && k == 0;
         substep(w, s, &c);
+        fs__probes_substep(w, c.dt);
         for (int q = 0; q < FS_PHASE_COUNT; q++) acc[q] += ph[q];
     }
     for (int q = 0; q < FS_PHASE_COUNT; q++) ph[q] = acc[q];

@@ -1,8 +1,9 @@
 /* probes.c - the world's named sampling points: water-height probes and
  * pressure sensors (fluid_sim.h, "Probes"), their checks, and their
- * measurement at the end of each step: a pass over the particles for how far
- * they moved from their grid cells, then each probe's cells of the neighbour
- * grid; no allocation. */
+ * measurement (the heights at the end of each step, the pressures summed
+ * over its sub-steps): a pass over the particles for how far they moved from
+ * their grid cells, then each probe's cells of the neighbour grid; no
+ * allocation. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,7 @@ int fs_world_add_probe(fs_world *w, const fs_probe_def *def, fs_error *err) {
     w->probes[i] = d;
     w->probe_value[i] = 0.0f;
     w->probe_tick[i] = w->st.tick;
+    w->probe_span = 0; /* between steps: no sums to keep */
     fs_world_probes_measure(w);
     return i;
 }
@@ -113,6 +115,7 @@ bool fs_world_remove_probe(fs_world *w, const char *name) {
         w->probes[k - 1] = w->probes[k];
         w->probe_value[k - 1] = w->probe_value[k];
         w->probe_tick[k - 1] = w->probe_tick[k];
+        w->probe_impulse[k - 1] = w->probe_impulse[k];
     }
     w->nprobes--;
     return true;
@@ -282,23 +285,56 @@ static float patch_pressure(const fs_world *w, const int dr[3], const fs_probe_d
     return (float)(stat + (den > 0 ? num / den : 0.0));
 }
 
-void fs_world_probes_measure(fs_world *w) {
-    if (w->nprobes == 0) return;
-    float rho[FS_MAX_MATERIALS];
+static void densities(const fs_world *w, float rho[FS_MAX_MATERIALS]) {
     for (int m = 0; m < FS_MAX_MATERIALS; m++) rho[m] = m < w->nmat ? w->mat[m].p[FS_P_MASS_DENSITY] : 1000.0f;
+}
+
+/* Probe k's reading of the world as it stands; 0 if not finite. */
+static float reading(const fs_world *w, const int dr[3], const float *rho, int k) {
+    const fs_probe_def *d = &w->probes[k];
+    float R = default_radius(w, d), v;
+    if (d->kind == FS_PROBE_HEIGHT) {
+        double vol;
+        column(w, dr, rho, d->pos.x, d->pos.y, d->pos.z, R, &vol);
+        v = (float)vol;
+    } else {
+        v = patch_pressure(w, dr, d, rho, fmaxf(R, w->h));
+    }
+    return isfinite(v) ? v : 0.0f;
+}
+
+/* An incompressible solver stops the water that meets a face within one
+ * sub-step, so its pressure there is an impulse over dt: a reading at the
+ * step's end would be the last sub-step's share of it (or none), and the
+ * peak grows as the sub-step shrinks (docs/validation.md, "P1's impulse").
+ * The mean over the step is the impulse the step delivered, which does not
+ * depend on how the step is cut. */
+void fs__probes_substep(fs_world *w, float dt) {
+    int np = 0;
+    for (int k = 0; k < w->nprobes; k++) np += w->probes[k].kind == FS_PROBE_PRESSURE;
+    if (np == 0 || !(dt > 0)) return;
+    float rho[FS_MAX_MATERIALS];
+    densities(w, rho);
     int dr[3];
     drift(w, dr);
+    for (int k = 0; k < w->nprobes; k++)
+        if (w->probes[k].kind == FS_PROBE_PRESSURE) w->probe_impulse[k] += (double)reading(w, dr, rho, k) * dt;
+    w->probe_span += dt;
+}
+
+void fs_world_probes_measure(fs_world *w) {
+    const double span = w->probe_span;
+    w->probe_span = 0;
+    if (w->nprobes == 0) return;
+    float rho[FS_MAX_MATERIALS];
+    densities(w, rho);
+    int dr[3];
+    bool drifted = false;
     for (int k = 0; k < w->nprobes; k++) {
-        const fs_probe_def *d = &w->probes[k];
-        float R = default_radius(w, d), v;
-        if (d->kind == FS_PROBE_HEIGHT) {
-            double vol;
-            column(w, dr, rho, d->pos.x, d->pos.y, d->pos.z, R, &vol);
-            v = (float)vol;
-        } else {
-            v = patch_pressure(w, dr, d, rho, fmaxf(R, w->h));
-        }
-        w->probe_value[k] = isfinite(v) ? v : 0.0f;
+        const bool mean = w->probes[k].kind == FS_PROBE_PRESSURE && span > 0;
+        if (!mean && !drifted) drift(w, dr), drifted = true;
+        w->probe_value[k] = mean ? (float)(w->probe_impulse[k] / span) : reading(w, dr, rho, k);
+        w->probe_impulse[k] = 0;
         w->probe_tick[k] = w->st.tick;
     }
 }

@@ -787,6 +787,7 @@ static void commit(fs_world *w, rbuf *r, const snap_in *s, int32_t *grid) {
     memcpy(w->probes, s->probe, sizeof(fs_probe_def) * s->nprobes);
     memcpy(w->probe_value, s->probe_value, sizeof(float) * s->nprobes);
     memcpy(w->probe_tick, s->probe_tick, sizeof(uint64_t) * s->nprobes);
+    memset(w->probe_impulse, 0, sizeof w->probe_impulse), w->probe_span = 0; /* taken between steps */
     fs__rebuild_by_id(w);
 }
 

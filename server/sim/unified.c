@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "obstacles.h"
+#include "probes.h"
 #include "sim_util.h"
 #include "unified.h"
 #include "unified_internal.h"
@@ -500,6 +501,7 @@ static void unified_step(fs_world *w) {
         fs__run(w, finish_task, &c, w->n);
         ph[FS_PHASE_COLLIDE] += fs__now_ms() - t;
         if (w->nbodies) shape_bodies(w, &c);
+        fs__probes_substep(w, c.dt);
     }
 
     for (int k = 0; k < FS_MAX_WORKERS; k++) {

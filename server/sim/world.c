@@ -249,7 +249,7 @@ void fs__reset_apply(fs_world *w, const fs_domain *dom, int32_t *starts) {
     w->ncontacts = w->ncontacts_prev = 0;
     memset(&w->st, 0, sizeof w->st);
     w->pending_steps = 0;
-    w->nprobes = 0;
+    w->nprobes = 0, w->probe_span = 0;
     snprintf(w->scene, sizeof w->scene, "custom");
     /* the solver's per-particle state belongs to no particle any more */
     if (w->ops && w->ops->prepare && w->solver_state) w->ops->prepare(w);

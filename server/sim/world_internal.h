@@ -165,6 +165,8 @@ struct fs_world {
     fs_probe_def probes[FS_MAX_PROBES]; /* probes.c, in the order added */
     float probe_value[FS_MAX_PROBES];
     uint64_t probe_tick[FS_MAX_PROBES];
+    double probe_impulse[FS_MAX_PROBES]; /* pressure sensors: sum of value x dt over this step's sub-steps */
+    double probe_span;                   /* the sub-steps' time those sums cover (0 between steps) */
     int nprobes;
 
     bool paused;

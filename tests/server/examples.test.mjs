@@ -104,3 +104,28 @@ test('examples/spheric2.py --front times a series\' front at H1, H2 and the box 
   }
   rmSync(dir, { recursive: true, force: true });
 });
+
+test('examples/spheric2.py sums P1\'s step means into its impact\'s impulse', async (t) => {
+  // P1 reads 6 kPa over the steps from 0.4 to 0.5 s (steps of 1/60 s), 0 elsewhere: its integral from 0.3 s
+  // reaches 2 Pa s at 0.4 + 2 / 6000 s; 300 Pa s over the next 50 ms, 598 over the next 100 ms
+  const dir = mkdtempSync(join(tmpdir(), 'fluid-impulse-'));
+  const csv = join(dir, 'spheric2_mps_100.csv');
+  const rows = ['# SPHERIC Test 2, solver mps, 100 particles, spacing 0.1 m (an impact made up for the test)',
+    't,H1,H2,H3,H4,P1,P2,P3,P4,P5,P6,P7,P8,front,P1near'];
+  for (let k = 0; k <= 42; k++) {
+    const p1 = k >= 25 && k <= 30 ? 6000 : 0;
+    rows.push([(k / 60).toFixed(5), 0, 0, 0, 0.55, p1, 0, 0, 0, 0, 0, 0, 0, 1.992, 0].join(','));
+  }
+  writeFileSync(csv, rows.join('\n') + '\n');
+  const py = await run(PY, [join(ROOT, 'examples', 'spheric2.py'), '--from-csv', csv], { timeout: 60000, env: childEnv() });
+  t.diagnostic(py.stdout.trim());
+  const m = /^P1 impact impulse .*: from ([\d.]+) s \(measured (.*) s\); over 50 \/ 100 ms (\d+) \/ (\d+) Pa s/m.exec(py.stdout);
+  assert.ok(m, 'an impulse line');
+  assert.equal(m[1], '0.400');
+  assert.equal(+m[3], 300);
+  assert.equal(+m[4], 598);
+  if (existsSync(join(ROOT, '..', 'shared', 'validation', 'spheric2', 'P1.csv'))) {
+    assert.match(m[2], /^0\.39\d$/, 'the data\'s impact starts at about 0.395 s');
+  }
+  rmSync(dir, { recursive: true, force: true });
+});

@@ -1,7 +1,8 @@
 /* test_probes.c - the world's probes: their checks; in a still tank of
  * each solver a height probe reading the depth and a floor sensor reading
- * rho g h; and in the dam break, the grid cells they read giving what a
- * scan over every particle gives. */
+ * rho g h; in the dam break, the grid cells they read giving what a scan
+ * over every particle gives, and a pressure sensor's value being the mean
+ * over the step's sub-steps. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -173,8 +174,11 @@ static int probes_off(const fs_world *w, fs_solver s, int *compared) {
  * the region widened by the particles' drift, Clavet's P1 and P2 miss
  * particles there), with a sphere of water added between steps (particles
  * after the sorted ones) and a particle removed (no cell order at all), they
- * read what a scan over every particle reads, to the bit.  Under the
- * sanitizers (ten times slower), the first 0.2 s. */
+ * read what a scan over every particle reads, to the bit.  The readings
+ * compared are of the world as it stands (fs_world_probes_measure after the
+ * step: a pressure sensor's step value is a mean over the sub-steps, each
+ * read by the same walk).  Under the sanitizers (ten times slower), the
+ * first 0.2 s. */
 void test_probes_grid_walk(void) {
     for (int s = 0; s < FS_SOLVER_COUNT; s++) {
         fs_pool *pool = fs_pool_create(2);
@@ -187,6 +191,7 @@ void test_probes_grid_walk(void) {
         int off = 0, compared = 0, steps = (int)ceilf((TL_SAN ? 0.2f : 0.7f) / fs_world_dt(w));
         for (int t = 1; t <= steps; t++) {
             fs_world_step(w);
+            fs_world_probes_measure(w);
             off += probes_off(w, (fs_solver)s, &compared);
             if (t == steps / 2) {
                 int added = fs_world_add_sphere(w, (fs_vec3){0.4f, 0.6f, 0.5f}, 0.15f, FS_MAT_WATER, 0.0f);
@@ -205,5 +210,58 @@ void test_probes_grid_walk(void) {
         CHECK(compared > 0 && off == 0, "%s: %d of %d readings differ", fs_solver_name(s), off, compared);
         fs_world_destroy(w);
         fs_pool_destroy(pool);
+    }
+}
+
+/* A pressure sensor's value is the mean over the step's sub-steps, weighted
+ * by their time; a height probe's is the state at the step's end.  In each
+ * solver, the dam break's first 0.6 s (the front hits the box from 0.45 s)
+ * run as steps of 1/120 s (world a) and as steps of 1/60 s cut in two (world
+ * b, def.substeps = 2: the same sub-steps, bit for bit): each of b's
+ * pressures is the mean of a's two readings (to float rounding), each of its
+ * heights a's second; and the sensors' mean does read the impact, which an
+ * end-of-step sample need not. */
+void test_probes_pressure_step_mean(void) {
+    for (int s = 0; s < FS_SOLVER_COUNT; s++) {
+        fs_world *w[2];
+        fs_error err;
+        for (int k = 0; k < 2; k++) {
+            fs_world_def def = fs_default_world_def();
+            def.capacity = 8000, def.dt = k ? 1.0f / 60.0f : 1.0f / 120.0f, def.substeps = k ? 2 : 1;
+            w[k] = fs_world_create(&def);
+            CHECK(fs_world_set_solver(w[k], (fs_solver)s, &err) == FS_OK, "set_solver: %s", err.msg);
+            CHECK(fs_world_load_scene(w[k], "spheric2", 4000, &err) == FS_OK, "load: %s", err.msg);
+        }
+        const int np = fs_world_probe_count(w[1]), steps = TL_SAN ? 12 : 36;
+        int off = 0, compared = 0;
+        double worst = 0, p1max = 0;
+        for (int t = 1; t <= steps; t++) {
+            float a[2][FS_MAX_PROBES];
+            for (int h = 0; h < 2; h++) {
+                fs_world_step(w[0]);
+                for (int k = 0; k < np; k++) fs_world_probe_get(w[0], k, NULL, &a[h][k], NULL);
+            }
+            fs_world_step(w[1]);
+            for (int k = 0; k < np; k++) {
+                fs_probe_def d;
+                float b;
+                fs_world_probe_get(w[1], k, &d, &b, NULL);
+                const bool mean = d.kind == FS_PROBE_PRESSURE;
+                const double want = mean ? 0.5 * ((double)a[0][k] + a[1][k]) : a[1][k];
+                const double err_k = fabs(b - want), tol = mean ? 1e-5 * fmax(fabs(want), 10.0) : 0.0;
+                worst = err_k > worst ? err_k : worst;
+                if (mean && strcmp(d.name, "P1") == 0 && b > p1max) p1max = b;
+                off += err_k > tol, compared++;
+                if (err_k > tol)
+                    REPORT("%s: %s at %.3f s reads %.9g, want %.9g", fs_solver_name((fs_solver)s), d.name, t / 60.0,
+                           (double)b, want);
+            }
+        }
+        REPORT("%s: %d readings of the cut steps against the halves, %d off (worst %.3g); P1 up to %.0f Pa",
+               fs_solver_name((fs_solver)s), compared, off, worst, p1max);
+        CHECK(compared == steps * np && off == 0, "%s: %d of %d readings off", fs_solver_name((fs_solver)s), off,
+              compared);
+        if (!TL_SAN) CHECK(p1max > 1000, "%s: P1 read the impact (%.0f Pa)", fs_solver_name((fs_solver)s), p1max);
+        for (int k = 0; k < 2; k++) fs_world_destroy(w[k]);
     }
 }
