@@ -103,7 +103,7 @@ int fs_world_add_probe(fs_world *w, const fs_probe_def *def, fs_error *err) {
     w->probes[i] = d;
     w->probe_value[i] = 0.0f;
     w->probe_tick[i] = w->st.tick;
-    w->probe_span = 0; /* between steps: no sums to keep */
+    w->probe_impulse[i] = 0, w->probe_span = 0; /* between steps: no sums to keep */
     fs_world_probes_measure(w);
     return i;
 }
