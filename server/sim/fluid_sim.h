@@ -516,8 +516,9 @@ bool fs_world_body_mesh(const fs_world *w, int index, fs_mesh *out);
  * FS_PROBE_PRESSURE: the pressure (Pa, gauge) on a patch of a face, centre
  *   pos, outward normal `normal` (pointing into the fluid), side `size`;
  *   averaged over the patch with the kernel (1 - r/R)^2, R = max(size, h)
- *   (size 0: max(h, 2 spacing)).  MPS: the solver's pressure field (Eq. 14)
- *   of the particles within R, each carried to the patch's height by
+ *   (size 0: max(h, 2 spacing)), over the particles within R in front of
+ *   the face (r.normal >= 0).  MPS: the solver's pressure field (Eq. 14)
+ *   of those particles, each carried to the patch's height by
  *   rho g dy.  Clavet and unified (whose pressures are not in
  *   pascals): the weight of the water column above the patch, measured as
  *   a height probe of radius R whose centre is moved R along the normal's

@@ -245,11 +245,14 @@ static float default_radius(const fs_world *w, const fs_probe_def *d) {
     return fmaxf(w->h, 2.0f * w->dom.spacing);
 }
 
-/* The pressure on the patch: a mean over the particles within R, kernel
- * (1 - r/R)^2.  MPS: of the solver's pressure, each particle's carried
- * hydrostatically from its height to the patch's (rho g dy): the nearest
- * sit half a spacing and more off the face.  Clavet and unified: of the
- * stagnation pressure, added to the column's weight. */
+/* The pressure on the patch: a mean over the particles within R in front of
+ * the face (on the side its normal points to: R spans several spacings, and
+ * past an edge of the face it would reach water that presses on the next
+ * face, as a sensor on a box's top 2 cm from the front edge read the front's
+ * impact), kernel (1 - r/R)^2.  MPS: of the solver's pressure, each
+ * particle's carried hydrostatically from its height to the patch's
+ * (rho g dy): the nearest sit half a spacing and more off the face.  Clavet
+ * and unified: of the stagnation pressure, added to the column's weight. */
 static float patch_pressure(const fs_world *w, const int dr[3], const fs_probe_def *d, const float *rho, float R) {
     const bool mps = w->solver == FS_SOLVER_MPS;
     const mps_state *s = mps ? state_of(w) : NULL;
@@ -272,7 +275,7 @@ static float patch_pressure(const fs_world *w, const int dr[3], const fs_probe_d
         for (int i = b; i < e; i++) {
             float dx = p->x[i] - c.x, dy = p->y[i] - c.y, dz = p->z[i] - c.z;
             float r2 = dx * dx + dy * dy + dz * dz;
-            if (r2 >= R * R) continue;
+            if (r2 >= R * R || dx * n.x + dy * n.y + dz * n.z < 0) continue;
             float q = 1.0f - sqrtf(r2) / R, k2 = q * q;
             if (mps) {
                 num += (double)k2 * (s->press[i] + rho[p->mat[i]] * gm * dy);

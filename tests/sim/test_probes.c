@@ -140,7 +140,7 @@ static float probe_ref(const fs_world *w, const fs_probe_def *d) {
     for (int i = 0; i < v.count; i++) {
         float dx = v.x[i] - d->pos.x, dy = v.y[i] - d->pos.y, dz = v.z[i] - d->pos.z;
         float r2 = dx * dx + dy * dy + dz * dz;
-        if (r2 >= R * R) continue;
+        if (r2 >= R * R || dx * n.x + dy * n.y + dz * n.z < 0) continue;
         float q = 1.0f - sqrtf(r2) / R, k = q * q;
         float un = v.vx[i] * n.x + v.vy[i] * n.y + v.vz[i] * n.z;
         if (un < 0) num += (double)k * 0.5 * (float)rho[v.material[i]] * un * un;
