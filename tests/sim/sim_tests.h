@@ -83,6 +83,7 @@
     X(body_mesh_floats, test_body_mesh_floats)                                                                         \
     X(body_mesh_contacts, test_body_mesh_contacts)                                                                     \
     X(probes_api, test_probes_api)                                                                                     \
+    X(probes_face_side, test_probes_face_side)                                                                         \
     X(probes_still_tank, test_probes_still_tank)                                                                       \
     X(probes_grid_walk, test_probes_grid_walk)                                                                         \
     X(probes_pressure_step_mean, test_probes_pressure_step_mean)                                                       \

@@ -56,6 +56,36 @@ void test_probes_api(void) {
     fs_world_destroy(w);
 }
 
+/* A pressure sensor facing up (the top of a step in the water, say) sees
+ * only the water in front of it: a particle 1 cm below its plane, moving
+ * down at 2 m/s, adds nothing (before the rule it read its stagnation
+ * pressure, 1/2 rho v^2 = 2 kPa, as SPHERIC's P5 on the box's top read the
+ * front face's impact); the same particle 1 cm above it, 2 kPa and the
+ * column's weight. */
+void test_probes_face_side(void) {
+    fs_world *w = fs_world_create(NULL);
+    fs_error err;
+    fs_probe_def d = probe("top", FS_PROBE_PRESSURE, (fs_vec3){0.5f, 0.3f, 0.5f}, (fs_vec3){0, 1, 0});
+    CHECK(fs_world_add_probe(w, &d, &err) == 0, "add: %s", err.msg);
+    float v[2];
+    for (int k = 0; k < 2; k++) {
+        fs_particles_view pv;
+        fs_world_view(w, &pv);
+        while (pv.count > 0) {
+            CHECK(fs_world_remove_particle(w, pv.id[0]), "a particle removed");
+            fs_world_view(w, &pv);
+        }
+        CHECK(fs_world_add_particle(w, (fs_vec3){0.5f, k ? 0.31f : 0.29f, 0.5f}, (fs_vec3){0, -2, 0}, FS_MAT_WATER) >= 0,
+              "a particle added");
+        fs_world_probes_measure(w);
+        CHECK(fs_world_probe_get(w, 0, NULL, &v[k], NULL), "read");
+    }
+    REPORT("1 cm below the face: %.1f Pa; 1 cm above: %.1f Pa", (double)v[0], (double)v[1]);
+    CHECK(v[0] == 0.0f, "water behind the face reads nothing (%g Pa)", (double)v[0]);
+    CHECK(v[1] >= 2000.0f * 0.999f, "water in front of it does (%g Pa)", (double)v[1]);
+    fs_world_destroy(w);
+}
+
 /* A still tank of 0.4 x D x 0.4 m in solver s: after 1 s the height probe
  * at its centre reads D within a spacing, the floor sensor rho g D within
  * 10% (means over the next 0.5 s). */
