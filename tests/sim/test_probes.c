@@ -75,7 +75,8 @@ void test_probes_face_side(void) {
             CHECK(fs_world_remove_particle(w, pv.id[0]), "a particle removed");
             fs_world_view(w, &pv);
         }
-        CHECK(fs_world_add_particle(w, (fs_vec3){0.5f, k ? 0.31f : 0.29f, 0.5f}, (fs_vec3){0, -2, 0}, FS_MAT_WATER) >= 0,
+        CHECK(fs_world_add_particle(w, (fs_vec3){0.5f, k ? 0.31f : 0.29f, 0.5f}, (fs_vec3){0, -2, 0}, FS_MAT_WATER) >=
+                  0,
               "a particle added");
         fs_world_probes_measure(w);
         CHECK(fs_world_probe_get(w, 0, NULL, &v[k], NULL), "read");
