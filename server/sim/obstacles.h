@@ -15,7 +15,9 @@ void fs__obstacles_clear(fs_world *w);
  * (Clavet 2005 Eq. 9-12): the approaching normal velocity is cancelled and
  * mu of the tangential removed when it touches (d < 0), Eq. 12 pulls it in
  * within stick_d; x moves by the velocity change times dt, then out of
- * the obstacle if still inside.  moved gets that last extraction (a move of
+ * the obstacle if still inside.  The normal is the field's at x, or, for a
+ * centre that ended inside after starting outside (x - v dt), the field's
+ * where that path came within R of the surface.  moved gets that last extraction (a move of
  * position only, which the Clavet step gives the previous position too).
  * Returns true when it touched an obstacle.  Allocates nothing; reads only
  * the obstacles. */

@@ -87,7 +87,8 @@
     X(probes_still_tank, test_probes_still_tank)                                                                       \
     X(probes_grid_walk, test_probes_grid_walk)                                                                         \
     X(probes_pressure_step_mean, test_probes_pressure_step_mean)                                                       \
-    X(spheric2_scene, test_spheric2_scene)
+    X(spheric2_scene, test_spheric2_scene)                                                                             \
+    X(spheric2_box_holds, test_spheric2_box_holds)
 
 /* Counts the heap's bytes with glibc's mallinfo2, which AddressSanitizer's
  * allocator does not keep. */
