@@ -178,9 +178,16 @@ static void collide_task(int b, int e, int worker, void *vctx) {
         const float mu = c->m.mu[mat];
         if (w->nobstacles) {
             /* mesh obstacles, as static bodies (Eq. 9-12); an extraction
-             * moves the previous position with the particle */
+             * moves the previous position with the particle.  The speed
+             * limit below first: it moves the particle back along its path,
+             * which could end inside an obstacle the full path had passed */
             float v[3] = {(x[0] - xp[0]) * inv_dt, (x[1] - xp[1]) * inv_dt, (x[2] - xp[2]) * inv_dt}, ex[3] = {0, 0, 0};
-            if (fs__obstacles_particle(w, R, mu, c->m.stick_d[mat], c->m.stick_k[mat], dt, x, v, ex))
+            const double s2 = (double)v[0] * v[0] + (double)v[1] * v[1] + (double)v[2] * v[2]; /* 1e20 m/s squares */
+            if (isfinite(s2) && s2 > (double)vmax * vmax) {
+                const double f = vmax / sqrt(s2);
+                for (int a = 0; a < 3; a++) v[a] = (float)(v[a] * f), x[a] = xp[a] + v[a] * dt;
+            }
+            if (isfinite(s2) && fs__obstacles_particle(w, R, mu, c->m.stick_d[mat], c->m.stick_k[mat], dt, x, v, ex))
                 for (int a = 0; a < 3; a++) xp[a] += ex[a];
         }
         for (int a = 0; a < 3; a++) {

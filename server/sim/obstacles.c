@@ -251,25 +251,49 @@ static bool entry_along(const fs_sdf *s, float R, const float a[3], const float 
     return true;
 }
 
-/* The unit normal g / |g| (false when g vanishes), without the part that
- * points out through a wall of the box the centre x lies against (within R
- * of where centres may be): an obstacle standing on the floor has a face
- * and edges there whose field points into the floor, and the box's wall
- * would put a centre sent that way straight back, inside the obstacle.
- * Falls back to g's own direction when nothing else is left. */
-static bool normal_in_box(const fs_world *w, const float x[3], float R, const float g[3], float n[3]) {
-    const float gl = sqrtf(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
-    if (!(gl > 1e-6f)) return false;
+/* g's direction without the part that points out through a wall of the box
+ * the centre x lies against (within R of where centres may be); false when
+ * nothing is left. */
+static bool in_box_dir(const fs_world *w, const float x[3], float R, const float g[3], float n[3]) {
     const float lo[3] = {w->lo.x, w->lo.y, w->lo.z}, hi[3] = {w->hi.x, w->hi.y, w->hi.z};
-    float m[3], ml = 0;
+    float ml = 0;
     for (int a = 0; a < 3; a++) {
-        n[a] = g[a] / gl;
-        m[a] = (n[a] < 0 && x[a] - lo[a] < R) || (n[a] > 0 && hi[a] - x[a] < R) ? 0.0f : n[a];
-        ml += m[a] * m[a];
+        n[a] = (g[a] < 0 && x[a] - lo[a] < R) || (g[a] > 0 && hi[a] - x[a] < R) ? 0.0f : g[a];
+        ml += n[a] * n[a];
     }
-    if (ml > 1e-4f)
-        for (int a = 0; a < 3; a++) n[a] = m[a] / sqrtf(ml);
+    if (!(ml > 1e-8f)) return false;
+    for (int a = 0; a < 3; a++) n[a] /= sqrtf(ml);
     return true;
+}
+
+/* The unit normal out of obstacle s at x (field gradient g, value phi),
+ * kept inside the box, and *depth, the field's value it goes with: an
+ * obstacle standing on the floor has a face and edges there whose field
+ * points into the floor, and the floor's clamp would put a centre sent
+ * that way straight back inside.  Against a wall, the normal loses its
+ * part out through the wall; if nothing is left (a centre inside, nearest
+ * to the face on the floor), the field is read again farther from that
+ * wall (the centre's depth plus R, doubled up to three times) until the
+ * nearest face is another: the normal and the value there (the depth
+ * under that face, which the lift along it does not change).  False when
+ * no way out is found. */
+static bool normal_in_box(const fs_world *w, const fs_sdf *s, const float x[3], float R, float phi, const float g[3],
+                          float n[3], float *depth) {
+    *depth = phi;
+    if (!(g[0] * g[0] + g[1] * g[1] + g[2] * g[2] > 1e-12f)) return false;
+    if (in_box_dir(w, x, R, g, n)) return true;
+    const float lo[3] = {w->lo.x, w->lo.y, w->lo.z}, hi[3] = {w->hi.x, w->hi.y, w->hi.z};
+    float lift = fabsf(phi) + R;
+    for (int k = 0; k < 4; k++, lift *= 2.0f) {
+        float y[3], p2, g2[3];
+        for (int a = 0; a < 3; a++) y[a] = x[a] + (x[a] - lo[a] < R ? lift : 0.0f) - (hi[a] - x[a] < R ? lift : 0.0f);
+        if (!fs__sdf_sample(s, y[0], y[1], y[2], &p2, g2) || p2 >= 0) return false;
+        if (in_box_dir(w, x, R, g2, n)) {
+            *depth = p2;
+            return true;
+        }
+    }
+    return false;
 }
 
 bool fs__obstacles_particle(const fs_world *w, float R, float mu, float stick_d, float stick_k, float dt, float x[3],
@@ -277,10 +301,7 @@ bool fs__obstacles_particle(const fs_world *w, float R, float mu, float stick_d,
     bool touched = false;
     for (int k = 0; k < w->nobstacles; k++) {
         const fs_sdf *s = &w->obstacles[k].sdf;
-        float phi, g[3];
-        if (!fs__sdf_sample(s, x[0], x[1], x[2], &phi, g)) continue;
-        const float d = phi - R; /* distance of the particle's surface */
-        if (d >= stick_d && d >= 0.0f) continue;
+        float phi = 0, g[3] = {0, 0, 0};
         /* A step can carry a particle several field cells (Clavet's step of a
          * tick: 7.7 cm at 4.6 m/s, half of SPHERIC's box), and the field at
          * its end can point out of a far face: through the obstacle, or out
@@ -297,11 +318,14 @@ bool fs__obstacles_particle(const fs_world *w, float R, float mu, float stick_d,
         const float lo[3] = {w->lo.x, w->lo.y, w->lo.z}, hi[3] = {w->hi.x, w->hi.y, w->hi.z};
         for (int q = 0; q < 3; q++) xc[q] = fminf(fmaxf(x[q], lo[q]), hi[q]); /* where the box's walls will put it */
         bool entered = false;
+        const bool on = fs__sdf_sample(s, x[0], x[1], x[2], &phi, g);
+        const float d = on ? phi - R : INFINITY; /* distance of the particle's surface */
         if (fs__sdf_sample(s, xc[0], xc[1], xc[2], &pc, gc) && pc < 0 && entry_along(s, R, x0, xc, &t)) {
             const float xe[3] = {x0[0] + t * (xc[0] - x0[0]), x0[1] + t * (xc[1] - x0[1]), x0[2] + t * (xc[2] - x0[2])};
             float ge[3], pe, ne[3];
             if (fs__sdf_sample(s, xe[0], xe[1], xe[2], &pe, ge)) {
-                if (normal_in_box(w, xe, R, ge, ne)) {
+                float de;
+                if (normal_in_box(w, s, xe, R, pe, ge, ne, &de)) {
                     const float vn = v[0] * ne[0] + v[1] * ne[1] + v[2] * ne[2];
                     for (int q = 0; q < 3; q++) {
                         const float dv = vn < 0 ? -(vn * ne[q] + mu * (v[q] - vn * ne[q])) : 0.0f;
@@ -312,8 +336,10 @@ bool fs__obstacles_particle(const fs_world *w, float R, float mu, float stick_d,
             }
         }
         if (!entered) {
-            float n[3];
-            if (!normal_in_box(w, x, R, g, n)) continue; /* no direction out (a ridge of the field): the next step's */
+            if (d >= stick_d && d >= 0.0f) continue; /* far (or off the grid) */
+            float n[3], dn;
+            if (!normal_in_box(w, s, x, R, phi, g, n, &dn))
+                continue; /* no way out (a ridge of the field): the next step's */
             const float vn = v[0] * n[0] + v[1] * n[1] + v[2] * n[2];
             float dv[3] = {0, 0, 0};
             if (d < 0 && vn < 0) {
@@ -329,13 +355,15 @@ bool fs__obstacles_particle(const fs_world *w, float R, float mu, float stick_d,
             touched = true;
         }
         /* Alg. 6 line 15: extract what is still inside, along the normal there */
-        float n[3];
-        if (fs__sdf_sample(s, x[0], x[1], x[2], &phi, g) && phi < R && normal_in_box(w, x, R, g, n)) {
-            /* along the field's normal, or (against a wall of the box) its
-             * part along the wall, as far as reaches R along the field */
-            const float l = sqrtf(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
-            const float c = (n[0] * g[0] + n[1] * g[1] + n[2] * g[2]) / l;
-            const float far = (R - phi) / fmaxf(c, 0.25f);
+        float n[3], dep;
+        if (fs__sdf_sample(s, x[0], x[1], x[2], &phi, g) && phi < R && normal_in_box(w, s, x, R, phi, g, n, &dep)) {
+            /* along the field's normal, as far as reaches R; against a wall,
+             * along the wall, as far as reaches R past the face found */
+            float far = R - dep;
+            if (dep == phi) {
+                const float l = sqrtf(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
+                far /= fmaxf((n[0] * g[0] + n[1] * g[1] + n[2] * g[2]) / l, 0.25f);
+            }
             for (int a = 0; a < 3; a++) {
                 const float e = n[a] * far;
                 x[a] += e, moved[a] += e;
