@@ -308,19 +308,21 @@ bool fs__obstacles_particle(const fs_world *w, float R, float mu, float stick_d,
          * of a face resting on the floor, from where the box's wall puts it
          * back inside.  A centre that ends inside (once the walls have put
          * it in the box) after starting outside this step meets the face its
-         * path (x - v dt to there) crossed: Eq.
-         * 9-11 act with the normal where the path came within R, and the
-         * extraction below takes what is left.  A centre that ends within R
-         * but outside keeps the normal at its end (it may be sliding over an
-         * edge onto the next face). */
+         * path (x - v dt to there) crossed: Eq. 9-11 act with the normal
+         * where the path came within R, and the extraction below takes what
+         * is left.  A centre that ends within R but outside keeps the normal
+         * at its end (it may be sliding over an edge onto the next face). */
         float t, xc[3], pc, gc[3];
         const float x0[3] = {x[0] - v[0] * dt, x[1] - v[1] * dt, x[2] - v[2] * dt};
         const float lo[3] = {w->lo.x, w->lo.y, w->lo.z}, hi[3] = {w->hi.x, w->hi.y, w->hi.z};
         for (int q = 0; q < 3; q++) xc[q] = fminf(fmaxf(x[q], lo[q]), hi[q]); /* where the box's walls will put it */
         bool entered = false;
         const bool on = fs__sdf_sample(s, x[0], x[1], x[2], &phi, g);
-        const float d = on ? phi - R : INFINITY; /* distance of the particle's surface */
-        if (fs__sdf_sample(s, xc[0], xc[1], xc[2], &pc, gc) && pc < 0 && entry_along(s, R, x0, xc, &t)) {
+        const float d = on ? phi - R : INFINITY;                           /* distance of the particle's surface */
+        const bool same = xc[0] == x[0] && xc[1] == x[1] && xc[2] == x[2]; /* in the box already: one sample */
+        const bool con = same ? on : fs__sdf_sample(s, xc[0], xc[1], xc[2], &pc, gc);
+        if (same) pc = phi;
+        if (con && pc < 0 && entry_along(s, R, x0, xc, &t)) {
             const float xe[3] = {x0[0] + t * (xc[0] - x0[0]), x0[1] + t * (xc[1] - x0[1]), x0[2] + t * (xc[2] - x0[2])};
             float ge[3], pe, ne[3];
             if (fs__sdf_sample(s, xe[0], xe[1], xe[2], &pe, ge)) {
