@@ -539,7 +539,12 @@ static void publish_room(bus *b, bus_room *br, uint64_t now) {
 }
 
 void bus_node_pass(bus *b, uint64_t now) {
-    if (!b->nroom || now - b->last_refresh_ns > REFRESH_EVERY_NS) {
+    /* A REST answer waiting to go (a room made here: 201) goes after the
+     * rooms' subscriptions are current, so that its asker's next request for
+     * that room finds its subject read: the broker passes this connection's
+     * subscriptions on before the messages it publishes after them. */
+    const bool answering = b->fleet && http_mail_count(&b->hub->http, HTTP_ANSWER) > 0;
+    if (!b->nroom || answering || now - b->last_refresh_ns > REFRESH_EVERY_NS) {
         bool changed = bus_rooms_refresh(b, room_added, room_dropped);
         b->last_refresh_ns = now;
         if (!b->fleet && (changed || now - b->last_rooms_ns > INFO_EVERY_NS)) { /* a fleet's are in its bucket */

@@ -35,3 +35,10 @@ int http_mail_take(http_mail *m, http_mail_box box, http_mail_msg *out, int max)
     pthread_mutex_unlock(&m->mtx);
     return k;
 }
+
+int http_mail_count(http_mail *m, http_mail_box box) {
+    pthread_mutex_lock(&m->mtx);
+    int k = m->count[box];
+    pthread_mutex_unlock(&m->mtx);
+    return k;
+}

@@ -49,5 +49,7 @@ void http_mail_destroy(http_mail *m); /* drops the references still waiting */
 bool http_mail_put(http_mail *m, http_mail_box box, const http_mail_msg *e);
 /* Takes up to max entries of box, oldest first (their references pass to the caller). */
 int http_mail_take(http_mail *m, http_mail_box box, http_mail_msg *out, int max);
+/* How many entries wait in box now. */
+int http_mail_count(http_mail *m, http_mail_box box);
 
 #endif

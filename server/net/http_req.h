@@ -88,6 +88,9 @@ struct http_req {
     char check_action[64]; /* "METHOD /api/..." as the role table names it */
     /* a fleet (rest_proxy.c): a write sent to its room's holder over the bus, whose answer is this one's */
     bool proxy;
+    uint8_t proxy_view;  /* where the room was in this server's view of the fleet when it was sent (rest_proxy.c) */
+    uint8_t proxy_tries; /* sends no node answered (none read the room's subject yet) */
+    bool proxy_again;    /* waiting to be sent again (its timer) */
     /* a fleet's holder: a request a relay or another node sent over the bus (no connection: wsi NULL); its
      * answer goes back on reply (rest.c, rest_bus_pump), and its wait ends at deadline_ns */
     bool from_bus;

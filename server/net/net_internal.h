@@ -43,6 +43,8 @@ typedef struct net_mesh_load {
     atomic_bool done;
 } net_mesh_load;
 
+#define NET_MADE_LATELY 8 /* rooms made through this server that it remembers (net.made_name) */
+
 /* Threads: network thread only (the sim thread reaches only `ctx`, through
  * lws_cancel_service). */
 struct net {
@@ -73,6 +75,11 @@ struct net {
     rest_budget budget; /* exports, snapshots, recording starts and reads per REST party (rest_budget.h) */
     int held;           /* refusals held before they are sent (http_req.held; at most REST_HELD_MAX) */
     net_mesh_load mesh_load[NET_MESH_LOADS];
+    /* a fleet's: the rooms made through this server lately (rest_proxy.c), asked again while their holder's
+     * subject is not read yet */
+    char made_name[NET_MADE_LATELY][ROOM_NAME_CAP];
+    uint64_t made_ns[NET_MADE_LATELY];
+    int made_next;
     /* counters */
     uint64_t frames_sent, frames_dropped, keyframes_sent, key_requests, bytes_sent, messages_sent;
     uint64_t key_merged;   /* keyframe requests while the client already waited for one */

@@ -803,6 +803,8 @@ int rest_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
             r->held = false;
             n->held--;
             lws_callback_on_writable(wsi);
+        } else if (r->active && r->proxy_again) {
+            rest_proxy_again(n, r);
         } else if (r->active) { /* a wait ran out (rest_wait; a relay's check of a credential has its own) */
             if (r->role_check)
                 rest_relay_timer(n, r);

@@ -9,13 +9,17 @@
 #include <string.h>
 
 #include "bus_http.h"
+#include "clock.h"
 #include "hub.h"
 #include "net_room.h"
 #include "reply_code.h"
 #include "rest_answer.h"
 #include "rest_route.h"
 
-typedef enum where { W_UNREAD, W_NONE, W_HELD, W_MOVING } where;
+/* W_MOVING: listed, held by no node now (placed and being made, released by
+ * a drain, or being taken over); W_ORPHANED: its holder stopped renewing its
+ * claim (stopped, or cut off) and nobody has taken it yet. */
+typedef enum where { W_UNREAD, W_NONE, W_HELD, W_MOVING, W_ORPHANED } where;
 
 /* Where room name is in the fleet's directory as this server reads it; its
  * holder's node id and URL (the node's record) into node and url when given. */
@@ -32,9 +36,10 @@ static where where_is_at(net *n, const char *name, int *node, char *url, size_t 
         if (!cJSON_IsString(nm) || strcmp(nm->valuestring, name)) continue;
         const cJSON *nd = cJSON_GetObjectItemCaseSensitive(o, "node"),
                     *claim = cJSON_GetObjectItemCaseSensitive(o, "claim");
-        bool held = cJSON_IsNumber(nd) && nd->valuedouble > 0 && cJSON_IsNumber(claim) && claim->valuedouble > 0 &&
-                    !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "orphaned"));
-        w = held ? W_HELD : W_MOVING;
+        const bool orphaned = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "orphaned")),
+                   held = cJSON_IsNumber(nd) && nd->valuedouble > 0 && cJSON_IsNumber(claim) &&
+                          claim->valuedouble > 0 && !orphaned;
+        w = held ? W_HELD : orphaned ? W_ORPHANED : W_MOVING;
         if (held) holder = nd->valuedouble;
         break;
     }
@@ -89,21 +94,29 @@ static void answer_moving(net *n, http_req *r) {
                        r->rooms_name, NET_PROXY_RETRY_S);
 }
 
+/* No node answered for the room: what this server's view says of it. */
+static void answer_unheld(net *n, http_req *r) {
+    if (r->proxy_view == W_NONE)
+        rest_respond_error(n, r, RC_NOT_FOUND, "no room named '%s' (GET /api/fleet lists the fleet's rooms)",
+                           r->rooms_name);
+    else
+        answer_moving(n, r);
+}
+
 bool rest_proxy_refuse_moving(net *n, http_req *r) {
-    if (!n->cfg->fleet[0] || r->room == n->home || where_is(n, r->room->name) != W_MOVING) return false;
+    if (!n->cfg->fleet[0] || r->room == n->home) return false;
+    const where w = where_is(n, r->room->name);
+    if (w != W_MOVING && w != W_ORPHANED) return false;
     snprintf(r->rooms_name, sizeof r->rooms_name, "%s", r->room->name);
     answer_moving(n, r);
     return true;
 }
 
+static void send_on(net *n, http_req *r);
+
 void rest_proxy_send(net *n, http_req *r) {
     const bool read = r->method == HM_GET;
     if (!read && rest_refuse_origin(n, r)) return;
-    if (n->npending >= NET_MAX_PENDING_REST) {
-        n->queue_busy++;
-        rest_respond_error(n, r, RC_BUSY, "busy: %d REST requests already waiting, try again", NET_MAX_PENDING_REST);
-        return;
-    }
     const bool create = !r->rooms_name[0];
     if (!create) {
         where w = where_is(n, r->rooms_name);
@@ -111,19 +124,37 @@ void rest_proxy_send(net *n, http_req *r) {
             rest_respond_error(n, r, RC_BUSY, "busy: this server has not read the fleet's directory yet, try again");
             return;
         }
-        if (w == W_NONE) {
-            rest_respond_error(n, r, RC_NOT_FOUND, "no room named '%s' (GET /api/fleet lists the fleet's rooms)",
-                               r->rooms_name);
-            return;
-        }
-        if (w == W_MOVING) {
+        /* A room whose holder stopped answering: 503 at once (its subject
+         * may still be read by a node that will never answer). */
+        if (w == W_ORPHANED) {
             answer_moving(n, r);
             return;
         }
+        /* A room this view does not list, or lists as held by nobody, is
+         * asked all the same: the view lags the directory by up to a quarter
+         * second, and a room made a moment ago (through this very server,
+         * say), or claimed just now by its new holder, is served by that
+         * holder.  Only when no node reads its subject does the view answer
+         * (answer_unheld). */
+        r->proxy_view = (uint8_t)w;
         if (read && read_needs_holder(r)) {
-            answer_misdirected(n, r, "a query string or an Accept other than JSON does not travel over the bus");
+            if (w == W_HELD)
+                answer_misdirected(n, r, "a query string or an Accept other than JSON does not travel over the bus");
+            else
+                answer_unheld(n, r);
             return;
         }
+    }
+    send_on(n, r);
+}
+
+/* Encodes r for the bus and makes it wait for its answer (or answers it busy). */
+static void send_on(net *n, http_req *r) {
+    const bool create = !r->rooms_name[0];
+    if (n->npending >= NET_MAX_PENDING_REST) {
+        n->queue_busy++;
+        rest_respond_error(n, r, RC_BUSY, "busy: %d REST requests already waiting, try again", NET_MAX_PENDING_REST);
+        return;
     }
     bus_http_req q = {.method = r->method,
                       .cred = r->cred ? r->cred->data : NULL,
@@ -142,18 +173,67 @@ void rest_proxy_send(net *n, http_req *r) {
     rest_wait(n, r, create ? NET_ROOM_OPEN_TIMEOUT_S : NET_REST_TIMEOUT_S);
 }
 
+/* Whether room name was made through this server within NET_MADE_SPAN_NS. */
+static bool made_lately(const net *n, const char *name, uint64_t now) {
+    for (int i = 0; i < NET_MADE_LATELY; i++)
+        if (n->made_ns[i] && now - n->made_ns[i] < NET_MADE_SPAN_NS && !strcmp(n->made_name[i], name)) return true;
+    return false;
+}
+
+static void note_made(net *n, const char *body, size_t len) {
+    cJSON *j = cJSON_ParseWithLength(body, len);
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(j, "name");
+    if (cJSON_IsString(nm) && strlen(nm->valuestring) < ROOM_NAME_CAP) {
+        int i = n->made_next;
+        n->made_next = (i + 1) % NET_MADE_LATELY;
+        snprintf(n->made_name[i], ROOM_NAME_CAP, "%s", nm->valuestring);
+        n->made_ns[i] = clock_now_ns();
+    }
+    cJSON_Delete(j);
+}
+
+/* No node reads the room's subject: a room on its way to a holder (placed
+ * and being made, released, taken over: or made through this server a
+ * moment ago, which this view may not list yet) is asked again a few times
+ * before the view answers; its holder reads the subject within a fraction
+ * of a second of its claim. */
+static bool ask_again(net *n, http_req *r) {
+    if (!r->wsi || r->proxy_tries >= NET_PROXY_TRIES) return false;
+    if (r->proxy_view != W_MOVING && !(r->proxy_view == W_NONE && made_lately(n, r->rooms_name, clock_now_ns())))
+        return false;
+    r->proxy_tries++;
+    r->proxy_again = true;
+    lws_set_timer_usecs(r->wsi, (lws_usec_t)NET_PROXY_AGAIN_MS * 1000);
+    return true;
+}
+
+void rest_proxy_again(net *n, http_req *r) {
+    r->proxy_again = false;
+    const where w = where_is(n, r->rooms_name);
+    if (w == W_ORPHANED) {
+        answer_moving(n, r);
+        return;
+    }
+    if (w != W_UNREAD) r->proxy_view = (uint8_t)w;
+    send_on(n, r);
+}
+
 void rest_proxy_answered(net *n, const http_mail_msg *e) {
     http_req *r = rest_take_pending(n, e->id);
     if (!r) return;       /* the request went away, or its wait ran out (504) */
     if (e->status == 0) { /* no node reads the room's subject now */
+        if (r->rooms_name[0] && ask_again(n, r)) return;
         if (r->rooms_name[0])
-            answer_moving(n, r);
+            answer_unheld(n, r);
         else
             rest_respond_error(n, r, RC_BUSY, "busy: no sim node of the fleet is there to make the room, try again");
         return;
     }
     if (e->status == -2) {
-        rest_respond_error(n, r, RC_BUSY, "busy: the message bus is not connected, try again");
+        if (r->rooms_name[0] && r->proxy_view != W_HELD)
+            answer_unheld(n, r); /* what the view says: the bus cannot tell more now */
+        else
+            rest_respond_error(n, r, RC_BUSY, "busy: the message bus is not connected, try again");
         return;
     }
     bus_http_answer a;
@@ -177,5 +257,6 @@ void rest_proxy_answered(net *n, const http_mail_msg *e) {
     memcpy(body, a.body, a.body_len);
     body[a.body_len] = 0;
     r->retry_after = a.retry_after;
+    if (!r->rooms_name[0] && a.status == 201) note_made(n, body, a.body_len);
     rest_respond_bytes(n, r, a.status, "application/json", body, a.body_len);
 }

@@ -4,8 +4,10 @@
  * of a room (but an obstacle's mesh, of which it keeps a copy), and on a node of a fleet every read and write under
  * /api/rooms/{room}/ for a room it does not hold, go to the room's holder
  * over the bus (http_mail.h, bus_rest.h); its answer, status and JSON body,
- * is this request's.  A room that no node holds right now (released,
- * orphaned, not made yet) is answered 503 with Retry-After; a read whose
+ * is this request's.  A room whose holder stopped answering (orphaned) is
+ * answered 503 with Retry-After at once; one the view lists as held by no
+ * node, or does not list, is asked all the same (the view lags), and when
+ * no node reads its subject, 503 (404: a room the view does not list); a read whose
  * answer the bus does not carry (not a JSON object of at most 256 KiB, or
  * asked with a query string or another format) 421 misdirected, naming the
  * holder's node id and URL.  Network thread only. */
@@ -21,6 +23,14 @@
 /* A room between holders is asked again after this (Retry-After, seconds). */
 #define NET_PROXY_RETRY_S 2
 
+/* A room on its way to a holder, which no node answers for yet, is asked
+ * again every NET_PROXY_AGAIN_MS, NET_PROXY_TRIES times, before it is
+ * answered 503 (or 404: a room this server made within NET_MADE_SPAN_NS and
+ * its view does not list yet). */
+#define NET_PROXY_AGAIN_MS 100
+#define NET_PROXY_TRIES 5
+#define NET_MADE_SPAN_NS 10000000000ull
+
 /* Sends r (its headers and body read; r->proxy) to its room's holder, or
  * to any node for POST /api/rooms, and makes it wait for the answer; or
  * answers it: 404 for a room the fleet does not have, 503 for one between
@@ -28,6 +38,8 @@
 void rest_proxy_send(net *n, http_req *r);
 /* The answer (or the bus's word that none will come) for the request of e->id. */
 void rest_proxy_answered(net *n, const http_mail_msg *e);
+/* r's timer, while it waits to be asked again (r->proxy_again): sends it again. */
+void rest_proxy_again(net *n, http_req *r);
 /* A relay of a fleet, forwarding r's command to its room's holder: answers
  * 503 and returns true when no node holds the room right now. */
 bool rest_proxy_refuse_moving(net *n, http_req *r);

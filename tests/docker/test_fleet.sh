@@ -287,11 +287,13 @@ expect() {
   if until_ok "$WAIT" answers "$@"; then ok "$what: $got"; else not_ok "$what: $got, not $1"; fi
 }
 # invite ROOM: an owner's invite of ROOM made through relay 1 with the
-# administrator's token (its token; fails unless 201).
+# administrator's token (its token; fails unless 201, and says what came).
 invite() {
   local r
   r=$(post "$R1" "/api/rooms/$1/invites" '{"role": "owner", "ttl_s": 3600}' "$TOKEN")
-  [ "${r%% *}" = 201 ] && json token <<<"${r#* }"
+  [ "${r%% *}" = 201 ] && json token <<<"${r#* }" && return
+  note "an invite of room $1 through relay 1: $r" >&2
+  return 1
 }
 # forged TOKEN: TOKEN with one character of its signature changed (one in
 # the middle: the last one's low bits are not the MAC's).

@@ -46,6 +46,11 @@ test('rooms through a relay and a node that does not hold them: made, changed, s
   assert.ok([1, 2].includes(made.json.node), made.text);
   const H = byId.get(made.json.node), O = byId.get(3 - made.json.node);
   t.diagnostic(`x1 made through the relay on node ${made.json.node}: ${made.text}`);
+  // at once, before the relay's view of the directory lists x1 as held: the room it has just made is served
+  const inv0 = await http(relay, 'POST', '/api/rooms/x1/invites', { body: { role: 'viewer', ttl_s: 60 }, headers: admin });
+  assert.equal(inv0.status, 201, `an invite of x1 through the relay right after its 201: ${inv0.text}`);
+  const read0 = await http(relay, 'GET', '/api/rooms/x1/stats', { headers: admin });
+  assert.equal(read0.status, 200, `x1's stats through the relay right after: ${read0.text}`);
   const again = await http(relay, 'POST', '/api/rooms', { body: { name: 'x1' }, headers: admin });
   assert.equal(again.status, 409, again.text);
   assert.equal(again.json.code, 'conflict');
