@@ -98,8 +98,8 @@ static fs_status clavet_attach(fs_world *w, fs_error *err) {
  * Only liquids: a material with springs keeps its own damping. */
 #define XSPH_C 0.4f
 
-static void mconst_init(const fs_world *w, mconst *m) {
-    float dt = w->dt, h = w->h;
+static void mconst_init(const fs_world *w, float dt, mconst *m) {
+    const float h = w->h;
     memset(m, 0, sizeof *m);
     for (int i = 0; i < w->nmat; i++) {
         const float *p = w->mat[i].p;
@@ -263,15 +263,37 @@ static void step_shortcuts(const fs_world *w, step_ctx *c) {
     }
 }
 
+/* The sub-steps of one call (an extension: the paper steps at a fixed dt).
+ * A step lets gravity move the water g dt^2 before the relaxation pushes it
+ * back, and the two sweeps hold a column only while that is a small part
+ * of a spacing: at 1/60 s and a spacing of 1.6 cm (SPHERIC's tank at 172k
+ * particles, g dt^2 = 0.17 spacings) the column compressed to 3.7 times its
+ * neighbours within 0.3 s, and lists overflowed every step; at 0.084
+ * (2.9 cm) it held, at 0.12 (2.2 cm) it did not (docs/clavet-notes.md,
+ * "Sub-steps").  So the fewest sub-steps for which g dt_sub^2 is at most
+ * CLAVET_GRAVITY_STEP spacings; 1 for the server's worlds (0.034). */
+#define CLAVET_GRAVITY_STEP 0.1f
+#define CLAVET_SUBSTEPS_MAX 8
+
+static int clavet_substeps(const fs_world *w) {
+    const fs_vec3 g = w->dom.gravity;
+    const float gm = sqrtf(g.x * g.x + g.y * g.y + g.z * g.z), s = w->dom.spacing;
+    if (!(gm > 0.0f) || !(s > 0.0f)) return 1;
+    const float need = gm * w->dt * w->dt / (CLAVET_GRAVITY_STEP * s); /* the count squared */
+    int n = 1;
+    while (n < CLAVET_SUBSTEPS_MAX && (float)(n * n) < need) n++;
+    return n;
+}
+
 /* ---- Algorithm 1 -------------------------------------------------------- */
-static void clavet_step(fs_world *w) {
-    double t0 = fs__now_ms(), t;
+static void clavet_substep(fs_world *w, float dt, bool first) {
+    double t;
     step_ctx c;
     memset(&c, 0, sizeof c);
     c.w = w;
     c.s = w->solver_state;
-    mconst_init(w, &c.m);
-    c.dt = w->dt;
+    mconst_init(w, dt, &c.m);
+    c.dt = dt;
     c.h = w->h;
     c.h2 = w->h * w->h;
     c.inv_h = w->inv_h;
@@ -282,7 +304,12 @@ static void clavet_step(fs_world *w) {
      * (list_task); the other forms follow Algorithm 1's order */
     const bool lists_first = w->def.clavet.relax == FS_RELAX_COLORED;
     c.colored = lists_first; /* until a list overflows (below) */
-    fs__step_begin(w, !lists_first);
+    if (first) {
+        fs__step_begin(w, !lists_first);
+    } else {
+        for (int k = 0; k < FS_PHASE_COUNT; k++) w->st.phase_ms[k] = 0;
+        if (!lists_first) fs__grid_build_timed(w);
+    }
     step_shortcuts(w, &c);
 
     /* lines 1-5, then 6-10 */
@@ -348,8 +375,19 @@ static void clavet_step(fs_world *w) {
         c.s->spr_refused_worker[k] = 0;
     }
     ph[FS_PHASE_COLLIDE] += fs__now_ms() - t;
-    fs__probes_substep(w, w->dt);
+    fs__probes_substep(w, dt);
+}
 
+static void clavet_step(fs_world *w) {
+    const double t0 = fs__now_ms();
+    const int n = clavet_substeps(w);
+    double acc[FS_PHASE_COUNT] = {0};
+    for (int k = 0; k < n; k++) {
+        clavet_substep(w, w->dt / (float)n, k == 0);
+        for (int q = 0; q < FS_PHASE_COUNT; q++) acc[q] += w->st.phase_ms[q];
+    }
+    for (int q = 0; q < FS_PHASE_COUNT; q++) w->st.phase_ms[q] = acc[q];
+    w->st.solver_iterations = n;
     w->st.sim_time += w->dt;
     w->st.step_ms = fs__now_ms() - t0;
 }

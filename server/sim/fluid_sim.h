@@ -609,7 +609,7 @@ typedef struct fs_stats {
     int contacts;              /* body-body and body-wall contacts, last step */
     uint64_t body_extractions; /* particles pushed out of a body (Alg. 6 line 15) */
     fs_solver solver;
-    int solver_iterations;  /* implicit solvers: iterations of the last solve; unified: internal steps */
+    int solver_iterations;  /* mps: iterations of the last solve; unified, clavet: sub-steps of the last step */
     double solver_residual; /* and its relative residual */
 } fs_stats;
 void fs_world_stats(const fs_world *w, fs_stats *out);

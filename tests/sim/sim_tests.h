@@ -12,6 +12,7 @@
     X(angular_momentum_relaxation, test_angular_momentum_relaxation)                                                   \
     X(density_pool, test_density_pool)                                                                                 \
     X(density_pool_default, test_density_pool_default)                                                                 \
+    X(density_column_fine, test_density_column_fine)                                                                   \
     X(dam_break_column_height, test_dam_break_column_height)                                                           \
     X(sequential_vs_jacobi, test_sequential_vs_jacobi)                                                                 \
     X(determinism_threads, test_determinism_threads)                                                                   \

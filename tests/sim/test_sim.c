@@ -435,6 +435,57 @@ void test_sequential_vs_jacobi(void) {
     CHECK(j.vrms < 0.05f && s.vrms < 0.05f, "not at rest");
 }
 
+/* A column 35 spacings tall at a spacing of 1.57 cm (SPHERIC's tank at
+ * 172k particles): a step of 1/60 s lets gravity move it 0.17 spacings, and
+ * with one step a tick the two sweeps let it sink into itself (its bottom
+ * third at +246% of rho0 by tick 14, 17 steps of 30 with a list past
+ * FS_NB_MAX, whose Jacobi fallback threw particles 1e9 m).  The step cuts
+ * itself in two (clavet.c, clavet_substeps): no list overflows.  What this
+ * holds is the end of that failure, not the density bar: two sweeps hold a
+ * column of about 12 layers at g dt^2 = 0.034 spacings, and this one still
+ * sinks by half (+53%; 4 sub-steps +5.5%; the same column at the server's
+ * 8 cm and one step +40%: docs/clavet-notes.md, "Sub-steps"). */
+void test_density_column_fine(void) {
+    env e = make(4000, 2, 1, DEFAULT_RELAX);
+    fs_world *w = e.w;
+    const float s = 0.0157f, h = 2.1f * s, W = 8 * s, rho0 = 3.2f;
+    fs_domain d = {{0, 0, 0}, {W, 44 * s, W}, {0, -9.81f, 0}, h, s, 0.5f * s};
+    fs_world_reset(w, &d, NULL);
+    const int n = fs_world_add_block(w, d.box_min, (fs_vec3){W, 35 * s, W}, FS_MAT_WATER, 0.1f);
+    fs_stats st;
+    double worst = 0;
+    int worst_t = 0;
+    for (int t = 1; t <= 30; t++) {
+        fs_world_step(w);
+        fs_particles_view v;
+        fs_world_view(w, &v);
+        /* the kernel sum of the particles of the bottom third away from the side walls */
+        double tot = 0;
+        int tn = 0;
+        for (int i = 0; i < v.count; i++) {
+            if (v.x[i] < h || v.x[i] > W - h || v.z[i] < h || v.z[i] > W - h || v.y[i] > 12 * s) continue;
+            double rho = 0;
+            for (int j = 0; j < v.count; j++) {
+                float dx = v.x[j] - v.x[i], dy = v.y[j] - v.y[i], dz = v.z[j] - v.z[i];
+                float r = sqrtf(dx * dx + dy * dy + dz * dz);
+                if (j != i && r < h) rho += (1 - r / h) * (1 - r / h);
+            }
+            tot += rho, tn++;
+        }
+        const double err = tn ? tot / tn / rho0 - 1 : 1e9;
+        if (fabs(err) > fabs(worst)) worst = err, worst_t = t;
+    }
+    fs_world_stats(w, &st);
+    REPORT("%d particles, 35 layers, spacing %.4f m (g dt^2 = %.2f spacings at 1/60 s): %d sub-steps a step; the "
+           "bottom third's density at most %+.1f%% of rho0 (tick %d of 30); %llu Jacobi fallbacks",
+           n, s, 9.81 / 3600 / s, st.solver_iterations, 100 * worst, worst_t,
+           (unsigned long long)st.relax_fallbacks);
+    CHECK(st.solver_iterations == 2, "%d sub-steps, not 2", st.solver_iterations);
+    CHECK(st.relax_fallbacks == 0, "%llu steps fell back to the Jacobi sweeps", (unsigned long long)st.relax_fallbacks);
+    CHECK(worst < 0.6, "the bottom third's density off rho0 by %+.1f%%", 100 * worst);
+    drop(&e);
+}
+
 /* ---- determinism -------------------------------------------------------- */
 static uint64_t run_scene(const char *scene, int n, int threads, int steps) {
     env e = make(n + 2000, threads, 1, DEFAULT_RELAX);
