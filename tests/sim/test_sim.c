@@ -478,8 +478,7 @@ void test_density_column_fine(void) {
     fs_world_stats(w, &st);
     REPORT("%d particles, 35 layers, spacing %.4f m (g dt^2 = %.2f spacings at 1/60 s): %d sub-steps a step; the "
            "bottom third's density at most %+.1f%% of rho0 (tick %d of 30); %llu Jacobi fallbacks",
-           n, s, 9.81 / 3600 / s, st.solver_iterations, 100 * worst, worst_t,
-           (unsigned long long)st.relax_fallbacks);
+           n, s, 9.81 / 3600 / s, st.solver_iterations, 100 * worst, worst_t, (unsigned long long)st.relax_fallbacks);
     CHECK(st.solver_iterations == 2, "%d sub-steps, not 2", st.solver_iterations);
     CHECK(st.relax_fallbacks == 0, "%llu steps fell back to the Jacobi sweeps", (unsigned long long)st.relax_fallbacks);
     CHECK(worst < 0.6, "the bottom third's density off rho0 by %+.1f%%", 100 * worst);
