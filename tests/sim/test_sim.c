@@ -443,8 +443,8 @@ void test_sequential_vs_jacobi(void) {
  * itself in two (clavet.c, clavet_substeps): no list overflows.  What this
  * holds is the end of that failure, not the density bar: two sweeps hold a
  * column of about 12 layers at g dt^2 = 0.034 spacings, and this one still
- * sinks by half (+53%; 4 sub-steps +5.5%; the same column at the server's
- * 8 cm and one step +40%: docs/clavet-notes.md, "Sub-steps"). */
+ * sinks by half as it settles (+53%; 4 sub-steps +5.5%; the same column at
+ * the server's 8 cm and one step +38%: docs/clavet-notes.md, "Sub-steps"). */
 void test_density_column_fine(void) {
     env e = make(4000, 2, 1, DEFAULT_RELAX);
     fs_world *w = e.w;
