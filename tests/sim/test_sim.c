@@ -444,19 +444,23 @@ void test_sequential_vs_jacobi(void) {
  * holds is the end of that failure, not the density bar: two sweeps hold a
  * column of about 12 layers at g dt^2 = 0.034 spacings, and this one still
  * sinks by half as it settles (+53%; 4 sub-steps +5.5%; the same column at
- * the server's 8 cm and one step +38%: docs/clavet-notes.md, "Sub-steps"). */
+ * the server's 8 cm and one step +38%: docs/clavet-notes.md, "Sub-steps").
+ * One and two threads give the same bits. */
 void test_density_column_fine(void) {
-    env e = make(4000, 2, 1, DEFAULT_RELAX);
+    env e = make(4000, 2, 1, DEFAULT_RELAX), one = make(4000, 1, 1, DEFAULT_RELAX);
     fs_world *w = e.w;
     const float s = 0.0157f, h = 2.1f * s, W = 8 * s, rho0 = 3.2f;
     fs_domain d = {{0, 0, 0}, {W, 44 * s, W}, {0, -9.81f, 0}, h, s, 0.5f * s};
     fs_world_reset(w, &d, NULL);
+    fs_world_reset(one.w, &d, NULL);
     const int n = fs_world_add_block(w, d.box_min, (fs_vec3){W, 35 * s, W}, FS_MAT_WATER, 0.1f);
+    fs_world_add_block(one.w, d.box_min, (fs_vec3){W, 35 * s, W}, FS_MAT_WATER, 0.1f);
     fs_stats st;
     double worst = 0;
     int worst_t = 0;
     for (int t = 1; t <= 30; t++) {
         fs_world_step(w);
+        fs_world_step(one.w);
         fs_particles_view v;
         fs_world_view(w, &v);
         /* the kernel sum of the particles of the bottom third away from the side walls */
@@ -482,7 +486,15 @@ void test_density_column_fine(void) {
     CHECK(st.solver_iterations == 2, "%d sub-steps, not 2", st.solver_iterations);
     CHECK(st.relax_fallbacks == 0, "%llu steps fell back to the Jacobi sweeps", (unsigned long long)st.relax_fallbacks);
     CHECK(worst < 0.6, "the bottom third's density off rho0 by %+.1f%%", 100 * worst);
+    /* the sub-steps keep the sweeps' result the same for any thread count */
+    fs_particles_view a, b;
+    fs_world_view(w, &a);
+    fs_world_view(one.w, &b);
+    CHECK(a.count == b.count && !memcmp(a.x, b.x, sizeof(float) * (size_t)a.count) &&
+              !memcmp(a.y, b.y, sizeof(float) * (size_t)a.count) && !memcmp(a.z, b.z, sizeof(float) * (size_t)a.count),
+          "1 and 2 threads differ after 30 sub-stepped ticks");
     drop(&e);
+    drop(&one);
 }
 
 /* ---- determinism -------------------------------------------------------- */
