@@ -176,18 +176,24 @@ static void collide_task(int b, int e, int worker, void *vctx) {
         const float l[3] = {lo.x, lo.y, lo.z}, u[3] = {hi.x, hi.y, hi.z};
         const int mat = p->mat[i];
         const float mu = c->m.mu[mat];
-        if (w->nobstacles) {
-            /* mesh obstacles, as static bodies (Eq. 9-12); an extraction
-             * moves the previous position with the particle.  The speed
-             * limit below first: it moves the particle back along its path,
-             * which could end inside an obstacle the full path had passed */
-            float v[3] = {(x[0] - xp[0]) * inv_dt, (x[1] - xp[1]) * inv_dt, (x[2] - xp[2]) * inv_dt}, ex[3] = {0, 0, 0};
-            const double s2 = (double)v[0] * v[0] + (double)v[1] * v[1] + (double)v[2] * v[2]; /* 1e20 m/s squares */
-            if (isfinite(s2) && s2 > (double)vmax * vmax) {
-                const double f = vmax / sqrt(s2);
-                for (int a = 0; a < 3; a++) v[a] = (float)(v[a] * f), x[a] = xp[a] + v[a] * dt;
-            }
-            if (isfinite(s2) && fs__obstacles_particle(w, R, mu, c->m.stick_d[mat], c->m.stick_k[mat], dt, x, v, ex))
+        /* The speed limit first (an extension: a bound on one step's path,
+         * max_speed), so that every collision below meets the path the
+         * particle keeps: the limit moves it back along its path, which
+         * could end inside an obstacle the whole path had passed.  The
+         * square in double: a throw of 1e20 m/s squares past a float.  The
+         * collisions after it only take speed away (Eq. 11, the clamps; an
+         * extraction moves the previous position with the particle) */
+        float v[3] = {(x[0] - xp[0]) * inv_dt, (x[1] - xp[1]) * inv_dt, (x[2] - xp[2]) * inv_dt};
+        const double s2 = (double)v[0] * v[0] + (double)v[1] * v[1] + (double)v[2] * v[2];
+        const bool finite = isfinite(s2) && isfinite(x[0]) && isfinite(x[1]) && isfinite(x[2]);
+        if (finite && s2 > (double)vmax * vmax) {
+            const double f = vmax / sqrt(s2);
+            for (int a = 0; a < 3; a++) v[a] = (float)(v[a] * f), x[a] = xp[a] + v[a] * dt;
+        }
+        if (finite && w->nobstacles) {
+            /* mesh obstacles, as static bodies (Eq. 9-12) */
+            float ex[3] = {0, 0, 0};
+            if (fs__obstacles_particle(w, R, mu, c->m.stick_d[mat], c->m.stick_k[mat], dt, x, v, ex))
                 for (int a = 0; a < 3; a++) xp[a] += ex[a];
         }
         for (int a = 0; a < 3; a++) {
@@ -200,12 +206,12 @@ static void collide_task(int b, int e, int worker, void *vctx) {
             else
                 continue;
             /* Eq. 9-10: velocity relative to the static wall, split */
-            float v[3] = {(x[0] - xp[0]) * inv_dt, (x[1] - xp[1]) * inv_dt, (x[2] - xp[2]) * inv_dt};
-            float vn = v[a] * nrm; /* < 0: moving into the wall; 0: resting on it */
+            float vw[3] = {(x[0] - xp[0]) * inv_dt, (x[1] - xp[1]) * inv_dt, (x[2] - xp[2]) * inv_dt};
+            float vn = vw[a] * nrm; /* < 0: moving into the wall; 0: resting on it */
             if (vn < 0.0f || (vn == 0.0f && on_wall)) {
                 /* Eq. 11: cancel the normal part, remove mu of the tangential */
-                float I[3] = {mu * v[0], mu * v[1], mu * v[2]};
-                I[a] = v[a];
+                float I[3] = {mu * vw[0], mu * vw[1], mu * vw[2]};
+                I[a] = vw[a];
                 for (int q = 0; q < 3; q++) x[q] -= I[q] * dt;
             }
             /* Alg. 6 line 15: extract what is still inside the wall */
@@ -214,16 +220,12 @@ static void collide_task(int b, int e, int worker, void *vctx) {
         /* Alg. 1 lines 18-20 */
         float vx = (x[0] - xp[0]) * inv_dt, vy = (x[1] - xp[1]) * inv_dt, vz = (x[2] - xp[2]) * inv_dt;
         float sp2 = vx * vx + vy * vy + vz * vz;
-        if (!(isfinite(sp2) && isfinite(x[0]) && isfinite(x[1]) && isfinite(x[2]))) {
+        if (!finite || !(isfinite(sp2) && isfinite(x[0]) && isfinite(x[1]) && isfinite(x[2]))) {
             /* repair: back to the previous position (or the box centre), at rest */
             bool pf = isfinite(xp[0]) && isfinite(xp[1]) && isfinite(xp[2]);
             x[0] = pf ? xp[0] : mid.x, x[1] = pf ? xp[1] : mid.y, x[2] = pf ? xp[2] : mid.z;
             vx = vy = vz = 0;
             bad++;
-        } else if (sp2 > vmax * vmax) {
-            float s = vmax / sqrtf(sp2);
-            vx *= s, vy *= s, vz *= s;
-            x[0] = xp[0] + vx * dt, x[1] = xp[1] + vy * dt, x[2] = xp[2] + vz * dt;
         }
         for (int a = 0; a < 3; a++) {
             if (x[a] < l[a] || x[a] > u[a]) {
