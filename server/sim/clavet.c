@@ -14,6 +14,8 @@
  *   resolveCollisions (Eq. 9-11)       line 17, bodies (Alg. 6, body_step.c), mesh obstacles (Eq. 9-12,
  *                                      obstacles.c), then the walls of the box
  *   new velocities                      lines 18-20, then NaN repair and box clamp
+ * all of it once a step, or in sub-steps where gravity would move the water
+ * more than a tenth of a spacing in one (clavet_substeps; an extension).
  *
  * The coloured sweeps (the default) reorder the first stages after position-
  * based fluids (Macklin & Mueller 2013, Algorithm 1): gravity and prediction,
