@@ -222,11 +222,10 @@ void rest_proxy_answered(net *n, const http_mail_msg *e) {
     http_req *r = rest_take_pending(n, e->id);
     if (!r) return;       /* the request went away, or its wait ran out (504) */
     if (e->status == 0) { /* no node reads the room's subject now */
-        if (r->rooms_name[0] && ask_again(n, r)) return;
-        if (r->rooms_name[0])
-            answer_unheld(n, r);
-        else
+        if (!r->rooms_name[0])
             rest_respond_error(n, r, RC_BUSY, "busy: no sim node of the fleet is there to make the room, try again");
+        else if (!ask_again(n, r))
+            answer_unheld(n, r);
         return;
     }
     if (e->status == -2) {
