@@ -700,6 +700,10 @@ typedef struct fs_mps_info {
     int walls, obstacles;     /* wall particles (all layers), box obstacles */
     int substeps;             /* CFL sub-steps inside the last fs_world_step sub-step */
     float dt_sub;             /* their length [s] */
+    int taken;                /* sub-steps the last call took: substeps, more where one was cut in two because a
+                               * pair's separation would have changed by more than the lists' margin */
+    uint64_t cuts;            /* sub-steps cut in two for that (cumulative) */
+    uint64_t overruns;        /* sub-steps taken past the margin after the most cuts allowed (cumulative; 0 seen) */
     int unknowns, surface;    /* last pressure solve: rows, free-surface (Dirichlet) particles */
     int skipped_solves;       /* sub-steps without a pressure solve for want of matrix room (cumulative; 0 seen) */
 } fs_mps_info;

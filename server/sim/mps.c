@@ -23,7 +23,9 @@
  * (Koshizuka's practice); heat by Eq. 21 of Solenthaler 2007 and the
  * heaters (fs__heat_update).  Sub-steps: Courant, force (Morris, Fox & Zhu
  * 1997), viscous and capillary (Brackbill, Kothe & Zemach 1992) limits, the
- * count held against flipping (substep_count).
+ * count held against flipping (substep_count); a sub-step that would move a
+ * pair farther than its lists reach, or a particle farther than a spacing,
+ * is cut in two (reach_ok, moved_ok).
  *
  * The concepts live in: mps_walls.c (wall particles, obstacles, rails),
  * mps_pressure.c (n*, Eq. 14, MIC-CG), mps_tension.c (Appendix A);
@@ -45,6 +47,7 @@
 
 #include "mps_internal.h"
 #include "probes.h"
+#include "sim_testing.h"
 #include "sim_util.h"
 
 /* ---- lifetime ------------------------------------------------------------ */
@@ -54,7 +57,7 @@ static void mps_detach(fs_world *w) {
     free(s->p_slot), free(s->lx), free(s->ly), free(s->lz), free(s->nst), free(s->nst1), free(s->nrn), free(s->outer),
         free(s->press);
     free(s->nn), free(s->nn_f), free(s->nn_t), free(s->nr), free(s->dT_slot), free(s->nc), free(s->nc_n);
-    free(s->row), free(s->rho);
+    free(s->row), free(s->rho), free(s->ux0), free(s->uy0), free(s->uz0), free(s->reach);
     fs__mps_free_walls(s);
     fs__csr_free(&s->A);
     fs__pcg_free(&s->pcg);
@@ -75,8 +78,10 @@ static fs_status mps_attach(fs_world *w, fs_error *err) {
     s->nst = malloc(f), s->nst1 = malloc(f), s->nrn = malloc(f), s->outer = malloc(n),
     s->press = calloc(n, sizeof(float));
     s->row = malloc(sizeof(int32_t) * n), s->rho = malloc(f);
-    if (!s->p_slot || !s->dT_slot || !s->lx || !s->ly || !s->lz || !s->nn || !s->nr || !s->nn_f || !s->nn_t || !s->nc ||
-        !s->nc_n || !s->nst || !s->nst1 || !s->nrn || !s->outer || !s->press || !s->row || !s->rho)
+    s->ux0 = malloc(f), s->uy0 = malloc(f), s->uz0 = malloc(f);
+    if (!s->ux0 || !s->uy0 || !s->uz0 || !s->p_slot || !s->dT_slot || !s->lx || !s->ly || !s->lz || !s->nn || !s->nr ||
+        !s->nn_f || !s->nn_t || !s->nc || !s->nc_n || !s->nst || !s->nst1 || !s->nrn || !s->outer || !s->press ||
+        !s->row || !s->rho)
         goto nomem;
     s->obst_epoch = w->epoch;
     return FS_OK;
@@ -86,7 +91,21 @@ nomem:
     return FS_ERR_NOMEM;
 }
 
+/* reach_ok's blocks: 2 x 2 x 2 cells of the world grid */
+static long reach_blocks(const fs_world *w, int nb[3]) {
+    nb[0] = (w->gx + 1) / 2, nb[1] = (w->gy + 1) / 2, nb[2] = (w->gz + 1) / 2;
+    return (long)nb[0] * nb[1] * nb[2];
+}
+
 static bool refresh(fs_world *w, mps_state *s) {
+    int nb[3];
+    const long blocks = reach_blocks(w, nb);
+    if (blocks > s->reach_cap) { /* the grid grew (a new domain): not in a step of an unchanged world */
+        free(s->reach);
+        s->reach = malloc(sizeof(float) * 12 * (size_t)blocks);
+        s->reach_cap = s->reach ? blocks : 0;
+        if (!s->reach) return false;
+    }
     if (fs__mps_walls_current(w, s) && s->A.rowptr) return true;
     return fs__mps_build_walls(w, s) && fs__mps_ensure_matrix(w, s);
 }
@@ -114,7 +133,7 @@ static inline float *scr_r2(const fs_world *w, int worker) {
 }
 
 /* Neighbour lists at r^n: fluid within h (the world grid), then walls within
- * h (the wall grid); also saves r^n, sums Eq. 7's viscosity (nu lap u, the
+ * h (the wall grid); also saves r^n and u^n, sums Eq. 7's viscosity (nu lap u, the
  * first-layer walls at rest) and Eq. 21's heat exchange and, with
  * surface tension, Appendix A's counts (Eq. 34) and n at r^n for its
  * surface test, from the same distances. */
@@ -135,6 +154,7 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
             for (int k = 0; k < 8; k++)
                 __builtin_prefetch(s->nn + (size_t)(i + PREFETCH_AHEAD) * NN_STRIDE + 16 * k, 1);
         p->px[i] = X[i], p->py[i] = Y[i], p->pz[i] = Z[i];
+        s->ux0[i] = p->vx[i], s->uy0[i] = p->vy[i], s->uz0[i] = p->vz[i];
         fs__ranges_of(w, w->cell[i], &r);
         int n = fs__scan(X, Y, Z, &r, i, h2, false, J, R2, NULL, NULL, NULL);
         for (int l = 0; l < LANES; l++) J[n + l] = i, R2[n + l] = h2; /* whole vectors: the lanes past n read i */
@@ -186,7 +206,7 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         int mn = 0;
         bool full = n > NB_MAX;
         /* the near list: J's pairs within NEAR, compacted without branches into a local buffer; with
-         * NEAR >= h (Courant 0.5's 3.1 l0 and h = 3.1 l0) that is J itself */
+         * NEAR >= h (3.1 l0 and h = 3.1 l0) that is J itself */
         int32_t nlb[NB_MAX + FS_SCAN_PAD];
         float nr2b[NB_MAX + FS_SCAN_PAD];
         const float near2 = c->near2;
@@ -317,7 +337,7 @@ static void collide_task(int b, int e, int worker, void *vctx) {
 }
 
 /* Eq. 5 (with p^_i) and Eq. 15-17, particle shifting, then the safety
- * rails and the heat.
+ * rails: r^{n+1} and u^{n+1} into w->nx.. and w->nvx...
  *
  * For a particle with a pressure row, Eq. 5 is taken of the dynamic
  * pressure p_d,j = p_j - rho_i g.(r_j - r_i) and the hydrostatic part is
@@ -425,14 +445,24 @@ FS_SIMD_CLONES static void correct_task(int b, int e, int worker, void *vctx) {
         }
         clamped += fs__mps_rails(w, s, lo, hi, x, v);      /* mps_walls.c */
         w->nx[i] = x[0], w->ny[i] = x[1], w->nz[i] = x[2]; /* neighbours still read r* */
-        p->vx[i] = v[0], p->vy[i] = v[1], p->vz[i] = v[2];
+        w->nvx[i] = v[0], w->nvy[i] = v[1], w->nvz[i] = v[2];
         s->p_slot[p->slot[i]] = P[i];
-        float T = fs__heat_update(w, p->temp[i], c->m.heat, s->dT_slot[p->slot[i]], x[0], x[1], x[2], dt);
+    }
+    c->bad[worker] += bad;
+    c->clamped[worker] += clamped;
+}
+
+/* The heat (fs__heat_update) at r^{n+1}, once the sub-step is kept. */
+static void heat_task(int b, int e, int worker, void *vctx) {
+    MPS_TASK(vctx, worker);
+    fs_particles *p = &w->p;
+    uint64_t bad = 0;
+    for (int i = b; i < e; i++) {
+        float T = fs__heat_update(w, p->temp[i], c->m.heat, s->dT_slot[p->slot[i]], p->x[i], p->y[i], p->z[i], c->dt);
         if (!isfinite(T)) T = w->ambient, bad++;
         p->temp[i] = T;
     }
     c->bad[worker] += bad;
-    c->clamped[worker] += clamped;
 }
 
 static void swap3(float **a, float **b) {
@@ -440,32 +470,174 @@ static void swap3(float **a, float **b) {
     *a = *b, *b = t;
 }
 
-static void substep(fs_world *w, mps_state *s, ctx *c) {
+/* Folds displacement d into a block's box of displacements (min x y z, max x y z). */
+static inline void box_add(float *bx, const float d[3]) {
+    for (int a = 0; a < 3; a++) {
+        bx[a] = d[a] < bx[a] ? d[a] : bx[a];
+        bx[3 + a] = d[a] > bx[3 + a] ? d[a] : bx[3 + a];
+    }
+}
+
+/* The square of the farthest a displacement in box bx lies from d. */
+static inline float box_far2(const float *bx, const float d[3]) {
+    float e = 0;
+    for (int a = 0; a < 3; a++) {
+        const float lo = d[a] - bx[a], hi = bx[3 + a] - d[a], m = lo > hi ? lo : hi;
+        e += m * m;
+    }
+    return e;
+}
+
+/* Whether the lists built at r^n hold every pair this sub-step needs: those within r_e (NEAR's list: n*,
+ * Eq. 14, Eq. 5) at r^{n+1}* (after the collisions, p.x) and those within COLLIDE_DIST (CLOSE's list) at r*
+ * (before them, w->nx).  Both hold while no pair's separation has changed by more than c->reach since r^n
+ * (p.px): no particle has moved more than that (the walls stand still), and for each particle the farthest
+ * any displacement of the particles within h of it at r^n lies from its own is at most that.  Those
+ * particles lie in the 3 x 3 x 3 blocks of 2 x 2 x 2 grid cells (h wide) around its block, so the bound is
+ * the box of those blocks' displacements, both r* and r^{n+1}*'s.  Serial: ~0.1 ms at 10k. */
+static bool reach_ok(fs_world *w, mps_state *s, const ctx *c) {
+    const fs_particles *p = &w->p;
+    const int n = w->n, gx = w->gx, gy = w->gy;
+    int nb[3];
+    const long blocks = reach_blocks(w, nb);
+    float *box = s->reach, *grown = s->reach + 6 * (size_t)blocks;
+    const float r2 = c->reach * c->reach;
+    for (long b = 0; b < blocks; b++)
+        for (int a = 0; a < 3; a++) box[6 * b + a] = INFINITY, box[6 * b + 3 + a] = -INFINITY;
+    for (int i = 0; i < n; i++) {
+        const int cell = w->cell[i], cx = cell % gx, cy = cell / gx % gy, cz = cell / gx / gy;
+        const long b = ((long)(cz >> 1) * nb[1] + (cy >> 1)) * nb[0] + (cx >> 1);
+        const float d0[3] = {w->nx[i] - p->px[i], w->ny[i] - p->py[i], w->nz[i] - p->pz[i]};
+        const float d1[3] = {p->x[i] - p->px[i], p->y[i] - p->py[i], p->z[i] - p->pz[i]};
+        const float m0 = d0[0] * d0[0] + d0[1] * d0[1] + d0[2] * d0[2],
+                    m1 = d1[0] * d1[0] + d1[1] * d1[1] + d1[2] * d1[2];
+        if (!(m0 <= r2 && m1 <= r2)) return false; /* a wall may have come within reach (or a NaN) */
+        box_add(box + 6 * b, d0), box_add(box + 6 * b, d1);
+    }
+    /* the boxes over the blocks within one along each axis, one axis at a time (box -> grown -> box -> grown) */
+    const long stride[3] = {1, nb[0], (long)nb[0] * nb[1]};
+    float *src = box, *dst = grown;
+    for (int ax = 0; ax < 3; ax++) {
+        for (long b = 0; b < blocks; b++) {
+            const int at = (int)(b / stride[ax] % nb[ax]);
+            float *o = dst + 6 * b;
+            memcpy(o, src + 6 * b, sizeof(float) * 6);
+            if (at > 0) {
+                const float *q = src + 6 * (b - stride[ax]);
+                for (int a = 0; a < 3; a++)
+                    o[a] = q[a] < o[a] ? q[a] : o[a], o[3 + a] = q[3 + a] > o[3 + a] ? q[3 + a] : o[3 + a];
+            }
+            if (at < nb[ax] - 1) {
+                const float *q = src + 6 * (b + stride[ax]);
+                for (int a = 0; a < 3; a++)
+                    o[a] = q[a] < o[a] ? q[a] : o[a], o[3 + a] = q[3 + a] > o[3 + a] ? q[3 + a] : o[3 + a];
+            }
+        }
+        float *t = src;
+        src = dst, dst = t;
+    }
+    for (int i = 0; i < n; i++) {
+        const int cell = w->cell[i], cx = cell % gx, cy = cell / gx % gy, cz = cell / gx / gy;
+        const float *bx = src + 6 * (((long)(cz >> 1) * nb[1] + (cy >> 1)) * nb[0] + (cx >> 1));
+        const float d0[3] = {w->nx[i] - p->px[i], w->ny[i] - p->py[i], w->nz[i] - p->pz[i]};
+        const float d1[3] = {p->x[i] - p->px[i], p->y[i] - p->py[i], p->z[i] - p->pz[i]};
+        if (!(box_far2(bx, d0) <= r2 && box_far2(bx, d1) <= r2)) return false;
+    }
+    return true;
+}
+
+/* Whether no particle moved more than c->reach from r^n (p.px) to r^{n+1} (w->nx): a sub-step's
+ * displacement, the pressure's correction and the shifting included, stays within the reach its lists
+ * and the wall lattice (two layers, l0 apart) were built for.  A thin obstacle (SPHERIC's box is 3.5
+ * spacings thick at 7k) is crossed otherwise: its first impact's correction moved particles 64 mm in
+ * one sub-step at 45.8 mm spacing, past the mesh rail. */
+static bool moved_ok(const fs_world *w, const ctx *c) {
+    const fs_particles *p = &w->p;
+    const float r2 = c->reach * c->reach;
+    bool ok = true;
+    for (int i = 0; i < w->n; i++) {
+        const float dx = w->nx[i] - p->px[i], dy = w->ny[i] - p->py[i], dz = w->nz[i] - p->pz[i];
+        ok &= dx * dx + dy * dy + dz * dz <= r2; /* false for a NaN: the rails have made it finite */
+    }
+    return ok;
+}
+
+/* The pairs within r_e at r^{n+1}* (p.x) that particle i's near list lacks, by brute force (fs__mps_check_lists). */
+static uint64_t missed_pairs(const fs_world *w, const mps_state *s, int i) {
+    const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z, re2 = s->re_n * s->re_n;
+    const int32_t *L = s->nn + (size_t)i * NN_STRIDE;
+    const int nt = s->nn_t[i];
+    uint64_t m = 0;
+    for (int j = 0; j < w->n + s->nwall; j++) {
+        if (j == i) continue;
+        const bool wall = j >= w->n;
+        const int q = j - w->n, id = wall ? w->cap + q : j;
+        const float dx = (wall ? s->wx[q] : X[j]) - X[i], dy = (wall ? s->wy[q] : Y[j]) - Y[i],
+                    dz = (wall ? s->wz[q] : Z[j]) - Z[i];
+        if (dx * dx + dy * dy + dz * dz >= re2) continue;
+        bool found = false;
+        for (int k = 0; k < nt && !found; k++) found = L[k] == id;
+        m += !found;
+    }
+    return m;
+}
+
+uint64_t fs__mps_check_lists(fs_world *w, bool on, bool unchecked) {
+    mps_state *s = w->solver == FS_SOLVER_MPS ? state_of(w) : NULL;
+    if (!s) return 0;
+    s->check_lists = on, s->unchecked = unchecked;
+    return s->missed;
+}
+
+/* One sub-step of c->dt from r^n, cut in two (from r^n and u^n again) while reach_ok or moved_ok fails, at most
+ * c->max_cuts times; returns the cuts, c->dt the length taken. */
+static int substep(fs_world *w, mps_state *s, ctx *c) {
     double *ph = w->st.phase_ms, t = fs__now_ms();
     const int n = w->n;
+    const size_t fb = sizeof(float) * (size_t)n;
     /* neighbour search at r^n */
     fs__grid_build(w);
     fs__run(w, list_task, c, n);
     ph[FS_PHASE_GRID] += fs__now_ms() - t;
 
-    /* Eq. 9-10 */
+    int cuts = 0;
+    for (;;) {
+        /* Eq. 9-10 */
+        t = fs__now_ms();
+        fs__run(w, explicit_task, c, n);
+        swap3(&w->p.x, &w->nx), swap3(&w->p.y, &w->ny), swap3(&w->p.z, &w->nz);
+        swap3(&w->p.vx, &w->nvx), swap3(&w->p.vy, &w->nvy), swap3(&w->p.vz, &w->nvz);
+        fs__run(w, collide_task, c, n);
+        swap3(&w->p.x, &w->nx), swap3(&w->p.y, &w->ny), swap3(&w->p.z, &w->nz);
+        swap3(&w->p.vx, &w->nvx), swap3(&w->p.vy, &w->nvy), swap3(&w->p.vz, &w->nvz);
+        bool ok = s->unchecked || reach_ok(w, s, c);
+        ph[FS_PHASE_VISCOSITY] += fs__now_ms() - t;
+        if (ok || cuts == c->max_cuts) {
+            if (s->check_lists)
+                for (int i = 0; i < n; i++) s->missed += missed_pairs(w, s, i);
+            /* n*, Eq. 18, Eq. 14 assembled and solved (mps_pressure.c) */
+            fs__mps_pressure(w, s, c);
+            /* Eq. 15-17 */
+            t = fs__now_ms();
+            fs__run(w, correct_task, c, n);
+            ok = ok && (s->unchecked || moved_ok(w, c));
+            ph[FS_PHASE_COLLIDE] += fs__now_ms() - t;
+            if (ok || cuts == c->max_cuts) {
+                s->overrun += !ok;
+                break;
+            }
+        }
+        memcpy(w->p.x, w->p.px, fb), memcpy(w->p.y, w->p.py, fb), memcpy(w->p.z, w->p.pz, fb);
+        memcpy(w->p.vx, s->ux0, fb), memcpy(w->p.vy, s->uy0, fb), memcpy(w->p.vz, s->uz0, fb);
+        c->dt *= 0.5f;
+        cuts++, s->cuts++;
+    }
     t = fs__now_ms();
-    fs__run(w, explicit_task, c, n);
     swap3(&w->p.x, &w->nx), swap3(&w->p.y, &w->ny), swap3(&w->p.z, &w->nz);
     swap3(&w->p.vx, &w->nvx), swap3(&w->p.vy, &w->nvy), swap3(&w->p.vz, &w->nvz);
-    fs__run(w, collide_task, c, n);
-    swap3(&w->p.x, &w->nx), swap3(&w->p.y, &w->ny), swap3(&w->p.z, &w->nz);
-    swap3(&w->p.vx, &w->nvx), swap3(&w->p.vy, &w->nvy), swap3(&w->p.vz, &w->nvz);
-    ph[FS_PHASE_VISCOSITY] += fs__now_ms() - t;
-
-    /* n*, Eq. 18, Eq. 14 assembled and solved (mps_pressure.c) */
-    fs__mps_pressure(w, s, c);
-
-    /* Eq. 15-17 */
-    t = fs__now_ms();
-    fs__run(w, correct_task, c, n);
-    swap3(&w->p.x, &w->nx), swap3(&w->p.y, &w->ny), swap3(&w->p.z, &w->nz);
+    fs__run(w, heat_task, c, n);
     ph[FS_PHASE_COLLIDE] += fs__now_ms() - t;
+    return cuts;
 }
 
 /* The materials' constants of this call (by material index). */
@@ -570,14 +742,24 @@ static void mps_step(fs_world *w) {
                    w->dom.gravity.z * w->dom.gravity.z);
     s->substeps = nsub;
     s->dt_sub = c.dt;
+    const float nominal = c.dt, near = sqrtf(c.near2);
+    c.reach = near - s->re_n < (CLOSE - COLLIDE_DIST) * l0 ? near - s->re_n : (CLOSE - COLLIDE_DIST) * l0;
     double acc[FS_PHASE_COUNT] = {0};
-    for (int k = 0; k < nsub && w->n > 0; k++) {
+    /* the call in nsub * div pieces of nominal / div, done of them taken: a cut sub-step makes the rest of the
+     * call's pieces that short too (a flow that outran its lists once in a call does again) */
+    int taken = 0, div = 1, done = 0, lg = 0;
+    while (done < nsub * div && w->n > 0) {
         for (int q = 0; q < FS_PHASE_COUNT; q++) ph[q] = 0;
-        c.heat_now = c.m.heat && k == 0;
-        substep(w, s, &c);
+        c.heat_now = c.m.heat && taken == 0;
+        c.dt = nominal / (float)div;
+        c.max_cuts = REACH_CUTS - lg;
+        const int cut = substep(w, s, &c);
+        div <<= cut, done <<= cut, lg += cut;
+        done++, taken++;
         fs__probes_substep(w, c.dt);
         for (int q = 0; q < FS_PHASE_COUNT; q++) acc[q] += ph[q];
     }
+    s->taken = taken;
     for (int q = 0; q < FS_PHASE_COUNT; q++) ph[q] = acc[q];
     for (int k = 0; k < FS_MAX_WORKERS; k++) {
         w->st.nonfinite_repaired += c.bad[k];
@@ -675,6 +857,7 @@ bool fs_world_mps_info(const fs_world *w, fs_mps_info *o) {
     o->n0 = s->n0, o->n0_lap = s->n0l, o->lambda = s->lambda;
     o->walls = s->nwall, o->obstacles = s->nobst;
     o->substeps = s->substeps, o->dt_sub = s->dt_sub;
+    o->taken = s->taken, o->cuts = s->cuts, o->overruns = s->overrun;
     o->unknowns = s->unknowns, o->surface = s->surface;
     o->skipped_solves = s->shrunk;
     return true;

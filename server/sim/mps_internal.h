@@ -18,7 +18,7 @@
 #define RE_N 2.1f                  /* r_e of n and grad, in l0 */
 #define RE_LAP 3.1f                /* r_e of the Laplacian, in l0 (capped at h) */
 #define BETA 0.97f                 /* Eq. 18 */
-#define COURANT 0.5f               /* dt <= COURANT l0 / u_max (docs/sim-notes.md, "Time step") */
+#define COURANT 1.0f               /* dt <= COURANT l0 / u_max (docs/sim-notes.md, "Time step") */
 #define SUB_HYST 0.85f             /* fewer sub-steps only where they hold at SUB_HYST x the limits (hysteresis) */
 #define SUB_DWELL 30               /* ... for this many calls in a row */
 #define FORCE_LIMIT 0.25f          /* dt <= FORCE_LIMIT sqrt(l0 / |g|): the force condition (Morris, Fox & Zhu 1997) */
@@ -30,13 +30,18 @@
 #define NN_STRIDE (NN_MAX + LANES) /* ... stored this far apart: a pass in whole vectors may write past the last */
 #define WALL_BUF 1024              /* wall particles within h of a particle, at most (list_task) */
 #define WALL_PIECE 256             /* ... scanned at most this many candidates at a time */
-#define NEAR 3.1f                  /* 2.1 l0 at r* lies within 3.1 l0 at r^n: a sub-step moves a pair < 2 COURANT l0 */
-#define CLOSE 1.5f                 /* COLLIDE_DIST at r* lies within COLLIDE_DIST + 2 COURANT l0 at r^n */
-#define NC_MAX 48                  /* pairs within CLOSE l0 kept per particle (the lattice has 6, and walls add some) */
-#define WALL_LAYERS 2              /* layers of wall particles (docs/sim-notes.md, "Walls") */
-#define NNZ_PER_ROW 64             /* matrix room per row, on average (~33 at rest) */
-#define RMIN 0.3f  /* w(r) is evaluated at r >= RMIN l0: one close pair adds at most re/RMIN - 1 (6) to n */
-#define RAIL 0.25f /* l0: how close to a face of the box a centre may come */
+/* The lists at r^n hold every pair that a sub-step's r* brings within 2.1 l0 (NEAR) or COLLIDE_DIST (CLOSE) while
+ * no pair's separation changes by more than REACH l0 in it; reach_ok checks that, and a sub-step that fails it is
+ * cut in two (docs/sim-notes.md, "Time step") */
+#define NEAR 3.1f
+#define CLOSE 1.5f
+#define REACH 1.0f
+#define REACH_CUTS 4   /* a sub-step is cut in two at most this many times in a row; past that it is taken */
+#define NC_MAX 48      /* pairs within CLOSE l0 kept per particle (the lattice has 6, and walls add some) */
+#define WALL_LAYERS 2  /* layers of wall particles (docs/sim-notes.md, "Walls") */
+#define NNZ_PER_ROW 64 /* matrix room per row, on average (~33 at rest) */
+#define RMIN 0.3f      /* w(r) is evaluated at r >= RMIN l0: one close pair adds at most re/RMIN - 1 (6) to n */
+#define RAIL 0.25f     /* l0: how close to a face of the box a centre may come */
 /* cells of its field: how close to a mesh obstacle's surface a centre may come.  The field is trilinear between
  * exact samples of a distance, so it reads a point farther out than it is by at most the mean distance to its
  * cell's corners (sqrt(3) / 2 of a cell, at the centre); at an axis-aligned convex corner by 3/8.  Near a
@@ -93,6 +98,11 @@ typedef struct mps_state {
     float *press;      /* pressure, Pa */
     int32_t *row;      /* unknown of particle i, or -1 (free surface) */
     float *rho;        /* per particle this sub-step */
+    float *ux0, *uy0, *uz0; /* u^n, from the list pass: a sub-step cut in two starts again from it (and p.px: r^n) */
+    /* reach_ok's displacement bounds: per block of 2 x 2 x 2 grid cells, the least and the most of each
+     * component (6 floats), then the same over the blocks within REACH_BLOCKS; two sets of reach_cap blocks */
+    float *reach;
+    long reach_cap;
     /* walls: WALL_LAYERS layers of fixed particles (mps_walls.c) */
     int nwall, wall_cap;
     float *wx, *wy, *wz;
@@ -127,6 +137,11 @@ typedef struct mps_state {
     /* the last call's sub-step count and the calls in a row that fewer would have done (substep_count; kept
      * across steps and in snapshots) */
     int substeps, calm;
+    int taken;                   /* the sub-steps the last call took (substeps, and more where one was cut in two) */
+    uint64_t cuts;               /* sub-steps cut in two (reach_ok), over the world's life */
+    uint64_t overrun;            /* sub-steps taken after REACH_CUTS cuts without passing reach_ok */
+    bool check_lists, unchecked; /* fs__mps_check_lists (sim_testing.h): for tests */
+    uint64_t missed;
     /* diagnostics */
     int unknowns, surface, shrunk; /* shrunk: solves skipped for want of matrix room */
     float dt_sub;
@@ -214,6 +229,8 @@ typedef struct ctx {
     float grad_k;  /* d / n0, Eq. 5 */
     float gmag;    /* |g| */
     int rows;      /* the unknowns of this sub-step's solve (mps_pressure.c) */
+    float reach;   /* how far a pair's separation may change in a sub-step with the lists still whole (reach_ok) */
+    int max_cuts;  /* how many more times this sub-step may be cut in two */
     uint64_t bad[FS_MAX_WORKERS], clamped[FS_MAX_WORKERS], full[FS_MAX_WORKERS];
 } ctx;
 

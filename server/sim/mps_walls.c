@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "mps_internal.h"
+#include "obstacles.h"
 #include "sim_util.h"
 
 /* ---- the rest-lattice constants of Eq. 5-8 ---------------------------------- */
@@ -264,15 +265,24 @@ uint64_t fs__mps_rails(const fs_world *w, const mps_state *s, fs_vec3 lo, fs_vec
     uint64_t clamped = 0;
     for (int o = 0; o < w->nobstacles; o++) {
         /* a mesh obstacle: out to MESH_RAIL cells of its field from its surface along the field's gradient, the
-         * normal velocity into it taken off */
+         * normal velocity into it taken off.  Against a wall of the box the normal loses its part out through
+         * the wall, and a centre nearest to a face lying on the floor goes out by the nearest other face
+         * (fs__obstacle_normal_in_box): sent down through that face, the floor's rail below put it straight
+         * back in, and water sliding along the floor went through SPHERIC's box */
         const fs_sdf *f = &w->obstacles[o].sdf;
         const float margin = MESH_RAIL * f->cell;
-        float phi, g[3];
+        float phi, g[3], nn[3], depth;
+        bool lifted;
         if (!fs__sdf_sample(f, x[0], x[1], x[2], &phi, g) || phi >= margin) continue;
-        const float gl = sqrtf(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
-        if (!(gl > 1e-6f)) continue; /* a ridge of the field: no direction out */
-        const float nn[3] = {g[0] / gl, g[1] / gl, g[2] / gl}, vn = v[0] * nn[0] + v[1] * nn[1] + v[2] * nn[2];
-        for (int a = 0; a < 3; a++) x[a] += (margin - phi) * nn[a], v[a] -= vn < 0 ? vn * nn[a] : 0.0f;
+        if (!fs__obstacle_normal_in_box(w, f, x, margin, phi, g, nn, &depth, &lifted))
+            continue; /* a ridge of the field: no direction out */
+        float far = margin - depth;
+        if (!lifted) { /* along the wall as far as reaches the margin along the field */
+            const float gl = sqrtf(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
+            far /= fmaxf((nn[0] * g[0] + nn[1] * g[1] + nn[2] * g[2]) / gl, 0.25f);
+        }
+        const float vn = v[0] * nn[0] + v[1] * nn[1] + v[2] * nn[2];
+        for (int a = 0; a < 3; a++) x[a] += far * nn[a], v[a] -= vn < 0 ? vn * nn[a] : 0.0f;
         clamped++;
     }
     for (int o = 0; o < s->nobst; o++) {

@@ -266,19 +266,9 @@ static bool in_box_dir(const fs_world *w, const float x[3], float R, const float
     return true;
 }
 
-/* The unit normal out of obstacle s at x (field gradient g, value phi),
- * kept inside the box, and *depth, the field's value it goes with: an
- * obstacle standing on the floor has a face and edges there whose field
- * points into the floor, and the floor's clamp would put a centre sent
- * that way straight back inside.  Against a wall, the normal loses its
- * part out through the wall; if nothing is left (a centre inside, nearest
- * to the face on the floor), the field is read again farther from that
- * wall (the centre's depth plus R, doubled up to three times) until the
- * nearest face is another: the normal and the value there (the depth
- * under that face, which the lift along it does not change), and *lifted
- * (when given) says so.  False when no way out is found. */
-static bool normal_in_box(const fs_world *w, const fs_sdf *s, const float x[3], float R, float phi, const float g[3],
-                          float n[3], float *depth, bool *lifted) {
+/* obstacles.h */
+bool fs__obstacle_normal_in_box(const fs_world *w, const fs_sdf *s, const float x[3], float R, float phi,
+                                const float g[3], float n[3], float *depth, bool *lifted) {
     *depth = phi;
     if (lifted) *lifted = false;
     if (!(g[0] * g[0] + g[1] * g[1] + g[2] * g[2] > 1e-12f)) return false;
@@ -329,7 +319,7 @@ bool fs__obstacles_particle(const fs_world *w, float R, float mu, float stick_d,
             float ge[3], pe, ne[3];
             if (fs__sdf_sample(s, xe[0], xe[1], xe[2], &pe, ge)) {
                 float de;
-                if (normal_in_box(w, s, xe, R, pe, ge, ne, &de, NULL)) {
+                if (fs__obstacle_normal_in_box(w, s, xe, R, pe, ge, ne, &de, NULL)) {
                     const float vn = v[0] * ne[0] + v[1] * ne[1] + v[2] * ne[2];
                     for (int q = 0; q < 3; q++) {
                         const float dv = vn < 0 ? -(vn * ne[q] + mu * (v[q] - vn * ne[q])) : 0.0f;
@@ -342,7 +332,7 @@ bool fs__obstacles_particle(const fs_world *w, float R, float mu, float stick_d,
         if (!entered) {
             if (d >= stick_d && d >= 0.0f) continue; /* far (or off the grid) */
             float n[3], dn;
-            if (!normal_in_box(w, s, x, R, phi, g, n, &dn, NULL))
+            if (!fs__obstacle_normal_in_box(w, s, x, R, phi, g, n, &dn, NULL))
                 continue; /* no way out (a ridge of the field): the next step's */
             const float vn = v[0] * n[0] + v[1] * n[1] + v[2] * n[2];
             float dv[3] = {0, 0, 0};
@@ -362,7 +352,7 @@ bool fs__obstacles_particle(const fs_world *w, float R, float mu, float stick_d,
         float n[3], dep;
         bool lifted;
         if (fs__sdf_sample(s, x[0], x[1], x[2], &phi, g) && phi < R &&
-            normal_in_box(w, s, x, R, phi, g, n, &dep, &lifted)) {
+            fs__obstacle_normal_in_box(w, s, x, R, phi, g, n, &dep, &lifted)) {
             /* along the field's normal, as far as reaches R; against a wall,
              * along the wall, as far as reaches R past the face found */
             float far = R - dep;

@@ -24,4 +24,19 @@ void fs__obstacles_clear(fs_world *w);
 bool fs__obstacles_particle(const fs_world *w, float R, float mu, float stick_d, float stick_k, float dt, float x[3],
                             float v[3], float moved[3]);
 
+/* The unit normal out of obstacle s at x (field gradient g, value phi),
+ * kept inside the box, and *depth, the field's value it goes with: an
+ * obstacle standing on the floor has a face and edges there whose field
+ * points into the floor, and the floor's clamp would put a centre sent
+ * that way straight back inside.  Against a wall (x within R of w->lo or
+ * w->hi), the normal loses its part out through the wall; if nothing is
+ * left (a centre inside, nearest to the face on the floor), the field is
+ * read again farther from that wall (the centre's depth plus R, doubled up
+ * to three times) until the nearest face is another: the normal and the
+ * value there (the depth under that face, which the lift along it does not
+ * change), and *lifted (when given) says so.  False when no way out is
+ * found.  Also the MPS solver's mesh rail (mps_walls.c). */
+bool fs__obstacle_normal_in_box(const fs_world *w, const fs_sdf *s, const float x[3], float R, float phi,
+                                const float g[3], float n[3], float *depth, bool *lifted);
+
 #endif

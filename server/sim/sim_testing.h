@@ -5,7 +5,8 @@
  *   fs_csr, fs_pcg and their functions  (test_sparse)
  *   fs__unified_*  the unified solver's knobs and diagnostics (test_unified, bench_sim)
  *   fs__scan_point, fs__pack_lt  the packing scans (test_kernels)
- *   fs__mps_blocks_valid  the MPS rows' order for the two-thread sweeps (test_mps) */
+ *   fs__mps_blocks_valid  the MPS rows' order for the two-thread sweeps (test_mps)
+ *   fs__mps_check_lists  the MPS lists checked against brute force (test_mps) */
 #ifndef SIM_TESTING_H
 #define SIM_TESTING_H
 
@@ -16,5 +17,12 @@
 
 /* mps_pressure.c (also in mps_internal.h) */
 bool fs__mps_blocks_valid(const fs_world *w);
+
+/* mps.c: from now on every sub-step of an MPS world compares its lists with
+ * every particle and wall particle within r_e of each particle at r* (after
+ * the collisions), by brute force, and counts the pairs they miss; with
+ * unchecked, the sub-steps are no longer cut for the lists' reach (the check
+ * this verifies).  Returns the pairs missed so far (0 for another solver). */
+uint64_t fs__mps_check_lists(fs_world *w, bool on, bool unchecked);
 
 #endif

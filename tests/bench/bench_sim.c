@@ -367,7 +367,7 @@ static void run_mps(int n, int threads, int warm, int steps) {
         fs_mps_info in;
         fs_world_mps_info(w, &in);
         for (int k = 0; k < FS_PHASE_COUNT; k++) ph[k] += st.phase_ms[k];
-        subs += in.substeps, its += st.solver_iterations, unk += in.unknowns;
+        subs += in.taken, its += st.solver_iterations, unk += in.unknowns;
         walls = in.walls;
     }
     double wall = now_ms() - t0, sim = steps * (double)fs_world_dt(w);
