@@ -4,12 +4,14 @@
 // frame (a browser attached); after 3 s, /api/stats once a second for 10 s.
 // Prints the realtime ratio (mean, least, most) and the step time.
 // FLUID_SERVER picks the binary (the previous commit's, for a same-run ratio);
-// BENCH_THREADS sets --threads (default: the server's own, one per core).
+// BENCH_THREADS sets --threads (default: the server's own, one per core);
+// BENCH_PARTICLES the scene's size (--particles; default: the scene's own).
 import { loadavg } from 'node:os';
 import { startServer, stopAll, connect, get, sleep, SERVER } from '../server/lib.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS || 10);
-const s = await startServer(['--scene', 'mps_dam_break', '--step-budget', '0', ...(process.env.BENCH_THREADS ? ['--threads', process.env.BENCH_THREADS] : [])]);
+const s = await startServer(['--scene', 'mps_dam_break', '--step-budget', '0', ...(process.env.BENCH_THREADS ? ['--threads', process.env.BENCH_THREADS] : []),
+  ...(process.env.BENCH_PARTICLES ? ['--particles', process.env.BENCH_PARTICLES] : [])]);
 const c = await connect(s);
 let frames = 0;
 c.onMessage = () => { frames++; };
