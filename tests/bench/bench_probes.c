@@ -61,9 +61,7 @@ static result run(fs_solver s, int threads, int n, int warm, int steps) {
         fs_stats st;
         fs_world_stats(w[1], &st);
         fs_mps_info mi;
-        r.subs += s != FS_SOLVER_MPS                            ? st.solver_iterations
-                  : fs_world_mps_info(w[1], &mi) && mi.substeps ? mi.substeps
-                                                                : 1;
+        r.subs += s != FS_SOLVER_MPS ? st.solver_iterations : fs_world_mps_info(w[1], &mi) && mi.taken ? mi.taken : 1;
         double c0 = cpu_ms();
         fs_world_probes_measure(w[1]);
         r.measure += cpu_ms() - c0;
