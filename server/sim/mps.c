@@ -488,13 +488,46 @@ static inline float box_far2(const float *bx, const float d[3]) {
     return e;
 }
 
+/* Whether particle i's lists hold every pair this sub-step needs, exactly: each particle j that may lie
+ * within r_e of it at r^{n+1}* (p.x; after the collisions) is in its near list (within NEAR at r^n, p.px) if
+ * it does, and each within COLLIDE_DIST at r* (w->nx) in its close list (within CLOSE at r^n).  With every
+ * displacement within c->reach, such a j lay within 2 NEAR - r_e <= 1.5 h at r^n: within three grid cells
+ * (h / 2) of i's along each axis, where the particles still are in the r^n grid's order. */
+static bool pairs_kept(const fs_world *w, const mps_state *s, const ctx *c, int i) {
+    const fs_particles *p = &w->p;
+    const int gx = w->gx, gy = w->gy, gz = w->gz, cell = w->cell[i];
+    const int cx = cell % gx, cy = cell / gx % gy, cz = cell / gx / gy, R = 3;
+    const float near2 = c->near2, re2 = s->re_n * s->re_n, cl = CLOSE * s->l0, cl2 = cl * cl, co = COLLIDE_DIST * s->l0,
+                co2 = co * co;
+    for (int z = cz - R; z <= cz + R; z++) {
+        if (z < 0 || z >= gz) continue;
+        for (int y = cy - R; y <= cy + R; y++) {
+            if (y < 0 || y >= gy) continue;
+            const int row = (z * gy + y) * gx, x0 = cx - R > 0 ? cx - R : 0, x1 = cx + R < gx - 1 ? cx + R : gx - 1;
+            for (int j = w->cell_start[row + x0]; j < w->cell_start[row + x1 + 1]; j++) {
+                if (j == i) continue;
+                const float ax = p->px[j] - p->px[i], ay = p->py[j] - p->py[i], az = p->pz[j] - p->pz[i];
+                const float r0 = ax * ax + ay * ay + az * az; /* at r^n */
+                const float bx = p->x[j] - p->x[i], by = p->y[j] - p->y[i], bz = p->z[j] - p->z[i];
+                const float cx2 = w->nx[j] - w->nx[i], cy2 = w->ny[j] - w->ny[i], cz2 = w->nz[j] - w->nz[i];
+                if (r0 >= near2 && bx * bx + by * by + bz * bz < re2) return false;
+                if (r0 >= cl2 && cx2 * cx2 + cy2 * cy2 + cz2 * cz2 < co2) return false;
+            }
+        }
+    }
+    return true;
+}
+
 /* Whether the lists built at r^n hold every pair this sub-step needs: those within r_e (NEAR's list: n*,
  * Eq. 14, Eq. 5) at r^{n+1}* (after the collisions, p.x) and those within COLLIDE_DIST (CLOSE's list) at r*
  * (before them, w->nx).  Both hold while no pair's separation has changed by more than c->reach since r^n
- * (p.px): no particle has moved more than that (the walls stand still), and for each particle the farthest
- * any displacement of the particles within h of it at r^n lies from its own is at most that.  Those
- * particles lie in the 3 x 3 x 3 blocks of 2 x 2 x 2 grid cells (h wide) around its block, so the bound is
- * the box of those blocks' displacements, both r* and r^{n+1}*'s.  Serial: ~0.1 ms at 10k. */
+ * (p.px).  First, no particle has moved more than that (so no wall pair: the walls stand still).  Then a
+ * pair that could end within r_e had moved apart by at most 2 c->reach from it: it lay within
+ * r_e + 2 c->reach = 2 NEAR - r_e < 2 h at r^n, so within the 5 x 5 x 5 blocks of 2 x 2 x 2 grid cells
+ * (h wide) around either's block.  A particle for which the box of the displacements in those blocks (at
+ * r* and at r^{n+1}*) lies within c->reach of its own keeps its pairs; the few that fail this coarse test
+ * (where flows meet) are tested pair by pair (pairs_kept).  Serial; a small part of a sub-step
+ * (docs/sim-notes.md, "Speed"). */
 static bool reach_ok(fs_world *w, mps_state *s, const ctx *c) {
     const fs_particles *p = &w->p;
     const int n = w->n, gx = w->gx, gy = w->gy;
@@ -514,7 +547,7 @@ static bool reach_ok(fs_world *w, mps_state *s, const ctx *c) {
         if (!(m0 <= r2 && m1 <= r2)) return false; /* a wall may have come within reach (or a NaN) */
         box_add(box + 6 * b, d0), box_add(box + 6 * b, d1);
     }
-    /* the boxes over the blocks within one along each axis, one axis at a time (box -> grown -> box -> grown) */
+    /* the boxes over the blocks within two along each axis, one axis at a time (box -> grown -> box -> grown) */
     const long stride[3] = {1, nb[0], (long)nb[0] * nb[1]};
     float *src = box, *dst = grown;
     for (int ax = 0; ax < 3; ax++) {
@@ -522,13 +555,9 @@ static bool reach_ok(fs_world *w, mps_state *s, const ctx *c) {
             const int at = (int)(b / stride[ax] % nb[ax]);
             float *o = dst + 6 * b;
             memcpy(o, src + 6 * b, sizeof(float) * 6);
-            if (at > 0) {
-                const float *q = src + 6 * (b - stride[ax]);
-                for (int a = 0; a < 3; a++)
-                    o[a] = q[a] < o[a] ? q[a] : o[a], o[3 + a] = q[3 + a] > o[3 + a] ? q[3 + a] : o[3 + a];
-            }
-            if (at < nb[ax] - 1) {
-                const float *q = src + 6 * (b + stride[ax]);
+            for (int d = -REACH_BLOCKS; d <= REACH_BLOCKS; d++) {
+                if (!d || at + d < 0 || at + d >= nb[ax]) continue;
+                const float *q = src + 6 * (b + d * stride[ax]);
                 for (int a = 0; a < 3; a++)
                     o[a] = q[a] < o[a] ? q[a] : o[a], o[3 + a] = q[3 + a] > o[3 + a] ? q[3 + a] : o[3 + a];
             }
@@ -541,7 +570,7 @@ static bool reach_ok(fs_world *w, mps_state *s, const ctx *c) {
         const float *bx = src + 6 * (((long)(cz >> 1) * nb[1] + (cy >> 1)) * nb[0] + (cx >> 1));
         const float d0[3] = {w->nx[i] - p->px[i], w->ny[i] - p->py[i], w->nz[i] - p->pz[i]};
         const float d1[3] = {p->x[i] - p->px[i], p->y[i] - p->py[i], p->z[i] - p->pz[i]};
-        if (!(box_far2(bx, d0) <= r2 && box_far2(bx, d1) <= r2)) return false;
+        if (!(box_far2(bx, d0) <= r2 && box_far2(bx, d1) <= r2) && !pairs_kept(w, s, c, i)) return false;
     }
     return true;
 }
@@ -601,16 +630,17 @@ static int substep(fs_world *w, mps_state *s, ctx *c) {
     ph[FS_PHASE_GRID] += fs__now_ms() - t;
 
     int cuts = 0;
-    for (;;) {
+    for (bool relist = false;;) {
         /* Eq. 9-10 */
         t = fs__now_ms();
+        if (relist) fs__run(w, list_task, c, n); /* n* cut the near list to r_e at the failed r*: again from r^n */
         fs__run(w, explicit_task, c, n);
         swap3(&w->p.x, &w->nx), swap3(&w->p.y, &w->ny), swap3(&w->p.z, &w->nz);
         swap3(&w->p.vx, &w->nvx), swap3(&w->p.vy, &w->nvy), swap3(&w->p.vz, &w->nvz);
         fs__run(w, collide_task, c, n);
         swap3(&w->p.x, &w->nx), swap3(&w->p.y, &w->ny), swap3(&w->p.z, &w->nz);
         swap3(&w->p.vx, &w->nvx), swap3(&w->p.vy, &w->nvy), swap3(&w->p.vz, &w->nvz);
-        bool ok = s->unchecked || reach_ok(w, s, c);
+        bool ok = s->unchecked || !c->checked || reach_ok(w, s, c);
         ph[FS_PHASE_VISCOSITY] += fs__now_ms() - t;
         if (ok || cuts == c->max_cuts) {
             if (s->check_lists)
@@ -620,12 +650,15 @@ static int substep(fs_world *w, mps_state *s, ctx *c) {
             /* Eq. 15-17 */
             t = fs__now_ms();
             fs__run(w, correct_task, c, n);
-            ok = ok && (s->unchecked || moved_ok(w, c));
+            ok = ok && (s->unchecked || !c->checked || moved_ok(w, c));
             ph[FS_PHASE_COLLIDE] += fs__now_ms() - t;
             if (ok || cuts == c->max_cuts) {
                 s->overrun += !ok;
                 break;
             }
+            relist = true;
+        } else {
+            relist = false;
         }
         memcpy(w->p.x, w->p.px, fb), memcpy(w->p.y, w->p.py, fb), memcpy(w->p.z, w->p.pz, fb);
         memcpy(w->p.vx, s->ux0, fb), memcpy(w->p.vy, s->uy0, fb), memcpy(w->p.vz, s->uz0, fb);
@@ -665,15 +698,15 @@ static int count_for(float dt, float lim) {
     return fs__floor_clamp(ceilf(dt / lim - 1e-4f), 1, MAX_SUB);
 }
 
-/* The CFL sub-steps of one call: the fewest for which the Courant (with
- * what gravity adds over w->dt), force (Morris, Fox & Zhu 1997, with g),
+/* The CFL sub-steps of one call: the fewest for which the Courant limit
+ * dt u_max <= courant l0 (with what gravity adds over w->dt), force (Morris, Fox & Zhu 1997, with g),
  * viscous and capillary (Brackbill, Kothe & Zemach 1992) limits hold.  The
  * count rises at once, but falls only after SUB_DWELL calls in a row for
  * which the fewer would hold at SUB_HYST times the limits: a count that
  * flips from tick to tick kicks still water, as the pressure that holds a
  * density error scales as 1 / dt^2 (docs/sim-notes.md, "Time step").  The
  * count and the run of calm calls are state (and part of snapshots). */
-static int substep_count(const fs_world *w, mps_state *s, const mconst *mc, float *lim_out) {
+static int substep_count(const fs_world *w, mps_state *s, const mconst *mc, float courant, float *lim_out) {
     float numax = 0;
     const bool *present = mc->present;
     float umax2 = 0;
@@ -693,7 +726,7 @@ static int substep_count(const fs_world *w, mps_state *s, const mconst *mc, floa
     const float l0 = s->l0, gmag = sqrtf(w->dom.gravity.x * w->dom.gravity.x + w->dom.gravity.y * w->dom.gravity.y +
                                          w->dom.gravity.z * w->dom.gravity.z);
     float umax = sqrtf(umax2) + gmag * w->dt;
-    float lim = umax > 0 ? COURANT * l0 / umax : w->dt;
+    float lim = umax > 0 ? courant * l0 / umax : w->dt;
     if (numax > 0 && VISC_LIMIT * l0 * l0 / numax < lim) lim = VISC_LIMIT * l0 * l0 / numax;
     if (cap < lim) lim = cap;
     const float force = gmag > 0 ? FORCE_LIMIT * sqrtf(l0 / gmag) : INFINITY;
@@ -725,14 +758,21 @@ static void mps_step(fs_world *w) {
     memset(&c, 0, sizeof c);
     c.w = w, c.s = s;
     mconst_init(w, &c.m);
-    float lim;
-    const int nsub = substep_count(w, s, &c.m, &lim);
     const float l0 = s->l0;
-    c.dt = w->dt / (float)nsub;
-    c.dt_lim = lim > c.dt ? lim : c.dt;
     c.h2 = w->h * w->h;
     c.near2 = NEAR * l0 * NEAR * l0;
     if (c.near2 > c.h2) c.near2 = c.h2;
+    /* the lists' reach: what their radii leave beyond r_e and COLLIDE_DIST.  Under REACH_MIN (a domain with
+     * h < 2.6 l0: the Clavet scenes' 2.1, switched to this solver) it is not checked, and the sub-steps keep
+     * the Courant number that made the margin of h = 3.1 l0 hold without a check */
+    const float near = sqrtf(c.near2);
+    c.reach = near - s->re_n < (CLOSE - COLLIDE_DIST) * l0 ? near - s->re_n : (CLOSE - COLLIDE_DIST) * l0;
+    c.checked = c.reach >= REACH_MIN * l0;
+    const float courant = c.checked ? fminf(COURANT, c.reach / l0) : COURANT_UNCHECKED;
+    float lim;
+    const int nsub = substep_count(w, s, &c.m, courant, &lim);
+    c.dt = w->dt / (float)nsub;
+    c.dt_lim = lim > c.dt ? lim : c.dt;
     c.close2 = CLOSE * l0 * CLOSE * l0;
     c.rmin = RMIN * l0;
     c.lap_k = 2.0f * 3.0f / (s->lambda * s->n0l); /* Eq. 7, d = 3 */
@@ -742,8 +782,7 @@ static void mps_step(fs_world *w) {
                    w->dom.gravity.z * w->dom.gravity.z);
     s->substeps = nsub;
     s->dt_sub = c.dt;
-    const float nominal = c.dt, near = sqrtf(c.near2);
-    c.reach = near - s->re_n < (CLOSE - COLLIDE_DIST) * l0 ? near - s->re_n : (CLOSE - COLLIDE_DIST) * l0;
+    const float nominal = c.dt;
     double acc[FS_PHASE_COUNT] = {0};
     /* the call in nsub * div pieces of nominal / div, done of them taken: a cut sub-step makes the rest of the
      * call's pieces that short too (a flow that outran its lists once in a call does again) */

@@ -36,12 +36,15 @@
 #define NEAR 3.1f
 #define CLOSE 1.5f
 #define REACH 1.0f
-#define REACH_CUTS 4   /* a sub-step is cut in two at most this many times in a row; past that it is taken */
-#define NC_MAX 48      /* pairs within CLOSE l0 kept per particle (the lattice has 6, and walls add some) */
-#define WALL_LAYERS 2  /* layers of wall particles (docs/sim-notes.md, "Walls") */
-#define NNZ_PER_ROW 64 /* matrix room per row, on average (~33 at rest) */
-#define RMIN 0.3f      /* w(r) is evaluated at r >= RMIN l0: one close pair adds at most re/RMIN - 1 (6) to n */
-#define RAIL 0.25f     /* l0: how close to a face of the box a centre may come */
+#define REACH_MIN 0.5f         /* l0: a smaller reach (h < 2.6 l0) is not checked ... */
+#define COURANT_UNCHECKED 0.5f /* ... and the sub-steps keep this Courant number */
+#define REACH_BLOCKS 2         /* reach_ok compares displacements over this many blocks (h wide) either way */
+#define REACH_CUTS 4           /* a sub-step is cut in two at most this many times in a row; past that it is taken */
+#define NC_MAX 48              /* pairs within CLOSE l0 kept per particle (the lattice has 6, and walls add some) */
+#define WALL_LAYERS 2          /* layers of wall particles (docs/sim-notes.md, "Walls") */
+#define NNZ_PER_ROW 64         /* matrix room per row, on average (~33 at rest) */
+#define RMIN 0.3f              /* w(r) is evaluated at r >= RMIN l0: one close pair adds at most re/RMIN - 1 (6) to n */
+#define RAIL 0.25f             /* l0: how close to a face of the box a centre may come */
 /* cells of its field: how close to a mesh obstacle's surface a centre may come.  The field is trilinear between
  * exact samples of a distance, so it reads a point farther out than it is by at most the mean distance to its
  * cell's corners (sqrt(3) / 2 of a cell, at the centre); at an axis-aligned convex corner by 3/8.  Near a
@@ -230,6 +233,7 @@ typedef struct ctx {
     float gmag;    /* |g| */
     int rows;      /* the unknowns of this sub-step's solve (mps_pressure.c) */
     float reach;   /* how far a pair's separation may change in a sub-step with the lists still whole (reach_ok) */
+    bool checked;  /* reach_ok and moved_ok apply (reach >= REACH_MIN l0) */
     int max_cuts;  /* how many more times this sub-step may be cut in two */
     uint64_t bad[FS_MAX_WORKERS], clamped[FS_MAX_WORKERS], full[FS_MAX_WORKERS];
 } ctx;

@@ -285,13 +285,21 @@ uint64_t fs__mps_rails(const fs_world *w, const mps_state *s, fs_vec3 lo, fs_vec
         for (int a = 0; a < 3; a++) x[a] += far * nn[a], v[a] -= vn < 0 ? vn * nn[a] : 0.0f;
         clamped++;
     }
+    const float bl[3] = {lo.x, lo.y, lo.z}, bh[3] = {hi.x, hi.y, hi.z};
     for (int o = 0; o < s->nobst; o++) {
         const fs_vec3 a = s->obst[o].lo, bb = s->obst[o].hi;
         if (x[0] <= a.x || x[0] >= bb.x || x[1] <= a.y || x[1] >= bb.y || x[2] <= a.z || x[2] >= bb.z) continue;
         const float d[6] = {x[0] - a.x, bb.x - x[0], x[1] - a.y, bb.y - x[1], x[2] - a.z, bb.z - x[2]};
-        int f = 0;
-        for (int q = 1; q < 6; q++)
-            if (d[q] < d[f]) f = q;
+        const float fa[6] = {a.x, bb.x, a.y, bb.y, a.z, bb.z};
+        /* out by the nearest face that does not lie on a wall of the box (or beyond where centres may be):
+         * sent out through the face on the floor, the floor's rail below put it straight back in (as the mesh
+         * obstacles' normal, above) */
+        int f = -1;
+        for (int q = 0; q < 6; q++) {
+            const bool walled = q % 2 ? fa[q] >= bh[q / 2] : fa[q] <= bl[q / 2];
+            if (!walled && (f < 0 || d[q] < d[f])) f = q;
+        }
+        if (f < 0) continue; /* an obstacle that fills the box */
         int ax = f / 2;
         float sg = f % 2 ? 1.0f : -1.0f; /* outward normal along ax */
         x[ax] += sg * d[f];
