@@ -789,7 +789,8 @@ void test_mps_determinism(void) {
  * the fronts close by 2 l0 in a sub-step.  Every sub-step's lists are
  * compared with every particle and wall particle within r_e at r* by brute
  * force: without the check they miss pairs, with it none (sub-steps cut in
- * two, none taken past the lists); the same in the dam break. */
+ * two, none taken past the lists); the same in the dam break.  A domain
+ * whose h leaves the lists no margin is not checked (none is cut). */
 static uint64_t head_on(bool unchecked, uint64_t *cuts, uint64_t *overruns, int *taken) {
     fs_pool *pool;
     fs_world *w = mps_world(4000, 2, &pool);
@@ -853,5 +854,28 @@ void test_mps_reach(void) {
            (unsigned long long)miss);
     CHECK(miss == 0 && in.overruns == 0, "%llu pairs missing, %llu overruns", (unsigned long long)miss,
           (unsigned long long)in.overruns);
+    drop(w, pool);
+
+    /* a Clavet scene switched to MPS keeps its h = 2.1 l0: its lists have no margin beyond r_e, so nothing is
+     * checked and the sub-steps keep Courant 0.5 (checked, every sub-step was cut four times over) */
+    fs_world_def d = fs_default_world_def();
+    d.capacity = 6000;
+    pool = fs_pool_create(2);
+    d.worker_count = 2, d.parallel_for = fs_pool_parallel_for, d.task_user = pool;
+    w = fs_world_create(&d);
+    CHECK(fs_world_load_scene(w, "dam_break", 3000, &err) == FS_OK, "load: %s", err.msg);
+    CHECK(fs_world_set_solver(w, FS_SOLVER_MPS, &err) == FS_OK, "set_solver: %s", err.msg);
+    const fs_domain dom = fs_world_domain(w);
+    int taken = 0, planned = 0;
+    for (int t = 0; t < 30; t++) {
+        fs_world_step(w);
+        fs_world_mps_info(w, &in);
+        taken += in.taken, planned += in.substeps;
+    }
+    REPORT("dam_break switched to mps (h = %.1f l0), 30 calls: %d sub-steps taken, %d planned, %llu cut in two",
+           dom.h / dom.spacing, taken, planned, (unsigned long long)in.cuts);
+    CHECK(taken == planned && in.cuts == 0, "%d sub-steps taken of %d planned, %llu cuts", taken, planned,
+          (unsigned long long)in.cuts);
+    CHECK(finite_inside(w), "a particle left the box or is not finite");
     drop(w, pool);
 }
