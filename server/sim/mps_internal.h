@@ -31,11 +31,10 @@
 #define WALL_BUF 1024              /* wall particles within h of a particle, at most (list_task) */
 #define WALL_PIECE 256             /* ... scanned at most this many candidates at a time */
 /* The lists at r^n hold every pair that a sub-step's r* brings within 2.1 l0 (NEAR) or COLLIDE_DIST (CLOSE) while
- * no pair's separation changes by more than REACH l0 in it; reach_ok checks that, and a sub-step that fails it is
- * cut in two (docs/sim-notes.md, "Time step") */
+ * no pair's separation changes by more than their reach, NEAR - 2.1 = CLOSE - COLLIDE_DIST = 1.0 l0, in it;
+ * reach_ok checks that, and a sub-step that fails it is cut in two (docs/sim-notes.md, "Time step") */
 #define NEAR 3.1f
 #define CLOSE 1.5f
-#define REACH 1.0f
 #define REACH_MIN 0.5f         /* l0: a smaller reach (h < 2.6 l0) is not checked ... */
 #define COURANT_UNCHECKED 0.5f /* ... and the sub-steps keep this Courant number */
 #define REACH_BLOCKS 2         /* reach_ok compares displacements over this many blocks (h wide) either way */
@@ -142,7 +141,7 @@ typedef struct mps_state {
     int substeps, calm;
     int taken;                   /* the sub-steps the last call took (substeps, and more where one was cut in two) */
     uint64_t cuts;               /* sub-steps cut in two (reach_ok), over the world's life */
-    uint64_t overrun;            /* sub-steps taken after REACH_CUTS cuts without passing reach_ok */
+    uint64_t overrun;            /* sub-steps taken after REACH_CUTS cuts without passing reach_ok and moved_ok */
     bool check_lists, unchecked; /* fs__mps_check_lists (sim_testing.h): for tests */
     uint64_t missed;
     /* diagnostics */
