@@ -499,10 +499,11 @@ static bool pairs_kept(const fs_world *w, const mps_state *s, const ctx *c, int 
     return true;
 }
 
-/* Whether the lists built at r^n hold every pair this sub-step needs: those within r_e (NEAR's list: n*,
- * Eq. 14, Eq. 5) at r^{n+1}* (after the collisions, p.x) and those within COLLIDE_DIST (CLOSE's list) at r*
- * (before them, w->nx).  Both hold while no pair's separation has changed by more than c->reach since r^n
- * (p.px).  First, no particle has moved more than that (so no wall pair: the walls stand still).  Then a
+/* Whether the lists built at r^n hold every fluid pair this sub-step needs (the walls are found where they are
+ * used: wall_scan): those within r_e (NEAR's list: n*, Eq. 14, Eq. 5) at r^{n+1}* (after the collisions, p.x)
+ * and those within COLLIDE_DIST (CLOSE's list) at r* (before them, w->nx).  Both hold while no pair's
+ * separation has changed by more than c->reach since r^n (p.px).  First, no particle has moved more than that
+ * (the Courant number's bound, and what keeps a particle off a thin obstacle's far side).  Then a
  * pair that could end within r_e had moved apart by at most 2 c->reach from it: it lay within
  * r_e + 2 c->reach = 2 NEAR - r_e < 2 h at r^n, so within the 5 x 5 x 5 blocks of 2 x 2 x 2 grid cells
  * (h wide) around either's block.  A particle for which the box of the displacements in those blocks (at
