@@ -132,18 +132,19 @@ static inline float *scr_r2(const fs_world *w, int worker) {
     return w->scr_r2 + (size_t)worker * ((size_t)w->cap + FS_SCR_PAD);
 }
 
-/* Neighbour lists at r^n: the fluid within NEAR l0 and CLOSE l0 (the world
- * grid's scan within h); also saves r^n and u^n, and sums from the scan's
- * distances and those of the walls within h (the wall grid) Eq. 7's viscosity
- * (nu lap u, the first-layer walls at rest), n at r^n, Eq. 21's heat exchange
- * and, with surface tension, Appendix A's counts (Eq. 34).  The walls are not
- * listed: they stand still, and the passes at r* find them there (wall_scan). */
+/* Neighbour lists at r^n: fluid within h (the world grid), then walls within
+ * h (the wall grid); also saves r^n and u^n, sums Eq. 7's viscosity (nu lap u, the
+ * first-layer walls at rest) and Eq. 21's heat exchange and, with
+ * surface tension, Appendix A's counts (Eq. 34) and n at r^n for its
+ * surface test, from the same distances. */
 FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
     MPS_TASK(vctx, worker);
     fs_particles *p = &w->p;
     const float *X = p->x, *Y = p->y, *Z = p->z, h2 = c->h2, inv_h = w->inv_h;
     const float rst2 = s->re_st * s->re_st, rel = s->re_l;
+    const float *WX = s->wx, *WY = s->wy, *WZ = s->wz; /* locals: the lists' stores cannot alias them */
     const uint8_t *WL = s->wlayer;
+    const int cap = w->cap;
     int32_t *J = scr_j(w, worker);
     float *R2 = scr_r2(w, worker);
     fs_ranges r = {.cell = -1, .cyz = -1};
@@ -218,12 +219,21 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         memcpy(NL, nl, sizeof(int32_t) * (size_t)mn);
         const float n1 = lanes_sum(n18);
         s->nn_f[i] = (int16_t)mn;
-        /* the walls within h at r^n: the first layer's part of Eq. 7 and both layers' of n.  They are not listed:
-         * the passes at r* find the walls there (wall_scan), which stand still */
+        /* walls: the first layer within h (Eq. 7), both within NEAR (n, Eq. 5, 14) */
+        int32_t cb[25], ce[25];
+        const int nc = wall_rows(s, X[i], Y[i], Z[i], h2, cb, ce);
+        const int mn0 = mn;
         const float xi = X[i], yi = Y[i], zi = Z[i];
+        /* the wall particles within h (in pieces that fit the buffers), then the two lists from them without
+         * branches; each list keeps one slot spare for the last write */
         int32_t wj[WALL_BUF + FS_SCAN_PAD];
         float wr2[WALL_BUF + FS_SCAN_PAD];
-        const int nw = wall_scan(s, xi, yi, zi, h2, wj, wr2);
+        int nw = 0;
+        for (int g = 0; g < nc; g++)
+            for (int b0 = cb[g]; b0 < ce[g] && nw + WALL_PIECE <= WALL_BUF; b0 += WALL_PIECE) {
+                const int e0 = ce[g] - b0 > WALL_PIECE ? b0 + WALL_PIECE : ce[g];
+                nw += fs__scan_point(WX, WY, WZ, &b0, &e0, 1, xi, yi, zi, h2, wj + nw, wr2 + nw);
+            }
         /* the first-layer walls within h: velocity 0 (no-slip); n of both layers */
         for (int l = 0; l < LANES; l++) wj[nw + l] = 0, wr2[nw + l] = h2;
         for (int tb = 0; tb < nw; tb += LANES) {
@@ -238,13 +248,26 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         }
         const float k = nui * c->lap_k; /* Eq. 7 times nu */
         s->lx[i] = k * lanes_sum(ax8), s->ly[i] = k * lanes_sum(ay8), s->lz[i] = k * lanes_sum(az8);
+        /* the walls within NEAR (all of them when NEAR >= h) after the fluid, as many as the list has room for */
+        int32_t wjb[WALL_BUF + FS_SCAN_PAD];
+        float wr2b[WALL_BUF + FS_SCAN_PAD];
+        const int nwn = all ? nw : fs__pack_lt(wj, wr2, nw, near2, wjb, wr2b);
+        const int32_t *wjn = all ? wj : wjb;
+        const float *wr2n = all ? wr2 : wr2b;
+        const int take = nwn < NN_MAX - 1 - mn0 ? nwn : NN_MAX - 1 - mn0;
+        full |= take < nwn;
+        for (int t = 0; t < take; t++) NL[mn0 + t] = cap + wjn[t];
+        mn = mn0 + take;
         s->nrn[i] = lanes_sum(nr8); /* n at r^n, walls included */
         if (tens) s->nst1[i] = n1;
         s->nn_t[i] = (int16_t)mn;
         /* the close list: the near list's pairs within CLOSE l0, in its order, packed without branches */
         int32_t cl[NN_MAX + FS_SCAN_PAD];
         float cr2[NN_MAX + FS_SCAN_PAD];
-        const int ncl = fs__pack_lt(nl, nr2, mn, c->close2, cl, cr2);
+        int ncl = fs__pack_lt(nl, nr2, mn0, c->close2, cl, cr2);
+        const int ncw = fs__pack_lt(wjn, wr2n, take, c->close2, cl + ncl, cr2 + ncl);
+        for (int t = ncl; t < ncl + ncw; t++) cl[t] += cap;
+        ncl += ncw;
         const bool fits = ncl <= NC_MAX;
         if (fits) memcpy(s->nc + (size_t)i * NC_MAX, cl, sizeof(int32_t) * (size_t)ncl);
         s->nc_n[i] = (int16_t)(fits ? ncl : -1);
@@ -282,25 +305,21 @@ static void collide_task(int b, int e, int worker, void *vctx) {
     const float *X = p->x, *Y = p->y, *Z = p->z, *VX = p->vx, *VY = p->vy, *VZ = p->vz;
     const float rc = COLLIDE_DIST * s->l0, rc2 = rc * rc, dt = c->dt;
     for (int i = b; i < e; i++) {
-        /* the pairs within CLOSE l0 at r^n hold every fluid pair within COLLIDE_DIST now, in the near list's
-         * order; the walls within it are found here (wall_scan) */
+        /* the pairs within CLOSE l0 at r^n hold every pair within COLLIDE_DIST now, in the near list's order */
         const bool close = s->nc_n[i] >= 0;
         const int32_t *L = close ? s->nc + (size_t)i * NC_MAX : s->nn + (size_t)i * NN_STRIDE;
-        const int nl = close ? s->nc_n[i] : s->nn_f[i];
+        const int nl = close ? s->nc_n[i] : s->nn_t[i];
         const float xi = X[i], yi = Y[i], zi = Z[i], ui = VX[i], vi = VY[i], wi = VZ[i], mi = s->rho[i];
-        int32_t wq[WALL_BUF + FS_SCAN_PAD];
-        float wr2[WALL_BUF + FS_SCAN_PAD];
-        const int nw = wall_scan(s, xi, yi, zi, rc2, wq, wr2);
         float ax = 0, ay = 0, az = 0;
-        for (int k = 0; k < nl + nw; k++) {
+        for (int k = 0; k < nl; k++) {
+            int j = L[k];
             float dx, dy, dz, uj = 0, vj = 0, wj = 0, share = 1.0f;
-            if (k < nl) {
-                const int j = L[k];
+            if (j < w->cap) {
                 dx = X[j] - xi, dy = Y[j] - yi, dz = Z[j] - zi;
                 uj = VX[j], vj = VY[j], wj = VZ[j];
                 share = s->rho[j] / (mi + s->rho[j]);
             } else {
-                const int q = wq[k - nl];
+                int q = j - w->cap;
                 dx = s->wx[q] - xi, dy = s->wy[q] - yi, dz = s->wz[q] - zi;
             }
             float r2 = dx * dx + dy * dy + dz * dz;
@@ -499,11 +518,10 @@ static bool pairs_kept(const fs_world *w, const mps_state *s, const ctx *c, int 
     return true;
 }
 
-/* Whether the lists built at r^n hold every fluid pair this sub-step needs (the walls are found where they are
- * used: wall_scan): those within r_e (NEAR's list: n*, Eq. 14, Eq. 5) at r^{n+1}* (after the collisions, p.x)
- * and those within COLLIDE_DIST (CLOSE's list) at r* (before them, w->nx).  Both hold while no pair's
- * separation has changed by more than c->reach since r^n (p.px).  First, no particle has moved more than that
- * (the Courant number's bound, and what keeps a particle off a thin obstacle's far side).  Then a
+/* Whether the lists built at r^n hold every pair this sub-step needs: those within r_e (NEAR's list: n*,
+ * Eq. 14, Eq. 5) at r^{n+1}* (after the collisions, p.x) and those within COLLIDE_DIST (CLOSE's list) at r*
+ * (before them, w->nx).  Both hold while no pair's separation has changed by more than c->reach since r^n
+ * (p.px).  First, no particle has moved more than that (so no wall pair: the walls stand still).  Then a
  * pair that could end within r_e had moved apart by at most 2 c->reach from it: it lay within
  * r_e + 2 c->reach = 2 NEAR - r_e < 2 h at r^n, so within the 5 x 5 x 5 blocks of 2 x 2 x 2 grid cells
  * (h wide) around either's block.  A particle for which the box of the displacements in those blocks (at
@@ -573,18 +591,21 @@ static bool moved_ok(const fs_world *w, const ctx *c) {
     return ok;
 }
 
-/* The fluid pairs within r_e at r^{n+1}* (p.x) that particle i's near list lacks, by brute force
- * (fs__mps_check_lists); the walls are not listed (wall_scan finds them at r*). */
+/* The pairs within r_e at r^{n+1}* (p.x) that particle i's near list lacks, by brute force (fs__mps_check_lists). */
 static uint64_t missed_pairs(const fs_world *w, const mps_state *s, int i) {
     const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z, re2 = s->re_n * s->re_n;
     const int32_t *L = s->nn + (size_t)i * NN_STRIDE;
-    const int nf = s->nn_f[i];
+    const int nt = s->nn_t[i];
     uint64_t m = 0;
-    for (int j = 0; j < w->n; j++) {
-        const float dx = X[j] - X[i], dy = Y[j] - Y[i], dz = Z[j] - Z[i];
-        if (j == i || dx * dx + dy * dy + dz * dz >= re2) continue;
+    for (int j = 0; j < w->n + s->nwall; j++) {
+        if (j == i) continue;
+        const bool wall = j >= w->n;
+        const int q = j - w->n, id = wall ? w->cap + q : j;
+        const float dx = (wall ? s->wx[q] : X[j]) - X[i], dy = (wall ? s->wy[q] : Y[j]) - Y[i],
+                    dz = (wall ? s->wz[q] : Z[j]) - Z[i];
+        if (dx * dx + dy * dy + dz * dz >= re2) continue;
         bool found = false;
-        for (int k = 0; k < nf && !found; k++) found = L[k] == j;
+        for (int k = 0; k < nt && !found; k++) found = L[k] == id;
         m += !found;
     }
     return m;

@@ -87,11 +87,11 @@ typedef struct mps_state {
     float *dT_slot;
     /* per particle, current order, one sub-step */
     float *lx, *ly, *lz; /* Eq. 7's viscous acceleration at r^n, from the list pass */
-    int32_t *nn;         /* [i * NN_STRIDE]: the fluid within NEAR l0 at r^n in the scan's order (n*, collisions,
-                          * surface tension); after nstar_task, those within r_e at r*, then cap + the index of
-                          * each first-layer wall particle within r_e there (Eq. 14, Eq. 5) */
+    int32_t *nn;         /* [i * NN_STRIDE]: the fluid within NEAR l0 at r^n in the scan's order, then cap + wall
+                          * index (both layers, grid order): n, collisions, surface tension; after nstar_task,
+                          * those within r_e at r* (first-layer walls only: Eq. 14, Eq. 5) */
     int16_t *nn_f, *nn_t;
-    int32_t *nc;       /* [i * NC_MAX]: the near list's fluid within CLOSE l0 at r^n, in its order (collisions) */
+    int32_t *nc;       /* [i * NC_MAX]: the near list's pairs within CLOSE l0 at r^n, in its order (collisions) */
     int16_t *nc_n;     /* their count; -1: more than NC_MAX (collide_task then walks the near list) */
     float *nr;         /* [i * NN_STRIDE]: |r*_ij| of those, from nstar_task */
     float *nst, *nst1; /* n* (Eq. 14); n^st1 (Eq. 34) */
@@ -193,21 +193,6 @@ static inline int wall_rows(const mps_state *s, float x, float y, float z, float
         }
     }
     return n;
-}
-
-/* The wall particles within sqrt(r2) <= h of a point, in the walls' order (wall_rows' rows, in pieces that fit
- * the buffers): their indices into wj, their squared distances into wr2, both of WALL_BUF + FS_SCAN_PAD
- * entries; returns how many. */
-static inline int wall_scan(const mps_state *s, float x, float y, float z, float r2, int32_t *wj, float *wr2) {
-    int32_t cb[25], ce[25];
-    const int nc = wall_rows(s, x, y, z, r2, cb, ce);
-    int nw = 0;
-    for (int g = 0; g < nc; g++)
-        for (int b0 = cb[g]; b0 < ce[g] && nw + WALL_PIECE <= WALL_BUF; b0 += WALL_PIECE) {
-            const int e0 = ce[g] - b0 > WALL_PIECE ? b0 + WALL_PIECE : ce[g];
-            nw += fs__scan_point(s->wx, s->wy, s->wz, &b0, &e0, 1, x, y, z, r2, wj + nw, wr2 + nw);
-        }
-    return nw;
 }
 
 /* How far ahead (in particles) a pass over the pair lists asks for the next

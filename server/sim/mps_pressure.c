@@ -76,8 +76,7 @@ FS_SIMD_CLONES static float one_sidedness(const mps_state *s, const ctx *c, int 
     return n > 0 ? sqrtf(sx * sx + sy * sy + sz * sz) / n : 1.0f;
 }
 
-/* n* at r* (Eq. 14's source, Eq. 18's test), over the near list's fluid and
- * the walls of both layers within r_e (wall_scan); then keeps in the near list
+/* n* at r* (Eq. 14's source, Eq. 18's test); then keeps in the near list
  * only the pairs within r_e at r* (first-layer walls only), with |r*_ij|.
  * The near list's pairs are measured squared and cut at r_e^2 first: the
  * square root and Eq. 3's division are taken of the ~33 kept, not the ~125
@@ -86,16 +85,16 @@ FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
     MPS_TASK(vctx, worker);
     const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z, re = s->re_n, re2 = re * re, rmin = c->rmin,
                 surf_thr = BETA * s->n0;
+    const float *WX = s->wx, *WY = s->wy, *WZ = s->wz; /* locals: the stores cannot alias them */
     const int cap = w->cap;
-    uint64_t full = 0;
     for (int i = b; i < e; i++) {
-        if (i + PREFETCH_AHEAD < e) prefetch_list(s, i + PREFETCH_AHEAD, s->nn_f[i + PREFETCH_AHEAD], false);
+        if (i + PREFETCH_AHEAD < e) prefetch_list(s, i + PREFETCH_AHEAD, s->nn_t[i + PREFETCH_AHEAD], false);
         int32_t *L = s->nn + (size_t)i * NN_STRIDE;
         float *R = s->nr + (size_t)i * NN_STRIDE;
         const float xi = X[i], yi = Y[i], zi = Z[i];
-        const int nf = s->nn_f[i];
-        /* |r*_ij|^2 in whole vectors (lanes past the list's end read i itself; their R lie within the stride and
-         * are dropped by the cut) */
+        const int nf = s->nn_f[i], nt = s->nn_t[i];
+        /* |r*_ij|^2 in whole vectors (lanes past the segment's end read i itself or wall 0; their R lie within
+         * the stride and are dropped by the cut) */
         for (int kb = 0; kb < nf; kb += LANES) {
 #pragma omp simd
             for (int l = 0; l < LANES; l++) { /* particles */
@@ -104,17 +103,19 @@ FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
                 R[k] = dx * dx + dy * dy + dz * dz;
             }
         }
-        /* the cut at r_e, in order, without branches; then the walls of both layers within r_e here (they are
-         * not in the lists: wall_scan), as many as the list has room for */
+        for (int kb = nf; kb < nt; kb += LANES) {
+#pragma omp simd
+            for (int l = 0; l < LANES; l++) { /* walls */
+                const int k = kb + l, q = (L[k] - cap) & -(k < nt);
+                const float dx = WX[q] - xi, dy = WY[q] - yi, dz = WZ[q] - zi;
+                R[k] = dx * dx + dy * dy + dz * dz;
+            }
+        }
+        /* the cut at r_e (particles, then the walls of both layers), in order, without branches */
         int32_t cj[NN_STRIDE + FS_SCAN_PAD];
         float cr[NN_STRIDE + FS_SCAN_PAD];
         const int kf = fs__pack_lt(L, R, nf, re2, cj, cr);
-        int32_t wq[WALL_BUF + FS_SCAN_PAD];
-        float wr2[WALL_BUF + FS_SCAN_PAD];
-        const int nw0 = wall_scan(s, xi, yi, zi, re2, wq, wr2), nw = nw0 < NN_MAX - 1 - kf ? nw0 : NN_MAX - 1 - kf;
-        full += nw < nw0;
-        for (int k = 0; k < nw; k++) cj[kf + k] = cap + wq[k], cr[kf + k] = wr2[k];
-        const int kt = kf + nw;
+        const int kt = kf + fs__pack_lt(L + nf, R + nf, nt - nf, re2, cj + kf, cr + kf);
         /* n* = sum w(|r*_ij|) over them, in whole vectors, lane sums added in a fixed order */
         for (int l = 0; l < LANES; l++) cr[kt + l] = re2; /* finite; masked */
         float acc[LANES] = {0};
@@ -139,7 +140,6 @@ FS_SIMD_CLONES static void nstar_task(int b, int e, int worker, void *vctx) {
         for (int k = kf; k < kt; k++) L[k1] = cj[k], R[k1] = cr[k], k1 += s->wlayer[cj[k] - cap] == 1;
         s->nn_f[i] = (int16_t)kf, s->nn_t[i] = (int16_t)k1;
     }
-    c->full[worker] += full;
 }
 
 /* Eq. 18's Dirichlet value.  The paper sets p = 0 at the free-surface
