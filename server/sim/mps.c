@@ -143,7 +143,7 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
     const float *X = p->x, *Y = p->y, *Z = p->z, h2 = c->h2, inv_h = w->inv_h;
     const float rst2 = s->re_st * s->re_st, rel = s->re_l;
     const float *WX = s->wx, *WY = s->wy, *WZ = s->wz; /* locals: the lists' stores cannot alias them */
-    const uint8_t *WL = s->wlayer;
+    const int32_t *WL = s->wlayer;
     const int cap = w->cap;
     int32_t *J = scr_j(w, worker);
     float *R2 = scr_r2(w, worker);
@@ -241,7 +241,8 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
             for (int l = 0; l < LANES; l++) {
                 const int t = tb + l;
                 const float rr = sqrtf(wr2[t]), inv = rr > c->rmin ? 1.0f / rr : inv_rmin;
-                const float wl = t < nw && WL[wj[t]] == 1 && rr < rel ? rel * inv - 1.0f : 0.0f;
+                const bool first = WL[wj[t]] == 1; /* the lanes past nw read wall 0 */
+                const float wl = (t < nw) & first & (rr < rel) ? rel * inv - 1.0f : 0.0f;
                 ax8[l] -= ui * wl, ay8[l] -= vi * wl, az8[l] -= wi * wl;
                 nr8[l] += t < nw && rr < ren ? ren * inv - 1.0f : 0.0f;
             }

@@ -108,7 +108,8 @@ typedef struct mps_state {
     /* walls: WALL_LAYERS layers of fixed particles (mps_walls.c) */
     int nwall, wall_cap;
     float *wx, *wy, *wz;
-    uint8_t *wlayer; /* 1: the first layer (Eq. 5, 7, no-slip), 2: a dummy (n only) */
+    int32_t *wlayer; /* 1: the first layer (Eq. 5, 7, no-slip), 2: a dummy (n only); 32 bits: the list pass
+                      * gathers it in whole vectors */
     /* the wall grid: cells of h / 2 over the box grown by WALL_LAYERS l0;
      * the walls are stored in its cell order, cell c holding [wg_start[c], wg_start[c + 1]) */
     float wg_lo[3], wg_inv;

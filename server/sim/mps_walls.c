@@ -60,7 +60,8 @@ static float axis_coord(float lo, float hi, float l0, int m, int k, int *depth) 
 void fs__mps_free_walls(mps_state *s) {
     free(s->wx), free(s->wy), free(s->wz), free(s->wlayer), free(s->wg_start), free(s->wg_near);
     s->wx = s->wy = s->wz = NULL;
-    s->wlayer = s->wg_near = NULL;
+    s->wlayer = NULL;
+    s->wg_near = NULL;
     s->wg_start = NULL;
     s->nwall = s->wall_cap = 0;
 }
@@ -69,7 +70,7 @@ void fs__mps_free_walls(mps_state *s) {
 static void wall_put(mps_state *s, int *n, float x, float y, float z, int layer) {
     if (s->wx) {
         s->wx[*n] = x, s->wy[*n] = y, s->wz[*n] = z;
-        s->wlayer[*n] = (uint8_t)layer;
+        s->wlayer[*n] = layer;
     }
     (*n)++;
 }
@@ -198,7 +199,7 @@ bool fs__mps_build_walls(fs_world *w, mps_state *s) {
         /* FS_SCAN_PAD more positions: fs__scan_point reads whole vectors past a range's end */
         const size_t fb = sizeof(float) * (m + FS_SCAN_PAD);
         s->wx = calloc(1, fb), s->wy = calloc(1, fb), s->wz = calloc(1, fb);
-        s->wlayer = malloc(m);
+        s->wlayer = malloc(sizeof(int32_t) * m);
         if (!s->wx || !s->wy || !s->wz || !s->wlayer) {
             fs__mps_free_walls(s);
             return false;
@@ -225,7 +226,8 @@ bool fs__mps_build_walls(fs_world *w, mps_state *s) {
     s->wg_near = calloc((size_t)cells, 1);
     int32_t *perm = malloc(sizeof(int32_t) * nw);
     float *tmp = malloc(sizeof(float) * nw);
-    uint8_t *tl = malloc(nw), *occ = calloc((size_t)cells, 1);
+    int32_t *tl = malloc(sizeof(int32_t) * nw);
+    uint8_t *occ = calloc((size_t)cells, 1);
     if (!s->wg_start || !s->wg_near || !perm || !tmp || !tl || !occ) {
         free(perm), free(tmp), free(tl), free(occ);
         fs__mps_free_walls(s);
@@ -242,7 +244,7 @@ bool fs__mps_build_walls(fs_world *w, mps_state *s) {
         memcpy(axis[a], tmp, sizeof(float) * (size_t)s->nwall);
     }
     for (int t = 0; t < s->nwall; t++) tl[t] = s->wlayer[perm[t]];
-    memcpy(s->wlayer, tl, (size_t)s->nwall);
+    memcpy(s->wlayer, tl, sizeof(int32_t) * (size_t)s->nwall);
     /* wg_near: the cells with a wall particle within two cells along each axis (wall_rows' reach) */
     for (long c = 0; c < cells; c++) occ[c] = s->wg_start[c + 1] > s->wg_start[c];
     dilate(occ, s->wg_near, s->wg_n);
