@@ -145,6 +145,7 @@ typedef struct mps_state {
     uint64_t overrun;            /* sub-steps taken after REACH_CUTS cuts without passing reach_ok and moved_ok */
     bool check_lists, unchecked; /* fs__mps_check_lists (sim_testing.h): for tests */
     uint64_t missed;
+    uint32_t wall_builds; /* fs__mps_build_walls's builds (fs__mps_wall_builds) */
     /* diagnostics */
     int unknowns, surface, shrunk; /* shrunk: solves skipped for want of matrix room */
     float dt_sub;

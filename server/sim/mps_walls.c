@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "mps_internal.h"
+#include "sim_testing.h"
 #include "obstacles.h"
 #include "sim_util.h"
 
@@ -185,8 +186,9 @@ bool fs__mps_build_walls(fs_world *w, mps_state *s) {
     if (s->re_l > s->h) s->re_l = s->h;
     s->re_st = s->re_l;
     lattice_constants(s);
-    if (s->obst_epoch != w->epoch) s->nobst = 0; /* the world was reset: obstacles went with it */
-    if (s->built_epoch != w->epoch)              /* and so did its particles: no stale warm starts in free slots */
+    if (s->obst_epoch != w->epoch) s->nobst = 0, s->obst_epoch = w->epoch; /* a reset: obstacles went with it */
+    s->wall_builds++;
+    if (s->built_epoch != w->epoch) /* and so did its particles: no stale warm starts in free slots */
         memset(s->p_slot, 0, sizeof(float) * (size_t)w->cap);
     int n = 0;
     float *keep = s->wx;
@@ -255,6 +257,11 @@ bool fs__mps_build_walls(fs_world *w, mps_state *s) {
     s->built_mesh_gen = w->obstacles_gen;
     s->built = true;
     return true;
+}
+
+uint32_t fs__mps_wall_builds(const fs_world *w) {
+    const mps_state *s = w->solver == FS_SOLVER_MPS ? state_of(w) : NULL;
+    return s ? s->wall_builds : 0;
 }
 
 bool fs__mps_walls_current(const fs_world *w, const mps_state *s) {
