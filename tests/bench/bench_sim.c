@@ -371,7 +371,7 @@ static void run_mps(int n, int threads, int warm, int steps) {
         walls = in.walls;
     }
     double wall = now_ms() - t0, sim = steps * (double)fs_world_dt(w);
-    printf("%7d  %d  %10.1f | %6.0f %8.0f %9.0f %6.0f %8.0f | %9.1f  %6.1f | %6d %8.0f\n", fs_world_particle_count(w),
+    printf("%7d  %d  %10.2f | %6.1f %8.1f %9.1f %6.1f %8.1f | %9.2f  %6.1f | %6d %8.0f\n", fs_world_particle_count(w),
            threads, wall * 1e-3 / sim, ph[FS_PHASE_GRID] / steps, ph[FS_PHASE_VISCOSITY] / steps,
            ph[FS_PHASE_ASSEMBLE] / steps, ph[FS_PHASE_SOLVE] / steps, ph[FS_PHASE_COLLIDE] / steps, subs / steps,
            its / steps, walls, unk / steps);
