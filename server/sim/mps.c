@@ -489,6 +489,16 @@ static inline float box_far2(const float *bx, const float d[3]) {
     return e;
 }
 
+/* The block (2 x 2 x 2 cells of the r^n grid) of particle i, and its displacements from r^n (p.px) to r* (w->nx,
+ * into d0) and to r^{n+1}* (p.x; after the collisions, into d1). */
+static inline long block_and_moves(const fs_world *w, const int nb[3], int i, float d0[3], float d1[3]) {
+    const fs_particles *p = &w->p;
+    const int cell = w->cell[i], gx = w->gx, gy = w->gy, cx = cell % gx, cy = cell / gx % gy, cz = cell / gx / gy;
+    d0[0] = w->nx[i] - p->px[i], d0[1] = w->ny[i] - p->py[i], d0[2] = w->nz[i] - p->pz[i];
+    d1[0] = p->x[i] - p->px[i], d1[1] = p->y[i] - p->py[i], d1[2] = p->z[i] - p->pz[i];
+    return ((long)(cz >> 1) * nb[1] + (cy >> 1)) * nb[0] + (cx >> 1);
+}
+
 /* Whether particle i's lists hold every pair this sub-step needs, exactly: each particle j that may lie
  * within r_e of it at r^{n+1}* (p.x; after the collisions) is in its near list (within NEAR at r^n, p.px) if
  * it does, and each within COLLIDE_DIST at r* (w->nx) in its close list (within CLOSE at r^n).  With every
@@ -530,8 +540,7 @@ static bool pairs_kept(const fs_world *w, const mps_state *s, const ctx *c, int 
  * (where flows meet) are tested pair by pair (pairs_kept).  Serial; a small part of a sub-step
  * (docs/sim-notes.md, "Speed"). */
 static bool reach_ok(fs_world *w, mps_state *s, const ctx *c) {
-    const fs_particles *p = &w->p;
-    const int n = w->n, gx = w->gx, gy = w->gy;
+    const int n = w->n;
     int nb[3];
     const long blocks = reach_blocks(w, nb);
     float *box = s->reach, *grown = s->reach + 6 * (size_t)blocks;
@@ -539,10 +548,8 @@ static bool reach_ok(fs_world *w, mps_state *s, const ctx *c) {
     for (long b = 0; b < blocks; b++)
         for (int a = 0; a < 3; a++) box[6 * b + a] = INFINITY, box[6 * b + 3 + a] = -INFINITY;
     for (int i = 0; i < n; i++) {
-        const int cell = w->cell[i], cx = cell % gx, cy = cell / gx % gy, cz = cell / gx / gy;
-        const long b = ((long)(cz >> 1) * nb[1] + (cy >> 1)) * nb[0] + (cx >> 1);
-        const float d0[3] = {w->nx[i] - p->px[i], w->ny[i] - p->py[i], w->nz[i] - p->pz[i]};
-        const float d1[3] = {p->x[i] - p->px[i], p->y[i] - p->py[i], p->z[i] - p->pz[i]};
+        float d0[3], d1[3];
+        const long b = block_and_moves(w, nb, i, d0, d1);
         const float m0 = d0[0] * d0[0] + d0[1] * d0[1] + d0[2] * d0[2],
                     m1 = d1[0] * d1[0] + d1[1] * d1[1] + d1[2] * d1[2];
         if (!(m0 <= r2 && m1 <= r2)) return false; /* a wall may have come within reach (or a NaN) */
@@ -567,10 +574,8 @@ static bool reach_ok(fs_world *w, mps_state *s, const ctx *c) {
         src = dst, dst = t;
     }
     for (int i = 0; i < n; i++) {
-        const int cell = w->cell[i], cx = cell % gx, cy = cell / gx % gy, cz = cell / gx / gy;
-        const float *bx = src + 6 * (((long)(cz >> 1) * nb[1] + (cy >> 1)) * nb[0] + (cx >> 1));
-        const float d0[3] = {w->nx[i] - p->px[i], w->ny[i] - p->py[i], w->nz[i] - p->pz[i]};
-        const float d1[3] = {p->x[i] - p->px[i], p->y[i] - p->py[i], p->z[i] - p->pz[i]};
+        float d0[3], d1[3];
+        const float *bx = src + 6 * block_and_moves(w, nb, i, d0, d1);
         if (!(box_far2(bx, d0) <= r2 && box_far2(bx, d1) <= r2) && !pairs_kept(w, s, c, i)) return false;
     }
     return true;
