@@ -177,6 +177,12 @@ static void dilate(uint8_t *occ, uint8_t *near, const int n[3]) {
     /* three passes: occ -> near -> occ -> near */
 }
 
+/* A reset of the world cleared its box obstacles: forgets them and records the reset (fs__mps_walls_current
+ * compares it), so that they are forgotten once, not on every later call. */
+static void forget_reset_obstacles(const fs_world *w, mps_state *s) {
+    if (s->obst_epoch != w->epoch) s->nobst = 0, s->obst_epoch = w->epoch;
+}
+
 bool fs__mps_build_walls(fs_world *w, mps_state *s) {
     s->l0 = w->dom.spacing;
     s->h = w->h;
@@ -186,7 +192,7 @@ bool fs__mps_build_walls(fs_world *w, mps_state *s) {
     if (s->re_l > s->h) s->re_l = s->h;
     s->re_st = s->re_l;
     lattice_constants(s);
-    if (s->obst_epoch != w->epoch) s->nobst = 0, s->obst_epoch = w->epoch; /* a reset: obstacles went with it */
+    forget_reset_obstacles(w, s);
     s->wall_builds++;
     if (s->built_epoch != w->epoch) /* and so did its particles: no stale warm starts in free slots */
         memset(s->p_slot, 0, sizeof(float) * (size_t)w->cap);
@@ -338,7 +344,7 @@ fs_status fs_world_mps_add_obstacle(fs_world *w, fs_vec3 lo, fs_vec3 hi, fs_erro
         SETERR(err, "obstacle: lo < hi and finite, on every axis");
         return FS_ERR_ARG;
     }
-    if (s->obst_epoch != w->epoch) s->nobst = 0, s->obst_epoch = w->epoch;
+    forget_reset_obstacles(w, s);
     if (s->nobst >= MAX_OBST) {
         SETERR(err, "obstacle: all %d slots in use", MAX_OBST);
         return FS_ERR_FULL;
