@@ -849,7 +849,7 @@ static fs_status mps_state_read(fs_world *w, const void *buf, size_t n, const fs
     if ((hdr[0] != STATE_MAGIC && hdr[0] != STATE_MAGIC1) || n < hlen) goto bad;
     memcpy(hdr, buf, hlen);
     if (hdr[1] > MAX_OBST || hdr[2] != (uint32_t)rc->particles || hdr[3] > (1u << 28) || hdr[4] > MAX_SUB ||
-        hdr[5] >= SUB_DWELL)
+        hdr[5] >= CALM_SAVED_MAX)
         goto bad;
     size_t need = hlen + (size_t)hdr[1] * 24 + (size_t)hdr[2] * 4 + (size_t)hdr[3] * 4;
     why = "length";
@@ -886,7 +886,8 @@ static fs_status mps_state_read(fs_world *w, const void *buf, size_t n, const fs
     refresh(w, s);
     for (int i = 0; i < w->cap; i++) s->p_slot[i] = 0;
     for (uint32_t i = 0; i < hdr[2] && (int)i < w->n; i++) memcpy(&s->p_slot[w->p.slot[i]], b + 4 * i, 4);
-    s->substeps = (int)hdr[4], s->calm = (int)hdr[5];
+    s->substeps = (int)hdr[4];
+    s->calm = hdr[5] < SUB_DWELL ? (int)hdr[5] : SUB_DWELL - 1; /* a longer run (an older build's): the dwell is over */
     return FS_OK;
 bad:
     SETERR(err, "snapshot: the mps section is damaged (%s)", why);

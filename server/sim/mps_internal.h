@@ -19,8 +19,9 @@
 #define RE_LAP 3.1f                /* r_e of the Laplacian, in l0 (capped at h) */
 #define BETA 0.97f                 /* Eq. 18 */
 #define COURANT 1.0f               /* dt <= COURANT l0 / u_max (docs/sim-notes.md, "Time step") */
-#define SUB_HYST 0.85f             /* fewer sub-steps only where they hold at SUB_HYST x the limits (hysteresis) */
-#define SUB_DWELL 30               /* ... for this many calls in a row */
+#define SUB_HYST 0.95f             /* fewer sub-steps only where they hold at SUB_HYST x the limits (hysteresis) */
+#define SUB_DWELL 8                /* ... for this many calls in a row */
+#define CALM_SAVED_MAX 30          /* a snapshot's run of calm calls is below this (the dwell of older builds) */
 #define FORCE_LIMIT 0.25f          /* dt <= FORCE_LIMIT sqrt(l0 / |g|): the force condition (Morris, Fox & Zhu 1997) */
 #define VISC_LIMIT 0.25f           /* dt <= VISC_LIMIT l0^2 / nu_max (explicit Eq. 7 is stable to ~0.5) */
 #define MAX_SUB 200                /* sub-steps per call, at most */

@@ -330,8 +330,8 @@ void test_mps_dam_break(void) {
     enum { MAXS = 400 };
     double T[MAXS], Z[MAXS];
     int ns = 0, maxsub = 0;
-    /* the sub-step count: up at once, down only after 30 calls in a row that fewer would do (mps.c's
-     * substep_count), so it never flips from call to call */
+    /* the sub-step count: up at once, down only after 8 calls in a row that fewer would do (mps.c's
+     * substep_count, SUB_DWELL), so it never flips from call to call */
     int lastsub = 0, since = 0, ups = 0, downs = 0, quick_downs = 0;
     T[ns] = 0, Z[ns++] = 1.0;
     int invalid = 0;
@@ -344,7 +344,7 @@ void test_mps_dam_break(void) {
         since++;
         if (lastsub && in.substeps != lastsub) {
             ups += in.substeps > lastsub, downs += in.substeps < lastsub;
-            quick_downs += in.substeps < lastsub && since < 30;
+            quick_downs += in.substeps < lastsub && since < 8;
             since = 0;
         }
         lastsub = in.substeps;
@@ -407,7 +407,7 @@ void test_mps_dam_break(void) {
            100 * front_error(T, Z, ns, MMT_T, MMT_Z, 10, best, NULL));
     REPORT("speed of the surge dZ/dT over T = %.2f..%.2f: %.3f, Martin & Moyce %.3f (%+.1f%%)", MM_T[2], MM_T[3], slope,
            mm_slope, 100 * (slope - mm_slope) / mm_slope);
-    REPORT("sub-steps per call: %d raises and %d cuts over %d calls, %d cut within 30 calls of a change", ups, downs,
+    REPORT("sub-steps per call: %d raises and %d cuts over %d calls, %d cut within 8 calls of a change", ups, downs,
            ns - 1, quick_downs);
     /* the sanitizer build's column (10 spacings across, 5.7 mm) needs one sub-step of 2 ms throughout: its front
      * stays under Courant 1.0's 2.9 m/s, so only the full build's (20 across) raises the count */
@@ -750,6 +750,26 @@ void test_mps_determinism(void) {
               "a sub-step count of 201 accepted");
         CHECK(fs_world_hash(b) == before, "a refused snapshot changed the world");
         memcpy(buf + at + 16, &sub, 4);
+        /* a calm count up to 29 (what builds with a dwell of 30 calls wrote; mps.c's SUB_DWELL is 8) restores
+         * as a dwell already over, the same world as 7 gives; 30 is refused */
+        uint32_t calm, calm_old = 29, calm_last = 7, calm_bad = 30;
+        memcpy(&calm, buf + at + 20, 4);
+        CHECK(calm < 8, "the section's calm count %u", calm);
+        memcpy(buf + at + 20, &calm_bad, 4);
+        CHECK(fs_world_restore(b, buf, n, &err) != FS_OK && strstr(err.msg, "mps section"),
+              "a calm count of 30 accepted");
+        CHECK(fs_world_hash(b) == before, "a refused snapshot changed the world");
+        uint64_t after[2];
+        for (int k = 0; k < 2; k++) {
+            memcpy(buf + at + 20, k ? &calm_last : &calm_old, 4);
+            CHECK(fs_world_restore(b, buf, n, &err) == FS_OK, "a calm count of %u refused: %s",
+                  k ? calm_last : calm_old, err.msg);
+            for (int t = 0; t < 3; t++) fs_world_step(b);
+            after[k] = fs_world_hash(b);
+        }
+        CHECK(after[0] == after[1], "a calm count of 29 restored otherwise than 7: %016llx, %016llx",
+              (unsigned long long)after[0], (unsigned long long)after[1]);
+        memcpy(buf + at + 20, &calm, 4);
         unsigned char *old = malloc(n); /* the same section as MPS1: 8 bytes shorter */
         memcpy(&sn, buf + at - 4, 4);
         sn -= 8;
