@@ -25,10 +25,11 @@
  * 1997), viscous and capillary (Brackbill, Kothe & Zemach 1992) limits, the
  * count held against flipping (substep_count); a sub-step that would move a
  * pair farther than its lists reach, or a particle farther than a spacing,
- * is cut in two (reach_ok, moved_ok).
+ * is cut in two (mps_reach.c).
  *
  * The concepts live in: mps_walls.c (wall particles, obstacles, rails),
- * mps_pressure.c (n*, Eq. 14, MIC-CG), mps_tension.c (Appendix A);
+ * mps_pressure.c (n*, Eq. 14, MIC-CG), mps_tension.c (Appendix A),
+ * mps_reach.c (whether a sub-step stayed within its lists' reach);
  * mps_internal.h holds what they share.  Why each choice, what else was
  * tried and what was measured: docs/sim-notes.md, "MPS".
  *
@@ -91,15 +92,9 @@ nomem:
     return FS_ERR_NOMEM;
 }
 
-/* reach_ok's blocks: 2 x 2 x 2 cells of the world grid */
-static long reach_blocks(const fs_world *w, int nb[3]) {
-    nb[0] = (w->gx + 1) / 2, nb[1] = (w->gy + 1) / 2, nb[2] = (w->gz + 1) / 2;
-    return (long)nb[0] * nb[1] * nb[2];
-}
-
 static bool refresh(fs_world *w, mps_state *s) {
     int nb[3];
-    const long blocks = reach_blocks(w, nb);
+    const long blocks = fs__mps_reach_blocks(w, nb);
     if (blocks > s->reach_cap) { /* the grid grew (a new domain): not in a step of an unchanged world */
         free(s->reach);
         s->reach = malloc(sizeof(float) * 12 * (size_t)blocks);
@@ -471,132 +466,6 @@ static void swap3(float **a, float **b) {
     *a = *b, *b = t;
 }
 
-/* Folds displacement d into a block's box of displacements (min x y z, max x y z). */
-static inline void box_add(float *bx, const float d[3]) {
-    for (int a = 0; a < 3; a++) {
-        bx[a] = d[a] < bx[a] ? d[a] : bx[a];
-        bx[3 + a] = d[a] > bx[3 + a] ? d[a] : bx[3 + a];
-    }
-}
-
-/* The square of the farthest a displacement in box bx lies from d. */
-static inline float box_far2(const float *bx, const float d[3]) {
-    float e = 0;
-    for (int a = 0; a < 3; a++) {
-        const float lo = d[a] - bx[a], hi = bx[3 + a] - d[a], m = lo > hi ? lo : hi;
-        e += m * m;
-    }
-    return e;
-}
-
-/* The block (2 x 2 x 2 cells of the r^n grid) of particle i, and its displacements from r^n (p.px) to r* (w->nx,
- * into d0) and to r^{n+1}* (p.x; after the collisions, into d1). */
-static inline long block_and_moves(const fs_world *w, const int nb[3], int i, float d0[3], float d1[3]) {
-    const fs_particles *p = &w->p;
-    const int cell = w->cell[i], gx = w->gx, gy = w->gy, cx = cell % gx, cy = cell / gx % gy, cz = cell / gx / gy;
-    d0[0] = w->nx[i] - p->px[i], d0[1] = w->ny[i] - p->py[i], d0[2] = w->nz[i] - p->pz[i];
-    d1[0] = p->x[i] - p->px[i], d1[1] = p->y[i] - p->py[i], d1[2] = p->z[i] - p->pz[i];
-    return ((long)(cz >> 1) * nb[1] + (cy >> 1)) * nb[0] + (cx >> 1);
-}
-
-/* Whether particle i's lists hold every pair this sub-step needs, exactly: each particle j that may lie
- * within r_e of it at r^{n+1}* (p.x; after the collisions) is in its near list (within NEAR at r^n, p.px) if
- * it does, and each within COLLIDE_DIST at r* (w->nx) in its close list (within CLOSE at r^n).  With every
- * displacement within c->reach, such a j lay within 2 NEAR - r_e <= 1.5 h at r^n: within three grid cells
- * (h / 2) of i's along each axis, where the particles still are in the r^n grid's order. */
-static bool pairs_kept(const fs_world *w, const mps_state *s, const ctx *c, int i) {
-    const fs_particles *p = &w->p;
-    const int gx = w->gx, gy = w->gy, gz = w->gz, cell = w->cell[i];
-    const int cx = cell % gx, cy = cell / gx % gy, cz = cell / gx / gy, R = 3;
-    const float near2 = c->near2, re2 = s->re_n * s->re_n, cl = CLOSE * s->l0, cl2 = cl * cl, co = COLLIDE_DIST * s->l0,
-                co2 = co * co;
-    for (int z = cz - R; z <= cz + R; z++) {
-        if (z < 0 || z >= gz) continue;
-        for (int y = cy - R; y <= cy + R; y++) {
-            if (y < 0 || y >= gy) continue;
-            const int row = (z * gy + y) * gx, x0 = cx - R > 0 ? cx - R : 0, x1 = cx + R < gx - 1 ? cx + R : gx - 1;
-            for (int j = w->cell_start[row + x0]; j < w->cell_start[row + x1 + 1]; j++) {
-                if (j == i) continue;
-                const float ax = p->px[j] - p->px[i], ay = p->py[j] - p->py[i], az = p->pz[j] - p->pz[i];
-                const float r0 = ax * ax + ay * ay + az * az; /* at r^n */
-                const float bx = p->x[j] - p->x[i], by = p->y[j] - p->y[i], bz = p->z[j] - p->z[i];
-                const float cx2 = w->nx[j] - w->nx[i], cy2 = w->ny[j] - w->ny[i], cz2 = w->nz[j] - w->nz[i];
-                if (r0 >= near2 && bx * bx + by * by + bz * bz < re2) return false;
-                if (r0 >= cl2 && cx2 * cx2 + cy2 * cy2 + cz2 * cz2 < co2) return false;
-            }
-        }
-    }
-    return true;
-}
-
-/* Whether the lists built at r^n hold every pair this sub-step needs: those within r_e (NEAR's list: n*,
- * Eq. 14, Eq. 5) at r^{n+1}* (after the collisions, p.x) and those within COLLIDE_DIST (CLOSE's list) at r*
- * (before them, w->nx).  Both hold while no pair's separation has changed by more than c->reach since r^n
- * (p.px).  First, no particle has moved more than that (so no wall pair: the walls stand still).  Then a
- * pair that could end within r_e had moved apart by at most 2 c->reach from it: it lay within
- * r_e + 2 c->reach = 2 NEAR - r_e < 2 h at r^n, so within the 5 x 5 x 5 blocks of 2 x 2 x 2 grid cells
- * (h wide) around either's block.  A particle for which the box of the displacements in those blocks (at
- * r* and at r^{n+1}*) lies within c->reach of its own keeps its pairs; the few that fail this coarse test
- * (where flows meet) are tested pair by pair (pairs_kept).  Serial; a small part of a sub-step
- * (docs/sim-notes.md, "Speed"). */
-static bool reach_ok(fs_world *w, mps_state *s, const ctx *c) {
-    const int n = w->n;
-    int nb[3];
-    const long blocks = reach_blocks(w, nb);
-    float *box = s->reach, *grown = s->reach + 6 * (size_t)blocks;
-    const float r2 = c->reach * c->reach;
-    for (long b = 0; b < blocks; b++)
-        for (int a = 0; a < 3; a++) box[6 * b + a] = INFINITY, box[6 * b + 3 + a] = -INFINITY;
-    for (int i = 0; i < n; i++) {
-        float d0[3], d1[3];
-        const long b = block_and_moves(w, nb, i, d0, d1);
-        const float m0 = d0[0] * d0[0] + d0[1] * d0[1] + d0[2] * d0[2],
-                    m1 = d1[0] * d1[0] + d1[1] * d1[1] + d1[2] * d1[2];
-        if (!(m0 <= r2 && m1 <= r2)) return false; /* a wall may have come within reach (or a NaN) */
-        box_add(box + 6 * b, d0), box_add(box + 6 * b, d1);
-    }
-    /* the boxes over the blocks within two along each axis, one axis at a time (box -> grown -> box -> grown) */
-    const long stride[3] = {1, nb[0], (long)nb[0] * nb[1]};
-    float *src = box, *dst = grown;
-    for (int ax = 0; ax < 3; ax++) {
-        for (long b = 0; b < blocks; b++) {
-            const int at = (int)(b / stride[ax] % nb[ax]);
-            float *o = dst + 6 * b;
-            memcpy(o, src + 6 * b, sizeof(float) * 6);
-            for (int d = -REACH_BLOCKS; d <= REACH_BLOCKS; d++) {
-                if (!d || at + d < 0 || at + d >= nb[ax]) continue;
-                const float *q = src + 6 * (b + d * stride[ax]);
-                for (int a = 0; a < 3; a++)
-                    o[a] = q[a] < o[a] ? q[a] : o[a], o[3 + a] = q[3 + a] > o[3 + a] ? q[3 + a] : o[3 + a];
-            }
-        }
-        float *t = src;
-        src = dst, dst = t;
-    }
-    for (int i = 0; i < n; i++) {
-        float d0[3], d1[3];
-        const float *bx = src + 6 * block_and_moves(w, nb, i, d0, d1);
-        if (!(box_far2(bx, d0) <= r2 && box_far2(bx, d1) <= r2) && !pairs_kept(w, s, c, i)) return false;
-    }
-    return true;
-}
-
-/* Whether no particle moved more than c->reach from r^n (p.px) to r^{n+1} (w->nx): a sub-step's
- * displacement, the pressure's correction and the shifting included, stays within the reach its lists
- * and the wall lattice (two layers, l0 apart) were built for.  A thin obstacle (SPHERIC's box is 3.5
- * spacings thick at 7k) is crossed otherwise: its first impact's correction moved particles 64 mm in
- * one sub-step at 45.8 mm spacing, past the mesh rail. */
-static bool moved_ok(const fs_world *w, const ctx *c) {
-    const fs_particles *p = &w->p;
-    const float r2 = c->reach * c->reach;
-    bool ok = true;
-    for (int i = 0; i < w->n; i++) {
-        const float dx = w->nx[i] - p->px[i], dy = w->ny[i] - p->py[i], dz = w->nz[i] - p->pz[i];
-        ok &= dx * dx + dy * dy + dz * dz <= r2; /* false for a NaN: the rails have made it finite */
-    }
-    return ok;
-}
-
 /* The pairs within r_e at r^{n+1}* (p.x) that particle i's near list lacks, by brute force (fs__mps_check_lists). */
 static uint64_t missed_pairs(const fs_world *w, const mps_state *s, int i) {
     const float *X = w->p.x, *Y = w->p.y, *Z = w->p.z, re2 = s->re_n * s->re_n;
@@ -646,7 +515,7 @@ static int substep(fs_world *w, mps_state *s, ctx *c) {
         fs__run(w, collide_task, c, n);
         swap3(&w->p.x, &w->nx), swap3(&w->p.y, &w->ny), swap3(&w->p.z, &w->nz);
         swap3(&w->p.vx, &w->nvx), swap3(&w->p.vy, &w->nvy), swap3(&w->p.vz, &w->nvz);
-        bool ok = s->unchecked || !c->checked || reach_ok(w, s, c);
+        bool ok = s->unchecked || !c->checked || fs__mps_reach_ok(w, s, c);
         ph[FS_PHASE_VISCOSITY] += fs__now_ms() - t;
         if (ok || cuts == c->max_cuts) {
             if (s->check_lists)
@@ -656,7 +525,7 @@ static int substep(fs_world *w, mps_state *s, ctx *c) {
             /* Eq. 15-17 */
             t = fs__now_ms();
             fs__run(w, correct_task, c, n);
-            ok = ok && (s->unchecked || !c->checked || moved_ok(w, c));
+            ok = ok && (s->unchecked || !c->checked || fs__mps_moved_ok(w, c));
             ph[FS_PHASE_COLLIDE] += fs__now_ms() - t;
             if (ok || cuts == c->max_cuts) {
                 s->overrun += !ok;

@@ -260,6 +260,12 @@ uint64_t fs__mps_rails(const fs_world *w, const mps_state *s, fs_vec3 lo, fs_vec
  * inside one (phi < 0) removed, as a box obstacle removes them. */
 fs_status fs__mps_obstacles_changed(fs_world *w, fs_error *err);
 
+/* mps_reach.c: whether a sub-step stayed within its lists' reach (after Eq. 9-10 and the collisions) and
+ * within a spacing of r^n (after Eq. 15-17); the displacement boxes' blocks (2 x 2 x 2 grid cells) */
+long fs__mps_reach_blocks(const fs_world *w, int nb[3]);
+bool fs__mps_reach_ok(fs_world *w, mps_state *s, const ctx *c);
+bool fs__mps_moved_ok(fs_world *w, const ctx *c);
+
 /* mps_pressure.c: n*, Eq. 18 and the pressure Poisson equation (Eq. 14) */
 bool fs__mps_ensure_matrix(fs_world *w, mps_state *s);
 void fs__mps_pressure(fs_world *w, mps_state *s, ctx *c);
