@@ -32,8 +32,6 @@ void fs__ranges_of(const fs_world *w, int c, fs_ranges *r) {
             int k = r->n++;
             r->base[k] = (zz * gy + yy) * gx;
             r->b[k] = w->cell_start[r->base[k] + x0], r->e[k] = w->cell_start[r->base[k] + x1 + 1];
-            r->ylo[k] = w->dom.box_min.y + (float)yy * w->cs, r->yhi[k] = r->ylo[k] + w->cs;
-            r->zlo[k] = w->dom.box_min.z + (float)zz * w->cs, r->zhi[k] = r->zlo[k] + w->cs;
         }
     }
 }

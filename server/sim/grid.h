@@ -8,15 +8,15 @@
 
 /* The grid's cells are h/2 wide.  A particle's neighbours lie in the 5 x 5
  * rows of 5 cells (consecutive in x, hence contiguous index ranges of the
- * cell-sorted particles) around its cell; each row keeps its y and z extent
- * so a scan skips, per particle, rows that are farther than h. */
+ * cell-sorted particles) around its cell.  A scan tests every row: skipping
+ * the rows farther than h, a test and a branch per row and particle, cost
+ * more than the candidates it saved (docs/clavet-notes.md, "Neighbour lists"). */
 #define FS_GRID_DIV 2
 typedef struct fs_ranges {
     int cell, cyz; /* cached cell and its (y, z) row index */
     int n;
     int32_t base[25]; /* first cell of each row */
     int32_t b[25], e[25];
-    float ylo[25], yhi[25], zlo[25], zhi[25];
 } fs_ranges;
 void fs__ranges_of(const fs_world *w, int cell, fs_ranges *r);
 

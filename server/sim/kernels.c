@@ -15,15 +15,6 @@
 #define HAVE_AVX2_PATH 1
 #endif
 
-/* A row whose y-z extent is h or more away from the particle holds no
- * neighbour: skipping it changes nothing but the work. */
-static inline bool row_far(const fs_ranges *r, int k, float yi, float zi, float h2) {
-    float a = r->ylo[k] - yi, b = yi - r->yhi[k], c = r->zlo[k] - zi, d = zi - r->zhi[k];
-    float gy = a > b ? a : b, gz = c > d ? c : d;
-    gy = gy > 0.0f ? gy : 0.0f, gz = gz > 0.0f ? gz : 0.0f;
-    return gy * gy + gz * gz >= h2;
-}
-
 /* One index range [b, e) of a scan: appends at n the candidates j != self
  * within h2 of (xi, yi, zi), branch-free; returns the new count. */
 static inline int range_scalar(const float *X, const float *Y, const float *Z, int b, int e, float xi, float yi,
@@ -44,8 +35,7 @@ static int scan_scalar(const float *X, const float *Y, const float *Z, const fs_
     const float xi = X[i], yi = Y[i], zi = Z[i];
     int n = 0;
     for (int k = 0; k < r->n; k++)
-        if (!row_far(r, k, yi, zi, h2))
-            n = range_scalar(X, Y, Z, r->b[k], r->e[k], xi, yi, zi, h2, i, d, oj, or2, odx, ody, odz, n);
+        n = range_scalar(X, Y, Z, r->b[k], r->e[k], xi, yi, zi, h2, i, d, oj, or2, odx, ody, odz, n);
     return n;
 }
 
@@ -109,8 +99,7 @@ scan_avx2_body(const float *X, const float *Y, const float *Z, const fs_ranges *
     const __m256i vi = _mm256_set1_epi32(i);
     int n = 0;
     for (int k = 0; k < r->n; k++)
-        if (!row_far(r, k, yi, zi, h2))
-            n = range_avx2(X, Y, Z, r->b[k], r->e[k], vx, vy, vz, vh2, vi, d, oj, or2, odx, ody, odz, n);
+        n = range_avx2(X, Y, Z, r->b[k], r->e[k], vx, vy, vz, vh2, vi, d, oj, or2, odx, ody, odz, n);
     return n;
 }
 
