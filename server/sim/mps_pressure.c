@@ -172,7 +172,7 @@ FS_SIMD_CLONES static void fill_task(int b, int e, int worker, void *vctx) {
             prefetch_list(s, ia, s->nn_t[ia], true);
             if (ra >= 0) { /* its row's room (the rows follow the blocks, not the particles) */
                 const int at = A->rowptr[ra], m = A->rowptr[ra + 1] - at;
-                for (int k = 0; k < 8 * m; k += 64) __builtin_prefetch((const char *)(A->val + at) + k, 1);
+                for (int k = 0; k < 4 * m; k += 64) __builtin_prefetch((const char *)(A->val + at) + k, 1);
                 for (int k = 0; k < 4 * m; k += 64) __builtin_prefetch((const char *)(A->col + at) + k, 1);
             }
         }
@@ -191,11 +191,11 @@ FS_SIMD_CLONES static void fill_task(int b, int e, int worker, void *vctx) {
         for (int k = 0; k < nf; k++) cf[k] = weight(R[k], s->re_n, c->rmin) * (2.0f / (rhoi + s->rho[L[k]]));
         for (int k = 0; k < nf; k++) { /* particles, without branches: the sides of the diagonal are unpredictable */
             const int j = L[k], rj = s->row[j], surf = rj < 0, below = rj < row;
-            const double kc = K * cf[k];
+            const double kc = (float)(K * cf[k]); /* as the matrix stores it: the diagonal sums what the row holds */
             diag += kc;
             known += surf ? kc * surface_pressure(c, s, j) : 0.0; /* the free surface: p_j is known */
             const int at = below ? lo : hi; /* a surface pair's write lands where the next one (or the diagonal) goes */
-            A->col[at] = rj, A->val[at] = -kc;
+            A->col[at] = rj, A->val[at] = (float)-kc; /* exact */
             lo += below & !surf, hi -= !below;
         }
         for (int k = s->nn_f[i]; k < s->nn_t[i]; k++) { /* first-layer walls: K w / rho_i (p_i - p_j) is known */
@@ -205,7 +205,7 @@ FS_SIMD_CLONES static void fill_task(int b, int e, int worker, void *vctx) {
         }
         /* + the compressibility of water over dt^2 (weak compressibility,
          * Koshizuka's practice): keeps a pocket without free surface solvable */
-        A->col[lo] = row, A->val[lo] = diag + COMPRESSIBILITY * inv_dt2; /* lo == hi: count_task's room */
+        A->col[lo] = row, A->val[lo] = (float)(diag + COMPRESSIBILITY * inv_dt2); /* lo == hi: count_task's room */
         /* Eq. 14's source, RELAX (n* - n0) / (n0 dt^2), split in two: what this sub-step's u* compresses,
          * (n* - n^n) / n0, over dt^2 as printed (the divergence part, Tanaka & Masunaga 2010's first term), and
          * the error the sub-step starts from, (n^n - n0) / n0, over dt times the longest sub-step the limits

@@ -7,6 +7,9 @@
  * 2(1)): the split system C^-1 A C^-T, M = C C^T, whose product costs the
  * two sweeps and no mat-vec, because M's triangles are A's own.
  *
+ * The entries are stored in single precision, since every sweep and
+ * mat-vec streams them; the pivots, vectors and sums are double.
+ *
  * Deterministic whatever the thread count: the matrix-vector product is a
  * per-row gather, and dot products are summed in FS_DOT_CHUNKS fixed chunks
  * added in order.  Storage is allocated by fs__csr_alloc only, never while
@@ -29,7 +32,7 @@ bool fs__csr_alloc(fs_csr *A, int n, int nnz_cap) {
     fs__csr_free(A);
     A->rowptr = calloc((size_t)n + 1, sizeof(int32_t));
     A->col = malloc(sizeof(int32_t) * (size_t)nnz_cap);
-    A->val = malloc(sizeof(double) * (size_t)nnz_cap);
+    A->val = malloc(sizeof(float) * (size_t)nnz_cap);
     A->n_cap = n, A->nnz_cap = nnz_cap;
     if (!A->rowptr || !A->col || !A->val) {
         fs__csr_free(A);
@@ -80,7 +83,7 @@ typedef struct spmv_ctx {
 /* s0 + sum over entries [k, end) of val x[col], the sum in four chains
  * added in a fixed order (a row's sum in the mat-vec and the sweeps; the
  * sweeps subtract as -row_sum(.., -s0), which gives the same bits). */
-static inline double row_sum(const double *val, const int32_t *col, const double *x, int k, int end, double s0) {
+static inline double row_sum(const float *val, const int32_t *col, const double *x, int k, int end, double s0) {
     double s1 = 0, s2 = 0, s3 = 0;
     for (; k + 3 < end; k += 4)
         s0 += val[k] * x[col[k]], s1 += val[k + 1] * x[col[k + 1]], s2 += val[k + 2] * x[col[k + 2]],
@@ -94,7 +97,8 @@ static void spmv_task(int b, int e, int worker, void *vctx) {
     const spmv_ctx *c = vctx;
     const fs_csr *A = c->A;
     const int32_t *rp = A->rowptr, *col = A->col;
-    const double *val = A->val, *x = c->x;
+    const float *val = A->val;
+    const double *x = c->x;
     for (int i = b; i < e; i++) c->y[i] = row_sum(val, col, x, rp[i], rp[i + 1], 0.0);
 }
 
@@ -149,7 +153,8 @@ static bool factor_rows(const fs_csr *A, const fs_pcg *s, double *up, double ome
  * cost). */
 static void forward_rows(const fs_csr *A, const fs_pcg *s, const double *r, double *z, int b, int e) {
     const int32_t *rp = A->rowptr, *col = A->col, *dp = s->dpos;
-    const double *val = A->val, *dinv = s->diag;
+    const float *val = A->val;
+    const double *dinv = s->diag;
     for (int i = b; i < e; i++) z[i] = -row_sum(val, col, z, rp[i], dp[i], -r[i]) * dinv[i]; /* below the diagonal */
 }
 
@@ -160,7 +165,8 @@ static void forward_rows(const fs_csr *A, const fs_pcg *s, const double *r, doub
 static void eis_backward_rows(const fs_csr *A, const fs_pcg *s, const double *r, double beta, double *p, double *t,
                               int b, int e) {
     const int32_t *rp = A->rowptr, *col = A->col, *dp = s->dpos;
-    const double *val = A->val, *dinv = s->diag, *isq = s->isq;
+    const float *val = A->val;
+    const double *dinv = s->diag, *isq = s->isq;
     for (int i = e - 1; i >= b; i--) {
         if (r) p[i] = r[i] + beta * p[i]; /* the CG's new direction, row by row (a row reads no other p) */
         /* above the diagonal; (D^1/2 p^)_i / d_i = p^_i / sqrt(d_i) */
@@ -171,7 +177,8 @@ static void eis_backward_rows(const fs_csr *A, const fs_pcg *s, const double *r,
 static void eis_forward_rows(const fs_csr *A, const fs_pcg *s, const double *p, const double *t, double *y, double *q,
                              int b, int e) {
     const int32_t *rp = A->rowptr, *col = A->col, *dp = s->dpos;
-    const double *val = A->val, *dinv = s->diag, *sq = s->sq, *kd = s->kd;
+    const float *val = A->val;
+    const double *dinv = s->diag, *sq = s->sq, *kd = s->kd;
     for (int i = b; i < e; i++) {
         y[i] = -row_sum(val, col, y, rp[i], dp[i], -(sq[i] * p[i] - kd[i] * t[i])) * dinv[i]; /* below the diagonal */
         q[i] = sq[i] * (t[i] + y[i]);

@@ -13,7 +13,7 @@
 typedef struct fs_csr {
     int n, nnz, n_cap, nnz_cap;
     int32_t *rowptr, *col; /* each row: its columns below the diagonal, the diagonal, then those above */
-    double *val;
+    float *val;            /* single precision: the sweeps and mat-vecs stream the matrix (docs/sim-notes.md) */
 } fs_csr;
 /* The preconditioner's sweeps on two threads (optional): the rows come in
  * FS_PCG_PARTS blocks per layer, block b = FS_PCG_PARTS k + part holding rows
