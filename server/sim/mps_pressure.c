@@ -172,8 +172,10 @@ FS_SIMD_CLONES static void fill_task(int b, int e, int worker, void *vctx) {
             prefetch_list(s, ia, s->nn_t[ia], true);
             if (ra >= 0) { /* its row's room (the rows follow the blocks, not the particles) */
                 const int at = A->rowptr[ra], m = A->rowptr[ra + 1] - at;
-                for (int k = 0; k < 4 * m; k += 64) __builtin_prefetch((const char *)(A->val + at) + k, 1);
-                for (int k = 0; k < 4 * m; k += 64) __builtin_prefetch((const char *)(A->col + at) + k, 1);
+                for (int k = 0; k < (int)sizeof *A->val * m; k += 64)
+                    __builtin_prefetch((const char *)(A->val + at) + k, 1);
+                for (int k = 0; k < (int)sizeof *A->col * m; k += 64)
+                    __builtin_prefetch((const char *)(A->col + at) + k, 1);
             }
         }
         const int row = s->row[i];
