@@ -594,7 +594,7 @@ typedef enum fs_phase {
 
 typedef struct fs_stats {
     uint64_t tick;
-    double sim_time;
+    double sim_time; /* the particles' simulated time: the steps' dt, less an mps world's lag (fs_mps_info.behind) */
     int particles;
     int springs;
     double phase_ms[FS_PHASE_COUNT]; /* last step */
@@ -698,8 +698,12 @@ typedef struct fs_mps_info {
     float l0, re_n, re_lap;   /* spacing, number-density and Laplacian radii [m] */
     float n0, n0_lap, lambda; /* Eq. 3-8 constants from the rest lattice */
     int walls, obstacles;     /* wall particles (all layers), box obstacles */
-    int substeps;             /* CFL sub-steps inside the last fs_world_step sub-step */
+    int substeps;             /* CFL sub-steps the last call planned (of its fs_world_step sub-step's dt and what
+                               * the call before left behind) */
     float dt_sub;             /* their length [s] */
+    float behind;             /* how far the particles trail the calls' time (their count times fs_world_dt),
+                               * less than one sub-step: a call's time beyond its last whole sub-step, carried to
+                               * the next; fs_stats.sim_time is the particles' own time [s] */
     int taken;                /* sub-steps the last call took: substeps, more where one was cut in two because a
                                * pair's separation would have changed by more than the lists' margin */
     uint64_t cuts;            /* sub-steps cut in two for that (cumulative) */

@@ -3,8 +3,8 @@
  * (after Koshizuka & Oka 1996), in 3D: its lifetime, the step and its
  * CFL sub-steps, snapshots and the public extras.
  *
- * One call of step() advances w->dt in CFL-limited sub-steps, each
- * Algorithm 1:
+ * One call of step() advances w->dt in CFL-limited sub-steps (what is left
+ * short of a whole sub-step carried to the next call), each Algorithm 1:
  *   neighbour lists at r^n, and Eq. 7's nu lap u from the same scan
  *                                       (world grid + a static wall grid)
  *   u* = u^n + dt (nu lap u + sigma kappa n / rho + g)        Eq. 9 / 27, 7, App. A
@@ -22,8 +22,8 @@
  * Eq. 17 (Lind et al. 2012); collisions between Eq. 10 and n*
  * (Koshizuka's practice); heat by Eq. 21 of Solenthaler 2007 and the
  * heaters (fs__heat_update).  Sub-steps: Courant, force (Morris, Fox & Zhu
- * 1997), viscous and capillary (Brackbill, Kothe & Zemach 1992) limits, the
- * count held against flipping (substep_count); a sub-step that would move a
+ * 1997), viscous and capillary (Brackbill, Kothe & Zemach 1992) limits, of
+ * a fixed fraction of them, carried over calls (plan_substeps); a sub-step that would move a
  * pair farther than its lists reach, or a particle farther than a spacing,
  * is cut in two (mps_reach.c).
  *
@@ -111,7 +111,7 @@ static void mps_prepare(fs_world *w) {
     refresh(w, s);
     for (int i = 0; i < w->cap; i++) s->p_slot[i] = 0;
     for (int i = 0; i < w->n; i++) s->press[i] = 0, s->nst[i] = s->n0;
-    s->substeps = 0, s->calm = 0;
+    s->substeps = 0, s->behind = 0;
 }
 
 static void mps_removed(fs_world *w, int slot) {
@@ -567,21 +567,10 @@ static void mconst_init(const fs_world *w, mconst *mc) {
     }
 }
 
-/* Sub-steps of at most lim in dt, clamped before the conversion: a huge
- * (or NaN) speed gives MAX_SUB (or 1). */
-static int count_for(float dt, float lim) {
-    return fs__floor_clamp(ceilf(dt / lim - 1e-4f), 1, MAX_SUB);
-}
-
-/* The CFL sub-steps of one call: the fewest for which the Courant limit
- * dt u_max <= courant l0 (with what gravity adds over w->dt), force (Morris, Fox & Zhu 1997, with g),
- * viscous and capillary (Brackbill, Kothe & Zemach 1992) limits hold.  The
- * count rises at once, but falls only after SUB_DWELL calls in a row for
- * which the fewer would hold at SUB_HYST times the limits: a count that
- * flips from tick to tick kicks still water, as the pressure that holds a
- * density error scales as 1 / dt^2 (docs/sim-notes.md, "Time step").  The
- * count and the run of calm calls are state (and part of snapshots). */
-static int substep_count(const fs_world *w, mps_state *s, const mconst *mc, float courant, float *lim_out) {
+/* The longest sub-step the limits allow this call: the Courant limit dt u_max <= courant l0 (with what gravity
+ * adds over w->dt), the force (Morris, Fox & Zhu 1997, with g), viscous and capillary (Brackbill, Kothe & Zemach
+ * 1992) limits. */
+static float substep_limit(const fs_world *w, const mps_state *s, const mconst *mc, float courant) {
     float numax = 0;
     const bool *present = mc->present;
     float umax2 = 0;
@@ -606,20 +595,31 @@ static int substep_count(const fs_world *w, mps_state *s, const mconst *mc, floa
     if (cap < lim) lim = cap;
     const float force = gmag > 0 ? FORCE_LIMIT * sqrtf(l0 / gmag) : INFINITY;
     if (force < lim) lim = force;
-    *lim_out = lim;
-    const int k = count_for(w->dt, lim);
-    if (k >= s->substeps) {
-        s->calm = 0;
-        return k;
+    return lim;
+}
+
+/* The sub-steps of one call: their count, returned, their length *len and how far the particles will trail the
+ * clock after them.  The call has r, its w->dt and what the last call left behind; it takes sub-steps of
+ * SUB_FILL x lim (at most w->dt) while whole ones fit in r, and leaves the rest, less than one, to the next call;
+ * where as many sub-steps of r / k hold SUB_CATCH x lim, it takes those instead and catches up.  A flow needing
+ * more than MAX_SUB takes MAX_SUB sub-steps of r, over the limit.  So the sub-steps follow the limits instead of
+ * rounding each call up to a whole number of them; the source split makes a sub-step's push independent of its
+ * length (docs/sim-notes.md, "Time step": "Sub-steps carried over calls"). */
+static int plan_substeps(const fs_world *w, float behind, float lim, float *len, float *behind_after) {
+    const float r = behind + w->dt, fill = fminf(SUB_FILL * lim, w->dt); /* fminf: a NaN limit gives w->dt */
+    const float k = floorf(r / fill);
+    if (!(k <= MAX_SUB)) {
+        *len = r / MAX_SUB, *behind_after = 0;
+        return MAX_SUB;
     }
-    const int kh = count_for(w->dt, SUB_HYST * lim);
-    if (kh >= s->substeps) {
-        s->calm = 0;
-        return s->substeps;
+    const int n = k < 1 ? 1 : (int)k;
+    if (r / (float)n <= SUB_CATCH * lim) {
+        *len = r / (float)n, *behind_after = 0;
+        return n;
     }
-    if (++s->calm < SUB_DWELL) return s->substeps;
-    s->calm = 0;
-    return kh;
+    *len = fill, *behind_after = r - (float)n * fill;
+    if (!(*behind_after > 0)) *behind_after = 0; /* r - n fill rounded below 0 (or NaN) */
+    return n;
 }
 
 static void mps_step(fs_world *w) {
@@ -644,9 +644,9 @@ static void mps_step(fs_world *w) {
     c.reach = near - s->re_n < (CLOSE - COLLIDE_DIST) * l0 ? near - s->re_n : (CLOSE - COLLIDE_DIST) * l0;
     c.checked = c.reach >= REACH_MIN * l0;
     const float courant = c.checked ? fminf(COURANT, c.reach / l0) : COURANT_UNCHECKED;
-    float lim;
-    const int nsub = substep_count(w, s, &c.m, courant, &lim);
-    c.dt = w->dt / (float)nsub;
+    const float lim = substep_limit(w, s, &c.m, courant);
+    float behind_after;
+    const int nsub = plan_substeps(w, s->behind, lim, &c.dt, &behind_after);
     c.dt_lim = lim > c.dt ? lim : c.dt;
     c.close2 = CLOSE * l0 * CLOSE * l0;
     c.rmin = RMIN * l0;
@@ -674,22 +674,26 @@ static void mps_step(fs_world *w) {
         for (int q = 0; q < FS_PHASE_COUNT; q++) acc[q] += ph[q];
     }
     s->taken = taken;
+    w->st.sim_time += (double)w->dt + s->behind - behind_after; /* the particles' time: what the sub-steps took */
+    s->behind = behind_after;
     for (int q = 0; q < FS_PHASE_COUNT; q++) ph[q] = acc[q];
     for (int k = 0; k < FS_MAX_WORKERS; k++) {
         w->st.nonfinite_repaired += c.bad[k];
         w->st.escapes_clamped += c.clamped[k];
         w->st.lists_full += c.full[k];
     }
-    w->st.sim_time += w->dt;
     w->st.step_ms = fs__now_ms() - t0;
 }
 
-/* ---- snapshots: the header (magic, obstacles, particles, wall pressures; "MPS2" adds the last call's
- * sub-step count and its calm count, which set the next call's sub-steps), obstacles, last pressures (per
- * live particle, index order) and wall pressures (none since the walls mirror the pressure: written as 0
- * of them; those of older snapshots are checked and ignored).  "MPS1" sections (no counts) still read. */
+/* ---- snapshots: the header (magic, obstacles, particles, wall pressures, the last call's sub-step count and
+ * how far the particles trail the clock, as float bits), obstacles, last pressures (per live particle, index order)
+ * and wall pressures (none since the walls mirror the pressure: written as 0 of them; those of older snapshots are
+ * checked and ignored).  "MPS2" sections (whose last word was a dwell's count of calm calls: the particles at the
+ * clock) and "MPS1" (neither word) still read. */
 #define STATE_MAGIC1 0x3153504du /* "MPS1" */
-#define STATE_MAGIC 0x3253504du  /* "MPS2" */
+#define STATE_MAGIC2 0x3253504du /* "MPS2" */
+#define STATE_MAGIC 0x3353504du  /* "MPS3" */
+#define BEHIND_MAX 0.1f          /* less than a sub-step, which is at most the longest world step (fs_world_create) */
 
 static size_t mps_state_write(const fs_world *w, void *buf, size_t cap) {
     const mps_state *s = state_of(w);
@@ -698,7 +702,9 @@ static size_t mps_state_write(const fs_world *w, void *buf, size_t cap) {
     if (!buf) return need;
     if (cap < need) return 0;
     unsigned char *b = buf;
-    uint32_t hdr[6] = {STATE_MAGIC, (uint32_t)s->nobst, (uint32_t)w->n, 0, (uint32_t)s->substeps, (uint32_t)s->calm};
+    uint32_t behind;
+    memcpy(&behind, &s->behind, 4);
+    uint32_t hdr[6] = {STATE_MAGIC, (uint32_t)s->nobst, (uint32_t)w->n, 0, (uint32_t)s->substeps, behind};
     memcpy(b, hdr, sizeof hdr), b += sizeof hdr;
     for (int o = 0; o < s->nobst; o++) {
         float v[6] = {s->obst[o].lo.x, s->obst[o].lo.y, s->obst[o].lo.z,
@@ -714,12 +720,17 @@ static fs_status mps_state_read(fs_world *w, const void *buf, size_t n, const fs
     const char *why = "header";
     if (n < 4 * 4) goto bad;
     memcpy(hdr, buf, 4 * 4);
-    const size_t hlen = hdr[0] == STATE_MAGIC ? 6 * 4 : 4 * 4;
-    if ((hdr[0] != STATE_MAGIC && hdr[0] != STATE_MAGIC1) || n < hlen) goto bad;
+    const size_t hlen = hdr[0] == STATE_MAGIC || hdr[0] == STATE_MAGIC2 ? 6 * 4 : 4 * 4;
+    if ((hdr[0] != STATE_MAGIC && hdr[0] != STATE_MAGIC2 && hdr[0] != STATE_MAGIC1) || n < hlen) goto bad;
     memcpy(hdr, buf, hlen);
+    float behind = 0;
+    if (hdr[0] == STATE_MAGIC) memcpy(&behind, &hdr[5], 4);
     if (hdr[1] > MAX_OBST || hdr[2] != (uint32_t)rc->particles || hdr[3] > (1u << 28) || hdr[4] > MAX_SUB ||
-        hdr[5] >= CALM_SAVED_MAX)
+        (hdr[0] == STATE_MAGIC2 && hdr[5] >= CALM_SAVED_MAX))
         goto bad;
+    why = "the particles' lag behind the clock is not within [0, 0.1] s";
+    if (!(behind >= 0 && behind <= BEHIND_MAX)) goto bad;
+    why = "header";
     size_t need = hlen + (size_t)hdr[1] * 24 + (size_t)hdr[2] * 4 + (size_t)hdr[3] * 4;
     why = "length";
     if (n != need) goto bad;
@@ -756,7 +767,7 @@ static fs_status mps_state_read(fs_world *w, const void *buf, size_t n, const fs
     for (int i = 0; i < w->cap; i++) s->p_slot[i] = 0;
     for (uint32_t i = 0; i < hdr[2] && (int)i < w->n; i++) memcpy(&s->p_slot[w->p.slot[i]], b + 4 * i, 4);
     s->substeps = (int)hdr[4];
-    s->calm = hdr[5] < SUB_DWELL ? (int)hdr[5] : SUB_DWELL - 1; /* a longer run (an older build's): the dwell is over */
+    s->behind = behind;
     return FS_OK;
 bad:
     SETERR(err, "snapshot: the mps section is damaged (%s)", why);
@@ -771,7 +782,7 @@ bool fs_world_mps_info(const fs_world *w, fs_mps_info *o) {
     o->l0 = s->l0, o->re_n = s->re_n, o->re_lap = s->re_l;
     o->n0 = s->n0, o->n0_lap = s->n0l, o->lambda = s->lambda;
     o->walls = s->nwall, o->obstacles = s->nobst;
-    o->substeps = s->substeps, o->dt_sub = s->dt_sub;
+    o->substeps = s->substeps, o->dt_sub = s->dt_sub, o->behind = s->behind;
     o->taken = s->taken, o->cuts = s->cuts, o->overruns = s->overrun;
     o->unknowns = s->unknowns, o->surface = s->surface;
     o->skipped_solves = s->shrunk;

@@ -19,9 +19,9 @@
 #define RE_LAP 3.1f                /* r_e of the Laplacian, in l0 (capped at h) */
 #define BETA 0.97f                 /* Eq. 18 */
 #define COURANT 1.0f               /* dt <= COURANT l0 / u_max (docs/sim-notes.md, "Time step") */
-#define SUB_HYST 0.95f             /* fewer sub-steps only where they hold at SUB_HYST x the limits (hysteresis) */
-#define SUB_DWELL 8                /* ... for this many calls in a row */
-#define CALM_SAVED_MAX 30          /* a snapshot's run of calm calls is below this (the dwell of older builds) */
+#define SUB_FILL 0.8f              /* sub-steps of SUB_FILL x the limits, the rest of a call carried to the next ... */
+#define SUB_CATCH 0.9f             /* ... or, where as many fit at SUB_CATCH x the limits, the call's whole time */
+#define CALM_SAVED_MAX 30          /* an "MPS2" snapshot's run of calm calls is below this (what older builds wrote) */
 #define FORCE_LIMIT 0.25f          /* dt <= FORCE_LIMIT sqrt(l0 / |g|): the force condition (Morris, Fox & Zhu 1997) */
 #define VISC_LIMIT 0.25f           /* dt <= VISC_LIMIT l0^2 / nu_max (explicit Eq. 7 is stable to ~0.5) */
 #define MAX_SUB 200                /* sub-steps per call, at most */
@@ -138,9 +138,10 @@ typedef struct mps_state {
     mps_obst obst[MAX_OBST];
     int nobst;
     uint32_t obst_epoch;
-    /* the last call's sub-step count and the calls in a row that fewer would have done (substep_count; kept
-     * across steps and in snapshots) */
-    int substeps, calm;
+    int substeps; /* the sub-steps the last call planned (plan_substeps) */
+    /* how far the particles trail the world's clock: less than a sub-step (plan_substeps; kept across steps and
+     * in snapshots) [s] */
+    float behind;
     int taken;                   /* the sub-steps the last call took (substeps, and more where one was cut in two) */
     uint64_t cuts;               /* sub-steps cut in two (reach_ok), over the world's life */
     uint64_t overrun;            /* sub-steps taken after REACH_CUTS cuts without passing reach_ok and moved_ok */
@@ -227,7 +228,7 @@ typedef struct ctx {
     mps_state *s;
     mconst m;
     float dt, h2, near2, close2, rmin;
-    float dt_lim;  /* the longest sub-step the limits allow this call (substep_count): the density error's time scale */
+    float dt_lim;  /* the longest sub-step the limits allow this call (substep_limit): the density error's time scale */
     bool heat_now; /* the first sub-step sums Eq. 21; the rate holds for the whole w->dt, as in the Clavet solver */
     float lap_k;   /* 2d / (lambda n0_lap), Eq. 7, viscosity */
     float ppe_k;   /* 2d / (lambda_n n0), Eq. 7 in Eq. 14 */

@@ -208,7 +208,7 @@ void test_mps_hydrostatic(void) {
  * alone (n* < 0.97 n0) would put the gap's 18 nearest particles (one
  * neighbour short: n* 0.92-0.97 n0) on the free surface with the top layer,
  * and a pressure of a few pascals in the middle of the water; the
- * neighbour-asymmetry test keeps them in the solve.  After one step: the
+ * neighbour-asymmetry test keeps them in the solve.  After two sub-steps: the
  * Dirichlet particles are the top layer, and the gap's neighbours carry the
  * pressure of their depth away from the gap. */
 void test_mps_free_surface(void) {
@@ -229,9 +229,13 @@ void test_mps_free_surface(void) {
     const fs_vec3 g0 = {v.x[gap], v.y[gap], v.z[gap]};
     CHECK(fs_world_remove_particle(w, v.id[gap]), "remove");
     n--;
-    fs_world_step(w);
     fs_mps_info in;
-    fs_world_mps_info(w, &in);
+    int subs = 0; /* two sub-steps from rest (the force limit's, 9 ms each: the first call takes one) */
+    while (subs < 2) {
+        fs_world_step(w);
+        fs_world_mps_info(w, &in);
+        subs += in.taken;
+    }
     float *P = malloc(sizeof(float) * (size_t)n);
     int m = fs_world_mps_fields(w, P, NULL, n);
     fs_world_view(w, &v);
@@ -330,29 +334,39 @@ void test_mps_dam_break(void) {
     enum { MAXS = 400 };
     double T[MAXS], Z[MAXS];
     int ns = 0, maxsub = 0;
-    /* the sub-step count: up at once, down only after 8 calls in a row that fewer would do (mps.c's
-     * substep_count, SUB_DWELL), so it never flips from call to call */
-    int lastsub = 0, since = 0, ups = 0, downs = 0, quick_downs = 0;
+    /* the sub-steps: never longer than the Courant limit allows at the call's start (mps.c's plan_substeps: 0.9
+     * of it where a call catches up, 0.8 otherwise; u_max with what gravity adds in the call), and the particles
+     * never a call or more behind the clock; the count rises with the front's speed */
+    int raises = 0, lastsub = 0, over = 0, lagging = 0;
+    float worst_courant = 0, worst_lag = 0;
     T[ns] = 0, Z[ns++] = 1.0;
     int invalid = 0;
     while (ns < MAXS) {
+        float umax = 0;
+        {
+            fs_particles_view v;
+            fs_world_view(w, &v);
+            for (int i = 0; i < v.count; i++)
+                umax = fmaxf(umax, sqrtf(v.vx[i] * v.vx[i] + v.vy[i] * v.vy[i] + v.vz[i] * v.vz[i]));
+        }
         fs_world_step(w);
         invalid += !fs__mps_blocks_valid(w);
         fs_mps_info in;
         fs_world_mps_info(w, &in);
         maxsub = in.substeps > maxsub ? in.substeps : maxsub;
-        since++;
-        if (lastsub && in.substeps != lastsub) {
-            ups += in.substeps > lastsub, downs += in.substeps < lastsub;
-            quick_downs += in.substeps < lastsub && since < 8;
-            since = 0;
-        }
+        raises += lastsub && in.substeps > lastsub;
         lastsub = in.substeps;
+        const float courant = in.dt_sub * (umax + g * d.dt) / l0;
+        worst_courant = fmaxf(worst_courant, courant), over += courant > 0.9f + 1e-4f;
+        worst_lag = fmaxf(worst_lag, in.behind), lagging += !(in.behind >= 0 && in.behind < d.dt);
         fs_particles_view v;
         fs_world_view(w, &v);
         float front = 0;
         for (int i = 0; i < v.count; i++) front = v.x[i] > front ? v.x[i] : front;
-        T[ns] = (ns * (double)d.dt) * Tscale;
+        fs_stats now;
+        fs_world_stats(w, &now);
+        T[ns] = now.sim_time * Tscale; /* the particles' own time: the calls' less their lag */
+        lagging += fabs(now.sim_time + in.behind - ns * (double)d.dt) > 1e-5; /* the two clocks agree */
         Z[ns] = (front + 0.5 * l0) / a;
         ns++;
         /* run past the last point (T = 2.547): interp() holds the last sample beyond the run, so a run
@@ -407,12 +421,15 @@ void test_mps_dam_break(void) {
            100 * front_error(T, Z, ns, MMT_T, MMT_Z, 10, best, NULL));
     REPORT("speed of the surge dZ/dT over T = %.2f..%.2f: %.3f, Martin & Moyce %.3f (%+.1f%%)", MM_T[2], MM_T[3], slope,
            mm_slope, 100 * (slope - mm_slope) / mm_slope);
-    REPORT("sub-steps per call: %d raises and %d cuts over %d calls, %d cut within 8 calls of a change", ups, downs,
-           ns - 1, quick_downs);
+    REPORT("sub-steps over %d calls: the count raised %d times, the largest Courant number u_max dt / l0 %.3f, the "
+           "particles at most %.2f ms behind the clock",
+           ns - 1, raises, worst_courant, worst_lag * 1e3);
     /* the sanitizer build's column (10 spacings across, 5.7 mm) needs one sub-step of 2 ms throughout: its front
-     * stays under Courant 1.0's 2.9 m/s, so only the full build's (20 across) raises the count */
-    CHECK((ups > 0 || SAN_BUILD) && quick_downs == 0, "the sub-step count flips (%d raises, %d quick cuts)", ups,
-          quick_downs);
+     * stays under Courant 0.8's 2.3 m/s, so only the full build's (20 across) raises the count */
+    CHECK(raises > 0 || SAN_BUILD, "the sub-step count never rose with the front's speed");
+    CHECK(over == 0, "%d calls' sub-steps past 0.9 of the Courant limit (largest %.3f)", over, worst_courant);
+    CHECK(lagging == 0, "%d calls left the particles a call or more behind the clock (largest lag %.2f ms)", lagging,
+          worst_lag * 1e3);
     CHECK(invalid == 0, "%d solves whose rows broke the two-thread sweeps' blocks", invalid);
     CHECK(T[ns - 1] > MM_T[3], "the run stopped early: T %.2f, x/a %.2f", T[ns - 1], Z[ns - 1]);
     CHECK(w_mm < 0.10 && w_mmt < 0.10, "surge front off Martin & Moyce by %.1f%% / %.1f%% (release shift %.3f)",
@@ -731,14 +748,15 @@ void test_mps_determinism(void) {
     fs_world_restore(b, buf, n, NULL);
     CHECK(fs_world_hash(b) == before || finite_inside(b), "a damaged snapshot broke the world");
     buf[n - 8] ^= 0x5a;
-    /* the section's header ("MPS2": magic, obstacles, particles, wall pressures, the last call's sub-steps and
-     * calm count): a sub-step count past MAX_SUB is refused with the world unchanged; an "MPS1" section of
-     * older snapshots (no counts) still restores */
-    static const unsigned char magic2[4] = {'M', 'P', 'S', '2'};
+    /* the section's header ("MPS3": magic, obstacles, particles, wall pressures, the last call's sub-steps and
+     * how far the particles trail the clock, as float bits): a sub-step count past MAX_SUB, or a lag outside
+     * [0, 0.1] s, is refused with the world unchanged; an "MPS2" section (whose last word was a count of calm
+     * calls, 29 at most) restores with the particles at the clock, and an "MPS1" section (neither word) too */
+    static const unsigned char magic3[4] = {'M', 'P', 'S', '3'};
     size_t at = 0;
     for (size_t k = 4; k + 24 <= n && !at; k++)
-        if (!memcmp(buf + k, magic2, 4)) at = k;
-    CHECK(at > 0, "no MPS2 section in the snapshot");
+        if (!memcmp(buf + k, magic3, 4)) at = k;
+    CHECK(at > 0, "no MPS3 section in the snapshot");
     if (at) {
         uint32_t sub, sn;
         memcpy(&sub, buf + at + 16, 4);
@@ -750,26 +768,40 @@ void test_mps_determinism(void) {
               "a sub-step count of 201 accepted");
         CHECK(fs_world_hash(b) == before, "a refused snapshot changed the world");
         memcpy(buf + at + 16, &sub, 4);
-        /* a calm count up to 29 (what builds with a dwell of 30 calls wrote; mps.c's SUB_DWELL is 8) restores
-         * as a dwell already over, the same world as 7 gives; 30 is refused */
-        uint32_t calm, calm_old = 29, calm_last = 7, calm_bad = 30;
-        memcpy(&calm, buf + at + 20, 4);
-        CHECK(calm < 8, "the section's calm count %u", calm);
+        float behind;
+        memcpy(&behind, buf + at + 20, 4);
+        CHECK(behind >= 0 && behind < 1.0f / 60, "the section's lag %g s", (double)behind);
+        const float lags_bad[3] = {-1e-3f, 0.2f, NAN};
+        for (int k = 0; k < 3; k++) {
+            memcpy(buf + at + 20, &lags_bad[k], 4);
+            CHECK(fs_world_restore(b, buf, n, &err) != FS_OK && strstr(err.msg, "lag behind the clock"),
+                  "a lag of %g s accepted", (double)lags_bad[k]);
+            CHECK(fs_world_hash(b) == before, "a refused snapshot changed the world");
+        }
+        /* as MPS2: the calm count's word (any below 30) read as no lag: the same world as an MPS3 section with 0 */
+        uint64_t after[3];
+        const uint32_t calm[2] = {29, 7}, calm_bad = 30;
+        const float zero = 0;
+        memcpy(buf + at + 20, &zero, 4);
+        CHECK(fs_world_restore(b, buf, n, &err) == FS_OK, "a lag of 0 refused: %s", err.msg);
+        for (int t = 0; t < 3; t++) fs_world_step(b);
+        after[2] = fs_world_hash(b);
+        buf[at + 3] = '2';
         memcpy(buf + at + 20, &calm_bad, 4);
         CHECK(fs_world_restore(b, buf, n, &err) != FS_OK && strstr(err.msg, "mps section"),
-              "a calm count of 30 accepted");
-        CHECK(fs_world_hash(b) == before, "a refused snapshot changed the world");
-        uint64_t after[2];
+              "an MPS2 calm count of 30 accepted");
         for (int k = 0; k < 2; k++) {
-            memcpy(buf + at + 20, k ? &calm_last : &calm_old, 4);
-            CHECK(fs_world_restore(b, buf, n, &err) == FS_OK, "a calm count of %u refused: %s",
-                  k ? calm_last : calm_old, err.msg);
+            memcpy(buf + at + 20, &calm[k], 4);
+            CHECK(fs_world_restore(b, buf, n, &err) == FS_OK, "an MPS2 section (calm count %u) refused: %s", calm[k],
+                  err.msg);
             for (int t = 0; t < 3; t++) fs_world_step(b);
             after[k] = fs_world_hash(b);
         }
-        CHECK(after[0] == after[1], "a calm count of 29 restored otherwise than 7: %016llx, %016llx",
-              (unsigned long long)after[0], (unsigned long long)after[1]);
-        memcpy(buf + at + 20, &calm, 4);
+        CHECK(after[0] == after[2] && after[1] == after[2],
+              "an MPS2 section restored otherwise than no lag: %016llx, %016llx against %016llx",
+              (unsigned long long)after[0], (unsigned long long)after[1], (unsigned long long)after[2]);
+        buf[at + 3] = '3';
+        memcpy(buf + at + 20, &behind, 4);
         unsigned char *old = malloc(n); /* the same section as MPS1: 8 bytes shorter */
         memcpy(&sn, buf + at - 4, 4);
         sn -= 8;

@@ -68,7 +68,9 @@ static void spheric2(fs_solver s) {
         float v, p;
         fs_world_probe_get(w, h2, NULL, &v, NULL);
         fs_world_probe_get(w, p1, NULL, &p, NULL);
-        if (arrival < 0 && v > WET) arrival = (float)t * dt;
+        fs_stats st;
+        fs_world_stats(w, &st);
+        if (arrival < 0 && v > WET) arrival = (float)st.sim_time; /* the particles' time (an mps world's trails) */
         deepest = fmaxf(deepest, inside_box(w));
         p1max = fmaxf(p1max, p);
     }
