@@ -569,7 +569,7 @@ static void mconst_init(const fs_world *w, mconst *mc) {
 
 /* The longest sub-step the limits allow this call: the Courant limit dt u_max <= courant l0 (with what gravity
  * adds over w->dt), the force (Morris, Fox & Zhu 1997, with g), viscous and capillary (Brackbill, Kothe & Zemach
- * 1992) limits. */
+ * 1992) limits; infinite where none applies. */
 static float substep_limit(const fs_world *w, const mps_state *s, const mconst *mc, float courant) {
     float numax = 0;
     const bool *present = mc->present;
@@ -590,7 +590,7 @@ static float substep_limit(const fs_world *w, const mps_state *s, const mconst *
     const float l0 = s->l0, gmag = sqrtf(w->dom.gravity.x * w->dom.gravity.x + w->dom.gravity.y * w->dom.gravity.y +
                                          w->dom.gravity.z * w->dom.gravity.z);
     float umax = sqrtf(umax2) + gmag * w->dt;
-    float lim = umax > 0 ? courant * l0 / umax : w->dt;
+    float lim = umax > 0 ? courant * l0 / umax : INFINITY; /* still water without gravity: no Courant limit */
     if (numax > 0 && VISC_LIMIT * l0 * l0 / numax < lim) lim = VISC_LIMIT * l0 * l0 / numax;
     if (cap < lim) lim = cap;
     const float force = gmag > 0 ? FORCE_LIMIT * sqrtf(l0 / gmag) : INFINITY;
@@ -647,7 +647,7 @@ static void mps_step(fs_world *w) {
     const float lim = substep_limit(w, s, &c.m, courant);
     float behind_after;
     const int nsub = plan_substeps(w, s->behind, lim, &c.dt, &behind_after);
-    c.dt_lim = lim > c.dt ? lim : c.dt;
+    c.dt_lim = isinf(lim) ? fmaxf(w->dt, c.dt) : fmaxf(lim, c.dt); /* the density error's time scale: finite */
     c.close2 = CLOSE * l0 * CLOSE * l0;
     c.rmin = RMIN * l0;
     c.lap_k = 2.0f * 3.0f / (s->lambda * s->n0l); /* Eq. 7, d = 3 */
@@ -730,7 +730,6 @@ static fs_status mps_state_read(fs_world *w, const void *buf, size_t n, const fs
         goto bad;
     why = "the particles' lag behind the clock is not within [0, 0.1] s";
     if (!(behind >= 0 && behind <= BEHIND_MAX)) goto bad;
-    why = "header";
     size_t need = hlen + (size_t)hdr[1] * 24 + (size_t)hdr[2] * 4 + (size_t)hdr[3] * 4;
     why = "length";
     if (n != need) goto bad;

@@ -259,6 +259,30 @@ void test_mps_free_surface(void) {
     CHECK(near == 18 && worst < 0.1, "the gap's neighbours: %d, pressure off by %.1f%%", near, 100 * worst);
     free(P);
     drop(w, pool);
+
+    /* water at rest without gravity (no viscosity or surface tension: no limit applies): one sub-step of the
+     * whole step each call, the particles never behind the clock */
+    w = mps_world(2000, 2, &pool);
+    const fs_domain d = {{0, 0, 0}, {6 * l0, 12 * l0, 6 * l0}, {0, 0, 0}, 3.1f * l0, l0, 0.5f * l0};
+    fs_error err;
+    CHECK(fs_world_reset(w, &d, &err) == FS_OK, "reset: %s", err.msg);
+    CHECK(fs_world_add_block(w, (fs_vec3){0, 0, 0}, (fs_vec3){6 * l0, 6 * l0, 6 * l0}, FS_MAT_WATER, 0.0f) > 0, "add");
+    CHECK(fs_world_set_param(w, FS_MAT_WATER, FS_P_KIN_VISCOSITY, 0.0f, &err) == FS_OK &&
+              fs_world_set_param(w, FS_MAT_WATER, FS_P_SURFACE_TENSION, 0.0f, &err) == FS_OK,
+          "params: %s", err.msg);
+    int off = 0;
+    for (int t = 0; t < 5; t++) {
+        fs_world_step(w);
+        fs_world_mps_info(w, &in);
+        off += in.taken != 1 || in.behind != 0 || in.dt_sub != fs_world_dt(w);
+    }
+    fs_stats st;
+    fs_world_stats(w, &st);
+    REPORT("without gravity, at rest: %d of 5 calls not one sub-step of the step; %.4f s after 5 calls", off,
+           st.sim_time);
+    CHECK(off == 0 && fabs(st.sim_time - 5.0 * fs_world_dt(w)) < 1e-6, "%d calls otherwise, time %.6f s", off,
+          st.sim_time);
+    drop(w, pool);
 }
 
 /* ---- 1. dam break against Martin & Moyce (1952) ----------------------------
