@@ -92,7 +92,7 @@ EXTRA_TESTS += "$(BUILD)/test_sim_san -determinism_threads -bodies_buoyancy -seq
 # parallel tasks) on 2 threads, and two worlds stepping at once on one pool.
 # TSan exits 66 when it reported anything.
 EXTRA_TEST_DEPS += $(BUILD)/test_sim_tsan
-EXTRA_TESTS += "TSAN_OPTIONS='halt_on_error=0 exitcode=66' $(BUILD)/test_sim_tsan threads_every_scene shared_pool"
+EXTRA_TESTS += "TSAN_OPTIONS='halt_on_error=0 exitcode=66' $(BUILD)/test_sim_tsan threads_every_scene shared_pool pool_every_item_once"
 
 # The built-in scenes' meshes (server/sim/scene_meshes.c and .h, examples/meshes/*.stl)
 # are what scripts/make_scene_meshes.py writes.

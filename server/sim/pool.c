@@ -1,12 +1,19 @@
 /* pool.c - a small persistent thread pool that satisfies fs_parallel_for_fn.
  * Optional: the simulation core never creates threads itself; the caller
  * (tests, benchmark, server) creates a pool and injects it in fs_world_def.
- * The range [0, count) is split into PIECES contiguous pieces a thread,
- * which the calling thread and the workers claim in turn from a counter: a
- * thread whose pieces cost less (no walls near, fewer neighbours) takes
- * more, where one piece a thread left it waiting on the other (the MPS dam
- * break at 10k ran 6-10% faster in the same run).  Results do not depend on
- * the split (fs_parallel_for_fn).  Touched by the threads that call
+ * The range [0, count) is split into PIECES contiguous pieces a thread, and
+ * each thread (the caller is thread 0) has a home run of them, the k-th of
+ * the pieces in order: it runs its own from the front, then takes the
+ * others' from their backs.  A thread whose pieces cost less (no walls near,
+ * fewer neighbours) so takes more, where one piece a thread left it waiting
+ * on the other (the MPS dam break at 10k ran 6-10% faster in the same run);
+ * and a thread keeps the same part of every range from job to job, give or
+ * take the pieces at the boundary, so the data of its part stays in its own
+ * core's caches.  Claimed from one shared counter, a particle's data moved
+ * between the cores from pass to pass: on 2-vCPU VMs (Zen 5) every pass ran
+ * 1.2-1.35x the CPU time it takes on one thread, and the MPS dam break at
+ * 10k ran 1.12-1.19x slower (BENCHMARKS.md).  Results do not depend on the
+ * split (fs_parallel_for_fn).  Touched by the threads that call
  * parallel_for (each the owner of a world) and by the pool's own workers.
  *
  * Several threads may share one pool (a server's rooms, each world on its own
@@ -41,7 +48,12 @@ struct fs_pool {
     fs_task_fn *fn;
     void *ctx;
     int count, pieces;
-    _Atomic int next; /* the next piece to claim */
+    /* each thread's home pieces [lo, hi), packed lo | hi << 32: a thread claims its own from the front and,
+     * when they are gone, another's from the back; on cache lines of their own */
+    struct {
+        _Atomic uint64_t lohi;
+        char pad[56];
+    } home[FS_MAX_WORKERS];
     /* held by the calling thread for one whole parallel_for; on cache lines of
      * its own, away from the lock word the workers take (a single caller's
      * lock stays in its core's cache) */
@@ -61,14 +73,30 @@ static void chunk(int count, int threads, int k, int *b, int *e) {
     *e = (int)(c * (k + 1) / threads);
 }
 
-/* Runs pieces of the current job until none is left. */
-static void claim(fs_pool *p, fs_task_fn *fn, void *ctx, int count, int pieces, int index) {
+/* Takes a piece of thread o's home range: its first (front) or its last; -1 when none is left. */
+static int take_piece(fs_pool *p, int o, bool front) {
+    _Atomic uint64_t *h = &p->home[o].lohi;
+    uint64_t v = atomic_load_explicit(h, memory_order_relaxed);
     for (;;) {
-        const int k = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
-        if (k >= pieces) return;
-        int b, e;
-        chunk(count, pieces, k, &b, &e);
-        if (b < e) fn(b, e, index, ctx);
+        const uint32_t lo = (uint32_t)v, hi = (uint32_t)(v >> 32);
+        if (lo >= hi) return -1;
+        const uint64_t nv = front ? (uint64_t)(lo + 1) | (uint64_t)hi << 32 : (uint64_t)lo | (uint64_t)(hi - 1) << 32;
+        if (atomic_compare_exchange_weak_explicit(h, &v, nv, memory_order_relaxed, memory_order_relaxed))
+            return front ? (int)lo : (int)(hi - 1);
+    }
+}
+
+/* Runs pieces of the current job until none is left: the thread's own pieces in order, then the others' from
+ * their ends.  So a thread keeps the same part of the range from job to job, give or take what it takes over
+ * at the boundary, and the data a part touches stays in that thread's caches. */
+static void claim(fs_pool *p, fs_task_fn *fn, void *ctx, int count, int pieces, int index, int threads) {
+    for (int o = 0; o < threads; o++) {
+        const int t = (index + o) % threads;
+        for (int k; (k = take_piece(p, t, o == 0)) >= 0;) {
+            int b, e;
+            chunk(count, pieces, k, &b, &e);
+            if (b < e) fn(b, e, index, ctx);
+        }
     }
 }
 
@@ -130,7 +158,7 @@ static void *worker_main(void *arg) {
         void *ctx = p->ctx;
         int count = p->count, pieces = p->pieces;
         pthread_mutex_unlock(&p->mu);
-        claim(p, fn, ctx, count, pieces, wa.index);
+        claim(p, fn, ctx, count, pieces, wa.index, p->threads);
         if (atomic_fetch_sub(&p->remaining, 1) == 1) { /* the last: wake the caller if it sleeps */
             pthread_mutex_lock(&p->mu);
             pthread_cond_signal(&p->done);
@@ -204,12 +232,17 @@ void fs_pool_parallel_for(fs_task_fn *fn, void *ctx, int count, void *user) {
     pthread_mutex_lock(&p->mu);
     const int pieces = count < PIECES * p->threads ? count : PIECES * p->threads;
     p->fn = fn, p->ctx = ctx, p->count = count, p->pieces = pieces;
-    atomic_store_explicit(&p->next, 0, memory_order_relaxed);
+    for (int k = 0; k < p->threads; k++) {
+        int b, e;
+        chunk(pieces, p->threads, k, &b, &e);
+        atomic_store_explicit(&p->home[k].lohi, (uint64_t)(uint32_t)b | (uint64_t)(uint32_t)e << 32,
+                              memory_order_relaxed);
+    }
     atomic_store(&p->remaining, p->threads - 1);
     atomic_fetch_add(&p->generation, 1);
     pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);
-    claim(p, fn, ctx, count, pieces, 0);
+    claim(p, fn, ctx, count, pieces, 0, p->threads);
     if (!spin_for(NULL, 0, &p->remaining)) {
         pthread_mutex_lock(&p->mu);
         while (atomic_load(&p->remaining) > 0) pthread_cond_wait(&p->done, &p->mu);

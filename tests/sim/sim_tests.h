@@ -18,6 +18,7 @@
     X(determinism_threads, test_determinism_threads)                                                                   \
     X(threads_every_scene, test_threads_every_scene)                                                                   \
     X(shared_pool_two_worlds, test_shared_pool_two_worlds)                                                             \
+    X(pool_every_item_once, test_pool_every_item_once)                                                                 \
     X(stress_extreme, test_stress_extreme)                                                                             \
     X(jelly_and_clay, test_jelly_and_clay)                                                                             \
     X(jelly_holds_height, test_jelly_holds_height)                                                                     \

@@ -1,8 +1,10 @@
-/* test_pool.c - one worker pool shared by several calling threads (a
- * server's rooms, each world on its own sim thread): two worlds of different
- * solvers stepped at once on one pool end bit-identical to each stepped
- * alone, and the two callers did meet at the pool.  The ThreadSanitizer build
- * (test_sim_tsan shared_pool) checks the pool's locking. */
+/* test_pool.c - the worker pool: every item of a job runs once, on a thread
+ * of the pool, however the threads share it out; and one pool shared by
+ * several calling threads (a server's rooms, each world on its own sim
+ * thread): two worlds of different solvers stepped at once on one pool end
+ * bit-identical to each stepped alone, and the two callers did meet at the
+ * pool.  The ThreadSanitizer build (test_sim_tsan shared_pool) checks the
+ * pool's locking. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -56,6 +58,60 @@ static void *step_world(void *arg) {
     }
     s->hash = fs_world_hash(s->w);
     return NULL;
+}
+
+/* A job whose items cost unevenly (the last quarter 40x the rest), so that
+ * threads run out of their own pieces at different times and take others'. */
+#define ITEMS_MAX 3000
+typedef struct uneven_job {
+    int count, threads;
+    atomic_int hits[ITEMS_MAX];
+    atomic_int bad_worker, calls;
+    atomic_int by_worker[FS_MAX_WORKERS];
+} uneven_job;
+
+static void uneven_task(int b, int e, int worker, void *vctx) {
+    uneven_job *j = vctx;
+    atomic_fetch_add(&j->calls, 1);
+    if (worker < 0 || worker >= j->threads)
+        atomic_fetch_add(&j->bad_worker, 1);
+    else
+        atomic_fetch_add(&j->by_worker[worker], e - b);
+    for (int i = b; i < e; i++) {
+        volatile double x = 1;
+        for (int k = 0; k < (4 * i >= 3 * j->count ? 4000 : 100); k++) x = x * 1.0000001 + 1e-9;
+        atomic_fetch_add(&j->hits[i], 1);
+    }
+}
+
+void test_pool_every_item_once(void) {
+    static const int threads[] = {1, 2, 3, 4}, counts[] = {1, 2, 3, 7, 16, 17, 33, 100, 1000, ITEMS_MAX};
+    static uneven_job j;
+    int jobs = 0, shared = 0;
+    for (size_t t = 0; t < sizeof threads / sizeof *threads; t++) {
+        fs_pool *pool = fs_pool_create(threads[t]);
+        CHECK(fs_pool_threads(pool) == threads[t], "a pool of %d threads: %d", threads[t], fs_pool_threads(pool));
+        for (int round = 0; round < 3; round++)
+            for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
+                memset(&j, 0, sizeof j);
+                j.count = counts[c], j.threads = threads[t];
+                fs_pool_parallel_for(uneven_task, &j, j.count, pool);
+                int wrong = 0, first = -1, workers = 0;
+                for (int i = 0; i < j.count; i++)
+                    if (atomic_load(&j.hits[i]) != 1) wrong++, first = first < 0 ? i : first;
+                for (int k = 0; k < threads[t]; k++) workers += atomic_load(&j.by_worker[k]) > 0;
+                CHECK(wrong == 0, "%d threads, %d items: %d items ran other than once (the first: item %d, %d times)",
+                      threads[t], j.count, wrong, first, first < 0 ? 1 : atomic_load(&j.hits[first]));
+                CHECK(atomic_load(&j.bad_worker) == 0, "%d threads: a task got a worker index outside [0, %d)",
+                      threads[t], threads[t]);
+                CHECK(atomic_load(&j.calls) <= (j.count < 8 * threads[t] ? j.count : 8 * threads[t]),
+                      "%d threads, %d items: %d calls, more than the job's pieces", threads[t], j.count,
+                      atomic_load(&j.calls));
+                jobs++, shared += workers > 1;
+            }
+        fs_pool_destroy(pool);
+    }
+    REPORT("%d jobs, every item run once; %d of them shared by more than one thread", jobs, shared);
 }
 
 /* The first scene, and the first of the MPS solver (the one that hands the
