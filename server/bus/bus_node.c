@@ -542,8 +542,11 @@ void bus_node_pass(bus *b, uint64_t now) {
     /* A REST answer waiting to go (a room made here: 201) goes after the
      * rooms' subscriptions are current, so that its asker's next request for
      * that room finds its subject read: the broker passes this connection's
-     * subscriptions on before the messages it publishes after them. */
-    const bool answering = b->fleet && http_mail_count(&b->hub->http, HTTP_ANSWER) > 0;
+     * subscriptions on before the messages it publishes after them.  Only
+     * the answers counted before the refresh go in this pass: one put after
+     * it may be for a room the refresh did not see yet. */
+    const int answers = b->fleet ? http_mail_count(&b->hub->http, HTTP_ANSWER) : 0;
+    const bool answering = answers > 0;
     if (!b->nroom || answering || now - b->last_refresh_ns > REFRESH_EVERY_NS) {
         bool changed = bus_rooms_refresh(b, room_added, room_dropped);
         b->last_refresh_ns = now;
@@ -553,7 +556,7 @@ void bus_node_pass(bus *b, uint64_t now) {
         }
     }
     for (int i = 0; i < b->nroom; i++) publish_room(b, &b->room[i], now);
-    if (b->fleet) bus_rest_pass(b);
+    if (b->fleet) bus_rest_pass(b, answers);
     read_relays(b, now);
 }
 

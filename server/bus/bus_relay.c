@@ -361,7 +361,7 @@ void bus_relay_pass(bus *b, uint64_t now) {
         rooms_reap(b->dir); /* mirrors closed and no longer held (no sim thread to join) */
         b->last_reap_ns = now;
     }
-    if (b->fleet) bus_rest_pass(b);
+    if (b->fleet) bus_rest_pass(b, HTTP_MAIL_RING);
 }
 
 void bus_relay_end(bus *b) {

@@ -159,7 +159,7 @@ void bus_rest_room_dropped(bus *b, bus_room *br) {
     br->sub[1] = NULL;
 }
 
-void bus_rest_pass(bus *b) {
+void bus_rest_pass(bus *b, int answers) {
     http_mail_msg e[HTTP_MAIL_RING];
     int k = http_mail_take(&b->hub->http, HTTP_OUT, e, HTTP_MAIL_RING);
     for (int i = 0; i < k; i++) {
@@ -182,7 +182,8 @@ void bus_rest_pass(bus *b) {
         http_mail_msg back = {.id = e[i].id, .status = -2}; /* not sent: the broker is not reachable */
         if (http_mail_put(&b->hub->http, HTTP_BACK, &back)) hub_wake(b->hub);
     }
-    k = http_mail_take(&b->hub->http, HTTP_ANSWER, e, HTTP_MAIL_RING);
+    k = answers > 0 ? http_mail_take(&b->hub->http, HTTP_ANSWER, e, answers < HTTP_MAIL_RING ? answers : HTTP_MAIL_RING)
+                    : 0;
     for (int i = 0; i < k; i++) {
         if (natsConnection_Publish(b->nc, e[i].reply, e[i].msg->data, (int)e[i].msg->len) == NATS_OK)
             atomic_fetch_add(&b->published, 1);

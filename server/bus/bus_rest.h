@@ -18,7 +18,9 @@ int bus_rest_subscribe(bus *b, char *err, size_t errlen);
 /* A node: the room's r.<room>.rest, while it holds the room (br->sub[1]). */
 void bus_rest_room_added(bus *b, bus_room *br);
 void bus_rest_room_dropped(bus *b, bus_room *br);
-/* Each pass: the requests the network thread put out sent, its answers published. */
-void bus_rest_pass(bus *b);
+/* Each pass: the requests the network thread put out sent, and at most
+ * answers of its answers published, the oldest first (a node passes the
+ * count it saw before its rooms' subscriptions were brought up to date). */
+void bus_rest_pass(bus *b, int answers);
 
 #endif

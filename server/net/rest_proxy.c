@@ -198,9 +198,10 @@ static void note_made(net *n, const char *body, size_t len) {
  * before the view answers; its holder reads the subject within a fraction
  * of a second of its claim. */
 static bool ask_again(net *n, http_req *r) {
-    if (!r->wsi || r->proxy_tries >= NET_PROXY_TRIES) return false;
-    if (r->proxy_view != W_MOVING && !(r->proxy_view == W_NONE && made_lately(n, r->rooms_name, clock_now_ns())))
-        return false;
+    if (!r->wsi) return false;
+    const bool made = made_lately(n, r->rooms_name, clock_now_ns());
+    if (r->proxy_tries >= (made ? NET_MADE_TRIES : NET_PROXY_TRIES)) return false;
+    if (r->proxy_view != W_MOVING && !(r->proxy_view == W_NONE && made)) return false;
     r->proxy_tries++;
     r->proxy_again = true;
     lws_set_timer_usecs(r->wsi, (lws_usec_t)NET_PROXY_AGAIN_MS * 1000);

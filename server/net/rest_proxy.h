@@ -26,9 +26,14 @@
 /* A room on its way to a holder, which no node answers for yet, is asked
  * again every NET_PROXY_AGAIN_MS, NET_PROXY_TRIES times, before it is
  * answered 503 (or 404: a room this server made within NET_MADE_SPAN_NS and
- * its view does not list yet). */
+ * its view does not list yet).  A room this server made within that span is
+ * asked NET_MADE_TRIES times: its 201 may come from the node that placed it
+ * while the node that holds it, another, has yet to read its subject (a
+ * loaded node takes longer than half a second to), and the room is known to
+ * be on its way. */
 #define NET_PROXY_AGAIN_MS 100
 #define NET_PROXY_TRIES 5
+#define NET_MADE_TRIES 30
 #define NET_MADE_SPAN_NS 10000000000ull
 
 /* Sends r (its headers and body read; r->proxy) to its room's holder, or
