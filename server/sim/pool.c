@@ -12,7 +12,7 @@
  * core's caches.  Claimed from one shared counter, a particle's data moved
  * between the cores from pass to pass: on 2-vCPU VMs (Zen 5) every pass ran
  * 1.17-1.34x the CPU time it takes on one thread, and the MPS dam break at
- * 10k ran 1.08-1.19x slower (BENCHMARKS.md).  Results do not depend on the
+ * 10k ran up to 1.2x slower (BENCHMARKS.md).  Results do not depend on the
  * split (fs_parallel_for_fn).  Touched by the threads that call
  * parallel_for (each the owner of a world) and by the pool's own workers.
  *
