@@ -89,9 +89,9 @@ static int take_piece(fs_pool *p, int o, bool front) {
 /* Runs pieces of the current job until none is left: the thread's own pieces in order, then the others' from
  * their ends.  So a thread keeps the same part of the range from job to job, give or take what it takes over
  * at the boundary, and the data a part touches stays in that thread's caches. */
-static void claim(fs_pool *p, fs_task_fn *fn, void *ctx, int count, int pieces, int index, int threads) {
-    for (int o = 0; o < threads; o++) {
-        const int t = (index + o) % threads;
+static void claim(fs_pool *p, fs_task_fn *fn, void *ctx, int count, int pieces, int index) {
+    for (int o = 0; o < p->threads; o++) {
+        const int t = (index + o) % p->threads;
         for (int k; (k = take_piece(p, t, o == 0)) >= 0;) {
             int b, e;
             chunk(count, pieces, k, &b, &e);
@@ -158,7 +158,7 @@ static void *worker_main(void *arg) {
         void *ctx = p->ctx;
         int count = p->count, pieces = p->pieces;
         pthread_mutex_unlock(&p->mu);
-        claim(p, fn, ctx, count, pieces, wa.index, p->threads);
+        claim(p, fn, ctx, count, pieces, wa.index);
         if (atomic_fetch_sub(&p->remaining, 1) == 1) { /* the last: wake the caller if it sleeps */
             pthread_mutex_lock(&p->mu);
             pthread_cond_signal(&p->done);
@@ -242,7 +242,7 @@ void fs_pool_parallel_for(fs_task_fn *fn, void *ctx, int count, void *user) {
     atomic_fetch_add(&p->generation, 1);
     pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);
-    claim(p, fn, ctx, count, pieces, 0, p->threads);
+    claim(p, fn, ctx, count, pieces, 0);
     if (!spin_for(NULL, 0, &p->remaining)) {
         pthread_mutex_lock(&p->mu);
         while (atomic_load(&p->remaining) > 0) pthread_cond_wait(&p->done, &p->mu);

@@ -3,8 +3,8 @@
  * several calling threads (a server's rooms, each world on its own sim
  * thread): two worlds of different solvers stepped at once on one pool end
  * bit-identical to each stepped alone, and the two callers did meet at the
- * pool.  The ThreadSanitizer build (test_sim_tsan shared_pool) checks the
- * pool's locking. */
+ * pool.  The ThreadSanitizer build (test_sim_tsan shared_pool
+ * pool_every_item_once) checks the pool's locking and its claims. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
