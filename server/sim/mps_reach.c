@@ -53,26 +53,33 @@ static inline long block_and_moves(const fs_world *w, const int nb[3], int i, fl
  * it does, and each within COLLIDE_DIST at r* (w->nx) in its close list (within CLOSE at r^n).  With every
  * displacement within c->reach, such a j lay within 2 NEAR - r_e <= 1.5 h at r^n: within three grid cells
  * (h / 2) of i's along each axis, where the particles still are in the r^n grid's order. */
-static bool pairs_kept(const fs_world *w, const mps_state *s, const ctx *c, int i) {
+FS_SIMD_CLONES static bool pairs_kept(const fs_world *w, const mps_state *s, const ctx *c, int i) {
     const fs_particles *p = &w->p;
+    const float *PX = p->px, *PY = p->py, *PZ = p->pz, *X = p->x, *Y = p->y, *Z = p->z, *NX = w->nx, *NY = w->ny,
+                *NZ = w->nz;
     const int gx = w->gx, gy = w->gy, gz = w->gz, cell = w->cell[i];
     const int cx = cell % gx, cy = cell / gx % gy, cz = cell / gx / gy, R = 3;
     const float near2 = c->near2, re2 = s->re_n * s->re_n, cl = CLOSE * s->l0, cl2 = cl * cl, co = COLLIDE_DIST * s->l0,
                 co2 = co * co;
+    const float pxi = PX[i], pyi = PY[i], pzi = PZ[i], xi = X[i], yi = Y[i], zi = Z[i], nxi = NX[i], nyi = NY[i],
+                nzi = NZ[i];
     for (int z = cz - R; z <= cz + R; z++) {
         if (z < 0 || z >= gz) continue;
         for (int y = cy - R; y <= cy + R; y++) {
             if (y < 0 || y >= gy) continue;
             const int row = (z * gy + y) * gx, x0 = cx - R > 0 ? cx - R : 0, x1 = cx + R < gx - 1 ? cx + R : gx - 1;
-            for (int j = w->cell_start[row + x0]; j < w->cell_start[row + x1 + 1]; j++) {
-                if (j == i) continue;
-                const float ax = p->px[j] - p->px[i], ay = p->py[j] - p->py[i], az = p->pz[j] - p->pz[i];
+            const int j0 = w->cell_start[row + x0], j1 = w->cell_start[row + x1 + 1];
+            int lost = 0; /* i itself: r0 = 0, never lost */
+#pragma omp simd reduction(| : lost)
+            for (int j = j0; j < j1; j++) {
+                const float ax = PX[j] - pxi, ay = PY[j] - pyi, az = PZ[j] - pzi;
                 const float r0 = ax * ax + ay * ay + az * az; /* at r^n */
-                const float bx = p->x[j] - p->x[i], by = p->y[j] - p->y[i], bz = p->z[j] - p->z[i];
-                const float cx2 = w->nx[j] - w->nx[i], cy2 = w->ny[j] - w->ny[i], cz2 = w->nz[j] - w->nz[i];
-                if (r0 >= near2 && bx * bx + by * by + bz * bz < re2) return false;
-                if (r0 >= cl2 && cx2 * cx2 + cy2 * cy2 + cz2 * cz2 < co2) return false;
+                const float bx = X[j] - xi, by = Y[j] - yi, bz = Z[j] - zi;
+                const float ex = NX[j] - nxi, ey = NY[j] - nyi, ez = NZ[j] - nzi;
+                lost |= ((r0 >= near2) & (bx * bx + by * by + bz * bz < re2)) |
+                        ((r0 >= cl2) & (ex * ex + ey * ey + ez * ez < co2));
             }
+            if (lost) return false;
         }
     }
     return true;
