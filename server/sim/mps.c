@@ -56,7 +56,7 @@ static void mps_detach(fs_world *w) {
     mps_state *s = state_of(w);
     if (!s) return;
     free(s->p_slot), free(s->lx), free(s->ly), free(s->lz), free(s->nst), free(s->nst1), free(s->nrn), free(s->outer),
-        free(s->press);
+        free(s->clear), free(s->press);
     free(s->nn), free(s->nn_f), free(s->nn_t), free(s->nr), free(s->dT_slot), free(s->nc), free(s->nc_n);
     free(s->row), free(s->rho), free(s->ux0), free(s->uy0), free(s->uz0), free(s->reach);
     fs__mps_free_walls(s);
@@ -76,13 +76,13 @@ static fs_status mps_attach(fs_world *w, fs_error *err) {
     s->nn = calloc(n * NN_STRIDE, sizeof(int32_t)), s->nr = calloc(n * NN_STRIDE, sizeof(float));
     s->nn_f = malloc(sizeof(int16_t) * n), s->nn_t = malloc(sizeof(int16_t) * n);
     s->nc = malloc(sizeof(int32_t) * n * NC_MAX), s->nc_n = malloc(sizeof(int16_t) * n);
-    s->nst = malloc(f), s->nst1 = malloc(f), s->nrn = malloc(f), s->outer = malloc(n),
+    s->nst = malloc(f), s->nst1 = malloc(f), s->nrn = malloc(f), s->outer = malloc(n), s->clear = malloc(n),
     s->press = calloc(n, sizeof(float));
     s->row = malloc(sizeof(int32_t) * n), s->rho = malloc(f);
     s->ux0 = malloc(f), s->uy0 = malloc(f), s->uz0 = malloc(f);
     if (!s->ux0 || !s->uy0 || !s->uz0 || !s->p_slot || !s->dT_slot || !s->lx || !s->ly || !s->lz || !s->nn || !s->nr ||
-        !s->nn_f || !s->nn_t || !s->nc || !s->nc_n || !s->nst || !s->nst1 || !s->nrn || !s->outer || !s->press ||
-        !s->row || !s->rho)
+        !s->nn_f || !s->nn_t || !s->nc || !s->nc_n || !s->nst || !s->nst1 || !s->nrn || !s->outer || !s->clear ||
+        !s->press || !s->row || !s->rho)
         goto nomem;
     s->obst_epoch = w->epoch;
     return FS_OK;
@@ -125,6 +125,19 @@ static inline int32_t *scr_j(const fs_world *w, int worker) {
 }
 static inline float *scr_r2(const fs_world *w, int worker) {
     return w->scr_r2 + (size_t)worker * ((size_t)w->cap + FS_SCR_PAD);
+}
+
+/* Whether none of the nw wall particles wj (within NEAR of a particle) is an obstacle's: the box's faces' lie
+ * outside the box, an obstacle's inside it (and the rails keep every centre inside the box). */
+static bool clear_of_obstacles(const fs_world *w, const mps_state *s, const int32_t *wj, int nw) {
+    if (!s->nobst && !w->nobstacles) return true;
+    const fs_vec3 lo = w->dom.box_min, hi = w->dom.box_max;
+    bool clear = true;
+    for (int t = 0; t < nw; t++) {
+        const float x = s->wx[wj[t]], y = s->wy[wj[t]], z = s->wz[wj[t]];
+        clear &= !(x > lo.x && x < hi.x && y > lo.y && y < hi.y && z > lo.z && z < hi.z);
+    }
+    return clear;
 }
 
 /* Neighbour lists at r^n: fluid within h (the world grid), then walls within
@@ -255,6 +268,7 @@ FS_SIMD_CLONES static void list_task(int b, int e, int worker, void *vctx) {
         for (int t = 0; t < take; t++) NL[mn0 + t] = cap + wjn[t];
         mn = mn0 + take;
         s->nrn[i] = lanes_sum(nr8); /* n at r^n, walls included */
+        s->clear[i] = clear_of_obstacles(w, s, wjn, nwn);
         if (tens) s->nst1[i] = n1;
         s->nn_t[i] = (int16_t)mn;
         /* the close list: the near list's pairs within CLOSE l0, in its order, packed without branches */
@@ -643,6 +657,7 @@ static void mps_step(fs_world *w) {
     const float near = sqrtf(c.near2);
     c.reach = near - s->re_n < (CLOSE - COLLIDE_DIST) * l0 ? near - s->re_n : (CLOSE - COLLIDE_DIST) * l0;
     c.checked = c.reach >= REACH_MIN * l0;
+    c.far_reach = CLEAR_REACH * c.reach;
     const float courant = c.checked ? fminf(COURANT, c.reach / l0) : COURANT_UNCHECKED;
     const float lim = substep_limit(w, s, &c.m, courant);
     float behind_after;

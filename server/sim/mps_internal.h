@@ -19,7 +19,7 @@
 #define RE_LAP 3.1f                /* r_e of the Laplacian, in l0 (capped at h) */
 #define BETA 0.97f                 /* Eq. 18 */
 #define COURANT 1.0f               /* dt <= COURANT l0 / u_max (docs/sim-notes.md, "Time step") */
-#define SUB_FILL 0.8f              /* sub-steps of SUB_FILL x the limits, the rest of a call carried to the next ... */
+#define SUB_FILL 0.9f              /* sub-steps of SUB_FILL x the limits, the rest of a call carried to the next ... */
 #define SUB_CATCH 0.9f             /* ... or, where as many fit at SUB_CATCH x the limits, the call's whole time */
 #define CALM_SAVED_MAX 30          /* an "MPS2" snapshot's run of calm calls is below this (what older builds wrote) */
 #define FORCE_LIMIT 0.25f          /* dt <= FORCE_LIMIT sqrt(l0 / |g|): the force condition (Morris, Fox & Zhu 1997) */
@@ -40,11 +40,14 @@
 #define COURANT_UNCHECKED 0.5f /* ... and the sub-steps keep this Courant number */
 #define REACH_BLOCKS 2         /* reach_ok compares displacements over this many blocks (h wide) either way */
 #define REACH_CUTS 4           /* a sub-step is cut in two at most this many times in a row; past that it is taken */
-#define NC_MAX 48              /* pairs within CLOSE l0 kept per particle (the lattice has 6, and walls add some) */
-#define WALL_LAYERS 2          /* layers of wall particles (docs/sim-notes.md, "Walls") */
-#define NNZ_PER_ROW 64         /* matrix room per row, on average (~33 at rest) */
-#define RMIN 0.3f              /* w(r) is evaluated at r >= RMIN l0: one close pair adds at most re/RMIN - 1 (6) to n */
-#define RAIL 0.25f             /* l0: how close to a face of the box a centre may come */
+/* A particle with no obstacle's wall particle within NEAR at r^n ("clear") may have moved this many reaches by
+ * r^{n+1}, the pressure's correction included (moved_ok; docs/sim-notes.md, "Time step") */
+#define CLEAR_REACH 2.0f
+#define NC_MAX 48      /* pairs within CLOSE l0 kept per particle (the lattice has 6, and walls add some) */
+#define WALL_LAYERS 2  /* layers of wall particles (docs/sim-notes.md, "Walls") */
+#define NNZ_PER_ROW 64 /* matrix room per row, on average (~33 at rest) */
+#define RMIN 0.3f      /* w(r) is evaluated at r >= RMIN l0: one close pair adds at most re/RMIN - 1 (6) to n */
+#define RAIL 0.25f     /* l0: how close to a face of the box a centre may come */
 /* cells of its field: how close to a mesh obstacle's surface a centre may come.  The field is trilinear between
  * exact samples of a distance, so it reads a point farther out than it is by at most the mean distance to its
  * cell's corners (sqrt(3) / 2 of a cell, at the centre); at an axis-aligned convex corner by 3/8.  Near a
@@ -98,6 +101,7 @@ typedef struct mps_state {
     float *nst, *nst1; /* n* (Eq. 14); n^st1 (Eq. 34) */
     float *nrn;        /* n at r^n (the list pass): the density error a sub-step starts from; surface tension's test */
     uint8_t *outer;    /* n* < beta n0 and one-sided or sparse: Eq. 18's surface before its neighbours join it */
+    uint8_t *clear;    /* no obstacle's wall particle within NEAR at r^n (the list pass): CLEAR_REACH applies */
     float *press;      /* pressure, Pa */
     int32_t *row;      /* unknown of particle i, or -1 (free surface) */
     float *rho;        /* per particle this sub-step */
@@ -144,6 +148,7 @@ typedef struct mps_state {
     float behind;
     int taken;                   /* the sub-steps the last call took (substeps, and more where one was cut in two) */
     uint64_t cuts;               /* sub-steps cut in two (reach_ok), over the world's life */
+    uint64_t far;                /* sub-steps kept with a clear particle past the reach at r^{n+1} (moved_ok), ditto */
     uint64_t overrun;            /* sub-steps taken after REACH_CUTS cuts without passing reach_ok and moved_ok */
     bool check_lists, unchecked; /* fs__mps_check_lists (sim_testing.h): for tests */
     uint64_t missed;
@@ -236,8 +241,9 @@ typedef struct ctx {
     float gmag;    /* |g| */
     int rows;      /* the unknowns of this sub-step's solve (mps_pressure.c) */
     float reach;   /* how far a pair's separation may change in a sub-step with the lists still whole (reach_ok) */
-    bool checked;  /* reach_ok and moved_ok apply (reach >= REACH_MIN l0) */
-    int max_cuts;  /* how many more times this sub-step may be cut in two */
+    float far_reach; /* how far a clear particle may move by r^{n+1} (CLEAR_REACH reaches; moved_ok) */
+    bool checked;    /* reach_ok and moved_ok apply (reach >= REACH_MIN l0) */
+    int max_cuts;    /* how many more times this sub-step may be cut in two */
     uint64_t bad[FS_MAX_WORKERS], clamped[FS_MAX_WORKERS], full[FS_MAX_WORKERS];
 } ctx;
 

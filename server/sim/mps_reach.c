@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "mps_internal.h"
+#include "sim_testing.h"
 
 long fs__mps_reach_blocks(const fs_world *w, int nb[3]) {
     nb[0] = (w->gx + 1) / 2, nb[1] = (w->gy + 1) / 2, nb[2] = (w->gz + 1) / 2;
@@ -89,10 +90,11 @@ FS_SIMD_CLONES static bool pairs_kept(const fs_world *w, const mps_state *s, con
 typedef struct reach_pass {
     const ctx *c;
     int nb[3];
-    float r2;
+    float r2, f2;     /* the reach and a particle's clear of obstacles (moved_ok), squared */
     float *src, *dst; /* the boxes read and written */
     int ax;           /* the axis the boxes grow along */
     bool failed[FS_MAX_WORKERS];
+    bool far[FS_MAX_WORKERS]; /* a particle moved past the reach (moved_ok) */
 } reach_pass;
 
 static bool any_failed(const reach_pass *q) {
@@ -198,26 +200,41 @@ bool fs__mps_reach_ok(fs_world *w, mps_state *s, const ctx *c) {
     return !any_failed(&q);
 }
 
-/* Particles [b, e): whether each stayed within the reach of r^n (p.px) at r^{n+1} (w->nx). */
+/* Particles [b, e): whether each stayed within the reach of r^n (p.px) at r^{n+1} (w->nx), or within the far
+ * reach if it is clear of obstacles. */
 static void moved_task(int b, int e, int worker, void *vq) {
     reach_pass *q = vq;
     const fs_world *w = q->c->w;
     const fs_particles *p = &w->p;
-    bool ok = true;
+    const uint8_t *clear = q->c->s->clear;
+    bool ok = true, far = false;
     for (int i = b; i < e; i++) {
         const float dx = w->nx[i] - p->px[i], dy = w->ny[i] - p->py[i], dz = w->nz[i] - p->pz[i];
-        ok &= dx * dx + dy * dy + dz * dz <= q->r2; /* false for a NaN: the rails have made it finite */
+        const float m = dx * dx + dy * dy + dz * dz;
+        ok &= m <= (clear[i] ? q->f2 : q->r2); /* false for a NaN: the rails have made it finite */
+        far |= m > q->r2;
     }
     if (!ok) q->failed[worker] = true;
+    if (far) q->far[worker] = true;
 }
 
-/* Whether no particle moved more than c->reach from r^n (p.px) to r^{n+1} (w->nx): a sub-step's
- * displacement, the pressure's correction and the shifting included, stays within the reach its lists
- * and the wall lattice (two layers, l0 apart) were built for.  A thin obstacle (SPHERIC's box is 3.5
- * spacings thick at 7k) is crossed otherwise: its first impact's correction moved particles 64 mm in
- * one sub-step at 45.8 mm spacing, past the mesh rail. */
+/* Whether no particle within NEAR of an obstacle's wall particles at r^n moved more than c->reach from r^n
+ * (p.px) to r^{n+1} (w->nx), nor any other more than c->far_reach: a sub-step's displacement, the pressure's
+ * correction and the shifting included.  A thin obstacle (SPHERIC's box is 3.5 spacings thick at 7k) is crossed
+ * otherwise: its first impact's correction moved particles 64 mm in one sub-step at 45.8 mm spacing, past the
+ * mesh rail.  Away from obstacles nothing is crossed (the rails keep every centre inside the box) and nothing
+ * reads the lists of r^n at r^{n+1}, so there the bound only keeps a sub-step from running away. */
 bool fs__mps_moved_ok(fs_world *w, const ctx *c) {
-    reach_pass q = {.c = c, .r2 = c->reach * c->reach};
+    reach_pass q = {.c = c, .r2 = c->reach * c->reach, .f2 = c->far_reach * c->far_reach};
     fs__run(w, moved_task, &q, w->n);
-    return !any_failed(&q);
+    if (any_failed(&q)) return false;
+    bool far = false;
+    for (int k = 0; k < FS_MAX_WORKERS; k++) far |= q.far[k];
+    c->s->far += far;
+    return true;
+}
+
+uint64_t fs__mps_far(const fs_world *w) {
+    const mps_state *s = w->solver == FS_SOLVER_MPS ? state_of(w) : NULL;
+    return s ? s->far : 0;
 }
