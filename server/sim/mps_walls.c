@@ -276,8 +276,25 @@ bool fs__mps_walls_current(const fs_world *w, const mps_state *s) {
 }
 
 /* ---- safety rails (not in the paper): out of the obstacles, inside the box -- */
-uint64_t fs__mps_rails(const fs_world *w, const mps_state *s, fs_vec3 lo, fs_vec3 hi, float x[3], float v[3]) {
+/* Into [lo, hi] along each axis, the velocity out through a face taken off; returns how many axes it moved. */
+static uint64_t box_rail(fs_vec3 lo, fs_vec3 hi, float x[3], float v[3]) {
+    const float l[3] = {lo.x, lo.y, lo.z}, u[3] = {hi.x, hi.y, hi.z};
     uint64_t clamped = 0;
+    for (int a = 0; a < 3; a++) {
+        if (x[a] < l[a]) {
+            x[a] = l[a], v[a] = v[a] < 0 ? 0 : v[a], clamped++;
+        } else if (x[a] > u[a]) {
+            x[a] = u[a], v[a] = v[a] > 0 ? 0 : v[a], clamped++;
+        }
+    }
+    return clamped;
+}
+
+uint64_t fs__mps_rails(const fs_world *w, const mps_state *s, fs_vec3 lo, fs_vec3 hi, float x[3], float v[3]) {
+    /* the box's rails first: a centre past a wall where an obstacle stands on it (a plate across the tank, SPHERIC's
+     * box on the floor) is otherwise outside the obstacle's bounds when they are tested and put inside it by the
+     * box's clamp after them; and last, for a centre an obstacle's face sent past them */
+    uint64_t clamped = box_rail(lo, hi, x, v);
     for (int o = 0; o < w->nobstacles; o++) {
         /* a mesh obstacle: out to MESH_RAIL cells of its field from its surface along the field's gradient, the
          * normal velocity into it taken off.  Against a wall of the box the normal loses its part out through
@@ -321,15 +338,7 @@ uint64_t fs__mps_rails(const fs_world *w, const mps_state *s, fs_vec3 lo, fs_vec
         if (v[ax] * sg < 0) v[ax] = 0;
         clamped++;
     }
-    const float l[3] = {lo.x, lo.y, lo.z}, u[3] = {hi.x, hi.y, hi.z};
-    for (int a = 0; a < 3; a++) {
-        if (x[a] < l[a]) {
-            x[a] = l[a], v[a] = v[a] < 0 ? 0 : v[a], clamped++;
-        } else if (x[a] > u[a]) {
-            x[a] = u[a], v[a] = v[a] > 0 ? 0 : v[a], clamped++;
-        }
-    }
-    return clamped;
+    return clamped + box_rail(lo, hi, x, v);
 }
 
 /* ---- public extras ------------------------------------------------------------ */

@@ -71,6 +71,7 @@
     X(mps_cg_20k, test_mps_cg_20k)                                                                                     \
     X(mps_determinism, test_mps_determinism)                                                                           \
     X(mps_reach, test_mps_reach)                                                                                       \
+    X(mps_thin_obstacle, test_mps_thin_obstacle)                                                                       \
     X(params_per_solver, test_params_per_solver)                                                                       \
     X(mesh_validation, test_mesh_validation)                                                                           \
     X(mesh_mass_properties, test_mesh_mass_properties)                                                                 \
