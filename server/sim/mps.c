@@ -657,7 +657,6 @@ static void mps_step(fs_world *w) {
     const float near = sqrtf(c.near2);
     c.reach = near - s->re_n < (CLOSE - COLLIDE_DIST) * l0 ? near - s->re_n : (CLOSE - COLLIDE_DIST) * l0;
     c.checked = c.reach >= REACH_MIN * l0;
-    c.far_reach = CLEAR_REACH * c.reach;
     const float courant = c.checked ? fminf(COURANT, c.reach / l0) : COURANT_UNCHECKED;
     const float lim = substep_limit(w, s, &c.m, courant);
     float behind_after;

@@ -241,9 +241,8 @@ typedef struct ctx {
     float gmag;    /* |g| */
     int rows;      /* the unknowns of this sub-step's solve (mps_pressure.c) */
     float reach;   /* how far a pair's separation may change in a sub-step with the lists still whole (reach_ok) */
-    float far_reach; /* how far a clear particle may move by r^{n+1} (CLEAR_REACH reaches; moved_ok) */
-    bool checked;    /* reach_ok and moved_ok apply (reach >= REACH_MIN l0) */
-    int max_cuts;    /* how many more times this sub-step may be cut in two */
+    bool checked;  /* reach_ok and moved_ok apply (reach >= REACH_MIN l0) */
+    int max_cuts;  /* how many more times this sub-step may be cut in two */
     uint64_t bad[FS_MAX_WORKERS], clamped[FS_MAX_WORKERS], full[FS_MAX_WORKERS];
 } ctx;
 

@@ -219,18 +219,19 @@ static void moved_task(int b, int e, int worker, void *vq) {
 }
 
 /* Whether no particle within NEAR of an obstacle's wall particles at r^n moved more than c->reach from r^n
- * (p.px) to r^{n+1} (w->nx), nor any other more than c->far_reach: a sub-step's displacement, the pressure's
+ * (p.px) to r^{n+1} (w->nx), nor any other more than CLEAR_REACH reaches: a sub-step's displacement, the pressure's
  * correction and the shifting included.  A thin obstacle (SPHERIC's box is 3.5 spacings thick at 7k) is crossed
  * otherwise: its first impact's correction moved particles 64 mm in one sub-step at 45.8 mm spacing, past the
  * mesh rail.  Away from obstacles nothing is crossed (the rails keep every centre inside the box) and nothing
  * reads the lists of r^n at r^{n+1}, so there the bound only keeps a sub-step from running away. */
 bool fs__mps_moved_ok(fs_world *w, const ctx *c) {
-    reach_pass q = {.c = c, .r2 = c->reach * c->reach, .f2 = c->far_reach * c->far_reach};
+    const float far = CLEAR_REACH * c->reach;
+    reach_pass q = {.c = c, .r2 = c->reach * c->reach, .f2 = far * far};
     fs__run(w, moved_task, &q, w->n);
     if (any_failed(&q)) return false;
-    bool far = false;
-    for (int k = 0; k < FS_MAX_WORKERS; k++) far |= q.far[k];
-    c->s->far += far;
+    bool moved_far = false;
+    for (int k = 0; k < FS_MAX_WORKERS; k++) moved_far |= q.far[k];
+    c->s->far += moved_far;
     return true;
 }
 

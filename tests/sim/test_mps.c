@@ -46,10 +46,14 @@ static void lists_never_full(const fs_world *w) {
     CHECK(st.lists_full == 0, "%llu particle sub-steps with a full neighbour list", (unsigned long long)st.lists_full);
 }
 
-static void drop(fs_world *w, fs_pool *pool) {
-    lists_never_full(w);
+static void release(fs_world *w, fs_pool *pool) {
     fs_world_destroy(w);
     if (pool) fs_pool_destroy(pool);
+}
+
+static void drop(fs_world *w, fs_pool *pool) {
+    lists_never_full(w);
+    release(w, pool);
 }
 
 /* A domain of spacing l0 and h = 3.1 l0 (the MPS Laplacian radius); the
@@ -886,23 +890,38 @@ void test_mps_determinism(void) {
  * force: without the check they miss pairs, with it none (sub-steps cut in
  * two, none taken past the lists); the same in the dam break.  A domain
  * whose h leaves the lists no margin is not checked (none is cut). */
-static uint64_t head_on(bool unchecked, uint64_t *cuts, uint64_t *overruns, int *taken) {
-    fs_pool *pool;
-    fs_world *w = mps_world(4000, 2, &pool);
-    const float l0 = 0.02f, V = 3.0f;
-    const int L = 40, M = 10, B = 8, S = 6; /* the box L x M x M, blocks B x S x S spacings */
-    fs_domain d = {{0, 0, 0}, {L * l0, M * l0, M * l0}, {0, 0, 0}, 3.1f * l0, l0, 0.5f * l0};
+/* A tube without gravity, TUBE_L x TUBE_M x TUBE_M spacings of TUBE_L0 (h = 3.1 l0), for water hurled along x. */
+#define TUBE_L 40
+#define TUBE_M 10
+#define TUBE_L0 0.02f
+static fs_world *tube(fs_pool **pool) {
+    fs_world *w = mps_world(4000, 2, pool);
+    const float l0 = TUBE_L0;
+    fs_domain d = {{0, 0, 0}, {TUBE_L * l0, TUBE_M * l0, TUBE_M * l0}, {0, 0, 0}, 3.1f * l0, l0, 0.5f * l0};
     fs_error err;
     CHECK(fs_world_reset(w, &d, &err) == FS_OK, "reset: %s", err.msg);
-    const float mid = 0.5f * L * l0, y0 = 0.5f * (M - S) * l0;
-    for (int side = 0; side < 2; side++)
-        for (int i = 0; i < B; i++)
-            for (int j = 0; j < S; j++)
-                for (int k = 0; k < S; k++) { /* the fronts 3 spacings apart */
-                    const float x = side ? mid + (1.5f + (float)i) * l0 : mid - (1.5f + (float)i) * l0;
-                    const fs_vec3 p = {x, y0 + ((float)j + 0.5f) * l0, y0 + ((float)k + 0.5f) * l0};
-                    CHECK(fs_world_add_particle(w, p, (fs_vec3){side ? -V : V, 0, 0}, FS_MAT_WATER) >= 0, "add");
-                }
+    return w;
+}
+
+/* A block of B x S x S particles centred across the tube, its layers at x = x0 + dir (first + i) l0 (i < B),
+ * moving at speed along -dir. */
+static void tube_block(fs_world *w, float x0, float dir, float first, int B, int S, float speed) {
+    const float l0 = TUBE_L0, y0 = 0.5f * (float)(TUBE_M - S) * l0;
+    for (int i = 0; i < B; i++)
+        for (int j = 0; j < S; j++)
+            for (int k = 0; k < S; k++) {
+                const fs_vec3 p = {x0 + dir * ((first + (float)i) * l0), y0 + ((float)j + 0.5f) * l0,
+                                   y0 + ((float)k + 0.5f) * l0};
+                CHECK(fs_world_add_particle(w, p, (fs_vec3){-dir * speed, 0, 0}, FS_MAT_WATER) >= 0, "add");
+            }
+}
+
+static uint64_t head_on(bool unchecked, uint64_t *cuts, uint64_t *overruns, int *taken) {
+    fs_pool *pool;
+    fs_world *w = tube(&pool);
+    const float mid = 0.5f * TUBE_L * TUBE_L0;
+    for (int side = 0; side < 2; side++) /* blocks of 8 x 6 x 6 at 3 m/s, the fronts 3 spacings apart */
+        tube_block(w, mid, side ? 1.0f : -1.0f, 1.5f, 8, 6, 3.0f);
     fs__mps_check_lists(w, true, unchecked);
     *taken = 0;
     for (int t = 0; t < 6; t++) {
@@ -916,13 +935,11 @@ static uint64_t head_on(bool unchecked, uint64_t *cuts, uint64_t *overruns, int 
     *cuts = in.cuts, *overruns = in.overruns;
     const uint64_t missed = fs__mps_check_lists(w, false, false);
     CHECK(finite_inside(w), "a particle left the box or is not finite");
-    if (unchecked) { /* its fronts pass into each other unseen, and its lists may overflow: only the checked run's
-                      * must not */
-        fs_world_destroy(w);
-        fs_pool_destroy(pool);
-    } else {
+    if (unchecked) /* its fronts pass into each other unseen, and its lists may overflow: only the checked run's must
+                      not */
+        release(w, pool);
+    else
         drop(w, pool);
-    }
     return missed;
 }
 
@@ -995,25 +1012,16 @@ void test_mps_reach(void) {
  * side where the plate meets it, out of the plate's bounds when they were
  * tested, and then clamped back into the plate.) */
 void test_mps_thin_obstacle(void) {
-    const float l0 = 0.02f, speeds[2] = {8.0f, 12.0f}, thick[2] = {2.0f, 3.0f};
-    const int L = 40, M = 10, B = 10, S = 8; /* the box L x M x M, the block B x S x S spacings */
+    const float l0 = TUBE_L0, speeds[2] = {8.0f, 12.0f}, thick[2] = {2.0f, 3.0f};
     for (int a = 0; a < 2; a++)
         for (int b = 0; b < 2; b++) {
             fs_pool *pool;
-            fs_world *w = mps_world(4000, 2, &pool);
-            fs_domain d = {{0, 0, 0}, {L * l0, M * l0, M * l0}, {0, 0, 0}, 3.1f * l0, l0, 0.5f * l0};
+            fs_world *w = tube(&pool);
+            const float x0 = 0.5f * TUBE_L * l0, x1 = x0 + thick[b] * l0, m = TUBE_M * l0;
             fs_error err;
-            CHECK(fs_world_reset(w, &d, &err) == FS_OK, "reset: %s", err.msg);
-            const float x0 = 0.5f * L * l0, x1 = x0 + thick[b] * l0, y0 = 0.5f * (M - S) * l0;
-            CHECK(fs_world_mps_add_obstacle(w, (fs_vec3){x0, 0, 0}, (fs_vec3){x1, M * l0, M * l0}, &err) == FS_OK,
-                  "obstacle: %s", err.msg);
-            for (int i = 0; i < B; i++)
-                for (int j = 0; j < S; j++)
-                    for (int k = 0; k < S; k++) {
-                        const fs_vec3 p = {x0 - (2.5f + (float)i) * l0, y0 + ((float)j + 0.5f) * l0,
-                                           y0 + ((float)k + 0.5f) * l0};
-                        CHECK(fs_world_add_particle(w, p, (fs_vec3){speeds[a], 0, 0}, FS_MAT_WATER) >= 0, "add");
-                    }
+            CHECK(fs_world_mps_add_obstacle(w, (fs_vec3){x0, 0, 0}, (fs_vec3){x1, m, m}, &err) == FS_OK, "obstacle: %s",
+                  err.msg);
+            tube_block(w, x0, -1.0f, 2.5f, 10, 8, speeds[a]); /* 10 x 8 x 8, its front 2.5 spacings from the plate */
             int past = 0, inside = 0;
             for (int t = 0; t < 30; t++) {
                 fs_world_step(w);
