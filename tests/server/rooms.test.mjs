@@ -248,6 +248,23 @@ test('admission: with a step budget, a room that does not fit is sized down, and
   await t.stop();
 });
 
+test('admission: a room that fits starts as the world it was asked for (its scene loaded again at the size asked, not the count it gave)', async () => {
+  // mps_dam_break sizes its tank by the volume asked for: 3000 particles give 2,783, whose own tank is smaller
+  const t = await startServer(['--scene', 'mps_dam_break', '--particles', '3000', '--step-budget', '0.7'], { env: { FLUID_STEP_BUDGET: '0.7' } });
+  const r = await http(t, 'POST', '/api/rooms', { body: { name: 'same', scene: 'mps_dam_break', particles: 3000 } });
+  assert.equal(r.status, 201, r.text);
+  const bounds = async (url) => {
+    const c = await connect(t, url ? { url } : {});
+    const h = await c.next((m) => m.type === 'hello');
+    c.close();
+    return { bounds: h.bounds, particles: h.particles };
+  };
+  const home = await bounds(null), room = await bounds(`${t.wsUrl}r/same/`);
+  assert.equal(room.particles, home.particles);
+  assert.deepEqual(room.bounds, home.bounds, 'the admitted room\'s tank is the one the default room got for the same request');
+  await t.stop();
+});
+
 test('an idle room sleeps (no step) and wakes at the tick where it stopped, for a viewer or a request', async () => {
   const t = await startServer(['--particles', '1000', '--room-idle-s', '1']);
   assert.equal((await http(t, 'POST', '/api/rooms', { body: { name: 'nap', scene: 'drop', particles: 1000 } })).status, 201);
