@@ -98,7 +98,7 @@ static void size_to_budget(sim_thread *s, const char *scene) {
         else
             s->pool_use.pooled = false;
     }
-    int n = n0;
+    int n = 0; /* fits: the scene's own size again (its count asked for would give a smaller world) */
     if (ms > allowed && n0 > BUDGET_MIN) {
         n = (int)((double)n0 * allowed / ms);
         n = n < BUDGET_MIN ? BUDGET_MIN : n;

@@ -387,4 +387,14 @@ test('the particle budget: without --particles the first scene is sized to the m
   const off = await startServer([], { env: { FLUID_STEP_BUDGET: '0' } });
   assert.equal((await get(off, '/api/stats')).json.particles, 20812);
   await off.stop();
+  // a scene that fits starts at its own size: mps_dam_break sizes its tank by the volume asked for, and its count
+  // (2,783 of 3,000) asked for again would give a smaller world (2,662)
+  const own = await startServer(['--scene', 'mps_dam_break'], { env: { FLUID_STEP_BUDGET: '0' } });
+  const ownN = (await get(own, '/api/stats')).json.particles;
+  await own.stop();
+  const fits = await startServer(['--scene', 'mps_dam_break'], { env: { FLUID_STEP_BUDGET: '1' } });
+  const fitsLog = fits.stdout + fits.stderr;
+  assert.match(fitsLog, /particle budget: a tick of 'mps_dam_break'/);
+  assert.equal((await get(fits, '/api/stats')).json.particles, ownN, `a whole tick's budget keeps the scene's own size (${fitsLog.match(/particle budget: [^\n]*/)})`);
+  await fits.stop();
 });
