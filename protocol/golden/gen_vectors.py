@@ -53,7 +53,7 @@ WATER = [3.6, 150, 600, 0, 0.3, 0, 0, 0, 0, 0, 0, 2, 0.05, 1000, 0.25, 0, 0.01, 
 GOO = [3.6, 60, 300, 0.5, 0.5, 1, 1, 300, 3, 0.1, 0.1, 3, 0.2, 1100, 0.3, 500, 0.01, 0, -10, 0, 0.5, 0.05, 2e5, 0.45, 0.05, 0, 0.1, 1, 2]
 WORLD = {
     "box_min": [0, 0, 0], "box_max": [1, 2, 4], "gravity": [0, -9.8, 0], "h": 0.05, "spacing": 0.025,
-    "dt": 1 / 60, "frame_step": 0.01, "scene": "dam_break", "solver": "clavet", "particles": 6, "capacity": 65536, "paused": False,
+    "dt": 1 / 60, "frame_step": 0.01, "scene": "dam_break", "solver": "clavet", "particles": 6, "scene_particles": 8, "capacity": 65536, "paused": False,
     "materials": [{"name": "water", "params": WATER}, {"name": "goo", "params": GOO}],
 }
 STATIC = {"scenes": ["dam_break", "drop"], "tick_hz": 60.0, "frame_hz": 30.0, "solvers": ["clavet", "unified", "mps"],
@@ -150,7 +150,7 @@ vectors.append({
         "type": "hello", "version": 2, "client_id": 5, "room": "lab", "role": "admin", "colour": colour(5), "bounds": bounds(WORLD),
         "frame_step": num(WORLD["frame_step"]), "tick_hz": 60.0, "frame_hz": 30.0, "dt": num(1 / 60), "h": num(0.05), "spacing": num(0.025),
         "gravity": [num(v) for v in WORLD["gravity"]], "scene": "dam_break", "scenes": STATIC["scenes"],
-        "particles": 6, "capacity": 65536, "paused": False, "solver": "clavet", "solvers": STATIC["solvers"],
+        "particles": 6, "scene_particles": 8, "capacity": 65536, "paused": False, "solver": "clavet", "solvers": STATIC["solvers"],
         "auth_required": False, "relays": [],
         "limits": {"max_msg": 4096, "rate_per_s": 120, "rate_burst": 240, "push_strength": 50.0, "push_radius": 100.0,
                    "heat_rate": 1000.0, "heat_radius": 10.0, "heat_duration": 10.0, "steps": 1000},
@@ -169,7 +169,8 @@ vectors.append({
 vectors.append({
     "file": "s2c_scene.msgpack", "direction": "server_to_client", "doc": "a scene was loaded over REST (by 0)",
     "input": {"world": WORLD, "by": 0, "tick": 7},
-    "expect": {"type": "scene", "scene": "dam_break", "solver": "clavet", "particles": 6, "bounds": bounds(WORLD),
+    "expect": {"type": "scene", "scene": "dam_break", "solver": "clavet", "particles": 6, "scene_particles": 8,
+               "bounds": bounds(WORLD),
                "by": 0, "tick": 7},
 })
 vectors.append({

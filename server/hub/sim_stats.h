@@ -15,6 +15,7 @@ typedef struct sim_stats {
     uint64_t tick;
     double sim_time;
     int particles, springs;
+    int scene_particles; /* the particles the scene was loaded with (fs_world_scene_size); 0: none */
     bool paused;
     double step_ms_last, step_ms_mean, step_ms_max; /* mean/max over the last second */
     int step_threads;        /* the threads a step runs on: the pool's, or 1 while the world is small (sim_thread.c) */

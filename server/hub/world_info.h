@@ -19,6 +19,7 @@ typedef struct world_info {
     char scene[CMD_NAME_LEN];
     char solver[CMD_NAME_LEN];
     int particles, capacity;
+    int scene_particles; /* the particles the scene was loaded with (fs_world_scene_size); 0: none */
     bool paused;
     int material_count;
     char material[FS_MAX_MATERIALS][CMD_NAME_LEN];

@@ -34,6 +34,7 @@ static void fill_info(sim_thread *s, world_info *wi) {
     snprintf(wi->scene, sizeof wi->scene, "%s", sc ? sc : "");
     snprintf(wi->solver, sizeof wi->solver, "%s", fs_solver_name(fs_world_solver(w)));
     wi->particles = fs_world_particle_count(w);
+    wi->scene_particles = fs_world_scene_size(w);
     wi->capacity = fs_world_capacity(w);
     wi->paused = fs_world_paused(w);
     int nm = fs_world_material_count(w);
@@ -121,6 +122,7 @@ void sim_stats_of_world(sim_thread *s, const fs_stats *fst) {
     s->stats.tick = fst->tick;
     s->stats.sim_time = fst->sim_time;
     s->stats.particles = fst->particles;
+    s->stats.scene_particles = fs_world_scene_size(s->world);
     s->stats.springs = fst->springs;
     s->stats.paused = fs_world_paused(s->world);
     int np = fs_world_probe_count(s->world);

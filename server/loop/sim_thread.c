@@ -521,16 +521,16 @@ static void *sim_main(void *arg) {
 double sim_thread_measure(sim_thread *s, int *particles) {
     char scene[64];
     snprintf(scene, sizeof scene, "%s", fs_world_scene_name(s->world));
-    const int n = fs_world_particle_count(s->world);
+    const int n = fs_world_particle_count(s->world), asked = fs_world_scene_size(s->world);
     s->pool_use.pooled = false;
     double ms;
     tick_ms(s->world, ADMIT_WARM, ADMIT_TIMED, &ms);
     pool_choice_learn(&s->pool_use, ms, n);
     s->pool_use.pooled = pool_threads(s) > 1 && ms > POOL_ON * 1e3 / s->cfg->tick_hz;
     fs_error e = {{0}};
-    /* back to its first tick: loaded as first_world loaded it (the size asked for, not the count it gave: a scene
-     * sized by volume gives a smaller count, and that count a smaller tank) */
-    if (fs_world_load_scene(s->world, scene, s->cfg->particles, &e) == FS_OK) sim_world_replaced(s, 0);
+    /* back to its first tick: loaded with the size it was loaded with, not the count it gave (a scene sized by
+     * volume gives a smaller count, and that count a smaller tank) */
+    if (fs_world_load_scene(s->world, scene, asked, &e) == FS_OK) sim_world_replaced(s, 0);
     *particles = fs_world_particle_count(s->world);
     return ms;
 }

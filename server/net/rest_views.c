@@ -101,6 +101,7 @@ cJSON *rest_stats_json(const net *n, const net_room *v) {
     cJSON_AddNumberToObject(j, "tick", (double)s.tick);
     cJSON_AddNumberToObject(j, "sim_time", s.sim_time);
     cJSON_AddNumberToObject(j, "particles", s.particles);
+    cJSON_AddNumberToObject(j, "scene_particles", s.scene_particles);
     cJSON_AddNumberToObject(j, "springs", s.springs);
     cJSON_AddNumberToObject(j, "clients", v->nclients);
     cJSON_AddBoolToObject(j, "paused", s.paused);

@@ -579,6 +579,12 @@ int fs_scene_find(const char *name); /* index, or -1 when unknown */
  * current solver is kept (fs_world_set_solver first to change it). */
 fs_status fs_world_load_scene(fs_world *w, const char *name, int particles, fs_error *err);
 const char *fs_world_scene_name(const fs_world *w);
+/* The particles the current scene was loaded with: those asked for, or the
+ * scene's default when 0 was.  Loading the scene again with it gives the
+ * same world; its particle count may not (a scene sized by volume holds
+ * fewer, and emitters change it).  0 for a world no scene made (reset, or
+ * restored from a snapshot: snapshots do not carry it). */
+int fs_world_scene_size(const fs_world *w);
 
 /* ---- Stats -------------------------------------------------------------- */
 typedef enum fs_phase {

@@ -393,6 +393,7 @@ fs_status fs_world_load_scene(fs_world *w, const char *name, int n, fs_error *er
     fs_status st = SCENES[which].build(w, &z, err);
     if (st != FS_OK) return st;
     snprintf(w->scene, sizeof w->scene, "%s", SCENES[which].info.name);
+    w->scene_size = n;
     fs__grid_build(w);
     if (w->ops->prepare) w->ops->prepare(w);
     return FS_OK;

@@ -251,6 +251,7 @@ void fs__reset_apply(fs_world *w, const fs_domain *dom, int32_t *starts) {
     w->pending_steps = 0;
     w->nprobes = 0, w->probe_span = 0;
     snprintf(w->scene, sizeof w->scene, "custom");
+    w->scene_size = 0;
     /* the solver's per-particle state belongs to no particle any more */
     if (w->ops && w->ops->prepare && w->solver_state) w->ops->prepare(w);
 }
@@ -266,4 +267,7 @@ int fs_world_capacity(const fs_world *w) {
 }
 const char *fs_world_scene_name(const fs_world *w) {
     return w->scene;
+}
+int fs_world_scene_size(const fs_world *w) {
+    return w->scene_size;
 }

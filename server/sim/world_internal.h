@@ -89,6 +89,7 @@ struct fs_world {
     fs_domain dom;
     uint32_t epoch; /* counts fs_world_reset calls: solver state tied to a domain (MPS obstacles) */
     char scene[32];
+    int scene_size; /* the particles the scene was loaded with (fs_world_scene_size); 0: none */
 
     /* derived from def and dom */
     float dt; /* one sub-step: def.dt / def.substeps */

@@ -223,7 +223,7 @@ msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t
                            const char *role) {
     wbuf b;
     msgpack_packer pk;
-    pk_begin(&b, &pk, 4096, 26, "hello");
+    pk_begin(&b, &pk, 4096, 27, "hello");
     pk_kv_uint32(&pk, "version", WIRE_PROTOCOL_VERSION);
     pk_kv_uint32(&pk, "client_id", client);
     pk_kv_str(&pk, "room", room);
@@ -245,6 +245,7 @@ msg_buf *wire_encode_hello(const world_info *wi, const wire_static *st, uint32_t
     pk_kv_str(&pk, "scene", wi->scene);
     pk_kv_strs(&pk, "scenes", st->scene, st->scene_count);
     pk_kv_int32(&pk, "particles", wi->particles);
+    pk_kv_int32(&pk, "scene_particles", wi->scene_particles);
     pk_kv_int32(&pk, "capacity", wi->capacity);
     pk_kv_bool(&pk, "paused", wi->paused);
     pk_kv_str(&pk, "solver", wi->solver);
@@ -302,10 +303,11 @@ msg_buf *wire_encode_param_bcast(const world_info *wi, const wire_static *st, in
 msg_buf *wire_encode_scene_bcast(const world_info *wi, uint32_t by, uint64_t tick) {
     wbuf b;
     msgpack_packer pk;
-    pk_begin(&b, &pk, 256, 7, "scene");
+    pk_begin(&b, &pk, 256, 8, "scene");
     pk_kv_str(&pk, "scene", wi->scene);
     pk_kv_str(&pk, "solver", wi->solver);
     pk_kv_int32(&pk, "particles", wi->particles);
+    pk_kv_int32(&pk, "scene_particles", wi->scene_particles);
     pk_bounds(&pk, wi->box_min, wi->box_max);
     return bcast_finish(&b, &pk, by, tick);
 }

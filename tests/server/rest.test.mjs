@@ -398,3 +398,28 @@ test('the particle budget: without --particles the first scene is sized to the m
   assert.equal((await get(fits, '/api/stats')).json.particles, ownN, `a whole tick's budget keeps the scene's own size (${fitsLog.match(/particle budget: [^\n]*/)})`);
   await fits.stop();
 });
+
+test('scene_particles: the size a scene was loaded with (hello, the scene broadcast, /api/stats); loading again with it gives the same world', async () => {
+  // mps_dam_break sizes its tank by the volume asked for: 3000 give 2,783 particles, and 2,783 asked for a smaller world
+  const t = await startServer(['--scene', 'mps_dam_break', '--particles', '3000']);
+  const c = await connect(t);
+  const h = await c.next((m) => m.type === 'hello');
+  assert.equal(h.scene_particles, 3000);
+  assert.ok(h.particles < 3000, `${h.particles} particles`);
+  assert.equal((await get(t, '/api/stats')).json.scene_particles, 3000);
+  // the scene's default when none is asked for; then the same again with what it says
+  const fountain = (await get(t, '/api/scenes')).json.scenes.find((x) => x.name === 'fountain');
+  assert.equal((await http(t, 'POST', '/api/scene', { body: { name: 'fountain' } })).status, 200);
+  const first = await c.next((m) => m.type === 'scene');
+  assert.equal(first.scene_particles, fountain.default_particles);
+  assert.ok(first.particles < first.scene_particles, 'a fountain starts low (its jet fills it)');
+  for (const particles of [first.scene_particles, first.particles]) {
+    assert.equal((await http(t, 'POST', '/api/scene', { body: { name: 'fountain', particles } })).status, 200);
+    const again = await c.next((m) => m.type === 'scene');
+    const same = again.particles === first.particles && JSON.stringify(again.bounds) === JSON.stringify(first.bounds);
+    // asked for its scene_particles: the same world; asked for its count: another (why the field exists)
+    assert.equal(same, particles === first.scene_particles, `asked ${particles}: ${again.particles} particles, bounds ${again.bounds}`);
+  }
+  c.close();
+  await t.stop();
+});

@@ -581,6 +581,7 @@ static void world_from_json(const cJSON *w, world_info *wi) {
     snprintf(wi->scene, sizeof wi->scene, "%s", cJSON_GetObjectItem(w, "scene")->valuestring);
     snprintf(wi->solver, sizeof wi->solver, "%s", cJSON_GetObjectItem(w, "solver")->valuestring);
     wi->particles = (int)jnum(w, "particles");
+    wi->scene_particles = (int)jnum(w, "scene_particles");
     wi->capacity = (int)jnum(w, "capacity");
     wi->paused = cJSON_IsTrue(cJSON_GetObjectItem(w, "paused"));
     const cJSON *mats = cJSON_GetObjectItem(w, "materials");

@@ -140,7 +140,7 @@ function onMessage(m, data, decodeMs) {
       else if (!m.ok && m.rid === 0 && m.cmd === 'cursor') console.warn('cursor refused:', m.error);
       break;
     case 'scene':
-      panel.setScene(m.scene, m.particles);
+      panel.setScene(m.scene, m.scene_particles || m.particles);
       panel.onSolver(m);
       forgetFrames();
       $('emitter').checked = false; $('scene-emitter').checked = true;

@@ -348,6 +348,15 @@ test('the simulation controls: pause, single step, resume, scene and count, emit
   await pageA.click('#emitter');
   console.log(`emitter: ${d.particles} -> ${e.particles} particles`);
   assert.ok(!(await pageA.isChecked('#emitter')));
+  // a scene loaded by another party (REST) fills the count box with the size it was loaded with (the scene
+  // broadcast's scene_particles), not its particles: Load then gives the same world again, not one sized by its count
+  await pageA.focus('#pause'); // (the box is not refilled while it has the focus)
+  await api(server, 'POST', '/api/scene', { name: 'drop', particles: 3000 });
+  const other = await until((st) => st.scene === 'drop' && st.scene_particles === 3000 && st.tick >= 60, 'drop loaded over REST, a second on');
+  await waitFor(pageA, () => document.getElementById('count').value === '3000', undefined, 30000);
+  await pageA.click('#load');
+  const again = await until((st) => st.scene === 'drop' && st.tick < 60 && st.scene_particles === 3000, 'drop loaded again');
+  assert.equal(again.particles, other.particles, 'the same world: the same count');
   assert.deepEqual(pageA.errors, []);
 });
 

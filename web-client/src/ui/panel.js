@@ -192,6 +192,9 @@ export class Panel {
     $('step').disabled = !this.paused || roleLocked($('step'));
   }
 
+  // The count box shows the size the scene was loaded with (hello's and the
+  // scene broadcast's scene_particles), so Load gives the same world again;
+  // the particles now where the server does not know it (a restored world).
   setScene(name, particles) {
     const sel = $('scene');
     if (name && sel.value !== name) sel.value = name;
@@ -210,7 +213,7 @@ export class Panel {
         if (o) o.title = `${sc.doc} (default ${sc.default_particles} particles${sc.solver ? `; solver ${sc.solver}` : ''})`;
       }
     }).catch(() => { /* tooltips are optional */ });
-    this.setScene(h.scene, h.particles);
+    this.setScene(h.scene, h.scene_particles || h.particles);
     $('count').max = h.capacity || '';
     this.setPaused(h.paused);
     this._limitSliders(this.app.limits);
