@@ -582,8 +582,8 @@ const char *fs_world_scene_name(const fs_world *w);
 /* The particles the current scene was loaded with: those asked for, or the
  * scene's default when 0 was.  Loading the scene again with it gives the
  * same world; its particle count may not (a scene sized by volume holds
- * fewer, and emitters change it).  0 for a world no scene made (reset, or
- * restored from a snapshot: snapshots do not carry it). */
+ * fewer, and emitters change it).  0 for a world no scene made (reset) or
+ * restored from a snapshot older than version 6, which does not carry it. */
 int fs_world_scene_size(const fs_world *w);
 
 /* ---- Stats -------------------------------------------------------------- */

@@ -8,7 +8,9 @@
  * principal moments) after the obstacles; a version 2 or 3 snapshot is
  * still read, unless it holds a mesh body.  Version 5 adds the probes (each
  * its definition, latest value and the tick it was measured at) after the
- * mesh bodies; an older snapshot is read as a world without probes.  It
+ * mesh bodies; an older snapshot is read as a world without probes.
+ * Version 6 adds the size the scene was loaded with (fs_world_scene_size)
+ * after the probes; an older snapshot is read with 0 (not known).  It
  * holds everything a step reads,
  * including the internal particle order, the storage slots, the warm-start
  * contacts and the emitters' fractional counts, so a restored world steps
@@ -36,7 +38,7 @@
 #include "world.h"
 
 #define SNAP_MAGIC 0x31575346u /* "FSW1" */
-#define SNAP_VERSION 5u
+#define SNAP_VERSION 6u
 #define SNAP_VERSION_OLDEST 2u /* the oldest version read */
 
 static fs_status fail(fs_error *err, fs_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -173,6 +175,7 @@ static void write_all(const fs_world *w, wbuf *b) {
     write_obstacles(w, b);
     write_body_meshes(w, b);
     write_probes(w, b);
+    put_u32(b, (uint32_t)w->scene_size);
     /* the solver and its own state */
     const fs_solver_ops *ops = w->ops;
     size_t sn = ops->state_write ? ops->state_write(w, NULL, 0) : 0;
@@ -297,7 +300,7 @@ typedef struct snap_in {
     const void *contacts, *sbytes;
     fs_stats stats;
     const fs_solver_ops *sops;
-    uint32_t ver, nobs, next_obstacle;
+    uint32_t ver, cap, nobs, next_obstacle;
     struct {
         uint32_t id, nv, nt;
         fs_vec3 pos;
@@ -312,7 +315,8 @@ typedef struct snap_in {
         fs_vec3 moments;
         const unsigned char *V, *T; /* the body-frame mesh, in the buffer */
     } bm[FS_MAX_BODIES];
-    uint32_t nprobes; /* version 5 */
+    uint32_t scene_size; /* version 6 */
+    uint32_t nprobes;    /* version 5 */
     fs_probe_def probe[FS_MAX_PROBES];
     float probe_value[FS_MAX_PROBES];
     uint64_t probe_tick[FS_MAX_PROBES];
@@ -327,7 +331,7 @@ static fs_status read_header(const fs_world *w, rbuf *r, snap_in *s, fs_error *e
     if (ver < SNAP_VERSION_OLDEST || ver > SNAP_VERSION)
         return fail(err, FS_ERR_ARG, "snapshot: version %u, this build reads %u to %u", ver, SNAP_VERSION_OLDEST,
                     SNAP_VERSION);
-    s->ver = ver;
+    s->ver = ver, s->cap = cap;
     s->nobs = 0, s->next_obstacle = 0; /* version 2: none */
     if (cap != (uint32_t)w->cap)
         return fail(err, FS_ERR_ARG, "snapshot: made for a world of capacity %u, this one holds %d", cap, w->cap);
@@ -629,8 +633,9 @@ static fs_status read_probes(rbuf *r, snap_in *s, fs_error *err) {
 
 /* Emitters, drains, heaters, ambient temperature, bodies and contacts, the
  * flags and pending steps, the statistics, the obstacles (version 3), the
- * mesh bodies (version 4), the probes (version 5), the solver's section and
- * the closing magic: read, with the counts checked. */
+ * mesh bodies (version 4), the probes (version 5), the scene's size (version
+ * 6), the solver's section and the closing magic: read, with the counts
+ * checked. */
 static fs_status read_tail(rbuf *r, size_t size, snap_in *s, fs_error *err) {
     get(r, s->emit, sizeof s->emit);
     get(r, s->drain, sizeof s->drain);
@@ -656,6 +661,10 @@ static fs_status read_tail(rbuf *r, size_t size, snap_in *s, fs_error *err) {
     if (s->ver >= 4 && read_body_meshes(r, s, err) != FS_OK) return FS_ERR_ARG;
     s->nprobes = 0; /* before version 5: none */
     if (s->ver >= 5 && read_probes(r, s, err) != FS_OK) return FS_ERR_ARG;
+    s->scene_size = s->ver >= 6 ? get_u32(r) : 0; /* before version 6: not known */
+    if (!r->bad && s->scene_size != 0 && (s->scene_size < 100 || s->scene_size > s->cap))
+        return fail(err, FS_ERR_ARG, "snapshot: a scene loaded with %u particles, outside 100..%u (or 0)",
+                    s->scene_size, s->cap);
     s->solver = get_u32(r), s->slen = get_u32(r);
     s->sbytes = take(r, s->slen);
     if (r->bad || get_u32(r) != SNAP_MAGIC || r->at != size)
@@ -784,6 +793,7 @@ static void commit(fs_world *w, rbuf *r, const snap_in *s, int32_t *grid) {
     w->st = s->stats;
     w->st.solver = w->solver;
     w->nprobes = (int)s->nprobes;
+    w->scene_size = (int)s->scene_size;
     memcpy(w->probes, s->probe, sizeof(fs_probe_def) * s->nprobes);
     memcpy(w->probe_value, s->probe_value, sizeof(float) * s->nprobes);
     memcpy(w->probe_tick, s->probe_tick, sizeof(uint64_t) * s->nprobes);

@@ -133,6 +133,7 @@ test('SIGTERM closes every WebSocket with a reason, saves to --data-dir and exit
   const s2 = await startServer(['--particles', '500', '--scene', 'dam_break', '--data-dir', dir]);
   const st = (await get(s2, '/api/stats')).json;
   assert.equal(st.scene, 'drop');
+  assert.equal(st.scene_particles, 1500, 'the size the scene was loaded with, restored (Load gives the same world)');
   assert.equal(st.tick, before.tick);
   assert.equal(st.paused, true);
   assert.match(s2.stderr, /restored the saved world/);

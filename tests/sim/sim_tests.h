@@ -38,6 +38,7 @@
     X(snapshot_obstacles, test_snapshot_obstacles)                                                                     \
     X(snapshot_mesh_bodies, test_snapshot_mesh_bodies)                                                                 \
     X(snapshot_probes, test_snapshot_probes)                                                                           \
+    X(snapshot_scene_size, test_snapshot_scene_size)                                                                   \
     X(scene_meshes, test_scene_meshes)                                                                                 \
     X(domain_ranges, test_domain_ranges)                                                                               \
     X(state_bounds, test_state_bounds)                                                                                 \

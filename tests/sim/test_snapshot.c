@@ -331,8 +331,9 @@ void test_snapshot_obstacles(void) {
 
     /* version 2: the same bytes without the obstacles' section, found by its
      * head (one obstacle, the next id, its id), and the mesh bodies' and the
-     * probes' counts (0) after it, before the solver's section */
-    size_t sect = 8 + (4 + 12 + 16 + 4 + 8) + 12 * (size_t)y.vertices + 12 * (size_t)y.triangles + 8, head = 0;
+     * probes' counts (0) and the scene's size after it, before the solver's
+     * section */
+    size_t sect = 8 + (4 + 12 + 16 + 4 + 8) + 12 * (size_t)y.vertices + 12 * (size_t)y.triangles + 12, head = 0;
     const uint32_t want[3] = {1, (uint32_t)second + 1, (uint32_t)second};
     for (size_t i = s.n - sect; i > 8 && !head; i--)
         if (!memcmp(s.b + i, want, sizeof want)) head = i;
@@ -344,10 +345,10 @@ void test_snapshot_obstacles(void) {
     memcpy(v2.b + 4, &two, 4);
     CHECK(fs_world_restore(w, v2.b, v2.n, &err) == FS_OK, "version 2 restore: %s", err.msg);
     CHECK(fs_world_obstacle_count(w) == 0, "a version 2 snapshot has no obstacles");
-    /* version 3: without the mesh bodies' and the probes' counts only, the obstacle kept */
-    snap v3 = {malloc(s.n - 8), s.n - 8};
-    memcpy(v3.b, s.b, head + sect - 8);
-    memcpy(v3.b + head + sect - 8, s.b + head + sect, s.n - head - sect);
+    /* version 3: without the mesh bodies' and the probes' counts and the scene's size only, the obstacle kept */
+    snap v3 = {malloc(s.n - 12), s.n - 12};
+    memcpy(v3.b, s.b, head + sect - 12);
+    memcpy(v3.b + head + sect - 12, s.b + head + sect, s.n - head - sect);
     uint32_t three = 3;
     memcpy(v3.b + 4, &three, 4);
     CHECK(fs_world_restore(w, v3.b, v3.n, &err) == FS_OK, "version 3 restore: %s", err.msg);
@@ -448,9 +449,10 @@ void test_snapshot_mesh_bodies(void) {
     snap o = take_snapshot(one);
     size_t head = body_mesh_section(&o, box.nv, box.nt);
     CHECK(head > 0, "the mesh bodies' section is in the snapshot");
-    const size_t sect = 4 + 8 + 8 + 12 + 12 * (size_t)box.nv + 12 * (size_t)box.nt + 4;
+    const size_t sect = 4 + 8 + 8 + 12 + 12 * (size_t)box.nv + 12 * (size_t)box.nt + 4 + 4;
     /* version 3: the same bytes without the mesh bodies' section (and the
-     * probes' count after it): refused, naming the mesh body */
+     * probes' count and the scene's size after it): refused, naming the mesh
+     * body */
     snap v3 = {malloc(o.n - sect), o.n - sect};
     memcpy(v3.b, o.b, head);
     memcpy(v3.b + head, o.b + head + sect, o.n - head - sect);
@@ -545,10 +547,11 @@ void test_snapshot_probes(void) {
           30 * np);
     REPORT("a %zu byte snapshot with %d probes restored; 30 steps alike", s.n, np);
 
-    /* version 4: the same bytes without the probes' section: the same world, no probes */
+    /* version 4: the same bytes without the probes' section (and the scene's size after it): the same world, no
+     * probes */
     size_t head = probes_section(&s, (uint32_t)np, "H1");
     CHECK(head > 0, "the probes' section is in the snapshot");
-    const size_t one = FS_PROBE_NAME_LEN + 4 + 12 + 12 + 4 + 4 + 8, sect = 4 + one * (size_t)np;
+    const size_t one = FS_PROBE_NAME_LEN + 4 + 12 + 12 + 4 + 4 + 8, sect = 4 + one * (size_t)np + 4;
     snap v4 = {malloc(s.n - sect), s.n - sect};
     memcpy(v4.b, s.b, head);
     memcpy(v4.b + head, s.b + head + sect, s.n - head - sect);
@@ -591,5 +594,57 @@ void test_snapshot_probes(void) {
     refused(&cx, &bad, "17 probes", "probes");
     free(bad.b);
     free(cx.before.b), free(v4.b), free(back.b), free(s.b);
+    fs_world_destroy(a), fs_world_destroy(w);
+}
+
+/* The scene's size in a snapshot (version 6): a restore brings it back (so
+ * that loading the scene again gives the same world after a restart) with the
+ * same world; a version 5 snapshot (without
+ * it) restores the same world with 0, not known; a size outside 100..the
+ * capacity is refused and changes nothing. */
+void test_snapshot_scene_size(void) {
+    fs_world_def d = fs_default_world_def();
+    d.capacity = 5000;
+    fs_world *a = fs_world_create(&d), *w = fs_world_create(&d);
+    fs_error err = {{0}};
+    CHECK(fs_world_set_solver(a, FS_SOLVER_MPS, &err) == FS_OK, "%s", err.msg);
+    CHECK(fs_world_load_scene(a, "mps_dam_break", 3000, &err) == FS_OK, "%s", err.msg);
+    CHECK(fs_world_load_scene(w, "drop", 800, &err) == FS_OK, "%s", err.msg);
+    for (int t = 0; t < 3; t++) fs_world_step(a);
+    snap s = take_snapshot(a);
+    CHECK(fs_world_restore(w, s.b, s.n, &err) == FS_OK, "restore: %s", err.msg);
+    CHECK(fs_world_scene_size(w) == 3000 && fs_world_particle_count(w) < 3000, "restored: loaded with %d, %d particles",
+          fs_world_scene_size(w), fs_world_particle_count(w));
+    CHECK(fs_world_hash(w) == fs_world_hash(a), "the restored world is the saved one");
+
+    /* version 5: without the 4 bytes of the size (after the probes' count, 0, before the solver) */
+    const uint32_t want[3] = {0, 3000, (uint32_t)FS_SOLVER_MPS};
+    size_t at = 0;
+    for (size_t i = s.n - sizeof want; i > 8 && !at; i--)
+        if (!memcmp(s.b + i, want, sizeof want)) at = i + 4;
+    CHECK(at > 0, "the scene's size is in the snapshot");
+    snap v5 = {malloc(s.n - 4), s.n - 4};
+    memcpy(v5.b, s.b, at);
+    memcpy(v5.b + at, s.b + at + 4, s.n - at - 4);
+    uint32_t five = 5;
+    memcpy(v5.b + 4, &five, 4);
+    fs_world *b = fs_world_create(&d);
+    CHECK(fs_world_restore(b, v5.b, v5.n, &err) == FS_OK, "version 5 restore: %s", err.msg);
+    CHECK(fs_world_scene_size(b) == 0 && fs_world_hash(b) == fs_world_hash(w),
+          "a version 5 snapshot: the same world, its size not known (%d)", fs_world_scene_size(b));
+    fs_world_destroy(b);
+
+    /* damaged: under 100, over the capacity */
+    ctx cx = {w, take_snapshot(w), s};
+    const uint32_t sizes[2] = {50, 5001};
+    for (int k = 0; k < 2; k++) {
+        snap bad = copy_of(&s);
+        memcpy(bad.b + at, &sizes[k], 4);
+        refused(&cx, &bad, k ? "scene size over the capacity" : "scene size 50", "a scene loaded with");
+        free(bad.b);
+    }
+    REPORT("a %zu byte snapshot of a scene loaded with 3000 (%d particles) restored with its size; version 5 with 0",
+           s.n, fs_world_particle_count(w));
+    free(cx.before.b), free(v5.b), free(s.b);
     fs_world_destroy(a), fs_world_destroy(w);
 }

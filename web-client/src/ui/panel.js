@@ -194,7 +194,7 @@ export class Panel {
 
   // The count box shows the size the scene was loaded with (hello's and the
   // scene broadcast's scene_particles), so Load gives the same world again;
-  // the particles now where the server does not know it (a restored world).
+  // the particles now where the server does not know it (an older save).
   setScene(name, particles) {
     const sel = $('scene');
     if (name && sel.value !== name) sel.value = name;
