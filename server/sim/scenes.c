@@ -384,8 +384,8 @@ fs_status fs_world_load_scene(fs_world *w, const char *name, int n, fs_error *er
         return FS_ERR_UNKNOWN;
     }
     if (n == 0) n = SCENES[which].info.default_particles;
-    if (n < 100 || n > w->cap) {
-        SETERR(err, "particles %d outside 100..%d", n, w->cap);
+    if (n < SCENE_MIN_PARTICLES || n > w->cap) {
+        SETERR(err, "particles %d outside %d..%d", n, SCENE_MIN_PARTICLES, w->cap);
         return FS_ERR_RANGE;
     }
     const float s = SPACING;

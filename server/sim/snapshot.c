@@ -300,7 +300,7 @@ typedef struct snap_in {
     const void *contacts, *sbytes;
     fs_stats stats;
     const fs_solver_ops *sops;
-    uint32_t ver, cap, nobs, next_obstacle;
+    uint32_t ver, nobs, next_obstacle;
     struct {
         uint32_t id, nv, nt;
         fs_vec3 pos;
@@ -331,7 +331,7 @@ static fs_status read_header(const fs_world *w, rbuf *r, snap_in *s, fs_error *e
     if (ver < SNAP_VERSION_OLDEST || ver > SNAP_VERSION)
         return fail(err, FS_ERR_ARG, "snapshot: version %u, this build reads %u to %u", ver, SNAP_VERSION_OLDEST,
                     SNAP_VERSION);
-    s->ver = ver, s->cap = cap;
+    s->ver = ver;
     s->nobs = 0, s->next_obstacle = 0; /* version 2: none */
     if (cap != (uint32_t)w->cap)
         return fail(err, FS_ERR_ARG, "snapshot: made for a world of capacity %u, this one holds %d", cap, w->cap);
@@ -662,9 +662,6 @@ static fs_status read_tail(rbuf *r, size_t size, snap_in *s, fs_error *err) {
     s->nprobes = 0; /* before version 5: none */
     if (s->ver >= 5 && read_probes(r, s, err) != FS_OK) return FS_ERR_ARG;
     s->scene_size = s->ver >= 6 ? get_u32(r) : 0; /* before version 6: not known */
-    if (!r->bad && s->scene_size != 0 && (s->scene_size < 100 || s->scene_size > s->cap))
-        return fail(err, FS_ERR_ARG, "snapshot: a scene loaded with %u particles, outside 100..%u (or 0)",
-                    s->scene_size, s->cap);
     s->solver = get_u32(r), s->slen = get_u32(r);
     s->sbytes = take(r, s->slen);
     if (r->bad || get_u32(r) != SNAP_MAGIC || r->at != size)
@@ -672,9 +669,13 @@ static fs_status read_tail(rbuf *r, size_t size, snap_in *s, fs_error *err) {
     return FS_OK;
 }
 
-/* Bodies and contacts, flags, pending steps, statistics and the solver's
- * own section (checked by the solver, against the snapshot's domain). */
+/* The scene's size, bodies and contacts, flags, pending steps, statistics
+ * and the solver's own section (checked by the solver, against the
+ * snapshot's domain). */
 static fs_status check_state(fs_world *w, snap_in *s, fs_error *err) {
+    if (s->scene_size != 0 && (s->scene_size < SCENE_MIN_PARTICLES || s->scene_size > (uint32_t)w->cap))
+        return fail(err, FS_ERR_ARG, "snapshot: a scene loaded with %u particles, outside %d..%d (or 0)", s->scene_size,
+                    SCENE_MIN_PARTICLES, w->cap);
     /* fills in what derives from shape, size and density */
     if (fs__bodies_check(s->bodies, (int)s->nb, s->next_body, &s->dom, s->contacts, (int)s->nc, s->ver >= 4, err) !=
         FS_OK)

@@ -81,6 +81,9 @@ typedef struct fs_particles {
 
 struct fs_solver_ops;
 
+/* The fewest particles a scene is loaded with (fs_world_load_scene; a snapshot's scene size is held to it). */
+#define SCENE_MIN_PARTICLES 100
+
 struct fs_world {
     fs_world_def def;
     fs_solver solver;

@@ -1009,10 +1009,11 @@ void test_mps_reach(void) {
  * section, 1, 2 and 3 spacings thick (the least an obstacle may be; the walls'
  * two layers), at 8, 12 and 20 m/s: no centre ever beyond the plate or inside
  * it.  With every particle allowed 2.0 l0 (the obstacle guard taken away)
- * 57-99 particle ticks pass the plate of one spacing at each speed.  (Before
- * the box's rails ran before the obstacles', 1-2 centres at 12 m/s were
- * pushed past the tank's side where the plate meets it, out of the plate's
- * bounds when they were tested, and then clamped back into the plate.) */
+ * 57-99 particle ticks pass the plate of one spacing at each speed.  The
+ * "inside" count guards the rails' order: a centre pushed past the tank's
+ * side where the plate meets it lies outside the plate's bounds when they are
+ * tested, and a box clamp run only after them puts it inside the plate (1-2
+ * centres at 12 m/s). */
 void test_mps_thin_obstacle(void) {
     const float l0 = TUBE_L0, speeds[3] = {8.0f, 12.0f, 20.0f}, thick[3] = {1.0f, 2.0f, 3.0f};
     for (int a = 0; a < 3; a++)

@@ -597,11 +597,10 @@ void test_snapshot_probes(void) {
     fs_world_destroy(a), fs_world_destroy(w);
 }
 
-/* The scene's size in a snapshot (version 6): a restore brings it back (so
- * that loading the scene again gives the same world after a restart) with the
- * same world; a version 5 snapshot (without
- * it) restores the same world with 0, not known; a size outside 100..the
- * capacity is refused and changes nothing. */
+/* The scene's size in a snapshot (version 6): a restore brings it back with
+ * the same world (so that loading the scene again gives that world after a
+ * restart); a version 5 snapshot (without it) restores the same world with 0,
+ * not known; a size outside 100..the capacity is refused and changes nothing. */
 void test_snapshot_scene_size(void) {
     fs_world_def d = fs_default_world_def();
     d.capacity = 5000;
