@@ -148,7 +148,22 @@ export async function startServer(args = [], { env = {}, timeoutMs = WAIT, binar
 export async function stopAll() {
   await Promise.all([...servers].map((s) => s.stop('SIGKILL')));
 }
-process.on('exit', () => { for (const s of servers) try { s.proc.kill('SIGKILL'); } catch { /* gone */ } });
+
+// A fresh directory under the system's temporary one (a data, record or log
+// directory for a server), removed when this process exits, after its
+// servers: a run leaves no worlds or secret keys behind, whether its tests
+// passed or not.
+const tempDirs = [];
+export function tempDir(prefix) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+
+process.on('exit', () => {
+  for (const s of servers) try { s.proc.kill('SIGKILL'); } catch { /* gone */ }
+  for (const d of tempDirs) try { rmSync(d, { recursive: true, force: true }); } catch { /* gone */ }
+});
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

@@ -4,14 +4,13 @@
 // and the solver switch.  Against the real binary.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, writeFileSync, existsSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, writeFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { startServer, stopAll, connect, get, http, decode, metric, until, WAIT } from './lib.mjs';
+import { startServer, stopAll, tempDir, connect, get, http, decode, metric, until, WAIT } from './lib.mjs';
 
 after(async () => { await stopAll(); });
 
-const tmp = () => mkdtempSync(join(tmpdir(), 'fluid-data-'));
+const tmp = () => tempDir('fluid-data-');
 
 async function particles(s) {
   const r = await get(s, '/api/particles?limit=10000');

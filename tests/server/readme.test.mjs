@@ -5,12 +5,11 @@
 // `make test-docker`.)
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, mkdtempSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, stopAll, ROOT, SERVER, childEnv } from './lib.mjs';
+import { startServer, stopAll, tempDir, ROOT, SERVER, childEnv } from './lib.mjs';
 
 const run = promisify(execFile);
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -27,7 +26,7 @@ function shLines() {
 // curl and Python run the README's lines, not Node.
 test('every curl command and example script in the README runs against a live server',
   { skip: process.env.FLUID_TEST_SLOW === '0' && 'FLUID_TEST_SLOW=0: runs in make test on the host' }, async (t) => {
-  const cwd = mkdtempSync(join(tmpdir(), 'readme-'));
+  const cwd = tempDir('readme-');
   // --data-dir: the default room's recordings in its folder, and every other room a folder of its own
   const s = await startServer(['--particles', '2000', '--data-dir', join(cwd, 'data')]);
   const lines = shLines().filter((l) => /^(curl|python3 examples|sh examples)/.test(l));

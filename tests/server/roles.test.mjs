@@ -7,10 +7,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startServer, stopAll, connect, get, http } from './lib.mjs';
+import { startServer, stopAll, tempDir, connect, get, http } from './lib.mjs';
 
 const TOKEN = 'roles-admin';
 const SECRET = 'a test secret of well over thirty-two bytes, known to this test';
@@ -18,7 +17,7 @@ const ADMIN = { authorization: `Bearer ${TOKEN}` };
 let s;
 
 before(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'fluid-roles-'));
+  const dir = tempDir('fluid-roles-');
   const file = join(dir, 'secret');
   writeFileSync(file, SECRET, { mode: 0o600 });
   s = await startServer(['--particles', '1000', '--token', TOKEN, '--secret-file', file]);

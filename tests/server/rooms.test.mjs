@@ -5,7 +5,7 @@
 // protection refused with their codes.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, stopAll, connect, get, http, until, frameArrays, metric } from './lib.mjs';
+import { startServer, stopAll, tempDir, connect, get, http, until, frameArrays, metric } from './lib.mjs';
 
 let s;
 before(async () => { s = await startServer(['--particles', '2000']); });
@@ -182,10 +182,9 @@ test('with --token, making rooms needs the token; changing and deleting one, its
 });
 
 test('with --data-dir every room survives a restart: its world at the tick it was saved, its role, its invites', async () => {
-  const { mkdtempSync, existsSync, readdirSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
+  const { existsSync, readdirSync } = await import('node:fs');
   const { join } = await import('node:path');
-  const dir = mkdtempSync(join(tmpdir(), 'fluid-rooms-'));
+  const dir = tempDir('fluid-rooms-');
   const args = ['--particles', '1000', '--data-dir', dir, '--token', 'keep-admin'];
   const admin = { authorization: 'Bearer keep-admin' };
   let t = await startServer(args);
@@ -215,10 +214,7 @@ test('with --data-dir every room survives a restart: its world at the tick it wa
 });
 
 test('a server recording into one folder (--record-dir) holds its default room only, saying why', async () => {
-  const { mkdtempSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
-  const { join } = await import('node:path');
-  const t = await startServer(['--particles', '1000', '--record-dir', mkdtempSync(join(tmpdir(), 'fluid-rooms-rec-'))]);
+  const t = await startServer(['--particles', '1000', '--record-dir', tempDir('fluid-rooms-rec-')]);
   const r = await http(t, 'POST', '/api/rooms', { body: { name: 'other' } });
   assert.equal(r.status, 409);
   assert.match(r.json.error, /--record-dir/);
@@ -295,10 +291,7 @@ test('an idle room sleeps (no step) and wakes at the tick where it stopped, for 
 });
 
 test('an asleep room with a folder is evicted (its world freed) and restored at the same tick when opened again', async () => {
-  const { mkdtempSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
-  const { join } = await import('node:path');
-  const t = await startServer(['--particles', '1000', '--data-dir', mkdtempSync(join(tmpdir(), 'fluid-evict-')), '--room-idle-s', '1', '--room-evict-s', '1']);
+  const t = await startServer(['--particles', '1000', '--data-dir', tempDir('fluid-evict-'), '--room-idle-s', '1', '--room-evict-s', '1']);
   assert.equal((await http(t, 'POST', '/api/rooms', { body: { name: 'ev', scene: 'drop', particles: 1200 } })).status, 201);
   assert.equal((await http(t, 'POST', '/api/rooms/ev/pause')).status, 200);
   const before = (await get(t, '/api/rooms/ev/particles?offset=0&limit=1200')).json;

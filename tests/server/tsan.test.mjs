@@ -14,11 +14,10 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import * as lib from './lib.mjs';
-import { startServer, stopAll, connect, get, http, sleep, decode, ROOT } from './lib.mjs';
+import { startServer, stopAll, tempDir, connect, get, http, sleep, decode, ROOT } from './lib.mjs';
 
 // A raw connection: lib's (TLS when the suite runs over TLS) when it has one.
 const rawConnect = lib.rawConnect ?? ((port, onConnect) => net.connect(port, '127.0.0.1', onConnect));
@@ -66,7 +65,7 @@ const ok = async (p, what) => { const r = await p; assert.equal(r.ok, true, `${w
 const status = async (p, code, what) => { const r = await p; assert.equal(r.status, code, `${what}: ${r.text}`); return r; };
 
 test('under TSan: stream, commands of every kind, REST and snapshots from many clients at once, every solver on 2 threads; no report', { skip }, async () => {
-  const logs = mkdtempSync(join(tmpdir(), 'fluid-tsan-'));
+  const logs = tempDir('fluid-tsan-');
   const s = await startTsan(['--particles', '1200', '--scene', 'floating', '--frame-hz', '20', '--tick-hz', '30'], logs);
   const cs = await Promise.all([connect(s), connect(s), connect(s)]);
   for (const c of cs) await c.next((m) => m.type === 'hello', WAIT);
@@ -147,8 +146,8 @@ test('under TSan: stream, commands of every kind, REST and snapshots from many c
 });
 
 test('under TSan: periodic saves on the sim thread while clients stream, the save at SIGTERM, the restore at start; no report', { skip }, async () => {
-  const logs = mkdtempSync(join(tmpdir(), 'fluid-tsan-'));
-  const dir = mkdtempSync(join(tmpdir(), 'fluid-data-'));
+  const logs = tempDir('fluid-tsan-');
+  const dir = tempDir('fluid-data-');
   const s = await startTsan(['--particles', '1000', '--scene', 'drop', '--data-dir', dir, '--save-interval', '0.3'], logs);
   const c = await connect(s);
   await c.next((m) => m.type === 'hello', WAIT);
@@ -177,8 +176,8 @@ test('under TSan: periodic saves on the sim thread while clients stream, the sav
 });
 
 test('under TSan: recordings: racing starts and stops, the listing and files read while the encoder writes; no report', { skip }, async () => {
-  const logs = mkdtempSync(join(tmpdir(), 'fluid-tsan-'));
-  const rec = mkdtempSync(join(tmpdir(), 'fluid-tsan-rec-'));
+  const logs = tempDir('fluid-tsan-');
+  const rec = tempDir('fluid-tsan-rec-');
   const s = await startTsan(['--particles', '800', '--frame-hz', '20', '--tick-hz', '30', '--record-dir', rec], logs);
   let n = 0;
   const client = async (k) => {
@@ -200,8 +199,8 @@ test('under TSan: recordings: racing starts and stops, the listing and files rea
 });
 
 test('under TSan: rooms made, streamed, asleep, evicted, restored and deleted while others stream; no report', { skip }, async () => {
-  const logs = mkdtempSync(join(tmpdir(), 'fluid-tsan-'));
-  const data = mkdtempSync(join(tmpdir(), 'fluid-tsan-rooms-'));
+  const logs = tempDir('fluid-tsan-');
+  const data = tempDir('fluid-tsan-rooms-');
   const s = await startTsan(['--particles', '800', '--frame-hz', '20', '--tick-hz', '30', '--step-budget', '0', '--data-dir', data,
     '--room-idle-s', '1', '--room-evict-s', '1'], logs);
   const home = await connect(s);
