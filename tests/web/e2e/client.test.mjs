@@ -357,6 +357,17 @@ test('the simulation controls: pause, single step, resume, scene and count, emit
   await pageA.click('#load');
   const again = await until((st) => st.scene === 'drop' && st.tick < 60 && st.scene_particles === 3000, 'drop loaded again');
   assert.equal(again.particles, other.particles, 'the same world: the same count');
+  // the box now holds drop's size as the page filled it in: picking another scene loads that one at its own
+  // default size (GET /api/scenes), not at drop's 3000
+  await waitFor(pageA, () => document.getElementById('count').value === '3000', undefined, 30000);
+  const def = (await api(server, 'GET', '/api/scenes')).scenes.find((sc) => sc.name === 'mps_obstacle').default_particles;
+  assert.notEqual(def, 3000);
+  await pageA.selectOption('#scene', 'mps_obstacle');
+  const picked = await until((st) => st.scene === 'mps_obstacle', 'mps_obstacle picked');
+  assert.equal(picked.scene_particles, def, 'a picked scene is loaded at its own size when no count was typed');
+  await waitFor(pageA, (n) => document.getElementById('count').value === String(n), def, 30000);
+  await api(server, 'POST', '/api/scene', { name: 'drop', particles: 3000 }); // the next tests look at drop
+  await until((st) => st.scene === 'drop', 'drop again');
   assert.deepEqual(pageA.errors, []);
 });
 

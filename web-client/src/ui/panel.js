@@ -21,6 +21,7 @@ export class Panel {
     this.mode = 'particles';
     this.colour = 'material';
     this.colourAuto = false;      // the colour mode was chosen by the page (scene load), not the user
+    this.countTyped = false;      // the count box holds a size the user typed, not one the page filled in
     this.colourForTool = false;   // ... or by picking the heat / cool tool
     this.paused = false;
     this.solver = new SolverState();
@@ -55,7 +56,12 @@ export class Panel {
     if (window.innerWidth < 700) $('side').classList.add('collapsed');
     $('reset-view').addEventListener('click', () => this.app.resetView?.());
     $('load').addEventListener('click', () => this.loadScene());
-    $('scene').addEventListener('change', () => this.loadScene());
+    // Picking a scene loads it with the count the user typed, or at its own
+    // default size where the box holds what the page filled in (the size the
+    // last scene was loaded with, which means nothing for another scene: an
+    // MPS scene's 2,500 for a Clavet dam break, or 20,000 for an MPS tank).
+    $('count').addEventListener('input', () => { this.countTyped = true; });
+    $('scene').addEventListener('change', () => this.loadScene(!this.countTyped));
     $('pause').addEventListener('click', () => this.togglePause());
     $('step').addEventListener('click', async (ev) => {
       const r = await this.app.send(this.app.cmd.step(ev.shiftKey ? 10 : 1, this.app.limits));
@@ -176,9 +182,11 @@ export class Panel {
     if (!r.ok) this.app.toast(`${r.cmd || 'pause'}: ${r.error}`, true);
   }
 
-  async loadScene() {
+  // Loads the picked scene with the count box's size, or (sceneDefault) at
+  // the scene's own default (0 asks the server for it).
+  async loadScene(sceneDefault = false) {
     const name = $('scene').value;
-    let n = Math.round(Number($('count').value) || 0);
+    let n = sceneDefault ? 0 : Math.round(Number($('count').value) || 0);
     const cap = this.hello?.capacity || 0;
     if (cap && n > cap) { this.app.toast(`at most ${cap} particles on this server (--capacity)`, true); n = cap; $('count').value = cap; }
     const r = await this.app.send(this.app.cmd.loadScene(name, n));
@@ -198,7 +206,10 @@ export class Panel {
   setScene(name, particles) {
     const sel = $('scene');
     if (name && sel.value !== name) sel.value = name;
-    if (particles && document.activeElement !== $('count')) $('count').value = particles;
+    if (particles && document.activeElement !== $('count')) {
+      $('count').value = particles;
+      this.countTyped = false;
+    }
   }
 
   // A (re)synchronising hello: rebuild everything from it.
