@@ -363,9 +363,11 @@ test('the simulation controls: pause, single step, resume, scene and count, emit
   const def = (await api(server, 'GET', '/api/scenes')).scenes.find((sc) => sc.name === 'mps_obstacle').default_particles;
   assert.notEqual(def, 3000);
   await pageA.selectOption('#scene', 'mps_obstacle');
-  const picked = await until((st) => st.scene === 'mps_obstacle', 'mps_obstacle picked');
-  assert.equal(picked.scene_particles, def, 'a picked scene is loaded at its own size when no count was typed');
-  await waitFor(pageA, (n) => document.getElementById('count').value === String(n), def, 30000);
+  // the scene broadcast names the scene and its size together (/api/stats may name the scene a moment before
+  // its size follows): the page's box then shows the size it was loaded with, its default, not drop's 3000
+  await waitFor(pageA, (n) => document.getElementById('scene').value === 'mps_obstacle' &&
+    document.getElementById('count').value === String(n), def, 30000);
+  await until((st) => st.scene === 'mps_obstacle' && st.scene_particles === def, 'mps_obstacle at its own size in /api/stats');
   await api(server, 'POST', '/api/scene', { name: 'drop', particles: 3000 }); // the next tests look at drop
   await until((st) => st.scene === 'drop', 'drop again');
   assert.deepEqual(pageA.errors, []);
